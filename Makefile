@@ -1,0 +1,76 @@
+# GNU make. Needs only python3 >= 3.11 (and apt-get for what it may install on Debian/Ubuntu).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+CHROMIUM := /usr/bin/chromium
+# apt-get needs root: use sudo only when we are not root already.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
+
+.PHONY: help venv run test lint bench chromium migration clean distclean
+
+help:
+	@echo "make run        start the console with a demo process on http://127.0.0.1:8000"
+	@echo "make test       lint, type-check and run the test suite (installs Chromium if missing)"
+	@echo "make lint       ruff + mypy"
+	@echo "make bench      run the benchmarks"
+	@echo "make migration MSG='...'   autogenerate a migration from engine/schema.py"
+	@echo "make clean      remove caches and build output (keeps .venv and .interlock)"
+
+venv: $(STAMP)
+
+# Rebuilt only when pyproject.toml changes. Debian and Ubuntu ship python3 without ensurepip
+# unless python3-venv is installed: venv then fails half-way, leaving a .venv without pip.
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "Interlock needs Python >= 3.11; $(PYTHON) is $$($(PYTHON) -V 2>&1)" >&2; exit 1; }
+	@if ! $(BIN)/python -m pip --version >/dev/null 2>&1; then \
+		rm -rf $(VENV); \
+		if ! $(PYTHON) -m venv $(VENV); then \
+			command -v apt-get >/dev/null || exit 1; \
+			echo "$(PYTHON) -m venv failed: installing python3-venv with apt-get" >&2; \
+			rm -rf $(VENV); \
+			$(SUDO) apt-get update && $(APT_INSTALL) python3-venv && $(PYTHON) -m venv $(VENV) || exit 1; \
+		fi; \
+	fi
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+run: venv
+	$(BIN)/interlock serve --demo
+
+# Playwright drives Debian's Chromium (no browser download); install it when missing.
+chromium:
+	@if [ ! -x $(CHROMIUM) ] && command -v apt-get >/dev/null; then \
+		echo "installing chromium with apt-get" >&2; \
+		$(SUDO) apt-get update && $(APT_INSTALL) chromium || \
+			echo "warning: could not install chromium; browser tests will not run" >&2; \
+	fi
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy engine app
+
+test: venv chromium
+	$(BIN)/ruff check .
+	$(BIN)/mypy engine app
+	$(BIN)/pytest
+
+bench: venv
+	$(BIN)/python -m bench
+
+migration: venv
+	@if [ -z "$(MSG)" ]; then echo 'usage: make migration MSG="what changed"' >&2; exit 2; fi
+	$(BIN)/python -m engine.migrate revision "$(MSG)"
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis test-results
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

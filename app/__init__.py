@@ -1,0 +1,1 @@
+"""The web console and HTTP surface over the engine."""

@@ -1,0 +1,357 @@
+"""The Python API: `Engine` runs commands; `InstanceHandle` is a read-only window on one instance."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+from psycopg_pool import ConnectionPool
+
+from engine.bpmn.writer import write_bpmn
+from engine.commands.deployments import Deploy, DeploymentResult, Resource
+from engine.commands.instances import (
+    CancelInstance,
+    InstanceResult,
+    ResumeInstance,
+    SetVariables,
+    StartInstance,
+    SuspendInstance,
+)
+from engine.commands.tasks import CompleteUserTask, TaskResult
+from engine.commands.tokens import ExecuteToken, TokenResult
+from engine.database import Database
+from engine.definitions import DefinitionCache
+from engine.errors import NotFound
+from engine.executor import Clock, Command, Executor, Result, system_clock
+from engine.handlers import Handler, HandlerRegistry
+from engine.migrate import upgrade
+from engine.model import ProcessModel
+from engine.states import InstanceState, TokenState, TokenView, view_of
+from engine.store import definitions as definition_store
+from engine.store import queries, tasks
+from engine.variables import TypedValue, from_row, infer
+
+T = TypeVar("T", bound=Result)
+Source = str | bytes | Path | ProcessModel
+
+
+@dataclass(frozen=True)
+class TokenPosition:
+    """Where a live token is: `InstanceHandle.tokens()`."""
+
+    token_id: UUID
+    node_id: str
+    node_name: str | None
+    state: TokenView
+    version: int
+
+
+@dataclass(frozen=True)
+class StepVisit:
+    node_id: str
+    node_name: str | None
+    node_type: str
+    state: str
+    started_at: datetime
+    ended_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TokenPath:
+    """One track's recorded path with its fork/merge lineage: `InstanceHandle.history()`."""
+
+    track_id: UUID
+    parent_id: UUID | None
+    merged_into: UUID | None
+    terminal: TokenView
+    steps: list[StepVisit]
+
+
+@dataclass(frozen=True)
+class UserTaskView:
+    id: UUID
+    instance_id: UUID
+    node_id: str
+    name: str | None
+    state: str
+    created_at: datetime
+
+
+class Engine:
+    """An engine over one PostgreSQL database: embedded (no URL) or the server at `database_url`.
+
+    Any number of engines in any number of processes may share one database."""
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        home: Path | None = None,
+        clock: Clock = system_clock,
+        pool_size: int = 8,
+        migrate: bool = True,
+    ) -> None:
+        self.database = Database.open(database_url, home=home)
+        if migrate:
+            upgrade(self.database.url)
+        self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            self.database.url, min_size=1, max_size=pool_size, open=True
+        )
+        self.handlers = HandlerRegistry()
+        self.definition_cache = DefinitionCache()
+        self.executor = Executor(self.pool, self.definition_cache, self.handlers, clock)
+
+    def close(self) -> None:
+        self.pool.close()
+        self.database.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
+        """Run any command through the one executor."""
+        return self.executor.run(command, idempotency_key)
+
+    def handler(self, name: str) -> Callable[[Handler], Handler]:
+        """Decorator: register a service-task handler under `name`."""
+
+        def register(fn: Handler) -> Handler:
+            self.handlers.register(name, fn)
+            return fn
+
+        return register
+
+    def register_handler(self, name: str, fn: Handler) -> None:
+        self.handlers.register(name, fn)
+
+    def deploy(
+        self,
+        *sources: Source,
+        name: str | None = None,
+        duplicate_filtering: bool = True,
+        idempotency_key: str | None = None,
+    ) -> DeploymentResult:
+        """Deploy BPMN files, XML text or built models in one deployment."""
+        resources = tuple(_resource(source, index) for index, source in enumerate(sources))
+        command = Deploy(resources, name, "python", duplicate_filtering)
+        return self.run(command, idempotency_key)
+
+    def start_latest(
+        self,
+        key: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        business_key: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> InstanceHandle:
+        command = StartInstance(key=key, variables=dict(variables or {}), business_key=business_key)
+        return self._start(command, idempotency_key)
+
+    def start_version(
+        self,
+        key: str,
+        version: int,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        business_key: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> InstanceHandle:
+        command = StartInstance(
+            key=key, version=version, variables=dict(variables or {}), business_key=business_key
+        )
+        return self._start(command, idempotency_key)
+
+    def start_definition(
+        self,
+        definition_id: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        business_key: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> InstanceHandle:
+        command = StartInstance(
+            definition_id=definition_id, variables=dict(variables or {}), business_key=business_key
+        )
+        return self._start(command, idempotency_key)
+
+    def _start(self, command: StartInstance, idempotency_key: str | None) -> InstanceHandle:
+        result: InstanceResult = self.run(command, idempotency_key)
+        return InstanceHandle(self, UUID(result.instance_id))
+
+    def complete_task(
+        self,
+        task_id: UUID | str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> TaskResult:
+        return self.run(CompleteUserTask(_uuid(task_id), dict(variables or {})), idempotency_key)
+
+    def execute_token(self, token_id: UUID | str, expected_version: int | None = None) -> TokenResult:
+        """Run a token parked Ready before an asynchronous continuation. The claim is a
+        compare-and-swap: with `expected_version`, against the version the caller read."""
+        return self.run(ExecuteToken(_uuid(token_id), expected_version))
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection for reads (autocommit: each read sees the latest commits)."""
+        with self.pool.connection() as conn:
+            conn.autocommit = True
+            try:
+                yield conn
+            finally:
+                conn.autocommit = False
+
+    def instance(self, instance_id: UUID | str) -> InstanceHandle:
+        handle = InstanceHandle(self, _uuid(instance_id))
+        handle.state  # noqa: B018 - raises NotFound for an unknown id
+        return handle
+
+    def definitions(self, key: str | None = None) -> list[definition_store.DefinitionRow]:
+        with self.connection() as conn:
+            return definition_store.list_all(conn, key)
+
+    def user_tasks(
+        self, instance_id: UUID | str | None = None, state: str | None = "Open"
+    ) -> list[UserTaskView]:
+        with self.connection() as conn:
+            rows = tasks.query(
+                conn, instance_id=_uuid(instance_id) if instance_id else None, state=state
+            )
+        return [UserTaskView(r.id, r.instance_id, r.node_id, r.name, r.state, r.created_at) for r in rows]
+
+    def instance_counts(self) -> dict[str, int]:
+        with self.connection() as conn:
+            return queries.instance_counts(conn)
+
+
+class InstanceHandle:
+    """A read-only window on one instance that always reflects the latest commit, plus the
+    commands that act on it as a whole."""
+
+    def __init__(self, engine: Engine, instance_id: UUID) -> None:
+        self.engine = engine
+        self.id = instance_id
+
+    def __repr__(self) -> str:
+        return f"InstanceHandle({self.id})"
+
+    @property
+    def state(self) -> InstanceState:
+        with self.engine.connection() as conn:
+            state = queries.instance_state(conn, self.id)
+        if state is None:
+            raise NotFound(f"process instance {self.id} does not exist")
+        return InstanceState(state)
+
+    def info(self) -> queries.InstanceInfo:
+        with self.engine.connection() as conn:
+            found = queries.instance(conn, self.id)
+        if found is None:
+            raise NotFound(f"process instance {self.id} does not exist")
+        return found
+
+    def tokens(self) -> list[TokenPosition]:
+        """Live positions: every token that has not finished."""
+        with self.engine.connection() as conn:
+            rows = queries.tokens(conn, self.id)
+            info = queries.instance(conn, self.id)
+            model = self._model(conn, info)
+        return [
+            TokenPosition(
+                r.id,
+                r.node_id,
+                model.node(r.node_id).name if model.has_node(r.node_id) else None,
+                view_of(TokenState(r.state)),
+                r.version,
+            )
+            for r in rows
+            if not TokenState(r.state).is_final
+        ]
+
+    def history(self) -> list[TokenPath]:
+        """Every track's recorded path, finished ones included, with fork/merge lineage."""
+        with self.engine.connection() as conn:
+            tokens = queries.tokens(conn, self.id)
+            visits = queries.visits(conn, self.id)
+        steps: dict[UUID, list[StepVisit]] = {t.id: [] for t in tokens}
+        for v in visits:
+            steps.setdefault(v.token_id, []).append(
+                StepVisit(v.node_id, v.node_name, v.node_type, v.state, v.started_at, v.ended_at)
+            )
+        return [
+            TokenPath(t.id, t.parent_id, t.merged_into, view_of(TokenState(t.state)), steps[t.id])
+            for t in tokens
+        ]
+
+    def variables(self) -> dict[str, Any]:
+        return {name: typed.value for name, typed in self.typed_variables().items()}
+
+    def typed_variables(self) -> dict[str, TypedValue]:
+        with self.engine.connection() as conn:
+            rows = queries.variables(conn, self.id)
+        return {name: from_row(type_name, value) for name, type_name, value in rows}
+
+    def set_variables(self, values: Mapping[str, Any]) -> None:
+        self.engine.run(SetVariables(self.id, {k: infer(v) for k, v in values.items()}))
+
+    def user_tasks(self) -> list[UserTaskView]:
+        return self.engine.user_tasks(self.id)
+
+    def cancel(self) -> InstanceState:
+        return InstanceState(self.engine.run(CancelInstance(self.id)).state)
+
+    def suspend(self) -> None:
+        self.engine.run(SuspendInstance(self.id))
+
+    def resume(self) -> None:
+        self.engine.run(ResumeInstance(self.id))
+
+    def wait_completion(self, timeout: float = 30.0) -> InstanceState:
+        """Block until the instance ends or `timeout` seconds pass; return the state then."""
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            state = self.state
+            if state.is_final or time.monotonic() >= deadline:
+                return state
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
+            delay = min(delay * 2, 0.2)
+
+    def _model(self, conn: psycopg.Connection[Any], info: queries.InstanceInfo | None) -> ProcessModel:
+        if info is None:
+            raise NotFound(f"process instance {self.id} does not exist")
+        return self.engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+
+
+def _resource(source: Source, index: int) -> Resource:
+    if isinstance(source, ProcessModel):
+        return Resource(f"{source.key}.bpmn", write_bpmn([source]).encode("utf-8"))
+    if isinstance(source, Path):
+        return Resource(source.name, source.read_bytes())
+    if isinstance(source, bytes):
+        return Resource(f"resource-{index + 1}.bpmn", source)
+    return Resource(f"resource-{index + 1}.bpmn", source.encode("utf-8"))
+
+
+def _uuid(value: UUID | str) -> UUID:
+    if isinstance(value, UUID):
+        return value
+    try:
+        return UUID(value)
+    except ValueError as exc:
+        raise NotFound(f"'{value}' is not a valid id") from exc

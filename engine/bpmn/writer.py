@@ -1,0 +1,232 @@
+"""`ProcessModel`s to BPMN 2.0 XML in the style Camunda Modeler saves (without diagram layout).
+
+`parse_bpmn(write_bpmn([model]))[0] == model` holds for every model the parser or the builder
+produces: sequence flows are written in an order that reproduces each node's incoming and outgoing
+order, since the parser derives those from the document order of the flows.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import deque
+from collections.abc import Sequence
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
+from engine.errors import ExpressionError, ModelError
+from engine.expressions import compile_expression
+from engine.model import (
+    EndEvent,
+    ExclusiveGateway,
+    Node,
+    ProcessModel,
+    SequenceFlow,
+    ServiceTask,
+    StartEvent,
+    UserTask,
+)
+
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+_NSMAP = {"bpmn": BPMN_NS, "camunda": CAMUNDA_NS, "xsi": XSI_NS}
+_TIMER_ELEMENTS = {"date": "timeDate", "duration": "timeDuration", "cycle": "timeCycle"}
+_USER_TASK_ATTRIBUTES = (
+    ("assignee", "assignee"),
+    ("candidate_users", "candidateUsers"),
+    ("candidate_groups", "candidateGroups"),
+    ("due_date", "dueDate"),
+    ("priority", "priority"),
+    ("form_key", "formKey"),
+)
+
+Element = Any
+
+
+def _bpmn(local: str) -> str:
+    return f"{{{BPMN_NS}}}{local}"
+
+
+def _camunda(local: str) -> str:
+    return f"{{{CAMUNDA_NS}}}{local}"
+
+
+def _set(element: Element, attribute: str, value: str | None) -> None:
+    if value is not None:
+        element.set(attribute, value)
+
+
+def _formal_expression(parent: Element, local: str, text: str) -> None:
+    child = etree.SubElement(parent, _bpmn(local))
+    child.set(f"{{{XSI_NS}}}type", "bpmn:tFormalExpression")
+    child.text = text
+
+
+def _is_identifier(name: str) -> bool:
+    try:
+        return compile_expression(f"${{{name}}}").identifier == name
+    except ExpressionError:
+        return False
+
+
+def _node_order(model: ProcessModel) -> list[Node]:
+    """Start events, then breadth-first along the flows: the file reads like the diagram."""
+    flows = {flow.id: flow for flow in model.flows}
+    nodes = {node.id: node for node in model.nodes}
+    ordered: list[Node] = []
+    starts = [node for node in model.nodes if isinstance(node, StartEvent)]
+    seen = {node.id for node in starts}
+    for root in [starts, *([node] for node in model.nodes)]:
+        if root[0].id in seen and root is not starts:
+            continue
+        seen.update(node.id for node in root)
+        pending = deque(root)
+        while pending:
+            node = pending.popleft()
+            ordered.append(node)
+            for flow_id in node.outgoing:
+                target = flows[flow_id].target if flow_id in flows else None
+                if target is not None and target in nodes and target not in seen:
+                    seen.add(target)
+                    pending.append(nodes[target])
+    return ordered
+
+
+def _flow_order(model: ProcessModel, nodes: list[Node]) -> list[SequenceFlow]:
+    """Flows in an order that lists every node's incoming and outgoing flows as its tuples do.
+
+    A topological sort of "comes before" constraints taken from consecutive entries of those
+    tuples; ties go to the flow whose source comes first in `nodes`.
+    """
+    position = {node.id: index for index, node in enumerate(nodes)}
+    outgoing_index = {flow_id: i for node in nodes for i, flow_id in enumerate(node.outgoing)}
+    flows = sorted(
+        model.flows,
+        key=lambda f: (position.get(f.source, len(nodes)), outgoing_index.get(f.id, 0), f.id),
+    )
+    rank = {flow.id: index for index, flow in enumerate(flows)}
+    after: dict[str, set[str]] = {flow.id: set() for flow in flows}
+    for node in nodes:
+        for refs in (node.incoming, node.outgoing):
+            for first, second in itertools.pairwise(refs):
+                if first in after and second in after and first != second:
+                    after[first].add(second)
+    waiting = dict.fromkeys(after, 0)
+    for successors in after.values():
+        for successor in successors:
+            waiting[successor] += 1
+    ready = [rank[flow_id] for flow_id, count in waiting.items() if count == 0]
+    heapq.heapify(ready)
+    ordered: list[SequenceFlow] = []
+    placed: set[str] = set()
+    while len(ordered) < len(flows):
+        if not ready:
+            # Contradictory constraints (a cycle): release the first remaining flow.
+            heapq.heappush(ready, min(rank[f] for f in rank if f not in placed))
+        flow = flows[heapq.heappop(ready)]
+        if flow.id in placed:
+            continue
+        placed.add(flow.id)
+        ordered.append(flow)
+        for successor in after[flow.id]:
+            waiting[successor] -= 1
+            if waiting[successor] == 0:
+                heapq.heappush(ready, rank[successor])
+    return ordered
+
+
+def _node(process: Element, node: Node, messages: dict[str, str]) -> None:
+    element = etree.SubElement(process, _bpmn(node.kind.value))
+    element.set("id", node.id)
+    _set(element, "name", node.name)
+    if node.async_before:
+        element.set(_camunda("asyncBefore"), "true")
+    if node.async_after:
+        element.set(_camunda("asyncAfter"), "true")
+    if isinstance(node, ServiceTask):
+        if node.handler is not None and _is_identifier(node.handler):
+            element.set(_camunda("delegateExpression"), f"${{{node.handler}}}")
+        elif node.handler is not None:
+            element.set(_camunda("class"), node.handler)
+        if node.topic is not None:
+            element.set(_camunda("type"), "external")
+            element.set(_camunda("topic"), node.topic)
+        _set(element, _camunda("resultVariable"), node.result_variable)
+        if node.task_priority:
+            element.set(_camunda("taskPriority"), str(node.task_priority))
+    elif isinstance(node, UserTask):
+        for field_name, attribute in _USER_TASK_ATTRIBUTES:
+            _set(element, _camunda(attribute), getattr(node, field_name))
+    elif isinstance(node, ExclusiveGateway):
+        _set(element, "default", node.default_flow)
+    for flow_id in node.incoming:
+        etree.SubElement(element, _bpmn("incoming")).text = flow_id
+    for flow_id in node.outgoing:
+        etree.SubElement(element, _bpmn("outgoing")).text = flow_id
+    if isinstance(node, StartEvent) and node.message_name is not None:
+        definition = etree.SubElement(element, _bpmn("messageEventDefinition"))
+        definition.set("messageRef", messages[node.message_name])
+    elif isinstance(node, StartEvent) and node.timer is not None:
+        definition = etree.SubElement(element, _bpmn("timerEventDefinition"))
+        _formal_expression(definition, _TIMER_ELEMENTS[node.timer.kind], node.timer.text)
+    elif isinstance(node, EndEvent) and node.terminate:
+        etree.SubElement(element, _bpmn("terminateEventDefinition"))
+
+
+def _flow(process: Element, flow: SequenceFlow) -> None:
+    element = etree.SubElement(process, _bpmn("sequenceFlow"))
+    element.set("id", flow.id)
+    _set(element, "name", flow.name)
+    element.set("sourceRef", flow.source)
+    element.set("targetRef", flow.target)
+    if flow.condition is not None:
+        _formal_expression(element, "conditionExpression", flow.condition.source)
+
+
+def _message_ids(models: Sequence[ProcessModel]) -> dict[str, str]:
+    taken = {model.key for model in models}
+    for model in models:
+        taken |= {node.id for node in model.nodes} | {flow.id for flow in model.flows}
+    ids: dict[str, str] = {}
+    for model in models:
+        for node in model.nodes:
+            if isinstance(node, StartEvent) and node.message_name is not None:
+                if node.message_name in ids:
+                    continue
+                number = len(ids) + 1
+                while f"Message_{number}" in taken:
+                    number += 1
+                ids[node.message_name] = f"Message_{number}"
+                taken.add(f"Message_{number}")
+    return ids
+
+
+def write_bpmn(models: Sequence[ProcessModel]) -> str:
+    """Serialize models as one `bpmn:definitions` document with a process per model."""
+    root = etree.Element(_bpmn("definitions"), nsmap=_NSMAP)
+    root.set("id", "Definitions_1")
+    root.set("targetNamespace", "http://bpmn.io/schema/bpmn")
+    root.set("exporter", "Interlock")
+    messages = _message_ids(models)
+    try:
+        for model in models:
+            process = etree.SubElement(root, _bpmn("process"))
+            process.set("id", model.key)
+            _set(process, "name", model.name)
+            process.set("isExecutable", "true")
+            _set(process, _camunda("versionTag"), model.version_tag)
+            nodes = _node_order(model)
+            for node in nodes:
+                _node(process, node, messages)
+            for flow in _flow_order(model, nodes):
+                _flow(process, flow)
+        for name, message_id in messages.items():
+            message = etree.SubElement(root, _bpmn("message"))
+            message.set("id", message_id)
+            message.set("name", name)
+    except ValueError as error:
+        # lxml refuses text that XML cannot carry, such as control characters.
+        raise ModelError(f"cannot write BPMN: {error}") from None
+    body: str = etree.tostring(root, encoding="unicode", pretty_print=True)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body

@@ -1,0 +1,45 @@
+"""What most instance commands share: load the locked instance with its model, and persist."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from engine.errors import Conflict
+from engine.executor import Tx
+from engine.model import ProcessModel
+from engine.runtime import InstanceRun
+from engine.semantics import Advance
+from engine.states import InstanceState
+from engine.store import runs
+
+
+def load(tx: Tx, instance_id: UUID, extra_token_ids: list[UUID] | None = None) -> InstanceRun:
+    return runs.load_run(tx.conn, instance_id, tx.now, extra_token_ids=extra_token_ids)
+
+
+def model_of(tx: Tx, run: InstanceRun) -> ProcessModel:
+    return tx.definitions.get(tx.conn, run.instance.definition_id, run.instance.definition_key)
+
+
+def advance(tx: Tx, run: InstanceRun) -> Advance:
+    return Advance(run, model_of(tx, run), tx.handlers, tx.conn)
+
+
+def require_running(run: InstanceRun) -> None:
+    """Commands that move tokens need an active instance."""
+    state = run.instance.state
+    if state is InstanceState.SUSPENDED:
+        raise Conflict(f"process instance {run.instance.id} is suspended", instance_id=str(run.instance.id))
+    if state.is_final:
+        raise Conflict(
+            f"process instance {run.instance.id} is already {state.value}",
+            instance_id=str(run.instance.id),
+            state=state.value,
+        )
+
+
+def persist(tx: Tx, run: InstanceRun) -> None:
+    checks = runs.save_run(tx.conn, run)
+    if checks:
+        tx.pipeline.sync()
+        runs.verify(checks)

@@ -1,0 +1,100 @@
+"""Deploy BPMN resources: each executable process becomes a new version of its key, unless the
+content is unchanged and duplicate filtering is on."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from engine.bpmn.parser import parse_bpmn
+from engine.errors import BadRequest, ModelError
+from engine.executor import Result, Tx
+from engine.ids import new_id
+from engine.model import ProcessModel
+from engine.store import definitions
+
+
+@dataclass(frozen=True)
+class Resource:
+    name: str
+    content: bytes
+
+
+@dataclass(frozen=True)
+class DeploymentResult(Result):
+    deployment_id: str | None
+    # [{"id", "key", "version", "name", "resource_name", "created": bool}]
+    definitions: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Deploy:
+    name: ClassVar[str] = "Deploy"
+    result_type: ClassVar[type[Result]] = DeploymentResult
+
+    resources: tuple[Resource, ...]
+    deployment_name: str | None = None
+    source: str | None = None
+    duplicate_filtering: bool = True
+
+    def execute(self, tx: Tx) -> DeploymentResult:
+        parsed = [(resource, model) for resource in self.resources for model in _parse(resource)]
+        if not parsed:
+            raise BadRequest("the deployment contains no executable process")
+        keys = [model.key for _, model in parsed]
+        if len(set(keys)) != len(keys):
+            raise BadRequest(f"the deployment defines process '{keys[0]}' more than once")
+        deployment_id = new_id()
+        created: list[tuple[definitions.DefinitionRow, Resource, ProcessModel]] = []
+        listed: list[dict[str, Any]] = []
+        for resource, model in sorted(parsed, key=lambda pair: pair[1].key):
+            definitions.lock_key(tx.conn, model.key)
+            content_hash = hashlib.sha256(model.key.encode() + b"\0" + resource.content).hexdigest()
+            latest = definitions.latest(tx.conn, model.key)
+            if self.duplicate_filtering and latest is not None and latest.content_hash == content_hash:
+                listed.append(_describe(latest, created=False))
+                continue
+            version = latest.version + 1 if latest else 1
+            row = definitions.DefinitionRow(
+                id=f"{model.key}:{version}:{new_id()}",
+                key=model.key,
+                version=version,
+                name=model.name,
+                version_tag=model.version_tag,
+                deployment_id=deployment_id,
+                resource_name=resource.name,
+                content_hash=content_hash,
+                created_at=tx.now,
+            )
+            created.append((row, resource, model))
+            listed.append(_describe(row, created=True))
+        if not created:
+            return DeploymentResult(deployment_id=None, definitions=listed)
+        definitions.insert_deployment(tx.conn, deployment_id, self.deployment_name, self.source, tx.now)
+        for row, resource, model in created:
+            definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
+            tx.definitions.put(row.id, model)
+        return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
+
+
+def _parse(resource: Resource) -> list[ProcessModel]:
+    models = parse_bpmn(resource.content, resource.name)
+    for model in models:
+        for node in model.nodes:
+            if node.async_after:
+                raise ModelError(
+                    "camunda:asyncAfter is not supported yet", file=resource.name, line=node.line, element_id=node.id
+                )
+    return models
+
+
+def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "key": row.key,
+        "version": row.version,
+        "name": row.name,
+        "resource_name": row.resource_name,
+        "created": created,
+    }

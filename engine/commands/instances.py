@@ -1,0 +1,152 @@
+"""Start, cancel, suspend, resume instances; set their variables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.commands.common import advance, load, persist, require_running
+from engine.errors import BadRequest, Conflict, NotFound
+from engine.executor import Result, Tx
+from engine.ids import new_id
+from engine.runtime import InstanceRow, InstanceRun
+from engine.semantics import Advance
+from engine.states import InstanceState
+from engine.store import definitions
+from engine.variables import TypedValue, infer
+
+
+@dataclass(frozen=True)
+class InstanceResult(Result):
+    instance_id: str
+    definition_id: str
+    state: str
+
+
+@dataclass(frozen=True)
+class StartInstance:
+    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`."""
+
+    name: ClassVar[str] = "StartInstance"
+    result_type: ClassVar[type[Result]] = InstanceResult
+
+    key: str | None = None
+    version: int | None = None
+    definition_id: str | None = None
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    business_key: str | None = None
+
+    def execute(self, tx: Tx) -> InstanceResult:
+        definition = self._definition(tx)
+        model = tx.definitions.get(tx.conn, definition.id, definition.key)
+        instance = InstanceRow(
+            id=new_id(),
+            definition_id=definition.id,
+            definition_key=definition.key,
+            business_key=self.business_key,
+            state=InstanceState.CREATED,
+            version=0,
+            started_at=tx.now,
+            is_new=True,
+        )
+        run = InstanceRun(instance=instance, now=tx.now)
+        for name, value in self.variables.items():
+            run.set_variable(name, infer(value))
+        Advance(run, model, tx.handlers, tx.conn).start(model.none_start)
+        persist(tx, run)
+        return InstanceResult(str(instance.id), definition.id, instance.state.value)
+
+    def _definition(self, tx: Tx) -> definitions.DefinitionRow:
+        if self.definition_id is not None:
+            found = definitions.by_id(tx.conn, self.definition_id)
+            what = f"process definition '{self.definition_id}'"
+        elif self.key is not None and self.version is not None:
+            found = definitions.by_version(tx.conn, self.key, self.version)
+            what = f"version {self.version} of process '{self.key}'"
+        elif self.key is not None:
+            found = definitions.latest(tx.conn, self.key)
+            what = f"process '{self.key}'"
+        else:
+            raise BadRequest("say which process to start: a key, a key and version, or a definition id")
+        if found is None:
+            raise NotFound(f"{what} is not deployed")
+        return found
+
+
+@dataclass(frozen=True)
+class CancelInstance:
+    name: ClassVar[str] = "CancelInstance"
+    result_type: ClassVar[type[Result]] = InstanceResult
+
+    instance_id: UUID
+
+    def execute(self, tx: Tx) -> InstanceResult:
+        run = load(tx, self.instance_id)
+        if run.instance.state.is_final:
+            raise Conflict(
+                f"process instance {self.instance_id} is already {run.instance.state.value}",
+                instance_id=str(self.instance_id),
+            )
+        advance(tx, run).terminate_all(instance_state=InstanceState.TERMINATED)
+        persist(tx, run)
+        return _result(run)
+
+
+@dataclass(frozen=True)
+class SuspendInstance:
+    name: ClassVar[str] = "SuspendInstance"
+    result_type: ClassVar[type[Result]] = InstanceResult
+
+    instance_id: UUID
+
+    def execute(self, tx: Tx) -> InstanceResult:
+        run = load(tx, self.instance_id)
+        require_running(run)
+        run.instance.move_to(InstanceState.SUSPENDED, tx.now)
+        run.emit("instance.suspended")
+        persist(tx, run)
+        return _result(run)
+
+
+@dataclass(frozen=True)
+class ResumeInstance:
+    name: ClassVar[str] = "ResumeInstance"
+    result_type: ClassVar[type[Result]] = InstanceResult
+
+    instance_id: UUID
+
+    def execute(self, tx: Tx) -> InstanceResult:
+        run = load(tx, self.instance_id)
+        if run.instance.state is not InstanceState.SUSPENDED:
+            raise Conflict(
+                f"process instance {self.instance_id} is {run.instance.state.value}, not Suspended",
+                instance_id=str(self.instance_id),
+            )
+        run.instance.move_to(InstanceState.ACTIVE, tx.now)
+        run.emit("instance.resumed")
+        persist(tx, run)
+        return _result(run)
+
+
+@dataclass(frozen=True)
+class SetVariables:
+    name: ClassVar[str] = "SetVariables"
+    result_type: ClassVar[type[Result]] = InstanceResult
+
+    instance_id: UUID
+    variables: Mapping[str, TypedValue]
+
+    def execute(self, tx: Tx) -> InstanceResult:
+        run = load(tx, self.instance_id)
+        if run.instance.state.is_final:
+            raise Conflict(f"process instance {self.instance_id} has ended")
+        for name, value in self.variables.items():
+            run.set_variable(name, value)
+        persist(tx, run)
+        return _result(run)
+
+
+def _result(run: InstanceRun) -> InstanceResult:
+    return InstanceResult(str(run.instance.id), run.instance.definition_id, run.instance.state.value)

@@ -1,0 +1,66 @@
+"""Complete a user task: its token leaves the task and runs on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.commands.common import advance, load, persist, require_running
+from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
+from engine.executor import Result, Tx
+from engine.runtime import UserTaskRow
+from engine.store import tasks
+
+
+@dataclass(frozen=True)
+class TaskResult(Result):
+    task_id: str
+    instance_id: str
+    instance_state: str
+
+
+@dataclass(frozen=True)
+class CompleteUserTask:
+    name: ClassVar[str] = "CompleteUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+
+    task_id: UUID
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> TaskResult:
+        instance_id = tasks.instance_of(tx.conn, self.task_id)
+        if instance_id is None:
+            raise NotFound(f"user task {self.task_id} does not exist", task_id=str(self.task_id))
+        run = load(tx, instance_id)
+        task = tasks.get(tx.conn, self.task_id)  # read again under the instance lock
+        assert task is not None
+        if task.state == "Completed":
+            raise InvariantViolation(
+                InvariantViolationKind.TOKEN_FINALIZED_TWICE,
+                f"user task {self.task_id} is already completed",
+                task_id=str(self.task_id),
+            )
+        if task.state == "Retired":
+            raise Conflict(
+                f"user task {self.task_id} was retired: its token left the task without it",
+                task_id=str(self.task_id),
+            )
+        require_running(run)
+        token = run.tokens[task.token_id]
+        run.tasks.append(
+            UserTaskRow(
+                id=task.id,
+                token_id=task.token_id,
+                node_id=task.node_id,
+                name=task.name,
+                state="Completed",
+                created_at=task.created_at,
+                ended_at=tx.now,
+                dirty=True,
+            )
+        )
+        advance(tx, run).resume(token, self.variables)
+        persist(tx, run)
+        return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)

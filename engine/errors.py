@@ -1,0 +1,106 @@
+"""The error contract: one base error with a stable code; invariant violations carry a kind."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any
+
+
+class InterlockError(Exception):
+    """Base of every error the engine raises on purpose. `code` is stable and machine-readable."""
+
+    code = "InterlockError"
+
+    def __init__(self, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.code, "message": self.message, "detail": self.detail}
+
+
+class NotFound(InterlockError):
+    code = "NotFound"
+
+
+class BadRequest(InterlockError):
+    """The caller sent something the engine cannot act on (wrong type, unknown variable type, ...)."""
+
+    code = "BadRequest"
+
+
+class Conflict(InterlockError):
+    """The request is valid but the current state does not allow it (suspended instance, ...)."""
+
+    code = "Conflict"
+
+
+class ModelError(InterlockError):
+    """A BPMN file or built model the engine refuses to deploy. Names file, line and element."""
+
+    code = "ModelError"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        element_id: str | None = None,
+    ) -> None:
+        where = ", ".join(
+            part
+            for part in (
+                file,
+                f"line {line}" if line is not None else None,
+                f"element '{element_id}'" if element_id else None,
+            )
+            if part
+        )
+        super().__init__(
+            f"{where}: {message}" if where else message,
+            file=file,
+            line=line,
+            element_id=element_id,
+        )
+        self.file = file
+        self.line = line
+        self.element_id = element_id
+
+
+class ExpressionError(InterlockError):
+    """An expression that does not compile (at deploy) or cannot be evaluated (at run time)."""
+
+    code = "ExpressionError"
+
+
+class HandlerError(InterlockError):
+    """A service-task handler raised; the command that ran it was rolled back."""
+
+    code = "HandlerError"
+
+
+class NoMatchingFlow(InterlockError):
+    """An exclusive gateway found no condition true and has no default flow."""
+
+    code = "NoMatchingFlow"
+
+
+class InvariantViolationKind(str, Enum):
+    TOKEN_FINALIZED_TWICE = "TokenFinalizedTwice"
+    JOIN_INCOMPLETE = "JoinIncomplete"
+    EXTERNAL_TASK_LEASE_CONFLICT = "ExternalTaskLeaseConflict"
+    TOKEN_INVALID_TRANSITION = "TokenInvalidTransition"
+    TOKEN_CLAIM_CONFLICT = "TokenClaimConflict"
+    STALE_WRITE = "StaleWrite"
+
+
+class InvariantViolation(InterlockError):
+    """The operation would break an engine invariant and was rejected; nothing was written."""
+
+    code = "InvariantViolation"
+
+    def __init__(self, kind: InvariantViolationKind, message: str, **detail: Any) -> None:
+        super().__init__(message, kind=kind.value, **detail)
+        self.kind = kind

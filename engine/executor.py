@@ -1,0 +1,127 @@
+"""The one path of every mutation: a typed command runs in one transaction.
+
+BEGIN; the command loads and locks its rows, validates, advances, persists; COMMIT. Serialization
+failures and deadlocks are retried with backoff. An optional idempotency key makes a repeated
+command return the first result without a second effect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from engine.definitions import DefinitionCache
+from engine.errors import BadRequest, Conflict
+from engine.handlers import HandlerRegistry
+
+Clock = Callable[[], datetime]
+
+
+def system_clock() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True)
+class Result:
+    """A command's deterministic result; JSON-native fields only, so it can be replayed."""
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+R = TypeVar("R", bound=Result, covariant=True)
+
+
+class Command(Protocol, Generic[R]):
+    name: ClassVar[str]
+    result_type: ClassVar[type[Result]]
+
+    def execute(self, tx: Tx) -> R: ...
+
+
+@dataclass
+class Tx:
+    """What a command may touch: the transaction's connection, the time, and the immutable caches."""
+
+    conn: psycopg.Connection[Any]
+    now: datetime
+    definitions: DefinitionCache
+    handlers: HandlerRegistry
+    pipeline: psycopg.Pipeline
+
+
+RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
+T = TypeVar("T", bound=Result)
+
+
+class Executor:
+    def __init__(
+        self,
+        pool: ConnectionPool[Any],
+        definitions: DefinitionCache,
+        handlers: HandlerRegistry,
+        clock: Clock = system_clock,
+        max_attempts: int = 8,
+    ) -> None:
+        self.pool = pool
+        self.definitions = definitions
+        self.handlers = handlers
+        self.clock = clock
+        self.max_attempts = max_attempts
+
+    def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                return self._run_once(command, idempotency_key)
+            except RETRYABLE:
+                if attempt == self.max_attempts:
+                    raise
+                time.sleep(random.uniform(0, 0.005 * 2**attempt))
+            except pg_errors.UniqueViolation as exc:
+                # Two commands with the same new idempotency key: the loser retries and then
+                # finds the winner's result.
+                if idempotency_key is None or "idempotency" not in str(exc.diag.constraint_name):
+                    raise
+        raise AssertionError("unreachable")
+
+    def _run_once(self, command: Command[T], idempotency_key: str | None) -> T:
+        with self.pool.connection() as conn, conn.pipeline() as pipeline, conn.transaction():
+            tx = Tx(conn, self.clock(), self.definitions, self.handlers, pipeline)
+            if idempotency_key is not None:
+                replayed = _replay(tx, command, idempotency_key)
+                if replayed is not None:
+                    return replayed
+            result = command.execute(tx)
+            if idempotency_key is not None:
+                conn.execute(
+                    "INSERT INTO idempotency (key, command, result) VALUES (%s, %s, %s)",
+                    (idempotency_key, command.name, Jsonb(result.to_json())),
+                )
+            return result
+
+
+def _replay(tx: Tx, command: Command[T], key: str) -> T | None:
+    if not key or len(key) > 200:
+        raise BadRequest("an idempotency key must be 1 to 200 characters")
+    row = tx.conn.execute(
+        "SELECT command, result FROM idempotency WHERE key = %s", (key,)
+    ).fetchone()
+    if row is None:
+        return None
+    if row[0] != command.name:
+        raise Conflict(
+            f"idempotency key '{key}' was already used for a {row[0]} command",
+            idempotency_key=key,
+        )
+    result: T = command.result_type(**row[1])  # type: ignore[assignment]
+    return result

@@ -1,0 +1,261 @@
+"""The immutable process model. The BPMN parser and the Python builder both produce it.
+
+Nodes and flows are frozen dataclasses; a `ProcessModel` holds them sorted by id so that two models
+built in different orders compare equal. Source line numbers are kept for error messages but take
+no part in equality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+from engine.errors import ModelError
+from engine.expressions import Expression
+
+
+class NodeKind(str, Enum):
+    START_EVENT = "startEvent"
+    END_EVENT = "endEvent"
+    SERVICE_TASK = "serviceTask"
+    USER_TASK = "userTask"
+    TASK = "task"
+    MANUAL_TASK = "manualTask"
+    INTERMEDIATE_THROW_EVENT = "intermediateThrowEvent"
+    EXCLUSIVE_GATEWAY = "exclusiveGateway"
+    PARALLEL_GATEWAY = "parallelGateway"
+
+
+TimerKind = Literal["date", "duration", "cycle"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class TimerDefinition:
+    """An ISO 8601 date, duration or cycle, or a `${...}` expression that yields one."""
+
+    kind: TimerKind
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Node:
+    id: str
+    name: str | None = None
+    incoming: tuple[str, ...] = ()
+    outgoing: tuple[str, ...] = ()
+    async_before: bool = False
+    async_after: bool = False
+    line: int | None = field(default=None, compare=False)
+
+    @property
+    def kind(self) -> NodeKind:
+        raise NotImplementedError
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartEvent(Node):
+    """A start event. With `message_name` or `timer` it is triggered by that event (parsed and stored
+    now; triggering belongs to the job executor and message correlation)."""
+
+    message_name: str | None = None
+    timer: TimerDefinition | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.START_EVENT
+
+    @property
+    def is_none_start(self) -> bool:
+        return self.message_name is None and self.timer is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndEvent(Node):
+    terminate: bool = False
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.END_EVENT
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceTask(Node):
+    """Either a Python handler registered by name, or external work on a topic for workers."""
+
+    handler: str | None = None
+    topic: str | None = None
+    result_variable: str | None = None
+    task_priority: int = 0
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SERVICE_TASK
+
+    @property
+    def is_external(self) -> bool:
+        return self.topic is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class UserTask(Node):
+    """Assignment fields are kept as written (literal or `${...}`); they are resolved when the task
+    is created."""
+
+    assignee: str | None = None
+    candidate_users: str | None = None
+    candidate_groups: str | None = None
+    due_date: str | None = None
+    priority: str | None = None
+    form_key: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.USER_TASK
+
+
+@dataclass(frozen=True, kw_only=True)
+class NoneTask(Node):
+    """`task` and `manualTask`: the token passes straight through."""
+
+    manual: bool = False
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.MANUAL_TASK if self.manual else NodeKind.TASK
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntermediateThrowEvent(Node):
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.INTERMEDIATE_THROW_EVENT
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExclusiveGateway(Node):
+    default_flow: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.EXCLUSIVE_GATEWAY
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelGateway(Node):
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.PARALLEL_GATEWAY
+
+    @property
+    def is_join(self) -> bool:
+        return len(self.incoming) > 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequenceFlow:
+    id: str
+    source: str
+    target: str
+    name: str | None = None
+    condition: Expression | None = None
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ProcessModel:
+    """One executable process. `key` is the BPMN process id; versions are assigned at deployment."""
+
+    key: str
+    name: str | None = None
+    nodes: tuple[Node, ...] = ()
+    flows: tuple[SequenceFlow, ...] = ()
+    version_tag: str | None = None
+    line: int | None = field(default=None, compare=False)
+    _nodes_by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
+    _flows_by_id: dict[str, SequenceFlow] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
+        object.__setattr__(self, "flows", tuple(sorted(self.flows, key=lambda f: f.id)))
+        object.__setattr__(self, "_nodes_by_id", {n.id: n for n in self.nodes})
+        object.__setattr__(self, "_flows_by_id", {f.id: f for f in self.flows})
+
+    def __hash__(self) -> int:
+        return hash((self.key, self.nodes, self.flows))
+
+    def node(self, node_id: str) -> Node:
+        return self._nodes_by_id[node_id]
+
+    def flow(self, flow_id: str) -> SequenceFlow:
+        return self._flows_by_id[flow_id]
+
+    def has_node(self, node_id: str) -> bool:
+        return node_id in self._nodes_by_id
+
+    @property
+    def none_start(self) -> StartEvent:
+        """The start event a plain `start` enters through."""
+        for node in self.nodes:
+            if isinstance(node, StartEvent) and node.is_none_start:
+                return node
+        raise ModelError("process has no none start event", element_id=self.key)
+
+
+def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
+    """Check the structural rules every executable model obeys; raise ModelError naming the element."""
+
+    def fail(message: str, element_id: str, line: int | None) -> ModelError:
+        return ModelError(message, file=file, line=line, element_id=element_id)
+
+    if not model.nodes:
+        raise fail("process has no flow nodes", model.key, model.line)
+    seen: set[str] = set()
+    for node in model.nodes:
+        if node.id in seen:
+            raise fail("duplicate element id", node.id, node.line)
+        seen.add(node.id)
+    for flow in model.flows:
+        if flow.id in seen:
+            raise fail("duplicate element id", flow.id, flow.line)
+        seen.add(flow.id)
+        for end, ref in (("sourceRef", flow.source), ("targetRef", flow.target)):
+            if not model.has_node(ref):
+                raise fail(f"{end} '{ref}' names no flow node of this process", flow.id, flow.line)
+    for node in model.nodes:
+        expected_in = tuple(f.id for f in model.flows if f.target == node.id)
+        expected_out = tuple(f.id for f in model.flows if f.source == node.id)
+        if set(node.incoming) != set(expected_in) or set(node.outgoing) != set(expected_out):
+            raise fail("incoming/outgoing flows disagree with the sequence flows", node.id, node.line)
+        if isinstance(node, StartEvent) and node.incoming:
+            raise fail("a start event cannot have incoming flows", node.id, node.line)
+        if isinstance(node, EndEvent) and node.outgoing:
+            raise fail("an end event cannot have outgoing flows", node.id, node.line)
+        if isinstance(node, ServiceTask) and (node.handler is None) == (node.topic is None):
+            raise fail(
+                "a service task needs exactly one implementation: camunda:delegateExpression, "
+                'camunda:expression, camunda:class, or camunda:type="external" with camunda:topic',
+                node.id,
+                node.line,
+            )
+        if isinstance(node, ExclusiveGateway) and node.default_flow is not None:
+            if node.default_flow not in node.outgoing:
+                raise fail(
+                    f"default flow '{node.default_flow}' is not an outgoing flow", node.id, node.line
+                )
+            if model.flow(node.default_flow).condition is not None:
+                raise fail("the default flow cannot have a condition", node.id, node.line)
+        if isinstance(node, ParallelGateway):
+            for flow_id in node.outgoing:
+                if model.flow(flow_id).condition is not None:
+                    raise fail("a parallel gateway's outgoing flows cannot have conditions", flow_id, None)
+    none_starts = [n for n in model.nodes if isinstance(n, StartEvent) and n.is_none_start]
+    if len(none_starts) > 1:
+        raise fail("a process can have at most one none start event", none_starts[1].id, none_starts[1].line)
+    if not any(isinstance(n, StartEvent) for n in model.nodes):
+        raise fail("process has no start event", model.key, model.line)
+    return model

@@ -1,0 +1,171 @@
+"""The in-memory picture of one locked instance during one command, with change tracking.
+
+The store loads it from committed rows, the semantics advance it, the store writes back exactly
+what changed. It lives for one command only: nothing here is cached between commands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from engine.ids import new_id
+from engine.states import InstanceState, TokenState, check_token_transition
+from engine.variables import TypedValue
+
+
+@dataclass
+class InstanceRow:
+    id: UUID
+    definition_id: str
+    definition_key: str
+    business_key: str | None
+    state: InstanceState
+    version: int
+    started_at: datetime
+    ended_at: datetime | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+    def move_to(self, state: InstanceState, now: datetime) -> None:
+        self.state = state
+        if state.is_final:
+            self.ended_at = now
+        self.dirty = True
+
+
+@dataclass
+class Token:
+    id: UUID
+    instance_id: UUID
+    node_id: str
+    state: TokenState
+    created_at: datetime
+    updated_at: datetime
+    mode: str = "Forward"
+    scope_id: UUID | None = None
+    parent_id: UUID | None = None
+    parallel_group: str | None = None
+    merged_into: UUID | None = None
+    visit_id: UUID | None = None
+    version: int = 0
+    is_new: bool = False
+    dirty: bool = False
+
+    def move_to(self, state: TokenState, now: datetime) -> None:
+        """The only way a token changes state."""
+        check_token_transition(self.id, self.state, state)
+        self.state = state
+        self.updated_at = now
+        self.dirty = True
+
+    @property
+    def is_live(self) -> bool:
+        return not self.state.is_final
+
+    @property
+    def scope_key(self) -> str:
+        return str(self.scope_id) if self.scope_id else ""
+
+
+@dataclass
+class Visit:
+    """One history row: a token's visit to one node."""
+
+    id: UUID
+    token_id: UUID
+    node_id: str
+    state: str
+    started_at: datetime
+    node_name: str | None = None
+    node_type: str = ""
+    ended_at: datetime | None = None
+    is_new: bool = False
+
+
+@dataclass
+class Join:
+    """Arrivals at one converging parallel gateway in one scope: [{"token": id, "flow": flow id}]."""
+
+    gateway_id: str
+    scope_key: str
+    arrivals: list[dict[str, str]]
+    version: int | None = None  # None: not yet in the database
+
+    @property
+    def arrived_flows(self) -> set[str]:
+        return {a["flow"] for a in self.arrivals}
+
+
+@dataclass
+class UserTaskRow:
+    id: UUID
+    token_id: UUID
+    node_id: str
+    name: str | None
+    state: str
+    created_at: datetime
+    ended_at: datetime | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+
+@dataclass
+class Event:
+    """An outbox row to write: an event type and identifiers only."""
+
+    event: str
+    token_id: UUID | None = None
+    node_id: str | None = None
+    history_id: UUID | None = None
+
+
+@dataclass
+class InstanceRun:
+    instance: InstanceRow
+    now: datetime
+    tokens: dict[UUID, Token] = field(default_factory=dict)
+    joins: dict[tuple[str, str], Join] = field(default_factory=dict)
+    deleted_joins: set[tuple[str, str]] = field(default_factory=set)
+    variables: dict[str, TypedValue] = field(default_factory=dict)
+    changed_variables: set[str] = field(default_factory=set)
+    visits: list[Visit] = field(default_factory=list)
+    tasks: list[UserTaskRow] = field(default_factory=list)
+    retire_work_of: set[UUID] = field(default_factory=set)
+    events: list[Event] = field(default_factory=list)
+
+    def new_token(self, node_id: str, **fields: Any) -> Token:
+        token = Token(
+            id=new_id(),
+            instance_id=self.instance.id,
+            node_id=node_id,
+            state=TokenState.CREATED,
+            created_at=self.now,
+            updated_at=self.now,
+            is_new=True,
+            **fields,
+        )
+        self.tokens[token.id] = token
+        return token
+
+    def live_tokens(self) -> list[Token]:
+        return [t for t in self.tokens.values() if t.is_live]
+
+    def set_variable(self, name: str, value: TypedValue) -> None:
+        self.variables[name] = value
+        self.changed_variables.add(name)
+
+    def variable_values(self) -> dict[str, Any]:
+        return {name: typed.value for name, typed in self.variables.items()}
+
+    def emit(self, event: str, token: Token | None = None, visit: Visit | None = None) -> None:
+        self.events.append(
+            Event(
+                event=event,
+                token_id=token.id if token else None,
+                node_id=token.node_id if token else None,
+                history_id=visit.id if visit else None,
+            )
+        )

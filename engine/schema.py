@@ -1,0 +1,184 @@
+"""The one declaration of every table. Alembic migrations are generated from and checked against it.
+
+Runtime SQL lives in `engine.store`; this module only says what the rows are.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(column_0_label)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+TS = sa.DateTime(timezone=True)
+NOW = sa.text("now()")
+
+INSTANCE_STATES = ("Created", "Active", "Suspended", "Completed", "Terminating", "Terminated")
+TOKEN_STATES = ("Created", "Ready", "Executing", "Waiting", "Completed", "Failed", "Terminated")
+TOKEN_MODES = ("Forward", "Compensation")
+VISIT_STATES = ("Active", "Completed", "Terminated")
+TASK_STATES = ("Open", "Completed", "Retired")
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
+    allowed = ", ".join(f"'{v}'" for v in values)
+    return sa.CheckConstraint(f"{column} IN ({allowed})", name=f"{column}_allowed")
+
+
+deployment = sa.Table(
+    "deployment",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("name", sa.Text, nullable=True),
+    sa.Column("source", sa.Text, nullable=True),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+)
+
+process_definition = sa.Table(
+    "process_definition",
+    metadata,
+    # Camunda-style "key:version:uuid", so ids read well in logs and in the compatible REST API.
+    sa.Column("id", sa.Text, primary_key=True),
+    sa.Column("key", sa.Text, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("name", sa.Text, nullable=True),
+    sa.Column("version_tag", sa.Text, nullable=True),
+    sa.Column("deployment_id", sa.Uuid, sa.ForeignKey("deployment.id"), nullable=False),
+    sa.Column("resource_name", sa.Text, nullable=False),
+    sa.Column("source_xml", sa.Text, nullable=False),
+    sa.Column("content_hash", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    sa.UniqueConstraint("key", "version"),
+)
+
+process_instance = sa.Table(
+    "process_instance",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
+    sa.Column("definition_key", sa.Text, nullable=False),
+    sa.Column("business_key", sa.Text, nullable=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("started_at", TS, nullable=False),
+    sa.Column("ended_at", TS, nullable=True),
+    _one_of("state", INSTANCE_STATES),
+    sa.Index("ix_process_instance_definition_id", "definition_id"),
+    sa.Index("ix_process_instance_business_key", "business_key"),
+    sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
+    sa.Index("ix_process_instance_started", "started_at", "id"),
+)
+
+token = sa.Table(
+    "token",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("mode", sa.String(16), nullable=False),
+    sa.Column("scope_id", sa.Uuid, nullable=True),
+    sa.Column("parent_id", sa.Uuid, nullable=True),
+    sa.Column("parallel_group", sa.Text, nullable=True),
+    sa.Column("merged_into", sa.Uuid, nullable=True),
+    sa.Column("visit_id", sa.Uuid, nullable=True),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("updated_at", TS, nullable=False),
+    _one_of("state", TOKEN_STATES),
+    _one_of("mode", TOKEN_MODES),
+    sa.Index("ix_token_instance_id", "instance_id"),
+)
+
+join_state = sa.Table(
+    "join_state",
+    metadata,
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), primary_key=True),
+    sa.Column("gateway_id", sa.Text, primary_key=True),
+    sa.Column("scope_key", sa.Text, primary_key=True),
+    # [{"token": uuid, "flow": flow id}, ...]: the arrived tokens, not a count.
+    sa.Column("arrivals", JSONB, nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+variable = sa.Table(
+    "variable",
+    metadata,
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), primary_key=True),
+    sa.Column("scope_key", sa.Text, primary_key=True),
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("type", sa.String(16), nullable=False),
+    sa.Column("value", JSONB, nullable=True),
+    sa.Column("updated_at", TS, nullable=False),
+)
+
+user_task = sa.Table(
+    "user_task",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
+    sa.Column("token_id", sa.Uuid, nullable=False),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("ended_at", TS, nullable=True),
+    _one_of("state", TASK_STATES),
+    sa.Index("ix_user_task_instance_id", "instance_id"),
+    sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+)
+
+history = sa.Table(
+    "history",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
+    sa.Column("token_id", sa.Uuid, nullable=False),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("node_name", sa.Text, nullable=True),
+    sa.Column("node_type", sa.String(40), nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("started_at", TS, nullable=False),
+    sa.Column("ended_at", TS, nullable=True),
+    _one_of("state", VISIT_STATES),
+    sa.Index("ix_history_instance_id", "instance_id", "started_at"),
+)
+
+outbox = sa.Table(
+    "outbox",
+    metadata,
+    sa.Column("seq", sa.BigInteger, sa.Identity(), primary_key=True),
+    # The writing transaction: a tail emits only rows below the oldest transaction still running.
+    sa.Column(
+        "txid",
+        sa.BigInteger,
+        nullable=False,
+        server_default=sa.text("(pg_current_xact_id())::text::bigint"),
+    ),
+    sa.Column("event", sa.String(40), nullable=False),
+    sa.Column("instance_id", sa.Uuid, nullable=False),
+    sa.Column("token_id", sa.Uuid, nullable=True),
+    sa.Column("node_id", sa.Text, nullable=True),
+    sa.Column("history_id", sa.Uuid, nullable=True),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    sa.Index("ix_outbox_instance_id", "instance_id", "seq"),
+)
+
+idempotency = sa.Table(
+    "idempotency",
+    metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("command", sa.Text, nullable=False),
+    sa.Column("result", JSONB, nullable=False),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+)
+
+OUTBOX_CHANNEL = "interlock_outbox"

@@ -1,0 +1,100 @@
+"""Deployments and process definitions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+_COLUMNS = "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at"
+
+
+@dataclass(frozen=True)
+class DefinitionRow:
+    id: str
+    key: str
+    version: int
+    name: str | None
+    version_tag: str | None
+    deployment_id: UUID
+    resource_name: str
+    content_hash: str
+    created_at: datetime
+
+
+def _row(row: tuple[Any, ...] | None) -> DefinitionRow | None:
+    return DefinitionRow(*row) if row else None
+
+
+def latest(conn: psycopg.Connection[Any], key: str) -> DefinitionRow | None:
+    cur = conn.execute(
+        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s ORDER BY version DESC LIMIT 1",
+        (key,),
+    )
+    return _row(cur.fetchone())
+
+
+def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> DefinitionRow | None:
+    cur = conn.execute(
+        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version = %s", (key, version)
+    )
+    return _row(cur.fetchone())
+
+
+def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DefinitionRow | None:
+    cur = conn.execute(f"SELECT {_COLUMNS} FROM process_definition WHERE id = %s", (definition_id,))
+    return _row(cur.fetchone())
+
+
+def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, str] | None:
+    """(resource name, XML) of a definition."""
+    cur = conn.execute(
+        "SELECT resource_name, source_xml FROM process_definition WHERE id = %s", (definition_id,)
+    )
+    row = cur.fetchone()
+    return (row[0], row[1]) if row else None
+
+
+def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DefinitionRow]:
+    cur = conn.execute(
+        f"SELECT {_COLUMNS} FROM process_definition WHERE %s::text IS NULL OR key = %s "
+        "ORDER BY key, version",
+        (key, key),
+    )
+    return [DefinitionRow(*row) for row in cur.fetchall()]
+
+
+def lock_key(conn: psycopg.Connection[Any], key: str) -> None:
+    """Serialise deployments of one key until the transaction ends, so versions never collide."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('definition:' || %s, 0))", (key,))
+
+
+def insert_deployment(
+    conn: psycopg.Connection[Any], deployment_id: UUID, name: str | None, source: str | None, now: datetime
+) -> None:
+    conn.execute(
+        "INSERT INTO deployment (id, name, source, created_at) VALUES (%s, %s, %s, %s)",
+        (deployment_id, name, source, now),
+    )
+
+
+def insert_definition(conn: psycopg.Connection[Any], row: DefinitionRow, xml: str) -> None:
+    conn.execute(
+        f"INSERT INTO process_definition ({_COLUMNS}, source_xml) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            row.id,
+            row.key,
+            row.version,
+            row.name,
+            row.version_tag,
+            row.deployment_id,
+            row.resource_name,
+            row.content_hash,
+            row.created_at,
+            xml,
+        ),
+    )

@@ -1,0 +1,93 @@
+"""Read models: what callers see of instances. Plain committed reads, no locks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    id: UUID
+    definition_id: str
+    definition_key: str
+    business_key: str | None
+    state: str
+    started_at: datetime
+    ended_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    id: UUID
+    node_id: str
+    state: str
+    parent_id: UUID | None
+    merged_into: UUID | None
+    parallel_group: str | None
+    version: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class VisitRow:
+    id: UUID
+    token_id: UUID
+    node_id: str
+    node_name: str | None
+    node_type: str
+    state: str
+    started_at: datetime
+    ended_at: datetime | None
+
+
+def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
+    row = conn.execute(
+        "SELECT id, definition_id, definition_key, business_key, state, started_at, ended_at "
+        "FROM process_instance WHERE id = %s",
+        (instance_id,),
+    ).fetchone()
+    return InstanceInfo(*row) if row else None
+
+
+def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
+    row = conn.execute("SELECT state FROM process_instance WHERE id = %s", (instance_id,)).fetchone()
+    return row[0] if row else None
+
+
+def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
+    rows = conn.execute(
+        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at "
+        "FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        (instance_id,),
+    ).fetchall()
+    return [TokenRow(*row) for row in rows]
+
+
+def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
+    rows = conn.execute(
+        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at "
+        "FROM history WHERE instance_id = %s ORDER BY started_at, id",
+        (instance_id,),
+    ).fetchall()
+    return [VisitRow(*row) for row in rows]
+
+
+def variables(conn: psycopg.Connection[Any], instance_id: UUID) -> list[tuple[str, str, Any]]:
+    return [
+        (row[0], row[1], row[2])
+        for row in conn.execute(
+            "SELECT name, type, value FROM variable WHERE instance_id = %s AND scope_key = '' "
+            "ORDER BY name",
+            (instance_id,),
+        ).fetchall()
+    ]
+
+
+def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
+    rows = conn.execute("SELECT state, count(*) FROM process_instance GROUP BY state").fetchall()
+    return {state: count for state, count in rows}

@@ -1,0 +1,96 @@
+"""Database fixtures shared by the whole suite.
+
+One PostgreSQL server per session (`DATABASE_URL`'s, or an embedded one in a temporary folder), one
+template database migrated once, and a fresh copy of it for every test that asks for
+`database_url`: `CREATE DATABASE ... TEMPLATE` takes tens of milliseconds, a migration much longer.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from engine import migrate
+from engine.database import Database, connect_url_for, normalize_url
+
+TEMPLATE_DATABASE = "interlock_template"
+
+AdminConnection = psycopg.Connection[tuple[Any, ...]]
+
+
+def _create_database(admin: AdminConnection, name: str, template: str | None = None) -> None:
+    statement = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        statement += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    admin.execute(statement)
+
+
+def _drop_database(admin: AdminConnection, name: str) -> None:
+    admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """libpq URL of a database on the session's server that fixtures may use to create others.
+
+    With `DATABASE_URL` set that server is used (its role needs CREATEDB); otherwise an embedded
+    server runs in a temporary folder for the session.
+    """
+    external = os.environ.get("DATABASE_URL")
+    if external:
+        yield normalize_url(external)
+        return
+    home: Path = tmp_path_factory.mktemp("pg")
+    with Database.open_embedded(home) as db:
+        admin_url = connect_url_for(db.url, "postgres")
+        with psycopg.connect(admin_url, autocommit=True) as conn:
+            # A throwaway server: durability across an OS crash buys nothing and costs every commit.
+            conn.execute("ALTER SYSTEM SET fsync = off")
+            conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+            conn.execute("ALTER SYSTEM SET full_page_writes = off")
+            conn.execute("SELECT pg_reload_conf()")
+        yield admin_url
+
+
+@pytest.fixture(scope="session")
+def admin_connection(pg_server: str) -> Iterator[AdminConnection]:
+    """An autocommit connection to `pg_server`, for creating and dropping databases."""
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        yield conn
+
+
+@pytest.fixture(scope="session")
+def template_database(pg_server: str, admin_connection: AdminConnection) -> Iterator[str]:
+    """Name of a database migrated to head once per session; tests get copies of it."""
+    _drop_database(admin_connection, TEMPLATE_DATABASE)
+    _create_database(admin_connection, TEMPLATE_DATABASE)
+    migrate.upgrade(connect_url_for(pg_server, TEMPLATE_DATABASE))
+    yield TEMPLATE_DATABASE
+    _drop_database(admin_connection, TEMPLATE_DATABASE)
+
+
+@pytest.fixture
+def database_url(
+    pg_server: str, admin_connection: AdminConnection, template_database: str
+) -> Iterator[str]:
+    """libpq URL of a fresh, fully migrated database of this test's own (usable by subprocesses)."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    _create_database(admin_connection, name, template=template_database)
+    yield connect_url_for(pg_server, name)
+    _drop_database(admin_connection, name)
+
+
+@pytest.fixture
+def empty_database_url(pg_server: str, admin_connection: AdminConnection) -> Iterator[str]:
+    """libpq URL of a fresh database with no schema at all (for migration tests)."""
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    _create_database(admin_connection, name)
+    yield connect_url_for(pg_server, name)
+    _drop_database(admin_connection, name)
