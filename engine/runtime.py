@@ -128,7 +128,8 @@ class InstanceRun:
     now: datetime
     tokens: dict[UUID, Token] = field(default_factory=dict)
     joins: dict[tuple[str, str], Join] = field(default_factory=dict)
-    deleted_joins: set[tuple[str, str]] = field(default_factory=set)
+    # Joins that fired and are gone, with the version they were loaded at.
+    deleted_joins: dict[tuple[str, str], int] = field(default_factory=dict)
     variables: dict[str, TypedValue] = field(default_factory=dict)
     changed_variables: set[str] = field(default_factory=set)
     visits: list[Visit] = field(default_factory=list)
@@ -149,6 +150,15 @@ class InstanceRun:
         )
         self.tokens[token.id] = token
         return token
+
+    def retire_work(self, token: Token) -> None:
+        """The token left early: its open user tasks (and later jobs and subscriptions) retire."""
+        self.retire_work_of.add(token.id)
+        for task in self.tasks:
+            if task.token_id == token.id and task.state == "Open":
+                task.state = "Retired"
+                task.ended_at = self.now
+                task.dirty = True
 
     def live_tokens(self) -> list[Token]:
         return [t for t in self.tokens.values() if t.is_live]

@@ -89,7 +89,7 @@ class Advance:
         for token in run.live_tokens():
             self._close_visit(token, "Terminated")
             token.move_to(TokenState.TERMINATED, run.now)
-            run.retire_work_of.add(token.id)
+            run.retire_work(token)
             run.emit("token.terminated", token)
         for key in list(run.joins):
             self._delete_join(key)
@@ -221,9 +221,9 @@ class Advance:
         key = (gateway.id, token.scope_key)
         join = run.joins.get(key)
         if join is None:
-            join = Join(gateway_id=gateway.id, scope_key=token.scope_key, arrivals=[])
+            # A join that fired earlier in this command keeps its row: it is updated, not re-inserted.
+            join = Join(gateway.id, token.scope_key, [], run.deleted_joins.pop(key, None))
             run.joins[key] = join
-            run.deleted_joins.discard(key)
         join.arrivals = [*join.arrivals, {"token": str(token.id), "flow": via or ""}]
         self._wait(token)
         if not set(gateway.incoming) <= join.arrived_flows:
@@ -333,7 +333,7 @@ class Advance:
     def _delete_join(self, key: tuple[str, str]) -> None:
         join = self.run.joins.pop(key)
         if join.version is not None:
-            self.run.deleted_joins.add(key)
+            self.run.deleted_joins[key] = join.version
 
 
 def _joined_group(groups: list[str]) -> str | None:

@@ -7,6 +7,7 @@ decoration with no execution meaning (documentation, lanes, annotations, diagram
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -40,14 +41,17 @@ CAMUNDA_NS = "http://camunda.org/schema/1.0/bpmn"
 # lxml ships no type information; elements are typed loosely through this alias.
 Element = Any
 
-_PARSER = etree.XMLParser(
-    resolve_entities=False,
-    no_network=True,
-    load_dtd=False,
-    dtd_validation=False,
-    huge_tree=False,
-    remove_pis=True,
-)
+_SAFE = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_pis": True,
+}
+_PARSER = etree.XMLParser(**_SAFE)
+# Text given as str is encoded to UTF-8 here, whatever its XML declaration says.
+_UTF8_PARSER = etree.XMLParser(**_SAFE, encoding="utf-8")
 
 # Elements with no execution meaning, skipped wherever they appear inside a process or a node.
 _DECORATION = frozenset({
@@ -332,10 +336,9 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
         condition_element = conditions[0]
         language = condition_element.get("language")
         if (language not in (None, "", "juel")) or condition_element.get(_camunda("resource")):
-            raise ctx.error(
-                f"script conditions are not supported (language '{language}')", condition_element,
-                flow_id,
-            )
+            detail = f" (language '{language}')" if language else ""
+            message = f"script conditions are not supported{detail}; write a ${{...}} expression"
+            raise ctx.error(message, condition_element, flow_id)
         text = "".join(condition_element.itertext()).strip()
         try:
             condition = compile_expression(text)
@@ -376,11 +379,11 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
     for node, node_element in nodes:
         incoming = tuple(flow.id for flow in flows if flow.target == node.id)
         outgoing = tuple(flow.id for flow in flows if flow.source == node.id)
-        for local, derived in (("incoming", incoming), ("outgoing", outgoing)):
-            declared = _declared_refs(node_element, local)
+        for direction, derived in (("incoming", incoming), ("outgoing", outgoing)):
+            declared = _declared_refs(node_element, direction)
             if declared and set(declared) != set(derived):
                 raise ctx.error(
-                    f"<{local}> elements ({', '.join(declared)}) disagree with the sequence flows "
+                    f"<{direction}> elements ({', '.join(declared)}) disagree with the sequence flows "
                     f"({', '.join(derived) or 'none'})",
                     node_element,
                 )
@@ -399,15 +402,34 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
 # --- entry point -------------------------------------------------------------------------------
 
 
-def _load(data: bytes, file: str) -> Element:
-    if len(data) > MAX_BPMN_BYTES:
-        raise ModelError(f"BPMN input is larger than {MAX_BPMN_BYTES} bytes", file=file)
-    doctype = data.find(b"<!DOCTYPE")
-    if doctype >= 0:
+def _prolog_doctype(data: bytes) -> int | None:
+    """Offset of a DOCTYPE before the root element. A cheap first gate that also gives the line;
+    the parsed document's docinfo is checked as well, which catches any other encoding."""
+    index = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    while True:
+        while index < len(data) and data[index] in b" \t\r\n":
+            index += 1
+        if data.startswith(b"<!DOCTYPE", index):
+            return index
+        if data.startswith(b"<?", index):
+            closer = b"?>"
+        elif data.startswith(b"<!--", index):
+            closer = b"-->"
+        else:
+            return None
+        end = data.find(closer, index + 2)
+        if end < 0:
+            return None
+        index = end + len(closer)
+
+
+def _load(data: bytes, file: str, parser: Any) -> Element:
+    doctype = _prolog_doctype(data)
+    if doctype is not None:
         line = data.count(b"\n", 0, doctype) + 1
         raise ModelError("DOCTYPE declarations are not allowed in BPMN", file=file, line=line)
     try:
-        root = etree.fromstring(data, parser=_PARSER)
+        root = etree.fromstring(data, parser=parser)
     except etree.XMLSyntaxError as error:
         reason = str(error.msg).split(", line ")[0]
         raise ModelError(f"malformed XML: {reason}", file=file, line=error.lineno) from None
@@ -419,8 +441,13 @@ def _load(data: bytes, file: str) -> Element:
 
 def parse_bpmn(data: bytes | str, file: str = "<string>") -> list[ProcessModel]:
     """One model per executable process (every process when none is marked isExecutable)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    root = _load(raw, file)
+    # A str is checked before encoding too: it has no more characters than its UTF-8 bytes.
+    if len(data) > MAX_BPMN_BYTES or (isinstance(data, str) and len(data.encode()) > MAX_BPMN_BYTES):
+        raise ModelError(f"BPMN input is larger than {MAX_BPMN_BYTES} bytes", file=file)
+    if isinstance(data, str):
+        root = _load(data.encode("utf-8"), file, _UTF8_PARSER)
+    else:
+        root = _load(data, file, _PARSER)
     if root.tag != _bpmn("definitions"):
         raise ModelError(
             f"the root element is {etree.QName(root).localname}, not bpmn:definitions",

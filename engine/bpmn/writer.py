@@ -72,24 +72,32 @@ def _is_identifier(name: str) -> bool:
 
 def _node_order(model: ProcessModel) -> list[Node]:
     """Start events, then breadth-first along the flows: the file reads like the diagram."""
-    flows = {flow.id: flow for flow in model.flows}
-    nodes = {node.id: node for node in model.nodes}
+    targets = {flow.id: flow.target for flow in model.flows}
     ordered: list[Node] = []
-    starts = [node for node in model.nodes if isinstance(node, StartEvent)]
-    seen = {node.id for node in starts}
-    for root in [starts, *([node] for node in model.nodes)]:
-        if root[0].id in seen and root is not starts:
-            continue
-        seen.update(node.id for node in root)
-        pending = deque(root)
+    seen: set[str] = set()
+    pending: deque[Node] = deque()
+
+    def visit(node: Node) -> None:
+        if node.id not in seen:
+            seen.add(node.id)
+            pending.append(node)
+
+    def drain() -> None:
         while pending:
             node = pending.popleft()
             ordered.append(node)
             for flow_id in node.outgoing:
-                target = flows[flow_id].target if flow_id in flows else None
-                if target is not None and target in nodes and target not in seen:
-                    seen.add(target)
-                    pending.append(nodes[target])
+                target = targets.get(flow_id)
+                if target is not None and model.has_node(target):
+                    visit(model.node(target))
+
+    for node in model.nodes:
+        if isinstance(node, StartEvent):
+            visit(node)
+    drain()
+    for node in model.nodes:
+        visit(node)
+        drain()
     return ordered
 
 

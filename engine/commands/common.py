@@ -11,6 +11,7 @@ from engine.runtime import InstanceRun
 from engine.semantics import Advance
 from engine.states import InstanceState
 from engine.store import runs
+from engine.store.persist import save_run
 
 
 def load(tx: Tx, instance_id: UUID, extra_token_ids: list[UUID] | None = None) -> InstanceRun:
@@ -39,7 +40,8 @@ def require_running(run: InstanceRun) -> None:
 
 
 def persist(tx: Tx, run: InstanceRun) -> None:
-    checks = runs.save_run(tx.conn, run)
-    if checks:
-        tx.pipeline.sync()
-        runs.verify(checks)
+    """Write the command's changes. When it updated rows it had loaded, wait for the statement
+    and check its compare-and-swaps before the commit; a pure insert goes out with the commit."""
+    pending = save_run(tx.conn, run)
+    if pending.needs_check:
+        pending.verify()

@@ -1,0 +1,3 @@
+from bench.engine_throughput import main
+
+main()

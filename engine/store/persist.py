@@ -1,0 +1,288 @@
+"""Write back everything one command changed, in one statement.
+
+The command's changes travel as one JSON document; one statement of data-modifying CTEs spreads it
+over the tables. One parameter and one prepared statement whatever the command did: this is what
+keeps a whole straight-through instance near the cost of a minimal transaction.
+
+Rows inserted here already carry their final state (the command computed it in memory), so no
+CTE ever touches a row another CTE of the same statement writes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import psycopg
+
+from engine.errors import InvariantViolation, InvariantViolationKind
+from engine.runtime import InstanceRun
+
+SAVE_RUN = """
+WITH d AS (SELECT %s::jsonb AS doc),
+new_instance AS (
+    INSERT INTO process_instance
+        (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
+    SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0, r.started_at, r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'new_instance') AS r(
+        id uuid, definition_id text, definition_key text, business_key text, state text,
+        started_at timestamptz, ended_at timestamptz)
+),
+changed_instance AS (
+    UPDATE process_instance p SET state = r.state, ended_at = r.ended_at, version = p.version + 1
+    FROM d, jsonb_to_recordset(d.doc->'changed_instance') AS r(
+        id uuid, version int, state text, ended_at timestamptz)
+    WHERE p.id = r.id AND p.version = r.version
+    RETURNING 1
+),
+new_tokens AS (
+    INSERT INTO token (id, instance_id, node_id, state, mode, scope_id, parent_id, parallel_group,
+                       merged_into, visit_id, version, created_at, updated_at)
+    SELECT r.id, r.instance_id, r.node_id, r.state, r.mode, r.scope_id, r.parent_id,
+           r.parallel_group, r.merged_into, r.visit_id, 0, r.created_at, r.updated_at
+    FROM d, jsonb_to_recordset(d.doc->'new_tokens') AS r(
+        id uuid, instance_id uuid, node_id text, state text, mode text, scope_id uuid,
+        parent_id uuid, parallel_group text, merged_into uuid, visit_id uuid,
+        created_at timestamptz, updated_at timestamptz)
+),
+changed_tokens AS (
+    UPDATE token t SET node_id = r.node_id, state = r.state, parallel_group = r.parallel_group,
+        merged_into = r.merged_into, visit_id = r.visit_id, updated_at = r.updated_at,
+        version = t.version + 1
+    FROM d, jsonb_to_recordset(d.doc->'changed_tokens') AS r(
+        id uuid, version int, node_id text, state text, parallel_group text, merged_into uuid,
+        visit_id uuid, updated_at timestamptz)
+    WHERE t.id = r.id AND t.version = r.version
+    RETURNING 1
+),
+new_joins AS (
+    INSERT INTO join_state (instance_id, gateway_id, scope_key, arrivals, version)
+    SELECT r.instance_id, r.gateway_id, r.scope_key, r.arrivals, 0
+    FROM d, jsonb_to_recordset(d.doc->'new_joins') AS r(
+        instance_id uuid, gateway_id text, scope_key text, arrivals jsonb)
+),
+changed_joins AS (
+    UPDATE join_state j SET arrivals = r.arrivals, version = j.version + 1
+    FROM d, jsonb_to_recordset(d.doc->'changed_joins') AS r(
+        instance_id uuid, gateway_id text, scope_key text, arrivals jsonb, version int)
+    WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
+      AND j.scope_key = r.scope_key AND j.version = r.version
+    RETURNING 1
+),
+deleted_joins AS (
+    DELETE FROM join_state j
+    USING d, jsonb_to_recordset(d.doc->'deleted_joins') AS r(
+        instance_id uuid, gateway_id text, scope_key text, version int)
+    WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
+      AND j.scope_key = r.scope_key AND j.version = r.version
+    RETURNING 1
+),
+variables AS (
+    INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
+    SELECT r.instance_id, '', r.name, r.type, r.value, r.updated_at
+    FROM d, jsonb_to_recordset(d.doc->'variables') AS r(
+        instance_id uuid, name text, type text, value jsonb, updated_at timestamptz)
+    ON CONFLICT (instance_id, scope_key, name)
+    DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
+),
+new_tasks AS (
+    INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, created_at, ended_at)
+    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.name, r.state, r.created_at, r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'new_tasks') AS r(
+        id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
+        created_at timestamptz, ended_at timestamptz)
+),
+changed_tasks AS (
+    UPDATE user_task u SET state = r.state, ended_at = r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'changed_tasks') AS r(id uuid, state text, ended_at timestamptz)
+    WHERE u.id = r.id
+),
+retired_tasks AS (
+    UPDATE user_task u SET state = 'Retired', ended_at = (d.doc->>'now')::timestamptz
+    FROM d
+    WHERE u.instance_id = (d.doc->>'instance_id')::uuid AND u.state = 'Open'
+      AND u.token_id IN (SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'retire_work_of'))
+),
+new_visits AS (
+    INSERT INTO history (id, instance_id, token_id, node_id, node_name, node_type, state,
+                         started_at, ended_at)
+    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.node_name, r.node_type, r.state,
+           r.started_at, r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'new_visits') AS r(
+        id uuid, instance_id uuid, token_id uuid, node_id text, node_name text, node_type text,
+        state text, started_at timestamptz, ended_at timestamptz)
+),
+ended_visits AS (
+    UPDATE history h SET state = r.state, ended_at = r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'ended_visits') AS r(id uuid, state text, ended_at timestamptz)
+    WHERE h.id = r.id
+),
+events AS (
+    INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
+    SELECT r.event, r.instance_id, r.token_id, r.node_id, r.history_id
+    FROM d, jsonb_to_recordset(d.doc->'outbox') AS r(
+        event text, instance_id uuid, token_id uuid, node_id text, history_id uuid,
+        ordinality int)
+    ORDER BY r.ordinality
+)
+SELECT (SELECT count(*) FROM changed_instance) AS instance_rows,
+       (SELECT count(*) FROM changed_tokens) AS token_rows,
+       (SELECT count(*) FROM changed_joins) + (SELECT count(*) FROM deleted_joins) AS join_rows
+"""
+
+
+class PendingSave:
+    """The queued statement and what its compare-and-swap updates must have matched."""
+
+    def __init__(self, cursor: psycopg.Cursor[Any], expected: tuple[int, int, int]) -> None:
+        self.cursor = cursor
+        self.expected = expected
+
+    @property
+    def needs_check(self) -> bool:
+        return any(self.expected)
+
+    def verify(self) -> None:
+        """Raise StaleWrite when a compare-and-swap update matched fewer rows than it should."""
+        row = self.cursor.fetchone()
+        matched = tuple(int(n) for n in row) if row else (0, 0, 0)
+        if matched != self.expected:
+            raise InvariantViolation(
+                InvariantViolationKind.STALE_WRITE,
+                "rows changed underneath the command "
+                f"(instance, token, join rows matched {matched}, expected {self.expected})",
+            )
+
+
+def save_run(conn: psycopg.Connection[Any], run: InstanceRun) -> PendingSave:
+    """Queue the one statement that writes the command's changes."""
+    doc = document(run)
+    expected = (
+        len(doc["changed_instance"]),
+        len(doc["changed_tokens"]),
+        len(doc["changed_joins"]) + len(doc["deleted_joins"]),
+    )
+    cursor = conn.execute(SAVE_RUN, (json.dumps(doc, default=str),), prepare=True)
+    return PendingSave(cursor, expected)
+
+
+def document(run: InstanceRun) -> dict[str, Any]:
+    """The command's changes as plain JSON-ready rows, one list per kind of change."""
+    inst = run.instance
+    iid = inst.id
+    instance_row = {
+        "id": iid,
+        "version": inst.version,
+        "definition_id": inst.definition_id,
+        "definition_key": inst.definition_key,
+        "business_key": inst.business_key,
+        "state": inst.state.value,
+        "started_at": inst.started_at,
+        "ended_at": inst.ended_at,
+    }
+    tokens = list(run.tokens.values())
+    token_rows = [
+        {
+            "id": t.id,
+            "instance_id": iid,
+            "version": t.version,
+            "node_id": t.node_id,
+            "state": t.state.value,
+            "mode": t.mode,
+            "scope_id": t.scope_id,
+            "parent_id": t.parent_id,
+            "parallel_group": t.parallel_group,
+            "merged_into": t.merged_into,
+            "visit_id": t.visit_id,
+            "created_at": t.created_at,
+            "updated_at": t.updated_at,
+            "_new": t.is_new,
+        }
+        for t in tokens
+        if t.is_new or t.dirty
+    ]
+    joins = [
+        {
+            "instance_id": iid,
+            "gateway_id": j.gateway_id,
+            "scope_key": j.scope_key,
+            "arrivals": j.arrivals,
+            "version": j.version,
+        }
+        for j in run.joins.values()
+    ]
+    visits = [
+        {
+            "id": v.id,
+            "instance_id": iid,
+            "token_id": v.token_id,
+            "node_id": v.node_id,
+            "node_name": v.node_name,
+            "node_type": v.node_type,
+            "state": v.state,
+            "started_at": v.started_at,
+            "ended_at": v.ended_at,
+        }
+        for v in run.visits
+    ]
+    # One outbox row per history row written, then the instance-level and token events.
+    outbox: list[dict[str, Any]] = [
+        {"event": f"visit.{v.state.lower()}", "token_id": v.token_id, "node_id": v.node_id, "history_id": v.id}
+        for v in run.visits
+    ]
+    outbox.extend(
+        {"event": e.event, "token_id": e.token_id, "node_id": e.node_id, "history_id": e.history_id}
+        for e in run.events
+    )
+    if run.changed_variables:
+        outbox.append({"event": "variables.updated"})
+    for ordinal, row in enumerate(outbox):
+        row["instance_id"] = iid
+        row["ordinality"] = ordinal
+    return {
+        "instance_id": iid,
+        "now": run.now,
+        "new_instance": [instance_row] if inst.is_new else [],
+        "changed_instance": [instance_row] if inst.dirty and not inst.is_new else [],
+        "new_tokens": [t for t in token_rows if t["_new"]],
+        "changed_tokens": [t for t in token_rows if not t["_new"]],
+        "new_joins": [j for j in joins if j["version"] is None],
+        "changed_joins": [j for j in joins if j["version"] is not None],
+        "deleted_joins": [
+            {"instance_id": iid, "gateway_id": g, "scope_key": s, "version": version}
+            for (g, s), version in run.deleted_joins.items()
+        ],
+        "variables": [
+            {
+                "instance_id": iid,
+                "name": name,
+                "type": run.variables[name].type,
+                "value": run.variables[name].to_json(),
+                "updated_at": run.now,
+            }
+            for name in sorted(run.changed_variables)
+        ],
+        "new_tasks": [
+            {
+                "id": t.id,
+                "instance_id": iid,
+                "token_id": t.token_id,
+                "node_id": t.node_id,
+                "name": t.name,
+                "state": t.state,
+                "created_at": t.created_at,
+                "ended_at": t.ended_at,
+            }
+            for t in run.tasks
+            if t.is_new
+        ],
+        "changed_tasks": [
+            {"id": t.id, "state": t.state, "ended_at": t.ended_at}
+            for t in run.tasks
+            if t.dirty and not t.is_new
+        ],
+        "retire_work_of": sorted(str(token_id) for token_id in run.retire_work_of),
+        "new_visits": [v for v, visit in zip(visits, run.visits, strict=True) if visit.is_new],
+        "ended_visits": [v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new],
+        "outbox": outbox,
+    }
