@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -63,16 +64,16 @@ def _truth(value: Any) -> bool:
 # --- syntax tree -------------------------------------------------------------------------------
 
 
-class Node:
+class ExprNode:
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         raise NotImplementedError
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return ()
 
 
 @dataclass(frozen=True)
-class Literal(Node):
+class Literal(ExprNode):
     value: Any
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
@@ -80,7 +81,7 @@ class Literal(Node):
 
 
 @dataclass(frozen=True)
-class Variable(Node):
+class Variable(ExprNode):
     name: str
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
@@ -90,11 +91,11 @@ class Variable(Node):
 
 
 @dataclass(frozen=True)
-class Member(Node):
+class Member(ExprNode):
     """`target.key` or `target[key]`: a dict key or a list index, never a Python attribute."""
 
-    target: Node
-    key: Node
+    target: ExprNode
+    key: ExprNode
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         base = self.target.evaluate(variables)
@@ -112,14 +113,14 @@ class Member(Node):
             return base[key] if 0 <= key < len(base) else None
         raise _Failure(f"cannot read [{key!r}] of a {_type_name(base)}")
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return (self.target, self.key)
 
 
 @dataclass(frozen=True)
-class Unary(Node):
+class Unary(ExprNode):
     op: str
-    operand: Node
+    operand: ExprNode
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         value = self.operand.evaluate(variables)
@@ -131,15 +132,15 @@ class Unary(Node):
             raise _Failure(f"cannot negate a {_type_name(value)}")
         return -value
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return (self.operand,)
 
 
 @dataclass(frozen=True)
-class Binary(Node):
+class Binary(ExprNode):
     op: str
-    left: Node
-    right: Node
+    left: ExprNode
+    right: ExprNode
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         left = self.left.evaluate(variables)
@@ -149,16 +150,16 @@ class Binary(Node):
         except ArithmeticError as error:
             raise _Failure(f"arithmetic error in '{self.op}': {error}") from None
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return (self.left, self.right)
 
 
 @dataclass(frozen=True)
-class Logical(Node):
+class Logical(ExprNode):
     """`&&` / `||` over two or more operands, evaluated left to right with short-circuit."""
 
     op: str
-    operands: tuple[Node, ...]
+    operands: tuple[ExprNode, ...]
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         stop_at = self.op == "||"
@@ -167,21 +168,21 @@ class Logical(Node):
                 return stop_at
         return not stop_at
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return self.operands
 
 
 @dataclass(frozen=True)
-class Conditional(Node):
-    test: Node
-    then: Node
-    otherwise: Node
+class Conditional(ExprNode):
+    test: ExprNode
+    then: ExprNode
+    otherwise: ExprNode
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
         branch = self.then if _truth(self.test.evaluate(variables)) else self.otherwise
         return branch.evaluate(variables)
 
-    def children(self) -> tuple[Node, ...]:
+    def children(self) -> tuple[ExprNode, ...]:
         return (self.test, self.then, self.otherwise)
 
 
@@ -235,20 +236,20 @@ def _equals(left: Any, right: Any) -> bool:
 
 _BINARY: dict[str, Callable[[Any, Any], Any]] = {
     "+": _add,
-    "-": _arithmetic("-", lambda a, b: a - b),
-    "*": _arithmetic("*", lambda a, b: a * b),
-    "/": _arithmetic("/", lambda a, b: a / b),
+    "-": _arithmetic("-", operator.sub),
+    "*": _arithmetic("*", operator.mul),
+    "/": _arithmetic("/", operator.truediv),
     "%": _arithmetic("%", _remainder),
     "==": _equals,
     "!=": lambda a, b: not _equals(a, b),
-    "<": _ordering("<", lambda a, b: a < b),
-    ">": _ordering(">", lambda a, b: a > b),
-    "<=": _ordering("<=", lambda a, b: a <= b),
-    ">=": _ordering(">=", lambda a, b: a >= b),
+    "<": _ordering("<", operator.lt),
+    ">": _ordering(">", operator.gt),
+    "<=": _ordering("<=", operator.le),
+    ">=": _ordering(">=", operator.ge),
 }
 
 
-def _depth(root: Node) -> int:
+def _depth(root: ExprNode) -> int:
     deepest, stack = 0, [(root, 1)]
     while stack:
         node, depth = stack.pop()
@@ -403,7 +404,7 @@ class _Parser:
         token = self.peek()
         return "end of expression" if token.kind == "end" else repr(token.value)
 
-    def parse(self) -> Node:
+    def parse(self) -> ExprNode:
         node = self.ternary()
         if self.peek().kind != "end":
             raise _SyntaxError(f"unexpected {self.describe()}")
@@ -414,7 +415,7 @@ class _Parser:
         if self.nesting > MAX_DEPTH:
             raise _SyntaxError(f"expression is nested more than {MAX_DEPTH} levels deep")
 
-    def ternary(self) -> Node:
+    def ternary(self) -> ExprNode:
         self.enter()
         node = self.binary(1)
         if self.at("?"):
@@ -425,7 +426,7 @@ class _Parser:
         self.nesting -= 1
         return node
 
-    def binary(self, min_precedence: int) -> Node:
+    def binary(self, min_precedence: int) -> ExprNode:
         left = self.unary()
         while True:
             token = self.peek()
@@ -441,17 +442,17 @@ class _Parser:
             else:
                 left = Binary(token.value, left, right)
 
-    def unary(self) -> Node:
+    def unary(self) -> ExprNode:
         token = self.peek()
         if token.kind == "op" and token.value in ("-", "!", "empty"):
             self.advance()
             self.enter()
-            node: Node = Unary(token.value, self.unary())
+            node: ExprNode = Unary(token.value, self.unary())
             self.nesting -= 1
             return node
         return self.postfix()
 
-    def postfix(self) -> Node:
+    def postfix(self) -> ExprNode:
         node = self.primary()
         while True:
             if self.at("."):
@@ -472,7 +473,7 @@ class _Parser:
             else:
                 return node
 
-    def primary(self) -> Node:
+    def primary(self) -> ExprNode:
         token = self.advance()
         if token.kind == "literal":
             return Literal(token.value)
@@ -486,7 +487,7 @@ class _Parser:
         raise _SyntaxError(f"unexpected {self.describe()}")
 
 
-def _compile(text: str) -> Node:
+def _compile(text: str) -> ExprNode:
     if len(text) > MAX_SOURCE_LENGTH:
         raise _SyntaxError(f"expression is longer than {MAX_SOURCE_LENGTH} characters")
     if not text.startswith(("${", "#{")):
@@ -517,7 +518,7 @@ class Expression:
     """A compiled expression. Equal (and hashed) by its source text only."""
 
     source: str
-    _root: Node = field(init=False, repr=False, compare=False)
+    _root: ExprNode = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         try:

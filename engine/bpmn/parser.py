@@ -383,8 +383,8 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
             declared = _declared_refs(node_element, direction)
             if declared and set(declared) != set(derived):
                 raise ctx.error(
-                    f"<{direction}> elements ({', '.join(declared)}) disagree with the sequence flows "
-                    f"({', '.join(derived) or 'none'})",
+                    f"<{direction}> elements ({', '.join(declared)}) disagree with the "
+                    f"sequence flows ({', '.join(derived) or 'none'})",
                     node_element,
                 )
         wired.append(replace(node, incoming=incoming, outgoing=outgoing))
@@ -441,13 +441,13 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
 
 def parse_bpmn(data: bytes | str, file: str = "<string>") -> list[ProcessModel]:
     """One model per executable process (every process when none is marked isExecutable)."""
-    # A str is checked before encoding too: it has no more characters than its UTF-8 bytes.
-    if len(data) > MAX_BPMN_BYTES or (isinstance(data, str) and len(data.encode()) > MAX_BPMN_BYTES):
-        raise ModelError(f"BPMN input is larger than {MAX_BPMN_BYTES} bytes", file=file)
-    if isinstance(data, str):
-        root = _load(data.encode("utf-8"), file, _UTF8_PARSER)
-    else:
-        root = _load(data, file, _PARSER)
+    too_large = ModelError(f"BPMN input is larger than {MAX_BPMN_BYTES} bytes", file=file)
+    if len(data) > MAX_BPMN_BYTES:  # a str has no more characters than UTF-8 bytes
+        raise too_large
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if len(raw) > MAX_BPMN_BYTES:
+        raise too_large
+    root = _load(raw, file, _UTF8_PARSER if isinstance(data, str) else _PARSER)
     if root.tag != _bpmn("definitions"):
         raise ModelError(
             f"the root element is {etree.QName(root).localname}, not bpmn:definitions",

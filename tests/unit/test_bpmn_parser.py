@@ -455,9 +455,13 @@ def test_any_dtd_is_rejected(doctype: str) -> None:
 
 def test_oversize_input_is_rejected_before_parsing() -> None:
     text = process("<!--" + "x" * MAX_BPMN_BYTES + "-->")
-    error = rejected(text)
+    for data in (text, text.encode()):
+        error = rejected(data)
+        assert "larger than" in str(error)
+        assert "bad.bpmn" in str(error)
+    # Fewer characters than the limit, but more UTF-8 bytes.
+    error = rejected(process("<!--" + "€" * (MAX_BPMN_BYTES // 2) + "-->"))
     assert "larger than" in str(error)
-    assert "bad.bpmn" in str(error)
 
 
 @pytest.mark.parametrize(
