@@ -97,7 +97,10 @@ def main() -> None:
     args = parser.parse_args()
     figures = run(args.database_url, args.seconds)
     print(f"(a) minimal transactions/s (INSERT+UPDATE+COMMIT): {figures['minimal_tx_per_s']:.0f}")
-    print(f"(b) straight-through instances/s (start -> 3 handlers -> end): {figures['instances_per_s']:.0f}")
+    print(
+        "(b) straight-through instances/s (start -> 3 handlers -> end): "
+        f"{figures['instances_per_s']:.0f}"
+    )
     print(f"b/a = {figures['ratio']:.2f}  (target >= 0.5)")
 
 

@@ -1,4 +1,4 @@
-"""The Python API: `Engine` runs commands; `InstanceHandle` is a read-only window on one instance."""
+"""The Python API: `Engine` runs commands; `InstanceHandle` is a read-only window on an instance."""
 
 from __future__ import annotations
 
@@ -199,7 +199,9 @@ class Engine:
     ) -> TaskResult:
         return self.run(CompleteUserTask(_uuid(task_id), dict(variables or {})), idempotency_key)
 
-    def execute_token(self, token_id: UUID | str, expected_version: int | None = None) -> TokenResult:
+    def execute_token(
+        self, token_id: UUID | str, expected_version: int | None = None
+    ) -> TokenResult:
         """Run a token parked Ready before an asynchronous continuation. The claim is a
         compare-and-swap: with `expected_version`, against the version the caller read."""
         return self.run(ExecuteToken(_uuid(token_id), expected_version))
@@ -232,7 +234,10 @@ class Engine:
             rows = tasks.query(
                 conn, instance_id=_uuid(instance_id) if instance_id else None, state=state
             )
-        return [UserTaskView(r.id, r.instance_id, r.node_id, r.name, r.state, r.created_at) for r in rows]
+        return [
+            UserTaskView(r.id, r.instance_id, r.node_id, r.name, r.state, r.created_at)
+            for r in rows
+        ]
 
     def instance_counts(self) -> dict[str, int]:
         with self.connection() as conn:
@@ -332,7 +337,9 @@ class InstanceHandle:
             time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             delay = min(delay * 2, 0.2)
 
-    def _model(self, conn: psycopg.Connection[Any], info: queries.InstanceInfo | None) -> ProcessModel:
+    def _model(
+        self, conn: psycopg.Connection[Any], info: queries.InstanceInfo | None
+    ) -> ProcessModel:
         if info is None:
             raise NotFound(f"process instance {self.id} does not exist")
         return self.engine.definition_cache.get(conn, info.definition_id, info.definition_key)

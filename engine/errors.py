@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 
@@ -25,7 +25,7 @@ class NotFound(InterlockError):
 
 
 class BadRequest(InterlockError):
-    """The caller sent something the engine cannot act on (wrong type, unknown variable type, ...)."""
+    """The caller sent something the engine cannot act on (a wrong type, an unknown name)."""
 
     code = "BadRequest"
 
@@ -87,7 +87,7 @@ class NoMatchingFlow(InterlockError):
     code = "NoMatchingFlow"
 
 
-class InvariantViolationKind(str, Enum):
+class InvariantViolationKind(StrEnum):
     TOKEN_FINALIZED_TWICE = "TokenFinalizedTwice"
     JOIN_INCOMPLETE = "JoinIncomplete"
     EXTERNAL_TASK_LEASE_CONFLICT = "ExternalTaskLeaseConflict"

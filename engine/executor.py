@@ -12,7 +12,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import psycopg
@@ -28,7 +28,7 @@ Clock = Callable[[], datetime]
 
 
 def system_clock() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Command(Protocol, Generic[R]):
 
 @dataclass
 class Tx:
-    """What a command may touch: the transaction's connection, the time, and the immutable caches."""
+    """What a command may touch: the transaction's connection, the time, the immutable caches."""
 
     conn: psycopg.Connection[Any]
     now: datetime

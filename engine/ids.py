@@ -1,4 +1,4 @@
-"""Time-ordered UUIDs (version 7 layout) so that new rows land at the right edge of their indexes."""
+"""Time-ordered UUIDs (version 7 layout): new rows land at the right edge of their indexes."""
 
 from __future__ import annotations
 

@@ -8,14 +8,14 @@ no part in equality.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from engine.errors import ModelError
 from engine.expressions import Expression
 
 
-class NodeKind(str, Enum):
+class NodeKind(StrEnum):
     START_EVENT = "startEvent"
     END_EVENT = "endEvent"
     SERVICE_TASK = "serviceTask"
@@ -59,7 +59,8 @@ class Node:
 
 @dataclass(frozen=True, kw_only=True)
 class StartEvent(Node):
-    """A start event. With `message_name` or `timer` it is triggered by that event (parsed and stored
+    """A start event. With `message_name` or `timer` it is triggered by that event (parsed and
+    stored
     now; triggering belongs to the job executor and message correlation)."""
 
     message_name: str | None = None
@@ -207,7 +208,8 @@ class ProcessModel:
 
 
 def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
-    """Check the structural rules every executable model obeys; raise ModelError naming the element."""
+    """Check the structural rules every executable model obeys; raise ModelError naming the
+    element."""
 
     def fail(message: str, element_id: str, line: int | None) -> ModelError:
         return ModelError(message, file=file, line=line, element_id=element_id)
@@ -230,7 +232,9 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         expected_in = tuple(f.id for f in model.flows if f.target == node.id)
         expected_out = tuple(f.id for f in model.flows if f.source == node.id)
         if set(node.incoming) != set(expected_in) or set(node.outgoing) != set(expected_out):
-            raise fail("incoming/outgoing flows disagree with the sequence flows", node.id, node.line)
+            raise fail(
+                "incoming/outgoing flows disagree with the sequence flows", node.id, node.line
+            )
         if isinstance(node, StartEvent) and node.incoming:
             raise fail("a start event cannot have incoming flows", node.id, node.line)
         if isinstance(node, EndEvent) and node.outgoing:
@@ -245,17 +249,25 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if isinstance(node, ExclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
                 raise fail(
-                    f"default flow '{node.default_flow}' is not an outgoing flow", node.id, node.line
+                    f"default flow '{node.default_flow}' is not an outgoing flow",
+                    node.id,
+                    node.line,
                 )
             if model.flow(node.default_flow).condition is not None:
                 raise fail("the default flow cannot have a condition", node.id, node.line)
         if isinstance(node, ParallelGateway):
             for flow_id in node.outgoing:
                 if model.flow(flow_id).condition is not None:
-                    raise fail("a parallel gateway's outgoing flows cannot have conditions", flow_id, None)
+                    raise fail(
+                        "a parallel gateway's outgoing flows cannot have conditions", flow_id, None
+                    )
     none_starts = [n for n in model.nodes if isinstance(n, StartEvent) and n.is_none_start]
     if len(none_starts) > 1:
-        raise fail("a process can have at most one none start event", none_starts[1].id, none_starts[1].line)
+        raise fail(
+            "a process can have at most one none start event",
+            none_starts[1].id,
+            none_starts[1].line,
+        )
     if not any(isinstance(n, StartEvent) for n in model.nodes):
         raise fail("process has no start event", model.key, model.line)
     return model

@@ -87,7 +87,7 @@ class Visit:
 
 @dataclass
 class Join:
-    """Arrivals at one converging parallel gateway in one scope: [{"token": id, "flow": flow id}]."""
+    """Arrivals at one converging parallel gateway in one scope: [{"token": id, "flow": id}]."""
 
     gateway_id: str
     scope_key: str

@@ -79,7 +79,8 @@ class Advance:
         self._drain()
 
     def execute_ready(self, token: Token) -> None:
-        """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked at."""
+        """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
+        at."""
         self._queue.append((token, token.node_id, None, True))
         self._drain()
 
@@ -158,7 +159,8 @@ class Advance:
         handler = self.handlers.get(node.handler)
         if handler is None:
             raise HandlerError(
-                f"no handler is registered under the name '{node.handler}' (service task '{node.id}')",
+                f"no handler is registered under the name '{node.handler}' "
+                f"(service task '{node.id}')",
                 node_id=node.id,
                 handler=node.handler,
             )
@@ -221,7 +223,7 @@ class Advance:
         key = (gateway.id, token.scope_key)
         join = run.joins.get(key)
         if join is None:
-            # A join that fired earlier in this command keeps its row: it is updated, not re-inserted.
+            # A join that fired earlier in this command keeps its row: updated, not re-inserted.
             join = Join(gateway.id, token.scope_key, [], run.deleted_joins.pop(key, None))
             run.joins[key] = join
         join.arrivals = [*join.arrivals, {"token": str(token.id), "flow": via or ""}]
@@ -278,7 +280,11 @@ class Advance:
         if len(flows) == 1:
             self._queue.append((token, flows[0].target, flows[0].id, False))
             return
-        group = f"{token.parallel_group}.{new_id().hex[:12]}" if token.parallel_group else new_id().hex[:12]
+        group = (
+            f"{token.parallel_group}.{new_id().hex[:12]}"
+            if token.parallel_group
+            else new_id().hex[:12]
+        )
         token.move_to(TokenState.COMPLETED, run.now)
         run.emit("token.forked", token)
         for flow in flows:

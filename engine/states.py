@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 from engine.errors import InvariantViolation, InvariantViolationKind
 
 
-class TokenState(str, Enum):
+class TokenState(StrEnum):
     CREATED = "Created"
     READY = "Ready"
     EXECUTING = "Executing"
@@ -56,7 +56,7 @@ def check_token_transition(token_id: object, current: TokenState, target: TokenS
     )
 
 
-class InstanceState(str, Enum):
+class InstanceState(StrEnum):
     """An open vocabulary: readers must tolerate values added later."""
 
     CREATED = "Created"
@@ -71,7 +71,7 @@ class InstanceState(str, Enum):
         return self in (InstanceState.COMPLETED, InstanceState.TERMINATED)
 
 
-class TokenView(str, Enum):
+class TokenView(StrEnum):
     """How a token looks from outside: the projection `InstanceHandle.tokens()` reports."""
 
     ALIVE = "Alive"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from typing import Any
 
 from engine.errors import BadRequest
@@ -44,9 +44,9 @@ def infer(value: Any) -> TypedValue:
     if isinstance(value, str):
         return TypedValue("string", value)
     if isinstance(value, datetime):
-        return TypedValue("date", value if value.tzinfo else value.replace(tzinfo=timezone.utc))
+        return TypedValue("date", value if value.tzinfo else value.replace(tzinfo=UTC))
     if isinstance(value, date):
-        return TypedValue("date", datetime(value.year, value.month, value.day, tzinfo=timezone.utc))
+        return TypedValue("date", datetime(value.year, value.month, value.day, tzinfo=UTC))
     if isinstance(value, (dict, list)):
         return TypedValue("json", value)
     raise BadRequest(f"a variable cannot hold a value of Python type {type(value).__name__}")

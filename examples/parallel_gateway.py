@@ -1,6 +1,6 @@
 """Start, split, two handlers, join, end: the smallest parallel process, run to completion.
 
-    python -m examples.parallel_gateway
+python -m examples.parallel_gateway
 """
 
 from __future__ import annotations

@@ -54,13 +54,30 @@ _PARSER = etree.XMLParser(**_SAFE)
 _UTF8_PARSER = etree.XMLParser(**_SAFE, encoding="utf-8")
 
 # Elements with no execution meaning, skipped wherever they appear inside a process or a node.
-_DECORATION = frozenset({
-    "documentation", "extensionElements", "laneSet", "textAnnotation", "association", "group",
-    "category", "dataObject", "dataObjectReference", "dataStoreReference", "dataInputAssociation",
-    "dataOutputAssociation", "ioSpecification", "property", "auditing", "monitoring",
-})
+_DECORATION = frozenset(
+    {
+        "documentation",
+        "extensionElements",
+        "laneSet",
+        "textAnnotation",
+        "association",
+        "group",
+        "category",
+        "dataObject",
+        "dataObjectReference",
+        "dataStoreReference",
+        "dataInputAssociation",
+        "dataOutputAssociation",
+        "ioSpecification",
+        "property",
+        "auditing",
+        "monitoring",
+    }
+)
 _TIMER_KINDS: dict[str, TimerKind] = {
-    "timeDate": "date", "timeDuration": "duration", "timeCycle": "cycle",
+    "timeDate": "date",
+    "timeDuration": "duration",
+    "timeCycle": "cycle",
 }
 _HANDLER_NAME = re.compile(r"[^\W\d][\w$]*(\.[^\W\d][\w$]*)*")
 _SERVICE_IMPLEMENTATION_REQUIRED = (
@@ -151,7 +168,8 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
     """The single event definition of an event, if it is one this engine supports."""
     definitions = [
-        child for child in _children(element)
+        child
+        for child in _children(element)
         if _local(child).endswith("EventDefinition") or _local(child) == "eventDefinitionRef"
     ]
     for definition in definitions:
@@ -280,8 +298,8 @@ def _user_task(element: Element, ctx: _Context) -> Node:
     fields: dict[str, Any] = {}
     for attribute, field_name in _USER_TASK_ATTRIBUTES.items():
         value = element.get(_camunda(attribute))
-        fields[field_name] = None if value is None else ctx.checked_text(
-            element, f"camunda:{attribute}", value
+        fields[field_name] = (
+            None if value is None else ctx.checked_text(element, f"camunda:{attribute}", value)
         )
     return UserTask(**common, **fields)
 

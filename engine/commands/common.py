@@ -30,7 +30,9 @@ def require_running(run: InstanceRun) -> None:
     """Commands that move tokens need an active instance."""
     state = run.instance.state
     if state is InstanceState.SUSPENDED:
-        raise Conflict(f"process instance {run.instance.id} is suspended", instance_id=str(run.instance.id))
+        raise Conflict(
+            f"process instance {run.instance.id} is suspended", instance_id=str(run.instance.id)
+        )
     if state.is_final:
         raise Conflict(
             f"process instance {run.instance.id} is already {state.value}",

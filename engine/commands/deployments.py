@@ -52,7 +52,11 @@ class Deploy:
             definitions.lock_key(tx.conn, model.key)
             content_hash = hashlib.sha256(model.key.encode() + b"\0" + resource.content).hexdigest()
             latest = definitions.latest(tx.conn, model.key)
-            if self.duplicate_filtering and latest is not None and latest.content_hash == content_hash:
+            if (
+                self.duplicate_filtering
+                and latest is not None
+                and latest.content_hash == content_hash
+            ):
                 listed.append(_describe(latest, created=False))
                 continue
             version = latest.version + 1 if latest else 1
@@ -71,7 +75,9 @@ class Deploy:
             listed.append(_describe(row, created=True))
         if not created:
             return DeploymentResult(deployment_id=None, definitions=listed)
-        definitions.insert_deployment(tx.conn, deployment_id, self.deployment_name, self.source, tx.now)
+        definitions.insert_deployment(
+            tx.conn, deployment_id, self.deployment_name, self.source, tx.now
+        )
         for row, resource, model in created:
             definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
             tx.definitions.put(row.id, model)
@@ -84,7 +90,10 @@ def _parse(resource: Resource) -> list[ProcessModel]:
         for node in model.nodes:
             if node.async_after:
                 raise ModelError(
-                    "camunda:asyncAfter is not supported yet", file=resource.name, line=node.line, element_id=node.id
+                    "camunda:asyncAfter is not supported yet",
+                    file=resource.name,
+                    line=node.line,
+                    element_id=node.id,
                 )
     return models
 

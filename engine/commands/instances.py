@@ -69,7 +69,9 @@ class StartInstance:
             found = definitions.latest(tx.conn, self.key)
             what = f"process '{self.key}'"
         else:
-            raise BadRequest("say which process to start: a key, a key and version, or a definition id")
+            raise BadRequest(
+                "say which process to start: a key, a key and version, or a definition id"
+            )
         if found is None:
             raise NotFound(f"{what} is not deployed")
         return found
@@ -149,4 +151,6 @@ class SetVariables:
 
 
 def _result(run: InstanceRun) -> InstanceResult:
-    return InstanceResult(str(run.instance.id), run.instance.definition_id, run.instance.state.value)
+    return InstanceResult(
+        str(run.instance.id), run.instance.definition_id, run.instance.state.value
+    )

@@ -9,7 +9,9 @@ from uuid import UUID
 
 import psycopg
 
-_COLUMNS = "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at"
+_COLUMNS = (
+    "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at"
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,11 @@ def lock_key(conn: psycopg.Connection[Any], key: str) -> None:
 
 
 def insert_deployment(
-    conn: psycopg.Connection[Any], deployment_id: UUID, name: str | None, source: str | None, now: datetime
+    conn: psycopg.Connection[Any],
+    deployment_id: UUID,
+    name: str | None,
+    source: str | None,
+    now: datetime,
 ) -> None:
     conn.execute(
         "INSERT INTO deployment (id, name, source, created_at) VALUES (%s, %s, %s, %s)",

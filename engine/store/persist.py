@@ -23,7 +23,8 @@ WITH d AS (SELECT %s::jsonb AS doc),
 new_instance AS (
     INSERT INTO process_instance
         (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
-    SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0, r.started_at, r.ended_at
+    SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0,
+           r.started_at, r.ended_at
     FROM d, jsonb_to_recordset(d.doc->'new_instance') AS r(
         id uuid, definition_id text, definition_key text, business_key text, state text,
         started_at timestamptz, ended_at timestamptz)
@@ -94,7 +95,8 @@ new_tasks AS (
 ),
 changed_tasks AS (
     UPDATE user_task u SET state = r.state, ended_at = r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'changed_tasks') AS r(id uuid, state text, ended_at timestamptz)
+    FROM d, jsonb_to_recordset(d.doc->'changed_tasks') AS r(
+        id uuid, state text, ended_at timestamptz)
     WHERE u.id = r.id
 ),
 retired_tasks AS (
@@ -114,7 +116,8 @@ new_visits AS (
 ),
 ended_visits AS (
     UPDATE history h SET state = r.state, ended_at = r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'ended_visits') AS r(id uuid, state text, ended_at timestamptz)
+    FROM d, jsonb_to_recordset(d.doc->'ended_visits') AS r(
+        id uuid, state text, ended_at timestamptz)
     WHERE h.id = r.id
 ),
 events AS (
@@ -227,7 +230,12 @@ def document(run: InstanceRun) -> dict[str, Any]:
     ]
     # One outbox row per history row written, then the instance-level and token events.
     outbox: list[dict[str, Any]] = [
-        {"event": f"visit.{v.state.lower()}", "token_id": v.token_id, "node_id": v.node_id, "history_id": v.id}
+        {
+            "event": f"visit.{v.state.lower()}",
+            "token_id": v.token_id,
+            "node_id": v.node_id,
+            "history_id": v.id,
+        }
         for v in run.visits
     ]
     outbox.extend(
@@ -283,6 +291,8 @@ def document(run: InstanceRun) -> dict[str, Any]:
         ],
         "retire_work_of": sorted(str(token_id) for token_id in run.retire_work_of),
         "new_visits": [v for v, visit in zip(visits, run.visits, strict=True) if visit.is_new],
-        "ended_visits": [v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new],
+        "ended_visits": [
+            v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new
+        ],
         "outbox": outbox,
     }

@@ -55,7 +55,9 @@ def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo |
 
 
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
-    row = conn.execute("SELECT state FROM process_instance WHERE id = %s", (instance_id,)).fetchone()
+    row = conn.execute(
+        "SELECT state FROM process_instance WHERE id = %s", (instance_id,)
+    ).fetchone()
     return row[0] if row else None
 
 

@@ -11,16 +11,17 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg.types.json import Jsonb
 
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
-from engine.runtime import InstanceRow, InstanceRun, Join, Token, UserTaskRow
+from engine.runtime import InstanceRow, InstanceRun, Join, Token
 from engine.states import InstanceState, TokenState
 from engine.variables import from_row
 
 LIVE_STATES = [s.value for s in TokenState if not s.is_final]
 
-_INSTANCE_COLUMNS = "id, definition_id, definition_key, business_key, state, version, started_at, ended_at"
+_INSTANCE_COLUMNS = (
+    "id, definition_id, definition_key, business_key, state, version, started_at, ended_at"
+)
 _TOKEN_COLUMNS = (
     "id, instance_id, node_id, state, mode, scope_id, parent_id, parallel_group, merged_into, "
     "visit_id, version, created_at, updated_at"
@@ -89,7 +90,9 @@ def load_run(
     )
     row = instance_cur.fetchone()
     if row is None:
-        raise NotFound(f"process instance {instance_id} does not exist", instance_id=str(instance_id))
+        raise NotFound(
+            f"process instance {instance_id} does not exist", instance_id=str(instance_id)
+        )
     run = InstanceRun(instance=_instance(row), now=now)
     for token_row in token_cur.fetchall():
         token = _token(token_row)

@@ -1,6 +1,6 @@
 """Runs instances forever until killed: the subject of the crash-safety test.
 
-    python -m tests.engine.crash_worker DATABASE_URL
+python -m tests.engine.crash_worker DATABASE_URL
 """
 
 from __future__ import annotations

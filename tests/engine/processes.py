@@ -50,7 +50,7 @@ def fan_out(branches: int, key: str | None = None) -> ProcessModel:
 
 
 def approval(key: str = "approval") -> ProcessModel:
-    """start -> prepare (handler) -> review (user task) -> decide (xor) -> approved/rejected ends."""
+    """start -> prepare (handler) -> review (user task) -> decide (xor) -> approved | rejected."""
     return (
         ProcessBuilder(key)
         .start_event("start")

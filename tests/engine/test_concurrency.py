@@ -50,12 +50,14 @@ def test_exactly_one_of_eight_claimers_wins_every_round(engine: Engine) -> None:
         instance = engine.start_latest("async-work")
         [token] = instance.tokens()
         assert (token.node_id, token.state) == ("work", TokenView.ALIVE)
-        outcomes = race(CLAIMERS, lambda _: engine.execute_token(token.token_id, token.version))
+        token_id, version = token.token_id, token.version
+        outcomes = race(CLAIMERS, lambda _, t=token_id, v=version: engine.execute_token(t, v))
         winners = [o for o in outcomes if not isinstance(o, Exception)]
         losers = [o for o in outcomes if isinstance(o, Exception)]
         assert len(winners) == 1, outcomes
         assert all(
-            isinstance(e, InvariantViolation) and e.kind is InvariantViolationKind.TOKEN_CLAIM_CONFLICT
+            isinstance(e, InvariantViolation)
+            and e.kind is InvariantViolationKind.TOKEN_CLAIM_CONFLICT
             for e in losers
         ), losers
         assert instance.state is InstanceState.COMPLETED

@@ -50,7 +50,8 @@ def check_consistent(conn: psycopg.Connection[Any]) -> dict[str, int]:
             (instance_id,),
         ).fetchall()
         live = conn.execute(
-            "SELECT node_id, state FROM token WHERE instance_id = %s AND state NOT IN ('Completed', 'Terminated')",
+            "SELECT node_id, state FROM token "
+            "WHERE instance_id = %s AND state NOT IN ('Completed', 'Terminated')",
             (instance_id,),
         ).fetchall()
         tasks = conn.execute(
@@ -58,7 +59,9 @@ def check_consistent(conn: psycopg.Connection[Any]) -> dict[str, int]:
         ).fetchall()
         names = {
             row[0]
-            for row in conn.execute("SELECT name FROM variable WHERE instance_id = %s", (instance_id,))
+            for row in conn.execute(
+                "SELECT name FROM variable WHERE instance_id = %s", (instance_id,)
+            )
         }
         events = [
             row[0]

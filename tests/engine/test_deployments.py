@@ -12,7 +12,11 @@ from engine.errors import ModelError, NotFound
 
 def simple(key: str, end_name: str) -> str:
     model = (
-        ProcessBuilder(key).start_event("start").end_event("end", end_name).chain("start", "end").build()
+        ProcessBuilder(key)
+        .start_event("start")
+        .end_event("end", end_name)
+        .chain("start", "end")
+        .build()
     )
     return write_bpmn([model])
 
@@ -43,10 +47,18 @@ def test_start_latest_version_or_exact_definition(engine: Engine) -> None:
 
 def test_running_instances_keep_their_version(engine: Engine) -> None:
     model_v1 = (
-        ProcessBuilder("keep").start_event("start").user_task("t1").end_event("end").chain("start", "t1", "end")
+        ProcessBuilder("keep")
+        .start_event("start")
+        .user_task("t1")
+        .end_event("end")
+        .chain("start", "t1", "end")
     ).build()
     model_v2 = (
-        ProcessBuilder("keep").start_event("start").user_task("t2").end_event("end").chain("start", "t2", "end")
+        ProcessBuilder("keep")
+        .start_event("start")
+        .user_task("t2")
+        .end_event("end")
+        .chain("start", "t2", "end")
     ).build()
     engine.deploy(model_v1)
     old = engine.start_latest("keep")
@@ -60,8 +72,10 @@ def test_running_instances_keep_their_version(engine: Engine) -> None:
 
 
 def test_a_bad_file_deploys_nothing(engine: Engine) -> None:
-    bad = simple("good", "x").replace("<bpmn:endEvent", "<bpmn:inclusiveGateway").replace(
-        "</bpmn:endEvent>", "</bpmn:inclusiveGateway>"
+    bad = (
+        simple("good", "x")
+        .replace("<bpmn:endEvent", "<bpmn:inclusiveGateway")
+        .replace("</bpmn:endEvent>", "</bpmn:inclusiveGateway>")
     )
     with pytest.raises(ModelError, match="inclusiveGateway"):
         engine.deploy(simple("other", "y"), bad)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Any
 
 import pytest
@@ -32,7 +33,12 @@ def test_straight_through_instance_completes_in_one_command(engine: Engine) -> N
     instance = engine.start_latest("straight", {"amount": 5})
     assert instance.state is InstanceState.COMPLETED
     assert calls == {"one": 1, "two": 1, "three": 1}
-    assert instance.variables() == {"amount": 5, "one_done": True, "two_done": True, "three_done": True}
+    assert instance.variables() == {
+        "amount": 5,
+        "one_done": True,
+        "two_done": True,
+        "three_done": True,
+    }
     assert instance.tokens() == []
     [path] = instance.history()
     assert [s.node_id for s in path.steps] == ["start", "one", "two", "three", "end"]
@@ -136,11 +142,11 @@ def test_unknown_process_and_instance(engine: Engine) -> None:
 
 
 def test_variable_types_round_trip(engine: Engine) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     register_counting(engine, "one", "two", "three")
     engine.deploy(straight_through())
-    when = datetime(2026, 1, 31, 10, 0, tzinfo=timezone.utc)
+    when = datetime(2026, 1, 31, 10, 0, tzinfo=UTC)
     values = {
         "s": "text",
         "i": 7,

@@ -21,7 +21,9 @@ def test_allowed_transitions(current: TokenState, target: TokenState) -> None:
     "current,target",
     sorted(set(itertools.product(TokenState, TokenState)) - ALLOWED),
 )
-def test_every_other_transition_is_rejected_with_its_kind(current: TokenState, target: TokenState) -> None:
+def test_every_other_transition_is_rejected_with_its_kind(
+    current: TokenState, target: TokenState
+) -> None:
     with pytest.raises(InvariantViolation) as caught:
         check_token_transition("t", current, target)
     expected = (

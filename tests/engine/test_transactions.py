@@ -14,7 +14,16 @@ from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.processes import approval, async_work, straight_through
 
-TABLES = ("process_instance", "token", "join_state", "variable", "user_task", "history", "outbox", "idempotency")
+TABLES = (
+    "process_instance",
+    "token",
+    "join_state",
+    "variable",
+    "user_task",
+    "history",
+    "outbox",
+    "idempotency",
+)
 
 
 def snapshot(database_url: str) -> dict[str, list[Any]]:
@@ -41,7 +50,9 @@ def test_handler_raising_mid_start_changes_nothing(engine: Engine, database_url:
     assert snapshot(database_url) == before
 
 
-def test_handler_raising_mid_continuation_changes_nothing(engine: Engine, database_url: str) -> None:
+def test_handler_raising_mid_continuation_changes_nothing(
+    engine: Engine, database_url: str
+) -> None:
     engine.register_handler("prepare", lambda ctx: {"prepared": True})
 
     def explode(ctx: TaskContext) -> None:
@@ -103,7 +114,11 @@ def test_concurrent_commands_with_one_key_have_one_effect(engine: Engine) -> Non
         barrier = threading.Barrier(6)
         ids: list[str] = []
 
-        def start(key: str = f"key-{round_}") -> None:
+        def start(
+            key: str = f"key-{round_}",
+            barrier: threading.Barrier = barrier,
+            ids: list[str] = ids,
+        ) -> None:
             barrier.wait()
             ids.append(str(engine.start_latest("approval", idempotency_key=key).id))
 

@@ -76,7 +76,9 @@ def test_invoice_fixture() -> None:
     text = (DATA / "invoice_approval.bpmn").read_text()
     model = parse_one(text)
     assert (model.key, model.name, model.version_tag) == (
-        "invoice_approval", "Invoice approval", "1.2"
+        "invoice_approval",
+        "Invoice approval",
+        "1.2",
     )
     assert model.line == line_of(text, '<bpmn:process id="invoice_approval"')
     assert model.node("Task_Approve") == UserTask(
@@ -127,9 +129,18 @@ def test_realistic_modeler_file_with_pool_lanes_and_decoration() -> None:
     model = parse_one(text)
     assert (model.key, model.version_tag) == ("order_fulfillment", "2024-03")
     assert {node.id for node in model.nodes} == {
-        "StartEvent_Order", "StartEvent_Api", "Gateway_Merge", "Task_Check", "Gateway_InStock",
-        "Gateway_Split", "Task_Ship", "Task_Invoice", "Gateway_Join", "EndEvent_Done",
-        "Task_Call", "EndEvent_Cancelled",
+        "StartEvent_Order",
+        "StartEvent_Api",
+        "Gateway_Merge",
+        "Task_Check",
+        "Gateway_InStock",
+        "Gateway_Split",
+        "Task_Ship",
+        "Task_Invoice",
+        "Gateway_Join",
+        "EndEvent_Done",
+        "Task_Call",
+        "EndEvent_Cancelled",
     }
     assert len(model.flows) == 12
     assert model.none_start.id == "StartEvent_Order"
@@ -138,7 +149,9 @@ def test_realistic_modeler_file_with_pool_lanes_and_decoration() -> None:
     check = model.node("Task_Check")
     assert isinstance(check, ServiceTask)
     assert (check.handler, check.async_after, check.async_before) == (
-        "com.acme.fulfillment.CheckStock", True, False
+        "com.acme.fulfillment.CheckStock",
+        True,
+        False,
     )
     assert model.node("Gateway_Merge").incoming == ("Flow_1", "Flow_2")
     assert isinstance(model.node("Gateway_Split"), ParallelGateway)
@@ -150,8 +163,11 @@ def test_realistic_modeler_file_with_pool_lanes_and_decoration() -> None:
     assert isinstance(invoice, UserTask)
     assert (invoice.candidate_users, invoice.priority) == ("alice,bob", "${priority}")
     assert model.node("Task_Call") == NoneTask(
-        id="Task_Call", name="Call customer", incoming=("Flow_OutOfStock",),
-        outgoing=("Flow_10",), manual=True,
+        id="Task_Call",
+        name="Call customer",
+        incoming=("Flow_OutOfStock",),
+        outgoing=("Flow_10",),
+        manual=True,
     )
     cancelled = model.node("EndEvent_Cancelled")
     assert isinstance(cancelled, EndEvent) and cancelled.terminate
@@ -237,8 +253,13 @@ def test_timer_and_message_starts_without_incoming_outgoing_children() -> None:
             'camunda:candidateGroups="sales" camunda:dueDate="P3D" camunda:priority="80" '
             'camunda:formKey="app:form.html" />',
             UserTask(
-                id="n", assignee="demo", candidate_users="${users}", candidate_groups="sales",
-                due_date="P3D", priority="80", form_key="app:form.html",
+                id="n",
+                assignee="demo",
+                candidate_users="${users}",
+                candidate_groups="sales",
+                due_date="P3D",
+                priority="80",
+                form_key="app:form.html",
             ),
         ),
         ('<bpmn:userTask id="n" />', UserTask(id="n")),
@@ -253,7 +274,7 @@ def test_timer_and_message_starts_without_incoming_outgoing_children() -> None:
         ('<bpmn:parallelGateway id="n" />', ParallelGateway(id="n")),
         (
             '<bpmn:task id="n"><bpmn:documentation>Why</bpmn:documentation>'
-            '<bpmn:extensionElements><camunda:properties /></bpmn:extensionElements>'
+            "<bpmn:extensionElements><camunda:properties /></bpmn:extensionElements>"
             "<bpmn:incoming>f1</bpmn:incoming><bpmn:outgoing>f2</bpmn:outgoing></bpmn:task>",
             NoneTask(id="n"),
         ),
@@ -358,8 +379,12 @@ UNSUPPORTED = [
     ("inclusiveGateway", '<bpmn:inclusiveGateway id="n" />', "n"),
     ("eventBasedGateway", '<bpmn:eventBasedGateway id="n" />', "n"),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
-    ("scriptTask", '<bpmn:scriptTask id="n" scriptFormat="groovy"><bpmn:script>x</bpmn:script>'
-     "</bpmn:scriptTask>", "n"),
+    (
+        "scriptTask",
+        '<bpmn:scriptTask id="n" scriptFormat="groovy"><bpmn:script>x</bpmn:script>'
+        "</bpmn:scriptTask>",
+        "n",
+    ),
     ("sendTask", '<bpmn:sendTask id="n" />', "n"),
     ("receiveTask", '<bpmn:receiveTask id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
@@ -367,28 +392,51 @@ UNSUPPORTED = [
     ("subProcess", '<bpmn:subProcess id="n" />', "n"),
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
-    ("intermediateCatchEvent", '<bpmn:intermediateCatchEvent id="n"><bpmn:timerEventDefinition />'
-     "</bpmn:intermediateCatchEvent>", "n"),
+    (
+        "intermediateCatchEvent",
+        '<bpmn:intermediateCatchEvent id="n"><bpmn:timerEventDefinition />'
+        "</bpmn:intermediateCatchEvent>",
+        "n",
+    ),
     ("boundaryEvent", '<bpmn:boundaryEvent id="n" attachedToRef="end" />', "n"),
-    ("endEvent with errorEventDefinition",
-     '<bpmn:endEvent id="n"><bpmn:errorEventDefinition /></bpmn:endEvent>', "n"),
-    ("endEvent with messageEventDefinition",
-     '<bpmn:endEvent id="n"><bpmn:messageEventDefinition /></bpmn:endEvent>', "n"),
-    ("startEvent with signalEventDefinition",
-     '<bpmn:startEvent id="n"><bpmn:signalEventDefinition /></bpmn:startEvent>', "n"),
-    ("intermediateThrowEvent with escalationEventDefinition",
-     '<bpmn:intermediateThrowEvent id="n"><bpmn:escalationEventDefinition />'
-     "</bpmn:intermediateThrowEvent>", "n"),
-    ("multiInstanceLoopCharacteristics",
-     '<bpmn:userTask id="n"><bpmn:multiInstanceLoopCharacteristics id="loop" /></bpmn:userTask>',
-     "n"),
-    ("standardLoopCharacteristics",
-     '<bpmn:serviceTask id="n" camunda:class="A"><bpmn:standardLoopCharacteristics />'
-     "</bpmn:serviceTask>", "n"),
-    ("potentialOwner",
-     '<bpmn:userTask id="n"><bpmn:potentialOwner /></bpmn:userTask>', "n"),
-    ("camunda:taskListener",
-     '<bpmn:userTask id="n"><camunda:taskListener event="create" /></bpmn:userTask>', "n"),
+    (
+        "endEvent with errorEventDefinition",
+        '<bpmn:endEvent id="n"><bpmn:errorEventDefinition /></bpmn:endEvent>',
+        "n",
+    ),
+    (
+        "endEvent with messageEventDefinition",
+        '<bpmn:endEvent id="n"><bpmn:messageEventDefinition /></bpmn:endEvent>',
+        "n",
+    ),
+    (
+        "startEvent with signalEventDefinition",
+        '<bpmn:startEvent id="n"><bpmn:signalEventDefinition /></bpmn:startEvent>',
+        "n",
+    ),
+    (
+        "intermediateThrowEvent with escalationEventDefinition",
+        '<bpmn:intermediateThrowEvent id="n"><bpmn:escalationEventDefinition />'
+        "</bpmn:intermediateThrowEvent>",
+        "n",
+    ),
+    (
+        "multiInstanceLoopCharacteristics",
+        '<bpmn:userTask id="n"><bpmn:multiInstanceLoopCharacteristics id="loop" /></bpmn:userTask>',
+        "n",
+    ),
+    (
+        "standardLoopCharacteristics",
+        '<bpmn:serviceTask id="n" camunda:class="A"><bpmn:standardLoopCharacteristics />'
+        "</bpmn:serviceTask>",
+        "n",
+    ),
+    ("potentialOwner", '<bpmn:userTask id="n"><bpmn:potentialOwner /></bpmn:userTask>', "n"),
+    (
+        "camunda:taskListener",
+        '<bpmn:userTask id="n"><camunda:taskListener event="create" /></bpmn:userTask>',
+        "n",
+    ),
 ]
 
 
@@ -445,8 +493,10 @@ def test_xxe_file_read_is_rejected_and_nothing_leaks(tmp_path: Path) -> None:
     ids=["external-dtd", "parameter-entity", "billion-laughs", "bare-doctype"],
 )
 def test_any_dtd_is_rejected(doctype: str) -> None:
-    body = process('<bpmn:startEvent id="s" /><bpmn:endEvent id="e" />'
-                   '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />')
+    body = process(
+        '<bpmn:startEvent id="s" /><bpmn:endEvent id="e" />'
+        '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />'
+    )
     text = body.replace("\n", f"\n{doctype}\n", 1)
     error = rejected(text)
     assert "DOCTYPE declarations are not allowed" in str(error)
@@ -529,7 +579,7 @@ def test_malformed_xml_names_the_line(text: str, line: int, fragment: str) -> No
             "n",
         ),
         (
-            "<bpmn:userTask id=\"n\" camunda:assignee=\"${__import__('os')}\" />",
+            '<bpmn:userTask id="n" camunda:assignee="${__import__(\'os\')}" />',
             "camunda:assignee: calls are not allowed",
             "n",
         ),
@@ -692,9 +742,7 @@ def test_invalid_flows(flow: str, fragment: str, element_id: str | None) -> None
             "timeCycle: ';' is not allowed",
         ),
         (
-            process(
-                '<bpmn:startEvent id="s"><bpmn:terminateEventDefinition /></bpmn:startEvent>'
-            ),
+            process('<bpmn:startEvent id="s"><bpmn:terminateEventDefinition /></bpmn:startEvent>'),
             "startEvent with terminateEventDefinition is not supported",
         ),
         (

@@ -32,7 +32,10 @@ def invoice_approval() -> ProcessModel:
         )
         .exclusive_gateway("Gateway_Approved", "Approved?", default="Flow_Rejected")
         .service_task(
-            "Task_Pay", "Pay invoice", handler="payInvoice", result_variable="payment",
+            "Task_Pay",
+            "Pay invoice",
+            handler="payInvoice",
+            result_variable="payment",
             async_before=True,
         )
         .service_task("Task_Archive", "Archive invoice", topic="archive-invoice", priority=5)
@@ -40,8 +43,9 @@ def invoice_approval() -> ProcessModel:
         .end_event("EndEvent_Rejected", "Invoice rejected")
         .flow("StartEvent_Invoice", "Task_Approve", id="Flow_ToApprove")
         .flow("Task_Approve", "Gateway_Approved", id="Flow_ToDecision")
-        .flow("Gateway_Approved", "Task_Pay", id="Flow_Approved", name="yes",
-              condition="${approved}")
+        .flow(
+            "Gateway_Approved", "Task_Pay", id="Flow_Approved", name="yes", condition="${approved}"
+        )
         .flow("Gateway_Approved", "EndEvent_Rejected", id="Flow_Rejected", name="no")
         .flow("Task_Pay", "Task_Archive", id="Flow_ToArchive")
         .flow("Task_Archive", "EndEvent_Paid", id="Flow_ToPaid")
@@ -63,7 +67,7 @@ def everything() -> ProcessModel:
         .user_task("review", candidate_users="a,b", async_before=True)
         .task("think", manual=True)
         .task("plain", async_before=True)
-        .intermediate_throw_event("milestone", 'Quotes " & <angles> \'and\'\nnewlines')
+        .intermediate_throw_event("milestone", "Quotes \" & <angles> 'and'\nnewlines")
         .parallel_gateway("split")
         .parallel_gateway("join")
         .end_event("end", terminate=True)
@@ -177,15 +181,27 @@ def test_any_flow_order_survives_a_roundtrip(flow_order: list[int], task_order: 
         (lambda b: b.service_task("x", handler="a", topic="t"), "exactly one implementation", "x"),
         (lambda b: b.service_task("x", topic=""), "non-empty topic", "x"),
         (lambda b: b.user_task("x", assignee="${a.__class__}"), "assignee: names starting", "x"),
-        (lambda b: b.start_event("x", message="m", timer=TimerDefinition(kind="date", text="t")),
-         "either a message or a timer", "x"),
-        (lambda b: b.start_event("x", timer=TimerDefinition(kind="date", text=" PT1M")),
-         "whitespace", "x"),
-        (lambda b: b.start_event("x", timer=TimerDefinition(kind="date", text="${;}")),
-         "timer: ';' is not allowed", "x"),
+        (
+            lambda b: b.start_event("x", message="m", timer=TimerDefinition(kind="date", text="t")),
+            "either a message or a timer",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", timer=TimerDefinition(kind="date", text=" PT1M")),
+            "whitespace",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", timer=TimerDefinition(kind="date", text="${;}")),
+            "timer: ';' is not allowed",
+            "x",
+        ),
         (lambda b: b.flow("s", "nowhere", id="c"), "targetRef 'nowhere' names no flow node", "c"),
-        (lambda b: b.exclusive_gateway("x", default="missing").chain("s", "x"),
-         "default flow 'missing' is not an outgoing flow", "x"),
+        (
+            lambda b: b.exclusive_gateway("x", default="missing").chain("s", "x"),
+            "default flow 'missing' is not an outgoing flow",
+            "x",
+        ),
         (lambda b: b.task("t").flow("t", "s", id="c"), "a start event cannot have incoming", "s"),
     ],
 )
