@@ -29,30 +29,9 @@ from engine.errors import ExpressionError
 MAX_SOURCE_LENGTH = 1000
 MAX_DEPTH = 50
 
-# Longest first, so that "<=" is not read as "<" followed by "=".
-_OPERATORS = (
-    "&&",
-    "||",
-    "==",
-    "!=",
-    "<=",
-    ">=",
-    "<",
-    ">",
-    "+",
-    "-",
-    "*",
-    "/",
-    "%",
-    "!",
-    "?",
-    ":",
-    ".",
-    "[",
-    "]",
-    "(",
-    ")",
-)
+# Two-character operators are tried first, so that "<=" is not read as "<" followed by "=".
+_TWO_CHAR_OPERATORS = ("&&", "||", "==", "!=", "<=", ">=")
+_ONE_CHAR_OPERATORS = "<>+-*/%!?:.[]()"
 _WORD_OPERATORS = {
     "and": "&&",
     "or": "||",
@@ -68,20 +47,11 @@ _WORD_OPERATORS = {
     "empty": "empty",
 }
 _LITERAL_WORDS: dict[str, Any] = {"true": True, "false": False, "null": None}
+# Binary operators from the loosest to the tightest binding.
 _PRECEDENCE = {
-    "||": 1,
-    "&&": 2,
-    "==": 3,
-    "!=": 3,
-    "<": 4,
-    ">": 4,
-    "<=": 4,
-    ">=": 4,
-    "+": 5,
-    "-": 5,
-    "*": 6,
-    "/": 6,
-    "%": 6,
+    op: level
+    for level, ops in enumerate(["||", "&&", "== !=", "< > <= >=", "+ -", "* / %"], start=1)
+    for op in ops.split()
 }
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
 _DIGITS = "0123456789"
@@ -383,9 +353,11 @@ def _tokenize(body: str) -> list[_Token]:
         elif char == "=" and not body.startswith("==", index):
             raise _SyntaxError("assignment is not allowed")
         else:
-            op = next((op for op in _OPERATORS if body.startswith(op, index)), None)
-            if op is None:
-                raise _SyntaxError(f"unexpected character {char!r}")
+            op = body[index : index + 2]
+            if op not in _TWO_CHAR_OPERATORS:
+                op = char
+                if op not in _ONE_CHAR_OPERATORS:
+                    raise _SyntaxError(f"unexpected character {char!r}")
             tokens.append(_Token("op", op))
             index += len(op)
     tokens.append(_Token("end", None))

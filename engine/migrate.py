@@ -53,7 +53,6 @@ def _escape(value: str) -> str:
 def _upgrade_lock(url: str) -> Iterator[None]:
     """Hold the migration advisory lock on a connection of its own, so concurrent starters queue."""
     with psycopg.connect(normalize_url(url), autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
         try:
             yield
         finally:
