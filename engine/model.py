@@ -25,6 +25,10 @@ class NodeKind(StrEnum):
     INTERMEDIATE_THROW_EVENT = "intermediateThrowEvent"
     EXCLUSIVE_GATEWAY = "exclusiveGateway"
     PARALLEL_GATEWAY = "parallelGateway"
+    INTERMEDIATE_CATCH_EVENT = "intermediateCatchEvent"
+    RECEIVE_TASK = "receiveTask"
+    BOUNDARY_EVENT = "boundaryEvent"
+    SUB_PROCESS = "subProcess"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -46,6 +50,10 @@ class Node:
     outgoing: tuple[str, ...] = ()
     async_before: bool = False
     async_after: bool = False
+    # The enclosing embedded subprocess; None at process level.
+    parent: str | None = None
+    # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
+    retry_cycle: str | None = None
     line: int | None = field(default=None, compare=False)
 
     @property
@@ -77,7 +85,11 @@ class StartEvent(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class EndEvent(Node):
+    """A none end event, a terminate end event, or an error end event that throws `error_code`."""
+
     terminate: bool = False
+    is_error: bool = False
+    error_code: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -132,6 +144,10 @@ class NoneTask(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class IntermediateThrowEvent(Node):
+    """A none throw event passes the token on; with `signal_name` it broadcasts that signal."""
+
+    signal_name: str | None = None
+
     @property
     def kind(self) -> NodeKind:
         return NodeKind.INTERMEDIATE_THROW_EVENT
@@ -155,6 +171,62 @@ class ParallelGateway(Node):
     @property
     def is_join(self) -> bool:
         return len(self.incoming) > 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntermediateCatchEvent(Node):
+    """The token waits here for exactly one of: a timer, a message, a signal."""
+
+    timer: TimerDefinition | None = None
+    message_name: str | None = None
+    signal_name: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.INTERMEDIATE_CATCH_EVENT
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReceiveTask(Node):
+    message_name: str
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.RECEIVE_TASK
+
+
+@dataclass(frozen=True, kw_only=True)
+class BoundaryEvent(Node):
+    """An event on the edge of `attached_to` (a task or subprocess) with exactly one trigger.
+    Interrupting (`cancel_activity`) ends the activity; otherwise a new token leaves beside it.
+    `is_error` with `error_code` None catches every error."""
+
+    attached_to: str
+    cancel_activity: bool = True
+    timer: TimerDefinition | None = None
+    message_name: str | None = None
+    signal_name: str | None = None
+    is_error: bool = False
+    error_code: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.BOUNDARY_EVENT
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubProcess(Node):
+    """An embedded subprocess: a scope whose nodes name it as `parent`. An event subprocess
+    (`triggered_by_event`) has no flows in or out and starts when its start event triggers."""
+
+    triggered_by_event: bool = False
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SUB_PROCESS
+
+
+ACTIVITY_TYPES = (NoneTask, ServiceTask, UserTask, ReceiveTask, SubProcess)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -198,13 +270,30 @@ class ProcessModel:
     def has_node(self, node_id: str) -> bool:
         return node_id in self._nodes_by_id
 
+    def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
+        return tuple(
+            n for n in self.nodes if isinstance(n, BoundaryEvent) and n.attached_to == activity_id
+        )
+
+    def children(self, scope_id: str | None) -> tuple[Node, ...]:
+        """The nodes directly inside `scope_id` (None: the process level)."""
+        return tuple(n for n in self.nodes if n.parent == scope_id)
+
+    def none_start_of(self, scope_id: str | None) -> StartEvent:
+        for node in self.children(scope_id):
+            if isinstance(node, StartEvent) and node.is_none_start:
+                return node
+        raise ModelError("scope has no none start event", element_id=scope_id or self.key)
+
+    def event_subprocesses(self, scope_id: str | None) -> tuple[SubProcess, ...]:
+        return tuple(
+            n for n in self.children(scope_id) if isinstance(n, SubProcess) and n.triggered_by_event
+        )
+
     @property
     def none_start(self) -> StartEvent:
         """The start event a plain `start` enters through."""
-        for node in self.nodes:
-            if isinstance(node, StartEvent) and node.is_none_start:
-                return node
-        raise ModelError("process has no none start event", element_id=self.key)
+        return self.none_start_of(None)
 
 
 def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
