@@ -16,28 +16,46 @@
     )
 
 Incoming and outgoing flows are listed in the order the flows were added, as the parser lists them
-in document order.
+in document order. Nodes inside an embedded subprocess name it as `parent`; a boundary event takes
+the parent of the activity it is attached to:
+
+    (
+        ProcessBuilder("claims")
+        .start_event("Start")
+        .sub_process("Assess")
+        .start_event("AssessStart", parent="Assess")
+        .user_task("Review", parent="Assess", retry_cycle="R3/PT5M")
+        .end_event("AssessEnd", parent="Assess")
+        .chain("AssessStart", "Review", "AssessEnd")
+        .boundary_event("TooLate", "Assess", timer=TimerDefinition(kind="duration", text="P2D"))
+        ...
+    )
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 
-from engine.bpmn.parser import is_handler_name
+from engine.bpmn.parser import is_handler_name, retry_cycle_problem, timer_problem
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression
 from engine.model import (
+    BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    IntermediateCatchEvent,
     IntermediateThrowEvent,
     Node,
     NoneTask,
     ParallelGateway,
     ProcessModel,
+    ReceiveTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
+    SubProcess,
     TimerDefinition,
     UserTask,
     validate,
@@ -80,42 +98,144 @@ class ProcessBuilder:
                 raise self._error(f"{what}: {error.message}", element_id) from None
         return value
 
+    def _timer(self, element_id: str, timer: TimerDefinition | None) -> TimerDefinition | None:
+        if timer is None:
+            return None
+        if timer.text != timer.text.strip():
+            raise self._error("timer text must not start or end with whitespace", element_id)
+        problem = timer_problem(timer.kind, timer.text)
+        if problem is not None:
+            raise self._error(f"timer: {problem}", element_id)
+        return timer
+
+    def _retry(self, element_id: str, retry_cycle: str | None) -> str | None:
+        if retry_cycle is None:
+            return None
+        if retry_cycle != retry_cycle.strip():
+            message = "retry_cycle must not start or end with whitespace"
+            raise self._error(message, element_id)
+        problem = retry_cycle_problem(retry_cycle)
+        if problem is not None:
+            raise self._error(problem, element_id)
+        return retry_cycle
+
+    def _named(self, element_id: str, what: str, value: str | None) -> str | None:
+        if value is not None and not value:
+            raise self._error(f"a {what} needs a non-empty name", element_id)
+        return value
+
+    def _trigger(
+        self,
+        element_id: str,
+        *,
+        timer: TimerDefinition | None = None,
+        message: str | None = None,
+        signal: str | None = None,
+        error: bool = False,
+        error_code: str | None = None,
+    ) -> dict[str, Any]:
+        """The trigger fields of an event; `error_code` implies `error`."""
+        is_error = error or error_code is not None
+        given = [
+            what
+            for what, present in (
+                ("message", message is not None),
+                ("timer", timer is not None),
+                ("signal", signal is not None),
+                ("error", is_error),
+            )
+            if present
+        ]
+        if len(given) > 1:
+            raise self._error(
+                "an event has either a message or a timer or a signal or an error, not "
+                f"{' and '.join(given)}",
+                element_id,
+            )
+        if error_code is not None and not error_code:
+            raise self._error(
+                "an error code cannot be empty (None catches every error)", element_id
+            )
+        return {
+            "timer": self._timer(element_id, timer),
+            "message_name": self._named(element_id, "message", message),
+            "signal_name": self._named(element_id, "signal", signal),
+            "is_error": is_error,
+            "error_code": error_code,
+        }
+
     def start_event(
         self,
         id: str,
         name: str | None = None,
         *,
+        parent: str | None = None,
         message: str | None = None,
         timer: TimerDefinition | None = None,
+        signal: str | None = None,
+        error: bool = False,
+        error_code: str | None = None,
+        interrupting: bool = True,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        if message is not None and timer is not None:
-            raise self._error("a start event has either a message or a timer, not both", id)
-        if message is not None and not message:
-            raise self._error("a message start event needs a message name", id)
-        if timer is not None:
-            if timer.kind not in ("date", "duration", "cycle") or not timer.text.strip():
-                raise self._error("a timer needs a kind and a non-empty text", id)
-            if timer.text != timer.text.strip():
-                raise self._error("timer text must not start or end with whitespace", id)
-            self._checked(id, "timer", timer.text)
-        return self._add(StartEvent(id=id, name=name, message_name=message, timer=timer))
+        """A none start, or one triggered by a message, a timer or a signal; an error start (only
+        in an event subprocess) with `error=True` or an `error_code`."""
+        trigger = self._trigger(
+            id, timer=timer, message=message, signal=signal, error=error, error_code=error_code
+        )
+        return self._add(
+            StartEvent(
+                id=id,
+                name=name,
+                parent=parent,
+                interrupting=interrupting,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+                **trigger,
+            )
+        )
 
     def end_event(
-        self, id: str, name: str | None = None, *, terminate: bool = False
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        terminate: bool = False,
+        error: bool = False,
+        error_code: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        return self._add(EndEvent(id=id, name=name, terminate=terminate))
+        """A none end, a terminate end, or an error end that throws `error_code`."""
+        trigger = self._trigger(id, error=error, error_code=error_code)
+        return self._add(
+            EndEvent(
+                id=id,
+                name=name,
+                parent=parent,
+                terminate=terminate,
+                is_error=trigger["is_error"],
+                error_code=error_code,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
 
     def service_task(
         self,
         id: str,
         name: str | None = None,
         *,
+        parent: str | None = None,
         handler: str | None = None,
         topic: str | None = None,
         result_variable: str | None = None,
         priority: int = 0,
         async_before: bool = False,
         async_after: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         if handler is not None and not is_handler_name(handler):
             raise self._error(f"handler '{handler}' is not a name or a dotted class name", id)
@@ -125,12 +245,14 @@ class ProcessBuilder:
             ServiceTask(
                 id=id,
                 name=name,
+                parent=parent,
                 handler=handler,
                 topic=topic,
                 result_variable=result_variable,
                 task_priority=priority,
                 async_before=async_before,
                 async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
             )
         )
 
@@ -139,6 +261,7 @@ class ProcessBuilder:
         id: str,
         name: str | None = None,
         *,
+        parent: str | None = None,
         assignee: str | None = None,
         candidate_users: str | None = None,
         candidate_groups: str | None = None,
@@ -146,11 +269,13 @@ class ProcessBuilder:
         priority: str | None = None,
         form_key: str | None = None,
         async_before: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         return self._add(
             UserTask(
                 id=id,
                 name=name,
+                parent=parent,
                 assignee=self._checked(id, "assignee", assignee),
                 candidate_users=self._checked(id, "candidate_users", candidate_users),
                 candidate_groups=self._checked(id, "candidate_groups", candidate_groups),
@@ -158,24 +283,197 @@ class ProcessBuilder:
                 priority=self._checked(id, "priority", priority),
                 form_key=self._checked(id, "form_key", form_key),
                 async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
             )
         )
 
     def task(
-        self, id: str, name: str | None = None, *, manual: bool = False, async_before: bool = False
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        manual: bool = False,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        return self._add(NoneTask(id=id, name=name, manual=manual, async_before=async_before))
+        return self._add(
+            NoneTask(
+                id=id,
+                name=name,
+                parent=parent,
+                manual=manual,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
 
-    def intermediate_throw_event(self, id: str, name: str | None = None) -> ProcessBuilder:
-        return self._add(IntermediateThrowEvent(id=id, name=name))
+    def receive_task(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        message: str,
+        parent: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """A task that waits for `message`."""
+        if not message:
+            raise self._error("a receive task needs a message name", id)
+        return self._add(
+            ReceiveTask(
+                id=id,
+                name=name,
+                parent=parent,
+                message_name=message,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def sub_process(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        triggered_by_event: bool = False,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """An embedded subprocess; its nodes name it as `parent`. With `triggered_by_event` an
+        event subprocess: no flows in or out, one start event with a trigger."""
+        return self._add(
+            SubProcess(
+                id=id,
+                name=name,
+                parent=parent,
+                triggered_by_event=triggered_by_event,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def boundary_event(
+        self,
+        id: str,
+        attached_to: str,
+        name: str | None = None,
+        *,
+        cancel_activity: bool = True,
+        timer: TimerDefinition | None = None,
+        message: str | None = None,
+        signal: str | None = None,
+        error: bool = False,
+        error_code: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """An event on `attached_to` with one trigger; its parent is the activity's, found when
+        the model is built. `cancel_activity=False` is non-interrupting."""
+        trigger = self._trigger(
+            id, timer=timer, message=message, signal=signal, error=error, error_code=error_code
+        )
+        return self._add(
+            BoundaryEvent(
+                id=id,
+                name=name,
+                attached_to=attached_to,
+                cancel_activity=cancel_activity,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+                **trigger,
+            )
+        )
+
+    def intermediate_catch_event(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        timer: TimerDefinition | None = None,
+        message: str | None = None,
+        signal: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """The token waits for a timer, a message or a signal (exactly one)."""
+        trigger = self._trigger(id, timer=timer, message=message, signal=signal)
+        del trigger["is_error"], trigger["error_code"]
+        return self._add(
+            IntermediateCatchEvent(
+                id=id,
+                name=name,
+                parent=parent,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+                **trigger,
+            )
+        )
+
+    def intermediate_throw_event(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        signal: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """A none throw event, or one that broadcasts `signal`."""
+        return self._add(
+            IntermediateThrowEvent(
+                id=id,
+                name=name,
+                parent=parent,
+                signal_name=self._named(id, "signal", signal),
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
 
     def exclusive_gateway(
-        self, id: str, name: str | None = None, *, default: str | None = None
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        default: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        return self._add(ExclusiveGateway(id=id, name=name, default_flow=default))
+        return self._add(
+            ExclusiveGateway(
+                id=id,
+                name=name,
+                parent=parent,
+                default_flow=default,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
 
-    def parallel_gateway(self, id: str, name: str | None = None) -> ProcessBuilder:
-        return self._add(ParallelGateway(id=id, name=name))
+    def parallel_gateway(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        async_before: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        return self._add(
+            ParallelGateway(
+                id=id,
+                name=name,
+                parent=parent,
+                async_before=async_before,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
 
     def flow(
         self,
@@ -206,9 +504,17 @@ class ProcessBuilder:
         return self
 
     def build(self) -> ProcessModel:
+        by_id = {node.id: node for node in self._nodes}
+
+        def parent_of(node: Node) -> str | None:
+            if isinstance(node, BoundaryEvent) and node.attached_to in by_id:
+                return by_id[node.attached_to].parent
+            return node.parent
+
         nodes = tuple(
             replace(
                 node,
+                parent=parent_of(node),
                 incoming=tuple(f.id for f in self._flows if f.target == node.id),
                 outgoing=tuple(f.id for f in self._flows if f.source == node.id),
             )

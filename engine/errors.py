@@ -104,3 +104,13 @@ class InvariantViolation(InterlockError):
     def __init__(self, kind: InvariantViolationKind, message: str, **detail: Any) -> None:
         super().__init__(message, kind=kind.value, **detail)
         self.kind = kind
+
+
+class BpmnError(Exception):
+    """Raised by a handler (or reported by a worker) to throw a BPMN error with `code`: a business
+    outcome that a boundary error event or an error event subprocess may catch, not a failure."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.code = code
+        self.message = message

@@ -7,6 +7,7 @@ no part in equality.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Literal
@@ -67,12 +68,16 @@ class Node:
 
 @dataclass(frozen=True, kw_only=True)
 class StartEvent(Node):
-    """A start event. With `message_name` or `timer` it is triggered by that event (parsed and
-    stored
-    now; triggering belongs to the job executor and message correlation)."""
+    """A start event: a none start, or triggered by a message, a timer or a signal. Inside an event
+    subprocess it may also be an error start (`is_error`; `error_code` None catches every error),
+    and `interrupting` False lets the enclosing scope carry on while the event subprocess runs."""
 
     message_name: str | None = None
     timer: TimerDefinition | None = None
+    signal_name: str | None = None
+    is_error: bool = False
+    error_code: str | None = None
+    interrupting: bool = True
 
     @property
     def kind(self) -> NodeKind:
@@ -80,7 +85,12 @@ class StartEvent(Node):
 
     @property
     def is_none_start(self) -> bool:
-        return self.message_name is None and self.timer is None
+        return (
+            self.message_name is None
+            and self.timer is None
+            and self.signal_name is None
+            and not self.is_error
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,6 +306,23 @@ class ProcessModel:
         return self.none_start_of(None)
 
 
+def triggers(node: Node) -> tuple[str, ...]:
+    """The triggers an event carries: "timer", "message", "signal", "error" (empty for a none
+    event or a node that is not an event)."""
+    if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
+        return ()
+    found: list[str] = []
+    if node.timer is not None:
+        found.append("timer")
+    if node.message_name is not None:
+        found.append("message")
+    if node.signal_name is not None:
+        found.append("signal")
+    if isinstance(node, StartEvent | BoundaryEvent) and node.is_error:
+        found.append("error")
+    return tuple(found)
+
+
 def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
     """Check the structural rules every executable model obeys; raise ModelError naming the
     element."""
@@ -310,6 +337,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if node.id in seen:
             raise fail("duplicate element id", node.id, node.line)
         seen.add(node.id)
+    _validate_scopes(model, fail)
     for flow in model.flows:
         if flow.id in seen:
             raise fail("duplicate element id", flow.id, flow.line)
@@ -317,6 +345,14 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         for end, ref in (("sourceRef", flow.source), ("targetRef", flow.target)):
             if not model.has_node(ref):
                 raise fail(f"{end} '{ref}' names no flow node of this process", flow.id, flow.line)
+        source, target = model.node(flow.source), model.node(flow.target)
+        if source.parent != target.parent:
+            raise fail(
+                f"a sequence flow cannot cross a subprocess boundary ('{flow.source}' is in "
+                f"{_scope_name(source.parent)}, '{flow.target}' in {_scope_name(target.parent)})",
+                flow.id,
+                flow.line,
+            )
     for node in model.nodes:
         expected_in = tuple(f.id for f in model.flows if f.target == node.id)
         expected_out = tuple(f.id for f in model.flows if f.source == node.id)
@@ -350,13 +386,149 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                     raise fail(
                         "a parallel gateway's outgoing flows cannot have conditions", flow_id, None
                     )
-    none_starts = [n for n in model.nodes if isinstance(n, StartEvent) and n.is_none_start]
-    if len(none_starts) > 1:
-        raise fail(
-            "a process can have at most one none start event",
-            none_starts[1].id,
-            none_starts[1].line,
-        )
-    if not any(isinstance(n, StartEvent) for n in model.nodes):
-        raise fail("process has no start event", model.key, model.line)
+        _validate_events(model, node, fail)
+    _validate_starts(model, fail)
     return model
+
+
+_Fail = Callable[[str, str, "int | None"], ModelError]
+
+
+def _scope_name(scope_id: str | None) -> str:
+    return "the process" if scope_id is None else f"subprocess '{scope_id}'"
+
+
+def _validate_scopes(model: ProcessModel, fail: _Fail) -> None:
+    """Every `parent` names a subprocess of the model, and no subprocess contains itself."""
+    for node in model.nodes:
+        if node.parent is None:
+            continue
+        if not isinstance(model._nodes_by_id.get(node.parent), SubProcess):
+            message = f"parent '{node.parent}' names no subprocess of this process"
+            raise fail(message, node.id, node.line)
+    for node in model.nodes:
+        chain = {node.id}
+        scope = node.parent
+        while scope is not None:
+            if scope in chain:
+                raise fail("subprocesses cannot contain each other", node.id, node.line)
+            chain.add(scope)
+            scope = model.node(scope).parent
+
+
+def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
+    found = triggers(node)
+    if (
+        isinstance(node, StartEvent | EndEvent | BoundaryEvent)
+        and node.error_code is not None
+        and not node.is_error
+    ):
+        raise fail("an error code needs an error event", node.id, node.line)
+    if isinstance(node, StartEvent) and len(found) > 1:
+        raise fail(f"a start event has at most one trigger, not {found}", node.id, node.line)
+    if isinstance(node, EndEvent) and node.terminate and node.is_error:
+        raise fail("an end event cannot both terminate and throw an error", node.id, node.line)
+    if isinstance(node, IntermediateCatchEvent) and len(found) != 1:
+        raise fail(
+            "an intermediate catch event needs exactly one trigger: a timer, a message or a signal",
+            node.id,
+            node.line,
+        )
+    if isinstance(node, ReceiveTask) and not node.message_name:
+        raise fail("a receive task needs a message", node.id, node.line)
+    if (
+        isinstance(node, SubProcess)
+        and node.triggered_by_event
+        and (node.incoming or node.outgoing)
+    ):
+        raise fail(
+            "an event subprocess cannot have incoming or outgoing sequence flows",
+            node.id,
+            node.line,
+        )
+    if isinstance(node, BoundaryEvent):
+        activity = model._nodes_by_id.get(node.attached_to)
+        if not isinstance(activity, ACTIVITY_TYPES) or (
+            isinstance(activity, SubProcess) and activity.triggered_by_event
+        ):
+            message = f"attachedToRef '{node.attached_to}' names no task or subprocess"
+            raise fail(message, node.id, node.line)
+        if activity.parent != node.parent:
+            raise fail(
+                f"a boundary event must be in the same scope as its activity "
+                f"({_scope_name(activity.parent)})",
+                node.id,
+                node.line,
+            )
+        if node.incoming:
+            raise fail("a boundary event cannot have incoming flows", node.id, node.line)
+        if not node.outgoing:
+            raise fail("a boundary event needs an outgoing flow", node.id, node.line)
+        if len(found) != 1:
+            raise fail(
+                "a boundary event needs exactly one trigger: a timer, a message, a signal or an "
+                "error",
+                node.id,
+                node.line,
+            )
+        if node.is_error and not node.cancel_activity:
+            raise fail("an error boundary event is always interrupting", node.id, node.line)
+
+
+def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
+    """Per scope: the process has start events and at most one none start; a subprocess has
+    exactly one none start and nothing else; an event subprocess exactly one triggered start."""
+    starts: dict[str | None, list[StartEvent]] = {None: []}
+    for node in model.nodes:
+        if isinstance(node, SubProcess):
+            starts[node.id] = []
+    for node in model.nodes:
+        if isinstance(node, StartEvent):
+            starts[node.parent].append(node)
+    for scope_id, scope_starts in starts.items():
+        scope = None if scope_id is None else model.node(scope_id)
+        event_scope = isinstance(scope, SubProcess) and scope.triggered_by_event
+        none_starts = [start for start in scope_starts if start.is_none_start]
+        for start in scope_starts:
+            if not start.interrupting and not event_scope:
+                message = "only the start event of an event subprocess can be non-interrupting"
+                raise fail(message, start.id, start.line)
+            if start.is_error and not event_scope:
+                message = "an error start event belongs in an event subprocess"
+                raise fail(message, start.id, start.line)
+        if scope is None:
+            if len(none_starts) > 1:
+                raise fail(
+                    "a process can have at most one none start event",
+                    none_starts[1].id,
+                    none_starts[1].line,
+                )
+            if not scope_starts:
+                raise fail("process has no start event", model.key, model.line)
+        elif event_scope:
+            if len(scope_starts) != 1:
+                element = scope_starts[1] if scope_starts else scope
+                raise fail(
+                    "an event subprocess needs exactly one start event", element.id, element.line
+                )
+            start = scope_starts[0]
+            if start.is_none_start:
+                raise fail(
+                    "the start event of an event subprocess needs a trigger: an error, a "
+                    "message, a timer or a signal",
+                    start.id,
+                    start.line,
+                )
+            if start.is_error and not start.interrupting:
+                raise fail("an error start event is always interrupting", start.id, start.line)
+        else:
+            for start in scope_starts:
+                if not start.is_none_start:
+                    raise fail(
+                        "a subprocess can only start with a none start event", start.id, start.line
+                    )
+            if len(scope_starts) != 1:
+                element = scope_starts[1] if scope_starts else scope
+                raise fail(
+                    "a subprocess needs exactly one none start event", element.id, element.line
+                )

@@ -107,7 +107,83 @@ class UserTaskRow:
     name: str | None
     state: str
     created_at: datetime
+    assignee: str | None = None
+    candidate_users: list[str] = field(default_factory=list)
+    candidate_groups: list[str] = field(default_factory=list)
+    due_at: datetime | None = None
+    priority: int = 50
     ended_at: datetime | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+
+@dataclass
+class ExternalTaskRow:
+    id: UUID
+    token_id: UUID
+    node_id: str
+    topic: str
+    state: str
+    priority: int
+    created_at: datetime
+    worker_id: str | None = None
+    lock_expires_at: datetime | None = None
+    retries: int | None = None
+    error_message: str | None = None
+    error_details: str | None = None
+    ended_at: datetime | None = None
+    is_new: bool = False
+    dirty: bool = False
+
+
+@dataclass
+class JobRow:
+    """Durable future work: a timer, an asynchronous continuation, a retry after a failure."""
+
+    id: UUID
+    kind: str
+    token_id: UUID | None
+    node_id: str
+    due_at: datetime
+    retries: int
+    created_at: datetime
+    timer_text: str | None = None
+    repetitions_left: int | None = None
+    lock_owner: str | None = None
+    lock_expires_at: datetime | None = None
+    error_message: str | None = None
+    is_new: bool = False
+    dirty: bool = False
+    deleted: bool = False
+
+
+@dataclass
+class Subscription:
+    """A token waiting for a message or signal by name."""
+
+    id: UUID
+    kind: str
+    name: str
+    token_id: UUID | None
+    node_id: str
+    created_at: datetime
+    is_new: bool = False
+    deleted: bool = False
+
+
+@dataclass
+class IncidentRow:
+    id: UUID
+    type: str
+    token_id: UUID | None
+    node_id: str
+    message: str
+    state: str
+    created_at: datetime
+    job_id: UUID | None = None
+    external_task_id: UUID | None = None
+    details: str | None = None
+    resolved_at: datetime | None = None
     is_new: bool = False
     dirty: bool = False
 
@@ -133,8 +209,12 @@ class InstanceRun:
     variables: dict[str, TypedValue] = field(default_factory=dict)
     changed_variables: set[str] = field(default_factory=set)
     visits: list[Visit] = field(default_factory=list)
-    tasks: list[UserTaskRow] = field(default_factory=list)
-    retire_work_of: set[UUID] = field(default_factory=set)
+    # Open work of the instance, loaded with it: what a token leaving early must retire.
+    tasks: dict[UUID, UserTaskRow] = field(default_factory=dict)
+    external_tasks: dict[UUID, ExternalTaskRow] = field(default_factory=dict)
+    jobs: dict[UUID, JobRow] = field(default_factory=dict)
+    subscriptions: dict[UUID, Subscription] = field(default_factory=dict)
+    incidents: dict[UUID, IncidentRow] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
 
     def new_token(self, node_id: str, **fields: Any) -> Token:
@@ -152,13 +232,43 @@ class InstanceRun:
         return token
 
     def retire_work(self, token: Token) -> None:
-        """The token left early: its open user tasks (and later jobs and subscriptions) retire."""
-        self.retire_work_of.add(token.id)
-        for task in self.tasks:
+        """The token leaves early (interrupted, cancelled, terminated): its open user and external
+        tasks retire, its jobs and subscriptions go, its incidents are resolved, all in this
+        transaction, so a late report about them is rejected."""
+        for task in self.tasks.values():
             if task.token_id == token.id and task.state == "Open":
-                task.state = "Retired"
-                task.ended_at = self.now
-                task.dirty = True
+                task.state, task.ended_at, task.dirty = "Retired", self.now, True
+        for external in self.external_tasks.values():
+            if external.token_id == token.id and external.state == "Open":
+                external.state, external.ended_at, external.dirty = "Retired", self.now, True
+        for incident in self.incidents.values():
+            if incident.token_id == token.id and incident.state == "Open":
+                incident.state, incident.resolved_at, incident.dirty = "Resolved", self.now, True
+        self.drop_listeners(token)
+
+    def drop_listeners(self, token: Token) -> None:
+        """The token left its node: the jobs and subscriptions waiting on its behalf go."""
+        for job in self.jobs.values():
+            if job.token_id == token.id:
+                job.deleted = True
+        for subscription in self.subscriptions.values():
+            if subscription.token_id == token.id:
+                subscription.deleted = True
+
+    def add_job(self, job: JobRow) -> None:
+        self.jobs[job.id] = job
+
+    def add_subscription(self, subscription: Subscription) -> None:
+        self.subscriptions[subscription.id] = subscription
+
+    def open_incident(self, incident: IncidentRow) -> None:
+        self.incidents[incident.id] = incident
+        self.emit_incident("incident.created", incident)
+
+    def emit_incident(self, event: str, incident: IncidentRow) -> None:
+        self.events.append(
+            Event(event=event, token_id=incident.token_id, node_id=incident.node_id)
+        )
 
     def live_tokens(self) -> list[Token]:
         return [t for t in self.tokens.values() if t.is_live]

@@ -26,6 +26,9 @@ TOKEN_STATES = ("Created", "Ready", "Executing", "Waiting", "Completed", "Failed
 TOKEN_MODES = ("Forward", "Compensation")
 VISIT_STATES = ("Active", "Completed", "Terminated")
 TASK_STATES = ("Open", "Completed", "Retired")
+INCIDENT_STATES = ("Open", "Resolved")
+JOB_KINDS = ("async", "timer", "timer-start")
+SUBSCRIPTION_KINDS = ("message", "signal")
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -129,11 +132,110 @@ user_task = sa.Table(
     sa.Column("node_id", sa.Text, nullable=False),
     sa.Column("name", sa.Text, nullable=True),
     sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("assignee", sa.Text, nullable=True),
+    sa.Column("candidate_users", sa.ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")),
+    sa.Column(
+        "candidate_groups", sa.ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")
+    ),
+    sa.Column("due_at", TS, nullable=True),
+    sa.Column("priority", sa.Integer, nullable=False, server_default=sa.text("50")),
     sa.Column("created_at", TS, nullable=False),
     sa.Column("ended_at", TS, nullable=True),
     _one_of("state", TASK_STATES),
     sa.Index("ix_user_task_instance_id", "instance_id"),
     sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+    sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text("state = 'Open'")),
+)
+
+external_task = sa.Table(
+    "external_task",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
+    sa.Column("token_id", sa.Uuid, nullable=False),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("topic", sa.Text, nullable=False),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("priority", sa.BigInteger, nullable=False),
+    sa.Column("worker_id", sa.Text, nullable=True),
+    sa.Column("lock_expires_at", TS, nullable=True),
+    # Null until a worker reports a failure; 0 means no retries left (an incident is open).
+    sa.Column("retries", sa.Integer, nullable=True),
+    sa.Column("error_message", sa.Text, nullable=True),
+    sa.Column("error_details", sa.Text, nullable=True),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("ended_at", TS, nullable=True),
+    _one_of("state", TASK_STATES),
+    sa.Index("ix_external_task_instance_id", "instance_id"),
+    sa.Index(
+        "ix_external_task_fetch",
+        "topic",
+        sa.text("priority DESC"),
+        "created_at",
+        postgresql_where=sa.text("state = 'Open'"),
+    ),
+)
+
+job = sa.Table(
+    "job",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    # Null for a timer start event's job: it belongs to a definition, not to an instance.
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=True),
+    sa.Column("token_id", sa.Uuid, nullable=True),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
+    sa.Column("due_at", TS, nullable=False),
+    sa.Column("lock_owner", sa.Text, nullable=True),
+    sa.Column("lock_expires_at", TS, nullable=True),
+    sa.Column("retries", sa.Integer, nullable=False),
+    # A cycle timer keeps its text and how many firings remain (null: unbounded).
+    sa.Column("timer_text", sa.Text, nullable=True),
+    sa.Column("repetitions_left", sa.Integer, nullable=True),
+    sa.Column("error_message", sa.Text, nullable=True),
+    sa.Column("created_at", TS, nullable=False),
+    _one_of("kind", JOB_KINDS),
+    sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
+    sa.Index("ix_job_instance_id", "instance_id"),
+)
+
+event_subscription = sa.Table(
+    "event_subscription",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    # Null for a message or signal start event: it belongs to a definition.
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=True),
+    sa.Column("token_id", sa.Uuid, nullable=True),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    _one_of("kind", SUBSCRIPTION_KINDS),
+    sa.Index("ix_event_subscription_name", "kind", "name"),
+    sa.Index("ix_event_subscription_instance_id", "instance_id"),
+)
+
+incident = sa.Table(
+    "incident",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    sa.Column("type", sa.String(40), nullable=False),
+    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
+    sa.Column("definition_id", sa.Text, nullable=False),
+    sa.Column("token_id", sa.Uuid, nullable=True),
+    sa.Column("node_id", sa.Text, nullable=False),
+    sa.Column("job_id", sa.Uuid, nullable=True),
+    sa.Column("external_task_id", sa.Uuid, nullable=True),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("details", sa.Text, nullable=True),
+    sa.Column("state", sa.String(16), nullable=False),
+    sa.Column("created_at", TS, nullable=False),
+    sa.Column("resolved_at", TS, nullable=True),
+    _one_of("state", INCIDENT_STATES),
+    sa.Index("ix_incident_instance_id", "instance_id"),
+    sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
 )
 
 history = sa.Table(
@@ -182,3 +284,5 @@ idempotency = sa.Table(
 )
 
 OUTBOX_CHANNEL = "interlock_outbox"
+JOB_CHANNEL = "interlock_job"
+EXTERNAL_TASK_CHANNEL = "interlock_external_task"

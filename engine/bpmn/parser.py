@@ -3,6 +3,9 @@
 Parsing is hardened: no DTD of any kind, no entities, no network, a size limit. Every flow element
 is either understood or rejected with a ModelError naming the file, line and element; only
 decoration with no execution meaning (documentation, lanes, annotations, diagrams...) is skipped.
+Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), ignored when they
+only describe (`IGNORED_EXTENSIONS`), or rejected: the listeners, input/output mappings and the
+like change what Camunda executes, and this engine does not execute them.
 """
 
 from __future__ import annotations
@@ -18,21 +21,26 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.model import (
+    BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    IntermediateCatchEvent,
     IntermediateThrowEvent,
     Node,
     NoneTask,
     ParallelGateway,
     ProcessModel,
+    ReceiveTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
+    SubProcess,
     TimerDefinition,
     TimerKind,
     UserTask,
     validate,
 )
+from engine.timers import TIMER_KINDS, parse_cycle, validate_timer
 
 MAX_BPMN_BYTES = 5 * 1024 * 1024
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
@@ -57,7 +65,6 @@ _UTF8_PARSER = etree.XMLParser(**_SAFE, encoding="utf-8")
 _DECORATION = frozenset(
     {
         "documentation",
-        "extensionElements",
         "laneSet",
         "textAnnotation",
         "association",
@@ -74,6 +81,24 @@ _DECORATION = frozenset(
         "monitoring",
     }
 )
+# Camunda extension elements that only describe (forms, key/value metadata): skipped. Extension
+# elements in other namespaces (other tools' metadata) are skipped too.
+IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty"})
+# Camunda extension elements that change what Camunda executes; a model using them is refused
+# (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
+REJECTED_EXTENSIONS = frozenset(
+    {
+        "inputOutput",
+        "executionListener",
+        "taskListener",
+        "field",
+        "connector",
+        "in",
+        "out",
+        "errorEventDefinition",
+    }
+)
+RETRY_CYCLE = "failedJobRetryTimeCycle"
 _TIMER_KINDS: dict[str, TimerKind] = {
     "timeDate": "date",
     "timeDuration": "duration",
@@ -89,6 +114,44 @@ _SERVICE_IMPLEMENTATION_REQUIRED = (
 def is_handler_name(name: str) -> bool:
     """A handler registered by name (`chargeCard`) or a dotted class name (`com.acme.Charge`)."""
     return _HANDLER_NAME.fullmatch(name) is not None
+
+
+def timer_problem(kind: str, text: str) -> str | None:
+    """Why a timer's text cannot be deployed, or None. A `${...}` text must be one safe expression
+    (it is resolved when the timer starts); any other text must be a valid ISO 8601 date, duration
+    or cycle of that kind."""
+    if kind not in TIMER_KINDS:
+        return f"'{kind}' is not a timer kind (date, duration or cycle)"
+    if not text.strip():
+        return "the timer text is empty"
+    if "${" in text or "#{" in text:
+        try:
+            compile_expression(text)
+        except ExpressionError as error:
+            return error.message
+        return None
+    try:
+        validate_timer(kind, text)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+def retry_cycle_problem(text: str) -> str | None:
+    """Why a camunda:failedJobRetryTimeCycle cannot be deployed, or None. Only a literal ISO 8601
+    cycle such as R3/PT5M: no expressions, no lists of durations."""
+    if not text.strip():
+        return "camunda:failedJobRetryTimeCycle is empty"
+    if "${" in text or "#{" in text:
+        return (
+            "expressions in camunda:failedJobRetryTimeCycle are not supported; write a cycle such "
+            "as R3/PT5M"
+        )
+    try:
+        parse_cycle(text)
+    except ValueError as error:
+        return f"camunda:failedJobRetryTimeCycle: {error}"
+    return None
 
 
 def _bpmn(local: str) -> str:
@@ -111,7 +174,10 @@ def _children(element: Element) -> list[Element]:
 @dataclass(frozen=True)
 class _Context:
     file: str
+    # Definitions-level elements by id: message and signal names, error codes.
     messages: dict[str, str | None]
+    signals: dict[str, str | None]
+    errors: dict[str, str | None]
 
     def error(self, message: str, element: Element, element_id: str | None = None) -> ModelError:
         return ModelError(
@@ -127,10 +193,10 @@ class _Context:
             tag = f"{element.prefix}:{tag}" if element.prefix else element.tag
         return self.error(f"{tag} is not supported by this engine", element, element_id)
 
-    def boolean(self, element: Element, attribute: str) -> bool:
+    def boolean(self, element: Element, attribute: str, default: bool = False) -> bool:
         value = element.get(attribute)
         if value is None:
-            return False
+            return default
         if value.strip().lower() in ("true", "1"):
             return True
         if value.strip().lower() in ("false", "0"):
@@ -148,6 +214,52 @@ class _Context:
         return value
 
 
+# --- extension elements ------------------------------------------------------------------------
+
+
+def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Element | None:
+    """Check the camunda: extensions of `element`; return its failedJobRetryTimeCycle, if any."""
+    retry: Element | None = None
+    for extensions in element.findall(_bpmn("extensionElements")):
+        for child in _children(extensions):
+            if etree.QName(child).namespace != CAMUNDA_NS:
+                continue
+            local = _local(child)
+            if local == RETRY_CYCLE:
+                if retry is not None:
+                    message = f"more than one camunda:{RETRY_CYCLE}"
+                    raise ctx.error(message, child, owner_id)
+                retry = child
+            elif local in REJECTED_EXTENSIONS:
+                tag = f"{child.prefix}:{local}" if child.prefix else local
+                message = (
+                    f"{tag} is not supported by this engine (it changes what Camunda executes)"
+                )
+                raise ctx.error(message, child, owner_id)
+            elif local not in IGNORED_EXTENSIONS:
+                raise ctx.unsupported(child, owner_id)
+    return retry
+
+
+def _plain_extensions(element: Element, ctx: _Context, owner_id: str | None) -> None:
+    """Extensions of an element that is not a flow node: no retry cycle there."""
+    retry = _extensions(element, ctx, owner_id)
+    if retry is not None:
+        message = f"camunda:{RETRY_CYCLE} belongs on a task, a subprocess or an event"
+        raise ctx.error(message, retry, owner_id)
+
+
+def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
+    retry = _extensions(element, ctx, node_id)
+    if retry is None:
+        return None
+    text = "".join(retry.itertext()).strip()
+    problem = retry_cycle_problem(text)
+    if problem is not None:
+        raise ctx.error(problem, retry, node_id)
+    return text
+
+
 # --- flow nodes --------------------------------------------------------------------------------
 
 
@@ -161,8 +273,15 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "async_before": ctx.boolean(element, _camunda("asyncBefore"))
         or ctx.boolean(element, _camunda("async")),
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
+        "retry_cycle": _retry_cycle(element, ctx, node_id),
         "line": element.sourceline,
     }
+
+
+_TIMER = "timerEventDefinition"
+_MESSAGE = "messageEventDefinition"
+_SIGNAL = "signalEventDefinition"
+_ERROR = "errorEventDefinition"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -183,57 +302,181 @@ def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]
 
 
 def _check_children(element: Element, ctx: _Context, allowed: frozenset[str] = frozenset()) -> None:
+    """Children of a flow node: only decoration, incoming/outgoing and `allowed`. (A flow node's
+    extensionElements are checked by `_common`.)"""
     for child in _children(element):
         local = _local(child)
-        known = local in _DECORATION or local in ("incoming", "outgoing") or local in allowed
+        known = (
+            local in _DECORATION
+            or local in ("incoming", "outgoing", "extensionElements")
+            or local in allowed
+        )
         if etree.QName(child).namespace != BPMN_NS or not known:
             raise ctx.unsupported(child, element.get("id"))
 
 
-def _start_event(element: Element, ctx: _Context) -> Node:
-    common = _common(element, ctx)
-    definition = _event_definitions(
-        element, ctx, ("messageEventDefinition", "timerEventDefinition")
-    )
-    if definition is None:
-        return StartEvent(**common)
-    if _local(definition) == "timerEventDefinition":
-        return StartEvent(**common, timer=_timer(definition, ctx, common["id"]))
-    message_ref = definition.get("messageRef")
-    if not message_ref:
-        raise ctx.error("message start event has no messageRef", definition, common["id"])
-    if message_ref not in ctx.messages:
-        message = f"messageRef '{message_ref}' names no bpmn:message"
-        raise ctx.error(message, definition, common["id"])
-    message_name = ctx.messages[message_ref]
-    if not message_name:
-        raise ctx.error(f"message '{message_ref}' has no name", definition, common["id"])
-    return StartEvent(**common, message_name=message_name)
+def _definition_children(definition: Element, ctx: _Context, event_id: str) -> list[Element]:
+    """The meaningful children of an event definition; decoration skipped, extensions checked."""
+    _plain_extensions(definition, ctx, event_id)
+    return [
+        child
+        for child in _children(definition)
+        if not (
+            etree.QName(child).namespace == BPMN_NS
+            and (_local(child) in _DECORATION or _local(child) == "extensionElements")
+        )
+    ]
+
+
+_EVENT_WORDS = {
+    "startEvent": "start event",
+    "endEvent": "end event",
+    "intermediateThrowEvent": "throw event",
+    "intermediateCatchEvent": "catch event",
+    "boundaryEvent": "boundary event",
+}
+
+
+def _referenced(
+    element: Element,
+    ctx: _Context,
+    event_id: str,
+    attribute: str,
+    kind: str,
+    table: dict[str, str | None],
+) -> str:
+    """The name of the bpmn:message or bpmn:signal that `attribute` of `element` (an event
+    definition or a receive task) refers to."""
+    ref = element.get(attribute)
+    if not ref:
+        owner = element.getparent() if _local(element).endswith("EventDefinition") else element
+        what = f"{kind} {_EVENT_WORDS[_local(owner)]}" if _local(owner) in _EVENT_WORDS else None
+        raise ctx.error(f"{what or _local(owner)} has no {attribute}", element, event_id)
+    if ref not in table:
+        raise ctx.error(f"{attribute} '{ref}' names no bpmn:{kind}", element, event_id)
+    name = table[ref]
+    if not name:
+        raise ctx.error(f"{kind} '{ref}' has no name", element, event_id)
+    return name
+
+
+def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """Model fields for a timer, message, signal or error event definition."""
+    local = _local(definition)
+    if local == _TIMER:
+        return {"timer": _timer(definition, ctx, event_id)}
+    children = _definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    if local == _MESSAGE:
+        return {
+            "message_name": _referenced(
+                definition, ctx, event_id, "messageRef", "message", ctx.messages
+            )
+        }
+    if local == _SIGNAL:
+        return {
+            "signal_name": _referenced(
+                definition, ctx, event_id, "signalRef", "signal", ctx.signals
+            )
+        }
+    if local == _ERROR:
+        for attribute in ("errorCodeVariable", "errorMessageVariable"):
+            if definition.get(_camunda(attribute)) is not None:
+                message = f"camunda:{attribute} is not supported by this engine"
+                raise ctx.error(message, definition, event_id)
+        ref = definition.get("errorRef")
+        if not ref:
+            return {"is_error": True, "error_code": None}
+        if ref not in ctx.errors:
+            raise ctx.error(f"errorRef '{ref}' names no bpmn:error", definition, event_id)
+        return {"is_error": True, "error_code": ctx.errors[ref]}
+    return {}  # terminateEventDefinition: the caller knows
 
 
 def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition:
-    specs = _children(definition)
+    specs = _definition_children(definition, ctx, event_id)
     if len(specs) != 1 or _local(specs[0]) not in _TIMER_KINDS:
         raise ctx.error(
             "a timer needs exactly one of timeDate, timeDuration or timeCycle", definition, event_id
         )
-    text = "".join(specs[0].itertext()).strip()
+    spec = specs[0]
+    text = "".join(spec.itertext()).strip()
     if not text:
-        raise ctx.error(f"{_local(specs[0])} is empty", specs[0], event_id)
-    ctx.checked_text(specs[0], _local(specs[0]), text)
-    return TimerDefinition(kind=_TIMER_KINDS[_local(specs[0])], text=text)
+        raise ctx.error(f"{_local(spec)} is empty", spec, event_id)
+    kind = _TIMER_KINDS[_local(spec)]
+    problem = timer_problem(kind, text)
+    if problem is not None:
+        raise ctx.error(f"{_local(spec)}: {problem}", spec, event_id)
+    return TimerDefinition(kind=kind, text=text)
+
+
+def _start_event(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
+    trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
+    interrupting = ctx.boolean(element, "isInterrupting", default=True)
+    return StartEvent(**common, **trigger, interrupting=interrupting)
 
 
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, ("terminateEventDefinition",))
-    return EndEvent(**common, terminate=definition is not None)
+    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR))
+    if definition is None:
+        return EndEvent(**common)
+    if _local(definition) == _ERROR:
+        return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
+    _plain_extensions(definition, ctx, common["id"])
+    return EndEvent(**common, terminate=True)
 
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    _event_definitions(element, ctx, ())
-    return IntermediateThrowEvent(**common)
+    definition = _event_definitions(element, ctx, (_SIGNAL,))
+    trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
+    return IntermediateThrowEvent(**common, **trigger)
+
+
+def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL))
+    if definition is None:
+        message = "an intermediate catch event needs a timer, a message or a signal definition"
+        raise ctx.error(message, element)
+    return IntermediateCatchEvent(**common, **_trigger(definition, ctx, common["id"]))
+
+
+def _boundary_event(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    attached_to = element.get("attachedToRef")
+    if not attached_to:
+        raise ctx.error("boundaryEvent has no attachedToRef", element)
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
+    if definition is None:
+        message = "a boundary event needs a timer, a message, a signal or an error definition"
+        raise ctx.error(message, element)
+    return BoundaryEvent(
+        **common,
+        attached_to=attached_to,
+        cancel_activity=ctx.boolean(element, "cancelActivity", default=True),
+        **_trigger(definition, ctx, common["id"]),
+    )
+
+
+def _receive_task(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx)
+    if ctx.boolean(element, "instantiate"):
+        raise ctx.error('a receive task with instantiate="true" is not supported', element)
+    name = _referenced(element, ctx, common["id"], "messageRef", "message", ctx.messages)
+    return ReceiveTask(**common, message_name=name)
+
+
+def _sub_process(element: Element, ctx: _Context) -> Node:
+    """The subprocess node; its content is read by `_scope`."""
+    common = _common(element, ctx)
+    triggered = ctx.boolean(element, "triggeredByEvent")
+    return SubProcess(**common, triggered_by_event=triggered)
 
 
 def _handler_expression(element: Element, ctx: _Context, attribute: str, value: str) -> str:
@@ -332,6 +575,10 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "manualTask": _task,
     "exclusiveGateway": _exclusive_gateway,
     "parallelGateway": _parallel_gateway,
+    "intermediateCatchEvent": _intermediate_catch_event,
+    "boundaryEvent": _boundary_event,
+    "receiveTask": _receive_task,
+    "subProcess": _sub_process,
 }
 
 
@@ -343,6 +590,7 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
     if not flow_id:
         raise ctx.error("sequenceFlow has no id", element)
     _check_children(element, ctx, frozenset({"conditionExpression"}))
+    _plain_extensions(element, ctx, flow_id)
     source, target = element.get("sourceRef"), element.get("targetRef")
     if not source or not target:
         raise ctx.error("sequenceFlow needs a sourceRef and a targetRef", element)
@@ -377,22 +625,47 @@ def _declared_refs(element: Element, local: str) -> list[str]:
     return [(child.text or "").strip() for child in element.findall(_bpmn(local))]
 
 
+def _is_loop(local: str) -> bool:
+    return local.endswith("LoopCharacteristics")
+
+
+def _scope(
+    element: Element,
+    ctx: _Context,
+    parent: str | None,
+    nodes: list[tuple[Node, Element]],
+    flows: list[SequenceFlow],
+) -> None:
+    """The flow elements of a process (`parent` None) or of the subprocess `parent`, at any depth,
+    in document order."""
+    owner = element.get("id")
+    for child in _children(element):
+        local = _local(child)
+        if etree.QName(child).namespace != BPMN_NS:
+            raise ctx.unsupported(child, child.get("id") or owner)
+        if local == "sequenceFlow":
+            flows.append(_sequence_flow(child, ctx))
+        elif local in NODE_PARSERS:
+            node = replace(NODE_PARSERS[local](child, ctx), parent=parent)
+            nodes.append((node, child))
+            if isinstance(node, SubProcess):
+                _scope(child, ctx, node.id, nodes, flows)
+        elif local == "extensionElements":
+            if parent is None:  # a subprocess's own are checked with the node
+                _plain_extensions(element, ctx, owner)
+        elif parent is not None and local in ("incoming", "outgoing"):
+            continue
+        elif local not in _DECORATION:
+            raise ctx.unsupported(child, owner if _is_loop(local) else child.get("id") or owner)
+
+
 def _process(element: Element, ctx: _Context) -> ProcessModel:
     key = element.get("id")
     if not key:
         raise ctx.error("process has no id", element)
     nodes: list[tuple[Node, Element]] = []
     flows: list[SequenceFlow] = []
-    for child in _children(element):
-        local = _local(child)
-        if etree.QName(child).namespace != BPMN_NS:
-            raise ctx.unsupported(child, child.get("id") or key)
-        if local == "sequenceFlow":
-            flows.append(_sequence_flow(child, ctx))
-        elif local in NODE_PARSERS:
-            nodes.append((NODE_PARSERS[local](child, ctx), child))
-        elif local not in _DECORATION:
-            raise ctx.unsupported(child, child.get("id") or key)
+    _scope(element, ctx, None, nodes, flows)
     wired: list[Node] = []
     for node, node_element in nodes:
         incoming = tuple(flow.id for flow in flows if flow.target == node.id)
@@ -472,12 +745,20 @@ def parse_bpmn(data: bytes | str, file: str = "<string>") -> list[ProcessModel]:
             file=file,
             line=root.sourceline,
         )
-    messages = {
-        message.get("id"): message.get("name")
-        for message in root.findall(_bpmn("message"))
-        if message.get("id")
-    }
-    ctx = _Context(file=file, messages=messages)
+
+    def table(local: str, attribute: str) -> dict[str, str | None]:
+        return {
+            item.get("id"): item.get(attribute) or None
+            for item in root.findall(_bpmn(local))
+            if item.get("id")
+        }
+
+    ctx = _Context(
+        file=file,
+        messages=table("message", "name"),
+        signals=table("signal", "name"),
+        errors=table("error", "errorCode"),
+    )
     processes = root.findall(_bpmn("process"))
     if not processes:
         raise ModelError("the file contains no bpmn:process", file=file, line=root.sourceline)

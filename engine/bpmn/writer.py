@@ -2,7 +2,9 @@
 
 `parse_bpmn(write_bpmn([model]))[0] == model` holds for every model the parser or the builder
 produces: sequence flows are written in an order that reproduces each node's incoming and outgoing
-order, since the parser derives those from the document order of the flows.
+order, since the parser derives those from the document order of the flows. Subprocesses hold their
+nodes and flows; messages, signals and errors are written once at the definitions level, under ids
+that clash with no element of the document.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import heapq
 import itertools
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -19,13 +22,17 @@ from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.model import (
+    BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
     Node,
     ProcessModel,
+    ReceiveTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
+    SubProcess,
+    TimerDefinition,
     UserTask,
 )
 
@@ -70,9 +77,10 @@ def _is_identifier(name: str) -> bool:
         return False
 
 
-def _node_order(model: ProcessModel) -> list[Node]:
+def _node_order(model: ProcessModel, scope: list[Node]) -> list[Node]:
     """Start events, then breadth-first along the flows: the file reads like the diagram."""
     targets = {flow.id: flow.target for flow in model.flows}
+    members = {node.id for node in scope}
     ordered: list[Node] = []
     seen: set[str] = set()
     pending: deque[Node] = deque()
@@ -88,20 +96,20 @@ def _node_order(model: ProcessModel) -> list[Node]:
             ordered.append(node)
             for flow_id in node.outgoing:
                 target = targets.get(flow_id)
-                if target is not None and model.has_node(target):
+                if target is not None and target in members:
                     visit(model.node(target))
 
-    for node in model.nodes:
+    for node in scope:
         if isinstance(node, StartEvent):
             visit(node)
     drain()
-    for node in model.nodes:
+    for node in scope:
         visit(node)
         drain()
     return ordered
 
 
-def _flow_order(model: ProcessModel, nodes: list[Node]) -> list[SequenceFlow]:
+def _flow_order(flows: list[SequenceFlow], nodes: list[Node]) -> list[SequenceFlow]:
     """Flows in an order that lists every node's incoming and outgoing flows as its tuples do.
 
     A topological sort of "comes before" constraints taken from consecutive entries of those
@@ -110,7 +118,7 @@ def _flow_order(model: ProcessModel, nodes: list[Node]) -> list[SequenceFlow]:
     position = {node.id: index for index, node in enumerate(nodes)}
     outgoing_index = {flow_id: i for node in nodes for i, flow_id in enumerate(node.outgoing)}
     flows = sorted(
-        model.flows,
+        flows,
         key=lambda f: (position.get(f.source, len(nodes)), outgoing_index.get(f.id, 0), f.id),
     )
     rank = {flow.id: index for index, flow in enumerate(flows)}
@@ -144,10 +152,57 @@ def _flow_order(model: ProcessModel, nodes: list[Node]) -> list[SequenceFlow]:
     return ordered
 
 
-def _node(process: Element, node: Node, messages: dict[str, str]) -> None:
-    element = etree.SubElement(process, _bpmn(node.kind.value))
+@dataclass(frozen=True)
+class _Refs:
+    """Definitions-level ids: message name, signal name and error code to element id."""
+
+    messages: dict[str, str]
+    signals: dict[str, str]
+    errors: dict[str, str]
+
+
+def _timer(parent: Element, timer: TimerDefinition) -> None:
+    definition = etree.SubElement(parent, _bpmn("timerEventDefinition"))
+    _formal_expression(definition, _TIMER_ELEMENTS[timer.kind], timer.text)
+
+
+def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
+    if isinstance(node, EndEvent) and node.terminate:
+        etree.SubElement(element, _bpmn("terminateEventDefinition"))
+    if isinstance(node, ReceiveTask):
+        return  # its messageRef is an attribute
+    message = getattr(node, "message_name", None)
+    if message is not None:
+        definition = etree.SubElement(element, _bpmn("messageEventDefinition"))
+        definition.set("messageRef", refs.messages[message])
+    signal = getattr(node, "signal_name", None)
+    if signal is not None:
+        definition = etree.SubElement(element, _bpmn("signalEventDefinition"))
+        definition.set("signalRef", refs.signals[signal])
+    if getattr(node, "is_error", False):
+        definition = etree.SubElement(element, _bpmn("errorEventDefinition"))
+        code = getattr(node, "error_code", None)
+        if code is not None:
+            definition.set("errorRef", refs.errors[code])
+    timer = getattr(node, "timer", None)
+    if isinstance(timer, TimerDefinition):
+        _timer(element, timer)
+
+
+def _node(parent: Element, model: ProcessModel, node: Node, refs: _Refs) -> None:
+    element = etree.SubElement(parent, _bpmn(node.kind.value))
     element.set("id", node.id)
     _set(element, "name", node.name)
+    if isinstance(node, BoundaryEvent):
+        element.set("attachedToRef", node.attached_to)
+        if not node.cancel_activity:
+            element.set("cancelActivity", "false")
+    if isinstance(node, StartEvent) and not node.interrupting:
+        element.set("isInterrupting", "false")
+    if isinstance(node, SubProcess) and node.triggered_by_event:
+        element.set("triggeredByEvent", "true")
+    if isinstance(node, ReceiveTask):
+        element.set("messageRef", refs.messages[node.message_name])
     if node.async_before:
         element.set(_camunda("asyncBefore"), "true")
     if node.async_after:
@@ -168,18 +223,32 @@ def _node(process: Element, node: Node, messages: dict[str, str]) -> None:
             _set(element, _camunda(attribute), getattr(node, field_name))
     elif isinstance(node, ExclusiveGateway):
         _set(element, "default", node.default_flow)
+    if node.retry_cycle is not None:
+        extensions = etree.SubElement(element, _bpmn("extensionElements"))
+        retry = etree.SubElement(extensions, _camunda("failedJobRetryTimeCycle"))
+        retry.text = node.retry_cycle
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:
         etree.SubElement(element, _bpmn("outgoing")).text = flow_id
-    if isinstance(node, StartEvent) and node.message_name is not None:
-        definition = etree.SubElement(element, _bpmn("messageEventDefinition"))
-        definition.set("messageRef", messages[node.message_name])
-    elif isinstance(node, StartEvent) and node.timer is not None:
-        definition = etree.SubElement(element, _bpmn("timerEventDefinition"))
-        _formal_expression(definition, _TIMER_ELEMENTS[node.timer.kind], node.timer.text)
-    elif isinstance(node, EndEvent) and node.terminate:
-        etree.SubElement(element, _bpmn("terminateEventDefinition"))
+    _event_definitions(element, node, refs)
+    if isinstance(node, SubProcess):
+        _scope(element, model, node.id, refs)
+
+
+def _scope(parent: Element, model: ProcessModel, scope_id: str | None, refs: _Refs) -> None:
+    """The nodes directly inside `scope_id` (None: the process), then the flows among them. A flow
+    goes where its source is (a flow whose source does not exist, to the process level)."""
+    nodes = _node_order(model, [node for node in model.nodes if node.parent == scope_id])
+    for node in nodes:
+        _node(parent, model, node, refs)
+    flows = [
+        flow
+        for flow in model.flows
+        if (model.node(flow.source).parent if model.has_node(flow.source) else None) == scope_id
+    ]
+    for flow in _flow_order(flows, nodes):
+        _flow(parent, flow)
 
 
 def _flow(process: Element, flow: SequenceFlow) -> None:
@@ -192,22 +261,30 @@ def _flow(process: Element, flow: SequenceFlow) -> None:
         _formal_expression(element, "conditionExpression", flow.condition.source)
 
 
-def _message_ids(models: Sequence[ProcessModel]) -> dict[str, str]:
+def _refs(models: Sequence[ProcessModel]) -> _Refs:
+    """Ids for the messages, signals and errors the models use (`Message_1`, `Signal_1`,
+    `Error_1`, ...), skipping ids an element already has."""
     taken = {model.key for model in models}
     for model in models:
         taken |= {node.id for node in model.nodes} | {flow.id for flow in model.flows}
-    ids: dict[str, str] = {}
+
+    def assign(table: dict[str, str], prefix: str, name: str | None) -> None:
+        if name is None or name in table:
+            return
+        number = len(table) + 1
+        while f"{prefix}_{number}" in taken:
+            number += 1
+        table[name] = f"{prefix}_{number}"
+        taken.add(table[name])
+
+    refs = _Refs(messages={}, signals={}, errors={})
     for model in models:
         for node in model.nodes:
-            if isinstance(node, StartEvent) and node.message_name is not None:
-                if node.message_name in ids:
-                    continue
-                number = len(ids) + 1
-                while f"Message_{number}" in taken:
-                    number += 1
-                ids[node.message_name] = f"Message_{number}"
-                taken.add(f"Message_{number}")
-    return ids
+            assign(refs.messages, "Message", getattr(node, "message_name", None))
+            assign(refs.signals, "Signal", getattr(node, "signal_name", None))
+            if getattr(node, "is_error", False):
+                assign(refs.errors, "Error", getattr(node, "error_code", None))
+    return refs
 
 
 def write_bpmn(models: Sequence[ProcessModel]) -> str:
@@ -216,7 +293,7 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
     root.set("id", "Definitions_1")
     root.set("targetNamespace", "http://bpmn.io/schema/bpmn")
     root.set("exporter", "Interlock")
-    messages = _message_ids(models)
+    refs = _refs(models)
     try:
         for model in models:
             process = etree.SubElement(root, _bpmn("process"))
@@ -224,15 +301,20 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, "name", model.name)
             process.set("isExecutable", "true")
             _set(process, _camunda("versionTag"), model.version_tag)
-            nodes = _node_order(model)
-            for node in nodes:
-                _node(process, node, messages)
-            for flow in _flow_order(model, nodes):
-                _flow(process, flow)
-        for name, message_id in messages.items():
+            _scope(process, model, None, refs)
+        for name, message_id in refs.messages.items():
             message = etree.SubElement(root, _bpmn("message"))
             message.set("id", message_id)
             message.set("name", name)
+        for name, signal_id in refs.signals.items():
+            signal = etree.SubElement(root, _bpmn("signal"))
+            signal.set("id", signal_id)
+            signal.set("name", name)
+        for code, error_id in refs.errors.items():
+            error_element = etree.SubElement(root, _bpmn("error"))
+            error_element.set("id", error_id)
+            error_element.set("name", code)
+            error_element.set("errorCode", code)
     except ValueError as error:
         # lxml refuses text that XML cannot carry, such as control characters.
         raise ModelError(f"cannot write BPMN: {error}") from None

@@ -10,7 +10,6 @@ from uuid import UUID
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
-from engine.runtime import UserTaskRow
 from engine.store import tasks
 
 
@@ -34,33 +33,24 @@ class CompleteUserTask:
         if instance_id is None:
             raise NotFound(f"user task {self.task_id} does not exist", task_id=str(self.task_id))
         run = load(tx, instance_id)
-        task = tasks.get(tx.conn, self.task_id)  # read again under the instance lock
-        assert task is not None
-        if task.state == "Completed":
-            raise InvariantViolation(
-                InvariantViolationKind.TOKEN_FINALIZED_TWICE,
-                f"user task {self.task_id} is already completed",
-                task_id=str(self.task_id),
-            )
-        if task.state == "Retired":
+        task = run.tasks.get(self.task_id)
+        if task is None:  # not open: say precisely why
+            found = tasks.get(tx.conn, self.task_id)
+            state = found.state if found else "missing"
+            if state == "Completed":
+                raise InvariantViolation(
+                    InvariantViolationKind.TOKEN_FINALIZED_TWICE,
+                    f"user task {self.task_id} is already completed",
+                    task_id=str(self.task_id),
+                )
             raise Conflict(
                 f"user task {self.task_id} was retired: its token left the task without it",
                 task_id=str(self.task_id),
             )
         require_running(run)
         token = run.tokens[task.token_id]
-        run.tasks.append(
-            UserTaskRow(
-                id=task.id,
-                token_id=task.token_id,
-                node_id=task.node_id,
-                name=task.name,
-                state="Completed",
-                created_at=task.created_at,
-                ended_at=tx.now,
-                dirty=True,
-            )
-        )
+        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        run.emit("task.completed", token)
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)

@@ -87,23 +87,98 @@ variables AS (
     DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
 ),
 new_tasks AS (
-    INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, created_at, ended_at)
-    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.name, r.state, r.created_at, r.ended_at
+    INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, assignee,
+                           candidate_users, candidate_groups, due_at, priority, created_at, ended_at)
+    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.name, r.state, r.assignee,
+           ARRAY(SELECT jsonb_array_elements_text(r.candidate_users)),
+           ARRAY(SELECT jsonb_array_elements_text(r.candidate_groups)),
+           r.due_at, r.priority, r.created_at, r.ended_at
     FROM d, jsonb_to_recordset(d.doc->'new_tasks') AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
-        created_at timestamptz, ended_at timestamptz)
+        assignee text, candidate_users jsonb, candidate_groups jsonb, due_at timestamptz,
+        priority int, created_at timestamptz, ended_at timestamptz)
 ),
 changed_tasks AS (
-    UPDATE user_task u SET state = r.state, ended_at = r.ended_at
+    UPDATE user_task u SET state = r.state, ended_at = r.ended_at, assignee = r.assignee
     FROM d, jsonb_to_recordset(d.doc->'changed_tasks') AS r(
-        id uuid, state text, ended_at timestamptz)
+        id uuid, state text, ended_at timestamptz, assignee text)
     WHERE u.id = r.id
 ),
-retired_tasks AS (
-    UPDATE user_task u SET state = 'Retired', ended_at = (d.doc->>'now')::timestamptz
-    FROM d
-    WHERE u.instance_id = (d.doc->>'instance_id')::uuid AND u.state = 'Open'
-      AND u.token_id IN (SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'retire_work_of'))
+new_external_tasks AS (
+    INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, priority,
+                               worker_id, lock_expires_at, retries, error_message, error_details,
+                               created_at, ended_at)
+    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.topic, r.state, r.priority, r.worker_id,
+           r.lock_expires_at, r.retries, r.error_message, r.error_details, r.created_at,
+           r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'new_external_tasks') AS r(
+        id uuid, instance_id uuid, token_id uuid, node_id text, topic text, state text,
+        priority bigint, worker_id text, lock_expires_at timestamptz, retries int,
+        error_message text, error_details text, created_at timestamptz, ended_at timestamptz)
+),
+changed_external_tasks AS (
+    UPDATE external_task e SET state = r.state, worker_id = r.worker_id,
+        lock_expires_at = r.lock_expires_at, retries = r.retries, error_message = r.error_message,
+        error_details = r.error_details, ended_at = r.ended_at
+    FROM d, jsonb_to_recordset(d.doc->'changed_external_tasks') AS r(
+        id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
+        error_message text, error_details text, ended_at timestamptz)
+    WHERE e.id = r.id
+),
+new_jobs AS (
+    INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, lock_owner,
+                     lock_expires_at, retries, timer_text, repetitions_left, error_message,
+                     created_at)
+    SELECT r.id, r.kind, r.instance_id, r.token_id, r.node_id, r.definition_id, r.due_at,
+           r.lock_owner, r.lock_expires_at, r.retries, r.timer_text, r.repetitions_left,
+           r.error_message, r.created_at
+    FROM d, jsonb_to_recordset(d.doc->'new_jobs') AS r(
+        id uuid, kind text, instance_id uuid, token_id uuid, node_id text, definition_id text,
+        due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
+        timer_text text, repetitions_left int, error_message text, created_at timestamptz)
+),
+changed_jobs AS (
+    UPDATE job j SET due_at = r.due_at, lock_owner = r.lock_owner,
+        lock_expires_at = r.lock_expires_at, retries = r.retries,
+        repetitions_left = r.repetitions_left, error_message = r.error_message
+    FROM d, jsonb_to_recordset(d.doc->'changed_jobs') AS r(
+        id uuid, due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
+        repetitions_left int, error_message text)
+    WHERE j.id = r.id
+),
+deleted_jobs AS (
+    DELETE FROM job j USING d
+    WHERE j.id IN (SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'deleted_jobs'))
+),
+new_subscriptions AS (
+    INSERT INTO event_subscription (id, kind, name, instance_id, token_id, node_id,
+                                    definition_id, created_at)
+    SELECT r.id, r.kind, r.name, r.instance_id, r.token_id, r.node_id, r.definition_id,
+           r.created_at
+    FROM d, jsonb_to_recordset(d.doc->'new_subscriptions') AS r(
+        id uuid, kind text, name text, instance_id uuid, token_id uuid, node_id text,
+        definition_id text, created_at timestamptz)
+),
+deleted_subscriptions AS (
+    DELETE FROM event_subscription e USING d
+    WHERE e.id IN (
+        SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'deleted_subscriptions'))
+),
+new_incidents AS (
+    INSERT INTO incident (id, type, instance_id, definition_id, token_id, node_id, job_id,
+                          external_task_id, message, details, state, created_at, resolved_at)
+    SELECT r.id, r.type, r.instance_id, r.definition_id, r.token_id, r.node_id, r.job_id,
+           r.external_task_id, r.message, r.details, r.state, r.created_at, r.resolved_at
+    FROM d, jsonb_to_recordset(d.doc->'new_incidents') AS r(
+        id uuid, type text, instance_id uuid, definition_id text, token_id uuid, node_id text,
+        job_id uuid, external_task_id uuid, message text, details text, state text,
+        created_at timestamptz, resolved_at timestamptz)
+),
+changed_incidents AS (
+    UPDATE incident i SET state = r.state, resolved_at = r.resolved_at
+    FROM d, jsonb_to_recordset(d.doc->'changed_incidents') AS r(
+        id uuid, state text, resolved_at timestamptz)
+    WHERE i.id = r.id
 ),
 new_visits AS (
     INSERT INTO history (id, instance_id, token_id, node_id, node_name, node_type, state,
@@ -270,29 +345,48 @@ def document(run: InstanceRun) -> dict[str, Any]:
             }
             for name in sorted(run.changed_variables)
         ],
-        "new_tasks": [
-            {
-                "id": t.id,
-                "instance_id": iid,
-                "token_id": t.token_id,
-                "node_id": t.node_id,
-                "name": t.name,
-                "state": t.state,
-                "created_at": t.created_at,
-                "ended_at": t.ended_at,
-            }
-            for t in run.tasks
-            if t.is_new
-        ],
-        "changed_tasks": [
-            {"id": t.id, "state": t.state, "ended_at": t.ended_at}
-            for t in run.tasks
-            if t.dirty and not t.is_new
-        ],
-        "retire_work_of": sorted(str(token_id) for token_id in run.retire_work_of),
+        **_work(run),
         "new_visits": [v for v, visit in zip(visits, run.visits, strict=True) if visit.is_new],
         "ended_visits": [
             v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new
         ],
         "outbox": outbox,
+    }
+
+
+def _work(run: InstanceRun) -> dict[str, list[Any]]:
+    """User tasks, external tasks, jobs, subscriptions and incidents: new, changed, deleted."""
+    iid = run.instance.id
+    definition_id = run.instance.definition_id
+
+    def rows(items: Any, **extra: Any) -> list[dict[str, Any]]:
+        return [{**vars(item), **extra} for item in items]
+
+    tasks = run.tasks.values()
+    externals = run.external_tasks.values()
+    jobs = run.jobs.values()
+    subscriptions = run.subscriptions.values()
+    incidents = run.incidents.values()
+    return {
+        "new_tasks": rows((t for t in tasks if t.is_new), instance_id=iid),
+        "changed_tasks": rows(t for t in tasks if t.dirty and not t.is_new),
+        "new_external_tasks": rows((e for e in externals if e.is_new), instance_id=iid),
+        "changed_external_tasks": rows(e for e in externals if e.dirty and not e.is_new),
+        "new_jobs": rows(
+            (j for j in jobs if j.is_new and not j.deleted),
+            instance_id=iid,
+            definition_id=definition_id,
+        ),
+        "changed_jobs": rows(j for j in jobs if j.dirty and not j.is_new and not j.deleted),
+        "deleted_jobs": [str(j.id) for j in jobs if j.deleted and not j.is_new],
+        "new_subscriptions": rows(
+            (s for s in subscriptions if s.is_new and not s.deleted),
+            instance_id=iid,
+            definition_id=definition_id,
+        ),
+        "deleted_subscriptions": [str(s.id) for s in subscriptions if s.deleted and not s.is_new],
+        "new_incidents": rows(
+            (i for i in incidents if i.is_new), instance_id=iid, definition_id=definition_id
+        ),
+        "changed_incidents": rows(i for i in incidents if i.dirty and not i.is_new),
     }

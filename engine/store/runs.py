@@ -13,7 +13,17 @@ from uuid import UUID
 import psycopg
 
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
-from engine.runtime import InstanceRow, InstanceRun, Join, Token
+from engine.runtime import (
+    ExternalTaskRow,
+    IncidentRow,
+    InstanceRow,
+    InstanceRun,
+    JobRow,
+    Join,
+    Subscription,
+    Token,
+    UserTaskRow,
+)
 from engine.states import InstanceState, TokenState
 from engine.variables import from_row
 
@@ -88,6 +98,16 @@ def load_run(
         "SELECT name, type, value FROM variable WHERE instance_id = %s AND scope_key = ''",
         (instance_id,),
     )
+    work_cursors = [
+        (
+            kind,
+            conn.execute(
+                f"SELECT {', '.join(columns)} FROM {table} WHERE instance_id = %s {condition}",
+                (instance_id,),
+            ),
+        )
+        for kind, (table, columns, condition) in _WORK.items()
+    ]
     row = instance_cur.fetchone()
     if row is None:
         raise NotFound(
@@ -101,7 +121,52 @@ def load_run(
         run.joins[(gateway_id, scope_key)] = Join(gateway_id, scope_key, list(arrivals), version)
     for name, type_name, value in variable_cur.fetchall():
         run.variables[name] = from_row(type_name, value)
+    for kind, cursor in work_cursors:
+        table, columns, _ = _WORK[kind]
+        rows = {r.id: r for r in (kind(**dict(zip(columns, values, strict=True))) for values in cursor)}
+        getattr(run, _WORK_FIELDS[kind]).update(rows)
     return run
+
+
+# The open work an instance command may have to retire or act on: (table, columns, condition).
+_WORK: dict[type[Any], tuple[str, tuple[str, ...], str]] = {
+    UserTaskRow: (
+        "user_task",
+        ("id", "token_id", "node_id", "name", "state", "created_at", "assignee", "candidate_users",
+         "candidate_groups", "due_at", "priority"),
+        "AND state = 'Open'",
+    ),
+    ExternalTaskRow: (
+        "external_task",
+        ("id", "token_id", "node_id", "topic", "state", "priority", "created_at", "worker_id",
+         "lock_expires_at", "retries", "error_message", "error_details"),
+        "AND state = 'Open'",
+    ),
+    JobRow: (
+        "job",
+        ("id", "kind", "token_id", "node_id", "due_at", "retries", "created_at", "timer_text",
+         "repetitions_left", "lock_owner", "lock_expires_at", "error_message"),
+        "",
+    ),
+    Subscription: (
+        "event_subscription",
+        ("id", "kind", "name", "token_id", "node_id", "created_at"),
+        "",
+    ),
+    IncidentRow: (
+        "incident",
+        ("id", "type", "token_id", "node_id", "message", "state", "created_at", "job_id",
+         "external_task_id", "details"),
+        "AND state = 'Open'",
+    ),
+}
+_WORK_FIELDS = {
+    UserTaskRow: "tasks",
+    ExternalTaskRow: "external_tasks",
+    JobRow: "jobs",
+    Subscription: "subscriptions",
+    IncidentRow: "incidents",
+}
 
 
 def claim_token(conn: psycopg.Connection[Any], token: Token, now: datetime) -> None:

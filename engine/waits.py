@@ -1,0 +1,171 @@
+"""The rows a waiting token leaves behind: user tasks, external tasks, jobs, subscriptions.
+
+Pure constructors: given the node, the token, the variables and the time, build the row. No SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
+from typing import Any
+
+from engine import timers
+from engine.errors import ExpressionError
+from engine.expressions import Expression, compile_expression, is_expression
+from engine.ids import new_id
+from engine.model import ServiceTask, TimerDefinition, UserTask
+from engine.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
+
+DEFAULT_PRIORITY = 50
+
+
+@lru_cache(maxsize=4096)
+def _compiled(text: str) -> Expression:
+    return compile_expression(text)
+
+
+def resolve(text: str | None, values: Mapping[str, Any]) -> Any:
+    """A model attribute as written: a literal, or a `${...}` evaluated over the variables."""
+    if text is None:
+        return None
+    if is_expression(text):
+        return _compiled(text).evaluate(values)
+    return text
+
+
+def _names(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+def _moment(value: Any, now: datetime) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    text = str(value)
+    try:
+        return timers.parse_date(text)
+    except ValueError:
+        return timers.add_duration(now, timers.parse_duration(text))
+
+
+def user_task(node: UserTask, token: Token, values: Mapping[str, Any], now: datetime) -> UserTaskRow:
+    assignee = resolve(node.assignee, values)
+    priority = resolve(node.priority, values)
+    try:
+        due_at = _moment(resolve(node.due_date, values), now)
+        priority_number = int(priority) if priority not in (None, "") else DEFAULT_PRIORITY
+    except ValueError as exc:
+        raise ExpressionError(f"user task '{node.id}': {exc}", node_id=node.id) from exc
+    return UserTaskRow(
+        id=new_id(),
+        token_id=token.id,
+        node_id=node.id,
+        name=node.name,
+        state="Open",
+        created_at=now,
+        assignee=str(assignee) if assignee not in (None, "") else None,
+        candidate_users=_names(resolve(node.candidate_users, values)),
+        candidate_groups=_names(resolve(node.candidate_groups, values)),
+        due_at=due_at,
+        priority=priority_number,
+        is_new=True,
+    )
+
+
+def external_task(node: ServiceTask, token: Token, now: datetime) -> ExternalTaskRow:
+    assert node.topic is not None
+    return ExternalTaskRow(
+        id=new_id(),
+        token_id=token.id,
+        node_id=node.id,
+        topic=node.topic,
+        state="Open",
+        priority=node.task_priority,
+        created_at=now,
+        is_new=True,
+    )
+
+
+def retries_of(retry_cycle: str | None, default: int) -> int:
+    if retry_cycle is None:
+        return default
+    repetitions = timers.parse_cycle(retry_cycle).repetitions
+    return repetitions if repetitions is not None else default
+
+
+def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
+    """How long a failed job waits before its next try: the cycle's interval when the model
+    says, else exponential from one second (1 s, 2 s, 4 s, ...), capped at five minutes."""
+    if retry_cycle is not None:
+        cycle = timers.parse_cycle(retry_cycle)
+        start = datetime(2000, 1, 1, tzinfo=timezone.utc)
+        return timers.add_duration(start, cycle.interval) - start
+    return timedelta(seconds=min(300, 2 ** max(0, attempt - 1)))
+
+
+def async_job(token: Token, node_id: str, retries: int, now: datetime) -> JobRow:
+    return JobRow(
+        id=new_id(),
+        kind="async",
+        token_id=token.id,
+        node_id=node_id,
+        due_at=now,
+        retries=retries,
+        created_at=now,
+        is_new=True,
+    )
+
+
+def timer_job(
+    timer: TimerDefinition,
+    token_id: Any,
+    node_id: str,
+    values: Mapping[str, Any],
+    now: datetime,
+    retries: int,
+    kind: str = "timer",
+) -> JobRow:
+    """A timer's job, due at its first firing. A cycle remembers its text and repetitions."""
+    text = resolve(timer.text, values)
+    if isinstance(text, datetime):
+        due = text
+        text = text.isoformat()
+    else:
+        text = str(text).strip()
+        try:
+            due = timers.first_due(timer.kind, text, now)
+        except ValueError as exc:
+            raise ExpressionError(f"timer of '{node_id}': {exc}", node_id=node_id) from exc
+    repetitions = None
+    if timer.kind == "cycle":
+        repetitions = timers.parse_cycle(text).repetitions
+    return JobRow(
+        id=new_id(),
+        kind=kind,
+        token_id=token_id,
+        node_id=node_id,
+        due_at=due,
+        retries=retries,
+        created_at=now,
+        timer_text=text if timer.kind == "cycle" else None,
+        repetitions_left=repetitions,
+        is_new=True,
+    )
+
+
+def subscription(kind: str, name: str, token: Token, node_id: str, now: datetime) -> Subscription:
+    return Subscription(
+        id=new_id(),
+        kind=kind,
+        name=name,
+        token_id=token.id,
+        node_id=node_id,
+        created_at=now,
+        is_new=True,
+    )
