@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -49,6 +49,15 @@ class Command(Protocol, Generic[R]):
     def execute(self, tx: Tx) -> R: ...
 
 
+@dataclass(frozen=True)
+class EngineSettings:
+    """Behaviour a deployment may tune. `unhandled_bpmn_error`: "end" ends the execution that
+    threw an uncaught BPMN error (Camunda 7's default); "incident" stops it with an incident."""
+
+    default_retries: int = 3
+    unhandled_bpmn_error: Literal["end", "incident"] = "end"
+
+
 @dataclass
 class Tx:
     """What a command may touch: the transaction's connection, the time, the immutable caches."""
@@ -58,6 +67,7 @@ class Tx:
     definitions: DefinitionCache
     handlers: HandlerRegistry
     pipeline: psycopg.Pipeline
+    settings: EngineSettings
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -71,8 +81,10 @@ class Executor:
         definitions: DefinitionCache,
         handlers: HandlerRegistry,
         clock: Clock = system_clock,
+        settings: EngineSettings | None = None,
         max_attempts: int = 8,
     ) -> None:
+        self.settings = settings or EngineSettings()
         self.pool = pool
         self.definitions = definitions
         self.handlers = handlers
@@ -96,7 +108,7 @@ class Executor:
 
     def _run_once(self, command: Command[T], idempotency_key: str | None) -> T:
         with self.pool.connection() as conn, conn.pipeline() as pipeline, conn.transaction():
-            tx = Tx(conn, self.clock(), self.definitions, self.handlers, pipeline)
+            tx = Tx(conn, self.clock(), self.definitions, self.handlers, pipeline, self.settings)
             if idempotency_key is not None:
                 replayed = _replay(tx, command, idempotency_key)
                 if replayed is not None:

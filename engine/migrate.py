@@ -24,7 +24,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from engine.database import Database, normalize_url, sqlalchemy_url_for
+from engine.database import Database, install_sigterm_exit, normalize_url, sqlalchemy_url_for
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 # Key of the session-level advisory lock that serialises upgrades ("interlck" as a bigint).
@@ -53,6 +53,7 @@ def _escape(value: str) -> str:
 def _upgrade_lock(url: str) -> Iterator[None]:
     """Hold the migration advisory lock on a connection of its own, so concurrent starters queue."""
     with psycopg.connect(normalize_url(url), autocommit=True) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (ADVISORY_LOCK_KEY,))
         try:
             yield
         finally:
@@ -125,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     up = sub.add_parser("upgrade", help="migrate DATABASE_URL (or the embedded database) to head")
     up.add_argument("revision", nargs="?", default="head")
     args = parser.parse_args(argv)
+    install_sigterm_exit()
     if args.action == "revision":
         print(new_revision(args.message))
     else:

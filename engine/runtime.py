@@ -266,9 +266,7 @@ class InstanceRun:
         self.emit_incident("incident.created", incident)
 
     def emit_incident(self, event: str, incident: IncidentRow) -> None:
-        self.events.append(
-            Event(event=event, token_id=incident.token_id, node_id=incident.node_id)
-        )
+        self.events.append(Event(event=event, token_id=incident.token_id, node_id=incident.node_id))
 
     def live_tokens(self) -> list[Token]:
         return [t for t in self.tokens.values() if t.is_live]

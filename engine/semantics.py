@@ -86,7 +86,7 @@ class Advance:
     def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
         """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
         token.move_to(TokenState.EXECUTING, self.run.now)
-        self._set_variables(variables)
+        self.set_variables(variables)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
 
@@ -117,7 +117,7 @@ class Advance:
         node = self.model.node(subscription.node_id)
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
-        self._set_variables(variables)
+        self.set_variables(variables)
         if isinstance(node, BoundaryEvent):
             if node.cancel_activity:
                 subscription.deleted = True
@@ -197,7 +197,9 @@ class Advance:
             run.tasks[task.id] = task
         elif isinstance(node, ReceiveTask):
             self._wait(token)
-            run.add_subscription(waits.subscription("message", node.message_name, token, node.id, run.now))
+            run.add_subscription(
+                waits.subscription("message", node.message_name, token, node.id, run.now)
+            )
         elif isinstance(node, IntermediateCatchEvent):
             self._catch(token, node)
         elif isinstance(node, SubProcess):
@@ -243,7 +245,7 @@ class Advance:
         try:
             returned = handler(context)
         except BpmnError as error:
-            self._set_variables(context.updates)
+            self.set_variables(context.updates)
             self._throw(token, error.code, error.message)
             return
         except InterlockError:
@@ -260,7 +262,7 @@ class Advance:
             updates[node.result_variable] = returned
         elif isinstance(returned, Mapping):
             updates.update(returned)
-        self._set_variables(updates)
+        self.set_variables(updates)
         self._leave(token, node)
 
     def _catch(self, token: Token, node: IntermediateCatchEvent) -> None:
@@ -269,12 +271,18 @@ class Advance:
         if node.timer is not None:
             retries = waits.retries_of(node.retry_cycle, self.default_retries)
             run.add_job(
-                waits.timer_job(node.timer, token.id, node.id, run.variable_values(), run.now, retries)
+                waits.timer_job(
+                    node.timer, token.id, node.id, run.variable_values(), run.now, retries
+                )
             )
         elif node.message_name is not None:
-            run.add_subscription(waits.subscription("message", node.message_name, token, node.id, run.now))
+            run.add_subscription(
+                waits.subscription("message", node.message_name, token, node.id, run.now)
+            )
         elif node.signal_name is not None:
-            run.add_subscription(waits.subscription("signal", node.signal_name, token, node.id, run.now))
+            run.add_subscription(
+                waits.subscription("signal", node.signal_name, token, node.id, run.now)
+            )
 
     def _attach_boundary_events(self, token: Token, activity: Node) -> None:
         """Timers, messages and signals on the activity's edge start listening for its token."""
@@ -284,12 +292,19 @@ class Advance:
                 retries = waits.retries_of(boundary.retry_cycle, self.default_retries)
                 run.add_job(
                     waits.timer_job(
-                        boundary.timer, token.id, boundary.id, run.variable_values(), run.now, retries
+                        boundary.timer,
+                        token.id,
+                        boundary.id,
+                        run.variable_values(),
+                        run.now,
+                        retries,
                     )
                 )
             elif boundary.message_name is not None:
                 run.add_subscription(
-                    waits.subscription("message", boundary.message_name, token, boundary.id, run.now)
+                    waits.subscription(
+                        "message", boundary.message_name, token, boundary.id, run.now
+                    )
                 )
             elif boundary.signal_name is not None:
                 run.add_subscription(
@@ -536,7 +551,7 @@ class Advance:
         for key in [k for k in self.run.joins if k[1] == scope_key]:
             self._delete_join(key)
 
-    def _set_variables(self, values: Mapping[str, Any] | None) -> None:
+    def set_variables(self, values: Mapping[str, Any] | None) -> None:
         for name, value in (values or {}).items():
             self.run.set_variable(name, infer(value))
 

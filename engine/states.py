@@ -29,8 +29,9 @@ TOKEN_TRANSITIONS: dict[TokenState, frozenset[TokenState]] = {
     _T.READY: frozenset({_T.EXECUTING, _T.TERMINATED}),
     # Executing -> Ready parks the token before an asynchronous continuation.
     _T.EXECUTING: frozenset({_T.WAITING, _T.READY, _T.COMPLETED, _T.FAILED, _T.TERMINATED}),
-    _T.WAITING: frozenset({_T.EXECUTING, _T.READY, _T.COMPLETED, _T.TERMINATED}),
-    _T.FAILED: frozenset({_T.READY, _T.TERMINATED}),
+    _T.WAITING: frozenset({_T.EXECUTING, _T.READY, _T.COMPLETED, _T.FAILED, _T.TERMINATED}),
+    # A failed path stops with an incident; a retry puts the token back where it waited.
+    _T.FAILED: frozenset({_T.READY, _T.WAITING, _T.TERMINATED}),
     _T.COMPLETED: frozenset(),
     _T.TERMINATED: frozenset(),
 }

@@ -6,7 +6,7 @@ Pure constructors: given the node, the token, the variables and the time, build 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -54,7 +54,9 @@ def _moment(value: Any, now: datetime) -> datetime | None:
         return timers.add_duration(now, timers.parse_duration(text))
 
 
-def user_task(node: UserTask, token: Token, values: Mapping[str, Any], now: datetime) -> UserTaskRow:
+def user_task(
+    node: UserTask, token: Token, values: Mapping[str, Any], now: datetime
+) -> UserTaskRow:
     assignee = resolve(node.assignee, values)
     priority = resolve(node.priority, values)
     try:
@@ -104,7 +106,7 @@ def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
     says, else exponential from one second (1 s, 2 s, 4 s, ...), capped at five minutes."""
     if retry_cycle is not None:
         cycle = timers.parse_cycle(retry_cycle)
-        start = datetime(2000, 1, 1, tzinfo=timezone.utc)
+        start = datetime(2000, 1, 1, tzinfo=UTC)
         return timers.add_duration(start, cycle.interval) - start
     return timedelta(seconds=min(300, 2 ** max(0, attempt - 1)))
 

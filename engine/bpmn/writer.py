@@ -78,9 +78,14 @@ def _is_identifier(name: str) -> bool:
 
 
 def _node_order(model: ProcessModel, scope: list[Node]) -> list[Node]:
-    """Start events, then breadth-first along the flows: the file reads like the diagram."""
+    """Start events, then breadth-first along the flows (an activity's boundary events right after
+    it): the file reads like the diagram."""
     targets = {flow.id: flow.target for flow in model.flows}
     members = {node.id for node in scope}
+    boundaries: dict[str, list[Node]] = {}
+    for node in scope:
+        if isinstance(node, BoundaryEvent):
+            boundaries.setdefault(node.attached_to, []).append(node)
     ordered: list[Node] = []
     seen: set[str] = set()
     pending: deque[Node] = deque()
@@ -94,6 +99,8 @@ def _node_order(model: ProcessModel, scope: list[Node]) -> list[Node]:
         while pending:
             node = pending.popleft()
             ordered.append(node)
+            for boundary in boundaries.get(node.id, ()):
+                visit(boundary)
             for flow_id in node.outgoing:
                 target = targets.get(flow_id)
                 if target is not None and target in members:

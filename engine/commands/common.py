@@ -23,7 +23,18 @@ def model_of(tx: Tx, run: InstanceRun) -> ProcessModel:
 
 
 def advance(tx: Tx, run: InstanceRun) -> Advance:
-    return Advance(run, model_of(tx, run), tx.handlers, tx.conn)
+    return new_advance(tx, run, model_of(tx, run))
+
+
+def new_advance(tx: Tx, run: InstanceRun, model: ProcessModel) -> Advance:
+    return Advance(
+        run,
+        model,
+        tx.handlers,
+        tx.conn,
+        default_retries=tx.settings.default_retries,
+        unhandled_error=tx.settings.unhandled_bpmn_error,
+    )
 
 
 def require_running(run: InstanceRun) -> None:

@@ -11,8 +11,8 @@ from engine.bpmn.parser import parse_bpmn
 from engine.errors import BadRequest, ModelError
 from engine.executor import Result, Tx
 from engine.ids import new_id
-from engine.model import ProcessModel
-from engine.store import definitions
+from engine.model import IntermediateThrowEvent, Node, ProcessModel, StartEvent, SubProcess
+from engine.store import definitions, start_triggers
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,7 @@ class Deploy:
         )
         for row, resource, model in created:
             definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
+            start_triggers.replace(tx.conn, model, row.id, tx.now, tx.settings.default_retries)
             tx.definitions.put(row.id, model)
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
 
@@ -88,14 +89,23 @@ def _parse(resource: Resource) -> list[ProcessModel]:
     models = parse_bpmn(resource.content, resource.name)
     for model in models:
         for node in model.nodes:
-            if node.async_after:
-                raise ModelError(
-                    "camunda:asyncAfter is not supported yet",
-                    file=resource.name,
-                    line=node.line,
-                    element_id=node.id,
-                )
+            problem = _not_executable(model, node)
+            if problem:
+                raise ModelError(problem, file=resource.name, line=node.line, element_id=node.id)
     return models
+
+
+def _not_executable(model: ProcessModel, node: Node) -> str | None:
+    """What the parser accepts but the engine does not run yet."""
+    if node.async_after:
+        return "camunda:asyncAfter is not supported yet"
+    if isinstance(node, IntermediateThrowEvent) and node.signal_name is not None:
+        return "signal throw events are not supported yet; broadcast signals through the API"
+    if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:
+        parent = model.node(node.parent)
+        if isinstance(parent, SubProcess) and parent.triggered_by_event and not node.is_error:
+            return "event subprocesses can start on errors only (not messages, timers, signals)"
+    return None
 
 
 def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, load, new_advance, persist, require_running
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.ids import new_id
+from engine.model import ProcessModel, StartEvent
 from engine.runtime import InstanceRow, InstanceRun
-from engine.semantics import Advance
 from engine.states import InstanceState
 from engine.store import definitions
 from engine.variables import TypedValue, infer
@@ -41,22 +41,9 @@ class StartInstance:
     def execute(self, tx: Tx) -> InstanceResult:
         definition = self._definition(tx)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
-        instance = InstanceRow(
-            id=new_id(),
-            definition_id=definition.id,
-            definition_key=definition.key,
-            business_key=self.business_key,
-            state=InstanceState.CREATED,
-            version=0,
-            started_at=tx.now,
-            is_new=True,
+        return start_instance(
+            tx, definition, model, model.none_start, self.variables, self.business_key
         )
-        run = InstanceRun(instance=instance, now=tx.now)
-        for name, value in self.variables.items():
-            run.set_variable(name, infer(value))
-        Advance(run, model, tx.handlers, tx.conn).start(model.none_start)
-        persist(tx, run)
-        return InstanceResult(str(instance.id), definition.id, instance.state.value)
 
     def _definition(self, tx: Tx) -> definitions.DefinitionRow:
         if self.definition_id is not None:
@@ -148,6 +135,33 @@ class SetVariables:
             run.set_variable(name, value)
         persist(tx, run)
         return _result(run)
+
+
+def start_instance(
+    tx: Tx,
+    definition: definitions.DefinitionRow,
+    model: ProcessModel,
+    start: StartEvent,
+    variables: Mapping[str, Any],
+    business_key: str | None,
+) -> InstanceResult:
+    """A new instance of `definition` whose first token enters through `start`."""
+    instance = InstanceRow(
+        id=new_id(),
+        definition_id=definition.id,
+        definition_key=definition.key,
+        business_key=business_key,
+        state=InstanceState.CREATED,
+        version=0,
+        started_at=tx.now,
+        is_new=True,
+    )
+    run = InstanceRun(instance=instance, now=tx.now)
+    for name, value in variables.items():
+        run.set_variable(name, infer(value))
+    new_advance(tx, run, model).start(start)
+    persist(tx, run)
+    return InstanceResult(str(instance.id), definition.id, instance.state.value)
 
 
 def _result(run: InstanceRun) -> InstanceResult:

@@ -54,3 +54,39 @@ class CompleteUserTask:
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)
+
+
+@dataclass(frozen=True)
+class AssignUserTask:
+    """Claim (`user_id`, only when nobody holds it unless `force`), unclaim (None), or set the
+    assignee outright (`force`)."""
+
+    name: ClassVar[str] = "AssignUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+
+    task_id: UUID
+    user_id: str | None
+    force: bool = False
+
+    def execute(self, tx: Tx) -> TaskResult:
+        instance_id = tasks.instance_of(tx.conn, self.task_id)
+        if instance_id is None:
+            raise NotFound(f"user task {self.task_id} does not exist", task_id=str(self.task_id))
+        run = load(tx, instance_id)
+        task = run.tasks.get(self.task_id)
+        if task is None:
+            raise Conflict(f"user task {self.task_id} is no longer open", task_id=str(self.task_id))
+        if (
+            not self.force
+            and self.user_id is not None
+            and task.assignee not in (None, self.user_id)
+        ):
+            raise Conflict(
+                f"user task {self.task_id} is already claimed by '{task.assignee}'",
+                task_id=str(self.task_id),
+                assignee=task.assignee,
+            )
+        task.assignee, task.dirty = self.user_id, True
+        run.emit("task.assigned", run.tokens.get(task.token_id))
+        persist(tx, run)
+        return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)

@@ -88,7 +88,8 @@ variables AS (
 ),
 new_tasks AS (
     INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, assignee,
-                           candidate_users, candidate_groups, due_at, priority, created_at, ended_at)
+                           candidate_users, candidate_groups, due_at, priority, created_at,
+                           ended_at)
     SELECT r.id, r.instance_id, r.token_id, r.node_id, r.name, r.state, r.assignee,
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_users)),
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_groups)),

@@ -123,8 +123,8 @@ def load_run(
         run.variables[name] = from_row(type_name, value)
     for kind, cursor in work_cursors:
         table, columns, _ = _WORK[kind]
-        rows = {r.id: r for r in (kind(**dict(zip(columns, values, strict=True))) for values in cursor)}
-        getattr(run, _WORK_FIELDS[kind]).update(rows)
+        items = (kind(**dict(zip(columns, values, strict=True))) for values in cursor)
+        getattr(run, _WORK_FIELDS[kind]).update({item.id: item for item in items})
     return run
 
 
@@ -132,20 +132,55 @@ def load_run(
 _WORK: dict[type[Any], tuple[str, tuple[str, ...], str]] = {
     UserTaskRow: (
         "user_task",
-        ("id", "token_id", "node_id", "name", "state", "created_at", "assignee", "candidate_users",
-         "candidate_groups", "due_at", "priority"),
+        (
+            "id",
+            "token_id",
+            "node_id",
+            "name",
+            "state",
+            "created_at",
+            "assignee",
+            "candidate_users",
+            "candidate_groups",
+            "due_at",
+            "priority",
+        ),
         "AND state = 'Open'",
     ),
     ExternalTaskRow: (
         "external_task",
-        ("id", "token_id", "node_id", "topic", "state", "priority", "created_at", "worker_id",
-         "lock_expires_at", "retries", "error_message", "error_details"),
+        (
+            "id",
+            "token_id",
+            "node_id",
+            "topic",
+            "state",
+            "priority",
+            "created_at",
+            "worker_id",
+            "lock_expires_at",
+            "retries",
+            "error_message",
+            "error_details",
+        ),
         "AND state = 'Open'",
     ),
     JobRow: (
         "job",
-        ("id", "kind", "token_id", "node_id", "due_at", "retries", "created_at", "timer_text",
-         "repetitions_left", "lock_owner", "lock_expires_at", "error_message"),
+        (
+            "id",
+            "kind",
+            "token_id",
+            "node_id",
+            "due_at",
+            "retries",
+            "created_at",
+            "timer_text",
+            "repetitions_left",
+            "lock_owner",
+            "lock_expires_at",
+            "error_message",
+        ),
         "",
     ),
     Subscription: (
@@ -155,8 +190,18 @@ _WORK: dict[type[Any], tuple[str, tuple[str, ...], str]] = {
     ),
     IncidentRow: (
         "incident",
-        ("id", "type", "token_id", "node_id", "message", "state", "created_at", "job_id",
-         "external_task_id", "details"),
+        (
+            "id",
+            "type",
+            "token_id",
+            "node_id",
+            "message",
+            "state",
+            "created_at",
+            "job_id",
+            "external_task_id",
+            "details",
+        ),
         "AND state = 'Open'",
     ),
 }

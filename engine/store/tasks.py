@@ -9,7 +9,12 @@ from uuid import UUID
 
 import psycopg
 
-_COLUMNS = "id, instance_id, token_id, node_id, name, state, created_at, ended_at"
+_COLUMNS = (
+    "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
+    "t.assignee, t.candidate_users, t.candidate_groups, t.due_at, t.priority, "
+    "p.definition_id, p.definition_key, p.business_key"
+)
+_FROM = "user_task t JOIN process_instance p ON p.id = t.instance_id"
 
 
 @dataclass(frozen=True)
@@ -22,6 +27,14 @@ class TaskRow:
     state: str
     created_at: datetime
     ended_at: datetime | None
+    assignee: str | None
+    candidate_users: list[str]
+    candidate_groups: list[str]
+    due_at: datetime | None
+    priority: int
+    definition_id: str
+    definition_key: str
+    business_key: str | None
 
 
 def instance_of(conn: psycopg.Connection[Any], task_id: UUID) -> UUID | None:
@@ -30,7 +43,7 @@ def instance_of(conn: psycopg.Connection[Any], task_id: UUID) -> UUID | None:
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> TaskRow | None:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM user_task WHERE id = %s", (task_id,)).fetchone()
+    row = conn.execute(f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,)).fetchone()
     return TaskRow(*row) if row else None
 
 
@@ -39,13 +52,29 @@ def query(
     *,
     instance_id: UUID | None = None,
     state: str | None = "Open",
+    definition_key: str | None = None,
+    assignee: str | None = None,
+    candidate_user: str | None = None,
+    candidate_group: str | None = None,
     limit: int = 1000,
 ) -> list[TaskRow]:
     rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM user_task "
-        "WHERE (%(instance)s::uuid IS NULL OR instance_id = %(instance)s) "
-        "AND (%(state)s::text IS NULL OR state = %(state)s) "
-        "ORDER BY created_at, id LIMIT %(limit)s",
-        {"instance": instance_id, "state": state, "limit": limit},
+        f"SELECT {_COLUMNS} FROM {_FROM} "
+        "WHERE (%(instance)s::uuid IS NULL OR t.instance_id = %(instance)s) "
+        "AND (%(state)s::text IS NULL OR t.state = %(state)s) "
+        "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "
+        "AND (%(assignee)s::text IS NULL OR t.assignee = %(assignee)s) "
+        "AND (%(user)s::text IS NULL OR %(user)s = ANY(t.candidate_users)) "
+        "AND (%(group)s::text IS NULL OR %(group)s = ANY(t.candidate_groups)) "
+        "ORDER BY t.created_at, t.id LIMIT %(limit)s",
+        {
+            "instance": instance_id,
+            "state": state,
+            "key": definition_key,
+            "assignee": assignee,
+            "user": candidate_user,
+            "group": candidate_group,
+            "limit": limit,
+        },
     ).fetchall()
     return [TaskRow(*row) for row in rows]

@@ -386,32 +386,13 @@ UNSUPPORTED = [
         "n",
     ),
     ("sendTask", '<bpmn:sendTask id="n" />', "n"),
-    ("receiveTask", '<bpmn:receiveTask id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
     ("callActivity", '<bpmn:callActivity id="n" calledElement="other" />', "n"),
-    ("subProcess", '<bpmn:subProcess id="n" />', "n"),
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
     (
-        "intermediateCatchEvent",
-        '<bpmn:intermediateCatchEvent id="n"><bpmn:timerEventDefinition />'
-        "</bpmn:intermediateCatchEvent>",
-        "n",
-    ),
-    ("boundaryEvent", '<bpmn:boundaryEvent id="n" attachedToRef="end" />', "n"),
-    (
-        "endEvent with errorEventDefinition",
-        '<bpmn:endEvent id="n"><bpmn:errorEventDefinition /></bpmn:endEvent>',
-        "n",
-    ),
-    (
         "endEvent with messageEventDefinition",
         '<bpmn:endEvent id="n"><bpmn:messageEventDefinition /></bpmn:endEvent>',
-        "n",
-    ),
-    (
-        "startEvent with signalEventDefinition",
-        '<bpmn:startEvent id="n"><bpmn:signalEventDefinition /></bpmn:startEvent>',
         "n",
     ),
     (
@@ -426,12 +407,105 @@ UNSUPPORTED = [
         "n",
     ),
     (
+        "multiInstanceLoopCharacteristics",
+        '<bpmn:subProcess id="n"><bpmn:multiInstanceLoopCharacteristics id="loop" />'
+        "</bpmn:subProcess>",
+        "n",
+    ),
+    (
+        "standardLoopCharacteristics",
+        '<bpmn:receiveTask id="n" messageRef="m"><bpmn:standardLoopCharacteristics />'
+        "</bpmn:receiveTask>",
+        "n",
+    ),
+    (
         "standardLoopCharacteristics",
         '<bpmn:serviceTask id="n" camunda:class="A"><bpmn:standardLoopCharacteristics />'
         "</bpmn:serviceTask>",
         "n",
     ),
     ("potentialOwner", '<bpmn:userTask id="n"><bpmn:potentialOwner /></bpmn:userTask>', "n"),
+    *(
+        (
+            f"{kind} with {definition}",
+            f'<bpmn:{kind} id="n"{extra}><bpmn:{definition} /></bpmn:{kind}>',
+            "n",
+        )
+        for kind, extra, definitions in (
+            (
+                "startEvent",
+                "",
+                (
+                    "conditionalEventDefinition",
+                    "escalationEventDefinition",
+                    "compensateEventDefinition",
+                ),
+            ),
+            (
+                "endEvent",
+                "",
+                (
+                    "messageEventDefinition",
+                    "signalEventDefinition",
+                    "escalationEventDefinition",
+                    "compensateEventDefinition",
+                    "cancelEventDefinition",
+                ),
+            ),
+            (
+                "intermediateThrowEvent",
+                "",
+                (
+                    "escalationEventDefinition",
+                    "messageEventDefinition",
+                    "timerEventDefinition",
+                    "linkEventDefinition",
+                    "compensateEventDefinition",
+                ),
+            ),
+            (
+                "intermediateCatchEvent",
+                "",
+                ("linkEventDefinition", "conditionalEventDefinition", "errorEventDefinition"),
+            ),
+            (
+                "boundaryEvent",
+                ' attachedToRef="t"',
+                (
+                    "escalationEventDefinition",
+                    "compensateEventDefinition",
+                    "cancelEventDefinition",
+                    "conditionalEventDefinition",
+                ),
+            ),
+        )
+        for definition in definitions
+    ),
+    (
+        "startEvent with eventDefinitionRef",
+        '<bpmn:startEvent id="n"><bpmn:eventDefinitionRef>x</bpmn:eventDefinitionRef>'
+        "</bpmn:startEvent>",
+        "n",
+    ),
+    *(
+        (
+            f"camunda:{extension}",
+            f'<bpmn:task id="n"><bpmn:extensionElements><camunda:{extension} />'
+            "</bpmn:extensionElements></bpmn:task>",
+            "n",
+        )
+        for extension in (
+            "inputOutput",
+            "executionListener",
+            "taskListener",
+            "field",
+            "connector",
+            "in",
+            "out",
+            "errorEventDefinition",
+            "somethingNew",
+        )
+    ),
     (
         "camunda:taskListener",
         '<bpmn:userTask id="n"><camunda:taskListener event="create" /></bpmn:userTask>',
@@ -444,11 +518,14 @@ UNSUPPORTED = [
 def test_unsupported_elements_are_rejected_with_file_line_and_id(
     tag: str, snippet: str, element_id: str
 ) -> None:
-    text = process(
+    text = definitions(
+        '  <bpmn:message id="m" name="M" />\n'
+        '  <bpmn:process id="p" isExecutable="true">\n'
         '    <bpmn:startEvent id="start" />\n'
         '    <bpmn:endEvent id="end" />\n'
         f"    {snippet}\n"
-        '    <bpmn:sequenceFlow id="f" sourceRef="start" targetRef="end" />'
+        '    <bpmn:sequenceFlow id="f" sourceRef="start" targetRef="end" />\n'
+        "  </bpmn:process>"
     )
     error = rejected(text, "orders/bad.bpmn")
     line = line_of(text, snippet)

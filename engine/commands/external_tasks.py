@@ -1,0 +1,294 @@
+"""The external-task protocol: workers fetch and lock work, then report back.
+
+Every report runs under the instance lock and checks that the reporting worker holds the task:
+a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
+completed or retired changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.commands.common import advance, load, persist, require_running
+from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
+from engine.executor import Result, Tx
+from engine.runtime import ExternalTaskRow, InstanceRun
+from engine.states import TokenState
+from engine.store import external_tasks as store
+from engine.variables import from_row
+
+
+@dataclass(frozen=True)
+class TopicRequest:
+    topic: str
+    lock_duration_ms: int
+    variables: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FetchResult(Result):
+    # One dict per locked task: ids, topic, worker, lock expiry, retries, error, priority and
+    # the requested variables as {name: {"type": ..., "value": ...}}.
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FetchAndLock:
+    name: ClassVar[str] = "FetchAndLock"
+    result_type: ClassVar[type[Result]] = FetchResult
+
+    worker_id: str
+    max_tasks: int
+    topics: tuple[TopicRequest, ...]
+    use_priority: bool = True
+
+    def execute(self, tx: Tx) -> FetchResult:
+        if not self.worker_id:
+            raise BadRequest("a worker id is required")
+        if self.max_tasks < 1 or not self.topics:
+            return FetchResult([])
+        for topic in self.topics:
+            if topic.lock_duration_ms <= 0:
+                raise BadRequest(f"lock duration of topic '{topic.topic}' must be positive")
+        ids = store.fetch_and_lock(
+            tx.conn,
+            worker_id=self.worker_id,
+            lock_ms_by_topic={t.topic: t.lock_duration_ms for t in self.topics},
+            max_tasks=self.max_tasks,
+            use_priority=self.use_priority,
+            now=tx.now,
+        )
+        if not ids:
+            return FetchResult([])
+        locked = store.get_many(tx.conn, ids)
+        wanted = {t.topic: t.variables for t in self.topics}
+        all_names = [n for names in wanted.values() if names is not None for n in names]
+        any_all = any(names is None for names in wanted.values())
+        values = store.variables_of(
+            tx.conn, list({t.instance_id for t in locked}), None if any_all else all_names
+        )
+        tasks = []
+        for task in locked:
+            names = wanted.get(task.topic)
+            instance_values = values.get(task.instance_id, {})
+            tasks.append(
+                {
+                    "id": str(task.id),
+                    "topic": task.topic,
+                    "worker_id": task.worker_id,
+                    "lock_expires_at": task.lock_expires_at.isoformat()
+                    if task.lock_expires_at
+                    else None,
+                    "instance_id": str(task.instance_id),
+                    "definition_id": task.definition_id,
+                    "definition_key": task.definition_key,
+                    "business_key": task.business_key,
+                    "node_id": task.node_id,
+                    "retries": task.retries,
+                    "error_message": task.error_message,
+                    "error_details": task.error_details,
+                    "priority": task.priority,
+                    "created_at": task.created_at.isoformat(),
+                    "variables": {
+                        name: {"type": type_name, "value": from_row(type_name, value).to_json()}
+                        for name, (type_name, value) in instance_values.items()
+                        if names is None or name in names
+                    },
+                }
+            )
+        return FetchResult(tasks)
+
+
+@dataclass(frozen=True)
+class ExternalTaskResult(Result):
+    task_id: str
+    instance_id: str
+    instance_state: str
+
+
+def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRun, ExternalTaskRow]:
+    """Load the task's instance under its lock and check the reporter holds the task."""
+    instance_id = store.instance_of(tx.conn, task_id)
+    if instance_id is None:
+        raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id))
+    run = load(tx, instance_id)
+    task = run.external_tasks.get(task_id)
+    if task is None:
+        state = store.state_of(tx.conn, task_id)
+        if state == "Completed":
+            raise Conflict(f"external task {task_id} is already completed", task_id=str(task_id))
+        raise Conflict(
+            f"external task {task_id} was retired: its token left the task (a boundary event "
+            "fired or the instance was cancelled); the report changes nothing",
+            task_id=str(task_id),
+        )
+    if worker_id is not None and task.worker_id != worker_id:
+        holder = f"worker '{task.worker_id}'" if task.worker_id else "no worker"
+        raise InvariantViolation(
+            InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
+            f"external task {task_id} is locked by {holder}, not by '{worker_id}'",
+            task_id=str(task_id),
+            worker_id=worker_id,
+        )
+    return run, task
+
+
+def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
+    return ExternalTaskResult(str(task.id), str(run.instance.id), run.instance.state.value)
+
+
+@dataclass(frozen=True)
+class CompleteExternalTask:
+    name: ClassVar[str] = "CompleteExternalTask"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+    worker_id: str
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        require_running(run)
+        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        token = run.tokens[task.token_id]
+        run.emit("external_task.completed", token)
+        advance(tx, run).resume(token, self.variables)
+        persist(tx, run)
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class FailExternalTask:
+    """A worker's failure report: `retries` left (0 opens an incident) and how long to wait."""
+
+    name: ClassVar[str] = "FailExternalTask"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+    worker_id: str
+    message: str
+    details: str | None = None
+    retries: int = 0
+    retry_timeout_ms: int = 0
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        if self.retries < 0 or self.retry_timeout_ms < 0:
+            raise BadRequest("retries and retry timeout cannot be negative")
+        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        task.retries = self.retries
+        task.error_message, task.error_details = self.message, self.details
+        task.worker_id, task.dirty = None, True
+        token = run.tokens[task.token_id]
+        if self.retries > 0:
+            task.lock_expires_at = tx.now + timedelta(milliseconds=self.retry_timeout_ms)
+            run.emit("external_task.failed", token)
+        else:
+            task.lock_expires_at = None
+            if token.state is not TokenState.FAILED:
+                advance(tx, run).fail(
+                    token, "failedExternalTask", self.message, external_task_id=task.id
+                ).details = self.details
+        persist(tx, run)
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class ExternalTaskBpmnError:
+    """The worker reports a business error: it is thrown at the task like an error event."""
+
+    name: ClassVar[str] = "ExternalTaskBpmnError"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+    worker_id: str
+    error_code: str
+    error_message: str = ""
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        if not self.error_code:
+            raise BadRequest("a BPMN error needs an error code")
+        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        require_running(run)
+        token = run.tokens[task.token_id]
+        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        flow = advance(tx, run)
+        flow.set_variables(self.variables)
+        flow.throw_error(token, self.error_code, self.error_message)
+        if token.state is TokenState.FAILED:
+            # Uncaught, with incidents configured: the task waits (without retries) for a retry.
+            task.state, task.ended_at, task.retries, task.worker_id = "Open", None, 0, None
+            task.error_message = f"BPMN error '{self.error_code}': {self.error_message}"
+            for incident in run.incidents.values():
+                if incident.token_id == token.id and incident.is_new:
+                    incident.external_task_id = task.id
+        persist(tx, run)
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class ExtendLock:
+    name: ClassVar[str] = "ExtendLock"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+    worker_id: str
+    new_duration_ms: int
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        if self.new_duration_ms <= 0:
+            raise BadRequest("the new lock duration must be positive")
+        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        task.lock_expires_at = tx.now + timedelta(milliseconds=self.new_duration_ms)
+        task.dirty = True
+        persist(tx, run)
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class UnlockExternalTask:
+    name: ClassVar[str] = "UnlockExternalTask"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        run, task = _locked_by(tx, self.task_id, None)
+        task.worker_id, task.lock_expires_at, task.dirty = None, None, True
+        persist(tx, run)
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class SetExternalTaskRetries:
+    name: ClassVar[str] = "SetExternalTaskRetries"
+    result_type: ClassVar[type[Result]] = ExternalTaskResult
+
+    task_id: UUID
+    retries: int
+
+    def execute(self, tx: Tx) -> ExternalTaskResult:
+        if self.retries < 0:
+            raise BadRequest("retries cannot be negative")
+        run, task = _locked_by(tx, self.task_id, None)
+        task.retries, task.dirty = self.retries, True
+        if self.retries > 0:
+            restore_external_task(run, task)
+        persist(tx, run)
+        return _result(run, task)
+
+
+def restore_external_task(run: InstanceRun, task: ExternalTaskRow) -> None:
+    """A failed external task may be fetched again: incidents resolve, the token waits again."""
+    task.worker_id, task.lock_expires_at, task.dirty = None, None, True
+    for incident in run.incidents.values():
+        if incident.external_task_id == task.id and incident.state == "Open":
+            incident.state, incident.resolved_at, incident.dirty = "Resolved", run.now, True
+            run.emit_incident("incident.resolved", incident)
+    token = run.tokens.get(task.token_id)
+    if token is not None and token.state is TokenState.FAILED:
+        token.move_to(TokenState.WAITING, run.now)

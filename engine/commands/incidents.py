@@ -1,0 +1,84 @@
+"""Operator commands on incidents: retry the stopped path, or resolve the incident by hand."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+from uuid import UUID
+
+from engine.commands.common import load, persist
+from engine.commands.external_tasks import restore_external_task
+from engine.commands.jobs import restore_after_incident
+from engine.errors import Conflict, NotFound
+from engine.executor import Result, Tx
+from engine.store import incidents as store
+
+
+@dataclass(frozen=True)
+class IncidentResult(Result):
+    incident_id: str
+    instance_id: str
+    state: str
+
+
+@dataclass(frozen=True)
+class RetryIncident:
+    """Restart the stopped path: its job or external task gets one more try."""
+
+    name: ClassVar[str] = "RetryIncident"
+    result_type: ClassVar[type[Result]] = IncidentResult
+
+    incident_id: UUID
+
+    def execute(self, tx: Tx) -> IncidentResult:
+        info = store.get(tx.conn, self.incident_id)
+        if info is None:
+            raise NotFound(f"incident {self.incident_id} does not exist")
+        run = load(tx, info.instance_id)
+        incident = run.incidents.get(self.incident_id)
+        if incident is None:
+            raise Conflict(f"incident {self.incident_id} is already resolved")
+        if incident.job_id is not None and incident.job_id in run.jobs:
+            job = run.jobs[incident.job_id]
+            job.retries, job.due_at, job.dirty = 1, tx.now, True
+            job.lock_owner = job.lock_expires_at = None
+            restore_after_incident(run, job=job)
+        elif (
+            incident.external_task_id is not None
+            and incident.external_task_id in run.external_tasks
+        ):
+            task = run.external_tasks[incident.external_task_id]
+            task.retries = 1
+            restore_external_task(run, task)
+        else:
+            raise Conflict(
+                f"incident {self.incident_id} ({incident.type}) has no job or external task to "
+                "retry; resolve it or cancel the instance",
+                incident_type=incident.type,
+            )
+        persist(tx, run)
+        return IncidentResult(str(incident.id), str(run.instance.id), incident.state)
+
+
+@dataclass(frozen=True)
+class ResolveIncident:
+    """Mark the incident resolved. The token stays where it stopped: the operator has dealt with
+    the cause another way (and may set retries, change variables or cancel)."""
+
+    name: ClassVar[str] = "ResolveIncident"
+    result_type: ClassVar[type[Result]] = IncidentResult
+
+    incident_id: UUID
+
+    def execute(self, tx: Tx) -> IncidentResult:
+        info = store.get(tx.conn, self.incident_id)
+        if info is None:
+            raise NotFound(f"incident {self.incident_id} does not exist")
+        run = load(tx, info.instance_id)
+        incident = run.incidents.get(self.incident_id)
+        if incident is None:
+            raise Conflict(f"incident {self.incident_id} is already resolved")
+        incident.state, incident.resolved_at, incident.dirty = "Resolved", tx.now, True
+        run.emit_incident("incident.resolved", incident)
+        persist(tx, run)
+        return IncidentResult(str(incident.id), str(run.instance.id), incident.state)

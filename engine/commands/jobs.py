@@ -1,0 +1,203 @@
+"""Run a due job (a timer, an asynchronous continuation, a retry), or record that it failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+from uuid import UUID
+
+from engine import timers, waits
+from engine.commands.common import advance, load, model_of, persist
+from engine.commands.instances import start_instance
+from engine.errors import Conflict, NotFound
+from engine.executor import Result, Tx
+from engine.model import StartEvent
+from engine.runtime import InstanceRun, JobRow
+from engine.states import InstanceState, TokenState
+from engine.store import definitions, runs
+from engine.store import jobs as job_store
+
+
+@dataclass(frozen=True)
+class JobResult(Result):
+    job_id: str
+    # "executed", or why nothing ran: "gone" (done or retired), "not-owner" (taken over).
+    outcome: str
+    instance_id: str | None = None
+
+
+def _owned(job: JobRow | job_store.JobInfo | None, owner: str | None) -> str | None:
+    if job is None:
+        return "gone"
+    if owner is not None and job.lock_owner != owner:
+        return "not-owner"
+    return None
+
+
+@dataclass(frozen=True)
+class ExecuteJob:
+    """Exactly once: the job's work and the job row's removal commit together, and only the
+    executor that holds the job's lock may run it."""
+
+    name: ClassVar[str] = "ExecuteJob"
+    result_type: ClassVar[type[Result]] = JobResult
+
+    job_id: UUID
+    owner: str | None = None
+
+    def execute(self, tx: Tx) -> JobResult:
+        exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
+        if not exists:
+            return JobResult(str(self.job_id), "gone")
+        if instance_id is None:
+            return self._start_timer(tx)
+        run = load(tx, instance_id)
+        job = run.jobs.get(self.job_id)
+        skipped = _owned(job, self.owner)
+        if skipped or job is None:
+            return JobResult(str(self.job_id), skipped or "gone", str(instance_id))
+        if run.instance.state is not InstanceState.ACTIVE:
+            job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
+            persist(tx, run)
+            return JobResult(str(self.job_id), "instance-not-active", str(instance_id))
+        flow = advance(tx, run)
+        run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
+        if job.kind == "async":
+            assert job.token_id is not None
+            token = run.tokens[job.token_id]
+            job.deleted = True
+            runs.claim_token(tx.conn, token, tx.now)
+            flow.execute_ready(token)
+        else:
+            flow.fire_timer(job)
+        persist(tx, run)
+        return JobResult(str(self.job_id), "executed", str(instance_id))
+
+    def _start_timer(self, tx: Tx) -> JobResult:
+        job = job_store.get(tx.conn, self.job_id, lock=True)
+        skipped = _owned(job, self.owner)
+        if skipped or job is None:
+            return JobResult(str(self.job_id), skipped or "gone")
+        definition = definitions.by_id(tx.conn, job.definition_id)
+        assert definition is not None
+        model = tx.definitions.get(tx.conn, definition.id, definition.key)
+        start = model.node(job.node_id)
+        assert isinstance(start, StartEvent)
+        result = start_instance(tx, definition, model, start, {}, None)
+        due, left = None, job.repetitions_left
+        if job.timer_text is not None and (left is None or left > 1):
+            due = timers.next_due(timers.parse_cycle(job.timer_text), job.due_at)
+            left = None if left is None else left - 1
+        job_store.update_start_job(
+            tx.conn, job, due_at=due, retries=job.retries, repetitions_left=left, error_message=None
+        )
+        return JobResult(str(self.job_id), "executed", result.instance_id)
+
+
+@dataclass(frozen=True)
+class FailJob:
+    """A job's command raised: its transaction is gone; this one counts the failure down. The
+    same token waits for the next try; with no retries left its path stops with an incident."""
+
+    name: ClassVar[str] = "FailJob"
+    result_type: ClassVar[type[Result]] = JobResult
+
+    job_id: UUID
+    owner: str | None
+    message: str
+    details: str | None = None
+
+    def execute(self, tx: Tx) -> JobResult:
+        exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
+        if not exists:
+            return JobResult(str(self.job_id), "gone")
+        if instance_id is None:
+            info = job_store.get(tx.conn, self.job_id, lock=True)
+            if info is None or _owned(info, self.owner):
+                return JobResult(str(self.job_id), "gone")
+            retries = info.retries - 1
+            delay = waits.retry_delay(None, info.retries)
+            job_store.update_start_job(
+                tx.conn,
+                info,
+                due_at=tx.now + delay,
+                retries=retries,
+                repetitions_left=info.repetitions_left,
+                error_message=self.message,
+            )
+            return JobResult(str(self.job_id), "failed")
+        run = load(tx, instance_id)
+        job = run.jobs.get(self.job_id)
+        skipped = _owned(job, self.owner)
+        if skipped or job is None:
+            return JobResult(str(self.job_id), skipped or "gone", str(instance_id))
+        node = model_of(tx, run).node(job.node_id)
+        attempt_retries = job.retries
+        job.retries -= 1
+        job.error_message = self.message
+        job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
+        if job.retries > 0:
+            job.due_at = tx.now + waits.retry_delay(node.retry_cycle, attempt_retries)
+            run.emit("job.failed", run.tokens.get(job.token_id) if job.token_id else None)
+        else:
+            _fail_path(tx, run, job, self.message, self.details)
+        persist(tx, run)
+        return JobResult(str(self.job_id), "failed", str(instance_id))
+
+
+def _fail_path(tx: Tx, run: InstanceRun, job: JobRow, message: str, details: str | None) -> None:
+    token = run.tokens.get(job.token_id) if job.token_id else None
+    if token is None or not token.is_live:
+        return
+    flow = advance(tx, run)
+    if token.state is TokenState.FAILED:
+        return
+    incident = flow.fail(token, "failedJob", message, job_id=job.id)
+    incident.details = details
+
+
+@dataclass(frozen=True)
+class SetJobRetries:
+    name: ClassVar[str] = "SetJobRetries"
+    result_type: ClassVar[type[Result]] = JobResult
+
+    job_id: UUID
+    retries: int
+
+    def execute(self, tx: Tx) -> JobResult:
+        if self.retries < 0:
+            raise Conflict("retries cannot be negative")
+        exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
+        if not exists:
+            raise NotFound(f"job {self.job_id} does not exist", job_id=str(self.job_id))
+        if instance_id is None:
+            info = job_store.get(tx.conn, self.job_id, lock=True)
+            assert info is not None
+            job_store.update_start_job(
+                tx.conn,
+                info,
+                due_at=info.due_at,
+                retries=self.retries,
+                repetitions_left=info.repetitions_left,
+                error_message=info.error_message,
+            )
+            return JobResult(str(self.job_id), "updated")
+        run = load(tx, instance_id)
+        job = run.jobs[self.job_id]
+        job.retries, job.dirty = self.retries, True
+        if self.retries > 0:
+            restore_after_incident(run, job=job)
+        persist(tx, run)
+        return JobResult(str(self.job_id), "updated", str(instance_id))
+
+
+def restore_after_incident(run: InstanceRun, *, job: JobRow | None = None) -> None:
+    """A failed job may run again: its token waits where it was and its incidents resolve."""
+    assert job is not None
+    for incident in run.incidents.values():
+        if incident.job_id == job.id and incident.state == "Open":
+            incident.state, incident.resolved_at, incident.dirty = "Resolved", run.now, True
+            run.emit_incident("incident.resolved", incident)
+    token = run.tokens.get(job.token_id) if job.token_id else None
+    if token is not None and token.state is TokenState.FAILED:
+        token.move_to(TokenState.READY if job.kind == "async" else TokenState.WAITING, run.now)

@@ -1,0 +1,131 @@
+"""Messages are correlated to one waiting instance or message start event; signals reach every
+waiting subscription and signal start event. One transaction either way; instances are locked in
+id order so that concurrent deliveries cannot deadlock each other."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.commands.common import advance, load, persist
+from engine.commands.instances import start_instance
+from engine.errors import Conflict, NotFound
+from engine.executor import Result, Tx
+from engine.model import StartEvent
+from engine.store import definitions, start_triggers, subscriptions
+
+
+@dataclass(frozen=True)
+class DeliveryResult(Result):
+    # One entry per delivery: {"kind": "instance" | "start", "instance_id": ...}
+    deliveries: list[dict[str, str]] = field(default_factory=list)
+
+
+def _deliver(
+    tx: Tx, matches: list[tuple[UUID, UUID]], variables: Mapping[str, Any]
+) -> list[dict[str, str]]:
+    delivered: list[dict[str, str]] = []
+    by_instance: dict[UUID, list[UUID]] = {}
+    for subscription_id, instance_id in matches:
+        by_instance.setdefault(instance_id, []).append(subscription_id)
+    for instance_id in sorted(by_instance):
+        run = load(tx, instance_id)
+        flow = advance(tx, run)
+        for subscription_id in by_instance[instance_id]:
+            subscription = run.subscriptions.get(subscription_id)
+            if subscription is None or subscription.deleted:
+                continue  # consumed by an earlier delivery in this command
+            flow.deliver(subscription, variables)
+            delivered.append({"kind": "instance", "instance_id": str(instance_id)})
+        persist(tx, run)
+    return delivered
+
+
+def _start(
+    tx: Tx,
+    found: start_triggers.StartSubscription,
+    variables: Mapping[str, Any],
+    business_key: str | None,
+) -> dict[str, str]:
+    definition = definitions.by_id(tx.conn, found.definition_id)
+    assert definition is not None
+    model = tx.definitions.get(tx.conn, definition.id, definition.key)
+    start = model.node(found.node_id)
+    assert isinstance(start, StartEvent)
+    result = start_instance(tx, definition, model, start, variables, business_key)
+    return {"kind": "start", "instance_id": result.instance_id}
+
+
+@dataclass(frozen=True)
+class CorrelateMessage:
+    name: ClassVar[str] = "CorrelateMessage"
+    result_type: ClassVar[type[Result]] = DeliveryResult
+
+    message_name: str
+    business_key: str | None = None
+    instance_id: UUID | None = None
+    correlation_keys: Mapping[str, Any] = field(default_factory=dict)
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    all: bool = False
+
+    def execute(self, tx: Tx) -> DeliveryResult:
+        waiting = subscriptions.waiting_instances(
+            tx.conn,
+            "message",
+            self.message_name,
+            business_key=self.business_key,
+            instance_id=self.instance_id,
+            correlation_keys=self.correlation_keys,
+        )
+        starts: list[start_triggers.StartSubscription] = []
+        if self.instance_id is None and not self.correlation_keys:
+            starts = start_triggers.find(tx.conn, "message", self.message_name)
+        found = len(waiting) + len(starts)
+        if found == 0:
+            raise NotFound(
+                f"message '{self.message_name}' matches no waiting instance and no message start "
+                "event" + self._filters(),
+                message_name=self.message_name,
+            )
+        if found > 1 and not self.all:
+            raise Conflict(
+                f"message '{self.message_name}' matches {found} subscriptions{self._filters()}; "
+                "correlate with more keys, or to all of them",
+                message_name=self.message_name,
+                matches=found,
+            )
+        delivered = _deliver(tx, waiting, self.variables)
+        for start in starts:
+            delivered.append(_start(tx, start, self.variables, self.business_key))
+        return DeliveryResult(delivered)
+
+    def _filters(self) -> str:
+        parts = []
+        if self.business_key is not None:
+            parts.append(f"business key '{self.business_key}'")
+        if self.instance_id is not None:
+            parts.append(f"instance {self.instance_id}")
+        if self.correlation_keys:
+            parts.append(
+                "correlation keys "
+                + ", ".join(f"{k}={v!r}" for k, v in self.correlation_keys.items())
+            )
+        return f" (with {', '.join(parts)})" if parts else ""
+
+
+@dataclass(frozen=True)
+class BroadcastSignal:
+    name: ClassVar[str] = "BroadcastSignal"
+    result_type: ClassVar[type[Result]] = DeliveryResult
+
+    signal_name: str
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> DeliveryResult:
+        waiting = subscriptions.waiting_instances(tx.conn, "signal", self.signal_name)
+        delivered = _deliver(tx, waiting, self.variables)
+        for start in start_triggers.find(tx.conn, "signal", self.signal_name):
+            delivered.append(_start(tx, start, self.variables, None))
+        return DeliveryResult(delivered)

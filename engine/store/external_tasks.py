@@ -1,0 +1,151 @@
+"""External tasks outside an instance command: fetch-and-lock, look-ups, queries."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+FETCH_AND_LOCK = """
+WITH picked AS (
+    SELECT e.id FROM external_task e
+    WHERE e.state = 'Open' AND e.topic = ANY(%(topics)s)
+      AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
+      AND (e.retries IS NULL OR e.retries > 0)
+      AND EXISTS (
+          SELECT 1 FROM process_instance p WHERE p.id = e.instance_id AND p.state = 'Active')
+    ORDER BY CASE WHEN %(use_priority)s THEN e.priority ELSE 0 END DESC, e.created_at, e.id
+    LIMIT %(max_tasks)s
+    FOR UPDATE OF e SKIP LOCKED
+)
+UPDATE external_task e
+SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
+FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint)
+WHERE e.id = picked.id AND d.topic = e.topic
+RETURNING e.id
+"""
+
+_COLUMNS = (
+    "e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, e.worker_id, "
+    "e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
+    "p.definition_id, p.definition_key, p.business_key"
+)
+
+
+@dataclass(frozen=True)
+class ExternalTaskInfo:
+    id: UUID
+    instance_id: UUID
+    token_id: UUID
+    node_id: str
+    topic: str
+    state: str
+    priority: int
+    worker_id: str | None
+    lock_expires_at: datetime | None
+    retries: int | None
+    error_message: str | None
+    error_details: str | None
+    created_at: datetime
+    definition_id: str
+    definition_key: str
+    business_key: str | None
+
+
+def fetch_and_lock(
+    conn: psycopg.Connection[Any],
+    *,
+    worker_id: str,
+    lock_ms_by_topic: dict[str, int],
+    max_tasks: int,
+    use_priority: bool,
+    now: datetime,
+) -> list[UUID]:
+    """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
+    duration. Tasks another worker is locking right now are skipped, never waited for."""
+    rows = conn.execute(
+        FETCH_AND_LOCK,
+        {
+            "topics": list(lock_ms_by_topic),
+            "now": now,
+            "use_priority": use_priority,
+            "max_tasks": max_tasks,
+            "worker": worker_id,
+            "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
+        },
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
+def get_many(conn: psycopg.Connection[Any], ids: list[UUID]) -> list[ExternalTaskInfo]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
+        "WHERE e.id = ANY(%s) ORDER BY e.priority DESC, e.created_at, e.id",
+        (ids,),
+    ).fetchall()
+    return [ExternalTaskInfo(*row) for row in rows]
+
+
+def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None:
+    found = get_many(conn, [task_id])
+    return found[0] if found else None
+
+
+def query(
+    conn: psycopg.Connection[Any],
+    *,
+    topic: str | None = None,
+    instance_id: UUID | None = None,
+    worker_id: str | None = None,
+    locked: bool | None = None,
+    now: datetime | None = None,
+    limit: int = 1000,
+) -> list[ExternalTaskInfo]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
+        "WHERE e.state = 'Open' "
+        "AND (%(topic)s::text IS NULL OR e.topic = %(topic)s) "
+        "AND (%(instance)s::uuid IS NULL OR e.instance_id = %(instance)s) "
+        "AND (%(worker)s::text IS NULL OR e.worker_id = %(worker)s) "
+        "AND (%(locked)s::boolean IS NULL OR "
+        "     (e.worker_id IS NOT NULL AND e.lock_expires_at > %(now)s) = %(locked)s) "
+        "ORDER BY e.created_at, e.id LIMIT %(limit)s",
+        {
+            "topic": topic,
+            "instance": instance_id,
+            "worker": worker_id,
+            "locked": locked,
+            "now": now,
+            "limit": limit,
+        },
+    ).fetchall()
+    return [ExternalTaskInfo(*row) for row in rows]
+
+
+def instance_of(conn: psycopg.Connection[Any], task_id: UUID) -> UUID | None:
+    row = conn.execute("SELECT instance_id FROM external_task WHERE id = %s", (task_id,)).fetchone()
+    return row[0] if row else None
+
+
+def state_of(conn: psycopg.Connection[Any], task_id: UUID) -> str | None:
+    row = conn.execute("SELECT state FROM external_task WHERE id = %s", (task_id,)).fetchone()
+    return row[0] if row else None
+
+
+def variables_of(
+    conn: psycopg.Connection[Any], instance_ids: list[UUID], names: list[str] | None
+) -> dict[UUID, dict[str, tuple[str, Any]]]:
+    """Instance variables for fetched tasks: all of them, or only `names`."""
+    rows = conn.execute(
+        "SELECT instance_id, name, type, value FROM variable "
+        "WHERE instance_id = ANY(%s) AND scope_key = '' AND (%s::text[] IS NULL OR name = ANY(%s))",
+        (instance_ids, names, names),
+    ).fetchall()
+    found: dict[UUID, dict[str, tuple[str, Any]]] = {}
+    for instance_id, name, type_name, value in rows:
+        found.setdefault(instance_id, {})[name] = (type_name, value)
+    return found

@@ -1,0 +1,72 @@
+"""Incident queries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+_COLUMNS = (
+    "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
+    "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at"
+)
+
+
+@dataclass(frozen=True)
+class IncidentInfo:
+    id: UUID
+    type: str
+    instance_id: UUID
+    definition_id: str
+    token_id: UUID | None
+    node_id: str
+    job_id: UUID | None
+    external_task_id: UUID | None
+    message: str
+    details: str | None
+    state: str
+    created_at: datetime
+    resolved_at: datetime | None
+
+
+def get(conn: psycopg.Connection[Any], incident_id: UUID) -> IncidentInfo | None:
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM incident i WHERE i.id = %s", (incident_id,)
+    ).fetchone()
+    return IncidentInfo(*row) if row else None
+
+
+def query(
+    conn: psycopg.Connection[Any],
+    *,
+    instance_id: UUID | None = None,
+    definition_key: str | None = None,
+    definition_id: str | None = None,
+    incident_type: str | None = None,
+    node_id: str | None = None,
+    state: str | None = "Open",
+    limit: int = 1000,
+) -> list[IncidentInfo]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id "
+        "WHERE (%(state)s::text IS NULL OR i.state = %(state)s) "
+        "AND (%(instance)s::uuid IS NULL OR i.instance_id = %(instance)s) "
+        "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "
+        "AND (%(definition)s::text IS NULL OR i.definition_id = %(definition)s) "
+        "AND (%(type)s::text IS NULL OR i.type = %(type)s) "
+        "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
+        "ORDER BY i.created_at, i.id LIMIT %(limit)s",
+        {
+            "state": state,
+            "instance": instance_id,
+            "key": definition_key,
+            "definition": definition_id,
+            "type": incident_type,
+            "node": node_id,
+            "limit": limit,
+        },
+    ).fetchall()
+    return [IncidentInfo(*row) for row in rows]

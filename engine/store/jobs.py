@@ -1,0 +1,124 @@
+"""Job acquisition and look-ups. Executing a job is a command (`engine.commands.jobs`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+ACQUIRE = """
+UPDATE job SET lock_owner = %(owner)s, lock_expires_at = %(lock_until)s
+WHERE id IN (
+    SELECT j.id FROM job j
+    WHERE j.due_at <= %(now)s AND j.retries > 0
+      AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
+      AND (j.instance_id IS NULL OR EXISTS (
+          SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
+    ORDER BY j.due_at
+    LIMIT %(limit)s
+    FOR UPDATE OF j SKIP LOCKED
+)
+RETURNING id, kind, instance_id, due_at
+"""
+
+
+@dataclass(frozen=True)
+class AcquiredJob:
+    id: UUID
+    kind: str
+    instance_id: UUID | None
+    due_at: datetime
+
+
+@dataclass(frozen=True)
+class JobInfo:
+    id: UUID
+    kind: str
+    instance_id: UUID | None
+    token_id: UUID | None
+    node_id: str
+    definition_id: str
+    due_at: datetime
+    lock_owner: str | None
+    lock_expires_at: datetime | None
+    retries: int
+    timer_text: str | None
+    repetitions_left: int | None
+    error_message: str | None
+    created_at: datetime
+
+
+_COLUMNS = (
+    "id, kind, instance_id, token_id, node_id, definition_id, due_at, lock_owner, lock_expires_at, "
+    "retries, timer_text, repetitions_left, error_message, created_at"
+)
+
+
+def acquire(
+    conn: psycopg.Connection[Any], owner: str, now: datetime, limit: int, lock_for: timedelta
+) -> list[AcquiredJob]:
+    """Lock up to `limit` due jobs for `owner` in one statement. Expired locks (a crashed
+    executor's) are taken over; jobs locked by a live executor are skipped, never waited for."""
+    rows = conn.execute(
+        ACQUIRE, {"owner": owner, "now": now, "lock_until": now + lock_for, "limit": limit}
+    ).fetchall()
+    return [AcquiredJob(*row) for row in rows]
+
+
+def get(conn: psycopg.Connection[Any], job_id: UUID, *, lock: bool = False) -> JobInfo | None:
+    suffix = " FOR UPDATE" if lock else ""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM job WHERE id = %s{suffix}", (job_id,)).fetchone()
+    return JobInfo(*row) if row else None
+
+
+def query(
+    conn: psycopg.Connection[Any],
+    *,
+    instance_id: UUID | None = None,
+    with_retries_left: bool | None = None,
+    limit: int = 1000,
+) -> list[JobInfo]:
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM job "
+        "WHERE (%(instance)s::uuid IS NULL OR instance_id = %(instance)s) "
+        "AND (%(retries)s::boolean IS NULL OR (retries > 0) = %(retries)s) "
+        "ORDER BY due_at, id LIMIT %(limit)s",
+        {"instance": instance_id, "retries": with_retries_left, "limit": limit},
+    ).fetchall()
+    return [JobInfo(*row) for row in rows]
+
+
+def next_due(conn: psycopg.Connection[Any]) -> datetime | None:
+    """When the earliest job that could run is due (for an executor deciding how long to sleep)."""
+    row = conn.execute("SELECT min(due_at) FROM job WHERE retries > 0").fetchone()
+    return row[0] if row else None
+
+
+def update_start_job(
+    conn: psycopg.Connection[Any],
+    job: JobInfo,
+    *,
+    due_at: datetime | None,
+    retries: int,
+    repetitions_left: int | None,
+    error_message: str | None,
+) -> None:
+    """A timer start event's job (no instance) after a firing or a failure: reschedule, or delete
+    when `due_at` is None."""
+    if due_at is None:
+        conn.execute("DELETE FROM job WHERE id = %s", (job.id,))
+        return
+    conn.execute(
+        "UPDATE job SET due_at = %s, retries = %s, repetitions_left = %s, error_message = %s, "
+        "lock_owner = NULL, lock_expires_at = NULL WHERE id = %s",
+        (due_at, retries, repetitions_left, error_message, job.id),
+    )
+
+
+def instance_of(conn: psycopg.Connection[Any], job_id: UUID) -> tuple[bool, UUID | None]:
+    """(exists, instance id) of a job."""
+    row = conn.execute("SELECT instance_id FROM job WHERE id = %s", (job_id,)).fetchone()
+    return (row is not None, row[0] if row else None)

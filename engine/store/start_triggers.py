@@ -1,0 +1,83 @@
+"""Start events triggered by time, messages and signals belong to the latest version of a key:
+their jobs and subscriptions have no instance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from engine import waits
+from engine.model import ProcessModel, StartEvent
+
+
+@dataclass(frozen=True)
+class StartSubscription:
+    definition_id: str
+    definition_key: str
+    node_id: str
+
+
+def replace(
+    conn: psycopg.Connection[Any],
+    model: ProcessModel,
+    definition_id: str,
+    now: datetime,
+    default_retries: int,
+) -> None:
+    """The new version of `model.key` takes over the start triggers of the previous ones."""
+    older = "SELECT id FROM process_definition WHERE key = %s"
+    conn.execute(
+        f"DELETE FROM job WHERE kind = 'timer-start' AND definition_id IN ({older})", (model.key,)
+    )
+    conn.execute(
+        f"DELETE FROM event_subscription WHERE instance_id IS NULL AND definition_id IN ({older})",
+        (model.key,),
+    )
+    for node in model.children(None):
+        if not isinstance(node, StartEvent):
+            continue
+        if node.timer is not None:
+            job = waits.timer_job(
+                node.timer,
+                None,
+                node.id,
+                {},
+                now,
+                waits.retries_of(node.retry_cycle, default_retries),
+                kind="timer-start",
+            )
+            conn.execute(
+                "INSERT INTO job (id, kind, node_id, definition_id, due_at, retries, timer_text, "
+                "repetitions_left, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                (
+                    job.id,
+                    job.kind,
+                    job.node_id,
+                    definition_id,
+                    job.due_at,
+                    job.retries,
+                    job.timer_text,
+                    job.repetitions_left,
+                    now,
+                ),
+            )
+        for kind, name in (("message", node.message_name), ("signal", node.signal_name)):
+            if name is not None:
+                conn.execute(
+                    "INSERT INTO event_subscription (id, kind, name, node_id, definition_id, "
+                    "created_at) VALUES (gen_random_uuid(), %s, %s, %s, %s, %s)",
+                    (kind, name, node.id, definition_id, now),
+                )
+
+
+def find(conn: psycopg.Connection[Any], kind: str, name: str) -> list[StartSubscription]:
+    rows = conn.execute(
+        "SELECT s.definition_id, d.key, s.node_id FROM event_subscription s "
+        "JOIN process_definition d ON d.id = s.definition_id "
+        "WHERE s.instance_id IS NULL AND s.kind = %s AND s.name = %s ORDER BY d.key",
+        (kind, name),
+    ).fetchall()
+    return [StartSubscription(*row) for row in rows]

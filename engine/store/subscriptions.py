@@ -1,0 +1,41 @@
+"""Finding the waiting subscriptions a message or signal reaches."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from engine.variables import infer
+
+
+def waiting_instances(
+    conn: psycopg.Connection[Any],
+    kind: str,
+    name: str,
+    *,
+    business_key: str | None = None,
+    instance_id: UUID | None = None,
+    correlation_keys: Mapping[str, Any] | None = None,
+) -> list[tuple[UUID, UUID]]:
+    """(subscription id, instance id) of active instances waiting for `name` that match."""
+    keys = json.dumps(
+        [{"name": k, "value": infer(v).to_json()} for k, v in (correlation_keys or {}).items()]
+    )
+    rows = conn.execute(
+        "SELECT s.id, s.instance_id FROM event_subscription s "
+        "JOIN process_instance p ON p.id = s.instance_id "
+        "WHERE s.kind = %(kind)s AND s.name = %(name)s AND p.state = 'Active' "
+        "AND (%(bk)s::text IS NULL OR p.business_key = %(bk)s) "
+        "AND (%(instance)s::uuid IS NULL OR p.id = %(instance)s) "
+        "AND NOT EXISTS ("
+        "  SELECT 1 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(name text, value jsonb) "
+        "  WHERE NOT EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
+        "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value)) "
+        "ORDER BY s.instance_id, s.created_at, s.id",
+        {"kind": kind, "name": name, "bk": business_key, "instance": instance_id, "keys": keys},
+    ).fetchall()
+    return [(row[0], row[1]) for row in rows]
