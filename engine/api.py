@@ -16,6 +16,18 @@ from psycopg_pool import ConnectionPool
 
 from engine.bpmn.writer import write_bpmn
 from engine.commands.deployments import Deploy, DeploymentResult, Resource
+from engine.commands.external_tasks import (
+    CompleteExternalTask,
+    ExtendLock,
+    ExternalTaskBpmnError,
+    ExternalTaskResult,
+    FailExternalTask,
+    FetchAndLock,
+    SetExternalTaskRetries,
+    TopicRequest,
+    UnlockExternalTask,
+)
+from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
 from engine.commands.instances import (
     CancelInstance,
     InstanceResult,
@@ -24,17 +36,24 @@ from engine.commands.instances import (
     StartInstance,
     SuspendInstance,
 )
-from engine.commands.tasks import CompleteUserTask, TaskResult
+from engine.commands.jobs import SetJobRetries
+from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
+from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
 from engine.commands.tokens import ExecuteToken, TokenResult
 from engine.database import Database
 from engine.definitions import DefinitionCache
 from engine.errors import NotFound
-from engine.executor import Clock, Command, Executor, Result, system_clock
+from engine.executor import Clock, Command, EngineSettings, Executor, Result, system_clock
 from engine.handlers import Handler, HandlerRegistry
 from engine.migrate import upgrade
 from engine.model import ProcessModel
+from engine.notifier import Notifier
+from engine.schema import EXTERNAL_TASK_CHANNEL
 from engine.states import InstanceState, TokenState, TokenView, view_of
 from engine.store import definitions as definition_store
+from engine.store import external_tasks as external_task_store
+from engine.store import incidents as incident_store
+from engine.store import jobs as job_store
 from engine.store import queries, tasks
 from engine.variables import TypedValue, from_row, infer
 
@@ -74,14 +93,10 @@ class TokenPath:
     steps: list[StepVisit]
 
 
-@dataclass(frozen=True)
-class UserTaskView:
-    id: UUID
-    instance_id: UUID
-    node_id: str
-    name: str | None
-    state: str
-    created_at: datetime
+UserTaskView = tasks.TaskRow
+IncidentView = incident_store.IncidentInfo
+JobView = job_store.JobInfo
+ExternalTaskView = external_task_store.ExternalTaskInfo
 
 
 class Engine:
@@ -95,6 +110,7 @@ class Engine:
         *,
         home: Path | None = None,
         clock: Clock = system_clock,
+        settings: EngineSettings | None = None,
         pool_size: int = 8,
         migrate: bool = True,
     ) -> None:
@@ -106,9 +122,12 @@ class Engine:
         )
         self.handlers = HandlerRegistry()
         self.definition_cache = DefinitionCache()
-        self.executor = Executor(self.pool, self.definition_cache, self.handlers, clock)
+        self.clock = clock
+        self.notifier = Notifier(self.database.url)
+        self.executor = Executor(self.pool, self.definition_cache, self.handlers, clock, settings)
 
     def close(self) -> None:
+        self.notifier.close()
         self.pool.close()
         self.database.close()
 
@@ -206,6 +225,181 @@ class Engine:
         compare-and-swap: with `expected_version`, against the version the caller read."""
         return self.run(ExecuteToken(_uuid(token_id), expected_version))
 
+    def claim_task(self, task_id: UUID | str, user_id: str) -> TaskResult:
+        return self.run(AssignUserTask(_uuid(task_id), user_id))
+
+    def unclaim_task(self, task_id: UUID | str) -> TaskResult:
+        return self.run(AssignUserTask(_uuid(task_id), None, force=True))
+
+    def set_assignee(self, task_id: UUID | str, user_id: str | None) -> TaskResult:
+        return self.run(AssignUserTask(_uuid(task_id), user_id, force=True))
+
+    # -- external tasks ---------------------------------------------------------------------------
+
+    def fetch_and_lock(
+        self,
+        worker_id: str,
+        topics: Mapping[str, int] | list[TopicRequest],
+        *,
+        max_tasks: int = 1,
+        use_priority: bool = True,
+        timeout: float = 0.0,
+    ) -> list[dict[str, Any]]:
+        """Lock up to `max_tasks` tasks of the topics (topic -> lock duration in ms). With a
+        `timeout` (seconds) wait for work that long, woken by the database as work appears."""
+        requests = (
+            [TopicRequest(t, ms) for t, ms in topics.items()]
+            if isinstance(topics, Mapping)
+            else list(topics)
+        )
+        command = FetchAndLock(worker_id, max_tasks, tuple(requests), use_priority)
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = self.notifier.generation(EXTERNAL_TASK_CHANNEL) if timeout > 0 else 0
+            tasks_found = self.run(command).tasks
+            remaining = deadline - time.monotonic()
+            if tasks_found or remaining <= 0:
+                return tasks_found
+            # Locks expire and retry timeouts pass without a notification: look again at least
+            # once a second.
+            self.notifier.wait(EXTERNAL_TASK_CHANNEL, min(remaining, 1.0), since=seen)
+
+    def complete_external_task(
+        self, task_id: UUID | str, worker_id: str, variables: Mapping[str, Any] | None = None
+    ) -> ExternalTaskResult:
+        return self.run(CompleteExternalTask(_uuid(task_id), worker_id, dict(variables or {})))
+
+    def fail_external_task(
+        self,
+        task_id: UUID | str,
+        worker_id: str,
+        message: str,
+        *,
+        details: str | None = None,
+        retries: int = 0,
+        retry_timeout_ms: int = 0,
+    ) -> ExternalTaskResult:
+        command = FailExternalTask(
+            _uuid(task_id), worker_id, message, details, retries, retry_timeout_ms
+        )
+        return self.run(command)
+
+    def external_task_bpmn_error(
+        self,
+        task_id: UUID | str,
+        worker_id: str,
+        error_code: str,
+        error_message: str = "",
+        variables: Mapping[str, Any] | None = None,
+    ) -> ExternalTaskResult:
+        command = ExternalTaskBpmnError(
+            _uuid(task_id), worker_id, error_code, error_message, dict(variables or {})
+        )
+        return self.run(command)
+
+    def extend_lock(
+        self, task_id: UUID | str, worker_id: str, new_duration_ms: int
+    ) -> ExternalTaskResult:
+        return self.run(ExtendLock(_uuid(task_id), worker_id, new_duration_ms))
+
+    def unlock_external_task(self, task_id: UUID | str) -> ExternalTaskResult:
+        return self.run(UnlockExternalTask(_uuid(task_id)))
+
+    def set_external_task_retries(self, task_id: UUID | str, retries: int) -> ExternalTaskResult:
+        return self.run(SetExternalTaskRetries(_uuid(task_id), retries))
+
+    def external_tasks(
+        self,
+        *,
+        topic: str | None = None,
+        instance_id: UUID | str | None = None,
+        worker_id: str | None = None,
+        locked: bool | None = None,
+    ) -> list[ExternalTaskView]:
+        with self.connection() as conn:
+            return external_task_store.query(
+                conn,
+                topic=topic,
+                instance_id=_uuid(instance_id) if instance_id else None,
+                worker_id=worker_id,
+                locked=locked,
+                now=self.clock(),
+            )
+
+    # -- messages, signals, incidents, jobs -------------------------------------------------------
+
+    def correlate_message(
+        self,
+        message_name: str,
+        *,
+        business_key: str | None = None,
+        instance_id: UUID | str | None = None,
+        correlation_keys: Mapping[str, Any] | None = None,
+        variables: Mapping[str, Any] | None = None,
+        all: bool = False,
+        idempotency_key: str | None = None,
+    ) -> DeliveryResult:
+        command = CorrelateMessage(
+            message_name,
+            business_key,
+            _uuid(instance_id) if instance_id else None,
+            dict(correlation_keys or {}),
+            dict(variables or {}),
+            all,
+        )
+        return self.run(command, idempotency_key)
+
+    def signal(
+        self, signal_name: str, variables: Mapping[str, Any] | None = None
+    ) -> DeliveryResult:
+        return self.run(BroadcastSignal(signal_name, dict(variables or {})))
+
+    def retry_incident(self, incident_id: UUID | str) -> IncidentResult:
+        return self.run(RetryIncident(_uuid(incident_id)))
+
+    def resolve_incident(self, incident_id: UUID | str) -> IncidentResult:
+        return self.run(ResolveIncident(_uuid(incident_id)))
+
+    def incidents(
+        self,
+        *,
+        instance_id: UUID | str | None = None,
+        definition_key: str | None = None,
+        definition_id: str | None = None,
+        incident_type: str | None = None,
+        node_id: str | None = None,
+        state: str | None = "Open",
+    ) -> list[IncidentView]:
+        with self.connection() as conn:
+            return incident_store.query(
+                conn,
+                instance_id=_uuid(instance_id) if instance_id else None,
+                definition_key=definition_key,
+                definition_id=definition_id,
+                incident_type=incident_type,
+                node_id=node_id,
+                state=state,
+            )
+
+    def jobs(
+        self, instance_id: UUID | str | None = None, with_retries_left: bool | None = None
+    ) -> list[JobView]:
+        with self.connection() as conn:
+            return job_store.query(
+                conn,
+                instance_id=_uuid(instance_id) if instance_id else None,
+                with_retries_left=with_retries_left,
+            )
+
+    def set_job_retries(self, job_id: UUID | str, retries: int) -> None:
+        self.run(SetJobRetries(_uuid(job_id), retries))
+
+    def execute_job(self, job_id: UUID | str) -> str:
+        """Run one job now, whether due or not, as an executor would (failures count down)."""
+        from engine.jobs import run_job
+
+        return run_job(self, _uuid(job_id), owner=None)
+
     # -- reads ------------------------------------------------------------------------------------
 
     @contextmanager
@@ -228,16 +422,25 @@ class Engine:
             return definition_store.list_all(conn, key)
 
     def user_tasks(
-        self, instance_id: UUID | str | None = None, state: str | None = "Open"
+        self,
+        instance_id: UUID | str | None = None,
+        state: str | None = "Open",
+        *,
+        definition_key: str | None = None,
+        assignee: str | None = None,
+        candidate_user: str | None = None,
+        candidate_group: str | None = None,
     ) -> list[UserTaskView]:
         with self.connection() as conn:
-            rows = tasks.query(
-                conn, instance_id=_uuid(instance_id) if instance_id else None, state=state
+            return tasks.query(
+                conn,
+                instance_id=_uuid(instance_id) if instance_id else None,
+                state=state,
+                definition_key=definition_key,
+                assignee=assignee,
+                candidate_user=candidate_user,
+                candidate_group=candidate_group,
             )
-        return [
-            UserTaskView(r.id, r.instance_id, r.node_id, r.name, r.state, r.created_at)
-            for r in rows
-        ]
 
     def instance_counts(self) -> dict[str, int]:
         with self.connection() as conn:

@@ -177,6 +177,7 @@ class ProcessBuilder:
         error_code: str | None = None,
         interrupting: bool = True,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none start, or one triggered by a message, a timer or a signal; an error start (only
@@ -191,6 +192,7 @@ class ProcessBuilder:
                 parent=parent,
                 interrupting=interrupting,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
                 **trigger,
             )
@@ -206,6 +208,7 @@ class ProcessBuilder:
         error: bool = False,
         error_code: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none end, a terminate end, or an error end that throws `error_code`."""
@@ -219,6 +222,7 @@ class ProcessBuilder:
                 is_error=trigger["is_error"],
                 error_code=error_code,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -269,6 +273,7 @@ class ProcessBuilder:
         priority: str | None = None,
         form_key: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         return self._add(
@@ -283,6 +288,7 @@ class ProcessBuilder:
                 priority=self._checked(id, "priority", priority),
                 form_key=self._checked(id, "form_key", form_key),
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -295,6 +301,7 @@ class ProcessBuilder:
         parent: str | None = None,
         manual: bool = False,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         return self._add(
@@ -304,6 +311,7 @@ class ProcessBuilder:
                 parent=parent,
                 manual=manual,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -316,6 +324,7 @@ class ProcessBuilder:
         message: str,
         parent: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A task that waits for `message`."""
@@ -328,6 +337,7 @@ class ProcessBuilder:
                 parent=parent,
                 message_name=message,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -340,6 +350,7 @@ class ProcessBuilder:
         parent: str | None = None,
         triggered_by_event: bool = False,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """An embedded subprocess; its nodes name it as `parent`. With `triggered_by_event` an
@@ -351,6 +362,7 @@ class ProcessBuilder:
                 parent=parent,
                 triggered_by_event=triggered_by_event,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -368,6 +380,7 @@ class ProcessBuilder:
         error: bool = False,
         error_code: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """An event on `attached_to` with one trigger; its parent is the activity's, found when
@@ -382,6 +395,7 @@ class ProcessBuilder:
                 attached_to=attached_to,
                 cancel_activity=cancel_activity,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
                 **trigger,
             )
@@ -397,6 +411,7 @@ class ProcessBuilder:
         message: str | None = None,
         signal: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """The token waits for a timer, a message or a signal (exactly one)."""
@@ -408,6 +423,7 @@ class ProcessBuilder:
                 name=name,
                 parent=parent,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
                 **trigger,
             )
@@ -421,6 +437,7 @@ class ProcessBuilder:
         parent: str | None = None,
         signal: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none throw event, or one that broadcasts `signal`."""
@@ -431,6 +448,7 @@ class ProcessBuilder:
                 parent=parent,
                 signal_name=self._named(id, "signal", signal),
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -443,6 +461,7 @@ class ProcessBuilder:
         parent: str | None = None,
         default: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         return self._add(
@@ -452,6 +471,7 @@ class ProcessBuilder:
                 parent=parent,
                 default_flow=default,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )
@@ -463,6 +483,7 @@ class ProcessBuilder:
         *,
         parent: str | None = None,
         async_before: bool = False,
+        async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         return self._add(
@@ -471,6 +492,7 @@ class ProcessBuilder:
                 name=name,
                 parent=parent,
                 async_before=async_before,
+                async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
             )
         )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import ClassVar
 from uuid import UUID
 
@@ -201,3 +202,26 @@ def restore_after_incident(run: InstanceRun, *, job: JobRow | None = None) -> No
     token = run.tokens.get(job.token_id) if job.token_id else None
     if token is not None and token.state is TokenState.FAILED:
         token.move_to(TokenState.READY if job.kind == "async" else TokenState.WAITING, run.now)
+
+
+@dataclass(frozen=True)
+class AcquiredJobs(Result):
+    job_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AcquireJobs:
+    """Lock up to `limit` due jobs for `owner` (one statement, SKIP LOCKED)."""
+
+    name: ClassVar[str] = "AcquireJobs"
+    result_type: ClassVar[type[Result]] = AcquiredJobs
+
+    owner: str
+    limit: int
+    lock_seconds: float
+
+    def execute(self, tx: Tx) -> AcquiredJobs:
+        acquired = job_store.acquire(
+            tx.conn, self.owner, tx.now, self.limit, timedelta(seconds=self.lock_seconds)
+        )
+        return AcquiredJobs([str(job.id) for job in acquired])

@@ -83,6 +83,291 @@ def everything() -> ProcessModel:
     )
 
 
+def claim_handling() -> ProcessModel:
+    """The builder twin of tests/data/bpmn/claim_handling.bpmn."""
+    reminder = TimerDefinition(kind="cycle", text="R/PT4H")
+    return (
+        ProcessBuilder("claim_handling", "Claim handling", version_tag="3")
+        .start_event("StartEvent_Claim", "Claim filed")
+        .sub_process("Activity_Assess", "Assess claim", async_before=True)
+        .start_event("StartEvent_Assess", parent="Activity_Assess")
+        .service_task("Task_Score", "Score claim", parent="Activity_Assess", topic="score-claim")
+        .exclusive_gateway(
+            "Gateway_Fraud", "Fraud?", parent="Activity_Assess", default="Flow_Genuine"
+        )
+        .end_event("EndEvent_Assessed", "Claim assessed", parent="Activity_Assess")
+        .end_event(
+            "EndEvent_Fraud", "Fraud suspected", parent="Activity_Assess", error_code="FRAUD"
+        )
+        .sub_process(
+            "Activity_Reminder",
+            "Remind assessor",
+            parent="Activity_Assess",
+            triggered_by_event=True,
+        )
+        .start_event(
+            "StartEvent_Reminder",
+            "Every 4 hours",
+            parent="Activity_Reminder",
+            timer=reminder,
+            interrupting=False,
+        )
+        .service_task(
+            "Task_Remind", "Send reminder", parent="Activity_Reminder", handler="remindAssessor"
+        )
+        .end_event("EndEvent_Reminded", parent="Activity_Reminder")
+        .service_task("Task_Pay", "Pay claim", handler="payClaim")
+        .end_event("EndEvent_Paid", "Claim paid")
+        .boundary_event("Event_FraudFound", "Activity_Assess", "Fraud", error_code="FRAUD")
+        .user_task("Task_Investigate", "Investigate fraud", candidate_groups="fraud-team")
+        .end_event("EndEvent_Rejected", "Claim rejected")
+        .sub_process("Activity_AddressChanged", "Address changed", triggered_by_event=True)
+        .start_event(
+            "StartEvent_AddressChanged",
+            "Address changed",
+            parent="Activity_AddressChanged",
+            message="AddressChanged",
+            interrupting=False,
+        )
+        .user_task(
+            "Task_UpdateAddress",
+            "Update address",
+            parent="Activity_AddressChanged",
+            assignee="${clerk}",
+        )
+        .end_event("EndEvent_AddressUpdated", parent="Activity_AddressChanged")
+        .sub_process("Activity_Failure", "Handle any error", triggered_by_event=True)
+        .start_event("StartEvent_AnyError", "Any error", parent="Activity_Failure", error=True)
+        .user_task(
+            "Task_Alert",
+            "Sort out the claim",
+            parent="Activity_Failure",
+            candidate_groups="claims-support",
+        )
+        .end_event(
+            "EndEvent_Failed", "Claim handled by hand", parent="Activity_Failure", terminate=True
+        )
+        .flow("StartEvent_Assess", "Task_Score", id="Flow_ToScore")
+        .flow("Task_Score", "Gateway_Fraud", id="Flow_ToFraudCheck")
+        .flow("Gateway_Fraud", "EndEvent_Assessed", id="Flow_Genuine", name="no")
+        .flow(
+            "Gateway_Fraud",
+            "EndEvent_Fraud",
+            id="Flow_Fraud",
+            name="yes",
+            condition="${score > 90}",
+        )
+        .flow("StartEvent_Reminder", "Task_Remind", id="Flow_ToRemind")
+        .flow("Task_Remind", "EndEvent_Reminded", id="Flow_ToReminded")
+        .flow("StartEvent_Claim", "Activity_Assess", id="Flow_ToAssess")
+        .flow("Activity_Assess", "Task_Pay", id="Flow_ToPay")
+        .flow("Task_Pay", "EndEvent_Paid", id="Flow_ToPaid")
+        .flow("Event_FraudFound", "Task_Investigate", id="Flow_ToInvestigate")
+        .flow("Task_Investigate", "EndEvent_Rejected", id="Flow_ToRejected")
+        .flow("StartEvent_AddressChanged", "Task_UpdateAddress", id="Flow_ToUpdateAddress")
+        .flow("Task_UpdateAddress", "EndEvent_AddressUpdated", id="Flow_ToAddressUpdated")
+        .flow("StartEvent_AnyError", "Task_Alert", id="Flow_ToAlert")
+        .flow("Task_Alert", "EndEvent_Failed", id="Flow_ToFailed")
+        .build()
+    )
+
+
+def document_review() -> ProcessModel:
+    """The builder twin of tests/data/bpmn/document_review.bpmn."""
+    return (
+        ProcessBuilder("document_review", "Document review")
+        .start_event("StartEvent_Submitted", "Document submitted")
+        .intermediate_catch_event(
+            "Event_CoolOff",
+            "Cooling-off period",
+            timer=TimerDefinition(kind="duration", text="${coolOff}"),
+        )
+        .user_task("Task_Review", "Review document", assignee="${reviewer}", due_date="P2D")
+        .end_event("EndEvent_Reviewed", "Document reviewed")
+        .boundary_event(
+            "Event_Deadline",
+            "Task_Review",
+            "2 days",
+            timer=TimerDefinition(kind="duration", text="P2D"),
+        )
+        .user_task("Task_Escalate", "Review overdue document", candidate_groups="managers")
+        .end_event("EndEvent_Escalated", "Reviewed after escalation")
+        .boundary_event(
+            "Event_Reminder",
+            "Task_Review",
+            "Every 4 hours, 3 times",
+            cancel_activity=False,
+            timer=TimerDefinition(kind="cycle", text="R3/PT4H"),
+        )
+        .service_task("Task_SendReminder", "Send reminder", handler="sendReminder")
+        .end_event("EndEvent_Reminded", "Reminder sent")
+        .flow("StartEvent_Submitted", "Event_CoolOff", id="Flow_ToCoolOff")
+        .flow("Event_CoolOff", "Task_Review", id="Flow_ToReview")
+        .flow("Task_Review", "EndEvent_Reviewed", id="Flow_ToReviewed")
+        .flow("Event_Deadline", "Task_Escalate", id="Flow_ToEscalate")
+        .flow("Task_Escalate", "EndEvent_Escalated", id="Flow_ToEscalated")
+        .flow("Event_Reminder", "Task_SendReminder", id="Flow_ToSendReminder")
+        .flow("Task_SendReminder", "EndEvent_Reminded", id="Flow_ToReminded")
+        .build()
+    )
+
+
+def shipment_tracking() -> ProcessModel:
+    """The builder twin of tests/data/bpmn/shipment_tracking.bpmn."""
+    return (
+        ProcessBuilder("shipment_tracking", "Shipment tracking")
+        .start_event("StartEvent_Order", "Order placed")
+        .start_event("StartEvent_Recall", "Product recalled", signal="ProductRecall")
+        .exclusive_gateway("Gateway_Merge")
+        .receive_task("Task_AwaitPayment", "Await payment", message="PaymentReceived")
+        .intermediate_catch_event(
+            "Event_Dispatched", "Shipment dispatched", message="ShipmentDispatched"
+        )
+        .user_task("Task_Track", "Track shipment", candidate_groups="logistics")
+        .intermediate_catch_event("Event_Customs", "Customs cleared", signal="CustomsCleared")
+        .intermediate_throw_event("Event_Delivered", "Parcel delivered", signal="ParcelDelivered")
+        .end_event("EndEvent_Done", "Shipment complete")
+        .boundary_event(
+            "Event_Cancelled", "Task_Track", "Order cancelled", message="OrderCancelled"
+        )
+        .end_event("EndEvent_Cancelled", "Shipment cancelled")
+        .boundary_event(
+            "Event_Storm",
+            "Task_Track",
+            "Storm warning",
+            cancel_activity=False,
+            signal="StormWarning",
+        )
+        .service_task("Task_Notify", "Warn the customer", topic="notify-customer")
+        .end_event("EndEvent_Notified", "Customer warned")
+        .flow("StartEvent_Order", "Gateway_Merge", id="Flow_FromOrder")
+        .flow("StartEvent_Recall", "Gateway_Merge", id="Flow_FromRecall")
+        .flow("Gateway_Merge", "Task_AwaitPayment", id="Flow_ToPayment")
+        .flow("Task_AwaitPayment", "Event_Dispatched", id="Flow_ToDispatched")
+        .flow("Event_Dispatched", "Task_Track", id="Flow_ToTrack")
+        .flow("Task_Track", "Event_Customs", id="Flow_ToCustoms")
+        .flow("Event_Customs", "Event_Delivered", id="Flow_ToDelivered")
+        .flow("Event_Delivered", "EndEvent_Done", id="Flow_ToDone")
+        .flow("Event_Cancelled", "EndEvent_Cancelled", id="Flow_ToCancelled")
+        .flow("Event_Storm", "Task_Notify", id="Flow_ToNotify")
+        .flow("Task_Notify", "EndEvent_Notified", id="Flow_ToNotified")
+        .build()
+    )
+
+
+def payment_retry() -> ProcessModel:
+    """The builder twin of tests/data/bpmn/payment_retry.bpmn."""
+    return (
+        ProcessBuilder("payment_retry", "Payment with retries")
+        .start_event("StartEvent_Payment", "Payment due")
+        .service_task(
+            "Task_Charge",
+            "Charge card",
+            topic="charge-card",
+            priority=20,
+            async_before=True,
+            retry_cycle="R5/PT10M",
+        )
+        .intermediate_catch_event(
+            "Event_Settle",
+            "Wait for settlement",
+            timer=TimerDefinition(kind="duration", text="PT1H"),
+            async_after=True,
+            retry_cycle="R2/PT30S",
+        )
+        .service_task(
+            "Task_Receipt",
+            "Send receipt",
+            handler="sendReceipt",
+            async_after=True,
+            retry_cycle="R3/2026-01-01T00:00:00Z/PT1M",
+        )
+        .user_task("Task_Confirm", "Confirm payment", form_key="embedded:app:forms/confirm.html")
+        .end_event("EndEvent_Paid", "Paid")
+        .flow("StartEvent_Payment", "Task_Charge", id="Flow_ToCharge")
+        .flow("Task_Charge", "Event_Settle", id="Flow_ToSettle")
+        .flow("Event_Settle", "Task_Receipt", id="Flow_ToReceipt")
+        .flow("Task_Receipt", "Task_Confirm", id="Flow_ToConfirm")
+        .flow("Task_Confirm", "EndEvent_Paid", id="Flow_ToPaid")
+        .build()
+    )
+
+
+def events_everything() -> ProcessModel:
+    """Every new node kind and option, with scopes three levels deep."""
+    every_hour = TimerDefinition(kind="cycle", text="R/PT1H")
+    return (
+        ProcessBuilder("events_everything")
+        .start_event("start")
+        .start_event("by_signal", signal="Go")
+        .start_event("by_date", timer=TimerDefinition(kind="date", text="2026-12-24T18:00:00Z"))
+        .parallel_gateway("split", async_before=True, retry_cycle="R1/PT1S")
+        .parallel_gateway("join")
+        .sub_process("outer", "Outer", async_before=True, async_after=True, retry_cycle="R3/PT5M")
+        .start_event("outer_start", parent="outer")
+        .sub_process("inner", parent="outer")
+        .start_event("inner_start", parent="inner")
+        .receive_task("inner_wait", parent="inner", message="Reply", retry_cycle="R2/PT1M")
+        .end_event("inner_fail", parent="inner", error=True)
+        .end_event("outer_end", parent="outer")
+        .boundary_event(
+            "inner_timeout", "inner", timer=TimerDefinition(kind="duration", text="PT1H")
+        )
+        .boundary_event("inner_nudge", "inner", cancel_activity=False, timer=every_hour)
+        .boundary_event("inner_error", "inner", error_code="E1", async_after=True)
+        .boundary_event("inner_stop", "inner", signal="Stop")
+        .boundary_event("inner_cancel", "inner", message="Cancel", cancel_activity=False)
+        .end_event("outer_timed_out", parent="outer", terminate=True)
+        .sub_process("outer_events", parent="outer", triggered_by_event=True)
+        .start_event("outer_events_start", parent="outer_events", error_code="E2")
+        .intermediate_throw_event("outer_events_throw", parent="outer_events", signal="Alarm")
+        .end_event("outer_events_end", parent="outer_events")
+        .intermediate_catch_event("wait_signal", signal="Go")
+        .intermediate_catch_event("wait_message", message="Reply")
+        .intermediate_catch_event(
+            "wait_timer", timer=TimerDefinition(kind="cycle", text="R2/2026-01-01T00:00:00Z/P1D")
+        )
+        .intermediate_throw_event("milestone")
+        .end_event("end", error_code="Reply")  # an error code may share a message's name
+        .sub_process("catch_all", triggered_by_event=True)
+        .start_event("catch_all_start", parent="catch_all", error=True)
+        .end_event("catch_all_end", parent="catch_all")
+        .sub_process("on_signal", triggered_by_event=True)
+        .start_event("on_signal_start", parent="on_signal", signal="Go", interrupting=False)
+        .end_event("on_signal_end", parent="on_signal")
+        .chain("start", "split")
+        .chain("by_signal", "split")
+        .chain("by_date", "split")
+        .chain("split", "outer", "join")
+        .chain("split", "wait_signal", "wait_message", "wait_timer", "join")
+        .chain("join", "milestone", "end")
+        .chain("outer_start", "inner", "outer_end")
+        .chain("inner_start", "inner_wait", "inner_fail")
+        .chain("inner_timeout", "outer_timed_out")
+        .chain("inner_nudge", "outer_end")
+        .chain("inner_error", "outer_end")
+        .chain("inner_stop", "outer_end")
+        .chain("inner_cancel", "outer_end")
+        .chain("outer_events_start", "outer_events_throw", "outer_events_end")
+        .chain("catch_all_start", "catch_all_end")
+        .chain("on_signal_start", "on_signal_end")
+        .build()
+    )
+
+
+TWINS = {
+    "claim_handling.bpmn": claim_handling,
+    "document_review.bpmn": document_review,
+    "shipment_tracking.bpmn": shipment_tracking,
+    "payment_retry.bpmn": payment_retry,
+}
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_builder_twins_equal_the_parsed_event_fixtures(name: str) -> None:
+    assert parse_bpmn((DATA / name).read_bytes(), name) == [TWINS[name]()]
+
+
 def test_builder_model_equals_the_parsed_fixture() -> None:
     parsed = parse_bpmn((DATA / "invoice_approval.bpmn").read_bytes(), "invoice_approval.bpmn")
     assert parsed == [invoice_approval()]
@@ -96,7 +381,18 @@ def test_write_then_parse_roundtrips_every_fixture(path: Path) -> None:
         assert write_bpmn(parse_bpmn(written)) == written
 
 
-@pytest.mark.parametrize("build", [invoice_approval, everything])
+@pytest.mark.parametrize(
+    "build",
+    [
+        invoice_approval,
+        everything,
+        claim_handling,
+        document_review,
+        shipment_tracking,
+        payment_retry,
+        events_everything,
+    ],
+)
 def test_write_then_parse_roundtrips_builder_models(build: Callable[[], ProcessModel]) -> None:
     model = build()
     assert parse_bpmn(write_bpmn([model])) == [model]
