@@ -526,3 +526,234 @@ def test_builder_returns_plain_model_nodes() -> None:
 def test_empty_key_is_rejected() -> None:
     with pytest.raises(ModelError, match="needs a key"):
         ProcessBuilder("")
+
+
+# --- scopes, events and their XML -------------------------------------------------------------
+
+
+def test_boundary_events_take_the_parent_of_their_activity() -> None:
+    model = events_everything()
+    assert model.node("inner").parent == "outer"
+    for boundary in model.boundary_events("inner"):
+        assert boundary.parent == "outer"
+    assert {node.id for node in model.children("inner")} == {
+        "inner_start",
+        "inner_wait",
+        "inner_fail",
+    }
+    assert [sp.id for sp in model.event_subprocesses("outer")] == ["outer_events"]
+    assert [sp.id for sp in model.event_subprocesses(None)] == ["catch_all", "on_signal"]
+    start = model.node("outer_events_start")
+    assert isinstance(start, StartEvent) and (start.is_error, start.error_code) == (True, "E2")
+
+
+def test_writer_writes_scopes_and_definitions() -> None:
+    written = write_bpmn([events_everything()])
+    assert written.count("<bpmn:subProcess ") == 5
+    assert '<bpmn:subProcess id="outer_events" triggeredByEvent="true">' in written
+    assert 'attachedToRef="inner" cancelActivity="false"' in written
+    assert 'isInterrupting="false"' in written
+    assert (
+        "<bpmn:extensionElements>\n"
+        "        <camunda:failedJobRetryTimeCycle>R3/PT5M</camunda:failedJobRetryTimeCycle>\n"
+        "      </bpmn:extensionElements>"
+    ) in written
+    assert '<bpmn:receiveTask id="inner_wait" messageRef="Message_' in written
+    for name in ("Go", "Stop", "Alarm"):
+        assert f'name="{name}"/>' in written
+    assert written.count("<bpmn:signal ") == 3
+    assert written.count("<bpmn:message ") == 2
+    assert 'name="E1" errorCode="E1"/>' in written
+    assert written.count("<bpmn:error ") == 3  # E1, E2, Reply; the catch-alls have no errorRef
+    assert "<bpmn:errorEventDefinition/>" in written
+
+
+def test_definitions_level_ids_never_clash_across_models() -> None:
+    first = (
+        ProcessBuilder("Signal_1")
+        .start_event("Error_1", signal="S")
+        .end_event("Message_1", error_code="X")
+        .chain("Error_1", "Message_1")
+        .build()
+    )
+    second = (
+        ProcessBuilder("second")
+        .start_event("Signal_2", message="M")
+        .intermediate_catch_event("Error_2", signal="S")
+        .end_event("e", error_code="Y")
+        .chain("Signal_2", "Error_2", "e")
+        .build()
+    )
+    written = write_bpmn([first, second])
+    assert written.count("<bpmn:signal ") == 1  # shared by name
+    assert '<bpmn:signal id="Signal_3" name="S"/>' in written
+    assert '<bpmn:message id="Message_2" name="M"/>' in written
+    assert '<bpmn:error id="Error_3" name="X" errorCode="X"/>' in written
+    assert '<bpmn:error id="Error_4" name="Y" errorCode="Y"/>' in written
+    assert parse_bpmn(written) == [first, second]
+
+
+@pytest.mark.parametrize(
+    ("build", "fragment", "element_id"),
+    [
+        (
+            lambda b: b.start_event("x", signal="s", message="m"),
+            "not message and signal",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", error=True, timer=TimerDefinition(kind="date", text="t")),
+            "not timer and error",
+            "x",
+        ),
+        (lambda b: b.start_event("x", signal=""), "a signal needs a non-empty name", "x"),
+        (lambda b: b.start_event("x", error_code=""), "an error code cannot be empty", "x"),
+        (
+            lambda b: b.start_event("x", timer=TimerDefinition(kind="date", text="P1D")),
+            "timer: 'P1D' is not an ISO 8601 date-time",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", timer=TimerDefinition(kind="cycle", text="PT1H")),
+            "timer: 'PT1H' is a duration, not a cycle",
+            "x",
+        ),
+        (
+            lambda b: b.start_event(
+                "x",
+                timer=TimerDefinition(kind="weekly", text="P1W"),  # type: ignore[arg-type]
+            ),
+            "timer: 'weekly' is not a timer kind",
+            "x",
+        ),
+        (
+            lambda b: b.task("x", retry_cycle="PT5M"),
+            "camunda:failedJobRetryTimeCycle: 'PT5M' is a duration, not a cycle",
+            "x",
+        ),
+        (lambda b: b.task("x", retry_cycle=" R3/PT5M"), "whitespace", "x"),
+        (lambda b: b.task("x", retry_cycle="${r}"), "expressions in camunda:", "x"),
+        (lambda b: b.receive_task("x", message=""), "a receive task needs a message name", "x"),
+        (lambda b: b.intermediate_catch_event("x", message=""), "non-empty name", "x"),
+        (
+            lambda b: b.intermediate_catch_event("x", message="m", signal="s"),
+            "not message and signal",
+            "x",
+        ),
+        (
+            lambda b: b.intermediate_catch_event("x").chain("s", "x", "e"),
+            "an intermediate catch event needs exactly one trigger",
+            "x",
+        ),
+        (
+            lambda b: b.boundary_event("x", "e", error=True).chain("x", "e"),
+            "attachedToRef 'e' names no task or subprocess",
+            "x",
+        ),
+        (
+            lambda b: b.task("t").boundary_event("x", "t").chain("s", "t", "e").chain("x", "e"),
+            "a boundary event needs exactly one trigger",
+            "x",
+        ),
+        (
+            lambda b: (
+                b.task("t")
+                .boundary_event("x", "t", error=True, cancel_activity=False)
+                .chain("s", "t", "e")
+                .chain("x", "e")
+            ),
+            "an error boundary event is always interrupting",
+            "x",
+        ),
+        (
+            lambda b: b.task("t").boundary_event("x", "t", signal="s").chain("s", "t", "e"),
+            "a boundary event needs an outgoing flow",
+            "x",
+        ),
+        (
+            lambda b: b.end_event("x", terminate=True, error=True),
+            "cannot both terminate and throw an error",
+            "x",
+        ),
+        (lambda b: b.task("x", parent="nowhere"), "parent 'nowhere' names no subprocess", "x"),
+        (
+            lambda b: b.sub_process("sp").task("x", parent="sp").chain("s", "x"),
+            "a sequence flow cannot cross a subprocess boundary",
+            "Flow_s_x",
+        ),
+        (
+            lambda b: b.sub_process("sp").chain("s", "sp", "e"),
+            "a subprocess needs exactly one none start event",
+            "sp",
+        ),
+        (
+            lambda b: b.sub_process("sp", triggered_by_event=True).start_event("x", parent="sp"),
+            "the start event of an event subprocess needs a trigger",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", error=True),
+            "an error start event belongs in an event subprocess",
+            "x",
+        ),
+        (
+            lambda b: b.start_event("x", message="m", interrupting=False),
+            "only the start event of an event subprocess can be non-interrupting",
+            "x",
+        ),
+    ],
+)
+def test_builder_event_errors_name_the_element(
+    build: Callable[[ProcessBuilder], object], fragment: str, element_id: str
+) -> None:
+    builder = ProcessBuilder("broken").start_event("s").end_event("e")
+    with pytest.raises(ModelError) as caught:
+        build(builder)
+        builder.build()
+    assert fragment in str(caught.value)
+    assert caught.value.element_id == element_id
+    assert caught.value.file == "<builder broken>"
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(range(8)), st.booleans())
+def test_any_flow_order_inside_nested_scopes_survives_a_roundtrip(
+    flow_order: list[int], nested: bool
+) -> None:
+    inner_parent = "outer" if nested else None
+    builder = (
+        ProcessBuilder("scoped")
+        .start_event("s")
+        .end_event("e")
+        .sub_process("outer")
+        .start_event("outer_s", parent="outer")
+        .end_event("outer_e", parent="outer")
+        .sub_process("inner", parent=inner_parent)
+        .start_event("inner_s", parent="inner")
+        .parallel_gateway("split", parent="inner")
+        .parallel_gateway("join", parent="inner")
+        .task("a", parent="inner")
+        .task("b", parent="inner")
+        .end_event("inner_e", parent="inner")
+        .boundary_event("late", "inner", timer=TimerDefinition(kind="duration", text="PT1M"))
+    )
+    pairs = [
+        ("inner_s", "split"),
+        ("split", "a"),
+        ("split", "b"),
+        ("a", "join"),
+        ("b", "join"),
+        ("join", "inner_e"),
+        ("late", "outer_e" if nested else "e"),
+        ("outer_s", "inner" if nested else "outer_e"),
+    ]
+    for index in flow_order:
+        builder.flow(*pairs[index])
+    builder.chain("s", "outer", "e")
+    if not nested:
+        builder.chain("outer", "inner")  # the process level: outer, then inner
+    else:
+        builder.chain("inner", "outer_e")
+    model = builder.build()
+    assert model.node("late").parent == inner_parent
+    assert parse_bpmn(write_bpmn([model])) == [model]
