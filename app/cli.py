@@ -16,7 +16,13 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="serve the console on 127.0.0.1")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--demo", action="store_true", help="deploy and start the demo process")
+    serve.add_argument("--demo", action="store_true", help="deploy the demo and keep it running")
+    serve.add_argument(
+        "--no-auth",
+        action="store_true",
+        help="no credentials at all (only on a loopback address, for local development)",
+    )
+    serve.add_argument("--no-jobs", action="store_true", help="do not run the job executor here")
 
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
@@ -47,11 +53,28 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "serve":
         import uvicorn
 
-        from app.main import create_app
+        from app.main import StartupRefused, create_app
         from app.settings import Settings
 
-        app = create_app(Settings.from_env(demo=args.demo))
-        uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+        settings = Settings.from_env(
+            host=args.host,
+            demo=args.demo or None,
+            auth=False if args.no_auth else None,
+            run_jobs=False if args.no_jobs else None,
+        )
+        if not settings.auth and not settings.loopback:
+            print("error: --no-auth is only allowed on a loopback address", file=sys.stderr)
+            return 2
+        from app.main import ensure_credentials, print_first_credentials
+        from engine.api import Engine
+
+        try:
+            with Engine(settings.database_url, home=settings.home) as engine:
+                print_first_credentials(ensure_credentials(engine, settings))
+        except StartupRefused as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
         return 0
 
     from engine.api import Engine

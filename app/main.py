@@ -1,64 +1,128 @@
-"""The Starlette application: a lifespan that owns one engine, and thin routes over it."""
+"""The Starlette application: a lifespan that owns one engine, and thin routes over it.
+
+Surfaces: the console (server-rendered pages), the native JSON API under /api/v1, and the
+Camunda-7-compatible subset under /engine-rest. All of them run the engine's commands.
+"""
 
 from __future__ import annotations
 
+import logging
+import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.templating import Jinja2Templates
 
+from app import api, camunda, console, login
+from app.auth import Authenticator, AuthMiddleware, Sessions
+from app.errors import http_error_handler, interlock_error_handler
 from app.settings import Settings
+from app.templating import ROOT
+from engine import accounts
+from engine.accounts import Role
 from engine.api import Engine
+from engine.errors import InterlockError
 
-ROOT = Path(__file__).resolve().parent.parent
-templates = Jinja2Templates(directory=ROOT / "templates")
+log = logging.getLogger("interlock")
 
 
-def create_app(settings: Settings) -> Starlette:
+class StartupRefused(RuntimeError):
+    """The server will not start as configured (for example: open to the network, no users)."""
+
+
+def ensure_credentials(engine: Engine, settings: Settings) -> dict[str, str] | None:
+    """First start: on loopback, create an admin and return its secrets (shown once); bound to
+    another address without any credential, refuse to start."""
+    if not settings.auth:
+        if not settings.loopback:
+            raise StartupRefused("--no-auth is only allowed on a loopback address")
+        return None
+    with engine.connection() as conn:
+        if accounts.count(conn) > 0:
+            return None
+        if not settings.loopback:
+            raise StartupRefused(
+                f"refusing to serve on {settings.host} without credentials: create a user first "
+                "(interlock user add NAME --role admin) or bind to 127.0.0.1"
+            )
+        password = secrets.token_urlsafe(12)
+        accounts.create_password(conn, "admin", Role.ADMIN, password)
+        token = accounts.create_token(conn, "admin-token", Role.ADMIN)
+    return {"user": "admin", "password": password, "token": token}
+
+
+def print_first_credentials(first: dict[str, str] | None) -> None:
+    if first:
+        print(
+            "\nFirst start: an admin was created. Shown once, keep it safe:\n"
+            f"  console login  user {first['user']}  password {first['password']}\n"
+            f"  API token      {first['token']}\n",
+            flush=True,
+        )
+
+
+def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
+    """The application. Pass `engine` to share one the caller owns (tests); otherwise the
+    lifespan opens one from `settings` and closes it at shutdown."""
+    sessions = Sessions(settings.secret.encode() if settings.secret else None)
+
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        engine = await run_in_threadpool(Engine, settings.database_url, home=settings.home)
-        app.state.engine = engine
+        own = engine is None
+        running: Engine = (
+            engine
+            if engine is not None
+            else await run_in_threadpool(Engine, settings.database_url, home=settings.home)
+        )
+        app.state.engine = running
+        app.state.settings = settings
+        app.state.sessions = sessions
+        app.state.authenticator = Authenticator(running, enabled=settings.auth, sessions=sessions)
+        print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
+        executor = None
+        if settings.run_jobs:
+            from engine.jobs import JobExecutor
+
+            executor = JobExecutor(running)
+            executor.start()
         if settings.demo:
             from app.demo import install_demo
 
-            await run_in_threadpool(install_demo, engine)
+            await run_in_threadpool(install_demo, running)
         try:
             yield
         finally:
-            await run_in_threadpool(engine.close)
+            if executor is not None:
+                await run_in_threadpool(executor.stop)
+            if own:
+                await run_in_threadpool(running.close)
 
     return Starlette(
         routes=[
-            Route("/", status_page),
             Route("/health", health),
+            *login.routes,
+            Mount("/api/v1", routes=api.routes),
+            Mount("/engine-rest", routes=camunda.routes),
             Mount("/static", StaticFiles(directory=ROOT / "static"), name="static"),
+            *console.routes,
         ],
+        middleware=[Middleware(AuthMiddleware)],
+        exception_handlers={
+            InterlockError: interlock_error_handler,
+            HTTPException: http_error_handler,
+        },
         lifespan=lifespan,
     )
 
 
-def _engine(request: Request) -> Engine:
-    engine: Engine = request.app.state.engine
-    return engine
-
-
-async def status_page(request: Request) -> Response:
-    engine = _engine(request)
-    definitions = await run_in_threadpool(engine.definitions)
-    counts = await run_in_threadpool(engine.instance_counts)
-    return templates.TemplateResponse(
-        request, "status.html", {"definitions": definitions, "counts": counts}
-    )
-
-
 async def health(request: Request) -> Response:
-    counts = await run_in_threadpool(_engine(request).instance_counts)
+    engine: Engine = request.app.state.engine
+    counts = await run_in_threadpool(engine.instance_counts)
     return JSONResponse({"status": "ok", "instances": counts})

@@ -283,6 +283,23 @@ idempotency = sa.Table(
     sa.Column("created_at", TS, nullable=False, server_default=NOW),
 )
 
+credential = sa.Table(
+    "credential",
+    metadata,
+    sa.Column("id", sa.Uuid, primary_key=True),
+    # Who: the user name for a password, a label for an API token.
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    # A password: "pbkdf2_sha256$iterations$salt$hash". A token: its SHA-256 (tokens are random).
+    sa.Column("secret_hash", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    _one_of("kind", ("password", "token")),
+    _one_of("role", ("viewer", "operator", "admin")),
+    sa.UniqueConstraint("kind", "name"),
+    sa.Index("ix_credential_secret_hash", "secret_hash"),
+)
+
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"
 EXTERNAL_TASK_CHANNEL = "interlock_external_task"
