@@ -60,7 +60,8 @@ class Sessions:
                 "sid": secrets.token_hex(8),
             }
         ).encode()
-        return base64.urlsafe_b64encode(body).decode() + "." + self._sign(body)
+        # No padding: '=' would make the cookie value need quoting.
+        return base64.urlsafe_b64encode(body).decode().rstrip("=") + "." + self._sign(body)
 
     def read(self, cookie: str | None) -> tuple[Principal, str] | None:
         """(principal, session id) of a valid, unexpired cookie."""
@@ -68,7 +69,7 @@ class Sessions:
             return None
         encoded, signature = cookie.rsplit(".", 1)
         try:
-            body = base64.urlsafe_b64decode(encoded.encode())
+            body = base64.urlsafe_b64decode(encoded.encode() + b"=" * (-len(encoded) % 4))
         except (binascii.Error, ValueError):
             return None
         if not hmac.compare_digest(self._sign(body), signature):

@@ -94,3 +94,12 @@ def empty_database_url(pg_server: str, admin_connection: AdminConnection) -> Ite
     _create_database(admin_connection, name)
     yield connect_url_for(pg_server, name)
     _drop_database(admin_connection, name)
+
+
+@pytest.fixture
+def server(database_url: str) -> Iterator[Any]:
+    """A real server on 127.0.0.1 over a fresh database, with a job executor running."""
+    from tests.server import live_server
+
+    with live_server(database_url) as running:
+        yield running

@@ -1,0 +1,271 @@
+"""The job executor: acquire due jobs (timers, asynchronous continuations, retries) and run each
+one as its own command.
+
+Exactly once comes from the commands, not from this loop: `AcquireJobs` locks a batch for an
+owner in one statement (SKIP LOCKED, taking over expired locks), and `ExecuteJob` runs a job only
+for the owner that holds its lock, under the instance lock, deleting the job with its work. An
+executor that dies holding locks delays its jobs until the locks expire; another one then takes
+them over.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import traceback
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+from uuid import UUID
+
+import psycopg
+
+from engine.commands.jobs import AcquireJobs, ExecuteJob, FailJob
+from engine.errors import InterlockError
+from engine.executor import Result, Tx
+from engine.schema import JOB_CHANNEL
+from engine.store import jobs as job_store
+
+if TYPE_CHECKING:
+    from engine.api import Engine
+
+log = logging.getLogger(__name__)
+
+# Failures of the database itself, not of the job: the executor already retried serialization
+# failures and deadlocks (both OperationalErrors). Counting them against the job's retries would
+# turn an outage into incidents; the job's lock expires instead and it runs again later.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+
+# The first jobs to become acquirable: due, unlocked or with an expired lock, and with an active
+# instance (or none: a timer start event). Mirrors the acquisition statement's conditions. A
+# read: it does not fire the job table's notify trigger, which every write does, even one that
+# changes no row.
+NEXT_ACQUIRABLE = """
+SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
+                                   THEN j.lock_expires_at ELSE j.due_at END))
+FROM job j
+WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
+  AND (j.instance_id IS NULL OR EXISTS (
+      SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
+"""
+
+# How often a waiting thread looks at its stop flag.
+_STOP_CHECK_SECONDS = 0.2
+_MAX_ERROR_BACKOFF_SECONDS = 30.0
+
+
+def run_job(engine: Engine, job_id: UUID, owner: str | None) -> str:
+    """Run one job as `owner` (None: whoever holds it). Returns the outcome of `ExecuteJob`
+    ("executed", "gone", "not-owner", "instance-not-active"), or "failed" when the job's command
+    raised: its transaction rolled back, and the failure was counted down in a new one."""
+    try:
+        return engine.run(ExecuteJob(job_id, owner)).outcome
+    except DATABASE_ERRORS:
+        raise
+    except Exception as exc:
+        message = f"{type(exc).__name__}: {exc.message if isinstance(exc, InterlockError) else exc}"
+        details = traceback.format_exc()
+        log.info("job %s failed: %s", job_id, message)
+        engine.run(FailJob(job_id, owner, message, details))
+        return "failed"
+
+
+@dataclass(frozen=True)
+class ReleasedJobs(Result):
+    released: int
+
+
+@dataclass(frozen=True)
+class ReleaseJobs:
+    """Give back jobs an executor acquired but will not run (it is stopping), so that another
+    one need not wait for the locks to expire. Only the owner's own locks are cleared."""
+
+    name: ClassVar[str] = "ReleaseJobs"
+    result_type: ClassVar[type[Result]] = ReleasedJobs
+
+    owner: str
+    job_ids: tuple[UUID, ...]
+
+    def execute(self, tx: Tx) -> ReleasedJobs:
+        cursor = tx.conn.execute(
+            "UPDATE job SET lock_owner = NULL, lock_expires_at = NULL "
+            "WHERE id = ANY(%s) AND lock_owner = %s",
+            (list(self.job_ids), self.owner),
+        )
+        return ReleasedJobs(cursor.rowcount)
+
+
+def default_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+class JobExecutor:
+    """Runs due jobs of the engine's database in background threads (or the caller's, with
+    `run_once`). Any number of executors, in any number of processes, may share a database."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        owner: str | None = None,
+        batch_size: int = 32,
+        lock_seconds: float = 300.0,
+        poll_interval: float = 5.0,
+        threads: int = 1,
+    ) -> None:
+        if batch_size < 1 or threads < 1:
+            raise ValueError("batch_size and threads must be at least 1")
+        if lock_seconds <= 0 or poll_interval <= 0:
+            raise ValueError("lock_seconds and poll_interval must be positive")
+        self.engine = engine
+        self.owner = owner or default_owner()
+        self.batch_size = batch_size
+        self.lock_seconds = lock_seconds
+        self.poll_interval = poll_interval
+        self.threads = threads
+        self._stopping = threading.Event()
+        self._workers: list[threading.Thread] = []
+
+    def __repr__(self) -> str:
+        return f"JobExecutor(owner={self.owner!r})"
+
+    # -- one batch --------------------------------------------------------------------------------
+
+    def run_once(self) -> int:
+        """Acquire one batch of due jobs and run them; the number run. A stop request ends the
+        batch after the job in hand and gives the rest back."""
+        acquired = self.engine.run(AcquireJobs(self.owner, self.batch_size, self.lock_seconds))
+        job_ids = [UUID(job_id) for job_id in acquired.job_ids]
+        ran = 0
+        for index, job_id in enumerate(job_ids):
+            if self._stopping.is_set():
+                self._release(job_ids[index:])
+                break
+            outcome = run_job(self.engine, job_id, self.owner)
+            log.debug("job %s: %s", job_id, outcome)
+            ran += 1
+        return ran
+
+    def _release(self, job_ids: list[UUID]) -> None:
+        try:
+            self.engine.run(ReleaseJobs(self.owner, tuple(job_ids)))
+        except DATABASE_ERRORS:
+            log.warning("could not release %d jobs; their locks will expire", len(job_ids))
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Run the loop in `threads` daemon threads until `stop()`."""
+        if any(worker.is_alive() for worker in self._workers):
+            raise RuntimeError(f"{self!r} is already running")
+        self._stopping.clear()
+        self._workers = [
+            threading.Thread(target=self._loop, name=f"interlock-jobs-{n}", daemon=True)
+            for n in range(self.threads)
+        ]
+        for worker in self._workers:
+            worker.start()
+        log.info("job executor %s started (%d threads)", self.owner, self.threads)
+
+    def request_stop(self) -> None:
+        """Ask the threads to stop after the job in hand; does not wait."""
+        self._stopping.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop gracefully: every thread finishes the job in hand, then this returns."""
+        self._stopping.set()
+        deadline = _monotonic() + timeout
+        for worker in self._workers:
+            worker.join(max(0.0, deadline - _monotonic()))
+            if worker.is_alive():
+                log.warning("job executor thread %s did not stop within %ss", worker.name, timeout)
+        self._workers = [worker for worker in self._workers if worker.is_alive()]
+        log.info("job executor %s stopped", self.owner)
+
+    @property
+    def running(self) -> bool:
+        return any(worker.is_alive() for worker in self._workers)
+
+    def run_forever(self) -> None:
+        """Run until `stop()`/`request_stop()`, or until KeyboardInterrupt or SystemExit reach
+        the calling thread; the jobs in hand finish either way."""
+        self.start()
+        try:
+            while not self._stopping.wait(0.5):
+                pass
+        finally:
+            self.stop()
+
+    def _loop(self) -> None:
+        failures = 0
+        notifier = self.engine.notifier
+        while not self._stopping.is_set():
+            try:
+                # Read before acquiring: a job committed after the acquisition bumps it.
+                seen = notifier.generation(JOB_CHANNEL)
+                ran = self.run_once()
+                failures = 0
+                if ran >= self.batch_size:
+                    continue
+                self._idle(seen)
+            except Exception:
+                failures += 1
+                backoff = min(_MAX_ERROR_BACKOFF_SECONDS, 0.5 * 2 ** min(failures, 10))
+                log.exception("job executor %s: loop failed; again in %.1fs", self.owner, backoff)
+                self._stopping.wait(backoff)
+
+    def _idle(self, seen: int) -> None:
+        """Sleep until a job may be acquirable: woken by the database, by the next due time, by
+        `poll_interval` (a safety net) or by a stop request. Wake-ups that bring nothing due (the
+        trigger fires on every write to `job`) go back to sleep without acquiring."""
+        notifier = self.engine.notifier
+        deadline = _monotonic() + self.poll_interval
+        while not self._stopping.is_set():
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                return
+            delay = self._seconds_until_acquirable(remaining)
+            if delay <= 0:
+                return
+            if self._wait(seen, min(delay, remaining)):
+                seen = notifier.generation(JOB_CHANNEL)
+            elif delay <= remaining:
+                return
+
+    def _seconds_until_acquirable(self, horizon: float) -> float:
+        now = self.engine.clock()
+        with self.engine.connection() as conn:
+            if not _due_within(conn, now, horizon):
+                return horizon
+            row = conn.execute(NEXT_ACQUIRABLE, {"now": now, "horizon": horizon}).fetchone()
+        first: datetime | None = row[0] if row else None
+        if first is None:
+            return horizon
+        return (first - now).total_seconds()
+
+    def _wait(self, seen: int, timeout: float) -> bool:
+        """Wait for a notification after generation `seen`; False on timeout or stop."""
+        deadline = _monotonic() + timeout
+        while not self._stopping.is_set():
+            remaining = deadline - _monotonic()
+            if remaining <= 0:
+                return False
+            step = min(remaining, _STOP_CHECK_SECONDS)
+            if self.engine.notifier.wait(JOB_CHANNEL, step, since=seen):
+                return True
+        return False
+
+
+def _due_within(conn: psycopg.Connection[Any], now: datetime, horizon: float) -> bool:
+    """Whether any job with retries left is due before `now + horizon` (an index look-up)."""
+    first = job_store.next_due(conn)
+    return first is not None and (first - now).total_seconds() < horizon
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()

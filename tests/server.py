@@ -1,0 +1,72 @@
+"""A real Interlock server on 127.0.0.1 for tests: uvicorn in a thread, on a free port."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import uvicorn
+
+from app.main import create_app
+from app.settings import Settings
+from engine import accounts
+from engine.accounts import Role
+from engine.api import Engine
+
+PASSWORD = "correct-horse-battery"
+
+
+@dataclass
+class LiveServer:
+    url: str
+    engine: Engine
+    # role name -> API token; every role also has a user named after it with PASSWORD.
+    tokens: dict[str, str] = field(default_factory=dict)
+
+    def bearer(self, role: str = "admin") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.tokens[role]}"}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def live_server(
+    database_url: str, *, auth: bool = True, run_jobs: bool = True, **engine_options: object
+) -> Iterator[LiveServer]:
+    """Serve the app over `database_url` until the block ends. Users `viewer`, `operator` and
+    `admin` (password PASSWORD) and one API token per role exist."""
+    engine = Engine(database_url, migrate=False, **engine_options)  # type: ignore[arg-type]
+    tokens: dict[str, str] = {}
+    with engine.connection() as conn:
+        for role in Role:
+            accounts.create_password(conn, role.value, role, PASSWORD)
+            tokens[role.value] = accounts.create_token(conn, f"{role.value}-token", role)
+    port = free_port()
+    settings = Settings(database_url=database_url, auth=auth, run_jobs=run_jobs, secret="test")
+    server = uvicorn.Server(
+        uvicorn.Config(
+            create_app(settings, engine), host="127.0.0.1", port=port, log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.02)
+    try:
+        yield LiveServer(f"http://127.0.0.1:{port}", engine, tokens)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=20)
+        engine.close()
