@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -37,6 +38,26 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--business-key")
 
     commands.add_parser("demo", help="run the parallel-gateway example")
+
+    jobs = commands.add_parser(
+        "jobs", help="run a job executor (timers, asynchronous continuations, retries)"
+    )
+    jobs.add_argument("--threads", type=_positive, default=1)
+    jobs.add_argument("--batch-size", type=_positive, default=32)
+    jobs.add_argument(
+        "--handlers",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE and call its register(engine) to add service-task handlers",
+    )
+
+    worker = commands.add_parser(
+        "worker", help="run the external-task worker a module defines (a module-level `worker`)"
+    )
+    worker.add_argument("module", help="dotted module name, e.g. myapp.workers")
+    worker.add_argument("--max-tasks", type=_positive)
+    worker.add_argument("--lock-ms", type=_positive)
 
     args = parser.parse_args(argv)
     try:
@@ -77,6 +98,11 @@ def _run(args: argparse.Namespace) -> int:
         uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
         return 0
 
+    if args.command == "jobs":
+        return _run_jobs(args)
+    if args.command == "worker":
+        return _run_worker(args)
+
     from engine.api import Engine
 
     if args.command == "demo":
@@ -96,6 +122,84 @@ def _run(args: argparse.Namespace) -> int:
             handle = engine.start_latest(args.key, variables, business_key=args.business_key)
             print(f"started {handle.id}: {handle.state.value}")
     return 0
+
+
+def _run_jobs(args: argparse.Namespace) -> int:
+    import importlib
+
+    from engine.api import Engine
+    from engine.jobs import JobExecutor
+
+    _log_to_stderr()
+    with Engine() as engine:
+        for name in args.handlers:
+            register = getattr(importlib.import_module(name), "register", None)
+            if not callable(register):
+                raise InterlockError(f"module '{name}' has no register(engine) function")
+            register(engine)
+        executor = JobExecutor(engine, threads=args.threads, batch_size=args.batch_size)
+        # run_forever stops the executor gracefully on its way out.
+        with contextlib.suppress(KeyboardInterrupt, SystemExit):
+            executor.run_forever()
+    return 0
+
+
+def _run_worker(args: argparse.Namespace) -> int:
+    """Run `worker` of the module (a `Worker`), or one made here and passed to the module's
+    `register(worker)`, until SIGINT or SIGTERM; the tasks in hand finish first."""
+    import importlib
+
+    from engine.worker import Worker
+
+    _log_to_stderr()
+    module = importlib.import_module(args.module)
+    worker = getattr(module, "worker", None)
+    owned_engine = None
+    if not isinstance(worker, Worker):
+        register = getattr(module, "register", None)
+        if not callable(register):
+            raise InterlockError(
+                f"module '{args.module}' defines neither a Worker named `worker` "
+                "nor a register(worker) function"
+            )
+        from engine.api import Engine
+
+        owned_engine = Engine()
+        worker = Worker(owned_engine)
+        register(worker)
+    if args.max_tasks is not None:
+        worker.max_tasks = args.max_tasks
+    if args.lock_ms is not None:
+        worker.lock_ms = args.lock_ms
+    if not worker.topics:
+        raise InterlockError(f"the worker of module '{args.module}' handles no topic")
+    thread = worker.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.5)
+    except (KeyboardInterrupt, SystemExit):
+        worker.stop()
+    finally:
+        if owned_engine is not None:
+            owned_engine.close()
+        else:
+            worker.engine.close()
+    return 0
+
+
+def _log_to_stderr() -> None:
+    import logging
+
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
 
 
 def _parse_var(text: str) -> tuple[str, object]:

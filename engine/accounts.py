@@ -104,9 +104,10 @@ def count(conn: psycopg.Connection[Any]) -> int:
 
 
 def delete(conn: psycopg.Connection[Any], kind: str, name: str) -> bool:
-    return conn.execute(
-        "DELETE FROM credential WHERE kind = %s AND name = %s", (kind, name)
-    ).rowcount == 1
+    return (
+        conn.execute("DELETE FROM credential WHERE kind = %s AND name = %s", (kind, name)).rowcount
+        == 1
+    )
 
 
 def list_all(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str]]:

@@ -53,8 +53,10 @@ from engine.states import InstanceState, TokenState, TokenView, view_of
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
+from engine.store import instances as instance_store
 from engine.store import jobs as job_store
 from engine.store import queries, tasks
+from engine.store.instances import InstanceFilter, InstancePage
 from engine.variables import TypedValue, from_row, infer
 
 T = TypeVar("T", bound=Result)
@@ -118,7 +120,11 @@ class Engine:
         if migrate:
             upgrade(self.database.url)
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            self.database.url, min_size=1, max_size=pool_size, open=True
+            self.database.url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True},
+            open=True,
         )
         self.handlers = HandlerRegistry()
         self.definition_cache = DefinitionCache()
@@ -406,11 +412,7 @@ class Engine:
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for reads (autocommit: each read sees the latest commits)."""
         with self.pool.connection() as conn:
-            conn.autocommit = True
-            try:
-                yield conn
-            finally:
-                conn.autocommit = False
+            yield conn
 
     def instance(self, instance_id: UUID | str) -> InstanceHandle:
         handle = InstanceHandle(self, _uuid(instance_id))
@@ -445,6 +447,66 @@ class Engine:
     def instance_counts(self) -> dict[str, int]:
         with self.connection() as conn:
             return queries.instance_counts(conn)
+
+    def list_instances(
+        self, where: InstanceFilter | None = None, *, limit: int = 50, after: str | None = None
+    ) -> InstancePage:
+        """A page of instances matching `where`, newest first. Pass the page's `next` as `after`
+        for the following page."""
+        with self.connection() as conn:
+            return instance_store.list_page(
+                conn, where or InstanceFilter(), limit=limit, after=after
+            )
+
+    def definition(self, definition_id: str) -> definition_store.DefinitionRow:
+        with self.connection() as conn:
+            found = definition_store.by_id(conn, definition_id)
+        if found is None:
+            raise NotFound(f"process definition '{definition_id}' does not exist")
+        return found
+
+    def latest_definition(self, key: str) -> definition_store.DefinitionRow:
+        with self.connection() as conn:
+            found = definition_store.latest(conn, key)
+        if found is None:
+            raise NotFound(f"process '{key}' is not deployed")
+        return found
+
+    def definition_xml(self, definition_id: str) -> tuple[str, str]:
+        """(resource name, BPMN XML) of a definition as it was deployed."""
+        with self.connection() as conn:
+            found = definition_store.source_xml(conn, definition_id)
+        if found is None:
+            raise NotFound(f"process definition '{definition_id}' does not exist")
+        return found
+
+    def user_task(self, task_id: UUID | str) -> UserTaskView:
+        with self.connection() as conn:
+            found = tasks.get(conn, _uuid(task_id))
+        if found is None:
+            raise NotFound(f"user task {task_id} does not exist")
+        return found
+
+    def external_task(self, task_id: UUID | str) -> ExternalTaskView:
+        with self.connection() as conn:
+            found = external_task_store.get(conn, _uuid(task_id))
+        if found is None:
+            raise NotFound(f"external task {task_id} does not exist")
+        return found
+
+    def incident(self, incident_id: UUID | str) -> IncidentView:
+        with self.connection() as conn:
+            found = incident_store.get(conn, _uuid(incident_id))
+        if found is None:
+            raise NotFound(f"incident {incident_id} does not exist")
+        return found
+
+    def job(self, job_id: UUID | str) -> JobView:
+        with self.connection() as conn:
+            found = job_store.get(conn, _uuid(job_id))
+        if found is None:
+            raise NotFound(f"job {job_id} does not exist")
+        return found
 
 
 class InstanceHandle:

@@ -107,19 +107,35 @@ class Executor:
         raise AssertionError("unreachable")
 
     def _run_once(self, command: Command[T], idempotency_key: str | None) -> T:
-        with self.pool.connection() as conn, conn.pipeline() as pipeline, conn.transaction():
-            tx = Tx(conn, self.clock(), self.definitions, self.handlers, pipeline, self.settings)
-            if idempotency_key is not None:
-                replayed = _replay(tx, command, idempotency_key)
-                if replayed is not None:
-                    return replayed
-            result = command.execute(tx)
-            if idempotency_key is not None:
-                conn.execute(
-                    "INSERT INTO idempotency (key, command, result) VALUES (%s, %s, %s)",
-                    (idempotency_key, command.name, Jsonb(result.to_json())),
-                )
-            return result
+        # Pooled connections are in autocommit mode; the transaction is spelled out so that BEGIN,
+        # the writes and COMMIT travel in the pipeline with no round trip of their own.
+        with self.pool.connection() as conn:
+            try:
+                with conn.pipeline() as pipeline:
+                    conn.execute("BEGIN")
+                    tx = Tx(
+                        conn, self.clock(), self.definitions, self.handlers, pipeline, self.settings
+                    )
+                    result = self._execute(tx, command, idempotency_key)
+                    conn.execute("COMMIT")
+                return result
+            except BaseException:
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _execute(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
+        if idempotency_key is not None:
+            replayed = _replay(tx, command, idempotency_key)
+            if replayed is not None:
+                return replayed
+        result = command.execute(tx)
+        if idempotency_key is not None:
+            tx.conn.execute(
+                "INSERT INTO idempotency (key, command, result) VALUES (%s, %s, %s)",
+                (idempotency_key, command.name, Jsonb(result.to_json())),
+            )
+        return result
 
 
 def _replay(tx: Tx, command: Command[T], key: str) -> T | None:

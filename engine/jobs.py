@@ -15,6 +15,7 @@ import os
 import secrets
 import socket
 import threading
+import time
 import traceback
 from dataclasses import dataclass
 from datetime import datetime
@@ -106,6 +107,9 @@ class JobExecutor:
     """Runs due jobs of the engine's database in background threads (or the caller's, with
     `run_once`). Any number of executors, in any number of processes, may share a database."""
 
+    # First wait after a failure of the loop itself (database down); doubles up to 30 s.
+    error_backoff_seconds: float = 0.5
+
     def __init__(
         self,
         engine: Engine,
@@ -177,9 +181,9 @@ class JobExecutor:
     def stop(self, timeout: float = 10.0) -> None:
         """Stop gracefully: every thread finishes the job in hand, then this returns."""
         self._stopping.set()
-        deadline = _monotonic() + timeout
+        deadline = time.monotonic() + timeout
         for worker in self._workers:
-            worker.join(max(0.0, deadline - _monotonic()))
+            worker.join(max(0.0, deadline - time.monotonic()))
             if worker.is_alive():
                 log.warning("job executor thread %s did not stop within %ss", worker.name, timeout)
         self._workers = [worker for worker in self._workers if worker.is_alive()]
@@ -201,6 +205,7 @@ class JobExecutor:
 
     def _loop(self) -> None:
         failures = 0
+        empty = 0
         notifier = self.engine.notifier
         while not self._stopping.is_set():
             try:
@@ -209,31 +214,40 @@ class JobExecutor:
                 ran = self.run_once()
                 failures = 0
                 if ran >= self.batch_size:
+                    empty = 0
                     continue
-                self._idle(seen)
+                empty = empty + 1 if ran == 0 else 0
+                self._idle(seen, empty)
             except Exception:
                 failures += 1
-                backoff = min(_MAX_ERROR_BACKOFF_SECONDS, 0.5 * 2 ** min(failures, 10))
+                backoff = min(
+                    _MAX_ERROR_BACKOFF_SECONDS,
+                    self.error_backoff_seconds * 2 ** min(failures - 1, 10),
+                )
                 log.exception("job executor %s: loop failed; again in %.1fs", self.owner, backoff)
                 self._stopping.wait(backoff)
 
-    def _idle(self, seen: int) -> None:
+    def _idle(self, seen: int, empty: int) -> None:
         """Sleep until a job may be acquirable: woken by the database, by the next due time, by
         `poll_interval` (a safety net) or by a stop request. Wake-ups that bring nothing due (the
-        trigger fires on every write to `job`) go back to sleep without acquiring."""
+        trigger fires on every write to `job`, even one that changes no row) go back to sleep
+        without acquiring. `empty` counts the acquisitions in a row that found nothing."""
         notifier = self.engine.notifier
-        deadline = _monotonic() + self.poll_interval
+        deadline = time.monotonic() + self.poll_interval
         while not self._stopping.is_set():
-            remaining = deadline - _monotonic()
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
             delay = self._seconds_until_acquirable(remaining)
             if delay <= 0:
+                if empty > 1:
+                    # Due jobs the acquisition skipped: rows another transaction holds for a
+                    # moment. Give it that moment instead of spinning.
+                    self._stopping.wait(min(0.01 * empty, 0.5))
                 return
-            if self._wait(seen, min(delay, remaining)):
-                seen = notifier.generation(JOB_CHANNEL)
-            elif delay <= remaining:
+            if not self._wait(seen, min(delay, remaining)):
                 return
+            seen = notifier.generation(JOB_CHANNEL)
 
     def _seconds_until_acquirable(self, horizon: float) -> float:
         now = self.engine.clock()
@@ -248,9 +262,9 @@ class JobExecutor:
 
     def _wait(self, seen: int, timeout: float) -> bool:
         """Wait for a notification after generation `seen`; False on timeout or stop."""
-        deadline = _monotonic() + timeout
+        deadline = time.monotonic() + timeout
         while not self._stopping.is_set():
-            remaining = deadline - _monotonic()
+            remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return False
             step = min(remaining, _STOP_CHECK_SECONDS)
@@ -263,9 +277,3 @@ def _due_within(conn: psycopg.Connection[Any], now: datetime, horizon: float) ->
     """Whether any job with retries left is due before `now + horizon` (an index look-up)."""
     first = job_store.next_due(conn)
     return first is not None and (first - now).total_seconds() < horizon
-
-
-def _monotonic() -> float:
-    import time
-
-    return time.monotonic()

@@ -75,7 +75,11 @@ process_instance = sa.Table(
     sa.Column("ended_at", TS, nullable=True),
     _one_of("state", INSTANCE_STATES),
     sa.Index("ix_process_instance_definition_id", "definition_id"),
-    sa.Index("ix_process_instance_business_key", "business_key"),
+    sa.Index(
+        "ix_process_instance_business_key",
+        "business_key",
+        postgresql_where=sa.text("business_key IS NOT NULL"),
+    ),
     sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
     sa.Index("ix_process_instance_started", "started_at", "id"),
 )
@@ -271,7 +275,7 @@ outbox = sa.Table(
     sa.Column("node_id", sa.Text, nullable=True),
     sa.Column("history_id", sa.Uuid, nullable=True),
     sa.Column("created_at", TS, nullable=False, server_default=NOW),
-    sa.Index("ix_outbox_instance_id", "instance_id", "seq"),
+    # No index besides the sequence: tails read by seq, and every index here costs every command.
 )
 
 idempotency = sa.Table(

@@ -1,0 +1,148 @@
+"""Request bodies: a JSON object read field by field. Every problem is a 400 that names the field,
+raised before any command runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+
+from app.api.http import Schema
+from engine.errors import BadRequest
+from engine.variables import TypedValue, infer, typed
+
+MAX_BODY_BYTES = 8 * 1024 * 1024
+_TYPED_KEYS = frozenset({"type", "value"})
+
+
+class Body:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @classmethod
+    async def read(cls, request: Request, schema: Schema) -> Body:
+        """The request's JSON object (an empty body is `{}`). Fields the schema does not declare
+        are refused, so a misspelt field is an error rather than silently ignored."""
+        raw = await request.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise BadRequest(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        if not raw.strip():
+            data: Any = {}
+        else:
+            try:
+                data = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise BadRequest("the request body must be a JSON object")
+        known = set(schema.get("properties", {}))
+        for name in data:
+            if name not in known:
+                raise BadRequest(
+                    f"unknown field '{name}'; known: {', '.join(sorted(known)) or 'none'}",
+                    field=name,
+                )
+        for name in schema.get("required", []):
+            if data.get(name) is None:
+                raise BadRequest(f"field '{name}' is required", field=name)
+        return cls(data)
+
+    def _wrong(self, name: str, expected: str) -> BadRequest:
+        return BadRequest(
+            f"field '{name}' must be {expected}, not {_json_type(self.data[name])}", field=name
+        )
+
+    def text(self, name: str) -> str | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self._wrong(name, "a string")
+        return value
+
+    def required_text(self, name: str) -> str:
+        value = self.text(name)
+        if not value:
+            raise BadRequest(f"field '{name}' must be a non-empty string", field=name)
+        return value
+
+    def integer(self, name: str, default: int, *, minimum: int | None = None) -> int:
+        value = self.data.get(name)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self._wrong(name, "an integer")
+        if minimum is not None and value < minimum:
+            raise BadRequest(f"field '{name}' must be at least {minimum}", field=name)
+        return value
+
+    def boolean(self, name: str, default: bool) -> bool:
+        value = self.data.get(name)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise self._wrong(name, "true or false")
+        return value
+
+    def mapping(self, name: str) -> dict[str, Any]:
+        value = self.data.get(name)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self._wrong(name, "an object")
+        return value
+
+    def objects(self, name: str) -> list[dict[str, Any]]:
+        value = self.data.get(name)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self._wrong(name, "a list of objects")
+        return value
+
+    def variables(self, name: str = "variables") -> dict[str, TypedValue]:
+        return parse_variables(self.mapping(name), name)
+
+
+def parse_variables(values: dict[str, Any], field: str = "variables") -> dict[str, TypedValue]:
+    """`{name: value}` (type inferred) or `{name: {"type": ..., "value": ...}}` (typed)."""
+    parsed: dict[str, TypedValue] = {}
+    for name, value in values.items():
+        where = f"{field}.{name}"
+        if not name:
+            raise BadRequest(f"variable names in '{field}' must not be empty", field=field)
+        if isinstance(value, dict) and "type" in value and set(value) <= _TYPED_KEYS:
+            type_name = value["type"]
+            if not isinstance(type_name, str):
+                raise BadRequest(f"field '{where}.type' must be a string", field=f"{where}.type")
+            try:
+                parsed[name] = typed(type_name, value.get("value"))
+            except BadRequest as exc:
+                raise BadRequest(f"variable '{name}': {exc.message}", field=where) from None
+        else:
+            parsed[name] = infer(value)
+    return parsed
+
+
+def string_list(body: Body, name: str) -> tuple[str, ...] | None:
+    value = body.data.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadRequest(f"field '{name}' must be a list of strings", field=name)
+    return tuple(value)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"

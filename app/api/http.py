@@ -1,0 +1,217 @@
+"""What every API module shares: an operation is declared once (path, method, role, parameters,
+body and response schemas) and becomes both a route and its entry in the OpenAPI document.
+
+The route checks the caller's role and rejects unknown query parameters before the handler runs;
+handlers run engine calls off the event loop and answer JSON.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, TypeVar
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.auth import require
+from engine.accounts import Role
+from engine.api import Engine
+from engine.errors import BadRequest, Conflict
+from engine.executor import Command, Result
+
+Handler = Callable[[Request], Awaitable[Response]]
+Schema = dict[str, Any]
+R = TypeVar("R", bound=Result)
+T = TypeVar("T")
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_IDEMPOTENCY_KEY = 200
+_PATH_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
+
+
+@dataclass(frozen=True)
+class Param:
+    """A query parameter."""
+
+    name: str
+    schema: Schema
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One documented response: its description and the schema of its body (None: no body)."""
+
+    description: str
+    schema: Schema | None = None
+    media_type: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Op:
+    method: Literal["GET", "POST", "DELETE"]
+    path: str
+    handler: Handler
+    summary: str
+    role: Role
+    query: tuple[Param, ...] = ()
+    body: Schema | None = None
+    body_media_type: str = "application/json"
+    body_required: bool = False
+    replies: Mapping[int, Reply] = field(default_factory=dict)
+    path_docs: Mapping[str, str] = field(default_factory=dict)
+    tag: str = ""
+
+    @property
+    def openapi_path(self) -> str:
+        return _PATH_PARAM.sub(r"{\1}", self.path)
+
+    @property
+    def path_params(self) -> list[tuple[str, str]]:
+        """(name, convertor) of each path parameter; convertor '' for plain text."""
+        return [(m.group(1), m.group(2) or "") for m in _PATH_PARAM.finditer(self.path)]
+
+    @property
+    def is_mutation(self) -> bool:
+        return self.method != "GET"
+
+    def route(self) -> Route:
+        allowed = {p.name for p in self.query}
+        op = self
+
+        async def endpoint(request: Request) -> Response:
+            require(request, op.role)
+            unknown = sorted(set(request.query_params) - allowed)
+            if unknown:
+                raise BadRequest(
+                    f"unknown query parameter '{unknown[0]}'"
+                    + (f"; known: {', '.join(sorted(allowed))}" if allowed else ""),
+                    field=unknown[0],
+                )
+            return await op.handler(request)
+
+        return Route(self.path, endpoint, methods=[self.method], name=f"{self.method} {self.path}")
+
+
+def engine_of(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+async def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking engine call in the thread pool, off the event loop."""
+    return await run_in_threadpool(fn, *args, **kwargs)
+
+
+def idempotency_key(request: Request) -> str | None:
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    if key is None:
+        return None
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+        raise BadRequest(
+            f"the {IDEMPOTENCY_HEADER} header must be 1 to {MAX_IDEMPOTENCY_KEY} characters",
+            field=IDEMPOTENCY_HEADER,
+        )
+    return key
+
+
+async def run(request: Request, command: Command[R]) -> R:
+    """Run `command` through the executor with the request's idempotency key: a repeated request
+    with the same key gets the first result back and changes nothing."""
+    key = idempotency_key(request)
+    engine = engine_of(request)
+    return await run_in_threadpool(lambda: engine.run(command, key))
+
+
+def same_target(request: Request, expected: str, replayed: str) -> None:
+    """A replayed result must be about the resource the request names: an idempotency key reused
+    for another target is a conflict, not that target's answer."""
+    if expected != replayed:
+        raise Conflict(
+            f"idempotency key '{request.headers.get(IDEMPOTENCY_HEADER)}' was used for {replayed}",
+            idempotency_key=request.headers.get(IDEMPOTENCY_HEADER),
+        )
+
+
+def reply(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status)
+
+
+def path_text(request: Request, name: str) -> str:
+    value: str = request.path_params[name]
+    return value
+
+
+# -- query parameters -----------------------------------------------------------------------------
+
+
+def q_text(request: Request, name: str, default: str | None = None) -> str | None:
+    value = request.query_params.get(name)
+    return default if value is None or value == "" else value
+
+
+def q_int(
+    request: Request, name: str, default: int, *, minimum: int = 0, maximum: int | None = None
+) -> int:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise BadRequest(f"query parameter '{name}' must be an integer", field=name) from None
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+        raise BadRequest(f"query parameter '{name}' must be {bound}", field=name)
+    return value
+
+
+def q_optional_int(request: Request, name: str) -> int | None:
+    if request.query_params.get(name) in (None, ""):
+        return None
+    return q_int(request, name, 0)
+
+
+def q_bool(request: Request, name: str) -> bool | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    if raw.lower() in ("true", "1"):
+        return True
+    if raw.lower() in ("false", "0"):
+        return False
+    raise BadRequest(f"query parameter '{name}' must be true or false", field=name)
+
+
+def q_uuid(request: Request, name: str) -> str | None:
+    raw = q_text(request, name)
+    if raw is None:
+        return None
+    try:
+        return str(UUID(raw))
+    except ValueError:
+        raise BadRequest(f"query parameter '{name}' must be an id (a UUID)", field=name) from None
+
+
+def q_time(request: Request, name: str) -> datetime | None:
+    raw = q_text(request, name)
+    if raw is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise BadRequest(
+            f"query parameter '{name}' must be an ISO 8601 time with an offset "
+            "(2025-01-31T12:00:00Z)",
+            field=name,
+        )
+    return moment

@@ -1,0 +1,266 @@
+"""JSON Schemas (OpenAPI 3.1) of what the API sends and accepts. Response objects list every field
+as required: the API always sends every field, null when there is no value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+STRING: Schema = {"type": "string"}
+INTEGER: Schema = {"type": "integer"}
+BOOLEAN: Schema = {"type": "boolean"}
+TIME: Schema = {"type": "string", "format": "date-time"}
+UUID: Schema = {"type": "string", "format": "uuid"}
+ANY: Schema = {}
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def nullable(schema: Schema) -> Schema:
+    if "$ref" in schema:
+        return {"oneOf": [schema, {"type": "null"}]}
+    return {**schema, "type": [schema["type"], "null"]}
+
+
+def array(items: Schema) -> Schema:
+    return {"type": "array", "items": items}
+
+
+def record(properties: dict[str, Schema], description: str = "") -> Schema:
+    """A response object: every property is always present."""
+    schema: Schema = {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+    }
+    if description:
+        schema["description"] = description
+    return schema
+
+
+def request(properties: dict[str, Schema], required: tuple[str, ...] = ()) -> Schema:
+    schema: Schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+def page(item: str) -> Schema:
+    return record({"items": array(ref(item)), "next": nullable(STRING)})
+
+
+VARIABLES_IN: Schema = {
+    "type": "object",
+    "description": 'Variables: `{"name": value}` (type inferred) or '
+    '`{"name": {"type": "integer", "value": 5}}`. Types: string, integer, long, double, '
+    "boolean, null, json, date.",
+    "additionalProperties": ANY,
+}
+
+COMPONENTS: dict[str, Schema] = {
+    "Error": record(
+        {"type": STRING, "message": STRING, "detail": {"type": "object"}},
+        "An error: a stable type, a message for people and machine-readable detail.",
+    ),
+    "TypedValue": record({"type": STRING, "value": ANY}),
+    "Variables": {"type": "object", "additionalProperties": ref("TypedValue")},
+    "Definition": record(
+        {
+            "id": STRING,
+            "key": STRING,
+            "version": INTEGER,
+            "name": nullable(STRING),
+            "version_tag": nullable(STRING),
+            "deployment_id": UUID,
+            "resource_name": STRING,
+            "created_at": TIME,
+        }
+    ),
+    "Deployment": record(
+        {
+            "deployment_id": nullable(UUID),
+            "definitions": array(
+                record(
+                    {
+                        "id": STRING,
+                        "key": STRING,
+                        "version": INTEGER,
+                        "name": nullable(STRING),
+                        "resource_name": STRING,
+                        "created": BOOLEAN,
+                    }
+                )
+            ),
+        },
+        "A deployment; `deployment_id` is null when every process was unchanged.",
+    ),
+    "Instance": record(
+        {
+            "id": UUID,
+            "definition_id": STRING,
+            "definition_key": STRING,
+            "business_key": nullable(STRING),
+            "state": STRING,
+            "started_at": TIME,
+            "ended_at": nullable(TIME),
+        }
+    ),
+    "InstancePage": page("Instance"),
+    "StartedInstance": record(
+        {
+            "id": UUID,
+            "definition_id": STRING,
+            "definition_key": STRING,
+            "business_key": nullable(STRING),
+            "state": STRING,
+            "started_at": TIME,
+        },
+        "A new instance; `state` is its state when the start committed.",
+    ),
+    "InstanceResult": record({"id": UUID, "definition_id": STRING, "state": STRING}),
+    "Token": record(
+        {
+            "id": UUID,
+            "node_id": STRING,
+            "node_name": nullable(STRING),
+            "state": STRING,
+            "version": INTEGER,
+        }
+    ),
+    "Track": record(
+        {
+            "id": UUID,
+            "parent_id": nullable(UUID),
+            "merged_into": nullable(UUID),
+            "state": STRING,
+            "steps": array(
+                record(
+                    {
+                        "node_id": STRING,
+                        "node_name": nullable(STRING),
+                        "node_type": STRING,
+                        "state": STRING,
+                        "started_at": TIME,
+                        "ended_at": nullable(TIME),
+                    }
+                )
+            ),
+        },
+        "One track of tokens with its fork (parent) and merge lineage and its visits.",
+    ),
+    "UserTask": record(
+        {
+            "id": UUID,
+            "instance_id": UUID,
+            "node_id": STRING,
+            "name": nullable(STRING),
+            "state": STRING,
+            "assignee": nullable(STRING),
+            "candidate_users": array(STRING),
+            "candidate_groups": array(STRING),
+            "priority": INTEGER,
+            "due_at": nullable(TIME),
+            "created_at": TIME,
+            "ended_at": nullable(TIME),
+            "definition_id": STRING,
+            "definition_key": STRING,
+            "business_key": nullable(STRING),
+        }
+    ),
+    "TaskResult": record({"task_id": UUID, "instance_id": UUID, "instance_state": STRING}),
+    "ExternalTask": record(
+        {
+            "id": UUID,
+            "instance_id": UUID,
+            "node_id": STRING,
+            "topic": STRING,
+            "state": STRING,
+            "priority": INTEGER,
+            "worker_id": nullable(STRING),
+            "lock_expires_at": nullable(TIME),
+            "retries": nullable(INTEGER),
+            "error_message": nullable(STRING),
+            "error_details": nullable(STRING),
+            "created_at": TIME,
+            "definition_id": STRING,
+            "definition_key": STRING,
+            "business_key": nullable(STRING),
+        }
+    ),
+    "LockedExternalTask": record(
+        {
+            "id": UUID,
+            "topic": STRING,
+            "worker_id": STRING,
+            "lock_expires_at": TIME,
+            "instance_id": UUID,
+            "definition_id": STRING,
+            "definition_key": STRING,
+            "business_key": nullable(STRING),
+            "node_id": STRING,
+            "retries": nullable(INTEGER),
+            "error_message": nullable(STRING),
+            "error_details": nullable(STRING),
+            "priority": INTEGER,
+            "created_at": TIME,
+            "variables": ref("Variables"),
+        }
+    ),
+    "ExternalTaskResult": record({"task_id": UUID, "instance_id": UUID, "instance_state": STRING}),
+    "Deliveries": record(
+        {"deliveries": array(record({"kind": STRING, "instance_id": UUID}))},
+        "What a message or signal reached: `kind` is `instance` (a waiting instance) or "
+        "`start` (a new instance).",
+    ),
+    "Incident": record(
+        {
+            "id": UUID,
+            "type": STRING,
+            "instance_id": UUID,
+            "definition_id": STRING,
+            "token_id": nullable(UUID),
+            "node_id": STRING,
+            "job_id": nullable(UUID),
+            "external_task_id": nullable(UUID),
+            "message": STRING,
+            "details": nullable(STRING),
+            "state": STRING,
+            "created_at": TIME,
+            "resolved_at": nullable(TIME),
+        }
+    ),
+    "IncidentResult": record({"incident_id": UUID, "instance_id": UUID, "state": STRING}),
+    "Job": record(
+        {
+            "id": UUID,
+            "kind": STRING,
+            "instance_id": nullable(UUID),
+            "token_id": nullable(UUID),
+            "node_id": STRING,
+            "definition_id": STRING,
+            "due_at": TIME,
+            "lock_owner": nullable(STRING),
+            "lock_expires_at": nullable(TIME),
+            "retries": INTEGER,
+            "timer_text": nullable(STRING),
+            "repetitions_left": nullable(INTEGER),
+            "error_message": nullable(STRING),
+            "created_at": TIME,
+        }
+    ),
+    "JobResult": record({"job_id": UUID, "outcome": STRING, "instance_id": nullable(UUID)}),
+    "Credential": record({"name": STRING, "role": STRING}),
+    "NewUser": record(
+        {"name": STRING, "role": STRING, "password": nullable(STRING)},
+        "`password` is the generated password (shown once), or null when the request set one.",
+    ),
+    "NewToken": record(
+        {"name": STRING, "role": STRING, "token": STRING}, "`token` is shown this once only."
+    ),
+}
+
+for _name in ("Definition", "Token", "Track", "UserTask", "ExternalTask", "Incident", "Job", "Credential"):
+    COMPONENTS[f"{_name}List"] = record({"items": array(ref(_name)), "next": {"type": "null"}})

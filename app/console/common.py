@@ -1,0 +1,248 @@
+"""What every console page shares: rendering with the caller's role and CSRF token, the one way
+mutations run and report, and the filters templates use."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.auth import csrf_token, principal_of, require
+from app.errors import status_of
+from app.templating import templates
+from engine.accounts import Principal, Role
+from engine.api import Engine
+from engine.errors import BadRequest, InterlockError, InvariantViolation, NotFound
+from engine.variables import VARIABLE_TYPES, TypedValue, typed
+
+# Every event type the outbox carries; pages listen for these on their stream.
+EVENT_TYPES = (
+    "instance.started",
+    "instance.completed",
+    "instance.terminated",
+    "instance.suspended",
+    "instance.resumed",
+    "visit.active",
+    "visit.completed",
+    "visit.terminated",
+    "token.ready",
+    "token.forked",
+    "token.merged",
+    "token.terminated",
+    "error.caught",
+    "variables.updated",
+    "incident.created",
+    "incident.resolved",
+    "task.completed",
+    "task.assigned",
+    "job.executed",
+    "job.failed",
+    "external_task.completed",
+    "external_task.failed",
+    "resync",
+)
+
+# What an invariant violation means, in the words an operator would use.
+PLAIN_INVARIANTS = {
+    "TokenFinalizedTwice": "this token has already finished",
+    "JoinIncomplete": "the join would fire before all its branches arrived",
+    "ExternalTaskLeaseConflict": "another worker holds this external task",
+    "TokenInvalidTransition": "the token cannot make that move from where it is now",
+    "TokenClaimConflict": "someone else is running this token right now",
+    "StaleWrite": "someone changed this instance at the same moment; look again and retry",
+}
+
+EDITABLE_TYPES = tuple(t for t in VARIABLE_TYPES if t != "null") + ("null",)
+
+
+def engine_of(request: Request) -> Engine:
+    engine: Engine = request.app.state.engine
+    return engine
+
+
+def can_operate(request: Request) -> bool:
+    return principal_of(request).role.allows(Role.OPERATOR)
+
+
+def render(
+    request: Request,
+    template: str,
+    context: Mapping[str, Any] | None = None,
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] | None = None,
+) -> Response:
+    principal = principal_of(request)
+    values = {
+        "principal": principal,
+        "can_operate": principal.role.allows(Role.OPERATOR),
+        "csrf_token": csrf_token(request, request.app.state.sessions),
+        "auth_enabled": request.app.state.authenticator.enabled,
+        "event_types": " ".join(EVENT_TYPES),
+        **(context or {}),
+    }
+    return templates.TemplateResponse(
+        request, template, values, status_code=status_code, headers=dict(headers or {})
+    )
+
+
+async def read(request: Request, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run a blocking read of the engine off the event loop."""
+    return await run_in_threadpool(fn, *args, **kwargs)
+
+
+def flash(
+    request: Request,
+    *,
+    message: str | None = None,
+    error: InterlockError | None = None,
+) -> Response:
+    """The result of a mutation, shown where the button was."""
+    if error is None:
+        return render(
+            request,
+            "_flash.html",
+            {"ok": True, "message": message},
+            headers={"HX-Trigger": "interlock:changed"},
+        )
+    kind = error.kind.value if isinstance(error, InvariantViolation) else None
+    return render(
+        request,
+        "_flash.html",
+        {
+            "ok": False,
+            "code": error.code,
+            "kind": kind,
+            "plain": PLAIN_INVARIANTS.get(kind or "", ""),
+            "message": error.message,
+        },
+        status_code=status_of(error),
+    )
+
+
+async def act(
+    request: Request, work: Callable[[Engine, Principal, Mapping[str, str]], str]
+) -> Response:
+    """Run one mutation: an operator's, with the form's fields, through the engine's commands."""
+    try:
+        principal = require(request, Role.OPERATOR)
+        form = await request.form()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        message = await run_in_threadpool(work, engine_of(request), principal, fields)
+    except InterlockError as error:
+        return flash(request, error=error)
+    return flash(request, message=message)
+
+
+def parse_uuid(value: str | None) -> UUID | None:
+    if not value:
+        return None
+    try:
+        return UUID(value)
+    except ValueError:
+        return None
+
+
+def parse_int(value: str | None, what: str) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError as exc:
+        raise BadRequest(f"{what} must be a whole number, not '{value}'") from exc
+
+
+def typed_value(type_name: str, raw: str) -> TypedValue:
+    """A variable from a console form: the type the operator chose, the text they typed."""
+    if type_name not in VARIABLE_TYPES:
+        raise BadRequest(f"unknown variable type '{type_name}'")
+    if type_name == "json":
+        try:
+            return TypedValue("json", json.loads(raw))
+        except json.JSONDecodeError as exc:
+            raise BadRequest(f"not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    if type_name == "null":
+        return TypedValue("null", None)
+    return typed(type_name, raw)
+
+
+def json_object(raw: str, what: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"{what}: not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+    if not isinstance(value, dict):
+        raise BadRequest(f"{what} must be a JSON object such as {{\"approved\": true}}")
+    return value
+
+
+def require_found(value: Any, what: str) -> Any:
+    if value is None:
+        raise NotFound(f"{what} does not exist")
+    return value
+
+
+# -- template filters ---------------------------------------------------------------------------
+
+
+def short_id(value: object) -> str:
+    return str(value)[:8] if value else ""
+
+
+def when(value: datetime | None) -> str:
+    if value is None:
+        return ""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min {int(seconds % 60)} s"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+    return f"{int(seconds // 86400)} d {int(seconds % 86400 // 3600)} h"
+
+
+def between(start: datetime | None, end: datetime | None) -> str:
+    if start is None:
+        return ""
+    return duration(((end or datetime.now(UTC)) - start).total_seconds())
+
+
+def as_json(value: Any) -> str:
+    """A variable's value as text: JSON for everything but plain strings."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def variable_text(value: TypedValue) -> str:
+    if value.type == "date" and value.value is not None:
+        return str(value.value.isoformat())
+    if value.type == "json":
+        return json.dumps(value.value, ensure_ascii=False, indent=2, sort_keys=True)
+    if value.type == "null":
+        return ""
+    return as_json(value.value)
+
+
+templates.env.filters["short"] = short_id
+templates.env.filters["when"] = when
+templates.env.filters["duration"] = duration
+templates.env.globals["between"] = between
+templates.env.filters["variable_text"] = variable_text
+templates.env.globals["EDITABLE_TYPES"] = EDITABLE_TYPES

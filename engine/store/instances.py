@@ -1,0 +1,154 @@
+"""The instance list: filters and keyset pagination, newest first.
+
+Rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id) and
+(state, started_at, id) serve directly; a page continues strictly after the cursor's row, so
+pages never repeat or skip a row however many instances start meanwhile.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, LiteralString
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engine.errors import BadRequest
+from engine.store.queries import InstanceInfo
+
+MAX_LIMIT = 500
+
+_SELECT = sql.SQL(
+    "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
+    "p.ended_at FROM process_instance p"
+)
+
+
+@dataclass(frozen=True)
+class Cursor:
+    """Where a page ends: the last row's (started_at, id)."""
+
+    started_at: datetime
+    id: UUID
+
+    def encode(self) -> str:
+        text = f"{self.started_at.isoformat()}|{self.id}"
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    @classmethod
+    def decode(cls, token: str) -> Cursor:
+        try:
+            text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+            started, _, instance_id = text.partition("|")
+            moment = datetime.fromisoformat(started)
+            if moment.tzinfo is None:
+                raise ValueError("naive time")
+            return cls(moment, UUID(instance_id))
+        except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
+            raise BadRequest(f"'{token}' is not a valid page cursor", field="after") from exc
+
+
+@dataclass(frozen=True)
+class InstanceFilter:
+    """Every field narrows the list; None means "any". `variables`: (name, JSON value) pairs
+    that an instance's top-level variables must all equal."""
+
+    definition_key: str | None = None
+    definition_id: str | None = None
+    version: int | None = None
+    state: str | None = None
+    business_key: str | None = None
+    has_incident: bool | None = None
+    started_after: datetime | None = None
+    started_before: datetime | None = None
+    variables: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.version is not None and self.definition_key is None:
+            raise BadRequest("filtering by version needs a definition key", field="version")
+
+
+@dataclass(frozen=True)
+class InstancePage:
+    """A page and the opaque cursor of the next one (None on the last page)."""
+
+    items: list[InstanceInfo]
+    next: str | None
+
+
+def _conditions(
+    where: InstanceFilter, after: Cursor | None
+) -> tuple[list[sql.Composable], dict[str, Any]]:
+    parts: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+
+    def add(fragment: LiteralString, **values: Any) -> None:
+        parts.append(sql.SQL(fragment))
+        params.update(values)
+
+    if where.definition_key is not None and where.version is not None:
+        add(
+            "p.definition_id = (SELECT d.id FROM process_definition d "
+            "WHERE d.key = %(key)s AND d.version = %(version)s)",
+            key=where.definition_key,
+            version=where.version,
+        )
+    elif where.definition_key is not None:
+        add("p.definition_key = %(key)s", key=where.definition_key)
+    if where.definition_id is not None:
+        add("p.definition_id = %(definition_id)s", definition_id=where.definition_id)
+    if where.state is not None:
+        add("p.state = %(state)s", state=where.state)
+    if where.business_key is not None:
+        add("p.business_key = %(business_key)s", business_key=where.business_key)
+    if where.has_incident is not None:
+        exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
+        add(exists if where.has_incident else f"NOT {exists}")
+    if where.started_after is not None:
+        add("p.started_at >= %(started_after)s", started_after=where.started_after)
+    if where.started_before is not None:
+        add("p.started_at < %(started_before)s", started_before=where.started_before)
+    for n, (name, value) in enumerate(where.variables):
+        parts.append(
+            sql.SQL(
+                "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
+                "AND v.scope_key = '' AND v.name = {name} AND v.value = {value})"
+            ).format(name=sql.Placeholder(f"var_name_{n}"), value=sql.Placeholder(f"var_value_{n}"))
+        )
+        params[f"var_name_{n}"] = name
+        params[f"var_value_{n}"] = Jsonb(value)
+    if after is not None:
+        add(
+            "(p.started_at, p.id) < (%(after_at)s, %(after_id)s)",
+            after_at=after.started_at,
+            after_id=after.id,
+        )
+    return parts, params
+
+
+def list_page(
+    conn: psycopg.Connection[Any],
+    where: InstanceFilter,
+    *,
+    limit: int = 50,
+    after: str | None = None,
+) -> InstancePage:
+    """One page of instances matching `where`, newest first, after the cursor `after`."""
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+    parts, params = _conditions(where, Cursor.decode(after) if after is not None else None)
+    query: sql.Composable = _SELECT
+    if parts:
+        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
+    query = query + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC LIMIT %(limit)s")
+    params["limit"] = limit + 1
+    rows = conn.execute(query, params).fetchall()
+    items = [InstanceInfo(*row) for row in rows[:limit]]
+    more = len(rows) > limit
+    last = items[-1] if more else None
+    return InstancePage(items, Cursor(last.started_at, last.id).encode() if last else None)
