@@ -61,7 +61,8 @@ def create_password(conn: psycopg.Connection[Any], name: str, role: Role, passwo
         raise BadRequest("a user needs a name and a password of at least 8 characters")
     try:
         conn.execute(
-            "INSERT INTO credential (id, name, kind, role, secret_hash) VALUES (%s, %s, 'password', %s, %s)",
+            "INSERT INTO credential (id, name, kind, role, secret_hash) "
+            "VALUES (%s, %s, 'password', %s, %s)",
             (new_id(), name, role.value, hash_password(password)),
         )
     except psycopg.errors.UniqueViolation as exc:
@@ -73,7 +74,8 @@ def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
     token = "il_" + secrets.token_urlsafe(32)
     try:
         conn.execute(
-            "INSERT INTO credential (id, name, kind, role, secret_hash) VALUES (%s, %s, 'token', %s, %s)",
+            "INSERT INTO credential (id, name, kind, role, secret_hash) "
+            "VALUES (%s, %s, 'token', %s, %s)",
             (new_id(), name, role.value, _token_hash(token)),
         )
     except psycopg.errors.UniqueViolation as exc:

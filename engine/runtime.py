@@ -265,6 +265,27 @@ class InstanceRun:
         self.incidents[incident.id] = incident
         self.emit_incident("incident.created", incident)
 
+    def restore_failed(
+        self,
+        token_id: UUID | None,
+        *,
+        job_id: UUID | None = None,
+        external_task_id: UUID | None = None,
+        state: TokenState,
+    ) -> None:
+        """A failed path may go on: the incidents of its job or external task resolve and its
+        token goes back to `state` (Ready for a job that runs it, Waiting otherwise)."""
+        for incident in self.incidents.values():
+            linked = (job_id is not None and incident.job_id == job_id) or (
+                external_task_id is not None and incident.external_task_id == external_task_id
+            )
+            if linked and incident.state == "Open":
+                incident.state, incident.resolved_at, incident.dirty = "Resolved", self.now, True
+                self.emit_incident("incident.resolved", incident)
+        token = self.tokens.get(token_id) if token_id else None
+        if token is not None and token.state is TokenState.FAILED:
+            token.move_to(state, self.now)
+
     def emit_incident(self, event: str, incident: IncidentRow) -> None:
         self.events.append(Event(event=event, token_id=incident.token_id, node_id=incident.node_id))
 

@@ -22,7 +22,7 @@ from starlette.routing import Route
 from app.auth import require
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest, Conflict
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Command, Result
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -147,6 +147,15 @@ def reply(data: Any, status: int = 200) -> JSONResponse:
 def path_text(request: Request, name: str) -> str:
     value: str = request.path_params[name]
     return value
+
+
+def path_id(request: Request, name: str = "id") -> UUID:
+    """A UUID path parameter; anything else names no resource (404)."""
+    raw = path_text(request, name)
+    try:
+        return UUID(raw)
+    except ValueError:
+        raise NotFound(f"'{raw}' is not a valid id") from None
 
 
 # -- query parameters -----------------------------------------------------------------------------

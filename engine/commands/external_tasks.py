@@ -285,10 +285,4 @@ class SetExternalTaskRetries:
 def restore_external_task(run: InstanceRun, task: ExternalTaskRow) -> None:
     """A failed external task may be fetched again: incidents resolve, the token waits again."""
     task.worker_id, task.lock_expires_at, task.dirty = None, None, True
-    for incident in run.incidents.values():
-        if incident.external_task_id == task.id and incident.state == "Open":
-            incident.state, incident.resolved_at, incident.dirty = "Resolved", run.now, True
-            run.emit_incident("incident.resolved", incident)
-    token = run.tokens.get(task.token_id)
-    if token is not None and token.state is TokenState.FAILED:
-        token.move_to(TokenState.WAITING, run.now)
+    run.restore_failed(task.token_id, external_task_id=task.id, state=TokenState.WAITING)

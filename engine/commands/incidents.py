@@ -11,6 +11,7 @@ from engine.commands.external_tasks import restore_external_task
 from engine.commands.jobs import restore_after_incident
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
+from engine.runtime import IncidentRow, InstanceRun
 from engine.store import incidents as store
 
 
@@ -19,6 +20,17 @@ class IncidentResult(Result):
     incident_id: str
     instance_id: str
     state: str
+
+
+def _open_incident(tx: Tx, incident_id: UUID) -> tuple[InstanceRun, IncidentRow]:
+    info = store.get(tx.conn, incident_id)
+    if info is None:
+        raise NotFound(f"incident {incident_id} does not exist")
+    run = load(tx, info.instance_id)
+    incident = run.incidents.get(incident_id)
+    if incident is None:
+        raise Conflict(f"incident {incident_id} is already resolved")
+    return run, incident
 
 
 @dataclass(frozen=True)
@@ -31,18 +43,12 @@ class RetryIncident:
     incident_id: UUID
 
     def execute(self, tx: Tx) -> IncidentResult:
-        info = store.get(tx.conn, self.incident_id)
-        if info is None:
-            raise NotFound(f"incident {self.incident_id} does not exist")
-        run = load(tx, info.instance_id)
-        incident = run.incidents.get(self.incident_id)
-        if incident is None:
-            raise Conflict(f"incident {self.incident_id} is already resolved")
+        run, incident = _open_incident(tx, self.incident_id)
         if incident.job_id is not None and incident.job_id in run.jobs:
             job = run.jobs[incident.job_id]
             job.retries, job.due_at, job.dirty = 1, tx.now, True
             job.lock_owner = job.lock_expires_at = None
-            restore_after_incident(run, job=job)
+            restore_after_incident(run, job)
         elif (
             incident.external_task_id is not None
             and incident.external_task_id in run.external_tasks
@@ -71,13 +77,7 @@ class ResolveIncident:
     incident_id: UUID
 
     def execute(self, tx: Tx) -> IncidentResult:
-        info = store.get(tx.conn, self.incident_id)
-        if info is None:
-            raise NotFound(f"incident {self.incident_id} does not exist")
-        run = load(tx, info.instance_id)
-        incident = run.incidents.get(self.incident_id)
-        if incident is None:
-            raise Conflict(f"incident {self.incident_id} is already resolved")
+        run, incident = _open_incident(tx, self.incident_id)
         incident.state, incident.resolved_at, incident.dirty = "Resolved", tx.now, True
         run.emit_incident("incident.resolved", incident)
         persist(tx, run)

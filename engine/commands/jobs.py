@@ -187,21 +187,15 @@ class SetJobRetries:
         job = run.jobs[self.job_id]
         job.retries, job.dirty = self.retries, True
         if self.retries > 0:
-            restore_after_incident(run, job=job)
+            restore_after_incident(run, job)
         persist(tx, run)
         return JobResult(str(self.job_id), "updated", str(instance_id))
 
 
-def restore_after_incident(run: InstanceRun, *, job: JobRow | None = None) -> None:
+def restore_after_incident(run: InstanceRun, job: JobRow) -> None:
     """A failed job may run again: its token waits where it was and its incidents resolve."""
-    assert job is not None
-    for incident in run.incidents.values():
-        if incident.job_id == job.id and incident.state == "Open":
-            incident.state, incident.resolved_at, incident.dirty = "Resolved", run.now, True
-            run.emit_incident("incident.resolved", incident)
-    token = run.tokens.get(job.token_id) if job.token_id else None
-    if token is not None and token.state is TokenState.FAILED:
-        token.move_to(TokenState.READY if job.kind == "async" else TokenState.WAITING, run.now)
+    state = TokenState.READY if job.kind == "async" else TokenState.WAITING
+    run.restore_failed(job.token_id, job_id=job.id, state=state)
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,9 @@ def definition_summaries(conn: psycopg.Connection[Any]) -> list[DefinitionSummar
         ).fetchall()
     }
     return [
-        DefinitionSummary(key, name, latest, list(versions), states.get(key, {}), incidents.get(key, 0))
+        DefinitionSummary(
+            key, name, latest, list(versions), states.get(key, {}), incidents.get(key, 0)
+        )
         for key, versions, latest, name in definitions
     ]
 
@@ -206,7 +208,9 @@ def definition_node_stats(conn: psycopg.Connection[Any], definition_id: str) -> 
     return [NodeStats(node_id, **values) for node_id, values in sorted(stats.items())]
 
 
-def open_incident_counts(conn: psycopg.Connection[Any], instance_ids: list[UUID]) -> dict[UUID, int]:
+def open_incident_counts(
+    conn: psycopg.Connection[Any], instance_ids: list[UUID]
+) -> dict[UUID, int]:
     return {
         instance_id: count
         for instance_id, count in conn.execute(
@@ -261,8 +265,13 @@ def open_incidents(
         "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
         "AND (%(text)s::text IS NULL OR strpos(lower(i.message), lower(%(text)s)) > 0) "
         "ORDER BY i.created_at, i.id LIMIT %(limit)s",
-        {"key": definition_key, "type": incident_type, "node": node_id, "text": text,
-         "limit": limit},
+        {
+            "key": definition_key,
+            "type": incident_type,
+            "node": node_id,
+            "text": text,
+            "limit": limit,
+        },
     ).fetchall()
     return [IncidentRow(*row) for row in rows]
 

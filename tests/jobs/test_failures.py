@@ -315,3 +315,23 @@ def test_a_job_taken_over_is_not_run_by_its_former_owner(
     assert run_job(engine, UUID(job_id), second.owner) == "executed"
     assert len(calls) == 1
     assert instance.state is InstanceState.COMPLETED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: FailJob passes the retries left as the attempt number to "
+    "waits.retry_delay, so the default backoff shrinks (4 s, then 2 s) instead of growing from "
+    "one second (1 s, then 2 s) as retry_delay documents",
+)
+def test_default_backoff_grows_from_one_second(engine: Engine, clock: ManualClock) -> None:
+    engine.register_handler("work", Flaky())
+    instance, _ = start_failing(engine, clock, "timer")
+    executor = JobExecutor(engine)
+    delays = []
+    for _ in range(2):
+        failed_at = clock()
+        assert executor.run_once() == 1
+        job = only_job(engine, instance.id)
+        delays.append(job.due_at - failed_at)
+        clock.set(job.due_at)
+    assert delays == [timedelta(seconds=1), timedelta(seconds=2)]

@@ -1,0 +1,132 @@
+"""Process definitions: list, look up, read the deployed XML, and start instances of them."""
+
+from __future__ import annotations
+
+from typing import Any
+from uuid import UUID
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api import views
+from app.api.body import Body
+from app.api.http import Op, Param, Reply, call, engine_of, path_text, q_text, reply, run
+from app.api.schemas import STRING, VARIABLES_IN, ref, request
+from engine.accounts import Role
+from engine.api import InstanceHandle
+from engine.commands.instances import InstanceResult, StartInstance
+
+START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING})
+
+
+async def list_definitions(request: Request) -> Response:
+    rows = await call(engine_of(request).definitions, q_text(request, "key"))
+    return reply(views.items([views.definition(row) for row in rows]))
+
+
+async def get_definition(request: Request) -> Response:
+    row = await call(engine_of(request).definition, path_text(request, "id"))
+    return reply(views.definition(row))
+
+
+async def get_latest(request: Request) -> Response:
+    row = await call(engine_of(request).latest_definition, path_text(request, "key"))
+    return reply(views.definition(row))
+
+
+async def get_xml(request: Request) -> Response:
+    _, xml = await call(engine_of(request).definition_xml, path_text(request, "id"))
+    return Response(xml, media_type="application/xml")
+
+
+async def _start(request: Request, command_fields: dict[str, Any]) -> Response:
+    body = await Body.read(request, START_BODY)
+    command = StartInstance(
+        variables=body.variables(), business_key=body.text("business_key"), **command_fields
+    )
+    result: InstanceResult = await run(request, command)
+    handle = InstanceHandle(engine_of(request), UUID(result.instance_id))
+    info = await call(handle.info)
+    started = views.instance(info)
+    del started["ended_at"]
+    return reply({**started, "state": result.state}, 201)
+
+
+async def start_by_id(request: Request) -> Response:
+    return await _start(request, {"definition_id": path_text(request, "id")})
+
+
+async def start_latest(request: Request) -> Response:
+    return await _start(request, {"key": path_text(request, "key")})
+
+
+async def start_version(request: Request) -> Response:
+    version: int = request.path_params["version"]
+    return await _start(request, {"key": path_text(request, "key"), "version": version})
+
+
+_STARTED = {201: Reply("The instance started", ref("StartedInstance"))}
+_DEFINITION = {200: Reply("The definition", ref("Definition"))}
+
+operations = [
+    Op(
+        "GET",
+        "/definitions",
+        list_definitions,
+        "List process definitions, every version, ordered by key and version",
+        Role.VIEWER,
+        query=(Param("key", STRING, "only this process key"),),
+        replies={200: Reply("The definitions", ref("DefinitionList"))},
+    ),
+    Op(
+        "GET",
+        "/definitions/key/{key}",
+        get_latest,
+        "The latest version of a process",
+        Role.VIEWER,
+        replies=_DEFINITION,
+    ),
+    Op(
+        "POST",
+        "/definitions/key/{key}/start",
+        start_latest,
+        "Start an instance of the latest version of a process",
+        Role.OPERATOR,
+        body=START_BODY,
+        replies=_STARTED,
+    ),
+    Op(
+        "POST",
+        "/definitions/key/{key}/versions/{version:int}/start",
+        start_version,
+        "Start an instance of one version of a process",
+        Role.OPERATOR,
+        body=START_BODY,
+        replies=_STARTED,
+    ),
+    Op(
+        "GET",
+        "/definitions/{id}",
+        get_definition,
+        "One process definition",
+        Role.VIEWER,
+        replies=_DEFINITION,
+    ),
+    Op(
+        "GET",
+        "/definitions/{id}/xml",
+        get_xml,
+        "The BPMN XML of a definition as deployed",
+        Role.VIEWER,
+        replies={200: Reply("BPMN 2.0 XML", STRING, "application/xml")},
+    ),
+    Op(
+        "POST",
+        "/definitions/{id}/start",
+        start_by_id,
+        "Start an instance of exactly this definition",
+        Role.OPERATOR,
+        body=START_BODY,
+        replies=_STARTED,
+    ),
+]

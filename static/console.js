@@ -1,0 +1,248 @@
+// Interlock console: CSRF on mutations, live refresh from the page's event stream, bulk retry.
+(function () {
+  "use strict";
+
+  var csrf = function () {
+    var meta = document.querySelector('meta[name="csrf-token"]');
+    return meta ? meta.content : "";
+  };
+
+  // Every event seen on this page, oldest first: {seq, event, instance_id, node_id}.
+  var Interlock = (window.Interlock = { events: [], lastSeq: 0, opens: 0 });
+
+  htmx.config.responseHandling = [
+    { code: "204", swap: false },
+    { code: "[23]..", swap: true },
+    { code: "[45]..", swap: true, error: true },
+  ];
+
+  document.addEventListener("htmx:configRequest", function (evt) {
+    if (evt.detail.verb !== "get") {
+      evt.detail.headers["X-CSRF-Token"] = csrf();
+    }
+  });
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var then = evt.detail.elt && evt.detail.elt.getAttribute("data-then");
+    if (then && evt.detail.successful) {
+      window.location.assign(then);
+    }
+  });
+
+  // -- live refresh ------------------------------------------------------------------------------
+
+  var timers = new WeakMap();
+
+  function editing(el) {
+    var active = document.activeElement;
+    return (
+      active &&
+      el.contains(active) &&
+      /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) &&
+      active.type !== "checkbox"
+    );
+  }
+
+  // At most one refresh per `data-throttle` ms per element, and always one after the last event.
+  function refresh(el) {
+    var state = timers.get(el) || { last: 0, timer: null };
+    timers.set(el, state);
+    if (state.timer) {
+      return;
+    }
+    var wait = Number(el.getAttribute("data-throttle") || 150);
+    var delay = Math.max(0, state.last + wait - Date.now());
+    state.timer = window.setTimeout(function () {
+      state.timer = null;
+      if (!document.body.contains(el)) {
+        return;
+      }
+      if (editing(el)) {
+        el.addEventListener("focusout", function () { refresh(el); }, { once: true });
+        return;
+      }
+      state.last = Date.now();
+      htmx.trigger(el, "live-refresh");
+    }, delay);
+  }
+
+  function refreshAll(eventName) {
+    document.querySelectorAll("[data-live]").forEach(function (el) {
+      var wanted = el.getAttribute("data-live").split(/\s+/);
+      if (!eventName || wanted.indexOf("*") >= 0 || wanted.indexOf(eventName) >= 0) {
+        refresh(el);
+      }
+    });
+  }
+  Interlock.refreshAll = refreshAll;
+
+  function setStatus(state, text) {
+    var status = document.getElementById("live-status");
+    if (status) {
+      status.setAttribute("data-state", state);
+      status.textContent = text;
+    }
+  }
+
+  function onMessage(evt) {
+    var seq = Number(evt.lastEventId || 0);
+    if (seq && seq <= Interlock.lastSeq) {
+      return;
+    }
+    if (seq) {
+      Interlock.lastSeq = seq;
+    }
+    var data = {};
+    try {
+      data = JSON.parse(evt.data || "{}") || {};
+    } catch (e) {
+      data = {};
+    }
+    if (evt.type === "resync") {
+      refreshAll(null);
+      document.dispatchEvent(new CustomEvent("interlock:resync"));
+      return;
+    }
+    Interlock.events.push({
+      seq: seq,
+      event: evt.type,
+      instance_id: data.instance_id || null,
+      node_id: data.node_id || null,
+    });
+    if (Interlock.events.length > 20000) {
+      Interlock.events.splice(0, 10000);
+    }
+    refreshAll(evt.type);
+    document.dispatchEvent(new CustomEvent("interlock:event", { detail: data }));
+  }
+
+  var wired = new WeakSet();
+  document.addEventListener("htmx:sseOpen", function (evt) {
+    var source = evt.detail.source;
+    var host = evt.detail.elt || evt.target;
+    Interlock.source = source;
+    if (source && !wired.has(source)) {
+      wired.add(source);
+      (host.getAttribute("data-events") || "").split(/\s+/).forEach(function (name) {
+        if (name) {
+          source.addEventListener(name, onMessage);
+        }
+      });
+    }
+    Interlock.opens += 1;
+    setStatus("live", "live");
+    if (Interlock.opens > 1) {
+      // Back after a break: whatever the stream could not replay, the fragments show afresh.
+      refreshAll(null);
+      document.dispatchEvent(new CustomEvent("interlock:resync"));
+    }
+  });
+  document.addEventListener("htmx:sseError", function () {
+    setStatus("down", "reconnecting…");
+  });
+
+  document.addEventListener("interlock:changed", function () {
+    refreshAll(null);
+    document.dispatchEvent(new CustomEvent("interlock:resync"));
+  });
+
+  // -- node filter (inspector) -------------------------------------------------------------------
+
+  document.addEventListener("change", function (evt) {
+    if (evt.target && evt.target.id === "node-filter") {
+      refreshAll(null);
+      document.dispatchEvent(new CustomEvent("interlock:node", { detail: evt.target.value }));
+    }
+  });
+
+  // -- selections that survive live refreshes, and bulk retry ------------------------------------
+
+  var selected = new Set();
+  document.addEventListener("change", function (evt) {
+    var box = evt.target;
+    if (box && box.matches && box.matches("input[data-select]")) {
+      if (box.checked) { selected.add(box.value); } else { selected.delete(box.value); }
+    }
+    if (box && box.matches && box.matches("input[data-select-all]")) {
+      document.querySelectorAll("input[data-select]").forEach(function (b) {
+        b.checked = box.checked;
+        if (box.checked) { selected.add(b.value); } else { selected.delete(b.value); }
+      });
+    }
+  });
+  document.addEventListener("htmx:afterSwap", function (evt) {
+    evt.target.querySelectorAll("input[data-select]").forEach(function (b) {
+      b.checked = selected.has(b.value);
+    });
+  });
+
+  function postRetry(id) {
+    return fetch("/incidents/" + encodeURIComponent(id) + "/retry", {
+      method: "POST",
+      headers: { "X-CSRF-Token": csrf(), "HX-Request": "true" },
+      credentials: "same-origin",
+    }).then(function (response) {
+      return response.text().then(function (text) {
+        return { id: id, ok: response.ok, text: text };
+      });
+    }, function () {
+      return { id: id, ok: false, text: "network error" };
+    });
+  }
+
+  document.addEventListener("click", function (evt) {
+    var button = evt.target.closest && evt.target.closest("button[data-bulk-retry]");
+    if (!button) {
+      return;
+    }
+    var ids = Array.from(selected).filter(function (id) {
+      return document.querySelector('input[data-select][value="' + CSS.escape(id) + '"]');
+    });
+    var out = document.getElementById(button.getAttribute("data-bulk-retry"));
+    var bar = out.querySelector("progress");
+    var text = out.querySelector("[data-progress-text]");
+    var errors = out.querySelector("[data-progress-errors]");
+    if (!ids.length) {
+      text.textContent = "Select incidents first.";
+      return;
+    }
+    var done = 0, failed = 0, next = 0;
+    bar.max = ids.length;
+    bar.value = 0;
+    bar.hidden = false;
+    errors.textContent = "";
+    button.disabled = true;
+    out.setAttribute("data-running", "true");
+    var show = function () {
+      bar.value = done;
+      text.textContent = done + " of " + ids.length + " retried" + (failed ? ", " + failed + " failed" : "");
+    };
+    show();
+    var worker = function () {
+      if (next >= ids.length) {
+        return Promise.resolve();
+      }
+      var id = ids[next++];
+      return postRetry(id).then(function (result) {
+        done += 1;
+        if (result.ok) {
+          selected.delete(id);
+        } else {
+          failed += 1;
+          var item = document.createElement("li");
+          var doc = new DOMParser().parseFromString(result.text, "text/html");
+          item.textContent = id.slice(0, 8) + ": " + (doc.body.textContent || "").trim().replace(/\s+/g, " ");
+          errors.appendChild(item);
+        }
+        show();
+        return worker();
+      });
+    };
+    Promise.all([worker(), worker(), worker(), worker()]).then(function () {
+      button.disabled = false;
+      out.setAttribute("data-running", "false");
+      text.textContent = "Done: " + (done - failed) + " of " + ids.length + " retried" + (failed ? ", " + failed + " failed" : "") + ".";
+      refreshAll(null);
+    });
+  });
+})();
