@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import InterlockError
+
+if TYPE_CHECKING:
+    from engine.api import Engine
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +43,29 @@ def main(argv: list[str] | None = None) -> int:
     start.add_argument("--business-key")
 
     commands.add_parser("demo", help="run the parallel-gateway example")
+
+    instances = commands.add_parser("instances", help="list instances, newest first")
+    instances.add_argument("--key", help="process key")
+    instances.add_argument("--state", help="Active, Suspended, Completed, Terminated, ...")
+    instances.add_argument("--business-key")
+    instances.add_argument("--with-incidents", action="store_true", help="only with incidents")
+    instances.add_argument("--limit", type=_positive, default=50)
+
+    incidents = commands.add_parser("incidents", help="list open incidents")
+    incidents.add_argument("--instance", help="only this instance's")
+    incidents.add_argument("--key", help="only this process key's")
+
+    retry = commands.add_parser("retry", help="retry incidents: their paths run again")
+    retry.add_argument("incident_ids", nargs="*", metavar="INCIDENT")
+    retry.add_argument("--all", action="store_true", help="every open incident (of --key)")
+    retry.add_argument("--key", help="with --all: only this process key's incidents")
+
+    for kind, secret in (("user", "a generated password"), ("token", "the token")):
+        credential = commands.add_parser(kind, help=f"manage {kind}s")
+        actions = credential.add_subparsers(dest=f"{kind}_command", required=True)
+        add = actions.add_parser("add", help=f"create a {kind}; prints {secret} once")
+        add.add_argument("name")
+        add.add_argument("--role", required=True, choices=("viewer", "operator", "admin"))
 
     jobs = commands.add_parser(
         "jobs", help="run a job executor (timers, asynchronous continuations, retries)"
@@ -121,6 +149,14 @@ def _run(args: argparse.Namespace) -> int:
             variables = dict(_parse_var(v) for v in args.var)
             handle = engine.start_latest(args.key, variables, business_key=args.business_key)
             print(f"started {handle.id}: {handle.state.value}")
+        elif args.command == "instances":
+            _print_instances(engine, args)
+        elif args.command == "incidents":
+            _print_incidents(engine, args)
+        elif args.command == "retry":
+            return _retry(engine, args)
+        elif args.command in ("user", "token"):
+            _add_credential(engine, args.command, args.name, args.role)
     return 0
 
 
@@ -145,28 +181,15 @@ def _run_jobs(args: argparse.Namespace) -> int:
 
 
 def _run_worker(args: argparse.Namespace) -> int:
-    """Run `worker` of the module (a `Worker`), or one made here and passed to the module's
-    `register(worker)`, until SIGINT or SIGTERM; the tasks in hand finish first."""
+    """Run the module's `worker` until SIGINT or SIGTERM; the tasks in hand finish first."""
     import importlib
 
     from engine.worker import Worker
 
     _log_to_stderr()
-    module = importlib.import_module(args.module)
-    worker = getattr(module, "worker", None)
-    owned_engine = None
+    worker = getattr(importlib.import_module(args.module), "worker", None)
     if not isinstance(worker, Worker):
-        register = getattr(module, "register", None)
-        if not callable(register):
-            raise InterlockError(
-                f"module '{args.module}' defines neither a Worker named `worker` "
-                "nor a register(worker) function"
-            )
-        from engine.api import Engine
-
-        owned_engine = Engine()
-        worker = Worker(owned_engine)
-        register(worker)
+        raise InterlockError(f"module '{args.module}' defines no Worker named `worker`")
     if args.max_tasks is not None:
         worker.max_tasks = args.max_tasks
     if args.lock_ms is not None:
@@ -180,10 +203,7 @@ def _run_worker(args: argparse.Namespace) -> int:
     except (KeyboardInterrupt, SystemExit):
         worker.stop()
     finally:
-        if owned_engine is not None:
-            owned_engine.close()
-        else:
-            worker.engine.close()
+        worker.engine.close()
     return 0
 
 
@@ -217,6 +237,97 @@ def _parse_var(text: str) -> tuple[str, object]:
             except ValueError:
                 continue
     return name, value
+
+
+def _table(headers: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
+    cells = [headers, *(tuple("-" if v is None else str(v) for v in row) for row in rows)]
+    widths = [max(len(row[n]) for row in cells) for n in range(len(headers))]
+    for row in cells:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+
+
+def _when(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if moment else None
+
+
+def _print_instances(engine: Engine, args: argparse.Namespace) -> None:
+    from engine.store.instances import InstanceFilter
+
+    where = InstanceFilter(
+        definition_key=args.key,
+        state=args.state,
+        business_key=args.business_key,
+        has_incident=True if args.with_incidents else None,
+    )
+    page = engine.list_instances(where, limit=args.limit)
+    _table(
+        ("ID", "PROCESS", "STATE", "BUSINESS KEY", "STARTED", "ENDED"),
+        [
+            (
+                i.id,
+                i.definition_key,
+                i.state,
+                i.business_key,
+                _when(i.started_at),
+                _when(i.ended_at),
+            )
+            for i in page.items
+        ],
+    )
+    if page.next:
+        print(f"(more: showing the newest {args.limit}; narrow with filters or raise --limit)")
+
+
+def _print_incidents(engine: Engine, args: argparse.Namespace) -> None:
+    found = engine.incidents(instance_id=args.instance, definition_key=args.key)
+    _table(
+        ("ID", "TYPE", "NODE", "INSTANCE", "CREATED", "MESSAGE"),
+        [(i.id, i.type, i.node_id, i.instance_id, _when(i.created_at), i.message) for i in found],
+    )
+
+
+def _retry(engine: Engine, args: argparse.Namespace) -> int:
+    """Retry the named incidents (or all open ones), reporting progress when there are several;
+    one that cannot be retried is reported and the rest go on."""
+    ids = list(args.incident_ids)
+    if args.all:
+        ids += [str(i.id) for i in engine.incidents(definition_key=args.key)]
+        if not ids:
+            print("no open incidents")
+            return 0
+    elif args.key:
+        raise InterlockError("--key goes with --all")
+    if not ids:
+        raise InterlockError("name the incidents to retry, or use --all")
+    ids = list(dict.fromkeys(ids))
+    failed = 0
+    for n, incident_id in enumerate(ids, 1):
+        prefix = f"[{n}/{len(ids)}] " if len(ids) > 1 else ""
+        try:
+            result = engine.retry_incident(incident_id)
+            print(f"{prefix}retried {incident_id}: incident {result.state}", flush=True)
+        except InterlockError as exc:
+            failed += 1
+            print(f"{prefix}{incident_id}: {exc.message}", file=sys.stderr, flush=True)
+    return 1 if failed else 0
+
+
+def _add_credential(engine: Engine, kind: str, name: str, role: str) -> None:
+    import secrets
+
+    from engine import accounts
+    from engine.accounts import Role
+
+    with engine.connection() as conn:
+        if kind == "user":
+            password = secrets.token_urlsafe(12)
+            accounts.create_password(conn, name, Role(role), password)
+            print(f"user {name} ({role}) created; password (shown once): {password}")
+        else:
+            token = accounts.create_token(conn, name, Role(role))
+            print(f"token {name} ({role}) created (shown once): {token}")
 
 
 if __name__ == "__main__":

@@ -1,3 +1,18 @@
-from bench.engine_throughput import main
+"""Run every benchmark: python -m bench [--database-url URL] (default: the embedded database)."""
 
-main()
+import argparse
+import sys
+
+from bench import engine_throughput, external_tasks_bench, jobs_bench
+
+parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+parser.add_argument("--database-url")
+forward = ["--database-url", url] if (url := parser.parse_args().database_url) is not None else []
+sys.argv = [sys.argv[0], *forward]
+
+print("== engine throughput", flush=True)
+engine_throughput.main()
+print("\n== external tasks", flush=True)
+external_tasks_bench.main(forward)
+print("\n== job executor: timer lateness", flush=True)
+jobs_bench.main(forward)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import UUID
 
 import psycopg
+import psycopg.errors
 
 from engine.commands.jobs import AcquireJobs, ExecuteJob, FailJob
 from engine.errors import InterlockError
@@ -53,6 +54,13 @@ WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
       SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
 """
 
+
+def is_database_outage(exc: BaseException) -> bool:
+    """A failure of the database rather than of the job. A statement timeout is the job's: the
+    same job would time out again and again, so it counts down to an incident."""
+    return isinstance(exc, DATABASE_ERRORS) and not isinstance(exc, psycopg.errors.QueryCanceled)
+
+
 # How often a waiting thread looks at its stop flag.
 _STOP_CHECK_SECONDS = 0.2
 _MAX_ERROR_BACKOFF_SECONDS = 30.0
@@ -64,9 +72,9 @@ def run_job(engine: Engine, job_id: UUID, owner: str | None) -> str:
     raised: its transaction rolled back, and the failure was counted down in a new one."""
     try:
         return engine.run(ExecuteJob(job_id, owner)).outcome
-    except DATABASE_ERRORS:
-        raise
     except Exception as exc:
+        if is_database_outage(exc):
+            raise
         message = f"{type(exc).__name__}: {exc.message if isinstance(exc, InterlockError) else exc}"
         details = traceback.format_exc()
         log.info("job %s failed: %s", job_id, message)

@@ -7,8 +7,9 @@
     return meta ? meta.content : "";
   };
 
-  // Every event seen on this page, oldest first: {seq, event, instance_id, node_id}.
-  var Interlock = (window.Interlock = { events: [], lastSeq: 0, opens: 0 });
+  // Every event seen on this page, oldest first ({seq, event, instance_id, node_id}); `received`
+  // keeps every delivery as [seq, type], repeats included.
+  var Interlock = (window.Interlock = { events: [], received: [], lastSeq: 0, cursor: null, opens: 0 });
 
   htmx.config.responseHandling = [
     { code: "204", swap: false },
@@ -86,6 +87,16 @@
 
   function onMessage(evt) {
     var seq = Number(evt.lastEventId || 0);
+    Interlock.received.push([seq, evt.type]);
+    if (evt.type === "ready") {
+      // Subscribed and caught up: what the page shows may predate the subscription.
+      Interlock.cursor = seq;
+      Interlock.lastSeq = Math.max(Interlock.lastSeq, seq);
+      setStatus("live", "live");
+      refreshAll(null);
+      document.dispatchEvent(new CustomEvent("interlock:resync"));
+      return;
+    }
     if (seq && seq <= Interlock.lastSeq) {
       return;
     }
@@ -111,30 +122,35 @@
     });
     if (Interlock.events.length > 20000) {
       Interlock.events.splice(0, 10000);
+      Interlock.received.splice(0, 10000);
     }
     refreshAll(evt.type);
     document.dispatchEvent(new CustomEvent("interlock:event", { detail: data }));
   }
+
+  // A stream opened again after a break resumes after the last event this page saw.
+  htmx.createEventSource = function (url) {
+    if (Interlock.lastSeq > 0) {
+      var target = new URL(url, window.location.href);
+      target.searchParams.set("after", String(Interlock.lastSeq));
+      url = target.pathname + target.search;
+    }
+    return new EventSource(url, { withCredentials: true });
+  };
 
   var wired = new WeakSet();
   document.addEventListener("htmx:sseOpen", function (evt) {
     var source = evt.detail.source;
     var host = evt.detail.elt || evt.target;
     Interlock.source = source;
+    Interlock.opens += 1;
     if (source && !wired.has(source)) {
       wired.add(source);
-      (host.getAttribute("data-events") || "").split(/\s+/).forEach(function (name) {
+      ("ready " + (host.getAttribute("data-events") || "")).split(/\s+/).forEach(function (name) {
         if (name) {
           source.addEventListener(name, onMessage);
         }
       });
-    }
-    Interlock.opens += 1;
-    setStatus("live", "live");
-    if (Interlock.opens > 1) {
-      // Back after a break: whatever the stream could not replay, the fragments show afresh.
-      refreshAll(null);
-      document.dispatchEvent(new CustomEvent("interlock:resync"));
     }
   });
   document.addEventListener("htmx:sseError", function () {

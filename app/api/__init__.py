@@ -1,7 +1,35 @@
-"""Routes of the api surface."""
+"""The native JSON API, mounted at /api/v1. Each module declares its operations; each operation
+is a route and an entry in the OpenAPI document at /api/v1/openapi.json."""
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-routes: list[BaseRoute] = []
+from app.api import (
+    accounts,
+    definitions,
+    deployments,
+    external_tasks,
+    incidents,
+    instances,
+    jobs,
+    messages,
+    openapi,
+    tasks,
+)
+from app.api.http import Op
+
+OPERATIONS: list[Op] = [
+    *deployments.operations,
+    *definitions.operations,
+    *instances.operations,
+    *tasks.operations,
+    *external_tasks.operations,
+    *messages.operations,
+    *incidents.operations,
+    *jobs.operations,
+    *accounts.operations,
+]
+OPERATIONS.append(openapi.spec_operation(OPERATIONS))
+
+routes: list[BaseRoute] = [op.route() for op in OPERATIONS]

@@ -17,41 +17,47 @@ _TYPED_KEYS = frozenset({"type", "value"})
 
 
 class Body:
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: dict[str, Any], prefix: str = "") -> None:
         self.data = data
+        self.prefix = prefix
 
     @classmethod
     async def read(cls, request: Request, schema: Schema) -> Body:
-        """The request's JSON object (an empty body is `{}`). Fields the schema does not declare
-        are refused, so a misspelt field is an error rather than silently ignored."""
+        """The request's JSON object (an empty body is `{}`)."""
         raw = await request.body()
         if len(raw) > MAX_BODY_BYTES:
             raise BadRequest(f"the request body is larger than {MAX_BODY_BYTES} bytes")
         if not raw.strip():
-            data: Any = {}
-        else:
-            try:
-                data = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+            return cls.of({}, schema)
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise BadRequest("the request body must be a JSON object")
+        return cls.of(data, schema)
+
+    @classmethod
+    def of(cls, data: dict[str, Any], schema: Schema, prefix: str = "") -> Body:
+        """Fields the schema does not declare are refused, so that a misspelt field is an error
+        rather than silently ignored; required fields must be present and not null."""
         known = set(schema.get("properties", {}))
         for name in data:
             if name not in known:
                 raise BadRequest(
-                    f"unknown field '{name}'; known: {', '.join(sorted(known)) or 'none'}",
-                    field=name,
+                    f"unknown field '{prefix}{name}'; known: {', '.join(sorted(known)) or 'none'}",
+                    field=f"{prefix}{name}",
                 )
         for name in schema.get("required", []):
             if data.get(name) is None:
-                raise BadRequest(f"field '{name}' is required", field=name)
-        return cls(data)
+                raise BadRequest(f"field '{prefix}{name}' is required", field=f"{prefix}{name}")
+        return cls(data, prefix)
+
+    def _bad(self, name: str, problem: str) -> BadRequest:
+        return BadRequest(f"field '{self.prefix}{name}' {problem}", field=f"{self.prefix}{name}")
 
     def _wrong(self, name: str, expected: str) -> BadRequest:
-        return BadRequest(
-            f"field '{name}' must be {expected}, not {_json_type(self.data[name])}", field=name
-        )
+        return self._bad(name, f"must be {expected}, not {_json_type(self.data[name])}")
 
     def text(self, name: str) -> str | None:
         value = self.data.get(name)
@@ -64,7 +70,7 @@ class Body:
     def required_text(self, name: str) -> str:
         value = self.text(name)
         if not value:
-            raise BadRequest(f"field '{name}' must be a non-empty string", field=name)
+            raise self._bad(name, "must be a non-empty string")
         return value
 
     def integer(self, name: str, default: int, *, minimum: int | None = None) -> int:
@@ -74,7 +80,7 @@ class Body:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._wrong(name, "an integer")
         if minimum is not None and value < minimum:
-            raise BadRequest(f"field '{name}' must be at least {minimum}", field=name)
+            raise self._bad(name, f"must be at least {minimum}")
         return value
 
     def boolean(self, name: str, default: bool) -> bool:
@@ -93,16 +99,25 @@ class Body:
             raise self._wrong(name, "an object")
         return value
 
-    def objects(self, name: str) -> list[dict[str, Any]]:
+    def strings(self, name: str) -> tuple[str, ...] | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self._wrong(name, "a list of strings")
+        return tuple(value)
+
+    def objects(self, name: str, schema: Schema) -> list[Body]:
+        """A list of objects, each read as a body of its own against `schema`."""
         value = self.data.get(name)
         if value is None:
             return []
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
             raise self._wrong(name, "a list of objects")
-        return value
+        return [Body.of(item, schema, f"{self.prefix}{name}[{n}].") for n, item in enumerate(value)]
 
     def variables(self, name: str = "variables") -> dict[str, TypedValue]:
-        return parse_variables(self.mapping(name), name)
+        return parse_variables(self.mapping(name), f"{self.prefix}{name}")
 
 
 def parse_variables(values: dict[str, Any], field: str = "variables") -> dict[str, TypedValue]:
@@ -123,15 +138,6 @@ def parse_variables(values: dict[str, Any], field: str = "variables") -> dict[st
         else:
             parsed[name] = infer(value)
     return parsed
-
-
-def string_list(body: Body, name: str) -> tuple[str, ...] | None:
-    value = body.data.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise BadRequest(f"field '{name}' must be a list of strings", field=name)
-    return tuple(value)
 
 
 def _json_type(value: Any) -> str:

@@ -262,5 +262,16 @@ COMPONENTS: dict[str, Schema] = {
     ),
 }
 
-for _name in ("Definition", "Token", "Track", "UserTask", "ExternalTask", "Incident", "Job", "Credential"):
+_LISTED = (
+    "Definition",
+    "Token",
+    "Track",
+    "UserTask",
+    "ExternalTask",
+    "LockedExternalTask",
+    "Incident",
+    "Job",
+    "Credential",
+)
+for _name in _LISTED:
     COMPONENTS[f"{_name}List"] = record({"items": array(ref(_name)), "next": {"type": "null"}})

@@ -178,7 +178,7 @@ def json_object(raw: str, what: str) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise BadRequest(f"{what}: not valid JSON: {exc.msg} (line {exc.lineno})") from exc
     if not isinstance(value, dict):
-        raise BadRequest(f"{what} must be a JSON object such as {{\"approved\": true}}")
+        raise BadRequest(f'{what} must be a JSON object such as {{"approved": true}}')
     return value
 
 
@@ -192,7 +192,7 @@ def require_found(value: Any, what: str) -> Any:
 
 
 def short_id(value: object) -> str:
-    return str(value)[:8] if value else ""
+    return str(value)[-8:] if value else ""
 
 
 def when(value: datetime | None) -> str:

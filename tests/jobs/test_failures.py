@@ -11,6 +11,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+import psycopg.errors
 import pytest
 
 from engine.api import Engine, InstanceHandle
@@ -249,6 +250,28 @@ def test_database_errors_propagate_without_counting_a_failure(
     after = only_job(engine, instance.id)
     assert (after.retries, after.error_message) == (3, None)
     assert engine.incidents() == []
+
+
+def test_a_statement_timeout_counts_as_the_jobs_failure(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.register_handler("work", lambda ctx: None)
+    engine.deploy(async_work())
+    instance = engine.start_latest("async-work")
+    job = only_job(engine, instance.id)
+    run = engine.run
+
+    def slow(command: Command[Any], idempotency_key: str | None = None) -> Any:
+        if isinstance(command, ExecuteJob):
+            raise psycopg.errors.QueryCanceled("canceling statement due to statement timeout")
+        return run(command, idempotency_key)
+
+    monkeypatch.setattr(engine, "run", slow)
+    assert run_job(engine, job.id, None) == "failed"
+    monkeypatch.undo()
+    after = only_job(engine, instance.id)
+    assert after.retries == 2
+    assert after.error_message == "QueryCanceled: canceling statement due to statement timeout"
 
 
 def test_the_loop_survives_a_database_outage(

@@ -1,0 +1,143 @@
+"""Users (HTTP Basic and console log-in) and API tokens. Admins only. Secrets are stored hashed
+and shown once, when created; so these POSTs are not replayable: a repeat is a 409."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api import views
+from app.api.body import Body
+from app.api.http import Op, Reply, call, engine_of, path_text, reply
+from app.api.schemas import STRING, ref, request
+from engine import accounts
+from engine.accounts import Role
+from engine.api import Engine
+from engine.errors import BadRequest, NotFound
+
+ROLE = {**STRING, "enum": [r.value for r in Role]}
+USER_BODY = request({"name": STRING, "role": ROLE, "password": STRING}, required=("name", "role"))
+TOKEN_BODY = request({"name": STRING, "role": ROLE}, required=("name", "role"))
+
+
+def _role(body: Body) -> Role:
+    text = body.required_text("role")
+    try:
+        return Role(text)
+    except ValueError:
+        raise BadRequest(
+            f"unknown role '{text}'; known: {', '.join(r.value for r in Role)}", field="role"
+        ) from None
+
+
+def _create_user(engine: Engine, name: str, role: Role, password: str) -> None:
+    with engine.connection() as conn:
+        accounts.create_password(conn, name, role, password)
+
+
+def _create_token(engine: Engine, name: str, role: Role) -> str:
+    with engine.connection() as conn:
+        return accounts.create_token(conn, name, role)
+
+
+def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
+    with engine.connection() as conn:
+        return [
+            {"name": name, "role": role}
+            for found, name, role in accounts.list_all(conn)
+            if found == kind
+        ]
+
+
+def _delete(engine: Engine, kind: str, name: str) -> None:
+    with engine.connection() as conn:
+        if not accounts.delete(conn, kind, name):
+            raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+
+
+async def add_user(request: Request) -> Response:
+    body = await Body.read(request, USER_BODY)
+    name, role = body.required_text("name"), _role(body)
+    given = body.text("password")
+    password = given if given is not None else secrets.token_urlsafe(12)
+    await call(_create_user, engine_of(request), name, role, password)
+    return reply({"name": name, "role": role.value, "password": None if given else password}, 201)
+
+
+async def add_token(request: Request) -> Response:
+    body = await Body.read(request, TOKEN_BODY)
+    name, role = body.required_text("name"), _role(body)
+    token = await call(_create_token, engine_of(request), name, role)
+    return reply({"name": name, "role": role.value, "token": token}, 201)
+
+
+async def list_users(request: Request) -> Response:
+    return reply(views.items(await call(_listed, engine_of(request), "password")))
+
+
+async def list_tokens(request: Request) -> Response:
+    return reply(views.items(await call(_listed, engine_of(request), "token")))
+
+
+async def delete_user(request: Request) -> Response:
+    await call(_delete, engine_of(request), "password", path_text(request, "name"))
+    return Response(status_code=204)
+
+
+async def delete_token(request: Request) -> Response:
+    await call(_delete, engine_of(request), "token", path_text(request, "name"))
+    return Response(status_code=204)
+
+
+_DELETED = {204: Reply("Deleted", None)}
+
+operations = [
+    Op(
+        "GET",
+        "/users",
+        list_users,
+        "List users (never their passwords)",
+        Role.ADMIN,
+        replies={200: Reply("Users", ref("CredentialList"))},
+    ),
+    Op(
+        "POST",
+        "/users",
+        add_user,
+        "Create a user; without `password` one is generated and returned once",
+        Role.ADMIN,
+        body=USER_BODY,
+        body_required=True,
+        replies={201: Reply("Created", ref("NewUser"))},
+    ),
+    Op("DELETE", "/users/{name}", delete_user, "Delete a user", Role.ADMIN, replies=_DELETED),
+    Op(
+        "GET",
+        "/tokens",
+        list_tokens,
+        "List API tokens (never the tokens themselves)",
+        Role.ADMIN,
+        replies={200: Reply("Tokens", ref("CredentialList"))},
+    ),
+    Op(
+        "POST",
+        "/tokens",
+        add_token,
+        "Create an API token; the response is the only time it is shown",
+        Role.ADMIN,
+        body=TOKEN_BODY,
+        body_required=True,
+        replies={201: Reply("Created", ref("NewToken"))},
+    ),
+    Op(
+        "DELETE",
+        "/tokens/{name}",
+        delete_token,
+        "Delete an API token",
+        Role.ADMIN,
+        replies=_DELETED,
+    ),
+]

@@ -1,0 +1,82 @@
+"""Deployments: upload BPMN files (multipart); each executable process becomes a new version."""
+
+from __future__ import annotations
+
+from starlette.datastructures import UploadFile
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api.http import Op, Reply, reply, run
+from app.api.schemas import BOOLEAN, STRING, array, ref
+from engine.accounts import Role
+from engine.bpmn.parser import MAX_BPMN_BYTES
+from engine.commands.deployments import Deploy, Resource
+from engine.errors import BadRequest, ModelError
+
+MAX_FILES = 50
+UPLOAD = {
+    "type": "object",
+    "properties": {
+        "files": {**array({"type": "string", "contentMediaType": "application/octet-stream"})},
+        "name": {**STRING, "description": "a name for the deployment"},
+        "duplicate_filtering": {
+            **BOOLEAN,
+            "description": "skip processes whose content is unchanged (default true)",
+        },
+    },
+    "required": ["files"],
+}
+
+
+def _flag(value: str | None, field: str) -> bool:
+    if value is None or value.lower() in ("true", "1", ""):
+        return True
+    if value.lower() in ("false", "0"):
+        return False
+    raise BadRequest(f"field '{field}' must be true or false", field=field)
+
+
+async def deploy(request: Request) -> Response:
+    content_type = request.headers.get("content-type", "")
+    if not content_type.startswith("multipart/form-data"):
+        raise BadRequest("upload the BPMN files as multipart/form-data", field="files")
+    async with request.form(max_files=MAX_FILES) as form:
+        resources: list[Resource] = []
+        name: str | None = None
+        filtering = True
+        for field, value in form.multi_items():
+            if isinstance(value, UploadFile):
+                content = await value.read(MAX_BPMN_BYTES + 1)
+                file = value.filename or f"resource-{len(resources) + 1}.bpmn"
+                if len(content) > MAX_BPMN_BYTES:
+                    raise ModelError(f"larger than {MAX_BPMN_BYTES} bytes", file=file)
+                resources.append(Resource(file, content))
+            elif field == "name":
+                name = value or None
+            elif field == "duplicate_filtering":
+                filtering = _flag(value, field)
+            else:
+                raise BadRequest(f"unknown form field '{field}'", field=field)
+    if not resources:
+        raise BadRequest("attach at least one BPMN file", field="files")
+    result = await run(request, Deploy(tuple(resources), name, "api", filtering))
+    return reply(result.to_json(), 201 if result.deployment_id else 200)
+
+
+operations = [
+    Op(
+        "POST",
+        "/deployments",
+        deploy,
+        "Deploy BPMN files; a file that does not parse or validate is a 400 naming file, line "
+        "and element",
+        Role.ADMIN,
+        body=UPLOAD,
+        body_media_type="multipart/form-data",
+        body_required=True,
+        replies={
+            201: Reply("Deployed", ref("Deployment")),
+            200: Reply("Nothing new: every process was unchanged", ref("Deployment")),
+        },
+    ),
+]

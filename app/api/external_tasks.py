@@ -1,0 +1,321 @@
+"""External tasks: workers fetch and lock work (long polling), then report back."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api import views
+from app.api.body import Body
+from app.api.http import (
+    Op,
+    Param,
+    Reply,
+    call,
+    engine_of,
+    idempotency_key,
+    path_id,
+    q_bool,
+    q_text,
+    q_uuid,
+    reply,
+    run,
+    same_target,
+)
+from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
+from engine.accounts import Role
+from engine.api import Engine
+from engine.commands.external_tasks import (
+    CompleteExternalTask,
+    ExtendLock,
+    ExternalTaskBpmnError,
+    ExternalTaskResult,
+    FailExternalTask,
+    FetchAndLock,
+    FetchResult,
+    SetExternalTaskRetries,
+    TopicRequest,
+    UnlockExternalTask,
+)
+from engine.errors import BadRequest
+from engine.executor import Tx
+from engine.schema import EXTERNAL_TASK_CHANNEL
+
+MAX_TIMEOUT_MS = 60_000
+# Locks expire and retry back-offs pass without a notification: look again at least this often.
+_RECHECK_SECONDS = 1.0
+_POLL_SECONDS = 0.02
+
+TOPIC = request(
+    {"topic": STRING, "lock_duration_ms": INTEGER, "variables": array(STRING)},
+    required=("topic", "lock_duration_ms"),
+)
+FETCH_BODY = request(
+    {
+        "worker_id": STRING,
+        "max_tasks": INTEGER,
+        "use_priority": BOOLEAN,
+        "topics": array(TOPIC),
+        "timeout_ms": {
+            **INTEGER,
+            "description": f"wait up to this long for work (at most {MAX_TIMEOUT_MS})",
+        },
+    },
+    required=("worker_id", "topics"),
+)
+COMPLETE_BODY = request({"worker_id": STRING, "variables": VARIABLES_IN}, required=("worker_id",))
+FAILURE_BODY = request(
+    {
+        "worker_id": STRING,
+        "error_message": STRING,
+        "error_details": STRING,
+        "retries": INTEGER,
+        "retry_timeout_ms": INTEGER,
+    },
+    required=("worker_id", "error_message"),
+)
+BPMN_ERROR_BODY = request(
+    {
+        "worker_id": STRING,
+        "error_code": STRING,
+        "error_message": STRING,
+        "variables": VARIABLES_IN,
+    },
+    required=("worker_id", "error_code"),
+)
+EXTEND_BODY = request(
+    {"worker_id": STRING, "new_duration_ms": INTEGER}, required=("worker_id", "new_duration_ms")
+)
+RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
+NO_BODY = request({})
+
+
+class _NothingLocked(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _FetchSome(FetchAndLock):
+    """A fetch that rolls back when it locks nothing, so that an idempotency key is spent only
+    on a fetch that locked tasks and a retried request gets exactly those tasks back."""
+
+    def execute(self, tx: Tx) -> FetchResult:
+        result = super().execute(tx)
+        if not result.tasks:
+            raise _NothingLocked
+        return result
+
+
+def _topics(body: Body) -> tuple[TopicRequest, ...]:
+    topics = tuple(
+        TopicRequest(
+            entry.required_text("topic"),
+            entry.integer("lock_duration_ms", 0, minimum=1),
+            entry.strings("variables"),
+        )
+        for entry in body.objects("topics", TOPIC)
+    )
+    if not topics:
+        raise BadRequest("field 'topics' must list at least one topic", field="topics")
+    return topics
+
+
+async def _changed(engine: Engine, seen: int, seconds: float) -> None:
+    """Wait, without holding a thread, until the external-task channel moves past `seen`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if engine.notifier.generation(EXTERNAL_TASK_CHANNEL) != seen:
+            return
+        await asyncio.sleep(_POLL_SECONDS)
+
+
+async def fetch_and_lock(request: Request) -> Response:
+    body = await Body.read(request, FETCH_BODY)
+    command = _FetchSome(
+        worker_id=body.required_text("worker_id"),
+        max_tasks=body.integer("max_tasks", 1, minimum=1),
+        topics=_topics(body),
+        use_priority=body.boolean("use_priority", True),
+    )
+    timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
+    key = idempotency_key(request)
+    engine = engine_of(request)
+    deadline = time.monotonic() + timeout
+    locked: list[dict[str, Any]] = []
+    while True:
+        seen = await call(engine.notifier.generation, EXTERNAL_TASK_CHANNEL) if timeout else 0
+        try:
+            locked = (await call(engine.run, command, key)).tasks
+            break
+        except _NothingLocked:
+            pass
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        await _changed(engine, seen, min(remaining, _RECHECK_SECONDS))
+        if await request.is_disconnected():
+            break
+    return reply(views.items([views.locked_task(t) for t in locked]))
+
+
+async def list_tasks(request: Request) -> Response:
+    found = await call(
+        engine_of(request).external_tasks,
+        topic=q_text(request, "topic"),
+        instance_id=q_uuid(request, "instance_id"),
+        worker_id=q_text(request, "worker_id"),
+        locked=q_bool(request, "locked"),
+    )
+    return reply(views.items([views.external_task(t) for t in found]))
+
+
+async def get_task(request: Request) -> Response:
+    return reply(
+        views.external_task(await call(engine_of(request).external_task, path_id(request)))
+    )
+
+
+def _result(request: Request, result: ExternalTaskResult) -> Response:
+    same_target(request, str(path_id(request)), result.task_id)
+    return reply(
+        {
+            "task_id": result.task_id,
+            "instance_id": result.instance_id,
+            "instance_state": result.instance_state,
+        }
+    )
+
+
+async def complete(request: Request) -> Response:
+    body = await Body.read(request, COMPLETE_BODY)
+    command = CompleteExternalTask(
+        path_id(request), body.required_text("worker_id"), body.variables()
+    )
+    return _result(request, await run(request, command))
+
+
+async def failure(request: Request) -> Response:
+    body = await Body.read(request, FAILURE_BODY)
+    command = FailExternalTask(
+        path_id(request),
+        body.required_text("worker_id"),
+        body.required_text("error_message"),
+        body.text("error_details"),
+        body.integer("retries", 0, minimum=0),
+        body.integer("retry_timeout_ms", 0, minimum=0),
+    )
+    return _result(request, await run(request, command))
+
+
+async def bpmn_error(request: Request) -> Response:
+    body = await Body.read(request, BPMN_ERROR_BODY)
+    command = ExternalTaskBpmnError(
+        path_id(request),
+        body.required_text("worker_id"),
+        body.required_text("error_code"),
+        body.text("error_message") or "",
+        body.variables(),
+    )
+    return _result(request, await run(request, command))
+
+
+async def extend_lock(request: Request) -> Response:
+    body = await Body.read(request, EXTEND_BODY)
+    command = ExtendLock(
+        path_id(request),
+        body.required_text("worker_id"),
+        body.integer("new_duration_ms", 0, minimum=1),
+    )
+    return _result(request, await run(request, command))
+
+
+async def unlock(request: Request) -> Response:
+    await Body.read(request, NO_BODY)
+    return _result(request, await run(request, UnlockExternalTask(path_id(request))))
+
+
+async def set_retries(request: Request) -> Response:
+    body = await Body.read(request, RETRIES_BODY)
+    command = SetExternalTaskRetries(path_id(request), body.integer("retries", 0, minimum=0))
+    return _result(request, await run(request, command))
+
+
+_RESULT = {200: Reply("The task's instance after the report", ref("ExternalTaskResult"))}
+
+
+def _report(path: str, handler: Any, summary: str, body: dict[str, Any]) -> Op:
+    return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
+
+
+operations = [
+    Op(
+        "GET",
+        "/external-tasks",
+        list_tasks,
+        "Query open external tasks",
+        Role.VIEWER,
+        query=(
+            Param("topic", STRING),
+            Param("instance_id", STRING),
+            Param("worker_id", STRING),
+            Param("locked", BOOLEAN, "true: locked by a worker now; false: available"),
+        ),
+        replies={200: Reply("External tasks", ref("ExternalTaskList"))},
+    ),
+    Op(
+        "POST",
+        "/external-tasks/fetch-and-lock",
+        fetch_and_lock,
+        "Lock up to `max_tasks` tasks of the topics for the worker, waiting up to `timeout_ms` "
+        "for work to appear",
+        Role.OPERATOR,
+        body=FETCH_BODY,
+        body_required=True,
+        replies={200: Reply("The locked tasks (maybe none)", ref("LockedExternalTaskList"))},
+    ),
+    Op(
+        "GET",
+        "/external-tasks/{id}",
+        get_task,
+        "One external task",
+        Role.VIEWER,
+        replies={200: Reply("The task", ref("ExternalTask"))},
+    ),
+    _report(
+        "/external-tasks/{id}/complete",
+        complete,
+        "Complete a task the worker holds",
+        COMPLETE_BODY,
+    ),
+    _report(
+        "/external-tasks/{id}/failure",
+        failure,
+        "Report a failure: with retries left the task is fetched again after "
+        "`retry_timeout_ms`; with none an incident opens",
+        FAILURE_BODY,
+    ),
+    _report(
+        "/external-tasks/{id}/bpmn-error",
+        bpmn_error,
+        "Throw a BPMN error at the task (a business outcome a boundary event may catch)",
+        BPMN_ERROR_BODY,
+    ),
+    _report(
+        "/external-tasks/{id}/extend-lock",
+        extend_lock,
+        "Extend the worker's lock to `new_duration_ms` from now",
+        EXTEND_BODY,
+    ),
+    _report("/external-tasks/{id}/unlock", unlock, "Release the lock", NO_BODY),
+    _report(
+        "/external-tasks/{id}/retries",
+        set_retries,
+        "Set retries; above zero a failed task may be fetched again and its incident resolves",
+        RETRIES_BODY,
+    ),
+]

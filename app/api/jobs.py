@@ -1,0 +1,140 @@
+"""Jobs: timers, asynchronous continuations and retries waiting to run."""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from typing import ClassVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api import views
+from app.api.body import Body
+from app.api.http import (
+    Op,
+    Param,
+    Reply,
+    call,
+    engine_of,
+    idempotency_key,
+    path_id,
+    q_bool,
+    q_uuid,
+    reply,
+    run,
+    same_target,
+)
+from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
+from engine.accounts import Role
+from engine.commands.jobs import ExecuteJob, FailJob, JobResult, SetJobRetries
+from engine.errors import Conflict, InterlockError, NotFound
+from engine.jobs import DATABASE_ERRORS
+
+NO_BODY = request({})
+RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
+
+
+@dataclass(frozen=True)
+class _FailedExecution(FailJob):
+    """The failure of an "execute now" request, recorded under the request's idempotency key as
+    the outcome of executing the job, so that a retried request replays it instead of running
+    the job a second time."""
+
+    name: ClassVar[str] = ExecuteJob.name
+
+
+async def list_jobs(request: Request) -> Response:
+    found = await call(
+        engine_of(request).jobs,
+        q_uuid(request, "instance_id"),
+        q_bool(request, "with_retries_left"),
+    )
+    return reply(views.items([views.job(j) for j in found]))
+
+
+async def get_job(request: Request) -> Response:
+    return reply(views.job(await call(engine_of(request).job, path_id(request))))
+
+
+def _result(request: Request, result: JobResult) -> Response:
+    same_target(request, str(path_id(request)), result.job_id)
+    return reply(
+        {"job_id": result.job_id, "outcome": result.outcome, "instance_id": result.instance_id}
+    )
+
+
+async def execute(request: Request) -> Response:
+    """Run the job now, due or not, as an executor would: a failure counts down its retries."""
+    await Body.read(request, NO_BODY)
+    idempotency_key(request)
+    job_id = path_id(request)
+    try:
+        result = await run(request, ExecuteJob(job_id))
+    except DATABASE_ERRORS:
+        raise
+    except Exception as exc:
+        text = exc.message if isinstance(exc, InterlockError) else str(exc)
+        failure = _FailedExecution(
+            job_id, None, f"{type(exc).__name__}: {text}", traceback.format_exc()
+        )
+        result = await run(request, failure)
+    if result.outcome == "gone":
+        raise NotFound(f"job {job_id} does not exist", job_id=str(job_id))
+    if result.outcome == "instance-not-active":
+        raise Conflict(
+            f"job {job_id} belongs to an instance that is not active (suspended?)",
+            job_id=str(job_id),
+        )
+    return _result(request, result)
+
+
+async def set_retries(request: Request) -> Response:
+    body = await Body.read(request, RETRIES_BODY)
+    command = SetJobRetries(path_id(request), body.integer("retries", 0, minimum=0))
+    return _result(request, await run(request, command))
+
+
+_RESULT = {200: Reply("What happened to the job", ref("JobResult"))}
+
+operations = [
+    Op(
+        "GET",
+        "/jobs",
+        list_jobs,
+        "Query jobs, earliest due first",
+        Role.VIEWER,
+        query=(
+            Param("instance_id", STRING),
+            Param("with_retries_left", BOOLEAN, "false: the jobs that stopped with an incident"),
+        ),
+        replies={200: Reply("Jobs", ref("JobList"))},
+    ),
+    Op(
+        "GET",
+        "/jobs/{id}",
+        get_job,
+        "One job",
+        Role.VIEWER,
+        replies={200: Reply("The job", ref("Job"))},
+    ),
+    Op(
+        "POST",
+        "/jobs/{id}/execute",
+        execute,
+        "Execute the job now; `outcome` is executed or failed (its retries count down)",
+        Role.OPERATOR,
+        body=NO_BODY,
+        replies=_RESULT,
+    ),
+    Op(
+        "POST",
+        "/jobs/{id}/retries",
+        set_retries,
+        "Set the job's retries; above zero a failed job runs again and its incident resolves",
+        Role.OPERATOR,
+        body=RETRIES_BODY,
+        body_required=True,
+        replies=_RESULT,
+    ),
+]

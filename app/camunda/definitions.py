@@ -1,0 +1,292 @@
+"""Deployments and process definitions: create a deployment from multipart resources, list and
+read definitions and their XML, start instances."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import UploadFile
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.errors import invalid_request, rest_error
+from app.camunda.http import Call, endpoint, json_response
+from app.camunda.variables import dto_map, to_typed_map
+from engine.accounts import Role
+from engine.commands.deployments import Deploy, DeploymentResult, Resource
+from engine.errors import BadRequest, InterlockError, ModelError
+from engine.executor import Result, Tx
+from engine.store import camunda_queries as cq
+from engine.store import definitions as definition_store
+from engine.store.definitions import DefinitionRow
+
+DEPLOYMENT_FIELDS = {
+    "deployment-name",
+    "deployment-source",
+    "enable-duplicate-filtering",
+    "deploy-changed-only",
+    "deployment-activation-time",
+    "tenant-id",
+}
+BPMN_SUFFIXES = (".bpmn", ".bpmn20.xml")
+BPMN_NAMESPACE = b"http://www.omg.org/spec/BPMN/20100524/MODEL"
+Filtering = Literal["none", "whole", "changed"]
+
+
+class _Redeploy(Exception):
+    """Some processes of the deployment changed: roll back the filtered attempt."""
+
+
+@dataclass(frozen=True)
+class CamundaDeploy:
+    """Camunda's duplicate filtering. "changed" (deploy-changed-only): only processes whose
+    resource changed get a new version. "whole" (enable-duplicate-filtering alone): nothing is
+    deployed when nothing changed, everything when anything did. "none": every process gets a
+    new version."""
+
+    name: ClassVar[str] = "CamundaDeploy"
+    result_type: ClassVar[type[Result]] = DeploymentResult
+
+    resources: tuple[Resource, ...]
+    deployment_name: str | None
+    source: str | None
+    filtering: Filtering
+
+    def execute(self, tx: Tx) -> DeploymentResult:
+        if self.filtering == "whole":
+            try:
+                with tx.conn.transaction():
+                    result = self._deploy(tx, filtering=True)
+                    created = [d["created"] for d in result.definitions]
+                    if any(created) and not all(created):
+                        raise _Redeploy
+                    return result
+            except _Redeploy:
+                return self._deploy(tx, filtering=False)
+        return self._deploy(tx, filtering=self.filtering == "changed")
+
+    def _deploy(self, tx: Tx, *, filtering: bool) -> DeploymentResult:
+        command = Deploy(self.resources, self.deployment_name, self.source, filtering)
+        return command.execute(tx)
+
+
+def _is_bpmn(name: str, content: bytes) -> bool:
+    if name.lower().endswith(BPMN_SUFFIXES):
+        return True
+    return "." not in name.rsplit("/", 1)[-1] and BPMN_NAMESPACE in content[:4096]
+
+
+def _form_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, str) or value.lower() not in ("true", "false"):
+        raise invalid_request(f"'{name}' must be true or false, not '{value}'")
+    return value.lower() == "true"
+
+
+@endpoint("/deployment/create", "POST", Role.ADMIN, body="form")
+async def create_deployment(call: Call) -> Response:
+    assert call.form is not None
+    settings: dict[str, str] = {}
+    resources: list[Resource] = []
+    for part, value in call.form.multi_items():
+        if part in DEPLOYMENT_FIELDS and isinstance(value, str):
+            settings[part] = value
+        elif isinstance(value, UploadFile):
+            resources.append(Resource(value.filename or part, await value.read()))
+        else:
+            resources.append(Resource(part, value.encode("utf-8")))
+    if settings.get("tenant-id"):
+        raise invalid_request("Interlock has no tenants: deploy without 'tenant-id'")
+    if not resources:
+        raise invalid_request("No deployment resources contained in the form upload.")
+    changed_only = _form_flag(settings.get("deploy-changed-only", "false"), "deploy-changed-only")
+    filtering: Filtering = "changed" if changed_only else "none"
+    if filtering == "none" and _form_flag(
+        settings.get("enable-duplicate-filtering", "false"), "enable-duplicate-filtering"
+    ):
+        filtering = "whole"
+    command = CamundaDeploy(
+        tuple(r for r in resources if _is_bpmn(r.name, r.content)),
+        settings.get("deployment-name"),
+        settings.get("deployment-source"),
+        filtering,
+    )
+    if not command.resources:
+        names = ", ".join(r.name for r in resources)
+        raise invalid_request(
+            f"No BPMN resource in the deployment ({names}): name resources *.bpmn or *.bpmn20.xml"
+        )
+    return await run_in_threadpool(_deploy, call, command)
+
+
+def _deploy(call: Call, command: CamundaDeploy) -> Response:
+    engine = call.engine
+    try:
+        result = engine.run(command)
+    except ModelError:
+        raise
+    except BadRequest as exc:
+        raise invalid_request(exc.message) from exc
+    with engine.connection() as conn:
+        rows = [definition_store.by_id(conn, d["id"]) for d in result.definitions]
+        found = [row for row in rows if row is not None]
+        if result.deployment_id is not None:
+            deployment_id = UUID(result.deployment_id)
+        else:
+            deployment_id = max(found, key=lambda row: row.created_at).deployment_id
+        deployment = cq.deployment(conn, deployment_id)
+    assert deployment is not None
+    created_ids = {d["id"] for d in result.definitions if d["created"]}
+    deployed = [row for row in found if row.id in created_ids]
+    return json_response(dto.deployment(call.base, deployment, deployed))
+
+
+# -- process definitions --------------------------------------------------------------------------
+
+DEFINITION_SORT = {
+    "category": "key",
+    "key": "key",
+    "id": "id",
+    "name": "name",
+    "version": "version",
+    "deploymentId": "deployment_id",
+    "versionTag": "version_tag",
+}
+
+
+def _definitions(call: Call) -> list[DefinitionRow]:
+    rows = call.engine.definitions(call.text("key"))
+    keys_in = call.csv("keyIn")
+    checks: list[tuple[str | None, Callable[[DefinitionRow, str], bool]]] = [
+        (call.text("processDefinitionId"), lambda r, v: r.id == v),
+        (call.text("name"), lambda r, v: r.name == v),
+        (call.text("nameLike"), lambda r, v: _like(r.name, v)),
+        (call.text("keyLike"), lambda r, v: _like(r.key, v)),
+        (call.text("deploymentId"), lambda r, v: str(r.deployment_id) == v),
+        (call.text("resourceName"), lambda r, v: r.resource_name == v),
+        (call.text("versionTag"), lambda r, v: r.version_tag == v),
+    ]
+    for value, check in checks:
+        if value is not None:
+            rows = [r for r in rows if check(r, value)]
+    ids_in = call.csv("processDefinitionIdIn")
+    if ids_in is not None:
+        rows = [r for r in rows if r.id in ids_in]
+    if keys_in is not None:
+        rows = [r for r in rows if r.key in keys_in]
+    version = call.integer("version")
+    if version is not None:
+        rows = [r for r in rows if r.version == version]
+    if call.flag("latestVersion"):
+        latest: dict[str, DefinitionRow] = {}
+        for row in rows:
+            if row.key not in latest or row.version > latest[row.key].version:
+                latest[row.key] = row
+        rows = [r for r in rows if latest[r.key] is r]
+    if call.flag("suspended"):
+        rows = []
+    page = call.page(DEFINITION_SORT)
+    for sort_by, descending in page.sort:
+        attribute = DEFINITION_SORT[sort_by]
+        rows.sort(key=lambda r: _sortable(getattr(r, attribute)), reverse=descending)
+    end = None if page.max is None else page.first + page.max
+    return rows[page.first : end]
+
+
+def _like(value: str | None, pattern: str) -> bool:
+    return value is not None and fnmatch.fnmatchcase(value, pattern.replace("%", "*"))
+
+
+def _sortable(value: Any) -> tuple[bool, Any]:
+    return (value is None, 0 if value is None else value)
+
+
+@endpoint("/process-definition", "GET", Role.VIEWER)
+def list_definitions(call: Call) -> Response:
+    return json_response([dto.process_definition(row) for row in _definitions(call)])
+
+
+@endpoint("/process-definition/count", "GET", Role.VIEWER)
+def count_definitions(call: Call) -> Response:
+    return json_response({"count": len(_definitions(call))})
+
+
+def _by_key(call: Call) -> DefinitionRow:
+    key = call.path["key"]
+    with call.engine.connection() as conn:
+        row = definition_store.latest(conn, key)
+    if row is None:
+        raise rest_error(404, f"No matching process definition with key: {key} and no tenant-id")
+    return row
+
+
+def _by_id(call: Call) -> DefinitionRow:
+    definition_id = call.path["id"]
+    with call.engine.connection() as conn:
+        row = definition_store.by_id(conn, definition_id)
+    if row is None:
+        raise rest_error(404, f"No matching definition with id {definition_id}")
+    return row
+
+
+def _xml(call: Call, row: DefinitionRow) -> Response:
+    with call.engine.connection() as conn:
+        found = definition_store.source_xml(conn, row.id)
+    assert found is not None
+    return json_response({"id": row.id, "bpmn20Xml": found[1]})
+
+
+@endpoint("/process-definition/key/{key}", "GET", Role.VIEWER)
+def definition_by_key(call: Call) -> Response:
+    return json_response(dto.process_definition(_by_key(call)))
+
+
+@endpoint("/process-definition/key/{key}/xml", "GET", Role.VIEWER)
+def xml_by_key(call: Call) -> Response:
+    return _xml(call, _by_key(call))
+
+
+@endpoint("/process-definition/{id}", "GET", Role.VIEWER)
+def definition_by_id(call: Call) -> Response:
+    return json_response(dto.process_definition(_by_id(call)))
+
+
+@endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER)
+def xml_by_id(call: Call) -> Response:
+    return _xml(call, _by_id(call))
+
+
+def _start(call: Call, row: DefinitionRow) -> Response:
+    if call.field("startInstructions"):
+        raise invalid_request("startInstructions are not supported: start at the none start event")
+    variables = to_typed_map(call.field("variables"))
+    business_key = call.body_text("businessKey")
+    try:
+        handle = call.engine.start_definition(row.id, variables, business_key=business_key)
+    except BadRequest as exc:
+        raise invalid_request(
+            f"Cannot instantiate process definition {row.id}: {exc.message}"
+        ) from exc
+    except InterlockError as exc:
+        raise rest_error(
+            500, f"Cannot instantiate process definition {row.id}: {exc.message}", exc
+        ) from exc
+    info = handle.info()
+    body = dto.instance_from_info(call.base, info)
+    if call.body_flag("withVariablesInReturn"):
+        body["variables"] = dto_map(handle.typed_variables())
+    return json_response(body)
+
+
+@endpoint("/process-definition/key/{key}/start", "POST", Role.OPERATOR, body="json")
+def start_by_key(call: Call) -> Response:
+    return _start(call, _by_key(call))
+
+
+@endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, body="json")
+def start_by_id(call: Call) -> Response:
+    return _start(call, _by_id(call))

@@ -1,0 +1,430 @@
+"""Camunda 7's JSON shapes: every field its DTOs carry, null where Interlock has no such thing,
+dates as `yyyy-MM-dd'T'HH:mm:ss.SSSZ`, and BPMN elements named by Camunda's activity types."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from engine.model import (
+    BoundaryEvent,
+    EndEvent,
+    ExclusiveGateway,
+    IntermediateCatchEvent,
+    IntermediateThrowEvent,
+    Node,
+    NoneTask,
+    ParallelGateway,
+    ProcessModel,
+    ReceiveTask,
+    ServiceTask,
+    StartEvent,
+    SubProcess,
+    UserTask,
+)
+from engine.store import camunda_queries as cq
+from engine.store.definitions import DefinitionRow
+from engine.store.incidents import IncidentInfo
+from engine.store.queries import InstanceInfo
+
+Json = dict[str, Any]
+
+
+def format_date(value: datetime | None) -> str | None:
+    """Camunda's default date format, in UTC: 2026-01-31T10:00:00.000+0000."""
+    if value is None:
+        return None
+    utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}+0000"
+
+
+def parse_date(text: str) -> datetime:
+    """Camunda's format (a `+` that arrived as a space in a query string included), or ISO 8601
+    with `Z` or `+hh:mm`. Without an offset the time is taken as UTC. Raises ValueError."""
+    value = text.strip()
+    if " " in value and "T" in value:
+        value = value.replace(" ", "+")
+    parsed = datetime.fromisoformat(value)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def duration_ms(start: datetime | None, end: datetime | None) -> int | None:
+    if start is None or end is None:
+        return None
+    return int((end - start).total_seconds() * 1000)
+
+
+def link(base: str, path: str) -> Json:
+    return {"method": "GET", "href": f"{base}{path}", "rel": "self"}
+
+
+def text(value: UUID | str | None) -> str | None:
+    return None if value is None else str(value)
+
+
+# -- activity types -------------------------------------------------------------------------------
+
+
+def activity_type(node: Node) -> str:
+    """The name Camunda's history and activity instances give this kind of element."""
+    if isinstance(node, StartEvent):
+        if node.timer is not None:
+            return "startTimerEvent"
+        if node.message_name is not None:
+            return "messageStartEvent"
+        if node.signal_name is not None:
+            return "signalStartEvent"
+        if node.is_error:
+            return "errorStartEvent"
+        return "startEvent"
+    if isinstance(node, EndEvent):
+        if node.terminate:
+            return "terminateEndEvent"
+        if node.is_error:
+            return "errorEndEvent"
+        return "noneEndEvent"
+    if isinstance(node, BoundaryEvent):
+        if node.timer is not None:
+            return "boundaryTimer"
+        if node.message_name is not None:
+            return "boundaryMessage"
+        if node.signal_name is not None:
+            return "boundarySignal"
+        return "boundaryError"
+    if isinstance(node, IntermediateCatchEvent):
+        if node.timer is not None:
+            return "intermediateTimer"
+        if node.message_name is not None:
+            return "intermediateMessageCatch"
+        return "intermediateSignalCatch"
+    if isinstance(node, IntermediateThrowEvent):
+        return "intermediateSignalThrow" if node.signal_name else "intermediateNoneThrowEvent"
+    if isinstance(node, NoneTask):
+        return "manualTask" if node.manual else "task"
+    simple: list[tuple[type[Node], str]] = [
+        (ServiceTask, "serviceTask"),
+        (UserTask, "userTask"),
+        (ReceiveTask, "receiveTask"),
+        (ExclusiveGateway, "exclusiveGateway"),
+        (ParallelGateway, "parallelGateway"),
+        (SubProcess, "subProcess"),
+    ]
+    for kind, name in simple:
+        if isinstance(node, kind):
+            return name
+    return node.kind.value
+
+
+# Which stored node kinds each Camunda activity type can come from (for filtering in SQL).
+NODE_KINDS_OF_TYPE: dict[str, str] = {
+    "startEvent": "startEvent",
+    "startTimerEvent": "startEvent",
+    "messageStartEvent": "startEvent",
+    "signalStartEvent": "startEvent",
+    "errorStartEvent": "startEvent",
+    "noneEndEvent": "endEvent",
+    "terminateEndEvent": "endEvent",
+    "errorEndEvent": "endEvent",
+    "boundaryTimer": "boundaryEvent",
+    "boundaryMessage": "boundaryEvent",
+    "boundarySignal": "boundaryEvent",
+    "boundaryError": "boundaryEvent",
+    "intermediateTimer": "intermediateCatchEvent",
+    "intermediateMessageCatch": "intermediateCatchEvent",
+    "intermediateSignalCatch": "intermediateCatchEvent",
+    "intermediateSignalThrow": "intermediateThrowEvent",
+    "intermediateNoneThrowEvent": "intermediateThrowEvent",
+    "task": "task",
+    "manualTask": "manualTask",
+    "serviceTask": "serviceTask",
+    "userTask": "userTask",
+    "receiveTask": "receiveTask",
+    "exclusiveGateway": "exclusiveGateway",
+    "parallelGateway": "parallelGateway",
+    "subProcess": "subProcess",
+}
+
+
+def node_activity_type(model: ProcessModel | None, node_id: str, stored_kind: str) -> str:
+    if model is not None and model.has_node(node_id):
+        return activity_type(model.node(node_id))
+    return stored_kind
+
+
+# -- definitions and deployments ------------------------------------------------------------------
+
+
+def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
+    return {
+        "id": row.id,
+        "key": row.key,
+        "category": None,
+        "description": None,
+        "name": row.name,
+        "version": row.version,
+        "resource": row.resource_name,
+        "deploymentId": str(row.deployment_id),
+        "diagram": None,
+        "suspended": suspended,
+        "tenantId": None,
+        "versionTag": row.version_tag,
+        "historyTimeToLive": None,
+        "startableInTasklist": True,
+    }
+
+
+def deployment(
+    base: str,
+    row: cq.DeploymentRow,
+    deployed: list[DefinitionRow] | None,
+) -> Json:
+    return {
+        "links": [link(base, f"/deployment/{row.id}")],
+        "id": str(row.id),
+        "name": row.name,
+        "source": row.source,
+        "deploymentTime": format_date(row.created_at),
+        "tenantId": None,
+        "deployedProcessDefinitions": (
+            {d.id: process_definition(d) for d in deployed} if deployed else None
+        ),
+        "deployedCaseDefinitions": None,
+        "deployedDecisionDefinitions": None,
+        "deployedDecisionRequirementsDefinitions": None,
+    }
+
+
+# -- process instances ----------------------------------------------------------------------------
+
+
+def process_instance(
+    base: str,
+    instance_id: UUID | str,
+    definition_id: str,
+    definition_key: str,
+    business_key: str | None,
+    state: str,
+) -> Json:
+    return {
+        "links": [link(base, f"/process-instance/{instance_id}")],
+        "id": str(instance_id),
+        "definitionId": definition_id,
+        "definitionKey": definition_key,
+        "businessKey": business_key,
+        "caseInstanceId": None,
+        "ended": state in ("Completed", "Terminated"),
+        "suspended": state == "Suspended",
+        "tenantId": None,
+    }
+
+
+def instance_from_info(base: str, info: InstanceInfo) -> Json:
+    return process_instance(
+        base, info.id, info.definition_id, info.definition_key, info.business_key, info.state
+    )
+
+
+def instance_from_row(base: str, row: cq.InstanceRow) -> Json:
+    return process_instance(
+        base, row.id, row.definition_id, row.definition_key, row.business_key, row.state
+    )
+
+
+HISTORIC_STATES = {
+    "Created": "ACTIVE",
+    "Active": "ACTIVE",
+    "Terminating": "ACTIVE",
+    "Suspended": "SUSPENDED",
+    "Completed": "COMPLETED",
+    "Terminated": "EXTERNALLY_TERMINATED",
+}
+
+
+def historic_process_instance(row: cq.HistoricInstanceRow) -> Json:
+    return {
+        "id": str(row.id),
+        "rootProcessInstanceId": str(row.id),
+        "superProcessInstanceId": None,
+        "superCaseInstanceId": None,
+        "caseInstanceId": None,
+        "processDefinitionName": row.definition_name,
+        "processDefinitionKey": row.definition_key,
+        "processDefinitionVersion": row.definition_version,
+        "processDefinitionId": row.definition_id,
+        "businessKey": row.business_key,
+        "startTime": format_date(row.started_at),
+        "endTime": format_date(row.ended_at),
+        "removalTime": None,
+        "durationInMillis": duration_ms(row.started_at, row.ended_at),
+        "startUserId": None,
+        "startActivityId": row.start_activity_id,
+        "deleteReason": None,
+        "tenantId": None,
+        "state": HISTORIC_STATES.get(row.state, "ACTIVE"),
+        "restartedProcessInstanceId": None,
+    }
+
+
+def historic_activity_instance(
+    row: cq.ActivityRow, model: ProcessModel | None, parent_id: str
+) -> Json:
+    kind = node_activity_type(model, row.node_id, row.node_type)
+    return {
+        "id": str(row.id),
+        "parentActivityInstanceId": parent_id,
+        "activityId": row.node_id,
+        "activityName": row.node_name,
+        "activityType": kind,
+        "processDefinitionKey": row.definition_key,
+        "processDefinitionId": row.definition_id,
+        "processInstanceId": str(row.instance_id),
+        "executionId": str(row.token_id),
+        "taskId": text(row.task_id),
+        "assignee": row.assignee,
+        "calledProcessInstanceId": None,
+        "calledCaseInstanceId": None,
+        "startTime": format_date(row.started_at),
+        "endTime": format_date(row.ended_at),
+        "durationInMillis": duration_ms(row.started_at, row.ended_at),
+        "canceled": row.state == "Terminated",
+        "completeScope": kind.endswith("EndEvent") and row.state == "Completed",
+        "tenantId": None,
+        "removalTime": None,
+        "rootProcessInstanceId": str(row.instance_id),
+    }
+
+
+# -- tasks ----------------------------------------------------------------------------------------
+
+
+def task(row: cq.TaskRow, form_key: str | None) -> Json:
+    return {
+        "id": str(row.id),
+        "name": row.name,
+        "assignee": row.assignee,
+        "owner": None,
+        "created": format_date(row.created_at),
+        "lastUpdated": None,
+        "due": format_date(row.due_at),
+        "followUp": None,
+        "delegationState": None,
+        "description": None,
+        "executionId": str(row.token_id),
+        "parentTaskId": None,
+        "priority": row.priority,
+        "processDefinitionId": row.definition_id,
+        "processInstanceId": str(row.instance_id),
+        "caseExecutionId": None,
+        "caseDefinitionId": None,
+        "caseInstanceId": None,
+        "taskDefinitionKey": row.node_id,
+        "suspended": row.instance_state == "Suspended",
+        "formKey": form_key,
+        "camundaFormRef": None,
+        "tenantId": None,
+        "taskState": None,
+        "attachment": False,
+        "comment": False,
+    }
+
+
+# -- external tasks -------------------------------------------------------------------------------
+
+
+def external_task(row: cq.ExternalTaskRow) -> Json:
+    return {
+        "activityId": row.node_id,
+        "activityInstanceId": text(row.activity_instance_id),
+        "errorMessage": row.error_message,
+        "executionId": str(row.token_id),
+        "id": str(row.id),
+        "lockExpirationTime": format_date(row.lock_expires_at) if row.worker_id else None,
+        "createTime": format_date(row.created_at),
+        "processDefinitionId": row.definition_id,
+        "processDefinitionKey": row.definition_key,
+        "processDefinitionVersionTag": row.version_tag,
+        "processInstanceId": str(row.instance_id),
+        "retries": row.retries,
+        "suspended": row.instance_state == "Suspended",
+        "workerId": row.worker_id,
+        "topicName": row.topic,
+        "tenantId": None,
+        "priority": row.priority,
+        "businessKey": row.business_key,
+    }
+
+
+def locked_external_task(
+    task: dict[str, Any],
+    variables: dict[str, Json],
+    details: cq.LockedTaskDetails | None,
+) -> Json:
+    """One task of a fetchAndLock answer, from the engine's fetch result."""
+    lock = task["lock_expires_at"]
+    return {
+        "activityId": task["node_id"],
+        "activityInstanceId": text(details.activity_instance_id) if details else None,
+        "errorMessage": task["error_message"],
+        "errorDetails": task["error_details"],
+        "executionId": text(details.token_id) if details else None,
+        "id": task["id"],
+        "lockExpirationTime": format_date(datetime.fromisoformat(lock)) if lock else None,
+        "createTime": format_date(datetime.fromisoformat(task["created_at"])),
+        "processDefinitionId": task["definition_id"],
+        "processDefinitionKey": task["definition_key"],
+        "processDefinitionVersionTag": details.version_tag if details else None,
+        "processInstanceId": task["instance_id"],
+        "retries": task["retries"],
+        "workerId": task["worker_id"],
+        "topicName": task["topic"],
+        "tenantId": None,
+        "variables": variables,
+        "priority": task["priority"],
+        "businessKey": task["business_key"],
+        "extensionProperties": {},
+    }
+
+
+# -- incidents and jobs ---------------------------------------------------------------------------
+
+
+def incident(row: cq.IncidentRow | IncidentInfo) -> Json:
+    configuration = row.job_id or row.external_task_id
+    return {
+        "id": str(row.id),
+        "processDefinitionId": row.definition_id,
+        "processInstanceId": str(row.instance_id),
+        "executionId": text(row.token_id),
+        "incidentTimestamp": format_date(row.created_at),
+        "incidentType": row.type,
+        "activityId": row.node_id,
+        "failedActivityId": row.node_id,
+        "causeIncidentId": str(row.id),
+        "rootCauseIncidentId": str(row.id),
+        "configuration": text(configuration),
+        "tenantId": None,
+        "incidentMessage": row.message,
+        "jobDefinitionId": None,
+        "annotation": None,
+    }
+
+
+def job(row: cq.JobRow) -> Json:
+    return {
+        "id": str(row.id),
+        "jobDefinitionId": None,
+        "processInstanceId": text(row.instance_id),
+        "processDefinitionId": row.definition_id,
+        "processDefinitionKey": row.definition_key,
+        "executionId": text(row.token_id),
+        "exceptionMessage": row.error_message,
+        "failedActivityId": row.node_id if row.error_message else None,
+        "retries": row.retries,
+        "dueDate": format_date(row.due_at),
+        "suspended": row.instance_state == "Suspended",
+        "priority": 0,
+        "tenantId": None,
+        "createTime": format_date(row.created_at),
+        "batchId": None,
+    }

@@ -1,0 +1,112 @@
+"""Camunda's error bodies: `{"type": <exception class>, "message": ...}` with the status Camunda
+answers for the case. Endpoints raise `CamundaError` for the cases Camunda words in its own way;
+`translate` maps any other engine error to the closest Camunda answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.responses import JSONResponse
+
+from app.errors import Forbidden, Unauthorized
+from engine.errors import (
+    BadRequest,
+    ExpressionError,
+    InterlockError,
+    InvariantViolation,
+    InvariantViolationKind,
+    ModelError,
+    NotFound,
+)
+
+INVARIANT_HEADER = "X-Invariant-Violation"
+
+
+class CamundaError(Exception):
+    def __init__(
+        self,
+        status: int,
+        type_: str,
+        message: str,
+        *,
+        headers: dict[str, str] | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type_
+        self.message = message
+        self.headers = headers or {}
+        self.extra = extra or {}
+
+    def response(self) -> JSONResponse:
+        body: dict[str, Any] = {"type": self.type, "message": self.message, **self.extra}
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
+
+def invalid_request(message: str, status: int = 400) -> CamundaError:
+    """JAX-RS parameter and body problems: Camunda's InvalidRequestException."""
+    return CamundaError(status, "InvalidRequestException", message)
+
+
+def rest_error(status: int, message: str, exc: Exception | None = None) -> CamundaError:
+    """What Camunda's resources throw after catching an engine exception: RestException."""
+    return CamundaError(status, "RestException", message, headers=_invariant_headers(exc))
+
+
+def engine_error(
+    message: str, type_: str = "ProcessEngineException", status: int = 500
+) -> CamundaError:
+    return CamundaError(status, type_, message)
+
+
+def _invariant_headers(exc: Exception | None) -> dict[str, str]:
+    if isinstance(exc, InvariantViolation):
+        return {INVARIANT_HEADER: exc.kind.value}
+    return {}
+
+
+def parse_error(exc: ModelError) -> CamundaError:
+    resource = exc.file or "resource"
+    problem = {
+        "message": exc.message,
+        "line": exc.line or 0,
+        "column": 0,
+        "mainElementId": exc.element_id,
+        "elementIds": [exc.element_id] if exc.element_id else [],
+    }
+    return CamundaError(
+        400,
+        "ParseException",
+        f"ENGINE-09005 Could not parse BPMN process. Errors: \n* {exc.message}",
+        extra={"details": {resource: {"errors": [problem], "warnings": []}}},
+    )
+
+
+def translate(exc: Exception) -> CamundaError:
+    """The Camunda answer for an engine error no endpoint translated itself."""
+    if isinstance(exc, CamundaError):
+        return exc
+    if isinstance(exc, Unauthorized):
+        return CamundaError(401, "AuthenticationException", exc.message)
+    if isinstance(exc, Forbidden):
+        return CamundaError(
+            403,
+            "AuthorizationException",
+            exc.message,
+            extra={"userId": None, "missingAuthorizations": []},
+        )
+    if isinstance(exc, ModelError):
+        return parse_error(exc)
+    if isinstance(exc, NotFound):
+        return invalid_request(exc.message, 404)
+    if isinstance(exc, BadRequest | ExpressionError):
+        return invalid_request(exc.message)
+    if isinstance(exc, InvariantViolation):
+        status = 400 if exc.kind is InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT else 500
+        return CamundaError(
+            status, "ProcessEngineException", exc.message, headers=_invariant_headers(exc)
+        )
+    if isinstance(exc, InterlockError):
+        return engine_error(exc.message)
+    return engine_error(f"{type(exc).__name__}: {exc}")

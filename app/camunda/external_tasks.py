@@ -1,0 +1,353 @@
+"""External tasks: fetch-and-lock with long polling, the worker's reports, queries.
+
+A long poll never blocks the event loop: each look for work runs in a worker thread of its own
+limiter (so waiting workers cannot starve other requests of threads), waits at most a second for
+the database to announce new work, and the loop gives up early when the client has gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+import anyio
+import anyio.to_thread
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.dto import Json
+from app.camunda.errors import CamundaError, invalid_request, rest_error
+from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.variables import stored_to_dto, to_typed_map
+from engine.accounts import Role
+from engine.api import Engine
+from engine.commands.external_tasks import TopicRequest
+from engine.errors import (
+    BadRequest,
+    Conflict,
+    InterlockError,
+    InvariantViolation,
+    InvariantViolationKind,
+    NotFound,
+)
+from engine.schema import EXTERNAL_TASK_CHANNEL
+from engine.store import camunda_queries as cq
+
+MAX_ASYNC_RESPONSE_MS = 1_800_000
+LONG_POLL_THREADS = 100
+UNSUPPORTED_TOPIC_FILTERS = (
+    "businessKey",
+    "processDefinitionId",
+    "processDefinitionIdIn",
+    "processDefinitionKey",
+    "processDefinitionKeyIn",
+    "processDefinitionVersionTag",
+    "processVariables",
+)
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    loop = asyncio.get_running_loop()
+    found = _limiters.get(loop)
+    if found is None:
+        found = _limiters[loop] = anyio.CapacityLimiter(LONG_POLL_THREADS)
+    return found
+
+
+def _topics(call: Call) -> list[TopicRequest]:
+    topics = call.field("topics", [])
+    if not isinstance(topics, list):
+        raise invalid_request("'topics' must be a list")
+    requests = []
+    for topic in topics:
+        if not isinstance(topic, dict) or not isinstance(topic.get("topicName"), str):
+            raise invalid_request("every topic needs a 'topicName'")
+        name = topic["topicName"]
+        for key in UNSUPPORTED_TOPIC_FILTERS:
+            if topic.get(key) not in (None, "", [], {}):
+                raise invalid_request(
+                    f"topic '{name}': the '{key}' filter is not supported by Interlock"
+                )
+        if topic.get("tenantIdIn"):
+            continue  # Interlock has no tenants: no task belongs to one
+        duration = topic.get("lockDuration")
+        if isinstance(duration, bool) or not isinstance(duration, int | float):
+            raise invalid_request(f"topic '{name}' needs a numeric 'lockDuration'")
+        names = topic.get("variables")
+        if names is not None and (
+            not isinstance(names, list) or not all(isinstance(n, str) for n in names)
+        ):
+            raise invalid_request(f"topic '{name}': 'variables' must be a list of names")
+        requests.append(
+            TopicRequest(name, int(duration), tuple(names) if names is not None else None)
+        )
+    return requests
+
+
+def _look_once(
+    engine: Engine,
+    worker_id: str,
+    topics: list[TopicRequest],
+    max_tasks: int,
+    use_priority: bool,
+    wait_seconds: float,
+) -> list[Json]:
+    """Lock what is available; when nothing is, wait up to `wait_seconds` for news of work."""
+    seen = engine.notifier.generation(EXTERNAL_TASK_CHANNEL) if wait_seconds > 0 else 0
+    found = engine.fetch_and_lock(worker_id, topics, max_tasks=max_tasks, use_priority=use_priority)
+    if not found:
+        if wait_seconds > 0:
+            engine.notifier.wait(EXTERNAL_TASK_CHANNEL, wait_seconds, since=seen)
+        return []
+    with engine.connection() as conn:
+        details = cq.locked_task_details(conn, [UUID(task["id"]) for task in found])
+    return [
+        dto.locked_external_task(
+            task,
+            {
+                name: stored_to_dto(value["type"], value["value"])
+                for name, value in task["variables"].items()
+            },
+            details.get(UUID(task["id"])),
+        )
+        for task in found
+    ]
+
+
+@endpoint("/external-task/fetchAndLock", "POST", Role.OPERATOR, body="json")
+async def fetch_and_lock(call: Call) -> Response:
+    worker_id = call.body_text("workerId")
+    if not worker_id:
+        raise invalid_request("workerId is null")
+    max_tasks = call.body_int("maxTasks", 1) or 0
+    use_priority = call.body_flag("usePriority", False)
+    timeout_ms = call.body_int("asyncResponseTimeout", 0) or 0
+    if timeout_ms > MAX_ASYNC_RESPONSE_MS:
+        raise invalid_request(
+            "The asynchronous response timeout cannot be set to a value greater than "
+            f"{MAX_ASYNC_RESPONSE_MS} milliseconds"
+        )
+    topics = _topics(call)
+    if not topics or max_tasks < 1:
+        return json_response([])
+    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
+    limiter = _limiter()
+    while True:
+        remaining = deadline - time.monotonic()
+        wait = min(remaining, 1.0) if remaining > 0 else 0.0
+        try:
+            found = await anyio.to_thread.run_sync(
+                _look_once,
+                call.engine,
+                worker_id,
+                topics,
+                max_tasks,
+                use_priority,
+                wait,
+                limiter=limiter,
+            )
+        except BadRequest as exc:
+            raise invalid_request(exc.message) from exc
+        if found or time.monotonic() >= deadline:
+            return json_response(found)
+        if await call.request.is_disconnected():
+            return json_response([])
+
+
+# -- reports --------------------------------------------------------------------------------------
+
+
+def _missing(task_id: str) -> CamundaError:
+    return rest_error(404, f"External task with id {task_id} does not exist")
+
+
+def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
+    """Run a worker's report and answer as Camunda does: 204, 404 for a task that is gone, 400
+    (with X-Invariant-Violation) when another worker holds it."""
+    task_id = call.path["id"]
+    worker_id = call.body_text("workerId")
+    if not worker_id:
+        raise invalid_request("workerId is null")
+    try:
+        run(worker_id)
+    except NotFound as exc:
+        raise _missing(task_id) from exc
+    except InvariantViolation as exc:
+        if exc.kind is not InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT:
+            raise rest_error(500, exc.message, exc) from exc
+        holder = _holder(call, task_id)
+        message = (
+            f"{action.format(id=task_id, worker=worker_id)}'. It is locked by worker '{holder}'."
+        )
+        raise rest_error(400, message, exc) from exc
+    except Conflict as exc:
+        if "task_id" in exc.detail:
+            raise _missing(task_id) from exc
+        raise rest_error(500, exc.message, exc) from exc
+    except BadRequest as exc:
+        raise rest_error(400, exc.message, exc) from exc
+    except InterlockError as exc:
+        raise rest_error(500, exc.message, exc) from exc
+    return no_content()
+
+
+def _holder(call: Call, task_id: str) -> str | None:
+    with call.engine.connection() as conn:
+        rows = cq.external_tasks(conn, cq.Page(), call.engine.clock(), task_id=as_uuid(task_id))
+    assert isinstance(rows, list)
+    return rows[0].worker_id if rows else None
+
+
+@endpoint("/external-task/{id}/complete", "POST", Role.OPERATOR, body="json")
+def complete(call: Call) -> Response:
+    variables = to_typed_map(call.field("variables"))
+    to_typed_map(call.field("localVariables"), "localVariables")
+    return _report(
+        call,
+        "External Task {id} cannot be completed by worker '{worker}",
+        lambda worker: call.engine.complete_external_task(call.path["id"], worker, variables),
+    )
+
+
+@endpoint("/external-task/{id}/failure", "POST", Role.OPERATOR, body="json")
+def failure(call: Call) -> Response:
+    retries = call.body_int("retries", 0) or 0
+    retry_timeout = call.body_int("retryTimeout", 0) or 0
+    message = call.body_text("errorMessage") or ""
+    details = call.body_text("errorDetails")
+    return _report(
+        call,
+        "Failure of External Task {id} cannot be reported by worker '{worker}",
+        lambda worker: call.engine.fail_external_task(
+            call.path["id"],
+            worker,
+            message,
+            details=details,
+            retries=retries,
+            retry_timeout_ms=retry_timeout,
+        ),
+    )
+
+
+@endpoint("/external-task/{id}/bpmnError", "POST", Role.OPERATOR, body="json")
+def bpmn_error(call: Call) -> Response:
+    code = call.body_text("errorCode")
+    if not code:
+        raise invalid_request("errorCode is null")
+    message = call.body_text("errorMessage") or ""
+    variables = to_typed_map(call.field("variables"))
+    return _report(
+        call,
+        "Bpmn error of External Task {id} cannot be reported by worker '{worker}",
+        lambda worker: call.engine.external_task_bpmn_error(
+            call.path["id"], worker, code, message, variables
+        ),
+    )
+
+
+@endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, body="json")
+def extend_lock(call: Call) -> Response:
+    duration = call.body_int("newDuration", 0) or 0
+    return _report(
+        call,
+        "Lock of External Task {id} cannot be extended by worker '{worker}",
+        lambda worker: call.engine.extend_lock(call.path["id"], worker, duration),
+    )
+
+
+@endpoint("/external-task/{id}/unlock", "POST", Role.OPERATOR)
+def unlock(call: Call) -> Response:
+    task_id = call.path["id"]
+    try:
+        call.engine.unlock_external_task(task_id)
+    except (NotFound, Conflict) as exc:
+        raise _missing(task_id) from exc
+    return no_content()
+
+
+@endpoint("/external-task/{id}/retries", "PUT", Role.OPERATOR, body="json")
+def set_retries(call: Call) -> Response:
+    task_id = call.path["id"]
+    retries = call.body_int("retries")
+    if retries is None:
+        raise invalid_request("The number of retries cannot be null.")
+    try:
+        call.engine.set_external_task_retries(task_id, retries)
+    except (NotFound, Conflict) as exc:
+        raise _missing(task_id) from exc
+    except BadRequest as exc:
+        raise invalid_request(exc.message) from exc
+    return no_content()
+
+
+# -- queries --------------------------------------------------------------------------------------
+
+
+def _query(
+    call: Call, *, task_id: UUID | None = None, count: bool = False
+) -> list[cq.ExternalTaskRow] | int:
+    locked = call.flag("locked")
+    if call.flag("notLocked"):
+        locked = False
+    retries_left = call.flag("withRetriesLeft")
+    if call.flag("noRetriesLeft"):
+        retries_left = False
+    suspended = call.flag("suspended")
+    if call.flag("active"):
+        suspended = False
+    priority_min = call.integer("priorityHigherThanOrEquals")
+    priority_max = call.integer("priorityLowerThanOrEquals")
+    with call.engine.connection() as conn:
+        return cq.external_tasks(
+            conn,
+            call.page(cq.EXTERNAL_TASK_SORT),
+            call.engine.clock(),
+            task_id=task_id or call.uuid("externalTaskId"),
+            task_ids=call.uuids("externalTaskIdIn"),
+            topic=call.text("topicName"),
+            worker_id=call.text("workerId"),
+            locked=locked,
+            with_retries_left=retries_left,
+            lock_expires_after=call.date("lockExpirationAfter"),
+            lock_expires_before=call.date("lockExpirationBefore"),
+            node_id=call.text("activityId"),
+            node_ids=call.csv("activityIdIn"),
+            execution_id=call.uuid("executionId"),
+            instance_id=call.uuid("processInstanceId"),
+            instance_ids=call.uuids("processInstanceIdIn"),
+            definition_id=call.text("processDefinitionId"),
+            suspended=suspended,
+            min_priority=priority_min,
+            max_priority=priority_max,
+            count=count,
+        )
+
+
+@endpoint("/external-task", "GET", Role.VIEWER)
+def list_external_tasks(call: Call) -> Response:
+    rows = _query(call)
+    assert isinstance(rows, list)
+    return json_response([dto.external_task(row) for row in rows])
+
+
+@endpoint("/external-task/count", "GET", Role.VIEWER)
+def count_external_tasks(call: Call) -> Response:
+    return json_response({"count": _query(call, count=True)})
+
+
+@endpoint("/external-task/{id}", "GET", Role.VIEWER)
+def get_external_task(call: Call) -> Response:
+    task_id = call.path["id"]
+    call.query = type(call.query)()
+    rows = _query(call, task_id=as_uuid(task_id))
+    assert isinstance(rows, list)
+    if not rows:
+        raise _missing(task_id)
+    return json_response(dto.external_task(rows[0]))

@@ -1,0 +1,233 @@
+"""How a Camunda endpoint is declared: path, method, the role it needs, and a handler that gets a
+`Call` (engine, path and query parameters, parsed body). Plain handlers run in a worker thread;
+coroutine handlers run on the event loop. Every error leaves as Camunda's `{type, message}`."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData, QueryParams
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from app.auth import require
+from app.camunda.dto import parse_date
+from app.camunda.errors import CamundaError, invalid_request, translate
+from engine.accounts import Role
+from engine.api import Engine
+from engine.store.camunda_queries import Page
+
+log = logging.getLogger("interlock.camunda")
+
+NO_MATCH = UUID(int=0)
+BodyKind = Literal["none", "json", "form"]
+Handler = Callable[["Call"], Response] | Callable[["Call"], Awaitable[Response]]
+
+
+@dataclass
+class Call:
+    request: Request
+    engine: Engine
+    path: dict[str, str]
+    query: QueryParams
+    base: str
+    body: Any = None
+    form: FormData | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # -- query parameters ------------------------------------------------------------------------
+
+    def text(self, name: str) -> str | None:
+        value = self.query.get(name)
+        return value if value not in (None, "") else None
+
+    def flag(self, name: str) -> bool | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        if value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        raise _bad_parameter(name, value, "a boolean")
+
+    def integer(self, name: str) -> int | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            return int(value)
+        except ValueError as exc:
+            raise _bad_parameter(name, value, "an integer") from exc
+
+    def date(self, name: str) -> datetime | None:
+        value = self.text(name)
+        if value is None:
+            return None
+        try:
+            return parse_date(value)
+        except ValueError as exc:
+            raise _bad_parameter(name, value, "a date") from exc
+
+    def uuid(self, name: str) -> UUID | None:
+        """An id filter. An id Interlock never issues matches nothing."""
+        value = self.text(name)
+        return None if value is None else as_uuid(value)
+
+    def csv(self, name: str) -> list[str] | None:
+        value = self.text(name)
+        return [part for part in value.split(",") if part] if value is not None else None
+
+    def uuids(self, name: str) -> list[UUID] | None:
+        parts = self.csv(name)
+        return None if parts is None else [as_uuid(part) for part in parts]
+
+    def page(self, sortable: dict[str, str]) -> Page:
+        first = self.integer("firstResult") or 0
+        maximum = self.integer("maxResults")
+        sort_by, sort_order = self.text("sortBy"), self.text("sortOrder")
+        if (sort_by is None) != (sort_order is None):
+            raise invalid_request(
+                "Only a single sorting parameter specified. sortBy and sortOrder required"
+            )
+        sort: tuple[tuple[str, bool], ...] = ()
+        if sort_by is not None and sort_order is not None:
+            if sort_by not in sortable:
+                raise _bad_parameter("sortBy", sort_by, "a sortable property")
+            if sort_order not in ("asc", "desc"):
+                raise _bad_parameter("sortOrder", sort_order, "asc or desc")
+            sort = ((sort_by, sort_order == "desc"),)
+        return Page(first=first, max=maximum, sort=sort)
+
+    # -- body -----------------------------------------------------------------------------------
+
+    def field(self, name: str, default: Any = None) -> Any:
+        if isinstance(self.body, dict):
+            value = self.body.get(name, default)
+            return default if value is None else value
+        return default
+
+    def body_text(self, name: str) -> str | None:
+        value = self.field(name)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise invalid_request(f"'{name}' must be a string")
+        return value
+
+    def body_int(self, name: str, default: int | None = None) -> int | None:
+        value = self.field(name, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+            raise invalid_request(f"'{name}' must be an integer, not {value!r}")
+        return int(value)
+
+    def body_flag(self, name: str, default: bool = False) -> bool:
+        value = self.field(name, default)
+        if not isinstance(value, bool):
+            raise invalid_request(f"'{name}' must be a boolean, not {value!r}")
+        return value
+
+
+def as_uuid(value: str) -> UUID:
+    try:
+        return UUID(value)
+    except ValueError:
+        return NO_MATCH
+
+
+def _bad_parameter(name: str, value: str, what: str) -> CamundaError:
+    return invalid_request(f"Cannot set query parameter '{name}' to value '{value}': not {what}")
+
+
+def json_response(content: Any, status: int = 200) -> Response:
+    """Exactly `Content-Type: application/json`, as Camunda's clients compare it."""
+    return JSONResponse(content, status_code=status, media_type="application/json")
+
+
+def no_content() -> Response:
+    return Response(status_code=204)
+
+
+def base_url(request: Request) -> str:
+    root = request.scope.get("root_path", "")
+    return f"{request.url.scheme}://{request.url.netloc}{root}"
+
+
+class Endpoints:
+    """The routes of the Camunda surface, in the order they were declared."""
+
+    def __init__(self) -> None:
+        self.routes: list[BaseRoute] = []
+
+    def __call__(
+        self, path: str, method: str, role: Role, *, body: BodyKind = "none"
+    ) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            async def endpoint(request: Request) -> Response:
+                return await _serve(request, handler, role, body)
+
+            endpoint.__name__ = handler.__name__
+            self.routes.append(Route(path, endpoint, methods=[method]))
+            return handler
+
+        return register
+
+
+async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind) -> Response:
+    call: Call | None = None
+    try:
+        require(request, role)
+        call = Call(
+            request=request,
+            engine=request.app.state.engine,
+            path=dict(request.path_params),
+            query=request.query_params,
+            base=base_url(request),
+        )
+        if body == "json":
+            call.body = await _json_body(request)
+        elif body == "form":
+            call.form = await request.form()
+        if inspect.iscoroutinefunction(handler):
+            result: Response = await handler(call)
+        else:
+            result = await run_in_threadpool(handler, call)  # type: ignore[arg-type]
+        return result
+    except Exception as exc:
+        error = translate(exc)
+        if error.status >= 500 and not isinstance(exc, CamundaError):
+            log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+        return error.response()
+    finally:
+        if call is not None and call.form is not None:
+            await call.form.close()
+
+
+async def _json_body(request: Request) -> Any:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    try:
+        parsed = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise invalid_request(f"The request body is not valid JSON: {exc}") from exc
+    if not isinstance(parsed, dict):
+        raise invalid_request("The request body must be a JSON object")
+    return parsed
+
+
+async def not_found(request: Request) -> Response:
+    """Camunda's answer for a path it does not serve (JAX-RS's NotFoundException)."""
+    return CamundaError(404, "NotFoundException", "HTTP 404 Not Found").response()
+
+
+endpoint = Endpoints()

@@ -1,0 +1,63 @@
+"""Open incidents."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.errors import invalid_request
+from app.camunda.http import Call, as_uuid, endpoint, json_response
+from engine.accounts import Role
+from engine.store import camunda_queries as cq
+
+
+def _query(
+    call: Call, *, incident_id: UUID | None = None, count: bool = False
+) -> list[cq.IncidentRow] | int:
+    ids = [call.uuid(name) for name in ("incidentId", "causeIncidentId", "rootCauseIncidentId")]
+    wanted = {i for i in ids if i is not None}
+    if incident_id is not None:
+        wanted.add(incident_id)
+    if len(wanted) > 1:
+        wanted = {as_uuid("")}
+    with call.engine.connection() as conn:
+        return cq.incidents(
+            conn,
+            call.page(cq.INCIDENT_SORT),
+            incident_id=next(iter(wanted), None),
+            incident_type=call.text("incidentType"),
+            message=call.text("incidentMessage"),
+            message_like=call.text("incidentMessageLike"),
+            definition_id=call.text("processDefinitionId"),
+            definition_keys=call.csv("processDefinitionKeyIn"),
+            instance_id=call.uuid("processInstanceId"),
+            execution_id=call.uuid("executionId"),
+            node_id=call.text("activityId") or call.text("failedActivityId"),
+            configuration=call.uuid("configuration"),
+            count=count,
+        )
+
+
+@endpoint("/incident", "GET", Role.VIEWER)
+def list_incidents(call: Call) -> Response:
+    rows = _query(call)
+    assert isinstance(rows, list)
+    return json_response([dto.incident(row) for row in rows])
+
+
+@endpoint("/incident/count", "GET", Role.VIEWER)
+def count_incidents(call: Call) -> Response:
+    return json_response({"count": _query(call, count=True)})
+
+
+@endpoint("/incident/{id}", "GET", Role.VIEWER)
+def get_incident(call: Call) -> Response:
+    incident_id = call.path["id"]
+    call.query = type(call.query)()
+    rows = _query(call, incident_id=as_uuid(incident_id))
+    assert isinstance(rows, list)
+    if not rows:
+        raise invalid_request(f"No matching incident with id {incident_id}", 404)
+    return json_response(dto.incident(rows[0]))

@@ -1,0 +1,340 @@
+"""Process instances: query, read, cancel, variables, the activity instance tree, and history."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from starlette.datastructures import QueryParams
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.dto import Json
+from app.camunda.errors import invalid_request
+from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.variables import dto_map, stored_to_dto
+from engine.accounts import Role
+from engine.errors import Conflict, NotFound
+from engine.model import ParallelGateway, ProcessModel
+from engine.store import camunda_queries as cq
+from engine.store import queries
+
+VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
+
+
+def variable_filters(call: Call, name: str = "variables") -> list[cq.VariableFilter]:
+    """Camunda's `variables=name_op_value,...` query parameter."""
+    raw = call.text(name)
+    if raw is None:
+        return []
+    found = []
+    for expression in raw.split(","):
+        match = VARIABLE_EXPRESSION.match(expression)
+        if match is None:
+            raise invalid_request(
+                f"variable query parameter has to have format KEY_OPERATOR_VALUE, not "
+                f"'{expression}'"
+            )
+        variable, op, text = match.groups()
+        found.append(_variable_filter(variable, op, text))
+    return found
+
+
+def _variable_filter(name: str, op: str, text: str) -> cq.VariableFilter:
+    values: list[Any] = [text]
+    number: float | None = None
+    with contextlib.suppress(ValueError):
+        number = float(text)
+    if number is not None:
+        values.append(int(number) if number.is_integer() else number)
+    if text.lower() in ("true", "false"):
+        values.append(text.lower() == "true")
+    if text.lower() == "null":
+        values.append(None)
+    return cq.VariableFilter(name, op, text, number, tuple(values))
+
+
+def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
+    suspended = call.flag("suspended")
+    if call.flag("active"):
+        suspended = False
+    ids = call.csv("processInstanceIds")
+    with call.engine.connection() as conn:
+        return cq.process_instances(
+            conn,
+            call.page(cq.INSTANCE_SORT),
+            ids=[as_uuid(i) for i in ids] if ids is not None else None,
+            business_key=call.text("businessKey"),
+            business_key_like=call.text("businessKeyLike"),
+            definition_id=call.text("processDefinitionId"),
+            definition_key=call.text("processDefinitionKey"),
+            definition_keys=call.csv("processDefinitionKeyIn"),
+            suspended=suspended,
+            with_incident=call.flag("withIncident"),
+            variables=variable_filters(call),
+            count=count,
+        )
+
+
+@endpoint("/process-instance", "GET", Role.VIEWER)
+def list_instances(call: Call) -> Response:
+    rows = _instance_query(call, count=False)
+    assert isinstance(rows, list)
+    return json_response([dto.instance_from_row(call.base, row) for row in rows])
+
+
+@endpoint("/process-instance/count", "GET", Role.VIEWER)
+def count_instances(call: Call) -> Response:
+    return json_response({"count": _instance_query(call, count=True)})
+
+
+def _running(call: Call) -> queries.InstanceInfo:
+    """The instance of the path, while it runs (Camunda's runtime forgets ended instances)."""
+    instance_id = call.path["id"]
+    with call.engine.connection() as conn:
+        info = queries.instance(conn, as_uuid(instance_id))
+    if info is None or info.state in ("Completed", "Terminated"):
+        raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
+    return info
+
+
+def _known(call: Call) -> queries.InstanceInfo:
+    instance_id = call.path["id"]
+    with call.engine.connection() as conn:
+        info = queries.instance(conn, as_uuid(instance_id))
+    if info is None:
+        raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
+    return info
+
+
+@endpoint("/process-instance/{id}", "GET", Role.VIEWER)
+def get_instance(call: Call) -> Response:
+    return json_response(dto.instance_from_info(call.base, _running(call)))
+
+
+@endpoint("/process-instance/{id}", "DELETE", Role.OPERATOR)
+def delete_instance(call: Call) -> Response:
+    info = _running(call)
+    try:
+        call.engine.instance(info.id).cancel()
+    except (NotFound, Conflict) as exc:
+        message = f"Process instance with id {info.id} does not exist"
+        raise invalid_request(message, 404) from exc
+    return no_content()
+
+
+@endpoint("/process-instance/{id}/variables", "GET", Role.VIEWER)
+def instance_variables(call: Call) -> Response:
+    info = _known(call)
+    return json_response(dto_map(call.engine.instance(info.id).typed_variables()))
+
+
+@endpoint("/process-instance/{id}/variables/{name}", "GET", Role.VIEWER)
+def instance_variable(call: Call) -> Response:
+    info = _known(call)
+    name = call.path["name"]
+    with call.engine.connection() as conn:
+        rows = queries.variables(conn, info.id)
+    for found, type_name, value in rows:
+        if found == name:
+            return json_response(stored_to_dto(type_name, value))
+    raise invalid_request(f"process instance variable with name {name} does not exist", 404)
+
+
+# -- activity instances ---------------------------------------------------------------------------
+
+
+@endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER)
+def activity_tree(call: Call) -> Response:
+    info = _running(call)
+    engine = call.engine
+    with engine.connection() as conn:
+        tokens = cq.live_tokens(conn, info.id)
+        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+    incidents: dict[UUID, list[str]] = {}
+    for incident in engine.incidents(instance_id=info.id):
+        if incident.token_id is not None:
+            incidents.setdefault(incident.token_id, []).append(str(incident.id))
+    root_id = str(info.id)
+    root: Json = {
+        "id": root_id,
+        "parentActivityInstanceId": None,
+        "activityId": info.definition_id,
+        "activityType": "processDefinition",
+        "processInstanceId": root_id,
+        "processDefinitionId": info.definition_id,
+        "childActivityInstances": [],
+        "childTransitionInstances": [],
+        "executionIds": [root_id],
+        "activityName": model.name or model.key,
+        "incidentIds": [],
+        "incidents": [],
+        "name": model.name or model.key,
+    }
+    nodes: dict[UUID, Json] = {}
+    pending: list[tuple[cq.LiveToken, Json]] = []
+    for token in tokens:
+        if token.state == "Waiting" and isinstance(_node(model, token.node_id), ParallelGateway):
+            continue
+        entry = _activity_entry(token, model, info, incidents.get(token.id, []))
+        if "childActivityInstances" in entry:
+            nodes[token.id] = entry
+        pending.append((token, entry))
+    for token, entry in pending:
+        parent = nodes.get(token.scope_id) if token.scope_id is not None else None
+        target = parent if parent is not None else root
+        entry["parentActivityInstanceId"] = target["id"]
+        for incident in entry["incidents"]:
+            incident["parentActivityInstanceId"] = entry["id"]
+        key = (
+            "childActivityInstances"
+            if "childActivityInstances" in entry
+            else ("childTransitionInstances")
+        )
+        target[key].append(entry)
+    return json_response(root)
+
+
+def _node(model: ProcessModel, node_id: str) -> Any:
+    return model.node(node_id) if model.has_node(node_id) else None
+
+
+def _activity_entry(
+    token: cq.LiveToken, model: ProcessModel, info: queries.InstanceInfo, incident_ids: list[str]
+) -> Json:
+    node = _node(model, token.node_id)
+    common: Json = {
+        "id": str(token.visit_id or token.id),
+        "parentActivityInstanceId": None,
+        "activityId": token.node_id,
+        "activityType": dto.activity_type(node) if node is not None else token.node_id,
+        "processInstanceId": str(info.id),
+        "processDefinitionId": info.definition_id,
+        "activityName": node.name if node is not None else None,
+        "incidentIds": incident_ids,
+        "incidents": [{"id": i, "parentActivityInstanceId": None} for i in incident_ids],
+    }
+    if token.state == "Ready":
+        return {**common, "executionId": str(token.id), "targetActivityId": token.node_id}
+    return {
+        **common,
+        "childActivityInstances": [],
+        "childTransitionInstances": [],
+        "executionIds": [str(token.id)],
+        "name": common["activityName"],
+    }
+
+
+# -- history --------------------------------------------------------------------------------------
+
+
+@endpoint("/history/process-instance/{id}", "GET", Role.VIEWER)
+def historic_instance(call: Call) -> Response:
+    instance_id = call.path["id"]
+    with call.engine.connection() as conn:
+        row = cq.historic_instance(conn, as_uuid(instance_id))
+    if row is None:
+        raise invalid_request(
+            f"Historic process instance with id {instance_id} does not exist", 404
+        )
+    return json_response(dto.historic_process_instance(row))
+
+
+def _activity_query(call: Call) -> list[Json]:
+    engine = call.engine
+    page = call.page(cq.ACTIVITY_SORT)
+    wanted_type = call.text("activityType")
+    node_types = None
+    if wanted_type is not None:
+        node_types = [dto.NODE_KINDS_OF_TYPE.get(wanted_type, "")]
+    finished = call.flag("finished")
+    if call.flag("unfinished"):
+        finished = False
+    complete_scope = call.flag("completeScope")
+    in_python = wanted_type is not None or complete_scope is not None
+    sql_page = cq.Page(sort=page.sort) if in_python else page
+    with engine.connection() as conn:
+        rows = cq.activity_instances(
+            conn,
+            sql_page,
+            activity_instance_id=call.uuid("activityInstanceId"),
+            instance_id=call.uuid("processInstanceId"),
+            definition_id=call.text("processDefinitionId"),
+            execution_id=call.uuid("executionId"),
+            activity_id=call.text("activityId"),
+            activity_name=call.text("activityName"),
+            node_types=node_types,
+            assignee=call.text("taskAssignee"),
+            finished=finished,
+            canceled=call.flag("canceled"),
+            started_before=call.date("startedBefore"),
+            started_after=call.date("startedAfter"),
+            finished_before=call.date("finishedBefore"),
+            finished_after=call.date("finishedAfter"),
+        )
+        assert isinstance(rows, list)
+        models = {
+            row.definition_id: engine.definition_cache.get(
+                conn, row.definition_id, row.definition_key
+            )
+            for row in rows
+        }
+        scopes = cq.visits_of_tokens(
+            conn, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
+        )
+    parent_of = _parent_finder(models, scopes)
+    shown = [
+        dto.historic_activity_instance(row, models.get(row.definition_id), parent_of(row))
+        for row in rows
+    ]
+    checks: list[Callable[[Json], bool]] = []
+    if wanted_type is not None:
+        checks.append(lambda entry: entry["activityType"] == wanted_type)
+    if complete_scope is not None:
+        checks.append(lambda entry: entry["completeScope"] == complete_scope)
+    if in_python:
+        shown = [entry for entry in shown if all(check(entry) for check in checks)]
+        end = None if page.max is None else page.first + page.max
+        shown = shown[page.first : end]
+    return shown
+
+
+def _parent_finder(
+    models: dict[str, ProcessModel], scopes: list[cq.ScopeVisit]
+) -> Callable[[cq.ActivityRow], str]:
+    by_token: dict[UUID, list[cq.ScopeVisit]] = {}
+    for visit in scopes:
+        by_token.setdefault(visit.token_id, []).append(visit)
+
+    def parent(row: cq.ActivityRow) -> str:
+        model = models.get(row.definition_id)
+        if row.scope_token_id is None or model is None or not model.has_node(row.node_id):
+            return str(row.instance_id)
+        scope_node = model.node(row.node_id).parent
+        candidates = [
+            v
+            for v in by_token.get(row.scope_token_id, [])
+            if v.node_id == scope_node and v.started_at <= row.started_at
+        ]
+        return str(candidates[-1].id) if candidates else str(row.instance_id)
+
+    return parent
+
+
+@endpoint("/history/activity-instance", "GET", Role.VIEWER)
+def historic_activities(call: Call) -> Response:
+    return json_response(_activity_query(call))
+
+
+@endpoint("/history/activity-instance/count", "GET", Role.VIEWER)
+def count_historic_activities(call: Call) -> Response:
+    return json_response({"count": len(_activity_query(_unpaged(call)))})
+
+
+def _unpaged(call: Call) -> Call:
+    kept = [(k, v) for k, v in call.query.multi_items() if k not in ("firstResult", "maxResults")]
+    call.query = QueryParams(kept)
+    return call

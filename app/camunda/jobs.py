@@ -1,0 +1,135 @@
+"""Jobs: timers, asynchronous continuations and their retries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import UUID
+
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.dto import parse_date
+from app.camunda.errors import invalid_request, rest_error
+from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from engine.accounts import Role
+from engine.errors import Conflict, NotFound
+from engine.store import camunda_queries as cq
+
+
+def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
+    """Camunda's `dueDates=gt_<date>,lt_<date>`."""
+    after = before = None
+    for part in call.csv("dueDates") or []:
+        op, _, text = part.partition("_")
+        try:
+            when = parse_date(text)
+        except ValueError as exc:
+            raise invalid_request(f"Invalid due date condition '{part}'") from exc
+        if op == "gt":
+            after = when
+        elif op == "lt":
+            before = when
+        else:
+            raise invalid_request(f"Invalid due date comparator '{op}': use gt or lt")
+    return after, before
+
+
+def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> list[cq.JobRow] | int:
+    retries_left = call.flag("withRetriesLeft")
+    if call.flag("noRetriesLeft"):
+        retries_left = False
+    suspended = call.flag("suspended")
+    if call.flag("active"):
+        suspended = False
+    after, before = _due_dates(call)
+    engine = call.engine
+    with engine.connection() as conn:
+        return cq.jobs(
+            conn,
+            call.page(cq.JOB_SORT),
+            engine.clock(),
+            job_id=job_id or call.uuid("jobId"),
+            job_ids=call.uuids("jobIds"),
+            instance_id=call.uuid("processInstanceId"),
+            instance_ids=call.uuids("processInstanceIds"),
+            execution_id=call.uuid("executionId"),
+            definition_id=call.text("processDefinitionId"),
+            definition_key=call.text("processDefinitionKey"),
+            node_id=call.text("activityId"),
+            with_retries_left=retries_left,
+            executable=call.flag("executable"),
+            timers=call.flag("timers"),
+            messages=call.flag("messages"),
+            with_exception=call.flag("withException"),
+            suspended=suspended,
+            due_before=before,
+            due_after=after,
+            count=count,
+        )
+
+
+def _one(call: Call) -> cq.JobRow | None:
+    call.query = type(call.query)()
+    rows = _query(call, job_id=as_uuid(call.path["id"]))
+    assert isinstance(rows, list)
+    return rows[0] if rows else None
+
+
+@endpoint("/job", "GET", Role.VIEWER)
+def list_jobs(call: Call) -> Response:
+    rows = _query(call)
+    assert isinstance(rows, list)
+    return json_response([dto.job(row) for row in rows])
+
+
+@endpoint("/job/count", "GET", Role.VIEWER)
+def count_jobs(call: Call) -> Response:
+    return json_response({"count": _query(call, count=True)})
+
+
+@endpoint("/job/{id}", "GET", Role.VIEWER)
+def get_job(call: Call) -> Response:
+    row = _one(call)
+    if row is None:
+        raise invalid_request(f"Job with id {call.path['id']} does not exist", 404)
+    return json_response(dto.job(row))
+
+
+@endpoint("/job/{id}/execute", "POST", Role.OPERATOR)
+def execute(call: Call) -> Response:
+    job_id = call.path["id"]
+    try:
+        outcome = call.engine.execute_job(job_id)
+    except NotFound as exc:
+        raise invalid_request(f"Job with id {job_id} does not exist", 404) from exc
+    if outcome == "executed":
+        return no_content()
+    if outcome == "gone":
+        raise invalid_request(f"Job with id {job_id} does not exist", 404)
+    if outcome == "failed":
+        row = _one(call)
+        message = row.error_message if row and row.error_message else "the job failed"
+        raise rest_error(500, message)
+    if outcome == "instance-not-active":
+        raise rest_error(500, f"Cannot execute job {job_id}: its process instance is suspended")
+    raise rest_error(500, f"Cannot execute job {job_id}: it is locked by a job executor")
+
+
+@endpoint("/job/{id}/retries", "PUT", Role.OPERATOR, body="json")
+def set_retries(call: Call) -> Response:
+    job_id = call.path["id"]
+    retries = call.body_int("retries")
+    if retries is None:
+        raise invalid_request("The number of job retries cannot be null.")
+    if retries < 0:
+        raise invalid_request(
+            "The number of job retries must be a non-negative Integer, but "
+            f"'{retries}' has been provided."
+        )
+    try:
+        call.engine.set_job_retries(job_id, retries)
+    except NotFound as exc:
+        raise invalid_request(f"No job found with id '{job_id}'.", 404) from exc
+    except Conflict as exc:
+        raise invalid_request(exc.message) from exc
+    return no_content()

@@ -1,0 +1,98 @@
+"""Message correlation and signals."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.dto import Json
+from app.camunda.errors import invalid_request, rest_error
+from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.variables import dto_map, plain_values, to_typed_map
+from engine.accounts import Role
+from engine.errors import Conflict, InterlockError, NotFound
+
+
+@endpoint("/message", "POST", Role.OPERATOR, body="json")
+def correlate(call: Call) -> Response:
+    name = call.body_text("messageName")
+    if not name:
+        raise invalid_request("No message name supplied")
+    if call.field("localCorrelationKeys"):
+        raise invalid_request("localCorrelationKeys are not supported: use correlationKeys")
+    variables = to_typed_map(call.field("processVariables"), "processVariables")
+    to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal")
+    keys = plain_values(call.field("correlationKeys"), "correlationKeys")
+    instance_id = call.body_text("processInstanceId")
+    engine = call.engine
+    try:
+        if call.body_text("tenantId"):
+            raise NotFound("no process definition or execution belongs to a tenant")
+        result = engine.correlate_message(
+            name,
+            business_key=call.body_text("businessKey"),
+            instance_id=as_uuid(instance_id) if instance_id else None,
+            correlation_keys=keys,
+            variables=variables,
+            all=call.body_flag("all"),
+        )
+    except NotFound as exc:
+        message = (
+            f"Cannot correlate message '{name}': No process definition or execution matches "
+            "the parameters"
+        )
+        raise rest_error(400, message, exc) from exc
+    except Conflict as exc:
+        matches = exc.detail.get("matches", "several")
+        message = (
+            f"Cannot correlate message '{name}': {matches} executions match the correlation keys"
+        )
+        raise rest_error(400, message, exc) from exc
+    except InterlockError as exc:
+        raise rest_error(500, f"Cannot correlate message '{name}': {exc.message}", exc) from exc
+    if not call.body_flag("resultEnabled"):
+        return no_content()
+    with_variables = call.body_flag("variablesInResultEnabled")
+    results: list[Json] = []
+    for delivery in result.deliveries:
+        handle = engine.instance(delivery["instance_id"])
+        info = handle.info()
+        entry: Json
+        if delivery["kind"] == "start":
+            entry = {
+                "resultType": "ProcessDefinition",
+                "execution": None,
+                "processInstance": dto.instance_from_info(call.base, info),
+            }
+        else:
+            entry = {
+                "resultType": "Execution",
+                "execution": {
+                    "id": str(info.id),
+                    "processInstanceId": str(info.id),
+                    "ended": info.state in ("Completed", "Terminated"),
+                    "tenantId": None,
+                },
+                "processInstance": None,
+            }
+        if with_variables:
+            entry["variables"] = dto_map(handle.typed_variables())
+        results.append(entry)
+    return json_response(results)
+
+
+@endpoint("/signal", "POST", Role.OPERATOR, body="json")
+def signal(call: Call) -> Response:
+    name = call.body_text("name")
+    if not name:
+        raise invalid_request("No signal name given")
+    if call.field("executionId"):
+        raise invalid_request("executionId is not supported: a signal reaches every subscription")
+    variables = to_typed_map(call.field("variables"))
+    if call.body_text("tenantId"):
+        return no_content()
+    try:
+        call.engine.signal(name, variables)
+    except InterlockError as exc:
+        raise rest_error(500, f"Cannot deliver signal '{name}': {exc.message}", exc) from exc
+    return no_content()

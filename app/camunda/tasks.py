@@ -1,0 +1,154 @@
+"""User tasks: query, read, claim, unclaim, set the assignee, complete."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from starlette.responses import Response
+
+from app.camunda import dto
+from app.camunda.dto import Json
+from app.camunda.errors import engine_error, invalid_request, rest_error
+from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.variables import dto_map, to_typed_map
+from engine.accounts import Role
+from engine.errors import BadRequest, Conflict, InterlockError, NotFound
+from engine.model import UserTask
+from engine.store import camunda_queries as cq
+
+
+def _task_query(
+    call: Call, *, task_id: UUID | None = None, count: bool = False
+) -> list[cq.TaskRow] | int:
+    suspended = call.flag("suspended")
+    if call.flag("active"):
+        suspended = False
+    assigned = call.flag("assigned")
+    if call.flag("unassigned"):
+        assigned = False
+    with call.engine.connection() as conn:
+        return cq.user_tasks(
+            conn,
+            call.page(cq.TASK_SORT),
+            task_id=task_id or call.uuid("taskId"),
+            instance_id=call.uuid("processInstanceId"),
+            instance_ids=call.uuids("processInstanceIdIn"),
+            business_key=call.text("processInstanceBusinessKey"),
+            definition_id=call.text("processDefinitionId"),
+            definition_key=call.text("processDefinitionKey"),
+            definition_keys=call.csv("processDefinitionKeyIn"),
+            node_id=call.text("taskDefinitionKey"),
+            node_ids=call.csv("taskDefinitionKeyIn"),
+            name=call.text("name"),
+            name_like=call.text("nameLike"),
+            assignee=call.text("assignee"),
+            assignee_like=call.text("assigneeLike"),
+            assigned=assigned,
+            candidate_user=call.text("candidateUser"),
+            candidate_group=call.text("candidateGroup"),
+            candidate_groups=call.csv("candidateGroups"),
+            suspended=suspended,
+            priority=call.integer("priority"),
+            min_priority=call.integer("minPriority"),
+            max_priority=call.integer("maxPriority"),
+            execution_id=call.uuid("executionId"),
+            count=count,
+        )
+
+
+def _shown(call: Call, rows: list[cq.TaskRow]) -> list[Json]:
+    engine = call.engine
+    shown = []
+    with engine.connection() as conn:
+        for row in rows:
+            model = engine.definition_cache.get(conn, row.definition_id, row.definition_key)
+            node = model.node(row.node_id) if model.has_node(row.node_id) else None
+            shown.append(dto.task(row, node.form_key if isinstance(node, UserTask) else None))
+    return shown
+
+
+@endpoint("/task", "GET", Role.VIEWER)
+def list_tasks(call: Call) -> Response:
+    rows = _task_query(call)
+    assert isinstance(rows, list)
+    return json_response(_shown(call, rows))
+
+
+@endpoint("/task/count", "GET", Role.VIEWER)
+def count_tasks(call: Call) -> Response:
+    return json_response({"count": _task_query(call, count=True)})
+
+
+@endpoint("/task/{id}", "GET", Role.VIEWER)
+def get_task(call: Call) -> Response:
+    task_id = call.path["id"]
+    call.query = type(call.query)()
+    rows = _task_query(call, task_id=as_uuid(task_id))
+    assert isinstance(rows, list)
+    if not rows:
+        raise invalid_request(f"No matching task with id {task_id}", 404)
+    return json_response(_shown(call, rows)[0])
+
+
+def _missing(task_id: str) -> Exception:
+    return engine_error(f"Cannot find task with id {task_id}: task is null", "NullValueException")
+
+
+def _assign(call: Call, user_id: str | None, *, force: bool) -> Response:
+    task_id = call.path["id"]
+    engine = call.engine
+    try:
+        if user_id is None:
+            engine.unclaim_task(task_id)
+        elif force:
+            engine.set_assignee(task_id, user_id)
+        else:
+            engine.claim_task(task_id, user_id)
+    except NotFound as exc:
+        raise _missing(task_id) from exc
+    except Conflict as exc:
+        if "assignee" in exc.detail:
+            raise engine_error(
+                f"Task '{task_id}' is already claimed by someone else.",
+                "TaskAlreadyClaimedException",
+            ) from exc
+        raise _missing(task_id) from exc
+    return no_content()
+
+
+@endpoint("/task/{id}/claim", "POST", Role.OPERATOR, body="json")
+def claim(call: Call) -> Response:
+    return _assign(call, call.body_text("userId"), force=False)
+
+
+@endpoint("/task/{id}/unclaim", "POST", Role.OPERATOR, body="json")
+def unclaim(call: Call) -> Response:
+    return _assign(call, None, force=True)
+
+
+@endpoint("/task/{id}/assignee", "POST", Role.OPERATOR, body="json")
+def set_assignee(call: Call) -> Response:
+    return _assign(call, call.body_text("userId"), force=True)
+
+
+@endpoint("/task/{id}/complete", "POST", Role.OPERATOR, body="json")
+def complete(call: Call) -> Response:
+    task_id = call.path["id"]
+    variables = to_typed_map(call.field("variables"))
+    engine = call.engine
+    try:
+        result = engine.complete_task(task_id, variables)
+    except BadRequest as exc:
+        raise invalid_request(f"Cannot complete task {task_id}: {exc.message}") from exc
+    except NotFound as exc:
+        message = (
+            f"Cannot complete task {task_id}: Cannot find task with id {task_id}: task is null"
+        )
+        raise rest_error(500, message, exc) from exc
+    except InterlockError as exc:
+        message = f"Cannot complete task {task_id}: {exc.message}"
+        raise rest_error(500, message, exc) from exc
+    if call.body_flag("withVariablesInReturn"):
+        values = engine.instance(result.instance_id).typed_variables()
+        return json_response(dto_map(values))
+    return no_content()

@@ -1,0 +1,142 @@
+"""Definitions: every key with its versions and counts; one definition's diagram with live
+per-node counts and a heatmap of visits and their average durations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.console.common import duration, engine_of, read, render
+from engine.api import Engine
+from engine.errors import BadRequest, NotFound
+from engine.model import ProcessModel
+from engine.store import console_queries
+from engine.store import definitions as definition_store
+from engine.store.console_queries import NodeStats
+from engine.store.definitions import DefinitionRow
+
+
+def _summaries(engine: Engine) -> list[console_queries.DefinitionSummary]:
+    with engine.connection() as conn:
+        return console_queries.definition_summaries(conn)
+
+
+def _version(request: Request) -> int | None:
+    raw = request.query_params.get("version")
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError as exc:
+        raise BadRequest(f"version must be a number, not '{raw}'") from exc
+
+
+def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
+    with engine.connection() as conn:
+        found = (
+            definition_store.by_version(conn, key, version)
+            if version is not None
+            else definition_store.latest(conn, key)
+        )
+    if found is None:
+        what = f"version {version} of '{key}'" if version is not None else f"'{key}'"
+        raise NotFound(f"{what} is not deployed")
+    return found
+
+
+def _details(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
+    definition = _definition(engine, key, version)
+    with engine.connection() as conn:
+        versions = definition_store.list_all(conn, key)
+        counts = console_queries.version_counts(conn, key)
+        stats = console_queries.definition_node_stats(conn, definition.id)
+        model = engine.definition_cache.get(conn, definition.id, definition.key)
+    return {
+        "definition": definition,
+        "versions": versions,
+        "counts": counts,
+        "rows": _rows(model, stats),
+    }
+
+
+def _rows(model: ProcessModel, stats: list[NodeStats]) -> list[tuple[str, str, str, NodeStats]]:
+    """(node id, name, kind, stats) for every node of the model, in name order."""
+    by_node = {s.node_id: s for s in stats}
+    return sorted(
+        ((n.id, n.label, n.kind.value, by_node.get(n.id, NodeStats(n.id))) for n in model.nodes),
+        key=lambda row: row[1].lower(),
+    )
+
+
+async def definitions_page(request: Request) -> Response:
+    summaries = await read(request, _summaries, engine_of(request))
+    if request.query_params.get("fragment"):
+        return render(request, "_definitions.html", {"summaries": summaries})
+    return render(request, "definitions.html", {"page": "definitions", "summaries": summaries})
+
+
+async def definition_page(request: Request) -> Response:
+    key = request.path_params["key"]
+    details = await read(request, _details, engine_of(request), key, _version(request))
+    return render(request, "definition.html", {"page": "definitions", **details})
+
+
+async def definition_stats(request: Request) -> Response:
+    key = request.path_params["key"]
+    details = await read(request, _details, engine_of(request), key, _version(request))
+    return render(request, "_definition_stats.html", details)
+
+
+def _diagram_state(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
+    definition = _definition(engine, key, version)
+    with engine.connection() as conn:
+        stats = console_queries.definition_node_stats(conn, definition.id)
+    return {
+        "definition_id": definition.id,
+        "nodes": {
+            s.node_id: {
+                "active_tokens": s.active_tokens,
+                "open_incidents": s.open_incidents,
+                "visits": s.visits,
+                "average": duration(s.average_seconds) if s.average_seconds is not None else None,
+            }
+            for s in stats
+        },
+    }
+
+
+async def diagram_state(request: Request) -> Response:
+    key = request.path_params["key"]
+    state = await read(request, _diagram_state, engine_of(request), key, _version(request))
+    return JSONResponse(state, headers={"Cache-Control": "no-store"})
+
+
+def _xml(engine: Engine, key: str, version: int | None) -> str:
+    definition = _definition(engine, key, version)
+    with engine.connection() as conn:
+        found = definition_store.source_xml(conn, definition.id)
+    if found is None:
+        raise NotFound(f"'{key}' is not deployed")
+    return found[1]
+
+
+async def definition_xml(request: Request) -> Response:
+    key = request.path_params["key"]
+    xml = await read(request, _xml, engine_of(request), key, _version(request))
+    return Response(
+        xml,
+        media_type="application/xml",
+        headers={"Content-Disposition": "inline", "X-Content-Type-Options": "nosniff"},
+    )
+
+
+routes = [
+    Route("/definitions", definitions_page, methods=["GET"]),
+    Route("/definitions/{key}", definition_page, methods=["GET"]),
+    Route("/definitions/{key}/stats", definition_stats, methods=["GET"]),
+    Route("/definitions/{key}/diagram.json", diagram_state, methods=["GET"]),
+    Route("/definitions/{key}/xml", definition_xml, methods=["GET"]),
+]

@@ -1,0 +1,45 @@
+"""Every open incident, with filters; retry one, or many with visible progress."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.console.common import engine_of, read, render
+from engine.api import Engine
+from engine.store import console_queries
+
+FILTER_FIELDS = ("definition", "type", "node", "text")
+
+
+def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
+    with engine.connection() as conn:
+        incidents = console_queries.open_incidents(
+            conn,
+            definition_key=params.get("definition") or None,
+            incident_type=params.get("type") or None,
+            node_id=params.get("node") or None,
+            text=params.get("text") or None,
+        )
+        keys = [s.key for s in console_queries.definition_summaries(conn)]
+        types = console_queries.incident_types(conn)
+    return {"incidents": incidents, "keys": keys, "types": types}
+
+
+async def incidents_page(request: Request) -> Response:
+    params = {k: v.strip() for k, v in request.query_params.items() if k in FILTER_FIELDS}
+    context = await read(request, _incidents, engine_of(request), params)
+    query = urlencode({k: v for k, v in params.items() if v})
+    context.update(
+        params=params, rows_url="/incidents?" + (query + "&" if query else "") + "fragment=rows"
+    )
+    if request.query_params.get("fragment") == "rows":
+        return render(request, "_incident_rows.html", context)
+    return render(request, "incidents.html", {"page": "incidents", **context})
+
+
+routes = [Route("/incidents", incidents_page, methods=["GET"])]

@@ -1,0 +1,240 @@
+"""The instance inspector: header, live diagram state, and one panel per kind of runtime row."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from uuid import UUID
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from app.console.common import engine_of, read, render
+from engine.api import Engine
+from engine.errors import NotFound
+from engine.model import ProcessModel
+from engine.states import TokenState
+from engine.store import console_queries, definitions, queries
+from engine.store.queries import InstanceInfo, TokenRow, VisitRow
+
+PANELS = ("incidents", "tokens", "user_tasks", "external_tasks", "jobs", "variables", "history")
+
+
+def _info(engine: Engine, instance_id: UUID) -> tuple[InstanceInfo, int, ProcessModel]:
+    with engine.connection() as conn:
+        info = queries.instance(conn, instance_id)
+        if info is None:
+            raise NotFound(f"process instance {instance_id} does not exist")
+        definition = definitions.by_id(conn, info.definition_id)
+        if definition is None:
+            raise NotFound(f"process definition {info.definition_id} does not exist")
+        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+    return info, definition.version, model
+
+
+def _node_choices(model: ProcessModel) -> list[tuple[str, str]]:
+    return sorted(((n.id, n.label) for n in model.nodes), key=lambda pair: pair[1].lower())
+
+
+@dataclass(frozen=True)
+class TokenLine:
+    token: TokenRow
+    depth: int
+    live: bool
+
+
+def _lineage(tokens: list[TokenRow]) -> list[TokenLine]:
+    """Tokens in fork order: each child under its parent, indented by its depth."""
+    children: dict[UUID | None, list[TokenRow]] = {}
+    ids = {t.id for t in tokens}
+    for token in tokens:
+        parent = token.parent_id if token.parent_id in ids else None
+        children.setdefault(parent, []).append(token)
+    lines: list[TokenLine] = []
+
+    def walk(parent: UUID | None, depth: int) -> None:
+        for token in children.get(parent, []):
+            lines.append(TokenLine(token, depth, not TokenState(token.state).is_final))
+            walk(token.id, depth + 1)
+
+    walk(None, 0)
+    return lines
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    visit: VisitRow
+    seconds: float | None
+    left: float
+    width: float
+
+
+def _timeline(visits: list[VisitRow], info: InstanceInfo) -> list[TimelineEntry]:
+    end = info.ended_at or datetime.now(UTC)
+    total = max((end - info.started_at).total_seconds(), 0.001)
+    entries = []
+    for visit in visits:
+        stop = visit.ended_at or end
+        seconds = (visit.ended_at - visit.started_at).total_seconds() if visit.ended_at else None
+        left = max(0.0, (visit.started_at - info.started_at).total_seconds() / total * 100)
+        width = max(0.5, (stop - visit.started_at).total_seconds() / total * 100)
+        entries.append(TimelineEntry(visit, seconds, min(left, 99.5), min(width, 100 - left)))
+    return entries
+
+
+def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> dict[str, Any]:
+    def keep(node_id: str) -> bool:
+        return node is None or node_id == node
+
+    handle = engine.instance(instance_id)
+    context: dict[str, Any] = {"node": node}
+    if name == "incidents":
+        context["incidents"] = [
+            i for i in engine.incidents(instance_id=instance_id) if keep(i.node_id)
+        ]
+    elif name == "tokens":
+        with engine.connection() as conn:
+            tokens = queries.tokens(conn, instance_id)
+            joins = console_queries.join_states(conn, instance_id)
+            info = queries.instance(conn, instance_id)
+            assert info is not None
+            model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+        context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
+        context["joins"] = [
+            (j, len(model.node(j.gateway_id).incoming) if model.has_node(j.gateway_id) else None)
+            for j in joins
+            if keep(j.gateway_id)
+        ]
+        context["names"] = {n.id: n.label for n in model.nodes}
+    elif name == "user_tasks":
+        context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
+    elif name == "external_tasks":
+        context["external"] = [
+            t for t in engine.external_tasks(instance_id=instance_id) if keep(t.node_id)
+        ]
+        context["now"] = datetime.now(UTC)
+    elif name == "jobs":
+        context["jobs"] = [j for j in engine.jobs(instance_id) if keep(j.node_id)]
+        context["now"] = datetime.now(UTC)
+    elif name == "variables":
+        context["variables"] = sorted(handle.typed_variables().items())
+        context["final"] = handle.state.is_final
+    elif name == "history":
+        with engine.connection() as conn:
+            visits = queries.visits(conn, instance_id)
+            info = queries.instance(conn, instance_id)
+        assert info is not None
+        context["timeline"] = [e for e in _timeline(visits, info) if keep(e.visit.node_id)]
+    else:
+        raise NotFound(f"no panel '{name}'")
+    return context
+
+
+def _panels(engine: Engine, instance_id: UUID) -> dict[str, dict[str, Any]]:
+    return {name: _panel(engine, instance_id, name, None) for name in PANELS}
+
+
+def _counts(engine: Engine, instance_id: UUID) -> dict[str, int]:
+    return {
+        "incidents": len(engine.incidents(instance_id=instance_id)),
+        "user_tasks": len(engine.user_tasks(instance_id)),
+        "external_tasks": len(engine.external_tasks(instance_id=instance_id)),
+        "jobs": len(engine.jobs(instance_id)),
+    }
+
+
+async def inspector(request: Request) -> Response:
+    engine = engine_of(request)
+    instance_id: UUID = request.path_params["instance_id"]
+    info, version, model = await read(request, _info, engine, instance_id)
+    panels = await read(request, _panels, engine, instance_id)
+    counts = await read(request, _counts, engine, instance_id)
+    return render(
+        request,
+        "inspector.html",
+        {
+            "page": "instances",
+            "info": info,
+            "version": version,
+            "nodes": _node_choices(model),
+            "panels": panels,
+            "counts": counts,
+        },
+    )
+
+
+async def header(request: Request) -> Response:
+    engine = engine_of(request)
+    instance_id: UUID = request.path_params["instance_id"]
+    info, version, _ = await read(request, _info, engine, instance_id)
+    counts = await read(request, _counts, engine, instance_id)
+    return render(
+        request, "_inspector_header.html", {"info": info, "version": version, "counts": counts}
+    )
+
+
+async def panel(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in PANELS:
+        raise NotFound(f"no panel '{name}'")
+    instance_id: UUID = request.path_params["instance_id"]
+    node = request.query_params.get("node") or None
+    context = await read(request, _panel, engine_of(request), instance_id, name, node)
+    return render(request, f"_panel_{name}.html", {"instance_id": instance_id, "p": context})
+
+
+def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
+    """Where the tokens are, which joins wait, where incidents are, which path was taken."""
+    with engine.connection() as conn:
+        info = queries.instance(conn, instance_id)
+        if info is None:
+            raise NotFound(f"process instance {instance_id} does not exist")
+        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+        tokens = queries.tokens(conn, instance_id)
+        visits = queries.visits(conn, instance_id)
+        joins = console_queries.join_states(conn, instance_id)
+    incidents = engine.incidents(instance_id=instance_id)
+    live: dict[str, Counter[str]] = {}
+    for token in tokens:
+        if not TokenState(token.state).is_final:
+            live.setdefault(token.node_id, Counter())[token.state] += 1
+    completed = {v.node_id for v in visits if v.state == "Completed"}
+    entered = {v.node_id for v in visits}
+    taken = [f.id for f in model.flows if f.source in completed and f.target in entered]
+    return {
+        "instance_id": str(instance_id),
+        "state": info.state,
+        "tokens": {
+            node: {"count": sum(states.values()), "states": dict(states)}
+            for node, states in live.items()
+        },
+        "joins": {
+            j.gateway_id: {
+                "arrived": len(j.arrived),
+                "expected": len(model.node(j.gateway_id).incoming)
+                if model.has_node(j.gateway_id)
+                else None,
+            }
+            for j in joins
+        },
+        "incidents": dict(Counter(i.node_id for i in incidents)),
+        "completed": sorted(completed),
+        "flows": taken,
+    }
+
+
+async def diagram(request: Request) -> Response:
+    instance_id: UUID = request.path_params["instance_id"]
+    state = await read(request, diagram_state, engine_of(request), instance_id)
+    return JSONResponse(state, headers={"Cache-Control": "no-store"})
+
+
+routes = [
+    Route("/instances/{instance_id:uuid}", inspector, methods=["GET"]),
+    Route("/instances/{instance_id:uuid}/header", header, methods=["GET"]),
+    Route("/instances/{instance_id:uuid}/panel/{name}", panel, methods=["GET"]),
+    Route("/instances/{instance_id:uuid}/diagram.json", diagram, methods=["GET"]),
+]

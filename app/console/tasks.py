@@ -1,0 +1,42 @@
+"""The user-task inbox: open tasks to claim and complete."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import principal_of
+from app.console.common import engine_of, read, render
+from engine.api import Engine
+from engine.store import console_queries
+
+SHOW = ("all", "mine", "unassigned")
+
+
+def _tasks(engine: Engine, show: str, me: str, key: str | None) -> dict[str, Any]:
+    tasks = engine.user_tasks(definition_key=key, assignee=me if show == "mine" else None)
+    if show == "unassigned":
+        tasks = [t for t in tasks if t.assignee is None]
+    with engine.connection() as conn:
+        keys = [s.key for s in console_queries.definition_summaries(conn)]
+    return {"tasks": tasks, "keys": keys}
+
+
+async def tasks_page(request: Request) -> Response:
+    show = request.query_params.get("show", "all")
+    show = show if show in SHOW else "all"
+    key = request.query_params.get("definition") or None
+    me = principal_of(request).name
+    context = await read(request, _tasks, engine_of(request), show, me, key)
+    query = urlencode({"show": show, **({"definition": key} if key else {})})
+    context.update(show=show, key=key, rows_url=f"/tasks?{query}&fragment=rows")
+    if request.query_params.get("fragment") == "rows":
+        return render(request, "_task_rows.html", context)
+    return render(request, "tasks.html", {"page": "tasks", "shows": SHOW, **context})
+
+
+routes = [Route("/tasks", tasks_page, methods=["GET"])]

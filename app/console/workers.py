@@ -1,0 +1,35 @@
+"""External-task workers: topics, tasks locked now with their owners, and expired leases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.console.common import engine_of, read, render
+from engine.api import Engine
+from engine.store import console_queries
+
+
+def _workers(engine: Engine) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    with engine.connection() as conn:
+        return {
+            "now": now,
+            "topics": console_queries.topics(conn, now),
+            "locked": console_queries.leases(conn, now, expired=False),
+            "expired": console_queries.leases(conn, now, expired=True),
+        }
+
+
+async def workers_page(request: Request) -> Response:
+    context = await read(request, _workers, engine_of(request))
+    if request.query_params.get("fragment"):
+        return render(request, "_workers.html", context)
+    return render(request, "workers.html", {"page": "workers", **context})
+
+
+routes = [Route("/workers", workers_page, methods=["GET"])]

@@ -1,0 +1,215 @@
+"""Timer lateness on the system clock: how long after its due time a timer fires.
+
+(a) 5,000 timers due within the same second, fired by two executor processes;
+(b) single timers, one at a time, fired by one executor process.
+Lateness is the database's clock_timestamp() in the step that fires the timer (the handler after
+the timer catch event inserts it, in the firing transaction) minus the timer's due time.
+
+    python -m bench.jobs_bench [--timers 5000] [--executors 2] [--database-url URL]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from engine.api import Engine
+from engine.builder import ProcessBuilder
+from engine.database import install_sigterm_exit
+from engine.handlers import TaskContext
+from engine.jobs import JobExecutor
+from engine.model import TimerDefinition
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTERS = 4
+
+
+def record(ctx: TaskContext) -> None:
+    ctx.connection.execute(
+        "INSERT INTO bench_timer_fired (instance_id, due) VALUES (%s, %s)",
+        (ctx.instance_id, ctx.get("due")),
+    )
+
+
+def executor_process(url: str) -> None:
+    """The child: run jobs on `url` until SIGTERM."""
+    install_sigterm_exit()
+    with Engine(url, migrate=False, pool_size=4) as engine:
+        engine.register_handler("bench_record", record)
+        with contextlib.suppress(SystemExit):
+            JobExecutor(engine, batch_size=64).run_forever()
+
+
+def prepare(engine: Engine) -> None:
+    with engine.connection() as conn:
+        conn.execute("DROP TABLE IF EXISTS bench_timer_fired")
+        conn.execute(
+            "CREATE TABLE bench_timer_fired (instance_id uuid PRIMARY KEY, due timestamptz, "
+            "fired_at timestamptz NOT NULL DEFAULT clock_timestamp())"
+        )
+    model = (
+        ProcessBuilder("bench-timer")
+        .start_event("start")
+        .intermediate_catch_event("wait", timer=TimerDefinition(kind="date", text="${due}"))
+        .service_task("record", handler="bench_record")
+        .end_event("end")
+        .chain("start", "wait", "record", "end")
+        .build()
+    )
+    engine.deploy(model)
+
+
+def start_executors(url: str, count: int) -> list[subprocess.Popen[bytes]]:
+    return [
+        subprocess.Popen(
+            [sys.executable, "-m", "bench.jobs_bench", "--executor", url],
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for _ in range(count)
+    ]
+
+
+def stop_executors(procs: list[subprocess.Popen[bytes]]) -> None:
+    for proc in procs:
+        proc.send_signal(signal.SIGTERM)
+    for proc in procs:
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def start_timers(engine: Engine, dues: list[datetime]) -> None:
+    def start(chunk: list[datetime]) -> None:
+        for due in chunk:
+            engine.start_latest("bench-timer", {"due": due})
+
+    with ThreadPoolExecutor(STARTERS) as pool:
+        list(pool.map(start, (dues[k::STARTERS] for k in range(STARTERS))))
+
+
+def wait_fired(engine: Engine, count: int, timeout: float) -> list[tuple[datetime, datetime]]:
+    deadline = time.monotonic() + timeout
+    while True:
+        with engine.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM bench_timer_fired").fetchone()
+            if (row is not None and row[0] >= count) or time.monotonic() > deadline:
+                rows: list[Any] = conn.execute(
+                    "SELECT due, fired_at FROM bench_timer_fired"
+                ).fetchall()
+                return [(due, fired) for due, fired in rows]
+        time.sleep(0.05)
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def creation_seconds(engine: Engine, sample: int = 200) -> float:
+    """Seconds it takes to start one instance (of a process that waits for a person), measured
+    on a sample: to pick a due second that comes after all timers exist."""
+    model = (
+        ProcessBuilder("bench-sample")
+        .start_event("start")
+        .user_task("wait")
+        .chain("start", "wait")
+        .build()
+    )
+    engine.deploy(model)
+
+    def start(count: int) -> None:
+        for _ in range(count):
+            engine.start_latest("bench-sample")
+
+    began = time.monotonic()
+    with ThreadPoolExecutor(STARTERS) as pool:
+        list(pool.map(start, [sample // STARTERS] * STARTERS))
+    return (time.monotonic() - began) / sample
+
+
+def many_in_one_second(engine: Engine, url: str, timers: int, executors: int) -> dict[str, float]:
+    per_timer = creation_seconds(engine)
+    due_at = datetime.now(UTC) + timedelta(seconds=per_timer * timers * 1.5 + 3)
+    dues = [due_at + timedelta(seconds=n / timers) for n in range(timers)]
+    procs = start_executors(url, executors)
+    try:
+        start_timers(engine, dues)
+        created = datetime.now(UTC)
+        fired = wait_fired(engine, timers, timeout=300)
+    finally:
+        stop_executors(procs)
+    lateness = [(f - d).total_seconds() for d, f in fired if d >= due_at]
+    last = max(f for _, f in fired)
+    return {
+        "timers": len(lateness),
+        "created_late_s": max(0.0, (created - due_at).total_seconds()),
+        "p50_ms": percentile(lateness, 50) * 1000,
+        "p99_ms": percentile(lateness, 99) * 1000,
+        "max_ms": max(lateness) * 1000,
+        "per_s": len(lateness) / max((last - due_at).total_seconds(), 1e-9),
+    }
+
+
+def single_timers(engine: Engine, url: str, runs: int) -> dict[str, float]:
+    with engine.connection() as conn:
+        conn.execute("TRUNCATE bench_timer_fired")
+    procs = start_executors(url, 1)
+    lateness: list[float] = []
+    try:
+        time.sleep(1.0)  # the executor is up and idle
+        for n in range(runs):
+            due = datetime.now(UTC) + timedelta(seconds=0.3)
+            engine.start_latest("bench-timer", {"due": due})
+            fired = wait_fired(engine, n + 1, timeout=30)
+            lateness.append(max(f - d for d, f in fired if d == due).total_seconds())
+    finally:
+        stop_executors(procs)
+    return {"runs": runs, "p50_ms": statistics.median(lateness) * 1000}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--timers", type=int, default=5000)
+    parser.add_argument("--executors", type=int, default=2)
+    parser.add_argument("--single-runs", type=int, default=20)
+    parser.add_argument("--database-url")
+    parser.add_argument("--executor", metavar="URL", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.executor:
+        executor_process(args.executor)
+        return
+    with Engine(args.database_url, pool_size=STARTERS + 2) as engine:
+        url = engine.database.url
+        prepare(engine)
+        many = many_in_one_second(engine, url, args.timers, args.executors)
+        single = single_timers(engine, url, args.single_runs)
+    print(
+        f"(a) {many['timers']:.0f} timers due within one second, {args.executors} executor "
+        f"processes: lateness p50 {many['p50_ms']:.0f} ms, p99 {many['p99_ms']:.0f} ms, "
+        f"max {many['max_ms']:.0f} ms ({many['per_s']:.0f} timers/s)"
+    )
+    if many["created_late_s"] > 0:
+        print(
+            f"    creating the timers ended {many['created_late_s']:.1f} s after the due second: "
+            "the figures include that"
+        )
+    print(
+        f"(b) single timer, one executor process: lateness p50 {single['p50_ms']:.1f} ms "
+        f"over {single['runs']:.0f} runs"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Outbox reads for the ordered tail (`engine.outbox`): the sequence's high-water mark, the
+transactions that may still be writing outbox rows, and committed rows in a range of `seq`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+import psycopg
+
+from engine.errors import InterlockError
+
+
+@dataclass(frozen=True)
+class OutboxTable:
+    """Catalog ids the tail needs: the outbox table, its `seq` sequence, this database."""
+
+    table_oid: int
+    sequence_oid: int
+    database_oid: int
+
+
+def table(conn: psycopg.Connection[Any]) -> OutboxTable:
+    row = conn.execute(
+        "SELECT 'outbox'::regclass::oid, s.seqrelid::oid, s.seqcache, "
+        "(SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "FROM pg_sequence s "
+        "WHERE s.seqrelid = pg_get_serial_sequence('outbox', 'seq')::regclass"
+    ).fetchone()
+    if row is None:
+        raise InterlockError("the outbox table has no sequence on its seq column")
+    table_oid, sequence_oid, cache, database_oid = row
+    if cache != 1:
+        # A session-cached range would hand out numbers below the observed high-water mark
+        # after it was read, which the tail's argument excludes.
+        raise InterlockError(f"the outbox sequence must have CACHE 1, it has CACHE {cache}")
+    return OutboxTable(int(table_oid), int(sequence_oid), int(database_oid))
+
+
+def last_seq(conn: psycopg.Connection[Any], outbox: OutboxTable) -> int:
+    """The highest `seq` handed out so far, committed or not (0 before the first)."""
+    row = conn.execute(
+        "SELECT coalesce(pg_sequence_last_value(%s::oid::regclass), 0)", (outbox.sequence_oid,)
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str]:
+    """Virtual transaction ids of every other transaction holding (or awaiting) a lock on the
+    outbox table stronger than a plain read: whoever can still commit an outbox row. Prepared
+    transactions are included (they have no pid)."""
+    rows = conn.execute(
+        "SELECT DISTINCT virtualtransaction FROM pg_locks "
+        "WHERE locktype = 'relation' AND database = %s AND relation = %s "
+        "AND mode <> 'AccessShareLock' AND pid IS DISTINCT FROM pg_backend_pid()",
+        (outbox.database_oid, outbox.table_oid),
+    ).fetchall()
+    return frozenset(str(row[0]) for row in rows)
+
+
+_ROWS = (
+    "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
+    "i.definition_key, i.definition_id "
+    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
+    "WHERE o.seq > %(after)s AND o.seq <= %(upto)s"
+)
+
+
+def rows(
+    conn: psycopg.Connection[Any],
+    after: int,
+    upto: int,
+    limit: int,
+    *,
+    instance_id: UUID | None = None,
+    definition_key: str | None = None,
+    definition_id: str | None = None,
+) -> list[tuple[Any, ...]]:
+    """Rows with `after < seq <= upto` in `seq` order, at most `limit`, optionally only those of
+    one instance or one definition (by key or by id)."""
+    sql = _ROWS
+    params: dict[str, Any] = {"after": after, "upto": upto, "limit": limit}
+    if instance_id is not None:
+        sql += " AND o.instance_id = %(instance_id)s"
+        params["instance_id"] = instance_id
+    if definition_key is not None:
+        sql += " AND i.definition_key = %(definition_key)s"
+        params["definition_key"] = definition_key
+    if definition_id is not None:
+        sql += " AND i.definition_id = %(definition_id)s"
+        params["definition_id"] = definition_id
+    return conn.execute(sql + " ORDER BY o.seq LIMIT %(limit)s", params).fetchall()

@@ -1,0 +1,260 @@
+// The process diagram of the inspector and the definition page: bpmn-js NavigatedViewer with
+// markers and overlays from the page's state URL, refreshed on every event of the page's stream.
+
+const host = document.getElementById("diagram");
+
+const OVERLAY = "interlock";
+
+function el(tag, className, text, title) {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.textContent = text;
+  if (title) {
+    node.title = title;
+  }
+  return node;
+}
+
+function plural(count, word) {
+  return count + " " + word + (count === 1 ? "" : "s");
+}
+
+function hasLayout(xml) {
+  return /<([\w-]+:)?BPMNShape[\s>]/.test(xml);
+}
+
+async function source(url) {
+  const response = await fetch(url, { credentials: "same-origin" });
+  if (!response.ok) {
+    throw new Error("could not load the diagram (" + response.status + ")");
+  }
+  const xml = await response.text();
+  if (hasLayout(xml)) {
+    return { xml, generated: false };
+  }
+  const { layoutProcess } = await import("bpmn-auto-layout");
+  return { xml: await layoutProcess(xml), generated: true };
+}
+
+// Fit the diagram with margins, the bottom one wide enough that nothing covers the watermark.
+function fit(canvas) {
+  canvas.zoom("fit-viewport", "auto");
+  const { inner, outer } = canvas.viewbox();
+  const margin = { x: 28, top: 36, bottom: 60 };
+  const scale = Math.min(
+    1.25,
+    (outer.width - 2 * margin.x) / Math.max(inner.width, 1),
+    (outer.height - margin.top - margin.bottom) / Math.max(inner.height, 1),
+  );
+  const width = outer.width / scale;
+  const height = outer.height / scale;
+  const spare = height - inner.height - (margin.top + margin.bottom) / scale;
+  canvas.viewbox({
+    x: inner.x - (width - inner.width) / 2,
+    y: inner.y - margin.top / scale - Math.max(0, spare) / 2,
+    width,
+    height,
+  });
+}
+
+class LiveDiagram {
+  constructor(container) {
+    this.container = container;
+    this.kind = container.dataset.kind;
+    this.markers = new Map();
+    this.selected = null;
+    this.serial = 0;
+    this.applied = 0;
+    this.timer = null;
+    this.last = 0;
+    this.mode = "tokens";
+    this.state = null;
+  }
+
+  async start() {
+    const { xml, generated } = await source(this.container.dataset.xml);
+    this.container.dataset.layout = generated ? "generated" : "model";
+    this.viewer = new window.BpmnJS({ container: this.container });
+    await this.viewer.importXML(xml);
+    this.canvas = this.viewer.get("canvas");
+    this.overlays = this.viewer.get("overlays");
+    this.registry = this.viewer.get("elementRegistry");
+    fit(this.canvas);
+    this.viewer.on("element.click", (event) => this.clicked(event.element));
+    document.addEventListener("interlock:event", () => this.schedule());
+    document.addEventListener("interlock:resync", () => this.schedule());
+    document.addEventListener("interlock:node", (event) => this.select(event.detail || null));
+    document.querySelectorAll("input[name=diagram-mode]").forEach((input) => {
+      input.addEventListener("change", () => {
+        this.mode = input.value;
+        if (this.state) {
+          this.apply(this.state);
+        }
+      });
+    });
+    await this.refresh();
+  }
+
+  schedule() {
+    if (this.timer) {
+      return;
+    }
+    const delay = Math.max(0, this.last + 100 - Date.now());
+    this.timer = window.setTimeout(() => {
+      this.timer = null;
+      this.last = Date.now();
+      this.refresh();
+    }, delay);
+  }
+
+  async refresh() {
+    const serial = ++this.serial;
+    const response = await fetch(this.container.dataset.state, {
+      credentials: "same-origin",
+      headers: { Accept: "application/json" },
+    });
+    if (!response.ok || serial < this.applied) {
+      return;
+    }
+    const state = await response.json();
+    if (serial < this.applied) {
+      return;
+    }
+    this.applied = serial;
+    this.state = state;
+    this.apply(state);
+    this.container.dataset.ready = "true";
+    this.container.dataset.serial = String(serial);
+  }
+
+  mark(id, className) {
+    if (!this.registry.get(id)) {
+      return false;
+    }
+    this.canvas.addMarker(id, className);
+    if (!this.markers.has(id)) {
+      this.markers.set(id, new Set());
+    }
+    this.markers.get(id).add(className);
+    return true;
+  }
+
+  clear() {
+    this.overlays.remove({ type: OVERLAY });
+    this.markers.forEach((classes, id) => {
+      classes.forEach((className) => this.canvas.removeMarker(id, className));
+    });
+    this.markers.clear();
+    if (this.selected) {
+      this.mark(this.selected, "selected");
+    }
+  }
+
+  badge(id, position, node) {
+    if (this.registry.get(id)) {
+      this.overlays.add(id, OVERLAY, { position, html: node });
+    }
+  }
+
+  apply(state) {
+    this.clear();
+    if (this.kind === "instance") {
+      this.applyInstance(state);
+    } else {
+      this.applyDefinition(state);
+    }
+  }
+
+  applyInstance(state) {
+    (state.completed || []).forEach((id) => this.mark(id, "done"));
+    (state.flows || []).forEach((id) => this.mark(id, "taken"));
+    Object.entries(state.tokens || {}).forEach(([id, info]) => {
+      if (this.mark(id, "has-token")) {
+        const states = Object.entries(info.states).map(([s, n]) => n + " " + s).join(", ");
+        const badge = el("div", "badge token-badge", String(info.count), plural(info.count, "token") + ": " + states);
+        badge.dataset.node = id;
+        this.badge(id, { top: -12, right: 10 }, badge);
+      }
+    });
+    Object.entries(state.joins || {}).forEach(([id, join]) => {
+      const expected = join.expected === null ? "?" : join.expected;
+      const badge = el("div", "badge join-badge", join.arrived + "/" + expected, join.arrived + " of " + expected + " branches arrived");
+      badge.dataset.node = id;
+      this.mark(id, "join-waiting");
+      this.badge(id, { top: 14, left: -40 }, badge);
+    });
+    Object.entries(state.incidents || {}).forEach(([id, count]) => {
+      if (this.mark(id, "has-incident")) {
+        const badge = el("div", "badge incident-badge", plural(count, "incident"));
+        badge.dataset.node = id;
+        this.badge(id, { top: -12, left: -6 }, badge);
+      }
+    });
+  }
+
+  applyDefinition(state) {
+    const nodes = state.nodes || {};
+    if (this.mode === "heatmap") {
+      const max = Math.max(1, ...Object.values(nodes).map((n) => n.visits));
+      Object.entries(nodes).forEach(([id, n]) => {
+        if (!n.visits) {
+          return;
+        }
+        const level = Math.min(5, Math.max(1, Math.ceil((n.visits / max) * 5)));
+        if (this.mark(id, "heat-" + level)) {
+          const text = n.visits + (n.average ? " · " + n.average : "");
+          const badge = el("div", "badge heat-badge", text, plural(n.visits, "visit") + (n.average ? ", average " + n.average : ""));
+          badge.dataset.node = id;
+          this.badge(id, { bottom: -4, left: 0 }, badge);
+        }
+      });
+      return;
+    }
+    Object.entries(nodes).forEach(([id, n]) => {
+      if (n.active_tokens && this.mark(id, "has-token")) {
+        const badge = el("div", "badge token-badge", String(n.active_tokens), plural(n.active_tokens, "active token"));
+        badge.dataset.node = id;
+        this.badge(id, { top: -12, right: 10 }, badge);
+      }
+      if (n.open_incidents && this.mark(id, "has-incident")) {
+        const badge = el("div", "badge incident-badge", plural(n.open_incidents, "incident"));
+        badge.dataset.node = id;
+        this.badge(id, { top: -12, left: -6 }, badge);
+      }
+    });
+  }
+
+  select(id) {
+    if (this.selected) {
+      this.canvas.removeMarker(this.selected, "selected");
+    }
+    this.selected = id && this.registry.get(id) ? id : null;
+    if (this.selected) {
+      this.canvas.addMarker(this.selected, "selected");
+    }
+  }
+
+  clicked(element) {
+    const filter = document.getElementById("node-filter");
+    if (!filter || !element || element.type === "label") {
+      return;
+    }
+    const id = element.businessObject && element.businessObject.id;
+    const known = Array.from(filter.options).some((option) => option.value === id);
+    filter.value = known && this.selected !== id ? id : "";
+    filter.dispatchEvent(new Event("change", { bubbles: true }));
+  }
+}
+
+if (host) {
+  const diagram = new LiveDiagram(host);
+  window.InterlockDiagram = diagram;
+  diagram.ready = diagram.start().catch((error) => {
+    const message = document.getElementById("diagram-error");
+    if (message) {
+      message.hidden = false;
+      message.textContent = "The diagram could not be drawn: " + error.message;
+    }
+    host.dataset.ready = "error";
+  });
+}

@@ -1,0 +1,273 @@
+"""The role matrix: every mutation route against every role. A viewer is refused everything and
+nothing changes; an operator is refused the admin routes and succeeds on the others; an admin
+succeeds everywhere. Every target is made fresh, so each success acts on something that can act."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Route
+
+from app.api import OPERATIONS, routes
+from engine import accounts
+from engine.accounts import Role
+from engine.api import Engine
+from tests.api import processes
+from tests.server import LiveServer
+
+Call = tuple[str, dict[str, Any]]
+_serial = itertools.count()
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{next(_serial)}"
+
+
+def instance_of(engine: Engine, key: str) -> str:
+    return str(engine.start_latest(key).id)
+
+
+def review_task(engine: Engine) -> str:
+    handle = engine.start_latest("review")
+    return str(handle.user_tasks()[0].id)
+
+
+def locked_external(engine: Engine) -> str:
+    """An external task of a topic of its own, locked by worker `w`."""
+    topic = unique("topic")
+    engine.deploy(processes.external(key=topic, topic=topic))
+    engine.start_latest(topic)
+    (task,) = engine.fetch_and_lock("w", {topic: 60_000})
+    return str(task["id"])
+
+
+def incident(engine: Engine) -> str:
+    task_id = locked_external(engine)
+    engine.fail_external_task(task_id, "w", "broken")
+    (found,) = engine.incidents(instance_id=engine.external_task(task_id).instance_id)
+    return str(found.id)
+
+
+def timer_job(engine: Engine) -> str:
+    handle = engine.start_latest("timer")
+    (job,) = engine.jobs(handle.id)
+    return str(job.id)
+
+
+def deploy(engine: Engine) -> Call:
+    source = processes.xml(processes.straight(unique("deployed"))).encode()
+    return "/deployments", {"files": {"files": ("p.bpmn", source)}}
+
+
+def fetch(engine: Engine) -> Call:
+    topic = unique("fetch")
+    engine.deploy(processes.external(key=topic, topic=topic))
+    engine.start_latest(topic)
+    body = {"worker_id": "w", "topics": [{"topic": topic, "lock_duration_ms": 1000}]}
+    return "/external-tasks/fetch-and-lock", {"json": body}
+
+
+def suspended(engine: Engine) -> str:
+    handle = engine.start_latest("waiting")
+    handle.suspend()
+    return str(handle.id)
+
+
+def claimed(engine: Engine) -> str:
+    task_id = review_task(engine)
+    engine.claim_task(task_id, "someone")
+    return task_id
+
+
+def message(engine: Engine) -> Call:
+    business_key = unique("order")
+    engine.start_latest("paid", business_key=business_key)
+    return "/messages", {"json": {"message_name": "paid", "business_key": business_key}}
+
+
+def signal(engine: Engine) -> Call:
+    instance_of(engine, "signalled")
+    return "/signals", {"json": {"signal_name": "ping"}}
+
+
+def user(engine: Engine) -> str:
+    name = unique("user")
+    with engine.connection() as conn:
+        accounts.create_password(conn, name, Role.VIEWER, "a-long-password")
+    return name
+
+
+def token(engine: Engine) -> str:
+    name = unique("token")
+    with engine.connection() as conn:
+        accounts.create_token(conn, name, Role.VIEWER)
+    return name
+
+
+def _at(path: str, target: Callable[[Engine], str], **request: Any) -> Callable[[Engine], Call]:
+    return lambda engine: (path.format(target(engine)), request)
+
+
+WORKER = {"worker_id": "w"}
+SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
+    ("POST", "/deployments"): deploy,
+    ("POST", "/definitions/key/{key}/start"): lambda e: ("/definitions/key/straight/start", {}),
+    ("POST", "/definitions/key/{key}/versions/{version:int}/start"): lambda e: (
+        "/definitions/key/straight/versions/1/start",
+        {},
+    ),
+    ("POST", "/definitions/{id}/start"): lambda e: (
+        f"/definitions/{e.latest_definition('straight').id}/start",
+        {},
+    ),
+    ("POST", "/instances/{id}/variables"): _at(
+        "/instances/{}/variables",
+        lambda e: instance_of(e, "waiting"),
+        json={"variables": {"x": 1}},
+    ),
+    ("POST", "/instances/{id}/cancel"): _at(
+        "/instances/{}/cancel", lambda e: instance_of(e, "waiting")
+    ),
+    ("POST", "/instances/{id}/suspend"): _at(
+        "/instances/{}/suspend", lambda e: instance_of(e, "waiting")
+    ),
+    ("POST", "/instances/{id}/resume"): _at("/instances/{}/resume", suspended),
+    ("POST", "/user-tasks/{id}/complete"): _at("/user-tasks/{}/complete", review_task),
+    ("POST", "/user-tasks/{id}/claim"): _at("/user-tasks/{}/claim", review_task),
+    ("POST", "/user-tasks/{id}/unclaim"): _at("/user-tasks/{}/unclaim", claimed),
+    ("POST", "/user-tasks/{id}/assignee"): _at(
+        "/user-tasks/{}/assignee", review_task, json={"user_id": "x"}
+    ),
+    ("POST", "/external-tasks/fetch-and-lock"): fetch,
+    ("POST", "/external-tasks/{id}/complete"): _at(
+        "/external-tasks/{}/complete", locked_external, json=WORKER
+    ),
+    ("POST", "/external-tasks/{id}/failure"): _at(
+        "/external-tasks/{}/failure",
+        locked_external,
+        json={**WORKER, "error_message": "no", "retries": 1},
+    ),
+    ("POST", "/external-tasks/{id}/bpmn-error"): _at(
+        "/external-tasks/{}/bpmn-error", locked_external, json={**WORKER, "error_code": "E"}
+    ),
+    ("POST", "/external-tasks/{id}/extend-lock"): _at(
+        "/external-tasks/{}/extend-lock",
+        locked_external,
+        json={**WORKER, "new_duration_ms": 90_000},
+    ),
+    ("POST", "/external-tasks/{id}/unlock"): _at("/external-tasks/{}/unlock", locked_external),
+    ("POST", "/external-tasks/{id}/retries"): _at(
+        "/external-tasks/{}/retries", locked_external, json={"retries": 4}
+    ),
+    ("POST", "/messages"): message,
+    ("POST", "/signals"): signal,
+    ("POST", "/incidents/{id}/retry"): _at("/incidents/{}/retry", incident),
+    ("POST", "/incidents/{id}/resolve"): _at("/incidents/{}/resolve", incident),
+    ("POST", "/incidents/{id}/retries"): _at(
+        "/incidents/{}/retries", incident, json={"retries": 2}
+    ),
+    ("POST", "/jobs/{id}/execute"): _at("/jobs/{}/execute", timer_job),
+    ("POST", "/jobs/{id}/retries"): _at("/jobs/{}/retries", timer_job, json={"retries": 7}),
+    ("POST", "/users"): lambda e: (
+        "/users",
+        {"json": {"name": unique("new-user"), "role": "viewer"}},
+    ),
+    ("DELETE", "/users/{name}"): _at("/users/{}", user),
+    ("POST", "/tokens"): lambda e: (
+        "/tokens",
+        {"json": {"name": unique("new-token"), "role": "viewer"}},
+    ),
+    ("DELETE", "/tokens/{name}"): _at("/tokens/{}", token),
+}
+ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op in OPERATIONS}
+
+
+def snapshot(engine: Engine, target: Call) -> list[Any]:
+    """Everything a mutation of `target` could change, read through the engine."""
+    with engine.connection() as conn:
+        credentials = accounts.list_all(conn)
+    path = target[0]
+    variables = (
+        engine.instance(path.split("/")[2]).typed_variables()
+        if path.startswith("/instances/")
+        else None
+    )
+    return [
+        [(i.id, i.state) for i in engine.list_instances(limit=500).items],
+        variables,
+        [(t.id, t.state, t.assignee) for t in engine.user_tasks(state=None)],
+        [(t.id, t.worker_id, t.lock_expires_at, t.retries) for t in engine.external_tasks()],
+        [(i.id, i.state) for i in engine.incidents(state=None)],
+        [(j.id, j.retries, j.due_at) for j in engine.jobs()],
+        [d.id for d in engine.definitions()],
+        credentials,
+    ]
+
+
+def mutation_routes() -> set[tuple[str, str]]:
+    return {
+        (method, route.path)
+        for route in routes
+        if isinstance(route, Route)
+        for method in route.methods or ()
+        if method not in ("GET", "HEAD")
+    }
+
+
+def test_the_matrix_covers_every_mutation_route() -> None:
+    assert set(SCENARIOS) == mutation_routes()
+
+
+def call(client: httpx.Client, method: str, target: Call) -> httpx.Response:
+    path, request = target
+    return client.request(method, path, **request)
+
+
+@pytest.mark.parametrize("route", sorted(SCENARIOS), ids=" ".join)
+def test_viewer_is_refused_and_nothing_changes(
+    route: tuple[str, str], api: LiveServer, viewer: httpx.Client
+) -> None:
+    method, _ = route
+    target = SCENARIOS[route](api.engine)
+    before = snapshot(api.engine, target)
+    response = call(viewer, method, target)
+    assert response.status_code == 403, response.text
+    assert response.json()["type"] == "Forbidden"
+    assert snapshot(api.engine, target) == before
+
+
+@pytest.mark.parametrize("route", sorted(SCENARIOS), ids=" ".join)
+def test_operator(route: tuple[str, str], api: LiveServer, operator: httpx.Client) -> None:
+    method, _ = route
+    target = SCENARIOS[route](api.engine)
+    before = snapshot(api.engine, target)
+    response = call(operator, method, target)
+    if ROLE_NEEDED[route] is Role.ADMIN:
+        assert response.status_code == 403, response.text
+        assert snapshot(api.engine, target) == before
+    else:
+        assert response.status_code in (200, 201, 204), response.text
+        assert snapshot(api.engine, target) != before
+
+
+@pytest.mark.parametrize("route", sorted(SCENARIOS), ids=" ".join)
+def test_admin_succeeds(route: tuple[str, str], api: LiveServer, admin: httpx.Client) -> None:
+    method, _ = route
+    target = SCENARIOS[route](api.engine)
+    before = snapshot(api.engine, target)
+    response = call(admin, method, target)
+    assert response.status_code in (200, 201, 204), response.text
+    assert snapshot(api.engine, target) != before
+
+
+@pytest.mark.parametrize("path", ["/users", "/tokens"])
+def test_listing_credentials_is_for_admins(
+    path: str, viewer: httpx.Client, operator: httpx.Client, admin: httpx.Client
+) -> None:
+    assert viewer.get(path).status_code == 403
+    assert operator.get(path).status_code == 403
+    assert admin.get(path).status_code == 200

@@ -1,0 +1,75 @@
+"""Playwright against Debian's Chromium and a real console server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page
+
+from tests.browser.live import PASSWORD, ConsoleServer
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+VIEWPORT = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is missing at {CHROMIUM}: install Debian's chromium (make chromium)")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": VIEWPORT}
+
+
+@pytest.fixture
+def console(database_url: str) -> Iterator[ConsoleServer]:
+    server = ConsoleServer(database_url).start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+Login = Callable[[str], Page]
+
+
+@pytest.fixture
+def login(browser: Browser, console: ConsoleServer) -> Iterator[Login]:
+    """A new browser context logged in as `role`, and a page in it that fails the test on any
+    script error."""
+    contexts: list[BrowserContext] = []
+    errors: list[str] = []
+
+    def open_as(role: str) -> Page:
+        context = browser.new_context(viewport=VIEWPORT, base_url=console.url)
+        contexts.append(context)
+        response = context.request.post(
+            "/login", form={"name": role, "password": PASSWORD, "next": "/"}
+        )
+        assert response.ok, response.status
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.on("pageerror", lambda error: errors.append(f"{role}: {error}"))
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+    assert errors == [], errors

@@ -1,0 +1,80 @@
+"""Mutations need the CSRF token and an operator; data is always shown as text."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from engine.api import InstanceHandle
+from tests.browser.conftest import Login
+from tests.browser.live import ConsoleServer
+from tests.browser.processes import quick_charge
+
+pytestmark = pytest.mark.browser
+
+SCRIPT = '<script>window.__owned = true</script><img src=x onerror="window.__owned = true">'
+
+
+def instance_with_incident(console: ConsoleServer) -> tuple[InstanceHandle, str]:
+    engine = console.engine
+    engine.deploy(quick_charge())
+    handle = engine.start_latest("quick-charge", {"note": SCRIPT}, business_key="<b>bk</b>")
+    [task] = engine.fetch_and_lock("test-worker", {"charge": 10_000})
+    engine.fail_external_task(task["id"], "test-worker", "bank said <script>no</script>")
+    [incident] = engine.incidents(instance_id=handle.id)
+    return handle, str(incident.id)
+
+
+def test_post_without_csrf_token_is_refused(console: ConsoleServer, login: Login) -> None:
+    handle, incident_id = instance_with_incident(console)
+    page = login("operator")
+    refused = page.request.post(f"/incidents/{incident_id}/retry")
+    assert refused.status == 403
+    assert refused.json()["type"] == "Forbidden"
+    assert len(console.engine.incidents(instance_id=handle.id)) == 1
+
+
+def test_viewer_sees_no_actions_and_cannot_retry(console: ConsoleServer, login: Login) -> None:
+    handle, incident_id = instance_with_incident(console)
+    page = login("viewer")
+    page.goto(f"/instances/{handle.id}")
+    expect(page.locator("#incidents-body .incident")).to_have_count(1)
+    expect(page.locator("main button")).to_have_count(0)
+    expect(page.locator("main form[hx-post]")).to_have_count(0)
+    page.goto("/incidents")
+    expect(page.locator("tr[data-incident]")).to_have_count(1)
+    expect(
+        page.locator("main [hx-post], main [data-bulk-retry], main [data-select]")
+    ).to_have_count(0)
+
+    token = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    assert token
+    forged = page.request.post(
+        f"/incidents/{incident_id}/retry", headers={"X-CSRF-Token": token, "HX-Request": "true"}
+    )
+    assert forged.status == 403
+    assert "viewer" in forged.text() and "operator" in forged.text()
+    assert len(console.engine.incidents(instance_id=handle.id)) == 1
+
+
+def test_markup_in_data_renders_as_text(console: ConsoleServer, login: Login) -> None:
+    handle, _ = instance_with_incident(console)
+    page = login("operator")
+    page.goto(f"/instances/{handle.id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    value = page.locator('#variables-body tr[data-variable="note"] .value')
+    expect(value).to_have_text(SCRIPT)
+    expect(page.locator("#incidents-body .incident-message")).to_have_text(
+        "bank said <script>no</script>"
+    )
+    expect(page.locator("#inspector-header")).to_contain_text("<b>bk</b>")
+
+    field = page.locator('#variables-body tr[data-variable="note"]')
+    field.get_by_text("Edit").click()
+    field.get_by_label("Value").fill(SCRIPT + " again")
+    field.get_by_role("button", name="Save").click()
+    expect(page.locator("#flash-variables")).to_contain_text("Variable 'note' set")
+    expect(value).to_have_text(SCRIPT + " again")
+    page.goto("/incidents")
+    expect(page.locator("tr[data-incident] .message")).to_contain_text("<script>no</script>")
+    assert page.evaluate("window.__owned") is None

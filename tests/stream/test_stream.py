@@ -1,0 +1,242 @@
+"""The SSE routes over a real server: replay, filters, slow clients, cleanup, one listener."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import httpx
+import psycopg
+
+from engine.database import database_name
+from tests.engine.processes import straight_through
+from tests.stream.harness import SilentClient, SSEClient, StreamServer
+
+
+def outbox_seqs(server: StreamServer, where: str = "true", params: Any = ()) -> list[int]:
+    with psycopg.connect(server.database_url) as conn:
+        rows = conn.execute(
+            "SELECT o.seq FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
+            f"WHERE {where} ORDER BY o.seq",
+            params,
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+def insert_rows(server: StreamServer, count: int, per_transaction: int = 1) -> None:
+    with psycopg.connect(server.database_url) as conn:
+        for _ in range(0, count, per_transaction):
+            conn.execute(
+                "INSERT INTO outbox (event, instance_id) "
+                "SELECT 'test.event', gen_random_uuid() FROM generate_series(1, %s)",
+                (per_transaction,),
+            )
+            conn.commit()
+
+
+def deploy(server: StreamServer, *keys: str) -> None:
+    for name in ("one", "two", "three"):
+        server.engine.register_handler(name, lambda ctx: None)
+    for key in keys:
+        server.engine.deploy(straight_through(key))
+
+
+def test_reconnect_with_last_event_id_gets_exactly_what_was_missed(
+    stream_srv: StreamServer,
+) -> None:
+    cookies = stream_srv.login()
+    first = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
+    start = first.ready_cursor()
+    insert_rows(stream_srv, 30)
+    first.wait_seq(start + 30)
+    first.close()
+    seen = first.seqs()
+    assert seen == list(range(start + 1, start + 31))
+    stream_srv.wait_subscribers(0)
+
+    insert_rows(stream_srv, 25, per_transaction=5)
+    again = SSEClient(
+        f"{stream_srv.url}/stream", cookies=cookies, headers={"Last-Event-ID": str(seen[-1])}
+    )
+    missed = outbox_seqs(stream_srv, "o.seq > %s", (seen[-1],))
+    assert len(missed) == 25
+    again.wait_seq(missed[-1])
+    insert_rows(stream_srv, 10)
+    everything = outbox_seqs(stream_srv)
+    again.wait_seq(everything[-1])
+    again.close()
+    assert again.seqs() == missed + everything[-10:]
+    ready = [e for e in again.events if e.event == "ready"]
+    assert len(ready) == 1 and ready[0].id is not None and ready[0].id >= missed[-1]
+
+    # ?after= does the same for a first connection; Last-Event-ID wins over it.
+    by_query = SSEClient(f"{stream_srv.url}/stream?after={everything[4]}", cookies=cookies)
+    by_query.wait_seq(everything[-1])
+    by_query.close()
+    assert by_query.seqs() == everything[5:]
+    both = SSEClient(
+        f"{stream_srv.url}/stream?after=0",
+        cookies=cookies,
+        headers={"Last-Event-ID": str(everything[-3])},
+    )
+    both.ready_cursor()
+    both.close()
+    assert both.seqs() == everything[-2:]
+
+
+def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> None:
+    deploy(stream_srv, "alpha", "beta")
+    cookies = stream_srv.login()
+    first = stream_srv.engine.start_latest("alpha")
+    everything = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
+    alpha = SSEClient(f"{stream_srv.url}/stream?definition=alpha", cookies=cookies)
+    one = SSEClient(f"{stream_srv.url}/stream?instance={first.id}&after=0", cookies=cookies)
+    start = everything.ready_cursor()
+    alpha.ready_cursor()
+    one.ready_cursor()
+    for n in range(6):
+        stream_srv.engine.start_latest("alpha" if n % 2 else "beta")
+    with psycopg.connect(stream_srv.database_url) as conn:
+        conn.execute(
+            "INSERT INTO outbox (event, node_id, instance_id) VALUES ('test.event', 'n', %s)",
+            (first.id,),
+        )
+        conn.commit()
+    last = outbox_seqs(stream_srv)[-1]
+    everything.wait_seq(last)
+    one.wait_seq(last)
+    alpha_seqs = outbox_seqs(stream_srv, "o.seq > %s AND i.definition_key = 'alpha'", (start,))
+    alpha.wait_seq(alpha_seqs[-1])
+    for client in (everything, alpha, one):
+        client.close()
+
+    assert everything.seqs() == outbox_seqs(stream_srv, "o.seq > %s", (start,))
+    assert alpha.seqs() == alpha_seqs
+    assert len(alpha_seqs) > 0
+    assert {e.data["definition_key"] for e in alpha.events if e.event != "ready"} == {"alpha"}
+    assert one.seqs() == outbox_seqs(stream_srv, "o.instance_id = %s", (first.id,))
+    assert one.events[-1].event == "test.event" and one.events[-1].data["node_id"] == "n"
+    started = next(e for e in one.events if e.event == "instance.started")
+    assert started.data["instance_id"] == str(first.id)
+    assert started.data["definition_id"].startswith("alpha:")
+    assert set(started.data) == {
+        "seq",
+        "event",
+        "instance_id",
+        "token_id",
+        "node_id",
+        "history_id",
+        "created_at",
+        "definition_key",
+        "definition_id",
+    }
+
+
+def test_a_client_that_stops_reading_is_dropped_and_told_to_resync(
+    stream_srv: StreamServer,
+) -> None:
+    stream_srv.hub.queue_size = 1000
+    cookies = stream_srv.login()
+    reader = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
+    reader.ready_cursor()
+    silent = SilentClient(stream_srv.url, "/stream", cookies)
+    stream_srv.wait_subscribers(2)
+    total = 0
+    while stream_srv.hub.dropped == 0:
+        insert_rows(stream_srv, 2000, per_transaction=200)
+        total += 2000
+        assert total <= 200_000, "the silent client was never dropped"
+    stream_srv.wait_subscribers(1)
+    last = outbox_seqs(stream_srv)[-1]
+    reader.wait_seq(last, timeout=60)
+    reader.close()
+    # The reader kept up: everything, no resync.
+    assert len(reader.seqs()) == total
+    assert all(e.event != "resync" for e in reader.events)
+
+    body = silent.read_all().decode()
+    silent.close()
+    ids = [int(n) for n in re.findall(r"^id: (\d+)$", body, flags=re.MULTILINE)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert 0 < len(ids) - 1 < total
+    assert body.rstrip().endswith("0")  # the server ended the response
+    resync = re.search(r"event: resync\ndata: (\{.*\})\n", body)
+    assert resync is not None
+    assert f'"after":{ids[-1]}' in resync.group(1)
+    assert stream_srv.subscriber_count() == 0
+
+
+def test_disconnected_clients_are_cleaned_up(stream_srv: StreamServer) -> None:
+    cookies = stream_srv.login()
+    clients = [
+        SSEClient(f"{stream_srv.url}/stream", cookies=cookies),
+        SSEClient(f"{stream_srv.url}/stream?definition=alpha", cookies=cookies),
+        SSEClient(f"{stream_srv.url}/stream?instance={uuid.uuid4()}", cookies=cookies),
+    ]
+    for client in clients:
+        client.ready_cursor()
+    assert stream_srv.subscriber_count() == 3
+    clients[0].close()
+    stream_srv.wait_subscribers(2)
+    for client in clients[1:]:
+        client.close()
+    stream_srv.wait_subscribers(0)
+    assert stream_srv.hub._by_key == {} and stream_srv.hub._by_instance == {}
+
+
+def test_one_database_listener_for_any_number_of_browsers(stream_srv: StreamServer) -> None:
+    cookies = stream_srv.login()
+    database = database_name(stream_srv.database_url)
+
+    def backends() -> tuple[int, int, int]:
+        with psycopg.connect(stream_srv.database_url, autocommit=True) as conn:
+            row = conn.execute(
+                "SELECT count(*) FILTER (WHERE application_name = 'interlock-stream'), "
+                "count(*) FILTER (WHERE query LIKE 'LISTEN %%'), count(*) "
+                "FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                (database,),
+            ).fetchone()
+        assert row is not None
+        return int(row[0]), int(row[1]), int(row[2])
+
+    first = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
+    first.ready_cursor()
+    tails, listeners, total = backends()
+    assert (tails, listeners) == (1, 1)
+    clients = [SSEClient(f"{stream_srv.url}/stream", cookies=cookies) for _ in range(20)]
+    for client in clients:
+        client.ready_cursor()
+    insert_rows(stream_srv, 5)
+    last = outbox_seqs(stream_srv)[-1]
+    for client in clients:
+        client.wait_seq(last)
+    tails_after, listeners_after, total_after = backends()
+    assert (tails_after, listeners_after) == (1, 1)
+    assert total_after - total <= 1
+    for client in [first, *clients]:
+        client.close()
+
+
+def test_heartbeats_and_access(stream_srv: StreamServer) -> None:
+    cookies = stream_srv.login()
+    client = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
+    client.wait_for(lambda c: c.comments >= 2, timeout=5)
+    client.close()
+
+    anonymous = httpx.get(f"{stream_srv.url}/stream", follow_redirects=False)
+    assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/login")
+    no_token = httpx.get(f"{stream_srv.url}/api/v1/stream")
+    assert no_token.status_code == 401
+    api = SSEClient(
+        f"{stream_srv.url}/api/v1/stream",
+        headers={"Authorization": f"Bearer {stream_srv.tokens['viewer']}"},
+    )
+    api.ready_cursor()
+    api.close()
+    assert api.status == 200
+
+    for query in ("instance=nope", "after=-1", "after=x", "instance=1&definition=a"):
+        bad = httpx.get(f"{stream_srv.url}/stream?{query}", cookies=cookies)
+        assert bad.status_code == 400, query
+        assert bad.json()["type"] == "BadRequest"
