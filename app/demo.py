@@ -2,8 +2,9 @@
 
 It deploys an order process (a parallel split into an external task and a user task, a join, a
 timer) and a small refund process that has no diagram layout, serves the external tasks with a
-bundled worker that sometimes fails so incidents appear, approves orders that waited a while, and
-keeps a gentle trickle of new instances flowing. `Demo.stop()` ends all of it.
+bundled worker that sometimes fails so incidents appear, approves orders that waited a while,
+retries incidents nobody retried for a while, and keeps a gentle trickle of new instances flowing.
+`Demo.stop()` ends all of it.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ ORDER_BPMN = """<?xml version="1.0" encoding="UTF-8"?>
       </bpmndi:BPMNShape>
       <bpmndi:BPMNShape id="Split_di" bpmnElement="Split">
         <dc:Bounds x="415" y="185" width="50" height="50"/>
+        <bpmndi:BPMNLabel><dc:Bounds x="448" y="238" width="24" height="14"/></bpmndi:BPMNLabel>
       </bpmndi:BPMNShape>
       <bpmndi:BPMNShape id="ReserveStock_di" bpmnElement="ReserveStock">
         <dc:Bounds x="520" y="80" width="100" height="80"/>
@@ -106,6 +108,7 @@ ORDER_BPMN = """<?xml version="1.0" encoding="UTF-8"?>
       </bpmndi:BPMNShape>
       <bpmndi:BPMNShape id="Join_di" bpmnElement="Join">
         <dc:Bounds x="675" y="185" width="50" height="50"/>
+        <bpmndi:BPMNLabel><dc:Bounds x="708" y="238" width="22" height="14"/></bpmndi:BPMNLabel>
       </bpmndi:BPMNShape>
       <bpmndi:BPMNShape id="WaitForPickup_di" bpmnElement="WaitForPickup">
         <dc:Bounds x="772" y="192" width="36" height="36"/>
@@ -183,8 +186,9 @@ class Demo:
         *,
         interval: float = 4.0,
         max_active: int = 25,
-        failure_rate: float = 0.2,
+        failure_rate: float = 0.15,
         approve_after: float = 20.0,
+        retry_after: float = 90.0,
         seed: int | None = None,
     ) -> None:
         self.engine = engine
@@ -192,6 +196,7 @@ class Demo:
         self.max_active = max_active
         self.failure_rate = failure_rate
         self.approve_after = timedelta(seconds=approve_after)
+        self.retry_after = timedelta(seconds=retry_after)
         self.random = random.Random(seed)
         self.started = 0
         self._stop = threading.Event()
@@ -251,6 +256,17 @@ class Demo:
                 except InterlockError as error:
                     log.debug("demo: could not approve %s: %s", task.id, error.message)
 
+    def _retry_old_incidents(self) -> None:
+        """Nobody pressed Retry for a while: do it, so the demo keeps flowing."""
+        cutoff = datetime.now(UTC) - self.retry_after
+        for key in (ORDER_KEY, REFUND_KEY):
+            for incident in self.engine.incidents(definition_key=key):
+                if incident.created_at <= cutoff:
+                    try:
+                        self.engine.retry_incident(incident.id)
+                    except InterlockError as error:
+                        log.debug("demo: could not retry %s: %s", incident.id, error.message)
+
     def _active(self) -> int:
         counts = self.engine.instance_counts()
         return counts.get("Active", 0)
@@ -259,6 +275,7 @@ class Demo:
         while not self._stop.is_set():
             try:
                 self._approve_old_orders()
+                self._retry_old_incidents()
                 if self._active() < self.max_active:
                     self._start_one()
             except Exception:

@@ -18,6 +18,11 @@ A client that sends `Last-Event-ID` (or `?after=<seq>`) first gets every matchin
 read from the database, then the live feed, with nothing lost or repeated at the seam. Once
 caught up the stream sends `event: ready` whose id is the cursor it continues from, so a client
 that reconnects before any event still resumes where it joined. Comment pings keep proxies open.
+
+`event: resync` (no id; data `{"after": seq, "reason": ...}`) tells the page to reload what it
+shows: with reason `overflow` the client fell behind its queue and the stream ends (a reconnect
+with Last-Event-ID then catches up from the database at the client's own pace); with reason
+`unknown-id` the id it sent was never handed out by this database and the stream goes on live.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest, InterlockError
 from engine.notifier import Notifier
-from engine.outbox import OutboxRow, OutboxTail, read_rows
+from engine.outbox import OutboxRow, OutboxTail, last_seq, read_rows
 from engine.schema import OUTBOX_CHANNEL
 
 log = logging.getLogger("interlock.stream")
@@ -258,6 +263,15 @@ class Hub:
         reached = rows[-1].seq if len(rows) == self.page_size else upto
         return [encode(row) for row in rows], reached
 
+    async def unknown(self, seq: int) -> bool:
+        """True when the outbox never handed out `seq`."""
+
+        def read() -> int:
+            with self.engine.connection() as conn:
+                return last_seq(conn)
+
+        return seq > await run_in_threadpool(read)
+
     # -- the tail (its own thread) ---------------------------------------------------------------
 
     def _run(self) -> None:
@@ -353,6 +367,10 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
                 yield b"".join(event.data for event in page)
     sub = hub.subscribe(flt)
     try:
+        if position is not None and position > sub.start and await hub.unknown(position):
+            # An id this database never handed out (another database, a reset): start afresh.
+            yield _control("resync", {"after": sub.start, "reason": "unknown-id"})
+            position = sub.start
         if position is not None:
             while position < sub.start:
                 page, position = await hub.replay(flt, position, sub.start)
@@ -363,7 +381,7 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
         while True:
             batch = await sub.take()
             if sub.overflowed:
-                yield _control("resync", {"after": position})
+                yield _control("resync", {"after": position, "reason": "overflow"})
                 return
             fresh = [event for event in batch if event.row.seq > position]
             if fresh:

@@ -6,6 +6,9 @@ engine. (b) over HTTP: they call /engine-rest on an Interlock server in a separa
 127.0.0.1, as Camunda's clients do (HTTP Basic, keep-alive, `asyncResponseTimeout` long polls).
 Both run against the same database in the same run; the figure that matters is b/a.
 
+Without --database-url the run uses a throwaway embedded database with synchronous_commit off,
+so that waiting for commit flushes, the same in both figures, does not hide the cost of HTTP.
+
     python -m bench.http_external_tasks_bench [--tasks 2000] [--workers 4] [--database-url URL]
 """
 
@@ -172,6 +175,10 @@ def run(database_url: str | None, workers: int, tasks: int) -> dict[str, float]:
         tempfile.TemporaryDirectory(prefix="interlock-bench-") as home,
         Engine(database_url, home=Path(home)) as engine,
     ):
+        if database_url is None:
+            with engine.connection() as conn:
+                conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+                conn.execute("SELECT pg_reload_conf()")
         engine.deploy(PROCESS, name="bench")
         with engine.connection() as conn:
             if accounts.verify_password(conn, USER, PASSWORD) is None:

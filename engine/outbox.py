@@ -109,6 +109,11 @@ def read_rows(
     return [OutboxRow(*row) for row in found]
 
 
+def last_seq(conn: psycopg.Connection[Any]) -> int:
+    """The highest seq the outbox has handed out (committed or not); 0 before the first."""
+    return store.last_seq(conn, store.table(conn))
+
+
 class OutboxTail:
     """Reads settled outbox rows after a cursor, over a connection of its own in autocommit mode.
 

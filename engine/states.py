@@ -26,7 +26,8 @@ FINAL_TOKEN_STATES = frozenset({TokenState.COMPLETED, TokenState.TERMINATED})
 _T = TokenState
 TOKEN_TRANSITIONS: dict[TokenState, frozenset[TokenState]] = {
     _T.CREATED: frozenset({_T.READY, _T.TERMINATED}),
-    _T.READY: frozenset({_T.EXECUTING, _T.TERMINATED}),
+    # Ready -> Failed: the job that was to run a parked token ran out of retries.
+    _T.READY: frozenset({_T.EXECUTING, _T.FAILED, _T.TERMINATED}),
     # Executing -> Ready parks the token before an asynchronous continuation.
     _T.EXECUTING: frozenset({_T.WAITING, _T.READY, _T.COMPLETED, _T.FAILED, _T.TERMINATED}),
     _T.WAITING: frozenset({_T.EXECUTING, _T.READY, _T.COMPLETED, _T.FAILED, _T.TERMINATED}),

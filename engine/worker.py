@@ -220,16 +220,25 @@ class Worker:
         deadline = time.monotonic() + self.long_poll_seconds
         seen = notifier.generation(EXTERNAL_TASK_CHANNEL) if self.long_poll_seconds > 0 else 0
         tasks = self.engine.fetch_and_lock(self.worker_id, requests, max_tasks=self.max_tasks)
+        misses = 0
         while not tasks and not self._stopping.is_set():
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 break
-            self._wait(seen, min(remaining, _RECHECK_SECONDS))
+            if misses:
+                # Work was there but another worker (or a transaction holding the rows) got it
+                # first; our own fetch's notification must not start a busy loop.
+                self._stopping.wait(min(0.01 * 2**misses, _RECHECK_SECONDS, remaining))
+            else:
+                self._wait(seen, min(remaining, _RECHECK_SECONDS))
             seen = notifier.generation(EXTERNAL_TASK_CHANNEL)
             if self._fetchable():
                 tasks = self.engine.fetch_and_lock(
                     self.worker_id, requests, max_tasks=self.max_tasks
                 )
+                misses = 0 if tasks else min(misses + 1, 8)
+            else:
+                misses = 0
         return tasks
 
     def _fetchable(self) -> bool:

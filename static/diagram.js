@@ -69,6 +69,7 @@ class LiveDiagram {
     this.last = 0;
     this.mode = "tokens";
     this.state = null;
+    this.throttle = Number(container.dataset.throttle || 100);
   }
 
   async start() {
@@ -99,7 +100,7 @@ class LiveDiagram {
     if (this.timer) {
       return;
     }
-    const delay = Math.max(0, this.last + 100 - Date.now());
+    const delay = Math.max(0, this.last + this.throttle - Date.now());
     this.timer = window.setTimeout(() => {
       this.timer = null;
       this.last = Date.now();
@@ -205,7 +206,7 @@ class LiveDiagram {
           const text = n.visits + (n.average ? " · " + n.average : "");
           const badge = el("div", "badge heat-badge", text, plural(n.visits, "visit") + (n.average ? ", average " + n.average : ""));
           badge.dataset.node = id;
-          this.badge(id, { bottom: -4, left: 0 }, badge);
+          this.badge(id, { top: -14, left: 0 }, badge);
         }
       });
       return;

@@ -8,7 +8,7 @@ from typing import Any
 
 from starlette.requests import Request
 
-from app.api.http import Schema
+from app.api.schemas import Schema
 from engine.errors import BadRequest
 from engine.variables import TypedValue, infer, typed
 

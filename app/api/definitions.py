@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
 from uuid import UUID
 
 from starlette.requests import Request
@@ -39,10 +38,20 @@ async def get_xml(request: Request) -> Response:
     return Response(xml, media_type="application/xml")
 
 
-async def _start(request: Request, command_fields: dict[str, Any]) -> Response:
+async def _start(
+    request: Request,
+    *,
+    key: str | None = None,
+    version: int | None = None,
+    definition_id: str | None = None,
+) -> Response:
     body = await Body.read(request, START_BODY)
     command = StartInstance(
-        variables=body.variables(), business_key=body.text("business_key"), **command_fields
+        key=key,
+        version=version,
+        definition_id=definition_id,
+        variables=body.variables(),
+        business_key=body.text("business_key"),
     )
     result: InstanceResult = await run(request, command)
     handle = InstanceHandle(engine_of(request), UUID(result.instance_id))
@@ -53,16 +62,16 @@ async def _start(request: Request, command_fields: dict[str, Any]) -> Response:
 
 
 async def start_by_id(request: Request) -> Response:
-    return await _start(request, {"definition_id": path_text(request, "id")})
+    return await _start(request, definition_id=path_text(request, "id"))
 
 
 async def start_latest(request: Request) -> Response:
-    return await _start(request, {"key": path_text(request, "key")})
+    return await _start(request, key=path_text(request, "key"))
 
 
 async def start_version(request: Request) -> Response:
     version: int = request.path_params["version"]
-    return await _start(request, {"key": path_text(request, "key"), "version": version})
+    return await _start(request, key=path_text(request, "key"), version=version)
 
 
 _STARTED = {201: Reply("The instance started", ref("StartedInstance"))}

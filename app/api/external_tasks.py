@@ -13,6 +13,7 @@ from starlette.responses import Response
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
+    Handler,
     Op,
     Param,
     Reply,
@@ -248,7 +249,7 @@ async def set_retries(request: Request) -> Response:
 _RESULT = {200: Reply("The task's instance after the report", ref("ExternalTaskResult"))}
 
 
-def _report(path: str, handler: Any, summary: str, body: dict[str, Any]) -> Op:
+def _report(path: str, handler: Handler, summary: str, body: dict[str, Any]) -> Op:
     return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
 
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app.api.schemas import Schema
 from app.auth import require
 from engine.accounts import Role
 from engine.api import Engine
@@ -26,7 +27,6 @@ from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Command, Result
 
 Handler = Callable[[Request], Awaitable[Response]]
-Schema = dict[str, Any]
 R = TypeVar("R", bound=Result)
 T = TypeVar("T")
 
@@ -66,8 +66,6 @@ class Op:
     body_media_type: str = "application/json"
     body_required: bool = False
     replies: Mapping[int, Reply] = field(default_factory=dict)
-    path_docs: Mapping[str, str] = field(default_factory=dict)
-    tag: str = ""
 
     @property
     def openapi_path(self) -> str:

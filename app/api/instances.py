@@ -12,6 +12,7 @@ from starlette.responses import Response
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
+    Handler,
     Op,
     Param,
     Reply,
@@ -153,7 +154,7 @@ LIST_PARAMS = (
 _RESULT = {200: Reply("The instance after the command", ref("InstanceResult"))}
 
 
-def _command(path: str, handler: Any, summary: str, body: dict[str, Any] = NO_BODY) -> Op:
+def _command(path: str, handler: Handler, summary: str, body: dict[str, Any] = NO_BODY) -> Op:
     return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
 
 

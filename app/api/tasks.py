@@ -10,6 +10,7 @@ from starlette.responses import Response
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
+    Handler,
     Op,
     Param,
     Reply,
@@ -92,7 +93,7 @@ async def set_assignee(request: Request) -> Response:
 _RESULT = {200: Reply("The task's instance after the command", ref("TaskResult"))}
 
 
-def _command(path: str, handler: Any, summary: str, body: dict[str, Any]) -> Op:
+def _command(path: str, handler: Handler, summary: str, body: dict[str, Any]) -> Op:
     return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.exceptions import HTTPException
 from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized
@@ -87,6 +88,8 @@ def translate(exc: Exception) -> CamundaError:
     """The Camunda answer for an engine error no endpoint translated itself."""
     if isinstance(exc, CamundaError):
         return exc
+    if isinstance(exc, HTTPException):
+        return CamundaError(exc.status_code, "InvalidRequestException", str(exc.detail))
     if isinstance(exc, Unauthorized):
         return CamundaError(401, "AuthenticationException", exc.message)
     if isinstance(exc, Forbidden):

@@ -29,6 +29,8 @@ from engine.store.camunda_queries import Page
 log = logging.getLogger("interlock.camunda")
 
 NO_MATCH = UUID(int=0)
+# Resources sent as plain form fields (no file name) may be whole BPMN files.
+MAX_FORM_PART_BYTES = 16 * 1024 * 1024
 BodyKind = Literal["none", "json", "form"]
 Handler = Callable[["Call"], Response] | Callable[["Call"], Awaitable[Response]]
 
@@ -196,7 +198,7 @@ async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind)
         if body == "json":
             call.body = await _json_body(request)
         elif body == "form":
-            call.form = await request.form()
+            call.form = await request.form(max_part_size=MAX_FORM_PART_BYTES)
         if inspect.iscoroutinefunction(handler):
             result: Response = await handler(call)
         else:

@@ -97,6 +97,19 @@ async def read(request: Request, fn: Callable[..., Any], *args: Any, **kwargs: A
     return await run_in_threadpool(fn, *args, **kwargs)
 
 
+def refusal(error: InterlockError) -> dict[str, Any]:
+    """What `_flash.html` shows for an error: its code, and for an invariant violation its kind
+    and what that means in plain words."""
+    kind = error.kind.value if isinstance(error, InvariantViolation) else None
+    return {
+        "ok": False,
+        "code": error.code,
+        "kind": kind,
+        "plain": PLAIN_INVARIANTS.get(kind or "", ""),
+        "message": error.message,
+    }
+
+
 def flash(
     request: Request,
     *,
@@ -111,19 +124,7 @@ def flash(
             {"ok": True, "message": message},
             headers={"HX-Trigger": "interlock:changed"},
         )
-    kind = error.kind.value if isinstance(error, InvariantViolation) else None
-    return render(
-        request,
-        "_flash.html",
-        {
-            "ok": False,
-            "code": error.code,
-            "kind": kind,
-            "plain": PLAIN_INVARIANTS.get(kind or "", ""),
-            "message": error.message,
-        },
-        status_code=status_of(error),
-    )
+    return render(request, "_flash.html", refusal(error), status_code=status_of(error))
 
 
 async def act(

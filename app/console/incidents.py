@@ -25,7 +25,7 @@ def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
             node_id=params.get("node") or None,
             text=params.get("text") or None,
         )
-        keys = [s.key for s in console_queries.definition_summaries(conn)]
+        keys = console_queries.definition_keys(conn)
         types = console_queries.incident_types(conn)
     return {"incidents": incidents, "keys": keys, "types": types}
 

@@ -96,7 +96,7 @@ def _page(engine: Engine, where: InstanceFilter, after: str | None) -> tuple[lis
 
 def _keys(engine: Engine) -> list[str]:
     with engine.connection() as conn:
-        return [s.key for s in console_queries.definition_summaries(conn)]
+        return console_queries.definition_keys(conn)
 
 
 async def instances_page(request: Request) -> Response:

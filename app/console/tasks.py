@@ -22,7 +22,7 @@ def _tasks(engine: Engine, show: str, me: str, key: str | None) -> dict[str, Any
     if show == "unassigned":
         tasks = [t for t in tasks if t.assignee is None]
     with engine.connection() as conn:
-        keys = [s.key for s in console_queries.definition_summaries(conn)]
+        keys = console_queries.definition_keys(conn)
     return {"tasks": tasks, "keys": keys}
 
 

@@ -133,12 +133,15 @@ class FailJob:
         if skipped or job is None:
             return JobResult(str(self.job_id), skipped or "gone", str(instance_id))
         node = model_of(tx, run).node(job.node_id)
-        attempt_retries = job.retries
         job.retries -= 1
         job.error_message = self.message
         job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
         if job.retries > 0:
-            job.due_at = tx.now + waits.retry_delay(node.retry_cycle, attempt_retries)
+            # Failures so far: the retries a fresh job of this node starts with, minus what is left.
+            failures = max(
+                1, waits.retries_of(node.retry_cycle, tx.settings.default_retries) - job.retries
+            )
+            job.due_at = tx.now + waits.retry_delay(node.retry_cycle, failures)
             run.emit("job.failed", run.tokens.get(job.token_id) if job.token_id else None)
         else:
             _fail_path(tx, run, job, self.message, self.details)

@@ -59,6 +59,8 @@ class Activity:
     external_open: int
     external_locked: int
     workers: list[tuple[str, int]]
+    # Twelve five-minute buckets, oldest first: (instances started, instances completed).
+    buckets: list[tuple[int, int]]
 
 
 def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
@@ -101,6 +103,22 @@ def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
         "GROUP BY worker_id ORDER BY worker_id",
         (now,),
     ).fetchall()
+    buckets = [[0, 0] for _ in range(12)]
+    for bucket, count in conn.execute(
+        "SELECT floor(extract(epoch FROM %(now)s - started_at) / 300)::int, count(*) "
+        "FROM process_instance WHERE started_at >= %(now)s - interval '1 hour' "
+        "AND started_at <= %(now)s GROUP BY 1",
+        {"now": now},
+    ).fetchall():
+        buckets[11 - min(bucket, 11)][0] += count
+    for bucket, count in conn.execute(
+        "SELECT floor(extract(epoch FROM %(now)s - created_at) / 300)::int, count(*) FROM ("
+        "  SELECT event, created_at FROM outbox ORDER BY seq DESC LIMIT %(window)s"
+        ") recent WHERE event = 'instance.completed' "
+        "AND created_at >= %(now)s - interval '1 hour' AND created_at <= %(now)s GROUP BY 1",
+        {"now": now, "window": ACTIVITY_WINDOW},
+    ).fetchall():
+        buckets[11 - min(bucket, 11)][1] += count
     assert incidents and started and jobs and external
     return Activity(
         states=states,
@@ -114,6 +132,7 @@ def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
         external_open=external[0],
         external_locked=external[1],
         workers=[(w, n) for w, n in workers],
+        buckets=[(a, b) for a, b in buckets],
     )
 
 
@@ -152,6 +171,12 @@ def definition_summaries(conn: psycopg.Connection[Any]) -> list[DefinitionSummar
             key, name, latest, list(versions), states.get(key, {}), incidents.get(key, 0)
         )
         for key, versions, latest, name in definitions
+    ]
+
+
+def definition_keys(conn: psycopg.Connection[Any]) -> list[str]:
+    return [
+        row[0] for row in conn.execute("SELECT DISTINCT key FROM process_definition ORDER BY key")
     ]
 
 

@@ -5,7 +5,9 @@ over the tables. One parameter and one prepared statement whatever the command d
 keeps a whole straight-through instance near the cost of a minimal transaction.
 
 Rows inserted here already carry their final state (the command computed it in memory), so no
-CTE ever touches a row another CTE of the same statement writes.
+CTE ever touches a row another CTE of the same statement writes. Each list is unpacked with
+`interlock_rows`, a function that tells the planner to expect a handful of rows: with the
+default estimate of a hundred, updates would join against whole-table scans once the tables grow.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ new_instance AS (
         (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
     SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0,
            r.started_at, r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'new_instance') AS r(
+    FROM d, interlock_rows(d.doc->'new_instance') AS x, jsonb_to_record(x) AS r(
         id uuid, definition_id text, definition_key text, business_key text, state text,
         started_at timestamptz, ended_at timestamptz)
 ),
 changed_instance AS (
     UPDATE process_instance p SET state = r.state, ended_at = r.ended_at, version = p.version + 1
-    FROM d, jsonb_to_recordset(d.doc->'changed_instance') AS r(
+    FROM d, interlock_rows(d.doc->'changed_instance') AS x, jsonb_to_record(x) AS r(
         id uuid, version int, state text, ended_at timestamptz)
     WHERE p.id = r.id AND p.version = r.version
     RETURNING 1
@@ -41,7 +43,7 @@ new_tokens AS (
                        merged_into, visit_id, version, created_at, updated_at)
     SELECT r.id, r.instance_id, r.node_id, r.state, r.mode, r.scope_id, r.parent_id,
            r.parallel_group, r.merged_into, r.visit_id, 0, r.created_at, r.updated_at
-    FROM d, jsonb_to_recordset(d.doc->'new_tokens') AS r(
+    FROM d, interlock_rows(d.doc->'new_tokens') AS x, jsonb_to_record(x) AS r(
         id uuid, instance_id uuid, node_id text, state text, mode text, scope_id uuid,
         parent_id uuid, parallel_group text, merged_into uuid, visit_id uuid,
         created_at timestamptz, updated_at timestamptz)
@@ -50,7 +52,7 @@ changed_tokens AS (
     UPDATE token t SET node_id = r.node_id, state = r.state, parallel_group = r.parallel_group,
         merged_into = r.merged_into, visit_id = r.visit_id, updated_at = r.updated_at,
         version = t.version + 1
-    FROM d, jsonb_to_recordset(d.doc->'changed_tokens') AS r(
+    FROM d, interlock_rows(d.doc->'changed_tokens') AS x, jsonb_to_record(x) AS r(
         id uuid, version int, node_id text, state text, parallel_group text, merged_into uuid,
         visit_id uuid, updated_at timestamptz)
     WHERE t.id = r.id AND t.version = r.version
@@ -59,12 +61,12 @@ changed_tokens AS (
 new_joins AS (
     INSERT INTO join_state (instance_id, gateway_id, scope_key, arrivals, version)
     SELECT r.instance_id, r.gateway_id, r.scope_key, r.arrivals, 0
-    FROM d, jsonb_to_recordset(d.doc->'new_joins') AS r(
+    FROM d, interlock_rows(d.doc->'new_joins') AS x, jsonb_to_record(x) AS r(
         instance_id uuid, gateway_id text, scope_key text, arrivals jsonb)
 ),
 changed_joins AS (
     UPDATE join_state j SET arrivals = r.arrivals, version = j.version + 1
-    FROM d, jsonb_to_recordset(d.doc->'changed_joins') AS r(
+    FROM d, interlock_rows(d.doc->'changed_joins') AS x, jsonb_to_record(x) AS r(
         instance_id uuid, gateway_id text, scope_key text, arrivals jsonb, version int)
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
@@ -72,7 +74,7 @@ changed_joins AS (
 ),
 deleted_joins AS (
     DELETE FROM join_state j
-    USING d, jsonb_to_recordset(d.doc->'deleted_joins') AS r(
+    USING d, interlock_rows(d.doc->'deleted_joins') AS x, jsonb_to_record(x) AS r(
         instance_id uuid, gateway_id text, scope_key text, version int)
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
@@ -81,7 +83,7 @@ deleted_joins AS (
 variables AS (
     INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
     SELECT r.instance_id, '', r.name, r.type, r.value, r.updated_at
-    FROM d, jsonb_to_recordset(d.doc->'variables') AS r(
+    FROM d, interlock_rows(d.doc->'variables') AS x, jsonb_to_record(x) AS r(
         instance_id uuid, name text, type text, value jsonb, updated_at timestamptz)
     ON CONFLICT (instance_id, scope_key, name)
     DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
@@ -94,14 +96,14 @@ new_tasks AS (
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_users)),
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_groups)),
            r.due_at, r.priority, r.created_at, r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'new_tasks') AS r(
+    FROM d, interlock_rows(d.doc->'new_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
         assignee text, candidate_users jsonb, candidate_groups jsonb, due_at timestamptz,
         priority int, created_at timestamptz, ended_at timestamptz)
 ),
 changed_tasks AS (
     UPDATE user_task u SET state = r.state, ended_at = r.ended_at, assignee = r.assignee
-    FROM d, jsonb_to_recordset(d.doc->'changed_tasks') AS r(
+    FROM d, interlock_rows(d.doc->'changed_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, ended_at timestamptz, assignee text)
     WHERE u.id = r.id
 ),
@@ -112,7 +114,7 @@ new_external_tasks AS (
     SELECT r.id, r.instance_id, r.token_id, r.node_id, r.topic, r.state, r.priority, r.worker_id,
            r.lock_expires_at, r.retries, r.error_message, r.error_details, r.created_at,
            r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'new_external_tasks') AS r(
+    FROM d, interlock_rows(d.doc->'new_external_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, topic text, state text,
         priority bigint, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, created_at timestamptz, ended_at timestamptz)
@@ -121,7 +123,7 @@ changed_external_tasks AS (
     UPDATE external_task e SET state = r.state, worker_id = r.worker_id,
         lock_expires_at = r.lock_expires_at, retries = r.retries, error_message = r.error_message,
         error_details = r.error_details, ended_at = r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'changed_external_tasks') AS r(
+    FROM d, interlock_rows(d.doc->'changed_external_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, ended_at timestamptz)
     WHERE e.id = r.id
@@ -133,7 +135,7 @@ new_jobs AS (
     SELECT r.id, r.kind, r.instance_id, r.token_id, r.node_id, r.definition_id, r.due_at,
            r.lock_owner, r.lock_expires_at, r.retries, r.timer_text, r.repetitions_left,
            r.error_message, r.created_at
-    FROM d, jsonb_to_recordset(d.doc->'new_jobs') AS r(
+    FROM d, interlock_rows(d.doc->'new_jobs') AS x, jsonb_to_record(x) AS r(
         id uuid, kind text, instance_id uuid, token_id uuid, node_id text, definition_id text,
         due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         timer_text text, repetitions_left int, error_message text, created_at timestamptz)
@@ -142,42 +144,44 @@ changed_jobs AS (
     UPDATE job j SET due_at = r.due_at, lock_owner = r.lock_owner,
         lock_expires_at = r.lock_expires_at, retries = r.retries,
         repetitions_left = r.repetitions_left, error_message = r.error_message
-    FROM d, jsonb_to_recordset(d.doc->'changed_jobs') AS r(
+    FROM d, interlock_rows(d.doc->'changed_jobs') AS x, jsonb_to_record(x) AS r(
         id uuid, due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         repetitions_left int, error_message text)
     WHERE j.id = r.id
 ),
 deleted_jobs AS (
     DELETE FROM job j USING d
-    WHERE j.id IN (SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'deleted_jobs'))
+    WHERE j.id IN (
+        SELECT (jsonb_build_array(x) ->> 0)::uuid FROM interlock_rows(d.doc->'deleted_jobs') AS x)
 ),
 new_subscriptions AS (
     INSERT INTO event_subscription (id, kind, name, instance_id, token_id, node_id,
                                     definition_id, created_at)
     SELECT r.id, r.kind, r.name, r.instance_id, r.token_id, r.node_id, r.definition_id,
            r.created_at
-    FROM d, jsonb_to_recordset(d.doc->'new_subscriptions') AS r(
+    FROM d, interlock_rows(d.doc->'new_subscriptions') AS x, jsonb_to_record(x) AS r(
         id uuid, kind text, name text, instance_id uuid, token_id uuid, node_id text,
         definition_id text, created_at timestamptz)
 ),
 deleted_subscriptions AS (
     DELETE FROM event_subscription e USING d
     WHERE e.id IN (
-        SELECT value::uuid FROM jsonb_array_elements_text(d.doc->'deleted_subscriptions'))
+        SELECT (jsonb_build_array(x) ->> 0)::uuid
+        FROM interlock_rows(d.doc->'deleted_subscriptions') AS x)
 ),
 new_incidents AS (
     INSERT INTO incident (id, type, instance_id, definition_id, token_id, node_id, job_id,
                           external_task_id, message, details, state, created_at, resolved_at)
     SELECT r.id, r.type, r.instance_id, r.definition_id, r.token_id, r.node_id, r.job_id,
            r.external_task_id, r.message, r.details, r.state, r.created_at, r.resolved_at
-    FROM d, jsonb_to_recordset(d.doc->'new_incidents') AS r(
+    FROM d, interlock_rows(d.doc->'new_incidents') AS x, jsonb_to_record(x) AS r(
         id uuid, type text, instance_id uuid, definition_id text, token_id uuid, node_id text,
         job_id uuid, external_task_id uuid, message text, details text, state text,
         created_at timestamptz, resolved_at timestamptz)
 ),
 changed_incidents AS (
     UPDATE incident i SET state = r.state, resolved_at = r.resolved_at
-    FROM d, jsonb_to_recordset(d.doc->'changed_incidents') AS r(
+    FROM d, interlock_rows(d.doc->'changed_incidents') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, resolved_at timestamptz)
     WHERE i.id = r.id
 ),
@@ -186,20 +190,20 @@ new_visits AS (
                          started_at, ended_at)
     SELECT r.id, r.instance_id, r.token_id, r.node_id, r.node_name, r.node_type, r.state,
            r.started_at, r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'new_visits') AS r(
+    FROM d, interlock_rows(d.doc->'new_visits') AS x, jsonb_to_record(x) AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, node_name text, node_type text,
         state text, started_at timestamptz, ended_at timestamptz)
 ),
 ended_visits AS (
     UPDATE history h SET state = r.state, ended_at = r.ended_at
-    FROM d, jsonb_to_recordset(d.doc->'ended_visits') AS r(
+    FROM d, interlock_rows(d.doc->'ended_visits') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, ended_at timestamptz)
     WHERE h.id = r.id
 ),
 events AS (
     INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
     SELECT r.event, r.instance_id, r.token_id, r.node_id, r.history_id
-    FROM d, jsonb_to_recordset(d.doc->'outbox') AS r(
+    FROM d, interlock_rows(d.doc->'outbox') AS x, jsonb_to_record(x) AS r(
         event text, instance_id uuid, token_id uuid, node_id text, history_id uuid,
         ordinality int)
     ORDER BY r.ordinality

@@ -7,8 +7,8 @@ Create Date: 2026-12-02 12:58:31.937864
 
 from collections.abc import Sequence
 
-from alembic import op
 import sqlalchemy as sa
+from alembic import op
 
 revision: str = "0004"
 down_revision: str | Sequence[str] | None = "0003"

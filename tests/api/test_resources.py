@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import httpx
 
 from tests.api import processes
@@ -165,9 +169,6 @@ def test_external_tasks(operator: httpx.Client, api: LiveServer) -> None:
 
 
 def test_long_poll_wakes_when_work_appears(operator: httpx.Client, api: LiveServer) -> None:
-    import threading
-    import time
-
     def later() -> None:
         time.sleep(0.3)
         api.engine.start_latest("external", business_key="late", variables={})
@@ -182,6 +183,35 @@ def test_long_poll_wakes_when_work_appears(operator: httpx.Client, api: LiveServ
     assert fetch(operator, "poller", topic="nothing-here", timeout_ms=300) == []
     assert 0.25 < time.monotonic() - began < 3
     operator.post(f"/external-tasks/{found[0]['id']}/complete", json={"worker_id": "poller"})
+
+
+def test_waiting_fetches_hold_no_threads(operator: httpx.Client, api: LiveServer) -> None:
+    """More long polls than the server has worker threads: reads are still answered while they
+    wait, and as work appears each task goes to exactly one of them."""
+    polls = 45
+    api.engine.deploy(processes.external("idle-work", topic="idle"))
+    body = {
+        "worker_id": "idle",
+        "timeout_ms": 30_000,
+        "topics": [{"topic": "idle", "lock_duration_ms": 60_000}],
+    }
+
+    def poll(_: int) -> list[str]:
+        with httpx.Client(headers=api.bearer("operator"), timeout=60) as client:
+            response = client.post(f"{api.url}/api/v1/external-tasks/fetch-and-lock", json=body)
+            assert response.status_code == 200, response.text
+            return [task["id"] for task in response.json()["items"]]
+
+    with ThreadPoolExecutor(polls) as pool:
+        waiting = [pool.submit(poll, n) for n in range(polls)]
+        time.sleep(0.5)
+        assert operator.get("/definitions").status_code == 200
+        assert not any(f.done() for f in waiting), "a read waited for the long polls to end"
+        for _ in range(polls):
+            api.engine.start_latest("idle-work")
+        locked = [f.result() for f in waiting]
+    assert all(len(ids) == 1 for ids in locked)
+    assert len({ids[0] for ids in locked}) == polls
 
 
 def test_messages_and_signals(operator: httpx.Client) -> None:

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from app.console.common import refusal
+from app.templating import templates
 from engine.api import InstanceHandle
+from engine.errors import InvariantViolation, InvariantViolationKind
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import quick_charge
@@ -78,3 +81,25 @@ def test_markup_in_data_renders_as_text(console: ConsoleServer, login: Login) ->
     page.goto("/incidents")
     expect(page.locator("tr[data-incident] .message")).to_contain_text("<script>no</script>")
     assert page.evaluate("window.__owned") is None
+
+
+def test_refusals_are_shown_in_plain_words(console: ConsoleServer, login: Login) -> None:
+    handle, incident_id = instance_with_incident(console)
+    console.engine.resolve_incident(incident_id)
+    page = login("operator")
+    page.goto(f"/instances/{handle.id}")
+    token = page.locator('meta[name="csrf-token"]').get_attribute("content")
+    assert token
+    stale = page.request.post(
+        f"/incidents/{incident_id}/retry", headers={"X-CSRF-Token": token, "HX-Request": "true"}
+    )
+    assert stale.status == 409
+    assert "Conflict" in stale.text() and "already resolved" in stale.text()
+
+    violation = InvariantViolation(
+        InvariantViolationKind.TOKEN_FINALIZED_TWICE, "token t1 is already Completed"
+    )
+    shown = templates.get_template("_flash.html").render(refusal(violation))
+    assert "Refused: this token has already finished." in shown
+    assert "Invariant violation: TokenFinalizedTwice" in shown
+    assert "token t1 is already Completed" in shown

@@ -179,11 +179,12 @@ def test_two_executor_processes_fire_each_of_1000_timers_once(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_two_executor_processes_fire_each_of_10000_timers_once(
     engine_url: tuple[Engine, str],
 ) -> None:
     engine, database_url = engine_url
-    race(engine, database_url, 10_000, timeout=300)
+    race(engine, database_url, 10_000, timeout=1500)
 
 
 def victims_locks(

@@ -197,12 +197,6 @@ def test_long_poll_returns_empty_after_its_timeout(real_engine: Engine) -> None:
     assert time.monotonic() - started >= 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: the notify triggers on external_task fire on every statement, the "
-    "fetch-and-lock UPDATE included (even when it locks nothing), so Engine.fetch_and_lock's "
-    "long poll wakes itself and fetches in a busy loop (~1,600 fetches a second)",
-)
 def test_an_idle_long_poll_does_not_spin(real_engine: Engine) -> None:
     real_engine.deploy(charge())
     fetches = count_commands(real_engine, "FetchAndLock")

@@ -17,7 +17,6 @@ import pytest
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
-from engine.errors import InvariantViolation
 from engine.executor import Command
 from engine.handlers import TaskContext
 from engine.jobs import JobExecutor, run_job
@@ -37,19 +36,9 @@ def async_work(retry_cycle: str | None = None) -> ProcessModel:
     )
 
 
-BUG_ASYNC_INCIDENT = (
-    "engine bug: FailJob cannot stop an asynchronous continuation's path: its token is Ready "
-    "and Ready -> Failed is not a transition (engine/states.py TOKEN_TRANSITIONS)"
-)
 # The job that fails: an asynchronous continuation before `work`, or a timer whose firing runs
 # `work` in the same command. Both count down the same way and end in a failedJob incident.
-JOB_KINDS = [
-    pytest.param(
-        "async",
-        marks=pytest.mark.xfail(strict=True, raises=InvariantViolation, reason=BUG_ASYNC_INCIDENT),
-    ),
-    "timer",
-]
+JOB_KINDS = ["async", "timer"]
 
 
 def failing_job(kind: str, retry_cycle: str | None = None) -> tuple[ProcessModel, str]:
@@ -340,12 +329,6 @@ def test_a_job_taken_over_is_not_run_by_its_former_owner(
     assert instance.state is InstanceState.COMPLETED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: FailJob passes the retries left as the attempt number to "
-    "waits.retry_delay, so the default backoff shrinks (4 s, then 2 s) instead of growing from "
-    "one second (1 s, then 2 s) as retry_delay documents",
-)
 def test_default_backoff_grows_from_one_second(engine: Engine, clock: ManualClock) -> None:
     engine.register_handler("work", Flaky())
     instance, _ = start_failing(engine, clock, "timer")

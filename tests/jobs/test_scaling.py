@@ -32,13 +32,6 @@ def plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return nodes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: engine/store/persist.py SAVE_RUN joins each table to "
-    "jsonb_to_recordset(...), which PostgreSQL estimates at 100 rows, so with tables of a few "
-    "thousand rows it plans hash joins over sequential scans of process_instance, token and "
-    "history for every command (until 100 index probes look cheaper than a scan)",
-)
 def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
     engine: Engine, clock: ManualClock, database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

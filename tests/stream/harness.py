@@ -140,6 +140,7 @@ class SSEClient:
         self.cookies = cookies or {}
         self.headers = headers or {}
         self.events: list[SSE] = []
+        self.max_id = -1
         self.comments = 0
         self.status: int | None = None
         self.ended = False
@@ -201,6 +202,8 @@ class SSEClient:
         event = SSE(seq, fields.get("event", "message"), json.loads(fields.get("data", "{}")))
         with self._condition:
             self.events.append(event)
+            if seq is not None:
+                self.max_id = max(self.max_id, seq)
             self._condition.notify_all()
 
     def wait_for(self, predicate: Callable[[SSEClient], bool], timeout: float = 20.0) -> None:
@@ -232,7 +235,7 @@ class SSEClient:
             return ids[-1] if ids else None
 
     def wait_seq(self, seq: int, timeout: float = 30.0) -> None:
-        self.wait_for(lambda c: any(e.id is not None and e.id >= seq for e in c.events), timeout)
+        self.wait_for(lambda c: c.max_id >= seq, timeout)
 
     def close(self) -> None:
         if self._loop is not None and self._task is not None and not self.ended:

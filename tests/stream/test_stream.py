@@ -84,6 +84,18 @@ def test_reconnect_with_last_event_id_gets_exactly_what_was_missed(
     both.close()
     assert both.seqs() == everything[-2:]
 
+    # An id this database never handed out: told to resync, then live from now.
+    stranger = SSEClient(
+        f"{stream_srv.url}/stream", cookies=cookies, headers={"Last-Event-ID": "99999999"}
+    )
+    now = stranger.ready_cursor()
+    insert_rows(stream_srv, 2)
+    stranger.wait_seq(now + 2)
+    stranger.close()
+    assert [e.event for e in stranger.events][:2] == ["resync", "ready"]
+    assert stranger.events[0].data == {"after": now, "reason": "unknown-id"}
+    assert stranger.seqs() == [now + 1, now + 2]
+
 
 def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> None:
     deploy(stream_srv, "alpha", "beta")
