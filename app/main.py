@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from app import api, camunda, console, login
+from app import api, camunda, console, login, stream
 from app.auth import Authenticator, AuthMiddleware, Sessions
 from app.errors import http_error_handler, interlock_error_handler
 from app.settings import Settings
@@ -92,13 +92,18 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
 
             executor = JobExecutor(running)
             executor.start()
+        await stream.start_hub(app)
+        demo = None
         if settings.demo:
             from app.demo import install_demo
 
-            await run_in_threadpool(install_demo, running)
+            demo = await run_in_threadpool(install_demo, running)
         try:
             yield
         finally:
+            if demo is not None:
+                await run_in_threadpool(demo.stop)
+            await stream.stop_hub(app)
             if executor is not None:
                 await run_in_threadpool(executor.stop)
             if own:
@@ -111,6 +116,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             Mount("/api/v1", routes=api.routes),
             Mount("/engine-rest", routes=camunda.routes),
             Mount("/static", StaticFiles(directory=ROOT / "static"), name="static"),
+            *stream.routes,
             *console.routes,
         ],
         middleware=[Middleware(AuthMiddleware)],
