@@ -123,7 +123,14 @@ def _run(args: argparse.Namespace) -> int:
         except StartupRefused as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+        uvicorn.run(
+            create_app(settings),
+            host=args.host,
+            port=args.port,
+            log_level="info",
+            # Long polls would otherwise hold a shutdown for up to their timeout.
+            timeout_graceful_shutdown=3,
+        )
         return 0
 
     if args.command == "jobs":
