@@ -45,7 +45,6 @@ from engine.definitions import DefinitionCache
 from engine.errors import NotFound
 from engine.executor import Clock, Command, EngineSettings, Executor, Result, system_clock
 from engine.handlers import Handler, HandlerRegistry
-from engine.migrate import upgrade
 from engine.model import ProcessModel
 from engine.notifier import Notifier
 from engine.schema import EXTERNAL_TASK_CHANNEL
@@ -118,6 +117,8 @@ class Engine:
     ) -> None:
         self.database = Database.open(database_url, home=home)
         if migrate:
+            from engine.migrate import upgrade  # Alembic is slow to import; only when needed
+
             upgrade(self.database.url)
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             self.database.url,
