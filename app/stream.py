@@ -50,7 +50,7 @@ from starlette.types import Receive, Scope, Send
 from app.auth import require
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError
+from engine.errors import BadRequest
 from engine.notifier import Notifier
 from engine.outbox import OutboxRow, OutboxTail, last_seq, read_rows
 from engine.schema import OUTBOX_CHANNEL
@@ -286,7 +286,7 @@ class Hub:
                     conn, tail = self._open(tail)
                 seen = notifier.generation(OUTBOX_CHANNEL)
                 rows = tail.poll()
-            except (psycopg.Error, InterlockError):
+            except Exception:
                 log.exception("outbox tail failed; reconnecting")
                 if conn is not None:
                     conn.close()

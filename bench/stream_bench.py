@@ -28,8 +28,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
@@ -53,29 +51,12 @@ CLIENTS_PER_PROCESS = 25
 
 def serve(database_url: str, port: int) -> None:
     import uvicorn
-    from starlette.applications import Starlette
 
-    from app import stream
     from app.main import create_app
     from app.settings import Settings
 
     settings = Settings(database_url=database_url, auth=True, run_jobs=False, secret="bench")
-    app = create_app(settings)
-    if not any(getattr(route, "path", None) == "/stream" for route in app.router.routes):
-        app.router.routes[0:0] = stream.routes
-        inner = app.router.lifespan_context
-
-        @asynccontextmanager
-        async def lifespan(app: Starlette) -> AsyncIterator[None]:
-            async with inner(app):
-                await stream.start_hub(app)
-                try:
-                    yield
-                finally:
-                    await stream.stop_hub(app)
-
-        app.router.lifespan_context = lifespan
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    uvicorn.run(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
 
 
 def free_port() -> int:

@@ -1,33 +1,27 @@
 """The ordered, gap-safe outbox tail: committed rows in `seq` order, each exactly once.
 
-`seq` is handed out when a row is inserted, but transactions commit in any order, so "everything
-after the last seq I saw" skips a row that commits later with a smaller number. Comparing each
-row's writer `txid` with the snapshot's xmin does not fix that on its own: a transaction's id is
-assigned at its first write (engine commands lock their instance row first), not when it takes a
-seq. An older transaction can take seq 6 and commit while a younger one, above xmin and still
-running, holds seq 5; "txid < xmin" would emit 6 and later miss 5.
+`seq` is taken at insert but transactions commit in any order, so "everything after the last seq
+seen" skips a row that commits later with a smaller number. Comparing the row's `txid` with the
+snapshot's xmin does not fix that: a transaction id is assigned at the first write (commands lock
+their instance row first), not when the seq is taken. An older transaction can take seq 6 and
+commit while a younger one, at or above xmin and still open, holds seq 5: "txid < xmin" would
+emit 6 and never see 5. So the tail reasons about who can still hold a seq:
 
-The tail therefore reasons about who can still hold a seq, not about transaction ids:
+1. Read B, the sequence's last value (committed or not); then, in a later statement, W, the
+   transactions holding a lock on `outbox` stronger than a read (pg_locks).
+2. An INSERT locks its table before it evaluates the seq default and keeps that lock until its
+   top-level transaction ends (a rolled-back savepoint releases it along with its rows). So every
+   transaction that can commit a row with seq <= B had ended when W was read, or is in W.
+3. Once a later read of pg_locks shows no member of W, all of them have ended, and an ended
+   transaction is visible to every later snapshot (PostgreSQL leaves the proc array before it
+   releases locks). A read started after that sees every committed row with seq <= B, and no
+   other can appear: new inserts take larger numbers. The tail emits them in order; cursor = B.
 
-1. Read `B`, the sequence's last value (handed out, committed or not). Then, in a later
-   statement, read `W`, the transactions holding a lock on `outbox` stronger than a read.
-2. Any transaction with a seq <= B called nextval before B was read, and an INSERT locks its
-   target table (RowExclusiveLock) before it evaluates the seq default and keeps that lock to
-   the end of its top-level transaction (a savepoint rolled back drops only its own rows). So
-   such a transaction had ended by the time W was read, or it is in W.
-3. Once a later read of the lock table shows no member of W, every transaction that can hold a
-   seq <= B has ended, and ended transactions are visible to every later snapshot (PostgreSQL
-   leaves the proc array before it releases locks). A read started after that sees every
-   committed row with seq <= B, and none can appear afterwards: later inserts take larger
-   numbers. The rows up to B are settled; they are emitted in seq order and the cursor moves to B.
-
-Numbers that never commit (rolled-back transactions, values the sequence skipped after a crash)
-are simply absent: the tail never waits for a seq, only for transactions in W. A long transaction
-that holds the outbox lock holds back everything after its rows (order forbids otherwise), and
-one that writes no outbox row holds back nothing. Assumptions, checked where they can be: `seq`
-comes only from its identity default (CACHE 1), the sequence never restarts, and the tail reads
-with autocommit so each statement takes a fresh snapshot. The `txid` column is kept for
-diagnostics. The tail takes no lock and writes nothing.
+Numbers that never commit (rollbacks, a sequence jump after a crash) are never waited for; only
+transactions in W are. A transaction holding the outbox lock holds back the rows after its own
+(order demands it); one that writes no outbox row holds back nothing. Assumptions: `seq` comes
+only from its identity default with CACHE 1 (checked) and never restarts; reads are autocommit,
+one snapshot per statement. The tail only reads; `txid` stays for diagnostics.
 """
 
 from __future__ import annotations

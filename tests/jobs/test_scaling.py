@@ -1,5 +1,5 @@
-"""A job's cost must not grow with the size of the tables: the statement that persists a command
-must find the rows it changes by key, not by scanning the tables."""
+"""A command's cost must not grow with the size of the tables: the statement that persists a
+command finds the rows it changes by key, and a fetch-and-lock reads a few open tasks, not all."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJob
 from engine.model import TimerDefinition
 from engine.runtime import InstanceRun
-from engine.store import persist
+from engine.store import external_tasks, persist
 from tests.jobs.conftest import ManualClock
 
 LARGE_TABLES = ("process_instance", "token", "history")
@@ -94,3 +94,66 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
         if node["Node Type"] == "Seq Scan"
     }
     assert scanned.isdisjoint(LARGE_TABLES), f"sequential scans of {sorted(scanned)}"
+
+
+def scanned_rows(plan: dict[str, Any], tables: tuple[str, ...]) -> int:
+    """Rows the plan's scans of `tables` produced, over all their loops."""
+    return sum(
+        int(node.get("Actual Rows", 0) * node.get("Actual Loops", 1))
+        for node in plan_nodes(plan)
+        if node.get("Relation Name") in tables
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="engine bug: engine/store/external_tasks.py FETCH_AND_LOCK filters topic = ANY(...) "
+    "and orders by CASE WHEN use_priority THEN priority ELSE 0 END, so no index gives the "
+    "order, and it joins process_instance for the Active check: every fetch reads and sorts "
+    "every open task of its topics (and their instances) before taking the first few",
+)
+def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
+    engine: Engine, database_url: str
+) -> None:
+    model = (
+        ProcessBuilder("charge")
+        .start_event("start")
+        .service_task("charge", topic="charge")
+        .end_event("end")
+        .chain("start", "charge", "end")
+        .build()
+    )
+    engine.deploy(model)
+    engine.start_latest("charge")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        # Other instances waiting at the same task, as a backlog in service has them.
+        conn.execute(
+            "INSERT INTO process_instance (id, definition_id, definition_key, state, version, "
+            "started_at) SELECT gen_random_uuid(), definition_id, definition_key, 'Active', 0, "
+            "started_at + n * interval '1 millisecond' "
+            "FROM process_instance, generate_series(1, 2000) AS n"
+        )
+        conn.execute(
+            "INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, "
+            "priority, created_at) SELECT gen_random_uuid(), p.id, gen_random_uuid(), 'charge', "
+            "'charge', 'Open', 0, p.started_at FROM process_instance p "
+            "WHERE NOT EXISTS (SELECT 1 FROM external_task e WHERE e.instance_id = p.id)"
+        )
+        conn.execute("ANALYZE external_task")
+        conn.execute("ANALYZE process_instance")
+    parameters = {
+        "topics": ["charge"],
+        "now": engine.clock(),
+        "use_priority": True,
+        "max_tasks": 1,
+        "worker": "w",
+        "durations": json.dumps([{"topic": "charge", "ms": 1000}]),
+    }
+    with psycopg.connect(database_url) as conn:
+        row = conn.execute(
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + external_tasks.FETCH_AND_LOCK, parameters
+        ).fetchone()
+        conn.rollback()
+    assert row is not None
+    read = scanned_rows(row[0][0]["Plan"], ("external_task", "process_instance"))
+    assert read <= 200, f"one fetch read {read} rows of 2,001 open tasks and their instances"

@@ -16,7 +16,6 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from app import stream
 from app.main import create_app
 from app.settings import Settings
 from app.stream import Hub
@@ -27,23 +26,18 @@ from tests.server import PASSWORD, free_port
 
 
 def create_stream_app(settings: Settings, engine: Engine, **hub_options: Any) -> Starlette:
-    """The application with the stream routes and the hub in its lifespan, whether or not
-    `app.main` wires them itself."""
+    """The application as `app.main` builds it, with the hub's settings overridden once its
+    lifespan has started the hub."""
     app = create_app(settings, engine)
-    if not any(getattr(route, "path", None) == "/stream" for route in app.router.routes):
-        app.router.routes[0:0] = stream.routes
     inner = app.router.lifespan_context
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         async with inner(app):
-            hub = await stream.start_hub(app, **hub_options)
+            hub: Hub = app.state.stream_hub
             for name, value in hub_options.items():
                 setattr(hub, name, value)
-            try:
-                yield
-            finally:
-                await stream.stop_hub(app)
+            yield
 
     app.router.lifespan_context = lifespan
     return app
@@ -211,9 +205,9 @@ class SSEClient:
         with self._condition:
             while not predicate(self):
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self.ended:
                     raise AssertionError(
-                        f"timed out: {len(self.events)} events, status {self.status}, "
+                        f"not seen: {len(self.events)} events, status {self.status}, "
                         f"ended {self.ended}, error {self.error!r}"
                     )
                 self._condition.wait(remaining)

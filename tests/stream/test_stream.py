@@ -230,7 +230,7 @@ def test_one_database_listener_for_any_number_of_browsers(stream_srv: StreamServ
         client.close()
 
 
-def test_heartbeats_and_access(stream_srv: StreamServer) -> None:
+def test_heartbeats_session_and_parameters(stream_srv: StreamServer) -> None:
     cookies = stream_srv.login()
     client = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
     client.wait_for(lambda c: c.comments >= 2, timeout=5)
@@ -238,17 +238,21 @@ def test_heartbeats_and_access(stream_srv: StreamServer) -> None:
 
     anonymous = httpx.get(f"{stream_srv.url}/stream", follow_redirects=False)
     assert anonymous.status_code == 303 and anonymous.headers["location"].startswith("/login")
-    no_token = httpx.get(f"{stream_srv.url}/api/v1/stream")
-    assert no_token.status_code == 401
-    api = SSEClient(
-        f"{stream_srv.url}/api/v1/stream",
-        headers={"Authorization": f"Bearer {stream_srv.tokens['viewer']}"},
-    )
-    api.ready_cursor()
-    api.close()
-    assert api.status == 200
-
     for query in ("instance=nope", "after=-1", "after=x", "instance=1&definition=a"):
         bad = httpx.get(f"{stream_srv.url}/stream?{query}", cookies=cookies)
         assert bad.status_code == 400, query
         assert bad.json()["type"] == "BadRequest"
+
+
+def test_api_clients_stream_with_a_token(stream_srv: StreamServer) -> None:
+    no_token = httpx.get(f"{stream_srv.url}/api/v1/stream")
+    assert no_token.status_code == 401
+    api = SSEClient(
+        f"{stream_srv.url}/api/v1/stream?after=0",
+        headers={"Authorization": f"Bearer {stream_srv.tokens['viewer']}"},
+    )
+    insert_rows(stream_srv, 3)
+    api.wait_seq(3)
+    api.close()
+    assert api.status == 200
+    assert api.seqs() == [1, 2, 3]

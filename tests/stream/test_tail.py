@@ -48,10 +48,10 @@ def test_an_open_transaction_holds_back_later_commits(connect: Any) -> None:
     assert insert(t2) == 2
     t2.commit()
     assert seqs(tail) == []
-    assert tail.cursor == 0 and tail.waiting
+    assert (tail.cursor, tail.waiting) == (0, True)
     t1.commit()
     assert seqs(tail) == [1, 2]
-    assert tail.cursor == 2 and not tail.waiting
+    assert (tail.cursor, tail.waiting) == (2, False)
     assert seqs(tail) == []
 
 
