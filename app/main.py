@@ -113,10 +113,11 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         routes=[
             Route("/health", health),
             *login.routes,
+            # Before the /api/v1 mount, which would otherwise swallow /api/v1/stream.
+            *stream.routes,
             Mount("/api/v1", routes=api.routes),
             Mount("/engine-rest", routes=camunda.routes),
             Mount("/static", StaticFiles(directory=ROOT / "static"), name="static"),
-            *stream.routes,
             *console.routes,
         ],
         middleware=[Middleware(AuthMiddleware)],

@@ -41,10 +41,9 @@ log = logging.getLogger(__name__)
 # turn an outage into incidents; the job's lock expires instead and it runs again later.
 DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
 
-# The first jobs to become acquirable: due, unlocked or with an expired lock, and with an active
-# instance (or none: a timer start event). Mirrors the acquisition statement's conditions. A
-# read: it does not fire the job table's notify trigger, which every write does, even one that
-# changes no row.
+# When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active
+# instance (or none: a timer start event). Mirrors the acquisition statement's conditions. A read,
+# so an idle executor can look as often as it is woken without writing (and notifying) anything.
 NEXT_ACQUIRABLE = """
 SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
                                    THEN j.lock_expires_at ELSE j.due_at END))
@@ -237,9 +236,9 @@ class JobExecutor:
 
     def _idle(self, seen: int, empty: int) -> None:
         """Sleep until a job may be acquirable: woken by the database, by the next due time, by
-        `poll_interval` (a safety net) or by a stop request. Wake-ups that bring nothing due (the
-        trigger fires on every write to `job`, even one that changes no row) go back to sleep
-        without acquiring. `empty` counts the acquisitions in a row that found nothing."""
+        `poll_interval` (a safety net) or by a stop request. Wake-ups that bring nothing due now
+        (a timer for later, a job another executor took first) go back to sleep without
+        acquiring. `empty` counts the acquisitions in a row that found nothing."""
         notifier = self.engine.notifier
         deadline = time.monotonic() + self.poll_interval
         while not self._stopping.is_set():

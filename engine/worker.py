@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Whether any task of the topics could be fetched now; mirrors the fetch-and-lock statement's
-# conditions. A read, so a long poll can look without firing the notify trigger on
-# external_task (which every write fires, even one that changes no row).
+# conditions. A read: a long poll woken for another topic's task, or for one another worker got
+# first, looks without locking (and notifying) anything.
 FETCHABLE = """
 SELECT EXISTS (
     SELECT 1 FROM external_task e

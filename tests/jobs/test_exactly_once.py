@@ -98,7 +98,7 @@ class Executors:
         for proc in self.procs.values():
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        codes = {}
+        codes: dict[str, int | None] = {}
         for owner, proc in self.procs.items():
             try:
                 codes[owner] = proc.wait(timeout=20)

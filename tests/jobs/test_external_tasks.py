@@ -219,12 +219,13 @@ def test_reports_for_a_task_retired_by_a_boundary_timer_change_nothing(
         assert state.fetchone() == ("Retired",)
     assert engine.fetch_and_lock("w", TOPIC) == []
     before = snapshot(database_url)
-    for report in (
+    reports: list[Callable[[], object]] = [
         lambda: engine.complete_external_task(task["id"], "w"),
         lambda: engine.fail_external_task(task["id"], "w", "late", retries=0),
         lambda: engine.external_task_bpmn_error(task["id"], "w", "E"),
         lambda: engine.extend_lock(task["id"], "w", 1_000),
-    ):
+    ]
+    for report in reports:
         with pytest.raises(Conflict, match="retired"):
             report()
         assert snapshot(database_url) == before

@@ -93,7 +93,7 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
         for node in plan_nodes(row[0][0]["Plan"])
         if node["Node Type"] == "Seq Scan"
     }
-    assert scanned.isdisjoint(LARGE_TABLES), f"sequential scans of {sorted(scanned)}"
+    assert scanned.isdisjoint(LARGE_TABLES), f"sequential scans of {sorted(map(str, scanned))}"
 
 
 def scanned_rows(plan: dict[str, Any], tables: tuple[str, ...]) -> int:

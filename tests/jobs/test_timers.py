@@ -216,7 +216,12 @@ def async_work() -> ProcessModel:
 
 def test_async_continuation_runs_through_the_executor(engine: Engine) -> None:
     calls: list[Any] = []
-    engine.register_handler("work", lambda ctx: calls.append(ctx.instance_id) or {"done": True})
+
+    def work(ctx: TaskContext) -> dict[str, Any]:
+        calls.append(ctx.instance_id)
+        return {"done": True}
+
+    engine.register_handler("work", work)
     engine.deploy(async_work())
     instance = engine.start_latest("async-work")
     assert instance.state is InstanceState.ACTIVE
@@ -264,8 +269,8 @@ def count_commands(engine: Engine, name: str) -> list[int]:
 
 
 def test_idle_executor_does_not_spin(engine: Engine) -> None:
-    """Every write to `job` notifies, the executor's own acquisitions included: an idle
-    executor must not answer each of them with another acquisition."""
+    """An idle executor acquires once per poll interval at most while nothing is due, however
+    often it is woken."""
     engine.deploy(timer_catch("duration", "PT1H"))
     engine.start_latest("timer-catch")
     acquisitions = count_commands(engine, AcquireJobs.name)
