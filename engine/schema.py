@@ -176,6 +176,14 @@ external_task = sa.Table(
         "topic",
         sa.text("priority DESC"),
         "created_at",
+        "id",
+        postgresql_where=sa.text("state = 'Open'"),
+    ),
+    sa.Index(
+        "ix_external_task_fetch_oldest",
+        "topic",
+        "created_at",
+        "id",
         postgresql_where=sa.text("state = 'Open'"),
     ),
 )

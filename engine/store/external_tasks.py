@@ -10,17 +10,24 @@ from uuid import UUID
 
 import psycopg
 
-FETCH_AND_LOCK = """
+# One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
+# few rows however long the backlog. The instance check is a scalar subquery on purpose: it runs
+# per candidate row instead of becoming a join that reads every open task of the topic.
+_FETCH_AND_LOCK = """
 WITH picked AS (
-    SELECT e.id FROM external_task e
-    WHERE e.state = 'Open' AND e.topic = ANY(%(topics)s)
-      AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
-      AND (e.retries IS NULL OR e.retries > 0)
-      AND EXISTS (
-          SELECT 1 FROM process_instance p WHERE p.id = e.instance_id AND p.state = 'Active')
-    ORDER BY CASE WHEN %(use_priority)s THEN e.priority ELSE 0 END DESC, e.created_at, e.id
+    SELECT c.id FROM unnest(%(topics)s::text[]) AS t(topic)
+    CROSS JOIN LATERAL (
+        SELECT e.id, e.priority, e.created_at FROM external_task e
+        WHERE e.state = 'Open' AND e.topic = t.topic
+          AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
+          AND (e.retries IS NULL OR e.retries > 0)
+          AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = 'Active'
+        ORDER BY {order}
+        LIMIT %(max_tasks)s
+        FOR UPDATE OF e SKIP LOCKED
+    ) AS c
+    ORDER BY {order_c}
     LIMIT %(max_tasks)s
-    FOR UPDATE OF e SKIP LOCKED
 )
 UPDATE external_task e
 SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
@@ -28,6 +35,12 @@ FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint
 WHERE e.id = picked.id AND d.topic = e.topic
 RETURNING e.id
 """
+FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
+    order="e.priority DESC, e.created_at, e.id", order_c="c.priority DESC, c.created_at, c.id"
+)
+FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
+    order="e.created_at, e.id", order_c="c.created_at, c.id"
+)
 
 _COLUMNS = (
     "e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, e.worker_id, "
@@ -68,11 +81,10 @@ def fetch_and_lock(
     """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
     duration. Tasks another worker is locking right now are skipped, never waited for."""
     rows = conn.execute(
-        FETCH_AND_LOCK,
+        FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
         {
             "topics": list(lock_ms_by_topic),
             "now": now,
-            "use_priority": use_priority,
             "max_tasks": max_tasks,
             "worker": worker_id,
             "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),

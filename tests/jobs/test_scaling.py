@@ -105,13 +105,6 @@ def scanned_rows(plan: dict[str, Any], tables: tuple[str, ...]) -> int:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine bug: engine/store/external_tasks.py FETCH_AND_LOCK filters topic = ANY(...) "
-    "and orders by CASE WHEN use_priority THEN priority ELSE 0 END, so no index gives the "
-    "order, and it joins process_instance for the Active check: every fetch reads and sorts "
-    "every open task of its topics (and their instances) before taking the first few",
-)
 def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
     engine: Engine, database_url: str
 ) -> None:
@@ -144,14 +137,13 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
     parameters = {
         "topics": ["charge"],
         "now": engine.clock(),
-        "use_priority": True,
         "max_tasks": 1,
         "worker": "w",
         "durations": json.dumps([{"topic": "charge", "ms": 1000}]),
     }
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
-            "EXPLAIN (ANALYZE, FORMAT JSON) " + external_tasks.FETCH_AND_LOCK, parameters
+            "EXPLAIN (ANALYZE, FORMAT JSON) " + external_tasks.FETCH_BY_PRIORITY, parameters
         ).fetchone()
         conn.rollback()
     assert row is not None
