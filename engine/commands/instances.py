@@ -115,6 +115,10 @@ class ResumeInstance:
             )
         run.instance.move_to(InstanceState.ACTIVE, tx.now)
         run.emit("instance.resumed")
+        for job in run.jobs.values():
+            # Rewriting the instance's jobs wakes the job executors: they skipped them while the
+            # instance was suspended, and due ones should not wait for the next poll.
+            job.dirty = True
         persist(tx, run)
         return _result(run)
 

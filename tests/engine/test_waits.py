@@ -355,3 +355,28 @@ def test_lease_conflict_and_retired_reports_change_nothing(
     with pytest.raises(Conflict, match="retired"):
         engine.complete_external_task(task["id"], "owner")
     assert snapshot(database_url) == before
+
+
+def test_resuming_wakes_the_job_executor(engine: Engine) -> None:
+    from engine.jobs import JobExecutor
+
+    model = (
+        ProcessBuilder("pause")
+        .start_event("start")
+        .intermediate_catch_event("wait", timer=TimerDefinition(kind="duration", text="PT0.2S"))
+        .end_event("end")
+        .chain("start", "wait", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("pause")
+    instance.suspend()
+    executor = JobExecutor(engine, poll_interval=60)
+    executor.start()
+    try:
+        # Due while suspended: the executor skips it and, idle, sleeps for its whole poll.
+        assert instance.wait_completion(timeout=0.8) is InstanceState.SUSPENDED
+        instance.resume()
+        assert instance.wait_completion(timeout=5) is InstanceState.COMPLETED
+    finally:
+        executor.stop()
