@@ -261,15 +261,24 @@ class Engine:
         )
         command = FetchAndLock(worker_id, max_tasks, tuple(requests), use_priority)
         deadline = time.monotonic() + timeout
+        first = True
         while True:
             seen = self.notifier.generation(EXTERNAL_TASK_CHANNEL) if timeout > 0 else 0
-            tasks_found = self.run(command).tasks
+            if first or self._fetchable([r.topic for r in requests]):
+                tasks_found = self.run(command).tasks
+                if tasks_found:
+                    return tasks_found
+            first = False
             remaining = deadline - time.monotonic()
-            if tasks_found or remaining <= 0:
-                return tasks_found
+            if remaining <= 0:
+                return []
             # Locks expire and retry timeouts pass without a notification: look again at least
             # once a second.
             self.notifier.wait(EXTERNAL_TASK_CHANNEL, min(remaining, 1.0), since=seen)
+
+    def _fetchable(self, topics: list[str]) -> bool:
+        with self.connection() as conn:
+            return external_task_store.any_fetchable(conn, topics, self.clock())
 
     def complete_external_task(
         self, task_id: UUID | str, worker_id: str, variables: Mapping[str, Any] | None = None

@@ -17,17 +17,14 @@ import socket
 import threading
 import time
 import traceback
-from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING
 from uuid import UUID
 
 import psycopg
 import psycopg.errors
 
-from engine.commands.jobs import AcquireJobs, ExecuteJob, FailJob
+from engine.commands.jobs import AcquireJobs, ExecuteJob, FailJob, ReleaseJobs
 from engine.errors import InterlockError
-from engine.executor import Result, Tx
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
 
@@ -40,18 +37,6 @@ log = logging.getLogger(__name__)
 # failures and deadlocks (both OperationalErrors). Counting them against the job's retries would
 # turn an outage into incidents; the job's lock expires instead and it runs again later.
 DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
-
-# When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active
-# instance (or none: a timer start event). Mirrors the acquisition statement's conditions. A read,
-# so an idle executor can look as often as it is woken without writing (and notifying) anything.
-NEXT_ACQUIRABLE = """
-SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
-                                   THEN j.lock_expires_at ELSE j.due_at END))
-FROM job j
-WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
-  AND (j.instance_id IS NULL OR EXISTS (
-      SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
-"""
 
 
 def is_database_outage(exc: BaseException) -> bool:
@@ -79,31 +64,6 @@ def run_job(engine: Engine, job_id: UUID, owner: str | None) -> str:
         log.info("job %s failed: %s", job_id, message)
         engine.run(FailJob(job_id, owner, message, details))
         return "failed"
-
-
-@dataclass(frozen=True)
-class ReleasedJobs(Result):
-    released: int
-
-
-@dataclass(frozen=True)
-class ReleaseJobs:
-    """Give back jobs an executor acquired but will not run (it is stopping), so that another
-    one need not wait for the locks to expire. Only the owner's own locks are cleared."""
-
-    name: ClassVar[str] = "ReleaseJobs"
-    result_type: ClassVar[type[Result]] = ReleasedJobs
-
-    owner: str
-    job_ids: tuple[UUID, ...]
-
-    def execute(self, tx: Tx) -> ReleasedJobs:
-        cursor = tx.conn.execute(
-            "UPDATE job SET lock_owner = NULL, lock_expires_at = NULL "
-            "WHERE id = ANY(%s) AND lock_owner = %s",
-            (list(self.job_ids), self.owner),
-        )
-        return ReleasedJobs(cursor.rowcount)
 
 
 def default_owner() -> str:
@@ -259,10 +219,7 @@ class JobExecutor:
     def _seconds_until_acquirable(self, horizon: float) -> float:
         now = self.engine.clock()
         with self.engine.connection() as conn:
-            if not _due_within(conn, now, horizon):
-                return horizon
-            row = conn.execute(NEXT_ACQUIRABLE, {"now": now, "horizon": horizon}).fetchone()
-        first: datetime | None = row[0] if row else None
+            first = job_store.next_acquirable(conn, now, horizon)
         if first is None:
             return horizon
         return (first - now).total_seconds()
@@ -278,9 +235,3 @@ class JobExecutor:
             if self.engine.notifier.wait(JOB_CHANNEL, step, since=seen):
                 return True
         return False
-
-
-def _due_within(conn: psycopg.Connection[Any], now: datetime, horizon: float) -> bool:
-    """Whether any job with retries left is due before `now + horizon` (an index look-up)."""
-    first = job_store.next_due(conn)
-    return first is not None and (first - now).total_seconds() < horizon

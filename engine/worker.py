@@ -33,25 +33,13 @@ from engine.commands.external_tasks import TopicRequest
 from engine.errors import BpmnError, InterlockError
 from engine.jobs import default_owner
 from engine.schema import EXTERNAL_TASK_CHANNEL
+from engine.store import external_tasks as external_task_store
 from engine.variables import from_row
 
 if TYPE_CHECKING:
     from engine.api import Engine
 
 log = logging.getLogger(__name__)
-
-# Whether any task of the topics could be fetched now; mirrors the fetch-and-lock statement's
-# conditions. A read: a long poll woken for another topic's task, or for one another worker got
-# first, looks without locking (and notifying) anything.
-FETCHABLE = """
-SELECT EXISTS (
-    SELECT 1 FROM external_task e
-    WHERE e.state = 'Open' AND e.topic = ANY(%(topics)s)
-      AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
-      AND (e.retries IS NULL OR e.retries > 0)
-      AND EXISTS (
-          SELECT 1 FROM process_instance p WHERE p.id = e.instance_id AND p.state = 'Active'))
-"""
 
 # Lock expiries and retry timeouts pass without a notification: look at least this often.
 _RECHECK_SECONDS = 1.0
@@ -243,10 +231,9 @@ class Worker:
 
     def _fetchable(self) -> bool:
         with self.engine.connection() as conn:
-            row = conn.execute(
-                FETCHABLE, {"topics": list(self._subscriptions), "now": self.engine.clock()}
-            ).fetchone()
-        return bool(row and row[0])
+            return external_task_store.any_fetchable(
+                conn, list(self._subscriptions), self.engine.clock()
+            )
 
     def _wait(self, seen: int, timeout: float) -> None:
         deadline = time.monotonic() + timeout

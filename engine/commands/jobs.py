@@ -222,3 +222,23 @@ class AcquireJobs:
             tx.conn, self.owner, tx.now, self.limit, timedelta(seconds=self.lock_seconds)
         )
         return AcquiredJobs([str(job.id) for job in acquired])
+
+
+@dataclass(frozen=True)
+class ReleasedJobs(Result):
+    released: int = 0
+
+
+@dataclass(frozen=True)
+class ReleaseJobs:
+    """Give back jobs an executor acquired but will not run (it is stopping), so that another
+    one need not wait for the locks to expire. Only the owner's own locks are cleared."""
+
+    name: ClassVar[str] = "ReleaseJobs"
+    result_type: ClassVar[type[Result]] = ReleasedJobs
+
+    owner: str
+    job_ids: tuple[UUID, ...]
+
+    def execute(self, tx: Tx) -> ReleasedJobs:
+        return ReleasedJobs(job_store.release(tx.conn, self.owner, list(self.job_ids)))

@@ -69,6 +69,24 @@ class ExternalTaskInfo:
     business_key: str | None
 
 
+# Mirrors the fetch-and-lock statement's conditions. A read: a long poll woken for another topic's
+# task, or for one another worker got first, looks without locking (and notifying) anything.
+FETCHABLE = """
+SELECT EXISTS (
+    SELECT 1 FROM external_task e
+    WHERE e.state = 'Open' AND e.topic = ANY(%(topics)s)
+      AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
+      AND (e.retries IS NULL OR e.retries > 0)
+      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = 'Active')
+"""
+
+
+def any_fetchable(conn: psycopg.Connection[Any], topics: list[str], now: datetime) -> bool:
+    """Whether a fetch of `topics` would lock anything now."""
+    row = conn.execute(FETCHABLE, {"topics": topics, "now": now}).fetchone()
+    return bool(row and row[0])
+
+
 def fetch_and_lock(
     conn: psycopg.Connection[Any],
     *,

@@ -91,10 +91,39 @@ def query(
     return [JobInfo(*row) for row in rows]
 
 
-def next_due(conn: psycopg.Connection[Any]) -> datetime | None:
-    """When the earliest job that could run is due (for an executor deciding how long to sleep)."""
-    row = conn.execute("SELECT min(due_at) FROM job WHERE retries > 0").fetchone()
-    return row[0] if row else None
+# When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active
+# instance (or none: a timer start event). Mirrors ACQUIRE's conditions. A read, so an idle
+# executor can look as often as it is woken without writing (and notifying) anything.
+NEXT_ACQUIRABLE = """
+SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
+                                   THEN j.lock_expires_at ELSE j.due_at END))
+FROM job j
+WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
+  AND (j.instance_id IS NULL OR EXISTS (
+      SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
+"""
+
+
+def next_acquirable(
+    conn: psycopg.Connection[Any], now: datetime, horizon: float
+) -> datetime | None:
+    """When the first job becomes acquirable, if within `horizon` seconds of `now`."""
+    first = conn.execute("SELECT min(due_at) FROM job WHERE retries > 0").fetchone()
+    if first is None or first[0] is None or (first[0] - now).total_seconds() >= horizon:
+        return None  # the common idle case, answered from the index alone
+    row = conn.execute(NEXT_ACQUIRABLE, {"now": now, "horizon": horizon}).fetchone()
+    found: datetime | None = row[0] if row else None
+    return found
+
+
+def release(conn: psycopg.Connection[Any], owner: str, job_ids: list[UUID]) -> int:
+    """Clear `owner`'s own locks on `job_ids`; the number released."""
+    rows = conn.execute(
+        "UPDATE job SET lock_owner = NULL, lock_expires_at = NULL "
+        "WHERE id = ANY(%s) AND lock_owner = %s RETURNING id",
+        (job_ids, owner),
+    ).fetchall()
+    return len(rows)
 
 
 def update_start_job(
