@@ -14,6 +14,7 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from engine.announcer import QUIET_TRIGGERS, Announcer
 from engine.bpmn.writer import write_bpmn
 from engine.commands.deployments import Deploy, DeploymentResult, Resource
 from engine.commands.external_tasks import (
@@ -100,6 +101,10 @@ JobView = job_store.JobInfo
 ExternalTaskView = external_task_store.ExternalTaskInfo
 
 
+def _quiet_triggers(conn: psycopg.Connection[Any]) -> None:
+    conn.execute(QUIET_TRIGGERS)
+
+
 class Engine:
     """An engine over one PostgreSQL database: embedded (no URL) or the server at `database_url`.
 
@@ -125,15 +130,25 @@ class Engine:
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
+            configure=_quiet_triggers,
             open=True,
         )
         self.handlers = HandlerRegistry()
         self.definition_cache = DefinitionCache()
         self.clock = clock
         self.notifier = Notifier(self.database.url)
-        self.executor = Executor(self.pool, self.definition_cache, self.handlers, clock, settings)
+        self.announcer = Announcer(self.database.url)
+        self.executor = Executor(
+            self.pool,
+            self.definition_cache,
+            self.handlers,
+            clock,
+            settings,
+            announcer=self.announcer,
+        )
 
     def close(self) -> None:
+        self.announcer.close()
         self.notifier.close()
         self.pool.close()
         self.database.close()

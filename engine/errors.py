@@ -96,6 +96,10 @@ class InvariantViolationKind(StrEnum):
     STALE_WRITE = "StaleWrite"
 
 
+# The SQLSTATE of interlock_expect_rows(): a write found rows changed underneath its command.
+STALE_WRITE_SQLSTATE = "IL409"
+
+
 class InvariantViolation(InterlockError):
     """The operation would break an engine invariant and was rejected; nothing was written."""
 

@@ -20,8 +20,15 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from engine.announcer import Announcer
 from engine.definitions import DefinitionCache
-from engine.errors import BadRequest, Conflict
+from engine.errors import (
+    STALE_WRITE_SQLSTATE,
+    BadRequest,
+    Conflict,
+    InvariantViolation,
+    InvariantViolationKind,
+)
 from engine.handlers import HandlerRegistry
 
 Clock = Callable[[], datetime]
@@ -68,6 +75,8 @@ class Tx:
     handlers: HandlerRegistry
     pipeline: psycopg.Pipeline
     settings: EngineSettings
+    # Channels to NOTIFY once the transaction has committed (see engine/announcer.py).
+    announcements: set[str] = dataclasses.field(default_factory=set)
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -83,6 +92,7 @@ class Executor:
         clock: Clock = system_clock,
         settings: EngineSettings | None = None,
         max_attempts: int = 8,
+        announcer: Announcer | None = None,
     ) -> None:
         self.settings = settings or EngineSettings()
         self.pool = pool
@@ -90,6 +100,7 @@ class Executor:
         self.handlers = handlers
         self.clock = clock
         self.max_attempts = max_attempts
+        self.announcer = announcer
 
     def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
         for attempt in range(1, self.max_attempts + 1):
@@ -118,11 +129,18 @@ class Executor:
                     )
                     result = self._execute(tx, command, idempotency_key)
                     conn.execute("COMMIT")
-                return result
-            except BaseException:
+            except BaseException as exc:
                 if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                     conn.execute("ROLLBACK")
+                if isinstance(exc, psycopg.Error) and exc.sqlstate == STALE_WRITE_SQLSTATE:
+                    raise InvariantViolation(
+                        InvariantViolationKind.STALE_WRITE, exc.diag.message_primary or str(exc)
+                    ) from None
                 raise
+        if self.announcer is not None:
+            for channel in tx.announcements:
+                self.announcer.announce(channel)
+        return result
 
     def _execute(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
         if idempotency_key is not None:

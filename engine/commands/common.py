@@ -53,8 +53,5 @@ def require_running(run: InstanceRun) -> None:
 
 
 def persist(tx: Tx, run: InstanceRun) -> None:
-    """Write the command's changes. When it updated rows it had loaded, wait for the statement
-    and check its compare-and-swaps before the commit; a pure insert goes out with the commit."""
-    pending = save_run(tx.conn, run)
-    if pending.needs_check:
-        pending.verify()
+    """Queue the write of the command's changes; it travels with the commit."""
+    tx.announcements |= save_run(tx.conn, run)

@@ -12,6 +12,7 @@ from engine.errors import BadRequest, ModelError
 from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.model import IntermediateThrowEvent, Node, ProcessModel, StartEvent, SubProcess
+from engine.schema import JOB_CHANNEL
 from engine.store import definitions, start_triggers
 
 
@@ -81,6 +82,7 @@ class Deploy:
         for row, resource, model in created:
             definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
             start_triggers.replace(tx.conn, model, row.id, tx.now, tx.settings.default_retries)
+            tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
 

@@ -13,12 +13,13 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import ExternalTaskRow, InstanceRun
 from engine.states import TokenState
 from engine.store import external_tasks as store
+from engine.store import runs
 from engine.variables import from_row
 
 
@@ -54,27 +55,22 @@ class FetchAndLock:
         for topic in self.topics:
             if topic.lock_duration_ms <= 0:
                 raise BadRequest(f"lock duration of topic '{topic.topic}' must be positive")
-        ids = store.fetch_and_lock(
+        wanted = {t.topic: t.variables for t in self.topics}
+        any_all = any(names is None for names in wanted.values())
+        locked = store.fetch_and_lock(
             tx.conn,
             worker_id=self.worker_id,
             lock_ms_by_topic={t.topic: t.lock_duration_ms for t in self.topics},
             max_tasks=self.max_tasks,
             use_priority=self.use_priority,
             now=tx.now,
-        )
-        if not ids:
-            return FetchResult([])
-        locked = store.get_many(tx.conn, ids)
-        wanted = {t.topic: t.variables for t in self.topics}
-        all_names = [n for names in wanted.values() if names is not None for n in names]
-        any_all = any(names is None for names in wanted.values())
-        values = store.variables_of(
-            tx.conn, list({t.instance_id for t in locked}), None if any_all else all_names
+            variable_names=None
+            if any_all
+            else sorted({n for names in wanted.values() if names is not None for n in names}),
         )
         tasks = []
-        for task in locked:
+        for task, instance_values in locked:
             names = wanted.get(task.topic)
-            instance_values = values.get(task.instance_id, {})
             tasks.append(
                 {
                     "id": str(task.id),
@@ -112,10 +108,10 @@ class ExternalTaskResult(Result):
 
 def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRun, ExternalTaskRow]:
     """Load the task's instance under its lock and check the reporter holds the task."""
-    instance_id = store.instance_of(tx.conn, task_id)
-    if instance_id is None:
-        raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id))
-    run = load(tx, instance_id)
+    try:
+        run = runs.load_run(tx.conn, task_id, tx.now, locate=runs.BY_EXTERNAL_TASK)
+    except NotFound:
+        raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id)) from None
     task = run.external_tasks.get(task_id)
     if task is None:
         state = store.state_of(tx.conn, task_id)

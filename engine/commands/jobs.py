@@ -14,6 +14,7 @@ from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.model import StartEvent
 from engine.runtime import InstanceRun, JobRow
+from engine.schema import JOB_CHANNEL
 from engine.states import InstanceState, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
@@ -89,6 +90,7 @@ class ExecuteJob:
         if job.timer_text is not None and (left is None or left > 1):
             due = timers.next_due(timers.parse_cycle(job.timer_text), job.due_at)
             left = None if left is None else left - 1
+        tx.announcements.add(JOB_CHANNEL)
         job_store.update_start_job(
             tx.conn, job, due_at=due, retries=job.retries, repetitions_left=left, error_message=None
         )
@@ -118,6 +120,7 @@ class FailJob:
                 return JobResult(str(self.job_id), "gone")
             retries = info.retries - 1
             delay = waits.retry_delay(None, info.retries)
+            tx.announcements.add(JOB_CHANNEL)
             job_store.update_start_job(
                 tx.conn,
                 info,
@@ -177,6 +180,7 @@ class SetJobRetries:
         if instance_id is None:
             info = job_store.get(tx.conn, self.job_id, lock=True)
             assert info is not None
+            tx.announcements.add(JOB_CHANNEL)
             job_store.update_start_job(
                 tx.conn,
                 info,
@@ -241,4 +245,7 @@ class ReleaseJobs:
     job_ids: tuple[UUID, ...]
 
     def execute(self, tx: Tx) -> ReleasedJobs:
-        return ReleasedJobs(job_store.release(tx.conn, self.owner, list(self.job_ids)))
+        released = job_store.release(tx.conn, self.owner, list(self.job_ids))
+        if released:
+            tx.announcements.add(JOB_CHANNEL)
+        return ReleasedJobs(released)

@@ -28,24 +28,34 @@ WITH picked AS (
     ) AS c
     ORDER BY {order_c}
     LIMIT %(max_tasks)s
+),
+locked AS (
+    UPDATE external_task e
+    SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
+    FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint)
+    WHERE e.id = picked.id AND d.topic = e.topic
+    RETURNING e.*
 )
-UPDATE external_task e
-SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
-FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint)
-WHERE e.id = picked.id AND d.topic = e.topic
-RETURNING e.id
+SELECT {columns},
+       (SELECT json_agg(json_build_array(v.name, v.type, v.value)) FROM variable v
+        WHERE v.instance_id = e.instance_id AND v.scope_key = ''
+          AND (%(names)s::text[] IS NULL OR v.name = ANY(%(names)s)))
+FROM locked e JOIN process_instance p ON p.id = e.instance_id
+ORDER BY {order}
 """
-FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
-    order="e.priority DESC, e.created_at, e.id", order_c="c.priority DESC, c.created_at, c.id"
-)
-FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
-    order="e.created_at, e.id", order_c="c.created_at, c.id"
-)
-
 _COLUMNS = (
     "e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, e.worker_id, "
     "e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
     "p.definition_id, p.definition_key, p.business_key"
+)
+
+FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
+    order="e.priority DESC, e.created_at, e.id",
+    order_c="c.priority DESC, c.created_at, c.id",
+    columns=_COLUMNS,
+)
+FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
+    order="e.created_at, e.id", order_c="c.created_at, c.id", columns=_COLUMNS
 )
 
 
@@ -95,9 +105,11 @@ def fetch_and_lock(
     max_tasks: int,
     use_priority: bool,
     now: datetime,
-) -> list[UUID]:
+    variable_names: list[str] | None,
+) -> list[tuple[ExternalTaskInfo, dict[str, tuple[str, Any]]]]:
     """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
-    duration. Tasks another worker is locking right now are skipped, never waited for."""
+    duration, and return them with their instance variables (all, or only `variable_names`).
+    Tasks another worker is locking right now are skipped, never waited for."""
     rows = conn.execute(
         FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
         {
@@ -106,9 +118,17 @@ def fetch_and_lock(
             "max_tasks": max_tasks,
             "worker": worker_id,
             "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
+            "names": variable_names,
         },
+        prepare=True,
     ).fetchall()
-    return [row[0] for row in rows]
+    return [
+        (
+            ExternalTaskInfo(*row[:-1]),
+            {name: (type_name, value) for name, type_name, value in row[-1] or ()},
+        )
+        for row in rows
+    ]
 
 
 def get_many(conn: psycopg.Connection[Any], ids: list[UUID]) -> list[ExternalTaskInfo]:
@@ -156,26 +176,6 @@ def query(
     return [ExternalTaskInfo(*row) for row in rows]
 
 
-def instance_of(conn: psycopg.Connection[Any], task_id: UUID) -> UUID | None:
-    row = conn.execute("SELECT instance_id FROM external_task WHERE id = %s", (task_id,)).fetchone()
-    return row[0] if row else None
-
-
 def state_of(conn: psycopg.Connection[Any], task_id: UUID) -> str | None:
     row = conn.execute("SELECT state FROM external_task WHERE id = %s", (task_id,)).fetchone()
     return row[0] if row else None
-
-
-def variables_of(
-    conn: psycopg.Connection[Any], instance_ids: list[UUID], names: list[str] | None
-) -> dict[UUID, dict[str, tuple[str, Any]]]:
-    """Instance variables for fetched tasks: all of them, or only `names`."""
-    rows = conn.execute(
-        "SELECT instance_id, name, type, value FROM variable "
-        "WHERE instance_id = ANY(%s) AND scope_key = '' AND (%s::text[] IS NULL OR name = ANY(%s))",
-        (instance_ids, names, names),
-    ).fetchall()
-    found: dict[UUID, dict[str, tuple[str, Any]]] = {}
-    for instance_id, name, type_name, value in rows:
-        found.setdefault(instance_id, {})[name] = (type_name, value)
-    return found

@@ -17,11 +17,14 @@ from typing import Any
 
 import psycopg
 
-from engine.errors import InvariantViolation, InvariantViolationKind
 from engine.runtime import InstanceRun
+from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
 
-SAVE_RUN = """
-WITH d AS (SELECT %s::jsonb AS doc),
+# One data-modifying CTE per kind of change, keyed by its list in the document. A statement holds
+# only the CTEs whose lists are not empty: an empty INSERT still fires its statement triggers and
+# every CTE costs executor set-up, so a command pays for what it changed, not for every table.
+_CTES: dict[str, str] = {
+    "new_instance": """
 new_instance AS (
     INSERT INTO process_instance
         (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
@@ -30,14 +33,16 @@ new_instance AS (
     FROM d, interlock_rows(d.doc->'new_instance') AS x, jsonb_to_record(x) AS r(
         id uuid, definition_id text, definition_key text, business_key text, state text,
         started_at timestamptz, ended_at timestamptz)
-),
+)""",
+    "changed_instance": """
 changed_instance AS (
     UPDATE process_instance p SET state = r.state, ended_at = r.ended_at, version = p.version + 1
     FROM d, interlock_rows(d.doc->'changed_instance') AS x, jsonb_to_record(x) AS r(
         id uuid, version int, state text, ended_at timestamptz)
     WHERE p.id = r.id AND p.version = r.version
     RETURNING 1
-),
+)""",
+    "new_tokens": """
 new_tokens AS (
     INSERT INTO token (id, instance_id, node_id, state, mode, scope_id, parent_id, parallel_group,
                        merged_into, visit_id, version, created_at, updated_at)
@@ -47,7 +52,8 @@ new_tokens AS (
         id uuid, instance_id uuid, node_id text, state text, mode text, scope_id uuid,
         parent_id uuid, parallel_group text, merged_into uuid, visit_id uuid,
         created_at timestamptz, updated_at timestamptz)
-),
+)""",
+    "changed_tokens": """
 changed_tokens AS (
     UPDATE token t SET node_id = r.node_id, state = r.state, parallel_group = r.parallel_group,
         merged_into = r.merged_into, visit_id = r.visit_id, updated_at = r.updated_at,
@@ -57,13 +63,15 @@ changed_tokens AS (
         visit_id uuid, updated_at timestamptz)
     WHERE t.id = r.id AND t.version = r.version
     RETURNING 1
-),
+)""",
+    "new_joins": """
 new_joins AS (
     INSERT INTO join_state (instance_id, gateway_id, scope_key, arrivals, version)
     SELECT r.instance_id, r.gateway_id, r.scope_key, r.arrivals, 0
     FROM d, interlock_rows(d.doc->'new_joins') AS x, jsonb_to_record(x) AS r(
         instance_id uuid, gateway_id text, scope_key text, arrivals jsonb)
-),
+)""",
+    "changed_joins": """
 changed_joins AS (
     UPDATE join_state j SET arrivals = r.arrivals, version = j.version + 1
     FROM d, interlock_rows(d.doc->'changed_joins') AS x, jsonb_to_record(x) AS r(
@@ -71,7 +79,8 @@ changed_joins AS (
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
     RETURNING 1
-),
+)""",
+    "deleted_joins": """
 deleted_joins AS (
     DELETE FROM join_state j
     USING d, interlock_rows(d.doc->'deleted_joins') AS x, jsonb_to_record(x) AS r(
@@ -79,7 +88,8 @@ deleted_joins AS (
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
     RETURNING 1
-),
+)""",
+    "variables": """
 variables AS (
     INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
     SELECT r.instance_id, '', r.name, r.type, r.value, r.updated_at
@@ -87,7 +97,8 @@ variables AS (
         instance_id uuid, name text, type text, value jsonb, updated_at timestamptz)
     ON CONFLICT (instance_id, scope_key, name)
     DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
-),
+)""",
+    "new_tasks": """
 new_tasks AS (
     INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, assignee,
                            candidate_users, candidate_groups, due_at, priority, created_at,
@@ -100,13 +111,15 @@ new_tasks AS (
         id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
         assignee text, candidate_users jsonb, candidate_groups jsonb, due_at timestamptz,
         priority int, created_at timestamptz, ended_at timestamptz)
-),
+)""",
+    "changed_tasks": """
 changed_tasks AS (
     UPDATE user_task u SET state = r.state, ended_at = r.ended_at, assignee = r.assignee
     FROM d, interlock_rows(d.doc->'changed_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, ended_at timestamptz, assignee text)
     WHERE u.id = r.id
-),
+)""",
+    "new_external_tasks": """
 new_external_tasks AS (
     INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, priority,
                                worker_id, lock_expires_at, retries, error_message, error_details,
@@ -118,7 +131,8 @@ new_external_tasks AS (
         id uuid, instance_id uuid, token_id uuid, node_id text, topic text, state text,
         priority bigint, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, created_at timestamptz, ended_at timestamptz)
-),
+)""",
+    "changed_external_tasks": """
 changed_external_tasks AS (
     UPDATE external_task e SET state = r.state, worker_id = r.worker_id,
         lock_expires_at = r.lock_expires_at, retries = r.retries, error_message = r.error_message,
@@ -127,7 +141,8 @@ changed_external_tasks AS (
         id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, ended_at timestamptz)
     WHERE e.id = r.id
-),
+)""",
+    "new_jobs": """
 new_jobs AS (
     INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, lock_owner,
                      lock_expires_at, retries, timer_text, repetitions_left, error_message,
@@ -139,7 +154,8 @@ new_jobs AS (
         id uuid, kind text, instance_id uuid, token_id uuid, node_id text, definition_id text,
         due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         timer_text text, repetitions_left int, error_message text, created_at timestamptz)
-),
+)""",
+    "changed_jobs": """
 changed_jobs AS (
     UPDATE job j SET due_at = r.due_at, lock_owner = r.lock_owner,
         lock_expires_at = r.lock_expires_at, retries = r.retries,
@@ -148,12 +164,14 @@ changed_jobs AS (
         id uuid, due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         repetitions_left int, error_message text)
     WHERE j.id = r.id
-),
+)""",
+    "deleted_jobs": """
 deleted_jobs AS (
     DELETE FROM job j USING d
     WHERE j.id IN (
         SELECT (jsonb_build_array(x) ->> 0)::uuid FROM interlock_rows(d.doc->'deleted_jobs') AS x)
-),
+)""",
+    "new_subscriptions": """
 new_subscriptions AS (
     INSERT INTO event_subscription (id, kind, name, instance_id, token_id, node_id,
                                     definition_id, created_at)
@@ -162,13 +180,15 @@ new_subscriptions AS (
     FROM d, interlock_rows(d.doc->'new_subscriptions') AS x, jsonb_to_record(x) AS r(
         id uuid, kind text, name text, instance_id uuid, token_id uuid, node_id text,
         definition_id text, created_at timestamptz)
-),
+)""",
+    "deleted_subscriptions": """
 deleted_subscriptions AS (
     DELETE FROM event_subscription e USING d
     WHERE e.id IN (
         SELECT (jsonb_build_array(x) ->> 0)::uuid
         FROM interlock_rows(d.doc->'deleted_subscriptions') AS x)
-),
+)""",
+    "new_incidents": """
 new_incidents AS (
     INSERT INTO incident (id, type, instance_id, definition_id, token_id, node_id, job_id,
                           external_task_id, message, details, state, created_at, resolved_at)
@@ -178,13 +198,15 @@ new_incidents AS (
         id uuid, type text, instance_id uuid, definition_id text, token_id uuid, node_id text,
         job_id uuid, external_task_id uuid, message text, details text, state text,
         created_at timestamptz, resolved_at timestamptz)
-),
+)""",
+    "changed_incidents": """
 changed_incidents AS (
     UPDATE incident i SET state = r.state, resolved_at = r.resolved_at
     FROM d, interlock_rows(d.doc->'changed_incidents') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, resolved_at timestamptz)
     WHERE i.id = r.id
-),
+)""",
+    "new_visits": """
 new_visits AS (
     INSERT INTO history (id, instance_id, token_id, node_id, node_name, node_type, state,
                          started_at, ended_at)
@@ -193,13 +215,15 @@ new_visits AS (
     FROM d, interlock_rows(d.doc->'new_visits') AS x, jsonb_to_record(x) AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, node_name text, node_type text,
         state text, started_at timestamptz, ended_at timestamptz)
-),
+)""",
+    "ended_visits": """
 ended_visits AS (
     UPDATE history h SET state = r.state, ended_at = r.ended_at
     FROM d, interlock_rows(d.doc->'ended_visits') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, ended_at timestamptz)
     WHERE h.id = r.id
-),
+)""",
+    "outbox": """
 events AS (
     INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
     SELECT r.event, r.instance_id, r.token_id, r.node_id, r.history_id
@@ -207,46 +231,57 @@ events AS (
         event text, instance_id uuid, token_id uuid, node_id text, history_id uuid,
         ordinality int)
     ORDER BY r.ordinality
-)
-SELECT (SELECT count(*) FROM changed_instance) AS instance_rows,
-       (SELECT count(*) FROM changed_tokens) AS token_rows,
-       (SELECT count(*) FROM changed_joins) + (SELECT count(*) FROM deleted_joins) AS join_rows
-"""
+)""",
+}
+
+# The compare-and-swap updates and how many rows each must match; a shortfall means another
+# transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
+_CHECKED = ("changed_instance", "changed_tokens", "changed_joins", "deleted_joins")
 
 
-class PendingSave:
-    """The queued statement and what its compare-and-swap updates must have matched."""
-
-    def __init__(self, cursor: psycopg.Cursor[Any], expected: tuple[int, int, int]) -> None:
-        self.cursor = cursor
-        self.expected = expected
-
-    @property
-    def needs_check(self) -> bool:
-        return any(self.expected)
-
-    def verify(self) -> None:
-        """Raise StaleWrite when a compare-and-swap update matched fewer rows than it should."""
-        row = self.cursor.fetchone()
-        matched = tuple(int(n) for n in row) if row else (0, 0, 0)
-        if matched != self.expected:
-            raise InvariantViolation(
-                InvariantViolationKind.STALE_WRITE,
-                "rows changed underneath the command "
-                f"(instance, token, join rows matched {matched}, expected {self.expected})",
-            )
+def save_statement(doc: dict[str, Any]) -> str:
+    """The statement that writes `doc`: its non-empty lists only, then the row-count check."""
+    present = [key for key in _CTES if doc[key]]
+    checked = [key for key in present if key in _CHECKED]
+    ctes = ",\n".join(["d AS (SELECT %s::jsonb AS doc)", *(_CTES[key] for key in present)])
+    if not checked:
+        return f"WITH {ctes}\nSELECT NULL"
+    counts = ", ".join(f"(SELECT count(*) FROM {key})" for key in checked)
+    return f"WITH {ctes}\nSELECT interlock_expect_rows(ARRAY[{counts}], d.doc->'expected') FROM d"
 
 
-def save_run(conn: psycopg.Connection[Any], run: InstanceRun) -> PendingSave:
-    """Queue the one statement that writes the command's changes."""
+def expected_rows(doc: dict[str, Any]) -> list[int]:
+    """What the statement's compare-and-swap updates must match, in `save_statement`'s order."""
+    return [len(doc[key]) for key in _CTES if key in _CHECKED and doc[key]]
+
+
+def save_run(conn: psycopg.Connection[Any], run: InstanceRun) -> set[str]:
+    """Queue the one statement that writes the command's changes; the channels to announce
+    after the commit (see engine/announcer.py).
+
+    Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
+    must (another transaction changed what the command loaded), it fails with
+    STALE_WRITE_SQLSTATE and the transaction cannot commit."""
     doc = document(run)
-    expected = (
-        len(doc["changed_instance"]),
-        len(doc["changed_tokens"]),
-        len(doc["changed_joins"]) + len(doc["deleted_joins"]),
-    )
-    cursor = conn.execute(SAVE_RUN, (json.dumps(doc, default=str),), prepare=True)
-    return PendingSave(cursor, expected)
+    doc["expected"] = expected_rows(doc)
+    conn.execute(save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
+    return announcements(doc)
+
+
+def announcements(doc: dict[str, Any]) -> set[str]:
+    """New outbox rows, and work that became available to job executors and workers."""
+    channels = {OUTBOX_CHANNEL} if doc["outbox"] else set()
+    if any(
+        job["lock_owner"] is None and job["retries"] > 0
+        for job in (*doc["new_jobs"], *doc["changed_jobs"])
+    ):
+        channels.add(JOB_CHANNEL)
+    if any(
+        task["state"] == "Open" and task["worker_id"] is None
+        for task in (*doc["new_external_tasks"], *doc["changed_external_tasks"])
+    ):
+        channels.add(EXTERNAL_TASK_CHANNEL)
+    return channels
 
 
 def document(run: InstanceRun) -> dict[str, Any]:

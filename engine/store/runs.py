@@ -32,9 +32,20 @@ LIVE_STATES = [s.value for s in TokenState if not s.is_final]
 _INSTANCE_COLUMNS = (
     "id, definition_id, definition_key, business_key, state, version, started_at, ended_at"
 )
-_TOKEN_COLUMNS = (
-    "id, instance_id, node_id, state, mode, scope_id, parent_id, parallel_group, merged_into, "
-    "visit_id, version, created_at, updated_at"
+_TOKEN_FIELDS = (
+    "id",
+    "instance_id",
+    "node_id",
+    "state",
+    "mode",
+    "scope_id",
+    "parent_id",
+    "parallel_group",
+    "merged_into",
+    "visit_id",
+    "version",
+    "created_at",
+    "updated_at",
 )
 
 
@@ -51,22 +62,11 @@ def _instance(row: tuple[Any, ...]) -> InstanceRow:
     )
 
 
-def _token(row: tuple[Any, ...]) -> Token:
-    return Token(
-        id=row[0],
-        instance_id=row[1],
-        node_id=row[2],
-        state=TokenState(row[3]),
-        mode=row[4],
-        scope_id=row[5],
-        parent_id=row[6],
-        parallel_group=row[7],
-        merged_into=row[8],
-        visit_id=row[9],
-        version=row[10],
-        created_at=row[11],
-        updated_at=row[12],
-    )
+# Where the instance to load is: given by id, or as the owner of an external task.
+BY_ID = "%(key)s::uuid"
+BY_EXTERNAL_TASK = "(SELECT instance_id FROM external_task WHERE id = %(key)s)"
+
+_LOCK = "SELECT {columns} FROM process_instance WHERE id = {where} FOR UPDATE"
 
 
 def load_run(
@@ -75,57 +75,87 @@ def load_run(
     now: datetime,
     *,
     extra_token_ids: list[UUID] | None = None,
+    locate: str = BY_ID,
 ) -> InstanceRun:
-    """Lock the instance row and load its live tokens, joins and variables (one round trip).
+    """Lock the instance row and load its live tokens, joins, variables and open work.
 
+    Two statements in the command's pipeline, one round trip: the lock first, then everything
+    else in one statement. The load must come after the lock has been granted, in a statement
+    of its own: in READ COMMITTED a statement sees what committed before it began, so a load in
+    the locking statement would miss the writes of the transaction it waited for.
+
+    `instance_id` is the key `locate` looks up (an external task's id for BY_EXTERNAL_TASK).
     `extra_token_ids` also loads those tokens when they are final, so a command can report
     precisely that it was asked to move a finished token."""
-    # Run inside the command's pipeline: the four queries travel together; the first fetch syncs.
+    key = {"key": instance_id, "live": LIVE_STATES, "extra": extra_token_ids or []}
     instance_cur = conn.execute(
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %s FOR UPDATE",
-        (instance_id,),
+        _LOCK.format(columns=_INSTANCE_COLUMNS, where=locate), key, prepare=True
     )
-    token_cur = conn.execute(
-        f"SELECT {_TOKEN_COLUMNS} FROM token WHERE instance_id = %s "
-        "AND (state = ANY(%s) OR id = ANY(%s))",
-        (instance_id, LIVE_STATES, extra_token_ids or []),
-    )
-    join_cur = conn.execute(
-        "SELECT gateway_id, scope_key, arrivals, version FROM join_state WHERE instance_id = %s",
-        (instance_id,),
-    )
-    variable_cur = conn.execute(
-        "SELECT name, type, value FROM variable WHERE instance_id = %s AND scope_key = ''",
-        (instance_id,),
-    )
-    work_cursors = [
-        (
-            kind,
-            conn.execute(
-                f"SELECT {', '.join(columns)} FROM {table} WHERE instance_id = %s {condition}",
-                (instance_id,),
-            ),
-        )
-        for kind, (table, columns, condition) in _WORK.items()
-    ]
+    rows_cur = conn.execute(_LOAD.format(where=locate), key, prepare=True)
     row = instance_cur.fetchone()
     if row is None:
         raise NotFound(
             f"process instance {instance_id} does not exist", instance_id=str(instance_id)
         )
+    loaded = rows_cur.fetchone()
+    assert loaded is not None
     run = InstanceRun(instance=_instance(row), now=now)
-    for token_row in token_cur.fetchall():
-        token = _token(token_row)
+    tokens, joins, variables, *work = loaded
+    for values in tokens or ():
+        token = _token(values)
         run.tokens[token.id] = token
-    for gateway_id, scope_key, arrivals, version in join_cur.fetchall():
+    for gateway_id, scope_key, arrivals, version in joins or ():
         run.joins[(gateway_id, scope_key)] = Join(gateway_id, scope_key, list(arrivals), version)
-    for name, type_name, value in variable_cur.fetchall():
+    for name, type_name, value in variables or ():
         run.variables[name] = from_row(type_name, value)
-    for kind, cursor in work_cursors:
-        table, columns, _ = _WORK[kind]
-        items = (kind(**dict(zip(columns, values, strict=True))) for values in cursor)
+    for (kind, (_, columns, _)), found in zip(_WORK.items(), work, strict=True):
+        items = (kind(**_from_json(columns, values)) for values in found or ())
         getattr(run, _WORK_FIELDS[kind]).update({item.id: item for item in items})
     return run
+
+
+def _uuid(value: str | None) -> UUID | None:
+    return None if value is None else UUID(value)
+
+
+def _timestamp(value: str | None) -> datetime | None:
+    return None if value is None else datetime.fromisoformat(value)
+
+
+# Columns that JSON carries as strings but the rows hold as UUIDs and timestamps.
+_FROM_JSON = {
+    **dict.fromkeys(
+        (
+            "id",
+            "token_id",
+            "job_id",
+            "external_task_id",
+            "scope_id",
+            "parent_id",
+            "merged_into",
+            "visit_id",
+            "instance_id",
+        ),
+        _uuid,
+    ),
+    **dict.fromkeys(
+        ("created_at", "updated_at", "due_at", "lock_expires_at", "ended_at", "resolved_at"),
+        _timestamp,
+    ),
+}
+
+
+def _from_json(columns: tuple[str, ...], values: list[Any]) -> dict[str, Any]:
+    return {
+        column: _FROM_JSON[column](value) if column in _FROM_JSON else value
+        for column, value in zip(columns, values, strict=True)
+    }
+
+
+def _token(row: tuple[Any, ...] | list[Any]) -> Token:
+    values = _from_json(_TOKEN_FIELDS, list(row))
+    values["state"] = TokenState(values["state"])
+    return Token(**values)
 
 
 # The open work an instance command may have to retire or act on: (table, columns, condition).
@@ -212,6 +242,23 @@ _WORK_FIELDS = {
     Subscription: "subscriptions",
     IncidentRow: "incidents",
 }
+
+
+def _rows(table: str, columns: tuple[str, ...], condition: str) -> str:
+    return (
+        f"(SELECT json_agg(json_build_array({', '.join(columns)})) FROM {table} "
+        f"WHERE instance_id = (SELECT id FROM i) {condition})"
+    )
+
+
+_LOAD = "WITH i AS MATERIALIZED (SELECT {where} AS id) SELECT " + ", ".join(
+    [
+        _rows("token", _TOKEN_FIELDS, "AND (state = ANY(%(live)s) OR id = ANY(%(extra)s))"),
+        _rows("join_state", ("gateway_id", "scope_key", "arrivals", "version"), ""),
+        _rows("variable", ("name", "type", "value"), "AND scope_key = ''"),
+        *(_rows(*spec) for spec in _WORK.values()),
+    ]
+)
 
 
 def claim_token(conn: psycopg.Connection[Any], token: Token, now: datetime) -> None:

@@ -68,11 +68,11 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
         for table in LARGE_TABLES:
             conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(table)))
 
-    documents: list[str] = []
+    documents: list[dict[str, Any]] = []
     build = persist.document
 
     def capture(run: InstanceRun) -> dict[str, Any]:
-        documents.append(json.dumps(build(run), default=str))
+        documents.append(build(run))
         raise Captured
 
     monkeypatch.setattr(persist, "document", capture)
@@ -81,8 +81,10 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
         engine.run(ExecuteJob(job.id))
     monkeypatch.undo()
 
-    statement = sql.SQL(persist.SAVE_RUN.replace("%s::jsonb", "{}::jsonb")).format(
-        sql.Literal(documents[0])
+    doc = documents[0]
+    doc["expected"] = persist.expected_rows(doc)
+    statement = sql.SQL(persist.save_statement(doc).replace("%s::jsonb", "{}::jsonb")).format(
+        sql.Literal(json.dumps(doc, default=str))
     )
     with psycopg.connect(database_url) as conn:
         row = conn.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + statement).fetchone()
@@ -140,6 +142,7 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
         "max_tasks": 1,
         "worker": "w",
         "durations": json.dumps([{"topic": "charge", "ms": 1000}]),
+        "names": None,
     }
     with psycopg.connect(database_url) as conn:
         row = conn.execute(

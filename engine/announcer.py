@@ -1,0 +1,78 @@
+"""Tell listeners what a command changed after it committed, off the command's path.
+
+A NOTIFY inside a transaction makes its commit wait for a database-wide lock that is held through
+the commit's flush, so notifying commands commit one at a time. The engine's connections therefore
+skip the notify triggers (the session setting `interlock.notify = after_commit`); a command names
+the channels its changes concern (new outbox rows, work that became available) and the executor
+announces them after the commit. One thread per engine folds the announcements made meanwhile
+into one NOTIFY per channel, in a transaction of its own that does not wait for the flush.
+
+Listeners lose nothing if an announcement never comes (the process died between the commit and
+the NOTIFY): they poll as well. Writers other than the engine (psql, scripts) keep the trigger.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
+
+# Set on every pooled connection of the engine: the executor announces what its commands changed.
+QUIET_TRIGGERS = "SET interlock.notify = after_commit"
+
+
+class Announcer:
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._pending: set[str] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def announce(self, channel: str) -> None:
+        """NOTIFY `channel` soon; announcements made before it goes out are folded into one."""
+        with self._lock:
+            self._pending.add(channel)
+            if self._thread is None and not self._stopped.is_set():
+                self._thread = threading.Thread(
+                    target=self._run, name="interlock-announcer", daemon=True
+                )
+                self._thread.start()
+        self._wake.set()
+
+    def close(self) -> None:
+        """Send what is pending, then stop."""
+        self._stopped.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        conn: psycopg.Connection[Any] | None = None
+        while True:
+            self._wake.wait(0.5)
+            self._wake.clear()
+            with self._lock:
+                channels, self._pending = sorted(self._pending), set()
+            if channels:
+                try:
+                    if conn is None or conn.closed:
+                        conn = psycopg.connect(self._url, autocommit=True)
+                        conn.execute("SET synchronous_commit = off")
+                    conn.execute(
+                        "SELECT pg_notify(c, '') FROM unnest(%s::text[]) AS c", (channels,)
+                    )
+                except psycopg.Error:
+                    log.warning("could not announce %s; listeners will poll", channels)
+                    if conn is not None:
+                        conn.close()
+                    conn = None
+            if self._stopped.is_set():
+                break
+        if conn is not None:
+            conn.close()
