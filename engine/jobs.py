@@ -23,7 +23,7 @@ from uuid import UUID
 import psycopg
 import psycopg.errors
 
-from engine.commands.jobs import AcquireJobs, ExecuteJob, FailJob, ReleaseJobs
+from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, FailJob, ReleaseJobs
 from engine.errors import InterlockError
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
@@ -66,6 +66,14 @@ def run_job(engine: Engine, job_id: UUID, owner: str | None) -> str:
         return "failed"
 
 
+def _one_per_instance(instances: list[list[str]]) -> list[tuple[UUID, UUID]]:
+    """The first acquired job of each instance, as (job id, instance id)."""
+    first: dict[UUID, UUID] = {}
+    for job_id, instance_id in instances:
+        first.setdefault(UUID(instance_id), UUID(job_id))
+    return [(job_id, instance_id) for instance_id, job_id in first.items()]
+
+
 def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
@@ -106,19 +114,36 @@ class JobExecutor:
     # -- one batch --------------------------------------------------------------------------------
 
     def run_once(self) -> int:
-        """Acquire one batch of due jobs and run them; the number run. A stop request ends the
-        batch after the job in hand and gives the rest back."""
+        """Acquire one batch of due jobs and run them; the number run. Timers of different
+        instances run together in one transaction; when that fails (a handler raised), each runs
+        on its own so that only the failing one counts a failure. A stop request ends the batch after the
+        job in hand and gives the rest back."""
         acquired = self.engine.run(AcquireJobs(self.owner, self.batch_size, self.lock_seconds))
         job_ids = [UUID(job_id) for job_id in acquired.job_ids]
-        ran = 0
-        for index, job_id in enumerate(job_ids):
+        done = self._run_together(_one_per_instance(acquired.timers))
+        rest = [job_id for job_id in job_ids if job_id not in done]
+        ran = len(done)
+        for index, job_id in enumerate(rest):
             if self._stopping.is_set():
-                self._release(job_ids[index:])
+                self._release(rest[index:])
                 break
             outcome = run_job(self.engine, job_id, self.owner)
             log.debug("job %s: %s", job_id, outcome)
             ran += 1
         return ran
+
+    def _run_together(self, jobs: list[tuple[UUID, UUID]]) -> set[UUID]:
+        """Run `jobs` (job id, instance id) in one command; the ids it ran, none if it failed."""
+        if len(jobs) < 2 or self._stopping.is_set():
+            return set()
+        try:
+            outcomes = self.engine.run(ExecuteJobs(tuple(jobs), self.owner)).outcomes
+        except Exception as exc:
+            if is_database_outage(exc):
+                raise
+            log.debug("%d jobs failed together (%s); running them one at a time", len(jobs), exc)
+            return set()
+        return {UUID(job_id) for job_id in outcomes}
 
     def _release(self, job_ids: list[UUID]) -> None:
         try:

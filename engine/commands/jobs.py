@@ -10,7 +10,7 @@ from uuid import UUID
 from engine import timers, waits
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
-from engine.errors import Conflict, NotFound
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.model import StartEvent
 from engine.runtime import InstanceRun, JobRow
@@ -18,6 +18,7 @@ from engine.schema import JOB_CHANNEL
 from engine.states import InstanceState, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
+from engine.store.persist import save_runs
 
 
 @dataclass(frozen=True)
@@ -54,26 +55,10 @@ class ExecuteJob:
         if instance_id is None:
             return self._start_timer(tx)
         run = load(tx, instance_id)
-        job = run.jobs.get(self.job_id)
-        skipped = _owned(job, self.owner)
-        if skipped or job is None:
-            return JobResult(str(self.job_id), skipped or "gone", str(instance_id))
-        if run.instance.state is not InstanceState.ACTIVE:
-            job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
+        outcome = _execute_in(tx, run, self.job_id, self.owner)
+        if outcome != "gone" and outcome != "not-owner":
             persist(tx, run)
-            return JobResult(str(self.job_id), "instance-not-active", str(instance_id))
-        flow = advance(tx, run)
-        run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
-        if job.kind == "async":
-            assert job.token_id is not None
-            token = run.tokens[job.token_id]
-            job.deleted = True
-            runs.claim_token(tx.conn, token, tx.now)
-            flow.execute_ready(token)
-        else:
-            flow.fire_timer(job)
-        persist(tx, run)
-        return JobResult(str(self.job_id), "executed", str(instance_id))
+        return JobResult(str(self.job_id), outcome, str(instance_id))
 
     def _start_timer(self, tx: Tx) -> JobResult:
         job = job_store.get(tx.conn, self.job_id, lock=True)
@@ -95,6 +80,66 @@ class ExecuteJob:
             tx.conn, job, due_at=due, retries=job.retries, repetitions_left=left, error_message=None
         )
         return JobResult(str(self.job_id), "executed", result.instance_id)
+
+
+def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> str:
+    """Run the job on its loaded instance: the outcome, and the instance changed in memory
+    unless the outcome is "gone" or "not-owner"."""
+    job = run.jobs.get(job_id)
+    skipped = _owned(job, owner)
+    if skipped or job is None:
+        return skipped or "gone"
+    if run.instance.state is not InstanceState.ACTIVE:
+        job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
+        return "instance-not-active"
+    flow = advance(tx, run)
+    run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
+    if job.kind == "async":
+        assert job.token_id is not None
+        token = run.tokens[job.token_id]
+        job.deleted = True
+        runs.claim_token(tx.conn, token, tx.now)
+        flow.execute_ready(token)
+    else:
+        flow.fire_timer(job)
+    return "executed"
+
+
+@dataclass(frozen=True)
+class JobOutcomes(Result):
+    # job id -> outcome, as JobResult.outcome
+    outcomes: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExecuteJobs:
+    """Several due jobs of different instances in one transaction: one lock-and-load statement
+    for all the instances, one write for all their changes, one commit. Each job runs exactly as
+    `ExecuteJob` would run it. All or nothing: when one raises, none ran, and the caller runs
+    them one at a time, each with its own failure handling."""
+
+    name: ClassVar[str] = "ExecuteJobs"
+    result_type: ClassVar[type[Result]] = JobOutcomes
+
+    jobs: tuple[tuple[UUID, UUID], ...]  # (job id, instance id), one job per instance
+    owner: str | None = None
+
+    def execute(self, tx: Tx) -> JobOutcomes:
+        instance_ids = [instance_id for _, instance_id in self.jobs]
+        if len(set(instance_ids)) != len(instance_ids):
+            raise BadRequest("a batch of jobs may hold one job per instance")
+        loaded = runs.load_runs(tx.conn, instance_ids, tx.now)
+        outcomes: dict[str, str] = {}
+        changed: list[InstanceRun] = []
+        for job_id, instance_id in self.jobs:
+            run = loaded.get(instance_id)
+            outcome = "gone" if run is None else _execute_in(tx, run, job_id, self.owner)
+            if run is not None and outcome not in ("gone", "not-owner"):
+                changed.append(run)
+            outcomes[str(job_id)] = outcome
+        if changed:
+            tx.announcements |= save_runs(tx.conn, changed)
+        return JobOutcomes(outcomes)
 
 
 @dataclass(frozen=True)
@@ -208,6 +253,9 @@ def restore_after_incident(run: InstanceRun, job: JobRow) -> None:
 @dataclass(frozen=True)
 class AcquiredJobs(Result):
     job_ids: list[str] = field(default_factory=list)
+    # Timers of instances, as [job id, instance id]: jobs the executor may run together.
+    # Asynchronous continuations are not among them: each is its own transaction by definition.
+    timers: list[list[str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -225,7 +273,14 @@ class AcquireJobs:
         acquired = job_store.acquire(
             tx.conn, self.owner, tx.now, self.limit, timedelta(seconds=self.lock_seconds)
         )
-        return AcquiredJobs([str(job.id) for job in acquired])
+        return AcquiredJobs(
+            [str(job.id) for job in acquired],
+            [
+                [str(job.id), str(job.instance_id)]
+                for job in acquired
+                if job.instance_id and job.kind == "timer"
+            ],
+        )
 
 
 @dataclass(frozen=True)

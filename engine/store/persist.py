@@ -262,10 +262,23 @@ def save_run(conn: psycopg.Connection[Any], run: InstanceRun) -> set[str]:
     Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
     must (another transaction changed what the command loaded), it fails with
     STALE_WRITE_SQLSTATE and the transaction cannot commit."""
-    doc = document(run)
+    return save_runs(conn, [run])
+
+
+def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str]:
+    """`save_run` for the changes of several instances, still in one statement."""
+    doc = document(runs[0]) if len(runs) == 1 else merged([document(run) for run in runs])
     doc["expected"] = expected_rows(doc)
     conn.execute(save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
     return announcements(doc)
+
+
+def merged(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One document with every list of `docs` concatenated, outbox rows in order."""
+    doc = {key: [row for part in docs for row in part[key]] for key in _CTES}
+    for ordinal, row in enumerate(doc["outbox"]):
+        row["ordinality"] = ordinal
+    return doc
 
 
 def announcements(doc: dict[str, Any]) -> set[str]:
