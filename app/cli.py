@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         "jobs", help="run a job executor (timers, asynchronous continuations, retries)"
     )
     jobs.add_argument("--threads", type=_positive, default=1)
-    jobs.add_argument("--batch-size", type=_positive, default=32)
+    jobs.add_argument("--batch-size", type=_positive, help="jobs per acquisition (default 200)")
     jobs.add_argument(
         "--handlers",
         action="append",
@@ -180,7 +180,9 @@ def _run_jobs(args: argparse.Namespace) -> int:
             if not callable(register):
                 raise InterlockError(f"module '{name}' has no register(engine) function")
             register(engine)
-        executor = JobExecutor(engine, threads=args.threads, batch_size=args.batch_size)
+        executor = JobExecutor(
+            engine, threads=args.threads, batch_size=args.batch_size or JobExecutor.batch_size
+        )
         # run_forever stops the executor gracefully on its way out.
         with contextlib.suppress(KeyboardInterrupt, SystemExit):
             executor.run_forever()

@@ -41,13 +41,13 @@ def record(ctx: TaskContext) -> None:
     )
 
 
-def executor_process(url: str, threads: int) -> None:
+def executor_process(url: str, threads: int, batch: int) -> None:
     """The child: run jobs on `url` until SIGTERM."""
     install_sigterm_exit()
     with Engine(url, migrate=False, pool_size=threads + 3) as engine:
         engine.register_handler("bench_record", record)
         with contextlib.suppress(SystemExit):
-            JobExecutor(engine, batch_size=64, threads=threads).run_forever()
+            JobExecutor(engine, batch_size=batch, threads=threads).run_forever()
 
 
 def prepare(engine: Engine) -> None:
@@ -69,9 +69,11 @@ def prepare(engine: Engine) -> None:
     engine.deploy(model)
 
 
-def start_executors(url: str, count: int, threads: int = 1) -> list[subprocess.Popen[bytes]]:
+def start_executors(
+    url: str, count: int, threads: int = 1, batch: int = 64
+) -> list[subprocess.Popen[bytes]]:
     command = [sys.executable, "-m", "bench.jobs_bench", "--executor", url]
-    command += ["--threads", str(threads)]
+    command += ["--threads", str(threads), "--batch", str(batch)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
 
@@ -136,12 +138,12 @@ def creation_seconds(engine: Engine, sample: int = 200) -> float:
 
 
 def many_in_one_second(
-    engine: Engine, url: str, timers: int, executors: int, threads: int
+    engine: Engine, url: str, timers: int, executors: int, threads: int, batch: int
 ) -> dict[str, float]:
     per_timer = creation_seconds(engine)
     due_at = datetime.now(UTC) + timedelta(seconds=per_timer * timers * 2 + 5)
     dues = [due_at + timedelta(seconds=n / timers) for n in range(timers)]
-    procs = start_executors(url, executors, threads)
+    procs = start_executors(url, executors, threads, batch)
     try:
         start_timers(engine, dues)
         created = datetime.now(UTC)
@@ -182,21 +184,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timers", type=int, default=5000)
     parser.add_argument("--executors", type=int, default=2)
     parser.add_argument("--threads", type=int, default=1, help="threads per executor process")
+    parser.add_argument(
+        "--batch", type=int, default=JobExecutor.batch_size, help="jobs per acquisition"
+    )
     parser.add_argument("--single-runs", type=int, default=20)
     parser.add_argument("--database-url")
     parser.add_argument("--executor", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.executor:
-        executor_process(args.executor, args.threads)
+        executor_process(args.executor, args.threads, args.batch)
         return
     with Engine(args.database_url, pool_size=STARTERS + 2) as engine:
         url = engine.database.url
         prepare(engine)
-        many = many_in_one_second(engine, url, args.timers, args.executors, args.threads)
+        many = many_in_one_second(
+            engine, url, args.timers, args.executors, args.threads, args.batch
+        )
         single = single_timers(engine, url, args.single_runs)
     print(
         f"(a) {many['timers']:.0f} timers due within one second, {args.executors} executor "
-        f"processes x {args.threads} threads: lateness p50 {many['p50_ms']:.0f} ms, "
+        f"processes x {args.threads} threads, {args.batch} jobs per acquisition: "
+        f"lateness p50 {many['p50_ms']:.0f} ms, "
         f"p99 {many['p99_ms']:.0f} ms, "
         f"max {many['max_ms']:.0f} ms ({many['per_s']:.0f} timers/s)"
     )

@@ -84,13 +84,16 @@ class JobExecutor:
 
     # First wait after a failure of the loop itself (database down); doubles up to 30 s.
     error_backoff_seconds: float = 0.5
+    # Jobs per acquisition. Timers of different instances run together, so a burst of due
+    # timers costs a few transactions; other jobs run one at a time.
+    batch_size: int = 200
 
     def __init__(
         self,
         engine: Engine,
         *,
         owner: str | None = None,
-        batch_size: int = 32,
+        batch_size: int = batch_size,
         lock_seconds: float = 300.0,
         poll_interval: float = 5.0,
         threads: int = 1,
@@ -114,10 +117,12 @@ class JobExecutor:
     # -- one batch --------------------------------------------------------------------------------
 
     def run_once(self) -> int:
-        """Acquire one batch of due jobs and run them; the number run. Timers of different
-        instances run together in one transaction; when that fails (a handler raised), each runs
-        on its own so that only the failing one counts a failure. A stop request ends the batch after the
-        job in hand and gives the rest back."""
+        """Acquire one batch of due jobs and run them; the number run.
+
+        Timers of different instances run together in one transaction; when that fails (a
+        handler raised), each runs on its own, so only the failing one counts a failure. A
+        handler may thus run twice, but its database effects commit once. A stop request ends
+        the batch after the job in hand and gives the rest back."""
         acquired = self.engine.run(AcquireJobs(self.owner, self.batch_size, self.lock_seconds))
         job_ids = [UUID(job_id) for job_id in acquired.job_ids]
         done = self._run_together(_one_per_instance(acquired.timers))

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from uuid import UUID
 
 import psycopg
 import pytest
 
 from engine.api import Engine
+from engine.commands.common import load, persist
 from engine.errors import Conflict, HandlerError, InvariantViolation, InvariantViolationKind
+from engine.executor import Result, Tx
 from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.processes import approval, async_work, straight_through
@@ -151,3 +155,44 @@ def test_completing_a_finished_task_is_finalized_twice(engine: Engine) -> None:
     with pytest.raises(InvariantViolation) as caught:
         engine.complete_task(task.id, {"approved": True})
     assert caught.value.kind is InvariantViolationKind.TOKEN_FINALIZED_TWICE
+
+
+@dataclass(frozen=True)
+class _TouchWaitingToken:
+    """A command that loads an instance, lets another transaction change its token, then writes
+    the token it loaded: the write must see that the row changed underneath it."""
+
+    name: ClassVar[str] = "TouchWaitingToken"
+    result_type: ClassVar[type[Result]] = Result
+
+    instance_id: UUID
+    database_url: str
+
+    def execute(self, tx: Tx) -> Result:
+        run = load(tx, self.instance_id)
+        with psycopg.connect(self.database_url, autocommit=True) as other:
+            other.execute(
+                "UPDATE token SET version = version + 1 WHERE instance_id = %s",
+                (self.instance_id,),
+            )
+        for token in run.tokens.values():
+            token.updated_at, token.dirty = tx.now, True
+        run.emit("token.touched")
+        persist(tx, run)
+        return Result()
+
+
+def test_a_write_over_rows_changed_underneath_is_a_stale_write(
+    engine: Engine, database_url: str
+) -> None:
+    engine.register_handler("prepare", lambda ctx: None)
+    engine.deploy(approval())
+    instance = engine.start_latest("approval", {"amount": 10})
+    before = snapshot(database_url)
+    with pytest.raises(InvariantViolation) as caught:
+        engine.run(_TouchWaitingToken(instance.id, database_url))
+    assert caught.value.kind is InvariantViolationKind.STALE_WRITE
+    after = snapshot(database_url)
+    # Only the other transaction's version bump is there; the command wrote nothing.
+    assert after["outbox"] == before["outbox"] and after["history"] == before["history"]
+    assert after["token"] != before["token"]

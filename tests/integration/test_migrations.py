@@ -14,6 +14,9 @@ from sqlalchemy import create_engine, inspect
 from sqlalchemy.pool import NullPool
 
 from engine import migrate
+from engine.announcer import QUIET_TRIGGERS
+from engine.api import Engine
+from engine.builder import ProcessBuilder
 from engine.database import sqlalchemy_url_for
 from engine.schema import OUTBOX_CHANNEL, metadata
 
@@ -139,3 +142,23 @@ def test_migrate_accepts_both_url_forms(database_url: str, form: str) -> None:
     url = database_url.replace("postgresql://", f"{form}://", 1)
 
     assert migrate.current_revision(url) == migrate.head_revision()
+
+
+def test_engine_sessions_skip_the_trigger_and_announce_after_commit(database_url: str) -> None:
+    with (
+        psycopg.connect(database_url, autocommit=True) as listener,
+        psycopg.connect(database_url) as writer,
+    ):
+        listener.execute(f"LISTEN {OUTBOX_CHANNEL}")
+        writer.execute(QUIET_TRIGGERS)
+        insert_outbox_row(writer)
+        writer.commit()
+        assert list(listener.notifies(timeout=0.5, stop_after=1)) == []
+
+        with Engine(database_url, migrate=False) as engine:
+            engine.deploy(
+                ProcessBuilder("announced").start_event("s").end_event("e").chain("s", "e").build()
+            )
+            engine.start_latest("announced")
+            received = list(listener.notifies(timeout=5, stop_after=1))
+    assert [n.channel for n in received] == [OUTBOX_CHANNEL]
