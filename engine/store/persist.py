@@ -1,8 +1,9 @@
 """Write back everything one command changed, in one statement.
 
 The command's changes travel as one JSON document; one statement of data-modifying CTEs spreads it
-over the tables. One parameter and one prepared statement whatever the command did: this is what
-keeps a whole straight-through instance near the cost of a minimal transaction.
+over the tables, one CTE for each kind of change the command made, and ends by checking that its
+compare-and-swap updates matched. One parameter, and one prepared statement per shape of change:
+this is what keeps a whole straight-through instance near the cost of a minimal transaction.
 
 Rows inserted here already carry their final state (the command computed it in memory), so no
 CTE ever touches a row another CTE of the same statement writes. Each list is unpacked with

@@ -1,7 +1,7 @@
-"""Load one instance for a command, and write back what the command changed.
+"""Lock and load the instances a command works on; claim a ready token.
 
-Writes are one statement per table (arrays through `unnest`), sent in one pipeline, so a command
-costs a fixed handful of round trips however many tokens it moved.
+An instance loads in one round trip however many tokens and open tasks it has: its row is locked,
+then one statement returns everything else as JSON. `engine/store/persist.py` writes it back.
 """
 
 from __future__ import annotations
