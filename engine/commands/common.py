@@ -11,7 +11,7 @@ from engine.runtime import InstanceRun
 from engine.semantics import Advance
 from engine.states import InstanceState
 from engine.store import runs
-from engine.store.persist import save_run
+from engine.store.persist import save_runs
 
 
 def load(tx: Tx, instance_id: UUID, extra_token_ids: list[UUID] | None = None) -> InstanceRun:
@@ -52,6 +52,6 @@ def require_running(run: InstanceRun) -> None:
         )
 
 
-def persist(tx: Tx, run: InstanceRun) -> None:
-    """Queue the write of the command's changes; it travels with the commit."""
-    tx.announcements |= save_run(tx.conn, run)
+def persist(tx: Tx, *runs: InstanceRun) -> None:
+    """Queue the write of the changes to the command's instances; it travels with the commit."""
+    tx.announcements |= save_runs(tx.conn, list(runs))

@@ -18,7 +18,6 @@ from engine.schema import JOB_CHANNEL
 from engine.states import InstanceState, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
-from engine.store.persist import save_runs
 
 
 @dataclass(frozen=True)
@@ -56,7 +55,7 @@ class ExecuteJob:
             return self._start_timer(tx)
         run = load(tx, instance_id)
         outcome = _execute_in(tx, run, self.job_id, self.owner)
-        if outcome != "gone" and outcome != "not-owner":
+        if outcome not in UNTOUCHED:
             persist(tx, run)
         return JobResult(str(self.job_id), outcome, str(instance_id))
 
@@ -82,9 +81,13 @@ class ExecuteJob:
         return JobResult(str(self.job_id), "executed", result.instance_id)
 
 
+# Outcomes of `_execute_in` that leave the instance as it was loaded.
+UNTOUCHED = ("gone", "not-owner")
+
+
 def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> str:
     """Run the job on its loaded instance: the outcome, and the instance changed in memory
-    unless the outcome is "gone" or "not-owner"."""
+    unless the outcome is UNTOUCHED."""
     job = run.jobs.get(job_id)
     skipped = _owned(job, owner)
     if skipped or job is None:
@@ -134,11 +137,11 @@ class ExecuteJobs:
         for job_id, instance_id in self.jobs:
             run = loaded.get(instance_id)
             outcome = "gone" if run is None else _execute_in(tx, run, job_id, self.owner)
-            if run is not None and outcome not in ("gone", "not-owner"):
+            if run is not None and outcome not in UNTOUCHED:
                 changed.append(run)
             outcomes[str(job_id)] = outcome
         if changed:
-            tx.announcements |= save_runs(tx.conn, changed)
+            persist(tx, *changed)
         return JobOutcomes(outcomes)
 
 

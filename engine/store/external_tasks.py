@@ -131,18 +131,13 @@ def fetch_and_lock(
     ]
 
 
-def get_many(conn: psycopg.Connection[Any], ids: list[UUID]) -> list[ExternalTaskInfo]:
-    rows = conn.execute(
-        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
-        "WHERE e.id = ANY(%s) ORDER BY e.priority DESC, e.created_at, e.id",
-        (ids,),
-    ).fetchall()
-    return [ExternalTaskInfo(*row) for row in rows]
-
-
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None:
-    found = get_many(conn, [task_id])
-    return found[0] if found else None
+    row = conn.execute(
+        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
+        "WHERE e.id = %s",
+        (task_id,),
+    ).fetchone()
+    return ExternalTaskInfo(*row) if row else None
 
 
 def query(

@@ -256,18 +256,13 @@ def expected_rows(doc: dict[str, Any]) -> list[int]:
     return [len(doc[key]) for key in _CTES if key in _CHECKED and doc[key]]
 
 
-def save_run(conn: psycopg.Connection[Any], run: InstanceRun) -> set[str]:
-    """Queue the one statement that writes the command's changes; the channels to announce
-    after the commit (see engine/announcer.py).
+def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str]:
+    """Queue the one statement that writes the changes of the command's instances; the channels
+    to announce after the commit (see engine/announcer.py).
 
     Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
     must (another transaction changed what the command loaded), it fails with
     STALE_WRITE_SQLSTATE and the transaction cannot commit."""
-    return save_runs(conn, [run])
-
-
-def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str]:
-    """`save_run` for the changes of several instances, still in one statement."""
     doc = document(runs[0]) if len(runs) == 1 else merged([document(run) for run in runs])
     doc["expected"] = expected_rows(doc)
     conn.execute(save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
@@ -377,8 +372,6 @@ def document(run: InstanceRun) -> dict[str, Any]:
         row["instance_id"] = iid
         row["ordinality"] = ordinal
     return {
-        "instance_id": iid,
-        "now": run.now,
         "new_instance": [instance_row] if inst.is_new else [],
         "changed_instance": [instance_row] if inst.dirty and not inst.is_new else [],
         "new_tokens": [t for t in token_rows if t["_new"]],
