@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import psycopg
@@ -23,17 +24,43 @@ WORKERS = 4
 TOPIC = "bench-topic"
 
 
+# What one thread of a race does: set up, wait at the barrier, loop until the event is set (or
+# its work runs out), and return how many iterations it made.
+Loop = Callable[[int, threading.Barrier, threading.Event], int]
+
+
+def race(threads: int, seconds: float, loop: Loop) -> tuple[float, int]:
+    """Iterations per second of `threads` threads running `loop` together, from the moment all
+    are set up until `seconds` pass or every loop has returned; also the iterations made."""
+    counts = [0] * threads
+    barrier = threading.Barrier(threads + 1)
+    stop = threading.Event()
+
+    def run(index: int) -> None:
+        counts[index] = loop(index, barrier, stop)
+
+    started = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
+    for thread in started:
+        thread.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for thread in started:
+        thread.join(max(0.0, start + seconds - time.perf_counter()))
+    stop.set()
+    for thread in started:
+        thread.join()
+    return sum(counts) / (time.perf_counter() - start), sum(counts)
+
+
 def minimal_transactions(url: str, seconds: float, connections: int = WORKERS) -> float:
     """Minimal transactions per second over `connections` connections, one thread each."""
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS bench_minimal (id bigserial PRIMARY KEY, n int)")
-    counts = [0] * connections
-    barrier = threading.Barrier(connections + 1)
-    stop = threading.Event()
 
-    def loop(index: int) -> None:
+    def loop(index: int, ready: threading.Barrier, stop: threading.Event) -> int:
+        made = 0
         with psycopg.connect(url) as conn:
-            barrier.wait()
+            ready.wait()
             while not stop.is_set():
                 row = conn.execute(
                     "INSERT INTO bench_minimal (n) VALUES (0) RETURNING id"
@@ -41,21 +68,13 @@ def minimal_transactions(url: str, seconds: float, connections: int = WORKERS) -
                 assert row is not None
                 conn.execute("UPDATE bench_minimal SET n = n + 1 WHERE id = %s", (row[0],))
                 conn.commit()
-                counts[index] += 1
+                made += 1
+        return made
 
-    threads = [threading.Thread(target=loop, args=(i,)) for i in range(connections)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    start = time.perf_counter()
-    time.sleep(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - start
+    rate, _ = race(connections, seconds, loop)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DROP TABLE bench_minimal")
-    return sum(counts) / elapsed
+    return rate
 
 
 def create_backlog(engine: Engine, count: int) -> None:
@@ -65,6 +84,14 @@ def create_backlog(engine: Engine, count: int) -> None:
 
     with ThreadPoolExecutor(WORKERS) as pool:
         list(pool.map(start, (range(k, count, WORKERS) for k in range(WORKERS))))
+
+
+def settle(engine: Engine) -> None:
+    """Statistics and visibility as a database in service has them: right after a bulk load the
+    planner would still think the tables empty, and a queue table's index would still hold the
+    entries of tasks an earlier run completed until autovacuum came by."""
+    with engine.connection() as conn:
+        conn.execute("VACUUM ANALYZE")
 
 
 def round_trips(engine: Engine, seconds: float, backlog: int) -> tuple[float, int]:
@@ -80,37 +107,21 @@ def round_trips(engine: Engine, seconds: float, backlog: int) -> tuple[float, in
     )
     engine.deploy(model)
     create_backlog(engine, backlog)
-    with engine.connection() as conn:
-        # Statistics as a database in service has them; right after a bulk load the planner
-        # would still think the tables empty.
-        conn.execute("ANALYZE")
-    counts = [0] * WORKERS
-    barrier = threading.Barrier(WORKERS + 1)
-    stop = threading.Event()
-    finished = [0.0] * WORKERS
+    settle(engine)
 
-    def work(index: int) -> None:
+    def loop(index: int, ready: threading.Barrier, stop: threading.Event) -> int:
         worker_id = f"bench-worker-{index}"
-        barrier.wait()
+        made = 0
+        ready.wait()
         while not stop.is_set():
             tasks = engine.fetch_and_lock(worker_id, {TOPIC: 60_000}, max_tasks=1)
             if not tasks:
                 break
             engine.complete_external_task(tasks[0]["id"], worker_id, {"done": True})
-            counts[index] += 1
-        finished[index] = time.perf_counter()
+            made += 1
+        return made
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(WORKERS)]
-    for thread in threads:
-        thread.start()
-    barrier.wait()
-    start = time.perf_counter()
-    stop.wait(seconds)
-    stop.set()
-    for thread in threads:
-        thread.join()
-    elapsed = max(finished) - start
-    return sum(counts) / elapsed, sum(counts)
+    return race(WORKERS, seconds, loop)
 
 
 def warm_up(engine: Engine) -> None:

@@ -5,7 +5,10 @@ the commit's flush, so notifying commands commit one at a time. The engine's con
 skip the notify triggers (the session setting `interlock.notify = after_commit`); a command names
 the channels its changes concern (new outbox rows, work that became available) and the executor
 announces them after the commit. One thread per engine folds the announcements made meanwhile
-into one NOTIFY per channel, in a transaction of its own that does not wait for the flush.
+into one NOTIFY per channel, in a transaction of its own that does not wait for the flush, and
+sends at most one such transaction every `min_interval` seconds: a lone commit is announced at
+once, a busy engine's commits are announced together (each NOTIFY is a transaction, and under load
+they would cost nearly as much as the commands they announce).
 
 Listeners lose nothing if an announcement never comes (the process died between the commit and
 the NOTIFY): they poll as well. Writers other than the engine (psql, scripts) keep the trigger.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 import psycopg
@@ -26,8 +30,9 @@ QUIET_TRIGGERS = "SET interlock.notify = after_commit"
 
 
 class Announcer:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, min_interval: float = 0.005) -> None:
         self._url = url
+        self._min_interval = min_interval
         self._pending: set[str] = set()
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -54,8 +59,12 @@ class Announcer:
 
     def _run(self) -> None:
         conn: psycopg.Connection[Any] | None = None
+        last_sent = float("-inf")
         while True:
             self._wake.wait(0.5)
+            pause = last_sent + self._min_interval - time.monotonic()
+            if pause > 0 and not self._stopped.is_set():
+                time.sleep(pause)  # what is announced meanwhile goes out with this NOTIFY
             self._wake.clear()
             with self._lock:
                 channels, self._pending = sorted(self._pending), set()
@@ -67,6 +76,7 @@ class Announcer:
                     conn.execute(
                         "SELECT pg_notify(c, '') FROM unnest(%s::text[]) AS c", (channels,)
                     )
+                    last_sent = time.monotonic()
                 except psycopg.Error:
                     log.warning("could not announce %s; listeners will poll", channels)
                     if conn is not None:

@@ -162,3 +162,23 @@ def test_engine_sessions_skip_the_trigger_and_announce_after_commit(database_url
             engine.start_latest("announced")
             received = list(listener.notifies(timeout=5, stop_after=1))
     assert [n.channel for n in received] == [OUTBOX_CHANNEL]
+
+
+def vacuum_options(url: str) -> dict[str, list[str] | None]:
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT relname, reloptions FROM pg_class WHERE relname IN ('external_task', 'job')"
+        ).fetchall()
+    return dict(rows)
+
+
+def test_queue_tables_are_vacuumed_after_a_fixed_number_of_dead_rows(
+    empty_database_url: str,
+) -> None:
+    migrate.upgrade(empty_database_url)
+    fixed = ["autovacuum_vacuum_scale_factor=0", "autovacuum_vacuum_threshold=2000"]
+    assert vacuum_options(empty_database_url) == {"external_task": fixed, "job": fixed}
+
+    migrate.downgrade(empty_database_url, "0007")
+
+    assert vacuum_options(empty_database_url) == {"external_task": None, "job": None}

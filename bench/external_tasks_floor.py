@@ -1,0 +1,253 @@
+"""How near the external-task round trip is to its floor, against the same run's minimal rate.
+
+Four figures from one run, each with four threads (one connection each) against one backlog:
+(a) minimal transactions: INSERT one row, UPDATE one row, COMMIT;
+(b) the engine: fetch-and-lock one task, complete it (as `bench.external_tasks_bench` measures);
+(c) the store alone: the engine's own fetch, lock, load and write statements in the executor's
+    transactions, with the write document built by hand instead of by commands and semantics;
+(d) a lower bound: one statement that locks a task, then one statement that writes only what any
+    completion must change (the task, its token, the instance, the reported variable): no lock,
+    no load, no history, no outbox.
+Read b/c as what the engine's Python costs, and d as the best any implementation keeping each
+report in its own committed transaction could do on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+
+from bench.external_tasks_bench import (
+    TOPIC,
+    WORKERS,
+    minimal_transactions,
+    race,
+    round_trips,
+    settle,
+    warm_up,
+)
+from engine.announcer import QUIET_TRIGGERS
+from engine.api import Engine
+from engine.executor import GENERIC_PLANS
+from engine.ids import new_id
+from engine.store import external_tasks, persist, runs
+
+LOCK_MS = 60_000
+
+# (d): the fewest statements a fetch and a completion can be.
+_BARE_FETCH = """
+UPDATE external_task SET worker_id = %(worker)s,
+    lock_expires_at = %(now)s + interval '1 minute'
+WHERE id = (
+    SELECT id FROM external_task
+    WHERE state = 'Open' AND topic = %(topic)s
+      AND (lock_expires_at IS NULL OR lock_expires_at <= %(now)s)
+    ORDER BY priority DESC, created_at, id
+    LIMIT 1 FOR UPDATE SKIP LOCKED)
+RETURNING id
+"""
+_BARE_COMPLETE = """
+WITH task AS (
+    UPDATE external_task SET state = 'Completed', ended_at = %(now)s
+    WHERE id = %(task)s AND worker_id = %(worker)s
+    RETURNING instance_id, token_id
+), token_moved AS (
+    UPDATE token SET node_id = 'end', state = 'Completed', updated_at = %(now)s,
+        version = version + 1
+    WHERE id = (SELECT token_id FROM task)
+), instance_ended AS (
+    UPDATE process_instance SET state = 'Completed', ended_at = %(now)s, version = version + 1
+    WHERE id = (SELECT instance_id FROM task)
+)
+INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
+SELECT instance_id, '', 'done', 'boolean', 'true', %(now)s FROM task
+"""
+
+
+def _bare_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
+    now = datetime.now(UTC)
+    row = conn.execute(
+        _BARE_FETCH, {"worker": worker, "now": now, "topic": TOPIC}, prepare=True
+    ).fetchone()
+    if row is None:
+        return False
+    conn.execute(
+        _BARE_COMPLETE, {"task": row[0], "worker": worker, "now": datetime.now(UTC)}, prepare=True
+    )
+    return True
+
+
+def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
+    with conn.pipeline():
+        conn.execute("BEGIN")
+        conn.execute(GENERIC_PLANS)
+        locked = external_tasks.fetch_and_lock(
+            conn,
+            worker_id=worker,
+            lock_ms_by_topic={TOPIC: LOCK_MS},
+            max_tasks=1,
+            use_priority=True,
+            now=datetime.now(UTC),
+            variable_names=None,
+        )
+        conn.execute("COMMIT")
+    if not locked:
+        return False
+    task = locked[0][0]
+    now = datetime.now(UTC)
+    with conn.pipeline():
+        conn.execute("BEGIN")
+        conn.execute(GENERIC_PLANS)
+        run = runs.load_run(conn, task.id, now, locate=runs.BY_EXTERNAL_TASK)
+        token = run.tokens[task.token_id]
+        doc = _completion(run.instance.id, run.instance.version, token, task.id, now)
+        conn.execute(persist.save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
+        conn.execute("COMMIT")
+    return True
+
+
+def _completion(
+    instance_id: Any, instance_version: int, token: Any, task_id: Any, now: datetime
+) -> dict[str, Any]:
+    """The write document the engine makes for start -> work -> end completing at `work`."""
+    end_visit = new_id()
+    doc = persist.merged([])  # every list, empty
+    doc["changed_instance"] = [
+        {"id": instance_id, "version": instance_version, "state": "Completed", "ended_at": now}
+    ]
+    doc["changed_tokens"] = [
+        {
+            "id": token.id,
+            "version": token.version,
+            "node_id": "end",
+            "state": "Completed",
+            "parallel_group": None,
+            "merged_into": None,
+            "visit_id": None,
+            "updated_at": now,
+        }
+    ]
+    doc["variables"] = [
+        {
+            "instance_id": instance_id,
+            "name": "done",
+            "type": "boolean",
+            "value": True,
+            "updated_at": now,
+        }
+    ]
+    doc["changed_external_tasks"] = [
+        {
+            "id": task_id,
+            "state": "Completed",
+            "worker_id": None,
+            "lock_expires_at": None,
+            "retries": None,
+            "error_message": None,
+            "error_details": None,
+            "ended_at": now,
+        }
+    ]
+    doc["new_visits"] = [
+        {
+            "id": end_visit,
+            "instance_id": instance_id,
+            "token_id": token.id,
+            "node_id": "end",
+            "node_name": None,
+            "node_type": "endEvent",
+            "state": "Completed",
+            "started_at": now,
+            "ended_at": now,
+        }
+    ]
+    doc["ended_visits"] = [{"id": token.visit_id, "state": "Completed", "ended_at": now}]
+    events = [
+        ("visit.completed", "work", token.visit_id),
+        ("visit.completed", "end", end_visit),
+        ("external_task.completed", "work", None),
+        ("instance.completed", None, None),
+        ("variables.updated", None, None),
+    ]
+    doc["outbox"] = [
+        {
+            "event": event,
+            "instance_id": instance_id,
+            "token_id": token.id,
+            "node_id": node,
+            "history_id": visit,
+            "ordinality": ordinal,
+        }
+        for ordinal, (event, node, visit) in enumerate(events)
+    ]
+    doc["expected"] = persist.expected_rows(doc)
+    return doc
+
+
+RoundTrip = Callable[[psycopg.Connection[Any], str], bool]
+
+
+def rate(url: str, seconds: float, round_trip: RoundTrip) -> float:
+    """Round trips per second of WORKERS threads, each on a connection of its own set up as the
+    engine sets up its own."""
+
+    def loop(index: int, ready: threading.Barrier, stop: threading.Event) -> int:
+        made = 0
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(QUIET_TRIGGERS)
+            ready.wait()
+            while not stop.is_set() and round_trip(conn, f"floor-worker-{index}"):
+                made += 1
+        return made
+
+    per_second, _ = race(WORKERS, seconds, loop)
+    return per_second
+
+
+def run(url: str | None, seconds: float, backlog: int) -> dict[str, float]:
+    with Engine(url, pool_size=WORKERS * 2) as engine:
+        db_url = engine.database.url
+        warm_up(engine)
+        minimal_before = minimal_transactions(db_url, seconds)
+        engine_rate, _ = round_trips(engine, seconds, backlog)
+        settle(engine)
+        store_rate = rate(db_url, seconds, _store_round_trip)
+        settle(engine)
+        bare_rate = rate(db_url, seconds, _bare_round_trip)
+        minimal_after = minimal_transactions(db_url, seconds)
+    minimal = (minimal_before + minimal_after) / 2
+    return {
+        "minimal": minimal,
+        "engine": engine_rate / minimal,
+        "store": store_rate / minimal,
+        "bare": bare_rate / minimal,
+        "engine_rate": engine_rate,
+        "store_rate": store_rate,
+        "bare_rate": bare_rate,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--backlog", type=int, default=15000, help="open tasks created up front")
+    parser.add_argument("--database-url")
+    args = parser.parse_args(argv)
+    figures = run(args.database_url, args.seconds, args.backlog)
+    print(f"(a) minimal transactions/s over {WORKERS} connections: {figures['minimal']:.0f}")
+    for key, label in (
+        ("engine", "(b) the engine"),
+        ("store", "(c) the store alone"),
+        ("bare", "(d) bare lower bound"),
+    ):
+        print(f"{label:22s} {figures[key + '_rate']:6.0f} round trips/s   /a = {figures[key]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
