@@ -3,8 +3,8 @@
 Four figures from one run, each with four threads (one connection each) against one backlog:
 (a) minimal transactions: INSERT one row, UPDATE one row, COMMIT;
 (b) the engine: fetch-and-lock one task, complete it (as `bench.external_tasks_bench` measures);
-(c) the store alone: the engine's own fetch, lock, load and write statements in the executor's
-    transactions, with the write document built by hand instead of by commands and semantics;
+(c) the store alone: the engine's own fetch, lock, load and write statements, sent as the executor
+    sends them, with the write document built by hand instead of by commands and semantics;
 (d) a lower bound: one statement that locks a task, then one statement that writes only what any
     completion must change (the task, its token, the instance, the reported variable): no lock,
     no load, no history, no outbox.
@@ -84,26 +84,21 @@ def _bare_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
 
 
 def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
-    with conn.pipeline():
-        conn.execute("BEGIN")
-        conn.execute(GENERIC_PLANS)
-        locked = external_tasks.fetch_and_lock(
-            conn,
-            worker_id=worker,
-            lock_ms_by_topic={TOPIC: LOCK_MS},
-            max_tasks=1,
-            use_priority=True,
-            now=datetime.now(UTC),
-            variable_names=None,
-        )
-        conn.execute("COMMIT")
+    locked = external_tasks.fetch_and_lock(
+        conn,
+        worker_id=worker,
+        lock_ms_by_topic={TOPIC: LOCK_MS},
+        max_tasks=1,
+        use_priority=True,
+        now=datetime.now(UTC),
+        variable_names=None,
+    )
     if not locked:
         return False
     task = locked[0][0]
     now = datetime.now(UTC)
     with conn.pipeline():
         conn.execute("BEGIN")
-        conn.execute(GENERIC_PLANS)
         run = runs.load_run(conn, task.id, now, locate=runs.BY_EXTERNAL_TASK)
         token = run.tokens[task.token_id]
         doc = _completion(run.instance.id, run.instance.version, token, task.id, now)
@@ -199,7 +194,7 @@ def rate(url: str, seconds: float, round_trip: RoundTrip) -> float:
 
     def loop(index: int, ready: threading.Barrier, stop: threading.Event) -> int:
         made = 0
-        with psycopg.connect(url, autocommit=True) as conn:
+        with psycopg.connect(url, autocommit=True, options=GENERIC_PLANS) as conn:
             conn.execute(QUIET_TRIGGERS)
             ready.wait()
             while not stop.is_set() and round_trip(conn, f"floor-worker-{index}"):

@@ -44,7 +44,15 @@ from engine.commands.tokens import ExecuteToken, TokenResult
 from engine.database import Database
 from engine.definitions import DefinitionCache
 from engine.errors import NotFound
-from engine.executor import Clock, Command, EngineSettings, Executor, Result, system_clock
+from engine.executor import (
+    GENERIC_PLANS,
+    Clock,
+    Command,
+    EngineSettings,
+    Executor,
+    Result,
+    system_clock,
+)
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel
 from engine.notifier import Notifier
@@ -125,11 +133,21 @@ class Engine:
             from engine.migrate import upgrade  # Alembic is slow to import; only when needed
 
             upgrade(self.database.url)
+        # Reads run on `pool`; commands on `command_pool`, whose sessions plan every statement
+        # generically (see GENERIC_PLANS in engine/executor.py).
         self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
             self.database.url,
             min_size=1,
             max_size=pool_size,
             kwargs={"autocommit": True},
+            configure=_quiet_triggers,
+            open=True,
+        )
+        self.command_pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            self.database.url,
+            min_size=1,
+            max_size=pool_size,
+            kwargs={"autocommit": True, "options": GENERIC_PLANS},
             configure=_quiet_triggers,
             open=True,
         )
@@ -139,7 +157,7 @@ class Engine:
         self.notifier = Notifier(self.database.url)
         self.announcer = Announcer(self.database.url)
         self.executor = Executor(
-            self.pool,
+            self.command_pool,
             self.definition_cache,
             self.handlers,
             clock,
@@ -150,6 +168,7 @@ class Engine:
     def close(self) -> None:
         self.announcer.close()
         self.notifier.close()
+        self.command_pool.close()
         self.pool.close()
         self.database.close()
 

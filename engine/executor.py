@@ -50,6 +50,10 @@ R = TypeVar("R", bound=Result, covariant=True)
 
 
 class Command(Protocol, Generic[R]):
+    """A command runs in a transaction of its own. One whose `execute` sends exactly one statement
+    may say so with a class attribute `one_statement = True`: that statement is then its whole
+    transaction, with no BEGIN and COMMIT around it."""
+
     name: ClassVar[str]
     result_type: ClassVar[type[Result]]
 
@@ -73,7 +77,6 @@ class Tx:
     now: datetime
     definitions: DefinitionCache
     handlers: HandlerRegistry
-    pipeline: psycopg.Pipeline
     settings: EngineSettings
     # Channels to NOTIFY once the transaction has committed (see engine/announcer.py).
     announcements: set[str] = dataclasses.field(default_factory=set)
@@ -81,10 +84,12 @@ class Tx:
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 
-# A command's statements look rows up by key, and most run with the same shape thousands of times
-# a minute: planning them each time (what PostgreSQL does while a custom plan looks no dearer than
-# the generic one) costs more than running them. Reads outside commands keep the default.
-GENERIC_PLANS = "SET LOCAL plan_cache_mode = force_generic_plan"
+# The session setting of the connections commands run on (see `Executor`). A command's statements
+# look rows up by key, and most run with the same shape thousands of times a minute: planning them
+# each time (what PostgreSQL does while a custom plan looks no dearer than the generic one) costs
+# more than running them. Reads, on the engine's other pool, keep the default.
+PLAN_CACHE_MODE = ("plan_cache_mode", "force_generic_plan")
+GENERIC_PLANS = "-c {}={}".format(*PLAN_CACHE_MODE)
 T = TypeVar("T", bound=Result)
 
 
@@ -124,28 +129,34 @@ class Executor:
 
     def _run_once(self, command: Command[T], idempotency_key: str | None) -> T:
         # Pooled connections are in autocommit mode; the transaction is spelled out so that BEGIN,
-        # the writes and COMMIT travel in the pipeline with no round trip of their own.
+        # the writes and COMMIT travel in the pipeline with no round trip of their own. A command
+        # that is one statement is its own transaction: no BEGIN, no COMMIT, no pipeline.
         with self.pool.connection() as conn:
-            try:
-                with conn.pipeline() as pipeline:
-                    conn.execute("BEGIN")
-                    conn.execute(GENERIC_PLANS)
-                    tx = Tx(
-                        conn, self.clock(), self.definitions, self.handlers, pipeline, self.settings
-                    )
-                    result = self._execute(tx, command, idempotency_key)
-                    conn.execute("COMMIT")
-            except BaseException as exc:
-                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, psycopg.Error) and exc.sqlstate == STALE_WRITE_SQLSTATE:
-                    raise InvariantViolation(
-                        InvariantViolationKind.STALE_WRITE, exc.diag.message_primary or str(exc)
-                    ) from None
-                raise
+            tx = Tx(conn, self.clock(), self.definitions, self.handlers, self.settings)
+            if getattr(command, "one_statement", False) and idempotency_key is None:
+                result = command.execute(tx)
+            else:
+                result = self._in_transaction(tx, command, idempotency_key)
         if self.announcer is not None:
             for channel in tx.announcements:
                 self.announcer.announce(channel)
+        return result
+
+    def _in_transaction(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
+        conn = tx.conn
+        try:
+            with conn.pipeline():
+                conn.execute("BEGIN")
+                result = self._execute(tx, command, idempotency_key)
+                conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                conn.execute("ROLLBACK")
+            if isinstance(exc, psycopg.Error) and exc.sqlstate == STALE_WRITE_SQLSTATE:
+                raise InvariantViolation(
+                    InvariantViolationKind.STALE_WRITE, exc.diag.message_primary or str(exc)
+                ) from None
+            raise
         return result
 
     def _execute(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:

@@ -41,6 +41,7 @@ class FetchResult(Result):
 class FetchAndLock:
     name: ClassVar[str] = "FetchAndLock"
     result_type: ClassVar[type[Result]] = FetchResult
+    one_statement: ClassVar[bool] = True
 
     worker_id: str
     max_tasks: int

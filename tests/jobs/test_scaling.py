@@ -14,7 +14,7 @@ from psycopg import sql
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJob
-from engine.executor import GENERIC_PLANS
+from engine.executor import PLAN_CACHE_MODE
 from engine.model import TimerDefinition
 from engine.runtime import InstanceRun
 from engine.store import external_tasks, persist
@@ -160,7 +160,7 @@ def explain_generic(
     forces generic plans), which must not depend on the values of the parameters."""
     names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", query)))
     numbered = re.sub(r"%\((\w+)\)s", lambda m: f"${names.index(m.group(1)) + 1}", query)
-    conn.execute(GENERIC_PLANS)
+    conn.execute("SELECT set_config(%s, %s, true)", PLAN_CACHE_MODE)
     conn.execute(f"PREPARE probe AS {numbered}")
     with psycopg.ClientCursor(conn) as cursor:
         placeholders = ", ".join(["%s"] * len(names))
