@@ -116,7 +116,8 @@ def _quiet_triggers(conn: psycopg.Connection[Any]) -> None:
 class Engine:
     """An engine over one PostgreSQL database: embedded (no URL) or the server at `database_url`.
 
-    Any number of engines in any number of processes may share one database."""
+    Any number of engines in any number of processes may share one database. `pool_size` bounds
+    each of the engine's two connection pools: one for reads, one for commands."""
 
     def __init__(
         self,
