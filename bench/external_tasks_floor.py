@@ -27,6 +27,7 @@ from bench.external_tasks_bench import (
     TOPIC,
     WORKERS,
     minimal_transactions,
+    prepare,
     race,
     round_trips,
     settle,
@@ -209,8 +210,9 @@ def run(url: str | None, seconds: float, backlog: int) -> dict[str, float]:
     with Engine(url, pool_size=WORKERS * 2) as engine:
         db_url = engine.database.url
         warm_up(engine)
+        prepare(engine, backlog)
         minimal_before = minimal_transactions(db_url, seconds)
-        engine_rate, _ = round_trips(engine, seconds, backlog)
+        engine_rate, _ = round_trips(engine, seconds)
         settle(engine)
         store_rate = rate(db_url, seconds, _store_round_trip)
         settle(engine)

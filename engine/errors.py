@@ -110,6 +110,12 @@ class InvariantViolation(InterlockError):
         self.kind = kind
 
 
+class NeedsTransaction(Exception):
+    """An optimistic attempt (see engine/executor.py) reached work that must run inside a
+    transaction, such as a service-task handler, which may write with the command's connection.
+    The executor runs the command again under the instance lock; the caller never sees this."""
+
+
 class BpmnError(Exception):
     """Raised by a handler (or reported by a worker) to throw a BPMN error with `code`: a business
     outcome that a boundary error event or an error event subprocess may catch, not a failure."""

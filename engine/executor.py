@@ -3,6 +3,14 @@
 BEGIN; the command loads and locks its rows, validates, advances, persists; COMMIT. Serialization
 failures and deadlocks are retried with backoff. An optional idempotency key makes a repeated
 command return the first result without a second effect.
+
+A command that declares `optimistic = True` first runs without a transaction of its own: it loads
+its instance in one statement without locking it, and its one write statement is its whole
+transaction, applied only if the instance's version is still the one loaded (every write to an
+instance bumps it). Two statements and no BEGIN, lock or COMMIT: what a worker's report costs
+when nobody else is changing the same instance. When somebody was (the write is stale), or the
+command reaches a service-task handler (which may write with the command's connection), the
+command runs again the ordinary way, under the lock.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from engine.errors import (
     Conflict,
     InvariantViolation,
     InvariantViolationKind,
+    NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
 
@@ -52,7 +61,8 @@ R = TypeVar("R", bound=Result, covariant=True)
 class Command(Protocol, Generic[R]):
     """A command runs in a transaction of its own. One whose `execute` sends exactly one statement
     may say so with a class attribute `one_statement = True`: that statement is then its whole
-    transaction, with no BEGIN and COMMIT around it."""
+    transaction, with no BEGIN and COMMIT around it. One that loads one instance and writes it
+    with `persist` may declare `optimistic = True` (see the module docstring)."""
 
     name: ClassVar[str]
     result_type: ClassVar[type[Result]]
@@ -80,6 +90,9 @@ class Tx:
     settings: EngineSettings
     # Channels to NOTIFY once the transaction has committed (see engine/announcer.py).
     announcements: set[str] = dataclasses.field(default_factory=set)
+    # An optimistic attempt: no transaction, the instance loaded without its lock, and the write
+    # statement applied only over the version loaded.
+    optimistic: bool = False
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -113,6 +126,11 @@ class Executor:
         self.announcer = announcer
 
     def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
+        if getattr(command, "optimistic", False) and idempotency_key is None:
+            try:
+                return self._run_optimistic(command)
+            except (_Stale, NeedsTransaction, *RETRYABLE):
+                pass  # somebody changed the instance meanwhile: run it again under the lock
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return self._run_once(command, idempotency_key)
@@ -137,10 +155,27 @@ class Executor:
                 result = command.execute(tx)
             else:
                 result = self._in_transaction(tx, command, idempotency_key)
+        self._announce(tx)
+        return result
+
+    def _run_optimistic(self, command: Command[T]) -> T:
+        with self.pool.connection() as conn:
+            tx = Tx(
+                conn, self.clock(), self.definitions, self.handlers, self.settings, optimistic=True
+            )
+            try:
+                result = command.execute(tx)
+            except psycopg.Error as exc:
+                if exc.sqlstate == STALE_WRITE_SQLSTATE:
+                    raise _Stale() from None
+                raise
+        self._announce(tx)
+        return result
+
+    def _announce(self, tx: Tx) -> None:
         if self.announcer is not None:
             for channel in tx.announcements:
                 self.announcer.announce(channel)
-        return result
 
     def _in_transaction(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
         conn = tx.conn
@@ -171,6 +206,10 @@ class Executor:
                 (idempotency_key, command.name, Jsonb(result.to_json())),
             )
         return result
+
+
+class _Stale(Exception):
+    """An optimistic write found the instance changed since its load; nothing was written."""
 
 
 def _replay(tx: Tx, command: Command[T], key: str) -> T | None:

@@ -20,6 +20,7 @@ from engine.errors import (
     InterlockError,
     InvariantViolation,
     InvariantViolationKind,
+    NeedsTransaction,
     NoMatchingFlow,
 )
 from engine.handlers import HandlerRegistry, TaskContext
@@ -59,6 +60,7 @@ class Advance:
         handlers: HandlerRegistry,
         connection: Any = None,
         *,
+        optimistic: bool = False,
         default_retries: int = 3,
         unhandled_error: UnhandledError = "end",
     ) -> None:
@@ -66,6 +68,9 @@ class Advance:
         self.model = model
         self.handlers = handlers
         self.connection = connection
+        # Handlers may write with the connection, which an optimistic attempt has no
+        # transaction on: reaching one sends the command back to run under the lock.
+        self.optimistic = optimistic
         self.default_retries = default_retries
         self.unhandled_error = unhandled_error
         self._queue: deque[Step] = deque()
@@ -226,6 +231,8 @@ class Advance:
             run.external_tasks[external.id] = external
             return
         assert node.handler is not None
+        if self.optimistic:
+            raise NeedsTransaction(f"service task '{node.id}' runs a handler")
         handler = self.handlers.get(node.handler)
         if handler is None:
             raise HandlerError(

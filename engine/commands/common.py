@@ -15,7 +15,9 @@ from engine.store.persist import save_runs
 
 
 def load(tx: Tx, instance_id: UUID, extra_token_ids: list[UUID] | None = None) -> InstanceRun:
-    return runs.load_run(tx.conn, instance_id, tx.now, extra_token_ids=extra_token_ids)
+    return runs.load_run(
+        tx.conn, instance_id, tx.now, extra_token_ids=extra_token_ids, lock=not tx.optimistic
+    )
 
 
 def model_of(tx: Tx, run: InstanceRun) -> ProcessModel:
@@ -32,6 +34,7 @@ def new_advance(tx: Tx, run: InstanceRun, model: ProcessModel) -> Advance:
         model,
         tx.handlers,
         tx.conn,
+        optimistic=tx.optimistic,
         default_retries=tx.settings.default_retries,
         unhandled_error=tx.settings.unhandled_bpmn_error,
     )

@@ -1,6 +1,7 @@
 """The external-task protocol: workers fetch and lock work, then report back.
 
-Every report runs under the instance lock and checks that the reporting worker holds the task:
+Every report checks, over one committed state of the instance, that the reporting worker holds
+the task (the reports a worker makes run optimistically, see engine/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
 completed or retired changes nothing and says so.
 """
@@ -110,7 +111,9 @@ class ExternalTaskResult(Result):
 def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRun, ExternalTaskRow]:
     """Load the task's instance under its lock and check the reporter holds the task."""
     try:
-        run = runs.load_run(tx.conn, task_id, tx.now, locate=runs.BY_EXTERNAL_TASK)
+        run = runs.load_run(
+            tx.conn, task_id, tx.now, locate=runs.BY_EXTERNAL_TASK, lock=not tx.optimistic
+        )
     except NotFound:
         raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id)) from None
     task = run.external_tasks.get(task_id)
@@ -142,6 +145,7 @@ def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
 class CompleteExternalTask:
     name: ClassVar[str] = "CompleteExternalTask"
     result_type: ClassVar[type[Result]] = ExternalTaskResult
+    optimistic: ClassVar[bool] = True
 
     task_id: UUID
     worker_id: str
@@ -164,6 +168,7 @@ class FailExternalTask:
 
     name: ClassVar[str] = "FailExternalTask"
     result_type: ClassVar[type[Result]] = ExternalTaskResult
+    optimistic: ClassVar[bool] = True
 
     task_id: UUID
     worker_id: str
@@ -199,6 +204,7 @@ class ExternalTaskBpmnError:
 
     name: ClassVar[str] = "ExternalTaskBpmnError"
     result_type: ClassVar[type[Result]] = ExternalTaskResult
+    optimistic: ClassVar[bool] = True
 
     task_id: UUID
     worker_id: str
@@ -231,6 +237,7 @@ class ExternalTaskBpmnError:
 class ExtendLock:
     name: ClassVar[str] = "ExtendLock"
     result_type: ClassVar[type[Result]] = ExternalTaskResult
+    optimistic: ClassVar[bool] = True
 
     task_id: UUID
     worker_id: str

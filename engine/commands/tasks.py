@@ -24,6 +24,7 @@ class TaskResult(Result):
 class CompleteUserTask:
     name: ClassVar[str] = "CompleteUserTask"
     result_type: ClassVar[type[Result]] = TaskResult
+    optimistic: ClassVar[bool] = True
 
     task_id: UUID
     variables: Mapping[str, Any] = field(default_factory=dict)

@@ -371,9 +371,7 @@ def document(run: InstanceRun) -> dict[str, Any]:
     for ordinal, row in enumerate(outbox):
         row["instance_id"] = iid
         row["ordinality"] = ordinal
-    return {
-        "new_instance": [instance_row] if inst.is_new else [],
-        "changed_instance": [instance_row] if inst.dirty and not inst.is_new else [],
+    changes = {
         "new_tokens": [t for t in token_rows if t["_new"]],
         "changed_tokens": [t for t in token_rows if not t["_new"]],
         "new_joins": [j for j in joins if j["version"] is None],
@@ -398,6 +396,14 @@ def document(run: InstanceRun) -> dict[str, Any]:
             v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new
         ],
         "outbox": outbox,
+    }
+    # Every write to an existing instance bumps its version, so that a command which loaded the
+    # instance without its lock (see engine/executor.py) can tell nobody wrote in between.
+    changed = not inst.is_new and (inst.dirty or any(changes.values()))
+    return {
+        "new_instance": [instance_row] if inst.is_new else [],
+        "changed_instance": [instance_row] if changed else [],
+        **changes,
     }
 
 

@@ -76,6 +76,7 @@ def load_run(
     *,
     extra_token_ids: list[UUID] | None = None,
     locate: str = BY_ID,
+    lock: bool = True,
 ) -> InstanceRun:
     """Lock the instance row and load its live tokens, joins, variables and open work.
 
@@ -86,8 +87,18 @@ def load_run(
 
     `instance_id` is the key `locate` looks up (an external task's id for BY_EXTERNAL_TASK).
     `extra_token_ids` also loads those tokens when they are final, so a command can report
-    precisely that it was asked to move a finished token."""
+    precisely that it was asked to move a finished token.
+
+    Without `lock` (an optimistic command, see engine/executor.py) the instance and everything
+    else load in one statement, which sees one committed state of the instance."""
     key = {"key": instance_id, "live": LIVE_STATES, "extra": extra_token_ids or []}
+    if not lock:
+        found = conn.execute(_LOAD_UNLOCKED.format(where=locate), key, prepare=True).fetchone()
+        if found is None:
+            raise NotFound(
+                f"process instance {instance_id} does not exist", instance_id=str(instance_id)
+            )
+        return _run(found[:_INSTANCE_WIDTH], found[_INSTANCE_WIDTH:], now)
     instance_cur = conn.execute(
         _LOCK.format(columns=_INSTANCE_COLUMNS, where=locate), key, prepare=True
     )
@@ -281,6 +292,11 @@ _LOADED = ", ".join(
     ]
 )
 _LOAD_ONE = f"SELECT {_LOADED} FROM (SELECT {{where}} AS id) AS i"
+_INSTANCE_WIDTH = len(_INSTANCE_COLUMNS.split(","))
+_LOAD_UNLOCKED = (
+    f"SELECT {', '.join('i.' + c.strip() for c in _INSTANCE_COLUMNS.split(','))}, {_LOADED} "
+    "FROM process_instance i WHERE i.id = {where}"
+)
 _LOAD_MANY = f"SELECT {_LOADED} FROM unnest(%(keys)s::uuid[]) AS i(id)"
 _LOCK_MANY = (
     f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = ANY(%(keys)s) "
