@@ -15,7 +15,6 @@ report in its own committed transaction could do on this machine.
 from __future__ import annotations
 
 import argparse
-import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -103,7 +102,7 @@ def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
         run = runs.load_run(conn, task.id, now, locate=runs.BY_EXTERNAL_TASK)
         token = run.tokens[task.token_id]
         doc = _completion(run.instance.id, run.instance.version, token, task.id, now)
-        conn.execute(persist.save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
+        conn.execute(persist.save_statement(doc), (persist.encode(doc),), prepare=True)
         conn.execute("COMMIT")
     return True
 

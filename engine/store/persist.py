@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import psycopg
 
 from engine.runtime import InstanceRun
@@ -265,8 +266,18 @@ def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str
     STALE_WRITE_SQLSTATE and the transaction cannot commit."""
     doc = document(runs[0]) if len(runs) == 1 else merged([document(run) for run in runs])
     doc["expected"] = expected_rows(doc)
-    conn.execute(save_statement(doc), (json.dumps(doc, default=str),), prepare=True)
+    conn.execute(save_statement(doc), (encode(doc),), prepare=True)
     return announcements(doc)
+
+
+def encode(doc: dict[str, Any]) -> str:
+    """The document as JSON text. orjson writes ids and timestamps itself, several times faster
+    than the standard encoder calling back for each; what it refuses (integers beyond 64 bits,
+    keys that are not strings) the standard encoder takes."""
+    try:
+        return orjson.dumps(doc).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(doc, default=str)
 
 
 def merged(docs: list[dict[str, Any]]) -> dict[str, Any]:
