@@ -130,7 +130,7 @@ class Executor:
             try:
                 return self._run_optimistic(command)
             except (_Stale, NeedsTransaction, *RETRYABLE):
-                pass  # somebody changed the instance meanwhile: run it again under the lock
+                pass  # a write gone stale, a handler to run, a lost race: again, under the lock
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return self._run_once(command, idempotency_key)

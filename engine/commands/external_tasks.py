@@ -109,7 +109,8 @@ class ExternalTaskResult(Result):
 
 
 def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRun, ExternalTaskRow]:
-    """Load the task's instance under its lock and check the reporter holds the task."""
+    """Load the task's instance (under its lock, unless the attempt is optimistic) and check the
+    reporter holds the task."""
     try:
         run = runs.load_run(
             tx.conn, task_id, tx.now, locate=runs.BY_EXTERNAL_TASK, lock=not tx.optimistic
