@@ -14,9 +14,12 @@ from engine.store import runs
 from engine.store.persist import save_runs
 
 
-def load(tx: Tx, instance_id: UUID, extra_token_ids: list[UUID] | None = None) -> InstanceRun:
+def load(
+    tx: Tx, key: UUID, extra_token_ids: list[UUID] | None = None, locate: str = runs.BY_ID
+) -> InstanceRun:
+    """The instance `key` locates (see `runs.load_run`), locked unless the attempt is optimistic."""
     return runs.load_run(
-        tx.conn, instance_id, tx.now, extra_token_ids=extra_token_ids, lock=not tx.optimistic
+        tx.conn, key, tx.now, extra_token_ids=extra_token_ids, locate=locate, lock=not tx.optimistic
     )
 
 

@@ -14,7 +14,7 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, persist, require_running
+from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import ExternalTaskRow, InstanceRun
@@ -112,9 +112,7 @@ def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRu
     """Load the task's instance (under its lock, unless the attempt is optimistic) and check the
     reporter holds the task."""
     try:
-        run = runs.load_run(
-            tx.conn, task_id, tx.now, locate=runs.BY_EXTERNAL_TASK, lock=not tx.optimistic
-        )
+        run = load(tx, task_id, locate=runs.BY_EXTERNAL_TASK)
     except NotFound:
         raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id)) from None
     task = run.external_tasks.get(task_id)

@@ -10,7 +10,8 @@ from uuid import UUID
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
-from engine.store import tasks
+from engine.runtime import InstanceRun
+from engine.store import runs, tasks
 
 
 @dataclass(frozen=True)
@@ -18,6 +19,14 @@ class TaskResult(Result):
     task_id: str
     instance_id: str
     instance_state: str
+
+
+def _load(tx: Tx, task_id: UUID) -> InstanceRun:
+    """The instance of the user task, found by the task's id in the load itself."""
+    try:
+        return load(tx, task_id, locate=runs.BY_USER_TASK)
+    except NotFound:
+        raise NotFound(f"user task {task_id} does not exist", task_id=str(task_id)) from None
 
 
 @dataclass(frozen=True)
@@ -30,10 +39,7 @@ class CompleteUserTask:
     variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> TaskResult:
-        instance_id = tasks.instance_of(tx.conn, self.task_id)
-        if instance_id is None:
-            raise NotFound(f"user task {self.task_id} does not exist", task_id=str(self.task_id))
-        run = load(tx, instance_id)
+        run = _load(tx, self.task_id)
         task = run.tasks.get(self.task_id)
         if task is None:  # not open: say precisely why
             found = tasks.get(tx.conn, self.task_id)
@@ -54,7 +60,7 @@ class CompleteUserTask:
         run.emit("task.completed", token)
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)
-        return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)
+        return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
 
 @dataclass(frozen=True)
@@ -70,10 +76,7 @@ class AssignUserTask:
     force: bool = False
 
     def execute(self, tx: Tx) -> TaskResult:
-        instance_id = tasks.instance_of(tx.conn, self.task_id)
-        if instance_id is None:
-            raise NotFound(f"user task {self.task_id} does not exist", task_id=str(self.task_id))
-        run = load(tx, instance_id)
+        run = _load(tx, self.task_id)
         task = run.tasks.get(self.task_id)
         if task is None:
             raise Conflict(f"user task {self.task_id} is no longer open", task_id=str(self.task_id))
@@ -90,4 +93,4 @@ class AssignUserTask:
         task.assignee, task.dirty = self.user_id, True
         run.emit("task.assigned", run.tokens.get(task.token_id))
         persist(tx, run)
-        return TaskResult(str(self.task_id), str(instance_id), run.instance.state.value)
+        return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

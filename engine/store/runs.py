@@ -29,9 +29,17 @@ from engine.variables import from_row
 
 LIVE_STATES = [s.value for s in TokenState if not s.is_final]
 
-_INSTANCE_COLUMNS = (
-    "id, definition_id, definition_key, business_key, state, version, started_at, ended_at"
+_INSTANCE_FIELDS = (
+    "id",
+    "definition_id",
+    "definition_key",
+    "business_key",
+    "state",
+    "version",
+    "started_at",
+    "ended_at",
 )
+_INSTANCE_COLUMNS = ", ".join(_INSTANCE_FIELDS)
 _TOKEN_FIELDS = (
     "id",
     "instance_id",
@@ -62,9 +70,10 @@ def _instance(row: tuple[Any, ...]) -> InstanceRow:
     )
 
 
-# Where the instance to load is: given by id, or as the owner of an external task.
+# Where the instance to load is: given by id, or as the owner of an external or a user task.
 BY_ID = "%(key)s::uuid"
 BY_EXTERNAL_TASK = "(SELECT instance_id FROM external_task WHERE id = %(key)s)"
+BY_USER_TASK = "(SELECT instance_id FROM user_task WHERE id = %(key)s)"
 
 _LOCK = "SELECT {columns} FROM process_instance WHERE id = {where} FOR UPDATE"
 
@@ -78,14 +87,14 @@ def load_run(
     locate: str = BY_ID,
     lock: bool = True,
 ) -> InstanceRun:
-    """Lock the instance row and load its live tokens, joins, variables and open work.
+    """Load an instance with its live tokens, joins, variables and open work, its row locked.
 
     Two statements in the command's pipeline, one round trip: the lock first, then everything
     else in one statement. The load must come after the lock has been granted, in a statement
     of its own: in READ COMMITTED a statement sees what committed before it began, so a load in
     the locking statement would miss the writes of the transaction it waited for.
 
-    `instance_id` is the key `locate` looks up (an external task's id for BY_EXTERNAL_TASK).
+    `instance_id` is the key `locate` looks up (a task's id for BY_EXTERNAL_TASK, BY_USER_TASK).
     `extra_token_ids` also loads those tokens when they are final, so a command can report
     precisely that it was asked to move a finished token.
 
@@ -98,7 +107,8 @@ def load_run(
             raise NotFound(
                 f"process instance {instance_id} does not exist", instance_id=str(instance_id)
             )
-        return _run(found[:_INSTANCE_WIDTH], found[_INSTANCE_WIDTH:], now)
+        width = len(_INSTANCE_FIELDS)
+        return _run(found[:width], found[width:], now)
     instance_cur = conn.execute(
         _LOCK.format(columns=_INSTANCE_COLUMNS, where=locate), key, prepare=True
     )
@@ -292,9 +302,8 @@ _LOADED = ", ".join(
     ]
 )
 _LOAD_ONE = f"SELECT {_LOADED} FROM (SELECT {{where}} AS id) AS i"
-_INSTANCE_WIDTH = len(_INSTANCE_COLUMNS.split(","))
 _LOAD_UNLOCKED = (
-    f"SELECT {', '.join('i.' + c.strip() for c in _INSTANCE_COLUMNS.split(','))}, {_LOADED} "
+    f"SELECT {', '.join('i.' + c for c in _INSTANCE_FIELDS)}, {_LOADED} "
     "FROM process_instance i WHERE i.id = {where}"
 )
 _LOAD_MANY = f"SELECT {_LOADED} FROM unnest(%(keys)s::uuid[]) AS i(id)"

@@ -37,11 +37,6 @@ class TaskRow:
     business_key: str | None
 
 
-def instance_of(conn: psycopg.Connection[Any], task_id: UUID) -> UUID | None:
-    row = conn.execute("SELECT instance_id FROM user_task WHERE id = %s", (task_id,)).fetchone()
-    return row[0] if row else None
-
-
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> TaskRow | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,)).fetchone()
     return TaskRow(*row) if row else None

@@ -13,4 +13,3 @@ def test_values_beyond_the_fast_encoder_are_written_as_given(engine: Engine) -> 
     big = 2**70
     engine.complete_external_task(task["id"], "w1", {"big": big, "numbered": {1: "one"}})
     assert instance.variables() == {"big": big, "numbered": {"1": "one"}}
-
