@@ -3,9 +3,9 @@
 Four figures from one run, each with four threads (one connection each) against one backlog:
 (a) minimal transactions: INSERT one row, UPDATE one row, COMMIT;
 (b) the engine: fetch-and-lock one task, complete it (as `bench.external_tasks_bench` measures);
-(c) the store alone: the engine's own fetch, load and write statements, sent as the executor sends
-    them for an optimistic report, with the write document built by hand instead of by commands
-    and semantics;
+(c) the store alone: the engine's own fetch and write statements, sent as the executor sends them
+    for an optimistic report over the fetch's snapshot, with the write document built by hand
+    instead of by commands and semantics;
 (d) a lower bound: one statement that locks a task, then one statement that writes only what any
     completion must change (the task, its token, the instance, the reported variable): no lock,
     no load, no history, no outbox.
@@ -39,7 +39,7 @@ from engine.announcer import QUIET_TRIGGERS
 from engine.api import Engine
 from engine.executor import GENERIC_PLANS
 from engine.ids import new_id
-from engine.store import external_tasks, persist, runs
+from engine.store import external_tasks, persist
 
 LOCK_MS = 60_000
 
@@ -94,22 +94,21 @@ def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
         max_tasks=1,
         use_priority=True,
         now=datetime.now(UTC),
-        variable_names=None,
     )
     if not locked:
         return False
-    task = locked[0][0]
+    task, run = locked[0]
     now = datetime.now(UTC)
-    # As an optimistic report runs: the unlocked load, then the write as its own transaction.
-    run = runs.load_run(conn, task.id, now, locate=runs.BY_EXTERNAL_TASK, lock=False)
+    # As an optimistic report runs: over the instance the fetch loaded, the write as its own
+    # transaction.
     token = run.tokens[task.token_id]
-    doc = _completion(run.instance.id, run.instance.version, token, task.id, now)
+    doc = _completion(run.instance.id, run.instance.version, token, task.id, worker, now)
     conn.execute(persist.save_statement(doc), (persist.encode(doc),), prepare=True)
     return True
 
 
 def _completion(
-    instance_id: Any, instance_version: int, token: Any, task_id: Any, now: datetime
+    instance_id: Any, instance_version: int, token: Any, task_id: Any, worker: str, now: datetime
 ) -> dict[str, Any]:
     """The write document the engine makes for start -> work -> end completing at `work`."""
     end_visit = new_id()
@@ -148,6 +147,7 @@ def _completion(
             "error_message": None,
             "error_details": None,
             "ended_at": now,
+            "loaded_worker_id": worker,
         }
     ]
     doc["new_visits"] = [

@@ -39,6 +39,7 @@ from engine.errors import (
     NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
+from engine.snapshots import SnapshotCache
 
 Clock = Callable[[], datetime]
 
@@ -93,6 +94,10 @@ class Tx:
     # An optimistic attempt: no transaction, the instance loaded without its lock, and the write
     # statement applied only over the version loaded.
     optimistic: bool = False
+    # Snapshots fetches loaded, for the reports that follow (see engine/snapshots.py), and
+    # whether this attempt runs over one.
+    snapshots: SnapshotCache | None = None
+    from_snapshot: bool = False
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -124,6 +129,7 @@ class Executor:
         self.clock = clock
         self.max_attempts = max_attempts
         self.announcer = announcer
+        self.snapshots = SnapshotCache()
 
     def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
         if getattr(command, "optimistic", False) and idempotency_key is None:
@@ -138,6 +144,13 @@ class Executor:
                 if attempt == self.max_attempts:
                     raise
                 time.sleep(random.uniform(0, 0.005 * 2**attempt))
+            except InvariantViolation as exc:
+                # Even under the instance's lock a write can go stale: a fetch-and-lock takes an
+                # external task without that lock. Again, over what the fetch wrote.
+                if exc.kind is not InvariantViolationKind.STALE_WRITE:
+                    raise
+                if attempt == self.max_attempts:
+                    raise
             except pg_errors.UniqueViolation as exc:
                 # Two commands with the same new idempotency key: the loser retries and then
                 # finds the winner's result.
@@ -150,7 +163,7 @@ class Executor:
         # the writes and COMMIT travel in the pipeline with no round trip of their own. A command
         # that is one statement is its own transaction: no BEGIN, no COMMIT, no pipeline.
         with self.pool.connection() as conn:
-            tx = Tx(conn, self.clock(), self.definitions, self.handlers, self.settings)
+            tx = self._tx(conn)
             if getattr(command, "one_statement", False) and idempotency_key is None:
                 result = command.execute(tx)
             else:
@@ -160,17 +173,32 @@ class Executor:
 
     def _run_optimistic(self, command: Command[T]) -> T:
         with self.pool.connection() as conn:
-            tx = Tx(
-                conn, self.clock(), self.definitions, self.handlers, self.settings, optimistic=True
-            )
+            tx = self._tx(conn, optimistic=True)
             try:
                 result = command.execute(tx)
             except psycopg.Error as exc:
                 if exc.sqlstate == STALE_WRITE_SQLSTATE:
                     raise _Stale() from None
                 raise
+            except Exception:
+                # A snapshot may be older than the state a refusal must be judged on (another
+                # worker took the task after this one's lease expired, through another replica).
+                if tx.from_snapshot:
+                    raise _Stale() from None
+                raise
         self._announce(tx)
         return result
+
+    def _tx(self, conn: psycopg.Connection[Any], optimistic: bool = False) -> Tx:
+        return Tx(
+            conn,
+            self.clock(),
+            self.definitions,
+            self.handlers,
+            self.settings,
+            optimistic=optimistic,
+            snapshots=self.snapshots,
+        )
 
     def _announce(self, tx: Tx) -> None:
         if self.announcer is not None:

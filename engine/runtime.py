@@ -132,6 +132,9 @@ class ExternalTaskRow:
     error_message: str | None = None
     error_details: str | None = None
     ended_at: datetime | None = None
+    # The worker as loaded: the write changes the task only if it still is (a fetch-and-lock
+    # takes a task without the instance's lock, so the instance's version cannot tell).
+    loaded_worker_id: str | None = None
     is_new: bool = False
     dirty: bool = False
 

@@ -17,7 +17,13 @@ from engine.store.persist import save_runs
 def load(
     tx: Tx, key: UUID, extra_token_ids: list[UUID] | None = None, locate: str = runs.BY_ID
 ) -> InstanceRun:
-    """The instance `key` locates (see `runs.load_run`), locked unless the attempt is optimistic."""
+    """The instance `key` locates (see `runs.load_run`), locked unless the attempt is optimistic.
+    An optimistic report on an external task first tries the snapshot its fetch loaded."""
+    if tx.optimistic and locate == runs.BY_EXTERNAL_TASK and tx.snapshots is not None:
+        run = tx.snapshots.take(key, tx.now)
+        if run is not None:
+            tx.from_snapshot = True
+            return run
     return runs.load_run(
         tx.conn, key, tx.now, extra_token_ids=extra_token_ids, locate=locate, lock=not tx.optimistic
     )

@@ -21,7 +21,6 @@ from engine.runtime import ExternalTaskRow, InstanceRun
 from engine.states import TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
-from engine.variables import from_row
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,6 @@ class FetchAndLock:
             if topic.lock_duration_ms <= 0:
                 raise BadRequest(f"lock duration of topic '{topic.topic}' must be positive")
         wanted = {t.topic: t.variables for t in self.topics}
-        any_all = any(names is None for names in wanted.values())
         locked = store.fetch_and_lock(
             tx.conn,
             worker_id=self.worker_id,
@@ -66,12 +64,11 @@ class FetchAndLock:
             max_tasks=self.max_tasks,
             use_priority=self.use_priority,
             now=tx.now,
-            variable_names=None
-            if any_all
-            else sorted({n for names in wanted.values() if names is not None for n in names}),
         )
         tasks = []
-        for task, instance_values in locked:
+        for task, run in locked:
+            if tx.snapshots is not None:
+                tx.snapshots.put(task.id, run)
             names = wanted.get(task.topic)
             tasks.append(
                 {
@@ -92,8 +89,8 @@ class FetchAndLock:
                     "priority": task.priority,
                     "created_at": task.created_at.isoformat(),
                     "variables": {
-                        name: {"type": type_name, "value": from_row(type_name, value).to_json()}
-                        for name, (type_name, value) in instance_values.items()
+                        name: {"type": value.type, "value": value.to_json()}
+                        for name, value in run.variables.items()
                         if names is None or name in names
                     },
                 }

@@ -10,6 +10,9 @@ from uuid import UUID
 
 import psycopg
 
+from engine.runtime import InstanceRun
+from engine.store import runs
+
 # One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
 # few rows however long the backlog. The instance check is a scalar subquery on purpose: it runs
 # per candidate row instead of becoming a join that reads every open task of the topic.
@@ -36,10 +39,7 @@ locked AS (
     WHERE e.id = picked.id AND d.topic = e.topic
     RETURNING e.*
 )
-SELECT {columns},
-       (SELECT json_agg(json_build_array(v.name, v.type, v.value)) FROM variable v
-        WHERE v.instance_id = e.instance_id AND v.scope_key = ''
-          AND (%(names)s::text[] IS NULL OR v.name = ANY(%(names)s)))
+SELECT {columns}, {instance}
 FROM locked e JOIN process_instance p ON p.id = e.instance_id
 ORDER BY {order}
 """
@@ -49,14 +49,19 @@ _COLUMNS = (
     "p.definition_id, p.definition_key, p.business_key"
 )
 
+# Each locked task's instance loads with it, as `runs.load_run` would load it: the report on the
+# task can then run over that snapshot without loading again (see engine/snapshots.py).
+_INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
 FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
     order="e.priority DESC, e.created_at, e.id",
     order_c="c.priority DESC, c.created_at, c.id",
     columns=_COLUMNS,
+    instance=_INSTANCE,
 )
 FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
-    order="e.created_at, e.id", order_c="c.created_at, c.id", columns=_COLUMNS
+    order="e.created_at, e.id", order_c="c.created_at, c.id", columns=_COLUMNS, instance=_INSTANCE
 )
+_WIDTH = len(_COLUMNS.split(","))
 
 
 @dataclass(frozen=True)
@@ -105,11 +110,11 @@ def fetch_and_lock(
     max_tasks: int,
     use_priority: bool,
     now: datetime,
-    variable_names: list[str] | None,
-) -> list[tuple[ExternalTaskInfo, dict[str, tuple[str, Any]]]]:
+) -> list[tuple[ExternalTaskInfo, InstanceRun]]:
     """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
-    duration, and return them with their instance variables (all, or only `variable_names`).
-    Tasks another worker is locking right now are skipped, never waited for."""
+    duration, and return each with its instance as loaded in the same statement (the task in it
+    shows the lock just taken). Tasks another worker is locking right now are skipped, never
+    waited for."""
     rows = conn.execute(
         FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
         {
@@ -118,17 +123,21 @@ def fetch_and_lock(
             "max_tasks": max_tasks,
             "worker": worker_id,
             "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
-            "names": variable_names,
+            "live": runs.LIVE_STATES,
+            "extra": [],
         },
         prepare=True,
     ).fetchall()
-    return [
-        (
-            ExternalTaskInfo(*row[:-1]),
-            {name: (type_name, value) for name, type_name, value in row[-1] or ()},
-        )
-        for row in rows
-    ]
+    locked = []
+    for row in rows:
+        task = ExternalTaskInfo(*row[:_WIDTH])
+        run = runs.run_of(row[_WIDTH:], now)
+        # The statement's snapshot predates its own update of the task.
+        loaded = run.external_tasks[task.id]
+        loaded.worker_id = loaded.loaded_worker_id = task.worker_id
+        loaded.lock_expires_at = task.lock_expires_at
+        locked.append((task, run))
+    return locked
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None:

@@ -141,8 +141,9 @@ changed_external_tasks AS (
         error_details = r.error_details, ended_at = r.ended_at
     FROM d, interlock_rows(d.doc->'changed_external_tasks') AS x, jsonb_to_record(x) AS r(
         id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
-        error_message text, error_details text, ended_at timestamptz)
-    WHERE e.id = r.id
+        error_message text, error_details text, ended_at timestamptz, loaded_worker_id text)
+    WHERE e.id = r.id AND e.worker_id IS NOT DISTINCT FROM r.loaded_worker_id
+    RETURNING 1
 )""",
     "new_jobs": """
 new_jobs AS (
@@ -238,7 +239,13 @@ events AS (
 
 # The compare-and-swap updates and how many rows each must match; a shortfall means another
 # transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
-_CHECKED = ("changed_instance", "changed_tokens", "changed_joins", "deleted_joins")
+_CHECKED = (
+    "changed_instance",
+    "changed_tokens",
+    "changed_joins",
+    "deleted_joins",
+    "changed_external_tasks",
+)
 
 
 def save_statement(doc: dict[str, Any]) -> str:

@@ -29,7 +29,7 @@ from engine.variables import from_row
 
 LIVE_STATES = [s.value for s in TokenState if not s.is_final]
 
-_INSTANCE_FIELDS = (
+INSTANCE_FIELDS = (
     "id",
     "definition_id",
     "definition_key",
@@ -39,7 +39,7 @@ _INSTANCE_FIELDS = (
     "started_at",
     "ended_at",
 )
-_INSTANCE_COLUMNS = ", ".join(_INSTANCE_FIELDS)
+_INSTANCE_COLUMNS = ", ".join(INSTANCE_FIELDS)
 _TOKEN_FIELDS = (
     "id",
     "instance_id",
@@ -107,8 +107,7 @@ def load_run(
             raise NotFound(
                 f"process instance {instance_id} does not exist", instance_id=str(instance_id)
             )
-        width = len(_INSTANCE_FIELDS)
-        return _run(found[:width], found[width:], now)
+        return run_of(found, now)
     instance_cur = conn.execute(
         _LOCK.format(columns=_INSTANCE_COLUMNS, where=locate), key, prepare=True
     )
@@ -121,6 +120,13 @@ def load_run(
     loaded = rows_cur.fetchone()
     assert loaded is not None
     return _run(row, loaded, now)
+
+
+def run_of(row: tuple[Any, ...], now: datetime) -> InstanceRun:
+    """The run of a row that holds the instance's columns (INSTANCE_FIELDS) followed by
+    `loaded_columns`."""
+    width = len(INSTANCE_FIELDS)
+    return _run(row[:width], row[width:], now)
 
 
 def load_runs(
@@ -152,6 +158,8 @@ def _run(instance: tuple[Any, ...], loaded: tuple[Any, ...], now: datetime) -> I
     for (kind, (_, columns, _)), found in zip(_WORK.items(), work, strict=True):
         items = (kind(**_from_json(columns, values)) for values in found or ())
         getattr(run, _WORK_FIELDS[kind]).update({item.id: item for item in items})
+    for task in run.external_tasks.values():
+        task.loaded_worker_id = task.worker_id
     return run
 
 
@@ -285,26 +293,38 @@ _WORK_FIELDS = {
 }
 
 
-def _rows(table: str, columns: tuple[str, ...], condition: str) -> str:
+def _rows(alias: str, table: str, columns: tuple[str, ...], condition: str) -> str:
     return (
         f"(SELECT json_agg(json_build_array({', '.join(columns)})) FROM {table} "
-        f"WHERE instance_id = i.id {condition})"
+        f"WHERE instance_id = {alias}.id {condition})"
     )
 
 
-_LOADED = ", ".join(
-    [
-        "i.id",
-        _rows("token", _TOKEN_FIELDS, "AND (state = ANY(%(live)s) OR id = ANY(%(extra)s))"),
-        _rows("join_state", ("gateway_id", "scope_key", "arrivals", "version"), ""),
-        _rows("variable", ("name", "type", "value"), "AND scope_key = ''"),
-        *(_rows(*spec) for spec in _WORK.values()),
-    ]
-)
+def loaded_columns(alias: str) -> str:
+    """The columns that load everything of the instance `alias` names but its row: its id, then
+    one JSON list each of live tokens, joins, variables and open work. The statement passes
+    %(live)s (LIVE_STATES) and %(extra)s (token ids to load even when final)."""
+    return ", ".join(
+        [
+            f"{alias}.id",
+            _rows(
+                alias, "token", _TOKEN_FIELDS, "AND (state = ANY(%(live)s) OR id = ANY(%(extra)s))"
+            ),
+            _rows(alias, "join_state", ("gateway_id", "scope_key", "arrivals", "version"), ""),
+            _rows(alias, "variable", ("name", "type", "value"), "AND scope_key = ''"),
+            *(_rows(alias, *spec) for spec in _WORK.values()),
+        ]
+    )
+
+
+def instance_columns(alias: str) -> str:
+    return ", ".join(f"{alias}.{column}" for column in INSTANCE_FIELDS)
+
+
+_LOADED = loaded_columns("i")
 _LOAD_ONE = f"SELECT {_LOADED} FROM (SELECT {{where}} AS id) AS i"
 _LOAD_UNLOCKED = (
-    f"SELECT {', '.join('i.' + c for c in _INSTANCE_FIELDS)}, {_LOADED} "
-    "FROM process_instance i WHERE i.id = {where}"
+    f"SELECT {instance_columns('i')}, {_LOADED} FROM process_instance i WHERE i.id = {{where}}"
 )
 _LOAD_MANY = f"SELECT {_LOADED} FROM unnest(%(keys)s::uuid[]) AS i(id)"
 _LOCK_MANY = (

@@ -17,7 +17,7 @@ from engine.commands.jobs import ExecuteJob
 from engine.executor import PLAN_CACHE_MODE
 from engine.model import TimerDefinition
 from engine.runtime import InstanceRun
-from engine.store import external_tasks, persist
+from engine.store import external_tasks, persist, runs
 from tests.jobs.conftest import ManualClock
 
 LARGE_TABLES = ("process_instance", "token", "history")
@@ -144,7 +144,8 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
         "max_tasks": 1,
         "worker": "w",
         "durations": json.dumps([{"topic": "charge", "ms": 1000}]),
-        "names": None,
+        "live": runs.LIVE_STATES,
+        "extra": [],
     }
     with psycopg.connect(database_url) as conn:
         plan = explain_generic(conn, external_tasks.FETCH_BY_PRIORITY, parameters)
