@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -61,7 +61,6 @@ FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
 FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
     order="e.created_at, e.id", order_c="c.created_at, c.id", columns=_COLUMNS, instance=_INSTANCE
 )
-_WIDTH = len(_COLUMNS.split(","))
 
 
 @dataclass(frozen=True)
@@ -83,6 +82,9 @@ class ExternalTaskInfo:
     definition_key: str
     business_key: str | None
 
+
+# Where a fetched row's instance columns begin.
+_WIDTH = len(fields(ExternalTaskInfo))
 
 # Mirrors the fetch-and-lock statement's conditions. A read: a long poll woken for another topic's
 # task, or for one another worker got first, looks without locking (and notifying) anything.

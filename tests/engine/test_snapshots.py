@@ -141,9 +141,11 @@ def test_a_late_report_racing_a_new_fetch_never_completes_a_task_the_fetch_locke
     clock.advance(seconds=2)
     report, fetched = race(
         2,
-        lambda i: second.complete_external_task(task["id"], "w1")
-        if i == 0
-        else second.fetch_and_lock("w2", {"work": 60_000}),
+        lambda i: (
+            second.complete_external_task(task["id"], "w1")
+            if i == 0
+            else second.fetch_and_lock("w2", {"work": 60_000})
+        ),
     )
     if isinstance(report, Exception):
         assert isinstance(report, InvariantViolation), report
