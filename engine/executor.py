@@ -96,7 +96,7 @@ class Tx:
     optimistic: bool = False
     # Snapshots fetches loaded, for the reports that follow (see engine/snapshots.py), and
     # whether this attempt runs over one.
-    snapshots: SnapshotCache | None = None
+    snapshots: SnapshotCache = dataclasses.field(default_factory=SnapshotCache)
     from_snapshot: bool = False
 
 
@@ -147,9 +147,8 @@ class Executor:
             except InvariantViolation as exc:
                 # Even under the instance's lock a write can go stale: a fetch-and-lock takes an
                 # external task without that lock. Again, over what the fetch wrote.
-                if exc.kind is not InvariantViolationKind.STALE_WRITE:
-                    raise
-                if attempt == self.max_attempts:
+                stale = exc.kind is InvariantViolationKind.STALE_WRITE
+                if not stale or attempt == self.max_attempts:
                     raise
             except pg_errors.UniqueViolation as exc:
                 # Two commands with the same new idempotency key: the loser retries and then

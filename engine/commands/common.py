@@ -19,7 +19,7 @@ def load(
 ) -> InstanceRun:
     """The instance `key` locates (see `runs.load_run`), locked unless the attempt is optimistic.
     An optimistic report on an external task first tries the snapshot its fetch loaded."""
-    if tx.optimistic and locate == runs.BY_EXTERNAL_TASK and tx.snapshots is not None:
+    if tx.optimistic and locate == runs.BY_EXTERNAL_TASK:
         run = tx.snapshots.take(key, tx.now)
         if run is not None:
             tx.from_snapshot = True

@@ -67,8 +67,7 @@ class FetchAndLock:
         )
         tasks = []
         for task, run in locked:
-            if tx.snapshots is not None:
-                tx.snapshots.put(task.id, run)
+            tx.snapshots.put(task.id, run)
             names = wanted.get(task.topic)
             tasks.append(
                 {
