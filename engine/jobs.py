@@ -10,6 +10,7 @@ them over.
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import secrets
@@ -163,6 +164,10 @@ class JobExecutor:
         if any(worker.is_alive() for worker in self._workers):
             raise RuntimeError(f"{self!r} is already running")
         self._stopping.clear()
+        # What exists by now (modules, parsed definitions, pools) lives as long as the process.
+        # Frozen, it is left out of every later full collection, which a burst of jobs would
+        # otherwise trigger again and again while scanning all of it.
+        gc.freeze()
         self._workers = [
             threading.Thread(target=self._loop, name=f"interlock-jobs-{n}", daemon=True)
             for n in range(self.threads)

@@ -261,12 +261,29 @@ class ProcessModel:
     line: int | None = field(default=None, compare=False)
     _nodes_by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
     _flows_by_id: dict[str, SequenceFlow] = field(init=False, repr=False, compare=False)
+    # Asked at every step of every token, so answered from a map instead of a scan of the nodes.
+    _boundary_by_activity: dict[str, tuple[BoundaryEvent, ...]] = field(
+        init=False, repr=False, compare=False
+    )
+    _children_by_scope: dict[str | None, tuple[Node, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
         object.__setattr__(self, "flows", tuple(sorted(self.flows, key=lambda f: f.id)))
         object.__setattr__(self, "_nodes_by_id", {n.id: n for n in self.nodes})
         object.__setattr__(self, "_flows_by_id", {f.id: f for f in self.flows})
+        boundaries: dict[str, list[BoundaryEvent]] = {}
+        children: dict[str | None, list[Node]] = {}
+        for node in self.nodes:
+            children.setdefault(node.parent, []).append(node)
+            if isinstance(node, BoundaryEvent):
+                boundaries.setdefault(node.attached_to, []).append(node)
+        object.__setattr__(
+            self, "_boundary_by_activity", {k: tuple(v) for k, v in boundaries.items()}
+        )
+        object.__setattr__(self, "_children_by_scope", {k: tuple(v) for k, v in children.items()})
 
     def __hash__(self) -> int:
         return hash((self.key, self.nodes, self.flows))
@@ -281,13 +298,11 @@ class ProcessModel:
         return node_id in self._nodes_by_id
 
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
-        return tuple(
-            n for n in self.nodes if isinstance(n, BoundaryEvent) and n.attached_to == activity_id
-        )
+        return self._boundary_by_activity.get(activity_id, ())
 
     def children(self, scope_id: str | None) -> tuple[Node, ...]:
         """The nodes directly inside `scope_id` (None: the process level)."""
-        return tuple(n for n in self.nodes if n.parent == scope_id)
+        return self._children_by_scope.get(scope_id, ())
 
     def none_start_of(self, scope_id: str | None) -> StartEvent:
         for node in self.children(scope_id):

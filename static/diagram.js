@@ -104,7 +104,8 @@ class LiveDiagram {
     this.timer = window.setTimeout(() => {
       this.timer = null;
       this.last = Date.now();
-      this.refresh();
+      // Unreachable while the server restarts; the stream's next event or resync asks again.
+      this.refresh().catch(() => {});
     }, delay);
   }
 
