@@ -2,6 +2,8 @@
 
 (a) 5,000 timers due within the same second, fired by two executor processes;
 (b) single timers, one at a time, fired by one executor process.
+Beside (a) it prints the CPU the executors and the PostgreSQL server spent per timer: on a shared
+machine lateness swings with the neighbours' load, the CPU per timer much less.
 Lateness is the database's clock_timestamp() in the step that fires the timer (the handler after
 the timer catch event inserts it, in the firing transaction) minus the timer's due time.
 
@@ -22,6 +24,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
@@ -110,6 +114,20 @@ def wait_fired(engine: Engine, count: int, timeout: float) -> list[tuple[datetim
         time.sleep(0.05)
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """User and system CPU that the processes `pids` used so far."""
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(psutil.Error):
+            times = psutil.Process(pid).cpu_times()
+            total += times.user + times.system
+    return total
+
+
+def postgres_pids() -> list[int]:
+    return [p.pid for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres"]
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
@@ -147,7 +165,10 @@ def many_in_one_second(
     try:
         start_timers(engine, dues)
         created = datetime.now(UTC)
+        executor_pids, server_pids = [p.pid for p in procs], postgres_pids()
+        cpu_before = cpu_seconds(executor_pids), cpu_seconds(server_pids)
         fired = wait_fired(engine, timers, timeout=300)
+        cpu_after = cpu_seconds(executor_pids), cpu_seconds(server_pids)
     finally:
         stop_executors(procs)
     lateness = [(f - d).total_seconds() for d, f in fired if d >= due_at]
@@ -159,6 +180,8 @@ def many_in_one_second(
         "p99_ms": percentile(lateness, 99) * 1000,
         "max_ms": max(lateness) * 1000,
         "per_s": len(lateness) / max((last - due_at).total_seconds(), 1e-9),
+        "executor_us": (cpu_after[0] - cpu_before[0]) / len(fired) * 1e6,
+        "server_us": (cpu_after[1] - cpu_before[1]) / len(fired) * 1e6,
     }
 
 
@@ -207,6 +230,11 @@ def main(argv: list[str] | None = None) -> None:
         f"lateness p50 {many['p50_ms']:.0f} ms, "
         f"p99 {many['p99_ms']:.0f} ms, "
         f"max {many['max_ms']:.0f} ms ({many['per_s']:.0f} timers/s)"
+    )
+    print(
+        f"    CPU per timer from the end of their creation: executors "
+        f"{many['executor_us']:.0f} us, PostgreSQL {many['server_us']:.0f} us "
+        "(the machine's cores bound the burst's rate)"
     )
     if many["created_late_s"] > 0:
         print(
