@@ -13,6 +13,7 @@ from typing import Any
 
 import psycopg
 
+from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 
@@ -81,7 +82,7 @@ def straight_through(engine: Engine, seconds: float) -> float:
 
 
 def run(url: str | None, seconds: float) -> dict[str, float]:
-    with Engine(url) as engine:
+    with scratch_engine(url) as engine:
         db_url = engine.database.url
         baseline = minimal_transactions(db_url, seconds)
         instances = straight_through(engine, seconds)

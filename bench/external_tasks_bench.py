@@ -23,6 +23,7 @@ from typing import Any
 
 import psycopg
 
+from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 
@@ -154,7 +155,7 @@ def warm_up(engine: Engine) -> None:
 
 
 def run(url: str | None, seconds: float, backlog: int, rounds: int) -> dict[str, Any]:
-    with Engine(url, pool_size=WORKERS * 2) as engine:
+    with scratch_engine(url, pool_size=WORKERS * 2) as engine:
         db_url = engine.database.url
         warm_up(engine)
         prepare(engine, backlog)

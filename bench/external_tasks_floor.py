@@ -35,8 +35,8 @@ from bench.external_tasks_bench import (
     settle,
     warm_up,
 )
+from bench.scratch import scratch_engine
 from engine.announcer import QUIET_TRIGGERS
-from engine.api import Engine
 from engine.executor import GENERIC_PLANS
 from engine.ids import new_id
 from engine.store import external_tasks, persist
@@ -211,7 +211,7 @@ def run(url: str | None, seconds: float, backlog: int, rounds: int) -> dict[str,
     (a) windows that open and close its round, and the median over the rounds."""
     rates: dict[str, list[float]] = {"engine": [], "store": [], "bare": []}
     ratios: dict[str, list[float]] = {key: [] for key in rates}
-    with Engine(url, pool_size=WORKERS * 2) as engine:
+    with scratch_engine(url, pool_size=WORKERS * 2) as engine:
         db_url = engine.database.url
         warm_up(engine)
         prepare(engine, backlog)

@@ -19,7 +19,6 @@ import os
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from typing import Any
 
 import httpx
 
+from bench.scratch import scratch_engine
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -171,10 +171,7 @@ def _serve(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def run(database_url: str | None, workers: int, tasks: int) -> dict[str, float]:
-    with (
-        tempfile.TemporaryDirectory(prefix="interlock-bench-") as home,
-        Engine(database_url, home=Path(home)) as engine,
-    ):
+    with scratch_engine(database_url) as engine:
         if database_url is None:
             with engine.connection() as conn:
                 conn.execute("ALTER SYSTEM SET synchronous_commit = off")

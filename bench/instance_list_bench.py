@@ -15,6 +15,7 @@ import time
 
 import psycopg
 
+from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.store.instances import InstanceFilter
@@ -64,7 +65,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--database-url")
     args = parser.parse_args()
-    with Engine(args.database_url) as engine:
+    with scratch_engine(args.database_url) as engine:
         started = time.perf_counter()
         fill(engine, args.instances)
         print(f"{args.instances} instances in place ({time.perf_counter() - started:.0f} s)")

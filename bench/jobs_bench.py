@@ -27,6 +27,7 @@ from typing import Any
 
 import psutil
 
+from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.database import install_sigterm_exit
@@ -217,7 +218,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.executor:
         executor_process(args.executor, args.threads, args.batch)
         return
-    with Engine(args.database_url, pool_size=STARTERS + 2) as engine:
+    with scratch_engine(args.database_url, pool_size=STARTERS + 2) as engine:
         url = engine.database.url
         prepare(engine)
         many = many_in_one_second(
