@@ -1,9 +1,9 @@
-"""Run every benchmark: python -m bench [--database-url URL] (default: the embedded database)."""
+"""Run every benchmark: python -m bench [--database-url URL] (default: a new embedded server for each)."""
 
 import argparse
 import sys
 
-from bench import engine_throughput, external_tasks_bench, jobs_bench
+from bench import acquisition_bench, engine_throughput, external_tasks_bench, jobs_bench
 
 parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
 parser.add_argument("--database-url")
@@ -16,3 +16,5 @@ print("\n== external tasks", flush=True)
 external_tasks_bench.main(forward)
 print("\n== job executor: timer lateness", flush=True)
 jobs_bench.main(forward)
+print("\n== job acquisition among other active instances", flush=True)
+acquisition_bench.main(forward)

@@ -9,14 +9,17 @@ from uuid import UUID
 
 import psycopg
 
+# The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
+# Written as EXISTS under the OR, the planner may instead hash every active instance, on every
+# acquisition, whenever the statistics it planned with showed few of them (a new database).
 ACQUIRE = """
 UPDATE job SET lock_owner = %(owner)s, lock_expires_at = %(lock_until)s
 WHERE id IN (
     SELECT j.id FROM job j
     WHERE j.due_at <= %(now)s AND j.retries > 0
       AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
-      AND (j.instance_id IS NULL OR EXISTS (
-          SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
+      AND (j.instance_id IS NULL
+           OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = 'Active')
     ORDER BY j.due_at
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
@@ -99,8 +102,8 @@ SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
                                    THEN j.lock_expires_at ELSE j.due_at END))
 FROM job j
 WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
-  AND (j.instance_id IS NULL OR EXISTS (
-      SELECT 1 FROM process_instance p WHERE p.id = j.instance_id AND p.state = 'Active'))
+  AND (j.instance_id IS NULL
+       OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = 'Active')
 """
 
 

@@ -19,6 +19,7 @@ from engine.handlers import TaskContext
 from engine.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
 from engine.states import InstanceState
+from engine.store.jobs import next_acquirable
 from tests.jobs.conftest import ManualClock, snapshot
 
 
@@ -100,6 +101,29 @@ def test_catch_timer_fires_when_due_and_not_before(
     assert instance.state is InstanceState.COMPLETED
     assert engine.jobs(instance.id) == []
     assert executor.run_once() == 0
+
+
+def test_due_timers_of_suspended_instances_wait_for_their_resume(
+    engine: Engine, clock: ManualClock
+) -> None:
+    engine.deploy(timer_catch("duration", "PT1M"))
+    running = [engine.start_latest("timer-catch") for _ in range(3)]
+    paused = [engine.start_latest("timer-catch") for _ in range(2)]
+    for instance in paused:
+        instance.suspend()
+    clock.advance(minutes=2)
+    executor = JobExecutor(engine)
+    assert executor.run_once() == 3
+    assert {i.state for i in running} == {InstanceState.COMPLETED}
+    assert {i.state for i in paused} == {InstanceState.SUSPENDED}
+    with engine.connection() as conn:
+        assert next_acquirable(conn, clock(), horizon=3600) is None
+    for instance in paused:
+        instance.resume()
+    with engine.connection() as conn:
+        assert next_acquirable(conn, clock(), horizon=3600) is not None
+    assert executor.run_once() == 2
+    assert {i.state for i in paused} == {InstanceState.COMPLETED}
 
 
 @pytest.mark.parametrize("timer", ["duration", "date"])
