@@ -1,4 +1,4 @@
-"""Run every benchmark: python -m bench [--database-url URL] (default: a new embedded server for each)."""
+"""Run every benchmark: python -m bench [--database-url URL] (default: a new embedded server)."""
 
 import argparse
 import sys
