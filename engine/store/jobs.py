@@ -10,8 +10,9 @@ from uuid import UUID
 import psycopg
 
 # The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
-# Written as EXISTS under the OR, the planner may instead hash every active instance, on every
-# acquisition, whenever the statistics it planned with showed few of them (a new database).
+# Written as EXISTS under the OR, the planner may hash every active instance instead, on every
+# acquisition, so that its cost grows with instances that have no job due (see
+# tests/jobs/test_scaling.py).
 ACQUIRE = """
 UPDATE job SET lock_owner = %(owner)s, lock_expires_at = %(lock_until)s
 WHERE id IN (

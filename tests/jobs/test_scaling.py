@@ -1,10 +1,12 @@
 """A command's cost must not grow with the size of the tables: the statement that persists a
-command finds the rows it changes by key, and a fetch-and-lock reads a few open tasks, not all."""
+command finds the rows it changes by key, a fetch-and-lock reads a few open tasks, not all, and a
+job acquisition reads the instances of the jobs it considers, not every active one."""
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -15,9 +17,9 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJob
 from engine.executor import PLAN_CACHE_MODE
-from engine.model import TimerDefinition
+from engine.model import ProcessModel, TimerDefinition
 from engine.runtime import InstanceRun
-from engine.store import external_tasks, persist, runs
+from engine.store import external_tasks, jobs, persist, runs
 from tests.jobs.conftest import ManualClock
 
 LARGE_TABLES = ("process_instance", "token", "history")
@@ -34,10 +36,9 @@ def plan_nodes(plan: dict[str, Any]) -> list[dict[str, Any]]:
     return nodes
 
 
-def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
-    engine: Engine, clock: ManualClock, database_url: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model = (
+def timed_process() -> ProcessModel:
+    """start -> wait (timer, PT1S) -> end."""
+    return (
         ProcessBuilder("timed")
         .start_event("start")
         .intermediate_catch_event("wait", timer=TimerDefinition(kind="duration", text="PT1S"))
@@ -45,7 +46,12 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
         .chain("start", "wait", "end")
         .build()
     )
-    engine.deploy(model)
+
+
+def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
+    engine: Engine, clock: ManualClock, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine.deploy(timed_process())
     instance = engine.start_latest("timed")
     [job] = engine.jobs(instance.id)
     with psycopg.connect(database_url, autocommit=True) as conn:
@@ -100,6 +106,11 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
     assert scanned.isdisjoint(LARGE_TABLES), f"sequential scans of {sorted(map(str, scanned))}"
 
 
+def plan_rows(plan: dict[str, Any]) -> int:
+    """Rows the plan's top node returned."""
+    return int(plan.get("Actual Rows", 0))
+
+
 def scanned_rows(plan: dict[str, Any], tables: tuple[str, ...]) -> int:
     """Rows the plan's scans of `tables` produced, over all their loops."""
     return sum(
@@ -152,6 +163,44 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
         conn.rollback()
     read = scanned_rows(plan, ("external_task", "process_instance"))
     assert read <= 200, f"one fetch read {read} rows of 2,001 open tasks and their instances"
+
+
+def test_acquiring_jobs_reads_their_instances_not_every_active_one(
+    engine: Engine, clock: ManualClock, database_url: str
+) -> None:
+    engine.deploy(timed_process())
+    engine.start_latest("timed")
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        # Active instances as a database in service has them: 2,000 waiting for something else,
+        # 300 with a timer due at the same time as the first one's.
+        conn.execute(
+            "INSERT INTO process_instance (id, definition_id, definition_key, state, version, "
+            "started_at) SELECT gen_random_uuid(), definition_id, definition_key, 'Active', 0, "
+            "started_at FROM process_instance, generate_series(1, 2300)"
+        )
+        conn.execute(
+            "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "
+            "retries, timer_text, repetitions_left, created_at) "
+            "SELECT gen_random_uuid(), j.kind, p.id, gen_random_uuid(), j.node_id, "
+            "j.definition_id, j.due_at, j.retries, j.timer_text, j.repetitions_left, j.created_at "
+            "FROM job j, (SELECT id FROM process_instance "
+            "             WHERE id NOT IN (SELECT instance_id FROM job) LIMIT 300) AS p"
+        )
+        conn.execute("ANALYZE process_instance")
+        conn.execute("ANALYZE job")
+    clock.advance(seconds=2)
+    parameters = {
+        "owner": "executor",
+        "now": clock(),
+        "lock_until": clock() + timedelta(minutes=5),
+        "limit": 200,
+    }
+    with psycopg.connect(database_url) as conn:
+        plan = explain_generic(conn, jobs.ACQUIRE, parameters)
+        conn.rollback()
+    assert plan_rows(plan) == 200, "the acquisition locks a batch of the 301 due jobs"
+    read = scanned_rows(plan, ("process_instance",))
+    assert read <= 301, f"one acquisition of 200 jobs read {read} of 2,301 active instances"
 
 
 def explain_generic(
