@@ -1,30 +1,28 @@
 """Job acquisition against the number of active instances that have no job due.
 
-One acquisition locks up to 200 of 500 due timers (and is rolled back, so they stay due); its mean
-time is taken first with no other instance, then again after `--others` instances have started
-that wait for a person. The figure that matters is the ratio of the two: acquisition looks up the
-instances of the jobs it considers, never all active instances, so it stays near 1.
+One acquisition locks an executor's batch (200) of 500 due timers and is rolled back, so they
+stay due; its mean time is taken first with no other instance, then again after `--others`
+instances have started that wait for a person. The figure that matters is the ratio of the two:
+acquisition looks up the instances of the jobs it considers, never all active instances, so it
+stays near 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 import psycopg
 
 from bench import jobs_bench
 from bench.scratch import scratch_engine
-from engine.api import Engine
-from engine.builder import ProcessBuilder
 from engine.executor import GENERIC_PLANS
+from engine.jobs import JobExecutor
 from engine.store import jobs
 
 DUE = 500
-BATCH = 200
-STARTERS = 4
+BATCH = JobExecutor.batch_size
 
 
 def acquisition_ms(url: str, runs: int) -> float:
@@ -44,33 +42,20 @@ def acquisition_ms(url: str, runs: int) -> float:
     return elapsed / runs * 1000
 
 
-def start_waiting(engine: Engine, count: int) -> None:
-    engine.deploy(
-        ProcessBuilder("bench-waiting").start_event("s").user_task("t").chain("s", "t").build()
-    )
-
-    def start(n: int) -> None:
-        for _ in range(n):
-            engine.start_latest("bench-waiting")
-
-    with ThreadPoolExecutor(STARTERS) as pool:
-        list(pool.map(start, [count // STARTERS] * STARTERS))
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--others", type=int, default=20_000, help="active instances added")
     parser.add_argument("--runs", type=int, default=50)
     parser.add_argument("--database-url")
     args = parser.parse_args(argv)
-    with scratch_engine(args.database_url, pool_size=STARTERS + 2) as engine:
+    with scratch_engine(args.database_url, pool_size=jobs_bench.STARTERS + 2) as engine:
         url = engine.database.url
         jobs_bench.prepare(engine)
         due = datetime.now(UTC) + timedelta(seconds=1)
         jobs_bench.start_timers(engine, [due] * DUE)
         time.sleep(max(0.0, (due - datetime.now(UTC)).total_seconds()))
         alone = acquisition_ms(url, args.runs)
-        start_waiting(engine, args.others)
+        jobs_bench.start_waiting(engine, args.others)
         among = acquisition_ms(url, args.runs)
     print(
         f"one acquisition of {BATCH} of {DUE} due timers: {alone:.2f} ms alone, {among:.2f} ms "

@@ -172,7 +172,7 @@ def _serve(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
 
 def run(database_url: str | None, workers: int, tasks: int) -> dict[str, float]:
     with scratch_engine(database_url) as engine:
-        if database_url is None:
+        if engine.database.embedded:  # its own server: a setting of a given one stays as it is
             with engine.connection() as conn:
                 conn.execute("ALTER SYSTEM SET synchronous_commit = off")
                 conn.execute("SELECT pg_reload_conf()")
