@@ -1,6 +1,7 @@
 """A command's cost must not grow with the size of the tables: the statement that persists a
 command finds the rows it changes by key, a fetch-and-lock reads a few open tasks, not all, and a
-job acquisition reads the instances of the jobs it considers, not every active one."""
+job acquisition reads the instances of the jobs it considers, not every active one, and a batch
+of instances loads with one read of each table."""
 
 from __future__ import annotations
 
@@ -222,3 +223,34 @@ def explain_generic(
     assert row is not None
     plan: dict[str, Any] = row[0][0]["Plan"]
     return plan
+
+
+def test_loading_a_batch_of_instances_reads_each_table_once(
+    engine: Engine, database_url: str
+) -> None:
+    engine.deploy(timed_process())
+    ids = sorted(engine.start_latest("timed", {"n": n}).id for n in range(40))
+    parameters = {"keys": ids, "live": runs.LIVE_STATES, "extra": []}
+    with psycopg.connect(database_url) as conn:
+        plan = explain_generic(conn, runs._LOAD_MANY, parameters)
+        conn.rollback()
+    assert plan_rows(plan) == 40
+    repeated = {
+        (node["Relation Name"], node["Actual Loops"])
+        for node in plan_nodes(plan)
+        if node.get("Relation Name") and node["Actual Loops"] > 1
+    }
+    assert not repeated, f"tables read once per instance: {sorted(repeated)}"
+
+    # The batch loads what loading each instance alone loads.
+    now = engine.clock()
+    with psycopg.connect(database_url) as conn:
+        together = runs.load_runs(conn, ids, now)
+        for instance_id in ids:
+            alone = runs.load_run(conn, instance_id, now)
+            loaded = together[instance_id]
+            assert loaded.instance == alone.instance
+            assert loaded.tokens == alone.tokens and len(loaded.tokens) == 1
+            assert loaded.jobs == alone.jobs and len(loaded.jobs) == 1
+            assert loaded.variables == alone.variables
+        conn.rollback()
