@@ -304,11 +304,13 @@ _LOADED_PARTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
 )
 
 
+def _json_list(columns: tuple[str, ...]) -> str:
+    """The aggregate of the rows' `columns` as one JSON list of lists, as `_run` reads it."""
+    return f"json_agg(json_build_array({', '.join(columns)}))"
+
+
 def _rows(alias: str, table: str, columns: tuple[str, ...], condition: str) -> str:
-    return (
-        f"(SELECT json_agg(json_build_array({', '.join(columns)})) FROM {table} "
-        f"WHERE instance_id = {alias}.id {condition})"
-    )
+    return f"(SELECT {_json_list(columns)} FROM {table} WHERE instance_id = {alias}.id {condition})"
 
 
 def loaded_columns(alias: str) -> str:
@@ -325,12 +327,12 @@ def _load_many() -> str:
     for n, (table, columns, condition) in enumerate(_LOADED_PARTS):
         lists.append(f"w{n}.rows")
         joins.append(
-            f"LEFT JOIN (SELECT instance_id, json_agg(json_build_array({', '.join(columns)})) "
-            f"AS rows FROM {table} WHERE instance_id = ANY(%(keys)s) {condition} "
+            f"LEFT JOIN (SELECT instance_id, {_json_list(columns)} AS rows FROM {table} "
+            f"WHERE instance_id = ANY(%(keys)s) {condition} "
             f"GROUP BY instance_id) AS w{n} ON w{n}.instance_id = i.id"
         )
-    return (
-        f"SELECT i.id, {', '.join(lists)} FROM unnest(%(keys)s::uuid[]) AS i(id) " + " ".join(joins)
+    return f"SELECT i.id, {', '.join(lists)} FROM unnest(%(keys)s::uuid[]) AS i(id) " + " ".join(
+        joins
     )
 
 

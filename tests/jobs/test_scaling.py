@@ -1,7 +1,7 @@
 """A command's cost must not grow with the size of the tables: the statement that persists a
-command finds the rows it changes by key, a fetch-and-lock reads a few open tasks, not all, and a
-job acquisition reads the instances of the jobs it considers, not every active one, and a batch
-of instances loads with one read of each table."""
+command finds the rows it changes by key; a fetch-and-lock reads a few open tasks, not all; a job
+acquisition reads the instances of the jobs it considers, not every active one; and a batch of
+instances loads with one read of each table."""
 
 from __future__ import annotations
 
