@@ -1,6 +1,7 @@
 """How near the external-task round trip is to its floor, against the same run's minimal rate.
 
-Four figures from one run, each with four threads (one connection each) against one backlog:
+Four figures from one run, each with four threads (one connection each) against a backlog of open
+tasks topped up before each window:
 (a) minimal transactions: INSERT one row, UPDATE one row, COMMIT;
 (b) the engine: fetch-and-lock one task, complete it (as `bench.external_tasks_bench` measures);
 (c) the store alone: the engine's own fetch and write statements, sent as the executor sends them
@@ -31,8 +32,8 @@ from bench.external_tasks_bench import (
     minimal_transactions,
     prepare,
     race,
+    replenish,
     round_trips,
-    settle,
     warm_up,
 )
 from bench.scratch import scratch_engine
@@ -214,15 +215,16 @@ def run(url: str | None, seconds: float, backlog: int, rounds: int) -> dict[str,
     with scratch_engine(url, pool_size=WORKERS * 2) as engine:
         db_url = engine.database.url
         warm_up(engine)
-        prepare(engine, backlog)
+        prepare(engine)
+        replenish(engine, backlog)
         minimal = [minimal_transactions(db_url, seconds)]
         for _ in range(rounds):
             rates["engine"].append(round_trips(engine, seconds)[0])
-            settle(engine)
+            replenish(engine, backlog)
             rates["store"].append(rate(db_url, seconds, _store_round_trip))
-            settle(engine)
+            replenish(engine, backlog)
             rates["bare"].append(rate(db_url, seconds, _bare_round_trip))
-            settle(engine)
+            replenish(engine, backlog)
             minimal.append(minimal_transactions(db_url, seconds))
             around = (minimal[-2] + minimal[-1]) / 2
             for key, measured in rates.items():
@@ -238,7 +240,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="length of each window")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--backlog", type=int, default=20000, help="open tasks created up front")
+    parser.add_argument(
+        "--backlog", type=int, default=10000, help="open tasks at the start of each window"
+    )
     parser.add_argument("--database-url")
     args = parser.parse_args(argv)
     figures = run(args.database_url, args.seconds, args.backlog, args.rounds)

@@ -6,9 +6,11 @@ compare-and-swap updates matched. One parameter, and one prepared statement per 
 this is what keeps a whole straight-through instance near the cost of a minimal transaction.
 
 Rows inserted here already carry their final state (the command computed it in memory), so no
-CTE ever touches a row another CTE of the same statement writes. Each list is unpacked with
-`interlock_rows`, a function that tells the planner to expect a handful of rows: with the
-default estimate of a hundred, updates would join against whole-table scans once the tables grow.
+CTE ever touches a row another CTE of the same statement writes. A list of several rows is
+unpacked with `interlock_rows`, a function that tells the planner to expect a handful of rows:
+with the default estimate of a hundred, updates would join against whole-table scans once the
+tables grow. A list of one row, the usual case, is read as one record, which costs no function
+call at all.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
 # One data-modifying CTE per kind of change, keyed by its list in the document. A statement holds
 # only the CTEs whose lists are not empty: an empty INSERT still fires its statement triggers and
 # every CTE costs executor set-up, so a command pays for what it changed, not for every table.
+# `{rows}` stands for the list's rows (see `_cte`).
 _CTES: dict[str, str] = {
     "new_instance": """
 new_instance AS (
@@ -32,14 +35,14 @@ new_instance AS (
         (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
     SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0,
            r.started_at, r.ended_at
-    FROM d, interlock_rows(d.doc->'new_instance') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, definition_id text, definition_key text, business_key text, state text,
         started_at timestamptz, ended_at timestamptz)
 )""",
     "changed_instance": """
 changed_instance AS (
     UPDATE process_instance p SET state = r.state, ended_at = r.ended_at, version = p.version + 1
-    FROM d, interlock_rows(d.doc->'changed_instance') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, version int, state text, ended_at timestamptz)
     WHERE p.id = r.id AND p.version = r.version
     RETURNING 1
@@ -50,7 +53,7 @@ new_tokens AS (
                        merged_into, visit_id, version, created_at, updated_at)
     SELECT r.id, r.instance_id, r.node_id, r.state, r.mode, r.scope_id, r.parent_id,
            r.parallel_group, r.merged_into, r.visit_id, 0, r.created_at, r.updated_at
-    FROM d, interlock_rows(d.doc->'new_tokens') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, instance_id uuid, node_id text, state text, mode text, scope_id uuid,
         parent_id uuid, parallel_group text, merged_into uuid, visit_id uuid,
         created_at timestamptz, updated_at timestamptz)
@@ -60,7 +63,7 @@ changed_tokens AS (
     UPDATE token t SET node_id = r.node_id, state = r.state, parallel_group = r.parallel_group,
         merged_into = r.merged_into, visit_id = r.visit_id, updated_at = r.updated_at,
         version = t.version + 1
-    FROM d, interlock_rows(d.doc->'changed_tokens') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, version int, node_id text, state text, parallel_group text, merged_into uuid,
         visit_id uuid, updated_at timestamptz)
     WHERE t.id = r.id AND t.version = r.version
@@ -70,13 +73,13 @@ changed_tokens AS (
 new_joins AS (
     INSERT INTO join_state (instance_id, gateway_id, scope_key, arrivals, version)
     SELECT r.instance_id, r.gateway_id, r.scope_key, r.arrivals, 0
-    FROM d, interlock_rows(d.doc->'new_joins') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         instance_id uuid, gateway_id text, scope_key text, arrivals jsonb)
 )""",
     "changed_joins": """
 changed_joins AS (
     UPDATE join_state j SET arrivals = r.arrivals, version = j.version + 1
-    FROM d, interlock_rows(d.doc->'changed_joins') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         instance_id uuid, gateway_id text, scope_key text, arrivals jsonb, version int)
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
@@ -85,7 +88,7 @@ changed_joins AS (
     "deleted_joins": """
 deleted_joins AS (
     DELETE FROM join_state j
-    USING d, interlock_rows(d.doc->'deleted_joins') AS x, jsonb_to_record(x) AS r(
+    USING d, {rows} AS r(
         instance_id uuid, gateway_id text, scope_key text, version int)
     WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
       AND j.scope_key = r.scope_key AND j.version = r.version
@@ -95,7 +98,7 @@ deleted_joins AS (
 variables AS (
     INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
     SELECT r.instance_id, '', r.name, r.type, r.value, r.updated_at
-    FROM d, interlock_rows(d.doc->'variables') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         instance_id uuid, name text, type text, value jsonb, updated_at timestamptz)
     ON CONFLICT (instance_id, scope_key, name)
     DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
@@ -109,7 +112,7 @@ new_tasks AS (
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_users)),
            ARRAY(SELECT jsonb_array_elements_text(r.candidate_groups)),
            r.due_at, r.priority, r.created_at, r.ended_at
-    FROM d, interlock_rows(d.doc->'new_tasks') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
         assignee text, candidate_users jsonb, candidate_groups jsonb, due_at timestamptz,
         priority int, created_at timestamptz, ended_at timestamptz)
@@ -117,7 +120,7 @@ new_tasks AS (
     "changed_tasks": """
 changed_tasks AS (
     UPDATE user_task u SET state = r.state, ended_at = r.ended_at, assignee = r.assignee
-    FROM d, interlock_rows(d.doc->'changed_tasks') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, state text, ended_at timestamptz, assignee text)
     WHERE u.id = r.id
 )""",
@@ -129,7 +132,7 @@ new_external_tasks AS (
     SELECT r.id, r.instance_id, r.token_id, r.node_id, r.topic, r.state, r.priority, r.worker_id,
            r.lock_expires_at, r.retries, r.error_message, r.error_details, r.created_at,
            r.ended_at
-    FROM d, interlock_rows(d.doc->'new_external_tasks') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, topic text, state text,
         priority bigint, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, created_at timestamptz, ended_at timestamptz)
@@ -139,7 +142,7 @@ changed_external_tasks AS (
     UPDATE external_task e SET state = r.state, worker_id = r.worker_id,
         lock_expires_at = r.lock_expires_at, retries = r.retries, error_message = r.error_message,
         error_details = r.error_details, ended_at = r.ended_at
-    FROM d, interlock_rows(d.doc->'changed_external_tasks') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
         error_message text, error_details text, ended_at timestamptz, loaded_worker_id text)
     WHERE e.id = r.id AND e.worker_id IS NOT DISTINCT FROM r.loaded_worker_id
@@ -153,7 +156,7 @@ new_jobs AS (
     SELECT r.id, r.kind, r.instance_id, r.token_id, r.node_id, r.definition_id, r.due_at,
            r.lock_owner, r.lock_expires_at, r.retries, r.timer_text, r.repetitions_left,
            r.error_message, r.created_at
-    FROM d, interlock_rows(d.doc->'new_jobs') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, kind text, instance_id uuid, token_id uuid, node_id text, definition_id text,
         due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         timer_text text, repetitions_left int, error_message text, created_at timestamptz)
@@ -163,7 +166,7 @@ changed_jobs AS (
     UPDATE job j SET due_at = r.due_at, lock_owner = r.lock_owner,
         lock_expires_at = r.lock_expires_at, retries = r.retries,
         repetitions_left = r.repetitions_left, error_message = r.error_message
-    FROM d, interlock_rows(d.doc->'changed_jobs') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
         repetitions_left int, error_message text)
     WHERE j.id = r.id
@@ -180,7 +183,7 @@ new_subscriptions AS (
                                     definition_id, created_at)
     SELECT r.id, r.kind, r.name, r.instance_id, r.token_id, r.node_id, r.definition_id,
            r.created_at
-    FROM d, interlock_rows(d.doc->'new_subscriptions') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, kind text, name text, instance_id uuid, token_id uuid, node_id text,
         definition_id text, created_at timestamptz)
 )""",
@@ -197,7 +200,7 @@ new_incidents AS (
                           external_task_id, message, details, state, created_at, resolved_at)
     SELECT r.id, r.type, r.instance_id, r.definition_id, r.token_id, r.node_id, r.job_id,
            r.external_task_id, r.message, r.details, r.state, r.created_at, r.resolved_at
-    FROM d, interlock_rows(d.doc->'new_incidents') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, type text, instance_id uuid, definition_id text, token_id uuid, node_id text,
         job_id uuid, external_task_id uuid, message text, details text, state text,
         created_at timestamptz, resolved_at timestamptz)
@@ -205,7 +208,7 @@ new_incidents AS (
     "changed_incidents": """
 changed_incidents AS (
     UPDATE incident i SET state = r.state, resolved_at = r.resolved_at
-    FROM d, interlock_rows(d.doc->'changed_incidents') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, state text, resolved_at timestamptz)
     WHERE i.id = r.id
 )""",
@@ -215,14 +218,14 @@ new_visits AS (
                          started_at, ended_at)
     SELECT r.id, r.instance_id, r.token_id, r.node_id, r.node_name, r.node_type, r.state,
            r.started_at, r.ended_at
-    FROM d, interlock_rows(d.doc->'new_visits') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, instance_id uuid, token_id uuid, node_id text, node_name text, node_type text,
         state text, started_at timestamptz, ended_at timestamptz)
 )""",
     "ended_visits": """
 ended_visits AS (
     UPDATE history h SET state = r.state, ended_at = r.ended_at
-    FROM d, interlock_rows(d.doc->'ended_visits') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         id uuid, state text, ended_at timestamptz)
     WHERE h.id = r.id
 )""",
@@ -230,7 +233,7 @@ ended_visits AS (
 events AS (
     INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
     SELECT r.event, r.instance_id, r.token_id, r.node_id, r.history_id
-    FROM d, interlock_rows(d.doc->'outbox') AS x, jsonb_to_record(x) AS r(
+    FROM d, {rows} AS r(
         event text, instance_id uuid, token_id uuid, node_id text, history_id uuid,
         ordinality int)
     ORDER BY r.ordinality
@@ -252,11 +255,24 @@ def save_statement(doc: dict[str, Any]) -> str:
     """The statement that writes `doc`: its non-empty lists only, then the row-count check."""
     present = [key for key in _CTES if doc[key]]
     checked = [key for key in present if key in _CHECKED]
-    ctes = ",\n".join(["d AS (SELECT %s::jsonb AS doc)", *(_CTES[key] for key in present)])
+    ctes = ",\n".join(
+        ["d AS (SELECT %s::jsonb AS doc)", *(_cte(key, len(doc[key])) for key in present)]
+    )
     if not checked:
         return f"WITH {ctes}\nSELECT NULL"
     counts = ", ".join(f"(SELECT count(*) FROM {key})" for key in checked)
     return f"WITH {ctes}\nSELECT interlock_expect_rows(ARRAY[{counts}], d.doc->'expected') FROM d"
+
+
+def _cte(key: str, count: int) -> str:
+    """The CTE of `key` reading its `count` rows. A lone row (the usual case) is read as a record
+    straight from the document, without a call of the set-returning function."""
+    rows = (
+        f"jsonb_to_record(d.doc->'{key}'->0)"
+        if count == 1
+        else f"interlock_rows(d.doc->'{key}') AS x, jsonb_to_record(x)"
+    )
+    return _CTES[key].replace("{rows}", rows)
 
 
 def expected_rows(doc: dict[str, Any]) -> list[int]:
