@@ -1,6 +1,6 @@
 """How near the external-task round trip is to its floor, against the same run's minimal rate.
 
-Four figures from one run, each with four threads (one connection each) against a backlog of open
+Five figures from one run, each with four threads (one connection each) against a backlog of open
 tasks topped up before each window:
 (a) minimal transactions: INSERT one row, UPDATE one row, COMMIT;
 (b) the engine: fetch-and-lock one task, complete it (as `bench.external_tasks_bench` measures);
@@ -10,9 +10,11 @@ tasks topped up before each window:
 (d) a lower bound: one statement that locks a task, then one statement that writes only what any
     completion must change (the task, its token, the instance, the reported variable): no lock,
     no load, no history, no outbox.
+(e) the store's fetch-and-lock (which loads the task's instance) followed by the bare write.
 Read b/c as what the engine's Python costs, and d as the best any implementation keeping each
-report in its own committed transaction could do on this machine. The windows alternate in rounds
-(see `bench.external_tasks_bench` for why).
+report in its own committed transaction could do on this machine; e/d is what the store's fetch
+costs over the bare one, c/e what its write (history, outbox, the compare-and-swap checks) costs
+over the bare one. The windows alternate in rounds (see `bench.external_tasks_bench` for why).
 """
 
 from __future__ import annotations
@@ -87,7 +89,8 @@ def _bare_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
     return True
 
 
-def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
+def _store_fetch(conn: psycopg.Connection[Any], worker: str) -> Any:
+    """The engine's fetch-and-lock of one task: the task and its instance, or None."""
     locked = external_tasks.fetch_and_lock(
         conn,
         worker_id=worker,
@@ -96,9 +99,26 @@ def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
         use_priority=True,
         now=datetime.now(UTC),
     )
-    if not locked:
+    return locked[0] if locked else None
+
+
+def _store_fetch_bare_write(conn: psycopg.Connection[Any], worker: str) -> bool:
+    locked = _store_fetch(conn, worker)
+    if locked is None:
         return False
-    task, run = locked[0]
+    conn.execute(
+        _BARE_COMPLETE,
+        {"task": locked[0].id, "worker": worker, "now": datetime.now(UTC)},
+        prepare=True,
+    )
+    return True
+
+
+def _store_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
+    locked = _store_fetch(conn, worker)
+    if locked is None:
+        return False
+    task, run = locked
     now = datetime.now(UTC)
     # As an optimistic report runs: over the instance the fetch loaded, the write as its own
     # transaction.
@@ -207,10 +227,18 @@ def rate(url: str, seconds: float, round_trip: RoundTrip) -> float:
     return per_second
 
 
+# The windows after (b), by key: what each prints as, and its round trip.
+WINDOWS: dict[str, tuple[str, RoundTrip]] = {
+    "store": ("(c) the store alone", _store_round_trip),
+    "bare": ("(d) bare lower bound", _bare_round_trip),
+    "fetch": ("(e) store fetch, bare write", _store_fetch_bare_write),
+}
+
+
 def run(url: str | None, seconds: float, backlog: int, rounds: int) -> dict[str, Any]:
-    """Rounds of windows a, b, c, d, then a last a: each of b, c and d against the mean of the
+    """Rounds of windows a, b, c, d, e, then a last a: each of b to e against the mean of the
     (a) windows that open and close its round, and the median over the rounds."""
-    rates: dict[str, list[float]] = {"engine": [], "store": [], "bare": []}
+    rates: dict[str, list[float]] = {"engine": [], **{key: [] for key in WINDOWS}}
     ratios: dict[str, list[float]] = {key: [] for key in rates}
     with scratch_engine(url, pool_size=WORKERS * 2) as engine:
         db_url = engine.database.url
@@ -221,10 +249,9 @@ def run(url: str | None, seconds: float, backlog: int, rounds: int) -> dict[str,
         for _ in range(rounds):
             rates["engine"].append(round_trips(engine, seconds)[0])
             replenish(engine, backlog)
-            rates["store"].append(rate(db_url, seconds, _store_round_trip))
-            replenish(engine, backlog)
-            rates["bare"].append(rate(db_url, seconds, _bare_round_trip))
-            replenish(engine, backlog)
+            for key, (_, round_trip) in WINDOWS.items():
+                rates[key].append(rate(db_url, seconds, round_trip))
+                replenish(engine, backlog)
             minimal.append(minimal_transactions(db_url, seconds))
             around = (minimal[-2] + minimal[-1]) / 2
             for key, measured in rates.items():
@@ -250,12 +277,9 @@ def main(argv: list[str] | None = None) -> None:
         f"medians of {args.rounds} rounds; (a) minimal transactions/s over {WORKERS} connections: "
         f"{figures['minimal']:.0f}"
     )
-    for key, label in (
-        ("engine", "(b) the engine"),
-        ("store", "(c) the store alone"),
-        ("bare", "(d) bare lower bound"),
-    ):
-        print(f"{label:22s} {figures[key + '_rate']:6.0f} round trips/s   /a = {figures[key]:.2f}")
+    labels = {"engine": "(b) the engine", **{key: label for key, (label, _) in WINDOWS.items()}}
+    for key, label in labels.items():
+        print(f"{label:28s} {figures[key + '_rate']:6.0f} round trips/s   /a = {figures[key]:.2f}")
 
 
 if __name__ == "__main__":
