@@ -42,6 +42,7 @@ from bench.scratch import scratch_engine
 from engine.announcer import QUIET_TRIGGERS
 from engine.executor import GENERIC_PLANS
 from engine.ids import new_id
+from engine.runtime import InstanceRun
 from engine.store import external_tasks, persist
 
 LOCK_MS = 60_000
@@ -89,7 +90,9 @@ def _bare_round_trip(conn: psycopg.Connection[Any], worker: str) -> bool:
     return True
 
 
-def _store_fetch(conn: psycopg.Connection[Any], worker: str) -> Any:
+def _store_fetch(
+    conn: psycopg.Connection[Any], worker: str
+) -> tuple[external_tasks.ExternalTaskInfo, InstanceRun] | None:
     """The engine's fetch-and-lock of one task: the task and its instance, or None."""
     locked = external_tasks.fetch_and_lock(
         conn,
