@@ -289,8 +289,12 @@ outbox = sa.Table(
 idempotency = sa.Table(
     "idempotency",
     metadata,
+    # A key is the caller's: the same key from another principal is another entry.
+    sa.Column("principal", sa.Text, primary_key=True, server_default=""),
     sa.Column("key", sa.Text, primary_key=True),
     sa.Column("command", sa.Text, nullable=False),
+    # A digest of the request the key was first used with; a different request is refused.
+    sa.Column("fingerprint", sa.Text, nullable=False, server_default=""),
     sa.Column("result", JSONB, nullable=False),
     sa.Column("created_at", TS, nullable=False, server_default=NOW),
 )
