@@ -50,6 +50,7 @@ from engine.executor import (
     Command,
     EngineSettings,
     Executor,
+    Idempotency,
     Result,
     system_clock,
 )
@@ -181,8 +182,9 @@ class Engine:
 
     # -- commands ---------------------------------------------------------------------------------
 
-    def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
-        """Run any command through the one executor."""
+    def run(self, command: Command[T], idempotency_key: str | Idempotency | None = None) -> T:
+        """Run any command through the one executor. A bare key is scoped to this program and
+        bound to the command's fields: the same key with another command is refused."""
         return self.executor.run(command, idempotency_key)
 
     def handler(self, name: str) -> Callable[[Handler], Handler]:

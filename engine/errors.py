@@ -36,6 +36,13 @@ class Conflict(InterlockError):
     code = "Conflict"
 
 
+class IdempotencyKeyReused(InterlockError):
+    """An idempotency key the caller already used for a different request: the first request's
+    result is not this request's answer, and running this one would break the key's promise."""
+
+    code = "IdempotencyKeyReused"
+
+
 class ModelError(InterlockError):
     """A BPMN file or built model the engine refuses to deploy. Names file, line and element."""
 

@@ -16,6 +16,7 @@ command runs again the ordinary way, under the lock.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import random
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from engine.errors import (
     STALE_WRITE_SQLSTATE,
     BadRequest,
     Conflict,
+    IdempotencyKeyReused,
     InvariantViolation,
     InvariantViolationKind,
     NeedsTransaction,
@@ -69,6 +71,39 @@ class Command(Protocol, Generic[R]):
     result_type: ClassVar[type[Result]]
 
     def execute(self, tx: Tx) -> R: ...
+
+
+MAX_IDEMPOTENCY_KEY = 200
+
+
+@dataclass(frozen=True)
+class Idempotency:
+    """A caller's idempotency key. It belongs to the principal that sent it (another caller's
+    same key is another entry) and is bound to the fingerprint of the request it first came
+    with: the same key with a different request is refused, not answered with the first result.
+    An empty principal is the Python API's, where the caller is the hosting program."""
+
+    key: str
+    principal: str = ""
+    fingerprint: str = ""
+
+    @classmethod
+    def of(cls, given: str | Idempotency | None, command: Command[Any]) -> Idempotency | None:
+        """`given` as an Idempotency; a bare key is the Python API's, fingerprinted by the
+        command itself (its class and every field)."""
+        if given is None or isinstance(given, Idempotency):
+            return given
+        return cls(given, "", fingerprint(repr(command)))
+
+
+def fingerprint(*parts: str | bytes) -> str:
+    """A digest of the parts, each delimited, so that ('ab', 'c') and ('a', 'bc') differ."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode("utf-8", "surrogatepass") if isinstance(part, str) else part
+        digest.update(len(data).to_bytes(8, "big"))
+        digest.update(data)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -131,7 +166,8 @@ class Executor:
         self.announcer = announcer
         self.snapshots = SnapshotCache()
 
-    def run(self, command: Command[T], idempotency_key: str | None = None) -> T:
+    def run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
+        idempotency_key = Idempotency.of(idempotency, command)
         if getattr(command, "optimistic", False) and idempotency_key is None:
             try:
                 return self._run_optimistic(command)
@@ -157,7 +193,7 @@ class Executor:
                     raise
         raise AssertionError("unreachable")
 
-    def _run_once(self, command: Command[T], idempotency_key: str | None) -> T:
+    def _run_once(self, command: Command[T], idempotency_key: Idempotency | None) -> T:
         # Pooled connections are in autocommit mode; the transaction is spelled out so that BEGIN,
         # the writes and COMMIT travel in the pipeline with no round trip of their own. A command
         # that is one statement is its own transaction: no BEGIN, no COMMIT, no pipeline.
@@ -204,7 +240,9 @@ class Executor:
             for channel in tx.announcements:
                 self.announcer.announce(channel)
 
-    def _in_transaction(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
+    def _in_transaction(
+        self, tx: Tx, command: Command[T], idempotency_key: Idempotency | None
+    ) -> T:
         conn = tx.conn
         try:
             with conn.pipeline():
@@ -221,7 +259,7 @@ class Executor:
             raise
         return result
 
-    def _execute(self, tx: Tx, command: Command[T], idempotency_key: str | None) -> T:
+    def _execute(self, tx: Tx, command: Command[T], idempotency_key: Idempotency | None) -> T:
         if idempotency_key is not None:
             replayed = _replay(tx, command, idempotency_key)
             if replayed is not None:
@@ -229,8 +267,15 @@ class Executor:
         result = command.execute(tx)
         if idempotency_key is not None:
             tx.conn.execute(
-                "INSERT INTO idempotency (key, command, result) VALUES (%s, %s, %s)",
-                (idempotency_key, command.name, Jsonb(result.to_json())),
+                "INSERT INTO idempotency (principal, key, command, fingerprint, result) "
+                "VALUES (%s, %s, %s, %s, %s)",
+                (
+                    idempotency_key.principal,
+                    idempotency_key.key,
+                    command.name,
+                    idempotency_key.fingerprint,
+                    Jsonb(result.to_json()),
+                ),
             )
         return result
 
@@ -239,11 +284,15 @@ class _Stale(Exception):
     """An optimistic write found the instance changed since its load; nothing was written."""
 
 
-def _replay(tx: Tx, command: Command[T], key: str) -> T | None:
-    if not key or len(key) > 200:
-        raise BadRequest("an idempotency key must be 1 to 200 characters")
+def _replay(tx: Tx, command: Command[T], idempotency: Idempotency) -> T | None:
+    key = idempotency.key
+    if not key or len(key) > MAX_IDEMPOTENCY_KEY or "\0" in key:
+        raise BadRequest(
+            f"an idempotency key must be 1 to {MAX_IDEMPOTENCY_KEY} characters, without NUL"
+        )
     row = tx.conn.execute(
-        "SELECT command, result FROM idempotency WHERE key = %s", (key,)
+        "SELECT command, fingerprint, result FROM idempotency WHERE principal = %s AND key = %s",
+        (idempotency.principal, key),
     ).fetchone()
     if row is None:
         return None
@@ -252,5 +301,10 @@ def _replay(tx: Tx, command: Command[T], key: str) -> T | None:
             f"idempotency key '{key}' was already used for a {row[0]} command",
             idempotency_key=key,
         )
-    result: T = command.result_type(**row[1])  # type: ignore[assignment]
+    if row[1] != idempotency.fingerprint:
+        raise IdempotencyKeyReused(
+            f"idempotency key '{key}' was already used with a different request",
+            idempotency_key=key,
+        )
+    result: T = command.result_type(**row[2])  # type: ignore[assignment]
     return result

@@ -19,7 +19,7 @@ from app.api.http import (
     Reply,
     call,
     engine_of,
-    idempotency_key,
+    idempotency,
     path_id,
     q_bool,
     q_text,
@@ -144,7 +144,7 @@ async def fetch_and_lock(request: Request) -> Response:
         use_priority=body.boolean("use_priority", True),
     )
     timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
-    key = idempotency_key(request)
+    key = await idempotency(request)
     engine = engine_of(request)
     deadline = time.monotonic() + timeout
     locked: list[dict[str, Any]] = []

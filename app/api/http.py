@@ -20,18 +20,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.api.schemas import Schema
-from app.auth import require
+from app.auth import principal_of, require
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Command, Result
+from engine.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
 
 Handler = Callable[[Request], Awaitable[Response]]
 R = TypeVar("R", bound=Result)
 T = TypeVar("T")
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-MAX_IDEMPOTENCY_KEY = 200
 _PATH_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 
 
@@ -112,18 +111,33 @@ def idempotency_key(request: Request) -> str | None:
     key = request.headers.get(IDEMPOTENCY_HEADER)
     if key is None:
         return None
-    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY:
+    if not 1 <= len(key) <= MAX_IDEMPOTENCY_KEY or not key.isprintable():
         raise BadRequest(
-            f"the {IDEMPOTENCY_HEADER} header must be 1 to {MAX_IDEMPOTENCY_KEY} characters",
+            f"the {IDEMPOTENCY_HEADER} header must be 1 to {MAX_IDEMPOTENCY_KEY} printable "
+            "characters",
             field=IDEMPOTENCY_HEADER,
         )
     return key
 
 
+async def idempotency(request: Request) -> Idempotency | None:
+    """The request's idempotency key, scoped to the caller and bound to the request: its method,
+    path, query and body. The same key from another caller is another key; from the same caller
+    with another request it is refused (422)."""
+    key = idempotency_key(request)
+    if key is None:
+        return None
+    body = await request.body()
+    digest = fingerprint(
+        request.method, request.url.path, str(sorted(request.query_params.multi_items())), body
+    )
+    return Idempotency(key, principal_of(request).name, digest)
+
+
 async def run(request: Request, command: Command[R]) -> R:
     """Run `command` through the executor with the request's idempotency key: a repeated request
     with the same key gets the first result back and changes nothing."""
-    key = idempotency_key(request)
+    key = await idempotency(request)
     engine = engine_of(request)
     return await run_in_threadpool(lambda: engine.run(command, key))
 

@@ -187,7 +187,7 @@ def test_idempotent_task_completion(operator: httpx.Client) -> None:
     assert first.json() == second.json()
     other = open_task(operator, start(operator, "review")["id"])
     misused = operator.post(f"/user-tasks/{other['id']}/complete", headers=key)
-    assert error(misused, 409)["type"] == "Conflict"
+    assert error(misused, 422)["type"] == "IdempotencyKeyReused"
     assert operator.get(f"/user-tasks/{other['id']}").json()["state"] == "Open"
 
 
