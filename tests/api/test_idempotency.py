@@ -96,14 +96,13 @@ def test_racing_repeats_of_one_request_start_one_instance(operator: httpx.Client
         business_key = f"race-{uuid.uuid4()}"
         body = {"business_key": business_key}
         with ThreadPoolExecutor(8) as pool:
-            responses = list(
-                pool.map(
-                    lambda _: operator.post(
-                        "/definitions/key/review/start", json=body, headers=header
-                    ),
-                    range(8),
+            futures = [
+                pool.submit(
+                    operator.post, "/definitions/key/review/start", json=body, headers=header
                 )
-            )
+                for _ in range(8)
+            ]
+            responses = [f.result() for f in futures]
         assert {r.status_code for r in responses} == {201}
         assert len({r.json()["id"] for r in responses}) == 1
         assert count(operator, business_key=business_key) == 1
