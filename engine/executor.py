@@ -290,6 +290,10 @@ def _replay(tx: Tx, command: Command[T], idempotency: Idempotency) -> T | None:
         raise BadRequest(
             f"an idempotency key must be 1 to {MAX_IDEMPOTENCY_KEY} characters, without NUL"
         )
+    # Requests repeating one key queue here, before any other lock, so the second finds the
+    # first's committed entry instead of doing the work again and failing on the key.
+    lock = int.from_bytes(bytes.fromhex(fingerprint(idempotency.principal, key))[:8], "big")
+    tx.conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock - 2**63,))
     row = tx.conn.execute(
         "SELECT command, fingerprint, result FROM idempotency WHERE principal = %s AND key = %s",
         (idempotency.principal, key),
