@@ -29,6 +29,28 @@ def main(argv: list[str] | None = None) -> int:
         help="no credentials at all (only on a loopback address, for local development)",
     )
     serve.add_argument("--no-jobs", action="store_true", help="do not run the job executor here")
+    serve.add_argument(
+        "--public-url",
+        type=_public_url,
+        help="the URL clients reach the server at, e.g. https://bpm.example.com behind a TLS "
+        "proxy; absolute links use it (env INTERLOCK_PUBLIC_URL)",
+    )
+    serve.add_argument(
+        "--forwarded-allow-ips",
+        metavar="ADDRESSES",
+        help="comma-separated proxy addresses whose X-Forwarded-For and X-Forwarded-Proto are "
+        "believed (env INTERLOCK_FORWARDED_ALLOW_IPS; default: none)",
+    )
+    serve.add_argument(
+        "--max-body-bytes",
+        type=_positive,
+        help="largest request body (default 1 MiB; env INTERLOCK_MAX_BODY_BYTES)",
+    )
+    serve.add_argument(
+        "--max-deployment-bytes",
+        type=_positive,
+        help="largest deployment upload (default 16 MiB; env INTERLOCK_MAX_DEPLOYMENT_BYTES)",
+    )
 
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
@@ -110,7 +132,17 @@ def _run(args: argparse.Namespace) -> int:
             demo=args.demo or None,
             auth=False if args.no_auth else None,
             run_jobs=False if args.no_jobs else None,
+            public_url=args.public_url,
+            forwarded_allow_ips=args.forwarded_allow_ips,
+            max_body_bytes=args.max_body_bytes,
+            max_deployment_bytes=args.max_deployment_bytes,
         )
+        if settings.public_url:
+            try:
+                _public_url(settings.public_url)
+            except argparse.ArgumentTypeError as exc:
+                print(f"error: INTERLOCK_PUBLIC_URL: {exc}", file=sys.stderr)
+                return 2
         if not settings.auth and not settings.loopback:
             print("error: --no-auth is only allowed on a loopback address", file=sys.stderr)
             return 2
@@ -130,6 +162,10 @@ def _run(args: argparse.Namespace) -> int:
             log_level="info",
             # Long polls would otherwise hold a shutdown for up to their timeout.
             timeout_graceful_shutdown=3,
+            # X-Forwarded-* only from the proxies named; uvicorn would believe 127.0.0.1.
+            proxy_headers=bool(settings.forwarded_allow_ips),
+            forwarded_allow_ips=settings.forwarded_allow_ips or "",
+            server_header=False,
         )
         return 0
 
@@ -222,6 +258,17 @@ def _log_to_stderr() -> None:
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+
+
+def _public_url(text: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise argparse.ArgumentTypeError(
+            f"expected an http:// or https:// URL such as https://bpm.example.com, got {text}"
+        )
+    return text.rstrip("/")
 
 
 def _positive(text: str) -> int:

@@ -21,12 +21,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from app import api, camunda, console, login, stream
-from app.auth import Authenticator, AuthMiddleware, Sessions
+from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions
 from app.errors import http_error_handler, interlock_error_handler
+from app.guard import Guard
 from app.settings import Settings
 from app.templating import ROOT
 from engine import accounts
-from engine.accounts import Role
+from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import InterlockError
 
@@ -84,7 +85,9 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         app.state.engine = running
         app.state.settings = settings
         app.state.sessions = sessions
-        app.state.authenticator = Authenticator(running, enabled=settings.auth, sessions=sessions)
+        app.state.authenticator = Authenticator(
+            running, enabled=settings.auth, sessions=sessions
+        )
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
         if settings.run_jobs:
@@ -120,7 +123,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             Mount("/static", StaticFiles(directory=ROOT / "static"), name="static"),
             *console.routes,
         ],
-        middleware=[Middleware(AuthMiddleware)],
+        # The guard first: it sees every request before authentication and every response last.
+        middleware=[Middleware(Guard, settings=settings), Middleware(AuthMiddleware)],
         exception_handlers={
             InterlockError: interlock_error_handler,
             HTTPException: http_error_handler,
@@ -130,6 +134,29 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
 
 
 async def health(request: Request) -> Response:
+    """Liveness for anyone; the instance counts only for a caller with valid credentials (a
+    Bearer token, HTTP Basic or a console session)."""
+    if not await _known_caller(request):
+        return JSONResponse({"status": "ok"}, headers={"Cache-Control": "no-store"})
     engine: Engine = request.app.state.engine
     counts = await run_in_threadpool(engine.instance_counts)
-    return JSONResponse({"status": "ok", "instances": counts})
+    return JSONResponse(
+        {"status": "ok", "instances": counts}, headers={"Cache-Control": "no-store"}
+    )
+
+
+async def _known_caller(request: Request) -> bool:
+    """/health is a public path, so authentication has not run for it: try the request's
+    credentials here. A principal someone else's middleware has set counts as well."""
+    if isinstance(request.scope.get("principal"), Principal):
+        return True
+    authenticator: Authenticator = request.app.state.authenticator
+    if not authenticator.enabled:
+        return True
+    header = request.headers.get("authorization")
+    if header:
+        return await run_in_threadpool(authenticator.from_header, header) is not None
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if not cookie:
+        return False
+    return await run_in_threadpool(authenticator.sessions.read, cookie) is not None

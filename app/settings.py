@@ -18,6 +18,15 @@ class Settings:
     run_jobs: bool = True
     # Signs console sessions; random per process unless set (set it when running several).
     secret: str | None = None
+    # The absolute URL clients reach this server at (behind a proxy: https://host[/prefix]);
+    # absolute links are built from it, never from the request's Host header.
+    public_url: str | None = None
+    # Request bodies larger than this are refused (413) before they are read; deployment
+    # uploads (whole BPMN files) get the larger limit.
+    max_body_bytes: int = 1024 * 1024
+    max_deployment_bytes: int = 16 * 1024 * 1024
+    # Proxy addresses whose X-Forwarded-For/-Proto uvicorn believes (comma-separated; none).
+    forwarded_allow_ips: str | None = None
 
     @property
     def loopback(self) -> bool:
@@ -36,6 +45,24 @@ class Settings:
             "home": Path(home) if home else None,
             "demo": os.environ.get("INTERLOCK_DEMO", "") == "1",
             "secret": os.environ.get("INTERLOCK_SECRET") or None,
+            "public_url": os.environ.get("INTERLOCK_PUBLIC_URL") or None,
+            "forwarded_allow_ips": os.environ.get("INTERLOCK_FORWARDED_ALLOW_IPS") or None,
         }
+        for name, variable in _SIZES.items():
+            if os.environ.get(variable):
+                values[name] = _size(os.environ[variable])
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+_SIZES = {
+    "max_body_bytes": "INTERLOCK_MAX_BODY_BYTES",
+    "max_deployment_bytes": "INTERLOCK_MAX_DEPLOYMENT_BYTES",
+}
+
+
+def _size(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"a size limit must be a positive number of bytes, not {text}")
+    return value

@@ -11,6 +11,7 @@ from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_text, q_text, reply, run
 from app.api.schemas import STRING, VARIABLES_IN, ref, request
+from app.guard import raw_file_headers
 from engine.accounts import Role
 from engine.api import InstanceHandle
 from engine.commands.instances import InstanceResult, StartInstance
@@ -34,8 +35,14 @@ async def get_latest(request: Request) -> Response:
 
 
 async def get_xml(request: Request) -> Response:
-    _, xml = await call(engine_of(request).definition_xml, path_text(request, "id"))
-    return Response(xml, media_type="application/xml")
+    definition_id = path_text(request, "id")
+    _, xml = await call(engine_of(request).definition_xml, definition_id)
+    # A download, never a document in the API's origin: the file is what was uploaded.
+    return Response(
+        xml,
+        media_type="application/xml",
+        headers=raw_file_headers(download=f"{definition_id}.bpmn"),
+    )
 
 
 async def _start(

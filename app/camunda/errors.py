@@ -4,12 +4,15 @@ answers for the case. Endpoints raise `CamundaError` for the cases Camunda words
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized
+from app.guard import current_request_id
 from engine.errors import (
     BadRequest,
     ExpressionError,
@@ -21,6 +24,8 @@ from engine.errors import (
 )
 
 INVARIANT_HEADER = "X-Invariant-Violation"
+
+log = logging.getLogger("interlock.camunda")
 
 
 class CamundaError(Exception):
@@ -112,4 +117,11 @@ def translate(exc: Exception) -> CamundaError:
         )
     if isinstance(exc, InterlockError):
         return engine_error(exc.message)
-    return engine_error(f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, ClientDisconnect):
+        # The client went away, or the guard cut the body off at its limit (and has answered).
+        return invalid_request("the request body did not arrive whole")
+    # Anything else is a fault of ours; what it says (a database error quoting the request, a
+    # library's internals) stays in the log, under the request id the caller is given.
+    request_id = current_request_id()
+    log.error("request %s: unexpected %s: %s", request_id, type(exc).__name__, exc)
+    return engine_error(f"internal error; request id {request_id}")

@@ -160,8 +160,21 @@ def no_content() -> Response:
 
 
 def base_url(request: Request) -> str:
+    """The root of absolute links: the configured public URL, else the address this server is
+    bound to; never the request's Host header, which the caller chooses."""
     root = request.scope.get("root_path", "")
-    return f"{request.url.scheme}://{request.url.netloc}{root}"
+    public = getattr(getattr(request.app.state, "settings", None), "public_url", None)
+    if public:
+        return f"{str(public).rstrip('/')}{root}"
+    server = request.scope.get("server")
+    if not server or server[1] is None:
+        return str(root)
+    host, port = str(server[0]), int(server[1])
+    if ":" in host:
+        host = f"[{host}]"
+    scheme = request.scope.get("scheme", "http")
+    default = {"http": 80, "https": 443}.get(scheme)
+    return f"{scheme}://{host}{'' if port == default else f':{port}'}{root}"
 
 
 class Endpoints:

@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console.common import duration, engine_of, read, render
+from app.guard import raw_file_headers
 from engine.api import Engine
 from engine.errors import BadRequest, NotFound
 from engine.model import ProcessModel
@@ -126,10 +127,12 @@ def _xml(engine: Engine, key: str, version: int | None) -> str:
 async def definition_xml(request: Request) -> Response:
     key = request.path_params["key"]
     xml = await read(request, _xml, engine_of(request), key, _version(request))
+    # As text, never as XML: an uploaded file may carry XHTML <script> elements, which a
+    # browser would run in the console's origin if it rendered the file as a document.
     return Response(
         xml,
-        media_type="application/xml",
-        headers={"Content-Disposition": "inline", "X-Content-Type-Options": "nosniff"},
+        media_type="text/plain; charset=utf-8",
+        headers={**raw_file_headers(), "Cache-Control": "no-store"},
     )
 
 

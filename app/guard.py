@@ -1,0 +1,258 @@
+"""The outermost layer of every HTTP request: what is refused before any route runs, and what
+every response carries.
+
+Before the application:
+- every request gets an id (`scope["request_id"]`, answered as `X-Request-Id`; always generated
+  here, never taken from the caller) and a fresh CSP nonce (`scope["csp_nonce"]`, which templates
+  read as `csp_nonce`);
+- a header value that is not UTF-8 is a 400; so is a NUL character in the path or in a query
+  parameter (the database refuses NUL in text, and it never means anything here);
+- a body larger than the route's limit is a 413: a too large `Content-Length` is refused before
+  anything is read, and the bytes of a chunked body are counted as they arrive, so that reading
+  stops at the limit instead of after the whole body.
+
+On the way out every response gets `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY`,
+`Referrer-Policy` and a Content-Security-Policy: the strict page policy (scripts only from this
+origin or with the response's nonce) for HTML, and `default-src 'none'; frame-ancestors 'none'`
+for everything else, unless the route set a policy of its own (raw deployed files do).
+
+An exception no route handled is answered here with a generic 500 naming the request id; the
+traceback goes to the log with the same id, never to the caller.
+
+This is a small ASGI middleware of our own: the security-header libraries only add headers, and
+the body-size limiters either buffer the body or look at `Content-Length` alone; none counts a
+streamed body's bytes before the application reads them and also checks the encoding of headers.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import uuid
+from collections.abc import Iterable
+from contextvars import ContextVar
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from app.settings import Settings
+
+log = logging.getLogger("interlock.guard")
+
+# The id of the request being served, for code that has no request at hand (error translation);
+# the routes' threads see it too, as Starlette runs them in a copy of the request's context.
+REQUEST_ID: ContextVar[str] = ContextVar("interlock_request_id", default="-")
+
+
+def current_request_id() -> str:
+    return REQUEST_ID.get()
+
+# The routes that take whole BPMN files: multipart uploads get the larger deployment limit.
+DEPLOYMENT_ROUTES = frozenset(
+    {("POST", "/api/v1/deployments"), ("POST", "/engine-rest/deployment/create")}
+)
+
+# 'unsafe-inline' is allowed for styles only: templates set custom properties in style="--x: .."
+# attributes and bpmn-js positions its overlays with inline styles. Scripts never run inline:
+# the one inline script (the import map of the diagram pages) carries the response's nonce.
+PAGE_POLICY = (
+    "default-src 'self'; "
+    "script-src 'self' 'nonce-{nonce}'; "
+    "style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; "
+    "connect-src 'self'; "
+    "object-src 'none'; "
+    "base-uri 'none'; "
+    "form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+# JSON, redirects, static files and anything else that is not a page: nothing may run or load.
+OTHER_POLICY = "default-src 'none'; frame-ancestors 'none'"
+# Raw deployed files (BPMN XML as uploaded): rendered, if ever, in an opaque origin, inert.
+RAW_FILE_POLICY = "sandbox; default-src 'none'"
+
+
+def raw_file_headers(download: str | None = None) -> dict[str, str]:
+    """The headers for a response that carries a deployed file's bytes as they were uploaded:
+    never sniffed, never run, and with `download` a file name to save it as."""
+    headers = {"Content-Security-Policy": RAW_FILE_POLICY, "X-Content-Type-Options": "nosniff"}
+    if download is not None:
+        safe = "".join(c for c in download if c.isalnum() or c in "._-") or "resource"
+        headers["Content-Disposition"] = f'attachment; filename="{safe}"'
+    return headers
+
+
+class Refused(Exception):
+    """A request the guard answers itself, before the application sees it."""
+
+    def __init__(self, status: int, message: str, **detail: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.detail = detail
+
+
+class Guard:
+    def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
+        self.app = app
+        self.max_body = settings.max_body_bytes
+        self.max_deployment = settings.max_deployment_bytes
+        public = (settings.public_url or "").lower()
+        self.hsts = public.startswith("https://")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request_id = uuid.uuid4().hex
+        nonce = secrets.token_urlsafe(18)
+        scope["request_id"] = request_id
+        scope["csp_nonce"] = nonce
+        REQUEST_ID.set(request_id)
+        camunda = str(scope.get("path", "")).startswith("/engine-rest")
+        state: dict[str, Any] = {"started": False, "aborted": False, "received": 0}
+
+        async def guarded_send(message: Message) -> None:
+            if state["aborted"]:
+                return  # the guard has answered already; the application's answer is dropped
+            if message["type"] == "http.response.start":
+                state["started"] = True
+                message = {
+                    **message,
+                    "headers": self._headers(message.get("headers", []), nonce, request_id),
+                }
+            await send(message)
+
+        async def refuse(problem: Refused) -> None:
+            await _answer(guarded_send, problem, request_id, camunda=camunda)
+
+        limit = self._limit(scope)
+        try:
+            _check_request(scope, limit)
+        except Refused as problem:
+            await refuse(problem)
+            return
+
+        async def limited_receive() -> Message:
+            if state["aborted"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                state["received"] += len(message.get("body", b""))
+                if state["received"] > limit:
+                    if not state["started"]:
+                        await refuse(_too_large(limit))
+                    state["aborted"] = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except Exception as exc:
+            if state["aborted"]:
+                log.debug("request %s stopped at the body limit: %r", request_id, exc)
+                return
+            log.error(
+                "request %s: %s %s failed",
+                request_id,
+                scope.get("method"),
+                scope.get("path"),
+                exc_info=exc,
+            )
+            if state["started"]:
+                raise
+            await _answer(
+                guarded_send,
+                Refused(500, f"internal error; request id {request_id}"),
+                request_id,
+                camunda=False,
+                type_="InternalError",
+            )
+
+    def _limit(self, scope: Scope) -> int:
+        if (scope.get("method"), scope.get("path")) in DEPLOYMENT_ROUTES:
+            return self.max_deployment
+        return self.max_body
+
+    def _headers(
+        self, headers: Iterable[tuple[bytes, bytes]], nonce: str, request_id: str
+    ) -> list[tuple[bytes, bytes]]:
+        kept = [(k, v) for k, v in headers if k.lower() != b"x-request-id"]
+        present = {k.lower() for k, _ in kept}
+        content_type = next((v for k, v in kept if k.lower() == b"content-type"), b"")
+        page = content_type.lower().startswith(b"text/html")
+        wanted: list[tuple[bytes, str]] = [
+            (b"content-security-policy", PAGE_POLICY.format(nonce=nonce) if page else OTHER_POLICY),
+            (b"x-content-type-options", "nosniff"),
+            (b"x-frame-options", "DENY"),
+            (b"referrer-policy", "same-origin"),
+            (b"cross-origin-opener-policy", "same-origin"),
+        ]
+        if self.hsts:
+            wanted.append((b"strict-transport-security", "max-age=31536000"))
+        for name, value in wanted:
+            if name not in present:
+                kept.append((name, value.encode()))
+        kept.append((b"x-request-id", request_id.encode()))
+        return kept
+
+
+def _too_large(limit: int) -> Refused:
+    return Refused(413, f"the request body is larger than {limit} bytes", limit=limit)
+
+
+def _check_request(scope: Scope, limit: int) -> None:
+    """Raise `Refused` for what no route should see."""
+    for name, value in scope.get("headers", []):
+        try:
+            value.decode("utf-8")
+        except UnicodeDecodeError:
+            header = name.decode("latin-1")
+            raise Refused(
+                400, f"the value of header '{header}' is not valid UTF-8", header=header
+            ) from None
+        if name.lower() == b"content-length":
+            text = value.decode("ascii", "replace").strip()
+            if not text.isdigit():
+                raise Refused(400, "Content-Length must be a whole number of bytes")
+            if int(text) > limit:
+                raise _too_large(limit)
+    path = str(scope.get("path", ""))
+    if "\x00" in path:
+        raise Refused(400, "the path contains a NUL character (%00)", path=_shown(path))
+    query = scope.get("query_string", b"").decode("latin-1")
+    for name, value in parse_qsl(query, keep_blank_values=True):
+        if "\x00" in name or "\x00" in value:
+            shown = _shown(name)
+            raise Refused(
+                400, f"query parameter '{shown}' contains a NUL character (%00)", parameter=shown
+            )
+
+
+def _shown(text: str) -> str:
+    return text.replace("\x00", "%00")[:200]
+
+
+async def _answer(
+    send: Send, problem: Refused, request_id: str, *, camunda: bool, type_: str | None = None
+) -> None:
+    """A JSON error in the shape of the surface asked: Camunda's `{type, message}` under
+    /engine-rest, `{type, message, detail}` everywhere else."""
+    if type_ is None:
+        type_ = "InvalidRequestException" if camunda else _TYPES.get(problem.status, "BadRequest")
+    body: dict[str, Any] = {"type": type_, "message": problem.message}
+    body["detail"] = {**problem.detail, "request_id": request_id}
+    raw = json.dumps(body).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(raw)).encode()),
+    ]
+    if problem.status == 413:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": problem.status, "headers": headers})
+    await send({"type": "http.response.body", "body": raw})
+
+
+_TYPES = {400: "BadRequest", 413: "PayloadTooLarge", 500: "InternalError"}
