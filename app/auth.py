@@ -1,9 +1,18 @@
 """Who is calling, and may they do this?
 
 API clients authenticate on every request with a Bearer token or HTTP Basic (Camunda clients use
-Basic). Console users log in once and carry a signed session cookie; every console mutation must
-also carry the session's CSRF token in the `X-CSRF-Token` header. With authentication switched
-off (loopback only), everyone is an admin.
+Basic). Console users log in once and carry a session cookie: a random id whose row in the
+database (`console_session`) says whose session it is; the user's role is read from their
+credential on every request, so log-out, deleting a user, changing a password or a role take
+effect at the next request. Every console mutation must also carry the session's CSRF token in
+the `X-CSRF-Token` header and, when the browser sends an `Origin`, come from this server's own
+origin. With authentication switched off (loopback only), everyone is an admin.
+
+Failed log-ins (console form, HTTP Basic, Bearer) are throttled per user name and per client
+address; see `Throttle`.
+
+Anything malformed in a credential (a cookie, an Authorization header, a CSRF token) counts as
+no credential or a wrong one, never as an error of the server.
 """
 
 from __future__ import annotations
@@ -12,21 +21,31 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
+import math
+import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
+from limits import RateLimitItem, RateLimitItemPerSecond
+from limits.storage import MemoryStorage
+from limits.strategies import MovingWindowRateLimiter
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized, error_response
+from app.settings import Settings
 from engine import accounts
-from engine.accounts import Principal, Role
+from engine.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
 from engine.api import Engine
+from engine.errors import InterlockError
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -35,115 +54,389 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 SESSION_COOKIE = "interlock_session"
 CSRF_HEADER = "x-csrf-token"
-SESSION_SECONDS = 12 * 3600
 API_PREFIXES = ("/api/", "/engine-rest")
 PUBLIC_PATHS = ("/login", "/health", "/static/")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)
+# What `secrets.token_urlsafe(32)` makes; any other cookie value names no session.
+_SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
+# The last-seen time of a session is written at most this often (not on every request).
+TOUCH_SECONDS = 60.0
 
 
-class Sessions:
-    """Signed session cookies and the CSRF token bound to each session."""
+class TooManyAttempts(InterlockError):
+    """Too many failed log-ins for this user name or from this address; 429 with Retry-After."""
 
-    def __init__(self, secret: bytes | None = None) -> None:
-        self._secret = secret or secrets.token_bytes(32)
+    code = "TooManyRequests"
 
-    def _sign(self, payload: bytes) -> str:
-        return hmac.new(self._secret, payload, hashlib.sha256).hexdigest()
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            f"too many failed log-in attempts; try again in {retry_after} s",
+            retry_after=retry_after,
+        )
+        self.retry_after = retry_after
 
-    def issue(self, principal: Principal) -> str:
-        body = json.dumps(
-            {
-                "name": principal.name,
-                "role": principal.role.value,
-                "exp": int(time.time()) + SESSION_SECONDS,
-                "sid": secrets.token_hex(8),
-            }
-        ).encode()
-        # No padding: '=' would make the cookie value need quoting.
-        return base64.urlsafe_b64encode(body).decode().rstrip("=") + "." + self._sign(body)
 
-    def read(self, cookie: str | None) -> tuple[Principal, str] | None:
-        """(principal, session id) of a valid, unexpired cookie."""
-        if not cookie or "." not in cookie:
+def too_many_response(error: TooManyAttempts) -> JSONResponse:
+    return JSONResponse(
+        error.to_dict(), status_code=429, headers={"Retry-After": str(error.retry_after)}
+    )
+
+
+def same_bytes(sent: str, expected: str) -> bool:
+    """Constant-time equality of two secrets as bytes; any text compares (never raises)."""
+    if not sent or not expected:
+        return False
+    return hmac.compare_digest(
+        sent.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A check admitted by the throttle: it holds a place until `Throttle.finish`."""
+
+    keys: tuple[tuple[str, str], ...]
+
+
+class Throttle:
+    """Failed log-ins per user name and per client address, counted in a moving window with the
+    `limits` library.
+
+    A check is admitted only while the failures already counted plus the checks still running
+    stay under the limit, for the name and for the address; so however many requests arrive at
+    once, no more than the limit are ever checked against a password. Successful log-ins do not
+    count. A user name is blocked only by failures for that name, and an address only by its own
+    failures: another user logging in from another address is not held up.
+
+    The counts live in memory, in this process: every server process keeps its own, and they
+    start from zero when it restarts.
+    """
+
+    def __init__(self, *, per_user: int, per_address: int, window_seconds: int) -> None:
+        self._limiter = MovingWindowRateLimiter(MemoryStorage())
+        self._items: dict[str, RateLimitItem] = {
+            "user": RateLimitItemPerSecond(max(per_user, 1), max(window_seconds, 1)),
+            "address": RateLimitItemPerSecond(max(per_address, 1), max(window_seconds, 1)),
+        }
+        self._running: Counter[tuple[str, str]] = Counter()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _keys(name: str | None, address: str | None) -> tuple[tuple[str, str], ...]:
+        keys = []
+        if name is not None:
+            # A digest: any name, however long, takes the same room.
+            keys.append(("user", hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()))
+        keys.append(("address", address or "unknown"))
+        return tuple(keys)
+
+    def _wait(self, kind: str, value: str) -> int | None:
+        """Seconds until a check for this key is admitted again; None: admitted now."""
+        item = self._items[kind]
+        stats = self._limiter.get_window_stats(item, kind, value)
+        if stats.remaining - self._running[(kind, value)] > 0:
             return None
-        encoded, signature = cookie.rsplit(".", 1)
+        if stats.remaining > 0:
+            return 1  # only checks in flight hold the places: they end in moments
+        return max(1, math.ceil(stats.reset_time - time.time()))
+
+    def blocked(self, name: str | None, address: str | None) -> int | None:
+        """Retry-After seconds if a check now would not be admitted, else None."""
+        with self._lock:
+            waits = [self._wait(kind, value) for kind, value in self._keys(name, address)]
+        found = [w for w in waits if w is not None]
+        return max(found) if found else None
+
+    def admit(self, name: str | None, address: str | None) -> Attempt | TooManyAttempts:
+        keys = self._keys(name, address)
+        with self._lock:
+            waits = [w for w in (self._wait(kind, value) for kind, value in keys) if w is not None]
+            if waits:
+                return TooManyAttempts(max(waits))
+            for key in keys:
+                self._running[key] += 1
+        return Attempt(keys)
+
+    def failed(self, name: str | None, address: str | None) -> None:
+        """Count a failure that took no place among the checks."""
+        with self._lock:
+            for kind, value in self._keys(name, address):
+                self._limiter.hit(self._items[kind], kind, value)
+
+    def finish(self, attempt: Attempt, *, failed: bool) -> None:
+        with self._lock:
+            for kind, value in attempt.keys:
+                self._running[(kind, value)] -= 1
+                if self._running[(kind, value)] <= 0:
+                    del self._running[(kind, value)]
+                if failed:
+                    self._limiter.hit(self._items[kind], kind, value)
+
+    @contextmanager
+    def checking(self, attempt: Attempt) -> Iterator[list[bool]]:
+        """`with throttle.checking(a) as ok: ok.append(result)`: a check that raised or found
+        nothing true counts as failed."""
+        outcome: list[bool] = []
         try:
-            body = base64.urlsafe_b64decode(encoded.encode() + b"=" * (-len(encoded) % 4))
-        except (binascii.Error, ValueError):
-            return None
-        if not hmac.compare_digest(self._sign(body), signature):
-            return None
-        data = json.loads(body)
-        if data["exp"] < time.time():
-            return None
-        return Principal(data["name"], Role(data["role"])), data["sid"]
-
-    def csrf_token(self, session_id: str) -> str:
-        return self._sign(b"csrf:" + session_id.encode())
+            yield outcome
+        finally:
+            self.finish(attempt, failed=not any(outcome))
 
 
 class BasicCache:
-    """Password hashing is slow on purpose; clients send Basic on every request. Remember
-    successful checks briefly, keyed by a hash of the credentials."""
+    """Password hashing is slow on purpose; clients send Basic on every request. Remember which
+    stored hash a (name, password) pair was verified against, under a keyed digest of the pair.
+    A hit only saves the PBKDF2: the caller still reads the user's row on every request and
+    accepts only while the stored hash is the one remembered, so a deleted user or a changed
+    password is refused at once."""
 
-    def __init__(self, ttl: float = 60.0, size: int = 1024) -> None:
+    def __init__(self, ttl: float = 300.0, size: int = 1024) -> None:
         self._ttl, self._size = ttl, size
-        self._entries: OrderedDict[str, tuple[float, Principal]] = OrderedDict()
+        self._key = secrets.token_bytes(32)
+        self._entries: OrderedDict[bytes, tuple[float, str]] = OrderedDict()
         self._lock = threading.Lock()
+        self._flights: dict[bytes, tuple[threading.Lock, int]] = {}
 
-    def get(self, key: str) -> Principal | None:
+    def key(self, name: str, password: str) -> bytes:
+        pair = f"{name}\0{password}".encode("utf-8", "surrogatepass")
+        return hmac.new(self._key, pair, hashlib.sha256).digest()
+
+    def get(self, key: bytes) -> str | None:
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or entry[0] < time.monotonic():
                 return None
             return entry[1]
 
-    def put(self, key: str, principal: Principal) -> None:
+    def put(self, key: bytes, secret_hash: str) -> None:
         with self._lock:
-            self._entries[key] = (time.monotonic() + self._ttl, principal)
+            self._entries[key] = (time.monotonic() + self._ttl, secret_hash)
             self._entries.move_to_end(key)
             while len(self._entries) > self._size:
                 self._entries.popitem(last=False)
 
+    @contextmanager
+    def one_at_a_time(self, key: bytes) -> Iterator[None]:
+        """Concurrent checks of the same pair wait for the first one instead of each hashing."""
+        with self._lock:
+            lock, users = self._flights.get(key, (threading.Lock(), 0))
+            self._flights[key] = (lock, users + 1)
+        try:
+            with lock:
+                yield
+        finally:
+            with self._lock:
+                lock, users = self._flights[key]
+                if users <= 1:
+                    del self._flights[key]
+                else:
+                    self._flights[key] = (lock, users - 1)
+
+
+class Sessions:
+    """Console sessions, kept in the database (`engine.accounts`). The server's secret keys only
+    the CSRF token of the console without authentication; a session's own token is random and
+    stored with it."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret or secrets.token_bytes(32)
+        self._engine: Engine | None = None
+        self.settings = Settings()
+
+    def bind(self, engine: Engine, settings: Settings) -> None:
+        self._engine, self.settings = engine, settings
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            raise RuntimeError("sessions are used before the engine is open")
+        return self._engine
+
+    @property
+    def _touch_seconds(self) -> float:
+        return min(TOUCH_SECONDS, self.settings.session_idle_seconds / 4)
+
+    def issue(
+        self, record: PasswordRecord, *, client_address: str | None, user_agent: str | None
+    ) -> NewSession:
+        with self.engine.connection() as conn:
+            return accounts.create_session(
+                conn,
+                record.id,
+                max_seconds=self.settings.session_max_seconds,
+                idle_seconds=self.settings.session_idle_seconds,
+                client_address=client_address,
+                user_agent=user_agent,
+            )
+
+    def read(self, cookie: str | None) -> LiveSession | None:
+        """The live session a cookie names, with its user's role as of now; None for anything
+        else (no cookie, a malformed one, an ended or expired session, a deleted user)."""
+        if not cookie or not _SESSION_TOKEN.fullmatch(cookie):
+            return None
+        with self.engine.connection() as conn:
+            return accounts.find_session(
+                conn,
+                cookie,
+                idle_seconds=self.settings.session_idle_seconds,
+                touch_seconds=self._touch_seconds,
+            )
+
+    def end(self, session_id: Any) -> bool:
+        with self.engine.connection() as conn:
+            return accounts.end_session(conn, session_id)
+
+    def csrf_token(self, session_id: str) -> str:
+        """The CSRF token of the console without authentication (no session rows there)."""
+        return hmac.new(self._secret, b"csrf:" + session_id.encode(), hashlib.sha256).hexdigest()
+
 
 class Authenticator:
-    def __init__(self, engine: Engine, *, enabled: bool, sessions: Sessions) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        enabled: bool,
+        sessions: Sessions,
+        settings: Settings | None = None,
+    ) -> None:
         self.engine = engine
         self.enabled = enabled
+        self.settings = settings or Settings()
         self.sessions = sessions
+        sessions.bind(engine, self.settings)
+        self.throttle = Throttle(
+            per_user=self.settings.login_failures_per_user,
+            per_address=self.settings.login_failures_per_address,
+            window_seconds=self.settings.login_failure_window_seconds,
+        )
         self._basic = BasicCache()
 
-    def from_header(self, header: str) -> Principal | None:
-        scheme, _, value = header.partition(" ")
+    def authenticate(
+        self, header: str, address: str | None = None
+    ) -> Principal | TooManyAttempts | None:
+        """The caller an Authorization header names; TooManyAttempts when throttled; None for a
+        wrong or malformed credential."""
+        scheme, _, value = header.strip().partition(" ")
+        value = value.strip()
         if scheme.lower() == "bearer" and value:
+            # A token is random and looked up by its digest: nothing to gain from guessing in
+            # parallel, so tokens take no place among the checks, but failures count.
+            wait = self.throttle.blocked(None, address)
+            if wait is not None:
+                return TooManyAttempts(wait)
             with self.engine.connection() as conn:
-                return accounts.verify_token(conn, value.strip())
-        if scheme.lower() == "basic" and value:
-            try:
-                name, _, password = base64.b64decode(value.strip()).decode().partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                return None
-            key = hashlib.sha256(f"{name}\0{password}".encode()).hexdigest()
-            cached = self._basic.get(key)
-            if cached is not None:
-                return cached
-            with self.engine.connection() as conn:
-                found = accounts.verify_password(conn, name, password)
-            if found is not None:
-                self._basic.put(key, found)
+                found = accounts.verify_token(conn, value)
+            if found is None:
+                self.throttle.failed(None, address)
             return found
+        if scheme.lower() == "basic" and value:
+            credentials = _basic_credentials(value)
+            if credentials is None:
+                return None
+            return self._basic_auth(*credentials, address)
         return None
 
-    def login(self, name: str, password: str) -> Principal | None:
+    def from_header(self, header: str, address: str | None = None) -> Principal | None:
+        found = self.authenticate(header, address)
+        return found if isinstance(found, Principal) else None
+
+    def _basic_auth(
+        self, name: str, password: str, address: str | None
+    ) -> Principal | TooManyAttempts | None:
+        # Checked before the cache too: else a blocked name could still be guessed against it.
+        wait = self.throttle.blocked(name, address)
+        if wait is not None:
+            return TooManyAttempts(wait)
+        key = self._basic.key(name, password)
         with self.engine.connection() as conn:
-            return accounts.verify_password(conn, name, password)
+            record = accounts.password_record(conn, name)
+        if record is not None and self._basic.get(key) == record.secret_hash:
+            return Principal(record.name, record.role)
+        with self._basic.one_at_a_time(key):
+            if record is not None and self._basic.get(key) == record.secret_hash:
+                return Principal(record.name, record.role)
+            attempt = self.throttle.admit(name, address)
+            if isinstance(attempt, TooManyAttempts):
+                return attempt
+            with self.throttle.checking(attempt) as ok:
+                ok.append(accounts.check_password(password, record))
+            if not ok[0] or record is None:
+                return None
+            self._basic.put(key, record.secret_hash)
+            return Principal(record.name, record.role)
+
+    def login(
+        self, name: str, password: str, address: str | None = None
+    ) -> PasswordRecord | TooManyAttempts | None:
+        """The user a console log-in names, if the password is theirs."""
+        attempt = self.throttle.admit(name, address)
+        if isinstance(attempt, TooManyAttempts):
+            return attempt
+        with self.throttle.checking(attempt) as ok:
+            with self.engine.connection() as conn:
+                record = accounts.password_record(conn, name)
+            ok.append(accounts.check_password(password, record))
+        return record if ok[0] else None
+
+
+def _basic_credentials(value: str) -> tuple[str, str] | None:
+    """(name, password) of a Basic credential; None unless it is valid base64 of UTF-8 text with
+    a colon and a name without NUL."""
+    try:
+        raw = base64.b64decode(value.encode("latin-1"), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError, UnicodeError):
+        return None
+    name, colon, password = text.partition(":")
+    if not colon or not accounts.valid_name(name):
+        return None
+    return name, password
+
+
+def client_address(scope: Scope) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+def own_origin(scope: Scope, headers: dict[str, str], settings: Settings) -> str:
+    """This server's origin: from the configured public URL, else the Host the request came to."""
+    if settings.public_url:
+        parts = urlsplit(settings.public_url)
+        return _origin(parts.scheme, parts.netloc)
+    return _origin(str(scope.get("scheme", "http")), headers.get("host", ""))
+
+
+def _origin(scheme: str, netloc: str) -> str:
+    scheme, netloc = scheme.lower(), netloc.lower().rstrip("/")
+    default = {"http": ":80", "https": ":443"}.get(scheme)
+    if default and netloc.endswith(default):
+        netloc = netloc[: -len(default)]
+    return f"{scheme}://{netloc}"
+
+
+def origin_allowed(scope: Scope, headers: dict[str, str], settings: Settings) -> bool:
+    """A request without `Origin` (not from a browser's cross-site fetch) or from our origin."""
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    parts = urlsplit(origin.strip())
+    if not parts.scheme or not parts.netloc:
+        return False  # "null" (sandboxed or privacy-sensitive contexts) included
+    return _origin(parts.scheme, parts.netloc) == own_origin(scope, headers, settings)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    # latin-1 maps every byte: whatever a client sends, reading the headers cannot fail.
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
 
 
 class AuthMiddleware:
-    """Pure ASGI: sets `scope["principal"]` (and `scope["session_id"]` for console sessions),
-    answers 401 for API calls without valid credentials, sends console visitors to /login, and
-    refuses console mutations without the session's CSRF token."""
+    """Pure ASGI: sets `scope["principal"]` (and `scope["session_id"]`, `scope["session"]` for
+    console sessions), answers 401 for API calls without valid credentials (429 when throttled),
+    sends console visitors to /login, and refuses console mutations from another origin or
+    without the session's CSRF token."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -153,45 +446,62 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         # The lifespan builds the authenticator once the engine is open.
-        self.auth: Authenticator = scope["app"].state.authenticator
+        auth: Authenticator = scope["app"].state.authenticator
         path: str = scope["path"]
         method: str = scope["method"]
-        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
-        if not self.auth.enabled:
+        headers = _headers(scope)
+        api = path.startswith(API_PREFIXES)
+        if (
+            not api
+            and method not in SAFE_METHODS
+            and not origin_allowed(scope, headers, auth.settings)
+        ):
+            await error_response(Forbidden("cross-origin request refused"))(scope, receive, send)
+            return
+        if not auth.enabled:
             scope["principal"] = ANONYMOUS_ADMIN
             scope["session_id"] = "anonymous"
             await self.app(scope, receive, send)
             return
-        if path.startswith(API_PREFIXES):
-            principal = None
+        if api:
+            found: Principal | TooManyAttempts | None = None
             if "authorization" in headers:
-                principal = await run_in_threadpool(self.auth.from_header, headers["authorization"])
-            if principal is None:
+                found = await run_in_threadpool(
+                    auth.authenticate, headers["authorization"], client_address(scope)
+                )
+            if isinstance(found, TooManyAttempts):
+                await too_many_response(found)(scope, receive, send)
+                return
+            if found is None:
                 await error_response(
                     Unauthorized("valid credentials are required (Bearer token or HTTP Basic)")
                 )(scope, receive, send)
                 return
-            scope["principal"] = principal
+            scope["principal"] = found
             await self.app(scope, receive, send)
             return
         if path.startswith(PUBLIC_PATHS) or path == "/favicon.ico":
             await self.app(scope, receive, send)
             return
-        session = self.auth.sessions.read(_cookie(headers.get("cookie", ""), SESSION_COOKIE))
+        cookie = _cookie(headers.get("cookie", ""), SESSION_COOKIE)
+        session = await run_in_threadpool(auth.sessions.read, cookie) if cookie else None
         if session is None:
-            if method in SAFE_METHODS and "hx-request" not in headers:
+            if path == "/logout" and method == "POST":
+                # Nothing to end: just forget the cookie.
+                await _redirect("/login", forget=SESSION_COOKIE)(scope, receive, send)
+            elif method in SAFE_METHODS and "hx-request" not in headers:
                 await _redirect("/login?next=" + path)(scope, receive, send)
             else:
                 await error_response(Unauthorized("log in first"))(scope, receive, send)
             return
-        principal, session_id = session
-        if method not in SAFE_METHODS:
-            sent = headers.get(CSRF_HEADER, "")
-            if not hmac.compare_digest(sent, self.auth.sessions.csrf_token(session_id)):
-                await error_response(Forbidden("missing or wrong CSRF token"))(scope, receive, send)
-                return
-        scope["principal"] = principal
-        scope["session_id"] = session_id
+        if method not in SAFE_METHODS and not same_bytes(
+            headers.get(CSRF_HEADER, ""), session.csrf_token
+        ):
+            await error_response(Forbidden("missing or wrong CSRF token"))(scope, receive, send)
+            return
+        scope["principal"] = session.principal
+        scope["session_id"] = str(session.id)
+        scope["session"] = session
         await self.app(scope, receive, send)
 
 
@@ -200,6 +510,11 @@ def principal_of(request: Request) -> Principal:
     if not isinstance(principal, Principal):
         raise Unauthorized("not authenticated")
     return principal
+
+
+def session_of(request: Request) -> LiveSession | None:
+    session = request.scope.get("session")
+    return session if isinstance(session, LiveSession) else None
 
 
 def require(request: Request, role: Role) -> Principal:
@@ -215,6 +530,9 @@ def require(request: Request, role: Role) -> Principal:
 
 
 def csrf_token(request: Request, sessions: Sessions) -> str:
+    session = session_of(request)
+    if session is not None:
+        return session.csrf_token
     return sessions.csrf_token(str(request.scope.get("session_id", "")))
 
 
@@ -222,11 +540,14 @@ def _cookie(header: str, name: str) -> str | None:
     for part in header.split(";"):
         key, _, value = part.strip().partition("=")
         if key == name:
-            return value
+            return value.strip('"')
     return None
 
 
-def _redirect(location: str) -> Any:
+def _redirect(location: str, forget: str | None = None) -> Any:
     from starlette.responses import RedirectResponse
 
-    return RedirectResponse(location, status_code=303)
+    response = RedirectResponse(location, status_code=303)
+    if forget:
+        response.delete_cookie(forget, httponly=True, samesite="strict")
+    return response

@@ -86,7 +86,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         app.state.settings = settings
         app.state.sessions = sessions
         app.state.authenticator = Authenticator(
-            running, enabled=settings.auth, sessions=sessions
+            running, enabled=settings.auth, sessions=sessions, settings=settings
         )
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None

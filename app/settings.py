@@ -27,6 +27,20 @@ class Settings:
     max_deployment_bytes: int = 16 * 1024 * 1024
     # Proxy addresses whose X-Forwarded-For/-Proto uvicorn believes (comma-separated; none).
     forwarded_allow_ips: str | None = None
+    # Console sessions end this long after log-in, or after this long without a request.
+    session_max_seconds: int = 12 * 3600
+    session_idle_seconds: int = 30 * 60
+    # Failed log-ins (console, HTTP Basic, Bearer) allowed per user name and per client address
+    # within the window (moving, in seconds); more are answered 429 with Retry-After.
+    login_failures_per_user: int = 10
+    login_failures_per_address: int = 100
+    login_failure_window_seconds: int = 300
+    # Send cookies with `Secure` (HTTPS only); always when public_url is https.
+    secure_cookies: bool = False
+
+    @property
+    def cookies_secure(self) -> bool:
+        return self.secure_cookies or (self.public_url or "").lower().startswith("https://")
 
     @property
     def loopback(self) -> bool:
@@ -51,6 +65,11 @@ class Settings:
         for name, variable in _SIZES.items():
             if os.environ.get(variable):
                 values[name] = _size(os.environ[variable])
+        for name, variable in _LOGIN.items():
+            if os.environ.get(variable):
+                values[name] = _positive(variable, os.environ[variable])
+        if os.environ.get("INTERLOCK_SECURE_COOKIES"):
+            values["secure_cookies"] = os.environ["INTERLOCK_SECURE_COOKIES"] == "1"
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
 
@@ -65,4 +84,20 @@ def _size(text: str) -> int:
     value = int(text)
     if value < 1:
         raise ValueError(f"a size limit must be a positive number of bytes, not {text}")
+    return value
+
+
+_LOGIN = {
+    "session_max_seconds": "INTERLOCK_SESSION_MAX_SECONDS",
+    "session_idle_seconds": "INTERLOCK_SESSION_IDLE_SECONDS",
+    "login_failures_per_user": "INTERLOCK_LOGIN_FAILURES_PER_USER",
+    "login_failures_per_address": "INTERLOCK_LOGIN_FAILURES_PER_ADDRESS",
+    "login_failure_window_seconds": "INTERLOCK_LOGIN_FAILURE_WINDOW_SECONDS",
+}
+
+
+def _positive(variable: str, text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(f"{variable} must be a positive whole number, not {text}")
     return value

@@ -1,17 +1,26 @@
-"""Credentials for people and programs: passwords (HTTP Basic, console login) and API tokens.
+"""Credentials for people and programs: passwords (HTTP Basic, console login) and API tokens,
+and the console sessions of password users.
 
 Secrets are stored hashed: passwords with salted PBKDF2, tokens (random, high entropy) with
-SHA-256 so that a token is found by its hash in one indexed look-up.
+SHA-256 so that a token is found by its hash in one indexed look-up. A console session is found
+the same way: its cookie carries a random id, the row keeps the id's SHA-256.
+
+Checking a password costs one PBKDF2 whether the user exists or not (an unknown name is checked
+against a dummy hash with the same iteration count), so the time of a failed log-in does not tell
+which user names exist.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
+from uuid import UUID
 
 import psycopg
 
@@ -43,13 +52,54 @@ def hash_password(password: str, salt: str | None = None) -> str:
     return f"pbkdf2_sha256${PBKDF2_ITERATIONS}${salt}${digest.hex()}"
 
 
+@functools.cache
+def _dummy_hash() -> str:
+    """A hash of a random password nobody knows, with the iteration count of real ones."""
+    return hash_password(secrets.token_urlsafe(24))
+
+
 def _password_matches(password: str, stored: str) -> bool:
     try:
         _, iterations, salt, expected = stored.split("$")
+        rounds = int(iterations)
     except ValueError:
-        return False
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt.encode(), int(iterations))
-    return hmac.compare_digest(digest.hex(), expected)
+        rounds, salt, expected = PBKDF2_ITERATIONS, "", ""
+    digest = hashlib.pbkdf2_hmac(
+        "sha256", password.encode("utf-8", "surrogatepass"), salt.encode(), rounds
+    )
+    return hmac.compare_digest(digest.hex().encode(), expected.encode()) and bool(expected)
+
+
+@dataclass(frozen=True)
+class PasswordRecord:
+    """A password user's row as it is now: the role to act with, the hash to check against."""
+
+    id: UUID
+    name: str
+    role: Role
+    secret_hash: str
+
+
+def valid_name(name: str) -> bool:
+    """PostgreSQL text cannot hold NUL: such a name can match no user (and must not reach SQL)."""
+    return bool(name) and "\0" not in name
+
+
+def password_record(conn: psycopg.Connection[Any], name: str) -> PasswordRecord | None:
+    """The user's row (one indexed look-up), or None for an unknown or impossible name."""
+    if not valid_name(name):
+        return None
+    row = conn.execute(
+        "SELECT id, role, secret_hash FROM credential WHERE kind = 'password' AND name = %s",
+        (name,),
+    ).fetchone()
+    return PasswordRecord(row[0], name, Role(row[1]), row[2]) if row else None
+
+
+def check_password(password: str, record: PasswordRecord | None) -> bool:
+    """Whether `password` is the record's. Costs one full PBKDF2 even without a record."""
+    matches = _password_matches(password, record.secret_hash if record else _dummy_hash())
+    return matches and record is not None
 
 
 def _token_hash(token: str) -> str:
@@ -57,7 +107,7 @@ def _token_hash(token: str) -> str:
 
 
 def create_password(conn: psycopg.Connection[Any], name: str, role: Role, password: str) -> None:
-    if not name or len(password) < 8:
+    if not valid_name(name) or len(password) < 8:
         raise BadRequest("a user needs a name and a password of at least 8 characters")
     try:
         conn.execute(
@@ -84,12 +134,41 @@ def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
 
 
 def verify_password(conn: psycopg.Connection[Any], name: str, password: str) -> Principal | None:
-    row = conn.execute(
-        "SELECT role, secret_hash FROM credential WHERE kind = 'password' AND name = %s", (name,)
-    ).fetchone()
-    if row is None or not _password_matches(password, row[1]):
+    record = password_record(conn, name)
+    if record is None or not check_password(password, record):
         return None
-    return Principal(name, Role(row[0]))
+    return Principal(name, record.role)
+
+
+def set_password(conn: psycopg.Connection[Any], name: str, password: str) -> bool:
+    """Give the user a new password and end every session they have. False: no such user."""
+    if len(password) < 8:
+        raise BadRequest("a password needs at least 8 characters")
+    if not valid_name(name):
+        return False
+    row = conn.execute(
+        "WITH changed AS ("
+        "  UPDATE credential SET secret_hash = %s WHERE kind = 'password' AND name = %s"
+        "  RETURNING id"
+        "), ended AS ("
+        "  DELETE FROM console_session WHERE credential_id IN (SELECT id FROM changed)"
+        ") SELECT count(*) FROM changed",
+        (hash_password(password), name),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+def set_role(conn: psycopg.Connection[Any], kind: str, name: str, role: Role) -> bool:
+    """Change a credential's role; its sessions act with the new role from their next request."""
+    if not valid_name(name):
+        return False
+    return (
+        conn.execute(
+            "UPDATE credential SET role = %s WHERE kind = %s AND name = %s",
+            (role.value, kind, name),
+        ).rowcount
+        == 1
+    )
 
 
 def verify_token(conn: psycopg.Connection[Any], token: str) -> Principal | None:
@@ -106,6 +185,9 @@ def count(conn: psycopg.Connection[Any]) -> int:
 
 
 def delete(conn: psycopg.Connection[Any], kind: str, name: str) -> bool:
+    """Delete a credential; a user's sessions go with it (the foreign key cascades)."""
+    if not valid_name(name):
+        return False
     return (
         conn.execute("DELETE FROM credential WHERE kind = %s AND name = %s", (kind, name)).rowcount
         == 1
@@ -116,3 +198,131 @@ def list_all(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str]]:
     """(kind, name, role) of every credential; never the secrets."""
     rows = conn.execute("SELECT kind, name, role FROM credential ORDER BY kind, name").fetchall()
     return [(row[0], row[1], row[2]) for row in rows]
+
+
+# -- console sessions ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewSession:
+    id: UUID
+    # The cookie's value: known only to the browser once this is returned.
+    token: str
+    csrf_token: str
+
+
+@dataclass(frozen=True)
+class LiveSession:
+    """A session as a request sees it: its user's name and role read from the credential now."""
+
+    id: UUID
+    principal: Principal
+    csrf_token: str
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: UUID
+    user: str
+    role: Role
+    created_at: datetime
+    last_seen_at: datetime
+    expires_at: datetime
+    client_address: str | None
+    user_agent: str | None
+
+
+def session_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_LIVE = "s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => %(idle)s::float8)"
+
+
+def create_session(
+    conn: psycopg.Connection[Any],
+    credential_id: UUID,
+    *,
+    max_seconds: float,
+    idle_seconds: float,
+    client_address: str | None = None,
+    user_agent: str | None = None,
+) -> NewSession:
+    """A new session for a password user; also forgets every session that has run out."""
+    token = secrets.token_urlsafe(32)
+    session = NewSession(new_id(), token, secrets.token_urlsafe(32))
+    conn.execute(
+        "WITH expired AS ("
+        "  DELETE FROM console_session s WHERE NOT (" + _LIVE + ")"
+        ") INSERT INTO console_session"
+        " (id, token_hash, credential_id, csrf_token, expires_at, client_address, user_agent)"
+        " SELECT %(id)s, %(hash)s, id, %(csrf)s, now() + make_interval(secs => %(max)s::float8),"
+        "  %(address)s, %(agent)s FROM credential WHERE id = %(credential)s AND kind = 'password'",
+        {
+            "idle": idle_seconds,
+            "id": session.id,
+            "hash": session_hash(token),
+            "credential": credential_id,
+            "csrf": session.csrf_token,
+            "max": max_seconds,
+            "address": client_address,
+            "agent": (user_agent or "")[:500] or None,
+        },
+    )
+    return session
+
+
+def find_session(
+    conn: psycopg.Connection[Any], token: str, *, idle_seconds: float, touch_seconds: float
+) -> LiveSession | None:
+    """The live session whose cookie carries `token`, with its user's role as of now. Marks it
+    seen when it was last marked more than `touch_seconds` ago (not on every request)."""
+    row = conn.execute(
+        "WITH found AS ("
+        "  SELECT s.id, s.csrf_token, s.last_seen_at, c.name, c.role"
+        "  FROM console_session s JOIN credential c ON c.id = s.credential_id"
+        "  WHERE s.token_hash = %(hash)s AND " + _LIVE + "), touched AS ("
+        "  UPDATE console_session SET last_seen_at = now() WHERE id IN ("
+        "    SELECT id FROM found"
+        "    WHERE last_seen_at < now() - make_interval(secs => %(touch)s::float8))"
+        ") SELECT id, csrf_token, name, role FROM found",
+        {"hash": session_hash(token), "idle": idle_seconds, "touch": touch_seconds},
+    ).fetchone()
+    if row is None:
+        return None
+    return LiveSession(row[0], Principal(row[2], Role(row[3])), row[1])
+
+
+def end_session(conn: psycopg.Connection[Any], session_id: UUID) -> bool:
+    return conn.execute("DELETE FROM console_session WHERE id = %s", (session_id,)).rowcount == 1
+
+
+def end_sessions_of(
+    conn: psycopg.Connection[Any], name: str, *, keep: UUID | None = None
+) -> int | None:
+    """End every session of the user (but `keep`); the number ended, or None: no such user."""
+    if not valid_name(name):
+        return None
+    row = conn.execute(
+        "WITH who AS (SELECT id FROM credential WHERE kind = 'password' AND name = %s),"
+        " ended AS ("
+        "  DELETE FROM console_session WHERE credential_id IN (SELECT id FROM who)"
+        "  AND id IS DISTINCT FROM %s RETURNING 1"
+        ") SELECT (SELECT count(*) FROM who), (SELECT count(*) FROM ended)",
+        (name, keep),
+    ).fetchone()
+    if row is None or row[0] == 0:
+        return None
+    return int(row[1])
+
+
+def list_sessions(conn: psycopg.Connection[Any], *, idle_seconds: float) -> list[SessionRow]:
+    """Every live session, the most recently seen first."""
+    rows = conn.execute(
+        "SELECT s.id, c.name, c.role, s.created_at, s.last_seen_at, s.expires_at,"
+        " s.client_address, s.user_agent"
+        " FROM console_session s JOIN credential c ON c.id = s.credential_id"
+        " WHERE " + _LIVE + " ORDER BY s.last_seen_at DESC, s.id",
+        {"idle": idle_seconds},
+    ).fetchall()
+    return [SessionRow(r[0], r[1], Role(r[2]), r[3], r[4], r[5], r[6], r[7]) for r in rows]

@@ -316,6 +316,33 @@ credential = sa.Table(
     sa.Index("ix_credential_secret_hash", "secret_hash"),
 )
 
+console_session = sa.Table(
+    "console_session",
+    metadata,
+    # The public id: shown in lists and used to end a session; it cannot be used to log in.
+    sa.Column("id", sa.Uuid, primary_key=True),
+    # The SHA-256 of the random id the cookie carries; the id itself is never stored.
+    sa.Column("token_hash", sa.Text, nullable=False),
+    # Whose: the user's role and name are read through it on every request.
+    sa.Column(
+        "credential_id",
+        sa.Uuid,
+        sa.ForeignKey("credential.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    # Random per session; the console sends it back in X-CSRF-Token on every mutation.
+    sa.Column("csrf_token", sa.Text, nullable=False),
+    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    # Updated at most once a minute: the idle timeout counts from here.
+    sa.Column("last_seen_at", TS, nullable=False, server_default=NOW),
+    # The absolute end, whatever the activity.
+    sa.Column("expires_at", TS, nullable=False),
+    sa.Column("client_address", sa.Text, nullable=True),
+    sa.Column("user_agent", sa.Text, nullable=True),
+    sa.UniqueConstraint("token_hash"),
+    sa.Index("ix_console_session_credential_id", "credential_id"),
+)
+
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"
 EXTERNAL_TASK_CHANNEL = "interlock_external_task"

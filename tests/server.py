@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
+import httpx
 import uvicorn
 
 from app.main import create_app
@@ -31,6 +34,28 @@ class LiveServer:
         return {"Authorization": f"Bearer {self.tokens[role]}"}
 
 
+def login_token(page: str) -> str:
+    """The log-in form's pre-session token, from the HTML of GET /login."""
+    found = re.search(r'name="login_token" value="([^"]+)"', page)
+    assert found, "the log-in page has no login token"
+    return found.group(1)
+
+
+def console_login(url: str, name: str, password: str = PASSWORD) -> httpx.Response:
+    """POST /login as a browser does: GET the form first (its cookie and token), then submit."""
+    with httpx.Client(base_url=url) as client:
+        form = client.get("/login")
+        return client.post(
+            "/login",
+            data={
+                "name": name,
+                "password": password,
+                "next": "/",
+                "login_token": login_token(form.text),
+            },
+        )
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -40,10 +65,16 @@ def free_port() -> int:
 
 @contextmanager
 def live_server(
-    database_url: str, *, auth: bool = True, run_jobs: bool = True, **engine_options: object
+    database_url: str,
+    *,
+    auth: bool = True,
+    run_jobs: bool = True,
+    settings_options: dict[str, Any] | None = None,
+    **engine_options: object,
 ) -> Iterator[LiveServer]:
     """Serve the app over `database_url` until the block ends. Users `viewer`, `operator` and
-    `admin` (password PASSWORD) and one API token per role exist."""
+    `admin` (password PASSWORD) and one API token per role exist. `settings_options` are more
+    fields of the server's `Settings`."""
     engine = Engine(database_url, migrate=False, **engine_options)  # type: ignore[arg-type]
     tokens: dict[str, str] = {}
     with engine.connection() as conn:
@@ -51,7 +82,13 @@ def live_server(
             accounts.create_password(conn, role.value, role, PASSWORD)
             tokens[role.value] = accounts.create_token(conn, f"{role.value}-token", role)
     port = free_port()
-    settings = Settings(database_url=database_url, auth=auth, run_jobs=run_jobs, secret="test")
+    settings = Settings(
+        database_url=database_url,
+        auth=auth,
+        run_jobs=run_jobs,
+        secret="test",
+        **(settings_options or {}),
+    )
     server = uvicorn.Server(
         uvicorn.Config(
             create_app(settings, engine), host="127.0.0.1", port=port, log_level="warning"

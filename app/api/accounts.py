@@ -1,20 +1,22 @@
-"""Users (HTTP Basic and console log-in) and API tokens. Admins only. Secrets are stored hashed
-and shown once, when created; so these POSTs are not replayable: a repeat is a 409."""
+"""Users (HTTP Basic and console log-in), API tokens and console sessions. Admins only. Secrets
+are stored hashed and shown once, when created; so these POSTs are not replayable: a repeat is a
+409. Deleting a user ends their sessions with it."""
 
 from __future__ import annotations
 
 import secrets
 from typing import Any
+from uuid import UUID
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from app.api import views
 from app.api.body import Body
-from app.api.http import Op, Reply, call, engine_of, path_text, reply
+from app.api.http import Op, Reply, call, engine_of, path_id, path_text, reply
 from app.api.schemas import STRING, ref, request
 from engine import accounts
-from engine.accounts import Role
+from engine.accounts import Role, SessionRow
 from engine.api import Engine
 from engine.errors import BadRequest, NotFound
 
@@ -58,6 +60,42 @@ def _delete(engine: Engine, kind: str, name: str) -> None:
             raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
 
 
+def session_view(row: SessionRow) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "user": row.user,
+        "role": row.role.value,
+        "created_at": views.iso(row.created_at),
+        "last_seen_at": views.iso(row.last_seen_at),
+        "expires_at": views.iso(row.expires_at),
+        "client_address": row.client_address,
+        "user_agent": row.user_agent,
+    }
+
+
+def list_sessions(engine: Engine, idle_seconds: float) -> list[SessionRow]:
+    with engine.connection() as conn:
+        return accounts.list_sessions(conn, idle_seconds=idle_seconds)
+
+
+def end_session(engine: Engine, session_id: UUID) -> None:
+    with engine.connection() as conn:
+        if not accounts.end_session(conn, session_id):
+            raise NotFound(f"no session with id '{session_id}'")
+
+
+def end_sessions_of(engine: Engine, name: str, keep: UUID | None = None) -> int:
+    with engine.connection() as conn:
+        ended = accounts.end_sessions_of(conn, name, keep=keep)
+    if ended is None:
+        raise NotFound(f"no user named '{name}'")
+    return ended
+
+
+def _idle_seconds(request: Request) -> float:
+    return float(request.app.state.authenticator.settings.session_idle_seconds)
+
+
 async def add_user(request: Request) -> Response:
     body = await Body.read(request, USER_BODY)
     name, role = body.required_text("name"), _role(body)
@@ -90,6 +128,21 @@ async def delete_user(request: Request) -> Response:
 async def delete_token(request: Request) -> Response:
     await call(_delete, engine_of(request), "token", path_text(request, "name"))
     return Response(status_code=204)
+
+
+async def get_sessions(request: Request) -> Response:
+    rows = await call(list_sessions, engine_of(request), _idle_seconds(request))
+    return reply(views.items([session_view(row) for row in rows]))
+
+
+async def delete_session(request: Request) -> Response:
+    await call(end_session, engine_of(request), path_id(request, "id"))
+    return Response(status_code=204)
+
+
+async def delete_user_sessions(request: Request) -> Response:
+    ended = await call(end_sessions_of, engine_of(request), path_text(request, "name"))
+    return reply({"ended": ended})
 
 
 _DELETED = {204: Reply("Deleted", None)}
@@ -137,6 +190,30 @@ operations = [
         "/tokens/{name}",
         delete_token,
         "Delete an API token",
+        Role.ADMIN,
+        replies=_DELETED,
+    ),
+    Op(
+        "DELETE",
+        "/users/{name}/sessions",
+        delete_user_sessions,
+        "End every console session of a user",
+        Role.ADMIN,
+        replies={200: Reply("Ended", ref("EndedSessions"))},
+    ),
+    Op(
+        "GET",
+        "/sessions",
+        get_sessions,
+        "List live console sessions (never their cookies)",
+        Role.ADMIN,
+        replies={200: Reply("Sessions", ref("SessionList"))},
+    ),
+    Op(
+        "DELETE",
+        "/sessions/{id}",
+        delete_session,
+        "End a console session: its cookie stops working at once",
         Role.ADMIN,
         replies=_DELETED,
     ),

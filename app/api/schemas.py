@@ -260,6 +260,20 @@ COMPONENTS: dict[str, Schema] = {
     "NewToken": record(
         {"name": STRING, "role": STRING, "token": STRING}, "`token` is shown this once only."
     ),
+    "Session": record(
+        {
+            "id": UUID,
+            "user": STRING,
+            "role": STRING,
+            "created_at": TIME,
+            "last_seen_at": TIME,
+            "expires_at": TIME,
+            "client_address": nullable(STRING),
+            "user_agent": nullable(STRING),
+        },
+        "A console session. `id` is public: it ends the session but cannot be used to log in.",
+    ),
+    "EndedSessions": record({"ended": INTEGER}),
 }
 
 _LISTED = (
@@ -272,6 +286,7 @@ _LISTED = (
     "Incident",
     "Job",
     "Credential",
+    "Session",
 )
 for _name in _LISTED:
     COMPONENTS[f"{_name}List"] = record({"items": array(ref(_name)), "next": {"type": "null"}})

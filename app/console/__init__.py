@@ -11,6 +11,7 @@ from app.console import (
     inspector,
     instances,
     overview,
+    sessions,
     tasks,
     workers,
 )
@@ -23,5 +24,6 @@ routes: list[BaseRoute] = [
     *incidents.routes,
     *tasks.routes,
     *workers.routes,
+    *sessions.routes,
     *actions.routes,
 ]

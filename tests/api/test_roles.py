@@ -108,6 +108,23 @@ def token(engine: Engine) -> str:
     return name
 
 
+def user_with_session(engine: Engine) -> str:
+    name = user(engine)
+    with engine.connection() as conn:
+        record = accounts.password_record(conn, name)
+        assert record is not None
+        accounts.create_session(conn, record.id, max_seconds=3600, idle_seconds=1800)
+    return name
+
+
+def session(engine: Engine) -> str:
+    name = user_with_session(engine)
+    with engine.connection() as conn:
+        return str(
+            next(s.id for s in accounts.list_sessions(conn, idle_seconds=1800) if s.user == name)
+        )
+
+
 def _at(path: str, target: Callable[[Engine], str], **request: Any) -> Callable[[Engine], Call]:
     return lambda engine: (path.format(target(engine)), request)
 
@@ -182,6 +199,8 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
         {"json": {"name": unique("new-token"), "role": "viewer"}},
     ),
     ("DELETE", "/tokens/{name}"): _at("/tokens/{}", token),
+    ("DELETE", "/users/{name}/sessions"): _at("/users/{}/sessions", user_with_session),
+    ("DELETE", "/sessions/{id}"): _at("/sessions/{}", session),
 }
 ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op in OPERATIONS}
 
@@ -190,6 +209,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
     """Everything a mutation of `target` could change, read through the engine."""
     with engine.connection() as conn:
         credentials = accounts.list_all(conn)
+        sessions = [s.id for s in accounts.list_sessions(conn, idle_seconds=1800)]
     path = target[0]
     variables = (
         engine.instance(path.split("/")[2]).typed_variables()
@@ -205,6 +225,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         [(j.id, j.retries, j.due_at) for j in engine.jobs()],
         [d.id for d in engine.definitions()],
         credentials,
+        sessions,
     ]
 
 

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import httpx
 
-from tests.server import PASSWORD, LiveServer
+from tests.server import LiveServer, console_login
 
 
 def test_health_and_authentication(server: LiveServer) -> None:
     assert httpx.get(f"{server.url}/health").json()["status"] == "ok"
-    login = httpx.post(
-        f"{server.url}/login", data={"name": "viewer", "password": PASSWORD, "next": "/"}
-    )
+    login = console_login(server.url, "viewer")
     assert login.status_code == 303 and "interlock_session" in login.headers["set-cookie"]
-    wrong = httpx.post(f"{server.url}/login", data={"name": "viewer", "password": "nope"})
+    wrong = console_login(server.url, "viewer", "nope")
     assert wrong.status_code == 401
     page = httpx.get(f"{server.url}/", follow_redirects=False)
     assert page.status_code == 303 and page.headers["location"].startswith("/login")

@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize
 
 from tests.browser.live import PASSWORD, ConsoleServer
+from tests.server import login_token
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -60,8 +61,15 @@ def login(browser: Browser, console: ConsoleServer) -> Iterator[Login]:
     def open_as(role: str) -> Page:
         context = browser.new_context(viewport=VIEWPORT, base_url=console.url)
         contexts.append(context)
+        form = context.request.get("/login")
         response = context.request.post(
-            "/login", form={"name": role, "password": PASSWORD, "next": "/"}
+            "/login",
+            form={
+                "name": role,
+                "password": PASSWORD,
+                "next": "/",
+                "login_token": login_token(form.text()),
+            },
         )
         assert response.ok, response.status
         page = context.new_page()

@@ -22,7 +22,7 @@ from app.stream import Hub
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
-from tests.server import PASSWORD, free_port
+from tests.server import PASSWORD, console_login, free_port
 
 
 def create_stream_app(settings: Settings, engine: Engine, **hub_options: Any) -> Starlette:
@@ -57,7 +57,7 @@ class StreamServer:
         return hub
 
     def login(self, role: str = "viewer") -> dict[str, str]:
-        response = httpx.post(f"{self.url}/login", data={"name": role, "password": PASSWORD})
+        response = console_login(self.url, role)
         assert response.status_code == 303, response.text
         return {"interlock_session": response.cookies["interlock_session"]}
 
