@@ -14,6 +14,11 @@ A cycle's occurrences are start, start + interval, (start + interval) + interval
 adds the interval to the previous occurrence, as Camunda does, so a monthly cycle from January 31
 runs Feb 28, Mar 28, Apr 28. `first_due` skips occurrences already in the past; the repetitions
 count the firings from the first due one on.
+
+Timers that start (`validate_timer` at deployment, `first_due` when a timer is created, also for
+a text an expression gave at run time) are held to `TimerLimits`: a cycle fires at most once a
+second, and no duration or cycle interval is longer than 100 years. Cycles already running keep
+their text (`parse_cycle` and `next_due` do not apply the limits).
 """
 
 from __future__ import annotations
@@ -43,6 +48,19 @@ _DATE_HELP = "an ISO 8601 date-time such as 2026-12-24T18:00:00Z"
 _CYCLE_HELP = (
     "an ISO 8601 repeating interval such as R3/PT10M, R/P1D or R5/2026-01-01T10:00:00Z/P1D"
 )
+
+
+@dataclass(frozen=True)
+class TimerLimits:
+    """The shortest interval of a cycle and the longest duration (or cycle interval) a timer may
+    start with. Lengths are measured from 2000-01-01 UTC: P1M is 31 days, P100Y is 100 years."""
+
+    min_cycle_interval: timedelta = timedelta(seconds=1)
+    max_duration_years: int = 100
+
+
+DEFAULT_LIMITS: Final = TimerLimits()
+_REFERENCE = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -242,29 +260,60 @@ def _first_occurrence(cycle: Cycle, now: datetime) -> datetime:
     return occurrence
 
 
-def first_due(kind: TimerKind, text: str, now: datetime) -> datetime:
+def first_due(
+    kind: TimerKind, text: str, now: datetime, limits: TimerLimits = DEFAULT_LIMITS
+) -> datetime:
     """When a timer of this kind and (already resolved) text first fires, in UTC.
 
     A date may lie in the past (the timer is overdue). A duration counts from `now`. A cycle
     without a start fires one interval after `now`; with a start, at the first occurrence at or
-    after `now` (occurrences in the past are skipped, not caught up)."""
+    after `now` (occurrences in the past are skipped, not caught up). A duration or cycle
+    outside `limits` raises ValueError."""
     now = _aware(now)
     if kind == "date":
         return parse_date(text).astimezone(UTC)
     if kind == "duration":
-        return add_duration(now, parse_duration(text)).astimezone(UTC)
+        duration = parse_duration(text)
+        due = add_duration(now, duration)
+        check_duration(duration, text, limits)
+        return due.astimezone(UTC)
     if kind == "cycle":
-        return _first_occurrence(parse_cycle(text), now).astimezone(UTC)
+        cycle = parse_cycle(text)
+        due = _first_occurrence(cycle, now)
+        check_cycle(cycle, text, limits)
+        return due.astimezone(UTC)
     raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
 
 
-def validate_timer(kind: str, text: str) -> None:
-    """Raise ValueError with a clear message unless `text` is a valid timer of this kind."""
+def validate_timer(kind: str, text: str, limits: TimerLimits = DEFAULT_LIMITS) -> None:
+    """Raise ValueError with a clear message unless `text` is a valid timer of this kind, within
+    `limits`."""
     if kind == "date":
         parse_date(text)
     elif kind == "duration":
-        parse_duration(text)
+        check_duration(parse_duration(text), text, limits)
     elif kind == "cycle":
-        parse_cycle(text)
+        check_cycle(parse_cycle(text), text, limits)
     else:
         raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
+
+
+def check_duration(duration: Duration, text: str, limits: TimerLimits = DEFAULT_LIMITS) -> None:
+    """Raise ValueError when `duration` is longer than `limits` allow."""
+    longest = _add_months(_REFERENCE, limits.max_duration_years * 12)
+    try:
+        too_long = add_duration(_REFERENCE, duration) > longest
+    except ValueError:
+        too_long = True
+    if too_long:
+        raise ValueError(
+            f"'{text}' is too long: timers are limited to {limits.max_duration_years} years"
+        )
+
+
+def check_cycle(cycle: Cycle, text: str, limits: TimerLimits = DEFAULT_LIMITS) -> None:
+    """Raise ValueError when the cycle's interval is shorter or longer than `limits` allow."""
+    check_duration(cycle.interval, text, limits)
+    if add_duration(_REFERENCE, cycle.interval) - _REFERENCE < limits.min_cycle_interval:
+        shortest = Duration(time=limits.min_cycle_interval)
+        raise ValueError(f"'{text}': the interval of a cycle must be at least {shortest}")

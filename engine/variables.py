@@ -2,6 +2,10 @@
 
 A variable is stored as (type, JSON value). Dates travel as ISO 8601 text inside JSON and come back
 as timezone-aware datetimes.
+
+Values that no column could hold are refused with BadRequest: NaN and infinite doubles, an
+integer beyond 32 bits or a long beyond 64, NUL characters and lone surrogates in any string, and
+json values that `engine.json_input.check` refuses (nesting deeper than 64 levels, ...).
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from engine.errors import BadRequest
+from engine.json_input import check, check_integer, check_text, text_problem
 
 VARIABLE_TYPES = ("string", "integer", "long", "double", "boolean", "null", "json", "date")
 INT32 = 2**31
@@ -38,16 +43,20 @@ def infer(value: Any) -> TypedValue:
     if isinstance(value, bool):
         return TypedValue("boolean", value)
     if isinstance(value, int):
+        check_integer(value, "", bits=64)
         return TypedValue("integer" if -INT32 <= value < INT32 else "long", value)
     if isinstance(value, float):
+        check(value)
         return TypedValue("double", value)
     if isinstance(value, str):
+        check_text(value)
         return TypedValue("string", value)
     if isinstance(value, datetime):
         return TypedValue("date", value if value.tzinfo else value.replace(tzinfo=UTC))
     if isinstance(value, date):
         return TypedValue("date", datetime(value.year, value.month, value.day, tzinfo=UTC))
     if isinstance(value, (dict, list)):
+        check(value)
         return TypedValue("json", value)
     raise BadRequest(f"a variable cannot hold a value of Python type {type(value).__name__}")
 
@@ -61,14 +70,21 @@ def typed(type_name: str, value: Any) -> TypedValue:
         if value is None:
             return TypedValue(name if name in VARIABLE_TYPES else "null", None)
         if name == "string":
-            return TypedValue("string", str(value))
+            text = str(value)
+            check_text(text)
+            return TypedValue("string", text)
         if name in ("integer", "long", "short"):
-            number = int(value)
-            if isinstance(value, float) and not value.is_integer():
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
                 raise ValueError
+            number = int(value)
+            check_integer(number, "", bits={"integer": 32, "short": 16}.get(name, 64))
             return TypedValue("integer" if name != "long" else "long", number)
         if name == "double":
-            return TypedValue("double", float(value))
+            if isinstance(value, bool):
+                raise ValueError
+            real = float(value)
+            check(real)
+            return TypedValue("double", real)
         if name == "boolean":
             if isinstance(value, str) and value.lower() in ("true", "false"):
                 return TypedValue("boolean", value.lower() == "true")
@@ -76,14 +92,24 @@ def typed(type_name: str, value: Any) -> TypedValue:
                 return TypedValue("boolean", value)
             raise ValueError
         if name == "json":
+            check(value)
             return TypedValue("json", value)
         if name == "date":
             if isinstance(value, datetime):
                 return infer(value)
             return infer(datetime.fromisoformat(str(value)))
-    except (TypeError, ValueError) as exc:
-        raise BadRequest(f"value {value!r} is not a valid {type_name}") from exc
+    except BadRequest as exc:
+        problem = exc.message.removeprefix("the value ")
+        raise BadRequest(f"value {_shown(value)} is not a valid {type_name}: {problem}") from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise BadRequest(f"value {_shown(value)} is not a valid {type_name}") from exc
     raise BadRequest(f"unknown variable type '{type_name}'; known: {', '.join(VARIABLE_TYPES)}")
+
+
+def _shown(value: Any) -> str:
+    """The value as a message quotes it: escaped, and cut short when long."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
 def from_row(type_name: str, stored: Any) -> TypedValue:
@@ -98,4 +124,7 @@ def infer_all(values: Mapping[str, Any] | None) -> dict[str, TypedValue]:
     for name in values:
         if not isinstance(name, str) or not name:
             raise BadRequest(f"variable names must be non-empty strings, got {name!r}")
+        problem = text_problem(name)
+        if problem is not None:
+            raise BadRequest(f"variable name {name!r} {problem}")
     return {name: infer(value) for name, value in values.items()}

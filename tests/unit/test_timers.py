@@ -6,9 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from engine.bpmn.parser import parse_bpmn
+from engine.errors import ModelError
 from engine.timers import (
     Cycle,
     Duration,
+    TimerKind,
+    TimerLimits,
     add_duration,
     first_due,
     next_due,
@@ -399,7 +403,7 @@ def test_a_cycle_with_no_occurrence_left_before_9999(text: str) -> None:
 @given(
     start=st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2030, 1, 1)),
     now=st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2030, 1, 1)),
-    step=st.sampled_from(["PT1M", "PT7S", "PT1H", "P1D", "P1W", "P1DT1H", "PT0.5S"]),
+    step=st.sampled_from(["PT1M", "PT7S", "PT1H", "P1D", "P1W", "P1DT1H", "PT1.5S"]),
 )
 def test_first_occurrence_of_an_exact_cycle_is_on_the_grid_and_not_early(
     start: datetime, now: datetime, step: str
@@ -432,3 +436,54 @@ def test_validate_timer_accepts(kind: str, text: str) -> None:
 def test_validate_timer_rejects(kind: str, text: str, fragment: str) -> None:
     with pytest.raises(ValueError, match=fragment):
         validate_timer(kind, text)
+
+
+# -- limits ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["R/PT0.000001S", "R3/PT0.5S", "R/2026-01-01T00:00:00Z/PT0.999S"])
+def test_a_cycle_faster_than_once_a_second_does_not_deploy_or_start(text: str) -> None:
+    with pytest.raises(ValueError, match="at least PT1S"):
+        validate_timer("cycle", text)
+    with pytest.raises(ValueError, match="at least PT1S"):
+        first_due("cycle", text, NOW)
+    parse_cycle(text)  # a cycle already running keeps its text
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("duration", "P101Y"),
+        ("duration", "P36600D"),
+        ("cycle", "R/P100Y1D"),
+        ("duration", "P9999Y"),
+    ],
+)
+def test_durations_are_limited_to_100_years(kind: TimerKind, text: str) -> None:
+    with pytest.raises(ValueError, match="100 years"):
+        validate_timer(kind, text)
+    with pytest.raises(ValueError, match="too long|9999"):
+        first_due(kind, text, NOW)
+
+
+def test_the_limits_are_inclusive_and_adjustable() -> None:
+    validate_timer("cycle", "R/PT1S")
+    validate_timer("duration", "P100Y")
+    assert first_due("cycle", "R/PT1S", NOW) == NOW + timedelta(seconds=1)
+    fast = TimerLimits(min_cycle_interval=timedelta(milliseconds=100), max_duration_years=1)
+    validate_timer("cycle", "R/PT0.1S", fast)
+    assert first_due("cycle", "R/PT0.1S", NOW, fast) == NOW + timedelta(milliseconds=100)
+    with pytest.raises(ValueError, match="1 years"):
+        first_due("duration", "P1Y1D", NOW, fast)
+
+
+def test_a_bpmn_file_with_a_too_fast_cycle_does_not_deploy() -> None:
+    xml = (
+        '<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d" '
+        'targetNamespace="t"><process id="p" isExecutable="true">'
+        '<startEvent id="s"><timerEventDefinition><timeCycle>R/PT0.000001S</timeCycle>'
+        '</timerEventDefinition></startEvent><endEvent id="e"/>'
+        '<sequenceFlow id="f" sourceRef="s" targetRef="e"/></process></definitions>'
+    )
+    with pytest.raises(ModelError, match="at least PT1S"):
+        parse_bpmn(xml.encode(), "fast.bpmn")
