@@ -113,6 +113,12 @@ class EngineSettings:
 
     default_retries: int = 3
     unhandled_bpmn_error: Literal["end", "incident"] = "end"
+    # Bounds of what callers of the HTTP APIs may ask for (a 400 beyond them): how long a worker
+    # may lock or extend an external task, how long a failed task may wait before its retry, and
+    # how many tasks one fetch may lock.
+    max_lock_duration_ms: int = 86_400_000
+    max_retry_timeout_ms: int = 2_592_000_000
+    max_fetch_tasks: int = 1000
 
 
 @dataclass

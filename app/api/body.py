@@ -1,18 +1,23 @@
 """Request bodies: a JSON object read field by field. Every problem is a 400 that names the field,
-raised before any command runs."""
+raised before any command runs.
+
+The body is read by `engine.json_input.loads`: non-finite numbers, integers of more than 20
+digits, nesting deeper than 64 levels, and NUL characters or lone surrogates in any string or key
+are refused with the field's path (`variables.amount.value`). Integer fields are 32-bit unless
+the field says otherwise."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 
 from app.api.schemas import Schema
 from engine.errors import BadRequest
+from engine.json_input import INT32_MAX, INT32_MIN, MAX_JSON_BYTES, JsonSyntaxError, loads
 from engine.variables import TypedValue, infer, typed
 
-MAX_BODY_BYTES = 8 * 1024 * 1024
+MAX_BODY_BYTES = MAX_JSON_BYTES
 _TYPED_KEYS = frozenset({"type", "value"})
 
 
@@ -30,8 +35,8 @@ class Body:
         if not raw.strip():
             return cls.of({}, schema)
         try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = loads(raw)
+        except JsonSyntaxError as exc:
             raise BadRequest(f"the request body is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
             raise BadRequest("the request body must be a JSON object")
@@ -73,14 +78,18 @@ class Body:
             raise self._bad(name, "must be a non-empty string")
         return value
 
-    def integer(self, name: str, default: int, *, minimum: int | None = None) -> int:
+    def integer(
+        self, name: str, default: int, *, minimum: int = INT32_MIN, maximum: int = INT32_MAX
+    ) -> int:
         value = self.data.get(name)
         if value is None:
             return default
         if isinstance(value, bool) or not isinstance(value, int):
             raise self._wrong(name, "an integer")
-        if minimum is not None and value < minimum:
+        if value < minimum:
             raise self._bad(name, f"must be at least {minimum}")
+        if value > maximum:
+            raise self._bad(name, f"must be at most {maximum}")
         return value
 
     def boolean(self, name: str, default: bool) -> bool:
@@ -136,7 +145,10 @@ def parse_variables(values: dict[str, Any], field: str = "variables") -> dict[st
             except BadRequest as exc:
                 raise BadRequest(f"variable '{name}': {exc.message}", field=where) from None
         else:
-            parsed[name] = infer(value)
+            try:
+                parsed[name] = infer(value)
+            except BadRequest as exc:
+                raise BadRequest(f"variable '{name}': {exc.message}", field=where) from None
     return parsed
 
 

@@ -44,7 +44,7 @@ from engine.commands.external_tasks import (
     UnlockExternalTask,
 )
 from engine.errors import BadRequest
-from engine.executor import Tx
+from engine.executor import EngineSettings, Tx
 from engine.schema import EXTERNAL_TASK_CHANNEL
 
 MAX_TIMEOUT_MS = 60_000
@@ -112,11 +112,15 @@ class _FetchSome(FetchAndLock):
         return result
 
 
-def _topics(body: Body) -> tuple[TopicRequest, ...]:
+def _settings(request: Request) -> EngineSettings:
+    return engine_of(request).executor.settings
+
+
+def _topics(body: Body, settings: EngineSettings) -> tuple[TopicRequest, ...]:
     topics = tuple(
         TopicRequest(
             entry.required_text("topic"),
-            entry.integer("lock_duration_ms", 0, minimum=1),
+            entry.integer("lock_duration_ms", 0, minimum=1, maximum=settings.max_lock_duration_ms),
             entry.strings("variables"),
         )
         for entry in body.objects("topics", TOPIC)
@@ -137,10 +141,11 @@ async def _changed(engine: Engine, seen: int, seconds: float) -> None:
 
 async def fetch_and_lock(request: Request) -> Response:
     body = await Body.read(request, FETCH_BODY)
+    settings = _settings(request)
     command = _FetchSome(
         worker_id=body.required_text("worker_id"),
-        max_tasks=body.integer("max_tasks", 1, minimum=1),
-        topics=_topics(body),
+        max_tasks=body.integer("max_tasks", 1, minimum=1, maximum=settings.max_fetch_tasks),
+        topics=_topics(body, settings),
         use_priority=body.boolean("use_priority", True),
     )
     timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
@@ -208,7 +213,9 @@ async def failure(request: Request) -> Response:
         body.required_text("error_message"),
         body.text("error_details"),
         body.integer("retries", 0, minimum=0),
-        body.integer("retry_timeout_ms", 0, minimum=0),
+        body.integer(
+            "retry_timeout_ms", 0, minimum=0, maximum=_settings(request).max_retry_timeout_ms
+        ),
     )
     return _result(request, await run(request, command))
 
@@ -230,7 +237,9 @@ async def extend_lock(request: Request) -> Response:
     command = ExtendLock(
         path_id(request),
         body.required_text("worker_id"),
-        body.integer("new_duration_ms", 0, minimum=1),
+        body.integer(
+            "new_duration_ms", 0, minimum=1, maximum=_settings(request).max_lock_duration_ms
+        ),
     )
     return _result(request, await run(request, command))
 

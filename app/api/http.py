@@ -25,6 +25,7 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
+from engine.json_input import INT32_MAX, MAX_INTEGER_DIGITS, text_problem
 
 Handler = Callable[[Request], Awaitable[Response]]
 R = TypeVar("R", bound=Result)
@@ -157,7 +158,11 @@ def reply(data: Any, status: int = 200) -> JSONResponse:
 
 
 def path_text(request: Request, name: str) -> str:
+    """A text path parameter; one that no text column can hold (a NUL character) is a 400."""
     value: str = request.path_params[name]
+    problem = text_problem(value)
+    if problem is not None:
+        raise BadRequest(f"path parameter '{name}' {problem}", field=name)
     return value
 
 
@@ -173,24 +178,42 @@ def path_id(request: Request, name: str = "id") -> UUID:
 # -- query parameters -----------------------------------------------------------------------------
 
 
+def _checked(name: str, value: str) -> str:
+    problem = text_problem(value)
+    if problem is not None:
+        raise BadRequest(f"query parameter '{name}' {problem}", field=name)
+    return value
+
+
 def q_text(request: Request, name: str, default: str | None = None) -> str | None:
     value = request.query_params.get(name)
-    return default if value is None or value == "" else value
+    return default if value is None or value == "" else _checked(name, value)
+
+
+def q_texts(request: Request, name: str) -> list[str]:
+    """Every value of a repeatable query parameter."""
+    return [_checked(name, value) for value in request.query_params.getlist(name)]
 
 
 def q_int(
-    request: Request, name: str, default: int, *, minimum: int = 0, maximum: int | None = None
+    request: Request, name: str, default: int, *, minimum: int = 0, maximum: int = INT32_MAX
 ) -> int:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
+    """An integer parameter, from `minimum` to `maximum` (by default a 32-bit integer)."""
+    raw = q_text(request, name)
+    if raw is None:
         return default
+    if len(raw) > MAX_INTEGER_DIGITS + 1:
+        raise BadRequest(
+            f"query parameter '{name}' must be between {minimum} and {maximum}", field=name
+        )
     try:
         value = int(raw)
     except ValueError:
         raise BadRequest(f"query parameter '{name}' must be an integer", field=name) from None
-    if value < minimum or (maximum is not None and value > maximum):
-        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
-        raise BadRequest(f"query parameter '{name}' must be {bound}", field=name)
+    if not minimum <= value <= maximum:
+        raise BadRequest(
+            f"query parameter '{name}' must be between {minimum} and {maximum}", field=name
+        )
     return value
 
 

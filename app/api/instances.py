@@ -3,7 +3,6 @@ variables; and the commands on a whole instance."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
@@ -23,6 +22,7 @@ from app.api.http import (
     q_int,
     q_optional_int,
     q_text,
+    q_texts,
     q_time,
     reply,
     run,
@@ -39,6 +39,7 @@ from engine.commands.instances import (
     SuspendInstance,
 )
 from engine.errors import BadRequest
+from engine.json_input import JsonSyntaxError, loads
 from engine.store.instances import MAX_LIMIT, InstanceFilter
 
 SET_VARIABLES_BODY = request({"variables": VARIABLES_IN}, required=("variables",))
@@ -46,14 +47,20 @@ NO_BODY = request({})
 
 
 def variable_filter(text: str) -> tuple[str, Any]:
-    """`name:value`; the value is JSON when it parses as JSON, else the text itself."""
+    """`name:value`; the value is JSON when it parses as JSON, else the text itself. JSON that
+    holds what no variable can (NaN, Infinity, 1e999, ...) is a 400."""
     name, sep, raw = text.partition(":")
     if not sep or not name:
         raise BadRequest(f"query parameter 'var' expects name:value, got '{text}'", field="var")
     try:
-        value: Any = json.loads(raw)
-    except ValueError:
+        value: Any = loads(raw)
+    except JsonSyntaxError:
         value = raw
+    except BadRequest as exc:
+        problem = exc.message.removeprefix("the value ")
+        raise BadRequest(
+            f"query parameter 'var': the value of '{name}' {problem}", field="var"
+        ) from None
     return name, value
 
 
@@ -67,7 +74,7 @@ def instance_filter(request: Request) -> InstanceFilter:
         has_incident=q_bool(request, "has_incident"),
         started_after=q_time(request, "started_after"),
         started_before=q_time(request, "started_before"),
-        variables=tuple(variable_filter(v) for v in request.query_params.getlist("var")),
+        variables=tuple(variable_filter(v) for v in q_texts(request, "var")),
     )
 
 

@@ -34,6 +34,7 @@ from engine.errors import (
     InvariantViolationKind,
     NotFound,
 )
+from engine.json_input import INT64_MAX, INT64_MIN
 from engine.schema import EXTERNAL_TASK_CHANNEL
 from engine.store import camunda_queries as cq
 
@@ -61,7 +62,7 @@ def _limiter() -> anyio.CapacityLimiter:
     return found
 
 
-def _topics(call: Call) -> list[TopicRequest]:
+def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
     topics = call.field("topics", [])
     if not isinstance(topics, list):
         raise invalid_request("'topics' must be a list")
@@ -80,6 +81,11 @@ def _topics(call: Call) -> list[TopicRequest]:
         duration = topic.get("lockDuration")
         if isinstance(duration, bool) or not isinstance(duration, int | float):
             raise invalid_request(f"topic '{name}' needs a numeric 'lockDuration'")
+        if not 0 < duration <= max_lock_ms:
+            raise invalid_request(
+                f"topic '{name}': 'lockDuration' must be from 1 to {max_lock_ms} milliseconds, "
+                f"not {duration!r}"
+            )
         names = topic.get("variables")
         if names is not None and (
             not isinstance(names, list) or not all(isinstance(n, str) for n in names)
@@ -126,15 +132,16 @@ async def fetch_and_lock(call: Call) -> Response:
     worker_id = call.body_text("workerId")
     if not worker_id:
         raise invalid_request("workerId is null")
-    max_tasks = call.body_int("maxTasks", 1) or 0
+    settings = call.engine.executor.settings
+    max_tasks = call.body_int("maxTasks", 1, minimum=0, maximum=settings.max_fetch_tasks) or 0
     use_priority = call.body_flag("usePriority", False)
-    timeout_ms = call.body_int("asyncResponseTimeout", 0) or 0
+    timeout_ms = call.body_int("asyncResponseTimeout", 0, maximum=INT64_MAX) or 0
     if timeout_ms > MAX_ASYNC_RESPONSE_MS:
         raise invalid_request(
             "The asynchronous response timeout cannot be set to a value greater than "
             f"{MAX_ASYNC_RESPONSE_MS} milliseconds"
         )
-    topics = _topics(call)
+    topics = _topics(call, settings.max_lock_duration_ms)
     if not topics or max_tasks < 1:
         return json_response([])
     deadline = time.monotonic() + max(timeout_ms, 0) / 1000
@@ -219,7 +226,8 @@ def complete(call: Call) -> Response:
 @endpoint("/external-task/{id}/failure", "POST", Role.OPERATOR, body="json")
 def failure(call: Call) -> Response:
     retries = call.body_int("retries", 0) or 0
-    retry_timeout = call.body_int("retryTimeout", 0) or 0
+    longest = call.engine.executor.settings.max_retry_timeout_ms
+    retry_timeout = call.body_int("retryTimeout", 0, minimum=0, maximum=longest) or 0
     message = call.body_text("errorMessage") or ""
     details = call.body_text("errorDetails")
     return _report(
@@ -254,7 +262,8 @@ def bpmn_error(call: Call) -> Response:
 
 @endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, body="json")
 def extend_lock(call: Call) -> Response:
-    duration = call.body_int("newDuration", 0) or 0
+    longest = call.engine.executor.settings.max_lock_duration_ms
+    duration = call.body_int("newDuration", 0, minimum=0, maximum=longest) or 0
     return _report(
         call,
         "Lock of External Task {id} cannot be extended by worker '{worker}",
@@ -302,8 +311,8 @@ def _query(
     suspended = call.flag("suspended")
     if call.flag("active"):
         suspended = False
-    priority_min = call.integer("priorityHigherThanOrEquals")
-    priority_max = call.integer("priorityLowerThanOrEquals")
+    priority_min = call.integer("priorityHigherThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
+    priority_max = call.integer("priorityLowerThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
     with call.engine.connection() as conn:
         return cq.external_tasks(
             conn,

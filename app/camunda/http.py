@@ -5,7 +5,6 @@ coroutine handlers run on the event loop. Every error leaves as Camunda's `{type
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,6 +23,15 @@ from app.camunda.dto import parse_date
 from app.camunda.errors import CamundaError, invalid_request, translate
 from engine.accounts import Role
 from engine.api import Engine
+from engine.errors import BadRequest
+from engine.json_input import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_INTEGER_DIGITS,
+    JsonSyntaxError,
+    loads,
+    text_problem,
+)
 from engine.store.camunda_queries import Page
 
 log = logging.getLogger("interlock.camunda")
@@ -50,7 +58,12 @@ class Call:
 
     def text(self, name: str) -> str | None:
         value = self.query.get(name)
-        return value if value not in (None, "") else None
+        if value is None or value == "":
+            return None
+        problem = text_problem(value)
+        if problem is not None:
+            raise invalid_request(f"Cannot set query parameter '{name}': the value {problem}")
+        return value
 
     def flag(self, name: str) -> bool | None:
         value = self.text(name)
@@ -60,14 +73,23 @@ class Call:
             return value.lower() == "true"
         raise _bad_parameter(name, value, "a boolean")
 
-    def integer(self, name: str) -> int | None:
+    def integer(
+        self, name: str, *, minimum: int = INT32_MIN, maximum: int = INT32_MAX
+    ) -> int | None:
+        """An Integer parameter (a Long one passes the 64-bit bounds)."""
         value = self.text(name)
         if value is None:
             return None
+        what = "an integer" if (minimum, maximum) == (INT32_MIN, INT32_MAX) else "a long"
+        if len(value) > MAX_INTEGER_DIGITS + 1:
+            raise _bad_parameter(name, value[:40] + "...", what)
         try:
-            return int(value)
+            number = int(value)
         except ValueError as exc:
-            raise _bad_parameter(name, value, "an integer") from exc
+            raise _bad_parameter(name, value, what) from exc
+        if not minimum <= number <= maximum:
+            raise _bad_parameter(name, value, f"{what} from {minimum} to {maximum}")
+        return number
 
     def date(self, name: str) -> datetime | None:
         value = self.text(name)
@@ -92,6 +114,7 @@ class Call:
         return None if parts is None else [as_uuid(part) for part in parts]
 
     def page(self, sortable: dict[str, str]) -> Page:
+        """Camunda's paging: firstResult and maxResults are Integers (negative counts as 0)."""
         first = self.integer("firstResult") or 0
         maximum = self.integer("maxResults")
         sort_by, sort_order = self.text("sortBy"), self.text("sortOrder")
@@ -124,13 +147,31 @@ class Call:
             raise invalid_request(f"'{name}' must be a string")
         return value
 
-    def body_int(self, name: str, default: int | None = None) -> int | None:
+    def body_int(
+        self,
+        name: str,
+        default: int | None = None,
+        *,
+        minimum: int = INT32_MIN,
+        maximum: int = INT32_MAX,
+    ) -> int | None:
+        """An integer field (a whole JSON number), from `minimum` to `maximum`: by default
+        Camunda's Integer; a Long field passes wider bounds."""
         value = self.field(name, default)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
+        ):
             raise invalid_request(f"'{name}' must be an integer, not {value!r}")
-        return int(value)
+        number = int(value)
+        if not minimum <= number <= maximum:
+            raise invalid_request(
+                f"'{name}' must be an integer from {minimum} to {maximum}, not {value!r}"
+            )
+        return number
 
     def body_flag(self, name: str, default: bool = False) -> bool:
         value = self.field(name, default)
@@ -201,6 +242,7 @@ async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind)
     call: Call | None = None
     try:
         require(request, role)
+        _check_path(request)
         call = Call(
             request=request,
             engine=request.app.state.engine,
@@ -227,14 +269,24 @@ async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind)
             await call.form.close()
 
 
+def _check_path(request: Request) -> None:
+    for name, value in request.path_params.items():
+        problem = text_problem(value) if isinstance(value, str) else None
+        if problem is not None:
+            raise invalid_request(f"Path parameter '{name}': the value {problem}")
+
+
 async def _json_body(request: Request) -> Any:
+    """The body's JSON object, read by the one strict reader (see engine/json_input.py)."""
     raw = await request.body()
     if not raw.strip():
         return {}
     try:
-        parsed = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        parsed = loads(raw)
+    except JsonSyntaxError as exc:
         raise invalid_request(f"The request body is not valid JSON: {exc}") from exc
+    except BadRequest as exc:
+        raise invalid_request(f"The request body is refused: {exc.message}") from exc
     if not isinstance(parsed, dict):
         raise invalid_request("The request body must be a JSON object")
     return parsed

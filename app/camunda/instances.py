@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +49,8 @@ def _variable_filter(name: str, op: str, text: str) -> cq.VariableFilter:
     number: float | None = None
     with contextlib.suppress(ValueError):
         number = float(text)
+    if number is not None and not math.isfinite(number):
+        number = None  # NaN, Infinity, 1e999: no variable holds them; the text may still match
     if number is not None:
         values.append(int(number) if number.is_integer() else number)
     if text.lower() in ("true", "false"):

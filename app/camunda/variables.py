@@ -15,7 +15,8 @@ from typing import Any
 from app.camunda.dto import Json, format_date, parse_date
 from app.camunda.errors import CamundaError, invalid_request
 from engine.errors import BadRequest
-from engine.variables import INT32, TypedValue, from_row, infer, typed
+from engine.json_input import JsonSyntaxError, loads, printable, text_problem
+from engine.variables import TypedValue, from_row, infer, typed
 
 CAMUNDA_NAMES = {
     "string": "String",
@@ -61,7 +62,7 @@ def to_typed(name: str, dto: Any) -> TypedValue:
         try:
             return infer(value)
         except BadRequest as exc:
-            raise invalid_request(exc.message) from exc
+            raise invalid_request(f"Cannot convert variable '{name}': {exc.message}") from exc
     if not isinstance(type_name, str):
         raise invalid_request(f"Unsupported value type '{type_name}' of variable '{name}'")
     kind = type_name.lower()
@@ -71,18 +72,13 @@ def to_typed(name: str, dto: Any) -> TypedValue:
         try:
             return typed("date", parse_date(value))
         except ValueError as exc:
-            raise _cannot_convert(value, type_name) from exc
+            raise _cannot_convert(value, type_name, name) from exc
     if kind not in CAMUNDA_NAMES and kind != "short":
         raise invalid_request(f"Unsupported value type '{type_name}' of variable '{name}'")
     try:
-        result = typed(kind, value)
+        return typed(kind, value)
     except BadRequest as exc:
-        raise _cannot_convert(value, type_name) from exc
-    if kind in ("integer", "short") and result.value is not None:
-        bound = INT32 if kind == "integer" else 2**15
-        if not -bound <= result.value < bound:
-            raise _cannot_convert(value, type_name)
-    return result
+        raise _cannot_convert(value, type_name, name, exc.message) from exc
 
 
 def to_typed_map(values: Any, what: str = "variables") -> dict[str, TypedValue]:
@@ -91,6 +87,10 @@ def to_typed_map(values: Any, what: str = "variables") -> dict[str, TypedValue]:
         return {}
     if not isinstance(values, Mapping):
         raise invalid_request(f"'{what}' must be an object of variables")
+    for name in values:
+        problem = text_problem(str(name))
+        if problem is not None:
+            raise invalid_request(f"'{what}': the variable name {printable(str(name))!r} {problem}")
     return {str(name): to_typed(str(name), dto) for name, dto in values.items()}
 
 
@@ -109,13 +109,27 @@ def _json_value(name: str, type_name: str, value: Any, info: Any) -> TypedValue:
             )
     if isinstance(value, str):
         try:
-            return TypedValue("json", json.loads(value))
-        except json.JSONDecodeError as exc:
-            raise _cannot_convert(value, type_name) from exc
+            return TypedValue("json", loads(value))
+        except JsonSyntaxError as exc:
+            raise _cannot_convert(value, type_name, name) from exc
+        except BadRequest as exc:
+            raise _cannot_convert(value, type_name, name, exc.message) from exc
     if value is None:
         return TypedValue("null", None)
-    return TypedValue("json", value)
+    try:
+        return typed("json", value)
+    except BadRequest as exc:
+        raise _cannot_convert(value, type_name, name, exc.message) from exc
 
 
-def _cannot_convert(value: Any, type_name: str) -> CamundaError:
-    return invalid_request(f"Cannot convert value '{value}' of type '{type_name}'")
+def _cannot_convert(
+    value: Any, type_name: str, name: str, reason: str | None = None
+) -> CamundaError:
+    """Camunda's wording, with the variable's name and what is wrong with the value."""
+    shown = printable(str(value))
+    if len(shown) > 80:
+        shown = f"{shown[:60]}... ({len(shown)} characters)"
+    return invalid_request(
+        f"Cannot convert value '{shown}' of type '{type_name}' for variable '{name}'"
+        + (f": {reason}" if reason else "")
+    )

@@ -62,6 +62,34 @@ class _Where:
         return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
 
 
+LIKE_ESCAPE = "ESCAPE '\\'"
+
+
+def like_pattern(text: str) -> str:
+    r"""Camunda's `*Like` value as a LIKE pattern with backslash as its escape character (see
+    LIKE_ESCAPE). `%` and `_` are wildcards, as in Camunda; `\%`, `\_` and `\\` stand for the
+    character itself; any other backslash (a trailing one, which PostgreSQL refuses) is a literal
+    backslash."""
+    out: list[str] = []
+    chars = iter(text)
+    for char in chars:
+        if char != "\\":
+            out.append(char)
+            continue
+        following = next(chars, None)
+        if following in ("%", "_", "\\"):
+            out.append("\\" + following)
+        else:
+            out.append("\\\\")
+            if following is not None:
+                out.append(following)
+    return "".join(out)
+
+
+def _like(text: str | None) -> str | None:
+    return None if text is None else like_pattern(text)
+
+
 def _order(page: Page, columns: dict[str, str], default: str) -> str:
     parts = [f"{columns[key]} {'DESC' if desc else 'ASC'}" for key, desc in page.sort]
     return " ORDER BY " + ", ".join([*parts, default])
@@ -84,8 +112,8 @@ def _variable_clauses(where: _Where, alias: str, filters: Sequence[VariableFilte
                 if f.op == "neq":
                     test = f"NOT ({test})"
             case "like":
-                test = "jsonb_typeof(v.value) = 'string' AND v.value #>> '{}' LIKE " + (
-                    where.param(f.text)
+                test = "jsonb_typeof(v.value) = 'string' AND v.value #>> '{}' " + (
+                    f"LIKE {where.param(like_pattern(f.text))} {LIKE_ESCAPE}"
                 )
             case _:
                 symbol = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}[f.op]
@@ -145,7 +173,7 @@ def process_instances(
     where.add("p.state = ANY({})", list(RUNNING_STATES))
     where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
     where.when(business_key, "p.business_key = {}")
-    where.when(business_key_like, "p.business_key LIKE {}")
+    where.when(_like(business_key_like), "p.business_key LIKE {} " + LIKE_ESCAPE)
     where.when(definition_id, "p.definition_id = {}")
     where.when(definition_key, "p.definition_key = {}")
     where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
@@ -410,9 +438,9 @@ def user_tasks(
     where.when(node_id, "t.node_id = {}")
     where.when(list(node_ids) if node_ids else None, "t.node_id = ANY({})")
     where.when(name, "t.name = {}")
-    where.when(name_like, "t.name LIKE {}")
+    where.when(_like(name_like), "t.name LIKE {} " + LIKE_ESCAPE)
     where.when(assignee, "t.assignee = {}")
-    where.when(assignee_like, "t.assignee LIKE {}")
+    where.when(_like(assignee_like), "t.assignee LIKE {} " + LIKE_ESCAPE)
     if assigned is not None:
         where.clauses.append("t.assignee IS NOT NULL" if assigned else "t.assignee IS NULL")
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
@@ -615,7 +643,7 @@ def incidents(
     where.when(incident_id, "i.id = {}")
     where.when(incident_type, "i.type = {}")
     where.when(message, "i.message = {}")
-    where.when(message_like, "i.message LIKE {}")
+    where.when(_like(message_like), "i.message LIKE {} " + LIKE_ESCAPE)
     where.when(definition_id, "i.definition_id = {}")
     where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
     where.when(instance_id, "i.instance_id = {}")
