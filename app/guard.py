@@ -49,6 +49,7 @@ REQUEST_ID: ContextVar[str] = ContextVar("interlock_request_id", default="-")
 def current_request_id() -> str:
     return REQUEST_ID.get()
 
+
 # The routes that take whole BPMN files: multipart uploads get the larger deployment limit.
 DEPLOYMENT_ROUTES = frozenset(
     {("POST", "/api/v1/deployments"), ("POST", "/engine-rest/deployment/create")}

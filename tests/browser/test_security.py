@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import expect
 
@@ -10,7 +13,7 @@ from app.templating import templates
 from engine.api import InstanceHandle
 from engine.errors import InvariantViolation, InvariantViolationKind
 from tests.browser.conftest import Login
-from tests.browser.live import ConsoleServer
+from tests.browser.live import PASSWORD, ConsoleServer
 from tests.browser.processes import quick_charge
 
 pytestmark = pytest.mark.browser
@@ -103,3 +106,59 @@ def test_refusals_are_shown_in_plain_words(console: ConsoleServer, login: Login)
     assert "Refused: this token has already finished." in shown
     assert "Invariant violation: TokenFinalizedTwice" in shown
     assert "token t1 is already Completed" in shown
+
+
+# An uploaded file with XHTML script elements: at the top level and inside documentation. Were it
+# rendered as an XML document in the console's origin, the scripts would run there.
+XHTML_SCRIPT = "window.__owned = true; localStorage.setItem('owned', 'yes')"
+SCRIPTED_BPMN = f"""<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:h="http://www.w3.org/1999/xhtml" id="Definitions_1"
+    targetNamespace="http://bpmn.io/schema/bpmn">
+  <h:script>{XHTML_SCRIPT}</h:script>
+  <bpmn:process id="scripted" name="Scripted" isExecutable="true">
+    <bpmn:documentation><h:script>{XHTML_SCRIPT}</h:script></bpmn:documentation>
+    <bpmn:startEvent id="Start" name="Start">
+      <bpmn:outgoing>Flow_1</bpmn:outgoing>
+    </bpmn:startEvent>
+    <bpmn:endEvent id="End" name="End">
+      <bpmn:incoming>Flow_1</bpmn:incoming>
+    </bpmn:endEvent>
+    <bpmn:sequenceFlow id="Flow_1" sourceRef="Start" targetRef="End"/>
+  </bpmn:process>
+</bpmn:definitions>
+"""
+
+
+def test_deployed_xml_with_xhtml_scripts_never_runs(
+    console: ConsoleServer, login: Login, tmp_path: Path
+) -> None:
+    source = tmp_path / "scripted.bpmn"
+    source.write_text(SCRIPTED_BPMN)
+    console.engine.deploy(source)
+    page = login("viewer")
+
+    served = page.goto("/definitions/scripted/xml")
+    assert served is not None and served.ok
+    page.wait_for_load_state("load")
+    assert page.evaluate("window.__owned") is None
+    headers = served.headers
+    assert headers["content-type"] == "text/plain; charset=utf-8"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["content-security-policy"] == "sandbox; default-src 'none'"
+    expect(page.locator("body")).to_contain_text("<h:script>")
+
+    page.goto("/definitions/scripted")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    expect(page.locator('.djs-element[data-element-id="Start"]')).to_be_visible()
+    assert page.evaluate("window.__owned") is None
+    assert page.evaluate("localStorage.getItem('owned')") is None
+
+    definition = console.engine.definitions("scripted")[0]
+    basic = base64.b64encode(f"viewer:{PASSWORD}".encode()).decode()
+    api = page.request.get(
+        f"/api/v1/definitions/{definition.id}/xml", headers={"Authorization": f"Basic {basic}"}
+    )
+    assert api.ok, api.status
+    assert api.headers["content-disposition"].startswith("attachment;")
+    assert api.headers["content-security-policy"] == "sandbox; default-src 'none'"
