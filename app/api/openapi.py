@@ -24,6 +24,10 @@ _ERRORS = {
     "header X-Invariant-Violation naming its kind",
 }
 
+# Operations that answer 404 about what their body names, not their path: a message that
+# matches no waiting instance and no message start event.
+_NOT_FOUND_WITHOUT_PATH_PARAMETERS = {"/messages"}
+
 
 def _media(reply_spec: Reply) -> dict[str, Any]:
     if reply_spec.schema is None:
@@ -91,7 +95,7 @@ def _operation(op: Op) -> dict[str, Any]:
         errors.append(400)
     if op.role is not Role.VIEWER:
         errors.append(403)
-    if op.path_params:
+    if op.path_params or op.openapi_path in _NOT_FOUND_WITHOUT_PATH_PARAMETERS:
         errors.append(404)
     if op.is_mutation:
         errors.append(409)
