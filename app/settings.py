@@ -16,7 +16,8 @@ class Settings:
     demo: bool = False
     auth: bool = True
     run_jobs: bool = True
-    # Signs console sessions; random per process unless set (set it when running several).
+    # Keys the CSRF token of the console without authentication (sessions keep their own);
+    # random per process unless set.
     secret: str | None = None
     # The absolute URL clients reach this server at (behind a proxy: https://host[/prefix]);
     # absolute links are built from it, never from the request's Host header.

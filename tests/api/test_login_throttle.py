@@ -1,0 +1,212 @@
+"""Failed log-ins are throttled per user name and per client address (console form, HTTP Basic,
+Bearer): past the limit the answer is 429 with Retry-After and the password is not even
+checked, however many attempts arrive at once. A failed log-in costs the same PBKDF2 whether
+the user exists or not."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import httpx
+import pytest
+
+from engine import accounts
+from engine.accounts import PBKDF2_ITERATIONS, Role
+from engine.api import Engine
+from tests.server import PASSWORD, LiveServer, live_server, login_token
+
+PER_USER = 5
+PER_ADDRESS = 12
+LIMITS = {
+    "login_failures_per_user": PER_USER,
+    "login_failures_per_address": PER_ADDRESS,
+    "login_failure_window_seconds": 120,
+}
+
+
+@pytest.fixture
+def throttled(database_url: str) -> Iterator[LiveServer]:
+    with live_server(database_url, run_jobs=False, settings_options=LIMITS) as server:
+        yield server
+
+
+@pytest.fixture
+def pbkdf2_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The iteration count of every PBKDF2 computed in this process (the test server's too),
+    counted by a wrapper that runs the real function."""
+    calls: list[int] = []
+    real = hashlib.pbkdf2_hmac
+    lock = threading.Lock()
+
+    def counting(name: str, password: bytes, salt: bytes, iterations: int, *rest: Any) -> bytes:
+        with lock:
+            calls.append(iterations)
+        return real(name, password, salt, iterations, *rest)
+
+    monkeypatch.setattr(hashlib, "pbkdf2_hmac", counting)
+    return calls
+
+
+def from_address(address: str) -> httpx.Client:
+    """A client whose connections come from another loopback address (all of 127/8 is local)."""
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=60.0)
+
+
+def form_login(client: httpx.Client, url: str, name: str, password: str) -> httpx.Response:
+    token = login_token(client.get(f"{url}/login").text)
+    return client.post(
+        f"{url}/login", data={"name": name, "password": password, "login_token": token}
+    )
+
+
+def basic(name: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{name}:{password}".encode()).decode()}
+
+
+def add_user(server: LiveServer, name: str, role: Role = Role.VIEWER) -> None:
+    with server.engine.connection() as conn:
+        accounts.create_password(conn, name, role, PASSWORD)
+
+
+def test_console_log_in_is_throttled_per_user(throttled: LiveServer) -> None:
+    url = throttled.url
+    with httpx.Client() as client:
+        for _ in range(PER_USER):
+            assert form_login(client, url, "operator", "wrong-guess").status_code == 401
+        blocked = form_login(client, url, "operator", "wrong-guess")
+        assert blocked.status_code == 429
+        assert 1 <= int(blocked.headers["retry-after"]) <= 120
+        assert "Too many failed log-ins" in blocked.text and "<form" in blocked.text
+        # Blocked means blocked: not even the right password is checked.
+        assert form_login(client, url, "operator", PASSWORD).status_code == 429
+        # Another user from the same address is not held up by these failures.
+        assert form_login(client, url, "viewer", PASSWORD).status_code == 303
+        # Successful log-ins do not count.
+        for _ in range(PER_USER + 2):
+            assert form_login(client, url, "viewer", PASSWORD).status_code == 303
+
+
+def test_an_address_is_throttled_but_not_others(throttled: LiveServer) -> None:
+    url = throttled.url
+    for n in range(3):
+        add_user(throttled, f"user-{n}")
+    with from_address("127.0.0.2") as attacker, from_address("127.0.0.3") as other:
+        for n in range(PER_ADDRESS):
+            assert form_login(attacker, url, f"user-{n % 3}", "guess").status_code == 401
+        assert form_login(attacker, url, "admin", PASSWORD).status_code == 429
+        assert (
+            attacker.get(f"{url}/api/v1/definitions", headers=basic("admin", PASSWORD)).status_code
+            == 429
+        )
+        # A different user from a different address logs in.
+        assert form_login(other, url, "admin", PASSWORD).status_code == 303
+        assert (
+            other.get(f"{url}/api/v1/definitions", headers=basic("admin", PASSWORD)).status_code
+            == 200
+        )
+        # The names the attacker tried have their own failures (4 each, under the limit of 5).
+        assert form_login(other, url, "user-0", PASSWORD).status_code == 303
+
+
+def test_basic_and_bearer_are_throttled_with_json(throttled: LiveServer) -> None:
+    url = throttled.url
+    with from_address("127.0.0.4") as client:
+        for path in ("/api/v1/definitions", "/engine-rest/process-definition"):
+            assert (
+                client.get(f"{url}{path}", headers=basic("operator", PASSWORD)).status_code == 200
+            )
+        for n in range(PER_USER):
+            wrong = client.get(
+                f"{url}/engine-rest/process-definition", headers=basic("operator", f"x{n}")
+            )
+            assert wrong.status_code == 401
+        for path in ("/api/v1/definitions", "/engine-rest/process-definition"):
+            blocked = client.get(f"{url}{path}", headers=basic("operator", PASSWORD))
+            assert blocked.status_code == 429
+            assert blocked.json()["type"] == "TooManyRequests"
+            assert int(blocked.headers["retry-after"]) >= 1
+    with from_address("127.0.0.5") as client:
+        bearer = {"Authorization": "Bearer il_not-a-token"}
+        for _ in range(PER_ADDRESS):
+            assert client.get(f"{url}/api/v1/definitions", headers=bearer).status_code == 401
+        blocked = client.get(f"{url}/api/v1/definitions", headers=bearer)
+        assert blocked.status_code == 429 and blocked.json()["type"] == "TooManyRequests"
+        good = {"Authorization": f"Bearer {throttled.tokens['viewer']}"}
+        assert client.get(f"{url}/api/v1/definitions", headers=good).status_code == 429
+    good = {"Authorization": f"Bearer {throttled.tokens['viewer']}"}
+    assert httpx.get(f"{url}/api/v1/definitions", headers=good).status_code == 200
+
+
+def parallel(count: int, attempt: Callable[[int], int]) -> Counter[int]:
+    barrier = threading.Barrier(count)
+
+    def run(n: int) -> int:
+        barrier.wait()
+        return attempt(n)
+
+    with ThreadPoolExecutor(count) as pool:
+        return Counter(pool.map(run, range(count)))
+
+
+def test_parallel_wrong_passwords_check_no_more_than_the_limit(
+    throttled: LiveServer, pbkdf2_calls: list[int]
+) -> None:
+    url = throttled.url
+    add_user(throttled, "target")
+    add_user(throttled, "worker")
+    pbkdf2_calls.clear()  # creating users hashes their passwords
+
+    def console(n: int) -> int:
+        with from_address("127.0.0.6") as client:
+            return form_login(client, url, "target", f"guess-{n}").status_code
+
+    statuses = parallel(100, console)
+    assert statuses == Counter({401: PER_USER, 429: 100 - PER_USER}), statuses
+    assert len(pbkdf2_calls) == PER_USER
+
+    pbkdf2_calls.clear()
+
+    def api(n: int) -> int:
+        with from_address("127.0.0.7") as client:
+            path = "/engine-rest/process-definition" if n % 2 else "/api/v1/definitions"
+            return client.get(f"{url}{path}", headers=basic("worker", f"guess-{n}")).status_code
+
+    statuses = parallel(100, api)
+    assert statuses == Counter({401: PER_USER, 429: 100 - PER_USER}), statuses
+    assert len(pbkdf2_calls) == PER_USER
+
+
+def test_parallel_right_passwords_are_not_throttled(throttled: LiveServer) -> None:
+    """Many clients of one user at once, all with the right password: none is refused."""
+
+    def api(n: int) -> int:
+        with from_address("127.0.0.8") as client:
+            return client.get(
+                f"{throttled.url}/engine-rest/process-definition",
+                headers=basic("operator", PASSWORD),
+            ).status_code
+
+    assert parallel(40, api) == Counter({200: 40})
+
+
+def test_unknown_users_cost_the_same_pbkdf2(database_url: str, pbkdf2_calls: list[int]) -> None:
+    with Engine(database_url, migrate=False) as engine, engine.connection() as conn:
+        accounts.create_password(conn, "known", Role.VIEWER, PASSWORD)
+        accounts.verify_password(conn, "warm-up", "x")  # the dummy hash is made once
+        pbkdf2_calls.clear()
+        for name, password in (
+            ("known", PASSWORD),
+            ("known", "wrong-password"),
+            ("unknown", "wrong-password"),
+            ("nul\0name", "wrong-password"),
+            ("", "wrong-password"),
+        ):
+            before = len(pbkdf2_calls)
+            accounts.verify_password(conn, name, password)
+            assert pbkdf2_calls[before:] == [PBKDF2_ITERATIONS], name

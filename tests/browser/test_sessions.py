@@ -1,0 +1,66 @@
+"""Sessions in the browser: log in through the form, an admin ends another user's session from
+the sessions page, and log-out ends one's own."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from tests.browser.conftest import VIEWPORT, Login
+from tests.browser.live import PASSWORD, ConsoleServer
+
+pytestmark = pytest.mark.browser
+
+
+def session_count(console: ConsoleServer, name: str) -> int:
+    with console.engine.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM console_session s JOIN credential c ON c.id = s.credential_id"
+            " WHERE c.name = %s",
+            (name,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_an_admin_ends_another_users_session(console: ConsoleServer, login: Login) -> None:
+    operator = login("operator")
+    operator.goto("/instances")
+    expect(operator.get_by_role("link", name="Sessions")).to_have_count(0)
+    assert operator.request.get("/sessions").status == 403
+
+    admin = login("admin")
+    admin.goto("/")
+    admin.get_by_role("link", name="Sessions").click()
+    expect(admin).to_have_url(f"{console.url}/sessions")
+    row = admin.locator("tr[data-session]", has_text="operator")
+    expect(row).to_have_count(1)
+    expect(admin.locator("tr[data-session]", has_text="(this session)")).to_have_count(1)
+
+    row.get_by_role("button", name="End session").click()
+    expect(admin.locator("#flash-sessions")).to_contain_text("Session ended")
+    expect(admin.locator("tr[data-session]", has_text="operator")).to_have_count(0)
+    assert session_count(console, "operator") == 0
+
+    operator.goto("/instances")
+    expect(operator).to_have_url(f"{console.url}/login?next=/instances")
+
+
+def test_log_in_through_the_form_and_log_out(console: ConsoleServer, browser: Browser) -> None:
+    context = browser.new_context(viewport=VIEWPORT, base_url=console.url)
+    try:
+        page = context.new_page()
+        page.goto("/incidents")
+        expect(page).to_have_url(f"{console.url}/login?next=/incidents")
+        page.get_by_label("User").fill("viewer")
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Log in").click()
+        expect(page).to_have_url(f"{console.url}/incidents")
+        assert session_count(console, "viewer") == 1
+
+        page.get_by_role("button", name="Log out").click()
+        expect(page).to_have_url(f"{console.url}/login")
+        assert session_count(console, "viewer") == 0
+        page.goto("/incidents")
+        expect(page).to_have_url(f"{console.url}/login?next=/incidents")
+    finally:
+        context.close()
