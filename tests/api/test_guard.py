@@ -23,6 +23,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app.camunda.errors import translate
+from app.guard import REQUEST_ID as REQUEST_ID_VAR
 from app.main import create_app
 from app.settings import Settings
 from engine.api import Engine
@@ -323,3 +325,18 @@ def test_health_shows_counts_only_to_known_callers(api: LiveServer) -> None:
         for auth in (f"Bearer {api.tokens['viewer']}", basic("viewer")):
             known = http.get("/health", headers={"Authorization": auth}).json()
             assert known["status"] == "ok" and "instances" in known, auth
+
+
+def test_an_untranslated_camunda_error_names_only_the_request_id(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    token = REQUEST_ID_VAR.set("0123456789abcdef0123456789abcdef")
+    try:
+        with caplog.at_level(logging.ERROR, logger="interlock.camunda"):
+            error = translate(RecursionError("maximum recursion depth exceeded in secret()"))
+    finally:
+        REQUEST_ID_VAR.reset(token)
+    assert error.status == 500 and error.type == "ProcessEngineException"
+    assert error.message == "internal error; request id 0123456789abcdef0123456789abcdef"
+    [logged] = [r for r in caplog.records if "0123456789abcdef" in r.getMessage()]
+    assert "RecursionError" in logged.getMessage() and "secret()" in logged.getMessage()
