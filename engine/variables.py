@@ -118,13 +118,18 @@ def from_row(type_name: str, stored: Any) -> TypedValue:
     return TypedValue(type_name, stored)
 
 
+def check_name(name: Any) -> None:
+    """Refuse a variable name that is not a non-empty string a text column can hold."""
+    if not isinstance(name, str) or not name:
+        raise BadRequest(f"variable names must be non-empty strings, got {name!r}")
+    problem = text_problem(name)
+    if problem is not None:
+        raise BadRequest(f"variable name {name!r} {problem}")
+
+
 def infer_all(values: Mapping[str, Any] | None) -> dict[str, TypedValue]:
     if not values:
         return {}
     for name in values:
-        if not isinstance(name, str) or not name:
-            raise BadRequest(f"variable names must be non-empty strings, got {name!r}")
-        problem = text_problem(name)
-        if problem is not None:
-            raise BadRequest(f"variable name {name!r} {problem}")
+        check_name(name)
     return {name: infer(value) for name, value in values.items()}

@@ -14,6 +14,8 @@ from app.api.http import q_int, q_text, q_texts, q_time, q_uuid
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest
 from engine.model import ProcessModel, TimerDefinition
+from engine.store.instances import InstanceFilter
+from engine.variables import typed
 from tests.api.helpers import start
 from tests.server import LiveServer
 
@@ -234,3 +236,17 @@ def test_a_timer_expression_that_gives_a_too_fast_cycle_is_refused(
     assert count(operator, "fast-cycle") == count(operator, "long-wait") == 0
     ok = {"variables": {"when": "R/PT1S"}}
     assert operator.post("/definitions/key/fast-cycle/start", json=ok).status_code == 201
+
+
+def test_the_python_api_refuses_what_no_column_holds(api: LiveServer) -> None:
+    engine = api.engine
+    before = len(engine.list_instances(InstanceFilter(definition_key="review"), limit=500).items)
+    for value in (float("nan"), float("inf"), 2**64, "a\x00", "\ud800", {"k": [float("-inf")]}):
+        with pytest.raises(BadRequest):
+            engine.start_latest("review", {"x": value})
+    with pytest.raises(BadRequest, match="32-bit"):
+        typed("integer", 2**31)
+    with pytest.raises(BadRequest, match="finite"):
+        typed("double", "Infinity")
+    after = len(engine.list_instances(InstanceFilter(definition_key="review"), limit=500).items)
+    assert after == before
