@@ -115,14 +115,25 @@ def credentials(fuzzed: FuzzApp, which: str) -> dict[str, str]:
     }[which]
 
 
+ID_KINDS = {
+    "/definitions/": "definition_ids",
+    "/instances/": "instance_ids",
+    "/user-tasks/": "user_task_ids",
+    "/external-tasks/": "external_task_ids",
+    "/incidents/": "incident_ids",
+    "/jobs/": "job_ids",
+}
+
+
 def point_at_seeded(case: Case, fuzzed: FuzzApp, pick: int | None) -> None:
     """Sometimes aim the path at something that exists; never at the credentials in use."""
     params = case.path_parameters
     if params is None:
         return
     seeded = fuzzed.seeded
+    kind = next((kind for prefix, kind in ID_KINDS.items() if case.path.startswith(prefix)), "")
     choices: dict[str, list[Any]] = {
-        "id": seeded.all_ids(),
+        "id": getattr(seeded, kind, None) or seeded.all_ids(),
         "key": seeded.definition_keys,
         "version": [1, 2],
         "name": list(SPARE),

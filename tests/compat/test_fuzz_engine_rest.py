@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import psycopg
 import pytest
-from hypothesis import event, given, settings
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
@@ -501,7 +501,9 @@ def test_every_route_refuses_hostile_input_cleanly(fuzzed: FuzzApp, tables: Tabl
     run()
 
 
-def test_each_route_once_with_hostile_input(fuzzed: FuzzApp, tables: Tables) -> None:
+def test_each_route_once_with_hostile_input(
+    fuzzed: FuzzApp, tables: Tables, subtests: pytest.Subtests
+) -> None:
     """Every route gets examples of its own, not only those a random draw happens to pick."""
     for route in ROUTES:
 
@@ -510,7 +512,47 @@ def test_each_route_once_with_hostile_input(fuzzed: FuzzApp, tables: Tables) -> 
         def run(request: dict[str, Any]) -> None:
             send(fuzzed, tables, request)
 
-        run()
+        for request in late_flag_examples(fuzzed.seeded, route):
+            run = example(request=request)(run)
+        with subtests.test(route=" ".join(route)):
+            run()
+
+
+# Options that only shape the answer; a wrong one must be refused before the request acts.
+FLAGS = ("withVariablesInReturn", "resultEnabled", "variablesInResultEnabled", "usePriority")
+VALID_BODY = {
+    "workerId": "fuzz-worker",
+    "topics": [{"topicName": "work", "lockDuration": 1000}],
+    "messageName": "order-paid",
+    "name": "go",
+    "variables": {"amount": {"value": 5, "type": "Integer"}},
+    "retries": 1,
+    "newDuration": 1000,
+    "errorCode": "E1",
+    "errorMessage": "x",
+    "userId": "u1",
+}
+
+
+def late_flag_examples(seeded: Seeded, route: tuple[str, str]) -> list[dict[str, Any]]:
+    """A request that would succeed, but for one answer-shaping flag of the wrong type."""
+    method, path = route
+    if method not in ("POST", "PUT") or path == "/deployment/create":
+        return []
+    kind = next((kind for prefix, kind in ID_KINDS.items() if path.startswith(prefix)), "")
+    known = {"id": (getattr(seeded, kind, None) or ["x"])[0], "key": "review", "name": "amount"}
+    url = "/engine-rest" + _PLACEHOLDER.sub(lambda m: known[m.group(1)], path)
+    return [
+        {
+            "method": method,
+            "url": url,
+            "body": dumps({**VALID_BODY, flag: wrong}),
+            "content_type": "application/json",
+            "which": "basic:admin",
+        }
+        for flag in FLAGS
+        for wrong in ([], "yes")
+    ]
 
 
 @pytest.mark.slow
