@@ -265,6 +265,8 @@ def _start(call: Call, row: DefinitionRow) -> Response:
         raise invalid_request("startInstructions are not supported: start at the none start event")
     variables = to_typed_map(call.field("variables"))
     business_key = call.body_text("businessKey")
+    # Every field is read before the instance starts: a refusal must leave nothing written.
+    with_variables = call.body_flag("withVariablesInReturn")
     try:
         handle = call.engine.start_definition(row.id, variables, business_key=business_key)
     except BadRequest as exc:
@@ -277,7 +279,7 @@ def _start(call: Call, row: DefinitionRow) -> Response:
         ) from exc
     info = handle.info()
     body = dto.instance_from_info(call.base, info)
-    if call.body_flag("withVariablesInReturn"):
+    if with_variables:
         body["variables"] = dto_map(handle.typed_variables())
     return json_response(body)
 

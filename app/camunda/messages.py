@@ -24,17 +24,22 @@ def correlate(call: Call) -> Response:
     to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal")
     keys = plain_values(call.field("correlationKeys"), "correlationKeys")
     instance_id = call.body_text("processInstanceId")
+    business_key = call.body_text("businessKey")
+    deliver_all = call.body_flag("all")
+    # Read before the message is delivered: a refusal must leave nothing written.
+    result_enabled = call.body_flag("resultEnabled")
+    with_variables = call.body_flag("variablesInResultEnabled")
     engine = call.engine
     try:
         if call.body_text("tenantId"):
             raise NotFound("no process definition or execution belongs to a tenant")
         result = engine.correlate_message(
             name,
-            business_key=call.body_text("businessKey"),
+            business_key=business_key,
             instance_id=as_uuid(instance_id) if instance_id else None,
             correlation_keys=keys,
             variables=variables,
-            all=call.body_flag("all"),
+            all=deliver_all,
         )
     except NotFound as exc:
         message = (
@@ -50,9 +55,8 @@ def correlate(call: Call) -> Response:
         raise rest_error(400, message, exc) from exc
     except InterlockError as exc:
         raise rest_error(500, f"Cannot correlate message '{name}': {exc.message}", exc) from exc
-    if not call.body_flag("resultEnabled"):
+    if not result_enabled:
         return no_content()
-    with_variables = call.body_flag("variablesInResultEnabled")
     results: list[Json] = []
     for delivery in result.deliveries:
         handle = engine.instance(delivery["instance_id"])

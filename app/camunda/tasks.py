@@ -135,6 +135,8 @@ def set_assignee(call: Call) -> Response:
 def complete(call: Call) -> Response:
     task_id = call.path["id"]
     variables = to_typed_map(call.field("variables"))
+    # Read before the task completes: a refusal must leave nothing written.
+    with_variables = call.body_flag("withVariablesInReturn")
     engine = call.engine
     try:
         result = engine.complete_task(task_id, variables)
@@ -148,7 +150,7 @@ def complete(call: Call) -> Response:
     except InterlockError as exc:
         message = f"Cannot complete task {task_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc
-    if call.body_flag("withVariablesInReturn"):
+    if with_variables:
         values = engine.instance(result.instance_id).typed_variables()
         return json_response(dto_map(values))
     return no_content()

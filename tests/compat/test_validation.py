@@ -197,3 +197,25 @@ def test_retries_and_durations_are_bounded(rest: httpx.Client) -> None:
     assert response.status_code == 200 and response.json() == []
     nothing = {"workerId": "w", "maxTasks": 0, "topics": topics}
     assert rest.post("/external-task/fetchAndLock", json=nothing).json() == []
+
+
+def test_answer_flags_of_the_wrong_type_are_refused_before_anything_is_written(
+    rest: httpx.Client,
+) -> None:
+    deploy(rest, ("approval.bpmn", processes.approval()))
+    before = instances(rest)
+    invalid(rest.post(START, json={"withVariablesInReturn": []}), "withVariablesInReturn")
+    assert instances(rest) == before
+
+    instance = start(rest, "approval")
+    (task,) = rest.get("/task", params={"processInstanceId": instance["id"]}).json()
+    refused = rest.post(f"/task/{task['id']}/complete", json={"withVariablesInReturn": "yes"})
+    invalid(refused, "withVariablesInReturn")
+    assert rest.get(f"/task/{task['id']}").status_code == 200
+
+    assert rest.post(f"/task/{task['id']}/complete", json={}).status_code == 204
+    for flag in ("resultEnabled", "variablesInResultEnabled", "all"):
+        message = {"messageName": "PaymentReceived", "processInstanceId": instance["id"]}
+        invalid(rest.post("/message", json={**message, flag: "x"}), flag)
+        waiting = rest.get("/process-instance", params={"processInstanceIds": instance["id"]})
+        assert len(waiting.json()) == 1, f"{flag}: the message was delivered"
