@@ -18,6 +18,8 @@ from engine.model import ServiceTask, TimerDefinition, UserTask
 from engine.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
 
 DEFAULT_PRIORITY = 50
+# Retries are an integer column: what a caller may set.
+MAX_RETRIES = 2**31 - 1
 
 
 @lru_cache(maxsize=4096)

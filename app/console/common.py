@@ -16,6 +16,7 @@ from starlette.responses import Response
 from app.auth import csrf_token, principal_of, require
 from app.errors import status_of
 from app.templating import templates
+from engine import json_input
 from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import BadRequest, InterlockError, InvariantViolation, NotFound
@@ -163,9 +164,9 @@ def typed_value(type_name: str, raw: str) -> TypedValue:
         raise BadRequest(f"unknown variable type '{type_name}'")
     if type_name == "json":
         try:
-            return TypedValue("json", json.loads(raw))
-        except json.JSONDecodeError as exc:
-            raise BadRequest(f"not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+            return typed("json", json_input.loads(raw, "value"))
+        except json_input.JsonSyntaxError as exc:
+            raise BadRequest(f"not valid JSON: {exc}") from exc
     if type_name == "null":
         return TypedValue("null", None)
     return typed(type_name, raw)
@@ -175,9 +176,9 @@ def json_object(raw: str, what: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"{what}: not valid JSON: {exc.msg} (line {exc.lineno})") from exc
+        value = json_input.loads(raw, what)
+    except json_input.JsonSyntaxError as exc:
+        raise BadRequest(f"{what}: not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise BadRequest(f'{what} must be a JSON object such as {{"approved": true}}')
     return value

@@ -14,6 +14,7 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import waits
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
@@ -175,6 +176,7 @@ class FailExternalTask:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if self.retries < 0 or self.retry_timeout_ms < 0:
             raise BadRequest("retries and retry timeout cannot be negative")
+        _bound_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
@@ -273,6 +275,7 @@ class SetExternalTaskRetries:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if self.retries < 0:
             raise BadRequest("retries cannot be negative")
+        _bound_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, None)
         task.retries, task.dirty = self.retries, True
         if self.retries > 0:
@@ -285,3 +288,8 @@ def restore_external_task(run: InstanceRun, task: ExternalTaskRow) -> None:
     """A failed external task may be fetched again: incidents resolve, the token waits again."""
     task.worker_id, task.lock_expires_at, task.dirty = None, None, True
     run.restore_failed(task.token_id, external_task_id=task.id, state=TokenState.WAITING)
+
+
+def _bound_retries(retries: int) -> None:
+    if retries > waits.MAX_RETRIES:
+        raise BadRequest(f"retries must be at most {waits.MAX_RETRIES}", field="retries")

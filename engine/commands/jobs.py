@@ -222,6 +222,8 @@ class SetJobRetries:
     def execute(self, tx: Tx) -> JobResult:
         if self.retries < 0:
             raise Conflict("retries cannot be negative")
+        if self.retries > waits.MAX_RETRIES:
+            raise BadRequest(f"retries must be at most {waits.MAX_RETRIES}", field="retries")
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
             raise NotFound(f"job {self.job_id} does not exist", job_id=str(self.job_id))
