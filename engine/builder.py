@@ -533,12 +533,18 @@ class ProcessBuilder:
                 return by_id[node.attached_to].parent
             return node.parent
 
+        # Every node's flows in the order they were added, from one pass over the flows.
+        flows_in: dict[str, list[str]] = {}
+        flows_out: dict[str, list[str]] = {}
+        for flow in self._flows:
+            flows_in.setdefault(flow.target, []).append(flow.id)
+            flows_out.setdefault(flow.source, []).append(flow.id)
         nodes = tuple(
             replace(
                 node,
                 parent=parent_of(node),
-                incoming=tuple(f.id for f in self._flows if f.target == node.id),
-                outgoing=tuple(f.id for f in self._flows if f.source == node.id),
+                incoming=tuple(flows_in.get(node.id, ())),
+                outgoing=tuple(flows_out.get(node.id, ())),
             )
             for node in self._nodes
         )

@@ -113,6 +113,11 @@ class EngineSettings:
 
     default_retries: int = 3
     unhandled_bpmn_error: Literal["end", "incident"] = "end"
+    # How large a model a deployment accepts (engine.model.ModelLimits; these are its defaults):
+    # bytes of BPMN input, flow nodes in one process, sequence flows into or out of one node.
+    max_bpmn_bytes: int = 5 * 1024 * 1024
+    max_process_nodes: int = 10_000
+    max_fan_out: int = 1_000
     # Bounds of what callers of the HTTP APIs may ask for (a 400 beyond them): how long a worker
     # may lock or extend an external task, how long a failed task may wait before its retry, and
     # how many tasks one fetch may lock.

@@ -34,6 +34,25 @@ class NodeKind(StrEnum):
 
 TimerKind = Literal["date", "duration", "cycle"]
 
+# The largest BPMN input a deployment accepts unless its settings say otherwise.
+MAX_BPMN_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelLimits:
+    """How large a model a deployment accepts: bytes of BPMN input, flow nodes in one process,
+    and flows into or out of one node (the branches of a split, the arrivals of a join). The
+    parser refuses a model beyond them before any work that grows faster than its size, with a
+    ModelError naming the element that went over. `EngineSettings` carries a deployment's
+    limits (`max_bpmn_bytes`, `max_process_nodes`, `max_fan_out`); these are their defaults."""
+
+    max_bytes: int = MAX_BPMN_BYTES
+    max_nodes: int = 10_000
+    max_fan_out: int = 1_000
+
+
+DEFAULT_LIMITS = ModelLimits()
+
 
 @dataclass(frozen=True, kw_only=True)
 class TimerDefinition:
@@ -268,6 +287,12 @@ class ProcessModel:
     _children_by_scope: dict[str | None, tuple[Node, ...]] = field(
         init=False, repr=False, compare=False
     )
+    _none_start_by_scope: dict[str | None, StartEvent] = field(
+        init=False, repr=False, compare=False
+    )
+    _event_subprocesses_by_scope: dict[str | None, tuple[SubProcess, ...]] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -276,14 +301,26 @@ class ProcessModel:
         object.__setattr__(self, "_flows_by_id", {f.id: f for f in self.flows})
         boundaries: dict[str, list[BoundaryEvent]] = {}
         children: dict[str | None, list[Node]] = {}
+        none_starts: dict[str | None, StartEvent] = {}
+        event_subprocesses: dict[str | None, list[SubProcess]] = {}
         for node in self.nodes:
             children.setdefault(node.parent, []).append(node)
             if isinstance(node, BoundaryEvent):
                 boundaries.setdefault(node.attached_to, []).append(node)
+            elif isinstance(node, StartEvent) and node.is_none_start:
+                none_starts.setdefault(node.parent, node)
+            elif isinstance(node, SubProcess) and node.triggered_by_event:
+                event_subprocesses.setdefault(node.parent, []).append(node)
         object.__setattr__(
             self, "_boundary_by_activity", {k: tuple(v) for k, v in boundaries.items()}
         )
         object.__setattr__(self, "_children_by_scope", {k: tuple(v) for k, v in children.items()})
+        object.__setattr__(self, "_none_start_by_scope", none_starts)
+        object.__setattr__(
+            self,
+            "_event_subprocesses_by_scope",
+            {k: tuple(v) for k, v in event_subprocesses.items()},
+        )
 
     def __hash__(self) -> int:
         return hash((self.key, self.nodes, self.flows))
@@ -297,6 +334,9 @@ class ProcessModel:
     def has_node(self, node_id: str) -> bool:
         return node_id in self._nodes_by_id
 
+    def has_flow(self, flow_id: str) -> bool:
+        return flow_id in self._flows_by_id
+
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
         return self._boundary_by_activity.get(activity_id, ())
 
@@ -305,15 +345,14 @@ class ProcessModel:
         return self._children_by_scope.get(scope_id, ())
 
     def none_start_of(self, scope_id: str | None) -> StartEvent:
-        for node in self.children(scope_id):
-            if isinstance(node, StartEvent) and node.is_none_start:
-                return node
-        raise ModelError("scope has no none start event", element_id=scope_id or self.key)
+        """The first none start event (by id) directly inside `scope_id`."""
+        start = self._none_start_by_scope.get(scope_id)
+        if start is None:
+            raise ModelError("scope has no none start event", element_id=scope_id or self.key)
+        return start
 
     def event_subprocesses(self, scope_id: str | None) -> tuple[SubProcess, ...]:
-        return tuple(
-            n for n in self.children(scope_id) if isinstance(n, SubProcess) and n.triggered_by_event
-        )
+        return self._event_subprocesses_by_scope.get(scope_id, ())
 
     @property
     def none_start(self) -> StartEvent:
@@ -368,10 +407,15 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                 flow.id,
                 flow.line,
             )
+    # Each node's flows, gathered in one pass over the flows (not one pass per node).
+    expected_in: dict[str, set[str]] = {}
+    expected_out: dict[str, set[str]] = {}
+    for flow in model.flows:
+        expected_in.setdefault(flow.target, set()).add(flow.id)
+        expected_out.setdefault(flow.source, set()).add(flow.id)
     for node in model.nodes:
-        expected_in = tuple(f.id for f in model.flows if f.target == node.id)
-        expected_out = tuple(f.id for f in model.flows if f.source == node.id)
-        if set(node.incoming) != set(expected_in) or set(node.outgoing) != set(expected_out):
+        wired_in, wired_out = expected_in.get(node.id, set()), expected_out.get(node.id, set())
+        if set(node.incoming) != wired_in or set(node.outgoing) != wired_out:
             raise fail(
                 "incoming/outgoing flows disagree with the sequence flows", node.id, node.line
             )
@@ -421,14 +465,18 @@ def _validate_scopes(model: ProcessModel, fail: _Fail) -> None:
         if not isinstance(model._nodes_by_id.get(node.parent), SubProcess):
             message = f"parent '{node.parent}' names no subprocess of this process"
             raise fail(message, node.id, node.line)
+    # Each node's chain of parents is followed only until it meets one already known to lead
+    # to the process level, so deep nesting costs a pass over the nodes, not one per level.
+    rooted: set[str] = set()
     for node in model.nodes:
         chain = {node.id}
         scope = node.parent
-        while scope is not None:
+        while scope is not None and scope not in rooted:
             if scope in chain:
                 raise fail("subprocesses cannot contain each other", node.id, node.line)
             chain.add(scope)
             scope = model.node(scope).parent
+        rooted.update(chain)
 
 
 def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:

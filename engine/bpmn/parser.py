@@ -11,6 +11,7 @@ like change what Camunda executes, and this engine does not execute them.
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -21,11 +22,13 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.model import (
+    DEFAULT_LIMITS,
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
+    ModelLimits,
     Node,
     NoneTask,
     ParallelGateway,
@@ -42,7 +45,8 @@ from engine.model import (
 )
 from engine.timers import TIMER_KINDS, parse_cycle, validate_timer
 
-MAX_BPMN_BYTES = 5 * 1024 * 1024
+# The default size limit; a deployment's settings may raise it (see ModelLimits).
+MAX_BPMN_BYTES = DEFAULT_LIMITS.max_bytes
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 CAMUNDA_NS = "http://camunda.org/schema/1.0/bpmn"
 
@@ -154,16 +158,26 @@ def retry_cycle_problem(text: str) -> str | None:
     return None
 
 
+@functools.cache
 def _bpmn(local: str) -> str:
     return f"{{{BPMN_NS}}}{local}"
 
 
+@functools.cache
 def _camunda(local: str) -> str:
     return f"{{{CAMUNDA_NS}}}{local}"
 
 
 def _local(element: Element) -> str:
-    return str(etree.QName(element).localname)
+    """The tag without its namespace (read from the tag text: a QName per call costs more than
+    the rest of reading most elements)."""
+    tag: str = element.tag
+    return tag.rpartition("}")[2]
+
+
+def _namespace(element: Element) -> str | None:
+    tag: str = element.tag
+    return tag[1 : tag.index("}")] if tag.startswith("{") else None
 
 
 def _children(element: Element) -> list[Element]:
@@ -178,6 +192,8 @@ class _Context:
     messages: dict[str, str | None]
     signals: dict[str, str | None]
     errors: dict[str, str | None]
+    # What one process may hold (see ModelLimits); None: anything (a definition already deployed).
+    limits: ModelLimits | None = DEFAULT_LIMITS
 
     def error(self, message: str, element: Element, element_id: str | None = None) -> ModelError:
         return ModelError(
@@ -189,7 +205,7 @@ class _Context:
 
     def unsupported(self, element: Element, element_id: str | None) -> ModelError:
         tag = _local(element)
-        if etree.QName(element).namespace != BPMN_NS:
+        if _namespace(element) != BPMN_NS:
             tag = f"{element.prefix}:{tag}" if element.prefix else element.tag
         return self.error(f"{tag} is not supported by this engine", element, element_id)
 
@@ -222,7 +238,7 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
     retry: Element | None = None
     for extensions in element.findall(_bpmn("extensionElements")):
         for child in _children(extensions):
-            if etree.QName(child).namespace != CAMUNDA_NS:
+            if _namespace(child) != CAMUNDA_NS:
                 continue
             local = _local(child)
             if local == RETRY_CYCLE:
@@ -311,7 +327,7 @@ def _check_children(element: Element, ctx: _Context, allowed: frozenset[str] = f
             or local in ("incoming", "outgoing", "extensionElements")
             or local in allowed
         )
-        if etree.QName(child).namespace != BPMN_NS or not known:
+        if _namespace(child) != BPMN_NS or not known:
             raise ctx.unsupported(child, element.get("id"))
 
 
@@ -322,7 +338,7 @@ def _definition_children(definition: Element, ctx: _Context, event_id: str) -> l
         child
         for child in _children(definition)
         if not (
-            etree.QName(child).namespace == BPMN_NS
+            _namespace(child) == BPMN_NS
             and (_local(child) in _DECORATION or _local(child) == "extensionElements")
         )
     ]
@@ -641,11 +657,17 @@ def _scope(
     owner = element.get("id")
     for child in _children(element):
         local = _local(child)
-        if etree.QName(child).namespace != BPMN_NS:
+        if _namespace(child) != BPMN_NS:
             raise ctx.unsupported(child, child.get("id") or owner)
         if local == "sequenceFlow":
             flows.append(_sequence_flow(child, ctx))
         elif local in NODE_PARSERS:
+            if ctx.limits is not None and len(nodes) >= ctx.limits.max_nodes:
+                message = (
+                    f"the process has more than {ctx.limits.max_nodes} flow nodes, the limit "
+                    "(max_process_nodes in the engine's settings)"
+                )
+                raise ctx.error(message, child)
             node = replace(NODE_PARSERS[local](child, ctx), parent=parent)
             nodes.append((node, child))
             if isinstance(node, SubProcess):
@@ -666,10 +688,19 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
     nodes: list[tuple[Node, Element]] = []
     flows: list[SequenceFlow] = []
     _scope(element, ctx, None, nodes, flows)
+    # Every node's flows in document order, from one pass over the flows.
+    flows_in: dict[str, list[str]] = {}
+    flows_out: dict[str, list[str]] = {}
+    for flow in flows:
+        flows_in.setdefault(flow.target, []).append(flow.id)
+        flows_out.setdefault(flow.source, []).append(flow.id)
+    if ctx.limits is not None:
+        for _, node_element in nodes:
+            _check_fan_out(ctx, ctx.limits, node_element, flows_in, flows_out)
     wired: list[Node] = []
     for node, node_element in nodes:
-        incoming = tuple(flow.id for flow in flows if flow.target == node.id)
-        outgoing = tuple(flow.id for flow in flows if flow.source == node.id)
+        incoming = tuple(flows_in.get(node.id, ()))
+        outgoing = tuple(flows_out.get(node.id, ()))
         for direction, derived in (("incoming", incoming), ("outgoing", outgoing)):
             declared = _declared_refs(node_element, direction)
             if declared and set(declared) != set(derived):
@@ -688,6 +719,25 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         line=element.sourceline,
     )
     return validate(model, ctx.file)
+
+
+def _check_fan_out(
+    ctx: _Context,
+    limits: ModelLimits,
+    element: Element,
+    flows_in: dict[str, list[str]],
+    flows_out: dict[str, list[str]],
+) -> None:
+    """A node with more flows in or out than the limit allows is refused."""
+    node_id = element.get("id")
+    for direction, found in (("incoming", flows_in), ("outgoing", flows_out)):
+        count = len(found.get(node_id, ()))
+        if count > limits.max_fan_out:
+            message = (
+                f"{count} {direction} sequence flows, more than the limit of "
+                f"{limits.max_fan_out} (max_fan_out in the engine's settings)"
+            )
+            raise ctx.error(message, element)
 
 
 # --- entry point -------------------------------------------------------------------------------
@@ -730,13 +780,19 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
     return root
 
 
-def parse_bpmn(data: bytes | str, file: str = "<string>") -> list[ProcessModel]:
-    """One model per executable process (every process when none is marked isExecutable)."""
-    too_large = ModelError(f"BPMN input is larger than {MAX_BPMN_BYTES} bytes", file=file)
-    if len(data) > MAX_BPMN_BYTES:  # a str has no more characters than UTF-8 bytes
+def parse_bpmn(
+    data: bytes | str, file: str = "<string>", limits: ModelLimits | None = DEFAULT_LIMITS
+) -> list[ProcessModel]:
+    """One model per executable process (every process when none is marked isExecutable).
+
+    `limits` bounds the input's size, each process's flow nodes and each node's flows in and
+    out; None accepts any (for definitions that were deployed under their own limits)."""
+    max_bytes = limits.max_bytes if limits is not None else None
+    too_large = ModelError(f"BPMN input is larger than {max_bytes} bytes", file=file)
+    if max_bytes is not None and len(data) > max_bytes:  # no more characters than UTF-8 bytes
         raise too_large
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if len(raw) > MAX_BPMN_BYTES:
+    if max_bytes is not None and len(raw) > max_bytes:
         raise too_large
     root = _load(raw, file, _UTF8_PARSER if isinstance(data, str) else _PARSER)
     if root.tag != _bpmn("definitions"):
@@ -758,6 +814,7 @@ def parse_bpmn(data: bytes | str, file: str = "<string>") -> list[ProcessModel]:
         messages=table("message", "name"),
         signals=table("signal", "name"),
         errors=table("error", "errorCode"),
+        limits=limits,
     )
     processes = root.findall(_bpmn("process"))
     if not processes:

@@ -80,7 +80,6 @@ def _is_identifier(name: str) -> bool:
 def _node_order(model: ProcessModel, scope: list[Node]) -> list[Node]:
     """Start events, then breadth-first along the flows (an activity's boundary events right after
     it): the file reads like the diagram."""
-    targets = {flow.id: flow.target for flow in model.flows}
     members = {node.id for node in scope}
     boundaries: dict[str, list[Node]] = {}
     for node in scope:
@@ -102,7 +101,7 @@ def _node_order(model: ProcessModel, scope: list[Node]) -> list[Node]:
             for boundary in boundaries.get(node.id, ()):
                 visit(boundary)
             for flow_id in node.outgoing:
-                target = targets.get(flow_id)
+                target = model.flow(flow_id).target if model.has_flow(flow_id) else None
                 if target is not None and target in members:
                     visit(model.node(target))
 
@@ -196,7 +195,22 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
         _timer(element, timer)
 
 
-def _node(parent: Element, model: ProcessModel, node: Node, refs: _Refs) -> None:
+# A model's flows by the scope they are written in: where their source is (a flow whose source
+# does not exist, at the process level). Grouped once per model, not once per subprocess.
+_FlowsByScope = dict[str | None, list[SequenceFlow]]
+
+
+def _flows_by_scope(model: ProcessModel) -> _FlowsByScope:
+    grouped: _FlowsByScope = {}
+    for flow in model.flows:
+        scope = model.node(flow.source).parent if model.has_node(flow.source) else None
+        grouped.setdefault(scope, []).append(flow)
+    return grouped
+
+
+def _node(
+    parent: Element, model: ProcessModel, node: Node, refs: _Refs, flows: _FlowsByScope
+) -> None:
     element = etree.SubElement(parent, _bpmn(node.kind.value))
     element.set("id", node.id)
     _set(element, "name", node.name)
@@ -240,21 +254,22 @@ def _node(parent: Element, model: ProcessModel, node: Node, refs: _Refs) -> None
         etree.SubElement(element, _bpmn("outgoing")).text = flow_id
     _event_definitions(element, node, refs)
     if isinstance(node, SubProcess):
-        _scope(element, model, node.id, refs)
+        _scope(element, model, node.id, refs, flows)
 
 
-def _scope(parent: Element, model: ProcessModel, scope_id: str | None, refs: _Refs) -> None:
+def _scope(
+    parent: Element,
+    model: ProcessModel,
+    scope_id: str | None,
+    refs: _Refs,
+    flows: _FlowsByScope,
+) -> None:
     """The nodes directly inside `scope_id` (None: the process), then the flows among them. A flow
     goes where its source is (a flow whose source does not exist, to the process level)."""
-    nodes = _node_order(model, [node for node in model.nodes if node.parent == scope_id])
+    nodes = _node_order(model, list(model.children(scope_id)))
     for node in nodes:
-        _node(parent, model, node, refs)
-    flows = [
-        flow
-        for flow in model.flows
-        if (model.node(flow.source).parent if model.has_node(flow.source) else None) == scope_id
-    ]
-    for flow in _flow_order(flows, nodes):
+        _node(parent, model, node, refs, flows)
+    for flow in _flow_order(flows.get(scope_id, []), nodes):
         _flow(parent, flow)
 
 
@@ -308,7 +323,7 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, "name", model.name)
             process.set("isExecutable", "true")
             _set(process, _camunda("versionTag"), model.version_tag)
-            _scope(process, model, None, refs)
+            _scope(process, model, None, refs, _flows_by_scope(model))
         for name, message_id in refs.messages.items():
             message = etree.SubElement(root, _bpmn("message"))
             message.set("id", message_id)

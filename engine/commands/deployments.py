@@ -9,9 +9,16 @@ from typing import Any, ClassVar
 
 from engine.bpmn.parser import parse_bpmn
 from engine.errors import BadRequest, ModelError
-from engine.executor import Result, Tx
+from engine.executor import EngineSettings, Result, Tx
 from engine.ids import new_id
-from engine.model import IntermediateThrowEvent, Node, ProcessModel, StartEvent, SubProcess
+from engine.model import (
+    IntermediateThrowEvent,
+    ModelLimits,
+    Node,
+    ProcessModel,
+    StartEvent,
+    SubProcess,
+)
 from engine.schema import JOB_CHANNEL
 from engine.store import definitions, start_triggers
 
@@ -40,7 +47,10 @@ class Deploy:
     duplicate_filtering: bool = True
 
     def execute(self, tx: Tx) -> DeploymentResult:
-        parsed = [(resource, model) for resource in self.resources for model in _parse(resource)]
+        limits = _limits(tx.settings)
+        parsed = [
+            (resource, model) for resource in self.resources for model in _parse(resource, limits)
+        ]
         if not parsed:
             raise BadRequest("the deployment contains no executable process")
         keys = [model.key for _, model in parsed]
@@ -87,8 +97,16 @@ class Deploy:
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
 
 
-def _parse(resource: Resource) -> list[ProcessModel]:
-    models = parse_bpmn(resource.content, resource.name)
+def _limits(settings: EngineSettings) -> ModelLimits:
+    return ModelLimits(
+        max_bytes=settings.max_bpmn_bytes,
+        max_nodes=settings.max_process_nodes,
+        max_fan_out=settings.max_fan_out,
+    )
+
+
+def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
+    models = parse_bpmn(resource.content, resource.name, limits)
     for model in models:
         for node in model.nodes:
             problem = _not_executable(model, node)
