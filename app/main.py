@@ -21,7 +21,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from app import api, camunda, console, login, stream
-from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions
+from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions, client_address
 from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
 from app.settings import Settings
@@ -155,7 +155,8 @@ async def _known_caller(request: Request) -> bool:
         return True
     header = request.headers.get("authorization")
     if header:
-        return await run_in_threadpool(authenticator.from_header, header) is not None
+        address = client_address(request.scope)
+        return await run_in_threadpool(authenticator.from_header, header, address) is not None
     cookie = request.cookies.get(SESSION_COOKIE)
     if not cookie:
         return False

@@ -22,6 +22,10 @@ _ERRORS = {
     404: "No such resource",
     409: "The current state does not allow this; an invariant violation also carries the "
     "header X-Invariant-Violation naming its kind",
+    413: "The request body is larger than the server's limit",
+    422: "The Idempotency-Key was already used by this caller with a different request",
+    429: "Too many failed log-ins from this user name or address; retry after `Retry-After` "
+    "seconds",
 }
 
 # Operations that answer 404 about what their body names, not their path: a message that
@@ -43,6 +47,10 @@ def _error(status: int) -> dict[str, Any]:
         "description": _ERRORS[status],
         "content": {"application/json": {"schema": ref("Error")}},
     }
+    if status == 429:
+        response["headers"] = {
+            "Retry-After": {"description": "seconds to wait", "schema": {"type": "integer"}}
+        }
     if status == 409:
         response["headers"] = {
             "X-Invariant-Violation": {
@@ -90,15 +98,17 @@ def _parameters(op: Op) -> list[dict[str, Any]]:
 def _operation(op: Op) -> dict[str, Any]:
     module = op.handler.__module__.rsplit(".", 1)[-1]
     responses: dict[str, Any] = {str(status): _media(r) for status, r in op.replies.items()}
-    errors = [401]
+    errors = [401, 429]
     if op.body is not None or op.query:
         errors.append(400)
+    if op.body is not None:
+        errors.append(413)
     if op.role is not Role.VIEWER:
         errors.append(403)
     if op.path_params or op.openapi_path in _NOT_FOUND_WITHOUT_PATH_PARAMETERS:
         errors.append(404)
     if op.is_mutation:
-        errors.append(409)
+        errors += [409, 422]
     for status in sorted(errors):
         responses[str(status)] = _error(status)
     entry: dict[str, Any] = {

@@ -210,3 +210,16 @@ def test_unknown_users_cost_the_same_pbkdf2(database_url: str, pbkdf2_calls: lis
             before = len(pbkdf2_calls)
             accounts.verify_password(conn, name, password)
             assert pbkdf2_calls[before:] == [PBKDF2_ITERATIONS], name
+
+
+def test_failed_log_ins_on_health_count_for_their_address(throttled: LiveServer) -> None:
+    url = throttled.url
+    with from_address("127.0.0.9") as client:
+        for n in range(PER_ADDRESS):
+            wrong = client.get(f"{url}/health", headers=basic(f"nobody-{n}", "wrong-password"))
+            assert wrong.json() == {"status": "ok"}
+        refused = client.get(f"{url}/api/v1/instances", headers=throttled.bearer("viewer"))
+        assert refused.status_code == 429
+        assert int(refused.headers["retry-after"]) >= 1
+    with from_address("127.0.0.10") as other:
+        assert other.get(f"{url}/api/v1/instances", headers=throttled.bearer()).status_code == 200
