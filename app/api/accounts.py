@@ -23,6 +23,8 @@ from engine.errors import BadRequest, NotFound
 ROLE = {**STRING, "enum": [r.value for r in Role]}
 USER_BODY = request({"name": STRING, "role": ROLE, "password": STRING}, required=("name", "role"))
 TOKEN_BODY = request({"name": STRING, "role": ROLE}, required=("name", "role"))
+PASSWORD_BODY = request({"password": STRING}, required=("password",))
+ROLE_BODY = request({"role": ROLE}, required=("role",))
 
 
 def _role(body: Body) -> Role:
@@ -57,6 +59,18 @@ def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
 def _delete(engine: Engine, kind: str, name: str) -> None:
     with engine.connection() as conn:
         if not accounts.delete(conn, kind, name):
+            raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+
+
+def _set_password(engine: Engine, name: str, password: str) -> None:
+    with engine.connection() as conn:
+        if not accounts.set_password(conn, name, password):
+            raise NotFound(f"no user named '{name}'")
+
+
+def _set_role(engine: Engine, kind: str, name: str, role: Role) -> None:
+    with engine.connection() as conn:
+        if not accounts.set_role(conn, kind, name, role):
             raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
 
 
@@ -120,6 +134,27 @@ async def list_tokens(request: Request) -> Response:
     return reply(views.items(await call(_listed, engine_of(request), "token")))
 
 
+async def change_password(request: Request) -> Response:
+    body = await Body.read(request, PASSWORD_BODY)
+    password = body.required_text("password")
+    await call(_set_password, engine_of(request), path_text(request, "name"), password)
+    return Response(status_code=204)
+
+
+async def change_user_role(request: Request) -> Response:
+    body = await Body.read(request, ROLE_BODY)
+    role = _role(body)
+    await call(_set_role, engine_of(request), "password", path_text(request, "name"), role)
+    return Response(status_code=204)
+
+
+async def change_token_role(request: Request) -> Response:
+    body = await Body.read(request, ROLE_BODY)
+    role = _role(body)
+    await call(_set_role, engine_of(request), "token", path_text(request, "name"), role)
+    return Response(status_code=204)
+
+
 async def delete_user(request: Request) -> Response:
     await call(_delete, engine_of(request), "password", path_text(request, "name"))
     return Response(status_code=204)
@@ -167,6 +202,36 @@ operations = [
         replies={201: Reply("Created", ref("NewUser"))},
     ),
     Op("DELETE", "/users/{name}", delete_user, "Delete a user", Role.ADMIN, replies=_DELETED),
+    Op(
+        "POST",
+        "/users/{name}/password",
+        change_password,
+        "Set a user's password; every session of theirs ends",
+        Role.ADMIN,
+        body=PASSWORD_BODY,
+        body_required=True,
+        replies={204: Reply("Changed", None)},
+    ),
+    Op(
+        "POST",
+        "/users/{name}/role",
+        change_user_role,
+        "Change a user's role; their sessions act with it from their next request",
+        Role.ADMIN,
+        body=ROLE_BODY,
+        body_required=True,
+        replies={204: Reply("Changed", None)},
+    ),
+    Op(
+        "POST",
+        "/tokens/{name}/role",
+        change_token_role,
+        "Change an API token's role",
+        Role.ADMIN,
+        body=ROLE_BODY,
+        body_required=True,
+        replies={204: Reply("Changed", None)},
+    ),
     Op(
         "GET",
         "/tokens",

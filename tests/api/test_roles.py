@@ -194,6 +194,11 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
         {"json": {"name": unique("new-user"), "role": "viewer"}},
     ),
     ("DELETE", "/users/{name}"): _at("/users/{}", user),
+    ("POST", "/users/{name}/password"): _at(
+        "/users/{}/password", user_with_session, json={"password": "another-long-password"}
+    ),
+    ("POST", "/users/{name}/role"): _at("/users/{}/role", user, json={"role": "operator"}),
+    ("POST", "/tokens/{name}/role"): _at("/tokens/{}/role", token, json={"role": "operator"}),
     ("POST", "/tokens"): lambda e: (
         "/tokens",
         {"json": {"name": unique("new-token"), "role": "viewer"}},

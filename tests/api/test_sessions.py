@@ -15,8 +15,6 @@ from typing import Any
 import httpx
 import pytest
 
-from engine import accounts
-from engine.accounts import Role
 from tests.api.conftest import Client
 from tests.api.helpers import start
 from tests.server import PASSWORD, LiveServer, console_login, live_server, login_token
@@ -135,8 +133,8 @@ def test_a_role_change_is_seen_at_the_next_request(
     missing = uuid.uuid4()
     assert browser.post(f"/incidents/{missing}/retry").status_code == 404  # allowed, not found
 
-    with api.engine.connection() as conn:
-        assert accounts.set_role(conn, "password", name, Role.VIEWER)
+    changed = admin.post(f"/users/{name}/role", json={"role": "viewer"})
+    assert changed.status_code == 204, changed.text
 
     refused = browser.post(f"/incidents/{missing}/retry")
     assert refused.status_code == 403 and "viewer" in refused.text
@@ -152,8 +150,8 @@ def test_a_password_change_ends_sessions_and_the_old_basic_password(
     for _ in range(2):  # the second answer comes from the verified-password cache
         assert httpx.get(url, headers=basic(name)).status_code == 200
 
-    with api.engine.connection() as conn:
-        assert accounts.set_password(conn, name, "another-password-1")
+    changed = admin.post(f"/users/{name}/password", json={"password": "another-password-1"})
+    assert changed.status_code == 204, changed.text
 
     assert not browser.logged_in()
     assert httpx.get(url, headers=basic(name)).status_code == 401
@@ -387,3 +385,12 @@ def test_public_url_decides_the_origin_and_makes_cookies_secure(database_url: st
         )
         assert done.status_code == 303
         assert all("Secure" in c for c in done.headers.get_list("set-cookie"))
+
+
+def test_changing_an_unknown_user_or_a_short_password_is_refused(admin: httpx.Client) -> None:
+    assert admin.post("/users/nobody-here/role", json={"role": "admin"}).status_code == 404
+    assert admin.post("/tokens/nobody-here/role", json={"role": "admin"}).status_code == 404
+    short = admin.post(f"/users/{new_user(admin)}/password", json={"password": "short"})
+    assert short.status_code == 400
+    wrong = admin.post(f"/users/{new_user(admin)}/role", json={"role": "root"})
+    assert wrong.status_code == 400 and wrong.json()["detail"]["field"] == "role"
