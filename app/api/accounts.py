@@ -141,18 +141,18 @@ async def change_password(request: Request) -> Response:
     return Response(status_code=204)
 
 
-async def change_user_role(request: Request) -> Response:
-    body = await Body.read(request, ROLE_BODY)
-    role = _role(body)
-    await call(_set_role, engine_of(request), "password", path_text(request, "name"), role)
+async def _change_role(request: Request, kind: str) -> Response:
+    role = _role(await Body.read(request, ROLE_BODY))
+    await call(_set_role, engine_of(request), kind, path_text(request, "name"), role)
     return Response(status_code=204)
+
+
+async def change_user_role(request: Request) -> Response:
+    return await _change_role(request, "password")
 
 
 async def change_token_role(request: Request) -> Response:
-    body = await Body.read(request, ROLE_BODY)
-    role = _role(body)
-    await call(_set_role, engine_of(request), "token", path_text(request, "name"), role)
-    return Response(status_code=204)
+    return await _change_role(request, "token")
 
 
 async def delete_user(request: Request) -> Response:
