@@ -6,9 +6,12 @@ what changed. It lives for one command only: nothing here is cached between comm
 
 from __future__ import annotations
 
+import itertools
+from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from engine.ids import new_id
@@ -93,10 +96,23 @@ class Join:
     scope_key: str
     arrivals: list[dict[str, str]]
     version: int | None = None  # None: not yet in the database
+    # The flows of `arrivals` read so far, the list they were read from and how many were read.
+    _flows: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    _read_from: list[dict[str, str]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _read: int = field(default=0, init=False, repr=False, compare=False)
 
     @property
     def arrived_flows(self) -> set[str]:
-        return {a["flow"] for a in self.arrivals}
+        """The flows tokens arrived by. Asked at every arrival, so only the arrivals appended
+        since the last question are read (a join of n branches reads n arrivals, not n * n);
+        a list put in the place of `arrivals` is read afresh."""
+        if self._read_from is not self.arrivals or self._read > len(self.arrivals):
+            self._flows, self._read_from, self._read = set(), self.arrivals, 0
+        self._flows.update(a["flow"] for a in self.arrivals[self._read :])
+        self._read = len(self.arrivals)
+        return self._flows
 
 
 @dataclass
@@ -201,6 +217,56 @@ class Event:
     history_id: UUID | None = None
 
 
+V = TypeVar("V")
+
+
+class _Grouped(Generic[V]):
+    """The values of one of a run's maps grouped by `key` (the token a task belongs to, the scope
+    a token runs in), for questions asked once per token: a scan of the map for each would cost
+    tokens x items, a cancellation of n branches n * n. Values are added to the maps and not
+    removed, so those added since the last question are the last ones, and each is grouped
+    once; a map that shrank anyway is grouped again from the start."""
+
+    def __init__(self, key: Callable[[V], Any]) -> None:
+        self._key = key
+        self._seen = 0
+        self._groups: dict[Any, deque[V]] = {}
+
+    def of(self, items: dict[Any, V], group: Any) -> deque[V]:
+        if len(items) < self._seen:
+            self._seen, self._groups = 0, {}
+        if len(items) > self._seen:
+            added = list(itertools.islice(reversed(items.values()), len(items) - self._seen))
+            for item in reversed(added):
+                self._groups.setdefault(self._key(item), deque()).append(item)
+            self._seen = len(items)
+        return self._groups.get(group, deque())
+
+
+def _token_of(item: Any) -> Any:
+    return item.token_id
+
+
+def _scope_of(token: Token) -> UUID | None:
+    return token.scope_id
+
+
+def _all(token: Token) -> None:
+    return None
+
+
+def _first_live(tokens: deque[Token]) -> bool:
+    """Whether `tokens` holds a live one; the final ones before it are dropped for good (a final
+    state is final), so asking after every step costs each token one look over the command."""
+    while tokens and not tokens[0].is_live:
+        tokens.popleft()
+    return bool(tokens)
+
+
+def _grouped_by_token() -> _Grouped[Any]:
+    return _Grouped(_token_of)
+
+
 @dataclass
 class InstanceRun:
     instance: InstanceRow
@@ -219,6 +285,29 @@ class InstanceRun:
     subscriptions: dict[UUID, Subscription] = field(default_factory=dict)
     incidents: dict[UUID, IncidentRow] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # Look-ups asked once per token, answered from indexes instead of scans (see `_Grouped`).
+    _scopes: _Grouped[Token] = field(
+        default_factory=lambda: _Grouped(_scope_of), init=False, repr=False, compare=False
+    )
+    _tokens_in_order: _Grouped[Token] = field(
+        default_factory=lambda: _Grouped(_all), init=False, repr=False, compare=False
+    )
+    _work: dict[str, _Grouped[Any]] = field(
+        default_factory=lambda: {
+            name: _grouped_by_token()
+            for name in ("tasks", "external_tasks", "jobs", "subscriptions", "incidents")
+        },
+        init=False,
+        repr=False,
+        compare=False,
+    )
+    _visits_by_id: dict[UUID, Visit] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _joins_by_scope: dict[str, dict[tuple[str, str], None]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _joins_indexed: int = field(default=0, init=False, repr=False, compare=False)
 
     def new_token(self, node_id: str, **fields: Any) -> Token:
         token = Token(
@@ -238,25 +327,75 @@ class InstanceRun:
         """The token leaves early (interrupted, cancelled, terminated): its open user and external
         tasks retire, its jobs and subscriptions go, its incidents are resolved, all in this
         transaction, so a late report about them is rejected."""
-        for task in self.tasks.values():
-            if task.token_id == token.id and task.state == "Open":
+        for task in self._work["tasks"].of(self.tasks, token.id):
+            if task.state == "Open":
                 task.state, task.ended_at, task.dirty = "Retired", self.now, True
-        for external in self.external_tasks.values():
-            if external.token_id == token.id and external.state == "Open":
+        for external in self._work["external_tasks"].of(self.external_tasks, token.id):
+            if external.state == "Open":
                 external.state, external.ended_at, external.dirty = "Retired", self.now, True
-        for incident in self.incidents.values():
-            if incident.token_id == token.id and incident.state == "Open":
+        for incident in self._work["incidents"].of(self.incidents, token.id):
+            if incident.state == "Open":
                 incident.state, incident.resolved_at, incident.dirty = "Resolved", self.now, True
         self.drop_listeners(token)
 
     def drop_listeners(self, token: Token) -> None:
         """The token left its node: the jobs and subscriptions waiting on its behalf go."""
-        for job in self.jobs.values():
-            if job.token_id == token.id:
-                job.deleted = True
-        for subscription in self.subscriptions.values():
-            if subscription.token_id == token.id:
-                subscription.deleted = True
+        for job in self._work["jobs"].of(self.jobs, token.id):
+            job.deleted = True
+        for subscription in self._work["subscriptions"].of(self.subscriptions, token.id):
+            subscription.deleted = True
+
+    def live_in_scope(self, scope_id: UUID | None) -> list[Token]:
+        """The live tokens whose scope is `scope_id`, in the order they were created."""
+        members = self._scopes.of(self.tokens, scope_id)
+        live = [token for token in members if token.is_live]
+        if len(live) != len(members):  # a final state is final: they need not be asked again
+            members.clear()
+            members.extend(live)
+        return live
+
+    def has_live_in_scope(self, scope_id: UUID | None) -> bool:
+        return _first_live(self._scopes.of(self.tokens, scope_id))
+
+    def has_live_tokens(self) -> bool:
+        return _first_live(self._tokens_in_order.of(self.tokens, None))
+
+    def add_visit(self, visit: Visit) -> None:
+        self.visits.append(visit)
+        self._visits_by_id[visit.id] = visit
+
+    def visit(self, visit_id: UUID) -> Visit | None:
+        """The visit of this command with `visit_id`, if the command has it."""
+        if len(self._visits_by_id) != len(self.visits):  # appended without `add_visit`
+            self._visits_by_id = {visit.id: visit for visit in self.visits}
+        return self._visits_by_id.get(visit_id)
+
+    def put_join(self, join: Join) -> None:
+        key = (join.gateway_id, join.scope_key)
+        self._sync_joins()
+        if key not in self.joins:
+            self._joins_indexed += 1
+        self.joins[key] = join
+        self._joins_by_scope.setdefault(join.scope_key, {})[key] = None
+
+    def pop_join(self, key: tuple[str, str]) -> Join:
+        self._sync_joins()
+        join = self.joins.pop(key)
+        self._joins_indexed -= 1
+        self._joins_by_scope.get(key[1], {}).pop(key, None)
+        return join
+
+    def joins_in_scope(self, scope_key: str) -> list[tuple[str, str]]:
+        """The keys of the joins waiting in the scope `scope_key`."""
+        self._sync_joins()
+        return list(self._joins_by_scope.get(scope_key, ()))
+
+    def _sync_joins(self) -> None:
+        if self._joins_indexed != len(self.joins):  # changed without put_join and pop_join
+            self._joins_by_scope = {}
+            for key in self.joins:
+                self._joins_by_scope.setdefault(key[1], {})[key] = None
+            self._joins_indexed = len(self.joins)
 
     def add_job(self, job: JobRow) -> None:
         self.jobs[job.id] = job

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal
+from uuid import UUID
 
 from engine import timers, waits
 from engine.errors import (
@@ -175,7 +176,7 @@ class Advance:
             token, node_id, via, skip_async = self._queue.popleft()
             if token.is_live:
                 self._arrive(token, self.model.node(node_id), via, skip_async)
-        if not self.run.instance.state.is_final and not self.run.live_tokens():
+        if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")
 
@@ -374,7 +375,7 @@ class Advance:
         scope_id = token.scope_id
         if scope_id is None:
             return
-        if any(t.is_live and t.scope_id == scope_id for t in self.run.tokens.values()):
+        if self.run.has_live_in_scope(scope_id):
             return
         scope_token = self.run.tokens[scope_id]
         if not scope_token.is_live:
@@ -459,10 +460,11 @@ class Advance:
         if join is None:
             # A join that fired earlier in this command keeps its row: updated, not re-inserted.
             join = Join(gateway.id, token.scope_key, [], run.deleted_joins.pop(key, None))
-            run.joins[key] = join
-        join.arrivals = [*join.arrivals, {"token": str(token.id), "flow": via or ""}]
+            run.put_join(join)
+        join.arrivals.append({"token": str(token.id), "flow": via or ""})
         self._wait(token)
-        if not set(gateway.incoming) <= join.arrived_flows:
+        arrived = join.arrived_flows  # not a set of the incoming flows at every arrival
+        if len(arrived) < len(gateway.incoming) or not arrived.issuperset(gateway.incoming):
             return
         # Every incoming flow has a token: the first arrival on each is merged, the last one
         # (this token) survives and continues. Later arrivals on a flow wait for the next round.
@@ -476,8 +478,9 @@ class Advance:
                 gateway_id=gateway.id,
             )
         groups: list[str] = []
+        absorbed_ids = set(merged.values())
         for token_id in merged.values():
-            absorbed = next(t for t in run.tokens.values() if str(t.id) == token_id)
+            absorbed = run.tokens[UUID(token_id)]
             groups.append(absorbed.parallel_group or "")
             if absorbed is token:
                 continue
@@ -485,7 +488,7 @@ class Advance:
             absorbed.merged_into = token.id
             absorbed.move_to(TokenState.COMPLETED, run.now)
             run.emit("token.merged", absorbed)
-        remaining = [a for a in join.arrivals if a["token"] not in merged.values()]
+        remaining = [a for a in join.arrivals if a["token"] not in absorbed_ids]
         if remaining:
             join.arrivals = remaining
         else:
@@ -504,12 +507,9 @@ class Advance:
         self._close_visit(token, "Completed")
         run.drop_listeners(token)
         if flows is None:
-            values = run.variable_values()
-            flows = [
-                self.model.flow(f)
-                for f in node.outgoing
-                if self.model.flow(f).condition is None or self._holds(self.model.flow(f), values)
-            ]
+            outgoing = [self.model.flow(f) for f in node.outgoing]
+            values = run.variable_values() if any(f.condition is not None for f in outgoing) else {}
+            flows = [f for f in outgoing if f.condition is None or self._holds(f, values)]
         if not flows:
             token.move_to(TokenState.COMPLETED, run.now)
             self._ended(token)
@@ -551,11 +551,9 @@ class Advance:
         self.run.emit("token.terminated", token)
 
     def _kill_scope(self, scope_id: Any) -> None:
-        scope_key = str(scope_id)
-        for token in list(self.run.tokens.values()):
-            if token.is_live and token.scope_id == scope_id:
-                self._kill(token)
-        for key in [k for k in self.run.joins if k[1] == scope_key]:
+        for token in self.run.live_in_scope(scope_id):
+            self._kill(token)
+        for key in self.run.joins_in_scope(str(scope_id)):
             self._delete_join(key)
 
     def set_variables(self, values: Mapping[str, Any] | None) -> None:
@@ -573,7 +571,7 @@ class Advance:
             started_at=self.run.now,
             is_new=True,
         )
-        self.run.visits.append(visit)
+        self.run.add_visit(visit)
         token.visit_id = visit.id
 
     def _close_visit(self, token: Token, state: str) -> None:
@@ -581,7 +579,7 @@ class Advance:
         if token.visit_id is None:
             return
         run = self.run
-        visit = next((v for v in run.visits if v.id == token.visit_id), None)
+        visit = run.visit(token.visit_id)
         if visit is None:
             visit = Visit(
                 id=token.visit_id,
@@ -590,14 +588,14 @@ class Advance:
                 state=state,
                 started_at=run.now,
             )
-            run.visits.append(visit)
+            run.add_visit(visit)
         visit.state = state
         visit.ended_at = run.now
         token.visit_id = None
         token.dirty = True
 
     def _delete_join(self, key: tuple[str, str]) -> None:
-        join = self.run.joins.pop(key)
+        join = self.run.pop_join(key)
         if join.version is not None:
             self.run.deleted_joins[key] = join.version
 

@@ -152,7 +152,7 @@ def _run(instance: tuple[Any, ...], loaded: tuple[Any, ...], now: datetime) -> I
         token = _token(values)
         run.tokens[token.id] = token
     for gateway_id, scope_key, arrivals, version in joins or ():
-        run.joins[(gateway_id, scope_key)] = Join(gateway_id, scope_key, list(arrivals), version)
+        run.put_join(Join(gateway_id, scope_key, list(arrivals), version))
     for name, type_name, value in variables or ():
         run.variables[name] = from_row(type_name, value)
     for (kind, (_, columns, _)), found in zip(_WORK.items(), work, strict=True):
