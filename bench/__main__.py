@@ -3,7 +3,13 @@
 import argparse
 import sys
 
-from bench import acquisition_bench, engine_throughput, external_tasks_bench, jobs_bench
+from bench import (
+    acquisition_bench,
+    engine_throughput,
+    external_tasks_bench,
+    jobs_bench,
+    parse_bench,
+)
 
 parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
 parser.add_argument("--database-url")
@@ -18,3 +24,5 @@ print("\n== job executor: timer lateness", flush=True)
 jobs_bench.main(forward)
 print("\n== job acquisition among other active instances", flush=True)
 acquisition_bench.main(forward)
+print("\n== BPMN parsing against model size; a split of 5,000 branches", flush=True)
+parse_bench.main(forward)
