@@ -103,7 +103,8 @@ class ProcessBuilder:
             return None
         if timer.text != timer.text.strip():
             raise self._error("timer text must not start or end with whitespace", element_id)
-        problem = timer_problem(timer.kind, timer.text)
+        # Syntax only: the engine a model is deployed to holds its timers to its own limits.
+        problem = timer_problem(timer.kind, timer.text, None)
         if problem is not None:
             raise self._error(f"timer: {problem}", element_id)
         return timer

@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 import psycopg
@@ -42,6 +42,7 @@ from engine.errors import (
 )
 from engine.handlers import HandlerRegistry
 from engine.snapshots import SnapshotCache
+from engine.timers import TimerLimits
 
 Clock = Callable[[], datetime]
 
@@ -118,12 +119,21 @@ class EngineSettings:
     max_bpmn_bytes: int = 5 * 1024 * 1024
     max_process_nodes: int = 10_000
     max_fan_out: int = 1_000
+    # The shortest interval of a timer cycle and the longest timer duration, at deployment and
+    # whenever a timer starts (an expression's result included).
+    min_timer_cycle_ms: int = 1000
+    max_timer_years: int = 100
     # Bounds of what callers of the HTTP APIs may ask for (a 400 beyond them): how long a worker
     # may lock or extend an external task, how long a failed task may wait before its retry, and
     # how many tasks one fetch may lock.
     max_lock_duration_ms: int = 86_400_000
     max_retry_timeout_ms: int = 2_592_000_000
     max_fetch_tasks: int = 1000
+
+
+    @property
+    def timer_limits(self) -> TimerLimits:
+        return TimerLimits(timedelta(milliseconds=self.min_timer_cycle_ms), self.max_timer_years)
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import Literal
 
 from engine.errors import ModelError
 from engine.expressions import Expression
+from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
+from engine.timers import TimerLimits
 
 
 class NodeKind(StrEnum):
@@ -49,6 +51,8 @@ class ModelLimits:
     max_bytes: int = MAX_BPMN_BYTES
     max_nodes: int = 10_000
     max_fan_out: int = 1_000
+    # The shortest cycle and longest duration a timer may be deployed with.
+    timers: TimerLimits = DEFAULT_TIMER_LIMITS
 
 
 DEFAULT_LIMITS = ModelLimits()

@@ -64,6 +64,7 @@ class Advance:
         optimistic: bool = False,
         default_retries: int = 3,
         unhandled_error: UnhandledError = "end",
+        timer_limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
     ) -> None:
         self.run = run
         self.model = model
@@ -74,6 +75,7 @@ class Advance:
         self.optimistic = optimistic
         self.default_retries = default_retries
         self.unhandled_error = unhandled_error
+        self.timer_limits = timer_limits
         self._queue: deque[Step] = deque()
 
     # -- entry points ---------------------------------------------------------------------------
@@ -280,7 +282,13 @@ class Advance:
             retries = waits.retries_of(node.retry_cycle, self.default_retries)
             run.add_job(
                 waits.timer_job(
-                    node.timer, token.id, node.id, run.variable_values(), run.now, retries
+                    node.timer,
+                    token.id,
+                    node.id,
+                    run.variable_values(),
+                    run.now,
+                    retries,
+                    limits=self.timer_limits,
                 )
             )
         elif node.message_name is not None:
@@ -306,6 +314,7 @@ class Advance:
                         run.variable_values(),
                         run.now,
                         retries,
+                        limits=self.timer_limits,
                     )
                 )
             elif boundary.message_name is not None:

@@ -261,39 +261,45 @@ def _first_occurrence(cycle: Cycle, now: datetime) -> datetime:
 
 
 def first_due(
-    kind: TimerKind, text: str, now: datetime, limits: TimerLimits = DEFAULT_LIMITS
+    kind: TimerKind, text: str, now: datetime, limits: TimerLimits | None = DEFAULT_LIMITS
 ) -> datetime:
     """When a timer of this kind and (already resolved) text first fires, in UTC.
 
     A date may lie in the past (the timer is overdue). A duration counts from `now`. A cycle
     without a start fires one interval after `now`; with a start, at the first occurrence at or
     after `now` (occurrences in the past are skipped, not caught up). A duration or cycle
-    outside `limits` raises ValueError."""
+    outside `limits` raises ValueError (None: a text deployment already held to its limits)."""
     now = _aware(now)
     if kind == "date":
         return parse_date(text).astimezone(UTC)
     if kind == "duration":
         duration = parse_duration(text)
         due = add_duration(now, duration)
-        check_duration(duration, text, limits)
+        if limits is not None:
+            check_duration(duration, text, limits)
         return due.astimezone(UTC)
     if kind == "cycle":
         cycle = parse_cycle(text)
         due = _first_occurrence(cycle, now)
-        check_cycle(cycle, text, limits)
+        if limits is not None:
+            check_cycle(cycle, text, limits)
         return due.astimezone(UTC)
     raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
 
 
-def validate_timer(kind: str, text: str, limits: TimerLimits = DEFAULT_LIMITS) -> None:
+def validate_timer(kind: str, text: str, limits: TimerLimits | None = DEFAULT_LIMITS) -> None:
     """Raise ValueError with a clear message unless `text` is a valid timer of this kind, within
-    `limits`."""
+    `limits` (None: any length; for definitions deployed under limits of their own)."""
     if kind == "date":
         parse_date(text)
     elif kind == "duration":
-        check_duration(parse_duration(text), text, limits)
+        duration = parse_duration(text)
+        if limits is not None:
+            check_duration(duration, text, limits)
     elif kind == "cycle":
-        check_cycle(parse_cycle(text), text, limits)
+        cycle = parse_cycle(text)
+        if limits is not None:
+            check_cycle(cycle, text, limits)
     else:
         raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
 

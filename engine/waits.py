@@ -134,6 +134,7 @@ def timer_job(
     now: datetime,
     retries: int,
     kind: str = "timer",
+    limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
 ) -> JobRow:
     """A timer's job, due at its first firing. A cycle remembers its text and repetitions."""
     text = resolve(timer.text, values)
@@ -143,7 +144,11 @@ def timer_job(
     else:
         text = str(text).strip()
         try:
-            due = timers.first_due(timer.kind, text, now)
+            # A literal text was held to the limits when it was deployed (perhaps under raised
+            # ones); what an expression gives is held to them now.
+            from_expression = "${" in timer.text or "#{" in timer.text
+            checked = limits if from_expression else None
+            due = timers.first_due(timer.kind, text, now, checked)
         except ValueError as exc:
             raise ExpressionError(f"timer of '{node_id}': {exc}", node_id=node_id) from exc
     repetitions = None

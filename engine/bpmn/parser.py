@@ -43,7 +43,8 @@ from engine.model import (
     UserTask,
     validate,
 )
-from engine.timers import TIMER_KINDS, parse_cycle, validate_timer
+from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
+from engine.timers import TIMER_KINDS, TimerLimits, parse_cycle, validate_timer
 
 # The default size limit; a deployment's settings may raise it (see ModelLimits).
 MAX_BPMN_BYTES = DEFAULT_LIMITS.max_bytes
@@ -120,7 +121,9 @@ def is_handler_name(name: str) -> bool:
     return _HANDLER_NAME.fullmatch(name) is not None
 
 
-def timer_problem(kind: str, text: str) -> str | None:
+def timer_problem(
+    kind: str, text: str, limits: TimerLimits | None = DEFAULT_TIMER_LIMITS
+) -> str | None:
     """Why a timer's text cannot be deployed, or None. A `${...}` text must be one safe expression
     (it is resolved when the timer starts); any other text must be a valid ISO 8601 date, duration
     or cycle of that kind."""
@@ -135,7 +138,7 @@ def timer_problem(kind: str, text: str) -> str | None:
             return error.message
         return None
     try:
-        validate_timer(kind, text)
+        validate_timer(kind, text, limits)
     except ValueError as error:
         return str(error)
     return None
@@ -421,7 +424,7 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
     if not text:
         raise ctx.error(f"{_local(spec)} is empty", spec, event_id)
     kind = _TIMER_KINDS[_local(spec)]
-    problem = timer_problem(kind, text)
+    problem = timer_problem(kind, text, ctx.limits.timers if ctx.limits is not None else None)
     if problem is not None:
         raise ctx.error(f"{_local(spec)}: {problem}", spec, event_id)
     return TimerDefinition(kind=kind, text=text)

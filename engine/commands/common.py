@@ -46,6 +46,7 @@ def new_advance(tx: Tx, run: InstanceRun, model: ProcessModel) -> Advance:
         optimistic=tx.optimistic,
         default_retries=tx.settings.default_retries,
         unhandled_error=tx.settings.unhandled_bpmn_error,
+        timer_limits=tx.settings.timer_limits,
     )
 
 

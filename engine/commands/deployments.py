@@ -91,7 +91,14 @@ class Deploy:
         )
         for row, resource, model in created:
             definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
-            start_triggers.replace(tx.conn, model, row.id, tx.now, tx.settings.default_retries)
+            start_triggers.replace(
+                tx.conn,
+                model,
+                row.id,
+                tx.now,
+                tx.settings.default_retries,
+                tx.settings.timer_limits,
+            )
             tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
@@ -102,6 +109,7 @@ def _limits(settings: EngineSettings) -> ModelLimits:
         max_bytes=settings.max_bpmn_bytes,
         max_nodes=settings.max_process_nodes,
         max_fan_out=settings.max_fan_out,
+        timers=settings.timer_limits,
     )
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 
-from engine import waits
+from engine import timers, waits
 from engine.model import ProcessModel, StartEvent
 
 
@@ -26,6 +26,7 @@ def replace(
     definition_id: str,
     now: datetime,
     default_retries: int,
+    timer_limits: timers.TimerLimits,
 ) -> None:
     """The new version of `model.key` takes over the start triggers of the previous ones."""
     older = "SELECT id FROM process_definition WHERE key = %s"
@@ -48,6 +49,7 @@ def replace(
                 now,
                 waits.retries_of(node.retry_cycle, default_retries),
                 kind="timer-start",
+                limits=timer_limits,
             )
             conn.execute(
                 "INSERT INTO job (id, kind, node_id, definition_id, due_at, retries, timer_text, "
