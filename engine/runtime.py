@@ -16,7 +16,7 @@ from uuid import UUID
 
 from engine.ids import new_id
 from engine.states import InstanceState, TokenState, check_token_transition
-from engine.variables import TypedValue
+from engine.variables import TypedValue, check_name
 
 
 @dataclass
@@ -435,6 +435,7 @@ class InstanceRun:
         return [t for t in self.tokens.values() if t.is_live]
 
     def set_variable(self, name: str, value: TypedValue) -> None:
+        check_name(name)  # whoever writes it: a caller, a handler, a worker's report
         self.variables[name] = value
         self.changed_variables.add(name)
 

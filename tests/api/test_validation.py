@@ -250,3 +250,14 @@ def test_the_python_api_refuses_what_no_column_holds(api: LiveServer) -> None:
         typed("double", "Infinity")
     after = len(engine.list_instances(InstanceFilter(definition_key="review"), limit=500).items)
     assert after == before
+
+
+def test_the_python_api_refuses_variable_names_no_column_can_hold(api: LiveServer) -> None:
+    engine = api.engine
+    handle = engine.start_latest("review")
+    for name in ("a\x00b", "\ud800", ""):
+        with pytest.raises(BadRequest):
+            engine.start_latest("review", {name: 1})
+        with pytest.raises(BadRequest):
+            handle.set_variables({name: 1})
+    assert handle.variables() == {}
