@@ -6,10 +6,9 @@ from starlette.datastructures import UploadFile
 from starlette.requests import Request
 from starlette.responses import Response
 
-from app.api.http import Op, Reply, reply, run
+from app.api.http import Op, Reply, engine_of, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, ref
 from engine.accounts import Role
-from engine.bpmn.parser import MAX_BPMN_BYTES
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, ModelError
 
@@ -44,12 +43,16 @@ async def deploy(request: Request) -> Response:
         resources: list[Resource] = []
         name: str | None = None
         filtering = True
+        limit = engine_of(request).executor.settings.max_bpmn_bytes
         for field, value in form.multi_items():
             if isinstance(value, UploadFile):
-                content = await value.read(MAX_BPMN_BYTES + 1)
+                content = await value.read(limit + 1)
                 file = value.filename or f"resource-{len(resources) + 1}.bpmn"
-                if len(content) > MAX_BPMN_BYTES:
-                    raise ModelError(f"larger than {MAX_BPMN_BYTES} bytes", file=file)
+                if len(content) > limit:
+                    raise ModelError(
+                        f"larger than {limit} bytes (max_bpmn_bytes in the engine's settings)",
+                        file=file,
+                    )
                 resources.append(Resource(file, content))
             elif field == "name":
                 name = value or None

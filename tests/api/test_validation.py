@@ -13,11 +13,13 @@ from starlette.requests import Request
 from app.api.http import q_int, q_text, q_texts, q_time, q_uuid
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest
+from engine.executor import EngineSettings
 from engine.model import ProcessModel, TimerDefinition
 from engine.store.instances import InstanceFilter
 from engine.variables import typed
+from tests.api import processes
 from tests.api.helpers import start
-from tests.server import LiveServer
+from tests.server import LiveServer, live_server
 
 JSON = {"content-type": "application/json"}
 
@@ -261,3 +263,20 @@ def test_the_python_api_refuses_variable_names_no_column_can_hold(api: LiveServe
         with pytest.raises(BadRequest):
             handle.set_variables({name: 1})
     assert handle.variables() == {}
+
+
+def test_the_upload_limit_of_a_deployment_is_the_engines(database_url: str) -> None:
+    small = processes.xml(processes.straight()).encode()
+    large = processes.xml(processes.review()).encode()
+    assert len(small) < len(large)
+    settings = EngineSettings(max_bpmn_bytes=len(large) - 1)
+    with live_server(database_url, run_jobs=False, settings=settings) as server:
+        url = f"{server.url}/api/v1/deployments"
+        files = {"files": ("review.bpmn", large, "application/xml")}
+        refused = httpx.post(url, files=files, headers=server.bearer())
+        assert refused.status_code == 400, refused.text
+        assert "max_bpmn_bytes" in refused.json()["message"]
+        assert server.engine.definitions() == []
+        files = {"files": ("straight.bpmn", small, "application/xml")}
+        made = httpx.post(url, files=files, headers=server.bearer())
+        assert made.status_code == 201, made.text
