@@ -8,6 +8,7 @@ from bench import (
     engine_throughput,
     external_tasks_bench,
     jobs_bench,
+    login_bench,
     parse_bench,
 )
 
@@ -26,3 +27,5 @@ print("\n== job acquisition among other active instances", flush=True)
 acquisition_bench.main(forward)
 print("\n== BPMN parsing against model size; a split of 5,000 branches", flush=True)
 parse_bench.main(forward)
+print("\n== failed log-ins: an existing user against an unknown one", flush=True)
+login_bench.main(forward)
