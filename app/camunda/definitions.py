@@ -3,7 +3,6 @@ read definitions and their XML, start instances."""
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -198,7 +197,7 @@ def _definitions(call: Call) -> list[DefinitionRow]:
 
 
 def _like(value: str | None, pattern: str) -> bool:
-    return value is not None and fnmatch.fnmatchcase(value, pattern.replace("%", "*"))
+    return value is not None and cq.like_matches(value, pattern)
 
 
 def _sortable(value: Any) -> tuple[bool, Any]:

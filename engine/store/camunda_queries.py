@@ -7,6 +7,7 @@ Camunda's `sortBy` values; unknown names are refused by the caller before they g
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -84,6 +85,19 @@ def like_pattern(text: str) -> str:
             if following is not None:
                 out.append(following)
     return "".join(out)
+
+
+def like_matches(value: str, text: str) -> bool:
+    """Whether `value` matches Camunda's `*Like` value `text`, as `like_pattern` matches in SQL:
+    for filters applied to rows already in memory."""
+    out: list[str] = []
+    chars = iter(like_pattern(text))
+    for char in chars:
+        if char == "\\":
+            out.append(re.escape(next(chars)))
+        else:
+            out.append({"%": ".*", "_": "."}.get(char) or re.escape(char))
+    return re.fullmatch("".join(out), value, re.DOTALL) is not None
 
 
 def _like(text: str | None) -> str | None:

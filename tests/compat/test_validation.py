@@ -219,3 +219,21 @@ def test_answer_flags_of_the_wrong_type_are_refused_before_anything_is_written(
         invalid(rest.post("/message", json={**message, flag: "x"}), flag)
         waiting = rest.get("/process-instance", params={"processInstanceIds": instance["id"]})
         assert len(waiting.json()) == 1, f"{flag}: the message was delivered"
+
+
+def test_definition_like_filters_take_only_camundas_wildcards(rest: httpx.Client) -> None:
+    deploy(rest, ("approval.bpmn", processes.approval("approve-star")))
+    deploy(rest, ("approval.bpmn", processes.approval("approve_x")))
+
+    def keys(**query: str) -> set[str]:
+        found = rest.get("/process-definition", params=query)
+        assert found.status_code == 200, found.text
+        return {d["key"] for d in found.json()}
+
+    assert keys(keyLike="approve%") == {"approve-star", "approve_x"}
+    assert keys(keyLike="approve_x") == {"approve_x"}
+    assert keys(keyLike="approve\\_%") == {"approve_x"}
+    assert keys(keyLike="approve*") == set()
+    assert keys(keyLike="approve-[s]tar") == set()
+    assert keys(keyLike="approve?star") == set()
+    assert keys(keyLike="approve\\") == set()
