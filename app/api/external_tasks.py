@@ -149,7 +149,7 @@ async def fetch_and_lock(request: Request) -> Response:
         use_priority=body.boolean("use_priority", True),
     )
     timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
-    key = await idempotency(request)
+    key = await idempotency(request, command)
     engine = engine_of(request)
     deadline = time.monotonic() + timeout
     locked: list[dict[str, Any]] = []

@@ -121,14 +121,19 @@ def idempotency_key(request: Request) -> str | None:
     return key
 
 
-async def idempotency(request: Request) -> Idempotency | None:
+async def idempotency(request: Request, command: Command[Any]) -> Idempotency | None:
     """The request's idempotency key, scoped to the caller and bound to the request: its method,
     path, query and body. The same key from another caller is another key; from the same caller
     with another request it is refused (422)."""
     key = idempotency_key(request)
     if key is None:
         return None
-    body = await request.body()
+    try:
+        body = await request.body()
+    except RuntimeError:
+        # A multipart body was streamed into the command as it was parsed (uploaded files): the
+        # command, which holds every part, stands for it.
+        body = repr(command).encode()
     digest = fingerprint(
         request.method, request.url.path, str(sorted(request.query_params.multi_items())), body
     )
@@ -138,7 +143,7 @@ async def idempotency(request: Request) -> Idempotency | None:
 async def run(request: Request, command: Command[R]) -> R:
     """Run `command` through the executor with the request's idempotency key: a repeated request
     with the same key gets the first result back and changes nothing."""
-    key = await idempotency(request)
+    key = await idempotency(request, command)
     engine = engine_of(request)
     return await run_in_threadpool(lambda: engine.run(command, key))
 

@@ -117,3 +117,22 @@ def test_the_python_api_binds_a_key_to_the_command(api: LiveServer) -> None:
         engine.start_latest("review", {"n": 2}, idempotency_key=name)
     with pytest.raises(Conflict):
         engine.correlate_message("nothing", idempotency_key=name)
+
+
+def test_a_repeated_upload_with_a_key_replays_and_another_upload_is_422(
+    admin: httpx.Client,
+) -> None:
+    header = key()
+    model = processes.straight(f"upload-{uuid.uuid4().hex[:8]}")
+    xml = processes.xml(model).encode()
+    upload = {"files": ("p.bpmn", xml, "application/xml")}
+    first = admin.post("/deployments", files=upload, headers=header)
+    again = admin.post("/deployments", files=upload, headers=header)
+    assert first.status_code == again.status_code == 201, first.text
+    assert first.json() == again.json()
+    other = processes.xml(processes.straight(f"upload-{uuid.uuid4().hex[:8]}")).encode()
+    refused = admin.post(
+        "/deployments", files={"files": ("p.bpmn", other, "application/xml")}, headers=header
+    )
+    assert refused.status_code == 422, refused.text
+    assert admin.get("/definitions", params={"key": model.key}).json()["items"]
