@@ -59,12 +59,12 @@ from engine.model import ProcessModel
 from engine.notifier import Notifier
 from engine.schema import EXTERNAL_TASK_CHANNEL
 from engine.states import InstanceState, TokenState, TokenView, view_of
+from engine.store import camunda_queries, queries, tasks
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
 from engine.store import instances as instance_store
 from engine.store import jobs as job_store
-from engine.store import queries, tasks
 from engine.store.instances import InstanceFilter, InstancePage
 from engine.variables import TypedValue, from_row, infer
 
@@ -547,6 +547,31 @@ class Engine:
         if found is None:
             raise NotFound(f"incident {incident_id} does not exist")
         return found
+
+    def deployment(self, deployment_id: UUID | str) -> camunda_queries.DeploymentRow | None:
+        with self.connection() as conn:
+            return camunda_queries.deployment(conn, _uuid(deployment_id))
+
+    def camunda_external_tasks(
+        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
+    ) -> list[camunda_queries.ExternalTaskRow] | int:
+        """External tasks as the Camunda REST API lists them (see camunda_queries)."""
+        with self.connection() as conn:
+            return camunda_queries.external_tasks(conn, page, self.clock(), count=count, **filters)
+
+    def camunda_jobs(
+        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
+    ) -> list[camunda_queries.JobRow] | int:
+        """Jobs as the Camunda REST API lists them (see camunda_queries)."""
+        with self.connection() as conn:
+            return camunda_queries.jobs(conn, page, self.clock(), count=count, **filters)
+
+    def locked_task_details(
+        self, task_ids: list[UUID]
+    ) -> dict[UUID, camunda_queries.LockedTaskDetails]:
+        """What a Camunda fetchAndLock answer carries beyond the fetch's result."""
+        with self.connection() as conn:
+            return camunda_queries.locked_task_details(conn, task_ids)
 
     def job(self, job_id: UUID | str) -> JobView:
         with self.connection() as conn:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
 from typing import Any
 
 from starlette.requests import Request
@@ -38,13 +37,13 @@ from engine.commands.external_tasks import (
     ExternalTaskResult,
     FailExternalTask,
     FetchAndLock,
-    FetchResult,
+    NothingLocked,
     SetExternalTaskRetries,
     TopicRequest,
     UnlockExternalTask,
 )
 from engine.errors import BadRequest
-from engine.executor import EngineSettings, Tx
+from engine.executor import EngineSettings
 from engine.schema import EXTERNAL_TASK_CHANNEL
 
 MAX_TIMEOUT_MS = 60_000
@@ -96,22 +95,6 @@ RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
 NO_BODY = request({})
 
 
-class _NothingLocked(Exception):
-    pass
-
-
-@dataclass(frozen=True)
-class _FetchSome(FetchAndLock):
-    """A fetch that rolls back when it locks nothing, so that an idempotency key is spent only
-    on a fetch that locked tasks and a retried request gets exactly those tasks back."""
-
-    def execute(self, tx: Tx) -> FetchResult:
-        result = super().execute(tx)
-        if not result.tasks:
-            raise _NothingLocked
-        return result
-
-
 def _settings(request: Request) -> EngineSettings:
     return engine_of(request).executor.settings
 
@@ -142,11 +125,12 @@ async def _changed(engine: Engine, seen: int, seconds: float) -> None:
 async def fetch_and_lock(request: Request) -> Response:
     body = await Body.read(request, FETCH_BODY)
     settings = _settings(request)
-    command = _FetchSome(
+    command = FetchAndLock(
         worker_id=body.required_text("worker_id"),
         max_tasks=body.integer("max_tasks", 1, minimum=1, maximum=settings.max_fetch_tasks),
         topics=_topics(body, settings),
         use_priority=body.boolean("use_priority", True),
+        roll_back_if_empty=True,
     )
     timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
     key = await idempotency(request, command)
@@ -158,7 +142,7 @@ async def fetch_and_lock(request: Request) -> Response:
         try:
             locked = (await call(engine.run, command, key)).tasks
             break
-        except _NothingLocked:
+        except NothingLocked:
             pass
         remaining = deadline - time.monotonic()
         if remaining <= 0:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import traceback
-from dataclasses import dataclass
-from typing import ClassVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -27,21 +25,12 @@ from app.api.http import (
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from engine.accounts import Role
-from engine.commands.jobs import ExecuteJob, FailJob, JobResult, SetJobRetries
+from engine.commands.jobs import ExecuteJob, JobFailure, JobResult, SetJobRetries
 from engine.errors import Conflict, InterlockError, NotFound
 from engine.jobs import DATABASE_ERRORS
 
 NO_BODY = request({})
 RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
-
-
-@dataclass(frozen=True)
-class _FailedExecution(FailJob):
-    """The failure of an "execute now" request, recorded under the request's idempotency key as
-    the outcome of executing the job, so that a retried request replays it instead of running
-    the job a second time."""
-
-    name: ClassVar[str] = ExecuteJob.name
 
 
 async def list_jobs(request: Request) -> Response:
@@ -75,8 +64,8 @@ async def execute(request: Request) -> Response:
         raise
     except Exception as exc:
         text = exc.message if isinstance(exc, InterlockError) else str(exc)
-        failure = _FailedExecution(
-            job_id, None, f"{type(exc).__name__}: {text}", traceback.format_exc()
+        failure = ExecuteJob(
+            job_id, None, JobFailure(f"{type(exc).__name__}: {text}", traceback.format_exc())
         )
         result = await run(request, failure)
     if result.outcome == "gone":

@@ -4,8 +4,7 @@ read definitions and their XML, start instances."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
@@ -17,11 +16,9 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, endpoint, json_response
 from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
-from engine.commands.deployments import Deploy, DeploymentResult, Resource
-from engine.errors import BadRequest, InterlockError, ModelError
-from engine.executor import Result, Tx
+from engine.commands.deployments import Deploy, Resource
+from engine.errors import BadRequest, InterlockError, ModelError, NotFound
 from engine.store import camunda_queries as cq
-from engine.store import definitions as definition_store
 from engine.store.definitions import DefinitionRow
 
 DEPLOYMENT_FIELDS = {
@@ -35,43 +32,6 @@ DEPLOYMENT_FIELDS = {
 BPMN_SUFFIXES = (".bpmn", ".bpmn20.xml")
 BPMN_NAMESPACE = b"http://www.omg.org/spec/BPMN/20100524/MODEL"
 Filtering = Literal["none", "whole", "changed"]
-
-
-class _Redeploy(Exception):
-    """Some processes of the deployment changed: roll back the filtered attempt."""
-
-
-@dataclass(frozen=True)
-class CamundaDeploy:
-    """Camunda's duplicate filtering. "changed" (deploy-changed-only): only processes whose
-    resource changed get a new version. "whole" (enable-duplicate-filtering alone): nothing is
-    deployed when nothing changed, everything when anything did. "none": every process gets a
-    new version."""
-
-    name: ClassVar[str] = "CamundaDeploy"
-    result_type: ClassVar[type[Result]] = DeploymentResult
-
-    resources: tuple[Resource, ...]
-    deployment_name: str | None
-    source: str | None
-    filtering: Filtering
-
-    def execute(self, tx: Tx) -> DeploymentResult:
-        if self.filtering == "whole":
-            try:
-                with tx.conn.transaction():
-                    result = self._deploy(tx, filtering=True)
-                    created = [d["created"] for d in result.definitions]
-                    if any(created) and not all(created):
-                        raise _Redeploy
-                    return result
-            except _Redeploy:
-                return self._deploy(tx, filtering=False)
-        return self._deploy(tx, filtering=self.filtering == "changed")
-
-    def _deploy(self, tx: Tx, *, filtering: bool) -> DeploymentResult:
-        command = Deploy(self.resources, self.deployment_name, self.source, filtering)
-        return command.execute(tx)
 
 
 def _is_bpmn(name: str, content: bytes) -> bool:
@@ -108,11 +68,12 @@ async def create_deployment(call: Call) -> Response:
         settings.get("enable-duplicate-filtering", "false"), "enable-duplicate-filtering"
     ):
         filtering = "whole"
-    command = CamundaDeploy(
+    command = Deploy(
         tuple(r for r in resources if _is_bpmn(r.name, r.content)),
         settings.get("deployment-name"),
         settings.get("deployment-source"),
-        filtering,
+        duplicate_filtering=filtering != "none",
+        whole_deployment=filtering == "whole",
     )
     if not command.resources:
         names = ", ".join(r.name for r in resources)
@@ -122,7 +83,7 @@ async def create_deployment(call: Call) -> Response:
     return await run_in_threadpool(_deploy, call, command)
 
 
-def _deploy(call: Call, command: CamundaDeploy) -> Response:
+def _deploy(call: Call, command: Deploy) -> Response:
     engine = call.engine
     try:
         result = engine.run(command)
@@ -130,14 +91,12 @@ def _deploy(call: Call, command: CamundaDeploy) -> Response:
         raise
     except BadRequest as exc:
         raise invalid_request(exc.message) from exc
-    with engine.connection() as conn:
-        rows = [definition_store.by_id(conn, d["id"]) for d in result.definitions]
-        found = [row for row in rows if row is not None]
-        if result.deployment_id is not None:
-            deployment_id = UUID(result.deployment_id)
-        else:
-            deployment_id = max(found, key=lambda row: row.created_at).deployment_id
-        deployment = cq.deployment(conn, deployment_id)
+    found = [engine.definition(d["id"]) for d in result.definitions]
+    if result.deployment_id is not None:
+        deployment_id = UUID(result.deployment_id)
+    else:
+        deployment_id = max(found, key=lambda row: row.created_at).deployment_id
+    deployment = engine.deployment(deployment_id)
     assert deployment is not None
     created_ids = {d["id"] for d in result.definitions if d["created"]}
     deployed = [row for row in found if row.id in created_ids]
@@ -216,27 +175,25 @@ def count_definitions(call: Call) -> Response:
 
 def _by_key(call: Call) -> DefinitionRow:
     key = call.path["key"]
-    with call.engine.connection() as conn:
-        row = definition_store.latest(conn, key)
-    if row is None:
-        raise rest_error(404, f"No matching process definition with key: {key} and no tenant-id")
-    return row
+    try:
+        return call.engine.latest_definition(key)
+    except NotFound:
+        raise rest_error(
+            404, f"No matching process definition with key: {key} and no tenant-id"
+        ) from None
 
 
 def _by_id(call: Call) -> DefinitionRow:
     definition_id = call.path["id"]
-    with call.engine.connection() as conn:
-        row = definition_store.by_id(conn, definition_id)
-    if row is None:
-        raise rest_error(404, f"No matching definition with id {definition_id}")
-    return row
+    try:
+        return call.engine.definition(definition_id)
+    except NotFound:
+        raise rest_error(404, f"No matching definition with id {definition_id}") from None
 
 
 def _xml(call: Call, row: DefinitionRow) -> Response:
-    with call.engine.connection() as conn:
-        found = definition_store.source_xml(conn, row.id)
-    assert found is not None
-    return json_response({"id": row.id, "bpmn20Xml": found[1]})
+    _, xml = call.engine.definition_xml(row.id)
+    return json_response({"id": row.id, "bpmn20Xml": xml})
 
 
 @endpoint("/process-definition/key/{key}", "GET", Role.VIEWER)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+from uuid import UUID
 
 from engine.bpmn.parser import parse_bpmn
 from engine.errors import BadRequest, ModelError
@@ -38,6 +39,13 @@ class DeploymentResult(Result):
 
 @dataclass(frozen=True)
 class Deploy:
+    """Deploy the processes of `resources` in one deployment.
+
+    With `duplicate_filtering`, a process whose resource is unchanged since its latest version
+    gets no new version. With `whole_deployment` as well (Camunda's enable-duplicate-filtering
+    without deploy-changed-only), the deployment is filtered as a whole: nothing is deployed when
+    nothing changed, and every process gets a new version when any one changed."""
+
     name: ClassVar[str] = "Deploy"
     result_type: ClassVar[type[Result]] = DeploymentResult
 
@@ -45,6 +53,7 @@ class Deploy:
     deployment_name: str | None = None
     source: str | None = None
     duplicate_filtering: bool = True
+    whole_deployment: bool = False
 
     def execute(self, tx: Tx) -> DeploymentResult:
         limits = _limits(tx.settings)
@@ -57,33 +66,9 @@ class Deploy:
         if len(set(keys)) != len(keys):
             raise BadRequest(f"the deployment defines process '{keys[0]}' more than once")
         deployment_id = new_id()
-        created: list[tuple[definitions.DefinitionRow, Resource, ProcessModel]] = []
-        listed: list[dict[str, Any]] = []
-        for resource, model in sorted(parsed, key=lambda pair: pair[1].key):
-            definitions.lock_key(tx.conn, model.key)
-            content_hash = hashlib.sha256(model.key.encode() + b"\0" + resource.content).hexdigest()
-            latest = definitions.latest(tx.conn, model.key)
-            if (
-                self.duplicate_filtering
-                and latest is not None
-                and latest.content_hash == content_hash
-            ):
-                listed.append(_describe(latest, created=False))
-                continue
-            version = latest.version + 1 if latest else 1
-            row = definitions.DefinitionRow(
-                id=f"{model.key}:{version}:{new_id()}",
-                key=model.key,
-                version=version,
-                name=model.name,
-                version_tag=model.version_tag,
-                deployment_id=deployment_id,
-                resource_name=resource.name,
-                content_hash=content_hash,
-                created_at=tx.now,
-            )
-            created.append((row, resource, model))
-            listed.append(_describe(row, created=True))
+        created, listed = _plan(tx, parsed, deployment_id, self.duplicate_filtering)
+        if self.whole_deployment and created and len(created) < len(parsed):
+            created, listed = _plan(tx, parsed, deployment_id, filtering=False)
         if not created:
             return DeploymentResult(deployment_id=None, definitions=listed)
         definitions.insert_deployment(
@@ -102,6 +87,43 @@ class Deploy:
             tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
+
+
+_Created = list[tuple[definitions.DefinitionRow, Resource, ProcessModel]]
+
+
+def _plan(
+    tx: Tx,
+    parsed: list[tuple[Resource, ProcessModel]],
+    deployment_id: UUID,
+    filtering: bool,
+) -> tuple[_Created, list[dict[str, Any]]]:
+    """The definitions to create (each process's next version, unless filtered out as unchanged)
+    and the description of every process of the deployment; locks each key."""
+    created: _Created = []
+    listed: list[dict[str, Any]] = []
+    for resource, model in sorted(parsed, key=lambda pair: pair[1].key):
+        definitions.lock_key(tx.conn, model.key)
+        content_hash = hashlib.sha256(model.key.encode() + b"\0" + resource.content).hexdigest()
+        latest = definitions.latest(tx.conn, model.key)
+        if filtering and latest is not None and latest.content_hash == content_hash:
+            listed.append(_describe(latest, created=False))
+            continue
+        version = latest.version + 1 if latest else 1
+        row = definitions.DefinitionRow(
+            id=f"{model.key}:{version}:{new_id()}",
+            key=model.key,
+            version=version,
+            name=model.name,
+            version_tag=model.version_tag,
+            deployment_id=deployment_id,
+            resource_name=resource.name,
+            content_hash=content_hash,
+            created_at=tx.now,
+        )
+        created.append((row, resource, model))
+        listed.append(_describe(row, created=True))
+    return created, listed
 
 
 def _limits(settings: EngineSettings) -> ModelLimits:

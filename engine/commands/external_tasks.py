@@ -38,8 +38,18 @@ class FetchResult(Result):
     tasks: list[dict[str, Any]] = field(default_factory=list)
 
 
+class NothingLocked(Exception):
+    """A fetch with `roll_back_if_empty` locked nothing: its transaction rolled back."""
+
+
 @dataclass(frozen=True)
 class FetchAndLock:
+    """Lock up to `max_tasks` available tasks of the topics for the worker (one statement).
+
+    With `roll_back_if_empty`, a fetch that locks nothing raises `NothingLocked` instead of
+    returning no tasks, so that its transaction rolls back: an idempotency key is then spent only
+    on a fetch that locked tasks, and a retried request gets exactly those tasks back."""
+
     name: ClassVar[str] = "FetchAndLock"
     result_type: ClassVar[type[Result]] = FetchResult
     one_statement: ClassVar[bool] = True
@@ -48,12 +58,13 @@ class FetchAndLock:
     max_tasks: int
     topics: tuple[TopicRequest, ...]
     use_priority: bool = True
+    roll_back_if_empty: bool = False
 
     def execute(self, tx: Tx) -> FetchResult:
         if not self.worker_id:
             raise BadRequest("a worker id is required")
         if self.max_tasks < 1 or not self.topics:
-            return FetchResult([])
+            return self._found([])
         for topic in self.topics:
             if topic.lock_duration_ms <= 0:
                 raise BadRequest(f"lock duration of topic '{topic.topic}' must be positive")
@@ -95,6 +106,11 @@ class FetchAndLock:
                     },
                 }
             )
+        return self._found(tasks)
+
+    def _found(self, tasks: list[dict[str, Any]]) -> FetchResult:
+        if not tasks and self.roll_back_if_empty:
+            raise NothingLocked
         return FetchResult(tasks)
 
 

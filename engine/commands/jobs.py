@@ -37,17 +37,34 @@ def _owned(job: JobRow | job_store.JobInfo | None, owner: str | None) -> str | N
 
 
 @dataclass(frozen=True)
+class JobFailure:
+    """How an attempt to run a job failed: its message and details (a traceback)."""
+
+    message: str
+    details: str | None = None
+
+
+@dataclass(frozen=True)
 class ExecuteJob:
     """Exactly once: the job's work and the job row's removal commit together, and only the
-    executor that holds the job's lock may run it."""
+    executor that holds the job's lock may run it.
+
+    With `failure`, the job does not run: an attempt of this same command failed (its
+    transaction rolled back), and this one counts that failure down as `FailJob` does. Its
+    outcome is recorded as the execution's, so that the idempotency key of a request to execute
+    the job replays the failure instead of running the job a second time."""
 
     name: ClassVar[str] = "ExecuteJob"
     result_type: ClassVar[type[Result]] = JobResult
 
     job_id: UUID
     owner: str | None = None
+    failure: JobFailure | None = None
 
     def execute(self, tx: Tx) -> JobResult:
+        if self.failure is not None:
+            failed = FailJob(self.job_id, self.owner, self.failure.message, self.failure.details)
+            return failed.execute(tx)
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
             return JobResult(str(self.job_id), "gone")
