@@ -14,6 +14,7 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import ConnectionPool
 
+from engine import fetching
 from engine.announcer import QUIET_TRIGGERS, Announcer
 from engine.bpmn.writer import write_bpmn
 from engine.commands.deployments import Deploy, DeploymentResult, Resource
@@ -57,7 +58,6 @@ from engine.executor import (
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel
 from engine.notifier import Notifier
-from engine.schema import EXTERNAL_TASK_CHANNEL
 from engine.states import InstanceState, TokenState, TokenView, view_of
 from engine.store import camunda_queries, queries, tasks
 from engine.store import definitions as definition_store
@@ -288,6 +288,7 @@ class Engine:
         max_tasks: int = 1,
         use_priority: bool = True,
         timeout: float = 0.0,
+        idempotency_key: str | None = None,
     ) -> list[dict[str, Any]]:
         """Lock up to `max_tasks` tasks of the topics (topic -> lock duration in ms). With a
         `timeout` (seconds) wait for work that long, woken by the database as work appears."""
@@ -296,24 +297,17 @@ class Engine:
             if isinstance(topics, Mapping)
             else list(topics)
         )
-        command = FetchAndLock(worker_id, max_tasks, tuple(requests), use_priority)
-        deadline = time.monotonic() + timeout
-        first = True
-        while True:
-            seen = self.notifier.generation(EXTERNAL_TASK_CHANNEL) if timeout > 0 else 0
-            if first or self._fetchable([r.topic for r in requests]):
-                tasks_found = self.run(command).tasks
-                if tasks_found:
-                    return tasks_found
-            first = False
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return []
-            # Locks expire and retry timeouts pass without a notification: look again at least
-            # once a second.
-            self.notifier.wait(EXTERNAL_TASK_CHANNEL, min(remaining, 1.0), since=seen)
+        command = FetchAndLock(
+            worker_id,
+            max_tasks,
+            tuple(requests),
+            use_priority,
+            roll_back_if_empty=idempotency_key is not None,
+        )
+        return fetching.fetch_and_lock(self, command, timeout, idempotency_key=idempotency_key)
 
-    def _fetchable(self, topics: list[str]) -> bool:
+    def any_fetchable(self, topics: list[str]) -> bool:
+        """Whether a fetch of `topics` would lock anything now."""
         with self.connection() as conn:
             return external_task_store.any_fetchable(conn, topics, self.clock())
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,11 +28,10 @@ from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from engine.commands.external_tasks import TopicRequest
+from engine import fetching
+from engine.commands.external_tasks import FetchAndLock, TopicRequest
 from engine.errors import BpmnError, InterlockError
 from engine.jobs import default_owner
-from engine.schema import EXTERNAL_TASK_CHANNEL
-from engine.store import external_tasks as external_task_store
 from engine.variables import from_row
 
 if TYPE_CHECKING:
@@ -41,9 +39,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Lock expiries and retry timeouts pass without a notification: look at least this often.
-_RECHECK_SECONDS = 1.0
-_STOP_CHECK_SECONDS = 0.2
 _MAX_ERROR_BACKOFF_SECONDS = 30.0
 
 
@@ -203,47 +198,10 @@ class Worker:
     def _fetch(self) -> list[dict[str, Any]]:
         if not self._subscriptions or self._stopping.is_set():
             return []
-        requests = self._requests()
-        notifier = self.engine.notifier
-        deadline = time.monotonic() + self.long_poll_seconds
-        seen = notifier.generation(EXTERNAL_TASK_CHANNEL) if self.long_poll_seconds > 0 else 0
-        tasks = self.engine.fetch_and_lock(self.worker_id, requests, max_tasks=self.max_tasks)
-        misses = 0
-        while not tasks and not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            if misses:
-                # Work was there but another worker (or a transaction holding the rows) got it
-                # first; our own fetch's notification must not start a busy loop.
-                self._stopping.wait(min(0.01 * 2**misses, _RECHECK_SECONDS, remaining))
-            else:
-                self._wait(seen, min(remaining, _RECHECK_SECONDS))
-            seen = notifier.generation(EXTERNAL_TASK_CHANNEL)
-            if self._fetchable():
-                tasks = self.engine.fetch_and_lock(
-                    self.worker_id, requests, max_tasks=self.max_tasks
-                )
-                misses = 0 if tasks else min(misses + 1, 8)
-            else:
-                misses = 0
-        return tasks
-
-    def _fetchable(self) -> bool:
-        with self.engine.connection() as conn:
-            return external_task_store.any_fetchable(
-                conn, list(self._subscriptions), self.engine.clock()
-            )
-
-    def _wait(self, seen: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            step = min(remaining, _STOP_CHECK_SECONDS)
-            if self.engine.notifier.wait(EXTERNAL_TASK_CHANNEL, step, since=seen):
-                return
+        command = FetchAndLock(self.worker_id, self.max_tasks, tuple(self._requests()))
+        return fetching.fetch_and_lock(
+            self.engine, command, self.long_poll_seconds, stopping=self._stopping
+        )
 
     def _handle(self, task: Task) -> None:
         subscription = self._subscriptions.get(task.topic)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -28,8 +27,8 @@ from app.api.http import (
     same_target,
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
+from engine import fetching
 from engine.accounts import Role
-from engine.api import Engine
 from engine.commands.external_tasks import (
     CompleteExternalTask,
     ExtendLock,
@@ -37,19 +36,14 @@ from engine.commands.external_tasks import (
     ExternalTaskResult,
     FailExternalTask,
     FetchAndLock,
-    NothingLocked,
     SetExternalTaskRetries,
     TopicRequest,
     UnlockExternalTask,
 )
 from engine.errors import BadRequest
 from engine.executor import EngineSettings
-from engine.schema import EXTERNAL_TASK_CHANNEL
 
 MAX_TIMEOUT_MS = 60_000
-# Locks expire and retry back-offs pass without a notification: look again at least this often.
-_RECHECK_SECONDS = 1.0
-_POLL_SECONDS = 0.02
 
 TOPIC = request(
     {"topic": STRING, "lock_duration_ms": INTEGER, "variables": array(STRING)},
@@ -113,15 +107,6 @@ def _topics(body: Body, settings: EngineSettings) -> tuple[TopicRequest, ...]:
     return topics
 
 
-async def _changed(engine: Engine, seen: int, seconds: float) -> None:
-    """Wait, without holding a thread, until the external-task channel moves past `seen`."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if engine.notifier.generation(EXTERNAL_TASK_CHANNEL) != seen:
-            return
-        await asyncio.sleep(_POLL_SECONDS)
-
-
 async def fetch_and_lock(request: Request) -> Response:
     body = await Body.read(request, FETCH_BODY)
     settings = _settings(request)
@@ -133,23 +118,14 @@ async def fetch_and_lock(request: Request) -> Response:
         roll_back_if_empty=True,
     )
     timeout = min(body.integer("timeout_ms", 0, minimum=0), MAX_TIMEOUT_MS) / 1000
-    key = await idempotency(request, command)
-    engine = engine_of(request)
-    deadline = time.monotonic() + timeout
-    locked: list[dict[str, Any]] = []
-    while True:
-        seen = await call(engine.notifier.generation, EXTERNAL_TASK_CHANNEL) if timeout else 0
-        try:
-            locked = (await call(engine.run, command, key)).tasks
-            break
-        except NothingLocked:
-            pass
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            break
-        await _changed(engine, seen, min(remaining, _RECHECK_SECONDS))
-        if await request.is_disconnected():
-            break
+    locked = await fetching.fetch_and_lock_async(
+        engine_of(request),
+        command,
+        timeout,
+        idempotency_key=await idempotency(request, command),
+        gone=request.is_disconnected,
+        run_blocking=run_in_threadpool,
+    )
     return reply(views.items([views.locked_task(t) for t in locked]))
 
 

@@ -1,14 +1,13 @@
 """External tasks: fetch-and-lock with long polling, the worker's reports, queries.
 
-A long poll never blocks the event loop: each look for work runs in a worker thread of its own
-limiter (so waiting workers cannot starve other requests of threads), waits at most a second for
-the database to announce new work, and the loop gives up early when the client has gone.
+A long poll is the engine's waiting fetch (engine/fetching.py): it waits without holding a thread,
+and gives up early when the client has gone. Its statements run in worker threads of their own
+limiter, so that many waiting workers cannot starve other requests of threads.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -23,9 +22,10 @@ from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error
 from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
 from app.camunda.variables import stored_to_dto, to_typed_map
+from engine import fetching
 from engine.accounts import Role
 from engine.api import Engine
-from engine.commands.external_tasks import TopicRequest
+from engine.commands.external_tasks import FetchAndLock, TopicRequest
 from engine.errors import (
     BadRequest,
     Conflict,
@@ -35,7 +35,6 @@ from engine.errors import (
     NotFound,
 )
 from engine.json_input import INT64_MAX, INT64_MIN
-from engine.schema import EXTERNAL_TASK_CHANNEL
 from engine.store import camunda_queries as cq
 
 MAX_ASYNC_RESPONSE_MS = 1_800_000
@@ -97,23 +96,8 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
     return requests
 
 
-def _look_once(
-    engine: Engine,
-    worker_id: str,
-    topics: list[TopicRequest],
-    max_tasks: int,
-    use_priority: bool,
-    wait_seconds: float,
-) -> list[Json]:
-    """Lock what is available; when nothing is, wait up to `wait_seconds` for news of work."""
-    seen = engine.notifier.generation(EXTERNAL_TASK_CHANNEL) if wait_seconds > 0 else 0
-    found = engine.fetch_and_lock(worker_id, topics, max_tasks=max_tasks, use_priority=use_priority)
-    if not found:
-        if wait_seconds > 0:
-            engine.notifier.wait(EXTERNAL_TASK_CHANNEL, wait_seconds, since=seen)
-        return []
-    with engine.connection() as conn:
-        details = cq.locked_task_details(conn, [UUID(task["id"]) for task in found])
+def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
+    details = engine.locked_task_details([UUID(task["id"]) for task in found]) if found else {}
     return [
         dto.locked_external_task(
             task,
@@ -144,28 +128,23 @@ async def fetch_and_lock(call: Call) -> Response:
     topics = _topics(call, settings.max_lock_duration_ms)
     if not topics or max_tasks < 1:
         return json_response([])
-    deadline = time.monotonic() + max(timeout_ms, 0) / 1000
     limiter = _limiter()
-    while True:
-        remaining = deadline - time.monotonic()
-        wait = min(remaining, 1.0) if remaining > 0 else 0.0
-        try:
-            found = await anyio.to_thread.run_sync(
-                _look_once,
-                call.engine,
-                worker_id,
-                topics,
-                max_tasks,
-                use_priority,
-                wait,
-                limiter=limiter,
-            )
-        except BadRequest as exc:
-            raise invalid_request(exc.message) from exc
-        if found or time.monotonic() >= deadline:
-            return json_response(found)
-        if await call.request.is_disconnected():
-            return json_response([])
+
+    async def in_thread(fn: Callable[[], Any]) -> Any:
+        return await anyio.to_thread.run_sync(fn, limiter=limiter)
+
+    command = FetchAndLock(worker_id, max_tasks, tuple(topics), use_priority)
+    try:
+        found = await fetching.fetch_and_lock_async(
+            call.engine,
+            command,
+            max(timeout_ms, 0) / 1000,
+            gone=call.request.is_disconnected,
+            run_blocking=in_thread,
+        )
+    except BadRequest as exc:
+        raise invalid_request(exc.message) from exc
+    return json_response(await in_thread(lambda: _locked(call.engine, found)))
 
 
 # -- reports --------------------------------------------------------------------------------------
@@ -206,8 +185,7 @@ def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
 
 
 def _holder(call: Call, task_id: str) -> str | None:
-    with call.engine.connection() as conn:
-        rows = cq.external_tasks(conn, cq.Page(), call.engine.clock(), task_id=as_uuid(task_id))
+    rows = call.engine.camunda_external_tasks(cq.Page(), task_id=as_uuid(task_id))
     assert isinstance(rows, list)
     return rows[0].worker_id if rows else None
 
@@ -313,11 +291,8 @@ def _query(
         suspended = False
     priority_min = call.integer("priorityHigherThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
     priority_max = call.integer("priorityLowerThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
-    with call.engine.connection() as conn:
-        return cq.external_tasks(
-            conn,
+    return call.engine.camunda_external_tasks(
             call.page(cq.EXTERNAL_TASK_SORT),
-            call.engine.clock(),
             task_id=task_id or call.uuid("externalTaskId"),
             task_ids=call.uuids("externalTaskIdIn"),
             topic=call.text("topicName"),

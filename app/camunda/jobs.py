@@ -42,30 +42,26 @@ def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> li
     if call.flag("active"):
         suspended = False
     after, before = _due_dates(call)
-    engine = call.engine
-    with engine.connection() as conn:
-        return cq.jobs(
-            conn,
-            call.page(cq.JOB_SORT),
-            engine.clock(),
-            job_id=job_id or call.uuid("jobId"),
-            job_ids=call.uuids("jobIds"),
-            instance_id=call.uuid("processInstanceId"),
-            instance_ids=call.uuids("processInstanceIds"),
-            execution_id=call.uuid("executionId"),
-            definition_id=call.text("processDefinitionId"),
-            definition_key=call.text("processDefinitionKey"),
-            node_id=call.text("activityId"),
-            with_retries_left=retries_left,
-            executable=call.flag("executable"),
-            timers=call.flag("timers"),
-            messages=call.flag("messages"),
-            with_exception=call.flag("withException"),
-            suspended=suspended,
-            due_before=before,
-            due_after=after,
-            count=count,
-        )
+    return call.engine.camunda_jobs(
+        call.page(cq.JOB_SORT),
+        job_id=job_id or call.uuid("jobId"),
+        job_ids=call.uuids("jobIds"),
+        instance_id=call.uuid("processInstanceId"),
+        instance_ids=call.uuids("processInstanceIds"),
+        execution_id=call.uuid("executionId"),
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        node_id=call.text("activityId"),
+        with_retries_left=retries_left,
+        executable=call.flag("executable"),
+        timers=call.flag("timers"),
+        messages=call.flag("messages"),
+        with_exception=call.flag("withException"),
+        suspended=suspended,
+        due_before=before,
+        due_after=after,
+        count=count,
+    )
 
 
 def _one(call: Call) -> cq.JobRow | None:
