@@ -38,7 +38,7 @@ from engine.commands.instances import (
     StartInstance,
     SuspendInstance,
 )
-from engine.commands.jobs import SetJobRetries
+from engine.commands.jobs import JobResult, SetJobRetries, run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
 from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
 from engine.commands.tokens import ExecuteToken, TokenResult
@@ -442,10 +442,17 @@ class Engine:
         self.run(SetJobRetries(_uuid(job_id), retries))
 
     def execute_job(self, job_id: UUID | str) -> str:
-        """Run one job now, whether due or not, as an executor would (failures count down)."""
-        from engine.jobs import run_job
+        """Run one job now, whether due or not, as an executor would (failures count down); the
+        outcome, as `run_job`'s."""
+        return self.run_job(job_id).outcome
 
-        return run_job(self, _uuid(job_id), owner=None)
+    def run_job(
+        self, job_id: UUID | str, *, idempotency_key: str | Idempotency | None = None
+    ) -> JobResult:
+        """Run one job now, whether due or not, the way the job executor runs it: a failure of
+        the job counts its retries down, and the outcome is "failed". A repeated idempotency key
+        replays the first outcome, a failure included."""
+        return run_job(self.run, _uuid(job_id), None, idempotency_key)
 
     # -- reads ------------------------------------------------------------------------------------
 

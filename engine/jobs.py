@@ -17,33 +17,40 @@ import secrets
 import socket
 import threading
 import time
-import traceback
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
-import psycopg.errors
 
-from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, FailJob, ReleaseJobs
-from engine.errors import InterlockError
+from engine.commands.jobs import (
+    DATABASE_ERRORS,
+    AcquireJobs,
+    ExecuteJobs,
+    ReleaseJobs,
+    is_database_outage,
+)
+from engine.commands.jobs import run_job as run_job_command
+from engine.executor import Clock, Command, Idempotency, Result
+from engine.notifier import Notifier
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
 
-if TYPE_CHECKING:
-    from engine.api import Engine
+__all__ = ["DATABASE_ERRORS", "JobExecutor", "default_owner", "is_database_outage", "run_job"]
 
 log = logging.getLogger(__name__)
-
-# Failures of the database itself, not of the job: the executor already retried serialization
-# failures and deadlocks (both OperationalErrors). Counting them against the job's retries would
-# turn an outage into incidents; the job's lock expires instead and it runs again later.
-DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+T = TypeVar("T", bound=Result)
 
 
-def is_database_outage(exc: BaseException) -> bool:
-    """A failure of the database rather than of the job. A statement timeout is the job's: the
-    same job would time out again and again, so it counts down to an incident."""
-    return isinstance(exc, DATABASE_ERRORS) and not isinstance(exc, psycopg.errors.QueryCanceled)
+class JobEngine(Protocol):
+    """What the executor needs of an engine (engine.api.Engine is one)."""
+
+    notifier: Notifier
+    clock: Clock
+
+    def run(self, command: Command[T], idempotency_key: str | Idempotency | None = None) -> T: ...
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
 # How often a waiting thread looks at its stop flag.
@@ -51,20 +58,11 @@ _STOP_CHECK_SECONDS = 0.2
 _MAX_ERROR_BACKOFF_SECONDS = 30.0
 
 
-def run_job(engine: Engine, job_id: UUID, owner: str | None) -> str:
-    """Run one job as `owner` (None: whoever holds it). Returns the outcome of `ExecuteJob`
-    ("executed", "gone", "not-owner", "instance-not-active"), or "failed" when the job's command
-    raised: its transaction rolled back, and the failure was counted down in a new one."""
-    try:
-        return engine.run(ExecuteJob(job_id, owner)).outcome
-    except Exception as exc:
-        if is_database_outage(exc):
-            raise
-        message = f"{type(exc).__name__}: {exc.message if isinstance(exc, InterlockError) else exc}"
-        details = traceback.format_exc()
-        log.info("job %s failed: %s", job_id, message)
-        engine.run(FailJob(job_id, owner, message, details))
-        return "failed"
+def run_job(engine: JobEngine, job_id: UUID, owner: str | None) -> str:
+    """Run one job as `owner` (None: whoever holds it), the one way jobs run (see
+    engine.commands.jobs.run_job). Returns the outcome: "executed", "failed" (the job's command
+    raised and the failure was counted down), "gone", "not-owner" or "instance-not-active"."""
+    return run_job_command(engine.run, job_id, owner).outcome
 
 
 def _one_per_instance(instances: list[list[str]]) -> list[tuple[UUID, UUID]]:
@@ -106,7 +104,7 @@ class JobExecutor:
 
     def __init__(
         self,
-        engine: Engine,
+        engine: JobEngine,
         *,
         owner: str | None = None,
         batch_size: int = batch_size,

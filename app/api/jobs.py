@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import traceback
-
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -15,7 +13,7 @@ from app.api.http import (
     Reply,
     call,
     engine_of,
-    idempotency_key,
+    idempotency,
     path_id,
     q_bool,
     q_uuid,
@@ -25,9 +23,8 @@ from app.api.http import (
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from engine.accounts import Role
-from engine.commands.jobs import ExecuteJob, JobFailure, JobResult, SetJobRetries
-from engine.errors import Conflict, InterlockError, NotFound
-from engine.jobs import DATABASE_ERRORS
+from engine.commands.jobs import ExecuteJob, JobResult, SetJobRetries
+from engine.errors import Conflict, NotFound
 
 NO_BODY = request({})
 RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
@@ -56,18 +53,9 @@ def _result(request: Request, result: JobResult) -> Response:
 async def execute(request: Request) -> Response:
     """Run the job now, due or not, as an executor would: a failure counts down its retries."""
     await Body.read(request, NO_BODY)
-    idempotency_key(request)
     job_id = path_id(request)
-    try:
-        result = await run(request, ExecuteJob(job_id))
-    except DATABASE_ERRORS:
-        raise
-    except Exception as exc:
-        text = exc.message if isinstance(exc, InterlockError) else str(exc)
-        failure = ExecuteJob(
-            job_id, None, JobFailure(f"{type(exc).__name__}: {text}", traceback.format_exc())
-        )
-        result = await run(request, failure)
+    key = await idempotency(request, ExecuteJob(job_id))
+    result = await call(engine_of(request).run_job, job_id, idempotency_key=key)
     if result.outcome == "gone":
         raise NotFound(f"job {job_id} does not exist", job_id=str(job_id))
     if result.outcome == "instance-not-active":

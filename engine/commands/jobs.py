@@ -2,22 +2,73 @@
 
 from __future__ import annotations
 
+import logging
+import traceback
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import ClassVar
+from typing import ClassVar, Protocol, TypeVar
 from uuid import UUID
+
+import psycopg
+import psycopg.errors
 
 from engine import timers, waits
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
-from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Result, Tx
+from engine.errors import BadRequest, Conflict, InterlockError, NotFound
+from engine.executor import Command, Idempotency, Result, Tx
 from engine.model import StartEvent
 from engine.runtime import InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
 from engine.states import InstanceState, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
+
+log = logging.getLogger("engine.jobs")
+T = TypeVar("T", bound=Result)
+
+# Failures of the database itself, not of the job: the executor already retried serialization
+# failures and deadlocks (both OperationalErrors). Counting them against the job's retries would
+# turn an outage into incidents; the job's lock expires instead and it runs again later.
+DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
+def is_database_outage(exc: BaseException) -> bool:
+    """A failure of the database rather than of the job. A statement timeout is the job's: the
+    same job would time out again and again, so it counts down to an incident."""
+    return isinstance(exc, DATABASE_ERRORS) and not isinstance(exc, psycopg.errors.QueryCanceled)
+
+
+class Runner(Protocol):
+    """What runs a command: `Engine.run`, `Executor.run`."""
+
+    def __call__(
+        self, command: Command[T], idempotency_key: str | Idempotency | None = None
+    ) -> T: ...
+
+
+def run_job(
+    run: Runner,
+    job_id: UUID,
+    owner: str | None,
+    idempotency_key: str | Idempotency | None = None,
+) -> JobResult:
+    """The one way a job runs, for the job executor and for a request to execute it now: run it
+    as `owner` (None: whoever holds it). When its command raises (a handler failed, a statement
+    timed out), its transaction has rolled back and the failure is counted down in a new one,
+    recorded under the same idempotency key as the outcome of executing the job. A failure of the
+    database itself propagates and counts nothing."""
+    command = ExecuteJob(job_id, owner)
+    key = Idempotency.of(idempotency_key, command)
+    try:
+        return run(command, key)
+    except Exception as exc:
+        if is_database_outage(exc):
+            raise
+        message = f"{type(exc).__name__}: {exc.message if isinstance(exc, InterlockError) else exc}"
+        log.info("job %s failed: %s", job_id, message)
+        failure = JobFailure(message, traceback.format_exc())
+        return run(ExecuteJob(job_id, owner, failure), key)
 
 
 @dataclass(frozen=True)
