@@ -5,14 +5,36 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
 
 from engine import fetching
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.external_tasks import FetchAndLock, TopicRequest
 from engine.model import ProcessModel
+
+T = TypeVar("T")
+
+
+def run(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Runs a coroutine on an event loop of its own thread: the suite's browser tests keep one
+    running on the main thread."""
+    result: list[T] = []
+    failure: list[BaseException] = []
+
+    def main() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as error:
+            failure.append(error)
+
+    thread = threading.Thread(target=main)
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
+    return result[0]
 
 
 def external(key: str = "fetched", topic: str = "work") -> ProcessModel:
@@ -90,7 +112,7 @@ def test_the_awaiting_face_is_woken_by_new_work_and_holds_no_thread(engine: Engi
             await asyncio.to_thread(engine.start_latest, "fetched")
         return [[t["id"] for t in tasks] for tasks in await asyncio.gather(*waits)]
 
-    locked = asyncio.run(main())
+    locked = run(main())
     assert all(len(ids) == 1 for ids in locked)
     assert len({ids[0] for ids in locked}) == 20
 
@@ -102,7 +124,7 @@ def test_a_client_gone_ends_the_awaiting_wait(engine: Engine) -> None:
     async def gone() -> bool:
         return time.monotonic() - began > 0.2
 
-    found = asyncio.run(fetching.fetch_and_lock_async(engine, command(), 20, gone=gone))
+    found = run(fetching.fetch_and_lock_async(engine, command(), 20, gone=gone))
     assert found == []
     assert time.monotonic() - began < 2
 
@@ -112,7 +134,7 @@ def test_a_key_is_spent_only_on_a_fetch_that_locked_tasks(engine: Engine) -> Non
     fetch = command(roll_back_if_empty=True)
     assert fetching.fetch_and_lock(engine, fetch, 0.2, idempotency_key="k") == []
     start_later(engine, 0.2)
-    [task] = asyncio.run(fetching.fetch_and_lock_async(engine, fetch, 10, idempotency_key="k"))
+    [task] = run(fetching.fetch_and_lock_async(engine, fetch, 10, idempotency_key="k"))
     engine.start_latest("fetched")
     assert fetching.fetch_and_lock(engine, fetch, idempotency_key="k") == [task]
     [other] = engine.fetch_and_lock("w", {"work": 60_000})
