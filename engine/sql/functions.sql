@@ -1,0 +1,106 @@
+-- The current definition of every SQL function and trigger in Interlock's database.
+--
+-- The migrations in migrations/versions/ are history: they created and replaced these objects
+-- step by step (0001, 0002, 0005, 0007) and stay as they were written. This file says what the
+-- newest migration leaves behind, in one place. To change a function or trigger, or to add or
+-- drop one, change it here and write a new migration that does the same, together:
+-- tests/integration/test_sql_functions.py creates this file's objects in a scratch schema and
+-- fails unless a migrated database holds exactly the same functions and triggers, with the same
+-- definitions (pg_get_functiondef, pg_get_triggerdef; whitespace in function bodies aside).
+--
+-- Names are unqualified: the file is run with its target schema first on the search path.
+
+-- The persist statement ------------------------------------------------------------------------
+
+-- The rows of a JSON array, one per element. Not inlined (STRICT), so the planner keeps its
+-- estimate of a few rows per list.
+CREATE FUNCTION interlock_rows(items jsonb) RETURNS SETOF jsonb
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE ROWS 4
+AS $$ SELECT jsonb_array_elements(items) $$;
+
+-- The last step of the engine's write statement: the compare-and-swap updates matched `expected`
+-- rows, or the statement (and with it the transaction) fails with SQLSTATE IL409.
+CREATE FUNCTION interlock_expect_rows(matched bigint[], expected jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF to_jsonb(matched) IS DISTINCT FROM expected THEN
+        RAISE EXCEPTION 'rows changed underneath the command: matched %, expected %',
+            matched, expected USING ERRCODE = 'IL409';
+    END IF;
+END $$;
+
+-- Notifications --------------------------------------------------------------------------------
+--
+-- Once per statement, not per row: the payload carries nothing, listeners read the rows
+-- themselves. Sessions that set interlock.notify = 'after_commit' (the engine's, see
+-- engine/announcer.py) skip these triggers and announce after committing, because a NOTIFY makes
+-- its transaction's commit wait for a database-wide lock held through the flush. Other writers
+-- (psql, scripts) keep notifying through them.
+
+-- Wakes outbox tails when a transaction that wrote events commits (NOTIFY is delivered at commit,
+-- and identical notifications in one transaction fold into one).
+CREATE FUNCTION interlock_notify_outbox() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('interlock_outbox', '');
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER outbox_notify
+AFTER INSERT ON outbox
+FOR EACH STATEMENT
+WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
+EXECUTE FUNCTION interlock_notify_outbox();
+
+-- Wake job executors and long-polling workers only when a statement made work available: a job
+-- without a lock owner, an open external task without a worker. Acquisitions and fetch-and-lock
+-- statements (which take work) wake nobody, or idle waiters would spin. A trigger with a
+-- transition table serves one event, hence one trigger per event.
+CREATE FUNCTION interlock_notify_job() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM changed_rows WHERE lock_owner IS NULL AND retries > 0) THEN
+        PERFORM pg_notify('interlock_job', '');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER job_notify_insert
+AFTER INSERT ON job
+REFERENCING NEW TABLE AS changed_rows
+FOR EACH STATEMENT
+WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
+EXECUTE FUNCTION interlock_notify_job();
+
+CREATE TRIGGER job_notify_update
+AFTER UPDATE ON job
+REFERENCING NEW TABLE AS changed_rows
+FOR EACH STATEMENT
+WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
+EXECUTE FUNCTION interlock_notify_job();
+
+CREATE FUNCTION interlock_notify_external_task() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM changed_rows WHERE state = 'Open' AND worker_id IS NULL) THEN
+        PERFORM pg_notify('interlock_external_task', '');
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER external_task_notify_insert
+AFTER INSERT ON external_task
+REFERENCING NEW TABLE AS changed_rows
+FOR EACH STATEMENT
+WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
+EXECUTE FUNCTION interlock_notify_external_task();
+
+CREATE TRIGGER external_task_notify_update
+AFTER UPDATE ON external_task
+REFERENCING NEW TABLE AS changed_rows
+FOR EACH STATEMENT
+WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
+EXECUTE FUNCTION interlock_notify_external_task();
