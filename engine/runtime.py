@@ -74,7 +74,7 @@ class Token:
         self.updated_at = now
         self.dirty = True
 
-    def claimed(self, now: datetime) -> None:
+    def record_claim(self, now: datetime) -> None:
         """Ready -> Executing, which the compare-and-swap claim (engine/store/runs.py) has
         already written: checked as `move_to` checks it, but not written again."""
         check_token_transition(self.id, self.state, TokenState.EXECUTING)
