@@ -68,7 +68,7 @@ class Token:
     dirty: bool = False
 
     def move_to(self, state: TokenState, now: datetime) -> None:
-        """The only way a token changes state."""
+        """The only way a token changes state (`record_claim` aside, which checks the same)."""
         check_token_transition(self.id, self.state, state)
         self.state = state
         self.updated_at = now
