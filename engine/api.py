@@ -58,7 +58,14 @@ from engine.executor import (
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel
 from engine.notifier import Notifier
-from engine.states import InstanceState, TokenState, TokenView, view_of
+from engine.states import (
+    IncidentState,
+    InstanceState,
+    TaskState,
+    TokenState,
+    TokenView,
+    view_of,
+)
 from engine.store import camunda_queries, queries, tasks
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
@@ -415,7 +422,7 @@ class Engine:
         definition_id: str | None = None,
         incident_type: str | None = None,
         node_id: str | None = None,
-        state: str | None = "Open",
+        state: str | None = IncidentState.OPEN,
     ) -> list[IncidentView]:
         with self.connection() as conn:
             return incident_store.query(
@@ -474,7 +481,7 @@ class Engine:
     def user_tasks(
         self,
         instance_id: UUID | str | None = None,
-        state: str | None = "Open",
+        state: str | None = TaskState.OPEN,
         *,
         definition_key: str | None = None,
         assignee: str | None = None,

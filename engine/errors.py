@@ -101,6 +101,7 @@ class InvariantViolationKind(StrEnum):
     TOKEN_INVALID_TRANSITION = "TokenInvalidTransition"
     TOKEN_CLAIM_CONFLICT = "TokenClaimConflict"
     STALE_WRITE = "StaleWrite"
+    INSTANCE_INVALID_TRANSITION = "InstanceInvalidTransition"
 
 
 # The SQLSTATE of interlock_expect_rows(): a write found rows changed underneath its command.

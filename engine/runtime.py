@@ -15,7 +15,15 @@ from typing import Any, Generic, TypeVar
 from uuid import UUID
 
 from engine.ids import new_id
-from engine.states import InstanceState, TokenState, check_token_transition
+from engine.states import (
+    IncidentState,
+    InstanceState,
+    TaskState,
+    TokenMode,
+    TokenState,
+    check_instance_transition,
+    check_token_transition,
+)
 from engine.variables import TypedValue, check_name
 
 
@@ -33,6 +41,8 @@ class InstanceRow:
     dirty: bool = False
 
     def move_to(self, state: InstanceState, now: datetime) -> None:
+        """The only way an instance changes state."""
+        check_instance_transition(self.id, self.state, state)
         self.state = state
         if state.is_final:
             self.ended_at = now
@@ -47,7 +57,7 @@ class Token:
     state: TokenState
     created_at: datetime
     updated_at: datetime
-    mode: str = "Forward"
+    mode: str = TokenMode.FORWARD
     scope_id: UUID | None = None
     parent_id: UUID | None = None
     parallel_group: str | None = None
@@ -58,11 +68,19 @@ class Token:
     dirty: bool = False
 
     def move_to(self, state: TokenState, now: datetime) -> None:
-        """The only way a token changes state."""
+        """The only way a token changes state (`record_claim` aside, which checks the same)."""
         check_token_transition(self.id, self.state, state)
         self.state = state
         self.updated_at = now
         self.dirty = True
+
+    def record_claim(self, now: datetime) -> None:
+        """Ready -> Executing, which the compare-and-swap claim (engine/store/runs.py) has
+        already written: checked as `move_to` checks it, but not written again."""
+        check_token_transition(self.id, self.state, TokenState.EXECUTING)
+        self.state = TokenState.EXECUTING
+        self.updated_at = now
+        self.version += 1
 
     @property
     def is_live(self) -> bool:
@@ -328,14 +346,16 @@ class InstanceRun:
         tasks retire, its jobs and subscriptions go, its incidents are resolved, all in this
         transaction, so a late report about them is rejected."""
         for task in self._work["tasks"].of(self.tasks, token.id):
-            if task.state == "Open":
-                task.state, task.ended_at, task.dirty = "Retired", self.now, True
+            if task.state == TaskState.OPEN:
+                task.state, task.ended_at, task.dirty = TaskState.RETIRED, self.now, True
         for external in self._work["external_tasks"].of(self.external_tasks, token.id):
-            if external.state == "Open":
-                external.state, external.ended_at, external.dirty = "Retired", self.now, True
+            if external.state == TaskState.OPEN:
+                external.state, external.ended_at = TaskState.RETIRED, self.now
+                external.dirty = True
         for incident in self._work["incidents"].of(self.incidents, token.id):
-            if incident.state == "Open":
-                incident.state, incident.resolved_at, incident.dirty = "Resolved", self.now, True
+            if incident.state == IncidentState.OPEN:
+                incident.state, incident.resolved_at = IncidentState.RESOLVED, self.now
+                incident.dirty = True
         self.drop_listeners(token)
 
     def drop_listeners(self, token: Token) -> None:
@@ -421,8 +441,9 @@ class InstanceRun:
             linked = (job_id is not None and incident.job_id == job_id) or (
                 external_task_id is not None and incident.external_task_id == external_task_id
             )
-            if linked and incident.state == "Open":
-                incident.state, incident.resolved_at, incident.dirty = "Resolved", self.now, True
+            if linked and incident.state == IncidentState.OPEN:
+                incident.state, incident.resolved_at = IncidentState.RESOLVED, self.now
+                incident.dirty = True
                 self.emit_incident("incident.resolved", incident)
         token = self.tokens.get(token_id) if token_id else None
         if token is not None and token.state is TokenState.FAILED:

@@ -8,6 +8,17 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 
+from engine.states import (
+    IncidentState,
+    InstanceState,
+    JobKind,
+    SubscriptionKind,
+    TaskState,
+    TokenMode,
+    TokenState,
+    VisitState,
+)
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(column_0_label)s",
@@ -21,17 +32,19 @@ metadata = sa.MetaData(
 TS = sa.DateTime(timezone=True)
 NOW = sa.text("now()")
 
-INSTANCE_STATES = ("Created", "Active", "Suspended", "Completed", "Terminating", "Terminated")
-TOKEN_STATES = ("Created", "Ready", "Executing", "Waiting", "Completed", "Failed", "Terminated")
-TOKEN_MODES = ("Forward", "Compensation")
-VISIT_STATES = ("Active", "Completed", "Terminated")
-TASK_STATES = ("Open", "Completed", "Retired")
-INCIDENT_STATES = ("Open", "Resolved")
-JOB_KINDS = ("async", "timer", "timer-start")
-SUBSCRIPTION_KINDS = ("message", "signal")
+INSTANCE_STATES = tuple(InstanceState)
+TOKEN_STATES = tuple(TokenState)
+TOKEN_MODES = tuple(TokenMode)
+VISIT_STATES = tuple(VisitState)
+TASK_STATES = tuple(TaskState)
+INCIDENT_STATES = tuple(IncidentState)
+JOB_KINDS = tuple(JobKind)
+SUBSCRIPTION_KINDS = tuple(SubscriptionKind)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
+    """The CHECK that `column` holds one of `values` (an enum's members: their values), in
+    order."""
     allowed = ", ".join(f"'{v}'" for v in values)
     return sa.CheckConstraint(f"{column} IN ({allowed})", name=f"{column}_allowed")
 

@@ -45,7 +45,13 @@ from engine.model import (
     UserTask,
 )
 from engine.runtime import IncidentRow, InstanceRun, JobRow, Join, Subscription, Token, Visit
-from engine.states import InstanceState, TokenState
+from engine.states import (
+    IncidentState,
+    InstanceState,
+    SubscriptionKind,
+    TokenState,
+    VisitState,
+)
 from engine.variables import infer
 
 # A token travelling to a node: (token, node id, flow it arrived by, skip the async-before park).
@@ -163,7 +169,7 @@ class Advance:
             token_id=token.id,
             node_id=token.node_id,
             message=message,
-            state="Open",
+            state=IncidentState.OPEN,
             created_at=run.now,
             is_new=True,
             **links,
@@ -206,7 +212,9 @@ class Advance:
         elif isinstance(node, ReceiveTask):
             self._wait(token)
             run.add_subscription(
-                waits.subscription("message", node.message_name, token, node.id, run.now)
+                waits.subscription(
+                    SubscriptionKind.MESSAGE, node.message_name, token, node.id, run.now
+                )
             )
         elif isinstance(node, IntermediateCatchEvent):
             self._catch(token, node)
@@ -293,11 +301,15 @@ class Advance:
             )
         elif node.message_name is not None:
             run.add_subscription(
-                waits.subscription("message", node.message_name, token, node.id, run.now)
+                waits.subscription(
+                    SubscriptionKind.MESSAGE, node.message_name, token, node.id, run.now
+                )
             )
         elif node.signal_name is not None:
             run.add_subscription(
-                waits.subscription("signal", node.signal_name, token, node.id, run.now)
+                waits.subscription(
+                    SubscriptionKind.SIGNAL, node.signal_name, token, node.id, run.now
+                )
             )
 
     def _attach_boundary_events(self, token: Token, activity: Node) -> None:
@@ -320,12 +332,14 @@ class Advance:
             elif boundary.message_name is not None:
                 run.add_subscription(
                     waits.subscription(
-                        "message", boundary.message_name, token, boundary.id, run.now
+                        SubscriptionKind.MESSAGE, boundary.message_name, token, boundary.id, run.now
                     )
                 )
             elif boundary.signal_name is not None:
                 run.add_subscription(
-                    waits.subscription("signal", boundary.signal_name, token, boundary.id, run.now)
+                    waits.subscription(
+                        SubscriptionKind.SIGNAL, boundary.signal_name, token, boundary.id, run.now
+                    )
                 )
 
     def _trigger_boundary(self, boundary: BoundaryEvent, activity_token: Token) -> None:
@@ -369,7 +383,7 @@ class Advance:
         if node.is_error:
             self._throw(token, node.error_code or "", "")
             return
-        self._close_visit(token, "Completed")
+        self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         if node.terminate:
             if token.scope_id is None:
@@ -413,7 +427,7 @@ class Advance:
             self.fail(token, "unhandledBpmnError", f"BPMN error '{code}' was not caught: {message}")
             return
         # As in Camunda 7 by default: an uncaught BPMN error ends the execution that threw it.
-        self._close_visit(token, "Completed")
+        self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         self._ended(token)
 
@@ -493,7 +507,7 @@ class Advance:
             groups.append(absorbed.parallel_group or "")
             if absorbed is token:
                 continue
-            self._close_visit(absorbed, "Completed")
+            self._close_visit(absorbed, VisitState.COMPLETED)
             absorbed.merged_into = token.id
             absorbed.move_to(TokenState.COMPLETED, run.now)
             run.emit("token.merged", absorbed)
@@ -513,7 +527,7 @@ class Advance:
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
         run = self.run
-        self._close_visit(token, "Completed")
+        self._close_visit(token, VisitState.COMPLETED)
         run.drop_listeners(token)
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
@@ -554,7 +568,7 @@ class Advance:
         if not token.is_live:
             return
         self._kill_scope(token.id)
-        self._close_visit(token, "Terminated")
+        self._close_visit(token, VisitState.TERMINATED)
         token.move_to(TokenState.TERMINATED, self.run.now)
         self.run.retire_work(token)
         self.run.emit("token.terminated", token)
@@ -576,14 +590,14 @@ class Advance:
             node_id=node.id,
             node_name=node.name,
             node_type=node.kind.value,
-            state="Active",
+            state=VisitState.ACTIVE,
             started_at=self.run.now,
             is_new=True,
         )
         self.run.add_visit(visit)
         token.visit_id = visit.id
 
-    def _close_visit(self, token: Token, state: str) -> None:
+    def _close_visit(self, token: Token, state: VisitState) -> None:
         """End the token's open visit; a visit already loaded from the database is updated."""
         if token.visit_id is None:
             return

@@ -1,4 +1,6 @@
-"""The token and instance state machines, enforced here and nowhere else."""
+"""Every state vocabulary the rows use, and the token and instance state machines, enforced
+here and nowhere else. The members are strings, so they compare with and bind as the column
+values; engine/schema.py builds its CHECK constraints from them."""
 
 from __future__ import annotations
 
@@ -58,6 +60,11 @@ def check_token_transition(token_id: object, current: TokenState, target: TokenS
     )
 
 
+class TokenMode(StrEnum):
+    FORWARD = "Forward"
+    COMPENSATION = "Compensation"
+
+
 class InstanceState(StrEnum):
     """An open vocabulary: readers must tolerate values added later."""
 
@@ -71,6 +78,79 @@ class InstanceState(StrEnum):
     @property
     def is_final(self) -> bool:
         return self in (InstanceState.COMPLETED, InstanceState.TERMINATED)
+
+
+_I = InstanceState
+INSTANCE_TRANSITIONS: dict[InstanceState, frozenset[InstanceState]] = {
+    # A new instance becomes Active as its first token enters; it is never written as Created.
+    _I.CREATED: frozenset({_I.ACTIVE}),
+    # Active -> Completed: the last token ended, or a terminate end event ended them all.
+    _I.ACTIVE: frozenset({_I.SUSPENDED, _I.COMPLETED, _I.TERMINATING}),
+    _I.SUSPENDED: frozenset({_I.ACTIVE, _I.TERMINATING}),
+    # Cancellation passes through Terminating while it ends the tokens and retires their work.
+    _I.TERMINATING: frozenset({_I.TERMINATED}),
+    _I.COMPLETED: frozenset(),
+    _I.TERMINATED: frozenset(),
+}
+
+
+def check_instance_transition(
+    instance_id: object, current: InstanceState, target: InstanceState
+) -> None:
+    """Raise the invariant violation that moving `current` -> `target` would be."""
+    if target in INSTANCE_TRANSITIONS[current]:
+        return
+    raise InvariantViolation(
+        InvariantViolationKind.INSTANCE_INVALID_TRANSITION,
+        f"process instance {instance_id} cannot move from {current.value} to {target.value}",
+        instance_id=str(instance_id),
+        state=current.value,
+        target=target.value,
+    )
+
+
+class VisitState(StrEnum):
+    """A history row: a token's visit to one node."""
+
+    ACTIVE = "Active"
+    COMPLETED = "Completed"
+    TERMINATED = "Terminated"
+
+
+class TaskState(StrEnum):
+    """A user task or an external task."""
+
+    OPEN = "Open"
+    COMPLETED = "Completed"
+    RETIRED = "Retired"
+
+
+class IncidentState(StrEnum):
+    OPEN = "Open"
+    RESOLVED = "Resolved"
+
+
+class JobKind(StrEnum):
+    ASYNC = "async"
+    TIMER = "timer"
+    TIMER_START = "timer-start"
+
+
+class JobOutcome(StrEnum):
+    """What a job command did: the job ran, or its command raised and the failure was counted
+    down, or why nothing ran; or its retries were set."""
+
+    EXECUTED = "executed"
+    FAILED = "failed"
+    GONE = "gone"  # done or retired
+    NOT_OWNER = "not-owner"  # another executor took it over
+    INSTANCE_NOT_ACTIVE = "instance-not-active"
+    UPDATED = "updated"  # SetJobRetries
+
+
+class SubscriptionKind(StrEnum):
+    MESSAGE = "message"
+    SIGNAL = "signal"
 
 
 class TokenView(StrEnum):

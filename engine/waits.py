@@ -16,6 +16,7 @@ from engine.expressions import Expression, compile_expression, is_expression
 from engine.ids import new_id
 from engine.model import ServiceTask, TimerDefinition, UserTask
 from engine.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
+from engine.states import JobKind, SubscriptionKind, TaskState
 
 DEFAULT_PRIORITY = 50
 # Retries are an integer column: what a caller may set.
@@ -71,7 +72,7 @@ def user_task(
         token_id=token.id,
         node_id=node.id,
         name=node.name,
-        state="Open",
+        state=TaskState.OPEN,
         created_at=now,
         assignee=str(assignee) if assignee not in (None, "") else None,
         candidate_users=_names(resolve(node.candidate_users, values)),
@@ -89,7 +90,7 @@ def external_task(node: ServiceTask, token: Token, now: datetime) -> ExternalTas
         token_id=token.id,
         node_id=node.id,
         topic=node.topic,
-        state="Open",
+        state=TaskState.OPEN,
         priority=node.task_priority,
         created_at=now,
         is_new=True,
@@ -116,7 +117,7 @@ def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
 def async_job(token: Token, node_id: str, retries: int, now: datetime) -> JobRow:
     return JobRow(
         id=new_id(),
-        kind="async",
+        kind=JobKind.ASYNC,
         token_id=token.id,
         node_id=node_id,
         due_at=now,
@@ -133,7 +134,7 @@ def timer_job(
     values: Mapping[str, Any],
     now: datetime,
     retries: int,
-    kind: str = "timer",
+    kind: str = JobKind.TIMER,
     limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
 ) -> JobRow:
     """A timer's job, due at its first firing. A cycle remembers its text and repetitions."""
@@ -168,7 +169,9 @@ def timer_job(
     )
 
 
-def subscription(kind: str, name: str, token: Token, node_id: str, now: datetime) -> Subscription:
+def subscription(
+    kind: SubscriptionKind, name: str, token: Token, node_id: str, now: datetime
+) -> Subscription:
     return Subscription(
         id=new_id(),
         kind=kind,

@@ -25,6 +25,7 @@ from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from engine.accounts import Role
 from engine.commands.jobs import ExecuteJob, JobResult, SetJobRetries
 from engine.errors import Conflict, NotFound
+from engine.states import JobOutcome
 
 NO_BODY = request({})
 RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
@@ -56,9 +57,9 @@ async def execute(request: Request) -> Response:
     job_id = path_id(request)
     key = await idempotency(request, ExecuteJob(job_id))
     result = await call(engine_of(request).run_job, job_id, idempotency_key=key)
-    if result.outcome == "gone":
+    if result.outcome == JobOutcome.GONE:
         raise NotFound(f"job {job_id} does not exist", job_id=str(job_id))
-    if result.outcome == "instance-not-active":
+    if result.outcome == JobOutcome.INSTANCE_NOT_ACTIVE:
         raise Conflict(
             f"job {job_id} belongs to an instance that is not active (suspended?)",
             job_id=str(job_id),

@@ -23,6 +23,7 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
+from engine.states import InstanceState, VisitState
 from engine.store import camunda_queries as cq
 from engine.store.definitions import DefinitionRow
 from engine.store.incidents import IncidentInfo
@@ -213,8 +214,8 @@ def process_instance(
         "definitionKey": definition_key,
         "businessKey": business_key,
         "caseInstanceId": None,
-        "ended": state in ("Completed", "Terminated"),
-        "suspended": state == "Suspended",
+        "ended": state in (InstanceState.COMPLETED, InstanceState.TERMINATED),
+        "suspended": state == InstanceState.SUSPENDED,
         "tenantId": None,
     }
 
@@ -287,8 +288,8 @@ def historic_activity_instance(
         "startTime": format_date(row.started_at),
         "endTime": format_date(row.ended_at),
         "durationInMillis": duration_ms(row.started_at, row.ended_at),
-        "canceled": row.state == "Terminated",
-        "completeScope": kind.endswith("EndEvent") and row.state == "Completed",
+        "canceled": row.state == VisitState.TERMINATED,
+        "completeScope": kind.endswith("EndEvent") and row.state == VisitState.COMPLETED,
         "tenantId": None,
         "removalTime": None,
         "rootProcessInstanceId": str(row.instance_id),
@@ -319,7 +320,7 @@ def task(row: cq.TaskRow, form_key: str | None) -> Json:
         "caseDefinitionId": None,
         "caseInstanceId": None,
         "taskDefinitionKey": row.node_id,
-        "suspended": row.instance_state == "Suspended",
+        "suspended": row.instance_state == InstanceState.SUSPENDED,
         "formKey": form_key,
         "camundaFormRef": None,
         "tenantId": None,
@@ -346,7 +347,7 @@ def external_task(row: cq.ExternalTaskRow) -> Json:
         "processDefinitionVersionTag": row.version_tag,
         "processInstanceId": str(row.instance_id),
         "retries": row.retries,
-        "suspended": row.instance_state == "Suspended",
+        "suspended": row.instance_state == InstanceState.SUSPENDED,
         "workerId": row.worker_id,
         "topicName": row.topic,
         "tenantId": None,
@@ -422,7 +423,7 @@ def job(row: cq.JobRow) -> Json:
         "failedActivityId": row.node_id if row.error_message else None,
         "retries": row.retries,
         "dueDate": format_date(row.due_at),
-        "suspended": row.instance_state == "Suspended",
+        "suspended": row.instance_state == InstanceState.SUSPENDED,
         "priority": 0,
         "tenantId": None,
         "createTime": format_date(row.created_at),

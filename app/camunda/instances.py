@@ -20,6 +20,7 @@ from app.camunda.variables import dto_map, stored_to_dto
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.model import ParallelGateway, ProcessModel
+from engine.states import InstanceState, TokenState
 from engine.store import camunda_queries as cq
 from engine.store import queries
 
@@ -99,7 +100,7 @@ def _running(call: Call) -> queries.InstanceInfo:
     instance_id = call.path["id"]
     with call.engine.connection() as conn:
         info = queries.instance(conn, as_uuid(instance_id))
-    if info is None or info.state in ("Completed", "Terminated"):
+    if info is None or info.state in (InstanceState.COMPLETED, InstanceState.TERMINATED):
         raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
     return info
 
@@ -180,7 +181,8 @@ def activity_tree(call: Call) -> Response:
     nodes: dict[UUID, Json] = {}
     pending: list[tuple[cq.LiveToken, Json]] = []
     for token in tokens:
-        if token.state == "Waiting" and isinstance(_node(model, token.node_id), ParallelGateway):
+        waiting = token.state == TokenState.WAITING
+        if waiting and isinstance(_node(model, token.node_id), ParallelGateway):
             continue
         entry = _activity_entry(token, model, info, incidents.get(token.id, []))
         if "childActivityInstances" in entry:
@@ -220,7 +222,7 @@ def _activity_entry(
         "incidentIds": incident_ids,
         "incidents": [{"id": i, "parentActivityInstanceId": None} for i in incident_ids],
     }
-    if token.state == "Ready":
+    if token.state == TokenState.READY:
         return {**common, "executionId": str(token.id), "targetActivityId": token.node_id}
     return {
         **common,

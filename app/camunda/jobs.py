@@ -13,6 +13,7 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
+from engine.states import JobOutcome
 from engine.store import camunda_queries as cq
 
 
@@ -98,15 +99,15 @@ def execute(call: Call) -> Response:
         outcome = call.engine.execute_job(job_id)
     except NotFound as exc:
         raise invalid_request(f"Job with id {job_id} does not exist", 404) from exc
-    if outcome == "executed":
+    if outcome == JobOutcome.EXECUTED:
         return no_content()
-    if outcome == "gone":
+    if outcome == JobOutcome.GONE:
         raise invalid_request(f"Job with id {job_id} does not exist", 404)
-    if outcome == "failed":
+    if outcome == JobOutcome.FAILED:
         row = _one(call)
         message = row.error_message if row and row.error_message else "the job failed"
         raise rest_error(500, message)
-    if outcome == "instance-not-active":
+    if outcome == JobOutcome.INSTANCE_NOT_ACTIVE:
         raise rest_error(500, f"Cannot execute job {job_id}: its process instance is suspended")
     raise rest_error(500, f"Cannot execute job {job_id}: it is locked by a job executor")
 

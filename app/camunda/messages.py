@@ -11,6 +11,7 @@ from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
 from app.camunda.variables import dto_map, plain_values, to_typed_map
 from engine.accounts import Role
 from engine.errors import Conflict, InterlockError, NotFound
+from engine.states import InstanceState
 
 
 @endpoint("/message", "POST", Role.OPERATOR, body="json")
@@ -74,7 +75,7 @@ def correlate(call: Call) -> Response:
                 "execution": {
                     "id": str(info.id),
                     "processInstanceId": str(info.id),
-                    "ended": info.state in ("Completed", "Terminated"),
+                    "ended": info.state in (InstanceState.COMPLETED, InstanceState.TERMINATED),
                     "tenantId": None,
                 },
                 "processInstance": None,

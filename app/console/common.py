@@ -57,6 +57,7 @@ PLAIN_INVARIANTS = {
     "TokenInvalidTransition": "the token cannot make that move from where it is now",
     "TokenClaimConflict": "someone else is running this token right now",
     "StaleWrite": "someone changed this instance at the same moment; look again and retry",
+    "InstanceInvalidTransition": "the instance cannot make that move from where it is now",
 }
 
 EDITABLE_TYPES = tuple(t for t in VARIABLE_TYPES if t != "null") + ("null",)

@@ -16,7 +16,7 @@ from app.console.common import engine_of, read, render
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.model import ProcessModel
-from engine.states import TokenState
+from engine.states import TokenState, VisitState
 from engine.store import console_queries, definitions, queries
 from engine.store.queries import InstanceInfo, TokenRow, VisitRow
 
@@ -201,7 +201,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     for token in tokens:
         if not TokenState(token.state).is_final:
             live.setdefault(token.node_id, Counter())[token.state] += 1
-    completed = {v.node_id for v in visits if v.state == "Completed"}
+    completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
     entered = {v.node_id for v in visits}
     taken = [f.id for f in model.flows if f.source in completed and f.target in entered]
     return {

@@ -19,7 +19,7 @@ from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import ExternalTaskRow, InstanceRun
-from engine.states import TokenState
+from engine.states import TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
 
@@ -131,7 +131,7 @@ def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRu
     task = run.external_tasks.get(task_id)
     if task is None:
         state = store.state_of(tx.conn, task_id)
-        if state == "Completed":
+        if state == TaskState.COMPLETED:
             raise Conflict(f"external task {task_id} is already completed", task_id=str(task_id))
         raise Conflict(
             f"external task {task_id} was retired: its token left the task (a boundary event "
@@ -166,7 +166,7 @@ class CompleteExternalTask:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
-        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         token = run.tokens[task.token_id]
         run.emit("external_task.completed", token)
         advance(tx, run).resume(token, self.variables)
@@ -231,13 +231,13 @@ class ExternalTaskBpmnError:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
         token = run.tokens[task.token_id]
-        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         flow = advance(tx, run)
         flow.set_variables(self.variables)
         flow.throw_error(token, self.error_code, self.error_message)
         if token.state is TokenState.FAILED:
             # Uncaught, with incidents configured: the task waits (without retries) for a retry.
-            task.state, task.ended_at, task.retries, task.worker_id = "Open", None, 0, None
+            task.state, task.ended_at, task.retries, task.worker_id = TaskState.OPEN, None, 0, None
             task.error_message = f"BPMN error '{self.error_code}': {self.error_message}"
             for incident in run.incidents.values():
                 if incident.token_id == token.id and incident.is_new:

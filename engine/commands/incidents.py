@@ -12,6 +12,7 @@ from engine.commands.jobs import restore_after_incident
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import IncidentRow, InstanceRun
+from engine.states import IncidentState
 from engine.store import incidents as store
 
 
@@ -78,7 +79,8 @@ class ResolveIncident:
 
     def execute(self, tx: Tx) -> IncidentResult:
         run, incident = _open_incident(tx, self.incident_id)
-        incident.state, incident.resolved_at, incident.dirty = "Resolved", tx.now, True
+        incident.state, incident.resolved_at = IncidentState.RESOLVED, tx.now
+        incident.dirty = True
         run.emit_incident("incident.resolved", incident)
         persist(tx, run)
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)

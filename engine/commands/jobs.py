@@ -20,7 +20,7 @@ from engine.executor import Command, Idempotency, Result, Tx
 from engine.model import StartEvent
 from engine.runtime import InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
-from engine.states import InstanceState, TokenState
+from engine.states import InstanceState, JobKind, JobOutcome, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
 
@@ -74,16 +74,16 @@ def run_job(
 @dataclass(frozen=True)
 class JobResult(Result):
     job_id: str
-    # "executed", or why nothing ran: "gone" (done or retired), "not-owner" (taken over).
+    # A JobOutcome (engine/states.py), kept a plain string so that a replayed result reads the same.
     outcome: str
     instance_id: str | None = None
 
 
-def _owned(job: JobRow | job_store.JobInfo | None, owner: str | None) -> str | None:
+def _owned(job: JobRow | job_store.JobInfo | None, owner: str | None) -> JobOutcome | None:
     if job is None:
-        return "gone"
+        return JobOutcome.GONE
     if owner is not None and job.lock_owner != owner:
-        return "not-owner"
+        return JobOutcome.NOT_OWNER
     return None
 
 
@@ -118,7 +118,7 @@ class ExecuteJob:
             return failed.execute(tx)
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
-            return JobResult(str(self.job_id), "gone")
+            return JobResult(str(self.job_id), JobOutcome.GONE)
         if instance_id is None:
             return self._start_timer(tx)
         run = load(tx, instance_id)
@@ -131,7 +131,7 @@ class ExecuteJob:
         job = job_store.get(tx.conn, self.job_id, lock=True)
         skipped = _owned(job, self.owner)
         if skipped or job is None:
-            return JobResult(str(self.job_id), skipped or "gone")
+            return JobResult(str(self.job_id), skipped or JobOutcome.GONE)
         definition = definitions.by_id(tx.conn, job.definition_id)
         assert definition is not None
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
@@ -146,26 +146,26 @@ class ExecuteJob:
         job_store.update_start_job(
             tx.conn, job, due_at=due, retries=job.retries, repetitions_left=left, error_message=None
         )
-        return JobResult(str(self.job_id), "executed", result.instance_id)
+        return JobResult(str(self.job_id), JobOutcome.EXECUTED, result.instance_id)
 
 
 # Outcomes of `_execute_in` that leave the instance as it was loaded.
-UNTOUCHED = ("gone", "not-owner")
+UNTOUCHED = (JobOutcome.GONE, JobOutcome.NOT_OWNER)
 
 
-def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> str:
+def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> JobOutcome:
     """Run the job on its loaded instance: the outcome, and the instance changed in memory
     unless the outcome is UNTOUCHED."""
     job = run.jobs.get(job_id)
     skipped = _owned(job, owner)
     if skipped or job is None:
-        return skipped or "gone"
+        return skipped or JobOutcome.GONE
     if run.instance.state is not InstanceState.ACTIVE:
         job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
-        return "instance-not-active"
+        return JobOutcome.INSTANCE_NOT_ACTIVE
     flow = advance(tx, run)
     run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
-    if job.kind == "async":
+    if job.kind == JobKind.ASYNC:
         assert job.token_id is not None
         token = run.tokens[job.token_id]
         job.deleted = True
@@ -173,7 +173,7 @@ def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> st
         flow.execute_ready(token)
     else:
         flow.fire_timer(job)
-    return "executed"
+    return JobOutcome.EXECUTED
 
 
 @dataclass(frozen=True)
@@ -204,7 +204,7 @@ class ExecuteJobs:
         changed: list[InstanceRun] = []
         for job_id, instance_id in self.jobs:
             run = loaded.get(instance_id)
-            outcome = "gone" if run is None else _execute_in(tx, run, job_id, self.owner)
+            outcome = JobOutcome.GONE if run is None else _execute_in(tx, run, job_id, self.owner)
             if run is not None and outcome not in UNTOUCHED:
                 changed.append(run)
             outcomes[str(job_id)] = outcome
@@ -229,11 +229,11 @@ class FailJob:
     def execute(self, tx: Tx) -> JobResult:
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
-            return JobResult(str(self.job_id), "gone")
+            return JobResult(str(self.job_id), JobOutcome.GONE)
         if instance_id is None:
             info = job_store.get(tx.conn, self.job_id, lock=True)
             if info is None or _owned(info, self.owner):
-                return JobResult(str(self.job_id), "gone")
+                return JobResult(str(self.job_id), JobOutcome.GONE)
             retries = info.retries - 1
             delay = waits.retry_delay(None, info.retries)
             tx.announcements.add(JOB_CHANNEL)
@@ -245,12 +245,12 @@ class FailJob:
                 repetitions_left=info.repetitions_left,
                 error_message=self.message,
             )
-            return JobResult(str(self.job_id), "failed")
+            return JobResult(str(self.job_id), JobOutcome.FAILED)
         run = load(tx, instance_id)
         job = run.jobs.get(self.job_id)
         skipped = _owned(job, self.owner)
         if skipped or job is None:
-            return JobResult(str(self.job_id), skipped or "gone", str(instance_id))
+            return JobResult(str(self.job_id), skipped or JobOutcome.GONE, str(instance_id))
         node = model_of(tx, run).node(job.node_id)
         job.retries -= 1
         job.error_message = self.message
@@ -265,7 +265,7 @@ class FailJob:
         else:
             _fail_path(tx, run, job, self.message, self.details)
         persist(tx, run)
-        return JobResult(str(self.job_id), "failed", str(instance_id))
+        return JobResult(str(self.job_id), JobOutcome.FAILED, str(instance_id))
 
 
 def _fail_path(tx: Tx, run: InstanceRun, job: JobRow, message: str, details: str | None) -> None:
@@ -307,19 +307,19 @@ class SetJobRetries:
                 repetitions_left=info.repetitions_left,
                 error_message=info.error_message,
             )
-            return JobResult(str(self.job_id), "updated")
+            return JobResult(str(self.job_id), JobOutcome.UPDATED)
         run = load(tx, instance_id)
         job = run.jobs[self.job_id]
         job.retries, job.dirty = self.retries, True
         if self.retries > 0:
             restore_after_incident(run, job)
         persist(tx, run)
-        return JobResult(str(self.job_id), "updated", str(instance_id))
+        return JobResult(str(self.job_id), JobOutcome.UPDATED, str(instance_id))
 
 
 def restore_after_incident(run: InstanceRun, job: JobRow) -> None:
     """A failed job may run again: its token waits where it was and its incidents resolve."""
-    state = TokenState.READY if job.kind == "async" else TokenState.WAITING
+    state = TokenState.READY if job.kind == JobKind.ASYNC else TokenState.WAITING
     run.restore_failed(job.token_id, job_id=job.id, state=state)
 
 
@@ -351,7 +351,7 @@ class AcquireJobs:
             [
                 [str(job.id), str(job.instance_id)]
                 for job in acquired
-                if job.instance_id and job.kind == "timer"
+                if job.instance_id and job.kind == JobKind.TIMER
             ],
         )
 

@@ -14,6 +14,7 @@ from engine.commands.instances import start_instance
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.model import StartEvent
+from engine.states import SubscriptionKind
 from engine.store import definitions, start_triggers, subscriptions
 
 
@@ -73,7 +74,7 @@ class CorrelateMessage:
     def execute(self, tx: Tx) -> DeliveryResult:
         waiting = subscriptions.waiting_instances(
             tx.conn,
-            "message",
+            SubscriptionKind.MESSAGE,
             self.message_name,
             business_key=self.business_key,
             instance_id=self.instance_id,
@@ -81,7 +82,7 @@ class CorrelateMessage:
         )
         starts: list[start_triggers.StartSubscription] = []
         if self.instance_id is None and not self.correlation_keys:
-            starts = start_triggers.find(tx.conn, "message", self.message_name)
+            starts = start_triggers.find(tx.conn, SubscriptionKind.MESSAGE, self.message_name)
         found = len(waiting) + len(starts)
         if found == 0:
             raise NotFound(
@@ -124,8 +125,10 @@ class BroadcastSignal:
     variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> DeliveryResult:
-        waiting = subscriptions.waiting_instances(tx.conn, "signal", self.signal_name)
+        waiting = subscriptions.waiting_instances(
+            tx.conn, SubscriptionKind.SIGNAL, self.signal_name
+        )
         delivered = _deliver(tx, waiting, self.variables)
-        for start in start_triggers.find(tx.conn, "signal", self.signal_name):
+        for start in start_triggers.find(tx.conn, SubscriptionKind.SIGNAL, self.signal_name):
             delivered.append(_start(tx, start, self.variables, None))
         return DeliveryResult(delivered)

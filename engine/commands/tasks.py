@@ -11,6 +11,7 @@ from engine.commands.common import advance, load, persist, require_running
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import InstanceRun
+from engine.states import TaskState
 from engine.store import runs, tasks
 
 
@@ -44,7 +45,7 @@ class CompleteUserTask:
         if task is None:  # not open: say precisely why
             found = tasks.get(tx.conn, self.task_id)
             state = found.state if found else "missing"
-            if state == "Completed":
+            if state == TaskState.COMPLETED:
                 raise InvariantViolation(
                     InvariantViolationKind.TOKEN_FINALIZED_TWICE,
                     f"user task {self.task_id} is already completed",
@@ -56,7 +57,7 @@ class CompleteUserTask:
             )
         require_running(run)
         token = run.tokens[task.token_id]
-        task.state, task.ended_at, task.dirty = "Completed", tx.now, True
+        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         run.emit("task.completed", token)
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)

@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.states import IncidentState
+
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
     "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at"
@@ -47,7 +49,7 @@ def query(
     definition_id: str | None = None,
     incident_type: str | None = None,
     node_id: str | None = None,
-    state: str | None = "Open",
+    state: str | None = IncidentState.OPEN,
     limit: int = 1000,
 ) -> list[IncidentInfo]:
     rows = conn.execute(

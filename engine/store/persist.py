@@ -23,6 +23,7 @@ import psycopg
 
 from engine.runtime import InstanceRun
 from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
+from engine.states import TaskState
 
 # One data-modifying CTE per kind of change, keyed by its list in the document. A statement holds
 # only the CTEs whose lists are not empty: an empty INSERT still fires its statement triggers and
@@ -320,7 +321,7 @@ def announcements(doc: dict[str, Any]) -> set[str]:
     ):
         channels.add(JOB_CHANNEL)
     if any(
-        task["state"] == "Open" and task["worker_id"] is None
+        task["state"] == TaskState.OPEN and task["worker_id"] is None
         for task in (*doc["new_external_tasks"], *doc["changed_external_tasks"])
     ):
         channels.add(EXTERNAL_TASK_CHANNEL)

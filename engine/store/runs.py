@@ -366,8 +366,7 @@ def claim_token(conn: psycopg.Connection[Any], token: Token, now: datetime) -> N
             f"token {token.id} was claimed by another command",
             token_id=str(token.id),
         )
-    token.state = TokenState.EXECUTING
-    token.version += 1
+    token.record_claim(now)
 
 
 def instance_of_token(conn: psycopg.Connection[Any], token_id: UUID) -> UUID | None:

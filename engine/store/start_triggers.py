@@ -11,6 +11,7 @@ import psycopg
 
 from engine import timers, waits
 from engine.model import ProcessModel, StartEvent
+from engine.states import JobKind, SubscriptionKind
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def replace(
                 {},
                 now,
                 waits.retries_of(node.retry_cycle, default_retries),
-                kind="timer-start",
+                kind=JobKind.TIMER_START,
                 limits=timer_limits,
             )
             conn.execute(
@@ -66,7 +67,10 @@ def replace(
                     now,
                 ),
             )
-        for kind, name in (("message", node.message_name), ("signal", node.signal_name)):
+        for kind, name in (
+            (SubscriptionKind.MESSAGE, node.message_name),
+            (SubscriptionKind.SIGNAL, node.signal_name),
+        ):
             if name is not None:
                 conn.execute(
                     "INSERT INTO event_subscription (id, kind, name, node_id, definition_id, "

@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.states import TaskState
+
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
     "t.assignee, t.candidate_users, t.candidate_groups, t.due_at, t.priority, "
@@ -46,7 +48,7 @@ def query(
     conn: psycopg.Connection[Any],
     *,
     instance_id: UUID | None = None,
-    state: str | None = "Open",
+    state: str | None = TaskState.OPEN,
     definition_key: str | None = None,
     assignee: str | None = None,
     candidate_user: str | None = None,

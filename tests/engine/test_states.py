@@ -1,37 +1,120 @@
-"""The token state machine, in one place (no database)."""
+"""The state vocabularies and the token and instance state machines, in one place.
+
+Every allowed move is written out here, not read from the tables under test: a move added to or
+dropped from engine/states.py fails these tests until they are changed with it."""
 
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import ClassVar
+from uuid import UUID
 
+import psycopg
 import pytest
+import sqlalchemy as sa
 
+from engine import schema
+from engine.api import Engine
+from engine.commands.common import load
 from engine.errors import InvariantViolation, InvariantViolationKind
-from engine.states import TOKEN_TRANSITIONS, TokenState, check_token_transition
-
-ALLOWED = {(a, b) for a, targets in TOKEN_TRANSITIONS.items() for b in targets}
-
-
-@pytest.mark.parametrize("current,target", sorted(ALLOWED))
-def test_allowed_transitions(current: TokenState, target: TokenState) -> None:
-    check_token_transition("t", current, target)
-
-
-@pytest.mark.parametrize(
-    "current,target",
-    sorted(set(itertools.product(TokenState, TokenState)) - ALLOWED),
+from engine.executor import Result, Tx
+from engine.ids import new_id
+from engine.runtime import InstanceRow
+from engine.states import (
+    IncidentState,
+    InstanceState,
+    JobKind,
+    JobOutcome,
+    SubscriptionKind,
+    TaskState,
+    TokenMode,
+    TokenState,
+    VisitState,
+    check_instance_transition,
+    check_token_transition,
 )
-def test_every_other_transition_is_rejected_with_its_kind(
+from engine.store import runs
+from tests.engine.processes import async_work
+
+TOKEN_MOVES = {
+    ("Created", "Ready"),
+    ("Created", "Terminated"),
+    ("Ready", "Executing"),
+    ("Ready", "Failed"),
+    ("Ready", "Terminated"),
+    ("Executing", "Waiting"),
+    ("Executing", "Ready"),
+    ("Executing", "Completed"),
+    ("Executing", "Failed"),
+    ("Executing", "Terminated"),
+    ("Waiting", "Executing"),
+    ("Waiting", "Ready"),
+    ("Waiting", "Completed"),
+    ("Waiting", "Failed"),
+    ("Waiting", "Terminated"),
+    ("Failed", "Ready"),
+    ("Failed", "Waiting"),
+    ("Failed", "Terminated"),
+}
+
+INSTANCE_MOVES = {
+    ("Created", "Active"),
+    ("Active", "Suspended"),
+    ("Active", "Completed"),
+    ("Active", "Terminating"),
+    ("Suspended", "Active"),
+    ("Suspended", "Terminating"),
+    ("Terminating", "Terminated"),
+}
+
+TOKEN_PAIRS = sorted(itertools.product(TokenState, TokenState))
+INSTANCE_PAIRS = sorted(itertools.product(InstanceState, InstanceState))
+
+
+@pytest.mark.parametrize("current,target", TOKEN_PAIRS)
+def test_every_token_move_is_allowed_or_rejected_with_its_kind(
     current: TokenState, target: TokenState
 ) -> None:
+    if (current.value, target.value) in TOKEN_MOVES:
+        check_token_transition("t", current, target)
+        return
     with pytest.raises(InvariantViolation) as caught:
         check_token_transition("t", current, target)
+    final = {"Completed", "Terminated"}
     expected = (
         InvariantViolationKind.TOKEN_FINALIZED_TWICE
-        if current.is_final and target.is_final
+        if current.value in final and target.value in final
         else InvariantViolationKind.TOKEN_INVALID_TRANSITION
     )
     assert caught.value.kind is expected
+
+
+@pytest.mark.parametrize("current,target", INSTANCE_PAIRS)
+def test_every_instance_move_is_allowed_or_rejected_with_its_kind(
+    current: InstanceState, target: InstanceState
+) -> None:
+    if (current.value, target.value) in INSTANCE_MOVES:
+        check_instance_transition("i", current, target)
+        return
+    with pytest.raises(InvariantViolation) as caught:
+        check_instance_transition("i", current, target)
+    assert caught.value.kind is InvariantViolationKind.INSTANCE_INVALID_TRANSITION
+    assert caught.value.detail == {
+        "kind": "InstanceInvalidTransition",
+        "instance_id": "i",
+        "state": current.value,
+        "target": target.value,
+    }
+
+
+def test_the_literal_moves_name_only_real_states() -> None:
+    tokens = {s.value for s in TokenState}
+    instances = {s.value for s in InstanceState}
+    assert {s for move in TOKEN_MOVES for s in move} <= tokens
+    assert {s for move in INSTANCE_MOVES for s in move} <= instances
+    assert len(TOKEN_PAIRS) == 49 and len(INSTANCE_PAIRS) == 36
 
 
 def test_completed_to_executing_is_an_invalid_transition() -> None:
@@ -39,3 +122,133 @@ def test_completed_to_executing_is_an_invalid_transition() -> None:
         check_token_transition("t", TokenState.COMPLETED, TokenState.EXECUTING)
     assert caught.value.kind is InvariantViolationKind.TOKEN_INVALID_TRANSITION
     assert "Completed" in caught.value.message
+
+
+def _instance(state: InstanceState) -> InstanceRow:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    return InstanceRow(new_id(), "p:1:x", "p", None, state, 3, now)
+
+
+def test_an_instance_row_refuses_a_forbidden_move_and_stays_as_it_was() -> None:
+    row = _instance(InstanceState.COMPLETED)
+    with pytest.raises(InvariantViolation) as caught:
+        row.move_to(InstanceState.ACTIVE, datetime(2026, 1, 2, tzinfo=UTC))
+    assert caught.value.kind is InvariantViolationKind.INSTANCE_INVALID_TRANSITION
+    assert "Completed" in caught.value.message and "Active" in caught.value.message
+    assert row.state is InstanceState.COMPLETED
+    assert row.ended_at is None and not row.dirty
+
+
+def test_an_instance_row_makes_an_allowed_move() -> None:
+    row = _instance(InstanceState.TERMINATING)
+    ended = datetime(2026, 1, 2, tzinfo=UTC)
+    row.move_to(InstanceState.TERMINATED, ended)
+    assert row.state is InstanceState.TERMINATED
+    assert row.ended_at == ended and row.dirty
+
+
+def test_suspended_cannot_complete_nor_terminate_without_terminating() -> None:
+    for target in (InstanceState.COMPLETED, InstanceState.TERMINATED):
+        with pytest.raises(InvariantViolation):
+            _instance(InstanceState.SUSPENDED).move_to(target, datetime.now(UTC))
+
+
+def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
+    assert [s.value for s in TokenState] == [
+        "Created",
+        "Ready",
+        "Executing",
+        "Waiting",
+        "Completed",
+        "Failed",
+        "Terminated",
+    ]
+    assert [s.value for s in InstanceState] == [
+        "Created",
+        "Active",
+        "Suspended",
+        "Completed",
+        "Terminating",
+        "Terminated",
+    ]
+    assert [s.value for s in TokenMode] == ["Forward", "Compensation"]
+    assert [s.value for s in VisitState] == ["Active", "Completed", "Terminated"]
+    assert [s.value for s in TaskState] == ["Open", "Completed", "Retired"]
+    assert [s.value for s in IncidentState] == ["Open", "Resolved"]
+    assert [s.value for s in JobKind] == ["async", "timer", "timer-start"]
+    assert [s.value for s in SubscriptionKind] == ["message", "signal"]
+    assert [s.value for s in JobOutcome] == [
+        "executed",
+        "failed",
+        "gone",
+        "not-owner",
+        "instance-not-active",
+        "updated",
+    ]
+
+
+def test_the_check_constraints_read_as_they_always_have() -> None:
+    checks = {
+        str(check.name): str(check.sqltext)
+        for table in schema.metadata.tables.values()
+        for check in table.constraints
+        if isinstance(check, sa.CheckConstraint) and str(check.name).endswith("_allowed")
+    }
+    assert checks == {
+        "ck_process_instance_state_allowed": (
+            "state IN ('Created', 'Active', 'Suspended', 'Completed', 'Terminating', 'Terminated')"
+        ),
+        "ck_token_state_allowed": (
+            "state IN ('Created', 'Ready', 'Executing', 'Waiting', 'Completed', 'Failed', "
+            "'Terminated')"
+        ),
+        "ck_token_mode_allowed": "mode IN ('Forward', 'Compensation')",
+        "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
+        "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
+        "ck_job_kind_allowed": "kind IN ('async', 'timer', 'timer-start')",
+        "ck_event_subscription_kind_allowed": "kind IN ('message', 'signal')",
+        "ck_incident_state_allowed": "state IN ('Open', 'Resolved')",
+        "ck_history_state_allowed": "state IN ('Active', 'Completed', 'Terminated')",
+        "ck_credential_kind_allowed": "kind IN ('password', 'token')",
+        "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
+    }
+
+
+@dataclass(frozen=True)
+class _ClaimAfterTerminating:
+    """Loads an instance, ends its ready token in memory, then claims the token in the store:
+    the compare-and-swap finds the row still Ready, but the token it claims is Terminated."""
+
+    name: ClassVar[str] = "ClaimAfterTerminating"
+    result_type: ClassVar[type[Result]] = Result
+
+    instance_id: UUID
+
+    def execute(self, tx: Tx) -> Result:
+        run = load(tx, self.instance_id)
+        [token] = run.tokens.values()
+        token.move_to(TokenState.TERMINATED, tx.now)
+        runs.claim_token(tx.conn, token, tx.now)
+        return Result()
+
+
+def test_the_store_claim_cannot_skip_the_token_state_machine(
+    engine: Engine, database_url: str
+) -> None:
+    engine.register_handler("work", lambda ctx: None)
+    engine.deploy(async_work())
+    instance = engine.start_latest("async-work")
+    query = "SELECT state, version FROM token WHERE instance_id = %s"
+    with psycopg.connect(database_url) as conn:
+        before = conn.execute(query, (instance.id,)).fetchall()
+    assert [state for state, _ in before] == ["Ready"]
+    with pytest.raises(InvariantViolation) as caught:
+        engine.run(_ClaimAfterTerminating(instance.id))
+    assert caught.value.kind is InvariantViolationKind.TOKEN_INVALID_TRANSITION
+    assert caught.value.detail["state"] == "Terminated"
+    assert caught.value.detail["target"] == "Executing"
+    with psycopg.connect(database_url) as conn:
+        assert conn.execute(query, (instance.id,)).fetchall() == before
+    [token] = instance.tokens()
+    engine.execute_token(token.token_id)
+    assert instance.state is InstanceState.COMPLETED
