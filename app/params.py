@@ -13,7 +13,7 @@ Camunda's InvalidRequestException; the console: the page's error).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime
 from typing import ClassVar, overload
 from uuid import UUID
@@ -123,6 +123,12 @@ class Query:
         if value is None or value == "":
             return default
         return checked_text(name, value)
+
+    def fields(self, names: Iterable[str]) -> dict[str, str]:
+        """The text of each of `names` that has one, without surrounding white space: the
+        fields of a filter form sent by GET, to read and to show again."""
+        found = {name: self.text(name, strip=True) for name in names}
+        return {name: value for name, value in found.items() if value is not None}
 
     def texts(self, name: str) -> list[str]:
         """Every value of a repeated parameter (`?var=a&var=b`)."""
