@@ -17,7 +17,7 @@ from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, stored_to_dto
-from app.params import as_uuid
+from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.model import ParallelGateway, ProcessModel
@@ -36,10 +36,8 @@ def variable_filters(call: Call, name: str = "variables") -> list[cq.VariableFil
     for expression in raw.split(","):
         match = VARIABLE_EXPRESSION.match(expression)
         if match is None:
-            raise invalid_request(
-                f"variable query parameter has to have format KEY_OPERATOR_VALUE, not "
-                f"'{expression}'"
-            )
+            problem = "must have the form KEY_OPERATOR_VALUE (amount_gt_5)"
+            raise ParameterError(name, expression, problem)
         variable, op, text = match.groups()
         found.append(_variable_filter(variable, op, text))
     return found

@@ -8,10 +8,9 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.dto import parse_date
 from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
-from app.params import as_uuid
+from app.params import ParameterError, as_uuid, parse_time
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.store import camunda_queries as cq
@@ -23,15 +22,15 @@ def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
     for part in call.csv("dueDates") or []:
         op, _, text = part.partition("_")
         try:
-            when = parse_date(text)
-        except ValueError as exc:
-            raise invalid_request(f"Invalid due date condition '{part}'") from exc
+            when = parse_time(text)
+        except ValueError:
+            when = None
+        if when is None or op not in ("gt", "lt"):
+            raise ParameterError("dueDates", part, "must have the form gt_<date> or lt_<date>")
         if op == "gt":
             after = when
-        elif op == "lt":
-            before = when
         else:
-            raise invalid_request(f"Invalid due date comparator '{op}': use gt or lt")
+            before = when
     return after, before
 
 

@@ -163,6 +163,20 @@ def test_query_parameters_refuse_nul_and_out_of_range_integers(viewer: httpx.Cli
     bad_request(viewer.get("/instances", params={"limit": 501}), "limit")
 
 
+def test_query_parameters_of_each_type_name_themselves(viewer: httpx.Client) -> None:
+    flag = bad_request(viewer.get("/instances", params={"has_incident": "maybe"}), "has_incident")
+    assert flag["message"] == "query parameter 'has_incident' must be true or false"
+    assert viewer.get("/instances", params={"has_incident": "1"}).status_code == 200
+    bad_request(viewer.get("/incidents", params={"instance_id": "nope"}), "instance_id")
+    bad_request(viewer.get("/jobs", params={"with_retries_left": "2"}), "with_retries_left")
+    naive = {"started_after": "2025-01-31T12:00:00"}
+    assert "with an offset" in bad_request(viewer.get("/instances", params=naive))["message"]
+    aware = {"started_after": "2025-01-31T12:00:00Z"}
+    assert viewer.get("/instances", params=aware).status_code == 200
+    bad_request(viewer.get("/instances", params={"limit": "ten"}), "limit")
+    bad_request(viewer.get("/instances", params={"version": "-1"}), "version")
+
+
 @pytest.mark.parametrize(
     "value", ["amount:NaN", "amount:Infinity", "amount:-Infinity", "amount:1e999", "a\x00:1"]
 )

@@ -170,6 +170,25 @@ def test_nul_in_query_and_path_parameters_is_an_invalid_request() -> None:
     )
 
 
+def test_query_parameters_of_each_type_name_themselves_when_refused(rest: httpx.Client) -> None:
+    due = {"dueDates": "gt_2025-01-31T12:00:00Z,lt_2999-01-01T00:00:00Z"}
+    assert rest.get("/job", params=due).status_code == 200
+    soon = {"dueDates": "soon_2025-01-31T12:00:00Z"}
+    invalid(rest.get("/job", params=soon), "'dueDates'", "gt_<date> or lt_<date>")
+    invalid(rest.get("/job", params={"dueDates": "gt_yesterday"}), "'dueDates'", "'gt_yesterday'")
+    wrong = {"variables": "amount_gt_5,oops"}
+    invalid(rest.get("/process-instance", params=wrong), "'variables'", "'oops'", "KEY_OPERATOR")
+    unsortable = {"sortBy": "nope", "sortOrder": "asc"}
+    invalid(rest.get("/task", params=unsortable), "'sortBy'", "must be one of")
+    upward = {"sortBy": "name", "sortOrder": "up"}
+    invalid(rest.get("/task", params=upward), "'sortOrder'", "asc, desc")
+    invalid(rest.get("/task", params={"active": "yes"}), "'active'", "true or false")
+    assert rest.get("/job", params={"jobIds": "a,b"}).json() == []  # ids never issued
+    invalid(rest.get("/job", params={"suspended": "1"}), "'suspended'", "true or false")
+    later = {"lockExpirationAfter": "soon"}
+    invalid(rest.get("/external-task", params=later), "'lockExpirationAfter'", "date and time")
+
+
 def test_nul_over_http_is_400_not_500(rest: httpx.Client) -> None:
     for path, params in (
         ("/process-instance", {"businessKey": "a\x00"}),
