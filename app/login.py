@@ -19,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from app.auth import SESSION_COOKIE, Authenticator, TooManyAttempts, same_bytes, session_of
+from app.params import Query
 from app.templating import templates
 
 LOGIN_COOKIE = "interlock_login"
@@ -69,7 +70,7 @@ def _page(
 
 
 async def login_page(request: Request) -> Response:
-    return _page(request, {"next": _next(request, request.query_params.get("next"))})
+    return _page(request, {"next": _next(request, Query(request.query_params).text("next"))})
 
 
 async def login(request: Request) -> Response:

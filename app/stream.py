@@ -48,9 +48,11 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from app.auth import require
+from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest
+from engine.json_input import INT64_MAX
 from engine.notifier import Notifier
 from engine.outbox import OutboxRow, OutboxTail, last_seq, read_rows
 from engine.schema import OUTBOX_CHANNEL
@@ -401,36 +403,30 @@ class EventStream(EventSourceResponse):
             log.info("closed an event stream whose client stopped reading")
 
 
-def _filter(request: Request) -> Filter:
-    params = request.query_params
-    instance = params.get("instance")
-    key = params.get("definition") or None
-    definition_id = params.get("definition_id") or None
+def _filter(query: Query) -> Filter:
+    instance = query.uuid("instance")
+    key = query.text("definition")
+    definition_id = query.text("definition_id")
     if sum(x is not None for x in (instance, key, definition_id)) > 1:
         raise BadRequest("give at most one of instance, definition, definition_id")
     if instance is not None:
-        try:
-            return Filter(instance_id=UUID(instance))
-        except ValueError as exc:
-            raise BadRequest(f"'{instance}' is not an instance id") from exc
+        return Filter(instance_id=instance)
     return Filter(definition_key=key, definition_id=definition_id)
 
 
-def _after(request: Request) -> int | None:
-    for source, value in (
-        ("Last-Event-ID", request.headers.get("last-event-id")),
-        ("after", request.query_params.get("after")),
-    ):
-        if value is None or value.strip() == "":
-            continue
-        try:
-            after = int(value)
-        except ValueError as exc:
-            raise BadRequest(f"{source} must be an outbox sequence number, got '{value}'") from exc
-        if after < 0:
-            raise BadRequest(f"{source} must not be negative")
-        return after
-    return None
+def _after(request: Request, query: Query) -> int | None:
+    """Where a reconnecting client resumes: its Last-Event-ID header, else `?after=`."""
+    header = request.headers.get("last-event-id", "").strip()
+    if not header:
+        return query.integer("after", minimum=0, maximum=INT64_MAX, strip=True)
+    try:
+        after = int(header)
+    except ValueError as exc:
+        problem = f"Last-Event-ID must be an outbox sequence number, got '{header}'"
+        raise BadRequest(problem, header="Last-Event-ID") from exc
+    if not 0 <= after <= INT64_MAX:
+        raise BadRequest(f"Last-Event-ID must be from 0 to {INT64_MAX}", header="Last-Event-ID")
+    return after
 
 
 async def stream(request: Request) -> Response:
@@ -441,7 +437,8 @@ async def stream(request: Request) -> Response:
             {"type": "Unavailable", "message": "the event stream is not running", "detail": {}},
             status_code=503,
         )
-    flt, after = _filter(request), _after(request)
+    query = Query(request.query_params)
+    flt, after = _filter(query), _after(request, query)
     return EventStream(
         events(hub, flt, after),
         ping=hub.ping_seconds,

@@ -9,9 +9,10 @@ from starlette.responses import Response
 
 from app.api import views
 from app.api.body import Body
-from app.api.http import Op, Param, Reply, call, engine_of, path_text, q_text, reply, run
+from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, run
 from app.api.schemas import STRING, VARIABLES_IN, ref, request
 from app.guard import raw_file_headers
+from app.params import Query
 from engine.accounts import Role
 from engine.api import InstanceHandle
 from engine.commands.instances import InstanceResult, StartInstance
@@ -20,7 +21,8 @@ START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING})
 
 
 async def list_definitions(request: Request) -> Response:
-    rows = await call(engine_of(request).definitions, q_text(request, "key"))
+    query = Query(request.query_params)
+    rows = await call(engine_of(request).definitions, query.text("key"))
     return reply(views.items([views.definition(row) for row in rows]))
 
 

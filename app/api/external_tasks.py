@@ -19,14 +19,12 @@ from app.api.http import (
     engine_of,
     idempotency,
     path_id,
-    q_bool,
-    q_text,
-    q_uuid,
     reply,
     run,
     same_target,
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
+from app.params import Query
 from engine import fetching
 from engine.accounts import Role
 from engine.commands.external_tasks import (
@@ -130,12 +128,13 @@ async def fetch_and_lock(request: Request) -> Response:
 
 
 async def list_tasks(request: Request) -> Response:
+    query = Query(request.query_params)
     found = await call(
         engine_of(request).external_tasks,
-        topic=q_text(request, "topic"),
-        instance_id=q_uuid(request, "instance_id"),
-        worker_id=q_text(request, "worker_id"),
-        locked=q_bool(request, "locked"),
+        topic=query.text("topic"),
+        instance_id=query.uuid("instance_id"),
+        worker_id=query.text("worker_id"),
+        locked=query.flag("locked", digits=True),
     )
     return reply(views.items([views.external_task(t) for t in found]))
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Literal, TypeVar
 from uuid import UUID
 
@@ -25,7 +24,7 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
-from engine.json_input import INT32_MAX, MAX_INTEGER_DIGITS, text_problem
+from engine.json_input import text_problem
 
 Handler = Callable[[Request], Awaitable[Response]]
 R = TypeVar("R", bound=Result)
@@ -178,89 +177,3 @@ def path_id(request: Request, name: str = "id") -> UUID:
         return UUID(raw)
     except ValueError:
         raise NotFound(f"'{raw}' is not a valid id") from None
-
-
-# -- query parameters -----------------------------------------------------------------------------
-
-
-def _checked(name: str, value: str) -> str:
-    problem = text_problem(value)
-    if problem is not None:
-        raise BadRequest(f"query parameter '{name}' {problem}", field=name)
-    return value
-
-
-def q_text(request: Request, name: str, default: str | None = None) -> str | None:
-    value = request.query_params.get(name)
-    return default if value is None or value == "" else _checked(name, value)
-
-
-def q_texts(request: Request, name: str) -> list[str]:
-    """Every value of a repeatable query parameter."""
-    return [_checked(name, value) for value in request.query_params.getlist(name)]
-
-
-def q_int(
-    request: Request, name: str, default: int, *, minimum: int = 0, maximum: int = INT32_MAX
-) -> int:
-    """An integer parameter, from `minimum` to `maximum` (by default a 32-bit integer)."""
-    raw = q_text(request, name)
-    if raw is None:
-        return default
-    if len(raw) > MAX_INTEGER_DIGITS + 1:
-        raise BadRequest(
-            f"query parameter '{name}' must be between {minimum} and {maximum}", field=name
-        )
-    try:
-        value = int(raw)
-    except ValueError:
-        raise BadRequest(f"query parameter '{name}' must be an integer", field=name) from None
-    if not minimum <= value <= maximum:
-        raise BadRequest(
-            f"query parameter '{name}' must be between {minimum} and {maximum}", field=name
-        )
-    return value
-
-
-def q_optional_int(request: Request, name: str) -> int | None:
-    if request.query_params.get(name) in (None, ""):
-        return None
-    return q_int(request, name, 0)
-
-
-def q_bool(request: Request, name: str) -> bool | None:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return None
-    if raw.lower() in ("true", "1"):
-        return True
-    if raw.lower() in ("false", "0"):
-        return False
-    raise BadRequest(f"query parameter '{name}' must be true or false", field=name)
-
-
-def q_uuid(request: Request, name: str) -> str | None:
-    raw = q_text(request, name)
-    if raw is None:
-        return None
-    try:
-        return str(UUID(raw))
-    except ValueError:
-        raise BadRequest(f"query parameter '{name}' must be an id (a UUID)", field=name) from None
-
-
-def q_time(request: Request, name: str) -> datetime | None:
-    raw = q_text(request, name)
-    if raw is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(raw.replace("Z", "+00:00").replace(" ", "+"))
-    except ValueError:
-        moment = None
-    if moment is None or moment.tzinfo is None:
-        raise BadRequest(
-            f"query parameter '{name}' must be an ISO 8601 time with an offset "
-            "(2025-01-31T12:00:00Z)",
-            field=name,
-        )
-    return moment

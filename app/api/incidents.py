@@ -14,13 +14,12 @@ from app.api.http import (
     call,
     engine_of,
     path_id,
-    q_text,
-    q_uuid,
     reply,
     run,
     same_target,
 )
 from app.api.schemas import INTEGER, STRING, UUID, nullable, record, ref, request
+from app.params import Query
 from engine.accounts import Role
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
@@ -41,14 +40,15 @@ RETRIES_SET = record(
 
 
 async def list_incidents(request: Request) -> Response:
-    state = q_text(request, "state", "Open")
+    query = Query(request.query_params)
+    state = query.text("state", "Open")
     found = await call(
         engine_of(request).incidents,
-        instance_id=q_uuid(request, "instance_id"),
-        definition_key=q_text(request, "definition_key"),
-        definition_id=q_text(request, "definition_id"),
-        incident_type=q_text(request, "type"),
-        node_id=q_text(request, "node_id"),
+        instance_id=query.uuid("instance_id"),
+        definition_key=query.text("definition_key"),
+        definition_id=query.text("definition_id"),
+        incident_type=query.text("type"),
+        node_id=query.text("node_id"),
         state=None if state == "any" else state,
     )
     return reply(views.items([views.incident(i) for i in found]))

@@ -18,17 +18,12 @@ from app.api.http import (
     call,
     engine_of,
     path_id,
-    q_bool,
-    q_int,
-    q_optional_int,
-    q_text,
-    q_texts,
-    q_time,
     reply,
     run,
     same_target,
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, VARIABLES_IN, ref, request
+from app.params import Query
 from engine.accounts import Role
 from engine.api import InstanceHandle
 from engine.commands.instances import (
@@ -64,25 +59,26 @@ def variable_filter(text: str) -> tuple[str, Any]:
     return name, value
 
 
-def instance_filter(request: Request) -> InstanceFilter:
+def instance_filter(query: Query) -> InstanceFilter:
     return InstanceFilter(
-        definition_key=q_text(request, "definition_key"),
-        definition_id=q_text(request, "definition_id"),
-        version=q_optional_int(request, "version"),
-        state=q_text(request, "state"),
-        business_key=q_text(request, "business_key"),
-        has_incident=q_bool(request, "has_incident"),
-        started_after=q_time(request, "started_after"),
-        started_before=q_time(request, "started_before"),
-        variables=tuple(variable_filter(v) for v in q_texts(request, "var")),
+        definition_key=query.text("definition_key"),
+        definition_id=query.text("definition_id"),
+        version=query.integer("version", minimum=0),
+        state=query.text("state"),
+        business_key=query.text("business_key"),
+        has_incident=query.flag("has_incident", digits=True),
+        started_after=query.date("started_after", offset_required=True),
+        started_before=query.date("started_before", offset_required=True),
+        variables=tuple(variable_filter(v) for v in query.texts("var")),
     )
 
 
 async def list_instances(request: Request) -> Response:
-    where = instance_filter(request)
-    limit = q_int(request, "limit", 50, minimum=1, maximum=MAX_LIMIT)
+    query = Query(request.query_params)
+    where = instance_filter(query)
+    limit = query.integer("limit", 50, minimum=1, maximum=MAX_LIMIT)
     page = await call(
-        engine_of(request).list_instances, where, limit=limit, after=q_text(request, "after")
+        engine_of(request).list_instances, where, limit=limit, after=query.text("after")
     )
     return reply(views.items([views.instance(i) for i in page.items], page.next))
 

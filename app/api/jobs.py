@@ -15,13 +15,12 @@ from app.api.http import (
     engine_of,
     idempotency,
     path_id,
-    q_bool,
-    q_uuid,
     reply,
     run,
     same_target,
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
+from app.params import Query
 from engine.accounts import Role
 from engine.commands.jobs import ExecuteJob, JobResult, SetJobRetries
 from engine.errors import Conflict, NotFound
@@ -32,10 +31,11 @@ RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
 
 
 async def list_jobs(request: Request) -> Response:
+    query = Query(request.query_params)
     found = await call(
         engine_of(request).jobs,
-        q_uuid(request, "instance_id"),
-        q_bool(request, "with_retries_left"),
+        query.uuid("instance_id"),
+        query.flag("with_retries_left", digits=True),
     )
     return reply(views.items([views.job(j) for j in found]))
 

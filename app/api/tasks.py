@@ -17,14 +17,13 @@ from app.api.http import (
     call,
     engine_of,
     path_id,
-    q_text,
-    q_uuid,
     reply,
     run,
     same_target,
 )
 from app.api.schemas import STRING, VARIABLES_IN, nullable, ref, request
 from app.auth import principal_of
+from app.params import Query
 from engine.accounts import Role
 from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
 from engine.errors import BadRequest
@@ -36,15 +35,16 @@ NO_BODY = request({})
 
 
 async def list_tasks(request: Request) -> Response:
-    state = q_text(request, "state", "Open")
+    query = Query(request.query_params)
+    state = query.text("state", "Open")
     found = await call(
         engine_of(request).user_tasks,
-        q_uuid(request, "instance_id"),
+        query.uuid("instance_id"),
         None if state == "any" else state,
-        definition_key=q_text(request, "definition_key"),
-        assignee=q_text(request, "assignee"),
-        candidate_user=q_text(request, "candidate_user"),
-        candidate_group=q_text(request, "candidate_group"),
+        definition_key=query.text("definition_key"),
+        assignee=query.text("assignee"),
+        candidate_user=query.text("candidate_user"),
+        candidate_group=query.text("candidate_group"),
     )
     return reply(views.items([views.user_task(t) for t in found]))
 

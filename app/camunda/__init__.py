@@ -1,11 +1,14 @@
 """The Camunda-7-compatible REST subset, mounted at /engine-rest: Camunda's paths, bodies, status
-codes and response fields over Interlock's engine. See docs/camunda-compat.md."""
+codes and response fields over Interlock's engine. See docs/camunda-compat.md.
+
+Each module lists its endpoints; ENDPOINTS is every one, in the order routes are matched (a
+module's literal paths before its `{id}` ones), and the catch-all comes last."""
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute, Route
 
-from app.camunda import (  # noqa: F401 - each module declares its endpoints on import
+from app.camunda import (
     definitions,
     external_tasks,
     incidents,
@@ -14,11 +17,21 @@ from app.camunda import (  # noqa: F401 - each module declares its endpoints on 
     messages,
     tasks,
 )
-from app.camunda.http import endpoint, not_found
+from app.camunda.http import Endpoint, not_found
 
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
+ENDPOINTS: list[Endpoint] = [
+    *definitions.endpoints,
+    *external_tasks.endpoints,
+    *incidents.endpoints,
+    *instances.endpoints,
+    *jobs.endpoints,
+    *messages.endpoints,
+    *tasks.endpoints,
+]
+
 routes: list[BaseRoute] = [
-    *endpoint.routes,
+    *(endpoint.route() for endpoint in ENDPOINTS),
     Route("/{path:path}", not_found, methods=ALL_METHODS),
 ]

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, endpoint, json_response
+from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
 from engine.commands.deployments import Deploy, Resource
@@ -46,7 +46,6 @@ def _form_flag(value: Any, name: str) -> bool:
     return value.lower() == "true"
 
 
-@endpoint("/deployment/create", "POST", Role.ADMIN, body="form")
 async def create_deployment(call: Call) -> Response:
     assert call.form is not None
     settings: dict[str, str] = {}
@@ -163,12 +162,10 @@ def _sortable(value: Any) -> tuple[bool, Any]:
     return (value is None, 0 if value is None else value)
 
 
-@endpoint("/process-definition", "GET", Role.VIEWER)
 def list_definitions(call: Call) -> Response:
     return json_response([dto.process_definition(row) for row in _definitions(call)])
 
 
-@endpoint("/process-definition/count", "GET", Role.VIEWER)
 def count_definitions(call: Call) -> Response:
     return json_response({"count": len(_definitions(call))})
 
@@ -196,22 +193,18 @@ def _xml(call: Call, row: DefinitionRow) -> Response:
     return json_response({"id": row.id, "bpmn20Xml": xml})
 
 
-@endpoint("/process-definition/key/{key}", "GET", Role.VIEWER)
 def definition_by_key(call: Call) -> Response:
     return json_response(dto.process_definition(_by_key(call)))
 
 
-@endpoint("/process-definition/key/{key}/xml", "GET", Role.VIEWER)
 def xml_by_key(call: Call) -> Response:
     return _xml(call, _by_key(call))
 
 
-@endpoint("/process-definition/{id}", "GET", Role.VIEWER)
 def definition_by_id(call: Call) -> Response:
     return json_response(dto.process_definition(_by_id(call)))
 
 
-@endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER)
 def xml_by_id(call: Call) -> Response:
     return _xml(call, _by_id(call))
 
@@ -240,11 +233,24 @@ def _start(call: Call, row: DefinitionRow) -> Response:
     return json_response(body)
 
 
-@endpoint("/process-definition/key/{key}/start", "POST", Role.OPERATOR, body="json")
 def start_by_key(call: Call) -> Response:
     return _start(call, _by_key(call))
 
 
-@endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, body="json")
 def start_by_id(call: Call) -> Response:
     return _start(call, _by_id(call))
+
+
+endpoints = [
+    Endpoint("/deployment/create", "POST", Role.ADMIN, create_deployment, body="form"),
+    Endpoint("/process-definition", "GET", Role.VIEWER, list_definitions),
+    Endpoint("/process-definition/count", "GET", Role.VIEWER, count_definitions),
+    Endpoint("/process-definition/key/{key}", "GET", Role.VIEWER, definition_by_key),
+    Endpoint("/process-definition/key/{key}/xml", "GET", Role.VIEWER, xml_by_key),
+    Endpoint("/process-definition/{id}", "GET", Role.VIEWER, definition_by_id),
+    Endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER, xml_by_id),
+    Endpoint(
+        "/process-definition/key/{key}/start", "POST", Role.OPERATOR, start_by_key, body="json"
+    ),
+    Endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, start_by_id, body="json"),
+]

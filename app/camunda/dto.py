@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from app.params import parse_time
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -40,14 +41,8 @@ def format_date(value: datetime | None) -> str | None:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}+0000"
 
 
-def parse_date(text: str) -> datetime:
-    """Camunda's format (a `+` that arrived as a space in a query string included), or ISO 8601
-    with `Z` or `+hh:mm`. Without an offset the time is taken as UTC. Raises ValueError."""
-    value = text.strip()
-    if " " in value and "T" in value:
-        value = value.replace(" ", "+")
-    parsed = datetime.fromisoformat(value)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+parse_date = parse_time
+"""Camunda's Date values read as the times of query parameters are (see app/params.py)."""
 
 
 def duration_ms(start: datetime | None, end: datetime | None) -> int | None:

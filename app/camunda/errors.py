@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized
 from app.guard import current_request_id
+from app.params import ParameterError
 from engine.errors import (
     BadRequest,
     ExpressionError,
@@ -108,6 +109,11 @@ def translate(exc: Exception) -> CamundaError:
         return parse_error(exc)
     if isinstance(exc, NotFound):
         return invalid_request(exc.message, 404)
+    if isinstance(exc, ParameterError):
+        return invalid_request(
+            f"Cannot set query parameter '{exc.name}' to value '{exc.shown}': "
+            f"the value {exc.problem}"
+        )
     if isinstance(exc, BadRequest | ExpressionError):
         return invalid_request(exc.message)
     if isinstance(exc, InvariantViolation):

@@ -20,8 +20,9 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error
-from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import stored_to_dto, to_typed_map
+from app.params import as_uuid
 from engine import fetching
 from engine.accounts import Role
 from engine.api import Engine
@@ -111,7 +112,6 @@ def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
     ]
 
 
-@endpoint("/external-task/fetchAndLock", "POST", Role.OPERATOR, body="json")
 async def fetch_and_lock(call: Call) -> Response:
     worker_id = call.body_text("workerId")
     if not worker_id:
@@ -190,7 +190,6 @@ def _holder(call: Call, task_id: str) -> str | None:
     return rows[0].worker_id if rows else None
 
 
-@endpoint("/external-task/{id}/complete", "POST", Role.OPERATOR, body="json")
 def complete(call: Call) -> Response:
     variables = to_typed_map(call.field("variables"))
     to_typed_map(call.field("localVariables"), "localVariables")
@@ -201,7 +200,6 @@ def complete(call: Call) -> Response:
     )
 
 
-@endpoint("/external-task/{id}/failure", "POST", Role.OPERATOR, body="json")
 def failure(call: Call) -> Response:
     retries = call.body_int("retries", 0) or 0
     longest = call.engine.executor.settings.max_retry_timeout_ms
@@ -222,7 +220,6 @@ def failure(call: Call) -> Response:
     )
 
 
-@endpoint("/external-task/{id}/bpmnError", "POST", Role.OPERATOR, body="json")
 def bpmn_error(call: Call) -> Response:
     code = call.body_text("errorCode")
     if not code:
@@ -238,7 +235,6 @@ def bpmn_error(call: Call) -> Response:
     )
 
 
-@endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, body="json")
 def extend_lock(call: Call) -> Response:
     longest = call.engine.executor.settings.max_lock_duration_ms
     duration = call.body_int("newDuration", 0, minimum=0, maximum=longest) or 0
@@ -249,7 +245,6 @@ def extend_lock(call: Call) -> Response:
     )
 
 
-@endpoint("/external-task/{id}/unlock", "POST", Role.OPERATOR)
 def unlock(call: Call) -> Response:
     task_id = call.path["id"]
     try:
@@ -259,7 +254,6 @@ def unlock(call: Call) -> Response:
     return no_content()
 
 
-@endpoint("/external-task/{id}/retries", "PUT", Role.OPERATOR, body="json")
 def set_retries(call: Call) -> Response:
     task_id = call.path["id"]
     retries = call.body_int("retries")
@@ -314,19 +308,16 @@ def _query(
         )
 
 
-@endpoint("/external-task", "GET", Role.VIEWER)
 def list_external_tasks(call: Call) -> Response:
     rows = _query(call)
     assert isinstance(rows, list)
     return json_response([dto.external_task(row) for row in rows])
 
 
-@endpoint("/external-task/count", "GET", Role.VIEWER)
 def count_external_tasks(call: Call) -> Response:
     return json_response({"count": _query(call, count=True)})
 
 
-@endpoint("/external-task/{id}", "GET", Role.VIEWER)
 def get_external_task(call: Call) -> Response:
     task_id = call.path["id"]
     call.query = type(call.query)()
@@ -335,3 +326,17 @@ def get_external_task(call: Call) -> Response:
     if not rows:
         raise _missing(task_id)
     return json_response(dto.external_task(rows[0]))
+
+
+endpoints = [
+    Endpoint("/external-task/fetchAndLock", "POST", Role.OPERATOR, fetch_and_lock, body="json"),
+    Endpoint("/external-task/{id}/complete", "POST", Role.OPERATOR, complete, body="json"),
+    Endpoint("/external-task/{id}/failure", "POST", Role.OPERATOR, failure, body="json"),
+    Endpoint("/external-task/{id}/bpmnError", "POST", Role.OPERATOR, bpmn_error, body="json"),
+    Endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, extend_lock, body="json"),
+    Endpoint("/external-task/{id}/unlock", "POST", Role.OPERATOR, unlock),
+    Endpoint("/external-task/{id}/retries", "PUT", Role.OPERATOR, set_retries, body="json"),
+    Endpoint("/external-task", "GET", Role.VIEWER, list_external_tasks),
+    Endpoint("/external-task/count", "GET", Role.VIEWER, count_external_tasks),
+    Endpoint("/external-task/{id}", "GET", Role.VIEWER, get_external_task),
+]

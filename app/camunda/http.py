@@ -8,35 +8,25 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Literal
-from uuid import UUID
+from typing import Any, ClassVar, Literal
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, QueryParams
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
 
 from app.auth import require
-from app.camunda.dto import parse_date
 from app.camunda.errors import CamundaError, invalid_request, translate
+from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest
-from engine.json_input import (
-    INT32_MAX,
-    INT32_MIN,
-    MAX_INTEGER_DIGITS,
-    JsonSyntaxError,
-    loads,
-    text_problem,
-)
+from engine.json_input import INT32_MAX, INT32_MIN, JsonSyntaxError, loads, text_problem
 from engine.store.camunda_queries import Page
 
 log = logging.getLogger("interlock.camunda")
 
-NO_MATCH = UUID(int=0)
 # Resources sent as plain form fields (no file name) may be whole BPMN files.
 MAX_FORM_PART_BYTES = 16 * 1024 * 1024
 BodyKind = Literal["none", "json", "form"]
@@ -44,7 +34,12 @@ Handler = Callable[["Call"], Response] | Callable[["Call"], Awaitable[Response]]
 
 
 @dataclass
-class Call:
+class Call(Query):
+    """One request to an endpoint. Its query parameters are read with the shared readers of
+    app/params.py; an id filter that names no id Interlock issues matches nothing."""
+
+    unknown_ids_match_nothing: ClassVar[bool] = True
+
     request: Request
     engine: Engine
     path: dict[str, str]
@@ -53,65 +48,6 @@ class Call:
     body: Any = None
     form: FormData | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-
-    # -- query parameters ------------------------------------------------------------------------
-
-    def text(self, name: str) -> str | None:
-        value = self.query.get(name)
-        if value is None or value == "":
-            return None
-        problem = text_problem(value)
-        if problem is not None:
-            raise invalid_request(f"Cannot set query parameter '{name}': the value {problem}")
-        return value
-
-    def flag(self, name: str) -> bool | None:
-        value = self.text(name)
-        if value is None:
-            return None
-        if value.lower() in ("true", "false"):
-            return value.lower() == "true"
-        raise _bad_parameter(name, value, "a boolean")
-
-    def integer(
-        self, name: str, *, minimum: int = INT32_MIN, maximum: int = INT32_MAX
-    ) -> int | None:
-        """An Integer parameter (a Long one passes the 64-bit bounds)."""
-        value = self.text(name)
-        if value is None:
-            return None
-        what = "an integer" if (minimum, maximum) == (INT32_MIN, INT32_MAX) else "a long"
-        if len(value) > MAX_INTEGER_DIGITS + 1:
-            raise _bad_parameter(name, value[:40] + "...", what)
-        try:
-            number = int(value)
-        except ValueError as exc:
-            raise _bad_parameter(name, value, what) from exc
-        if not minimum <= number <= maximum:
-            raise _bad_parameter(name, value, f"{what} from {minimum} to {maximum}")
-        return number
-
-    def date(self, name: str) -> datetime | None:
-        value = self.text(name)
-        if value is None:
-            return None
-        try:
-            return parse_date(value)
-        except ValueError as exc:
-            raise _bad_parameter(name, value, "a date") from exc
-
-    def uuid(self, name: str) -> UUID | None:
-        """An id filter. An id Interlock never issues matches nothing."""
-        value = self.text(name)
-        return None if value is None else as_uuid(value)
-
-    def csv(self, name: str) -> list[str] | None:
-        value = self.text(name)
-        return [part for part in value.split(",") if part] if value is not None else None
-
-    def uuids(self, name: str) -> list[UUID] | None:
-        parts = self.csv(name)
-        return None if parts is None else [as_uuid(part) for part in parts]
 
     def page(self, sortable: dict[str, str]) -> Page:
         """Camunda's paging: firstResult and maxResults are Integers (negative counts as 0)."""
@@ -123,11 +59,9 @@ class Call:
                 "Only a single sorting parameter specified. sortBy and sortOrder required"
             )
         sort: tuple[tuple[str, bool], ...] = ()
-        if sort_by is not None and sort_order is not None:
-            if sort_by not in sortable:
-                raise _bad_parameter("sortBy", sort_by, "a sortable property")
-            if sort_order not in ("asc", "desc"):
-                raise _bad_parameter("sortOrder", sort_order, "asc or desc")
+        sort_by = self.one_of("sortBy", sortable)
+        sort_order = self.one_of("sortOrder", ("asc", "desc"))
+        if sort_by is not None:
             sort = ((sort_by, sort_order == "desc"),)
         return Page(first=first, max=maximum, sort=sort)
 
@@ -180,17 +114,6 @@ class Call:
         return value
 
 
-def as_uuid(value: str) -> UUID:
-    try:
-        return UUID(value)
-    except ValueError:
-        return NO_MATCH
-
-
-def _bad_parameter(name: str, value: str, what: str) -> CamundaError:
-    return invalid_request(f"Cannot set query parameter '{name}' to value '{value}': not {what}")
-
-
 def json_response(content: Any, status: int = 200) -> Response:
     """Exactly `Content-Type: application/json`, as Camunda's clients compare it."""
     return JSONResponse(content, status_code=status, media_type="application/json")
@@ -218,24 +141,25 @@ def base_url(request: Request) -> str:
     return f"{scheme}://{host}{'' if port == default else f':{port}'}{root}"
 
 
-class Endpoints:
-    """The routes of the Camunda surface, in the order they were declared."""
+@dataclass(frozen=True)
+class Endpoint:
+    """One Camunda endpoint: its path and method, the role it needs, how its body is read, and
+    its handler. Each module lists its endpoints; app/camunda/__init__.py makes them routes."""
 
-    def __init__(self) -> None:
-        self.routes: list[BaseRoute] = []
+    path: str
+    method: str
+    role: Role
+    handler: Handler
+    body: BodyKind = "none"
 
-    def __call__(
-        self, path: str, method: str, role: Role, *, body: BodyKind = "none"
-    ) -> Callable[[Handler], Handler]:
-        def register(handler: Handler) -> Handler:
-            async def endpoint(request: Request) -> Response:
-                return await _serve(request, handler, role, body)
+    def route(self) -> Route:
+        handler, role, body = self.handler, self.role, self.body
 
-            endpoint.__name__ = handler.__name__
-            self.routes.append(Route(path, endpoint, methods=[method]))
-            return handler
+        async def endpoint(request: Request) -> Response:
+            return await _serve(request, handler, role, body)
 
-        return register
+        endpoint.__name__ = handler.__name__
+        return Route(self.path, endpoint, methods=[self.method])
 
 
 async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind) -> Response:
@@ -295,6 +219,3 @@ async def _json_body(request: Request) -> Any:
 async def not_found(request: Request) -> Response:
     """Camunda's answer for a path it does not serve (JAX-RS's NotFoundException)."""
     return CamundaError(404, "NotFoundException", "HTTP 404 Not Found").response()
-
-
-endpoint = Endpoints()

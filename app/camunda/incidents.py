@@ -8,7 +8,8 @@ from starlette.responses import Response
 
 from app.camunda import dto
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, as_uuid, endpoint, json_response
+from app.camunda.http import Call, Endpoint, json_response
+from app.params import as_uuid
 from engine.accounts import Role
 from engine.store import camunda_queries as cq
 
@@ -40,19 +41,16 @@ def _query(
         )
 
 
-@endpoint("/incident", "GET", Role.VIEWER)
 def list_incidents(call: Call) -> Response:
     rows = _query(call)
     assert isinstance(rows, list)
     return json_response([dto.incident(row) for row in rows])
 
 
-@endpoint("/incident/count", "GET", Role.VIEWER)
 def count_incidents(call: Call) -> Response:
     return json_response({"count": _query(call, count=True)})
 
 
-@endpoint("/incident/{id}", "GET", Role.VIEWER)
 def get_incident(call: Call) -> Response:
     incident_id = call.path["id"]
     call.query = type(call.query)()
@@ -61,3 +59,10 @@ def get_incident(call: Call) -> Response:
     if not rows:
         raise invalid_request(f"No matching incident with id {incident_id}", 404)
     return json_response(dto.incident(rows[0]))
+
+
+endpoints = [
+    Endpoint("/incident", "GET", Role.VIEWER, list_incidents),
+    Endpoint("/incident/count", "GET", Role.VIEWER, count_incidents),
+    Endpoint("/incident/{id}", "GET", Role.VIEWER, get_incident),
+]

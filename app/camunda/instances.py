@@ -15,8 +15,9 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, stored_to_dto
+from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.model import ParallelGateway, ProcessModel
@@ -36,10 +37,8 @@ def variable_filters(call: Call, name: str = "variables") -> list[cq.VariableFil
     for expression in raw.split(","):
         match = VARIABLE_EXPRESSION.match(expression)
         if match is None:
-            raise invalid_request(
-                f"variable query parameter has to have format KEY_OPERATOR_VALUE, not "
-                f"'{expression}'"
-            )
+            problem = "must have the form KEY_OPERATOR_VALUE (amount_gt_5)"
+            raise ParameterError(name, expression, problem)
         variable, op, text = match.groups()
         found.append(_variable_filter(variable, op, text))
     return found
@@ -83,14 +82,12 @@ def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
         )
 
 
-@endpoint("/process-instance", "GET", Role.VIEWER)
 def list_instances(call: Call) -> Response:
     rows = _instance_query(call, count=False)
     assert isinstance(rows, list)
     return json_response([dto.instance_from_row(call.base, row) for row in rows])
 
 
-@endpoint("/process-instance/count", "GET", Role.VIEWER)
 def count_instances(call: Call) -> Response:
     return json_response({"count": _instance_query(call, count=True)})
 
@@ -114,12 +111,10 @@ def _known(call: Call) -> queries.InstanceInfo:
     return info
 
 
-@endpoint("/process-instance/{id}", "GET", Role.VIEWER)
 def get_instance(call: Call) -> Response:
     return json_response(dto.instance_from_info(call.base, _running(call)))
 
 
-@endpoint("/process-instance/{id}", "DELETE", Role.OPERATOR)
 def delete_instance(call: Call) -> Response:
     info = _running(call)
     try:
@@ -130,13 +125,11 @@ def delete_instance(call: Call) -> Response:
     return no_content()
 
 
-@endpoint("/process-instance/{id}/variables", "GET", Role.VIEWER)
 def instance_variables(call: Call) -> Response:
     info = _known(call)
     return json_response(dto_map(call.engine.instance(info.id).typed_variables()))
 
 
-@endpoint("/process-instance/{id}/variables/{name}", "GET", Role.VIEWER)
 def instance_variable(call: Call) -> Response:
     info = _known(call)
     name = call.path["name"]
@@ -151,7 +144,6 @@ def instance_variable(call: Call) -> Response:
 # -- activity instances ---------------------------------------------------------------------------
 
 
-@endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER)
 def activity_tree(call: Call) -> Response:
     info = _running(call)
     engine = call.engine
@@ -236,7 +228,6 @@ def _activity_entry(
 # -- history --------------------------------------------------------------------------------------
 
 
-@endpoint("/history/process-instance/{id}", "GET", Role.VIEWER)
 def historic_instance(call: Call) -> Response:
     instance_id = call.path["id"]
     with call.engine.connection() as conn:
@@ -329,12 +320,10 @@ def _parent_finder(
     return parent
 
 
-@endpoint("/history/activity-instance", "GET", Role.VIEWER)
 def historic_activities(call: Call) -> Response:
     return json_response(_activity_query(call))
 
 
-@endpoint("/history/activity-instance/count", "GET", Role.VIEWER)
 def count_historic_activities(call: Call) -> Response:
     return json_response({"count": len(_activity_query(_unpaged(call)))})
 
@@ -343,3 +332,17 @@ def _unpaged(call: Call) -> Call:
     kept = [(k, v) for k, v in call.query.multi_items() if k not in ("firstResult", "maxResults")]
     call.query = QueryParams(kept)
     return call
+
+
+endpoints = [
+    Endpoint("/process-instance", "GET", Role.VIEWER, list_instances),
+    Endpoint("/process-instance/count", "GET", Role.VIEWER, count_instances),
+    Endpoint("/process-instance/{id}", "GET", Role.VIEWER, get_instance),
+    Endpoint("/process-instance/{id}", "DELETE", Role.OPERATOR, delete_instance),
+    Endpoint("/process-instance/{id}/variables", "GET", Role.VIEWER, instance_variables),
+    Endpoint("/process-instance/{id}/variables/{name}", "GET", Role.VIEWER, instance_variable),
+    Endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER, activity_tree),
+    Endpoint("/history/process-instance/{id}", "GET", Role.VIEWER, historic_instance),
+    Endpoint("/history/activity-instance", "GET", Role.VIEWER, historic_activities),
+    Endpoint("/history/activity-instance/count", "GET", Role.VIEWER, count_historic_activities),
+]

@@ -8,9 +8,9 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.dto import parse_date
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.params import ParameterError, as_uuid, parse_time
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.states import JobOutcome
@@ -23,15 +23,15 @@ def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
     for part in call.csv("dueDates") or []:
         op, _, text = part.partition("_")
         try:
-            when = parse_date(text)
-        except ValueError as exc:
-            raise invalid_request(f"Invalid due date condition '{part}'") from exc
+            when = parse_time(text)
+        except ValueError:
+            when = None
+        if when is None or op not in ("gt", "lt"):
+            raise ParameterError("dueDates", part, "must have the form gt_<date> or lt_<date>")
         if op == "gt":
             after = when
-        elif op == "lt":
-            before = when
         else:
-            raise invalid_request(f"Invalid due date comparator '{op}': use gt or lt")
+            before = when
     return after, before
 
 
@@ -72,19 +72,16 @@ def _one(call: Call) -> cq.JobRow | None:
     return rows[0] if rows else None
 
 
-@endpoint("/job", "GET", Role.VIEWER)
 def list_jobs(call: Call) -> Response:
     rows = _query(call)
     assert isinstance(rows, list)
     return json_response([dto.job(row) for row in rows])
 
 
-@endpoint("/job/count", "GET", Role.VIEWER)
 def count_jobs(call: Call) -> Response:
     return json_response({"count": _query(call, count=True)})
 
 
-@endpoint("/job/{id}", "GET", Role.VIEWER)
 def get_job(call: Call) -> Response:
     row = _one(call)
     if row is None:
@@ -92,7 +89,6 @@ def get_job(call: Call) -> Response:
     return json_response(dto.job(row))
 
 
-@endpoint("/job/{id}/execute", "POST", Role.OPERATOR)
 def execute(call: Call) -> Response:
     job_id = call.path["id"]
     try:
@@ -112,7 +108,6 @@ def execute(call: Call) -> Response:
     raise rest_error(500, f"Cannot execute job {job_id}: it is locked by a job executor")
 
 
-@endpoint("/job/{id}/retries", "PUT", Role.OPERATOR, body="json")
 def set_retries(call: Call) -> Response:
     job_id = call.path["id"]
     retries = call.body_int("retries")
@@ -130,3 +125,12 @@ def set_retries(call: Call) -> Response:
     except Conflict as exc:
         raise invalid_request(exc.message) from exc
     return no_content()
+
+
+endpoints = [
+    Endpoint("/job", "GET", Role.VIEWER, list_jobs),
+    Endpoint("/job/count", "GET", Role.VIEWER, count_jobs),
+    Endpoint("/job/{id}", "GET", Role.VIEWER, get_job),
+    Endpoint("/job/{id}/execute", "POST", Role.OPERATOR, execute),
+    Endpoint("/job/{id}/retries", "PUT", Role.OPERATOR, set_retries, body="json"),
+]

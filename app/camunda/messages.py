@@ -7,14 +7,14 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, plain_values, to_typed_map
+from app.params import as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, InterlockError, NotFound
 from engine.states import InstanceState
 
 
-@endpoint("/message", "POST", Role.OPERATOR, body="json")
 def correlate(call: Call) -> Response:
     name = call.body_text("messageName")
     if not name:
@@ -86,7 +86,6 @@ def correlate(call: Call) -> Response:
     return json_response(results)
 
 
-@endpoint("/signal", "POST", Role.OPERATOR, body="json")
 def signal(call: Call) -> Response:
     name = call.body_text("name")
     if not name:
@@ -101,3 +100,9 @@ def signal(call: Call) -> Response:
     except InterlockError as exc:
         raise rest_error(500, f"Cannot deliver signal '{name}': {exc.message}", exc) from exc
     return no_content()
+
+
+endpoints = [
+    Endpoint("/message", "POST", Role.OPERATOR, correlate, body="json"),
+    Endpoint("/signal", "POST", Role.OPERATOR, signal, body="json"),
+]

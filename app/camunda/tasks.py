@@ -9,8 +9,9 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import engine_error, invalid_request, rest_error
-from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, to_typed_map
+from app.params import as_uuid
 from engine.accounts import Role
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.model import UserTask
@@ -67,19 +68,16 @@ def _shown(call: Call, rows: list[cq.TaskRow]) -> list[Json]:
     return shown
 
 
-@endpoint("/task", "GET", Role.VIEWER)
 def list_tasks(call: Call) -> Response:
     rows = _task_query(call)
     assert isinstance(rows, list)
     return json_response(_shown(call, rows))
 
 
-@endpoint("/task/count", "GET", Role.VIEWER)
 def count_tasks(call: Call) -> Response:
     return json_response({"count": _task_query(call, count=True)})
 
 
-@endpoint("/task/{id}", "GET", Role.VIEWER)
 def get_task(call: Call) -> Response:
     task_id = call.path["id"]
     call.query = type(call.query)()
@@ -116,22 +114,18 @@ def _assign(call: Call, user_id: str | None, *, force: bool) -> Response:
     return no_content()
 
 
-@endpoint("/task/{id}/claim", "POST", Role.OPERATOR, body="json")
 def claim(call: Call) -> Response:
     return _assign(call, call.body_text("userId"), force=False)
 
 
-@endpoint("/task/{id}/unclaim", "POST", Role.OPERATOR, body="json")
 def unclaim(call: Call) -> Response:
     return _assign(call, None, force=True)
 
 
-@endpoint("/task/{id}/assignee", "POST", Role.OPERATOR, body="json")
 def set_assignee(call: Call) -> Response:
     return _assign(call, call.body_text("userId"), force=True)
 
 
-@endpoint("/task/{id}/complete", "POST", Role.OPERATOR, body="json")
 def complete(call: Call) -> Response:
     task_id = call.path["id"]
     variables = to_typed_map(call.field("variables"))
@@ -154,3 +148,14 @@ def complete(call: Call) -> Response:
         values = engine.instance(result.instance_id).typed_variables()
         return json_response(dto_map(values))
     return no_content()
+
+
+endpoints = [
+    Endpoint("/task", "GET", Role.VIEWER, list_tasks),
+    Endpoint("/task/count", "GET", Role.VIEWER, count_tasks),
+    Endpoint("/task/{id}", "GET", Role.VIEWER, get_task),
+    Endpoint("/task/{id}/claim", "POST", Role.OPERATOR, claim, body="json"),
+    Endpoint("/task/{id}/unclaim", "POST", Role.OPERATOR, unclaim, body="json"),
+    Endpoint("/task/{id}/assignee", "POST", Role.OPERATOR, set_assignee, body="json"),
+    Endpoint("/task/{id}/complete", "POST", Role.OPERATOR, complete, body="json"),
+]

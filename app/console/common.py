@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -141,15 +140,6 @@ async def act(
     except InterlockError as error:
         return flash(request, error=error)
     return flash(request, message=message)
-
-
-def parse_uuid(value: str | None) -> UUID | None:
-    if not value:
-        return None
-    try:
-        return UUID(value)
-    except ValueError:
-        return None
 
 
 def parse_int(value: str | None, what: str) -> int:

@@ -11,8 +11,9 @@ from starlette.routing import Route
 
 from app.console.common import duration, engine_of, read, render
 from app.guard import raw_file_headers
+from app.params import Query
 from engine.api import Engine
-from engine.errors import BadRequest, NotFound
+from engine.errors import NotFound
 from engine.model import ProcessModel
 from engine.store import console_queries
 from engine.store import definitions as definition_store
@@ -26,13 +27,7 @@ def _summaries(engine: Engine) -> list[console_queries.DefinitionSummary]:
 
 
 def _version(request: Request) -> int | None:
-    raw = request.query_params.get("version")
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError as exc:
-        raise BadRequest(f"version must be a number, not '{raw}'") from exc
+    return Query(request.query_params).integer("version")
 
 
 def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
@@ -74,7 +69,7 @@ def _rows(model: ProcessModel, stats: list[NodeStats]) -> list[tuple[str, str, s
 
 async def definitions_page(request: Request) -> Response:
     summaries = await read(request, _summaries, engine_of(request))
-    if request.query_params.get("fragment"):
+    if Query(request.query_params).text("fragment"):
         return render(request, "_definitions.html", {"summaries": summaries})
     return render(request, "definitions.html", {"page": "definitions", "summaries": summaries})
 

@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.params import Query
 from engine.api import Engine
 from engine.store import console_queries
 
@@ -31,13 +32,14 @@ def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
 
 
 async def incidents_page(request: Request) -> Response:
-    params = {k: v.strip() for k, v in request.query_params.items() if k in FILTER_FIELDS}
+    parameters = Query(request.query_params)
+    params = parameters.fields(FILTER_FIELDS)
     context = await read(request, _incidents, engine_of(request), params)
     query = urlencode({k: v for k, v in params.items() if v})
     context.update(
         params=params, rows_url="/incidents?" + (query + "&" if query else "") + "fragment=rows"
     )
-    if request.query_params.get("fragment") == "rows":
+    if parameters.text("fragment") == "rows":
         return render(request, "_incident_rows.html", context)
     return render(request, "incidents.html", {"page": "incidents", **context})
 

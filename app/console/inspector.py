@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.model import ProcessModel
@@ -181,7 +182,7 @@ async def panel(request: Request) -> Response:
     if name not in PANELS:
         raise NotFound(f"no panel '{name}'")
     instance_id: UUID = request.path_params["instance_id"]
-    node = request.query_params.get("node") or None
+    node = Query(request.query_params).text("node")
     context = await read(request, _panel, engine_of(request), instance_id, name, node)
     return render(request, f"_panel_{name}.html", {"instance_id": instance_id, "p": context})
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlencode
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.params import Query
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError
+from engine.errors import InterlockError
 from engine.store import console_queries
 from engine.store.instances import InstanceFilter
 from engine.store.queries import InstanceInfo
@@ -41,14 +42,6 @@ class Row:
     incidents: int
 
 
-def _moment(raw: str, what: str) -> datetime:
-    try:
-        moment = datetime.fromisoformat(raw)
-    except ValueError as exc:
-        raise BadRequest(f"{what}: '{raw}' is not a date and time") from exc
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _value(raw: str) -> Any:
     """What the operator typed: JSON when it parses (42, true, "text"), else the text itself."""
     try:
@@ -57,28 +50,19 @@ def _value(raw: str) -> Any:
         return raw
 
 
-def parse_filter(params: dict[str, str]) -> InstanceFilter:
-    version = params.get("version")
-    incident = params.get("incident")
+def parse_filter(parameters: Query) -> InstanceFilter:
     variables: tuple[tuple[str, Any], ...] = ()
-    if params.get("var_name"):
-        variables = ((params["var_name"], _value(params.get("var_value", ""))),)
-    try:
-        version_number = int(version) if version else None
-    except ValueError as exc:
-        raise BadRequest(f"version must be a number, not '{version}'") from exc
+    variable = parameters.text("var_name")
+    if variable is not None:
+        variables = ((variable, _value(parameters.text("var_value") or "")),)
     return InstanceFilter(
-        definition_key=params.get("definition") or None,
-        version=version_number,
-        state=params.get("state") or None,
-        business_key=params.get("business_key") or None,
-        has_incident={"yes": True, "no": False}.get(incident or ""),
-        started_after=_moment(params["started_from"], "started from")
-        if params.get("started_from")
-        else None,
-        started_before=_moment(params["started_to"], "started until")
-        if params.get("started_to")
-        else None,
+        definition_key=parameters.text("definition"),
+        version=parameters.integer("version"),
+        state=parameters.text("state"),
+        business_key=parameters.text("business_key"),
+        has_incident={"yes": True, "no": False}.get(parameters.text("incident") or ""),
+        started_after=parameters.date("started_from"),
+        started_before=parameters.date("started_to"),
         variables=variables,
     )
 
@@ -101,13 +85,14 @@ def _keys(engine: Engine) -> list[str]:
 
 async def instances_page(request: Request) -> Response:
     engine = engine_of(request)
-    params = {k: v.strip() for k, v in request.query_params.items() if k in FILTER_FIELDS}
-    after = request.query_params.get("after") or None
+    parameters = Query(request.query_params)
+    params = parameters.fields(FILTER_FIELDS)
+    after = parameters.text("after")
     error: str | None = None
     rows: list[Row] = []
     next_cursor: str | None = None
     try:
-        where = parse_filter(params)
+        where = parse_filter(Query(QueryParams(params)))
         rows, next_cursor = await read(request, _page, engine, where, after)
     except InterlockError as exc:
         error = exc.message
@@ -128,7 +113,7 @@ async def instances_page(request: Request) -> Response:
             }
         ),
     }
-    if request.query_params.get("fragment") == "rows":
+    if parameters.text("fragment") == "rows":
         return render(request, "_instance_rows.html", context, status_code=400 if error else 200)
     keys = await read(request, _keys, engine)
     return render(

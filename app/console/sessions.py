@@ -15,6 +15,7 @@ from starlette.routing import Route
 from app.api.accounts import end_session, end_sessions_of, list_sessions
 from app.auth import require, session_of
 from app.console.common import engine_of, flash, read, render
+from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import InterlockError
@@ -33,7 +34,7 @@ async def sessions_page(request: Request) -> Response:
     require(request, Role.ADMIN)
     idle = float(request.app.state.authenticator.settings.session_idle_seconds)
     context = {**await read(request, _sessions, engine_of(request), idle), **_context(request)}
-    if request.query_params.get("fragment"):
+    if Query(request.query_params).text("fragment"):
         return render(request, "_session_rows.html", context)
     return render(request, "sessions.html", {"page": "sessions", **context})
 

@@ -11,6 +11,7 @@ from starlette.routing import Route
 
 from app.auth import principal_of
 from app.console.common import engine_of, read, render
+from app.params import Query
 from engine.api import Engine
 from engine.store import console_queries
 
@@ -27,14 +28,15 @@ def _tasks(engine: Engine, show: str, me: str, key: str | None) -> dict[str, Any
 
 
 async def tasks_page(request: Request) -> Response:
-    show = request.query_params.get("show", "all")
+    parameters = Query(request.query_params)
+    show = parameters.text("show", "all")
     show = show if show in SHOW else "all"
-    key = request.query_params.get("definition") or None
+    key = parameters.text("definition")
     me = principal_of(request).name
     context = await read(request, _tasks, engine_of(request), show, me, key)
     query = urlencode({"show": show, **({"definition": key} if key else {})})
     context.update(show=show, key=key, rows_url=f"/tasks?{query}&fragment=rows")
-    if request.query_params.get("fragment") == "rows":
+    if parameters.text("fragment") == "rows":
         return render(request, "_task_rows.html", context)
     return render(request, "tasks.html", {"page": "tasks", "shows": SHOW, **context})
 

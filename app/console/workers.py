@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.params import Query
 from engine.api import Engine
 from engine.store import console_queries
 
@@ -27,7 +28,7 @@ def _workers(engine: Engine) -> dict[str, Any]:
 
 async def workers_page(request: Request) -> Response:
     context = await read(request, _workers, engine_of(request))
-    if request.query_params.get("fragment"):
+    if Query(request.query_params).text("fragment"):
         return render(request, "_workers.html", context)
     return render(request, "workers.html", {"page": "workers", **context})
 

@@ -4,13 +4,14 @@ out-of-range integers and durations answer 400 naming the field, never 500, and 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from starlette.requests import Request
+from starlette.datastructures import QueryParams
 
-from app.api.http import q_int, q_text, q_texts, q_time, q_uuid
+from app.params import Query
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest
 from engine.executor import EngineSettings
@@ -126,24 +127,30 @@ def names(response: httpx.Response, parameter: str) -> None:
     assert parameter in (detail.get("field"), detail.get("parameter")), detail
 
 
-def query_request(query: bytes) -> Request:
-    return Request({"type": "http", "method": "GET", "path": "/", "query_string": query})
+def query_of(query: bytes) -> Query:
+    return Query(QueryParams(query))
 
 
 def test_query_parameter_readers_refuse_nul_on_their_own() -> None:
-    request = query_request(b"business_key=a%00&limit=1%00&var=a%00%3A1&ok=fine")
-    for read in (q_text, q_uuid, q_time, q_texts, lambda r, n: q_int(r, n, 1)):
-        name = "limit" if read is not q_text else "business_key"
+    query = query_of(b"business_key=a%00&limit=1%00&var=a%00%3A1&ok=fine")
+    readers: list[tuple[str, Callable[[str], object]]] = [
+        ("business_key", query.text),
+        ("limit", query.uuid),
+        ("limit", lambda name: query.date(name, offset_required=True)),
+        ("limit", query.texts),
+        ("limit", lambda name: query.integer(name, 1, minimum=0)),
+    ]
+    for name, read in readers:
         with pytest.raises(BadRequest, match="NUL") as raised:
-            read(request, name)
+            read(name)
         assert raised.value.detail == {"field": name}
     with pytest.raises(BadRequest, match="NUL"):
-        q_texts(request, "var")
-    assert q_text(request, "ok") == "fine"
+        query.texts("var")
+    assert query.text("ok") == "fine"
     with pytest.raises(BadRequest, match="between 0 and 2147483647"):
-        q_int(query_request(b"n=99999999999"), "n", 0)
+        query_of(b"n=99999999999").integer("n", 0, minimum=0)
     with pytest.raises(BadRequest, match="between 0 and 2147483647"):
-        q_int(query_request(b"n=" + b"9" * 5000), "n", 0)
+        query_of(b"n=" + b"9" * 5000).integer("n", 0, minimum=0)
 
 
 def test_query_parameters_refuse_nul_and_out_of_range_integers(viewer: httpx.Client) -> None:
@@ -154,6 +161,20 @@ def test_query_parameters_refuse_nul_and_out_of_range_integers(viewer: httpx.Cli
     bad_request(viewer.get("/instances", params=version), "version")
     bad_request(viewer.get("/instances", params={"limit": "9" * 5000}), "limit")
     bad_request(viewer.get("/instances", params={"limit": 501}), "limit")
+
+
+def test_query_parameters_of_each_type_name_themselves(viewer: httpx.Client) -> None:
+    flag = bad_request(viewer.get("/instances", params={"has_incident": "maybe"}), "has_incident")
+    assert flag["message"] == "query parameter 'has_incident' must be true or false"
+    assert viewer.get("/instances", params={"has_incident": "1"}).status_code == 200
+    bad_request(viewer.get("/incidents", params={"instance_id": "nope"}), "instance_id")
+    bad_request(viewer.get("/jobs", params={"with_retries_left": "2"}), "with_retries_left")
+    naive = {"started_after": "2025-01-31T12:00:00"}
+    assert "with an offset" in bad_request(viewer.get("/instances", params=naive))["message"]
+    aware = {"started_after": "2025-01-31T12:00:00Z"}
+    assert viewer.get("/instances", params=aware).status_code == 200
+    bad_request(viewer.get("/instances", params={"limit": "ten"}), "limit")
+    bad_request(viewer.get("/instances", params={"version": "-1"}), "version")
 
 
 @pytest.mark.parametrize(

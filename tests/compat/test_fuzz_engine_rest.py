@@ -17,7 +17,7 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 from starlette.routing import Route
 
-from app.camunda import endpoint
+from app.camunda import ALL_METHODS, ENDPOINTS, routes
 from app.camunda.external_tasks import MAX_ASYNC_RESPONSE_MS
 from tests.api import processes
 from tests.fuzz_support import (
@@ -38,13 +38,7 @@ from tests.fuzz_support import (
     hostile_text,
 )
 
-ROUTES: list[tuple[str, str]] = sorted(
-    (method, route.path)
-    for route in endpoint.routes
-    if isinstance(route, Route)
-    for method in route.methods or ()
-    if method != "HEAD"
-)
+ROUTES: list[tuple[str, str]] = sorted((endpoint.method, endpoint.path) for endpoint in ENDPOINTS)
 # Paths no endpoint serves, answered by the catch-all.
 UNSERVED = [("GET", "/nope"), ("POST", "/process-definition/key/x/submit-form"), ("PATCH", "/task")]
 _PLACEHOLDER = re.compile(r"{(\w+)}")
@@ -516,6 +510,18 @@ def test_each_route_once_with_hostile_input(
             run = example(request=request)(run)
         with subtests.test(route=" ".join(route)):
             run()
+
+
+def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
+    mounted = [
+        (sorted(set(route.methods or ()) - {"HEAD"}), route.path)
+        for route in routes
+        if isinstance(route, Route)
+    ]
+    assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
+    assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
+    assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
+    assert len(set(ROUTES)) == len(ROUTES) == 46
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.

@@ -11,8 +11,9 @@ import httpx
 import pytest
 from starlette.datastructures import QueryParams
 
-from app.camunda.errors import CamundaError
+from app.camunda.errors import translate
 from app.camunda.http import Call
+from app.params import ParameterError
 from tests.compat import processes
 from tests.compat.conftest import deploy, start
 
@@ -151,15 +152,41 @@ def test_nul_in_query_and_path_parameters_is_an_invalid_request() -> None:
         request=None,  # type: ignore[arg-type]
         engine=None,  # type: ignore[arg-type]
         path={},
-        query=QueryParams("businessKey=a%00b&ok=fine&ids=a,b%00"),
+        query=QueryParams("businessKey=a%00b&ok=fine&ids=a,b%00&firstResult=x"),
         base="",
     )
-    with pytest.raises(CamundaError, match="NUL") as raised:
+    with pytest.raises(ParameterError, match="NUL") as raised:
         call.text("businessKey")
-    assert raised.value.status == 400 and raised.value.type == "InvalidRequestException"
-    with pytest.raises(CamundaError, match="NUL"):
+    error = translate(raised.value)
+    assert error.status == 400 and error.type == "InvalidRequestException"
+    assert "'businessKey'" in error.message and "NUL" in error.message
+    with pytest.raises(ParameterError, match="NUL"):
         call.csv("ids")
     assert call.text("ok") == "fine"
+    with pytest.raises(ParameterError) as raised:
+        call.page({})
+    assert translate(raised.value).message == (
+        "Cannot set query parameter 'firstResult' to value 'x': the value must be an integer"
+    )
+
+
+def test_query_parameters_of_each_type_name_themselves_when_refused(rest: httpx.Client) -> None:
+    due = {"dueDates": "gt_2025-01-31T12:00:00Z,lt_2999-01-01T00:00:00Z"}
+    assert rest.get("/job", params=due).status_code == 200
+    soon = {"dueDates": "soon_2025-01-31T12:00:00Z"}
+    invalid(rest.get("/job", params=soon), "'dueDates'", "gt_<date> or lt_<date>")
+    invalid(rest.get("/job", params={"dueDates": "gt_yesterday"}), "'dueDates'", "'gt_yesterday'")
+    wrong = {"variables": "amount_gt_5,oops"}
+    invalid(rest.get("/process-instance", params=wrong), "'variables'", "'oops'", "KEY_OPERATOR")
+    unsortable = {"sortBy": "nope", "sortOrder": "asc"}
+    invalid(rest.get("/task", params=unsortable), "'sortBy'", "must be one of")
+    upward = {"sortBy": "name", "sortOrder": "up"}
+    invalid(rest.get("/task", params=upward), "'sortOrder'", "asc, desc")
+    invalid(rest.get("/task", params={"active": "yes"}), "'active'", "true or false")
+    assert rest.get("/job", params={"jobIds": "a,b"}).json() == []  # ids never issued
+    invalid(rest.get("/job", params={"suspended": "1"}), "'suspended'", "true or false")
+    later = {"lockExpirationAfter": "soon"}
+    invalid(rest.get("/external-task", params=later), "'lockExpirationAfter'", "date and time")
 
 
 def test_nul_over_http_is_400_not_500(rest: httpx.Client) -> None:

@@ -245,6 +245,9 @@ def test_heartbeats_session_and_parameters(stream_srv: StreamServer) -> None:
         bad = httpx.get(f"{stream_srv.url}/stream?{query}", cookies=cookies)
         assert bad.status_code == 400, query
         assert bad.json()["type"] == "BadRequest"
+    for query, name in (("instance=nope", "instance"), ("after=-1", "after"), ("after=x", "after")):
+        named = httpx.get(f"{stream_srv.url}/stream?{query}", cookies=cookies)
+        assert named.json()["detail"] == {"field": name}, query
 
 
 def test_api_clients_stream_with_a_token(stream_srv: StreamServer) -> None:
