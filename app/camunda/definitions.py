@@ -18,8 +18,8 @@ from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
-from engine.store import camunda_queries as cq
-from engine.store.definitions import DefinitionRow
+from engine.queries import camunda as cq
+from engine.queries.definitions import DefinitionRow
 
 DEPLOYMENT_FIELDS = {
     "deployment-name",

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
+from engine.api import IncidentView
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -23,10 +24,9 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
-from engine.store import camunda_queries as cq
-from engine.store.definitions import DefinitionRow
-from engine.store.incidents import IncidentInfo
-from engine.store.queries import InstanceInfo
+from engine.queries import camunda as cq
+from engine.queries.definitions import DefinitionRow
+from engine.queries.instances import InstanceInfo
 
 Json = dict[str, Any]
 
@@ -389,7 +389,7 @@ def locked_external_task(
 # -- incidents and jobs ---------------------------------------------------------------------------
 
 
-def incident(row: cq.IncidentRow | IncidentInfo) -> Json:
+def incident(row: cq.IncidentRow | IncidentView) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),

@@ -35,7 +35,7 @@ from engine.errors import (
     NotFound,
 )
 from engine.json_input import INT64_MAX, INT64_MIN
-from engine.store import camunda_queries as cq
+from engine.queries import camunda as cq
 
 MAX_ASYNC_RESPONSE_MS = 1_800_000
 LONG_POLL_THREADS = 100

@@ -32,7 +32,7 @@ from engine.json_input import (
     loads,
     text_problem,
 )
-from engine.store.camunda_queries import Page
+from engine.queries.camunda import Page
 
 log = logging.getLogger("interlock.camunda")
 

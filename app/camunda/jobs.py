@@ -13,7 +13,7 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, as_uuid, endpoint, json_response, no_content
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
-from engine.store import camunda_queries as cq
+from engine.queries import camunda as cq
 
 
 def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
