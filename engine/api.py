@@ -58,7 +58,6 @@ from engine.executor import (
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel
 from engine.notifier import Notifier
-from engine.queries import camunda as camunda_queries
 from engine.states import InstanceState, TokenState, TokenView, view_of
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
@@ -554,27 +553,6 @@ class Engine:
         if found is None:
             raise NotFound(f"incident {incident_id} does not exist")
         return found
-
-    def deployment(self, deployment_id: UUID | str) -> camunda_queries.DeploymentRow | None:
-        return camunda_queries.deployment(self, _uuid(deployment_id))
-
-    def camunda_external_tasks(
-        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
-    ) -> list[camunda_queries.ExternalTaskRow] | int:
-        """External tasks as the Camunda REST API lists them (see camunda_queries)."""
-        return camunda_queries.external_tasks(self, page, self.clock(), count=count, **filters)
-
-    def camunda_jobs(
-        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
-    ) -> list[camunda_queries.JobRow] | int:
-        """Jobs as the Camunda REST API lists them (see camunda_queries)."""
-        return camunda_queries.jobs(self, page, self.clock(), count=count, **filters)
-
-    def locked_task_details(
-        self, task_ids: list[UUID]
-    ) -> dict[UUID, camunda_queries.LockedTaskDetails]:
-        """What a Camunda fetchAndLock answer carries beyond the fetch's result."""
-        return camunda_queries.locked_task_details(self, task_ids)
 
     def job(self, job_id: UUID | str) -> JobView:
         with self.connection() as conn:

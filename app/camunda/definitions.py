@@ -96,7 +96,7 @@ def _deploy(call: Call, command: Deploy) -> Response:
         deployment_id = UUID(result.deployment_id)
     else:
         deployment_id = max(found, key=lambda row: row.created_at).deployment_id
-    deployment = engine.deployment(deployment_id)
+    deployment = cq.deployment(engine, deployment_id)
     assert deployment is not None
     created_ids = {d["id"] for d in result.definitions if d["created"]}
     deployed = [row for row in found if row.id in created_ids]

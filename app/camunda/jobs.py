@@ -42,8 +42,10 @@ def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> li
     if call.flag("active"):
         suspended = False
     after, before = _due_dates(call)
-    return call.engine.camunda_jobs(
+    return cq.jobs(
+        call.engine,
         call.page(cq.JOB_SORT),
+        call.engine.clock(),
         job_id=job_id or call.uuid("jobId"),
         job_ids=call.uuids("jobIds"),
         instance_id=call.uuid("processInstanceId"),
