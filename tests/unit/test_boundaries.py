@@ -11,6 +11,8 @@ import pytest
 
 APP = Path(__file__).resolve().parents[2] / "app"
 DRIVERS = ("psycopg", "psycopg_pool")
+# The engine's connection pools and their hand-out: the way to a connection without `.connection(`.
+POOL_ATTRIBUTES = ("pool", "command_pool", "getconn")
 
 
 def _dotted(node: ast.expr) -> str:
@@ -50,8 +52,8 @@ def violations(source: str) -> list[str]:
                 found.append(f"{line}: calls {called or '.connection'}()")
             elif _is_driver(called.split(".")[0]) and called:
                 found.append(f"{line}: calls {called}()")
-        elif isinstance(node, ast.Attribute) and _dotted(node).startswith("psycopg_pool"):
-            found.append(f"{line}: uses {_dotted(node)}")
+        elif isinstance(node, ast.Attribute) and node.attr in POOL_ATTRIBUTES:
+            found.append(f"{line}: uses {_dotted(node) or node.attr}")
         elif isinstance(node, ast.ClassDef):
             for base in node.bases:
                 target = base.value if isinstance(base, ast.Subscript) else base
@@ -74,12 +76,15 @@ def read(engine):
     with engine.connection() as conn:
         return conn
     psycopg.connect("postgresql://")
+    engine.pool.getconn()
 
 class Mine(Command[Result]):
     pass
 
 class Other(executor.Command):
     pass
+
+engine.command_pool
 """
     assert sorted(violations(source)) == sorted(
         [
@@ -92,8 +97,11 @@ class Other(executor.Command):
             "8: imports engine.store.outbox",
             "11: calls engine.connection()",
             "13: calls psycopg.connect()",
-            "15: class Mine derives from Command",
-            "18: class Other derives from Command",
+            "14: uses engine.pool",
+            "14: uses engine.pool.getconn",
+            "16: class Mine derives from Command",
+            "19: class Other derives from Command",
+            "22: uses engine.command_pool",
         ]
     )
     assert violations("from engine.queries import console\nconsole.activity(engine, now)\n") == []
