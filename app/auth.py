@@ -260,32 +260,29 @@ class Sessions:
     def issue(
         self, record: PasswordRecord, *, client_address: str | None, user_agent: str | None
     ) -> NewSession:
-        with self.engine.connection() as conn:
-            return accounts.create_session(
-                conn,
-                record.id,
-                max_seconds=self.settings.session_max_seconds,
-                idle_seconds=self.settings.session_idle_seconds,
-                client_address=client_address,
-                user_agent=user_agent,
-            )
+        return accounts.create_session(
+            self.engine,
+            record.id,
+            max_seconds=self.settings.session_max_seconds,
+            idle_seconds=self.settings.session_idle_seconds,
+            client_address=client_address,
+            user_agent=user_agent,
+        )
 
     def read(self, cookie: str | None) -> LiveSession | None:
         """The live session a cookie names, with its user's role as of now; None for anything
         else (no cookie, a malformed one, an ended or expired session, a deleted user)."""
         if not cookie or not _SESSION_TOKEN.fullmatch(cookie):
             return None
-        with self.engine.connection() as conn:
-            return accounts.find_session(
-                conn,
-                cookie,
-                idle_seconds=self.settings.session_idle_seconds,
-                touch_seconds=self._touch_seconds,
-            )
+        return accounts.find_session(
+            self.engine,
+            cookie,
+            idle_seconds=self.settings.session_idle_seconds,
+            touch_seconds=self._touch_seconds,
+        )
 
     def end(self, session_id: Any) -> bool:
-        with self.engine.connection() as conn:
-            return accounts.end_session(conn, session_id)
+        return accounts.end_session(self.engine, session_id)
 
     def csrf_token(self, session_id: str) -> str:
         """The CSRF token of the console without authentication (no session rows there)."""
@@ -326,8 +323,7 @@ class Authenticator:
             wait = self.throttle.blocked(None, address)
             if wait is not None:
                 return TooManyAttempts(wait)
-            with self.engine.connection() as conn:
-                found = accounts.verify_token(conn, value)
+            found = accounts.verify_token(self.engine, value)
             if found is None:
                 self.throttle.failed(None, address)
             return found
@@ -350,8 +346,7 @@ class Authenticator:
         if wait is not None:
             return TooManyAttempts(wait)
         key = self._basic.key(name, password)
-        with self.engine.connection() as conn:
-            record = accounts.password_record(conn, name)
+        record = accounts.password_record(self.engine, name)
         if record is not None and self._basic.get(key) == record.secret_hash:
             return Principal(record.name, record.role)
         with self._basic.one_at_a_time(key):
@@ -375,8 +370,7 @@ class Authenticator:
         if isinstance(attempt, TooManyAttempts):
             return attempt
         with self.throttle.checking(attempt) as ok:
-            with self.engine.connection() as conn:
-                record = accounts.password_record(conn, name)
+            record = accounts.password_record(self.engine, name)
             ok.append(accounts.check_password(password, record))
         return record if ok[0] else None
 

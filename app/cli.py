@@ -309,7 +309,7 @@ def _when(moment: datetime | None) -> str | None:
 
 
 def _print_instances(engine: Engine, args: argparse.Namespace) -> None:
-    from engine.store.instances import InstanceFilter
+    from engine.queries.instances import InstanceFilter
 
     where = InstanceFilter(
         definition_key=args.key,
@@ -376,14 +376,13 @@ def _add_credential(engine: Engine, kind: str, name: str, role: str) -> None:
     from engine import accounts
     from engine.accounts import Role
 
-    with engine.connection() as conn:
-        if kind == "user":
-            password = secrets.token_urlsafe(12)
-            accounts.create_password(conn, name, Role(role), password)
-            print(f"user {name} ({role}) created; password (shown once): {password}")
-        else:
-            token = accounts.create_token(conn, name, Role(role))
-            print(f"token {name} ({role}) created (shown once): {token}")
+    if kind == "user":
+        password = secrets.token_urlsafe(12)
+        accounts.create_password(engine, name, Role(role), password)
+        print(f"user {name} ({role}) created; password (shown once): {password}")
+    else:
+        token = accounts.create_token(engine, name, Role(role))
+        print(f"token {name} ({role}) created (shown once): {token}")
 
 
 if __name__ == "__main__":

@@ -45,17 +45,16 @@ def ensure_credentials(engine: Engine, settings: Settings) -> dict[str, str] | N
         if not settings.loopback:
             raise StartupRefused("--no-auth is only allowed on a loopback address")
         return None
-    with engine.connection() as conn:
-        if accounts.count(conn) > 0:
-            return None
-        if not settings.loopback:
-            raise StartupRefused(
-                f"refusing to serve on {settings.host} without credentials: create a user first "
-                "(interlock user add NAME --role admin) or bind to 127.0.0.1"
-            )
-        password = secrets.token_urlsafe(12)
-        accounts.create_password(conn, "admin", Role.ADMIN, password)
-        token = accounts.create_token(conn, "admin-token", Role.ADMIN)
+    if accounts.count(engine) > 0:
+        return None
+    if not settings.loopback:
+        raise StartupRefused(
+            f"refusing to serve on {settings.host} without credentials: create a user first "
+            "(interlock user add NAME --role admin) or bind to 127.0.0.1"
+        )
+    password = secrets.token_urlsafe(12)
+    accounts.create_password(engine, "admin", Role.ADMIN, password)
+    token = accounts.create_token(engine, "admin-token", Role.ADMIN)
     return {"user": "admin", "password": password, "token": token}
 
 

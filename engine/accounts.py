@@ -8,6 +8,9 @@ the same way: its cookie carries a random id, the row keeps the id's SHA-256.
 Checking a password costs one PBKDF2 whether the user exists or not (an unknown name is checked
 against a dummy hash with the same iteration count), so the time of a failed log-in does not tell
 which user names exist.
+
+Every function of a connection here is a `query` (engine/queries): the web layer calls it with
+the engine, which lends it a pooled autocommit connection for the call.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import psycopg
 
 from engine.errors import BadRequest, Conflict
 from engine.ids import new_id
+from engine.queries import query
 
 PBKDF2_ITERATIONS = 120_000
 
@@ -85,6 +89,7 @@ def valid_name(name: str) -> bool:
     return bool(name) and "\0" not in name
 
 
+@query
 def password_record(conn: psycopg.Connection[Any], name: str) -> PasswordRecord | None:
     """The user's row (one indexed look-up), or None for an unknown or impossible name."""
     if not valid_name(name):
@@ -106,6 +111,7 @@ def _token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+@query
 def create_password(conn: psycopg.Connection[Any], name: str, role: Role, password: str) -> None:
     if not valid_name(name) or len(password) < 8:
         raise BadRequest("a user needs a name and a password of at least 8 characters")
@@ -119,6 +125,7 @@ def create_password(conn: psycopg.Connection[Any], name: str, role: Role, passwo
         raise Conflict(f"user '{name}' already exists") from exc
 
 
+@query
 def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
     """A new API token; the only time its text is known. Returns it."""
     token = "il_" + secrets.token_urlsafe(32)
@@ -133,6 +140,7 @@ def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
     return token
 
 
+@query
 def verify_password(conn: psycopg.Connection[Any], name: str, password: str) -> Principal | None:
     record = password_record(conn, name)
     # Checked even without a record: an unknown name costs the same PBKDF2 as a known one.
@@ -141,6 +149,7 @@ def verify_password(conn: psycopg.Connection[Any], name: str, password: str) -> 
     return Principal(name, record.role)
 
 
+@query
 def set_password(conn: psycopg.Connection[Any], name: str, password: str) -> bool:
     """Give the user a new password and end every session they have. False: no such user."""
     if len(password) < 8:
@@ -159,6 +168,7 @@ def set_password(conn: psycopg.Connection[Any], name: str, password: str) -> boo
     return bool(row and row[0])
 
 
+@query
 def set_role(conn: psycopg.Connection[Any], kind: str, name: str, role: Role) -> bool:
     """Change a credential's role; its sessions act with the new role from their next request."""
     if not valid_name(name):
@@ -172,6 +182,7 @@ def set_role(conn: psycopg.Connection[Any], kind: str, name: str, role: Role) ->
     )
 
 
+@query
 def verify_token(conn: psycopg.Connection[Any], token: str) -> Principal | None:
     row = conn.execute(
         "SELECT name, role FROM credential WHERE kind = 'token' AND secret_hash = %s",
@@ -180,11 +191,13 @@ def verify_token(conn: psycopg.Connection[Any], token: str) -> Principal | None:
     return Principal(row[0], Role(row[1])) if row else None
 
 
+@query
 def count(conn: psycopg.Connection[Any]) -> int:
     row = conn.execute("SELECT count(*) FROM credential").fetchone()
     return int(row[0]) if row else 0
 
 
+@query
 def delete(conn: psycopg.Connection[Any], kind: str, name: str) -> bool:
     """Delete a credential; a user's sessions go with it (the foreign key cascades)."""
     if not valid_name(name):
@@ -195,6 +208,7 @@ def delete(conn: psycopg.Connection[Any], kind: str, name: str) -> bool:
     )
 
 
+@query
 def list_all(conn: psycopg.Connection[Any]) -> list[tuple[str, str, str]]:
     """(kind, name, role) of every credential; never the secrets."""
     rows = conn.execute("SELECT kind, name, role FROM credential ORDER BY kind, name").fetchall()
@@ -240,6 +254,7 @@ def session_hash(token: str) -> str:
 _LIVE = "s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => %(idle)s::float8)"
 
 
+@query
 def create_session(
     conn: psycopg.Connection[Any],
     credential_id: UUID,
@@ -273,6 +288,7 @@ def create_session(
     return session
 
 
+@query
 def find_session(
     conn: psycopg.Connection[Any], token: str, *, idle_seconds: float, touch_seconds: float
 ) -> LiveSession | None:
@@ -294,10 +310,12 @@ def find_session(
     return LiveSession(row[0], Principal(row[2], Role(row[3])), row[1])
 
 
+@query
 def end_session(conn: psycopg.Connection[Any], session_id: UUID) -> bool:
     return conn.execute("DELETE FROM console_session WHERE id = %s", (session_id,)).rowcount == 1
 
 
+@query
 def end_sessions_of(
     conn: psycopg.Connection[Any], name: str, *, keep: UUID | None = None
 ) -> int | None:
@@ -317,6 +335,7 @@ def end_sessions_of(
     return int(row[1])
 
 
+@query
 def list_sessions(conn: psycopg.Connection[Any], *, idle_seconds: float) -> list[SessionRow]:
     """Every live session, the most recently seen first."""
     rows = conn.execute(

@@ -66,12 +66,12 @@ from engine.states import (
     TokenView,
     view_of,
 )
-from engine.store import camunda_queries, queries, tasks
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
 from engine.store import instances as instance_store
 from engine.store import jobs as job_store
+from engine.store import queries, tasks
 from engine.store.instances import InstanceFilter, InstancePage
 from engine.variables import TypedValue, from_row, infer
 
@@ -527,6 +527,11 @@ class Engine:
             raise NotFound(f"process '{key}' is not deployed")
         return found
 
+    def model(self, definition_id: str, key: str) -> ProcessModel:
+        """The parsed process `key` of a deployed definition (cached once parsed)."""
+        with self.connection() as conn:
+            return self.definition_cache.get(conn, definition_id, key)
+
     def definition_xml(self, definition_id: str) -> tuple[str, str]:
         """(resource name, BPMN XML) of a definition as it was deployed."""
         with self.connection() as conn:
@@ -555,31 +560,6 @@ class Engine:
         if found is None:
             raise NotFound(f"incident {incident_id} does not exist")
         return found
-
-    def deployment(self, deployment_id: UUID | str) -> camunda_queries.DeploymentRow | None:
-        with self.connection() as conn:
-            return camunda_queries.deployment(conn, _uuid(deployment_id))
-
-    def camunda_external_tasks(
-        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
-    ) -> list[camunda_queries.ExternalTaskRow] | int:
-        """External tasks as the Camunda REST API lists them (see camunda_queries)."""
-        with self.connection() as conn:
-            return camunda_queries.external_tasks(conn, page, self.clock(), count=count, **filters)
-
-    def camunda_jobs(
-        self, page: camunda_queries.Page, *, count: bool = False, **filters: Any
-    ) -> list[camunda_queries.JobRow] | int:
-        """Jobs as the Camunda REST API lists them (see camunda_queries)."""
-        with self.connection() as conn:
-            return camunda_queries.jobs(conn, page, self.clock(), count=count, **filters)
-
-    def locked_task_details(
-        self, task_ids: list[UUID]
-    ) -> dict[UUID, camunda_queries.LockedTaskDetails]:
-        """What a Camunda fetchAndLock answer carries beyond the fetch's result."""
-        with self.connection() as conn:
-            return camunda_queries.locked_task_details(conn, task_ids)
 
     def job(self, job_id: UUID | str) -> JobView:
         with self.connection() as conn:

@@ -38,40 +38,34 @@ def _role(body: Body) -> Role:
 
 
 def _create_user(engine: Engine, name: str, role: Role, password: str) -> None:
-    with engine.connection() as conn:
-        accounts.create_password(conn, name, role, password)
+    accounts.create_password(engine, name, role, password)
 
 
 def _create_token(engine: Engine, name: str, role: Role) -> str:
-    with engine.connection() as conn:
-        return accounts.create_token(conn, name, role)
+    return accounts.create_token(engine, name, role)
 
 
 def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
-    with engine.connection() as conn:
-        return [
-            {"name": name, "role": role}
-            for found, name, role in accounts.list_all(conn)
-            if found == kind
-        ]
+    return [
+        {"name": name, "role": role}
+        for found, name, role in accounts.list_all(engine)
+        if found == kind
+    ]
 
 
 def _delete(engine: Engine, kind: str, name: str) -> None:
-    with engine.connection() as conn:
-        if not accounts.delete(conn, kind, name):
-            raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+    if not accounts.delete(engine, kind, name):
+        raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
 
 
 def _set_password(engine: Engine, name: str, password: str) -> None:
-    with engine.connection() as conn:
-        if not accounts.set_password(conn, name, password):
-            raise NotFound(f"no user named '{name}'")
+    if not accounts.set_password(engine, name, password):
+        raise NotFound(f"no user named '{name}'")
 
 
 def _set_role(engine: Engine, kind: str, name: str, role: Role) -> None:
-    with engine.connection() as conn:
-        if not accounts.set_role(conn, kind, name, role):
-            raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+    if not accounts.set_role(engine, kind, name, role):
+        raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
 
 
 def session_view(row: SessionRow) -> dict[str, Any]:
@@ -88,19 +82,16 @@ def session_view(row: SessionRow) -> dict[str, Any]:
 
 
 def list_sessions(engine: Engine, idle_seconds: float) -> list[SessionRow]:
-    with engine.connection() as conn:
-        return accounts.list_sessions(conn, idle_seconds=idle_seconds)
+    return accounts.list_sessions(engine, idle_seconds=idle_seconds)
 
 
 def end_session(engine: Engine, session_id: UUID) -> None:
-    with engine.connection() as conn:
-        if not accounts.end_session(conn, session_id):
-            raise NotFound(f"no session with id '{session_id}'")
+    if not accounts.end_session(engine, session_id):
+        raise NotFound(f"no session with id '{session_id}'")
 
 
 def end_sessions_of(engine: Engine, name: str, keep: UUID | None = None) -> int:
-    with engine.connection() as conn:
-        ended = accounts.end_sessions_of(conn, name, keep=keep)
+    ended = accounts.end_sessions_of(engine, name, keep=keep)
     if ended is None:
         raise NotFound(f"no user named '{name}'")
     return ended

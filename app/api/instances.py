@@ -35,7 +35,7 @@ from engine.commands.instances import (
 )
 from engine.errors import BadRequest
 from engine.json_input import JsonSyntaxError, loads
-from engine.store.instances import MAX_LIMIT, InstanceFilter
+from engine.queries.instances import MAX_LIMIT, InstanceFilter
 
 SET_VARIABLES_BODY = request({"variables": VARIABLES_IN}, required=("variables",))
 NO_BODY = request({})

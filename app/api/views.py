@@ -16,8 +16,8 @@ from engine.api import (
     TokenPosition,
     UserTaskView,
 )
-from engine.store.definitions import DefinitionRow
-from engine.store.queries import InstanceInfo
+from engine.queries.definitions import DefinitionRow
+from engine.queries.instances import InstanceInfo
 from engine.variables import TypedValue
 
 

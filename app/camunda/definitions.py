@@ -18,8 +18,8 @@ from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
-from engine.store import camunda_queries as cq
-from engine.store.definitions import DefinitionRow
+from engine.queries import camunda as cq
+from engine.queries.definitions import DefinitionRow
 
 DEPLOYMENT_FIELDS = {
     "deployment-name",
@@ -95,7 +95,7 @@ def _deploy(call: Call, command: Deploy) -> Response:
         deployment_id = UUID(result.deployment_id)
     else:
         deployment_id = max(found, key=lambda row: row.created_at).deployment_id
-    deployment = engine.deployment(deployment_id)
+    deployment = cq.deployment(engine, deployment_id)
     assert deployment is not None
     created_ids = {d["id"] for d in result.definitions if d["created"]}
     deployed = [row for row in found if row.id in created_ids]

@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 from app.params import parse_time
+from engine.api import IncidentView
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -24,11 +25,10 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
+from engine.queries import camunda as cq
+from engine.queries.definitions import DefinitionRow
+from engine.queries.instances import InstanceInfo
 from engine.states import InstanceState, VisitState
-from engine.store import camunda_queries as cq
-from engine.store.definitions import DefinitionRow
-from engine.store.incidents import IncidentInfo
-from engine.store.queries import InstanceInfo
 
 Json = dict[str, Any]
 
@@ -385,7 +385,7 @@ def locked_external_task(
 # -- incidents and jobs ---------------------------------------------------------------------------
 
 
-def incident(row: cq.IncidentRow | IncidentInfo) -> Json:
+def incident(row: cq.IncidentRow | IncidentView) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),

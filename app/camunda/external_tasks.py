@@ -36,7 +36,7 @@ from engine.errors import (
     NotFound,
 )
 from engine.json_input import INT64_MAX, INT64_MIN
-from engine.store import camunda_queries as cq
+from engine.queries import camunda as cq
 
 MAX_ASYNC_RESPONSE_MS = 1_800_000
 LONG_POLL_THREADS = 100
@@ -98,7 +98,7 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
 
 
 def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
-    details = engine.locked_task_details([UUID(task["id"]) for task in found]) if found else {}
+    details = cq.locked_task_details(engine, [UUID(t["id"]) for t in found]) if found else {}
     return [
         dto.locked_external_task(
             task,
@@ -185,7 +185,7 @@ def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
 
 
 def _holder(call: Call, task_id: str) -> str | None:
-    rows = call.engine.camunda_external_tasks(cq.Page(), task_id=as_uuid(task_id))
+    rows = cq.external_tasks(call.engine, cq.Page(), call.engine.clock(), task_id=as_uuid(task_id))
     assert isinstance(rows, list)
     return rows[0].worker_id if rows else None
 
@@ -285,8 +285,10 @@ def _query(
         suspended = False
     priority_min = call.integer("priorityHigherThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
     priority_max = call.integer("priorityLowerThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
-    return call.engine.camunda_external_tasks(
+    return cq.external_tasks(
+            call.engine,
             call.page(cq.EXTERNAL_TASK_SORT),
+            call.engine.clock(),
             task_id=task_id or call.uuid("externalTaskId"),
             task_ids=call.uuids("externalTaskIdIn"),
             topic=call.text("topicName"),

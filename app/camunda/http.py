@@ -23,7 +23,7 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest
 from engine.json_input import INT32_MAX, INT32_MIN, JsonSyntaxError, loads, text_problem
-from engine.store.camunda_queries import Page
+from engine.queries.camunda import Page
 
 log = logging.getLogger("interlock.camunda")
 

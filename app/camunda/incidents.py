@@ -11,7 +11,7 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
 from app.params import as_uuid
 from engine.accounts import Role
-from engine.store import camunda_queries as cq
+from engine.queries import camunda as cq
 
 
 def _query(
@@ -23,22 +23,21 @@ def _query(
         wanted.add(incident_id)
     if len(wanted) > 1:
         wanted = {as_uuid("")}
-    with call.engine.connection() as conn:
-        return cq.incidents(
-            conn,
-            call.page(cq.INCIDENT_SORT),
-            incident_id=next(iter(wanted), None),
-            incident_type=call.text("incidentType"),
-            message=call.text("incidentMessage"),
-            message_like=call.text("incidentMessageLike"),
-            definition_id=call.text("processDefinitionId"),
-            definition_keys=call.csv("processDefinitionKeyIn"),
-            instance_id=call.uuid("processInstanceId"),
-            execution_id=call.uuid("executionId"),
-            node_id=call.text("activityId") or call.text("failedActivityId"),
-            configuration=call.uuid("configuration"),
-            count=count,
-        )
+    return cq.incidents(
+        call.engine,
+        call.page(cq.INCIDENT_SORT),
+        incident_id=next(iter(wanted), None),
+        incident_type=call.text("incidentType"),
+        message=call.text("incidentMessage"),
+        message_like=call.text("incidentMessageLike"),
+        definition_id=call.text("processDefinitionId"),
+        definition_keys=call.csv("processDefinitionKeyIn"),
+        instance_id=call.uuid("processInstanceId"),
+        execution_id=call.uuid("executionId"),
+        node_id=call.text("activityId") or call.text("failedActivityId"),
+        configuration=call.uuid("configuration"),
+        count=count,
+    )
 
 
 def list_incidents(call: Call) -> Response:

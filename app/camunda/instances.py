@@ -21,9 +21,9 @@ from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
 from engine.model import ParallelGateway, ProcessModel
+from engine.queries import camunda as cq
+from engine.queries import instances as queries
 from engine.states import InstanceState, TokenState
-from engine.store import camunda_queries as cq
-from engine.store import queries
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
 
@@ -65,21 +65,20 @@ def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
     if call.flag("active"):
         suspended = False
     ids = call.csv("processInstanceIds")
-    with call.engine.connection() as conn:
-        return cq.process_instances(
-            conn,
-            call.page(cq.INSTANCE_SORT),
-            ids=[as_uuid(i) for i in ids] if ids is not None else None,
-            business_key=call.text("businessKey"),
-            business_key_like=call.text("businessKeyLike"),
-            definition_id=call.text("processDefinitionId"),
-            definition_key=call.text("processDefinitionKey"),
-            definition_keys=call.csv("processDefinitionKeyIn"),
-            suspended=suspended,
-            with_incident=call.flag("withIncident"),
-            variables=variable_filters(call),
-            count=count,
-        )
+    return cq.process_instances(
+        call.engine,
+        call.page(cq.INSTANCE_SORT),
+        ids=[as_uuid(i) for i in ids] if ids is not None else None,
+        business_key=call.text("businessKey"),
+        business_key_like=call.text("businessKeyLike"),
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        definition_keys=call.csv("processDefinitionKeyIn"),
+        suspended=suspended,
+        with_incident=call.flag("withIncident"),
+        variables=variable_filters(call),
+        count=count,
+    )
 
 
 def list_instances(call: Call) -> Response:
@@ -95,8 +94,7 @@ def count_instances(call: Call) -> Response:
 def _running(call: Call) -> queries.InstanceInfo:
     """The instance of the path, while it runs (Camunda's runtime forgets ended instances)."""
     instance_id = call.path["id"]
-    with call.engine.connection() as conn:
-        info = queries.instance(conn, as_uuid(instance_id))
+    info = queries.instance(call.engine, as_uuid(instance_id))
     if info is None or info.state in (InstanceState.COMPLETED, InstanceState.TERMINATED):
         raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
     return info
@@ -104,8 +102,7 @@ def _running(call: Call) -> queries.InstanceInfo:
 
 def _known(call: Call) -> queries.InstanceInfo:
     instance_id = call.path["id"]
-    with call.engine.connection() as conn:
-        info = queries.instance(conn, as_uuid(instance_id))
+    info = queries.instance(call.engine, as_uuid(instance_id))
     if info is None:
         raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
     return info
@@ -133,8 +130,7 @@ def instance_variables(call: Call) -> Response:
 def instance_variable(call: Call) -> Response:
     info = _known(call)
     name = call.path["name"]
-    with call.engine.connection() as conn:
-        rows = queries.variables(conn, info.id)
+    rows = queries.variables(call.engine, info.id)
     for found, type_name, value in rows:
         if found == name:
             return json_response(stored_to_dto(type_name, value))
@@ -147,9 +143,8 @@ def instance_variable(call: Call) -> Response:
 def activity_tree(call: Call) -> Response:
     info = _running(call)
     engine = call.engine
-    with engine.connection() as conn:
-        tokens = cq.live_tokens(conn, info.id)
-        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+    tokens = cq.live_tokens(engine, info.id)
+    model = engine.model(info.definition_id, info.definition_key)
     incidents: dict[UUID, list[str]] = {}
     for incident in engine.incidents(instance_id=info.id):
         if incident.token_id is not None:
@@ -230,8 +225,7 @@ def _activity_entry(
 
 def historic_instance(call: Call) -> Response:
     instance_id = call.path["id"]
-    with call.engine.connection() as conn:
-        row = cq.historic_instance(conn, as_uuid(instance_id))
+    row = cq.historic_instance(call.engine, as_uuid(instance_id))
     if row is None:
         raise invalid_request(
             f"Historic process instance with id {instance_id} does not exist", 404
@@ -252,35 +246,30 @@ def _activity_query(call: Call) -> list[Json]:
     complete_scope = call.flag("completeScope")
     in_python = wanted_type is not None or complete_scope is not None
     sql_page = cq.Page(sort=page.sort) if in_python else page
-    with engine.connection() as conn:
-        rows = cq.activity_instances(
-            conn,
-            sql_page,
-            activity_instance_id=call.uuid("activityInstanceId"),
-            instance_id=call.uuid("processInstanceId"),
-            definition_id=call.text("processDefinitionId"),
-            execution_id=call.uuid("executionId"),
-            activity_id=call.text("activityId"),
-            activity_name=call.text("activityName"),
-            node_types=node_types,
-            assignee=call.text("taskAssignee"),
-            finished=finished,
-            canceled=call.flag("canceled"),
-            started_before=call.date("startedBefore"),
-            started_after=call.date("startedAfter"),
-            finished_before=call.date("finishedBefore"),
-            finished_after=call.date("finishedAfter"),
-        )
-        assert isinstance(rows, list)
-        models = {
-            row.definition_id: engine.definition_cache.get(
-                conn, row.definition_id, row.definition_key
-            )
-            for row in rows
-        }
-        scopes = cq.visits_of_tokens(
-            conn, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
-        )
+    rows = cq.activity_instances(
+        engine,
+        sql_page,
+        activity_instance_id=call.uuid("activityInstanceId"),
+        instance_id=call.uuid("processInstanceId"),
+        definition_id=call.text("processDefinitionId"),
+        execution_id=call.uuid("executionId"),
+        activity_id=call.text("activityId"),
+        activity_name=call.text("activityName"),
+        node_types=node_types,
+        assignee=call.text("taskAssignee"),
+        finished=finished,
+        canceled=call.flag("canceled"),
+        started_before=call.date("startedBefore"),
+        started_after=call.date("startedAfter"),
+        finished_before=call.date("finishedBefore"),
+        finished_after=call.date("finishedAfter"),
+    )
+    assert isinstance(rows, list)
+    keys = {row.definition_id: row.definition_key for row in rows}
+    models = {found: engine.model(found, key) for found, key in keys.items()}
+    scopes = cq.visits_of_tokens(
+        engine, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
+    )
     parent_of = _parent_finder(models, scopes)
     shown = [
         dto.historic_activity_instance(row, models.get(row.definition_id), parent_of(row))

@@ -13,8 +13,8 @@ from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.params import ParameterError, as_uuid, parse_time
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
+from engine.queries import camunda as cq
 from engine.states import JobOutcome
-from engine.store import camunda_queries as cq
 
 
 def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
@@ -43,8 +43,10 @@ def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> li
     if call.flag("active"):
         suspended = False
     after, before = _due_dates(call)
-    return call.engine.camunda_jobs(
+    return cq.jobs(
+        call.engine,
         call.page(cq.JOB_SORT),
+        call.engine.clock(),
         job_id=job_id or call.uuid("jobId"),
         job_ids=call.uuids("jobIds"),
         instance_id=call.uuid("processInstanceId"),

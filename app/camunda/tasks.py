@@ -15,7 +15,7 @@ from app.params import as_uuid
 from engine.accounts import Role
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.model import UserTask
-from engine.store import camunda_queries as cq
+from engine.queries import camunda as cq
 
 
 def _task_query(
@@ -27,44 +27,42 @@ def _task_query(
     assigned = call.flag("assigned")
     if call.flag("unassigned"):
         assigned = False
-    with call.engine.connection() as conn:
-        return cq.user_tasks(
-            conn,
-            call.page(cq.TASK_SORT),
-            task_id=task_id or call.uuid("taskId"),
-            instance_id=call.uuid("processInstanceId"),
-            instance_ids=call.uuids("processInstanceIdIn"),
-            business_key=call.text("processInstanceBusinessKey"),
-            definition_id=call.text("processDefinitionId"),
-            definition_key=call.text("processDefinitionKey"),
-            definition_keys=call.csv("processDefinitionKeyIn"),
-            node_id=call.text("taskDefinitionKey"),
-            node_ids=call.csv("taskDefinitionKeyIn"),
-            name=call.text("name"),
-            name_like=call.text("nameLike"),
-            assignee=call.text("assignee"),
-            assignee_like=call.text("assigneeLike"),
-            assigned=assigned,
-            candidate_user=call.text("candidateUser"),
-            candidate_group=call.text("candidateGroup"),
-            candidate_groups=call.csv("candidateGroups"),
-            suspended=suspended,
-            priority=call.integer("priority"),
-            min_priority=call.integer("minPriority"),
-            max_priority=call.integer("maxPriority"),
-            execution_id=call.uuid("executionId"),
-            count=count,
-        )
+    return cq.user_tasks(
+        call.engine,
+        call.page(cq.TASK_SORT),
+        task_id=task_id or call.uuid("taskId"),
+        instance_id=call.uuid("processInstanceId"),
+        instance_ids=call.uuids("processInstanceIdIn"),
+        business_key=call.text("processInstanceBusinessKey"),
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        definition_keys=call.csv("processDefinitionKeyIn"),
+        node_id=call.text("taskDefinitionKey"),
+        node_ids=call.csv("taskDefinitionKeyIn"),
+        name=call.text("name"),
+        name_like=call.text("nameLike"),
+        assignee=call.text("assignee"),
+        assignee_like=call.text("assigneeLike"),
+        assigned=assigned,
+        candidate_user=call.text("candidateUser"),
+        candidate_group=call.text("candidateGroup"),
+        candidate_groups=call.csv("candidateGroups"),
+        suspended=suspended,
+        priority=call.integer("priority"),
+        min_priority=call.integer("minPriority"),
+        max_priority=call.integer("maxPriority"),
+        execution_id=call.uuid("executionId"),
+        count=count,
+    )
 
 
 def _shown(call: Call, rows: list[cq.TaskRow]) -> list[Json]:
     engine = call.engine
     shown = []
-    with engine.connection() as conn:
-        for row in rows:
-            model = engine.definition_cache.get(conn, row.definition_id, row.definition_key)
-            node = model.node(row.node_id) if model.has_node(row.node_id) else None
-            shown.append(dto.task(row, node.form_key if isinstance(node, UserTask) else None))
+    for row in rows:
+        model = engine.model(row.definition_id, row.definition_key)
+        node = model.node(row.node_id) if model.has_node(row.node_id) else None
+        shown.append(dto.task(row, node.form_key if isinstance(node, UserTask) else None))
     return shown
 
 

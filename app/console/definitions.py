@@ -15,15 +15,14 @@ from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.model import ProcessModel
-from engine.store import console_queries
-from engine.store import definitions as definition_store
-from engine.store.console_queries import NodeStats
-from engine.store.definitions import DefinitionRow
+from engine.queries import console
+from engine.queries import definitions as definition_store
+from engine.queries.console import NodeStats
+from engine.queries.definitions import DefinitionRow
 
 
-def _summaries(engine: Engine) -> list[console_queries.DefinitionSummary]:
-    with engine.connection() as conn:
-        return console_queries.definition_summaries(conn)
+def _summaries(engine: Engine) -> list[console.DefinitionSummary]:
+    return console.definition_summaries(engine)
 
 
 def _version(request: Request) -> int | None:
@@ -31,12 +30,11 @@ def _version(request: Request) -> int | None:
 
 
 def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
-    with engine.connection() as conn:
-        found = (
-            definition_store.by_version(conn, key, version)
-            if version is not None
-            else definition_store.latest(conn, key)
-        )
+    found = (
+        definition_store.by_version(engine, key, version)
+        if version is not None
+        else definition_store.latest(engine, key)
+    )
     if found is None:
         what = f"version {version} of '{key}'" if version is not None else f"'{key}'"
         raise NotFound(f"{what} is not deployed")
@@ -45,11 +43,10 @@ def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
 
 def _details(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
     definition = _definition(engine, key, version)
-    with engine.connection() as conn:
-        versions = definition_store.list_all(conn, key)
-        counts = console_queries.version_counts(conn, key)
-        stats = console_queries.definition_node_stats(conn, definition.id)
-        model = engine.definition_cache.get(conn, definition.id, definition.key)
+    versions = definition_store.list_all(engine, key)
+    counts = console.version_counts(engine, key)
+    stats = console.definition_node_stats(engine, definition.id)
+    model = engine.model(definition.id, definition.key)
     return {
         "definition": definition,
         "versions": versions,
@@ -88,8 +85,7 @@ async def definition_stats(request: Request) -> Response:
 
 def _diagram_state(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
     definition = _definition(engine, key, version)
-    with engine.connection() as conn:
-        stats = console_queries.definition_node_stats(conn, definition.id)
+    stats = console.definition_node_stats(engine, definition.id)
     return {
         "definition_id": definition.id,
         "nodes": {
@@ -112,8 +108,7 @@ async def diagram_state(request: Request) -> Response:
 
 def _xml(engine: Engine, key: str, version: int | None) -> str:
     definition = _definition(engine, key, version)
-    with engine.connection() as conn:
-        found = definition_store.source_xml(conn, definition.id)
+    found = definition_store.source_xml(engine, definition.id)
     if found is None:
         raise NotFound(f"'{key}' is not deployed")
     return found[1]

@@ -12,22 +12,21 @@ from starlette.routing import Route
 from app.console.common import engine_of, read, render
 from app.params import Query
 from engine.api import Engine
-from engine.store import console_queries
+from engine.queries import console
 
 FILTER_FIELDS = ("definition", "type", "node", "text")
 
 
 def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
-    with engine.connection() as conn:
-        incidents = console_queries.open_incidents(
-            conn,
-            definition_key=params.get("definition") or None,
-            incident_type=params.get("type") or None,
-            node_id=params.get("node") or None,
-            text=params.get("text") or None,
-        )
-        keys = console_queries.definition_keys(conn)
-        types = console_queries.incident_types(conn)
+    incidents = console.open_incidents(
+        engine,
+        definition_key=params.get("definition") or None,
+        incident_type=params.get("type") or None,
+        node_id=params.get("node") or None,
+        text=params.get("text") or None,
+    )
+    keys = console.definition_keys(engine)
+    types = console.incident_types(engine)
     return {"incidents": incidents, "keys": keys, "types": types}
 
 

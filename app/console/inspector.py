@@ -17,22 +17,22 @@ from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.model import ProcessModel
+from engine.queries import console, definitions
+from engine.queries import instances as queries
+from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
 from engine.states import TokenState, VisitState
-from engine.store import console_queries, definitions, queries
-from engine.store.queries import InstanceInfo, TokenRow, VisitRow
 
 PANELS = ("incidents", "tokens", "user_tasks", "external_tasks", "jobs", "variables", "history")
 
 
 def _info(engine: Engine, instance_id: UUID) -> tuple[InstanceInfo, int, ProcessModel]:
-    with engine.connection() as conn:
-        info = queries.instance(conn, instance_id)
-        if info is None:
-            raise NotFound(f"process instance {instance_id} does not exist")
-        definition = definitions.by_id(conn, info.definition_id)
-        if definition is None:
-            raise NotFound(f"process definition {info.definition_id} does not exist")
-        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+    info = queries.instance(engine, instance_id)
+    if info is None:
+        raise NotFound(f"process instance {instance_id} does not exist")
+    definition = definitions.by_id(engine, info.definition_id)
+    if definition is None:
+        raise NotFound(f"process definition {info.definition_id} does not exist")
+    model = engine.model(info.definition_id, info.definition_key)
     return info, definition.version, model
 
 
@@ -97,12 +97,11 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
             i for i in engine.incidents(instance_id=instance_id) if keep(i.node_id)
         ]
     elif name == "tokens":
-        with engine.connection() as conn:
-            tokens = queries.tokens(conn, instance_id)
-            joins = console_queries.join_states(conn, instance_id)
-            info = queries.instance(conn, instance_id)
-            assert info is not None
-            model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+        tokens = queries.tokens(engine, instance_id)
+        joins = console.join_states(engine, instance_id)
+        info = queries.instance(engine, instance_id)
+        assert info is not None
+        model = engine.model(info.definition_id, info.definition_key)
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
         context["joins"] = [
             (j, len(model.node(j.gateway_id).incoming) if model.has_node(j.gateway_id) else None)
@@ -124,9 +123,8 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["variables"] = sorted(handle.typed_variables().items())
         context["final"] = handle.state.is_final
     elif name == "history":
-        with engine.connection() as conn:
-            visits = queries.visits(conn, instance_id)
-            info = queries.instance(conn, instance_id)
+        visits = queries.visits(engine, instance_id)
+        info = queries.instance(engine, instance_id)
         assert info is not None
         context["timeline"] = [e for e in _timeline(visits, info) if keep(e.visit.node_id)]
     else:
@@ -189,14 +187,13 @@ async def panel(request: Request) -> Response:
 
 def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     """Where the tokens are, which joins wait, where incidents are, which path was taken."""
-    with engine.connection() as conn:
-        info = queries.instance(conn, instance_id)
-        if info is None:
-            raise NotFound(f"process instance {instance_id} does not exist")
-        model = engine.definition_cache.get(conn, info.definition_id, info.definition_key)
-        tokens = queries.tokens(conn, instance_id)
-        visits = queries.visits(conn, instance_id)
-        joins = console_queries.join_states(conn, instance_id)
+    info = queries.instance(engine, instance_id)
+    if info is None:
+        raise NotFound(f"process instance {instance_id} does not exist")
+    model = engine.model(info.definition_id, info.definition_key)
+    tokens = queries.tokens(engine, instance_id)
+    visits = queries.visits(engine, instance_id)
+    joins = console.join_states(engine, instance_id)
     incidents = engine.incidents(instance_id=instance_id)
     live: dict[str, Counter[str]] = {}
     for token in tokens:

@@ -16,9 +16,8 @@ from app.console.common import engine_of, read, render
 from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
-from engine.store import console_queries
-from engine.store.instances import InstanceFilter
-from engine.store.queries import InstanceInfo
+from engine.queries import console
+from engine.queries.instances import InstanceFilter, InstanceInfo
 
 PAGE_SIZE = 50
 STATES = ("Active", "Suspended", "Completed", "Terminated")
@@ -69,18 +68,14 @@ def parse_filter(parameters: Query) -> InstanceFilter:
 
 def _page(engine: Engine, where: InstanceFilter, after: str | None) -> tuple[list[Row], str | None]:
     page = engine.list_instances(where, limit=PAGE_SIZE, after=after)
-    with engine.connection() as conn:
-        versions = console_queries.definition_versions(
-            conn, sorted({i.definition_id for i in page.items})
-        )
-        incidents = console_queries.open_incident_counts(conn, [i.id for i in page.items])
+    versions = console.definition_versions(engine, sorted({i.definition_id for i in page.items}))
+    incidents = console.open_incident_counts(engine, [i.id for i in page.items])
     rows = [Row(i, versions.get(i.definition_id), incidents.get(i.id, 0)) for i in page.items]
     return rows, page.next
 
 
 def _keys(engine: Engine) -> list[str]:
-    with engine.connection() as conn:
-        return console_queries.definition_keys(conn)
+    return console.definition_keys(engine)
 
 
 async def instances_page(request: Request) -> Response:

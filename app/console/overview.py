@@ -10,13 +10,12 @@ from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
 from engine.api import Engine
-from engine.store import console_queries
-from engine.store.console_queries import Activity
+from engine.queries import console
+from engine.queries.console import Activity
 
 
 def _activity(engine: Engine) -> Activity:
-    with engine.connection() as conn:
-        return console_queries.activity(conn, datetime.now(UTC))
+    return console.activity(engine, datetime.now(UTC))
 
 
 async def overview(request: Request) -> Response:

@@ -13,7 +13,7 @@ from app.auth import principal_of
 from app.console.common import engine_of, read, render
 from app.params import Query
 from engine.api import Engine
-from engine.store import console_queries
+from engine.queries import console
 
 SHOW = ("all", "mine", "unassigned")
 
@@ -22,8 +22,7 @@ def _tasks(engine: Engine, show: str, me: str, key: str | None) -> dict[str, Any
     tasks = engine.user_tasks(definition_key=key, assignee=me if show == "mine" else None)
     if show == "unassigned":
         tasks = [t for t in tasks if t.assignee is None]
-    with engine.connection() as conn:
-        keys = console_queries.definition_keys(conn)
+    keys = console.definition_keys(engine)
     return {"tasks": tasks, "keys": keys}
 
 

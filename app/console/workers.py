@@ -12,18 +12,17 @@ from starlette.routing import Route
 from app.console.common import engine_of, read, render
 from app.params import Query
 from engine.api import Engine
-from engine.store import console_queries
+from engine.queries import console
 
 
 def _workers(engine: Engine) -> dict[str, Any]:
     now = datetime.now(UTC)
-    with engine.connection() as conn:
-        return {
-            "now": now,
-            "topics": console_queries.topics(conn, now),
-            "locked": console_queries.leases(conn, now, expired=False),
-            "expired": console_queries.leases(conn, now, expired=True),
-        }
+    return {
+        "now": now,
+        "topics": console.topics(engine, now),
+        "locked": console.leases(engine, now, expired=False),
+        "expired": console.leases(engine, now, expired=True),
+    }
 
 
 async def workers_page(request: Request) -> Response:

@@ -11,7 +11,9 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-import psycopg
+from psycopg import sql
+
+from engine.queries import Connection, fetch_all, fetch_dicts, query
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -27,20 +29,22 @@ class JoinState:
     flows: list[str]
 
 
-def join_states(conn: psycopg.Connection[Any], instance_id: UUID) -> list[JoinState]:
-    rows = conn.execute(
+@query
+def join_states(conn: Connection, instance_id: UUID) -> list[JoinState]:
+    rows = fetch_dicts(
+        conn,
         "SELECT gateway_id, scope_key, arrivals FROM join_state WHERE instance_id = %s "
         "ORDER BY gateway_id, scope_key",
         (instance_id,),
-    ).fetchall()
+    )
     return [
         JoinState(
-            gateway,
-            scope,
-            [UUID(a["token"]) for a in arrivals],
-            [a.get("flow", "") for a in arrivals],
+            gateway_id=row["gateway_id"],
+            scope_key=row["scope_key"],
+            arrived=[UUID(a["token"]) for a in row["arrivals"]],
+            flows=[a.get("flow", "") for a in row["arrivals"]],
         )
-        for gateway, scope, arrivals in rows
+        for row in rows
     ]
 
 
@@ -63,18 +67,21 @@ class Activity:
     buckets: list[tuple[int, int]]
 
 
-def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
+@query
+def activity(conn: Connection, now: datetime) -> Activity:
     states = {
         state: count
         for state, count in conn.execute(
             "SELECT state, count(*) FROM process_instance GROUP BY state"
         ).fetchall()
     }
-    incidents = conn.execute("SELECT count(*) FROM incident WHERE state = 'Open'").fetchone()
-    started = conn.execute(
-        "SELECT count(*) FROM process_instance WHERE started_at >= %s - interval '1 hour'",
-        (now,),
-    ).fetchone()
+    (counts,) = fetch_dicts(
+        conn,
+        "SELECT (SELECT count(*) FROM incident WHERE state = 'Open') AS open_incidents, "
+        "(SELECT count(*) FROM process_instance "
+        "  WHERE started_at >= %(now)s - interval '1 hour') AS started_last_hour",
+        {"now": now},
+    )
     events = {
         event: count
         for event, count in conn.execute(
@@ -84,19 +91,22 @@ def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
             (ACTIVITY_WINDOW, now),
         ).fetchall()
     }
-    jobs = conn.execute(
+    (jobs,) = fetch_dicts(
+        conn,
         "SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= %(now)s "
-        "   AND (lock_expires_at IS NULL OR lock_expires_at < %(now)s)), "
-        "count(*) FILTER (WHERE lock_expires_at >= %(now)s), "
-        "count(*) FILTER (WHERE retries > 0 AND error_message IS NOT NULL), "
-        "count(*) FILTER (WHERE retries = 0) FROM job",
+        "   AND (lock_expires_at IS NULL OR lock_expires_at < %(now)s)) AS jobs_due, "
+        "count(*) FILTER (WHERE lock_expires_at >= %(now)s) AS jobs_locked, "
+        "count(*) FILTER (WHERE retries > 0 AND error_message IS NOT NULL) AS jobs_failing, "
+        "count(*) FILTER (WHERE retries = 0) AS jobs_without_retries FROM job",
         {"now": now},
-    ).fetchone()
-    external = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE lock_expires_at > %s) "
+    )
+    (external,) = fetch_dicts(
+        conn,
+        "SELECT count(*) AS external_open, "
+        "count(*) FILTER (WHERE lock_expires_at > %s) AS external_locked "
         "FROM external_task WHERE state = 'Open'",
         (now,),
-    ).fetchone()
+    )
     workers = conn.execute(
         "SELECT worker_id, count(*) FROM external_task "
         "WHERE state = 'Open' AND worker_id IS NOT NULL AND lock_expires_at > %s "
@@ -119,20 +129,14 @@ def activity(conn: psycopg.Connection[Any], now: datetime) -> Activity:
         {"now": now, "window": ACTIVITY_WINDOW},
     ).fetchall():
         buckets[11 - min(bucket, 11)][1] += count
-    assert incidents and started and jobs and external
     return Activity(
         states=states,
-        open_incidents=incidents[0],
-        started_last_hour=started[0],
         events_last_hour=events,
-        jobs_due=jobs[0],
-        jobs_locked=jobs[1],
-        jobs_failing=jobs[2],
-        jobs_without_retries=jobs[3],
-        external_open=external[0],
-        external_locked=external[1],
         workers=[(w, n) for w, n in workers],
         buckets=[(a, b) for a, b in buckets],
+        **counts,
+        **jobs,
+        **external,
     )
 
 
@@ -146,12 +150,15 @@ class DefinitionSummary:
     open_incidents: int
 
 
-def definition_summaries(conn: psycopg.Connection[Any]) -> list[DefinitionSummary]:
-    definitions = conn.execute(
-        "SELECT key, array_agg(version ORDER BY version), "
-        "(array_agg(id ORDER BY version DESC))[1], (array_agg(name ORDER BY version DESC))[1] "
-        "FROM process_definition GROUP BY key ORDER BY key"
-    ).fetchall()
+@query
+def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
+    definitions = fetch_dicts(
+        conn,
+        "SELECT key, array_agg(version ORDER BY version) AS versions, "
+        "(array_agg(id ORDER BY version DESC))[1] AS latest_id, "
+        "(array_agg(name ORDER BY version DESC))[1] AS name "
+        "FROM process_definition GROUP BY key ORDER BY key",
+    )
     states: dict[str, dict[str, int]] = {}
     for key, state, count in conn.execute(
         "SELECT definition_key, state, count(*) FROM process_instance "
@@ -168,19 +175,26 @@ def definition_summaries(conn: psycopg.Connection[Any]) -> list[DefinitionSummar
     }
     return [
         DefinitionSummary(
-            key, name, latest, list(versions), states.get(key, {}), incidents.get(key, 0)
+            key=row["key"],
+            name=row["name"],
+            latest_id=row["latest_id"],
+            versions=list(row["versions"]),
+            states=states.get(row["key"], {}),
+            open_incidents=incidents.get(row["key"], 0),
         )
-        for key, versions, latest, name in definitions
+        for row in definitions
     ]
 
 
-def definition_keys(conn: psycopg.Connection[Any]) -> list[str]:
+@query
+def definition_keys(conn: Connection) -> list[str]:
     return [
         row[0] for row in conn.execute("SELECT DISTINCT key FROM process_definition ORDER BY key")
     ]
 
 
-def version_counts(conn: psycopg.Connection[Any], key: str) -> dict[str, dict[str, int]]:
+@query
+def version_counts(conn: Connection, key: str) -> dict[str, dict[str, int]]:
     """Instances per state of each version (definition id) of `key`."""
     found: dict[str, dict[str, int]] = {}
     for definition_id, state, count in conn.execute(
@@ -204,7 +218,8 @@ class NodeStats:
     average_seconds: float | None = None
 
 
-def definition_node_stats(conn: psycopg.Connection[Any], definition_id: str) -> list[NodeStats]:
+@query
+def definition_node_stats(conn: Connection, definition_id: str) -> list[NodeStats]:
     stats: dict[str, dict[str, Any]] = {}
     for node_id, count in conn.execute(
         "SELECT t.node_id, count(*) FROM token t JOIN process_instance p ON p.id = t.instance_id "
@@ -230,12 +245,11 @@ def definition_node_stats(conn: psycopg.Connection[Any], definition_id: str) -> 
         entry["visits"] = visits
         entry["completed_visits"] = completed
         entry["average_seconds"] = float(average) if average is not None else None
-    return [NodeStats(node_id, **values) for node_id, values in sorted(stats.items())]
+    return [NodeStats(node_id=node_id, **values) for node_id, values in sorted(stats.items())]
 
 
-def open_incident_counts(
-    conn: psycopg.Connection[Any], instance_ids: list[UUID]
-) -> dict[UUID, int]:
+@query
+def open_incident_counts(conn: Connection, instance_ids: list[UUID]) -> dict[UUID, int]:
     return {
         instance_id: count
         for instance_id, count in conn.execute(
@@ -246,7 +260,8 @@ def open_incident_counts(
     }
 
 
-def definition_versions(conn: psycopg.Connection[Any], ids: list[str]) -> dict[str, int]:
+@query
+def definition_versions(conn: Connection, ids: list[str]) -> dict[str, int]:
     return {
         definition_id: version
         for definition_id, version in conn.execute(
@@ -271,8 +286,9 @@ class IncidentRow:
     external_task_id: UUID | None
 
 
+@query
 def open_incidents(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     *,
     definition_key: str | None = None,
     incident_type: str | None = None,
@@ -280,7 +296,9 @@ def open_incidents(
     text: str | None = None,
     limit: int = 500,
 ) -> list[IncidentRow]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        IncidentRow,
         "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, p.business_key, "
         "i.node_id, i.message, i.details, i.created_at, i.job_id, i.external_task_id "
         "FROM incident i JOIN process_instance p ON p.id = i.instance_id "
@@ -297,11 +315,11 @@ def open_incidents(
             "text": text,
             "limit": limit,
         },
-    ).fetchall()
-    return [IncidentRow(*row) for row in rows]
+    )
 
 
-def incident_types(conn: psycopg.Connection[Any]) -> list[str]:
+@query
+def incident_types(conn: Connection) -> list[str]:
     return [
         row[0]
         for row in conn.execute(
@@ -320,18 +338,21 @@ class TopicSummary:
     without_retries: int
 
 
-def topics(conn: psycopg.Connection[Any], now: datetime) -> list[TopicSummary]:
-    rows = conn.execute(
-        "SELECT topic, count(*), "
+@query
+def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
+    return fetch_all(
+        conn,
+        TopicSummary,
+        "SELECT topic, count(*) AS open, "
         "count(*) FILTER (WHERE (lock_expires_at IS NULL OR lock_expires_at <= %(now)s) "
-        "   AND (retries IS NULL OR retries > 0)), "
-        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at > %(now)s), "
-        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s), "
-        "count(*) FILTER (WHERE retries = 0) "
+        "   AND (retries IS NULL OR retries > 0)) AS available, "
+        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at > %(now)s) AS locked, "
+        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s) "
+        "  AS expired, "
+        "count(*) FILTER (WHERE retries = 0) AS without_retries "
         "FROM external_task WHERE state = 'Open' GROUP BY topic ORDER BY topic",
         {"now": now},
-    ).fetchall()
-    return [TopicSummary(*row) for row in rows]
+    )
 
 
 @dataclass(frozen=True)
@@ -346,18 +367,15 @@ class LeaseRow:
     business_key: str | None
 
 
-def leases(
-    conn: psycopg.Connection[Any], now: datetime, *, expired: bool, limit: int = 200
-) -> list[LeaseRow]:
+@query
+def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) -> list[LeaseRow]:
     """Locked external tasks (`expired` False) or those whose lock ran out before a report."""
-    comparison = "<=" if expired else ">"
-    rows = conn.execute(
+    statement = sql.SQL(
         "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
         "e.retries, p.business_key FROM external_task e "
         "JOIN process_instance p ON p.id = e.instance_id "
         "WHERE e.state = 'Open' AND e.worker_id IS NOT NULL "
-        f"AND e.lock_expires_at {comparison} %s "
-        "ORDER BY e.lock_expires_at, e.id LIMIT %s",
-        (now, limit),
-    ).fetchall()
-    return [LeaseRow(*row) for row in rows]
+        "AND e.lock_expires_at {comparison} %s "
+        "ORDER BY e.lock_expires_at, e.id LIMIT %s"
+    ).format(comparison=sql.SQL("<=" if expired else ">"))
+    return fetch_all(conn, LeaseRow, statement, (now, limit))

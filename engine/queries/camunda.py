@@ -11,11 +11,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
-import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
+
+from engine.queries import Connection, fetch_all, fetch_dicts, fetch_one, query
 
 RUNNING_STATES = ("Created", "Active", "Suspended", "Terminating")
 
@@ -42,25 +44,33 @@ class VariableFilter:
 
 
 class _Where:
+    """A WHERE clause composed of SQL fragments; every value is a bound parameter."""
+
     def __init__(self) -> None:
-        self.clauses: list[str] = []
+        self.clauses: list[sql.Composable] = []
         self.params: dict[str, Any] = {}
 
-    def param(self, value: Any) -> str:
+    def param(self, value: Any) -> sql.Placeholder:
         name = f"p{len(self.params)}"
         self.params[name] = value
-        return f"%({name})s"
+        return sql.Placeholder(name)
 
-    def add(self, clause: str, *values: Any) -> None:
+    def add(self, clause: LiteralString, *values: Any) -> None:
         """`clause` with `{}` placeholders, one per value."""
-        self.clauses.append(clause.format(*(self.param(v) for v in values)))
+        self.clauses.append(sql.SQL(clause).format(*(self.param(v) for v in values)))
 
-    def when(self, value: Any, clause: str) -> None:
+    def fixed(self, clause: LiteralString) -> None:
+        """A condition without values."""
+        self.clauses.append(sql.SQL(clause))
+
+    def when(self, value: Any, clause: LiteralString) -> None:
         if value is not None:
             self.add(clause, *([value] * clause.count("{}")))
 
-    def sql(self) -> str:
-        return " WHERE " + " AND ".join(self.clauses) if self.clauses else ""
+    def clause(self) -> sql.Composable:
+        if not self.clauses:
+            return sql.SQL("")
+        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(self.clauses)
 
 
 LIKE_ESCAPE = "ESCAPE '\\'"
@@ -104,46 +114,55 @@ def _like(text: str | None) -> str | None:
     return None if text is None else like_pattern(text)
 
 
-def _order(page: Page, columns: dict[str, str], default: str) -> str:
-    parts = [f"{columns[key]} {'DESC' if desc else 'ASC'}" for key, desc in page.sort]
-    return " ORDER BY " + ", ".join([*parts, default])
+def _order(page: Page, columns: dict[str, LiteralString], default: LiteralString) -> sql.Composed:
+    parts = [
+        sql.SQL("{} DESC" if desc else "{} ASC").format(sql.SQL(columns[key]))
+        for key, desc in page.sort
+    ]
+    return sql.SQL(" ORDER BY ") + sql.SQL(", ").join([*parts, sql.SQL(default)])
 
 
-def _limit(where: _Where, page: Page) -> str:
-    text = f" OFFSET {where.param(max(page.first, 0))}"
+def _limit(where: _Where, page: Page) -> sql.Composed:
+    text = sql.SQL(" OFFSET {}").format(where.param(max(page.first, 0)))
     if page.max is not None:
-        text += f" LIMIT {where.param(max(page.max, 0))}"
+        text += sql.SQL(" LIMIT {}").format(where.param(max(page.max, 0)))
     return text
 
 
-def _variable_clauses(where: _Where, alias: str, filters: Sequence[VariableFilter]) -> None:
+_COMPARISONS: dict[str, LiteralString] = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
+
+
+def _variable_clauses(
+    where: _Where, alias: LiteralString, filters: Sequence[VariableFilter]
+) -> None:
     for f in filters:
         value = where.param(f.name)
+        test: sql.Composable
         match f.op:
             case "eq" | "neq":
                 any_of = where.param([Jsonb(v) for v in f.values])
-                test = f"v.value = ANY({any_of}::jsonb[])"
+                test = sql.SQL("v.value = ANY({}::jsonb[])").format(any_of)
                 if f.op == "neq":
-                    test = f"NOT ({test})"
+                    test = sql.SQL("NOT ({})").format(test)
             case "like":
-                test = "jsonb_typeof(v.value) = 'string' AND v.value #>> '{}' " + (
-                    f"LIKE {where.param(like_pattern(f.text))} {LIKE_ESCAPE}"
-                )
+                test = sql.SQL(
+                    "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' LIKE {} " + LIKE_ESCAPE
+                ).format(where.param(like_pattern(f.text)))
             case _:
-                symbol = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}[f.op]
+                symbol = sql.SQL(_COMPARISONS[f.op])
                 if f.number is not None:
-                    test = (
-                        f"jsonb_typeof(v.value) = 'number' AND (v.value)::numeric {symbol} "
-                        f"{where.param(f.number)}::numeric"
-                    )
+                    test = sql.SQL(
+                        "jsonb_typeof(v.value) = 'number' AND (v.value)::numeric {} {}::numeric"
+                    ).format(symbol, where.param(f.number))
                 else:
-                    test = (
-                        f"jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {symbol} "
-                        f"{where.param(f.text)}"
-                    )
+                    test = sql.SQL(
+                        "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {} {}"
+                    ).format(symbol, where.param(f.text))
         where.clauses.append(
-            f"EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = {alias}.id "
-            f"AND v.scope_key = '' AND v.name = {value} AND {test})"
+            sql.SQL(
+                "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = {}.id "
+                "AND v.scope_key = '' AND v.name = {} AND {})"
+            ).format(sql.SQL(alias), value, test)
         )
 
 
@@ -159,7 +178,7 @@ class InstanceRow:
     state: str
 
 
-INSTANCE_SORT = {
+INSTANCE_SORT: dict[str, LiteralString] = {
     "instanceId": "p.id",
     "definitionKey": "p.definition_key",
     "definitionId": "p.definition_id",
@@ -167,8 +186,9 @@ INSTANCE_SORT = {
 }
 
 
+@query
 def process_instances(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     *,
     ids: Sequence[UUID] | None = None,
@@ -194,23 +214,27 @@ def process_instances(
     if suspended is not None:
         where.add("(p.state = 'Suspended') = {}", suspended)
     if with_incident:
-        where.clauses.append(
+        where.fixed(
             "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
         )
     _variable_clauses(where, "p", variables)
+    source = sql.SQL("FROM process_instance p")
     if count:
-        return _count(conn, f"SELECT count(*) FROM process_instance p{where.sql()}", where)
-    sql = (
-        "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state "
-        f"FROM process_instance p{where.sql()}"
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL("SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state ")
+        + source
+        + where.clause()
         + _order(page, INSTANCE_SORT, "p.started_at, p.id")
         + _limit(where, page)
     )
-    return [InstanceRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, InstanceRow, statement, where.params)
 
 
-def _count(conn: psycopg.Connection[Any], sql: str, where: _Where) -> int:
-    row = conn.execute(sql, where.params).fetchone()
+def _count(conn: Connection, source: sql.Composable, where: _Where) -> int:
+    row = conn.execute(
+        sql.SQL("SELECT count(*) ") + source + where.clause(), where.params
+    ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -228,19 +252,19 @@ class HistoricInstanceRow:
     start_activity_id: str | None
 
 
-def historic_instance(
-    conn: psycopg.Connection[Any], instance_id: UUID
-) -> HistoricInstanceRow | None:
-    row = conn.execute(
-        "SELECT p.id, p.definition_id, p.definition_key, d.name, d.version, p.business_key, "
-        "p.state, p.started_at, p.ended_at, "
+@query
+def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRow | None:
+    return fetch_one(
+        conn,
+        HistoricInstanceRow,
+        "SELECT p.id, p.definition_id, p.definition_key, d.name AS definition_name, "
+        "d.version AS definition_version, p.business_key, p.state, p.started_at, p.ended_at, "
         "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
-        " ORDER BY h.started_at, h.id LIMIT 1) "
+        " ORDER BY h.started_at, h.id LIMIT 1) AS start_activity_id "
         "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id "
         "WHERE p.id = %s",
         (instance_id,),
-    ).fetchone()
-    return HistoricInstanceRow(*row) if row else None
+    )
 
 
 # -- activity instances ---------------------------------------------------------------------------
@@ -255,14 +279,16 @@ class LiveToken:
     visit_id: UUID | None
 
 
-def live_tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[LiveToken]:
-    rows = conn.execute(
+@query
+def live_tokens(conn: Connection, instance_id: UUID) -> list[LiveToken]:
+    return fetch_all(
+        conn,
+        LiveToken,
         "SELECT id, node_id, state, scope_id, visit_id FROM token "
         "WHERE instance_id = %s AND state NOT IN ('Completed', 'Terminated') "
         "ORDER BY created_at, id",
         (instance_id,),
-    ).fetchall()
-    return [LiveToken(*row) for row in rows]
+    )
 
 
 @dataclass(frozen=True)
@@ -283,7 +309,7 @@ class ActivityRow:
     assignee: str | None
 
 
-ACTIVITY_SORT = {
+ACTIVITY_SORT: dict[str, LiteralString] = {
     "activityInstanceId": "h.id",
     "instanceId": "h.instance_id",
     "executionId": "h.token_id",
@@ -298,8 +324,9 @@ ACTIVITY_SORT = {
 }
 
 
+@query
 def activity_instances(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     *,
     activity_instance_id: UUID | None = None,
@@ -328,14 +355,14 @@ def activity_instances(
     where.when(list(node_types) if node_types is not None else None, "h.node_type = ANY({})")
     where.when(assignee, "ut.assignee = {}")
     if finished is not None:
-        where.clauses.append("h.ended_at IS NOT NULL" if finished else "h.ended_at IS NULL")
+        where.fixed("h.ended_at IS NOT NULL" if finished else "h.ended_at IS NULL")
     if canceled is not None:
         where.add("(h.state = 'Terminated') = {}", canceled)
     where.when(started_before, "h.started_at <= {}")
     where.when(started_after, "h.started_at >= {}")
     where.when(finished_before, "h.ended_at <= {}")
     where.when(finished_after, "h.ended_at >= {}")
-    source = (
+    source = sql.SQL(
         "FROM history h JOIN process_instance p ON p.id = h.instance_id "
         "LEFT JOIN token t ON t.id = h.token_id "
         "LEFT JOIN LATERAL (SELECT u.id, u.assignee FROM user_task u "
@@ -344,15 +371,19 @@ def activity_instances(
         "  ON h.node_type = 'userTask'"
     )
     if count:
-        return _count(conn, f"SELECT count(*) {source}{where.sql()}", where)
-    sql = (
-        "SELECT h.id, h.instance_id, p.definition_id, p.definition_key, h.token_id, t.scope_id, "
-        "h.node_id, h.node_name, h.node_type, h.state, h.started_at, h.ended_at, ut.id, "
-        f"ut.assignee {source}{where.sql()}"
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT h.id, h.instance_id, p.definition_id, p.definition_key, h.token_id, "
+            "t.scope_id AS scope_token_id, h.node_id, h.node_name, h.node_type, h.state, "
+            "h.started_at, h.ended_at, ut.id AS task_id, ut.assignee "
+        )
+        + source
+        + where.clause()
         + _order(page, ACTIVITY_SORT, "h.started_at, h.id")
         + _limit(where, page)
     )
-    return [ActivityRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, ActivityRow, statement, where.params)
 
 
 @dataclass(frozen=True)
@@ -363,17 +394,19 @@ class ScopeVisit:
     started_at: datetime
 
 
-def visits_of_tokens(conn: psycopg.Connection[Any], token_ids: Sequence[UUID]) -> list[ScopeVisit]:
+@query
+def visits_of_tokens(conn: Connection, token_ids: Sequence[UUID]) -> list[ScopeVisit]:
     """Every visit of the given tokens: a child activity's parent is its scope token's visit to
     the enclosing subprocess."""
     if not token_ids:
         return []
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        ScopeVisit,
         "SELECT id, token_id, node_id, started_at FROM history WHERE token_id = ANY(%s) "
         "ORDER BY started_at, id",
         (list(token_ids),),
-    ).fetchall()
-    return [ScopeVisit(*row) for row in rows]
+    )
 
 
 # -- user tasks -----------------------------------------------------------------------------------
@@ -395,7 +428,7 @@ class TaskRow:
     instance_state: str
 
 
-TASK_SORT = {
+TASK_SORT: dict[str, LiteralString] = {
     "id": "t.id",
     "name": "t.name",
     "nameCaseInsensitive": "lower(t.name)",
@@ -411,8 +444,9 @@ TASK_SORT = {
 }
 
 
+@query
 def user_tasks(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     *,
     task_id: UUID | None = None,
@@ -441,7 +475,7 @@ def user_tasks(
 ) -> list[TaskRow] | int:
     """Open user tasks."""
     where = _Where()
-    where.clauses.append("t.state = 'Open'")
+    where.fixed("t.state = 'Open'")
     where.when(task_id, "t.id = {}")
     where.when(instance_id, "t.instance_id = {}")
     where.when(list(instance_ids) if instance_ids else None, "t.instance_id = ANY({})")
@@ -456,7 +490,7 @@ def user_tasks(
     where.when(assignee, "t.assignee = {}")
     where.when(_like(assignee_like), "t.assignee LIKE {} " + LIKE_ESCAPE)
     if assigned is not None:
-        where.clauses.append("t.assignee IS NOT NULL" if assigned else "t.assignee IS NULL")
+        where.fixed("t.assignee IS NOT NULL" if assigned else "t.assignee IS NULL")
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
     where.when(candidate_group, "{} = ANY(t.candidate_groups)")
     where.when(list(candidate_groups) if candidate_groups else None, "t.candidate_groups && {}")
@@ -466,16 +500,21 @@ def user_tasks(
     where.when(min_priority, "t.priority >= {}")
     where.when(max_priority, "t.priority <= {}")
     where.when(execution_id, "t.token_id = {}")
-    source = "FROM user_task t JOIN process_instance p ON p.id = t.instance_id"
+    source = sql.SQL("FROM user_task t JOIN process_instance p ON p.id = t.instance_id")
     if count:
-        return _count(conn, f"SELECT count(*) {source}{where.sql()}", where)
-    sql = (
-        "SELECT t.id, t.instance_id, t.token_id, t.node_id, t.name, t.created_at, t.assignee, "
-        f"t.due_at, t.priority, p.definition_id, p.definition_key, p.state {source}{where.sql()}"
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT t.id, t.instance_id, t.token_id, t.node_id, t.name, t.created_at, "
+            "t.assignee, t.due_at, t.priority, p.definition_id, p.definition_key, "
+            "p.state AS instance_state "
+        )
+        + source
+        + where.clause()
         + _order(page, TASK_SORT, "t.created_at, t.id")
         + _limit(where, page)
     )
-    return [TaskRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, TaskRow, statement, where.params)
 
 
 # -- external tasks -------------------------------------------------------------------------------
@@ -503,7 +542,7 @@ class ExternalTaskRow:
     activity_instance_id: UUID | None
 
 
-EXTERNAL_TASK_SORT = {
+EXTERNAL_TASK_SORT: dict[str, LiteralString] = {
     "id": "e.id",
     "lockExpirationTime": "e.lock_expires_at",
     "processInstanceId": "e.instance_id",
@@ -513,20 +552,22 @@ EXTERNAL_TASK_SORT = {
     "createTime": "e.created_at",
 }
 
-_EXTERNAL_COLUMNS = (
-    "e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.priority, e.worker_id, "
+_EXTERNAL_COLUMNS = sql.SQL(
+    "SELECT e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.priority, e.worker_id, "
     "e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
-    "p.definition_id, p.definition_key, d.version_tag, p.business_key, p.state, t.visit_id"
+    "p.definition_id, p.definition_key, d.version_tag, p.business_key, "
+    "p.state AS instance_state, t.visit_id AS activity_instance_id "
 )
-_EXTERNAL_FROM = (
+_EXTERNAL_FROM = sql.SQL(
     "FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
     "JOIN process_definition d ON d.id = p.definition_id "
     "LEFT JOIN token t ON t.id = e.token_id"
 )
 
 
+@query
 def external_tasks(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     now: datetime,
     *,
@@ -551,7 +592,7 @@ def external_tasks(
 ) -> list[ExternalTaskRow] | int:
     """Open external tasks."""
     where = _Where()
-    where.clauses.append("e.state = 'Open'")
+    where.fixed("e.state = 'Open'")
     where.when(task_id, "e.id = {}")
     where.when(list(task_ids) if task_ids else None, "e.id = ANY({})")
     where.when(topic, "e.topic = {}")
@@ -573,13 +614,15 @@ def external_tasks(
     where.when(min_priority, "e.priority >= {}")
     where.when(max_priority, "e.priority <= {}")
     if count:
-        return _count(conn, f"SELECT count(*) {_EXTERNAL_FROM}{where.sql()}", where)
-    sql = (
-        f"SELECT {_EXTERNAL_COLUMNS} {_EXTERNAL_FROM}{where.sql()}"
+        return _count(conn, _EXTERNAL_FROM, where)
+    statement = (
+        _EXTERNAL_COLUMNS
+        + _EXTERNAL_FROM
+        + where.clause()
         + _order(page, EXTERNAL_TASK_SORT, "e.created_at, e.id")
         + _limit(where, page)
     )
-    return [ExternalTaskRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, ExternalTaskRow, statement, where.params)
 
 
 @dataclass(frozen=True)
@@ -589,18 +632,28 @@ class LockedTaskDetails:
     version_tag: str | None
 
 
+@query
 def locked_task_details(
-    conn: psycopg.Connection[Any], task_ids: Sequence[UUID]
+    conn: Connection, task_ids: Sequence[UUID]
 ) -> dict[UUID, LockedTaskDetails]:
     """What a fetchAndLock answer carries beyond the engine's fetch result."""
-    rows = conn.execute(
-        "SELECT e.id, e.token_id, t.visit_id, d.version_tag FROM external_task e "
+    rows = fetch_dicts(
+        conn,
+        "SELECT e.id, e.token_id, t.visit_id AS activity_instance_id, d.version_tag "
+        "FROM external_task e "
         "JOIN process_instance p ON p.id = e.instance_id "
         "JOIN process_definition d ON d.id = p.definition_id "
         "LEFT JOIN token t ON t.id = e.token_id WHERE e.id = ANY(%s)",
         (list(task_ids),),
-    ).fetchall()
-    return {row[0]: LockedTaskDetails(row[1], row[2], row[3]) for row in rows}
+    )
+    return {
+        row["id"]: LockedTaskDetails(
+            token_id=row["token_id"],
+            activity_instance_id=row["activity_instance_id"],
+            version_tag=row["version_tag"],
+        )
+        for row in rows
+    }
 
 
 # -- incidents ------------------------------------------------------------------------------------
@@ -620,7 +673,7 @@ class IncidentRow:
     created_at: datetime
 
 
-INCIDENT_SORT = {
+INCIDENT_SORT: dict[str, LiteralString] = {
     "incidentId": "i.id",
     "incidentMessage": "i.message",
     "incidentTimestamp": "i.created_at",
@@ -635,8 +688,9 @@ INCIDENT_SORT = {
 }
 
 
+@query
 def incidents(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     *,
     incident_id: UUID | None = None,
@@ -653,7 +707,7 @@ def incidents(
 ) -> list[IncidentRow] | int:
     """Open incidents."""
     where = _Where()
-    where.clauses.append("i.state = 'Open'")
+    where.fixed("i.state = 'Open'")
     where.when(incident_id, "i.id = {}")
     where.when(incident_type, "i.type = {}")
     where.when(message, "i.message = {}")
@@ -664,16 +718,20 @@ def incidents(
     where.when(execution_id, "i.token_id = {}")
     where.when(node_id, "i.node_id = {}")
     where.when(configuration, "(i.job_id = {} OR i.external_task_id = {})")
-    source = "FROM incident i JOIN process_instance p ON p.id = i.instance_id"
+    source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
-        return _count(conn, f"SELECT count(*) {source}{where.sql()}", where)
-    sql = (
-        "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
-        f"i.external_task_id, i.message, i.created_at {source}{where.sql()}"
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, "
+            "i.job_id, i.external_task_id, i.message, i.created_at "
+        )
+        + source
+        + where.clause()
         + _order(page, INCIDENT_SORT, "i.created_at, i.id")
         + _limit(where, page)
     )
-    return [IncidentRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, IncidentRow, statement, where.params)
 
 
 # -- jobs -----------------------------------------------------------------------------------------
@@ -695,7 +753,7 @@ class JobRow:
     instance_state: str | None
 
 
-JOB_SORT = {
+JOB_SORT: dict[str, LiteralString] = {
     "jobId": "j.id",
     "executionId": "j.token_id",
     "processInstanceId": "j.instance_id",
@@ -707,8 +765,9 @@ JOB_SORT = {
 }
 
 
+@query
 def jobs(
-    conn: psycopg.Connection[Any],
+    conn: Connection,
     page: Page,
     now: datetime,
     *,
@@ -744,28 +803,33 @@ def jobs(
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
     if timers:
-        where.clauses.append("j.kind IN ('timer', 'timer-start')")
+        where.fixed("j.kind IN ('timer', 'timer-start')")
     if messages:
-        where.clauses.append("j.kind = 'async'")
+        where.fixed("j.kind = 'async'")
     if with_exception:
-        where.clauses.append("j.error_message IS NOT NULL")
+        where.fixed("j.error_message IS NOT NULL")
     if suspended is not None:
         where.add("(coalesce(p.state, '') = 'Suspended') = {}", suspended)
     where.when(due_before, "j.due_at < {}")
     where.when(due_after, "j.due_at > {}")
-    source = (
+    source = sql.SQL(
         "FROM job j JOIN process_definition d ON d.id = j.definition_id "
         "LEFT JOIN process_instance p ON p.id = j.instance_id"
     )
     if count:
-        return _count(conn, f"SELECT count(*) {source}{where.sql()}", where)
-    sql = (
-        "SELECT j.id, j.kind, j.instance_id, j.token_id, j.node_id, j.definition_id, d.key, "
-        f"j.due_at, j.retries, j.error_message, j.created_at, p.state {source}{where.sql()}"
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT j.id, j.kind, j.instance_id, j.token_id, j.node_id, j.definition_id, "
+            "d.key AS definition_key, j.due_at, j.retries, j.error_message, j.created_at, "
+            "p.state AS instance_state "
+        )
+        + source
+        + where.clause()
         + _order(page, JOB_SORT, "j.due_at, j.id")
         + _limit(where, page)
     )
-    return [JobRow(*row) for row in conn.execute(sql, where.params).fetchall()]
+    return fetch_all(conn, JobRow, statement, where.params)
 
 
 # -- deployments ----------------------------------------------------------------------------------
@@ -779,8 +843,11 @@ class DeploymentRow:
     created_at: datetime
 
 
-def deployment(conn: psycopg.Connection[Any], deployment_id: UUID) -> DeploymentRow | None:
-    row = conn.execute(
-        "SELECT id, name, source, created_at FROM deployment WHERE id = %s", (deployment_id,)
-    ).fetchone()
-    return DeploymentRow(*row) if row else None
+@query
+def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
+    return fetch_one(
+        conn,
+        DeploymentRow,
+        "SELECT id, name, source, created_at FROM deployment WHERE id = %s",
+        (deployment_id,),
+    )

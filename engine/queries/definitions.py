@@ -1,0 +1,16 @@
+"""Reads of deployed process definitions: by id, by key (latest or one version), every version,
+and the XML as deployed."""
+
+from __future__ import annotations
+
+from engine.queries import query
+from engine.store import definitions as store
+from engine.store.definitions import DefinitionRow
+
+__all__ = ["DefinitionRow", "by_id", "by_version", "latest", "list_all", "source_xml"]
+
+by_id = query(store.by_id)
+by_version = query(store.by_version)
+latest = query(store.latest)
+list_all = query(store.list_all)
+source_xml = query(store.source_xml)

@@ -1,0 +1,26 @@
+"""Reads of one instance as the console and the REST surfaces show it: its row, tokens, visits
+and variables, plus the filter and page size of instance lists."""
+
+from __future__ import annotations
+
+from engine.queries import query
+from engine.store import queries as store
+from engine.store.instances import MAX_LIMIT, InstanceFilter
+from engine.store.queries import InstanceInfo, TokenRow, VisitRow
+
+__all__ = [
+    "MAX_LIMIT",
+    "InstanceFilter",
+    "InstanceInfo",
+    "TokenRow",
+    "VisitRow",
+    "instance",
+    "tokens",
+    "variables",
+    "visits",
+]
+
+instance = query(store.instance)
+tokens = query(store.tokens)
+visits = query(store.visits)
+variables = query(store.variables)
