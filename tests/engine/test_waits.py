@@ -133,7 +133,7 @@ def test_timer_catch_event_waits_for_its_due_time(timed: Engine, clock: ManualCl
     clock.advance(minutes=9)
     assert fire_due_jobs(timed) == 0 and instance.state is InstanceState.ACTIVE
     clock.advance(minutes=1)
-    assert fire_due_jobs(timed) == 1 and instance.state is InstanceState.COMPLETED
+    assert fire_due_jobs(timed) == 1 and instance.info().state == InstanceState.COMPLETED
 
 
 def claims_subprocess(settings: EngineSettings | None = None) -> ProcessBuilder:
@@ -197,7 +197,7 @@ def test_uncaught_bpmn_error(database_url: str, mode: str) -> None:
             engine.retry_incident(incident.id)
             [again] = engine.fetch_and_lock("w2", {"assess": 10_000})
             engine.complete_external_task(again["id"], "w2", {"score": 5})
-            assert instance.state is InstanceState.COMPLETED
+            assert instance.info().state == InstanceState.COMPLETED
 
 
 def test_error_event_subprocess_catches_errors_in_its_scope(engine: Engine) -> None:
@@ -248,7 +248,7 @@ def test_message_correlation_by_business_key_and_keys(engine: Engine) -> None:
     with pytest.raises(NotFound, match="orderId=9"):
         engine.correlate_message("PaymentReceived", correlation_keys={"orderId": 9})
     engine.correlate_message("PaymentReceived", correlation_keys={"orderId": 1})
-    assert first.state is InstanceState.COMPLETED
+    assert first.info().state == InstanceState.COMPLETED
     with pytest.raises(NotFound, match="matches no waiting instance"):
         engine.correlate_message("PaymentReceived")
 
@@ -336,7 +336,7 @@ def test_incident_on_one_branch_leaves_the_other_running(engine: Engine) -> None
     assert engine.incidents(instance_id=instance.id) == []
     [again] = engine.fetch_and_lock("w", {"charge": 1000})
     engine.complete_external_task(again["id"], "w")
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
 
 
 def test_lease_conflict_and_retired_reports_change_nothing(
