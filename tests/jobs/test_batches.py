@@ -3,6 +3,9 @@ alone; a batch in which one job fails runs again one job at a time."""
 
 from __future__ import annotations
 
+import logging
+import re
+
 import psycopg
 import pytest
 
@@ -84,6 +87,29 @@ def test_a_failing_job_in_a_batch_fails_alone(
     (job,) = engine.jobs()
     assert job.instance_id == instances[3].id
     assert job.retries == 2 and "no luck for three" in (job.error_message or "")
+
+
+def test_a_failed_batch_is_logged_as_a_warning_naming_its_jobs(
+    engine: Engine, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    def work(ctx: TaskContext) -> None:
+        if ctx.get("n") == 1:
+            raise RuntimeError("no luck for one")
+
+    engine.register_handler("work", work)
+    engine.deploy(timer_then_work())
+    instances = [engine.start_latest("timer-work", {"n": n}) for n in range(3)]
+    job_ids = {str(job.id) for job in engine.jobs()}
+    assert len(job_ids) == 3
+    clock.advance(minutes=2)
+    with caplog.at_level(logging.WARNING, logger="engine.jobs"):
+        assert JobExecutor(engine).run_once() == 3
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    message = warning.getMessage()
+    assert warning.name == "engine.jobs"
+    assert "failed together" in message and "no luck for one" in message
+    assert set(re.findall(r"[0-9a-f]{8}-[0-9a-f-]{27}", message)) == job_ids
+    assert [i.state.value for i in instances] == ["Completed", "Active", "Completed"]
 
 
 def test_jobs_of_one_instance_are_not_batched_together(engine: Engine) -> None:
