@@ -7,7 +7,6 @@ import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
-from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -19,7 +18,7 @@ from app.templating import templates
 from engine import json_input
 from engine.accounts import Principal, Role
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError, InvariantViolation, NotFound
+from engine.errors import BadRequest, InterlockError, InvariantViolation
 from engine.variables import VARIABLE_TYPES, TypedValue, typed
 
 # Every event type the outbox carries; pages listen for these on their stream.
@@ -142,15 +141,6 @@ async def act(
     return flash(request, message=message)
 
 
-def parse_uuid(value: str | None) -> UUID | None:
-    if not value:
-        return None
-    try:
-        return UUID(value)
-    except ValueError:
-        return None
-
-
 def parse_int(value: str | None, what: str) -> int:
     try:
         return int(str(value).strip())
@@ -181,12 +171,6 @@ def json_object(raw: str, what: str) -> dict[str, Any]:
         raise BadRequest(f"{what}: not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise BadRequest(f'{what} must be a JSON object such as {{"approved": true}}')
-    return value
-
-
-def require_found(value: Any, what: str) -> Any:
-    if value is None:
-        raise NotFound(f"{what} does not exist")
     return value
 
 
