@@ -147,6 +147,7 @@ def test_variable_filters_with_non_finite_numbers_match_text(
 
 def test_nul_in_query_and_path_parameters_is_an_invalid_request() -> None:
     """The parameter readers hold on their own, whatever guard stands in front of the routes."""
+    # The readers use neither the request nor the engine: none is given.
     call = Call(
         request=None,  # type: ignore[arg-type]
         engine=None,  # type: ignore[arg-type]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 from uuid import UUID
 
 import pytest
@@ -180,8 +181,8 @@ def test_bpmn_error_from_a_worker_is_caught_by_the_subprocess_boundary(engine: E
 
 
 @pytest.mark.parametrize("mode", ["end", "incident"])
-def test_uncaught_bpmn_error(database_url: str, mode: str) -> None:
-    settings = EngineSettings(unhandled_bpmn_error=mode)  # type: ignore[arg-type]
+def test_uncaught_bpmn_error(database_url: str, mode: Literal["end", "incident"]) -> None:
+    settings = EngineSettings(unhandled_bpmn_error=mode)
     with Engine(database_url, migrate=False, settings=settings) as engine:
         engine.deploy(claims_subprocess().build())
         instance = engine.start_latest("claims")

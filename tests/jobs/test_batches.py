@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import logging
 import re
+from typing import TypeVar
 
 import psycopg
 import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.jobs import ExecuteJobs
+from engine.commands.jobs import ExecuteJobs, JobOutcomes
 from engine.errors import BadRequest
+from engine.executor import Command, Idempotency, Result
 from engine.handlers import TaskContext
 from engine.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
 from tests.jobs.conftest import ManualClock
+
+T = TypeVar("T", bound=Result)
 
 
 def timer_then_work() -> ProcessModel:
@@ -43,13 +47,13 @@ def test_due_timers_of_many_instances_fire_in_one_command(
     batches: list[int] = []
     run = engine.run
 
-    def counting(command, idempotency_key=None):  # type: ignore[no-untyped-def]
+    def counting(command: Command[T], idempotency_key: str | Idempotency | None = None) -> T:
         result = run(command, idempotency_key)
-        if isinstance(command, ExecuteJobs):  # reached only when the batch committed
+        if isinstance(result, JobOutcomes):  # reached only when the batch committed
             batches.append(list(result.outcomes.values()).count("executed"))
         return result
 
-    engine.run = counting  # type: ignore[method-assign]
+    engine.run = counting  # type: ignore[method-assign]  # a counting wrapper, on this one engine
     assert JobExecutor(engine).run_once() == 20
     assert batches == [20]
     assert sorted(fired) == list(range(20))

@@ -17,7 +17,7 @@ from engine.errors import Conflict
 from engine.executor import Command, Idempotency, Result
 from engine.handlers import TaskContext
 from engine.jobs import JobExecutor
-from engine.model import ProcessModel, TimerDefinition
+from engine.model import ProcessModel, TimerDefinition, TimerKind
 from engine.states import InstanceState
 from engine.store.jobs import next_acquirable
 from tests.jobs.conftest import ManualClock, snapshot
@@ -25,19 +25,19 @@ from tests.jobs.conftest import ManualClock, snapshot
 T = TypeVar("T", bound=Result)
 
 
-def timer_catch(kind: str, text: str, key: str = "timer-catch") -> ProcessModel:
+def timer_catch(kind: TimerKind, text: str, key: str = "timer-catch") -> ProcessModel:
     """start -> wait (timer) -> end."""
     return (
         ProcessBuilder(key)
         .start_event("start")
-        .intermediate_catch_event("wait", timer=TimerDefinition(kind=kind, text=text))  # type: ignore[arg-type]
+        .intermediate_catch_event("wait", timer=TimerDefinition(kind=kind, text=text))
         .end_event("end")
         .chain("start", "wait", "end")
         .build()
     )
 
 
-def review_with_boundary(*, cancel_activity: bool, kind: str, text: str) -> ProcessModel:
+def review_with_boundary(*, cancel_activity: bool, kind: TimerKind, text: str) -> ProcessModel:
     """start -> review (user task) -> done; a timer on review leads to `late` (a user task)."""
     return (
         ProcessBuilder("review")
@@ -48,7 +48,7 @@ def review_with_boundary(*, cancel_activity: bool, kind: str, text: str) -> Proc
             "timeout",
             "review",
             cancel_activity=cancel_activity,
-            timer=TimerDefinition(kind=kind, text=text),  # type: ignore[arg-type]
+            timer=TimerDefinition(kind=kind, text=text),
         )
         .user_task("late")
         .end_event("late_done")
@@ -80,7 +80,7 @@ def positions(engine: Engine, instance_id: Any) -> list[str]:
 def test_catch_timer_fires_when_due_and_not_before(
     engine: Engine,
     clock: ManualClock,
-    kind: str,
+    kind: TimerKind,
     text: str,
     variables: dict[str, Any],
     due_in: timedelta,
