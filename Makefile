@@ -16,7 +16,7 @@ APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 help:
 	@echo "make run        start the console with a demo process on http://127.0.0.1:8000"
 	@echo "make test       lint, type-check and run the test suite (installs Chromium if missing)"
-	@echo "make lint       ruff + mypy"
+	@echo "make lint       ruff check, ruff format --check and mypy"
 	@echo "make bench      run the benchmarks"
 	@echo "make migration MSG='...'   autogenerate a migration from engine/schema.py"
 	@echo "make clean      remove caches and build output (keeps .venv and .interlock)"
@@ -54,11 +54,13 @@ chromium:
 
 lint: venv
 	$(BIN)/ruff check .
-	$(BIN)/mypy engine app
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy engine app tests bench
 
 test: venv chromium
 	$(BIN)/ruff check .
-	$(BIN)/mypy engine app
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy engine app tests bench
 	$(BIN)/pytest
 
 bench: venv

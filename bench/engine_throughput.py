@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
 
 import psycopg
 
 from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.handlers import Handler
 
 
 def minimal_transactions(url: str, seconds: float) -> float:
@@ -37,28 +37,14 @@ def minimal_transactions(url: str, seconds: float) -> float:
     return count / elapsed
 
 
-class RoundTripCounter:
-    """Counts client/server round trips by wrapping the libpq wait: one wait, one round trip."""
-
-    def __init__(self) -> None:
-        self.count = 0
-
-    def install(self) -> None:
-        import psycopg.connection as connection_module
-
-        original = connection_module.waiting.wait
-        counter = self
-
-        def counting_wait(*args: Any, **kwargs: Any) -> Any:
-            counter.count += 1
-            return original(*args, **kwargs)
-
-        connection_module.waiting.wait = counting_wait  # type: ignore[assignment]
+def flag_handler(name: str) -> Handler:
+    """A handler that sets the variable `name` to true."""
+    return lambda ctx: {name: True}
 
 
 def straight_through(engine: Engine, seconds: float) -> float:
     for name in ("one", "two", "three"):
-        engine.register_handler(name, lambda ctx, name=name: {name: True})
+        engine.register_handler(name, flag_handler(name))
     model = (
         ProcessBuilder("bench-straight")
         .start_event("start")

@@ -36,6 +36,7 @@ from engine.errors import (
     BadRequest,
     Conflict,
     IdempotencyKeyReused,
+    InterlockError,
     InvariantViolation,
     InvariantViolationKind,
     NeedsTransaction,
@@ -233,12 +234,16 @@ class Executor:
             try:
                 result = command.execute(tx)
             except psycopg.Error as exc:
+                # IL409: the write's compare-and-swap found the instance's version or the task's
+                # worker changed since the load; nothing was written.
                 if exc.sqlstate == STALE_WRITE_SQLSTATE:
                     raise _Stale() from None
                 raise
-            except Exception:
-                # A snapshot may be older than the state a refusal must be judged on (another
-                # worker took the task after this one's lease expired, through another replica).
+            except InterlockError:
+                # A refusal judged over a snapshot may be judged on state older than the
+                # committed one (another worker took the task after this one's lease expired,
+                # through another replica): it is judged again under the lock. Any other error,
+                # over a snapshot or not, is no refusal and propagates.
                 if tx.from_snapshot:
                     raise _Stale() from None
                 raise

@@ -160,7 +160,12 @@ class JobExecutor:
         except Exception as exc:
             if is_database_outage(exc):
                 raise
-            log.debug("%d jobs failed together (%s); running them one at a time", len(jobs), exc)
+            log.warning(
+                "jobs %s failed together (%s: %s); running them one at a time",
+                ", ".join(str(job_id) for job_id, _ in jobs),
+                type(exc).__name__,
+                exc,
+            )
             return set()
         return {UUID(job_id) for job_id in outcomes}
 

@@ -10,7 +10,6 @@ json values that `engine.json_input.check` refuses (nesting deeper than 64 level
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
@@ -125,11 +124,3 @@ def check_name(name: Any) -> None:
     problem = text_problem(name)
     if problem is not None:
         raise BadRequest(f"variable name {name!r} {problem}")
-
-
-def infer_all(values: Mapping[str, Any] | None) -> dict[str, TypedValue]:
-    if not values:
-        return {}
-    for name in values:
-        check_name(name)
-    return {name: infer(value) for name, value in values.items()}

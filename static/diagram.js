@@ -19,6 +19,19 @@ function plural(count, word) {
   return count + " " + word + (count === 1 ? "" : "s");
 }
 
+// The line under the diagram that says what went wrong with it (role="alert"), made when the page
+// has none.
+function errorLine(container) {
+  let line = document.getElementById("diagram-error");
+  if (!line) {
+    line = el("p", "diagram-error", "");
+    line.id = "diagram-error";
+    line.setAttribute("role", "alert");
+    container.after(line);
+  }
+  return line;
+}
+
 function hasLayout(xml) {
   return /<([\w-]+:)?BPMNShape[\s>]/.test(xml);
 }
@@ -93,7 +106,28 @@ class LiveDiagram {
         }
       });
     });
-    await this.refresh();
+    await this.update();
+  }
+
+  // Say what went wrong under the diagram; null: nothing is wrong (any earlier message goes).
+  report(text) {
+    const line = errorLine(this.container);
+    line.textContent = text || "";
+    line.hidden = !text;
+  }
+
+  // Refresh, and show a failure until a later refresh succeeds. Unreachable while the server
+  // restarts: the stream's next event or resync asks again, and the diagram shows it is stale.
+  async update() {
+    try {
+      await this.refresh();
+    } catch (error) {
+      this.container.classList.add("stale");
+      this.report("The diagram is not up to date: " + error.message + ". It is updated again with the next change.");
+      return;
+    }
+    this.container.classList.remove("stale");
+    this.report(null);
   }
 
   schedule() {
@@ -104,8 +138,7 @@ class LiveDiagram {
     this.timer = window.setTimeout(() => {
       this.timer = null;
       this.last = Date.now();
-      // Unreachable while the server restarts; the stream's next event or resync asks again.
-      this.refresh().catch(() => {});
+      this.update();
     }, delay);
   }
 
@@ -115,8 +148,11 @@ class LiveDiagram {
       credentials: "same-origin",
       headers: { Accept: "application/json" },
     });
-    if (!response.ok || serial < this.applied) {
+    if (serial < this.applied) {
       return;
+    }
+    if (!response.ok) {
+      throw new Error("its state could not be loaded (" + response.status + ")");
     }
     const state = await response.json();
     if (serial < this.applied) {
@@ -252,11 +288,8 @@ if (host) {
   const diagram = new LiveDiagram(host);
   window.InterlockDiagram = diagram;
   diagram.ready = diagram.start().catch((error) => {
-    const message = document.getElementById("diagram-error");
-    if (message) {
-      message.hidden = false;
-      message.textContent = "The diagram could not be drawn: " + error.message;
-    }
+    host.classList.add("failed");
+    diagram.report("The diagram could not be drawn: " + error.message);
     host.dataset.ready = "error";
   });
 }

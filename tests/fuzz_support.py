@@ -145,13 +145,16 @@ def seed(engine: Engine) -> Seeded:
 
 # Wrong credentials are among the fuzzed inputs; throttled log-ins would answer every later
 # request with 429, and the endpoints behind the log-in would go untested.
-_UNTHROTTLED = {"login_failures_per_user": 10**9, "login_failures_per_address": 10**9}
+_UNTHROTTLED: dict[str, Any] = {
+    "login_failures_per_user": 10**9,
+    "login_failures_per_address": 10**9,
+}
 
 
 def fuzz_settings(url: str) -> Settings:
     known = {f.name for f in dataclasses.fields(Settings)}
     extra = {name: value for name, value in _UNTHROTTLED.items() if name in known}
-    return Settings(database_url=url, run_jobs=False, secret="fuzz", **extra)  # type: ignore[arg-type]
+    return Settings(database_url=url, run_jobs=False, secret="fuzz", **extra)
 
 
 @contextmanager

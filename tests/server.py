@@ -70,12 +70,12 @@ def live_server(
     auth: bool = True,
     run_jobs: bool = True,
     settings_options: dict[str, Any] | None = None,
-    **engine_options: object,
+    **engine_options: Any,
 ) -> Iterator[LiveServer]:
     """Serve the app over `database_url` until the block ends. Users `viewer`, `operator` and
     `admin` (password PASSWORD) and one API token per role exist. `settings_options` are more
     fields of the server's `Settings`."""
-    engine = Engine(database_url, migrate=False, **engine_options)  # type: ignore[arg-type]
+    engine = Engine(database_url, migrate=False, **engine_options)
     tokens: dict[str, str] = {}
     with engine.connection() as conn:
         for role in Role:

@@ -18,7 +18,7 @@ from app.templating import templates
 from engine import json_input
 from engine.accounts import Principal, Role
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError, InvariantViolation, NotFound
+from engine.errors import BadRequest, InterlockError, InvariantViolation
 from engine.variables import VARIABLE_TYPES, TypedValue, typed
 
 # Every event type the outbox carries; pages listen for these on their stream.
@@ -172,12 +172,6 @@ def json_object(raw: str, what: str) -> dict[str, Any]:
         raise BadRequest(f"{what}: not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise BadRequest(f'{what} must be a JSON object such as {{"approved": true}}')
-    return value
-
-
-def require_found(value: Any, what: str) -> Any:
-    if value is None:
-        raise NotFound(f"{what} does not exist")
     return value
 
 

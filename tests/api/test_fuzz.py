@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
 import schemathesis
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from schemathesis import Case, GenerationMode
+from schemathesis import GenerationMode
 from schemathesis.specs.openapi.schemas import OpenApiSchema
 
 from app.api import OPERATIONS
@@ -38,6 +38,9 @@ from tests.fuzz_support import (
     hostile_json,
     hostile_text,
 )
+
+if TYPE_CHECKING:
+    from schemathesis.specs.openapi.schemas import OpenApiCase
 
 # Credentials a request is sent with: a role's Bearer token, a role's HTTP Basic, none, or
 # wrong ones of either kind.
@@ -125,11 +128,9 @@ ID_KINDS = {
 }
 
 
-def point_at_seeded(case: Case, fuzzed: FuzzApp, pick: int | None) -> None:
+def point_at_seeded(case: OpenApiCase, fuzzed: FuzzApp, pick: int | None) -> None:
     """Sometimes aim the path at something that exists; never at the credentials in use."""
     params = case.path_parameters
-    if params is None:
-        return
     seeded = fuzzed.seeded
     kind = next((kind for prefix, kind in ID_KINDS.items() if case.path.startswith(prefix)), "")
     choices: dict[str, list[Any]] = {
@@ -146,7 +147,7 @@ def point_at_seeded(case: Case, fuzzed: FuzzApp, pick: int | None) -> None:
             params[name] = SPARE[0]
 
 
-def bounded_long_poll(case: Case) -> None:
+def bounded_long_poll(case: OpenApiCase) -> None:
     """A fetch that finds nothing waits up to `timeout_ms` for work; a valid wait is cut short so
     one example costs milliseconds (invalid values are kept: they must be refused)."""
     body = case.body
@@ -169,7 +170,9 @@ CHECKS: list[Callable[..., Any]] = [
 ]
 
 
-def fuzz_case(case: Case, fuzzed: FuzzApp, tables: Tables, which: str, pick: int | None) -> None:
+def fuzz_case(
+    case: OpenApiCase, fuzzed: FuzzApp, tables: Tables, which: str, pick: int | None
+) -> None:
     point_at_seeded(case, fuzzed, pick)
     bounded_long_poll(case)
     if case.headers:
@@ -189,7 +192,7 @@ def fuzz_case(case: Case, fuzzed: FuzzApp, tables: Tables, which: str, pick: int
 @schema.parametrize()
 @schema.given(which=st.sampled_from(CREDENTIALS), pick=st.none() | st.integers(0, 50))
 def test_every_operation_from_the_document(
-    case: Case, which: str, pick: int | None, fuzzed: FuzzApp, tables: Tables
+    case: OpenApiCase, which: str, pick: int | None, fuzzed: FuzzApp, tables: Tables
 ) -> None:
     fuzz_case(case, fuzzed, tables, which, pick)
 
@@ -199,7 +202,7 @@ def test_every_operation_from_the_document(
 @schema.parametrize()
 @schema.given(which=st.sampled_from(CREDENTIALS), pick=st.none() | st.integers(0, 50))
 def test_every_operation_from_the_document_at_length(
-    case: Case, which: str, pick: int | None, fuzzed: FuzzApp, tables: Tables
+    case: OpenApiCase, which: str, pick: int | None, fuzzed: FuzzApp, tables: Tables
 ) -> None:
     fuzz_case(case, fuzzed, tables, which, pick)
 

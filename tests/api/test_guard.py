@@ -188,7 +188,8 @@ def test_deployments_may_be_larger_than_other_bodies(admin: httpx.Client) -> Non
 @pytest.mark.parametrize("path", ["/health", "/login", "/api/v1/definitions", "/definitions"])
 def test_a_header_that_is_not_utf8_is_a_400(api: LiveServer, path: str) -> None:
     with httpx.Client(base_url=api.url, timeout=30) as http:
-        answer = http.get(path, headers={**api.bearer("viewer"), "X-Foo": b"\xff"})
+        bearer = api.bearer("viewer")["Authorization"].encode()
+        answer = http.get(path, headers={b"Authorization": bearer, b"X-Foo": b"\xff"})
     assert answer.status_code == 400, answer.text
     body = answer.json()
     assert body["type"] == "BadRequest" and "x-foo" in body["message"]

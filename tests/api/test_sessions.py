@@ -278,13 +278,12 @@ def test_malformed_credentials_are_refused_not_errors(
     api: LiveServer, admin: httpx.Client, browsers: Any
 ) -> None:
     cookie = "interlock_session=eyJuYW1lIjoiYWRtaW4ifQ.\u00e9\u00fc".encode()
-    page = httpx.get(f"{api.url}/instances", headers={"Cookie": cookie})
+    page = httpx.get(f"{api.url}/instances", headers={b"Cookie": cookie})
     assert page.status_code == 303 and page.headers["location"].startswith("/login")
-    post = httpx.post(f"{api.url}/logout", headers={"Cookie": cookie, "HX-Request": "true"})
+    post = httpx.post(f"{api.url}/logout", headers={b"Cookie": cookie, b"HX-Request": b"true"})
     assert post.status_code == 303
-    post = httpx.post(
-        f"{api.url}/incidents/{uuid.uuid4()}/retry", headers={"Cookie": cookie, "HX-Request": "1"}
-    )
+    retry = f"{api.url}/incidents/{uuid.uuid4()}/retry"
+    post = httpx.post(retry, headers={b"Cookie": cookie, b"HX-Request": b"1"})
     assert post.status_code == 401
 
     with_nul = base64.b64encode(b"adm\x00in:" + PASSWORD.encode()).decode()

@@ -15,7 +15,7 @@ from app.params import Query
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest
 from engine.executor import EngineSettings
-from engine.model import ProcessModel, TimerDefinition
+from engine.model import ProcessModel, TimerDefinition, TimerKind
 from engine.store.instances import InstanceFilter
 from engine.variables import typed
 from tests.api import processes
@@ -226,9 +226,9 @@ def test_external_task_durations_and_counts_are_bounded(operator: httpx.Client) 
     bad_request(operator.post(f"/jobs/{uuid.uuid4()}/retries", json={"retries": 2**31}), "retries")
 
 
-def timer_from_variable(key: str, kind: str) -> ProcessModel:
+def timer_from_variable(key: str, kind: TimerKind) -> ProcessModel:
     """start -> a user task with a non-interrupting timer of `kind` whose text is `${when}`."""
-    timer = TimerDefinition(kind=kind, text="${when}")  # type: ignore[arg-type]
+    timer = TimerDefinition(kind=kind, text="${when}")
     return (
         ProcessBuilder(key)
         .start_event("start")

@@ -243,7 +243,9 @@ def wait_ms() -> st.SearchStrategy[Any]:
     )
 
 
-def either(plausible: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]) -> Any:
+def either(
+    plausible: st.SearchStrategy[Any], hostile: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
     """Mostly a value the endpoint accepts, so that requests get past their first check."""
     return st.one_of(plausible, plausible, hostile)
 
@@ -548,6 +550,7 @@ def late_flag_examples(seeded: Seeded, route: tuple[str, str]) -> list[dict[str,
     kind = next((kind for prefix, kind in ID_KINDS.items() if path.startswith(prefix)), "")
     known = {"id": (getattr(seeded, kind, None) or ["x"])[0], "key": "review", "name": "amount"}
     url = "/engine-rest" + _PLACEHOLDER.sub(lambda m: known[m.group(1)], path)
+    wrong_values: tuple[list[str], str] = ([], "yes")
     return [
         {
             "method": method,
@@ -557,7 +560,7 @@ def late_flag_examples(seeded: Seeded, route: tuple[str, str]) -> list[dict[str,
             "which": "basic:admin",
         }
         for flag in FLAGS
-        for wrong in ([], "yes")
+        for wrong in wrong_values
     ]
 
 

@@ -22,6 +22,7 @@ from tests.server import PASSWORD, LiveServer
 with warnings.catch_warnings():
     # The client's bearer-token helper still uses pydantic's V1 validators.
     warnings.simplefilter("ignore", DeprecationWarning)
+    # Neither camunda-external-task-client-python3 nor pycamunda ships type information.
     from camunda.client.engine_client import EngineClient  # type: ignore[import-untyped]
     from camunda.external_task.external_task import ExternalTask, TaskResult  # type: ignore[import-untyped]
     from camunda.external_task.external_task_worker import ExternalTaskWorker  # type: ignore[import-untyped]

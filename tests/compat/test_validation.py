@@ -74,8 +74,8 @@ def test_malformed_bodies_and_values_are_invalid_requests(rest: httpx.Client) ->
     invalid(rest.post(START, json=huge), "variables.n.value")
     too_long = {"variables": {"n": {"value": str(2**63), "type": "Long"}}}
     invalid(rest.post(START, json=too_long), "'n'", "64-bit")
-    untyped = {"variables": {"n": {"value": 2**64}}}
-    invalid(rest.post(START, json=untyped), "'n'")
+    untyped_body = {"variables": {"n": {"value": 2**64}}}
+    invalid(rest.post(START, json=untyped_body), "'n'")
     assert instances(rest) == 0
 
     fits = {"i": {"value": 2**31 - 1, "type": "Integer"}, "l": {"value": 2**31}}
@@ -148,6 +148,7 @@ def test_variable_filters_with_non_finite_numbers_match_text(
 
 def test_nul_in_query_and_path_parameters_is_an_invalid_request() -> None:
     """The parameter readers hold on their own, whatever guard stands in front of the routes."""
+    # The readers use neither the request nor the engine: none is given.
     call = Call(
         request=None,  # type: ignore[arg-type]
         engine=None,  # type: ignore[arg-type]
@@ -212,7 +213,7 @@ def test_retries_and_durations_are_bounded(rest: httpx.Client) -> None:
         failure = {"workerId": "w", "retries": 1, "retryTimeout": duration * 31}
         invalid(rest.post(f"{task}/failure", json=failure), "retryTimeout")
         topics = [{"topicName": "t", "lockDuration": duration}]
-        fetch = {"workerId": "w", "topics": topics}
+        fetch: dict[str, Any] = {"workerId": "w", "topics": topics}
         invalid(rest.post("/external-task/fetchAndLock", json=fetch), "lockDuration")
     topics = [{"topicName": "t", "lockDuration": 60_000}]
     for max_tasks in (-1, 1001, 1e300):

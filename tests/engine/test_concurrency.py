@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -50,8 +51,11 @@ def test_exactly_one_of_eight_claimers_wins_every_round(engine: Engine) -> None:
         instance = engine.start_latest("async-work")
         [token] = instance.tokens()
         assert (token.node_id, token.state) == ("work", TokenView.ALIVE)
-        token_id, version = token.token_id, token.version
-        outcomes = race(CLAIMERS, lambda _, t=token_id, v=version: engine.execute_token(t, v))
+
+        def claim(_: int, token_id: UUID = token.token_id, version: int = token.version) -> object:
+            return engine.execute_token(token_id, version)
+
+        outcomes = race(CLAIMERS, claim)
         winners = [o for o in outcomes if not isinstance(o, Exception)]
         losers = [o for o in outcomes if isinstance(o, Exception)]
         assert len(winners) == 1, outcomes

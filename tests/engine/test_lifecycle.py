@@ -56,7 +56,7 @@ def test_user_task_waits_then_completes_with_variables(engine: Engine) -> None:
     [task] = instance.user_tasks()
     assert task.node_id == "review" and task.name == "Review"
     engine.complete_task(task.id, {"approved": True})
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
     assert instance.variables()["book_done"] is True
     assert instance.info().business_key == "order-1"
     assert engine.user_tasks(instance.id) == []
@@ -118,7 +118,7 @@ def test_cancel_suspend_resume(engine: Engine) -> None:
     with pytest.raises(Conflict, match="suspended"):
         engine.complete_task(instance.user_tasks()[0].id)
     instance.resume()
-    assert instance.state is InstanceState.ACTIVE
+    assert instance.info().state == InstanceState.ACTIVE
     assert instance.cancel() is InstanceState.TERMINATED
     assert instance.tokens() == []
     assert {p.terminal for p in instance.history() if p.parent_id} == {TokenView.TERMINATED}

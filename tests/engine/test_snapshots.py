@@ -11,7 +11,9 @@ import psycopg
 import pytest
 
 from engine.api import Engine
+from engine.commands import common, external_tasks
 from engine.errors import InvariantViolation, InvariantViolationKind
+from engine.runtime import InstanceRun
 from engine.states import InstanceState
 from engine.store import runs
 from tests.engine.clock import ManualClock
@@ -155,3 +157,47 @@ def test_a_late_report_racing_a_new_fetch_never_completes_a_task_the_fetch_locke
     else:
         assert fetched == []
         assert instance.state is InstanceState.COMPLETED
+
+
+def test_an_unexpected_error_over_a_snapshot_propagates_and_writes_nothing(
+    engine: Engine, loads: list[bool], database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a refusal is judged again under the lock: a defect met while a report runs over its
+    snapshot reaches the caller, and the report is not silently run a second time."""
+    engine.deploy(external_work())
+    instance = engine.start_latest("external-work")
+    [task] = engine.fetch_and_lock("w1", {"work": 60_000})
+    checked = common.require_running
+    calls: list[bool] = []
+
+    def defect_once(run: InstanceRun) -> None:
+        calls.append(True)
+        if len(calls) == 1:
+            raise RuntimeError("a defect, not a refusal")
+        checked(run)
+
+    monkeypatch.setattr(external_tasks, "require_running", defect_once)
+    with pytest.raises(RuntimeError, match="a defect, not a refusal"):
+        engine.complete_external_task(task["id"], "w1", {"done": True})
+    assert (calls, loads) == ([True], [])
+    assert instance.state is InstanceState.ACTIVE
+    assert _events(database_url, instance.id, "external_task.completed") == 0
+    assert engine.external_task(task["id"]).worker_id == "w1"
+
+
+def test_a_refusal_over_a_snapshot_is_judged_again_under_the_lock(
+    replicas: tuple[Engine, Engine], clock: ManualClock, loads: list[bool], database_url: str
+) -> None:
+    """The snapshot's refusal (worker 2 does not hold the task, says worker 1's fetch) is not the
+    answer: the report runs again over the locked, committed instance, where worker 2 holds it."""
+    first, second = replicas
+    first.deploy(external_work())
+    instance = first.start_latest("external-work")
+    [task] = first.fetch_and_lock("w1", {"work": 1_000})
+    clock.advance(seconds=2)
+    second.fetch_and_lock("w2", {"work": 60_000})
+    loads.clear()
+    first.complete_external_task(task["id"], "w2", {"done": True})
+    assert loads == [True]
+    assert instance.state is InstanceState.COMPLETED
+    assert _events(database_url, instance.id, "external_task.completed") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Literal
 from uuid import UUID
 
 import pytest
@@ -133,7 +134,7 @@ def test_timer_catch_event_waits_for_its_due_time(timed: Engine, clock: ManualCl
     clock.advance(minutes=9)
     assert fire_due_jobs(timed) == 0 and instance.state is InstanceState.ACTIVE
     clock.advance(minutes=1)
-    assert fire_due_jobs(timed) == 1 and instance.state is InstanceState.COMPLETED
+    assert fire_due_jobs(timed) == 1 and instance.info().state == InstanceState.COMPLETED
 
 
 def claims_subprocess(settings: EngineSettings | None = None) -> ProcessBuilder:
@@ -180,8 +181,8 @@ def test_bpmn_error_from_a_worker_is_caught_by_the_subprocess_boundary(engine: E
 
 
 @pytest.mark.parametrize("mode", ["end", "incident"])
-def test_uncaught_bpmn_error(database_url: str, mode: str) -> None:
-    settings = EngineSettings(unhandled_bpmn_error=mode)  # type: ignore[arg-type]
+def test_uncaught_bpmn_error(database_url: str, mode: Literal["end", "incident"]) -> None:
+    settings = EngineSettings(unhandled_bpmn_error=mode)
     with Engine(database_url, migrate=False, settings=settings) as engine:
         engine.deploy(claims_subprocess().build())
         instance = engine.start_latest("claims")
@@ -197,7 +198,7 @@ def test_uncaught_bpmn_error(database_url: str, mode: str) -> None:
             engine.retry_incident(incident.id)
             [again] = engine.fetch_and_lock("w2", {"assess": 10_000})
             engine.complete_external_task(again["id"], "w2", {"score": 5})
-            assert instance.state is InstanceState.COMPLETED
+            assert instance.info().state == InstanceState.COMPLETED
 
 
 def test_error_event_subprocess_catches_errors_in_its_scope(engine: Engine) -> None:
@@ -248,7 +249,7 @@ def test_message_correlation_by_business_key_and_keys(engine: Engine) -> None:
     with pytest.raises(NotFound, match="orderId=9"):
         engine.correlate_message("PaymentReceived", correlation_keys={"orderId": 9})
     engine.correlate_message("PaymentReceived", correlation_keys={"orderId": 1})
-    assert first.state is InstanceState.COMPLETED
+    assert first.info().state == InstanceState.COMPLETED
     with pytest.raises(NotFound, match="matches no waiting instance"):
         engine.correlate_message("PaymentReceived")
 
@@ -336,7 +337,7 @@ def test_incident_on_one_branch_leaves_the_other_running(engine: Engine) -> None
     assert engine.incidents(instance_id=instance.id) == []
     [again] = engine.fetch_and_lock("w", {"charge": 1000})
     engine.complete_external_task(again["id"], "w")
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
 
 
 def test_lease_conflict_and_retired_reports_change_nothing(

@@ -3,17 +3,24 @@ alone; a batch in which one job fails runs again one job at a time."""
 
 from __future__ import annotations
 
+import logging
+import re
+from typing import TypeVar
+
 import psycopg
 import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.jobs import ExecuteJobs
+from engine.commands.jobs import ExecuteJobs, JobOutcomes
 from engine.errors import BadRequest
+from engine.executor import Command, Idempotency, Result
 from engine.handlers import TaskContext
 from engine.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
 from tests.jobs.conftest import ManualClock
+
+T = TypeVar("T", bound=Result)
 
 
 def timer_then_work() -> ProcessModel:
@@ -40,13 +47,13 @@ def test_due_timers_of_many_instances_fire_in_one_command(
     batches: list[int] = []
     run = engine.run
 
-    def counting(command, idempotency_key=None):  # type: ignore[no-untyped-def]
+    def counting(command: Command[T], idempotency_key: str | Idempotency | None = None) -> T:
         result = run(command, idempotency_key)
-        if isinstance(command, ExecuteJobs):  # reached only when the batch committed
+        if isinstance(result, JobOutcomes):  # reached only when the batch committed
             batches.append(list(result.outcomes.values()).count("executed"))
         return result
 
-    engine.run = counting  # type: ignore[method-assign]
+    engine.run = counting  # type: ignore[method-assign]  # a counting wrapper, on this one engine
     assert JobExecutor(engine).run_once() == 20
     assert batches == [20]
     assert sorted(fired) == list(range(20))
@@ -84,6 +91,29 @@ def test_a_failing_job_in_a_batch_fails_alone(
     (job,) = engine.jobs()
     assert job.instance_id == instances[3].id
     assert job.retries == 2 and "no luck for three" in (job.error_message or "")
+
+
+def test_a_failed_batch_is_logged_as_a_warning_naming_its_jobs(
+    engine: Engine, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    def work(ctx: TaskContext) -> None:
+        if ctx.get("n") == 1:
+            raise RuntimeError("no luck for one")
+
+    engine.register_handler("work", work)
+    engine.deploy(timer_then_work())
+    instances = [engine.start_latest("timer-work", {"n": n}) for n in range(3)]
+    job_ids = {str(job.id) for job in engine.jobs()}
+    assert len(job_ids) == 3
+    clock.advance(minutes=2)
+    with caplog.at_level(logging.WARNING, logger="engine.jobs"):
+        assert JobExecutor(engine).run_once() == 3
+    [warning] = [r for r in caplog.records if r.levelno == logging.WARNING]
+    message = warning.getMessage()
+    assert warning.name == "engine.jobs"
+    assert "failed together" in message and "no luck for one" in message
+    assert set(re.findall(r"[0-9a-f]{8}-[0-9a-f-]{27}", message)) == job_ids
+    assert [i.state.value for i in instances] == ["Completed", "Active", "Completed"]
 
 
 def test_jobs_of_one_instance_are_not_batched_together(engine: Engine) -> None:

@@ -131,7 +131,7 @@ def test_failing_job_is_retried_with_backoff_then_stops_with_an_incident(
     assert engine.incidents(instance_id=instance.id) == []
     assert executor.run_once() == 1
     assert handler.attempts == 4
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
     assert instance.variables() == {"charged": True}
 
 
@@ -215,7 +215,7 @@ def test_a_failed_branch_does_not_block_the_other(
     handler.fixed = True
     engine.retry_incident(incident.id)
     assert executor.run_once() == 1
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
 
 
 def test_database_errors_propagate_without_counting_a_failure(

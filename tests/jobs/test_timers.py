@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -14,28 +14,30 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs
 from engine.errors import Conflict
-from engine.executor import Command, Result
+from engine.executor import Command, Idempotency, Result
 from engine.handlers import TaskContext
 from engine.jobs import JobExecutor
-from engine.model import ProcessModel, TimerDefinition
+from engine.model import ProcessModel, TimerDefinition, TimerKind
 from engine.states import InstanceState
 from engine.store.jobs import next_acquirable
 from tests.jobs.conftest import ManualClock, snapshot
 
+T = TypeVar("T", bound=Result)
 
-def timer_catch(kind: str, text: str, key: str = "timer-catch") -> ProcessModel:
+
+def timer_catch(kind: TimerKind, text: str, key: str = "timer-catch") -> ProcessModel:
     """start -> wait (timer) -> end."""
     return (
         ProcessBuilder(key)
         .start_event("start")
-        .intermediate_catch_event("wait", timer=TimerDefinition(kind=kind, text=text))  # type: ignore[arg-type]
+        .intermediate_catch_event("wait", timer=TimerDefinition(kind=kind, text=text))
         .end_event("end")
         .chain("start", "wait", "end")
         .build()
     )
 
 
-def review_with_boundary(*, cancel_activity: bool, kind: str, text: str) -> ProcessModel:
+def review_with_boundary(*, cancel_activity: bool, kind: TimerKind, text: str) -> ProcessModel:
     """start -> review (user task) -> done; a timer on review leads to `late` (a user task)."""
     return (
         ProcessBuilder("review")
@@ -46,7 +48,7 @@ def review_with_boundary(*, cancel_activity: bool, kind: str, text: str) -> Proc
             "timeout",
             "review",
             cancel_activity=cancel_activity,
-            timer=TimerDefinition(kind=kind, text=text),  # type: ignore[arg-type]
+            timer=TimerDefinition(kind=kind, text=text),
         )
         .user_task("late")
         .end_event("late_done")
@@ -78,7 +80,7 @@ def positions(engine: Engine, instance_id: Any) -> list[str]:
 def test_catch_timer_fires_when_due_and_not_before(
     engine: Engine,
     clock: ManualClock,
-    kind: str,
+    kind: TimerKind,
     text: str,
     variables: dict[str, Any],
     due_in: timedelta,
@@ -98,7 +100,7 @@ def test_catch_timer_fires_when_due_and_not_before(
 
     clock.advance(seconds=1)
     assert executor.run_once() == 1
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
     assert engine.jobs(instance.id) == []
     assert executor.run_once() == 0
 
@@ -254,7 +256,7 @@ def test_async_continuation_runs_through_the_executor(engine: Engine) -> None:
     assert job.kind == "async"
     assert JobExecutor(engine).run_once() == 1
     assert calls == [instance.id]
-    assert instance.state is InstanceState.COMPLETED
+    assert instance.info().state == InstanceState.COMPLETED
     assert instance.variables() == {"done": True}
 
 
@@ -282,13 +284,12 @@ def count_commands(engine: Engine, name: str) -> list[int]:
     counter = [0]
     run = engine.run
 
-    def counting(command: Command[Any], idempotency_key: str | None = None) -> Any:
+    def counting(command: Command[T], idempotency_key: str | Idempotency | None = None) -> T:
         if command.name == name:
             counter[0] += 1
-        result: Result = run(command, idempotency_key)
-        return result
+        return run(command, idempotency_key)
 
-    engine.run = counting  # type: ignore[method-assign]
+    engine.run = counting  # type: ignore[method-assign]  # a counting wrapper, on this one engine
     return counter
 
 

@@ -151,6 +151,7 @@ def test_a_retry_timeout_delays_the_next_attempt(
 
 
 def test_a_handler_returning_something_else_fails_the_task(engine: Engine, worker: Worker) -> None:
+    # A handler that breaks its contract, as an untyped one can.
     worker.topic("charge")(lambda task: ["not", "a", "mapping"])  # type: ignore[arg-type,return-value]
     instance = engine.start_latest("shop")
     assert worker.run_once() == 1

@@ -621,6 +621,7 @@ def test_definitions_level_ids_never_clash_across_models() -> None:
         (
             lambda b: b.start_event(
                 "x",
+                # "weekly" is no timer kind: the builder refuses what the type forbids.
                 timer=TimerDefinition(kind="weekly", text="P1W"),  # type: ignore[arg-type]
             ),
             "timer: 'weekly' is not a timer kind",

@@ -240,7 +240,7 @@ def test_equality_and_hash_use_the_source_only() -> None:
 def test_expression_is_immutable() -> None:
     expression = compile_expression("${a}")
     with pytest.raises(AttributeError):
-        expression.source = "${b}"  # type: ignore[misc]
+        expression.source = "${b}"  # type: ignore[misc]  # the assignment must fail
 
 
 @pytest.mark.parametrize(
