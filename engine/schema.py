@@ -128,9 +128,7 @@ class Token(SQLModel, table=True):
 class JoinState(SQLModel, table=True):
     __tablename__ = "join_state"
 
-    instance_id: UUID = Field(
-        sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True
-    )
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True)
     gateway_id: str = Field(sa_type=sa.Text, primary_key=True)
     scope_key: str = Field(sa_type=sa.Text, primary_key=True)
     # [{"token": uuid, "flow": flow id}, ...]: the arrived tokens, not a count.
@@ -141,9 +139,7 @@ class JoinState(SQLModel, table=True):
 class Variable(SQLModel, table=True):
     __tablename__ = "variable"
 
-    instance_id: UUID = Field(
-        sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True
-    )
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True)
     scope_key: str = Field(sa_type=sa.Text, primary_key=True)
     name: str = Field(sa_type=sa.Text, primary_key=True)
     type: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)

@@ -89,9 +89,7 @@ def _from_json(column: sa.Column[Any]) -> Callable[[Any], Any] | None:
     return None
 
 
-def json_reader(
-    table: sa.Table, columns: tuple[str, ...]
-) -> Callable[[list[Any]], dict[str, Any]]:
+def json_reader(table: sa.Table, columns: tuple[str, ...]) -> Callable[[list[Any]], dict[str, Any]]:
     """Reads one JSON list of `columns` (as `json_build_array` aggregates them) into a dict of
     row values: ids and timestamps, which JSON carries as strings, are converted."""
     conversions = [

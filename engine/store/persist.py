@@ -49,14 +49,14 @@ _ROWS = "interlock_rows(d.doc->'{key}') AS x, jsonb_to_record(x)"
 @dataclass(frozen=True)
 class _Cte:
     """One data-modifying CTE, reading the document's list `key`, whose rows carry `fields`:
-    its text for a list of one row and for a longer list. `context` names the fields that the
-    command supplies (the instance's id, its definition's) rather than the runtime rows."""
+    its text for a list of one row and for a longer list. A `checked` CTE is a compare-and-swap
+    that returns the rows it matched (see `_CHECKED`)."""
 
     key: str
     fields: tuple[str, ...]
     one: str
     many: str
-    context: tuple[str, ...] = ()
+    checked: bool = False
 
     def text(self, count: int) -> str:
         return self.one if count == 1 else self.many
@@ -68,16 +68,10 @@ class _Cte:
 
 
 def _cte(
-    key: str, fields: tuple[str, ...], body: Callable[[str], str], context: tuple[str, ...] = ()
+    key: str, fields: tuple[str, ...], body: Callable[[str], str], *, checked: bool = False
 ) -> _Cte:
     """`body` is the CTE's text around the rows it reads, given as their FROM item."""
-    return _Cte(
-        key,
-        fields,
-        body(_ONE_ROW.format(key=key)),
-        body(_ROWS.format(key=key)),
-        context,
-    )
+    return _Cte(key, fields, body(_ONE_ROW.format(key=key)), body(_ROWS.format(key=key)), checked)
 
 
 def _record(table: sa.Table, names: Iterable[str], *extra: str) -> str:
@@ -101,9 +95,10 @@ def _insert(
     extra: tuple[tuple[str, str], ...] = (),
     tail: str = "",
 ) -> _Cte:
-    """Insert the rows of `key`. Every column is written but those the database fills that the
-    runtime row `held_by` does not hold; a new row's version is 0; `constants` gives other
-    columns' values; `extra` are (name, type) of fields the statement reads besides columns."""
+    """Insert the rows of `key`. Every column is written but those the database fills that
+    neither the runtime row `held_by` holds nor the command supplies (`context`: the instance's
+    id, its definition's); a new row's version is 0; `constants` gives other columns' values;
+    `extra` are (name, type) of fields the statement reads besides columns."""
     held = (columns.field_names(held_by) if held_by else frozenset()) | set(context)
     written = [c for c in table.columns if c.name in held or not columns.generated(c)]
     fixed = {"version": "0", **(constants or {})}
@@ -118,7 +113,6 @@ def _insert(
             f"{name or key} AS (INSERT INTO {table.name} ({', '.join(c.name for c in written)}) "
             f"SELECT {values} FROM d, {rows} AS r({record}){tail})"
         ),
-        context,
     )
 
 
@@ -141,7 +135,8 @@ def _update(
         where.append(f"{alias}.version = r.version")
     if compare is not None:
         where.append(f"{alias}.{compare[1]} IS NOT DISTINCT FROM r.{compare[0]}")
-    returning = " RETURNING 1" if versioned or compare is not None else ""
+    checked = versioned or compare is not None
+    returning = " RETURNING 1" if checked else ""
     record = _record(table, read, *extra)
     fields = read + (() if compare is None else (compare[0],))
     return _cte(
@@ -151,6 +146,7 @@ def _update(
             f"{key} AS (UPDATE {table.name} {alias} SET {', '.join(sets)} "
             f"FROM d, {rows} AS r({record}) WHERE {' AND '.join(where)}{returning})"
         ),
+        checked=checked,
     )
 
 
@@ -166,6 +162,7 @@ def _delete_versioned(key: str, table: sa.Table, alias: str) -> _Cte:
             f"{key} AS (DELETE FROM {table.name} {alias} USING d, {rows} AS r({record}) "
             f"WHERE {where} RETURNING 1)"
         ),
+        checked=True,
     )
 
 
@@ -213,9 +210,7 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         _insert("new_tasks", task, UserTaskRow, context=("instance_id",)),
         _update("changed_tasks", task, "u"),
         _insert("new_external_tasks", external, ExternalTaskRow, context=("instance_id",)),
-        _update(
-            "changed_external_tasks", external, "e", compare=("loaded_worker_id", "worker_id")
-        ),
+        _update("changed_external_tasks", external, "e", compare=("loaded_worker_id", "worker_id")),
         _insert("new_jobs", job, JobRow, context=("instance_id", "definition_id")),
         _update("changed_jobs", job, "j"),
         _delete_by_id("deleted_jobs", job, "j"),
@@ -247,13 +242,7 @@ _CTES = ctes()
 
 # The compare-and-swap updates and how many rows each must match; a shortfall means another
 # transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
-_CHECKED = (
-    "changed_instance",
-    "changed_tokens",
-    "changed_joins",
-    "deleted_joins",
-    "changed_external_tasks",
-)
+_CHECKED = frozenset(key for key, cte in _CTES.items() if cte.checked)
 
 
 def save_statement(doc: dict[str, Any], ctes: Mapping[str, _Cte] | None = None) -> str:
