@@ -1,8 +1,10 @@
-"""Column lists and types of the hot statements, read off the tables in `engine.schema`.
+"""Column lists and types of the hot statements, read off the tables in `engine.schema`, and
+rows read by name.
 
 Loading an instance and writing it back name every column they carry; these helpers derive
 those names, the record types that unpack JSON rows and the conversions of JSON values from the
-table declarations, so that the statements follow the tables.
+table declarations, so that the statements follow the tables. Read models are built from a row's
+column names, never from column positions (`fetch_one`, `fetch_all`).
 """
 
 from __future__ import annotations
@@ -10,15 +12,20 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
+import psycopg
 import sqlalchemy as sa
+from psycopg.abc import Params, QueryNoTemplate
+from psycopg.rows import class_row
 from sqlalchemy.dialects.postgresql import JSONB
 
 from engine import schema
 
 TABLES: Mapping[str, sa.Table] = schema.metadata.tables
+
+T = TypeVar("T")
 
 
 def names(table: sa.Table) -> tuple[str, ...]:
@@ -107,3 +114,24 @@ def json_reader(table: sa.Table, columns: tuple[str, ...]) -> Callable[[list[Any
         return row
 
     return read
+
+
+def fetch_one(
+    conn: psycopg.Connection[Any],
+    cls: type[T],
+    query: QueryNoTemplate,
+    params: Params | None = None,
+) -> T | None:
+    """The first row of `query` as a `cls`, built by name: each column (or its alias) names a
+    field."""
+    return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchone()
+
+
+def fetch_all(
+    conn: psycopg.Connection[Any],
+    cls: type[T],
+    query: QueryNoTemplate,
+    params: Params | None = None,
+) -> list[T]:
+    """The rows of `query` as `cls`es, built by name (see `fetch_one`)."""
+    return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchall()

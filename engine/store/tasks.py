@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.store.columns import fetch_all, fetch_one
+
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
     "t.assignee, t.candidate_users, t.candidate_groups, t.due_at, t.priority, "
@@ -38,8 +40,7 @@ class TaskRow:
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> TaskRow | None:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,)).fetchone()
-    return TaskRow(*row) if row else None
+    return fetch_one(conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,))
 
 
 def query(
@@ -53,7 +54,9 @@ def query(
     candidate_group: str | None = None,
     limit: int = 1000,
 ) -> list[TaskRow]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        TaskRow,
         f"SELECT {_COLUMNS} FROM {_FROM} "
         "WHERE (%(instance)s::uuid IS NULL OR t.instance_id = %(instance)s) "
         "AND (%(state)s::text IS NULL OR t.state = %(state)s) "
@@ -71,5 +74,4 @@ def query(
             "group": candidate_group,
             "limit": limit,
         },
-    ).fetchall()
-    return [TaskRow(*row) for row in rows]
+    )
