@@ -131,10 +131,12 @@ def fetch_and_lock(
         },
         prepare=True,
     )
-    # The task's fields by their columns' names; the instance's columns follow them.
+    rows = cur.fetchall()
+    # The task's fields by their columns' names (known once the rows came, in a pipeline too);
+    # the instance's columns follow them.
     names = [column.name for column in cur.description or ()][:_WIDTH]
     locked = []
-    for row in cur.fetchall():
+    for row in rows:
         task = ExternalTaskInfo(**dict(zip(names, row, strict=False)))
         run = runs.run_of(row[_WIDTH:], now)
         # The statement's snapshot predates its own update of the task.

@@ -15,9 +15,11 @@ call at all.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -49,29 +51,53 @@ _ROWS = "interlock_rows(d.doc->'{key}') AS x, jsonb_to_record(x)"
 @dataclass(frozen=True)
 class _Cte:
     """One data-modifying CTE, reading the document's list `key`, whose rows carry `fields`:
-    its text for a list of one row and for a longer list. A `checked` CTE is a compare-and-swap
-    that returns the rows it matched (see `_CHECKED`)."""
+    its text for a list of one row and for a longer list. Its rows come from runtime rows of
+    `held_by`, and `context` names the fields the command supplies instead (the instance's id,
+    its definition's). A `checked` CTE is a compare-and-swap that returns the rows it matched
+    (see `_CHECKED`)."""
 
     key: str
     fields: tuple[str, ...]
     one: str
     many: str
+    held_by: type[Any] | None = None
+    context: tuple[str, ...] = ()
     checked: bool = False
 
     def text(self, count: int) -> str:
         return self.one if count == 1 else self.many
 
+    @cached_property
+    def _whole(self) -> bool:
+        """Whether a runtime row is sent whole: its fields are all plain values (the statement
+        reads the `fields` it needs by name), which costs less than picking them one by one."""
+        return self.held_by is not None and all(f.init for f in dataclasses.fields(self.held_by))
+
+    @cached_property
+    def _pick(self) -> Callable[[Any], dict[str, Any]]:
+        own = [name for name in self.fields if name not in self.context]
+        return lambda item: {name: getattr(item, name) for name in own}
+
     def rows(self, items: Iterable[Any], **context: Any) -> list[dict[str, Any]]:
-        """The document rows of runtime rows `items`: their `fields`, with `context`'s values."""
-        own = [name for name in self.fields if name not in context]
-        return [{**{name: getattr(item, name) for name in own}, **context} for item in items]
+        """The document rows of runtime rows `items`, with `context`'s values."""
+        if self._whole:
+            return [{**vars(item), **context} for item in items]
+        pick = self._pick
+        return [{**pick(item), **context} for item in items]
 
 
 def _cte(
-    key: str, fields: tuple[str, ...], body: Callable[[str], str], *, checked: bool = False
+    key: str,
+    fields: tuple[str, ...],
+    body: Callable[[str], str],
+    *,
+    held_by: type[Any] | None = None,
+    context: tuple[str, ...] = (),
+    checked: bool = False,
 ) -> _Cte:
     """`body` is the CTE's text around the rows it reads, given as their FROM item."""
-    return _Cte(key, fields, body(_ONE_ROW.format(key=key)), body(_ROWS.format(key=key)), checked)
+    one, many = body(_ONE_ROW.format(key=key)), body(_ROWS.format(key=key))
+    return _Cte(key, fields, one, many, held_by, context, checked)
 
 
 def _record(table: sa.Table, names: Iterable[str], *extra: str) -> str:
@@ -113,11 +139,19 @@ def _insert(
             f"{name or key} AS (INSERT INTO {table.name} ({', '.join(c.name for c in written)}) "
             f"SELECT {values} FROM d, {rows} AS r({record}){tail})"
         ),
+        held_by=held_by,
+        context=context,
     )
 
 
 def _update(
-    key: str, table: sa.Table, alias: str, *, compare: tuple[str, str] | None = None
+    key: str,
+    table: sa.Table,
+    alias: str,
+    held_by: type[Any],
+    *,
+    compare: tuple[str, str] | None = None,
+    context: tuple[str, ...] = (),
 ) -> _Cte:
     """Update the mutable columns (see `schema.MUTABLE`) of the rows of `key`, found by their
     primary key. With a version column, only rows still at the version the command loaded are
@@ -146,6 +180,8 @@ def _update(
             f"{key} AS (UPDATE {table.name} {alias} SET {', '.join(sets)} "
             f"FROM d, {rows} AS r({record}) WHERE {' AND '.join(where)}{returning})"
         ),
+        held_by=held_by,
+        context=context,
         checked=checked,
     )
 
@@ -200,19 +236,25 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
     history, outbox = tables["history"], tables["outbox"]
     found = [
         _insert("new_instance", instance, InstanceRow),
-        _update("changed_instance", instance, "p"),
+        _update("changed_instance", instance, "p", InstanceRow),
         _insert("new_tokens", token, Token),
-        _update("changed_tokens", token, "t"),
+        _update("changed_tokens", token, "t", Token),
         _insert("new_joins", join, Join, context=("instance_id",)),
-        _update("changed_joins", join, "j"),
+        _update("changed_joins", join, "j", Join, context=("instance_id",)),
         _delete_versioned("deleted_joins", join, "j"),
         _variables(tables["variable"]),
         _insert("new_tasks", task, UserTaskRow, context=("instance_id",)),
-        _update("changed_tasks", task, "u"),
+        _update("changed_tasks", task, "u", UserTaskRow),
         _insert("new_external_tasks", external, ExternalTaskRow, context=("instance_id",)),
-        _update("changed_external_tasks", external, "e", compare=("loaded_worker_id", "worker_id")),
+        _update(
+            "changed_external_tasks",
+            external,
+            "e",
+            ExternalTaskRow,
+            compare=("loaded_worker_id", "worker_id"),
+        ),
         _insert("new_jobs", job, JobRow, context=("instance_id", "definition_id")),
-        _update("changed_jobs", job, "j"),
+        _update("changed_jobs", job, "j", JobRow),
         _delete_by_id("deleted_jobs", job, "j"),
         _insert(
             "new_subscriptions",
@@ -222,9 +264,9 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         ),
         _delete_by_id("deleted_subscriptions", subscription, "e"),
         _insert("new_incidents", incident, IncidentRow, context=("instance_id", "definition_id")),
-        _update("changed_incidents", incident, "i"),
+        _update("changed_incidents", incident, "i", IncidentRow),
         _insert("new_visits", history, Visit, context=("instance_id",)),
-        _update("ended_visits", history, "h"),
+        _update("ended_visits", history, "h", Visit),
         _insert(
             "outbox",
             outbox,
