@@ -1,6 +1,6 @@
 """The hot statements follow the table declarations: a column added to a table (and to its runtime
 row) is loaded and written back with no other edit, and the runtime rows hold exactly the columns
-of their tables."""
+of their tables, which are exactly the migrated ones."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from typing import Any
 import psycopg
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.pool import NullPool
 
+from engine.database import sqlalchemy_url_for
 from engine.ids import new_id
 from engine.runtime import (
     Event,
@@ -176,3 +178,40 @@ def test_each_runtime_row_holds_the_columns_of_its_table(
     held = {field.name for field in dataclasses.fields(row) if field.init} - ENGINE_ONLY
 
     assert held == {column.name for column in metadata.tables[table].columns} - elsewhere
+
+
+CATALOG = {
+    "columns": "SELECT table_name, column_name, data_type, character_maximum_length, "
+    "is_nullable, column_default, is_identity FROM information_schema.columns "
+    "WHERE table_schema = 'public' AND table_name <> 'alembic_version'",
+    "constraints": "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
+    "FROM pg_constraint WHERE connamespace = 'public'::regnamespace "
+    "AND conrelid::regclass::text <> 'alembic_version'",
+    "indexes": "SELECT tablename, indexname, indexdef FROM pg_indexes "
+    "WHERE schemaname = 'public' AND tablename <> 'alembic_version'",
+}
+
+
+def catalog(url: str) -> dict[str, set[tuple[Any, ...]]]:
+    with psycopg.connect(url) as conn:
+        return {part: set(conn.execute(query).fetchall()) for part, query in CATALOG.items()}
+
+
+def test_the_declared_tables_are_the_migrated_tables(
+    database_url: str, empty_database_url: str
+) -> None:
+    """Column types, defaults, constraints and partial indexes, which Alembic's comparison of
+    the metadata with the database does not all look at."""
+    engine = sa.create_engine(sqlalchemy_url_for(empty_database_url), poolclass=NullPool)
+    try:
+        metadata.create_all(engine)
+    finally:
+        engine.dispose()
+
+    declared, migrated = catalog(empty_database_url), catalog(database_url)
+
+    assert len(declared["columns"]) > 100
+    assert ("token", "state", "character varying", 16, "NO", None, "NO") in declared["columns"]
+    assert ("token", "ck_token_state_allowed") in {c[:2] for c in declared["constraints"]}
+    assert ("user_task", "ix_user_task_open") in {i[:2] for i in declared["indexes"]}
+    assert declared == migrated
