@@ -100,7 +100,7 @@ def read_rows(
         definition_key=definition_key,
         definition_id=definition_id,
     )
-    return [OutboxRow(*row) for row in found]
+    return [OutboxRow(**row) for row in found]
 
 
 def last_seq(conn: psycopg.Connection[Any]) -> int:

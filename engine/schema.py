@@ -1,12 +1,19 @@
 """The one declaration of every table. Alembic migrations are generated from and checked against it.
 
-Runtime SQL lives in `engine.store`; this module only says what the rows are.
+Runtime SQL lives in `engine.store`; this module only says what the rows are. The store derives
+the column lists its hot statements send (loading and writing back an instance) from these
+tables, so a column is added here, in a migration, and in the runtime row if the engine uses it.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
+from sqlmodel import Field, SQLModel
 
 from engine.states import (
     IncidentState,
@@ -19,15 +26,15 @@ from engine.states import (
     VisitState,
 )
 
-metadata = sa.MetaData(
-    naming_convention={
-        "ix": "ix_%(column_0_label)s",
-        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
-        "ck": "ck_%(table_name)s_%(constraint_name)s",
-        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
-        "pk": "pk_%(table_name)s",
-    }
-)
+# Every table is a SQLModel class on SQLModel's metadata, with the project's constraint names.
+metadata = SQLModel.metadata
+metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
 
 TS = sa.DateTime(timezone=True)
 NOW = sa.text("now()")
@@ -49,312 +56,362 @@ def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
     return sa.CheckConstraint(f"{column} IN ({allowed})", name=f"{column}_allowed")
 
 
-deployment = sa.Table(
-    "deployment",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("name", sa.Text, nullable=True),
-    sa.Column("source", sa.Text, nullable=True),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
-)
+# A column a command changes after its row was written: the write-back of an instance command
+# (engine/store/persist.py) updates exactly these, besides the version it compares and bumps.
+MUTABLE: dict[str, Any] = {"info": {"mutable": True}}
 
-process_definition = sa.Table(
-    "process_definition",
-    metadata,
+
+def is_mutable(column: sa.Column[Any]) -> bool:
+    return bool(column.info.get("mutable"))
+
+
+class Deployment(SQLModel, table=True):
+    __tablename__ = "deployment"
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    name: str | None = Field(sa_type=sa.Text)
+    source: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class ProcessDefinition(SQLModel, table=True):
+    __tablename__ = "process_definition"
+    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+
     # Camunda-style "key:version:uuid", so ids read well in logs and in the compatible REST API.
-    sa.Column("id", sa.Text, primary_key=True),
-    sa.Column("key", sa.Text, nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("name", sa.Text, nullable=True),
-    sa.Column("version_tag", sa.Text, nullable=True),
-    sa.Column("deployment_id", sa.Uuid, sa.ForeignKey("deployment.id"), nullable=False),
-    sa.Column("resource_name", sa.Text, nullable=False),
-    sa.Column("source_xml", sa.Text, nullable=False),
-    sa.Column("content_hash", sa.Text, nullable=False),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
-    sa.UniqueConstraint("key", "version"),
-)
+    id: str = Field(sa_type=sa.Text, primary_key=True)
+    key: str = Field(sa_type=sa.Text)
+    version: int = Field(sa_type=sa.Integer)
+    name: str | None = Field(sa_type=sa.Text)
+    version_tag: str | None = Field(sa_type=sa.Text)
+    deployment_id: UUID = Field(sa_type=sa.Uuid, foreign_key="deployment.id")
+    resource_name: str = Field(sa_type=sa.Text)
+    source_xml: str = Field(sa_type=sa.Text)
+    content_hash: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
-process_instance = sa.Table(
-    "process_instance",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
-    sa.Column("definition_key", sa.Text, nullable=False),
-    sa.Column("business_key", sa.Text, nullable=True),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("started_at", TS, nullable=False),
-    sa.Column("ended_at", TS, nullable=True),
-    _one_of("state", INSTANCE_STATES),
-    sa.Index("ix_process_instance_definition_id", "definition_id"),
-    sa.Index(
-        "ix_process_instance_business_key",
-        "business_key",
-        postgresql_where=sa.text("business_key IS NOT NULL"),
-    ),
-    sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
-    sa.Index("ix_process_instance_started", "started_at", "id"),
-)
 
-token = sa.Table(
-    "token",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("mode", sa.String(16), nullable=False),
-    sa.Column("scope_id", sa.Uuid, nullable=True),
-    sa.Column("parent_id", sa.Uuid, nullable=True),
-    sa.Column("parallel_group", sa.Text, nullable=True),
-    sa.Column("merged_into", sa.Uuid, nullable=True),
-    sa.Column("visit_id", sa.Uuid, nullable=True),
-    sa.Column("version", sa.Integer, nullable=False),
-    sa.Column("created_at", TS, nullable=False),
-    sa.Column("updated_at", TS, nullable=False),
-    _one_of("state", TOKEN_STATES),
-    _one_of("mode", TOKEN_MODES),
-    sa.Index("ix_token_instance_id", "instance_id"),
-)
+class ProcessInstance(SQLModel, table=True):
+    __tablename__ = "process_instance"
+    __table_args__ = (
+        _one_of("state", INSTANCE_STATES),
+        sa.Index("ix_process_instance_definition_id", "definition_id"),
+        sa.Index(
+            "ix_process_instance_business_key",
+            "business_key",
+            postgresql_where=sa.text("business_key IS NOT NULL"),
+        ),
+        sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
+        sa.Index("ix_process_instance_started", "started_at", "id"),
+    )
 
-join_state = sa.Table(
-    "join_state",
-    metadata,
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), primary_key=True),
-    sa.Column("gateway_id", sa.Text, primary_key=True),
-    sa.Column("scope_key", sa.Text, primary_key=True),
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    definition_key: str = Field(sa_type=sa.Text)
+    business_key: str | None = Field(sa_type=sa.Text)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    version: int = Field(sa_type=sa.Integer)
+    started_at: datetime = Field(sa_type=TS)
+    ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class Token(SQLModel, table=True):
+    __tablename__ = "token"
+    __table_args__ = (
+        _one_of("state", TOKEN_STATES),
+        _one_of("mode", TOKEN_MODES),
+        sa.Index("ix_token_instance_id", "instance_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    node_id: str = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    mode: str = Field(sa_type=sa.String(16))
+    scope_id: UUID | None = Field(sa_type=sa.Uuid)
+    parent_id: UUID | None = Field(sa_type=sa.Uuid)
+    parallel_group: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    merged_into: UUID | None = Field(sa_type=sa.Uuid, sa_column_kwargs=MUTABLE)
+    visit_id: UUID | None = Field(sa_type=sa.Uuid, sa_column_kwargs=MUTABLE)
+    version: int = Field(sa_type=sa.Integer)
+    created_at: datetime = Field(sa_type=TS)
+    updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class JoinState(SQLModel, table=True):
+    __tablename__ = "join_state"
+
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True)
+    gateway_id: str = Field(sa_type=sa.Text, primary_key=True)
+    scope_key: str = Field(sa_type=sa.Text, primary_key=True)
     # [{"token": uuid, "flow": flow id}, ...]: the arrived tokens, not a count.
-    sa.Column("arrivals", JSONB, nullable=False),
-    sa.Column("version", sa.Integer, nullable=False),
-)
+    arrivals: list[Any] = Field(sa_type=JSONB, sa_column_kwargs=MUTABLE)
+    version: int = Field(sa_type=sa.Integer)
 
-variable = sa.Table(
-    "variable",
-    metadata,
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), primary_key=True),
-    sa.Column("scope_key", sa.Text, primary_key=True),
-    sa.Column("name", sa.Text, primary_key=True),
-    sa.Column("type", sa.String(16), nullable=False),
-    sa.Column("value", JSONB, nullable=True),
-    sa.Column("updated_at", TS, nullable=False),
-)
 
-user_task = sa.Table(
-    "user_task",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
-    sa.Column("token_id", sa.Uuid, nullable=False),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("name", sa.Text, nullable=True),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("assignee", sa.Text, nullable=True),
-    sa.Column("candidate_users", sa.ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")),
-    sa.Column(
-        "candidate_groups", sa.ARRAY(sa.Text), nullable=False, server_default=sa.text("'{}'")
-    ),
-    sa.Column("due_at", TS, nullable=True),
-    sa.Column("priority", sa.Integer, nullable=False, server_default=sa.text("50")),
-    sa.Column("created_at", TS, nullable=False),
-    sa.Column("ended_at", TS, nullable=True),
-    _one_of("state", TASK_STATES),
-    sa.Index("ix_user_task_instance_id", "instance_id"),
-    sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
-    sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text("state = 'Open'")),
-)
+class Variable(SQLModel, table=True):
+    __tablename__ = "variable"
 
-external_task = sa.Table(
-    "external_task",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
-    sa.Column("token_id", sa.Uuid, nullable=False),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("topic", sa.Text, nullable=False),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("priority", sa.BigInteger, nullable=False),
-    sa.Column("worker_id", sa.Text, nullable=True),
-    sa.Column("lock_expires_at", TS, nullable=True),
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True)
+    scope_key: str = Field(sa_type=sa.Text, primary_key=True)
+    name: str = Field(sa_type=sa.Text, primary_key=True)
+    type: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    value: Any = Field(sa_type=JSONB, nullable=True, sa_column_kwargs=MUTABLE)
+    updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class UserTask(SQLModel, table=True):
+    __tablename__ = "user_task"
+    __table_args__ = (
+        _one_of("state", TASK_STATES),
+        sa.Index("ix_user_task_instance_id", "instance_id"),
+        sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+        sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text("state = 'Open'")),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    name: str | None = Field(sa_type=sa.Text)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    assignee: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    candidate_users: list[str] = Field(
+        sa_type=sa.ARRAY(sa.Text), sa_column_kwargs={"server_default": sa.text("'{}'")}
+    )
+    candidate_groups: list[str] = Field(
+        sa_type=sa.ARRAY(sa.Text), sa_column_kwargs={"server_default": sa.text("'{}'")}
+    )
+    due_at: datetime | None = Field(sa_type=TS)
+    priority: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50")})
+    created_at: datetime = Field(sa_type=TS)
+    ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class ExternalTask(SQLModel, table=True):
+    __tablename__ = "external_task"
+    __table_args__ = (
+        _one_of("state", TASK_STATES),
+        sa.Index("ix_external_task_instance_id", "instance_id"),
+        sa.Index(
+            "ix_external_task_fetch",
+            "topic",
+            sa.text("priority DESC"),
+            "created_at",
+            "id",
+            postgresql_where=sa.text("state = 'Open'"),
+        ),
+        sa.Index(
+            "ix_external_task_fetch_oldest",
+            "topic",
+            "created_at",
+            "id",
+            postgresql_where=sa.text("state = 'Open'"),
+        ),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    topic: str = Field(sa_type=sa.Text)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    priority: int = Field(sa_type=sa.BigInteger)
+    worker_id: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    lock_expires_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Null until a worker reports a failure; 0 means no retries left (an incident is open).
-    sa.Column("retries", sa.Integer, nullable=True),
-    sa.Column("error_message", sa.Text, nullable=True),
-    sa.Column("error_details", sa.Text, nullable=True),
-    sa.Column("created_at", TS, nullable=False),
-    sa.Column("ended_at", TS, nullable=True),
-    _one_of("state", TASK_STATES),
-    sa.Index("ix_external_task_instance_id", "instance_id"),
-    sa.Index(
-        "ix_external_task_fetch",
-        "topic",
-        sa.text("priority DESC"),
-        "created_at",
-        "id",
-        postgresql_where=sa.text("state = 'Open'"),
-    ),
-    sa.Index(
-        "ix_external_task_fetch_oldest",
-        "topic",
-        "created_at",
-        "id",
-        postgresql_where=sa.text("state = 'Open'"),
-    ),
-)
+    retries: int | None = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
+    error_message: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    error_details: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    created_at: datetime = Field(sa_type=TS)
+    ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
 
-job = sa.Table(
-    "job",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("kind", sa.String(16), nullable=False),
+
+class Job(SQLModel, table=True):
+    __tablename__ = "job"
+    __table_args__ = (
+        _one_of("kind", JOB_KINDS),
+        sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
+        sa.Index("ix_job_instance_id", "instance_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    kind: str = Field(sa_type=sa.String(16))
     # Null for a timer start event's job: it belongs to a definition, not to an instance.
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=True),
-    sa.Column("token_id", sa.Uuid, nullable=True),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
-    sa.Column("due_at", TS, nullable=False),
-    sa.Column("lock_owner", sa.Text, nullable=True),
-    sa.Column("lock_expires_at", TS, nullable=True),
-    sa.Column("retries", sa.Integer, nullable=False),
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    due_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    lock_owner: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    lock_expires_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    retries: int = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
     # A cycle timer keeps its text and how many firings remain (null: unbounded).
-    sa.Column("timer_text", sa.Text, nullable=True),
-    sa.Column("repetitions_left", sa.Integer, nullable=True),
-    sa.Column("error_message", sa.Text, nullable=True),
-    sa.Column("created_at", TS, nullable=False),
-    _one_of("kind", JOB_KINDS),
-    sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
-    sa.Index("ix_job_instance_id", "instance_id"),
-)
+    timer_text: str | None = Field(sa_type=sa.Text)
+    repetitions_left: int | None = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
+    error_message: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    created_at: datetime = Field(sa_type=TS)
 
-event_subscription = sa.Table(
-    "event_subscription",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("kind", sa.String(16), nullable=False),
-    sa.Column("name", sa.Text, nullable=False),
+
+class EventSubscription(SQLModel, table=True):
+    __tablename__ = "event_subscription"
+    __table_args__ = (
+        _one_of("kind", SUBSCRIPTION_KINDS),
+        sa.Index("ix_event_subscription_name", "kind", "name"),
+        sa.Index("ix_event_subscription_instance_id", "instance_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    kind: str = Field(sa_type=sa.String(16))
+    name: str = Field(sa_type=sa.Text)
     # Null for a message or signal start event: it belongs to a definition.
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=True),
-    sa.Column("token_id", sa.Uuid, nullable=True),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("definition_id", sa.Text, sa.ForeignKey("process_definition.id"), nullable=False),
-    sa.Column("created_at", TS, nullable=False),
-    _one_of("kind", SUBSCRIPTION_KINDS),
-    sa.Index("ix_event_subscription_name", "kind", "name"),
-    sa.Index("ix_event_subscription_instance_id", "instance_id"),
-)
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    created_at: datetime = Field(sa_type=TS)
 
-incident = sa.Table(
-    "incident",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("type", sa.String(40), nullable=False),
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
-    sa.Column("definition_id", sa.Text, nullable=False),
-    sa.Column("token_id", sa.Uuid, nullable=True),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("job_id", sa.Uuid, nullable=True),
-    sa.Column("external_task_id", sa.Uuid, nullable=True),
-    sa.Column("message", sa.Text, nullable=False),
-    sa.Column("details", sa.Text, nullable=True),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("created_at", TS, nullable=False),
-    sa.Column("resolved_at", TS, nullable=True),
-    _one_of("state", INCIDENT_STATES),
-    sa.Index("ix_incident_instance_id", "instance_id"),
-    sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
-)
 
-history = sa.Table(
-    "history",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
-    sa.Column("instance_id", sa.Uuid, sa.ForeignKey("process_instance.id"), nullable=False),
-    sa.Column("token_id", sa.Uuid, nullable=False),
-    sa.Column("node_id", sa.Text, nullable=False),
-    sa.Column("node_name", sa.Text, nullable=True),
-    sa.Column("node_type", sa.String(40), nullable=False),
-    sa.Column("state", sa.String(16), nullable=False),
-    sa.Column("started_at", TS, nullable=False),
-    sa.Column("ended_at", TS, nullable=True),
-    _one_of("state", VISIT_STATES),
-    sa.Index("ix_history_instance_id", "instance_id", "started_at"),
-)
+class Incident(SQLModel, table=True):
+    __tablename__ = "incident"
+    __table_args__ = (
+        _one_of("state", INCIDENT_STATES),
+        sa.Index("ix_incident_instance_id", "instance_id"),
+        sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+    )
 
-outbox = sa.Table(
-    "outbox",
-    metadata,
-    sa.Column("seq", sa.BigInteger, sa.Identity(), primary_key=True),
-    # The writing transaction: a tail emits only rows below the oldest transaction still running.
-    sa.Column(
-        "txid",
-        sa.BigInteger,
-        nullable=False,
-        server_default=sa.text("(pg_current_xact_id())::text::bigint"),
-    ),
-    sa.Column("event", sa.String(40), nullable=False),
-    sa.Column("instance_id", sa.Uuid, nullable=False),
-    sa.Column("token_id", sa.Uuid, nullable=True),
-    sa.Column("node_id", sa.Text, nullable=True),
-    sa.Column("history_id", sa.Uuid, nullable=True),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    type: str = Field(sa_type=sa.String(40))
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    definition_id: str = Field(sa_type=sa.Text)
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    job_id: UUID | None = Field(sa_type=sa.Uuid)
+    external_task_id: UUID | None = Field(sa_type=sa.Uuid)
+    message: str = Field(sa_type=sa.Text)
+    details: str | None = Field(sa_type=sa.Text)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    created_at: datetime = Field(sa_type=TS)
+    resolved_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class History(SQLModel, table=True):
+    __tablename__ = "history"
+    __table_args__ = (
+        _one_of("state", VISIT_STATES),
+        sa.Index("ix_history_instance_id", "instance_id", "started_at"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    node_name: str | None = Field(sa_type=sa.Text)
+    node_type: str = Field(sa_type=sa.String(40))
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    started_at: datetime = Field(sa_type=TS)
+    ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class Outbox(SQLModel, table=True):
     # No index besides the sequence: tails read by seq, and every index here costs every command.
-)
+    __tablename__ = "outbox"
 
-idempotency = sa.Table(
-    "idempotency",
-    metadata,
+    seq: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
+    # The writing transaction: a tail emits only rows below the oldest transaction still running.
+    txid: int = Field(
+        sa_type=sa.BigInteger,
+        sa_column_kwargs={"server_default": sa.text("(pg_current_xact_id())::text::bigint")},
+    )
+    event: str = Field(sa_type=sa.String(40))
+    instance_id: UUID = Field(sa_type=sa.Uuid)
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str | None = Field(sa_type=sa.Text)
+    history_id: UUID | None = Field(sa_type=sa.Uuid)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class Idempotency(SQLModel, table=True):
+    __tablename__ = "idempotency"
+
     # A key is the caller's: the same key from another principal is another entry.
-    sa.Column("principal", sa.Text, primary_key=True, server_default=""),
-    sa.Column("key", sa.Text, primary_key=True),
-    sa.Column("command", sa.Text, nullable=False),
+    principal: str = Field(
+        sa_type=sa.Text, primary_key=True, sa_column_kwargs={"server_default": ""}
+    )
+    key: str = Field(sa_type=sa.Text, primary_key=True)
+    command: str = Field(sa_type=sa.Text)
     # A digest of the request the key was first used with; a different request is refused.
-    sa.Column("fingerprint", sa.Text, nullable=False, server_default=""),
-    sa.Column("result", JSONB, nullable=False),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
-)
+    fingerprint: str = Field(sa_type=sa.Text, sa_column_kwargs={"server_default": ""})
+    result: dict[str, Any] = Field(sa_type=JSONB)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
-credential = sa.Table(
-    "credential",
-    metadata,
-    sa.Column("id", sa.Uuid, primary_key=True),
+
+class Credential(SQLModel, table=True):
+    __tablename__ = "credential"
+    __table_args__ = (
+        _one_of("kind", ("password", "token")),
+        _one_of("role", ("viewer", "operator", "admin")),
+        sa.UniqueConstraint("kind", "name"),
+        sa.Index("ix_credential_secret_hash", "secret_hash"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
     # Who: the user name for a password, a label for an API token.
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("kind", sa.String(16), nullable=False),
-    sa.Column("role", sa.String(16), nullable=False),
+    name: str = Field(sa_type=sa.Text)
+    kind: str = Field(sa_type=sa.String(16))
+    role: str = Field(sa_type=sa.String(16))
     # A password: "pbkdf2_sha256$iterations$salt$hash". A token: its SHA-256 (tokens are random).
-    sa.Column("secret_hash", sa.Text, nullable=False),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
-    _one_of("kind", ("password", "token")),
-    _one_of("role", ("viewer", "operator", "admin")),
-    sa.UniqueConstraint("kind", "name"),
-    sa.Index("ix_credential_secret_hash", "secret_hash"),
-)
+    secret_hash: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
-console_session = sa.Table(
-    "console_session",
-    metadata,
+
+class ConsoleSession(SQLModel, table=True):
+    __tablename__ = "console_session"
+    __table_args__ = (
+        sa.UniqueConstraint("token_hash"),
+        sa.Index("ix_console_session_credential_id", "credential_id"),
+    )
+
     # The public id: shown in lists and used to end a session; it cannot be used to log in.
-    sa.Column("id", sa.Uuid, primary_key=True),
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
     # The SHA-256 of the random id the cookie carries; the id itself is never stored.
-    sa.Column("token_hash", sa.Text, nullable=False),
+    token_hash: str = Field(sa_type=sa.Text)
     # Whose: the user's role and name are read through it on every request.
-    sa.Column(
-        "credential_id",
-        sa.Uuid,
-        sa.ForeignKey("credential.id", ondelete="CASCADE"),
-        nullable=False,
-    ),
+    credential_id: UUID = Field(sa_type=sa.Uuid, foreign_key="credential.id", ondelete="CASCADE")
     # Random per session; the console sends it back in X-CSRF-Token on every mutation.
-    sa.Column("csrf_token", sa.Text, nullable=False),
-    sa.Column("created_at", TS, nullable=False, server_default=NOW),
+    csrf_token: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
     # Updated at most once a minute: the idle timeout counts from here.
-    sa.Column("last_seen_at", TS, nullable=False, server_default=NOW),
+    last_seen_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
     # The absolute end, whatever the activity.
-    sa.Column("expires_at", TS, nullable=False),
-    sa.Column("client_address", sa.Text, nullable=True),
-    sa.Column("user_agent", sa.Text, nullable=True),
-    sa.UniqueConstraint("token_hash"),
-    sa.Index("ix_console_session_credential_id", "credential_id"),
-)
+    expires_at: datetime = Field(sa_type=TS)
+    client_address: str | None = Field(sa_type=sa.Text)
+    user_agent: str | None = Field(sa_type=sa.Text)
+
+
+def table_of(model: type[SQLModel]) -> sa.Table:
+    """The table `model` declares."""
+    table = model.__table__  # type: ignore[attr-defined]
+    assert isinstance(table, sa.Table)
+    return table
+
+
+deployment = table_of(Deployment)
+process_definition = table_of(ProcessDefinition)
+process_instance = table_of(ProcessInstance)
+token = table_of(Token)
+join_state = table_of(JoinState)
+variable = table_of(Variable)
+user_task = table_of(UserTask)
+external_task = table_of(ExternalTask)
+job = table_of(Job)
+event_subscription = table_of(EventSubscription)
+incident = table_of(Incident)
+history = table_of(History)
+outbox = table_of(Outbox)
+idempotency = table_of(Idempotency)
+credential = table_of(Credential)
+console_session = table_of(ConsoleSession)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

@@ -1,4 +1,4 @@
-"""Alembic environment: the target is `engine.schema.metadata`.
+"""Alembic environment: the target is `engine.schema.metadata` (SQLModel's metadata).
 
 The URL comes from `config.attributes["url"]` (set by `engine.migrate`) or else `DATABASE_URL`,
 never from alembic.ini.

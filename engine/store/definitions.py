@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.store.columns import fetch_all, fetch_one
+
 _COLUMNS = (
     "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at"
 )
@@ -27,28 +29,31 @@ class DefinitionRow:
     created_at: datetime
 
 
-def _row(row: tuple[Any, ...] | None) -> DefinitionRow | None:
-    return DefinitionRow(*row) if row else None
-
-
 def latest(conn: psycopg.Connection[Any], key: str) -> DefinitionRow | None:
-    cur = conn.execute(
+    return fetch_one(
+        conn,
+        DefinitionRow,
         f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s ORDER BY version DESC LIMIT 1",
         (key,),
     )
-    return _row(cur.fetchone())
 
 
 def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> DefinitionRow | None:
-    cur = conn.execute(
-        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version = %s", (key, version)
+    return fetch_one(
+        conn,
+        DefinitionRow,
+        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version = %s",
+        (key, version),
     )
-    return _row(cur.fetchone())
 
 
 def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DefinitionRow | None:
-    cur = conn.execute(f"SELECT {_COLUMNS} FROM process_definition WHERE id = %s", (definition_id,))
-    return _row(cur.fetchone())
+    return fetch_one(
+        conn,
+        DefinitionRow,
+        f"SELECT {_COLUMNS} FROM process_definition WHERE id = %s",
+        (definition_id,),
+    )
 
 
 def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, str] | None:
@@ -61,12 +66,13 @@ def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, 
 
 
 def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DefinitionRow]:
-    cur = conn.execute(
+    return fetch_all(
+        conn,
+        DefinitionRow,
         f"SELECT {_COLUMNS} FROM process_definition WHERE %s::text IS NULL OR key = %s "
         "ORDER BY key, version",
         (key, key),
     )
-    return [DefinitionRow(*row) for row in cur.fetchall()]
 
 
 def lock_key(conn: psycopg.Connection[Any], key: str) -> None:

@@ -12,6 +12,7 @@ import psycopg
 
 from engine.runtime import InstanceRun
 from engine.store import runs
+from engine.store.columns import fetch_all, fetch_one
 
 # One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
 # few rows however long the backlog. The instance check is a scalar subquery on purpose: it runs
@@ -117,7 +118,7 @@ def fetch_and_lock(
     duration, and return each with its instance as loaded in the same statement (the task in it
     shows the lock just taken). Tasks another worker is locking right now are skipped, never
     waited for."""
-    rows = conn.execute(
+    cur = conn.execute(
         FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
         {
             "topics": list(lock_ms_by_topic),
@@ -129,10 +130,14 @@ def fetch_and_lock(
             "extra": [],
         },
         prepare=True,
-    ).fetchall()
+    )
+    rows = cur.fetchall()
+    # The task's fields by their columns' names (known once the rows came, in a pipeline too);
+    # the instance's columns follow them.
+    names = [column.name for column in cur.description or ()][:_WIDTH]
     locked = []
     for row in rows:
-        task = ExternalTaskInfo(*row[:_WIDTH])
+        task = ExternalTaskInfo(**dict(zip(names, row, strict=False)))
         run = runs.run_of(row[_WIDTH:], now)
         # The statement's snapshot predates its own update of the task.
         loaded = run.external_tasks[task.id]
@@ -143,12 +148,13 @@ def fetch_and_lock(
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None:
-    row = conn.execute(
+    return fetch_one(
+        conn,
+        ExternalTaskInfo,
         f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
         "WHERE e.id = %s",
         (task_id,),
-    ).fetchone()
-    return ExternalTaskInfo(*row) if row else None
+    )
 
 
 def query(
@@ -161,7 +167,9 @@ def query(
     now: datetime | None = None,
     limit: int = 1000,
 ) -> list[ExternalTaskInfo]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        ExternalTaskInfo,
         f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
         "WHERE e.state = 'Open' "
         "AND (%(topic)s::text IS NULL OR e.topic = %(topic)s) "
@@ -178,8 +186,7 @@ def query(
             "now": now,
             "limit": limit,
         },
-    ).fetchall()
-    return [ExternalTaskInfo(*row) for row in rows]
+    )
 
 
 def state_of(conn: psycopg.Connection[Any], task_id: UUID) -> str | None:

@@ -10,6 +10,7 @@ from uuid import UUID
 import psycopg
 
 from engine.states import IncidentState
+from engine.store.columns import fetch_all, fetch_one
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
@@ -35,10 +36,9 @@ class IncidentInfo:
 
 
 def get(conn: psycopg.Connection[Any], incident_id: UUID) -> IncidentInfo | None:
-    row = conn.execute(
-        f"SELECT {_COLUMNS} FROM incident i WHERE i.id = %s", (incident_id,)
-    ).fetchone()
-    return IncidentInfo(*row) if row else None
+    return fetch_one(
+        conn, IncidentInfo, f"SELECT {_COLUMNS} FROM incident i WHERE i.id = %s", (incident_id,)
+    )
 
 
 def query(
@@ -52,7 +52,9 @@ def query(
     state: str | None = IncidentState.OPEN,
     limit: int = 1000,
 ) -> list[IncidentInfo]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        IncidentInfo,
         f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id "
         "WHERE (%(state)s::text IS NULL OR i.state = %(state)s) "
         "AND (%(instance)s::uuid IS NULL OR i.instance_id = %(instance)s) "
@@ -70,5 +72,4 @@ def query(
             "node": node_id,
             "limit": limit,
         },
-    ).fetchall()
-    return [IncidentInfo(*row) for row in rows]
+    )

@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.errors import BadRequest
+from engine.store.columns import fetch_all
 from engine.store.queries import InstanceInfo
 
 MAX_LIMIT = 500
@@ -147,8 +148,8 @@ def list_page(
         query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
     query = query + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC LIMIT %(limit)s")
     params["limit"] = limit + 1
-    rows = conn.execute(query, params).fetchall()
-    items = [InstanceInfo(*row) for row in rows[:limit]]
+    rows = fetch_all(conn, InstanceInfo, query, params)
+    items = rows[:limit]
     more = len(rows) > limit
     last = items[-1] if more else None
     return InstancePage(items, Cursor(last.started_at, last.id).encode() if last else None)

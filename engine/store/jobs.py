@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.store.columns import fetch_all, fetch_one
+
 # The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
 # acquisition, so that its cost grows with instances that have no job due (see
@@ -66,16 +68,17 @@ def acquire(
 ) -> list[AcquiredJob]:
     """Lock up to `limit` due jobs for `owner` in one statement. Expired locks (a crashed
     executor's) are taken over; jobs locked by a live executor are skipped, never waited for."""
-    rows = conn.execute(
-        ACQUIRE, {"owner": owner, "now": now, "lock_until": now + lock_for, "limit": limit}
-    ).fetchall()
-    return [AcquiredJob(*row) for row in rows]
+    return fetch_all(
+        conn,
+        AcquiredJob,
+        ACQUIRE,
+        {"owner": owner, "now": now, "lock_until": now + lock_for, "limit": limit},
+    )
 
 
 def get(conn: psycopg.Connection[Any], job_id: UUID, *, lock: bool = False) -> JobInfo | None:
     suffix = " FOR UPDATE" if lock else ""
-    row = conn.execute(f"SELECT {_COLUMNS} FROM job WHERE id = %s{suffix}", (job_id,)).fetchone()
-    return JobInfo(*row) if row else None
+    return fetch_one(conn, JobInfo, f"SELECT {_COLUMNS} FROM job WHERE id = %s{suffix}", (job_id,))
 
 
 def query(
@@ -85,14 +88,15 @@ def query(
     with_retries_left: bool | None = None,
     limit: int = 1000,
 ) -> list[JobInfo]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        JobInfo,
         f"SELECT {_COLUMNS} FROM job "
         "WHERE (%(instance)s::uuid IS NULL OR instance_id = %(instance)s) "
         "AND (%(retries)s::boolean IS NULL OR (retries > 0) = %(retries)s) "
         "ORDER BY due_at, id LIMIT %(limit)s",
         {"instance": instance_id, "retries": with_retries_left, "limit": limit},
-    ).fetchall()
-    return [JobInfo(*row) for row in rows]
+    )
 
 
 # When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active

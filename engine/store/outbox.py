@@ -8,6 +8,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.rows import dict_row
 
 from engine.errors import InterlockError
 
@@ -76,9 +77,9 @@ def rows(
     instance_id: UUID | None = None,
     definition_key: str | None = None,
     definition_id: str | None = None,
-) -> list[tuple[Any, ...]]:
+) -> list[dict[str, Any]]:
     """Rows with `after < seq <= upto` in `seq` order, at most `limit`, optionally only those of
-    one instance or one definition (by key or by id)."""
+    one instance or one definition (by key or by id), each by its columns' names."""
     sql = _ROWS
     params: dict[str, Any] = {"after": after, "upto": upto, "limit": limit}
     if instance_id is not None:
@@ -90,4 +91,5 @@ def rows(
     if definition_id is not None:
         sql += " AND i.definition_id = %(definition_id)s"
         params["definition_id"] = definition_id
-    return conn.execute(sql + " ORDER BY o.seq LIMIT %(limit)s", params).fetchall()
+    cur = conn.cursor(row_factory=dict_row)
+    return cur.execute(sql + " ORDER BY o.seq LIMIT %(limit)s", params).fetchall()

@@ -15,265 +15,291 @@ call at all.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
 import psycopg
+import sqlalchemy as sa
 
-from engine.runtime import InstanceRun
+from engine.runtime import (
+    Event,
+    ExternalTaskRow,
+    IncidentRow,
+    InstanceRow,
+    InstanceRun,
+    JobRow,
+    Join,
+    Subscription,
+    Token,
+    UserTaskRow,
+    Visit,
+)
 from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
 from engine.states import TaskState
+from engine.store import columns
 
-# One data-modifying CTE per kind of change, keyed by its list in the document. A statement holds
-# only the CTEs whose lists are not empty: an empty INSERT still fires its statement triggers and
-# every CTE costs executor set-up, so a command pays for what it changed, not for every table.
-# `{rows}` stands for the list's rows (see `_cte`).
-_CTES: dict[str, str] = {
-    "new_instance": """
-new_instance AS (
-    INSERT INTO process_instance
-        (id, definition_id, definition_key, business_key, state, version, started_at, ended_at)
-    SELECT r.id, r.definition_id, r.definition_key, r.business_key, r.state, 0,
-           r.started_at, r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, definition_id text, definition_key text, business_key text, state text,
-        started_at timestamptz, ended_at timestamptz)
-)""",
-    "changed_instance": """
-changed_instance AS (
-    UPDATE process_instance p SET state = r.state, ended_at = r.ended_at, version = p.version + 1
-    FROM d, {rows} AS r(
-        id uuid, version int, state text, ended_at timestamptz)
-    WHERE p.id = r.id AND p.version = r.version
-    RETURNING 1
-)""",
-    "new_tokens": """
-new_tokens AS (
-    INSERT INTO token (id, instance_id, node_id, state, mode, scope_id, parent_id, parallel_group,
-                       merged_into, visit_id, version, created_at, updated_at)
-    SELECT r.id, r.instance_id, r.node_id, r.state, r.mode, r.scope_id, r.parent_id,
-           r.parallel_group, r.merged_into, r.visit_id, 0, r.created_at, r.updated_at
-    FROM d, {rows} AS r(
-        id uuid, instance_id uuid, node_id text, state text, mode text, scope_id uuid,
-        parent_id uuid, parallel_group text, merged_into uuid, visit_id uuid,
-        created_at timestamptz, updated_at timestamptz)
-)""",
-    "changed_tokens": """
-changed_tokens AS (
-    UPDATE token t SET node_id = r.node_id, state = r.state, parallel_group = r.parallel_group,
-        merged_into = r.merged_into, visit_id = r.visit_id, updated_at = r.updated_at,
-        version = t.version + 1
-    FROM d, {rows} AS r(
-        id uuid, version int, node_id text, state text, parallel_group text, merged_into uuid,
-        visit_id uuid, updated_at timestamptz)
-    WHERE t.id = r.id AND t.version = r.version
-    RETURNING 1
-)""",
-    "new_joins": """
-new_joins AS (
-    INSERT INTO join_state (instance_id, gateway_id, scope_key, arrivals, version)
-    SELECT r.instance_id, r.gateway_id, r.scope_key, r.arrivals, 0
-    FROM d, {rows} AS r(
-        instance_id uuid, gateway_id text, scope_key text, arrivals jsonb)
-)""",
-    "changed_joins": """
-changed_joins AS (
-    UPDATE join_state j SET arrivals = r.arrivals, version = j.version + 1
-    FROM d, {rows} AS r(
-        instance_id uuid, gateway_id text, scope_key text, arrivals jsonb, version int)
-    WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
-      AND j.scope_key = r.scope_key AND j.version = r.version
-    RETURNING 1
-)""",
-    "deleted_joins": """
-deleted_joins AS (
-    DELETE FROM join_state j
-    USING d, {rows} AS r(
-        instance_id uuid, gateway_id text, scope_key text, version int)
-    WHERE j.instance_id = r.instance_id AND j.gateway_id = r.gateway_id
-      AND j.scope_key = r.scope_key AND j.version = r.version
-    RETURNING 1
-)""",
-    "variables": """
-variables AS (
-    INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at)
-    SELECT r.instance_id, '', r.name, r.type, r.value, r.updated_at
-    FROM d, {rows} AS r(
-        instance_id uuid, name text, type text, value jsonb, updated_at timestamptz)
-    ON CONFLICT (instance_id, scope_key, name)
-    DO UPDATE SET type = excluded.type, value = excluded.value, updated_at = excluded.updated_at
-)""",
-    "new_tasks": """
-new_tasks AS (
-    INSERT INTO user_task (id, instance_id, token_id, node_id, name, state, assignee,
-                           candidate_users, candidate_groups, due_at, priority, created_at,
-                           ended_at)
-    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.name, r.state, r.assignee,
-           ARRAY(SELECT jsonb_array_elements_text(r.candidate_users)),
-           ARRAY(SELECT jsonb_array_elements_text(r.candidate_groups)),
-           r.due_at, r.priority, r.created_at, r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, instance_id uuid, token_id uuid, node_id text, name text, state text,
-        assignee text, candidate_users jsonb, candidate_groups jsonb, due_at timestamptz,
-        priority int, created_at timestamptz, ended_at timestamptz)
-)""",
-    "changed_tasks": """
-changed_tasks AS (
-    UPDATE user_task u SET state = r.state, ended_at = r.ended_at, assignee = r.assignee
-    FROM d, {rows} AS r(
-        id uuid, state text, ended_at timestamptz, assignee text)
-    WHERE u.id = r.id
-)""",
-    "new_external_tasks": """
-new_external_tasks AS (
-    INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, priority,
-                               worker_id, lock_expires_at, retries, error_message, error_details,
-                               created_at, ended_at)
-    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.topic, r.state, r.priority, r.worker_id,
-           r.lock_expires_at, r.retries, r.error_message, r.error_details, r.created_at,
-           r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, instance_id uuid, token_id uuid, node_id text, topic text, state text,
-        priority bigint, worker_id text, lock_expires_at timestamptz, retries int,
-        error_message text, error_details text, created_at timestamptz, ended_at timestamptz)
-)""",
-    "changed_external_tasks": """
-changed_external_tasks AS (
-    UPDATE external_task e SET state = r.state, worker_id = r.worker_id,
-        lock_expires_at = r.lock_expires_at, retries = r.retries, error_message = r.error_message,
-        error_details = r.error_details, ended_at = r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, state text, worker_id text, lock_expires_at timestamptz, retries int,
-        error_message text, error_details text, ended_at timestamptz, loaded_worker_id text)
-    WHERE e.id = r.id AND e.worker_id IS NOT DISTINCT FROM r.loaded_worker_id
-    RETURNING 1
-)""",
-    "new_jobs": """
-new_jobs AS (
-    INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, lock_owner,
-                     lock_expires_at, retries, timer_text, repetitions_left, error_message,
-                     created_at)
-    SELECT r.id, r.kind, r.instance_id, r.token_id, r.node_id, r.definition_id, r.due_at,
-           r.lock_owner, r.lock_expires_at, r.retries, r.timer_text, r.repetitions_left,
-           r.error_message, r.created_at
-    FROM d, {rows} AS r(
-        id uuid, kind text, instance_id uuid, token_id uuid, node_id text, definition_id text,
-        due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
-        timer_text text, repetitions_left int, error_message text, created_at timestamptz)
-)""",
-    "changed_jobs": """
-changed_jobs AS (
-    UPDATE job j SET due_at = r.due_at, lock_owner = r.lock_owner,
-        lock_expires_at = r.lock_expires_at, retries = r.retries,
-        repetitions_left = r.repetitions_left, error_message = r.error_message
-    FROM d, {rows} AS r(
-        id uuid, due_at timestamptz, lock_owner text, lock_expires_at timestamptz, retries int,
-        repetitions_left int, error_message text)
-    WHERE j.id = r.id
-)""",
-    "deleted_jobs": """
-deleted_jobs AS (
-    DELETE FROM job j USING d
-    WHERE j.id IN (
-        SELECT (jsonb_build_array(x) ->> 0)::uuid FROM interlock_rows(d.doc->'deleted_jobs') AS x)
-)""",
-    "new_subscriptions": """
-new_subscriptions AS (
-    INSERT INTO event_subscription (id, kind, name, instance_id, token_id, node_id,
-                                    definition_id, created_at)
-    SELECT r.id, r.kind, r.name, r.instance_id, r.token_id, r.node_id, r.definition_id,
-           r.created_at
-    FROM d, {rows} AS r(
-        id uuid, kind text, name text, instance_id uuid, token_id uuid, node_id text,
-        definition_id text, created_at timestamptz)
-)""",
-    "deleted_subscriptions": """
-deleted_subscriptions AS (
-    DELETE FROM event_subscription e USING d
-    WHERE e.id IN (
-        SELECT (jsonb_build_array(x) ->> 0)::uuid
-        FROM interlock_rows(d.doc->'deleted_subscriptions') AS x)
-)""",
-    "new_incidents": """
-new_incidents AS (
-    INSERT INTO incident (id, type, instance_id, definition_id, token_id, node_id, job_id,
-                          external_task_id, message, details, state, created_at, resolved_at)
-    SELECT r.id, r.type, r.instance_id, r.definition_id, r.token_id, r.node_id, r.job_id,
-           r.external_task_id, r.message, r.details, r.state, r.created_at, r.resolved_at
-    FROM d, {rows} AS r(
-        id uuid, type text, instance_id uuid, definition_id text, token_id uuid, node_id text,
-        job_id uuid, external_task_id uuid, message text, details text, state text,
-        created_at timestamptz, resolved_at timestamptz)
-)""",
-    "changed_incidents": """
-changed_incidents AS (
-    UPDATE incident i SET state = r.state, resolved_at = r.resolved_at
-    FROM d, {rows} AS r(
-        id uuid, state text, resolved_at timestamptz)
-    WHERE i.id = r.id
-)""",
-    "new_visits": """
-new_visits AS (
-    INSERT INTO history (id, instance_id, token_id, node_id, node_name, node_type, state,
-                         started_at, ended_at)
-    SELECT r.id, r.instance_id, r.token_id, r.node_id, r.node_name, r.node_type, r.state,
-           r.started_at, r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, instance_id uuid, token_id uuid, node_id text, node_name text, node_type text,
-        state text, started_at timestamptz, ended_at timestamptz)
-)""",
-    "ended_visits": """
-ended_visits AS (
-    UPDATE history h SET state = r.state, ended_at = r.ended_at
-    FROM d, {rows} AS r(
-        id uuid, state text, ended_at timestamptz)
-    WHERE h.id = r.id
-)""",
-    "outbox": """
-events AS (
-    INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
-    SELECT r.event, r.instance_id, r.token_id, r.node_id, r.history_id
-    FROM d, {rows} AS r(
-        event text, instance_id uuid, token_id uuid, node_id text, history_id uuid,
-        ordinality int)
-    ORDER BY r.ordinality
-)""",
-}
+# What a list of the document is read from: a lone row (the usual case) is read as a record
+# straight from the document, without a call of the set-returning function.
+_ONE_ROW = "jsonb_to_record(d.doc->'{key}'->0)"
+_ROWS = "interlock_rows(d.doc->'{key}') AS x, jsonb_to_record(x)"
+
+
+@dataclass(frozen=True)
+class _Cte:
+    """One data-modifying CTE, reading the document's list `key`, whose rows carry `fields`:
+    its text for a list of one row and for a longer list. Its rows come from runtime rows of
+    `held_by`, and `context` names the fields the command supplies instead (the instance's id,
+    its definition's). A `checked` CTE is a compare-and-swap that returns the rows it matched
+    (see `_CHECKED`)."""
+
+    key: str
+    fields: tuple[str, ...]
+    one: str
+    many: str
+    held_by: type[Any] | None = None
+    context: tuple[str, ...] = ()
+    checked: bool = False
+
+    def text(self, count: int) -> str:
+        return self.one if count == 1 else self.many
+
+    @cached_property
+    def _whole(self) -> bool:
+        """Whether a runtime row is sent whole: its fields are all plain values (the statement
+        reads the `fields` it needs by name), which costs less than picking them one by one."""
+        return self.held_by is not None and all(f.init for f in dataclasses.fields(self.held_by))
+
+    @cached_property
+    def _pick(self) -> Callable[[Any], dict[str, Any]]:
+        own = [name for name in self.fields if name not in self.context]
+        return lambda item: {name: getattr(item, name) for name in own}
+
+    def rows(self, items: Iterable[Any], **context: Any) -> list[dict[str, Any]]:
+        """The document rows of runtime rows `items`, with `context`'s values."""
+        if self._whole:
+            return [{**vars(item), **context} for item in items]
+        pick = self._pick
+        return [{**pick(item), **context} for item in items]
+
+
+def _cte(
+    key: str,
+    fields: tuple[str, ...],
+    body: Callable[[str], str],
+    *,
+    held_by: type[Any] | None = None,
+    context: tuple[str, ...] = (),
+    checked: bool = False,
+) -> _Cte:
+    """`body` is the CTE's text around the rows it reads, given as their FROM item."""
+    one, many = body(_ONE_ROW.format(key=key)), body(_ROWS.format(key=key))
+    return _Cte(key, fields, one, many, held_by, context, checked)
+
+
+def _record(table: sa.Table, names: Iterable[str], *extra: str) -> str:
+    """The column definitions of a record of `table`'s columns `names`, then `extra` ones."""
+    found = [f"{name} {columns.record_type(table.columns[name])}" for name in names]
+    return ", ".join([*found, *extra])
+
+
+def _keys(table: sa.Table) -> tuple[str, ...]:
+    return tuple(column.name for column in table.primary_key.columns)
+
+
+def _insert(
+    key: str,
+    table: sa.Table,
+    held_by: type[Any] | None,
+    *,
+    name: str | None = None,
+    constants: dict[str, str] | None = None,
+    context: tuple[str, ...] = (),
+    extra: tuple[tuple[str, str], ...] = (),
+    tail: str = "",
+) -> _Cte:
+    """Insert the rows of `key`. Every column is written but those the database fills that
+    neither the runtime row `held_by` holds nor the command supplies (`context`: the instance's
+    id, its definition's); a new row's version is 0; `constants` gives other columns' values;
+    `extra` are (name, type) of fields the statement reads besides columns."""
+    held = (columns.field_names(held_by) if held_by else frozenset()) | set(context)
+    written = [c for c in table.columns if c.name in held or not columns.generated(c)]
+    fixed = {"version": "0", **(constants or {})}
+    read = tuple(c.name for c in written if c.name not in fixed)
+    values = ", ".join(fixed.get(c.name) or columns.record_value(c) for c in written)
+    record = _record(table, read, *(f"{n} {t}" for n, t in extra))
+    fields = read + tuple(n for n, _ in extra)
+    return _cte(
+        key,
+        fields,
+        lambda rows: (
+            f"{name or key} AS (INSERT INTO {table.name} ({', '.join(c.name for c in written)}) "
+            f"SELECT {values} FROM d, {rows} AS r({record}){tail})"
+        ),
+        held_by=held_by,
+        context=context,
+    )
+
+
+def _update(
+    key: str,
+    table: sa.Table,
+    alias: str,
+    held_by: type[Any],
+    *,
+    compare: tuple[str, str] | None = None,
+    context: tuple[str, ...] = (),
+) -> _Cte:
+    """Update the mutable columns (see `schema.MUTABLE`) of the rows of `key`, found by their
+    primary key. With a version column, only rows still at the version the command loaded are
+    updated and the version goes up; `compare` is (field, column): only rows whose column is
+    still the field's value are updated. Either way the CTE returns what it matched."""
+    keys = _keys(table)
+    changed = columns.mutable(table)
+    versioned = "version" in table.columns
+    read = keys + (("version",) if versioned else ()) + changed
+    extra = () if compare is None else (f"{compare[0]} {columns.record_type(table.c[compare[1]])}",)
+    sets = [f"{c} = {columns.record_value(table.columns[c])}" for c in changed]
+    where = [f"{alias}.{k} = r.{k}" for k in keys]
+    if versioned:
+        sets.append(f"version = {alias}.version + 1")
+        where.append(f"{alias}.version = r.version")
+    if compare is not None:
+        where.append(f"{alias}.{compare[1]} IS NOT DISTINCT FROM r.{compare[0]}")
+    checked = versioned or compare is not None
+    returning = " RETURNING 1" if checked else ""
+    record = _record(table, read, *extra)
+    fields = read + (() if compare is None else (compare[0],))
+    return _cte(
+        key,
+        fields,
+        lambda rows: (
+            f"{key} AS (UPDATE {table.name} {alias} SET {', '.join(sets)} "
+            f"FROM d, {rows} AS r({record}) WHERE {' AND '.join(where)}{returning})"
+        ),
+        held_by=held_by,
+        context=context,
+        checked=checked,
+    )
+
+
+def _delete_versioned(key: str, table: sa.Table, alias: str) -> _Cte:
+    """Delete the rows of `key` still at the version the command loaded; returns what matched."""
+    read = (*_keys(table), "version")
+    where = " AND ".join(f"{alias}.{k} = r.{k}" for k in read)
+    record = _record(table, read)
+    return _cte(
+        key,
+        read,
+        lambda rows: (
+            f"{key} AS (DELETE FROM {table.name} {alias} USING d, {rows} AS r({record}) "
+            f"WHERE {where} RETURNING 1)"
+        ),
+        checked=True,
+    )
+
+
+def _delete_by_id(key: str, table: sa.Table, alias: str) -> _Cte:
+    """Delete the rows whose ids the list `key` holds (a list of ids, not of rows)."""
+    text = (
+        f"{key} AS (DELETE FROM {table.name} {alias} USING d WHERE {alias}.id IN ("
+        f"SELECT (jsonb_build_array(x) ->> 0)::uuid FROM interlock_rows(d.doc->'{key}') AS x))"
+    )
+    return _Cte(key, ("id",), text, text)
+
+
+def _variables(table: sa.Table) -> _Cte:
+    """Insert or update the instance's top-level variables."""
+    keys = ", ".join(_keys(table))
+    sets = ", ".join(f"{c} = excluded.{c}" for c in columns.mutable(table))
+    return _insert(
+        "variables",
+        table,
+        None,
+        constants={"scope_key": "''"},
+        context=("instance_id",),
+        tail=f" ON CONFLICT ({keys}) DO UPDATE SET {sets}",
+    )
+
+
+def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
+    """One data-modifying CTE per kind of change, keyed by its list in the document, derived
+    from the tables. A statement holds only the CTEs whose lists are not empty: an empty INSERT
+    still fires its statement triggers and every CTE costs executor set-up, so a command pays
+    for what it changed, not for every table."""
+    instance, token, join = tables["process_instance"], tables["token"], tables["join_state"]
+    task, external, job = tables["user_task"], tables["external_task"], tables["job"]
+    subscription, incident = tables["event_subscription"], tables["incident"]
+    history, outbox = tables["history"], tables["outbox"]
+    found = [
+        _insert("new_instance", instance, InstanceRow),
+        _update("changed_instance", instance, "p", InstanceRow),
+        _insert("new_tokens", token, Token),
+        _update("changed_tokens", token, "t", Token),
+        _insert("new_joins", join, Join, context=("instance_id",)),
+        _update("changed_joins", join, "j", Join, context=("instance_id",)),
+        _delete_versioned("deleted_joins", join, "j"),
+        _variables(tables["variable"]),
+        _insert("new_tasks", task, UserTaskRow, context=("instance_id",)),
+        _update("changed_tasks", task, "u", UserTaskRow),
+        _insert("new_external_tasks", external, ExternalTaskRow, context=("instance_id",)),
+        _update(
+            "changed_external_tasks",
+            external,
+            "e",
+            ExternalTaskRow,
+            compare=("loaded_worker_id", "worker_id"),
+        ),
+        _insert("new_jobs", job, JobRow, context=("instance_id", "definition_id")),
+        _update("changed_jobs", job, "j", JobRow),
+        _delete_by_id("deleted_jobs", job, "j"),
+        _insert(
+            "new_subscriptions",
+            subscription,
+            Subscription,
+            context=("instance_id", "definition_id"),
+        ),
+        _delete_by_id("deleted_subscriptions", subscription, "e"),
+        _insert("new_incidents", incident, IncidentRow, context=("instance_id", "definition_id")),
+        _update("changed_incidents", incident, "i", IncidentRow),
+        _insert("new_visits", history, Visit, context=("instance_id",)),
+        _update("ended_visits", history, "h", Visit),
+        _insert(
+            "outbox",
+            outbox,
+            Event,
+            name="events",
+            context=("instance_id", "ordinality"),
+            extra=(("ordinality", "int"),),
+            tail=" ORDER BY r.ordinality",
+        ),
+    ]
+    return {cte.key: cte for cte in found}
+
+
+_CTES = ctes()
 
 # The compare-and-swap updates and how many rows each must match; a shortfall means another
 # transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
-_CHECKED = (
-    "changed_instance",
-    "changed_tokens",
-    "changed_joins",
-    "deleted_joins",
-    "changed_external_tasks",
-)
+_CHECKED = frozenset(key for key, cte in _CTES.items() if cte.checked)
 
 
-def save_statement(doc: dict[str, Any]) -> str:
+def save_statement(doc: dict[str, Any], ctes: Mapping[str, _Cte] | None = None) -> str:
     """The statement that writes `doc`: its non-empty lists only, then the row-count check."""
-    present = [key for key in _CTES if doc[key]]
+    known = _CTES if ctes is None else ctes
+    present = [key for key in known if doc[key]]
     checked = [key for key in present if key in _CHECKED]
-    ctes = ",\n".join(
-        ["d AS (SELECT %s::jsonb AS doc)", *(_cte(key, len(doc[key])) for key in present)]
+    parts = ",\n".join(
+        ["d AS (SELECT %s::jsonb AS doc)", *(known[key].text(len(doc[key])) for key in present)]
     )
     if not checked:
-        return f"WITH {ctes}\nSELECT NULL"
+        return f"WITH {parts}\nSELECT NULL"
     counts = ", ".join(f"(SELECT count(*) FROM {key})" for key in checked)
-    return f"WITH {ctes}\nSELECT interlock_expect_rows(ARRAY[{counts}], d.doc->'expected') FROM d"
-
-
-def _cte(key: str, count: int) -> str:
-    """The CTE of `key` reading its `count` rows. A lone row (the usual case) is read as a record
-    straight from the document, without a call of the set-returning function."""
-    rows = (
-        f"jsonb_to_record(d.doc->'{key}'->0)"
-        if count == 1
-        else f"interlock_rows(d.doc->'{key}') AS x, jsonb_to_record(x)"
-    )
-    return _CTES[key].replace("{rows}", rows)
+    return f"WITH {parts}\nSELECT interlock_expect_rows(ARRAY[{counts}], d.doc->'expected') FROM d"
 
 
 def expected_rows(doc: dict[str, Any]) -> list[int]:
@@ -328,89 +354,31 @@ def announcements(doc: dict[str, Any]) -> set[str]:
     return channels
 
 
-def document(run: InstanceRun) -> dict[str, Any]:
-    """The command's changes as plain JSON-ready rows, one list per kind of change."""
+def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[str, Any]:
+    """The command's changes as plain JSON-ready rows, one list per kind of change; each row
+    carries the fields its CTE reads (see `ctes`)."""
+    cte = _CTES if ctes is None else ctes
     inst = run.instance
     iid = inst.id
-    instance_row = {
-        "id": iid,
-        "version": inst.version,
-        "definition_id": inst.definition_id,
-        "definition_key": inst.definition_key,
-        "business_key": inst.business_key,
-        "state": inst.state.value,
-        "started_at": inst.started_at,
-        "ended_at": inst.ended_at,
-    }
-    tokens = list(run.tokens.values())
-    token_rows = [
-        {
-            "id": t.id,
-            "instance_id": iid,
-            "version": t.version,
-            "node_id": t.node_id,
-            "state": t.state.value,
-            "mode": t.mode,
-            "scope_id": t.scope_id,
-            "parent_id": t.parent_id,
-            "parallel_group": t.parallel_group,
-            "merged_into": t.merged_into,
-            "visit_id": t.visit_id,
-            "created_at": t.created_at,
-            "updated_at": t.updated_at,
-            "_new": t.is_new,
-        }
-        for t in tokens
-        if t.is_new or t.dirty
-    ]
-    joins = [
-        {
-            "instance_id": iid,
-            "gateway_id": j.gateway_id,
-            "scope_key": j.scope_key,
-            "arrivals": j.arrivals,
-            "version": j.version,
-        }
-        for j in run.joins.values()
-    ]
-    visits = [
-        {
-            "id": v.id,
-            "instance_id": iid,
-            "token_id": v.token_id,
-            "node_id": v.node_id,
-            "node_name": v.node_name,
-            "node_type": v.node_type,
-            "state": v.state,
-            "started_at": v.started_at,
-            "ended_at": v.ended_at,
-        }
-        for v in run.visits
-    ]
+    tokens = run.tokens.values()
+    joins = run.joins.values()
     # One outbox row per history row written, then the instance-level and token events.
-    outbox: list[dict[str, Any]] = [
-        {
-            "event": f"visit.{v.state.lower()}",
-            "token_id": v.token_id,
-            "node_id": v.node_id,
-            "history_id": v.id,
-        }
-        for v in run.visits
-    ]
-    outbox.extend(
-        {"event": e.event, "token_id": e.token_id, "node_id": e.node_id, "history_id": e.history_id}
-        for e in run.events
-    )
+    events = [Event(f"visit.{v.state.lower()}", v.token_id, v.node_id, v.id) for v in run.visits]
+    events.extend(run.events)
     if run.changed_variables:
-        outbox.append({"event": "variables.updated"})
+        events.append(Event("variables.updated"))
+    outbox = cte["outbox"].rows(events, instance_id=iid, ordinality=0)
     for ordinal, row in enumerate(outbox):
-        row["instance_id"] = iid
         row["ordinality"] = ordinal
     changes = {
-        "new_tokens": [t for t in token_rows if t["_new"]],
-        "changed_tokens": [t for t in token_rows if not t["_new"]],
-        "new_joins": [j for j in joins if j["version"] is None],
-        "changed_joins": [j for j in joins if j["version"] is not None],
+        "new_tokens": cte["new_tokens"].rows(t for t in tokens if t.is_new),
+        "changed_tokens": cte["changed_tokens"].rows(t for t in tokens if t.dirty and not t.is_new),
+        "new_joins": cte["new_joins"].rows(
+            (j for j in joins if j.version is None), instance_id=iid
+        ),
+        "changed_joins": cte["changed_joins"].rows(
+            (j for j in joins if j.version is not None), instance_id=iid
+        ),
         "deleted_joins": [
             {"instance_id": iid, "gateway_id": g, "scope_key": s, "version": version}
             for (g, s), version in run.deleted_joins.items()
@@ -425,56 +393,58 @@ def document(run: InstanceRun) -> dict[str, Any]:
             }
             for name in sorted(run.changed_variables)
         ],
-        **_work(run),
-        "new_visits": [v for v, visit in zip(visits, run.visits, strict=True) if visit.is_new],
-        "ended_visits": [
-            v for v, visit in zip(visits, run.visits, strict=True) if not visit.is_new
-        ],
+        **_work(run, cte),
+        "new_visits": cte["new_visits"].rows((v for v in run.visits if v.is_new), instance_id=iid),
+        "ended_visits": cte["ended_visits"].rows(v for v in run.visits if not v.is_new),
         "outbox": outbox,
     }
     # Every write to an existing instance bumps its version, so that a command which loaded the
     # instance without its lock (see engine/executor.py) can tell nobody wrote in between.
     changed = not inst.is_new and (inst.dirty or any(changes.values()))
     return {
-        "new_instance": [instance_row] if inst.is_new else [],
-        "changed_instance": [instance_row] if changed else [],
+        "new_instance": cte["new_instance"].rows([inst] if inst.is_new else []),
+        "changed_instance": cte["changed_instance"].rows([inst] if changed else []),
         **changes,
     }
 
 
-def _work(run: InstanceRun) -> dict[str, list[Any]]:
+def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:
     """User tasks, external tasks, jobs, subscriptions and incidents: new, changed, deleted."""
     iid = run.instance.id
     definition_id = run.instance.definition_id
-
-    def rows(items: Any, **extra: Any) -> list[dict[str, Any]]:
-        return [{**vars(item), **extra} for item in items]
-
     tasks = run.tasks.values()
     externals = run.external_tasks.values()
     jobs = run.jobs.values()
     subscriptions = run.subscriptions.values()
     incidents = run.incidents.values()
     return {
-        "new_tasks": rows((t for t in tasks if t.is_new), instance_id=iid),
-        "changed_tasks": rows(t for t in tasks if t.dirty and not t.is_new),
-        "new_external_tasks": rows((e for e in externals if e.is_new), instance_id=iid),
-        "changed_external_tasks": rows(e for e in externals if e.dirty and not e.is_new),
-        "new_jobs": rows(
+        "new_tasks": cte["new_tasks"].rows((t for t in tasks if t.is_new), instance_id=iid),
+        "changed_tasks": cte["changed_tasks"].rows(t for t in tasks if t.dirty and not t.is_new),
+        "new_external_tasks": cte["new_external_tasks"].rows(
+            (e for e in externals if e.is_new), instance_id=iid
+        ),
+        "changed_external_tasks": cte["changed_external_tasks"].rows(
+            e for e in externals if e.dirty and not e.is_new
+        ),
+        "new_jobs": cte["new_jobs"].rows(
             (j for j in jobs if j.is_new and not j.deleted),
             instance_id=iid,
             definition_id=definition_id,
         ),
-        "changed_jobs": rows(j for j in jobs if j.dirty and not j.is_new and not j.deleted),
+        "changed_jobs": cte["changed_jobs"].rows(
+            j for j in jobs if j.dirty and not j.is_new and not j.deleted
+        ),
         "deleted_jobs": [str(j.id) for j in jobs if j.deleted and not j.is_new],
-        "new_subscriptions": rows(
+        "new_subscriptions": cte["new_subscriptions"].rows(
             (s for s in subscriptions if s.is_new and not s.deleted),
             instance_id=iid,
             definition_id=definition_id,
         ),
         "deleted_subscriptions": [str(s.id) for s in subscriptions if s.deleted and not s.is_new],
-        "new_incidents": rows(
+        "new_incidents": cte["new_incidents"].rows(
             (i for i in incidents if i.is_new), instance_id=iid, definition_id=definition_id
         ),
-        "changed_incidents": rows(i for i in incidents if i.dirty and not i.is_new),
+        "changed_incidents": cte["changed_incidents"].rows(
+            i for i in incidents if i.dirty and not i.is_new
+        ),
     }

@@ -9,6 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.store.columns import fetch_all, fetch_one
+
 
 @dataclass(frozen=True)
 class InstanceInfo:
@@ -46,12 +48,13 @@ class VisitRow:
 
 
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
-    row = conn.execute(
+    return fetch_one(
+        conn,
+        InstanceInfo,
         "SELECT id, definition_id, definition_key, business_key, state, started_at, ended_at "
         "FROM process_instance WHERE id = %s",
         (instance_id,),
-    ).fetchone()
-    return InstanceInfo(*row) if row else None
+    )
 
 
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
@@ -62,21 +65,23 @@ def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | No
 
 
 def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        TokenRow,
         "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at "
         "FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
-    ).fetchall()
-    return [TokenRow(*row) for row in rows]
+    )
 
 
 def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        VisitRow,
         "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at "
         "FROM history WHERE instance_id = %s ORDER BY started_at, id",
         (instance_id,),
-    ).fetchall()
-    return [VisitRow(*row) for row in rows]
+    )
 
 
 def variables(conn: psycopg.Connection[Any], instance_id: UUID) -> list[tuple[str, str, Any]]:

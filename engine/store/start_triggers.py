@@ -12,6 +12,7 @@ import psycopg
 from engine import timers, waits
 from engine.model import ProcessModel, StartEvent
 from engine.states import JobKind, SubscriptionKind
+from engine.store.columns import fetch_all
 
 
 @dataclass(frozen=True)
@@ -80,10 +81,11 @@ def replace(
 
 
 def find(conn: psycopg.Connection[Any], kind: str, name: str) -> list[StartSubscription]:
-    rows = conn.execute(
-        "SELECT s.definition_id, d.key, s.node_id FROM event_subscription s "
+    return fetch_all(
+        conn,
+        StartSubscription,
+        "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
         "JOIN process_definition d ON d.id = s.definition_id "
         "WHERE s.instance_id IS NULL AND s.kind = %s AND s.name = %s ORDER BY d.key",
         (kind, name),
-    ).fetchall()
-    return [StartSubscription(*row) for row in rows]
+    )

@@ -10,6 +10,7 @@ from uuid import UUID
 import psycopg
 
 from engine.states import TaskState
+from engine.store.columns import fetch_all, fetch_one
 
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
@@ -40,8 +41,7 @@ class TaskRow:
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID) -> TaskRow | None:
-    row = conn.execute(f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,)).fetchone()
-    return TaskRow(*row) if row else None
+    return fetch_one(conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,))
 
 
 def query(
@@ -55,7 +55,9 @@ def query(
     candidate_group: str | None = None,
     limit: int = 1000,
 ) -> list[TaskRow]:
-    rows = conn.execute(
+    return fetch_all(
+        conn,
+        TaskRow,
         f"SELECT {_COLUMNS} FROM {_FROM} "
         "WHERE (%(instance)s::uuid IS NULL OR t.instance_id = %(instance)s) "
         "AND (%(state)s::text IS NULL OR t.state = %(state)s) "
@@ -73,5 +75,4 @@ def query(
             "group": candidate_group,
             "limit": limit,
         },
-    ).fetchall()
-    return [TaskRow(*row) for row in rows]
+    )

@@ -1,0 +1,137 @@
+"""Column lists and types of the hot statements, read off the tables in `engine.schema`, and
+rows read by name.
+
+Loading an instance and writing it back name every column they carry; these helpers derive
+those names, the record types that unpack JSON rows and the conversions of JSON values from the
+table declarations, so that the statements follow the tables. Read models are built from a row's
+column names, never from column positions (`fetch_one`, `fetch_all`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psycopg
+import sqlalchemy as sa
+from psycopg.abc import Params, QueryNoTemplate
+from psycopg.rows import class_row
+from sqlalchemy.dialects.postgresql import JSONB
+
+from engine import schema
+
+TABLES: Mapping[str, sa.Table] = schema.metadata.tables
+
+T = TypeVar("T")
+
+
+def names(table: sa.Table) -> tuple[str, ...]:
+    """The table's columns, in declaration order."""
+    return tuple(column.name for column in table.columns)
+
+
+def field_names(cls: type[Any]) -> frozenset[str]:
+    return frozenset(field.name for field in dataclasses.fields(cls))
+
+
+def shared(table: sa.Table, cls: type[Any]) -> tuple[str, ...]:
+    """The table's columns that the runtime row `cls` holds, in declaration order."""
+    held = field_names(cls)
+    return tuple(name for name in names(table) if name in held)
+
+
+def mutable(table: sa.Table) -> tuple[str, ...]:
+    """The columns a command may change after the row was written (see `schema.MUTABLE`)."""
+    return tuple(column.name for column in table.columns if schema.is_mutable(column))
+
+
+def generated(column: sa.Column[Any]) -> bool:
+    """Whether the database fills the column when an insert leaves it out."""
+    return column.server_default is not None or column.identity is not None
+
+
+def record_type(column: sa.Column[Any]) -> str:
+    """The type of the column in a record unpacked from JSON (`jsonb_to_record`). An array
+    travels as a JSON array (see `record_value`)."""
+    kind = column.type
+    if isinstance(kind, sa.Uuid):
+        return "uuid"
+    if isinstance(kind, sa.DateTime):
+        return "timestamptz"
+    if isinstance(kind, sa.BigInteger):
+        return "bigint"
+    if isinstance(kind, sa.Integer):
+        return "int"
+    if isinstance(kind, JSONB | sa.ARRAY):
+        return "jsonb"
+    if isinstance(kind, sa.String):
+        return "text"
+    raise TypeError(f"no record type for {column.table.name}.{column.name} ({kind!r})")
+
+
+def record_value(column: sa.Column[Any], alias: str = "r") -> str:
+    """The column's value read from the record `alias`: a JSON array becomes a text array."""
+    if isinstance(column.type, sa.ARRAY):
+        return f"ARRAY(SELECT jsonb_array_elements_text({alias}.{column.name}))"
+    return f"{alias}.{column.name}"
+
+
+def _uuid(value: str) -> UUID:
+    return UUID(value)
+
+
+def _timestamp(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def _from_json(column: sa.Column[Any]) -> Callable[[Any], Any] | None:
+    """How a value of the column that JSON carries as a string becomes the row's value."""
+    if isinstance(column.type, sa.Uuid):
+        return _uuid
+    if isinstance(column.type, sa.DateTime):
+        return _timestamp
+    return None
+
+
+def json_reader(table: sa.Table, columns: tuple[str, ...]) -> Callable[[list[Any]], dict[str, Any]]:
+    """Reads one JSON list of `columns` (as `json_build_array` aggregates them) into a dict of
+    row values: ids and timestamps, which JSON carries as strings, are converted."""
+    conversions = [
+        (name, convert)
+        for name in columns
+        if (convert := _from_json(table.columns[name])) is not None
+    ]
+
+    def read(values: list[Any]) -> dict[str, Any]:
+        row = dict(zip(columns, values, strict=True))
+        for name, convert in conversions:
+            value = row[name]
+            if value is not None:
+                row[name] = convert(value)
+        return row
+
+    return read
+
+
+def fetch_one(
+    conn: psycopg.Connection[Any],
+    cls: type[T],
+    query: QueryNoTemplate,
+    params: Params | None = None,
+) -> T | None:
+    """The first row of `query` as a `cls`, built by name: each column (or its alias) names a
+    field."""
+    return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchone()
+
+
+def fetch_all(
+    conn: psycopg.Connection[Any],
+    cls: type[T],
+    query: QueryNoTemplate,
+    params: Params | None = None,
+) -> list[T]:
+    """The rows of `query` as `cls`es, built by name (see `fetch_one`)."""
+    return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchall()
