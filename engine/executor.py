@@ -131,7 +131,6 @@ class EngineSettings:
     max_retry_timeout_ms: int = 2_592_000_000
     max_fetch_tasks: int = 1000
 
-
     @property
     def timer_limits(self) -> TimerLimits:
         return TimerLimits(timedelta(milliseconds=self.min_timer_cycle_ms), self.max_timer_years)
