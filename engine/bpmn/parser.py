@@ -6,6 +6,9 @@ decoration with no execution meaning (documentation, lanes, annotations, diagram
 Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), ignored when they
 only describe (`IGNORED_EXTENSIONS`), or rejected: the listeners, input/output mappings and the
 like change what Camunda executes, and this engine does not execute them.
+
+A flow node or sequence flow without an id (Camunda accepts them) gets one derived from the file
+alone (see `generate_ids`), so every parse of the same file names it the same way.
 """
 
 from __future__ import annotations
@@ -283,9 +286,7 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
 
 
 def _common(element: Element, ctx: _Context) -> dict[str, Any]:
-    node_id = element.get("id")
-    if not node_id:
-        raise ctx.error(f"{_local(element)} has no id", element)
+    node_id = element.get("id")  # present: see generate_ids
     return {
         "id": node_id,
         "name": element.get("name"),
@@ -605,9 +606,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
 
 
 def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
-    flow_id = element.get("id")
-    if not flow_id:
-        raise ctx.error("sequenceFlow has no id", element)
+    flow_id = element.get("id")  # present: see generate_ids
     _check_children(element, ctx, frozenset({"conditionExpression"}))
     _plain_extensions(element, ctx, flow_id)
     source, target = element.get("sourceRef"), element.get("targetRef")
@@ -743,6 +742,61 @@ def _check_fan_out(
             raise ctx.error(message, element)
 
 
+# --- generated ids -----------------------------------------------------------------------------
+
+# Generated ids are `<tag>__<basis>`: a lower-case tag and a double underscore, which Camunda
+# Modeler never writes; a clash with a real id is still checked and resolved with a suffix.
+GENERATED_ID_SEPARATOR = "__"
+
+
+def _without_prefix(value: str | None) -> str:
+    return (value or "").strip().rpartition(":")[2]
+
+
+def generate_ids(root: Element) -> frozenset[str]:
+    """Give every flow node and sequence flow that has no id one derived from the document alone,
+    and return every id of the document. A flow is named after its source and target
+    (`sequenceFlow__Task_A__Task_B`), a node after its tag and its place among the id-less nodes
+    of that tag in document order (`task__1`); a name already taken gets `__2`, `__3`, ...
+    Elements are visited in document order, so the same file always yields the same ids."""
+    taken: set[str] = set()
+    missing: list[Element] = []
+    scopes = (_bpmn("process"), _bpmn("subProcess"))
+    for element in root.iter(etree.Element):
+        element_id = element.get("id")
+        if element_id:
+            taken.add(element_id)
+            continue
+        parent = element.getparent()
+        local = _local(element)
+        if (
+            parent is not None
+            and parent.tag in scopes
+            and _namespace(element) == BPMN_NS
+            and (local == "sequenceFlow" or local in NODE_PARSERS)
+        ):
+            missing.append(element)
+    counts: dict[str, int] = {}
+    for element in missing:
+        local = _local(element)
+        if local == "sequenceFlow":
+            basis = (
+                f"{_without_prefix(element.get('sourceRef'))}{GENERATED_ID_SEPARATOR}"
+                f"{_without_prefix(element.get('targetRef'))}"
+            )
+        else:
+            counts[local] = counts.get(local, 0) + 1
+            basis = str(counts[local])
+        candidate = f"{local}{GENERATED_ID_SEPARATOR}{basis}"
+        generated, suffix = candidate, 1
+        while generated in taken:
+            suffix += 1
+            generated = f"{candidate}{GENERATED_ID_SEPARATOR}{suffix}"
+        taken.add(generated)
+        element.set("id", generated)
+    return frozenset(taken)
+
+
 # --- entry point -------------------------------------------------------------------------------
 
 
@@ -804,6 +858,7 @@ def parse_bpmn(
             file=file,
             line=root.sourceline,
         )
+    generate_ids(root)
 
     def table(local: str, attribute: str) -> dict[str, str | None]:
         return {

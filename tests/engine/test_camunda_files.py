@@ -1,0 +1,57 @@
+"""Process files as Camunda 7 users bring them deploy and run to the end: flows without ids,
+prefixed references, the legacy activiti namespace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from engine.api import Engine
+from engine.bpmn import parse_bpmn
+from engine.handlers import TaskContext
+from engine.queries.console import join_states
+
+DATA = Path(__file__).parent.parent / "data" / "bpmn"
+
+
+def test_flows_without_ids_run_to_the_end_under_the_same_ids(engine: Engine) -> None:
+    handed_over: list[str] = []
+
+    def handover(ctx: TaskContext) -> dict[str, Any]:
+        handed_over.append(ctx.node_id)
+        return {"carrier": "post"}
+
+    engine.register_handler("handover", handover)
+    path = DATA / "parcel_dispatch.bpmn"
+    [deployed] = engine.deploy(path).definitions
+    instance = engine.start_latest("parcel_dispatch")
+    tasks = {task.node_id: task for task in instance.user_tasks()}
+    assert sorted(tasks) == ["Task_Label", "Task_Pack"]
+    engine.complete_task(tasks["Task_Pack"].id)
+    with engine.connection() as conn:
+        [join] = join_states(conn, instance.id)
+    assert (join.gateway_id, join.flows) == (
+        "Gateway_Join",
+        ["sequenceFlow__Task_Pack__Gateway_Join"],
+    )
+    # A cold cache parses the stored file again (as after a restart): the join still knows
+    # which flow its first token came by.
+    engine.definition_cache.clear()
+    engine.complete_task(tasks["Task_Label"].id)
+    assert instance.state.value == "Completed"
+    assert instance.variables() == {"carrier": "post"}
+    assert handed_over == ["Task_Handover"]
+    visited = sorted({step.node_id for track in instance.history() for step in track.steps})
+    assert visited == [
+        "End_Shipped",
+        "Gateway_Join",
+        "Gateway_Split",
+        "Start_Order",
+        "Task_Handover",
+        "Task_Label",
+        "Task_Pack",
+    ]
+    stored = engine.model(deployed["id"], "parcel_dispatch")
+    [parsed] = parse_bpmn(path.read_bytes(), path.name)
+    assert [f.id for f in stored.flows] == [f.id for f in parsed.flows]
+    assert "sequenceFlow__Task_Label__Gateway_Join" in [f.id for f in stored.flows]

@@ -1,0 +1,133 @@
+"""Files as Camunda 7 accepts them: elements without ids, prefixed references, the legacy
+activiti namespace and descriptive camunda: extensions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.bpmn import parse_bpmn, write_bpmn
+from engine.errors import ModelError
+from engine.model import NoneTask, ProcessModel, SequenceFlow
+
+DATA = Path(__file__).parent.parent / "data" / "bpmn"
+
+HEAD = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" '
+    'xmlns:camunda="http://camunda.org/schema/1.0/bpmn" '
+    'id="Definitions_1" targetNamespace="http://bpmn.io/schema/bpmn">\n'
+)
+
+
+def process(body: str) -> str:
+    return (
+        f'{HEAD}  <bpmn:process id="p" isExecutable="true">\n{body}\n'
+        "  </bpmn:process>\n</bpmn:definitions>\n"
+    )
+
+
+def parse_one(text: str | bytes, file: str = "test.bpmn") -> ProcessModel:
+    [model] = parse_bpmn(text, file)
+    return model
+
+
+def rejected(text: str, file: str = "bad.bpmn") -> ModelError:
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(text, file)
+    return caught.value
+
+
+def line_of(text: str, needle: str) -> int:
+    return text.count("\n", 0, text.index(needle)) + 1
+
+
+# --- generated ids -----------------------------------------------------------------------------
+
+
+PARCEL_FLOWS = [
+    ("sequenceFlow__Gateway_Join__Task_Handover", "Gateway_Join", "Task_Handover"),
+    ("sequenceFlow__Gateway_Split__Task_Label", "Gateway_Split", "Task_Label"),
+    ("sequenceFlow__Gateway_Split__Task_Pack", "Gateway_Split", "Task_Pack"),
+    ("sequenceFlow__Start_Order__Gateway_Split", "Start_Order", "Gateway_Split"),
+    ("sequenceFlow__Task_Handover__End_Shipped", "Task_Handover", "End_Shipped"),
+    ("sequenceFlow__Task_Label__Gateway_Join", "Task_Label", "Gateway_Join"),
+    ("sequenceFlow__Task_Pack__Gateway_Join", "Task_Pack", "Gateway_Join"),
+]
+
+
+def test_flows_without_ids_get_ids_from_their_source_and_target() -> None:
+    data = (DATA / "parcel_dispatch.bpmn").read_bytes()
+    model = parse_one(data)
+    assert [(f.id, f.source, f.target) for f in model.flows] == PARCEL_FLOWS
+    assert model.flow("sequenceFlow__Gateway_Split__Task_Label").name == "label"
+    assert model.node("Gateway_Join").incoming == (
+        "sequenceFlow__Task_Pack__Gateway_Join",
+        "sequenceFlow__Task_Label__Gateway_Join",
+    )
+    again = parse_one(data)
+    assert again == model
+    assert [f.id for f in again.flows] == [f.id for f in model.flows]
+
+
+def test_a_written_model_keeps_the_generated_ids() -> None:
+    model = parse_one((DATA / "parcel_dispatch.bpmn").read_bytes())
+    assert parse_one(write_bpmn([model])) == model
+
+
+def test_generated_ids_never_take_a_real_id() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        '    <bpmn:endEvent id="e" />\n'
+        '    <bpmn:task id="task__1" />\n'
+        '    <bpmn:task name="Loose" />\n'
+        '    <bpmn:task name="Also loose" id="" />\n'
+        '    <bpmn:sequenceFlow id="sequenceFlow__s__e" sourceRef="s" targetRef="e" />\n'
+        '    <bpmn:sequenceFlow sourceRef="s" targetRef="e" />\n'
+        '    <bpmn:sequenceFlow sourceRef="s" targetRef="e" />'
+    )
+    model = parse_one(text)
+    assert [f.id for f in model.flows] == [
+        "sequenceFlow__s__e",
+        "sequenceFlow__s__e__2",
+        "sequenceFlow__s__e__3",
+    ]
+    assert model.node("task__1__2") == NoneTask(id="task__1__2", name="Loose")
+    assert model.node("task__2") == NoneTask(id="task__2", name="Also loose")
+    assert model.node("task__2").line == line_of(text, "Also loose")
+    assert model.node("s").outgoing == tuple(f.id for f in model.flows)
+
+
+def test_generated_ids_inside_a_subprocess() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        '    <bpmn:subProcess id="sub">\n'
+        '      <bpmn:startEvent id="inner_s" />\n'
+        '      <bpmn:endEvent id="inner_e" />\n'
+        '      <bpmn:sequenceFlow sourceRef="inner_s" targetRef="inner_e" />\n'
+        "    </bpmn:subProcess>\n"
+        '    <bpmn:endEvent id="e" />\n'
+        '    <bpmn:sequenceFlow sourceRef="s" targetRef="sub" />\n'
+        '    <bpmn:sequenceFlow sourceRef="sub" targetRef="e" />'
+    )
+    model = parse_one(text)
+    assert model.flow("sequenceFlow__inner_s__inner_e") == SequenceFlow(
+        id="sequenceFlow__inner_s__inner_e", source="inner_s", target="inner_e"
+    )
+    assert model.node("sub").outgoing == ("sequenceFlow__sub__e",)
+
+
+def test_a_flow_without_id_is_still_checked_and_named_in_errors() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        '    <bpmn:endEvent id="e" />\n'
+        '    <bpmn:sequenceFlow sourceRef="s" targetRef="nowhere" />'
+    )
+    error = rejected(text)
+    assert "targetRef 'nowhere' names no flow node" in str(error)
+    assert (error.file, error.line, error.element_id) == (
+        "bad.bpmn",
+        line_of(text, 'targetRef="nowhere"'),
+        "sequenceFlow__s__nowhere",
+    )
