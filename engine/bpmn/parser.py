@@ -8,7 +8,9 @@ only describe (`IGNORED_EXTENSIONS`), or rejected: the listeners, input/output m
 like change what Camunda executes, and this engine does not execute them.
 
 A flow node or sequence flow without an id (Camunda accepts them) gets one derived from the file
-alone (see `generate_ids`), so every parse of the same file names it the same way.
+alone (see `generate_ids`), so every parse of the same file names it the same way. A reference
+may be a prefixed QName (`messageRef="tns:Message_1"`): a prefix declared for any namespace is
+dropped and the local part names an element of the same definitions, as Camunda resolves it.
 """
 
 from __future__ import annotations
@@ -198,6 +200,9 @@ class _Context:
     messages: dict[str, str | None]
     signals: dict[str, str | None]
     errors: dict[str, str | None]
+    # Every id of the document (generated ones included): a reference equal to one is taken as
+    # written even when it contains a colon.
+    ids: frozenset[str] = frozenset()
     # What one process may hold (see ModelLimits); None: anything (a definition already deployed).
     limits: ModelLimits | None = DEFAULT_LIMITS
 
@@ -214,6 +219,22 @@ class _Context:
         if _namespace(element) != BPMN_NS:
             tag = f"{element.prefix}:{tag}" if element.prefix else element.tag
         return self.error(f"{tag} is not supported by this engine", element, element_id)
+
+    def resolve(self, element: Element, value: str, what: str, owner_id: str | None = None) -> str:
+        """The id a reference names: `prefix:local` is `local` when `prefix` is a namespace
+        prefix declared in scope of `element`; an undeclared prefix is an error."""
+        prefix, colon, local = value.partition(":")
+        if not colon or value in self.ids:
+            return value
+        if prefix and local and element.nsmap.get(prefix) is not None:
+            return local
+        message = f"{what} '{value}': the prefix '{prefix}' is not a declared namespace prefix"
+        raise self.error(message, element, owner_id)
+
+    def ref(self, element: Element, attribute: str, owner_id: str | None = None) -> str | None:
+        """A reference attribute of `element`, resolved (None when absent or empty)."""
+        value = element.get(attribute)
+        return self.resolve(element, value, attribute, owner_id) if value else None
 
     def boolean(self, element: Element, attribute: str, default: bool = False) -> bool:
         value = element.get(attribute)
@@ -367,13 +388,14 @@ def _referenced(
 ) -> str:
     """The name of the bpmn:message or bpmn:signal that `attribute` of `element` (an event
     definition or a receive task) refers to."""
-    ref = element.get(attribute)
-    if not ref:
+    written = element.get(attribute)
+    if not written:
         owner = element.getparent() if _local(element).endswith("EventDefinition") else element
         what = f"{kind} {_EVENT_WORDS[_local(owner)]}" if _local(owner) in _EVENT_WORDS else None
         raise ctx.error(f"{what or _local(owner)} has no {attribute}", element, event_id)
+    ref = ctx.resolve(element, written, attribute, event_id)
     if ref not in table:
-        raise ctx.error(f"{attribute} '{ref}' names no bpmn:{kind}", element, event_id)
+        raise ctx.error(f"{attribute} '{written}' names no bpmn:{kind}", element, event_id)
     name = table[ref]
     if not name:
         raise ctx.error(f"{kind} '{ref}' has no name", element, event_id)
@@ -405,11 +427,12 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             if definition.get(_camunda(attribute)) is not None:
                 message = f"camunda:{attribute} is not supported by this engine"
                 raise ctx.error(message, definition, event_id)
-        ref = definition.get("errorRef")
+        ref = ctx.ref(definition, "errorRef", event_id)
         if not ref:
             return {"is_error": True, "error_code": None}
         if ref not in ctx.errors:
-            raise ctx.error(f"errorRef '{ref}' names no bpmn:error", definition, event_id)
+            written = definition.get("errorRef")
+            raise ctx.error(f"errorRef '{written}' names no bpmn:error", definition, event_id)
         return {"is_error": True, "error_code": ctx.errors[ref]}
     return {}  # terminateEventDefinition: the caller knows
 
@@ -468,7 +491,7 @@ def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
 
 def _boundary_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    attached_to = element.get("attachedToRef")
+    attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
     definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
@@ -576,7 +599,7 @@ def _task(element: Element, ctx: _Context) -> Node:
 def _exclusive_gateway(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
-    return ExclusiveGateway(**common, default_flow=element.get("default"))
+    return ExclusiveGateway(**common, default_flow=ctx.ref(element, "default"))
 
 
 def _parallel_gateway(element: Element, ctx: _Context) -> Node:
@@ -609,7 +632,7 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
     flow_id = element.get("id")  # present: see generate_ids
     _check_children(element, ctx, frozenset({"conditionExpression"}))
     _plain_extensions(element, ctx, flow_id)
-    source, target = element.get("sourceRef"), element.get("targetRef")
+    source, target = ctx.ref(element, "sourceRef"), ctx.ref(element, "targetRef")
     if not source or not target:
         raise ctx.error("sequenceFlow needs a sourceRef and a targetRef", element)
     conditions = element.findall(_bpmn("conditionExpression"))
@@ -639,8 +662,11 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
     )
 
 
-def _declared_refs(element: Element, local: str) -> list[str]:
-    return [(child.text or "").strip() for child in element.findall(_bpmn(local))]
+def _declared_refs(element: Element, ctx: _Context, local: str) -> list[str]:
+    return [
+        ctx.resolve(child, (child.text or "").strip(), local, element.get("id"))
+        for child in element.findall(_bpmn(local))
+    ]
 
 
 def _is_loop(local: str) -> bool:
@@ -704,7 +730,7 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         incoming = tuple(flows_in.get(node.id, ()))
         outgoing = tuple(flows_out.get(node.id, ()))
         for direction, derived in (("incoming", incoming), ("outgoing", outgoing)):
-            declared = _declared_refs(node_element, direction)
+            declared = _declared_refs(node_element, ctx, direction)
             if declared and set(declared) != set(derived):
                 raise ctx.error(
                     f"<{direction}> elements ({', '.join(declared)}) disagree with the "
@@ -858,7 +884,7 @@ def parse_bpmn(
             file=file,
             line=root.sourceline,
         )
-    generate_ids(root)
+    ids = generate_ids(root)
 
     def table(local: str, attribute: str) -> dict[str, str | None]:
         return {
@@ -872,6 +898,7 @@ def parse_bpmn(
         messages=table("message", "name"),
         signals=table("signal", "name"),
         errors=table("error", "errorCode"),
+        ids=ids,
         limits=limits,
     )
     processes = root.findall(_bpmn("process"))

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from engine.api import Engine
+from engine.api import Engine, InstanceHandle
 from engine.bpmn import parse_bpmn
+from engine.errors import BpmnError
 from engine.handlers import TaskContext
 from engine.queries.console import join_states
 
@@ -55,3 +56,44 @@ def test_flows_without_ids_run_to_the_end_under_the_same_ids(engine: Engine) -> 
     [parsed] = parse_bpmn(path.read_bytes(), path.name)
     assert [f.id for f in stored.flows] == [f.id for f in parsed.flows]
     assert "sequenceFlow__Task_Label__Gateway_Join" in [f.id for f in stored.flows]
+
+
+def _inbox(engine: Engine) -> None:
+    def check_invoice(ctx: TaskContext) -> dict[str, Any]:
+        if ctx.variables["amount"] < 0:
+            raise BpmnError("INVOICE_REJECTED", "a negative amount")
+        return {"checked": True}
+
+    engine.register_handler("checkInvoice", check_invoice)
+    engine.deploy(DATA / "invoice_inbox.bpmn")
+
+
+def _path(instance: InstanceHandle) -> list[str]:
+    return [step.node_id for track in instance.history() for step in track.steps]
+
+
+def test_prefixed_references_correlate_messages_and_catch_errors(engine: Engine) -> None:
+    _inbox(engine)
+    paid = engine.start_latest("invoice_inbox", {"amount": 300}, business_key="INV-1")
+    assert engine.correlate_message("invoiceApproved", business_key="INV-1").deliveries
+    assert engine.correlate_message("invoicePaid", business_key="INV-1").deliveries
+    assert paid.state.value == "Completed"
+    assert _path(paid) == [
+        "Start_Received",
+        "Task_Check",
+        "Task_Approval",
+        "Gateway_Amount",
+        "Event_Paid",
+        "End_Paid",
+    ]
+    audited = engine.start_latest("invoice_inbox", {"amount": 5000}, business_key="INV-2")
+    engine.correlate_message("invoiceApproved", business_key="INV-2")
+    assert audited.state.value == "Completed"
+    assert _path(audited)[-1] == "End_Audit"
+    rejected = engine.start_latest("invoice_inbox", {"amount": -1})
+    assert rejected.state.value == "Completed"
+    assert _path(rejected) == ["Start_Received", "Task_Check", "Event_Rejected", "End_Rejected"]
+    recalled = engine.start_latest("invoice_inbox", {"amount": 10})
+    engine.signal("invoiceRecalled")
+    assert recalled.state.value == "Completed"
+    assert _path(recalled)[-2:] == ["Event_Recalled", "End_Recalled"]

@@ -9,7 +9,15 @@ import pytest
 
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.errors import ModelError
-from engine.model import NoneTask, ProcessModel, SequenceFlow
+from engine.model import (
+    BoundaryEvent,
+    ExclusiveGateway,
+    IntermediateCatchEvent,
+    NoneTask,
+    ProcessModel,
+    ReceiveTask,
+    SequenceFlow,
+)
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
 
@@ -130,4 +138,137 @@ def test_a_flow_without_id_is_still_checked_and_named_in_errors() -> None:
         "bad.bpmn",
         line_of(text, 'targetRef="nowhere"'),
         "sequenceFlow__s__nowhere",
+    )
+
+
+# --- prefixed references -----------------------------------------------------------------------
+
+
+def test_prefixed_references_resolve_within_the_definitions() -> None:
+    model = parse_one((DATA / "invoice_inbox.bpmn").read_bytes())
+    assert model.node("Event_Rejected") == BoundaryEvent(
+        id="Event_Rejected",
+        name="Rejected",
+        attached_to="Task_Check",
+        is_error=True,
+        error_code="INVOICE_REJECTED",
+        outgoing=("Flow_ToRejected",),
+    )
+    assert model.node("Event_Recalled") == BoundaryEvent(
+        id="Event_Recalled",
+        name="Recalled",
+        attached_to="Task_Approval",
+        signal_name="invoiceRecalled",
+        outgoing=("Flow_ToRecalled",),
+    )
+    assert model.node("Task_Approval") == ReceiveTask(
+        id="Task_Approval",
+        name="Await approval",
+        message_name="invoiceApproved",
+        incoming=("Flow_ToApproval",),
+        outgoing=("Flow_ToDecide",),
+    )
+    assert model.node("Event_Paid") == IntermediateCatchEvent(
+        id="Event_Paid",
+        name="Payment confirmed",
+        message_name="invoicePaid",
+        incoming=("Flow_Pay",),
+        outgoing=("Flow_ToEndPaid",),
+    )
+    assert model.node("Gateway_Amount") == ExclusiveGateway(
+        id="Gateway_Amount",
+        name="Amount?",
+        default_flow="Flow_Pay",
+        incoming=("Flow_ToDecide",),
+        outgoing=("Flow_Pay", "Flow_Audit"),
+    )
+    assert model.flow("Flow_ToCheck") == SequenceFlow(
+        id="Flow_ToCheck", source="Start_Received", target="Task_Check"
+    )
+
+
+def test_a_prefix_of_any_declared_namespace_is_dropped() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" xmlns:here="urn:declared-on-the-element">\n'
+        "      <bpmn:outgoing>here:f</bpmn:outgoing>\n"
+        "    </bpmn:startEvent>\n"
+        '    <bpmn:endEvent id="e" />\n'
+        '    <bpmn:sequenceFlow id="f" sourceRef="bpmn:s" targetRef="camunda:e" />'
+    )
+    assert parse_one(text).flow("f") == SequenceFlow(id="f", source="s", target="e")
+
+
+def test_an_id_with_a_colon_is_taken_as_written() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        '    <bpmn:endEvent id="odd:end" />\n'
+        '    <bpmn:sequenceFlow id="f" sourceRef="s" targetRef="odd:end" />'
+    )
+    assert parse_one(text).flow("f").target == "odd:end"
+
+
+@pytest.mark.parametrize(
+    ("body", "needle", "fragment", "element_id"),
+    [
+        (
+            '<bpmn:startEvent id="s" /><bpmn:endEvent id="e" />\n'
+            '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="nope:e" />',
+            'targetRef="nope:e"',
+            "targetRef 'nope:e': the prefix 'nope' is not a declared namespace prefix",
+            "f",
+        ),
+        (
+            '<bpmn:startEvent id="s">\n'
+            '<bpmn:messageEventDefinition id="d" messageRef="nope:Message_1" />'
+            '</bpmn:startEvent><bpmn:endEvent id="e" />'
+            '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />',
+            "nope:Message_1",
+            "messageRef 'nope:Message_1': the prefix 'nope' is not a declared namespace prefix",
+            "s",
+        ),
+        (
+            '<bpmn:startEvent id="s" /><bpmn:task id="t" /><bpmn:endEvent id="e" />'
+            '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="t" />'
+            '<bpmn:sequenceFlow id="g" sourceRef="t" targetRef="e" />\n'
+            '<bpmn:boundaryEvent id="b" attachedToRef="x:t"><bpmn:errorEventDefinition />'
+            "</bpmn:boundaryEvent>",
+            'attachedToRef="x:t"',
+            "attachedToRef 'x:t': the prefix 'x' is not a declared namespace prefix",
+            "b",
+        ),
+        (
+            '<bpmn:startEvent id="s">\n<bpmn:outgoing>tns:f</bpmn:outgoing></bpmn:startEvent>'
+            '<bpmn:endEvent id="e" /><bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />',
+            "tns:f",
+            "outgoing 'tns:f': the prefix 'tns' is not a declared namespace prefix",
+            "s",
+        ),
+        (
+            '<bpmn:startEvent id="s">\n<bpmn:errorEventDefinition errorRef="e:Error_1" />'
+            "</bpmn:startEvent>",
+            "e:Error_1",
+            "errorRef 'e:Error_1': the prefix 'e' is not a declared namespace prefix",
+            "s",
+        ),
+        (
+            '<bpmn:startEvent id="s">\n<bpmn:messageEventDefinition messageRef="bpmn:Nothing" />'
+            "</bpmn:startEvent>",
+            "bpmn:Nothing",
+            "messageRef 'bpmn:Nothing' names no bpmn:message",
+            "s",
+        ),
+    ],
+)
+def test_an_unknown_prefix_names_file_line_and_element(
+    body: str, needle: str, fragment: str, element_id: str
+) -> None:
+    text = process(body).replace(
+        "<bpmn:process", '<bpmn:message id="Message_1" name="m" />\n  <bpmn:process'
+    )
+    error = rejected(text)
+    assert fragment in str(error)
+    assert (error.file, error.line, error.element_id) == (
+        "bad.bpmn",
+        line_of(text, needle),
+        element_id,
     )
