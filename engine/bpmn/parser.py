@@ -11,6 +11,8 @@ A flow node or sequence flow without an id (Camunda accepts them) gets one deriv
 alone (see `generate_ids`), so every parse of the same file names it the same way. A reference
 may be a prefixed QName (`messageRef="tns:Message_1"`): a prefix declared for any namespace is
 dropped and the local part names an element of the same definitions, as Camunda resolves it.
+Files written for the legacy `http://activiti.org/bpmn` extension namespace read as the current
+camunda namespace, element and attribute alike.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ from engine.timers import TIMER_KINDS, TimerLimits, parse_cycle, validate_timer
 MAX_BPMN_BYTES = DEFAULT_LIMITS.max_bytes
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 CAMUNDA_NS = "http://camunda.org/schema/1.0/bpmn"
+# The extension namespace of Camunda 7's first versions; Camunda 7 still reads it as CAMUNDA_NS.
+ACTIVITI_NS = "http://activiti.org/bpmn"
 
 # lxml ships no type information; elements are typed loosely through this alias.
 Element = Any
@@ -188,6 +192,17 @@ def _namespace(element: Element) -> str | None:
     return tag[1 : tag.index("}")] if tag.startswith("{") else None
 
 
+def _qualified(element: Element) -> str:
+    """The tag as messages show it: bare for BPMN, `camunda:` for the camunda namespace (whatever
+    prefix the file chose), the file's own prefix otherwise."""
+    namespace = _namespace(element)
+    if namespace == BPMN_NS:
+        return _local(element)
+    if namespace == CAMUNDA_NS:
+        return f"camunda:{_local(element)}"
+    return f"{element.prefix}:{_local(element)}" if element.prefix else str(element.tag)
+
+
 def _children(element: Element) -> list[Element]:
     """Element children only: comments and processing instructions are not elements."""
     return [child for child in element if isinstance(child.tag, str)]
@@ -215,9 +230,7 @@ class _Context:
         )
 
     def unsupported(self, element: Element, element_id: str | None) -> ModelError:
-        tag = _local(element)
-        if _namespace(element) != BPMN_NS:
-            tag = f"{element.prefix}:{tag}" if element.prefix else element.tag
+        tag = _qualified(element)
         return self.error(f"{tag} is not supported by this engine", element, element_id)
 
     def resolve(self, element: Element, value: str, what: str, owner_id: str | None = None) -> str:
@@ -274,9 +287,9 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
                     raise ctx.error(message, child, owner_id)
                 retry = child
             elif local in REJECTED_EXTENSIONS:
-                tag = f"{child.prefix}:{local}" if child.prefix else local
                 message = (
-                    f"{tag} is not supported by this engine (it changes what Camunda executes)"
+                    f"{_qualified(child)} is not supported by this engine (it changes what "
+                    "Camunda executes)"
                 )
                 raise ctx.error(message, child, owner_id)
             elif local not in IGNORED_EXTENSIONS:
@@ -823,6 +836,28 @@ def generate_ids(root: Element) -> frozenset[str]:
     return frozenset(taken)
 
 
+# --- the legacy extension namespace ------------------------------------------------------------
+
+_ACTIVITI_PREFIX = f"{{{ACTIVITI_NS}}}"
+_ACTIVITI_MARKS = tuple(ACTIVITI_NS.encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
+
+
+def read_legacy_namespace(root: Element, data: bytes) -> None:
+    """Rename the elements and attributes of the activiti namespace into the camunda namespace
+    (an attribute written in both keeps its camunda value). Only a document that mentions the
+    namespace is walked."""
+    if not any(mark in data for mark in _ACTIVITI_MARKS):
+        return
+    for element in root.iter(etree.Element):
+        if element.tag.startswith(_ACTIVITI_PREFIX):
+            element.tag = _camunda(_local(element))
+        for name in [name for name in element.attrib if name.startswith(_ACTIVITI_PREFIX)]:
+            value = element.attrib.pop(name)
+            current = _camunda(name[len(_ACTIVITI_PREFIX) :])
+            if element.get(current) is None:
+                element.set(current, value)
+
+
 # --- entry point -------------------------------------------------------------------------------
 
 
@@ -884,6 +919,7 @@ def parse_bpmn(
             file=file,
             line=root.sourceline,
         )
+    read_legacy_namespace(root, raw)
     ids = generate_ids(root)
 
     def table(local: str, attribute: str) -> dict[str, str | None]:

@@ -11,6 +11,7 @@ from engine.bpmn import parse_bpmn
 from engine.errors import BpmnError
 from engine.handlers import TaskContext
 from engine.queries.console import join_states
+from engine.states import InstanceState, JobOutcome
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
 
@@ -39,7 +40,7 @@ def test_flows_without_ids_run_to_the_end_under_the_same_ids(engine: Engine) -> 
     # which flow its first token came by.
     engine.definition_cache.clear()
     engine.complete_task(tasks["Task_Label"].id)
-    assert instance.state.value == "Completed"
+    assert instance.state is InstanceState.COMPLETED
     assert instance.variables() == {"carrier": "post"}
     assert handed_over == ["Task_Handover"]
     visited = sorted({step.node_id for track in instance.history() for step in track.steps})
@@ -77,7 +78,7 @@ def test_prefixed_references_correlate_messages_and_catch_errors(engine: Engine)
     paid = engine.start_latest("invoice_inbox", {"amount": 300}, business_key="INV-1")
     assert engine.correlate_message("invoiceApproved", business_key="INV-1").deliveries
     assert engine.correlate_message("invoicePaid", business_key="INV-1").deliveries
-    assert paid.state.value == "Completed"
+    assert paid.state is InstanceState.COMPLETED
     assert _path(paid) == [
         "Start_Received",
         "Task_Check",
@@ -88,12 +89,36 @@ def test_prefixed_references_correlate_messages_and_catch_errors(engine: Engine)
     ]
     audited = engine.start_latest("invoice_inbox", {"amount": 5000}, business_key="INV-2")
     engine.correlate_message("invoiceApproved", business_key="INV-2")
-    assert audited.state.value == "Completed"
+    assert audited.state is InstanceState.COMPLETED
     assert _path(audited)[-1] == "End_Audit"
     rejected = engine.start_latest("invoice_inbox", {"amount": -1})
-    assert rejected.state.value == "Completed"
+    assert rejected.state is InstanceState.COMPLETED
     assert _path(rejected) == ["Start_Received", "Task_Check", "Event_Rejected", "End_Rejected"]
     recalled = engine.start_latest("invoice_inbox", {"amount": 10})
     engine.signal("invoiceRecalled")
-    assert recalled.state.value == "Completed"
+    assert recalled.state is InstanceState.COMPLETED
     assert _path(recalled)[-2:] == ["Event_Recalled", "End_Recalled"]
+
+
+def test_a_file_in_the_legacy_activiti_namespace_runs_its_camunda_attributes(
+    engine: Engine,
+) -> None:
+    engine.register_handler("bookExpense", lambda ctx: {"booked": ctx.variables["amount"]})
+    engine.deploy(DATA / "expense_claim_legacy.bpmn")
+    instance = engine.start_latest("expense_claim", {"amount": 42, "claimant": "mary"})
+    [task] = engine.fetch_and_lock("w1", {"expense-check": 60_000})
+    assert (task["topic"], task["priority"], task["instance_id"]) == (
+        "expense-check",
+        5,
+        str(instance.id),
+    )
+    engine.complete_external_task(task["id"], "w1", {"receipts": "ok"})
+    # camunda:asyncBefore: the booking waits for a job.
+    [job] = engine.jobs(instance_id=instance.id)
+    assert job.node_id == "ServiceTask_Book"
+    assert engine.execute_job(job.id) is JobOutcome.EXECUTED
+    [confirm] = instance.user_tasks()
+    assert (confirm.node_id, confirm.assignee) == ("UserTask_Confirm", "mary")
+    assert instance.variables()["booking"] == {"booked": 42}
+    engine.complete_task(confirm.id)
+    assert instance.state is InstanceState.COMPLETED

@@ -17,14 +17,17 @@ from engine.model import (
     ProcessModel,
     ReceiveTask,
     SequenceFlow,
+    ServiceTask,
+    UserTask,
 )
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
+CAMUNDA = 'xmlns:camunda="http://camunda.org/schema/1.0/bpmn"'
 
 HEAD = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
     '<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" '
-    'xmlns:camunda="http://camunda.org/schema/1.0/bpmn" '
+    f"{CAMUNDA} "
     'id="Definitions_1" targetNamespace="http://bpmn.io/schema/bpmn">\n'
 )
 
@@ -271,4 +274,70 @@ def test_an_unknown_prefix_names_file_line_and_element(
         "bad.bpmn",
         line_of(text, needle),
         element_id,
+    )
+
+
+# --- the legacy activiti namespace -------------------------------------------------------------
+
+
+def test_the_legacy_namespace_reads_as_the_camunda_namespace() -> None:
+    model = parse_one((DATA / "expense_claim_legacy.bpmn").read_bytes())
+    assert model.version_tag == "2018-03"
+    assert model.node("ServiceTask_Check") == ServiceTask(
+        id="ServiceTask_Check",
+        name="Check receipts",
+        topic="expense-check",
+        task_priority=5,
+        incoming=("SequenceFlow_0v0fk6j",),
+        outgoing=("SequenceFlow_1m3o5b2",),
+    )
+    assert model.node("ServiceTask_Book") == ServiceTask(
+        id="ServiceTask_Book",
+        name="Book expense",
+        handler="bookExpense",
+        result_variable="booking",
+        async_before=True,
+        retry_cycle="R2/PT1M",
+        incoming=("SequenceFlow_1m3o5b2",),
+        outgoing=("SequenceFlow_18v4x0e",),
+    )
+    confirm = model.node("UserTask_Confirm")
+    assert isinstance(confirm, UserTask)
+    assert (confirm.assignee, confirm.form_key) == ("${claimant}", "embedded:app:forms/payout.html")
+
+
+LEGACY_HEAD = HEAD.replace(
+    'xmlns:camunda="http://camunda.org/schema/1.0/bpmn"',
+    'xmlns:activiti="http://activiti.org/bpmn"',
+)
+
+
+def test_the_legacy_namespace_under_its_own_prefix() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        '    <bpmn:serviceTask id="t" activiti:class="com.acme.Book" activiti:asyncBefore="true" '
+        'camunda:asyncBefore="false" />\n'
+        '    <bpmn:endEvent id="e" />\n'
+        '    <bpmn:sequenceFlow id="f1" sourceRef="s" targetRef="t" />\n'
+        '    <bpmn:sequenceFlow id="f2" sourceRef="t" targetRef="e" />'
+    ).replace(HEAD, LEGACY_HEAD.replace("<bpmn:definitions ", f"<bpmn:definitions {CAMUNDA} "))
+    assert parse_one(text).node("t") == ServiceTask(
+        id="t", handler="com.acme.Book", incoming=("f1",), outgoing=("f2",)
+    )
+
+
+def test_what_the_legacy_namespace_cannot_run_is_refused_as_camunda() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s">\n'
+        "      <bpmn:extensionElements>\n"
+        '        <activiti:executionListener event="start" class="com.acme.Audit" />\n'
+        "      </bpmn:extensionElements>\n"
+        "    </bpmn:startEvent>"
+    ).replace(HEAD, LEGACY_HEAD)
+    error = rejected(text)
+    assert "camunda:executionListener is not supported by this engine" in str(error)
+    assert (error.file, error.line, error.element_id) == (
+        "bad.bpmn",
+        line_of(text, "<activiti:executionListener"),
+        "s",
     )
