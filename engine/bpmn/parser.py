@@ -3,8 +3,9 @@
 Parsing is hardened: no DTD of any kind, no entities, no network, a size limit. Every flow element
 is either understood or rejected with a ModelError naming the file, line and element; only
 decoration with no execution meaning (documentation, lanes, annotations, diagrams...) is skipped.
-Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), ignored when they
-only describe (`IGNORED_EXTENSIONS`), or rejected: the listeners, input/output mappings and the
+Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), accepted when they
+only describe (`IGNORED_EXTENSIONS`; `camunda:properties` and `bpmn:documentation` are kept on the
+model as read-only data), or rejected: the listeners, input/output mappings and the
 like change what Camunda executes, and this engine does not execute them.
 
 A flow node or sequence flow without an id (Camunda accepts them) gets one derived from the file
@@ -95,8 +96,9 @@ _DECORATION = frozenset(
         "monitoring",
     }
 )
-# Camunda extension elements that only describe (forms, key/value metadata): skipped. Extension
-# elements in other namespaces (other tools' metadata) are skipped too.
+# Camunda extension elements that only describe (forms, key/value metadata): never a reason to
+# refuse a model, and never executed (camunda:properties is kept as data, see `_described`).
+# Extension elements in other namespaces (other tools' metadata) are skipped.
 IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty"})
 # Camunda extension elements that change what Camunda executes; a model using them is refused
 # (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
@@ -297,6 +299,19 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
     return retry
 
 
+def _described(element: Element) -> dict[str, Any]:
+    """The model fields that only describe `element`: its bpmn:documentation text (several are
+    joined by a blank line) and its camunda:properties as (name, value) pairs in document order."""
+    texts = ["".join(child.itertext()) for child in element.findall(_bpmn("documentation"))]
+    properties = tuple(
+        (item.get("name") or "", item.get("value") or "")
+        for extensions in element.findall(_bpmn("extensionElements"))
+        for group in extensions.findall(_camunda("properties"))
+        for item in group.findall(_camunda("property"))
+    )
+    return {"documentation": "\n\n".join(texts) if texts else None, "properties": properties}
+
+
 def _plain_extensions(element: Element, ctx: _Context, owner_id: str | None) -> None:
     """Extensions of an element that is not a flow node: no retry cycle there."""
     retry = _extensions(element, ctx, owner_id)
@@ -329,6 +344,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
         "line": element.sourceline,
+        **_described(element),
     }
 
 
@@ -472,7 +488,10 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
-    return StartEvent(**common, **trigger, interrupting=interrupting)
+    form_key = element.get(_camunda("formKey"))
+    if form_key is not None:
+        form_key = ctx.checked_text(element, "camunda:formKey", form_key)
+    return StartEvent(**common, **trigger, interrupting=interrupting, form_key=form_key)
 
 
 def _end_event(element: Element, ctx: _Context) -> Node:
@@ -586,6 +605,7 @@ _USER_TASK_ATTRIBUTES = {
     "candidateUsers": "candidate_users",
     "candidateGroups": "candidate_groups",
     "dueDate": "due_date",
+    "followUpDate": "follow_up_date",
     "priority": "priority",
     "formKey": "form_key",
 }
@@ -672,6 +692,7 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
         name=element.get("name"),
         condition=condition,
         line=element.sourceline,
+        **_described(element),
     )
 
 
@@ -758,6 +779,7 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         flows=tuple(flows),
         version_tag=element.get(_camunda("versionTag")),
         line=element.sourceline,
+        **_described(element),
     )
     return validate(model, ctx.file)
 

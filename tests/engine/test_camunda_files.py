@@ -122,3 +122,25 @@ def test_a_file_in_the_legacy_activiti_namespace_runs_its_camunda_attributes(
     assert instance.variables()["booking"] == {"booked": 42}
     engine.complete_task(confirm.id)
     assert instance.state is InstanceState.COMPLETED
+
+
+def test_descriptive_extensions_are_kept_and_change_nothing(engine: Engine) -> None:
+    [deployed] = engine.deploy(DATA / "supplier_onboarding.bpmn").definitions
+    engine.definition_cache.clear()
+    model = engine.model(deployed["id"], "supplier_onboarding")
+    assert model.properties == (("department", "purchasing"), ("sla", "P5D"))
+    assert model.node("Task_Review").properties == (
+        ("checklist", "register"),
+        ("checklist", "bank"),
+        ("icon", ""),
+    )
+    instance = engine.start_latest("supplier_onboarding", {"reviewDue": "2030-01-31T12:00:00Z"})
+    [review] = instance.user_tasks()
+    assert (review.node_id, review.candidate_users, review.candidate_groups) == (
+        "Task_Review",
+        ["anna", "ben"],
+        ["purchasing"],
+    )
+    assert review.due_at is not None and review.due_at.isoformat() == "2030-01-31T12:00:00+00:00"
+    engine.complete_task(review.id)
+    assert instance.state is InstanceState.COMPLETED

@@ -18,6 +18,7 @@ from engine.model import (
     ReceiveTask,
     SequenceFlow,
     ServiceTask,
+    StartEvent,
     UserTask,
 )
 
@@ -340,4 +341,117 @@ def test_what_the_legacy_namespace_cannot_run_is_refused_as_camunda() -> None:
         "bad.bpmn",
         line_of(text, "<activiti:executionListener"),
         "s",
+    )
+
+
+# --- descriptive extensions --------------------------------------------------------------------
+
+
+def test_properties_documentation_and_form_keys_are_kept() -> None:
+    model = parse_one((DATA / "supplier_onboarding.bpmn").read_bytes())
+    assert model.properties == (("department", "purchasing"), ("sla", "P5D"))
+    assert model.documentation == (
+        "New suppliers are reviewed by purchasing before the first order."
+    )
+    review = model.node("Task_Review")
+    assert review == UserTask(
+        id="Task_Review",
+        name="Review supplier",
+        form_key="embedded:app:forms/review.html",
+        candidate_users="anna,ben",
+        candidate_groups="purchasing",
+        due_date="${reviewDue}",
+        follow_up_date="P2D",
+        priority="60",
+        incoming=("Flow_ToReview",),
+        outgoing=("Flow_ToDone",),
+    )
+    assert review.properties == (("checklist", "register"), ("checklist", "bank"), ("icon", ""))
+    assert review.documentation == (
+        "Check the register entry and the bank details.\n\n"
+        "Ask the proposer when anything is missing."
+    )
+    start = model.node("StartEvent_Request")
+    assert isinstance(start, StartEvent)
+    assert (start.form_key, start.properties, start.documentation) == (
+        "embedded:app:forms/supplier.html",
+        (),
+        None,
+    )
+    flow = model.flow("Flow_ToReview")
+    assert (flow.properties, flow.documentation) == ((("path", "standard"),), "Straight to review.")
+
+
+def test_written_models_keep_what_describes_them() -> None:
+    model = parse_one((DATA / "supplier_onboarding.bpmn").read_bytes())
+    again = parse_one(write_bpmn([model]))
+    assert again == model
+    assert (again.properties, again.documentation) == (model.properties, model.documentation)
+    for node, node_again in zip(model.nodes, again.nodes, strict=True):
+        assert (node_again.properties, node_again.documentation) == (
+            node.properties,
+            node.documentation,
+        )
+    flow, flow_again = model.flow("Flow_ToReview"), again.flow("Flow_ToReview")
+    assert (flow_again.properties, flow_again.documentation) == (
+        flow.properties,
+        flow.documentation,
+    )
+
+
+@pytest.mark.parametrize(
+    ("replaced", "by", "needle", "fragment", "element_id"),
+    [
+        (
+            "<bpmn:incoming>Flow_ToReview</bpmn:incoming>",
+            "<bpmn:incoming>Flow_ToReview</bpmn:incoming>\n"
+            '      <bpmn:multiInstanceLoopCharacteristics camunda:collection="${suppliers}" />',
+            "<bpmn:multiInstanceLoopCharacteristics",
+            "multiInstanceLoopCharacteristics is not supported",
+            "Task_Review",
+        ),
+        (
+            '<camunda:properties>\n          <camunda:property name="checklist"',
+            "<camunda:inputOutput>\n"
+            '          <camunda:inputParameter name="x">1</camunda:inputParameter>\n'
+            "        </camunda:inputOutput>\n"
+            '        <camunda:properties>\n          <camunda:property name="checklist"',
+            "<camunda:inputOutput>",
+            "camunda:inputOutput is not supported by this engine (it changes what",
+            "Task_Review",
+        ),
+        (
+            '<camunda:properties>\n          <camunda:property name="checklist"',
+            '<camunda:taskListener event="create" class="com.acme.Notify" />\n'
+            '        <camunda:properties>\n          <camunda:property name="checklist"',
+            "<camunda:taskListener",
+            "camunda:taskListener is not supported by this engine",
+            "Task_Review",
+        ),
+        (
+            '<bpmn:endEvent id="EndEvent_Onboarded" name="Supplier onboarded">',
+            '<bpmn:scriptTask id="Task_Script" scriptFormat="groovy">\n'
+            "      <bpmn:script>println 1</bpmn:script>\n"
+            "    </bpmn:scriptTask>\n"
+            '    <bpmn:endEvent id="EndEvent_Onboarded" name="Supplier onboarded">',
+            "<bpmn:scriptTask",
+            "scriptTask is not supported",
+            "Task_Script",
+        ),
+    ],
+)
+def test_what_changes_execution_is_still_refused(
+    replaced: str, by: str, needle: str, fragment: str, element_id: str
+) -> None:
+    original = (DATA / "supplier_onboarding.bpmn").read_text()
+    assert original.count(replaced) == 1
+    text = original.replace(replaced, by)
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(text, "supplier_onboarding.bpmn")
+    error = caught.value
+    assert fragment in str(error)
+    assert (error.file, error.line, error.element_id) == (
+        "supplier_onboarding.bpmn",
+        line_of(text, needle),
+        element_id,
     )
