@@ -99,7 +99,8 @@ _DECORATION = frozenset(
 # Camunda extension elements that only describe (forms, key/value metadata): never a reason to
 # refuse a model, and never executed (camunda:properties is kept as data, see `_described`).
 # Extension elements in other namespaces (other tools' metadata) are skipped.
-IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty"})
+# camunda:potentialStarter, like the candidateStarter attributes, only names who may start.
+IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty", "potentialStarter"})
 # Camunda extension elements that change what Camunda executes; a model using them is refused
 # (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
 REJECTED_EXTENSIONS = frozenset(
