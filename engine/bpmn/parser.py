@@ -221,6 +221,8 @@ class _Context:
     # Every id of the document (generated ones included): a reference equal to one is taken as
     # written even when it contains a colon.
     ids: frozenset[str] = frozenset()
+    # The ids `generate_ids` made: no <incoming>/<outgoing> element can name those flows.
+    generated: frozenset[str] = frozenset()
     # What one process may hold (see ModelLimits); None: anything (a definition already deployed).
     limits: ModelLimits | None = DEFAULT_LIMITS
 
@@ -766,7 +768,9 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         outgoing = tuple(flows_out.get(node.id, ()))
         for direction, derived in (("incoming", incoming), ("outgoing", outgoing)):
             declared = _declared_refs(node_element, ctx, direction)
-            if declared and set(declared) != set(derived):
+            # Every flow with an id of its own is declared, and nothing else.
+            named = {flow_id for flow_id in derived if flow_id not in ctx.generated}
+            if declared and not named <= set(declared) <= set(derived):
                 raise ctx.error(
                     f"<{direction}> elements ({', '.join(declared)}) disagree with the "
                     f"sequence flows ({', '.join(derived) or 'none'})",
@@ -815,13 +819,14 @@ def _without_prefix(value: str | None) -> str:
     return (value or "").strip().rpartition(":")[2]
 
 
-def generate_ids(root: Element) -> frozenset[str]:
-    """Give every flow node and sequence flow that has no id one derived from the document alone,
-    and return every id of the document. A flow is named after its source and target
-    (`sequenceFlow__Task_A__Task_B`), a node after its tag and its place among the id-less nodes
-    of that tag in document order (`task__1`); a name already taken gets `__2`, `__3`, ...
+def generate_ids(root: Element) -> tuple[frozenset[str], frozenset[str]]:
+    """Give every flow node and sequence flow that has no id one derived from the document alone;
+    return every id of the document, and the generated ones. A flow is named after its source and
+    target (`sequenceFlow__Task_A__Task_B`), a node after its tag and its place among the id-less
+    nodes of that tag in document order (`task__1`); a name already taken gets `__2`, `__3`, ...
     Elements are visited in document order, so the same file always yields the same ids."""
     taken: set[str] = set()
+    generated_ids: list[str] = []
     missing: list[Element] = []
     scopes = (_bpmn("process"), _bpmn("subProcess"))
     for element in root.iter(etree.Element):
@@ -855,8 +860,9 @@ def generate_ids(root: Element) -> frozenset[str]:
             suffix += 1
             generated = f"{candidate}{GENERATED_ID_SEPARATOR}{suffix}"
         taken.add(generated)
+        generated_ids.append(generated)
         element.set("id", generated)
-    return frozenset(taken)
+    return frozenset(taken), frozenset(generated_ids)
 
 
 # --- the legacy extension namespace ------------------------------------------------------------
@@ -943,7 +949,7 @@ def parse_bpmn(
             line=root.sourceline,
         )
     read_legacy_namespace(root, raw)
-    ids = generate_ids(root)
+    ids, generated = generate_ids(root)
 
     def table(local: str, attribute: str) -> dict[str, str | None]:
         return {
@@ -958,6 +964,7 @@ def parse_bpmn(
         signals=table("signal", "name"),
         errors=table("error", "errorCode"),
         ids=ids,
+        generated=generated,
         limits=limits,
     )
     processes = root.findall(_bpmn("process"))

@@ -455,3 +455,17 @@ def test_what_changes_execution_is_still_refused(
         line_of(text, needle),
         element_id,
     )
+
+
+def test_declared_flows_need_not_name_the_flows_without_ids() -> None:
+    text = process(
+        '    <bpmn:startEvent id="s"><bpmn:outgoing>f</bpmn:outgoing></bpmn:startEvent>\n'
+        '    <bpmn:endEvent id="e"><bpmn:incoming>f</bpmn:incoming></bpmn:endEvent>\n'
+        '    <bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />\n'
+        '    <bpmn:sequenceFlow sourceRef="s" targetRef="e" />'
+    )
+    assert parse_one(text).node("e").incoming == ("f", "sequenceFlow__s__e")
+    error = rejected(text.replace("<bpmn:incoming>f<", "<bpmn:incoming>x<"))
+    assert "<incoming> elements (x) disagree with the sequence flows (f, sequenceFlow__s__e)" in (
+        str(error)
+    )
