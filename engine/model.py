@@ -2,7 +2,8 @@
 
 Nodes and flows are frozen dataclasses; a `ProcessModel` holds them sorted by id so that two models
 built in different orders compare equal. Source line numbers are kept for error messages but take
-no part in equality.
+no part in equality; nor do documentation and camunda:properties, kept as read-only data that
+changes nothing the engine does.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class NodeKind(StrEnum):
 
 
 TimerKind = Literal["date", "duration", "cycle"]
+# camunda:properties: (name, value) pairs in document order, repeated names included.
+Properties = tuple[tuple[str, str], ...]
 
 # The largest BPMN input a deployment accepts unless its settings say otherwise.
 MAX_BPMN_BYTES = 5 * 1024 * 1024
@@ -79,6 +82,8 @@ class Node:
     # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
     retry_cycle: str | None = None
     line: int | None = field(default=None, compare=False)
+    documentation: str | None = field(default=None, compare=False)
+    properties: Properties = field(default=(), compare=False)
 
     @property
     def kind(self) -> NodeKind:
@@ -101,6 +106,8 @@ class StartEvent(Node):
     is_error: bool = False
     error_code: str | None = None
     interrupting: bool = True
+    # camunda:formKey of a start form, kept as written.
+    form_key: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -156,6 +163,7 @@ class UserTask(Node):
     candidate_users: str | None = None
     candidate_groups: str | None = None
     due_date: str | None = None
+    follow_up_date: str | None = None
     priority: str | None = None
     form_key: str | None = None
 
@@ -270,6 +278,8 @@ class SequenceFlow:
     name: str | None = None
     condition: Expression | None = None
     line: int | None = field(default=None, compare=False)
+    documentation: str | None = field(default=None, compare=False)
+    properties: Properties = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -282,6 +292,8 @@ class ProcessModel:
     flows: tuple[SequenceFlow, ...] = ()
     version_tag: str | None = None
     line: int | None = field(default=None, compare=False)
+    documentation: str | None = field(default=None, compare=False)
+    properties: Properties = field(default=(), compare=False)
     _nodes_by_id: dict[str, Node] = field(init=False, repr=False, compare=False)
     _flows_by_id: dict[str, SequenceFlow] = field(init=False, repr=False, compare=False)
     # Asked at every step of every token, so answered from a map instead of a scan of the nodes.

@@ -3,9 +3,17 @@
 Parsing is hardened: no DTD of any kind, no entities, no network, a size limit. Every flow element
 is either understood or rejected with a ModelError naming the file, line and element; only
 decoration with no execution meaning (documentation, lanes, annotations, diagrams...) is skipped.
-Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), ignored when they
-only describe (`IGNORED_EXTENSIONS`), or rejected: the listeners, input/output mappings and the
+Camunda extension elements are understood (`camunda:failedJobRetryTimeCycle`), accepted when they
+only describe (`IGNORED_EXTENSIONS`; `camunda:properties` and `bpmn:documentation` are kept on the
+model as read-only data), or rejected: the listeners, input/output mappings and the
 like change what Camunda executes, and this engine does not execute them.
+
+A flow node or sequence flow without an id (Camunda accepts them) gets one derived from the file
+alone (see `generate_ids`), so every parse of the same file names it the same way. A reference
+may be a prefixed QName (`messageRef="tns:Message_1"`): a prefix declared for any namespace is
+dropped and the local part names an element of the same definitions, as Camunda resolves it.
+Files written for the legacy `http://activiti.org/bpmn` extension namespace read as the current
+camunda namespace, element and attribute alike.
 """
 
 from __future__ import annotations
@@ -50,6 +58,8 @@ from engine.timers import TIMER_KINDS, TimerLimits, parse_cycle, validate_timer
 MAX_BPMN_BYTES = DEFAULT_LIMITS.max_bytes
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 CAMUNDA_NS = "http://camunda.org/schema/1.0/bpmn"
+# The extension namespace of Camunda 7's first versions; Camunda 7 still reads it as CAMUNDA_NS.
+ACTIVITI_NS = "http://activiti.org/bpmn"
 
 # lxml ships no type information; elements are typed loosely through this alias.
 Element = Any
@@ -86,9 +96,11 @@ _DECORATION = frozenset(
         "monitoring",
     }
 )
-# Camunda extension elements that only describe (forms, key/value metadata): skipped. Extension
-# elements in other namespaces (other tools' metadata) are skipped too.
-IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty"})
+# Camunda extension elements that only describe (forms, key/value metadata): never a reason to
+# refuse a model, and never executed (camunda:properties is kept as data, see `_described`).
+# Extension elements in other namespaces (other tools' metadata) are skipped.
+# camunda:potentialStarter, like the candidateStarter attributes, only names who may start.
+IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty", "potentialStarter"})
 # Camunda extension elements that change what Camunda executes; a model using them is refused
 # (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
 REJECTED_EXTENSIONS = frozenset(
@@ -183,6 +195,17 @@ def _namespace(element: Element) -> str | None:
     return tag[1 : tag.index("}")] if tag.startswith("{") else None
 
 
+def _qualified(element: Element) -> str:
+    """The tag as messages show it: bare for BPMN, `camunda:` for the camunda namespace (whatever
+    prefix the file chose), the file's own prefix otherwise."""
+    namespace = _namespace(element)
+    if namespace == BPMN_NS:
+        return _local(element)
+    if namespace == CAMUNDA_NS:
+        return f"camunda:{_local(element)}"
+    return f"{element.prefix}:{_local(element)}" if element.prefix else str(element.tag)
+
+
 def _children(element: Element) -> list[Element]:
     """Element children only: comments and processing instructions are not elements."""
     return [child for child in element if isinstance(child.tag, str)]
@@ -195,6 +218,11 @@ class _Context:
     messages: dict[str, str | None]
     signals: dict[str, str | None]
     errors: dict[str, str | None]
+    # Every id of the document (generated ones included): a reference equal to one is taken as
+    # written even when it contains a colon.
+    ids: frozenset[str] = frozenset()
+    # The ids `generate_ids` made: no <incoming>/<outgoing> element can name those flows.
+    generated: frozenset[str] = frozenset()
     # What one process may hold (see ModelLimits); None: anything (a definition already deployed).
     limits: ModelLimits | None = DEFAULT_LIMITS
 
@@ -207,10 +235,24 @@ class _Context:
         )
 
     def unsupported(self, element: Element, element_id: str | None) -> ModelError:
-        tag = _local(element)
-        if _namespace(element) != BPMN_NS:
-            tag = f"{element.prefix}:{tag}" if element.prefix else element.tag
+        tag = _qualified(element)
         return self.error(f"{tag} is not supported by this engine", element, element_id)
+
+    def resolve(self, element: Element, value: str, what: str, owner_id: str | None = None) -> str:
+        """The id a reference names: `prefix:local` is `local` when `prefix` is a namespace
+        prefix declared in scope of `element`; an undeclared prefix is an error."""
+        prefix, colon, local = value.partition(":")
+        if not colon or value in self.ids:
+            return value
+        if prefix and local and element.nsmap.get(prefix) is not None:
+            return local
+        message = f"{what} '{value}': the prefix '{prefix}' is not a declared namespace prefix"
+        raise self.error(message, element, owner_id)
+
+    def ref(self, element: Element, attribute: str, owner_id: str | None = None) -> str | None:
+        """A reference attribute of `element`, resolved (None when absent or empty)."""
+        value = element.get(attribute)
+        return self.resolve(element, value, attribute, owner_id) if value else None
 
     def boolean(self, element: Element, attribute: str, default: bool = False) -> bool:
         value = element.get(attribute)
@@ -250,14 +292,27 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
                     raise ctx.error(message, child, owner_id)
                 retry = child
             elif local in REJECTED_EXTENSIONS:
-                tag = f"{child.prefix}:{local}" if child.prefix else local
                 message = (
-                    f"{tag} is not supported by this engine (it changes what Camunda executes)"
+                    f"{_qualified(child)} is not supported by this engine (it changes what "
+                    "Camunda executes)"
                 )
                 raise ctx.error(message, child, owner_id)
             elif local not in IGNORED_EXTENSIONS:
                 raise ctx.unsupported(child, owner_id)
     return retry
+
+
+def _described(element: Element) -> dict[str, Any]:
+    """The model fields that only describe `element`: its bpmn:documentation text (several are
+    joined by a blank line) and its camunda:properties as (name, value) pairs in document order."""
+    texts = ["".join(child.itertext()) for child in element.findall(_bpmn("documentation"))]
+    properties = tuple(
+        (item.get("name") or "", item.get("value") or "")
+        for extensions in element.findall(_bpmn("extensionElements"))
+        for group in extensions.findall(_camunda("properties"))
+        for item in group.findall(_camunda("property"))
+    )
+    return {"documentation": "\n\n".join(texts) if texts else None, "properties": properties}
 
 
 def _plain_extensions(element: Element, ctx: _Context, owner_id: str | None) -> None:
@@ -283,9 +338,7 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
 
 
 def _common(element: Element, ctx: _Context) -> dict[str, Any]:
-    node_id = element.get("id")
-    if not node_id:
-        raise ctx.error(f"{_local(element)} has no id", element)
+    node_id = element.get("id")  # present: see generate_ids
     return {
         "id": node_id,
         "name": element.get("name"),
@@ -294,6 +347,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
         "line": element.sourceline,
+        **_described(element),
     }
 
 
@@ -366,13 +420,14 @@ def _referenced(
 ) -> str:
     """The name of the bpmn:message or bpmn:signal that `attribute` of `element` (an event
     definition or a receive task) refers to."""
-    ref = element.get(attribute)
-    if not ref:
+    written = element.get(attribute)
+    if not written:
         owner = element.getparent() if _local(element).endswith("EventDefinition") else element
         what = f"{kind} {_EVENT_WORDS[_local(owner)]}" if _local(owner) in _EVENT_WORDS else None
         raise ctx.error(f"{what or _local(owner)} has no {attribute}", element, event_id)
+    ref = ctx.resolve(element, written, attribute, event_id)
     if ref not in table:
-        raise ctx.error(f"{attribute} '{ref}' names no bpmn:{kind}", element, event_id)
+        raise ctx.error(f"{attribute} '{written}' names no bpmn:{kind}", element, event_id)
     name = table[ref]
     if not name:
         raise ctx.error(f"{kind} '{ref}' has no name", element, event_id)
@@ -404,11 +459,12 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             if definition.get(_camunda(attribute)) is not None:
                 message = f"camunda:{attribute} is not supported by this engine"
                 raise ctx.error(message, definition, event_id)
-        ref = definition.get("errorRef")
+        ref = ctx.ref(definition, "errorRef", event_id)
         if not ref:
             return {"is_error": True, "error_code": None}
         if ref not in ctx.errors:
-            raise ctx.error(f"errorRef '{ref}' names no bpmn:error", definition, event_id)
+            written = definition.get("errorRef")
+            raise ctx.error(f"errorRef '{written}' names no bpmn:error", definition, event_id)
         return {"is_error": True, "error_code": ctx.errors[ref]}
     return {}  # terminateEventDefinition: the caller knows
 
@@ -435,7 +491,10 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
-    return StartEvent(**common, **trigger, interrupting=interrupting)
+    form_key = element.get(_camunda("formKey"))
+    if form_key is not None:
+        form_key = ctx.checked_text(element, "camunda:formKey", form_key)
+    return StartEvent(**common, **trigger, interrupting=interrupting, form_key=form_key)
 
 
 def _end_event(element: Element, ctx: _Context) -> Node:
@@ -467,7 +526,7 @@ def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
 
 def _boundary_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    attached_to = element.get("attachedToRef")
+    attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
     definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
@@ -549,6 +608,7 @@ _USER_TASK_ATTRIBUTES = {
     "candidateUsers": "candidate_users",
     "candidateGroups": "candidate_groups",
     "dueDate": "due_date",
+    "followUpDate": "follow_up_date",
     "priority": "priority",
     "formKey": "form_key",
 }
@@ -575,7 +635,7 @@ def _task(element: Element, ctx: _Context) -> Node:
 def _exclusive_gateway(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
-    return ExclusiveGateway(**common, default_flow=element.get("default"))
+    return ExclusiveGateway(**common, default_flow=ctx.ref(element, "default"))
 
 
 def _parallel_gateway(element: Element, ctx: _Context) -> Node:
@@ -605,12 +665,10 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
 
 
 def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
-    flow_id = element.get("id")
-    if not flow_id:
-        raise ctx.error("sequenceFlow has no id", element)
+    flow_id = element.get("id")  # present: see generate_ids
     _check_children(element, ctx, frozenset({"conditionExpression"}))
     _plain_extensions(element, ctx, flow_id)
-    source, target = element.get("sourceRef"), element.get("targetRef")
+    source, target = ctx.ref(element, "sourceRef"), ctx.ref(element, "targetRef")
     if not source or not target:
         raise ctx.error("sequenceFlow needs a sourceRef and a targetRef", element)
     conditions = element.findall(_bpmn("conditionExpression"))
@@ -637,11 +695,15 @@ def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
         name=element.get("name"),
         condition=condition,
         line=element.sourceline,
+        **_described(element),
     )
 
 
-def _declared_refs(element: Element, local: str) -> list[str]:
-    return [(child.text or "").strip() for child in element.findall(_bpmn(local))]
+def _declared_refs(element: Element, ctx: _Context, local: str) -> list[str]:
+    return [
+        ctx.resolve(child, (child.text or "").strip(), local, element.get("id"))
+        for child in element.findall(_bpmn(local))
+    ]
 
 
 def _is_loop(local: str) -> bool:
@@ -705,8 +767,10 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         incoming = tuple(flows_in.get(node.id, ()))
         outgoing = tuple(flows_out.get(node.id, ()))
         for direction, derived in (("incoming", incoming), ("outgoing", outgoing)):
-            declared = _declared_refs(node_element, direction)
-            if declared and set(declared) != set(derived):
+            declared = _declared_refs(node_element, ctx, direction)
+            # Every flow with an id of its own is declared, and nothing else.
+            named = {flow_id for flow_id in derived if flow_id not in ctx.generated}
+            if declared and not named <= set(declared) <= set(derived):
                 raise ctx.error(
                     f"<{direction}> elements ({', '.join(declared)}) disagree with the "
                     f"sequence flows ({', '.join(derived) or 'none'})",
@@ -720,6 +784,7 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         flows=tuple(flows),
         version_tag=element.get(_camunda("versionTag")),
         line=element.sourceline,
+        **_described(element),
     )
     return validate(model, ctx.file)
 
@@ -741,6 +806,85 @@ def _check_fan_out(
                 f"{limits.max_fan_out} (max_fan_out in the engine's settings)"
             )
             raise ctx.error(message, element)
+
+
+# --- generated ids -----------------------------------------------------------------------------
+
+# Generated ids are `<tag>__<basis>`: a lower-case tag and a double underscore, which Camunda
+# Modeler never writes; a clash with a real id is still checked and resolved with a suffix.
+GENERATED_ID_SEPARATOR = "__"
+
+
+def _without_prefix(value: str | None) -> str:
+    return (value or "").strip().rpartition(":")[2]
+
+
+def generate_ids(root: Element) -> tuple[frozenset[str], frozenset[str]]:
+    """Give every flow node and sequence flow that has no id one derived from the document alone;
+    return every id of the document, and the generated ones. A flow is named after its source and
+    target (`sequenceFlow__Task_A__Task_B`), a node after its tag and its place among the id-less
+    nodes of that tag in document order (`task__1`); a name already taken gets `__2`, `__3`, ...
+    Elements are visited in document order, so the same file always yields the same ids."""
+    taken: set[str] = set()
+    generated_ids: list[str] = []
+    missing: list[Element] = []
+    scopes = (_bpmn("process"), _bpmn("subProcess"))
+    for element in root.iter(etree.Element):
+        element_id = element.get("id")
+        if element_id:
+            taken.add(element_id)
+            continue
+        parent = element.getparent()
+        local = _local(element)
+        if (
+            parent is not None
+            and parent.tag in scopes
+            and _namespace(element) == BPMN_NS
+            and (local == "sequenceFlow" or local in NODE_PARSERS)
+        ):
+            missing.append(element)
+    counts: dict[str, int] = {}
+    for element in missing:
+        local = _local(element)
+        if local == "sequenceFlow":
+            basis = (
+                f"{_without_prefix(element.get('sourceRef'))}{GENERATED_ID_SEPARATOR}"
+                f"{_without_prefix(element.get('targetRef'))}"
+            )
+        else:
+            counts[local] = counts.get(local, 0) + 1
+            basis = str(counts[local])
+        candidate = f"{local}{GENERATED_ID_SEPARATOR}{basis}"
+        generated, suffix = candidate, 1
+        while generated in taken:
+            suffix += 1
+            generated = f"{candidate}{GENERATED_ID_SEPARATOR}{suffix}"
+        taken.add(generated)
+        generated_ids.append(generated)
+        element.set("id", generated)
+    return frozenset(taken), frozenset(generated_ids)
+
+
+# --- the legacy extension namespace ------------------------------------------------------------
+
+_ACTIVITI_PREFIX = f"{{{ACTIVITI_NS}}}"
+_ACTIVITI_MARKS = tuple(ACTIVITI_NS.encode(codec) for codec in ("utf-8", "utf-16-le", "utf-16-be"))
+
+
+def read_legacy_namespace(root: Element, data: bytes) -> None:
+    """Rename the elements and attributes of the activiti namespace into the camunda namespace
+    (an attribute written in both keeps its camunda value). Only a document that mentions the
+    namespace is walked."""
+    if not any(mark in data for mark in _ACTIVITI_MARKS):
+        return
+    for element in root.iter(etree.Element):
+        if element.tag.startswith(_ACTIVITI_PREFIX):
+            element.tag = _camunda(_local(element))
+        for name in [name for name in element.attrib if name.startswith(_ACTIVITI_PREFIX)]:
+            value = element.attrib.pop(name)
+            current = _camunda(name[len(_ACTIVITI_PREFIX) :])
+            if element.get(current) is None:
+                element.set(current, value)
 
 
 # --- entry point -------------------------------------------------------------------------------
@@ -804,6 +948,8 @@ def parse_bpmn(
             file=file,
             line=root.sourceline,
         )
+    read_legacy_namespace(root, raw)
+    ids, generated = generate_ids(root)
 
     def table(local: str, attribute: str) -> dict[str, str | None]:
         return {
@@ -817,6 +963,8 @@ def parse_bpmn(
         messages=table("message", "name"),
         signals=table("signal", "name"),
         errors=table("error", "errorCode"),
+        ids=ids,
+        generated=generated,
         limits=limits,
     )
     processes = root.findall(_bpmn("process"))

@@ -27,6 +27,7 @@ from engine.model import (
     ExclusiveGateway,
     Node,
     ProcessModel,
+    Properties,
     ReceiveTask,
     SequenceFlow,
     ServiceTask,
@@ -44,6 +45,7 @@ _USER_TASK_ATTRIBUTES = (
     ("candidate_users", "candidateUsers"),
     ("candidate_groups", "candidateGroups"),
     ("due_date", "dueDate"),
+    ("follow_up_date", "followUpDate"),
     ("priority", "priority"),
     ("form_key", "formKey"),
 )
@@ -68,6 +70,25 @@ def _formal_expression(parent: Element, local: str, text: str) -> None:
     child = etree.SubElement(parent, _bpmn(local))
     child.set(f"{{{XSI_NS}}}type", "bpmn:tFormalExpression")
     child.text = text
+
+
+def _described(
+    element: Element, documentation: str | None, properties: Properties, retry: str | None = None
+) -> None:
+    """bpmn:documentation first, then the extensions: camunda:properties and the retry cycle."""
+    if documentation is not None:
+        etree.SubElement(element, _bpmn("documentation")).text = documentation
+    if not properties and retry is None:
+        return
+    extensions = etree.SubElement(element, _bpmn("extensionElements"))
+    if properties:
+        group = etree.SubElement(extensions, _camunda("properties"))
+        for name, value in properties:
+            item = etree.SubElement(group, _camunda("property"))
+            item.set("name", name)
+            item.set("value", value)
+    if retry is not None:
+        etree.SubElement(extensions, _camunda("failedJobRetryTimeCycle")).text = retry
 
 
 def _is_identifier(name: str) -> bool:
@@ -220,6 +241,8 @@ def _node(
             element.set("cancelActivity", "false")
     if isinstance(node, StartEvent) and not node.interrupting:
         element.set("isInterrupting", "false")
+    if isinstance(node, StartEvent):
+        _set(element, _camunda("formKey"), node.form_key)
     if isinstance(node, SubProcess) and node.triggered_by_event:
         element.set("triggeredByEvent", "true")
     if isinstance(node, ReceiveTask):
@@ -244,10 +267,7 @@ def _node(
             _set(element, _camunda(attribute), getattr(node, field_name))
     elif isinstance(node, ExclusiveGateway):
         _set(element, "default", node.default_flow)
-    if node.retry_cycle is not None:
-        extensions = etree.SubElement(element, _bpmn("extensionElements"))
-        retry = etree.SubElement(extensions, _camunda("failedJobRetryTimeCycle"))
-        retry.text = node.retry_cycle
+    _described(element, node.documentation, node.properties, node.retry_cycle)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:
@@ -279,6 +299,7 @@ def _flow(process: Element, flow: SequenceFlow) -> None:
     _set(element, "name", flow.name)
     element.set("sourceRef", flow.source)
     element.set("targetRef", flow.target)
+    _described(element, flow.documentation, flow.properties)
     if flow.condition is not None:
         _formal_expression(element, "conditionExpression", flow.condition.source)
 
@@ -323,6 +344,7 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, "name", model.name)
             process.set("isExecutable", "true")
             _set(process, _camunda("versionTag"), model.version_tag)
+            _described(process, model.documentation, model.properties)
             _scope(process, model, None, refs, _flows_by_scope(model))
         for name, message_id in refs.messages.items():
             message = etree.SubElement(root, _bpmn("message"))
