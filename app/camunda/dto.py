@@ -385,7 +385,7 @@ def locked_external_task(
 # -- incidents and jobs ---------------------------------------------------------------------------
 
 
-def incident(row: cq.IncidentRow | IncidentView) -> Json:
+def incident(row: IncidentView) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),

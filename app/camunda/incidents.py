@@ -11,12 +11,13 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
 from app.params import as_uuid
 from engine.accounts import Role
+from engine.api import IncidentView
 from engine.queries import camunda as cq
 
 
 def _query(
     call: Call, *, incident_id: UUID | None = None, count: bool = False
-) -> list[cq.IncidentRow] | int:
+) -> list[IncidentView] | int:
     ids = [call.uuid(name) for name in ("incidentId", "causeIncidentId", "rootCauseIncidentId")]
     wanted = {i for i in ids if i is not None}
     if incident_id is not None:
