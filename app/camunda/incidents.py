@@ -7,8 +7,7 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response
+from app.camunda.http import Call, Endpoint, found, json_response, listed, only
 from app.params import as_uuid
 from engine.accounts import Role
 from engine.api import IncidentView
@@ -42,9 +41,7 @@ def _query(
 
 
 def list_incidents(call: Call) -> Response:
-    rows = _query(call)
-    assert isinstance(rows, list)
-    return json_response([dto.incident(row) for row in rows])
+    return json_response([dto.incident(row) for row in listed(_query(call))])
 
 
 def count_incidents(call: Call) -> Response:
@@ -53,12 +50,8 @@ def count_incidents(call: Call) -> Response:
 
 def get_incident(call: Call) -> Response:
     incident_id = call.path["id"]
-    call.query = type(call.query)()
-    rows = _query(call, incident_id=as_uuid(incident_id))
-    assert isinstance(rows, list)
-    if not rows:
-        raise invalid_request(f"No matching incident with id {incident_id}", 404)
-    return json_response(dto.incident(rows[0]))
+    row = only(call, _query, incident_id=as_uuid(incident_id))
+    return json_response(dto.incident(found(row, f"No matching incident with id {incident_id}")))
 
 
 endpoints = [
