@@ -178,6 +178,12 @@ class Query:
             raise ParameterError(name, value, "must be true or false")
         return found
 
+    def flag_unless(self, name: str, negation: str) -> bool | None:
+        """The flag `name`, false when the flag `negation` is true: a pair such as
+        suspended/active, where either may narrow a query."""
+        value = self.flag(name)
+        return False if self.flag(negation) else value
+
     def uuid(self, name: str) -> UUID | None:
         """An id (see `unknown_ids_match_nothing`)."""
         value = self.text(name)

@@ -115,29 +115,33 @@ def _token_hash(token: str) -> str:
 def create_password(conn: psycopg.Connection[Any], name: str, role: Role, password: str) -> None:
     if not valid_name(name) or len(password) < 8:
         raise BadRequest("a user needs a name and a password of at least 8 characters")
-    try:
-        conn.execute(
-            "INSERT INTO credential (id, name, kind, role, secret_hash) "
-            "VALUES (%s, %s, 'password', %s, %s)",
-            (new_id(), name, role.value, hash_password(password)),
-        )
-    except psycopg.errors.UniqueViolation as exc:
-        raise Conflict(f"user '{name}' already exists") from exc
+    _insert_credential(
+        conn, name, "password", role, hash_password(password), f"user '{name}' already exists"
+    )
 
 
 @query
 def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
     """A new API token; the only time its text is known. Returns it."""
     token = "il_" + secrets.token_urlsafe(32)
+    _insert_credential(
+        conn, name, "token", role, _token_hash(token), f"a token named '{name}' already exists"
+    )
+    return token
+
+
+def _insert_credential(
+    conn: psycopg.Connection[Any], name: str, kind: str, role: Role, secret_hash: str, taken: str
+) -> None:
+    """Write a new credential; a name already in use is a conflict with the message `taken`."""
     try:
         conn.execute(
             "INSERT INTO credential (id, name, kind, role, secret_hash) "
-            "VALUES (%s, %s, 'token', %s, %s)",
-            (new_id(), name, role.value, _token_hash(token)),
+            "VALUES (%s, %s, %s, %s, %s)",
+            (new_id(), name, kind, role.value, secret_hash),
         )
     except psycopg.errors.UniqueViolation as exc:
-        raise Conflict(f"a token named '{name}' already exists") from exc
-    return token
+        raise Conflict(taken) from exc
 
 
 @query

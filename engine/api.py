@@ -6,7 +6,6 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -73,6 +72,7 @@ from engine.store import instances as instance_store
 from engine.store import jobs as job_store
 from engine.store import queries, tasks
 from engine.store.instances import InstanceFilter, InstancePage
+from engine.store.queries import StepVisit
 from engine.variables import TypedValue, from_row, infer
 
 T = TypeVar("T", bound=Result)
@@ -88,16 +88,6 @@ class TokenPosition:
     node_name: str | None
     state: TokenView
     version: int
-
-
-@dataclass(frozen=True)
-class StepVisit:
-    node_id: str
-    node_name: str | None
-    node_type: str
-    state: str
-    started_at: datetime
-    ended_at: datetime | None
 
 
 @dataclass(frozen=True)

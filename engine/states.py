@@ -40,6 +40,25 @@ TOKEN_TRANSITIONS: dict[TokenState, frozenset[TokenState]] = {
 }
 
 
+def _invalid_move(
+    kind: InvariantViolationKind,
+    subject: str,
+    id_field: str,
+    subject_id: object,
+    current: StrEnum,
+    target: StrEnum,
+) -> InvariantViolation:
+    """The violation of moving `subject` `subject_id` from `current` to `target`, whose detail
+    holds the id under `id_field`."""
+    return InvariantViolation(
+        kind,
+        f"{subject} {subject_id} cannot move from {current.value} to {target.value}",
+        **{id_field: str(subject_id)},
+        state=current.value,
+        target=target.value,
+    )
+
+
 def check_token_transition(token_id: object, current: TokenState, target: TokenState) -> None:
     """Raise the invariant violation that moving `current` -> `target` would be."""
     if target in TOKEN_TRANSITIONS[current]:
@@ -51,12 +70,13 @@ def check_token_transition(token_id: object, current: TokenState, target: TokenS
             token_id=str(token_id),
             state=current.value,
         )
-    raise InvariantViolation(
+    raise _invalid_move(
         InvariantViolationKind.TOKEN_INVALID_TRANSITION,
-        f"token {token_id} cannot move from {current.value} to {target.value}",
-        token_id=str(token_id),
-        state=current.value,
-        target=target.value,
+        "token",
+        "token_id",
+        token_id,
+        current,
+        target,
     )
 
 
@@ -100,12 +120,13 @@ def check_instance_transition(
     """Raise the invariant violation that moving `current` -> `target` would be."""
     if target in INSTANCE_TRANSITIONS[current]:
         return
-    raise InvariantViolation(
+    raise _invalid_move(
         InvariantViolationKind.INSTANCE_INVALID_TRANSITION,
-        f"process instance {instance_id} cannot move from {current.value} to {target.value}",
-        instance_id=str(instance_id),
-        state=current.value,
-        target=target.value,
+        "process instance",
+        "instance_id",
+        instance_id,
+        current,
+        target,
     )
 
 

@@ -60,6 +60,16 @@ VARIABLES_IN: Schema = {
     "additionalProperties": ANY,
 }
 
+# An instance as its start left it: every field of an instance but its end.
+_STARTED_INSTANCE: dict[str, Schema] = {
+    "id": UUID,
+    "definition_id": STRING,
+    "definition_key": STRING,
+    "business_key": nullable(STRING),
+    "state": STRING,
+    "started_at": TIME,
+}
+
 COMPONENTS: dict[str, Schema] = {
     "Error": record(
         {"type": STRING, "message": STRING, "detail": {"type": "object"}},
@@ -97,28 +107,10 @@ COMPONENTS: dict[str, Schema] = {
         },
         "A deployment; `deployment_id` is null when every process was unchanged.",
     ),
-    "Instance": record(
-        {
-            "id": UUID,
-            "definition_id": STRING,
-            "definition_key": STRING,
-            "business_key": nullable(STRING),
-            "state": STRING,
-            "started_at": TIME,
-            "ended_at": nullable(TIME),
-        }
-    ),
+    "Instance": record({**_STARTED_INSTANCE, "ended_at": nullable(TIME)}),
     "InstancePage": page("Instance"),
     "StartedInstance": record(
-        {
-            "id": UUID,
-            "definition_id": STRING,
-            "definition_key": STRING,
-            "business_key": nullable(STRING),
-            "state": STRING,
-            "started_at": TIME,
-        },
-        "A new instance; `state` is its state when the start committed.",
+        _STARTED_INSTANCE, "A new instance; `state` is its state when the start committed."
     ),
     "InstanceResult": record({"id": UUID, "definition_id": STRING, "state": STRING}),
     "Token": record(

@@ -62,18 +62,43 @@ def text(value: UUID | str | None) -> str | None:
 # -- activity types -------------------------------------------------------------------------------
 
 
+def _trigger(node: StartEvent | BoundaryEvent | IntermediateCatchEvent) -> str | None:
+    """What the event waits for: a timer, a message or a signal; None for none of them."""
+    if node.timer is not None:
+        return "timer"
+    if node.message_name is not None:
+        return "message"
+    if node.signal_name is not None:
+        return "signal"
+    return None
+
+
+# Each event's type by its trigger (None: no timer, message or signal).
+_START_TYPES: dict[str | None, str] = {
+    "timer": "startTimerEvent",
+    "message": "messageStartEvent",
+    "signal": "signalStartEvent",
+    None: "startEvent",
+}
+_BOUNDARY_TYPES: dict[str | None, str] = {
+    "timer": "boundaryTimer",
+    "message": "boundaryMessage",
+    "signal": "boundarySignal",
+    None: "boundaryError",
+}
+_CATCH_TYPES: dict[str | None, str] = {
+    "timer": "intermediateTimer",
+    "message": "intermediateMessageCatch",
+    "signal": "intermediateSignalCatch",
+    None: "intermediateSignalCatch",
+}
+
+
 def activity_type(node: Node) -> str:
     """The name Camunda's history and activity instances give this kind of element."""
     if isinstance(node, StartEvent):
-        if node.timer is not None:
-            return "startTimerEvent"
-        if node.message_name is not None:
-            return "messageStartEvent"
-        if node.signal_name is not None:
-            return "signalStartEvent"
-        if node.is_error:
-            return "errorStartEvent"
-        return "startEvent"
+        trigger = _trigger(node)
+        return "errorStartEvent" if trigger is None and node.is_error else _START_TYPES[trigger]
     if isinstance(node, EndEvent):
         if node.terminate:
             return "terminateEndEvent"
@@ -81,19 +106,9 @@ def activity_type(node: Node) -> str:
             return "errorEndEvent"
         return "noneEndEvent"
     if isinstance(node, BoundaryEvent):
-        if node.timer is not None:
-            return "boundaryTimer"
-        if node.message_name is not None:
-            return "boundaryMessage"
-        if node.signal_name is not None:
-            return "boundarySignal"
-        return "boundaryError"
+        return _BOUNDARY_TYPES[_trigger(node)]
     if isinstance(node, IntermediateCatchEvent):
-        if node.timer is not None:
-            return "intermediateTimer"
-        if node.message_name is not None:
-            return "intermediateMessageCatch"
-        return "intermediateSignalCatch"
+        return _CATCH_TYPES[_trigger(node)]
     if isinstance(node, IntermediateThrowEvent):
         return "intermediateSignalThrow" if node.signal_name else "intermediateNoneThrowEvent"
     if isinstance(node, NoneTask):
@@ -385,7 +400,7 @@ def locked_external_task(
 # -- incidents and jobs ---------------------------------------------------------------------------
 
 
-def incident(row: cq.IncidentRow | IncidentView) -> Json:
+def incident(row: IncidentView) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),

@@ -8,7 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, QueryParams
@@ -31,6 +31,7 @@ log = logging.getLogger("interlock.camunda")
 MAX_FORM_PART_BYTES = 16 * 1024 * 1024
 BodyKind = Literal["none", "json", "form"]
 Handler = Callable[["Call"], Response] | Callable[["Call"], Awaitable[Response]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -112,6 +113,26 @@ class Call(Query):
         if not isinstance(value, bool):
             raise invalid_request(f"'{name}' must be a boolean, not {value!r}")
         return value
+
+
+def listed(rows: list[T] | int) -> list[T]:
+    """The rows of a query asked for rows rather than their count."""
+    assert isinstance(rows, list)
+    return rows
+
+
+def only(call: Call, query: Callable[..., list[T] | int], **key: Any) -> T | None:
+    """The row `query` finds by `key` alone: the request's own query parameters are set aside."""
+    call.query = type(call.query)()
+    rows = listed(query(call, **key))
+    return rows[0] if rows else None
+
+
+def found(row: T | None, missing: str) -> T:
+    """`row`, or Camunda's 404 saying `missing` when there is none."""
+    if row is None:
+        raise invalid_request(missing, 404)
+    return row
 
 
 def json_response(content: Any, status: int = 200) -> Response:

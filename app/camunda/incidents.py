@@ -7,16 +7,16 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response
+from app.camunda.http import Call, Endpoint, found, json_response, listed, only
 from app.params import as_uuid
 from engine.accounts import Role
+from engine.api import IncidentView
 from engine.queries import camunda as cq
 
 
 def _query(
     call: Call, *, incident_id: UUID | None = None, count: bool = False
-) -> list[cq.IncidentRow] | int:
+) -> list[IncidentView] | int:
     ids = [call.uuid(name) for name in ("incidentId", "causeIncidentId", "rootCauseIncidentId")]
     wanted = {i for i in ids if i is not None}
     if incident_id is not None:
@@ -41,9 +41,7 @@ def _query(
 
 
 def list_incidents(call: Call) -> Response:
-    rows = _query(call)
-    assert isinstance(rows, list)
-    return json_response([dto.incident(row) for row in rows])
+    return json_response([dto.incident(row) for row in listed(_query(call))])
 
 
 def count_incidents(call: Call) -> Response:
@@ -52,12 +50,8 @@ def count_incidents(call: Call) -> Response:
 
 def get_incident(call: Call) -> Response:
     incident_id = call.path["id"]
-    call.query = type(call.query)()
-    rows = _query(call, incident_id=as_uuid(incident_id))
-    assert isinstance(rows, list)
-    if not rows:
-        raise invalid_request(f"No matching incident with id {incident_id}", 404)
-    return json_response(dto.incident(rows[0]))
+    row = only(call, _query, incident_id=as_uuid(incident_id))
+    return json_response(dto.incident(found(row, f"No matching incident with id {incident_id}")))
 
 
 endpoints = [

@@ -15,7 +15,7 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.camunda.variables import dto_map, stored_to_dto
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
@@ -61,9 +61,7 @@ def _variable_filter(name: str, op: str, text: str) -> cq.VariableFilter:
 
 
 def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
-    suspended = call.flag("suspended")
-    if call.flag("active"):
-        suspended = False
+    suspended = call.flag_unless("suspended", "active")
     ids = call.csv("processInstanceIds")
     return cq.process_instances(
         call.engine,
@@ -82,8 +80,7 @@ def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
 
 
 def list_instances(call: Call) -> Response:
-    rows = _instance_query(call, count=False)
-    assert isinstance(rows, list)
+    rows = listed(_instance_query(call, count=False))
     return json_response([dto.instance_from_row(call.base, row) for row in rows])
 
 
@@ -240,9 +237,7 @@ def _activity_query(call: Call) -> list[Json]:
     node_types = None
     if wanted_type is not None:
         node_types = [dto.NODE_KINDS_OF_TYPE.get(wanted_type, "")]
-    finished = call.flag("finished")
-    if call.flag("unfinished"):
-        finished = False
+    finished = call.flag_unless("finished", "unfinished")
     complete_scope = call.flag("completeScope")
     in_python = wanted_type is not None or complete_scope is not None
     sql_page = cq.Page(sort=page.sort) if in_python else page

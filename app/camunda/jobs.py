@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
 from app.params import ParameterError, as_uuid, parse_time
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
@@ -36,12 +36,8 @@ def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
 
 
 def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> list[cq.JobRow] | int:
-    retries_left = call.flag("withRetriesLeft")
-    if call.flag("noRetriesLeft"):
-        retries_left = False
-    suspended = call.flag("suspended")
-    if call.flag("active"):
-        suspended = False
+    retries_left = call.flag_unless("withRetriesLeft", "noRetriesLeft")
+    suspended = call.flag_unless("suspended", "active")
     after, before = _due_dates(call)
     return cq.jobs(
         call.engine,
@@ -68,16 +64,11 @@ def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> li
 
 
 def _one(call: Call) -> cq.JobRow | None:
-    call.query = type(call.query)()
-    rows = _query(call, job_id=as_uuid(call.path["id"]))
-    assert isinstance(rows, list)
-    return rows[0] if rows else None
+    return only(call, _query, job_id=as_uuid(call.path["id"]))
 
 
 def list_jobs(call: Call) -> Response:
-    rows = _query(call)
-    assert isinstance(rows, list)
-    return json_response([dto.job(row) for row in rows])
+    return json_response([dto.job(row) for row in listed(_query(call))])
 
 
 def count_jobs(call: Call) -> Response:
@@ -85,9 +76,7 @@ def count_jobs(call: Call) -> Response:
 
 
 def get_job(call: Call) -> Response:
-    row = _one(call)
-    if row is None:
-        raise invalid_request(f"Job with id {call.path['id']} does not exist", 404)
+    row = found(_one(call), f"Job with id {call.path['id']} does not exist")
     return json_response(dto.job(row))
 
 

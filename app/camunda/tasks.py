@@ -9,7 +9,7 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import engine_error, invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
 from engine.accounts import Role
@@ -21,12 +21,8 @@ from engine.queries import camunda as cq
 def _task_query(
     call: Call, *, task_id: UUID | None = None, count: bool = False
 ) -> list[cq.TaskRow] | int:
-    suspended = call.flag("suspended")
-    if call.flag("active"):
-        suspended = False
-    assigned = call.flag("assigned")
-    if call.flag("unassigned"):
-        assigned = False
+    suspended = call.flag_unless("suspended", "active")
+    assigned = call.flag_unless("assigned", "unassigned")
     return cq.user_tasks(
         call.engine,
         call.page(cq.TASK_SORT),
@@ -67,9 +63,7 @@ def _shown(call: Call, rows: list[cq.TaskRow]) -> list[Json]:
 
 
 def list_tasks(call: Call) -> Response:
-    rows = _task_query(call)
-    assert isinstance(rows, list)
-    return json_response(_shown(call, rows))
+    return json_response(_shown(call, listed(_task_query(call))))
 
 
 def count_tasks(call: Call) -> Response:
@@ -78,12 +72,10 @@ def count_tasks(call: Call) -> Response:
 
 def get_task(call: Call) -> Response:
     task_id = call.path["id"]
-    call.query = type(call.query)()
-    rows = _task_query(call, task_id=as_uuid(task_id))
-    assert isinstance(rows, list)
-    if not rows:
-        raise invalid_request(f"No matching task with id {task_id}", 404)
-    return json_response(_shown(call, rows)[0])
+    row = found(
+        only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
+    )
+    return json_response(_shown(call, [row])[0])
 
 
 def _missing(task_id: str) -> Exception:

@@ -1,9 +1,12 @@
 """Console mutations. Each is a POST (CSRF-checked by the middleware), needs an operator, runs
-one of the engine's commands, and answers with its result or its error in place."""
+one of the engine's commands, and answers with its result or its error in place.
+
+An action is a function of the engine, the operator, the form's fields and the id the path
+names; `routes` binds each to its path."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from uuid import UUID
 
 from starlette.requests import Request
@@ -17,152 +20,89 @@ from engine.commands.instances import SetVariables
 from engine.errors import BadRequest
 
 Form = Mapping[str, str]
+Action = Callable[[Engine, Principal, Form, UUID], str]
 
 
-def _id(request: Request, name: str) -> UUID:
-    value: UUID = request.path_params[name]
-    return value
+def cancel_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
+    state = engine.instance(instance_id).cancel()
+    return f"Instance cancelled: it is now {state.value}."
 
 
-async def cancel_instance(request: Request) -> Response:
-    instance_id = _id(request, "instance_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        state = engine.instance(instance_id).cancel()
-        return f"Instance cancelled: it is now {state.value}."
-
-    return await act(request, work)
+def suspend_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
+    engine.instance(instance_id).suspend()
+    return "Instance suspended: no token moves until it is resumed."
 
 
-async def suspend_instance(request: Request) -> Response:
-    instance_id = _id(request, "instance_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.instance(instance_id).suspend()
-        return "Instance suspended: no token moves until it is resumed."
-
-    return await act(request, work)
+def resume_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
+    engine.instance(instance_id).resume()
+    return "Instance resumed."
 
 
-async def resume_instance(request: Request) -> Response:
-    instance_id = _id(request, "instance_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.instance(instance_id).resume()
-        return "Instance resumed."
-
-    return await act(request, work)
-
-
-async def set_variable(request: Request) -> Response:
-    instance_id = _id(request, "instance_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        name = form.get("name", "").strip()
-        if not name:
-            raise BadRequest("a variable needs a name")
-        value = typed_value(form.get("type", "string"), form.get("value", ""))
-        engine.run(SetVariables(instance_id, {name: value}))
-        return f"Variable '{name}' set ({value.type})."
-
-    return await act(request, work)
+def set_variable(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
+    name = form.get("name", "").strip()
+    if not name:
+        raise BadRequest("a variable needs a name")
+    value = typed_value(form.get("type", "string"), form.get("value", ""))
+    engine.run(SetVariables(instance_id, {name: value}))
+    return f"Variable '{name}' set ({value.type})."
 
 
-async def retry_incident(request: Request) -> Response:
-    incident_id = _id(request, "incident_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.retry_incident(incident_id)
-        return "Retried: the stopped path runs again."
-
-    return await act(request, work)
+def retry_incident(engine: Engine, who: Principal, form: Form, incident_id: UUID) -> str:
+    engine.retry_incident(incident_id)
+    return "Retried: the stopped path runs again."
 
 
-async def resolve_incident(request: Request) -> Response:
-    incident_id = _id(request, "incident_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.resolve_incident(incident_id)
-        return "Incident marked resolved; the token stays where it stopped."
-
-    return await act(request, work)
+def resolve_incident(engine: Engine, who: Principal, form: Form, incident_id: UUID) -> str:
+    engine.resolve_incident(incident_id)
+    return "Incident marked resolved; the token stays where it stopped."
 
 
-async def execute_job(request: Request) -> Response:
-    job_id = _id(request, "job_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        outcome = engine.execute_job(job_id)
-        return f"Job run now: {outcome}."
-
-    return await act(request, work)
+def execute_job(engine: Engine, who: Principal, form: Form, job_id: UUID) -> str:
+    outcome = engine.execute_job(job_id)
+    return f"Job run now: {outcome}."
 
 
-async def set_job_retries(request: Request) -> Response:
-    job_id = _id(request, "job_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        retries = parse_int(form.get("retries"), "retries")
-        engine.set_job_retries(job_id, retries)
-        return f"Job retries set to {retries}."
-
-    return await act(request, work)
+def set_job_retries(engine: Engine, who: Principal, form: Form, job_id: UUID) -> str:
+    retries = parse_int(form.get("retries"), "retries")
+    engine.set_job_retries(job_id, retries)
+    return f"Job retries set to {retries}."
 
 
-async def claim_task(request: Request) -> Response:
-    task_id = _id(request, "task_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.claim_task(task_id, who.name)
-        return f"Task claimed by {who.name}."
-
-    return await act(request, work)
+def claim_task(engine: Engine, who: Principal, form: Form, task_id: UUID) -> str:
+    engine.claim_task(task_id, who.name)
+    return f"Task claimed by {who.name}."
 
 
-async def unclaim_task(request: Request) -> Response:
-    task_id = _id(request, "task_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.unclaim_task(task_id)
-        return "Task released."
-
-    return await act(request, work)
+def unclaim_task(engine: Engine, who: Principal, form: Form, task_id: UUID) -> str:
+    engine.unclaim_task(task_id)
+    return "Task released."
 
 
-async def complete_task(request: Request) -> Response:
-    task_id = _id(request, "task_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        variables = json_object(form.get("variables", ""), "variables")
-        engine.complete_task(task_id, variables)
-        return "Task completed."
-
-    return await act(request, work)
+def complete_task(engine: Engine, who: Principal, form: Form, task_id: UUID) -> str:
+    variables = json_object(form.get("variables", ""), "variables")
+    engine.complete_task(task_id, variables)
+    return "Task completed."
 
 
-async def set_external_retries(request: Request) -> Response:
-    task_id = _id(request, "task_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        retries = parse_int(form.get("retries"), "retries")
-        engine.set_external_task_retries(task_id, retries)
-        return f"External task retries set to {retries}."
-
-    return await act(request, work)
+def set_external_retries(engine: Engine, who: Principal, form: Form, task_id: UUID) -> str:
+    retries = parse_int(form.get("retries"), "retries")
+    engine.set_external_task_retries(task_id, retries)
+    return f"External task retries set to {retries}."
 
 
-async def unlock_external(request: Request) -> Response:
-    task_id = _id(request, "task_id")
-
-    def work(engine: Engine, who: Principal, form: Form) -> str:
-        engine.unlock_external_task(task_id)
-        return "Lock released: any worker may fetch the task again."
-
-    return await act(request, work)
+def unlock_external(engine: Engine, who: Principal, form: Form, task_id: UUID) -> str:
+    engine.unlock_external_task(task_id)
+    return "Lock released: any worker may fetch the task again."
 
 
-def _post(path: str, endpoint: object) -> Route:
-    return Route(path, endpoint, methods=["POST"])  # type: ignore[arg-type]
+def _post(path: str, action: Action) -> Route:
+    """The POST route running `action` on the id in `path` (its one parameter, a UUID)."""
+
+    async def endpoint(request: Request) -> Response:
+        (target,) = request.path_params.values()
+        return await act(request, lambda engine, who, form: action(engine, who, form, target))
+
+    return Route(path, endpoint, methods=["POST"], name=action.__name__)
 
 
 routes = [

@@ -65,49 +65,52 @@ class StartInstance:
 
 
 @dataclass(frozen=True)
-class CancelInstance:
-    name: ClassVar[str] = "CancelInstance"
+class _InstanceCommand:
+    """A command on one instance: load it, change it (`apply`), write it back; the result is
+    the instance's state."""
+
     result_type: ClassVar[type[Result]] = InstanceResult
 
     instance_id: UUID
 
     def execute(self, tx: Tx) -> InstanceResult:
         run = load(tx, self.instance_id)
+        self.apply(tx, run)
+        persist(tx, run)
+        return _result(run)
+
+    def apply(self, tx: Tx, run: InstanceRun) -> None:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class CancelInstance(_InstanceCommand):
+    name: ClassVar[str] = "CancelInstance"
+
+    def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
             raise Conflict(
                 f"process instance {self.instance_id} is already {run.instance.state.value}",
                 instance_id=str(self.instance_id),
             )
         advance(tx, run).terminate_all(instance_state=InstanceState.TERMINATED)
-        persist(tx, run)
-        return _result(run)
 
 
 @dataclass(frozen=True)
-class SuspendInstance:
+class SuspendInstance(_InstanceCommand):
     name: ClassVar[str] = "SuspendInstance"
-    result_type: ClassVar[type[Result]] = InstanceResult
 
-    instance_id: UUID
-
-    def execute(self, tx: Tx) -> InstanceResult:
-        run = load(tx, self.instance_id)
+    def apply(self, tx: Tx, run: InstanceRun) -> None:
         require_running(run)
         run.instance.move_to(InstanceState.SUSPENDED, tx.now)
         run.emit("instance.suspended")
-        persist(tx, run)
-        return _result(run)
 
 
 @dataclass(frozen=True)
-class ResumeInstance:
+class ResumeInstance(_InstanceCommand):
     name: ClassVar[str] = "ResumeInstance"
-    result_type: ClassVar[type[Result]] = InstanceResult
 
-    instance_id: UUID
-
-    def execute(self, tx: Tx) -> InstanceResult:
-        run = load(tx, self.instance_id)
+    def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state is not InstanceState.SUSPENDED:
             raise Conflict(
                 f"process instance {self.instance_id} is {run.instance.state.value}, not Suspended",
@@ -119,26 +122,19 @@ class ResumeInstance:
             # Rewriting the instance's jobs wakes the job executors: they skipped them while the
             # instance was suspended, and due ones should not wait for the next poll.
             job.dirty = True
-        persist(tx, run)
-        return _result(run)
 
 
 @dataclass(frozen=True)
-class SetVariables:
+class SetVariables(_InstanceCommand):
     name: ClassVar[str] = "SetVariables"
-    result_type: ClassVar[type[Result]] = InstanceResult
 
-    instance_id: UUID
     variables: Mapping[str, TypedValue]
 
-    def execute(self, tx: Tx) -> InstanceResult:
-        run = load(tx, self.instance_id)
+    def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
             raise Conflict(f"process instance {self.instance_id} has ended")
         for name, value in self.variables.items():
             run.set_variable(name, value)
-        persist(tx, run)
-        return _result(run)
 
 
 def start_instance(

@@ -18,6 +18,11 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.queries import Connection, fetch_all, fetch_dicts, fetch_one, query
+from engine.store import tasks as task_store
+from engine.store.external_tasks import ExternalTaskInfo
+from engine.store.incidents import IncidentInfo
+from engine.store.jobs import JobInfo
+from engine.store.queries import StepVisit
 
 RUNNING_STATES = ("Created", "Active", "Suspended", "Terminating")
 
@@ -292,19 +297,15 @@ def live_tokens(conn: Connection, instance_id: UUID) -> list[LiveToken]:
 
 
 @dataclass(frozen=True)
-class ActivityRow:
+class ActivityRow(StepVisit):
+    """A visit with its instance, definition, token and scope, and the user task it opened."""
+
     id: UUID
     instance_id: UUID
     definition_id: str
     definition_key: str
     token_id: UUID
     scope_token_id: UUID | None
-    node_id: str
-    node_name: str | None
-    node_type: str
-    state: str
-    started_at: datetime
-    ended_at: datetime | None
     task_id: UUID | None
     assignee: str | None
 
@@ -413,18 +414,9 @@ def visits_of_tokens(conn: Connection, token_ids: Sequence[UUID]) -> list[ScopeV
 
 
 @dataclass(frozen=True)
-class TaskRow:
-    id: UUID
-    instance_id: UUID
-    token_id: UUID
-    node_id: str
-    name: str | None
-    created_at: datetime
-    assignee: str | None
-    due_at: datetime | None
-    priority: int
-    definition_id: str
-    definition_key: str
+class TaskRow(task_store.TaskRow):
+    """A user task and the state of its instance."""
+
     instance_state: str
 
 
@@ -505,8 +497,9 @@ def user_tasks(
         return _count(conn, source, where)
     statement = (
         sql.SQL(
-            "SELECT t.id, t.instance_id, t.token_id, t.node_id, t.name, t.created_at, "
-            "t.assignee, t.due_at, t.priority, p.definition_id, p.definition_key, "
+            "SELECT t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, "
+            "t.ended_at, t.assignee, t.candidate_users, t.candidate_groups, t.due_at, "
+            "t.priority, p.definition_id, p.definition_key, p.business_key, "
             "p.state AS instance_state "
         )
         + source
@@ -521,23 +514,11 @@ def user_tasks(
 
 
 @dataclass(frozen=True)
-class ExternalTaskRow:
-    id: UUID
-    instance_id: UUID
-    token_id: UUID
-    node_id: str
-    topic: str
-    priority: int
-    worker_id: str | None
-    lock_expires_at: datetime | None
-    retries: int | None
-    error_message: str | None
-    error_details: str | None
-    created_at: datetime
-    definition_id: str
-    definition_key: str
+class ExternalTaskRow(ExternalTaskInfo):
+    """An external task with its definition's version tag, its instance's state and the
+    activity instance of its token."""
+
     version_tag: str | None
-    business_key: str | None
     instance_state: str
     activity_instance_id: UUID | None
 
@@ -553,8 +534,8 @@ EXTERNAL_TASK_SORT: dict[str, LiteralString] = {
 }
 
 _EXTERNAL_COLUMNS = sql.SQL(
-    "SELECT e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.priority, e.worker_id, "
-    "e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
+    "SELECT e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, "
+    "e.worker_id, e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
     "p.definition_id, p.definition_key, d.version_tag, p.business_key, "
     "p.state AS instance_state, t.visit_id AS activity_instance_id "
 )
@@ -659,20 +640,6 @@ def locked_task_details(
 # -- incidents ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class IncidentRow:
-    id: UUID
-    type: str
-    instance_id: UUID
-    definition_id: str
-    token_id: UUID | None
-    node_id: str
-    job_id: UUID | None
-    external_task_id: UUID | None
-    message: str
-    created_at: datetime
-
-
 INCIDENT_SORT: dict[str, LiteralString] = {
     "incidentId": "i.id",
     "incidentMessage": "i.message",
@@ -704,7 +671,7 @@ def incidents(
     node_id: str | None = None,
     configuration: UUID | None = None,
     count: bool = False,
-) -> list[IncidentRow] | int:
+) -> list[IncidentInfo] | int:
     """Open incidents."""
     where = _Where()
     where.fixed("i.state = 'Open'")
@@ -724,32 +691,25 @@ def incidents(
     statement = (
         sql.SQL(
             "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, "
-            "i.job_id, i.external_task_id, i.message, i.created_at "
+            "i.job_id, i.external_task_id, i.message, i.details, i.state, i.created_at, "
+            "i.resolved_at "
         )
         + source
         + where.clause()
         + _order(page, INCIDENT_SORT, "i.created_at, i.id")
         + _limit(where, page)
     )
-    return fetch_all(conn, IncidentRow, statement, where.params)
+    return fetch_all(conn, IncidentInfo, statement, where.params)
 
 
 # -- jobs -----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class JobRow:
-    id: UUID
-    kind: str
-    instance_id: UUID | None
-    token_id: UUID | None
-    node_id: str
-    definition_id: str
+class JobRow(JobInfo):
+    """A job with its definition's key and its instance's state (none for a start timer)."""
+
     definition_key: str
-    due_at: datetime
-    retries: int
-    error_message: str | None
-    created_at: datetime
     instance_state: str | None
 
 
@@ -821,7 +781,8 @@ def jobs(
     statement = (
         sql.SQL(
             "SELECT j.id, j.kind, j.instance_id, j.token_id, j.node_id, j.definition_id, "
-            "d.key AS definition_key, j.due_at, j.retries, j.error_message, j.created_at, "
+            "j.due_at, j.lock_owner, j.lock_expires_at, j.retries, j.timer_text, "
+            "j.repetitions_left, j.error_message, j.created_at, d.key AS definition_key, "
             "p.state AS instance_state "
         )
         + source

@@ -14,6 +14,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query
+from engine.store.incidents import IncidentInfo
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -271,19 +272,11 @@ def definition_versions(conn: Connection, ids: list[str]) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class IncidentRow:
-    id: UUID
-    type: str
-    instance_id: UUID
-    definition_id: str
+class IncidentRow(IncidentInfo):
+    """An incident with its instance's definition key and business key."""
+
     definition_key: str
     business_key: str | None
-    node_id: str
-    message: str
-    details: str | None
-    created_at: datetime
-    job_id: UUID | None
-    external_task_id: UUID | None
 
 
 @query
@@ -299,8 +292,9 @@ def open_incidents(
     return fetch_all(
         conn,
         IncidentRow,
-        "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, p.business_key, "
-        "i.node_id, i.message, i.details, i.created_at, i.job_id, i.external_task_id "
+        "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
+        "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at, "
+        "p.definition_key, p.business_key "
         "FROM incident i JOIN process_instance p ON p.id = i.instance_id "
         "WHERE i.state = 'Open' "
         "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "

@@ -36,15 +36,21 @@ class TokenRow:
 
 
 @dataclass(frozen=True)
-class VisitRow:
-    id: UUID
-    token_id: UUID
+class StepVisit:
+    """A token's visit to one node: a history row's node and times."""
+
     node_id: str
     node_name: str | None
     node_type: str
     state: str
     started_at: datetime
     ended_at: datetime | None
+
+
+@dataclass(frozen=True)
+class VisitRow(StepVisit):
+    id: UUID
+    token_id: UUID
 
 
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
