@@ -28,6 +28,7 @@ class NodeKind(StrEnum):
     INTERMEDIATE_THROW_EVENT = "intermediateThrowEvent"
     EXCLUSIVE_GATEWAY = "exclusiveGateway"
     PARALLEL_GATEWAY = "parallelGateway"
+    INCLUSIVE_GATEWAY = "inclusiveGateway"
     INTERMEDIATE_CATCH_EVENT = "intermediateCatchEvent"
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
@@ -207,6 +208,21 @@ class ParallelGateway(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class InclusiveGateway(Node):
+    """Diverging: every outgoing flow whose condition is true, the default flow when none is."""
+
+    default_flow: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.INCLUSIVE_GATEWAY
+
+    @property
+    def is_join(self) -> bool:
+        return len(self.incoming) > 1
+
+
+@dataclass(frozen=True, kw_only=True)
 class IntermediateCatchEvent(Node):
     """The token waits here for exactly one of: a timer, a message, a signal."""
 
@@ -297,7 +313,6 @@ class ProcessModel:
     _event_subprocesses_by_scope: dict[str | None, tuple[SubProcess, ...]] = field(
         init=False, repr=False, compare=False
     )
-
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
         object.__setattr__(self, "flows", tuple(sorted(self.flows, key=lambda f: f.id)))
@@ -434,7 +449,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                 node.id,
                 node.line,
             )
-        if isinstance(node, ExclusiveGateway) and node.default_flow is not None:
+        if isinstance(node, ExclusiveGateway | InclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
                 raise fail(
                     f"default flow '{node.default_flow}' is not an outgoing flow",
@@ -443,6 +458,8 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                 )
             if model.flow(node.default_flow).condition is not None:
                 raise fail("the default flow cannot have a condition", node.id, node.line)
+        if isinstance(node, InclusiveGateway) and node.is_join:
+            raise fail("a converging inclusive gateway is not supported", node.id, node.line)
         if isinstance(node, ParallelGateway):
             for flow_id in node.outgoing:
                 if model.flow(flow_id).condition is not None:

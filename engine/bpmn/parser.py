@@ -26,6 +26,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     ModelLimits,
@@ -578,6 +579,12 @@ def _exclusive_gateway(element: Element, ctx: _Context) -> Node:
     return ExclusiveGateway(**common, default_flow=element.get("default"))
 
 
+def _inclusive_gateway(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx)
+    return InclusiveGateway(**common, default_flow=element.get("default"))
+
+
 def _parallel_gateway(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
@@ -594,6 +601,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "manualTask": _task,
     "exclusiveGateway": _exclusive_gateway,
     "parallelGateway": _parallel_gateway,
+    "inclusiveGateway": _inclusive_gateway,
     "intermediateCatchEvent": _intermediate_catch_event,
     "boundaryEvent": _boundary_event,
     "receiveTask": _receive_task,

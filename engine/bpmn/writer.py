@@ -25,6 +25,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     Node,
     ProcessModel,
     ReceiveTask,
@@ -242,7 +243,7 @@ def _node(
     elif isinstance(node, UserTask):
         for field_name, attribute in _USER_TASK_ATTRIBUTES:
             _set(element, _camunda(attribute), getattr(node, field_name))
-    elif isinstance(node, ExclusiveGateway):
+    elif isinstance(node, ExclusiveGateway | InclusiveGateway):
         _set(element, "default", node.default_flow)
     if node.retry_cycle is not None:
         extensions = etree.SubElement(element, _bpmn("extensionElements"))

@@ -21,6 +21,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     Node,
@@ -151,6 +152,8 @@ class Advance(TaskMoves, GatewayMoves):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
             self._leave(token, node, [self._choose(node)])
+        elif isinstance(node, InclusiveGateway):
+            self._leave(token, node, self._inclusive_flows(node))
         elif isinstance(node, ParallelGateway) and node.is_join:
             self._join(token, node, via)
         elif isinstance(node, ParallelGateway):

@@ -1,11 +1,11 @@
-"""Gateways: the exclusive choice and the parallel join."""
+"""Gateways: the exclusive choice, the inclusive choice, the parallel join."""
 
 from __future__ import annotations
 
 from uuid import UUID
 
 from engine.errors import InvariantViolation, InvariantViolationKind, NoMatchingFlow
-from engine.model import ExclusiveGateway, ParallelGateway, SequenceFlow
+from engine.model import ExclusiveGateway, InclusiveGateway, ParallelGateway, SequenceFlow
 from engine.runtime import Join, Token
 from engine.semantics.base import Moves
 from engine.states import TokenState, VisitState
@@ -24,6 +24,22 @@ class GatewayMoves(Moves):
             return self.model.flow(gateway.default_flow)
         raise NoMatchingFlow(
             f"exclusive gateway '{gateway.id}' has no outgoing flow whose condition is true "
+            "and no default flow",
+            node_id=gateway.id,
+        )
+
+    def _inclusive_flows(self, gateway: InclusiveGateway) -> list[SequenceFlow]:
+        """Every outgoing flow whose condition is true (a flow without one always is); the
+        default flow when none is."""
+        outgoing = [self.model.flow(f) for f in gateway.outgoing if f != gateway.default_flow]
+        values = self.run.variable_values() if any(f.condition for f in outgoing) else {}
+        taken = [f for f in outgoing if f.condition is None or self._holds(f, values)]
+        if taken:
+            return taken
+        if gateway.default_flow is not None:
+            return [self.model.flow(gateway.default_flow)]
+        raise NoMatchingFlow(
+            f"inclusive gateway '{gateway.id}' has no outgoing flow whose condition is true "
             "and no default flow",
             node_id=gateway.id,
         )
