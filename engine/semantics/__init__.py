@@ -107,10 +107,15 @@ class Advance(TaskMoves, GatewayMoves):
         self._drain()
 
     def _drain(self) -> None:
-        while self._queue:
-            token, node_id, via, skip_async = self._queue.popleft()
-            if token.is_live:
-                self._arrive(token, self.model.node(node_id), via, skip_async)
+        """Run the queued tokens until each waits or ends; then converging inclusive gateways
+        whose last possible arrival has come or gone fire, and their tokens run in turn."""
+        while True:
+            while self._queue:
+                token, node_id, via, skip_async = self._queue.popleft()
+                if token.is_live:
+                    self._arrive(token, self.model.node(node_id), via, skip_async)
+            if self.run.instance.state.is_final or not self._fire_inclusive_joins():
+                break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")
@@ -152,6 +157,8 @@ class Advance(TaskMoves, GatewayMoves):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
             self._leave(token, node, [self._choose(node)])
+        elif isinstance(node, InclusiveGateway) and node.is_join:
+            self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
             self._leave(token, node, self._inclusive_flows(node))
         elif isinstance(node, ParallelGateway) and node.is_join:
