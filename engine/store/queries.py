@@ -31,6 +31,7 @@ class TokenRow:
     parallel_group: str | None
     version: int
     created_at: datetime
+    scope_id: UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,8 @@ def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | No
 
 def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
     rows = conn.execute(
-        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at "
-        "FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at, "
+        "scope_id FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
     ).fetchall()
     return [TokenRow(*row) for row in rows]
