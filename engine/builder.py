@@ -45,6 +45,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     Node,
@@ -467,6 +468,31 @@ class ProcessBuilder:
     ) -> ProcessBuilder:
         return self._add(
             ExclusiveGateway(
+                id=id,
+                name=name,
+                parent=parent,
+                default_flow=default,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def inclusive_gateway(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        default: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """Diverging: every outgoing flow whose condition is true, else `default`. Converging
+        (several flows in): waits until no other live token of its scope can reach it."""
+        return self._add(
+            InclusiveGateway(
                 id=id,
                 name=name,
                 parent=parent,

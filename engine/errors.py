@@ -89,7 +89,7 @@ class HandlerError(InterlockError):
 
 
 class NoMatchingFlow(InterlockError):
-    """An exclusive gateway found no condition true and has no default flow."""
+    """An exclusive or inclusive gateway found no condition true and has no default flow."""
 
     code = "NoMatchingFlow"
 

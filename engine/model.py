@@ -29,6 +29,7 @@ class NodeKind(StrEnum):
     INTERMEDIATE_THROW_EVENT = "intermediateThrowEvent"
     EXCLUSIVE_GATEWAY = "exclusiveGateway"
     PARALLEL_GATEWAY = "parallelGateway"
+    INCLUSIVE_GATEWAY = "inclusiveGateway"
     INTERMEDIATE_CATCH_EVENT = "intermediateCatchEvent"
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
@@ -215,6 +216,23 @@ class ParallelGateway(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class InclusiveGateway(Node):
+    """Diverging: every outgoing flow whose condition is true, the default flow when none is.
+    Converging (more than one incoming flow): the tokens that arrived wait until no other live
+    token of their scope can still reach the gateway, then one token leaves."""
+
+    default_flow: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.INCLUSIVE_GATEWAY
+
+    @property
+    def is_join(self) -> bool:
+        return len(self.incoming) > 1
+
+
+@dataclass(frozen=True, kw_only=True)
 class IntermediateCatchEvent(Node):
     """The token waits here for exactly one of: a timer, a message, a signal."""
 
@@ -309,6 +327,9 @@ class ProcessModel:
     _event_subprocesses_by_scope: dict[str | None, tuple[SubProcess, ...]] = field(
         init=False, repr=False, compare=False
     )
+    # For each converging inclusive gateway, the nodes of its scope from which a token can still
+    # reach it: computed once per model, asked whenever such a join may fire.
+    _upstream_of_join: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -337,6 +358,34 @@ class ProcessModel:
             "_event_subprocesses_by_scope",
             {k: tuple(v) for k, v in event_subprocesses.items()},
         )
+        object.__setattr__(self, "_upstream_of_join", self._inclusive_upstreams())
+
+    def _inclusive_upstreams(self) -> dict[str, frozenset[str]]:
+        """Walk back from each converging inclusive gateway along the flows into each node, and
+        from a boundary event to the activity it is attached to (a token waiting in the activity
+        may leave through it). Flows never leave a scope, so neither does the walk: a token in an
+        embedded subprocess is represented here by the subprocess's own token."""
+        joins = [n for n in self.nodes if isinstance(n, InclusiveGateway) and n.is_join]
+        if not joins:
+            return {}
+        sources: dict[str, list[str]] = {}
+        for flow in self.flows:
+            sources.setdefault(flow.target, []).append(flow.source)
+        for node in self.nodes:
+            if isinstance(node, BoundaryEvent):
+                sources.setdefault(node.id, []).append(node.attached_to)
+        upstream: dict[str, frozenset[str]] = {}
+        for join in joins:
+            seen: set[str] = set()
+            todo = list(sources.get(join.id, ()))
+            while todo:
+                node_id = todo.pop()
+                if node_id in seen or node_id == join.id:
+                    continue
+                seen.add(node_id)
+                todo.extend(sources.get(node_id, ()))
+            upstream[join.id] = frozenset(seen)
+        return upstream
 
     def __hash__(self) -> int:
         return hash((self.key, self.nodes, self.flows))
@@ -352,6 +401,15 @@ class ProcessModel:
 
     def has_flow(self, flow_id: str) -> bool:
         return flow_id in self._flows_by_id
+
+    @property
+    def has_inclusive_joins(self) -> bool:
+        return bool(self._upstream_of_join)
+
+    def upstream_of(self, join_id: str) -> frozenset[str]:
+        """The nodes from which a token can still reach the converging inclusive gateway
+        `join_id` (the gateway itself not included)."""
+        return self._upstream_of_join.get(join_id, frozenset())
 
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
         return self._boundary_by_activity.get(activity_id, ())
@@ -446,7 +504,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                 node.id,
                 node.line,
             )
-        if isinstance(node, ExclusiveGateway) and node.default_flow is not None:
+        if isinstance(node, ExclusiveGateway | InclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
                 raise fail(
                     f"default flow '{node.default_flow}' is not an outgoing flow",

@@ -216,7 +216,10 @@ class LiveDiagram {
     });
     Object.entries(state.joins || {}).forEach(([id, join]) => {
       const expected = join.expected === null ? "?" : join.expected;
-      const badge = el("div", "badge join-badge", join.arrived + "/" + expected, join.arrived + " of " + expected + " branches arrived");
+      const inclusive = join.upstream !== null && join.upstream !== undefined;
+      const badge = inclusive
+        ? el("div", "badge join-badge", join.arrived + "/?", join.arrived + " arrived, waiting for " + plural(join.upstream, "live upstream token"))
+        : el("div", "badge join-badge", join.arrived + "/" + expected, join.arrived + " of " + expected + " branches arrived");
       badge.dataset.node = id;
       this.mark(id, "join-waiting");
       this.badge(id, { top: 14, left: -40 }, badge);

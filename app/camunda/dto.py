@@ -13,6 +13,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     Node,
@@ -119,6 +120,7 @@ def activity_type(node: Node) -> str:
         (ReceiveTask, "receiveTask"),
         (ExclusiveGateway, "exclusiveGateway"),
         (ParallelGateway, "parallelGateway"),
+        (InclusiveGateway, "inclusiveGateway"),
         (SubProcess, "subProcess"),
     ]
     for kind, name in simple:
@@ -153,6 +155,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "receiveTask": "receiveTask",
     "exclusiveGateway": "exclusiveGateway",
     "parallelGateway": "parallelGateway",
+    "inclusiveGateway": "inclusiveGateway",
     "subProcess": "subProcess",
 }
 

@@ -20,7 +20,7 @@ from app.camunda.variables import dto_map, stored_to_dto
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
-from engine.model import ParallelGateway, ProcessModel
+from engine.model import InclusiveGateway, ParallelGateway, ProcessModel
 from engine.queries import camunda as cq
 from engine.queries import instances as queries
 from engine.states import InstanceState, TokenState
@@ -166,7 +166,7 @@ def activity_tree(call: Call) -> Response:
     pending: list[tuple[cq.LiveToken, Json]] = []
     for token in tokens:
         waiting = token.state == TokenState.WAITING
-        if waiting and isinstance(_node(model, token.node_id), ParallelGateway):
+        if waiting and isinstance(_node(model, token.node_id), ParallelGateway | InclusiveGateway):
             continue
         entry = _activity_entry(token, model, info, incidents.get(token.id, []))
         if "childActivityInstances" in entry:

@@ -16,9 +16,10 @@ from app.console.common import engine_of, read, render
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
-from engine.model import ProcessModel
+from engine.model import InclusiveGateway, ProcessModel
 from engine.queries import console, definitions
 from engine.queries import instances as queries
+from engine.queries.console import JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
 from engine.states import TokenState, VisitState
 
@@ -66,6 +67,41 @@ def _lineage(tokens: list[TokenRow]) -> list[TokenLine]:
 
 
 @dataclass(frozen=True)
+class JoinLine:
+    """A waiting join: the tokens arrived, and what it waits for. A parallel join expects one
+    token per incoming flow; an inclusive join waits for the live tokens that can still reach it
+    (`upstream`), which is not a number of branches known in advance."""
+
+    join: JoinState
+    expected: int | None
+    upstream: int | None
+
+
+def _join_lines(
+    model: ProcessModel, joins: list[JoinState], tokens: list[TokenRow]
+) -> list[JoinLine]:
+    lines = []
+    for join in joins:
+        gateway = model.node(join.gateway_id) if model.has_node(join.gateway_id) else None
+        if not isinstance(gateway, InclusiveGateway):
+            expected = len(gateway.incoming) if gateway is not None else None
+            lines.append(JoinLine(join, expected, None))
+            continue
+        upstream = model.upstream_of(gateway.id)
+        scope = join.scope_key or None
+        arrived = set(join.arrived)
+        blockers = [
+            t
+            for t in tokens
+            if not TokenState(t.state).is_final
+            and (str(t.scope_id) if t.scope_id else None) == scope
+            and (t.node_id in upstream or (t.node_id == gateway.id and t.id not in arrived))
+        ]
+        lines.append(JoinLine(join, None, len(blockers)))
+    return lines
+
+
+@dataclass(frozen=True)
 class TimelineEntry:
     visit: VisitRow
     seconds: float | None
@@ -104,9 +140,7 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         model = engine.model(info.definition_id, info.definition_key)
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
         context["joins"] = [
-            (j, len(model.node(j.gateway_id).incoming) if model.has_node(j.gateway_id) else None)
-            for j in joins
-            if keep(j.gateway_id)
+            line for line in _join_lines(model, joins, tokens) if keep(line.join.gateway_id)
         ]
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
@@ -210,13 +244,12 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
             for node, states in live.items()
         },
         "joins": {
-            j.gateway_id: {
-                "arrived": len(j.arrived),
-                "expected": len(model.node(j.gateway_id).incoming)
-                if model.has_node(j.gateway_id)
-                else None,
+            line.join.gateway_id: {
+                "arrived": len(line.join.arrived),
+                "expected": line.expected,
+                "upstream": line.upstream,
             }
-            for j in joins
+            for line in _join_lines(model, joins, tokens)
         },
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "completed": sorted(completed),

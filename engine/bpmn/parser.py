@@ -34,6 +34,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     ModelLimits,
@@ -638,6 +639,12 @@ def _exclusive_gateway(element: Element, ctx: _Context) -> Node:
     return ExclusiveGateway(**common, default_flow=ctx.ref(element, "default"))
 
 
+def _inclusive_gateway(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx)
+    return InclusiveGateway(**common, default_flow=element.get("default"))
+
+
 def _parallel_gateway(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
@@ -654,6 +661,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "manualTask": _task,
     "exclusiveGateway": _exclusive_gateway,
     "parallelGateway": _parallel_gateway,
+    "inclusiveGateway": _inclusive_gateway,
     "intermediateCatchEvent": _intermediate_catch_event,
     "boundaryEvent": _boundary_event,
     "receiveTask": _receive_task,

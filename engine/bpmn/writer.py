@@ -25,6 +25,7 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     Node,
     ProcessModel,
     Properties,
@@ -265,7 +266,7 @@ def _node(
     elif isinstance(node, UserTask):
         for field_name, attribute in _USER_TASK_ATTRIBUTES:
             _set(element, _camunda(attribute), getattr(node, field_name))
-    elif isinstance(node, ExclusiveGateway):
+    elif isinstance(node, ExclusiveGateway | InclusiveGateway):
         _set(element, "default", node.default_flow)
     _described(element, node.documentation, node.properties, node.retry_cycle)
     for flow_id in node.incoming:

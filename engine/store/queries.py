@@ -33,6 +33,7 @@ class TokenRow:
     parallel_group: str | None
     version: int
     created_at: datetime
+    scope_id: UUID | None = None
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,8 @@ def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
     return fetch_all(
         conn,
         TokenRow,
-        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at "
-        "FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at, "
+        "scope_id FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
     )
 

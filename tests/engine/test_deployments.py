@@ -74,9 +74,9 @@ def test_running_instances_keep_their_version(engine: Engine) -> None:
 def test_a_bad_file_deploys_nothing(engine: Engine) -> None:
     bad = (
         simple("good", "x")
-        .replace("<bpmn:endEvent", "<bpmn:inclusiveGateway")
-        .replace("</bpmn:endEvent>", "</bpmn:inclusiveGateway>")
+        .replace("<bpmn:endEvent", "<bpmn:complexGateway")
+        .replace("</bpmn:endEvent>", "</bpmn:complexGateway>")
     )
-    with pytest.raises(ModelError, match="inclusiveGateway"):
+    with pytest.raises(ModelError, match="complexGateway"):
         engine.deploy(simple("other", "y"), bad)
     assert engine.definitions() == []

@@ -11,6 +11,7 @@ from engine.expressions import compile_expression
 from engine.model import (
     EndEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateThrowEvent,
     Node,
     NoneTask,
@@ -272,6 +273,11 @@ def test_timer_and_message_starts_without_incoming_outgoing_children() -> None:
             ExclusiveGateway(id="n", default_flow="f2"),
         ),
         ('<bpmn:parallelGateway id="n" />', ParallelGateway(id="n")),
+        ('<bpmn:inclusiveGateway id="n" />', InclusiveGateway(id="n")),
+        (
+            '<bpmn:inclusiveGateway id="n" default="f2" />',
+            InclusiveGateway(id="n", default_flow="f2"),
+        ),
         (
             '<bpmn:task id="n"><bpmn:documentation>Why</bpmn:documentation>'
             "<bpmn:extensionElements><camunda:properties /></bpmn:extensionElements>"
@@ -376,7 +382,6 @@ def test_only_executable_processes_unless_none_is_marked() -> None:
 # --- rejected: unsupported elements ------------------------------------------------------------
 
 UNSUPPORTED = [
-    ("inclusiveGateway", '<bpmn:inclusiveGateway id="n" />', "n"),
     ("eventBasedGateway", '<bpmn:eventBasedGateway id="n" />', "n"),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
     (

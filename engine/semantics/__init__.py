@@ -1,0 +1,169 @@
+"""Token semantics: how tokens move through nodes. No SQL, no clock, no IO of its own.
+
+`Advance` works on one `InstanceRun` (the locked instance in memory). Every entry point runs the
+tokens it is given through automatic nodes until each one waits or ends, then completes scopes and
+the instance when no live token is left in them. Service-task handlers are the only foreign code it
+calls.
+
+The node families' moves live in the modules of this package (base, scopes, events, tasks,
+gateways); `Advance` combines them with the entry points and the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine import waits
+from engine.errors import InterlockError
+from engine.model import (
+    ACTIVITY_TYPES,
+    BoundaryEvent,
+    EndEvent,
+    ExclusiveGateway,
+    InclusiveGateway,
+    IntermediateCatchEvent,
+    IntermediateThrowEvent,
+    Node,
+    NoneTask,
+    ParallelGateway,
+    ReceiveTask,
+    ServiceTask,
+    StartEvent,
+    SubProcess,
+    UserTask,
+)
+from engine.runtime import JobRow, Subscription, Token
+from engine.semantics.base import Step, UnhandledError
+from engine.semantics.gateways import GatewayMoves
+from engine.semantics.tasks import TaskMoves
+from engine.states import InstanceState, SubscriptionKind, TokenState
+
+__all__ = ["Advance", "Step", "UnhandledError"]
+
+
+class Advance(TaskMoves, GatewayMoves):
+    """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
+
+    def start(self, start: StartEvent) -> Token:
+        """A new instance: one token enters through `start`."""
+        run = self.run
+        run.instance.move_to(InstanceState.ACTIVE, run.now)
+        run.emit("instance.started")
+        token = run.new_token(start.id)
+        self._activate(token)
+        self._queue.append((token, start.id, None, False))
+        self._drain()
+        return token
+
+    def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
+        """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
+        token.move_to(TokenState.EXECUTING, self.run.now)
+        self.set_variables(variables)
+        self._leave(token, self.model.node(token.node_id))
+        self._drain()
+
+    def execute_ready(self, token: Token) -> None:
+        """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
+        at."""
+        self._queue.append((token, token.node_id, None, True))
+        self._drain()
+
+    def fire_timer(self, job: JobRow) -> None:
+        """A timer job is due: a catch event's token moves on, or a boundary event triggers."""
+        node = self.model.node(job.node_id)
+        assert job.token_id is not None
+        token = self.run.tokens[job.token_id]
+        if isinstance(node, BoundaryEvent):
+            if not node.cancel_activity and job.timer_text is not None:
+                self._reschedule(job)
+            else:
+                job.deleted = True
+            self._trigger_boundary(node, token)
+            self._drain()
+        else:
+            job.deleted = True
+            self.resume(token)
+
+    def deliver(self, subscription: Subscription, variables: Mapping[str, Any] | None) -> None:
+        """A message or signal reaches a waiting subscription."""
+        node = self.model.node(subscription.node_id)
+        assert subscription.token_id is not None
+        token = self.run.tokens[subscription.token_id]
+        self.set_variables(variables)
+        if isinstance(node, BoundaryEvent):
+            if node.cancel_activity:
+                subscription.deleted = True
+            self._trigger_boundary(node, token)
+            self._drain()
+        else:
+            subscription.deleted = True
+            self.resume(token)
+
+    def throw_error(self, token: Token, code: str, message: str = "") -> None:
+        """A BPMN error thrown where `token` is: the nearest matching boundary error event or
+        error event subprocess, searching outwards scope by scope, catches it."""
+        self._throw(token, code, message)
+        self._drain()
+
+    def _drain(self) -> None:
+        """Run the queued tokens until each waits or ends; then converging inclusive gateways
+        whose last possible arrival has come or gone fire, and their tokens run in turn."""
+        while True:
+            while self._queue:
+                token, node_id, via, skip_async = self._queue.popleft()
+                if token.is_live:
+                    self._arrive(token, self.model.node(node_id), via, skip_async)
+            if self.run.instance.state.is_final or not self._fire_inclusive_joins():
+                break
+        if not self.run.instance.state.is_final and not self.run.has_live_tokens():
+            self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
+            self.run.emit("instance.completed")
+
+    def _arrive(self, token: Token, node: Node, via: str | None, skip_async: bool) -> None:
+        run = self.run
+        token.node_id = node.id
+        token.dirty = True
+        if node.async_before and not skip_async:
+            token.move_to(TokenState.READY, run.now)
+            retries = waits.retries_of(node.retry_cycle, self.default_retries)
+            run.add_job(waits.async_job(token, node.id, retries, run.now))
+            run.emit("token.ready", token)
+            return
+        self._open_visit(token, node)
+        if isinstance(node, ACTIVITY_TYPES):
+            self._attach_boundary_events(token, node)
+        if isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
+            self._leave(token, node)
+        elif isinstance(node, ServiceTask):
+            self._service_task(token, node)
+        elif isinstance(node, UserTask):
+            self._wait(token)
+            task = waits.user_task(node, token, run.variable_values(), run.now)
+            run.tasks[task.id] = task
+        elif isinstance(node, ReceiveTask):
+            self._wait(token)
+            run.add_subscription(
+                waits.subscription(
+                    SubscriptionKind.MESSAGE, node.message_name, token, node.id, run.now
+                )
+            )
+        elif isinstance(node, IntermediateCatchEvent):
+            self._catch(token, node)
+        elif isinstance(node, SubProcess):
+            self._wait(token)
+            self._enter_scope(token, self.model.none_start_of(node.id))
+        elif isinstance(node, EndEvent):
+            self._end(token, node)
+        elif isinstance(node, ExclusiveGateway):
+            self._leave(token, node, [self._choose(node)])
+        elif isinstance(node, InclusiveGateway) and node.is_join:
+            self._inclusive_arrive(token, node, via)
+        elif isinstance(node, InclusiveGateway):
+            self._leave(token, node, self._inclusive_flows(node))
+        elif isinstance(node, ParallelGateway) and node.is_join:
+            self._join(token, node, via)
+        elif isinstance(node, ParallelGateway):
+            self._leave(token, node, [self.model.flow(f) for f in node.outgoing])
+        else:  # pragma: no cover - deployment refuses models with other node kinds
+            raise InterlockError(f"node kind {node.kind.value} cannot execute", node_id=node.id)

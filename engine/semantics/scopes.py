@@ -1,0 +1,65 @@
+"""Scopes: entering an embedded subprocess, and ending tokens early with everything inside them
+(cancellation, terminate end events, interrupting events)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.model import StartEvent, SubProcess
+from engine.runtime import Token
+from engine.semantics.base import Moves
+from engine.states import InstanceState, TokenState, VisitState
+
+
+class ScopeMoves(Moves):
+    def terminate_all(self, *, instance_state: InstanceState) -> None:
+        """End every live token (cancellation or a terminate end event) and retire their work."""
+        run = self.run
+        for token in run.live_tokens():
+            self._kill(token)
+        for key in list(run.joins):
+            self._delete_join(key)
+        if instance_state is InstanceState.TERMINATED:
+            run.instance.move_to(InstanceState.TERMINATING, run.now)
+        run.instance.move_to(instance_state, run.now)
+        run.emit(f"instance.{instance_state.value.lower()}")
+
+    def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
+        child = self.run.new_token(
+            start.id,
+            parent_id=scope_token.id,
+            scope_id=scope_token.id,
+            mode=scope_token.mode,
+        )
+        self._activate(child)
+        self._queue.append((child, start.id, None, False))
+
+    def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> None:
+        """An interrupting error event subprocess replaces everything else in its scope."""
+        if scope_id is None:
+            for live in self.run.live_tokens():
+                self._kill(live)
+        else:
+            self._kill_scope(scope_id)
+        scope_token = self.run.new_token(sub.id, scope_id=scope_id)
+        self._activate(scope_token)
+        scope_token.node_id = sub.id
+        self._open_visit(scope_token, sub)
+        self._wait(scope_token)
+        self._enter_scope(scope_token, start)
+
+    def _kill(self, token: Token) -> None:
+        """End a live token early, with everything inside it if it is a subprocess's scope."""
+        if not token.is_live:
+            return
+        self._kill_scope(token.id)
+        self._close_visit(token, VisitState.TERMINATED)
+        token.move_to(TokenState.TERMINATED, self.run.now)
+        self.run.retire_work(token)
+        self.run.emit("token.terminated", token)
+
+    def _kill_scope(self, scope_id: Any) -> None:
+        for token in self.run.live_in_scope(scope_id):
+            self._kill(token)
+        for key in self.run.joins_in_scope(str(scope_id)):
+            self._delete_join(key)
