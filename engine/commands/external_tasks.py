@@ -3,7 +3,9 @@
 Every report checks, over one committed state of the instance, that the reporting worker holds
 the task (the reports a worker makes run optimistically, see engine/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
-completed or retired changes nothing and says so.
+completed or retired changes nothing and says so. A failure report without retries opens an
+incident and leaves the worker its lock: until the lock expires it may still complete the task or
+report a BPMN error, and the incident resolves in the same transaction (as in Camunda 7).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from engine import waits
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
-from engine.runtime import ExternalTaskRow, InstanceRun
+from engine.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.states import TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
@@ -149,6 +151,26 @@ def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRu
     return run, task
 
 
+def _reopen_failed(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
+    """The task's token, back to Waiting if a failure had stopped it (its incident resolves).
+
+    A worker whose failure report opened the incident keeps its lock: until the lock expires it
+    may still complete the task or report a BPMN error, as in Camunda 7; after that it is a lease
+    conflict, as for any worker without the lock."""
+    token = run.tokens[task.token_id]
+    if token.state is TokenState.FAILED:
+        if task.lock_expires_at is None or task.lock_expires_at <= tx.now:
+            raise InvariantViolation(
+                InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
+                f"external task {task.id} has an open incident and the lock of worker "
+                f"'{task.worker_id}' on it has expired",
+                task_id=str(task.id),
+                worker_id=task.worker_id,
+            )
+        run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
+    return token
+
+
 def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
     return ExternalTaskResult(str(task.id), str(run.instance.id), run.instance.state.value)
 
@@ -166,8 +188,8 @@ class CompleteExternalTask:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
+        token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
-        token = run.tokens[task.token_id]
         run.emit("external_task.completed", token)
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)
@@ -196,13 +218,17 @@ class FailExternalTask:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
-        task.worker_id, task.dirty = None, True
+        task.dirty = True
         token = run.tokens[task.token_id]
         if self.retries > 0:
+            # Fetchable again once the retry timeout has passed (an open incident resolves).
+            run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
+            task.worker_id = None
             task.lock_expires_at = tx.now + timedelta(milliseconds=self.retry_timeout_ms)
             run.emit("external_task.failed", token)
         else:
-            task.lock_expires_at = None
+            # The worker keeps its lock until it expires (see `_reopen_failed`); with no retries
+            # left nobody can fetch the task.
             if token.state is not TokenState.FAILED:
                 advance(tx, run).fail(
                     token, "failedExternalTask", self.message, external_task_id=task.id
@@ -230,7 +256,7 @@ class ExternalTaskBpmnError:
             raise BadRequest("a BPMN error needs an error code")
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
-        token = run.tokens[task.token_id]
+        token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         flow = advance(tx, run)
         flow.set_variables(self.variables)
