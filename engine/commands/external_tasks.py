@@ -4,8 +4,8 @@ Every report checks, over one committed state of the instance, that the reportin
 the task (the reports a worker makes run optimistically, see engine/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
 completed or retired changes nothing and says so. A failure report without retries opens an
-incident and leaves the worker its lock: until the lock expires it may still complete the task or
-report a BPMN error, and the incident resolves in the same transaction (as in Camunda 7).
+incident and leaves the worker its lock: until the lock expires it may still extend it, complete the
+task or report a BPMN error, and the incident resolves in the same transaction (as in Camunda 7).
 """
 
 from __future__ import annotations
@@ -159,16 +159,20 @@ def _reopen_failed(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
     conflict, as for any worker without the lock."""
     token = run.tokens[task.token_id]
     if token.state is TokenState.FAILED:
-        if task.lock_expires_at is None or task.lock_expires_at <= tx.now:
-            raise InvariantViolation(
-                InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
-                f"external task {task.id} has an open incident and the lock of worker "
-                f"'{task.worker_id}' on it has expired",
-                task_id=str(task.id),
-                worker_id=task.worker_id,
-            )
+        _require_unexpired_lock(tx, task)
         run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
     return token
+
+
+def _require_unexpired_lock(tx: Tx, task: ExternalTaskRow) -> None:
+    if task.lock_expires_at is None or task.lock_expires_at <= tx.now:
+        raise InvariantViolation(
+            InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
+            f"external task {task.id} has an open incident and the lock of worker "
+            f"'{task.worker_id}' on it has expired",
+            task_id=str(task.id),
+            worker_id=task.worker_id,
+        )
 
 
 def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
@@ -286,6 +290,8 @@ class ExtendLock:
         if self.new_duration_ms <= 0:
             raise BadRequest("the new lock duration must be positive")
         run, task = _locked_by(tx, self.task_id, self.worker_id)
+        if run.tokens[task.token_id].state is TokenState.FAILED:
+            _require_unexpired_lock(tx, task)  # an expired lock is not revived
         task.lock_expires_at = tx.now + timedelta(milliseconds=self.new_duration_ms)
         task.dirty = True
         persist(tx, run)

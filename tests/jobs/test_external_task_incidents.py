@@ -102,6 +102,7 @@ def test_the_holder_cannot_complete_once_its_lock_expired(
         "has expired"
     )
     refused(lambda: engine.external_task_bpmn_error(task["id"], "w", "E"))
+    refused(lambda: engine.extend_lock(task["id"], "w", 60_000))
     assert snapshot(database_url) == before
     assert engine.fetch_and_lock("w", LOCK) == []
     # The operator's way out still works: one more retry, fetched and completed anew.
@@ -162,3 +163,17 @@ def test_a_failure_with_retries_from_the_holder_resolves_the_incident(
     assert (again["retries"], again["error_message"]) == (2, "try later")
     engine.complete_external_task(again["id"], "w2")
     assert instance.info().state == InstanceState.COMPLETED
+
+
+def test_the_holder_may_extend_its_lock_before_it_expires(
+    engine: Engine, clock: ManualClock
+) -> None:
+    instance, task = failed(engine)
+    clock.advance(seconds=29)
+    engine.extend_lock(task["id"], "w", 60_000)
+    clock.advance(seconds=59.999)
+    engine.complete_external_task(task["id"], "w")
+    assert instance.info().state == InstanceState.COMPLETED
+    assert [i.state for i in engine.incidents(instance_id=instance.id, state=None)] == [
+        IncidentState.RESOLVED
+    ]
