@@ -4,6 +4,7 @@ another worker, or the holder after its lock expired, gets Camunda's 400."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import httpx
@@ -13,6 +14,12 @@ from tests.compat import processes
 from tests.compat.conftest import deploy, start
 from tests.engine.clock import ManualClock
 from tests.server import PASSWORD, LiveServer, live_server
+
+with warnings.catch_warnings():
+    # The client's bearer-token helper still uses pydantic's V1 validators.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    # camunda-external-task-client-python3 ships no type information.
+    from camunda.client.external_task_client import ExternalTaskClient  # type: ignore[import-untyped]
 
 
 def _locked_then_failed(client: httpx.Client, key: str, topic: str, lock_ms: int) -> str:
@@ -119,3 +126,19 @@ def test_the_holder_is_refused_once_its_lock_expired(database_url: str) -> None:
         [incident] = _incidents(client, instance["id"])
         assert incident["configuration"] == task_id
         assert client.get(f"/process-instance/{instance['id']}").status_code == 200
+
+
+def test_the_python_client_completes_after_reporting_the_failure(
+    server: LiveServer, rest: httpx.Client
+) -> None:
+    deploy(rest, ("pay.bpmn", processes.external_only("pay", "py-pay")))
+    instance = start(rest, "pay")
+    config = {"auth_basic": {"username": "operator", "password": PASSWORD},
+              "maxTasks": 1, "lockDuration": 60_000, "asyncResponseTimeout": 0}  # fmt: skip
+    client = ExternalTaskClient("py-worker", f"{server.url}/engine-rest", config)
+    [task] = client.fetch_and_lock("py-pay")
+    assert client.failure(task["id"], "gateway down", "trace", 0, 0) is True
+    assert [i["configuration"] for i in _incidents(rest, instance["id"])] == [task["id"]]
+    assert client.complete(task["id"], {"paid": True}) is True
+    assert _incidents(rest, instance["id"]) == []
+    assert rest.get(f"/history/process-instance/{instance['id']}").json()["state"] == "COMPLETED"

@@ -177,3 +177,18 @@ def test_the_holder_may_extend_its_lock_before_it_expires(
     assert [i.state for i in engine.incidents(instance_id=instance.id, state=None)] == [
         IncidentState.RESOLVED
     ]
+
+
+def test_an_operator_retry_takes_the_lock_from_the_holder(
+    engine: Engine, database_url: str
+) -> None:
+    instance, task = failed(engine)
+    [incident] = engine.incidents(instance_id=instance.id)
+    engine.retry_incident(incident.id)
+    before = snapshot(database_url)
+    message = refused(lambda: engine.complete_external_task(task["id"], "w"))
+    assert message == f"external task {task['id']} is locked by no worker, not by 'w'"
+    assert snapshot(database_url) == before
+    [again] = engine.fetch_and_lock("w2", LOCK)
+    engine.complete_external_task(again["id"], "w2")
+    assert instance.info().state == InstanceState.COMPLETED
