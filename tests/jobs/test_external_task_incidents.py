@@ -13,6 +13,7 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import InvariantViolation, InvariantViolationKind
+from engine.queries import console
 from engine.states import IncidentState, InstanceState
 from tests.jobs.conftest import ManualClock, snapshot
 from tests.jobs.test_external_tasks import charge
@@ -192,3 +193,19 @@ def test_an_operator_retry_takes_the_lock_from_the_holder(
     [again] = engine.fetch_and_lock("w2", LOCK)
     engine.complete_external_task(again["id"], "w2")
     assert instance.info().state == InstanceState.COMPLETED
+
+
+def test_the_workers_page_shows_the_kept_lock_then_only_the_incident(
+    engine: Engine, clock: ManualClock
+) -> None:
+    _, task = failed(engine)
+    [locked] = console.leases(engine, clock(), expired=False)
+    assert (str(locked.id), locked.worker_id, locked.retries) == (task["id"], "w", 0)
+    [topic] = console.topics(engine, clock())
+    assert (topic.open, topic.available, topic.locked, topic.expired) == (1, 0, 1, 0)
+    assert topic.without_retries == 1
+    clock.advance(seconds=30)
+    assert console.leases(engine, clock(), expired=False) == []
+    assert console.leases(engine, clock(), expired=True) == []
+    [topic] = console.topics(engine, clock())
+    assert (topic.open, topic.available, topic.locked, topic.expired) == (1, 0, 0, 0)
