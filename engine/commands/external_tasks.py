@@ -4,8 +4,9 @@ Every report checks, over one committed state of the instance, that the reportin
 the task (the reports a worker makes run optimistically, see engine/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
 completed or retired changes nothing and says so. A failure report without retries opens an
-incident and leaves the worker its lock: until the lock expires it may still extend it, complete the
-task or report a BPMN error, and the incident resolves in the same transaction (as in Camunda 7).
+incident and leaves the worker its lock: until the lock expires it may still report (complete the
+task, report a BPMN error or a failure with retries: the incident resolves in the same
+transaction) or extend the lock, as in Camunda 7; after that it is a lease conflict.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ def _reopen_failed(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
 
     A worker whose failure report opened the incident keeps its lock: until the lock expires it
     may still complete the task or report a BPMN error, as in Camunda 7; after that it is a lease
-    conflict, as for any worker without the lock."""
+    conflict, as for any worker without the lock (`_require_unexpired_lock`)."""
     token = run.tokens[task.token_id]
     if token.state is TokenState.FAILED:
         _require_unexpired_lock(tx, task)
@@ -220,10 +221,12 @@ class FailExternalTask:
             raise BadRequest("retries and retry timeout cannot be negative")
         _bound_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, self.worker_id)
+        token = run.tokens[task.token_id]
+        if token.state is TokenState.FAILED:
+            _require_unexpired_lock(tx, task)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
         task.dirty = True
-        token = run.tokens[task.token_id]
         if self.retries > 0:
             # Fetchable again once the retry timeout has passed (an open incident resolves).
             run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)

@@ -104,6 +104,7 @@ def test_the_holder_cannot_complete_once_its_lock_expired(
     )
     refused(lambda: engine.external_task_bpmn_error(task["id"], "w", "E"))
     refused(lambda: engine.extend_lock(task["id"], "w", 60_000))
+    refused(lambda: engine.fail_external_task(task["id"], "w", "again", retries=2))
     assert snapshot(database_url) == before
     assert engine.fetch_and_lock("w", LOCK) == []
     # The operator's way out still works: one more retry, fetched and completed anew.
