@@ -15,6 +15,7 @@ from app.camunda import (
     instances,
     jobs,
     messages,
+    probes,
     tasks,
 )
 from app.camunda.http import Endpoint, not_found
@@ -28,6 +29,7 @@ ENDPOINTS: list[Endpoint] = [
     *instances.endpoints,
     *jobs.endpoints,
     *messages.endpoints,
+    *probes.endpoints,
     *tasks.endpoints,
 ]
 

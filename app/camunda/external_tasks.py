@@ -169,9 +169,12 @@ def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
         if exc.kind is not InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT:
             raise rest_error(500, exc.message, exc) from exc
         holder = _holder(call, task_id)
-        message = (
-            f"{action.format(id=task_id, worker=worker_id)}'. It is locked by worker '{holder}'."
-        )
+        refused = action.format(id=task_id, worker=worker_id)
+        if holder == worker_id:
+            # The holder of a task with an incident, after its lock expired.
+            message = f"{refused}'. Its lock on the task has expired."
+        else:
+            message = f"{refused}'. It is locked by worker '{holder}'."
         raise rest_error(400, message, exc) from exc
     except Conflict as exc:
         if "task_id" in exc.detail:

@@ -3,7 +3,10 @@
 Every report checks, over one committed state of the instance, that the reporting worker holds
 the task (the reports a worker makes run optimistically, see engine/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
-completed or retired changes nothing and says so.
+completed or retired changes nothing and says so. A failure report without retries opens an
+incident and leaves the worker its lock: until the lock expires it may still report (complete the
+task, report a BPMN error or a failure with retries: the incident resolves in the same
+transaction) or extend the lock, as in Camunda 7; after that it is a lease conflict.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from engine import waits
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
-from engine.runtime import ExternalTaskRow, InstanceRun
+from engine.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.states import TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
@@ -149,6 +152,30 @@ def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRu
     return run, task
 
 
+def _reopen_failed(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
+    """The task's token, back to Waiting if a failure had stopped it (its incident resolves).
+
+    A worker whose failure report opened the incident keeps its lock: until the lock expires it
+    may still complete the task or report a BPMN error, as in Camunda 7; after that it is a lease
+    conflict, as for any worker without the lock (`_require_unexpired_lock`)."""
+    token = run.tokens[task.token_id]
+    if token.state is TokenState.FAILED:
+        _require_unexpired_lock(tx, task)
+        run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
+    return token
+
+
+def _require_unexpired_lock(tx: Tx, task: ExternalTaskRow) -> None:
+    if task.lock_expires_at is None or task.lock_expires_at <= tx.now:
+        raise InvariantViolation(
+            InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
+            f"external task {task.id} has an open incident and the lock of worker "
+            f"'{task.worker_id}' on it has expired",
+            task_id=str(task.id),
+            worker_id=task.worker_id,
+        )
+
+
 def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
     return ExternalTaskResult(str(task.id), str(run.instance.id), run.instance.state.value)
 
@@ -166,8 +193,8 @@ class CompleteExternalTask:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
+        token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
-        token = run.tokens[task.token_id]
         run.emit("external_task.completed", token)
         advance(tx, run).resume(token, self.variables)
         persist(tx, run)
@@ -194,15 +221,21 @@ class FailExternalTask:
             raise BadRequest("retries and retry timeout cannot be negative")
         _bound_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, self.worker_id)
+        token = run.tokens[task.token_id]
+        if token.state is TokenState.FAILED:
+            _require_unexpired_lock(tx, task)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
-        task.worker_id, task.dirty = None, True
-        token = run.tokens[task.token_id]
+        task.dirty = True
         if self.retries > 0:
+            # Fetchable again once the retry timeout has passed (an open incident resolves).
+            run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
+            task.worker_id = None
             task.lock_expires_at = tx.now + timedelta(milliseconds=self.retry_timeout_ms)
             run.emit("external_task.failed", token)
         else:
-            task.lock_expires_at = None
+            # The worker keeps its lock until it expires (see `_reopen_failed`); with no retries
+            # left nobody can fetch the task.
             if token.state is not TokenState.FAILED:
                 advance(tx, run).fail(
                     token, "failedExternalTask", self.message, external_task_id=task.id
@@ -230,7 +263,7 @@ class ExternalTaskBpmnError:
             raise BadRequest("a BPMN error needs an error code")
         run, task = _locked_by(tx, self.task_id, self.worker_id)
         require_running(run)
-        token = run.tokens[task.token_id]
+        token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         flow = advance(tx, run)
         flow.set_variables(self.variables)
@@ -260,6 +293,8 @@ class ExtendLock:
         if self.new_duration_ms <= 0:
             raise BadRequest("the new lock duration must be positive")
         run, task = _locked_by(tx, self.task_id, self.worker_id)
+        if run.tokens[task.token_id].state is TokenState.FAILED:
+            _require_unexpired_lock(tx, task)  # an expired lock is not revived
         task.lock_expires_at = tx.now + timedelta(milliseconds=self.new_duration_ms)
         task.dirty = True
         persist(tx, run)

@@ -341,8 +341,8 @@ def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
         "count(*) FILTER (WHERE (lock_expires_at IS NULL OR lock_expires_at <= %(now)s) "
         "   AND (retries IS NULL OR retries > 0)) AS available, "
         "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at > %(now)s) AS locked, "
-        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s) "
-        "  AS expired, "
+        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s "
+        "   AND (retries IS NULL OR retries > 0)) AS expired, "
         "count(*) FILTER (WHERE retries = 0) AS without_retries "
         "FROM external_task WHERE state = 'Open' GROUP BY topic ORDER BY topic",
         {"now": now},
@@ -363,13 +363,18 @@ class LeaseRow:
 
 @query
 def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) -> list[LeaseRow]:
-    """Locked external tasks (`expired` False) or those whose lock ran out before a report."""
+    """Locked external tasks (`expired` False) or those whose lock ran out before a report. A
+    task whose worker reported a failure without retries keeps its lock until it runs out (the
+    worker may still complete it); after that it is an incident, not an expired lease."""
     statement = sql.SQL(
         "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
         "e.retries, p.business_key FROM external_task e "
         "JOIN process_instance p ON p.id = e.instance_id "
         "WHERE e.state = 'Open' AND e.worker_id IS NOT NULL "
-        "AND e.lock_expires_at {comparison} %s "
+        "AND e.lock_expires_at {comparison} %s {reported}"
         "ORDER BY e.lock_expires_at, e.id LIMIT %s"
-    ).format(comparison=sql.SQL("<=" if expired else ">"))
+    ).format(
+        comparison=sql.SQL("<=" if expired else ">"),
+        reported=sql.SQL("AND (e.retries IS NULL OR e.retries > 0) " if expired else ""),
+    )
     return fetch_all(conn, LeaseRow, statement, (now, limit))
