@@ -633,16 +633,21 @@ def _task(element: Element, ctx: _Context) -> Node:
     return NoneTask(**common, manual=_local(element) == "manualTask")
 
 
-def _exclusive_gateway(element: Element, ctx: _Context) -> Node:
-    common = _common(element, ctx)
-    _check_children(element, ctx)
-    return ExclusiveGateway(**common, default_flow=ctx.ref(element, "default"))
+def _gateway_with_default(
+    kind: type[ExclusiveGateway] | type[InclusiveGateway],
+) -> Callable[[Element, _Context], Node]:
+    """The parser of a gateway that may name a default flow (a reference like any other)."""
+
+    def parse(element: Element, ctx: _Context) -> Node:
+        common = _common(element, ctx)
+        _check_children(element, ctx)
+        return kind(**common, default_flow=ctx.ref(element, "default"))
+
+    return parse
 
 
-def _inclusive_gateway(element: Element, ctx: _Context) -> Node:
-    common = _common(element, ctx)
-    _check_children(element, ctx)
-    return InclusiveGateway(**common, default_flow=element.get("default"))
+_exclusive_gateway = _gateway_with_default(ExclusiveGateway)
+_inclusive_gateway = _gateway_with_default(InclusiveGateway)
 
 
 def _parallel_gateway(element: Element, ctx: _Context) -> Node:

@@ -12,6 +12,7 @@ from engine.errors import ModelError
 from engine.model import (
     BoundaryEvent,
     ExclusiveGateway,
+    InclusiveGateway,
     IntermediateCatchEvent,
     NoneTask,
     ProcessModel,
@@ -189,6 +190,26 @@ def test_prefixed_references_resolve_within_the_definitions() -> None:
     assert model.flow("Flow_ToCheck") == SequenceFlow(
         id="Flow_ToCheck", source="Start_Received", target="Task_Check"
     )
+
+
+@pytest.mark.parametrize("gateway", ["exclusiveGateway", "inclusiveGateway"])
+def test_a_prefixed_default_flow_resolves_on_either_gateway(gateway: str) -> None:
+    text = process(
+        '    <bpmn:startEvent id="s" />\n'
+        f'    <bpmn:{gateway} id="g" default="tns:other" '
+        'xmlns:tns="http://bpmn.io/schema/bpmn" />\n'
+        '    <bpmn:endEvent id="a" />\n'
+        '    <bpmn:endEvent id="b" />\n'
+        '    <bpmn:sequenceFlow id="in" sourceRef="s" targetRef="g" />\n'
+        '    <bpmn:sequenceFlow id="chosen" sourceRef="g" targetRef="a">\n'
+        "      <bpmn:conditionExpression>${yes}</bpmn:conditionExpression>\n"
+        "    </bpmn:sequenceFlow>\n"
+        '    <bpmn:sequenceFlow id="other" sourceRef="g" targetRef="b" />'
+    )
+    node = parse_one(text).node("g")
+    assert isinstance(node, ExclusiveGateway | InclusiveGateway)
+    assert type(node).__name__ == gateway[0].upper() + gateway[1:]
+    assert node.default_flow == "other"
 
 
 def test_a_prefix_of_any_declared_namespace_is_dropped() -> None:
