@@ -466,16 +466,9 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        return self._add(
-            ExclusiveGateway(
-                id=id,
-                name=name,
-                parent=parent,
-                default_flow=default,
-                async_before=async_before,
-                async_after=async_after,
-                retry_cycle=self._retry(id, retry_cycle),
-            )
+        """The first outgoing flow whose condition is true, else `default`."""
+        return self._gateway(
+            ExclusiveGateway, id, name, parent, default, async_before, async_after, retry_cycle
         )
 
     def inclusive_gateway(
@@ -491,8 +484,23 @@ class ProcessBuilder:
     ) -> ProcessBuilder:
         """Diverging: every outgoing flow whose condition is true, else `default`. Converging
         (several flows in): waits until no other live token of its scope can reach it."""
+        return self._gateway(
+            InclusiveGateway, id, name, parent, default, async_before, async_after, retry_cycle
+        )
+
+    def _gateway(
+        self,
+        kind: type[ExclusiveGateway] | type[InclusiveGateway],
+        id: str,
+        name: str | None,
+        parent: str | None,
+        default: str | None,
+        async_before: bool,
+        async_after: bool,
+        retry_cycle: str | None,
+    ) -> ProcessBuilder:
         return self._add(
-            InclusiveGateway(
+            kind(
                 id=id,
                 name=name,
                 parent=parent,

@@ -18,63 +18,43 @@ from engine.states import InstanceState, SubscriptionKind, TokenState, VisitStat
 
 class EventMoves(ScopeMoves):
     def _catch(self, token: Token, node: IntermediateCatchEvent) -> None:
-        run = self.run
         self._wait(token)
-        if node.timer is not None:
-            retries = waits.retries_of(node.retry_cycle, self.default_retries)
+        self._listen(token, node)
+
+    def _attach_boundary_events(self, token: Token, activity: Node) -> None:
+        """Timers, messages and signals on the activity's edge start listening for its token."""
+        for boundary in self.model.boundary_events(activity.id):
+            self._listen(token, boundary)
+
+    def _listen(self, token: Token, event: IntermediateCatchEvent | BoundaryEvent) -> None:
+        """The wait that fires `event` for `token`: its timer's job, or its message's or
+        signal's subscription."""
+        run = self.run
+        if event.timer is not None:
+            retries = waits.retries_of(event.retry_cycle, self.default_retries)
             run.add_job(
                 waits.timer_job(
-                    node.timer,
+                    event.timer,
                     token.id,
-                    node.id,
+                    event.id,
                     run.variable_values(),
                     run.now,
                     retries,
                     limits=self.timer_limits,
                 )
             )
-        elif node.message_name is not None:
+        elif event.message_name is not None:
             run.add_subscription(
                 waits.subscription(
-                    SubscriptionKind.MESSAGE, node.message_name, token, node.id, run.now
+                    SubscriptionKind.MESSAGE, event.message_name, token, event.id, run.now
                 )
             )
-        elif node.signal_name is not None:
+        elif event.signal_name is not None:
             run.add_subscription(
                 waits.subscription(
-                    SubscriptionKind.SIGNAL, node.signal_name, token, node.id, run.now
+                    SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
                 )
             )
-
-    def _attach_boundary_events(self, token: Token, activity: Node) -> None:
-        """Timers, messages and signals on the activity's edge start listening for its token."""
-        run = self.run
-        for boundary in self.model.boundary_events(activity.id):
-            if boundary.timer is not None:
-                retries = waits.retries_of(boundary.retry_cycle, self.default_retries)
-                run.add_job(
-                    waits.timer_job(
-                        boundary.timer,
-                        token.id,
-                        boundary.id,
-                        run.variable_values(),
-                        run.now,
-                        retries,
-                        limits=self.timer_limits,
-                    )
-                )
-            elif boundary.message_name is not None:
-                run.add_subscription(
-                    waits.subscription(
-                        SubscriptionKind.MESSAGE, boundary.message_name, token, boundary.id, run.now
-                    )
-                )
-            elif boundary.signal_name is not None:
-                run.add_subscription(
-                    waits.subscription(
-                        SubscriptionKind.SIGNAL, boundary.signal_name, token, boundary.id, run.now
-                    )
-                )
 
     def _trigger_boundary(self, boundary: BoundaryEvent, activity_token: Token) -> None:
         """Interrupting: the activity's token and everything inside it end, its work retires.
