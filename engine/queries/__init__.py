@@ -12,18 +12,18 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from typing import Any, Concatenate, Generic, LiteralString, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar
 
 import psycopg
-from psycopg import abc, sql
-from psycopg.rows import class_row, dict_row
+
+from engine.store.columns import fetch_all, fetch_dicts, fetch_one
+
+__all__ = ["Connection", "Query", "Reader", "fetch_all", "fetch_dicts", "fetch_one", "query"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
 Connection = psycopg.Connection[Any]
-# A statement: a literal, or one composed with psycopg.sql.
-Statement = LiteralString | sql.SQL | sql.Composed
 
 
 class Reader(Protocol):
@@ -52,28 +52,3 @@ class Query(Generic[P, R]):
 def query(fn: Callable[Concatenate[Connection, P], R]) -> Query[P, R]:
     """Make `fn(conn, ...)` callable as `fn(engine, ...)` too (see the module docstring)."""
     return Query(fn)
-
-
-T = TypeVar("T")
-
-
-def fetch_all(
-    conn: Connection, cls: type[T], statement: Statement, params: abc.Params | None = None
-) -> list[T]:
-    """Every row of `statement`, each built as `cls(**columns)`: the SELECT names its columns
-    after `cls`'s fields."""
-    return conn.cursor(row_factory=class_row(cls)).execute(statement, params).fetchall()
-
-
-def fetch_one(
-    conn: Connection, cls: type[T], statement: Statement, params: abc.Params | None = None
-) -> T | None:
-    """The first row of `statement` built as `cls(**columns)`, or None."""
-    return conn.cursor(row_factory=class_row(cls)).execute(statement, params).fetchone()
-
-
-def fetch_dicts(
-    conn: Connection, statement: Statement, params: abc.Params | None = None
-) -> list[dict[str, Any]]:
-    """Every row of `statement` as a dict of its named columns."""
-    return conn.cursor(row_factory=dict_row).execute(statement, params).fetchall()

@@ -18,7 +18,7 @@ from uuid import UUID
 import psycopg
 import sqlalchemy as sa
 from psycopg.abc import Params, QueryNoTemplate
-from psycopg.rows import class_row
+from psycopg.rows import class_row, dict_row
 from sqlalchemy.dialects.postgresql import JSONB
 
 from engine import schema
@@ -135,3 +135,10 @@ def fetch_all(
 ) -> list[T]:
     """The rows of `query` as `cls`es, built by name (see `fetch_one`)."""
     return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchall()
+
+
+def fetch_dicts(
+    conn: psycopg.Connection[Any], query: QueryNoTemplate, params: Params | None = None
+) -> list[dict[str, Any]]:
+    """The rows of `query` as dicts of their named columns."""
+    return conn.cursor(row_factory=dict_row).execute(query, params).fetchall()
