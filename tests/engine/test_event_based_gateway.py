@@ -372,3 +372,29 @@ def test_a_gateway_after_an_asynchronous_continuation_waits_once_it_runs(engine:
     engine.correlate_message("no")
     assert instance.state is InstanceState.COMPLETED
     assert [s[0] for s in steps(instance)][-2:] == ["no", "declined"]
+
+
+def test_an_asynchronous_winning_catch_event_parks_after_the_win(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("async-winner")
+        .start_event("start")
+        .event_based_gateway("wait")
+        .intermediate_catch_event("yes", message="yes", async_before=True)
+        .intermediate_catch_event("no", signal="no")
+        .end_event("accepted")
+        .end_event("declined")
+        .chain("start", "wait", "yes", "accepted")
+        .chain("wait", "no", "declined")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("async-winner")
+    engine.correlate_message("yes")
+    # The win retired the signal; the token waits before the catch event, as asyncBefore says.
+    assert positions(instance) == [("yes", TokenView.ALIVE)]
+    [job] = engine.jobs(instance.id)
+    assert waits(engine, instance.id) == {"jobs": [("yes",)], "subscriptions": []}
+    assert engine.signal("no").deliveries == []
+    assert engine.execute_job(job.id) == JobOutcome.EXECUTED
+    assert instance.state is InstanceState.COMPLETED
+    assert [s[0] for s in steps(instance)] == ["start", "wait", "yes", "accepted"]
