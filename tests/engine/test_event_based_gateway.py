@@ -178,6 +178,37 @@ def test_cancelling_the_instance_retires_every_wait_of_the_gateway(engine: Engin
     assert gateway == ("Gateway_Wait", "eventBasedGateway", "Terminated")
 
 
+def test_a_terminate_end_event_on_another_branch_retires_every_wait(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("terminate-wait")
+        .start_event("start")
+        .parallel_gateway("fork")
+        .event_based_gateway("wait")
+        .intermediate_catch_event("answer", message="answer")
+        .intermediate_catch_event("later", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .end_event("answered")
+        .user_task("decide")
+        .end_event("stop", terminate=True)
+        .chain("start", "fork", "wait", "answer", "answered")
+        .chain("wait", "later", "answered")
+        .chain("fork", "decide", "stop")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("terminate-wait")
+    assert waits(engine, instance.id) == {
+        "jobs": [("later",)],
+        "subscriptions": [("message", "answer", "answer")],
+    }
+    [task] = instance.user_tasks()
+    engine.complete_task(task.id)
+    assert instance.state is InstanceState.COMPLETED
+    assert waits(engine, instance.id) == NOTHING
+    with pytest.raises(NotFound):
+        engine.correlate_message("answer")
+    assert ("wait", "eventBasedGateway", "Terminated") in steps(instance)
+
+
 def build_guarded() -> ProcessModel:
     """An event-based gateway inside a subprocess with an interrupting message boundary event."""
     return (
