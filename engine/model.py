@@ -639,9 +639,13 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
 
 
 def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fail: _Fail) -> None:
-    """As BPMN and Camunda 7 require: entered by a flow (never a process start), two or more
-    outgoing flows without conditions, each to an intermediate catch event of a message, a
-    timer or a signal that no other flow enters."""
+    """As Camunda 7 requires: no asynchronous continuation after it; entered by a flow (never a
+    process start); outgoing flows without conditions (a condition would never be evaluated),
+    each to an intermediate catch event of a message, a timer or a signal that no other flow
+    enters. (Camunda 7 accepts a single outgoing flow, which BPMN does not; so do we.)"""
+    if gateway.async_after:
+        message = "camunda:asyncAfter is not supported on an event-based gateway"
+        raise fail(message, gateway.id, gateway.line)
     if not gateway.incoming:
         raise fail(
             "an event-based gateway needs an incoming flow (instantiating gateways are not "
@@ -649,8 +653,8 @@ def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fai
             gateway.id,
             gateway.line,
         )
-    if len(gateway.outgoing) < 2:
-        message = "an event-based gateway needs two or more outgoing flows"
+    if not gateway.outgoing:
+        message = "an event-based gateway needs an outgoing flow to a catch event"
         raise fail(message, gateway.id, gateway.line)
     for flow_id in gateway.outgoing:
         flow = model.flow(flow_id)

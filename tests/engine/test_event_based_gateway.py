@@ -429,3 +429,21 @@ def test_an_asynchronous_winning_catch_event_parks_after_the_win(engine: Engine)
     assert engine.execute_job(job.id) == JobOutcome.EXECUTED
     assert instance.state is InstanceState.COMPLETED
     assert [s[0] for s in steps(instance)] == ["start", "wait", "yes", "accepted"]
+
+
+def test_a_gateway_with_one_event_waits_for_it(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("single-event")
+        .start_event("start")
+        .event_based_gateway("wait")
+        .intermediate_catch_event("go", signal="go")
+        .end_event("end")
+        .chain("start", "wait", "go", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("single-event")
+    assert waits(engine, instance.id) == {"jobs": [], "subscriptions": [("signal", "go", "go")]}
+    assert len(engine.signal("go").deliveries) == 1
+    assert instance.state is InstanceState.COMPLETED
+    assert [s[0] for s in steps(instance)] == ["start", "wait", "go", "end"]

@@ -139,11 +139,22 @@ REFUSED = [
         id="no-incoming-flow",
     ),
     pytest.param(
-        START + GATEWAY + MESSAGE + flow("gw_pay", "gw", "pay") + TIMER + ENDS,
+        START + GATEWAY + MESSAGE + TIMER + ENDS,
         GATEWAY.strip(),
         "gw",
-        "needs two or more outgoing flows",
-        id="one-outgoing-flow",
+        "an event-based gateway needs an outgoing flow to a catch event",
+        id="no-outgoing-flow",
+    ),
+    pytest.param(
+        VALID.replace(
+            GATEWAY,
+            '    <bpmn:eventBasedGateway id="gw" xmlns:camunda="http://camunda.org/schema/1.0/bpmn"'
+            ' camunda:asyncAfter="true" />\n',
+        ),
+        '<bpmn:eventBasedGateway id="gw" xmlns:camunda',
+        "gw",
+        "camunda:asyncAfter is not supported on an event-based gateway",
+        id="async-after",
     ),
     pytest.param(
         START
@@ -229,6 +240,15 @@ def test_refused_gateways_name_file_line_and_element(
     assert "orders/gateway.bpmn" in error
     assert f"line {line_of(text, needle)}" in error
     assert f"element '{element_id}'" in error
+
+
+def test_a_single_outgoing_flow_is_accepted_as_camunda_7_does() -> None:
+    body = START + GATEWAY + MESSAGE + flow("gw_pay", "gw", "pay") + TIMER + ENDS
+    body = body.replace(
+        '    <bpmn:sequenceFlow id="late_end" sourceRef="late" targetRef="end" />\n', ""
+    ).replace(TIMER, "")
+    [model] = parse_bpmn(document(body), "single.bpmn")
+    assert model.node("gw").outgoing == ("gw_pay",)
 
 
 def test_the_builder_refuses_what_the_parser_refuses() -> None:
