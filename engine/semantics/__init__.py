@@ -20,6 +20,7 @@ from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -83,7 +84,7 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             job.deleted = True
-            self.resume(token)
+            self._occurred(token, node.id)
 
     def deliver(self, subscription: Subscription, variables: Mapping[str, Any] | None) -> None:
         """A message or signal reaches a waiting subscription."""
@@ -98,7 +99,22 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             subscription.deleted = True
+            self._occurred(token, node.id)
+
+    def _occurred(self, token: Token, event_id: str) -> None:
+        """The event `event_id` the waiting token listened for occurred. At an event-based gateway
+        it wins: leaving the gateway drops every other job and subscription of the token, and
+        the token passes through the winning catch event. Elsewhere the token leaves its node."""
+        gateway = self.model.node(token.node_id)
+        if not isinstance(gateway, EventBasedGateway):
             self.resume(token)
+            return
+        [flow] = [
+            self.model.flow(f) for f in gateway.outgoing if self.model.flow(f).target == event_id
+        ]
+        token.move_to(TokenState.EXECUTING, self.run.now)
+        self._leave(token, gateway, [flow])
+        self._drain()
 
     def throw_error(self, token: Token, code: str, message: str = "") -> None:
         """A BPMN error thrown where `token` is: the nearest matching boundary error event or
@@ -157,6 +173,8 @@ class Advance(TaskMoves, GatewayMoves):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
             self._leave(token, node, [self._choose(token, node)])
+        elif isinstance(node, EventBasedGateway):
+            self._event_gateway(token, node)
         elif isinstance(node, InclusiveGateway) and node.is_join:
             self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
