@@ -369,8 +369,8 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
 # writes the file's text into this attribute (see engine/bpmn/resources.py) before parsing.
 EMBEDDED_SCRIPT = "{urn:interlock:script}source"
 _PORTING = (
-    "port it to JavaScript (scriptFormat=\"javascript\") or to a Python handler registered by "
-    "name (camunda:class or camunda:delegateExpression=\"${name}\")"
+    'port it to JavaScript (scriptFormat="javascript") or to a Python handler registered by '
+    'name (camunda:class or camunda:delegateExpression="${name}")'
 )
 _LISTENER_EXPRESSION = re.compile(
     r"\$\{\s*([^\W\d][\w$]*)(?:\s*\.\s*([^\W\d][\w$]*)\s*\(\s*(?:execution|task)?\s*\))?\s*\}"
@@ -401,7 +401,7 @@ def _script(
         raise ctx.error("a script needs a scriptFormat (javascript)", element, owner_id)
     kind = script_format(written_format)
     if kind is None:
-        message = f"scriptFormat '{written_format}' is not supported by this engine; {_PORTING}"
+        message = f"script language '{written_format}' is not supported by this engine; {_PORTING}"
         raise ctx.error(message, element, owner_id)
     embedded = element.get(EMBEDDED_SCRIPT)
     if resource is not None:
