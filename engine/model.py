@@ -8,11 +8,12 @@ changes nothing the engine does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
+from engine import scripting
 from engine.errors import ModelError
 from engine.expressions import Expression
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
@@ -92,6 +93,15 @@ class ScriptCondition:
 
     source: str
     language: str = "javascript"
+
+    def evaluate(self, values: Mapping[str, Any]) -> bool:
+        """The condition's value over `values`, in an isolate of its own (a running instance
+        evaluates it in its command's isolate instead; see engine/semantics/listeners.py)."""
+        value = scripting.evaluate(self.source, values, where="condition")
+        if not isinstance(value, bool):
+            message = f"condition: the script's value is {value!r}, not a boolean"
+            raise scripting.ScriptError(message)
+        return value
 
 
 # Execution listener events (`take` only on sequence flows) and task listener events.
