@@ -14,7 +14,8 @@ What a script sees, as Camunda 7 scripts expect it:
 - every visible variable as a global name (read-only: assigning to it changes the script's view,
   not the variable, as in Camunda);
 - `execution`: `getVariable(name)`, `setVariable(name, value)`, `getVariables()`,
-  `hasVariable(name)`, `removeVariable(name)`, the `...Local` forms of each, `getId()`/`id`,
+  `hasVariable(name)`, the `...Local` forms of each (`removeVariable` throws: set null instead),
+  `getId()`/`id`,
   `getActivityId()`/`activityId`, `getCurrentActivityName()`, `getProcessInstanceId()`,
   `getProcessBusinessKey()`/`processBusinessKey`/`businessKey`, `getProcessDefinitionId()`,
   `getEventName()`/`eventName`;
@@ -98,9 +99,9 @@ class Subject:
     task: TaskFacts | None = None
 
 
-# One recorded call: ("set", name, value, local), ("remove", name, None, local),
-# ("assignee", None, user or None, False), ("priority", None, number, False).
-ChangeKind = Literal["set", "remove", "assignee", "priority"]
+# One recorded call: ("set", name, value, local), ("assignee", None, user or None, False),
+# ("priority", None, number, False).
+ChangeKind = Literal["set", "assignee", "priority"]
 Change = tuple[ChangeKind, str | None, Any, bool]
 
 
@@ -120,7 +121,8 @@ _PRELUDE = r"""
 (function (global) {
   ['WebAssembly', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Atomics', 'Int8Array',
    'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
-   'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Float16Array'
+   'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Float16Array',
+   'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'
   ].forEach(function (name) { delete global[name]; });
   var own = Object.prototype.hasOwnProperty;
   var hidden = { execution: true, task: true, eval: true, arguments: true };
@@ -136,8 +138,8 @@ _PRELUDE = r"""
     function set(n, v, local) {
       n = name(n); v = copy(v); vars[n] = v; changes.push(['set', n, v, local]);
     }
-    function remove(n, local) {
-      n = name(n); delete vars[n]; changes.push(['remove', n, null, local]);
+    function remove() {
+      throw new Error('removeVariable is not supported by this engine; set the variable to null');
     }
     function all() { return copy(vars); }
     function variableMethods(target) {
@@ -146,8 +148,7 @@ _PRELUDE = r"""
       target.getVariables = all; target.getVariablesLocal = all;
       target.setVariable = function (n, v) { set(n, v, false); };
       target.setVariableLocal = function (n, v) { set(n, v, true); };
-      target.removeVariable = function (n) { remove(n, false); };
-      target.removeVariableLocal = function (n) { remove(n, true); };
+      target.removeVariable = remove; target.removeVariableLocal = remove;
       return target;
     }
     function readOnly(target, names, value) {
@@ -321,6 +322,8 @@ class Isolate:
             except JSEvalException as exc:
                 raise ScriptError(f"{where}: {_reported(exc)}", reason="threw") from None
         found = json.loads(str(answer))
+        if "value" not in found:
+            found["value"] = None
         changes = tuple(
             (kind, name, value, bool(local)) for kind, name, value, local in found["changes"]
         )
