@@ -122,8 +122,11 @@ _PRELUDE = r"""
   ['WebAssembly', 'ArrayBuffer', 'SharedArrayBuffer', 'DataView', 'Atomics', 'Int8Array',
    'Uint8Array', 'Uint8ClampedArray', 'Int16Array', 'Uint16Array', 'Int32Array', 'Uint32Array',
    'Float32Array', 'Float64Array', 'BigInt64Array', 'BigUint64Array', 'Float16Array',
-   'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'
-  ].forEach(function (name) { delete global[name]; });
+   'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', '__timer_manager'
+  ].forEach(function (name) {
+    delete global[name];
+    if (name in global) { global[name] = undefined; }  // not configurable, but writable
+  });
   var own = Object.prototype.hasOwnProperty;
   var hidden = { execution: true, task: true, eval: true, arguments: true };
   function run(input, __interlock_source) {
