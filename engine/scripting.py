@@ -230,10 +230,55 @@ _PRELUDE = r"""
     if (kind === 'undefined' || kind === 'function' || kind === 'symbol') {
       __interlock_value = null;
     }
-    return JSON.stringify({ value: __interlock_value, changes: changes });
+    var text = JSON.stringify({ value: __interlock_value, changes: changes });
+    return JSON.stringify([clean(), text]);
   }
   Object.defineProperty(global, '__interlock_run', { value: run, writable: false,
                                                       configurable: false });
+  // Nothing a script does outlives it: every built-in reachable from the global object (and the
+  // few reachable only through syntax) is frozen, the global bindings cannot be reassigned, and
+  // the globals a script adds are deleted when it ends (`clean`; false if one cannot be, and the
+  // isolate is then discarded).
+  var seen = new Set();
+  function harden(value) {
+    if (value === null || value === global || seen.has(value) ||
+        (typeof value !== 'object' && typeof value !== 'function')) { return; }
+    seen.add(value);
+    Object.freeze(value);
+    Reflect.ownKeys(value).forEach(function (key) {
+      var property = Object.getOwnPropertyDescriptor(value, key);
+      if (property === undefined) { return; }
+      if ('value' in property) { harden(property.value); }
+      harden(property.get); harden(property.set);
+    });
+    harden(Object.getPrototypeOf(value));
+  }
+  [function* () {}, async function () {}, async function* () {}, [][Symbol.iterator](),
+   new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](),
+   /x/[Symbol.matchAll]('x'), (function* () {})()
+  ].forEach(function (value) { harden(Object.getPrototypeOf(value)); });
+  var baseline = Object.create(null);
+  Reflect.ownKeys(global).forEach(function (key) {
+    baseline[typeof key === 'symbol' ? key.toString() : key] = true;
+    var property = Object.getOwnPropertyDescriptor(global, key);
+    if (property === undefined) { return; }
+    if ('value' in property) {
+      harden(property.value);
+      if (property.configurable || property.writable) {
+        Object.defineProperty(global, key, { writable: false, configurable: false });
+      }
+    } else if (property.configurable) {
+      Object.defineProperty(global, key, { configurable: false });
+    }
+  });
+  var count = Reflect.ownKeys(global).length;
+  function clean() {
+    var keys = Reflect.ownKeys(global);
+    if (keys.length === count) { return true; }
+    return keys.every(function (key) {
+      return baseline[typeof key === 'symbol' ? key.toString() : key] || delete global[key];
+    });
+  }
 })(globalThis);
 """
 
@@ -249,25 +294,31 @@ def to_json(values: Mapping[str, Any]) -> str:
     return json.dumps(dict(values), default=_json_default, ensure_ascii=False)
 
 
+_THREAD = threading.local()
+
+
 class Isolate:
-    """One V8 isolate for the scripts of one command, created on first use."""
+    """Where the scripts of one command run: the V8 isolate of the calling thread, created when
+    its first script runs and reused by the thread's later scripts. Reuse is safe because nothing
+    a script does outlives it (see the prelude): built-ins are frozen, global bindings fixed, and
+    added globals deleted after each script; an isolate whose script timed out, ran out of memory
+    or threw, or left a global that cannot be deleted, is discarded and replaced."""
 
     def __init__(self, limits: ScriptLimits = DEFAULT_LIMITS) -> None:
         self.limits = limits
-        self._context: MiniRacer | None = None
-        self._lock = threading.Lock()
 
     def _ready(self) -> MiniRacer:
-        if self._context is None:
+        context: MiniRacer | None = getattr(_THREAD, "context", None)
+        if context is None:
             context = MiniRacer()
             context.eval(_PRELUDE)
-            self._context = context
-        return self._context
+            _THREAD.context = context
+        return context
 
     def close(self) -> None:
-        """Forget the isolate (V8 frees it with the last reference); the next script gets a new
-        one."""
-        self._context = None
+        """Discard the thread's isolate (V8 frees it with the last reference); the next script
+        gets a new one."""
+        _THREAD.context = None
 
     def run(
         self, source: str, variables: Mapping[str, Any], subject: Subject, *, where: str
@@ -301,30 +352,32 @@ class Isolate:
         except (TypeError, ValueError) as exc:
             raise ScriptError(f"{where}: the variables cannot reach the script: {exc}") from None
         code = f"__interlock_run(JSON.parse({json.dumps(text)}), {json.dumps(source)})"
-        with self._lock:
-            context = self._ready()
-            try:
-                answer = context.eval(
-                    code,
-                    timeout_sec=self.limits.timeout_seconds,
-                    max_memory=self.limits.max_memory,
-                )
-            except JSTimeoutException:
-                self.close()
-                raise ScriptError(
-                    f"{where}: the script ran longer than {self.limits.timeout_seconds:g} s",
-                    reason="timeout",
-                ) from None
-            except JSOOMException:
-                self.close()
-                raise ScriptError(
-                    f"{where}: the script went over its memory limit of "
-                    f"{self.limits.max_memory} bytes",
-                    reason="memory",
-                ) from None
-            except JSEvalException as exc:
-                raise ScriptError(f"{where}: {_reported(exc)}", reason="threw") from None
-        found = json.loads(str(answer))
+        context = self._ready()
+        try:
+            answer = context.eval(
+                code,
+                timeout_sec=self.limits.timeout_seconds,
+                max_memory=self.limits.max_memory,
+            )
+        except JSTimeoutException:
+            self.close()
+            raise ScriptError(
+                f"{where}: the script ran longer than {self.limits.timeout_seconds:g} s",
+                reason="timeout",
+            ) from None
+        except JSOOMException:
+            self.close()
+            raise ScriptError(
+                f"{where}: the script went over its memory limit of {self.limits.max_memory} bytes",
+                reason="memory",
+            ) from None
+        except JSEvalException as exc:
+            self.close()  # what it threw may have left globals behind
+            raise ScriptError(f"{where}: {_reported(exc)}", reason="threw") from None
+        clean, text = json.loads(str(answer))
+        if not clean:
+            self.close()
+        found = json.loads(text)
         if "value" not in found:
             found["value"] = None
         changes = tuple(

@@ -163,3 +163,33 @@ def test_remove_variable_is_refused_clearly() -> None:
 def test_evaluate_serves_mappings_over_given_variables() -> None:
     assert evaluate("items.map(function (i) { return i * 2; })", {"items": [1, 2]}) == [2, 4]
     assert evaluate("execution.getVariable('name').toUpperCase()", {"name": "ada"}) == "ADA"
+
+
+def test_nothing_a_script_does_outlives_it_in_the_shared_isolate() -> None:
+    isolate = Isolate()
+    outcome = isolate.run(
+        "leak = 1; globalThis.other = 2; Array.prototype.extra = 3; JSON.parse = null;"
+        "Object.prototype.polluted = true; typeof leak",
+        {},
+        SUBJECT,
+        where="first",
+    )
+    assert outcome.value == "number"
+    later = Isolate().run(
+        "[typeof leak, typeof other, [].extra, typeof JSON.parse, ({}).polluted]",
+        {},
+        SUBJECT,
+        where="second",
+    )
+    assert later.value == ["undefined", "undefined", None, "function", None]
+
+
+def test_a_global_that_cannot_be_deleted_retires_the_isolate() -> None:
+    Isolate().run(
+        "Object.defineProperty(globalThis, 'stuck', { value: 1, configurable: false }); 0",
+        {},
+        SUBJECT,
+        where="first",
+    )
+    assert evaluate("typeof stuck", {}) == "undefined"
+    assert Isolate().run("typeof stuck", {}, SUBJECT, where="x").value == "undefined"
