@@ -8,11 +8,12 @@ changes nothing the engine does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
+from engine import scripting
 from engine.errors import ModelError
 from engine.expressions import Expression
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
@@ -35,6 +36,7 @@ class NodeKind(StrEnum):
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
     SUB_PROCESS = "subProcess"
+    SCRIPT_TASK = "scriptTask"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -71,6 +73,56 @@ class TimerDefinition:
     text: str
 
 
+ScriptFormat = Literal["javascript", "expression"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Script:
+    """A script as the model holds it: JavaScript (run in the isolate of engine/scripting.py) or
+    a `${}` expression (`juel`/`expression` formats). A `camunda:resource` is read into `source`
+    when the deployment is made; `resource` keeps the name it was read from."""
+
+    format: ScriptFormat
+    source: str
+    resource: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptCondition:
+    """A sequence flow's condition written in JavaScript (`language="javascript"`): its value over
+    the visible variables must be a boolean."""
+
+    source: str
+    language: str = "javascript"
+
+    def evaluate(self, values: Mapping[str, Any]) -> bool:
+        """The condition's value over `values`, in an isolate of its own (a running instance
+        evaluates it in its command's isolate instead; see engine/semantics/listeners.py)."""
+        value = scripting.evaluate(self.source, values, where="condition")
+        if not isinstance(value, bool):
+            message = f"condition: the script's value is {value!r}, not a boolean"
+            raise scripting.ScriptError(message)
+        return value
+
+
+# Execution listener events (`take` only on sequence flows) and task listener events.
+EXECUTION_EVENTS = ("start", "end")
+TAKE_EVENT = "take"
+TASK_EVENTS = ("create", "assignment", "complete", "delete")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Listener:
+    """An execution or task listener: either a Python handler registered under `handler`
+    (camunda:class, or camunda:expression / camunda:delegateExpression naming one), or a
+    `script`."""
+
+    event: str
+    handler: str | None = None
+    script: Script | None = None
+    line: int | None = field(default=None, compare=False)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Node:
     id: str
@@ -83,6 +135,8 @@ class Node:
     parent: str | None = None
     # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
     retry_cycle: str | None = None
+    # camunda:executionListener on `start` and `end`, in document order.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -168,10 +222,24 @@ class UserTask(Node):
     follow_up_date: str | None = None
     priority: str | None = None
     form_key: str | None = None
+    # camunda:taskListener on create, assignment, complete and delete, in document order.
+    task_listeners: tuple[Listener, ...] = ()
 
     @property
     def kind(self) -> NodeKind:
         return NodeKind.USER_TASK
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptTask(Node):
+    """Runs `script`; its value goes to `result_variable` when one is named."""
+
+    script: Script
+    result_variable: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SCRIPT_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -296,7 +364,7 @@ class SubProcess(Node):
         return NodeKind.SUB_PROCESS
 
 
-ACTIVITY_TYPES = (NoneTask, ServiceTask, UserTask, ReceiveTask, SubProcess)
+ACTIVITY_TYPES = (NoneTask, ServiceTask, ScriptTask, UserTask, ReceiveTask, SubProcess)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -305,7 +373,9 @@ class SequenceFlow:
     source: str
     target: str
     name: str | None = None
-    condition: Expression | None = None
+    condition: Expression | ScriptCondition | None = None
+    # camunda:executionListener on `take`.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -320,6 +390,8 @@ class ProcessModel:
     nodes: tuple[Node, ...] = ()
     flows: tuple[SequenceFlow, ...] = ()
     version_tag: str | None = None
+    # The process's camunda:executionListener on `start` and `end`.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)

@@ -29,12 +29,13 @@ from engine.model import (
     NoneTask,
     ParallelGateway,
     ReceiveTask,
+    ScriptTask,
     ServiceTask,
     StartEvent,
     SubProcess,
     UserTask,
 )
-from engine.runtime import JobRow, Subscription, Token
+from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.tasks import TaskMoves
@@ -53,6 +54,7 @@ class Advance(TaskMoves, GatewayMoves):
         run.emit("instance.started")
         token = run.new_token(start.id)
         self._activate(token)
+        self.scripts.execution_event(token, self.model, "start")
         self._queue.append((token, start.id, None, False))
         self._drain()
         return token
@@ -63,6 +65,23 @@ class Advance(TaskMoves, GatewayMoves):
         self.set_variables(variables, token)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
+
+    def complete_task(
+        self, task: UserTaskRow, token: Token, variables: Mapping[str, Any] | None = None
+    ) -> None:
+        """A user task is completed with `variables`: its complete listeners run, then its token
+        leaves the task."""
+        self.set_variables(variables)
+        node = self.model.node(task.node_id)
+        if isinstance(node, UserTask):
+            self.scripts.task_event(task, token, node, "complete")
+        self.resume(token)
+
+    def assigned(self, task: UserTaskRow) -> None:
+        """A user task got a new assignee: its assignment listeners run."""
+        node = self.model.node(task.node_id)
+        if isinstance(node, UserTask):
+            self.scripts.task_event(task, self.run.tokens[task.token_id], node, "assignment")
 
     def execute_ready(self, token: Token) -> None:
         """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
@@ -133,6 +152,7 @@ class Advance(TaskMoves, GatewayMoves):
             if self.run.instance.state.is_final or not self._fire_inclusive_joins():
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
+            self.scripts.execution_event(None, self.model, "end")
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")
 
@@ -147,16 +167,21 @@ class Advance(TaskMoves, GatewayMoves):
             run.emit("token.ready", token)
             return
         self._open_visit(token, node)
+        self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES):
             self._attach_boundary_events(token, node)
         if isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)
+        elif isinstance(node, ScriptTask):
+            self.scripts.script_task(token, node)
+            self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
             task = waits.user_task(node, token, run.values_for(token), run.now)
             run.tasks[task.id] = task
+            self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):
             self._wait(token)
             run.add_subscription(

@@ -11,8 +11,11 @@ from engine import timers
 from engine.errors import ExpressionError
 from engine.handlers import HandlerRegistry
 from engine.ids import new_id
-from engine.model import Node, ProcessModel, SequenceFlow
+from engine.model import Node, ProcessModel, ScriptCondition, SequenceFlow
 from engine.runtime import IncidentRow, InstanceRun, Token, Visit
+from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
+from engine.scripting import ScriptLimits
+from engine.semantics.listeners import Scripts
 from engine.states import IncidentState, TokenState, VisitState
 from engine.variables import infer
 
@@ -35,6 +38,7 @@ class Moves:
         default_retries: int = 3,
         unhandled_error: UnhandledError = "end",
         timer_limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
+        script_limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS,
     ) -> None:
         self.run = run
         self.model = model
@@ -47,6 +51,10 @@ class Moves:
         self.unhandled_error = unhandled_error
         self.timer_limits = timer_limits
         self._queue: deque[Step] = deque()
+        # Listeners, script tasks and JavaScript conditions, with the command's isolate.
+        self.scripts = Scripts(
+            run, handlers, connection, optimistic=optimistic, limits=script_limits
+        )
 
     def fail(self, token: Token, incident_type: str, message: str, **links: Any) -> IncidentRow:
         """The token's path stops with an incident; the rest of the instance keeps running."""
@@ -77,12 +85,15 @@ class Moves:
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
         run = self.run
+        self.scripts.execution_event(token, node, "end")
         self._close_visit(token, VisitState.COMPLETED)
         run.drop_listeners(token)
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
             values = run.values_for(token) if any(f.condition is not None for f in outgoing) else {}
-            flows = [f for f in outgoing if f.condition is None or self._holds(f, values)]
+            flows = [f for f in outgoing if f.condition is None or self._holds(f, values, token)]
+        for flow in flows:
+            self.scripts.execution_event(token, flow, "take", activity=node)
         if not flows:
             token.move_to(TokenState.COMPLETED, run.now)
             self._ended(token)
@@ -106,8 +117,12 @@ class Moves:
             self._activate(child)
             self._queue.append((child, flow.target, flow.id, False))
 
-    def _holds(self, flow: SequenceFlow, values: Mapping[str, Any]) -> bool:
+    def _holds(
+        self, flow: SequenceFlow, values: Mapping[str, Any], token: Token | None = None
+    ) -> bool:
         assert flow.condition is not None
+        if isinstance(flow.condition, ScriptCondition):
+            return self.scripts.holds(flow, flow.condition, token)
         try:
             return bool(flow.condition.evaluate(values))
         except ExpressionError as exc:

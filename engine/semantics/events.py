@@ -101,6 +101,7 @@ class EventMoves(ScopeMoves):
         if node.is_error:
             self._throw(token, node.error_code or "", "")
             return
+        self.scripts.execution_event(token, node, "end")
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         if node.terminate:
