@@ -15,6 +15,7 @@ from typing import Literal
 
 from engine.errors import ModelError
 from engine.expressions import Expression
+from engine.forms import FormField
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.timers import TimerLimits
 
@@ -107,8 +108,9 @@ class StartEvent(Node):
     is_error: bool = False
     error_code: str | None = None
     interrupting: bool = True
-    # camunda:formKey of a start form, kept as written.
+    # camunda:formKey of a start form, kept as written; camunda:formData fields of a none start.
     form_key: str | None = None
+    form_fields: tuple[FormField, ...] = ()
 
     @property
     def kind(self) -> NodeKind:
@@ -167,6 +169,8 @@ class UserTask(Node):
     follow_up_date: str | None = None
     priority: str | None = None
     form_key: str | None = None
+    # camunda:formData: the fields of the task's generated form (see engine/forms.py).
+    form_fields: tuple[FormField, ...] = ()
 
     @property
     def kind(self) -> NodeKind:

@@ -21,6 +21,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.forms import FormField
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -73,15 +74,48 @@ def _formal_expression(parent: Element, local: str, text: str) -> None:
     child.text = text
 
 
+def _form_data(extensions: Element, fields: tuple[FormField, ...]) -> None:
+    form = etree.SubElement(extensions, _camunda("formData"))
+    for form_field in fields:
+        element = etree.SubElement(form, _camunda("formField"))
+        element.set("id", form_field.id)
+        _set(element, "label", form_field.label)
+        element.set("type", form_field.type)
+        _set(element, "defaultValue", form_field.default)
+        if form_field.properties:
+            group = etree.SubElement(element, _camunda("properties"))
+            for property_id, value in form_field.properties:
+                item = etree.SubElement(group, _camunda("property"))
+                item.set("id", property_id)
+                item.set("value", value)
+        if form_field.constraints:
+            validation = etree.SubElement(element, _camunda("validation"))
+            for name, config in form_field.constraints:
+                constraint = etree.SubElement(validation, _camunda("constraint"))
+                constraint.set("name", name)
+                _set(constraint, "config", config)
+        for value_id, value_name in form_field.values:
+            value = etree.SubElement(element, _camunda("value"))
+            value.set("id", value_id)
+            _set(value, "name", value_name)
+
+
 def _described(
-    element: Element, documentation: str | None, properties: Properties, retry: str | None = None
+    element: Element,
+    documentation: str | None,
+    properties: Properties,
+    retry: str | None = None,
+    form_fields: tuple[FormField, ...] = (),
 ) -> None:
-    """bpmn:documentation first, then the extensions: camunda:properties and the retry cycle."""
+    """bpmn:documentation first, then the extensions: camunda:formData, camunda:properties and
+    the retry cycle."""
     if documentation is not None:
         etree.SubElement(element, _bpmn("documentation")).text = documentation
-    if not properties and retry is None:
+    if not properties and retry is None and not form_fields:
         return
     extensions = etree.SubElement(element, _bpmn("extensionElements"))
+    if form_fields:
+        _form_data(extensions, form_fields)
     if properties:
         group = etree.SubElement(extensions, _camunda("properties"))
         for name, value in properties:
@@ -268,7 +302,8 @@ def _node(
             _set(element, _camunda(attribute), getattr(node, field_name))
     elif isinstance(node, ExclusiveGateway | InclusiveGateway):
         _set(element, "default", node.default_flow)
-    _described(element, node.documentation, node.properties, node.retry_cycle)
+    form_fields = node.form_fields if isinstance(node, StartEvent | UserTask) else ()
+    _described(element, node.documentation, node.properties, node.retry_cycle, form_fields)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:
