@@ -93,6 +93,23 @@ class _Problem(Exception):
     """A value that does not fit its field; the message completes "field 'x' ..."."""
 
 
+@dataclass(frozen=True)
+class Form:
+    """A generated form as it stands now: its fields and the variables in scope (a task's
+    instance's variables; none for a start form)."""
+
+    fields: tuple[FormField, ...]
+    variables: Mapping[str, TypedValue]
+
+    def shown(self) -> dict[str, Any]:
+        """Each field's model value as the form shows it (None: empty)."""
+        return {f.id: shown_value(f, self.variables) for f in self.fields}
+
+    def values(self) -> dict[str, TypedValue]:
+        """Each field as Camunda's form-variables answer it (see `form_value`)."""
+        return {f.id: form_value(f, self.variables) for f in self.fields}
+
+
 # --- deployment checks -------------------------------------------------------------------------
 
 
