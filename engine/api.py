@@ -553,8 +553,10 @@ class Engine:
         return found
 
     def task_form(self, task_id: UUID | str) -> tuple[UserTaskView, Form]:
-        """An open or past user task with its generated form (no fields: the task has none)."""
+        """An open user task with its generated form (no fields: the task has none)."""
         task = self.user_task(task_id)
+        if task.state != TaskState.OPEN:
+            raise NotFound(f"user task {task_id} is not open")
         node = self.model(task.definition_id, task.definition_key).node(task.node_id)
         fields = node.form_fields if isinstance(node, UserTask) else ()
         variables = self.instance(task.instance_id).typed_variables()
