@@ -17,7 +17,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import require
-from app.console.common import engine_of, flash, read, render
+from app.console.common import engine_of, flash, read, refusal, render
+from app.errors import status_of
 from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
@@ -26,6 +27,8 @@ from engine.forms import Form, FormField, FormInvalid, input_text, shown_value
 from engine.queries import definitions as definition_store
 from engine.queries.definitions import DefinitionRow
 
+# Where the inbox and the inspector show the result of a task action.
+TO_TASK_FLASH = {"HX-Retarget": "#flash-user_tasks", "HX-Reswap": "innerHTML"}
 INPUT_TYPES = {"string": "text", "long": "number", "boolean": "checkbox", "date": "date"}
 
 
@@ -156,8 +159,20 @@ async def submit_task_form(request: Request) -> Response:
         view = task_form_view(task_id, form, entered, invalid.errors)
         return render(request, "_generated_form.html", {"form": view}, status_code=400)
     except InterlockError as error:
-        return flash(request, error=error)
-    return flash(request, message="Task completed.")
+        return render(
+            request,
+            "_flash.html",
+            refusal(error),
+            status_code=status_of(error),
+            headers=TO_TASK_FLASH,
+        )
+    # The task's row goes with the refresh that follows: the result shows above the list.
+    return render(
+        request,
+        "_flash.html",
+        {"ok": True, "message": "Task completed."},
+        headers={"HX-Trigger": "interlock:changed", **TO_TASK_FLASH},
+    )
 
 
 def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
