@@ -6,7 +6,7 @@ its field and the entered values kept, and nothing written."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -21,11 +21,13 @@ from app.console.common import engine_of, flash, read, refusal, render
 from app.errors import status_of
 from app.params import Query
 from engine.accounts import Role
-from engine.api import Engine
+from engine.api import Engine, UserTaskView
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.forms import Form, FormField, FormInvalid, input_text, shown_value
+from engine.model import ProcessModel, UserTask
 from engine.queries import definitions as definition_store
 from engine.queries.definitions import DefinitionRow
+from engine.variables import TypedValue
 
 # Where the inbox and the inspector show the result of a task action.
 TO_TASK_FLASH = {"HX-Retarget": "#flash-user_tasks", "HX-Reswap": "innerHTML"}
@@ -121,16 +123,23 @@ def start_form_view(
     )
 
 
-def task_forms(engine: Engine, task_ids: list[UUID]) -> dict[UUID, FormView]:
-    """The generated forms of those open tasks that have one."""
+def task_forms(engine: Engine, tasks: Sequence[UserTaskView]) -> dict[UUID, FormView]:
+    """The generated forms of those open tasks whose node declares one: each model is asked once,
+    and an instance's variables are read only for a task that has a form."""
     views: dict[UUID, FormView] = {}
-    for task_id in task_ids:
-        try:
-            _, form = engine.task_form(task_id)
-        except NotFound:  # completed since the list was read
+    models: dict[str, ProcessModel] = {}
+    variables: dict[UUID, dict[str, TypedValue]] = {}
+    for task in tasks:
+        if task.definition_id not in models:
+            models[task.definition_id] = engine.model(task.definition_id, task.definition_key)
+        model = models[task.definition_id]
+        node = model.node(task.node_id) if model.has_node(task.node_id) else None
+        if not isinstance(node, UserTask) or not node.form_fields:
             continue
-        if form.fields:
-            views[task_id] = task_form_view(task_id, form)
+        if task.instance_id not in variables:
+            variables[task.instance_id] = engine.instance(task.instance_id).typed_variables()
+        form = Form(node.form_fields, variables[task.instance_id])
+        views[task.id] = task_form_view(task.id, form)
     return views
 
 

@@ -146,7 +146,7 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
         context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
-        context["forms"] = task_forms(engine, [t.id for t in context["tasks"]])
+        context["forms"] = task_forms(engine, context["tasks"])
     elif name == "external_tasks":
         context["external"] = [
             t for t in engine.external_tasks(instance_id=instance_id) if keep(t.node_id)

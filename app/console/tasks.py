@@ -26,7 +26,7 @@ def _tasks(
     if show == "unassigned":
         tasks = [t for t in tasks if t.assignee is None]
     keys = console.definition_keys(engine)
-    forms = task_forms(engine, [t.id for t in tasks]) if can_complete else {}
+    forms = task_forms(engine, tasks) if can_complete else {}
     return {"tasks": tasks, "keys": keys, "forms": forms}
 
 
