@@ -1,5 +1,6 @@
 """Generated forms (camunda:formData) as Camunda's REST API serves them: the form variables of a
-task or a start form, the form keys, and submitting a task's form.
+task or a start form, the form keys, and submitting a form (a task's, or a start form's, which
+starts an instance).
 
 Form variables answer `{name: {type, value, valueInfo}}`: each field's current variable (a task's)
 or its default, typed as Camunda's form types give them (Long, Boolean, String; dates as
@@ -14,6 +15,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from app.camunda import dto
 from app.camunda.definitions import _by_id, _by_key
 from app.camunda.errors import rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
@@ -103,6 +105,27 @@ def _split(call: Call, form: Form) -> tuple[dict[str, Any], dict[str, TypedValue
     return fields, {name: value for name, value in submitted.items() if name not in ids}
 
 
+def _submit_start_form(call: Call, row: DefinitionRow) -> Response:
+    fields, others = _split(call, call.engine.start_form(row.id))
+    business_key = call.body_text("businessKey")
+    try:
+        handle = call.engine.start_definition(
+            row.id, others, business_key=business_key, form=fields
+        )
+    except InterlockError as exc:
+        message = f"Cannot instantiate process definition {row.id}: {exc.message}"
+        raise rest_error(400, message, exc) from exc
+    return json_response(dto.instance_from_info(call.base, handle.info()))
+
+
+def submit_start_form_by_id(call: Call) -> Response:
+    return _submit_start_form(call, _by_id(call))
+
+
+def submit_start_form_by_key(call: Call) -> Response:
+    return _submit_start_form(call, _by_key(call))
+
+
 def submit_task_form(call: Call) -> Response:
     task_id = call.path["id"]
     _, form = _task_form(call, "submit task form")
@@ -133,8 +156,22 @@ endpoints = [
         Role.VIEWER,
         start_form_variables_by_key,
     ),
+    Endpoint(
+        "/process-definition/key/{key}/submit-form",
+        "POST",
+        Role.OPERATOR,
+        submit_start_form_by_key,
+        body="json",
+    ),
     Endpoint("/process-definition/{id}/startForm", "GET", Role.VIEWER, start_form_key_by_id),
     Endpoint(
         "/process-definition/{id}/form-variables", "GET", Role.VIEWER, start_form_variables_by_id
+    ),
+    Endpoint(
+        "/process-definition/{id}/submit-form",
+        "POST",
+        Role.OPERATOR,
+        submit_start_form_by_id,
+        body="json",
     ),
 ]

@@ -147,3 +147,40 @@ def test_form_variables_and_submitting_a_task_form(
         "RestException",
         "No matching process definition with key: missing",
     )
+
+
+def test_submitting_a_start_form_starts_an_instance(
+    rest: httpx.Client, operator: httpx.Client, database_url: str
+) -> None:
+    deploy(rest, ("leave_request.bpmn", LEAVE.read_text()))
+    refused = operator.post(
+        "/process-definition/key/leave_request/submit-form",
+        json={"variables": {"employee": {"value": "Ann"}, "days": {"value": 0, "type": "Long"}}},
+    )
+    body = _error(refused, 400, "RestException", "Cannot instantiate process definition")
+    assert body["message"].endswith(": the form is not valid: field 'days' must be at least 1"), (
+        body
+    )
+    assert _json(operator.get("/process-instance/count")) == {"count": 0}
+
+    started = _json(
+        operator.post(
+            "/process-definition/key/leave_request/submit-form",
+            json={
+                "variables": {
+                    "employee": {"value": "Ann"},
+                    "days": {"value": "2"},
+                    "firstDay": {"value": "01/03/2027"},
+                    "source": {"value": "rest"},
+                },
+                "businessKey": "leave-7",
+            },
+        )
+    )
+    assert (started["businessKey"], started["ended"]) == ("leave-7", False)
+    assert _variables(database_url, started["id"]) == [
+        ("days", "long", 2),
+        ("employee", "string", "Ann"),
+        ("firstDay", "date", "2027-03-01T00:00:00+00:00"),
+        ("source", "string", "rest"),
+    ]

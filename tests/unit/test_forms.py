@@ -97,6 +97,8 @@ TABLE: list[tuple[FormField, Any, Any, Any]] = [
         "absent",
         ("date", datetime.fromisoformat("2026-12-04T10:30:00+01:00")),
     ),
+    (DAY, "2026-12-04T00:00:00.000+0000", "absent", ("date", midnight(2026, 12, 4))),
+    (DAY, midnight(2026, 12, 4), "absent", ("date", midnight(2026, 12, 4))),
     (DAY, "31/02/2026", "absent", ("error", "must be a date as dd/MM/yyyy, not '31/02/2026'")),
     (DAY, "12/31/2026", "absent", ("error", "must be a date as dd/MM/yyyy, not '12/31/2026'")),
     (DAY, "tomorrow", "absent", ("error", "must be a date as dd/MM/yyyy, not 'tomorrow'")),
