@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.builder import ProcessBuilder
+from engine.forms import FormField
 from engine.variables import TypedValue
 from tests.api.test_sessions import Browser
 from tests.server import LiveServer
@@ -141,3 +143,37 @@ def test_a_viewer_cannot_submit_a_form(api: LiveServer) -> None:
         assert [t.id for t in handle.user_tasks()] == [task.id]
     finally:
         viewer.close()
+
+
+def test_form_text_from_the_model_is_escaped_and_a_post_needs_the_csrf_token(
+    api: LiveServer, operator_browser: Browser
+) -> None:
+    hostile = '<img src=x onerror="alert(1)">'
+    model = (
+        ProcessBuilder("escaped_form")
+        .start_event("s")
+        .user_task(
+            "t",
+            form_fields=[
+                FormField(id="pick", label=hostile, type="enum", values=(("a", hostile),)),
+                FormField(id="note", label="Note", default=hostile),
+            ],
+        )
+        .end_event("e")
+        .chain("s", "t", "e")
+        .build()
+    )
+    api.engine.deploy(model)
+    handle = api.engine.start_latest("escaped_form")
+    (task,) = handle.user_tasks()
+    page = operator_browser.get("/tasks")
+    assert hostile not in page.text
+    escaped = "&lt;img src=x onerror=&#34;alert(1)&#34;&gt;"
+    assert f'<option value="a">{escaped}</option>' in page.text
+    assert f'name="note" value="{escaped}"' in page.text
+
+    forged = operator_browser.post(
+        f"/tasks/{task.id}/form", data={"pick": "a"}, headers={"X-CSRF-Token": "forged"}
+    )
+    assert forged.status_code == 403, forged.text
+    assert [t.id for t in handle.user_tasks()] == [task.id]
