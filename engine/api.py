@@ -43,7 +43,7 @@ from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
 from engine.commands.tokens import ExecuteToken, TokenResult
 from engine.database import Database
 from engine.definitions import DefinitionCache
-from engine.errors import NotFound
+from engine.errors import ModelError, NotFound
 from engine.executor import (
     GENERIC_PLANS,
     Clock,
@@ -54,8 +54,9 @@ from engine.executor import (
     Result,
     system_clock,
 )
+from engine.forms import Form
 from engine.handlers import Handler, HandlerRegistry
-from engine.model import ProcessModel
+from engine.model import ProcessModel, UserTask
 from engine.notifier import Notifier
 from engine.states import (
     IncidentState,
@@ -215,8 +216,13 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        form: Mapping[str, Any] | None = None,
     ) -> InstanceHandle:
-        command = StartInstance(key=key, variables=dict(variables or {}), business_key=business_key)
+        """Start the latest version of `key`; `form` holds the submitted values of its start
+        form (typed and checked by engine/forms.py; FormInvalid names each field at fault)."""
+        command = StartInstance(
+            key=key, variables=dict(variables or {}), business_key=business_key, form=form
+        )
         return self._start(command, idempotency_key)
 
     def start_version(
@@ -240,9 +246,13 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        form: Mapping[str, Any] | None = None,
     ) -> InstanceHandle:
         command = StartInstance(
-            definition_id=definition_id, variables=dict(variables or {}), business_key=business_key
+            definition_id=definition_id,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            form=form,
         )
         return self._start(command, idempotency_key)
 
@@ -256,8 +266,13 @@ class Engine:
         variables: Mapping[str, Any] | None = None,
         *,
         idempotency_key: str | None = None,
+        form: Mapping[str, Any] | None = None,
     ) -> TaskResult:
-        return self.run(CompleteUserTask(_uuid(task_id), dict(variables or {})), idempotency_key)
+        """Complete the task with `variables`; `form` holds the submitted values of its generated
+        form, typed and checked in the same transaction (FormInvalid names each field at fault,
+        and nothing is written)."""
+        command = CompleteUserTask(_uuid(task_id), dict(variables or {}), form)
+        return self.run(command, idempotency_key)
 
     def execute_token(
         self, token_id: UUID | str, expected_version: int | None = None
@@ -536,6 +551,25 @@ class Engine:
         if found is None:
             raise NotFound(f"user task {task_id} does not exist")
         return found
+
+    def task_form(self, task_id: UUID | str) -> tuple[UserTaskView, Form]:
+        """An open user task with its generated form (no fields: the task has none)."""
+        task = self.user_task(task_id)
+        if task.state != TaskState.OPEN:
+            raise NotFound(f"user task {task_id} is not open")
+        node = self.model(task.definition_id, task.definition_key).node(task.node_id)
+        fields = node.form_fields if isinstance(node, UserTask) else ()
+        variables = self.instance(task.instance_id).typed_variables()
+        return task, Form(fields, variables)
+
+    def start_form(self, definition_id: str) -> Form:
+        """The generated form of a definition's none start event (no fields: it has none)."""
+        definition = self.definition(definition_id)
+        model = self.model(definition.id, definition.key)
+        try:
+            return Form(model.none_start.form_fields, {})
+        except ModelError:  # started by messages, timers or signals only
+            return Form((), {})
 
     def external_task(self, task_id: UUID | str) -> ExternalTaskView:
         with self.connection() as conn:

@@ -35,6 +35,7 @@ the parent of the activity it is attached to:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -46,6 +47,7 @@ from engine.bpmn.parser import (
 )
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression
+from engine.forms import FormField, form_problem
 from engine.model import (
     EXECUTION_EVENTS,
     TAKE_EVENT,
@@ -135,6 +137,12 @@ class ProcessBuilder:
             raise self._error(problem, element_id)
         return retry_cycle
 
+    def _form(self, element_id: str, fields: Sequence[FormField]) -> tuple[FormField, ...]:
+        problem = form_problem(fields)
+        if problem is not None:
+            raise self._error(problem, element_id)
+        return tuple(fields)
+
     def _named(self, element_id: str, what: str, value: str | None) -> str | None:
         if value is not None and not value:
             raise self._error(f"a {what} needs a non-empty name", element_id)
@@ -192,12 +200,14 @@ class ProcessBuilder:
         error: bool = False,
         error_code: str | None = None,
         interrupting: bool = True,
+        form_fields: Sequence[FormField] = (),
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none start, or one triggered by a message, a timer or a signal; an error start (only
-        in an event subprocess) with `error=True` or an `error_code`."""
+        in an event subprocess) with `error=True` or an `error_code`. `form_fields` make a start
+        form."""
         trigger = self._trigger(
             id, timer=timer, message=message, signal=signal, error=error, error_code=error_code
         )
@@ -207,6 +217,7 @@ class ProcessBuilder:
                 name=name,
                 parent=parent,
                 interrupting=interrupting,
+                form_fields=self._form(id, form_fields),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
@@ -288,6 +299,7 @@ class ProcessBuilder:
         due_date: str | None = None,
         priority: str | None = None,
         form_key: str | None = None,
+        form_fields: Sequence[FormField] = (),
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
@@ -303,6 +315,7 @@ class ProcessBuilder:
                 due_date=self._checked(id, "due_date", due_date),
                 priority=self._checked(id, "priority", priority),
                 form_key=self._checked(id, "form_key", form_key),
+                form_fields=self._form(id, form_fields),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from engine import scripting
 from engine.errors import ModelError
 from engine.expressions import Expression
+from engine.forms import FormField
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.timers import TimerLimits
 
@@ -162,8 +163,9 @@ class StartEvent(Node):
     is_error: bool = False
     error_code: str | None = None
     interrupting: bool = True
-    # camunda:formKey of a start form, kept as written.
+    # camunda:formKey of a start form, kept as written; camunda:formData fields of a none start.
     form_key: str | None = None
+    form_fields: tuple[FormField, ...] = ()
 
     @property
     def kind(self) -> NodeKind:
@@ -224,6 +226,8 @@ class UserTask(Node):
     form_key: str | None = None
     # camunda:taskListener on create, assignment, complete and delete, in document order.
     task_listeners: tuple[Listener, ...] = ()
+    # camunda:formData: the fields of the task's generated form (see engine/forms.py).
+    form_fields: tuple[FormField, ...] = ()
 
     @property
     def kind(self) -> NodeKind:

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 from app.camunda import (
     definitions,
     external_tasks,
+    forms,
     incidents,
     instances,
     jobs,
@@ -25,6 +26,7 @@ ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 ENDPOINTS: list[Endpoint] = [
     *definitions.endpoints,
     *external_tasks.endpoints,
+    *forms.endpoints,
     *incidents.endpoints,
     *instances.endpoints,
     *jobs.endpoints,

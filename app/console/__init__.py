@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute
 from app.console import (
     actions,
     definitions,
+    forms,
     incidents,
     inspector,
     instances,
@@ -26,4 +27,5 @@ routes: list[BaseRoute] = [
     *workers.routes,
     *sessions.routes,
     *actions.routes,
+    *forms.routes,
 ]

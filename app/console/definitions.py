@@ -10,6 +10,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console.common import duration, engine_of, read, render
+from app.console.forms import start_form
 from app.guard import raw_file_headers
 from app.params import Query
 from engine.api import Engine
@@ -52,6 +53,7 @@ def _details(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
         "versions": versions,
         "counts": counts,
         "rows": _rows(model, stats),
+        "start_form": start_form(engine, definition),
     }
 
 

@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render, when
+from app.console.forms import task_forms
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
@@ -183,6 +184,7 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
         context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
+        context["forms"] = task_forms(engine, context["tasks"])
     elif name == "external_tasks":
         context["external"] = [
             t for t in engine.external_tasks(instance_id=instance_id) if keep(t.node_id)

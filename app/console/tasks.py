@@ -10,7 +10,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import principal_of
-from app.console.common import engine_of, read, render
+from app.console.common import can_operate, engine_of, read, render
+from app.console.forms import task_forms
 from app.params import Query
 from engine.api import Engine
 from engine.queries import console
@@ -18,12 +19,15 @@ from engine.queries import console
 SHOW = ("all", "mine", "unassigned")
 
 
-def _tasks(engine: Engine, show: str, me: str, key: str | None) -> dict[str, Any]:
+def _tasks(
+    engine: Engine, show: str, me: str, key: str | None, can_complete: bool
+) -> dict[str, Any]:
     tasks = engine.user_tasks(definition_key=key, assignee=me if show == "mine" else None)
     if show == "unassigned":
         tasks = [t for t in tasks if t.assignee is None]
     keys = console.definition_keys(engine)
-    return {"tasks": tasks, "keys": keys}
+    forms = task_forms(engine, tasks) if can_complete else {}
+    return {"tasks": tasks, "keys": keys, "forms": forms}
 
 
 async def tasks_page(request: Request) -> Response:
@@ -32,7 +36,7 @@ async def tasks_page(request: Request) -> Response:
     show = show if show in SHOW else "all"
     key = parameters.text("definition")
     me = principal_of(request).name
-    context = await read(request, _tasks, engine_of(request), show, me, key)
+    context = await read(request, _tasks, engine_of(request), show, me, key, can_operate(request))
     query = urlencode({"show": show, **({"definition": key} if key else {})})
     context.update(show=show, key=key, rows_url=f"/tasks?{query}&fragment=rows")
     if parameters.text("fragment") == "rows":

@@ -29,6 +29,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.forms import FormField, field_problem
 from engine.model import (
     DEFAULT_LIMITS,
     EXECUTION_EVENTS,
@@ -515,6 +516,63 @@ def _listeners(
         for extensions in element.findall(_bpmn("extensionElements"))
         for child in extensions.findall(_camunda(local))
     )
+def _form_fields(element: Element, ctx: _Context, owner_id: str) -> tuple[FormField, ...]:
+    """The camunda:formField entries of a user task's or start event's camunda:formData, each
+    checked (a custom type or validator fails the deployment at the field's line)."""
+    fields: list[FormField] = []
+    for extensions in element.findall(_bpmn("extensionElements")):
+        for form in extensions.findall(_camunda("formData")):
+            if form.get("businessKey") is not None:
+                message = "camunda:formData businessKey is not supported by this engine"
+                raise ctx.error(message, form, owner_id)
+            for child in _children(form):
+                if _namespace(child) != CAMUNDA_NS or _local(child) != "formField":
+                    raise ctx.unsupported(child, owner_id)
+                form_field = _form_field(child, ctx, owner_id)
+                if any(known.id == form_field.id for known in fields):
+                    message = f"form field '{form_field.id}' is declared twice"
+                    raise ctx.error(message, child, owner_id)
+                fields.append(form_field)
+    return tuple(fields)
+
+
+def _form_field(element: Element, ctx: _Context, owner_id: str) -> FormField:
+    field_id = element.get("id")
+    if not field_id:
+        raise ctx.error("camunda:formField has no id", element, owner_id)
+    values: list[tuple[str, str | None]] = []
+    constraints: list[tuple[str, str | None]] = []
+    properties: list[tuple[str, str]] = []
+    for child in _children(element):
+        local = _local(child) if _namespace(child) == CAMUNDA_NS else None
+        if local == "value":
+            values.append((child.get("id") or "", child.get("name")))
+        elif local == "validation":
+            for constraint in _children(child):
+                if _namespace(constraint) != CAMUNDA_NS or _local(constraint) != "constraint":
+                    raise ctx.unsupported(constraint, owner_id)
+                constraints.append((constraint.get("name") or "", constraint.get("config")))
+        elif local == "properties":
+            properties.extend(
+                (item.get("id") or "", item.get("value") or "")
+                for item in _children(child)
+                if _local(item) == "property"
+            )
+        else:
+            raise ctx.unsupported(child, owner_id)
+    form_field = FormField(
+        id=field_id,
+        label=element.get("label"),
+        type=element.get("type") or "string",
+        default=element.get("defaultValue"),
+        values=tuple(values),
+        constraints=tuple(constraints),
+        properties=tuple(properties),
+    )
+    problem = field_problem(form_field)
+    if problem is not None:
+        raise ctx.error(f"form field '{field_id}': {problem}", element, owner_id)
+    return form_field
 
 
 # --- flow nodes --------------------------------------------------------------------------------
@@ -678,7 +736,13 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     form_key = element.get(_camunda("formKey"))
     if form_key is not None:
         form_key = ctx.checked_text(element, "camunda:formKey", form_key)
-    return StartEvent(**common, **trigger, interrupting=interrupting, form_key=form_key)
+    return StartEvent(
+        **common,
+        **trigger,
+        interrupting=interrupting,
+        form_key=form_key,
+        form_fields=_form_fields(element, ctx, common["id"]),
+    )
 
 
 def _end_event(element: Element, ctx: _Context) -> Node:
@@ -829,7 +893,8 @@ def _user_task(element: Element, ctx: _Context) -> Node:
             None if value is None else ctx.checked_text(element, f"camunda:{attribute}", value)
         )
     listeners = _listeners(element, ctx, common["id"], TASK_LISTENER, TASK_EVENTS)
-    return UserTask(**common, **fields, task_listeners=listeners)
+    form_fields = _form_fields(element, ctx, common["id"])
+    return UserTask(**common, **fields, task_listeners=listeners, form_fields=form_fields)
 
 
 def _task(element: Element, ctx: _Context) -> Node:

@@ -21,6 +21,7 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.forms import FormField
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -90,6 +91,30 @@ def _listener(extensions: Element, local: str, listener: Listener) -> None:
 
 
 _SCRIPT_FORMATS = {"javascript": "javascript", "expression": "juel"}
+def _form_data(extensions: Element, fields: tuple[FormField, ...]) -> None:
+    form = etree.SubElement(extensions, _camunda("formData"))
+    for form_field in fields:
+        element = etree.SubElement(form, _camunda("formField"))
+        element.set("id", form_field.id)
+        _set(element, "label", form_field.label)
+        element.set("type", form_field.type)
+        _set(element, "defaultValue", form_field.default)
+        if form_field.properties:
+            group = etree.SubElement(element, _camunda("properties"))
+            for property_id, value in form_field.properties:
+                item = etree.SubElement(group, _camunda("property"))
+                item.set("id", property_id)
+                item.set("value", value)
+        if form_field.constraints:
+            validation = etree.SubElement(element, _camunda("validation"))
+            for name, config in form_field.constraints:
+                constraint = etree.SubElement(validation, _camunda("constraint"))
+                constraint.set("name", name)
+                _set(constraint, "config", config)
+        for value_id, value_name in form_field.values:
+            value = etree.SubElement(element, _camunda("value"))
+            value.set("id", value_id)
+            _set(value, "name", value_name)
 
 
 def _described(
@@ -99,14 +124,17 @@ def _described(
     retry: str | None = None,
     listeners: tuple[Listener, ...] = (),
     task_listeners: tuple[Listener, ...] = (),
+    form_fields: tuple[FormField, ...] = (),
 ) -> None:
-    """bpmn:documentation first, then the extensions: camunda:properties, the retry cycle and
-    the listeners."""
+    """bpmn:documentation first, then the extensions: camunda:formData, camunda:properties, the
+    retry cycle and the listeners."""
     if documentation is not None:
         etree.SubElement(element, _bpmn("documentation")).text = documentation
-    if not properties and retry is None and not listeners and not task_listeners:
+    if not (properties or retry is not None or listeners or task_listeners or form_fields):
         return
     extensions = etree.SubElement(element, _bpmn("extensionElements"))
+    if form_fields:
+        _form_data(extensions, form_fields)
     if properties:
         group = etree.SubElement(extensions, _camunda("properties"))
         for name, value in properties:
@@ -302,7 +330,8 @@ def _node(
         _set(element, _camunda("resultVariable"), node.result_variable)
     task_listeners = node.task_listeners if isinstance(node, UserTask) else ()
     described = (node.documentation, node.properties, node.retry_cycle)
-    _described(element, *described, node.listeners, task_listeners)
+    form_fields = node.form_fields if isinstance(node, StartEvent | UserTask) else ()
+    _described(element, *described, node.listeners, task_listeners, form_fields)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:

@@ -10,6 +10,7 @@ from uuid import UUID
 from engine.commands.common import advance, load, new_advance, persist, require_running
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
+from engine.forms import submit
 from engine.ids import new_id
 from engine.model import ProcessModel, StartEvent
 from engine.runtime import InstanceRow, InstanceRun
@@ -37,13 +38,18 @@ class StartInstance:
     definition_id: str | None = None
     variables: Mapping[str, Any] = field(default_factory=dict)
     business_key: str | None = None
+    # Submitted values of the none start event's generated form (camunda:formData), checked
+    # and typed by engine/forms.py; a form that does not pass raises FormInvalid.
+    form: Mapping[str, Any] | None = None
 
     def execute(self, tx: Tx) -> InstanceResult:
         definition = self._definition(tx)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
-        return start_instance(
-            tx, definition, model, model.none_start, self.variables, self.business_key
-        )
+        variables = dict(self.variables)
+        if self.form is not None:
+            given = {name: infer(value) for name, value in variables.items()}
+            variables.update(submit(model.none_start.form_fields, self.form, given))
+        return start_instance(tx, definition, model, model.none_start, variables, self.business_key)
 
     def _definition(self, tx: Tx) -> definitions.DefinitionRow:
         if self.definition_id is not None:

@@ -7,9 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, load, model_of, persist, require_running
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
+from engine.forms import submit
+from engine.model import UserTask
 from engine.runtime import InstanceRun
 from engine.states import TaskState
 from engine.store import runs, tasks
@@ -38,6 +40,10 @@ class CompleteUserTask:
 
     task_id: UUID
     variables: Mapping[str, Any] = field(default_factory=dict)
+    # Submitted values of the task's generated form (camunda:formData), checked and typed by
+    # engine/forms.py against the variables as they are in this transaction; a form that does
+    # not pass raises FormInvalid and nothing is written.
+    form: Mapping[str, Any] | None = None
 
     def execute(self, tx: Tx) -> TaskResult:
         run = _load(tx, self.task_id)
@@ -56,10 +62,15 @@ class CompleteUserTask:
                 task_id=str(self.task_id),
             )
         require_running(run)
+        variables = dict(self.variables)
         token = run.tokens[task.token_id]
+        if self.form is not None:
+            node = model_of(tx, run).node(task.node_id)
+            fields = node.form_fields if isinstance(node, UserTask) else ()
+            variables.update(submit(fields, self.form, run.typed_for(token)))
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         run.emit("task.completed", token)
-        advance(tx, run).complete_task(task, token, self.variables)
+        advance(tx, run).complete_task(task, token, variables)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 

@@ -40,7 +40,7 @@ from tests.fuzz_support import (
 
 ROUTES: list[tuple[str, str]] = sorted((endpoint.method, endpoint.path) for endpoint in ENDPOINTS)
 # Paths no endpoint serves, answered by the catch-all.
-UNSERVED = [("GET", "/nope"), ("POST", "/process-definition/key/x/submit-form"), ("PATCH", "/task")]
+UNSERVED = [("GET", "/nope"), ("POST", "/process-definition/key/x/restart"), ("PATCH", "/task")]
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 
 GOOD_CREDENTIALS = (
@@ -136,6 +136,7 @@ QUERY_NAMES = [
     "resourceName",
     "versionTag",
     "deserializeValues",
+    "variableNames",
 ]
 PLAUSIBLE_QUERY = [
     "asc",
@@ -523,7 +524,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 48
+    assert len(set(ROUTES)) == len(ROUTES) == 57
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.

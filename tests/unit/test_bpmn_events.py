@@ -10,6 +10,7 @@ import pytest
 from engine.bpmn import parse_bpmn
 from engine.bpmn.parser import IGNORED_EXTENSIONS, REJECTED_EXTENSIONS
 from engine.errors import ModelError
+from engine.forms import FormField
 from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
@@ -277,7 +278,10 @@ def test_retry_cycles_and_ignored_extensions() -> None:
     assert model.node("Task_Receipt").retry_cycle == "R3/2026-01-01T00:00:00Z/PT1M"
     assert model.node("Task_Confirm").retry_cycle is None
     assert model.node("StartEvent_Payment") == StartEvent(
-        id="StartEvent_Payment", name="Payment due", outgoing=("Flow_ToCharge",)
+        id="StartEvent_Payment",
+        name="Payment due",
+        outgoing=("Flow_ToCharge",),
+        form_fields=(FormField(id="amount", label="Amount", type="long"),),
     )
 
 
@@ -349,7 +353,7 @@ def test_extension_lists_do_not_overlap() -> None:
             "<camunda:formProperty id='y' />"
             '<other:meta xmlns:other="urn:other-tool"><other:inputOutput /></other:meta>'
             "</bpmn:extensionElements></bpmn:userTask>",
-            UserTask(id="n"),
+            UserTask(id="n", form_fields=(FormField(id="x"),)),
         ),
     ],
 )

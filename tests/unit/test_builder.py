@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ModelError
+from engine.forms import FormField
 from engine.model import ProcessModel, ServiceTask, StartEvent, TimerDefinition, UserTask
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
@@ -259,7 +260,11 @@ def payment_retry() -> ProcessModel:
     """The builder twin of tests/data/bpmn/payment_retry.bpmn."""
     return (
         ProcessBuilder("payment_retry", "Payment with retries")
-        .start_event("StartEvent_Payment", "Payment due")
+        .start_event(
+            "StartEvent_Payment",
+            "Payment due",
+            form_fields=[FormField(id="amount", label="Amount", type="long")],
+        )
         .service_task(
             "Task_Charge",
             "Charge card",
@@ -282,7 +287,12 @@ def payment_retry() -> ProcessModel:
             async_after=True,
             retry_cycle="R3/2026-01-01T00:00:00Z/PT1M",
         )
-        .user_task("Task_Confirm", "Confirm payment", form_key="embedded:app:forms/confirm.html")
+        .user_task(
+            "Task_Confirm",
+            "Confirm payment",
+            form_key="embedded:app:forms/confirm.html",
+            form_fields=[FormField(id="confirmed", label="Confirmed", type="boolean")],
+        )
         .end_event("EndEvent_Paid", "Paid")
         .flow("StartEvent_Payment", "Task_Charge", id="Flow_ToCharge")
         .flow("Task_Charge", "Event_Settle", id="Flow_ToSettle")
