@@ -15,6 +15,7 @@ from typing import Literal
 
 from engine.errors import ModelError
 from engine.expressions import Expression
+from engine.mappings import InputOutput
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.timers import TimerLimits
 
@@ -82,6 +83,8 @@ class Node:
     parent: str | None = None
     # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
     retry_cycle: str | None = None
+    # camunda:inputOutput: input parameters become the activity instance's local variables.
+    io: InputOutput | None = None
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -286,6 +289,8 @@ class SubProcess(Node):
 
 
 ACTIVITY_TYPES = (NoneTask, ServiceTask, UserTask, ReceiveTask, SubProcess)
+# The events that may carry input/output parameters (besides every activity).
+IO_EVENT_TYPES = (IntermediateCatchEvent, IntermediateThrowEvent, EndEvent)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -488,6 +493,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         expected_in.setdefault(flow.target, set()).add(flow.id)
         expected_out.setdefault(flow.source, set()).add(flow.id)
     for node in model.nodes:
+        _validate_io(node, fail)
         wired_in, wired_out = expected_in.get(node.id, set()), expected_out.get(node.id, set())
         if set(node.incoming) != wired_in or set(node.outgoing) != wired_out:
             raise fail(
@@ -610,6 +616,27 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             )
         if node.is_error and not node.cancel_activity:
             raise fail("an error boundary event is always interrupting", node.id, node.line)
+
+
+def _validate_io(node: Node, fail: _Fail) -> None:
+    """Where Camunda 7 allows input/output parameters: on tasks, embedded subprocesses and
+    intermediate and end events; never on start or boundary events, gateways or event
+    subprocesses; and no output parameters on an end event (nothing follows it to read them)."""
+    if node.io is None:
+        return
+    refused = isinstance(node, StartEvent | BoundaryEvent) or (
+        isinstance(node, SubProcess) and node.triggered_by_event
+    )
+    if refused or not isinstance(node, ACTIVITY_TYPES + IO_EVENT_TYPES):
+        what = "an event subprocess" if isinstance(node, SubProcess) else f"a {node.kind.value}"
+        raise fail(f"camunda:inputOutput is not allowed on {what}", node.id, node.line)
+    if isinstance(node, EndEvent) and node.io.outputs:
+        message = "camunda:outputParameter is not allowed on an end event"
+        raise fail(message, node.id, node.line)
+    for parameters in (node.io.inputs, node.io.outputs):
+        for parameter in parameters:
+            if not parameter.name:
+                raise fail("an input/output parameter needs a name", node.id, parameter.line)
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:

@@ -27,8 +27,10 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from engine.bpmn.inputoutput import read_input_output
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.mappings import InputOutput
 from engine.model import (
     DEFAULT_LIMITS,
     BoundaryEvent,
@@ -106,7 +108,6 @@ IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty", "poten
 # (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
 REJECTED_EXTENSIONS = frozenset(
     {
-        "inputOutput",
         "executionListener",
         "taskListener",
         "field",
@@ -117,6 +118,8 @@ REJECTED_EXTENSIONS = frozenset(
     }
 )
 RETRY_CYCLE = "failedJobRetryTimeCycle"
+# Read by `_input_output` on flow nodes; refused anywhere else.
+INPUT_OUTPUT = "inputOutput"
 _TIMER_KINDS: dict[str, TimerKind] = {
     "timeDate": "date",
     "timeDuration": "duration",
@@ -292,6 +295,8 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
                     message = f"more than one camunda:{RETRY_CYCLE}"
                     raise ctx.error(message, child, owner_id)
                 retry = child
+            elif local == INPUT_OUTPUT:
+                continue
             elif local in REJECTED_EXTENSIONS:
                 message = (
                     f"{_qualified(child)} is not supported by this engine (it changes what "
@@ -322,6 +327,34 @@ def _plain_extensions(element: Element, ctx: _Context, owner_id: str | None) -> 
     if retry is not None:
         message = f"camunda:{RETRY_CYCLE} belongs on a task, a subprocess or an event"
         raise ctx.error(message, retry, owner_id)
+    for extensions in element.findall(_bpmn("extensionElements")):
+        for mapping in extensions.findall(_camunda(INPUT_OUTPUT)):
+            message = "camunda:inputOutput belongs on a task, a subprocess or an event"
+            raise ctx.error(message, mapping, owner_id)
+
+
+def _input_output(element: Element, ctx: _Context, node_id: str) -> InputOutput | None:
+    """The node's camunda:inputOutput parameters, if it has any (where they are allowed is
+    checked with the model, see `engine.model.validate`)."""
+    found = [
+        mapping
+        for extensions in element.findall(_bpmn("extensionElements"))
+        for mapping in extensions.findall(_camunda(INPUT_OUTPUT))
+    ]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ctx.error("more than one camunda:inputOutput", found[1], node_id)
+
+    def fail(message: str, at: Element) -> ModelError:
+        return ctx.error(message, at, node_id)
+
+    io = read_input_output(found[0], fail)
+    loop = "multiInstanceLoopCharacteristics"
+    if io.outputs and any(_local(child) == loop for child in _children(element)):
+        message = "camunda:outputParameter is not allowed on a multi-instance activity"
+        raise ctx.error(message, found[0], node_id)
+    return io
 
 
 def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
@@ -347,6 +380,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         or ctx.boolean(element, _camunda("async")),
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
+        "io": _input_output(element, ctx, node_id),
         "line": element.sourceline,
         **_described(element),
     }

@@ -18,9 +18,11 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from engine.bpmn.inputoutput import write_input_output
 from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -74,12 +76,17 @@ def _formal_expression(parent: Element, local: str, text: str) -> None:
 
 
 def _described(
-    element: Element, documentation: str | None, properties: Properties, retry: str | None = None
+    element: Element,
+    documentation: str | None,
+    properties: Properties,
+    retry: str | None = None,
+    io: InputOutput | None = None,
 ) -> None:
-    """bpmn:documentation first, then the extensions: camunda:properties and the retry cycle."""
+    """bpmn:documentation first, then the extensions: camunda:properties, the retry cycle and
+    the input/output parameters."""
     if documentation is not None:
         etree.SubElement(element, _bpmn("documentation")).text = documentation
-    if not properties and retry is None:
+    if not properties and retry is None and io is None:
         return
     extensions = etree.SubElement(element, _bpmn("extensionElements"))
     if properties:
@@ -90,6 +97,8 @@ def _described(
             item.set("value", value)
     if retry is not None:
         etree.SubElement(extensions, _camunda("failedJobRetryTimeCycle")).text = retry
+    if io is not None:
+        write_input_output(extensions, io, CAMUNDA_NS)
 
 
 def _is_identifier(name: str) -> bool:
@@ -268,7 +277,7 @@ def _node(
             _set(element, _camunda(attribute), getattr(node, field_name))
     elif isinstance(node, ExclusiveGateway | InclusiveGateway):
         _set(element, "default", node.default_flow)
-    _described(element, node.documentation, node.properties, node.retry_cycle)
+    _described(element, node.documentation, node.properties, node.retry_cycle, node.io)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:

@@ -500,7 +500,6 @@ UNSUPPORTED = [
             "n",
         )
         for extension in (
-            "inputOutput",
             "executionListener",
             "taskListener",
             "field",
