@@ -13,6 +13,7 @@ from engine.executor import Result, Tx
 from engine.runtime import InstanceRun
 from engine.states import TaskState
 from engine.store import runs, tasks
+from engine.variables import TypedValue
 
 
 @dataclass(frozen=True)
@@ -93,5 +94,35 @@ class AssignUserTask:
             )
         task.assignee, task.dirty = self.user_id, True
         run.emit("task.assigned", run.tokens.get(task.token_id))
+        persist(tx, run)
+        return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
+
+
+@dataclass(frozen=True)
+class ModifyTaskLocalVariables:
+    """Set (`modifications`) and delete (`deletions`) variables local to an open user task's
+    activity instance, in one transaction; they vanish with it unless an output copies them."""
+
+    name: ClassVar[str] = "ModifyTaskLocalVariables"
+    result_type: ClassVar[type[Result]] = TaskResult
+
+    task_id: UUID
+    modifications: Mapping[str, TypedValue] = field(default_factory=dict)
+    deletions: tuple[str, ...] = ()
+
+    def execute(self, tx: Tx) -> TaskResult:
+        run = _load(tx, self.task_id)
+        task = run.tasks.get(self.task_id)
+        if task is None:
+            raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        if run.instance.state.is_final:
+            raise Conflict(
+                f"process instance {run.instance.id} is already {run.instance.state.value}",
+                instance_id=str(run.instance.id),
+            )
+        for name in self.deletions:
+            run.remove_variable(task.token_id, name)
+        for name, value in self.modifications.items():
+            run.set_local(task.token_id, name, value)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

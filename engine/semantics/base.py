@@ -13,6 +13,7 @@ from engine.handlers import HandlerRegistry
 from engine.ids import new_id
 from engine.model import Node, ProcessModel, SequenceFlow
 from engine.runtime import IncidentRow, InstanceRun, Token, Visit
+from engine.semantics.mappings import map_outputs
 from engine.states import IncidentState, TokenState, VisitState
 from engine.variables import infer
 
@@ -77,6 +78,7 @@ class Moves:
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
         run = self.run
+        map_outputs(run, token, node)
         self._close_visit(token, VisitState.COMPLETED)
         run.drop_listeners(token)
         if flows is None:
