@@ -17,6 +17,7 @@ from app.camunda import (
     messages,
     probes,
     tasks,
+    variable_instances,
 )
 from app.camunda.http import Endpoint, not_found
 
@@ -31,6 +32,7 @@ ENDPOINTS: list[Endpoint] = [
     *messages.endpoints,
     *probes.endpoints,
     *tasks.endpoints,
+    *variable_instances.endpoints,
 ]
 
 routes: list[BaseRoute] = [
