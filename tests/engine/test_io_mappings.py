@@ -223,3 +223,44 @@ def test_task_local_variables_are_set_and_deleted_in_one_command(engine: Engine)
     engine.modify_task_local_variables(task_id, {}, ["extra"])
     engine.complete_task(task_id)
     assert instance.variables() == {"seed": "s", "copied": "over"}
+
+
+def test_a_workers_local_variables_reach_the_output_and_then_vanish(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("io_worker")
+        .start_event("start")
+        .service_task("work", topic="work")
+        .user_task("after")
+        .end_event("end")
+        .chain("start", "work", "after", "end")
+        .input_output("work", outputs={"result": "${report}"})
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("io_worker", {"report": "outer"})
+    [task] = engine.fetch_and_lock("w1", {"work": 10_000})
+    engine.complete_external_task(
+        task["id"], "w1", {"seen": 1}, local_variables={"report": "from worker"}
+    )
+    # The local hid the root's `report` for the output, and vanished with the task.
+    assert instance.variables() == {"report": "outer", "seen": 1, "result": "from worker"}
+    assert scoped_rows(engine, instance.id) == {
+        ("", "report", "outer"),
+        ("", "seen", 1),
+        ("", "result", "from worker"),
+    }
+
+
+def test_a_message_start_events_local_variables_go_to_the_new_instance(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("io_message_start")
+        .start_event("start", message="Begin")
+        .user_task("wait")
+        .end_event("end")
+        .chain("start", "wait", "end")
+        .build()
+    )
+    engine.deploy(model)
+    result = engine.correlate_message("Begin", variables={"a": 1}, local_variables={"b": 2})
+    [delivery] = result.deliveries
+    assert engine.instance(delivery["instance_id"]).variables() == {"a": 1, "b": 2}
