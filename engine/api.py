@@ -42,7 +42,7 @@ from engine.commands.messages import BroadcastSignal, CorrelateMessage, Delivery
 from engine.commands.tasks import (
     AssignUserTask,
     CompleteUserTask,
-    ModifyTaskLocalVariables,
+    ModifyTaskVariables,
     TaskResult,
 )
 from engine.commands.tokens import ExecuteToken, TokenResult
@@ -271,15 +271,19 @@ class Engine:
         compare-and-swap: with `expected_version`, against the version the caller read."""
         return self.run(ExecuteToken(_uuid(token_id), expected_version))
 
-    def modify_task_local_variables(
+    def modify_task_variables(
         self,
         task_id: UUID | str,
         modifications: Mapping[str, Any] | None = None,
         deletions: Sequence[str] = (),
+        *,
+        local: bool = True,
     ) -> TaskResult:
-        """Set and delete variables local to an open user task, in one transaction."""
+        """Set and delete variables of an open user task, in one transaction: its own
+        activity instance's (`local`), or where Camunda's setVariable from the task puts them."""
         values = {name: infer(value) for name, value in (modifications or {}).items()}
-        return self.run(ModifyTaskLocalVariables(_uuid(task_id), values, tuple(deletions)))
+        command = ModifyTaskVariables(_uuid(task_id), values, tuple(deletions), local)
+        return self.run(command)
 
     def claim_task(self, task_id: UUID | str, user_id: str) -> TaskResult:
         return self.run(AssignUserTask(_uuid(task_id), user_id))

@@ -107,10 +107,12 @@ def task_local_variable(call: Call) -> Response:
     return _one(call, local=True)
 
 
-def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> Response:
+def _modify(
+    call: Call, modifications: dict[str, Any], deletions: list[str], *, local: bool
+) -> Response:
     task_id = call.path["id"]
     try:
-        call.engine.modify_task_local_variables(task_id, modifications, deletions)
+        call.engine.modify_task_variables(task_id, modifications, deletions, local=local)
     except NotFound as exc:
         message = f"Cannot modify variables for task {task_id}: task {task_id} doesn't exist"
         raise invalid_request(message, 404) from exc
@@ -119,28 +121,55 @@ def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> 
     return no_content()
 
 
-def modify_task_local_variables(call: Call) -> Response:
+def _modify_many(call: Call, *, local: bool) -> Response:
     modifications = to_typed_map(call.field("modifications"), "modifications")
     deletions = call.field("deletions") or []
     if not isinstance(deletions, list) or not all(isinstance(d, str) for d in deletions):
         raise invalid_request("'deletions' must be an array of variable names")
-    return _modify(call, dict(modifications), deletions)
+    return _modify(call, dict(modifications), deletions, local=local)
+
+
+def _put(call: Call, *, local: bool) -> Response:
+    name = call.path["name"]
+    return _modify(call, {name: to_typed(name, call.body)}, [], local=local)
+
+
+def _delete(call: Call, *, local: bool) -> Response:
+    return _modify(call, {}, [call.path["name"]], local=local)
+
+
+def modify_task_local_variables(call: Call) -> Response:
+    return _modify_many(call, local=True)
 
 
 def put_task_local_variable(call: Call) -> Response:
-    name = call.path["name"]
-    return _modify(call, {name: to_typed(name, call.body)}, [])
+    return _put(call, local=True)
 
 
 def delete_task_local_variable(call: Call) -> Response:
-    return _modify(call, {}, [call.path["name"]])
+    return _delete(call, local=True)
+
+
+def modify_task_variables(call: Call) -> Response:
+    return _modify_many(call, local=False)
+
+
+def put_task_variable(call: Call) -> Response:
+    return _put(call, local=False)
+
+
+def delete_task_variable(call: Call) -> Response:
+    return _delete(call, local=False)
 
 
 endpoints = [
     Endpoint("/variable-instance", "GET", Role.VIEWER, list_variable_instances),
     Endpoint("/variable-instance/count", "GET", Role.VIEWER, count_variable_instances),
     Endpoint("/task/{id}/variables", "GET", Role.VIEWER, task_variables),
+    Endpoint("/task/{id}/variables", "POST", Role.OPERATOR, modify_task_variables, body="json"),
     Endpoint("/task/{id}/variables/{name}", "GET", Role.VIEWER, task_variable),
+    Endpoint("/task/{id}/variables/{name}", "PUT", Role.OPERATOR, put_task_variable, body="json"),
+    Endpoint("/task/{id}/variables/{name}", "DELETE", Role.OPERATOR, delete_task_variable),
     Endpoint("/task/{id}/localVariables", "GET", Role.VIEWER, task_local_variables),
     Endpoint(
         "/task/{id}/localVariables", "POST", Role.OPERATOR, modify_task_local_variables, body="json"

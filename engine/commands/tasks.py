@@ -99,16 +99,19 @@ class AssignUserTask:
 
 
 @dataclass(frozen=True)
-class ModifyTaskLocalVariables:
-    """Set (`modifications`) and delete (`deletions`) variables local to an open user task's
-    activity instance, in one transaction; they vanish with it unless an output copies them."""
+class ModifyTaskVariables:
+    """Set (`modifications`) and delete (`deletions`) variables of an open user task, in one
+    transaction. `local`: the task's own activity instance's (they vanish with it unless an
+    output copies them); otherwise as Camunda's setVariable and removeVariable do from the task:
+    the nearest scope outwards that has the name, else the instance's root scope."""
 
-    name: ClassVar[str] = "ModifyTaskLocalVariables"
+    name: ClassVar[str] = "ModifyTaskVariables"
     result_type: ClassVar[type[Result]] = TaskResult
 
     task_id: UUID
     modifications: Mapping[str, TypedValue] = field(default_factory=dict)
     deletions: tuple[str, ...] = ()
+    local: bool = True
 
     def execute(self, tx: Tx) -> TaskResult:
         run = _load(tx, self.task_id)
@@ -120,9 +123,18 @@ class ModifyTaskLocalVariables:
                 f"process instance {run.instance.id} is already {run.instance.state.value}",
                 instance_id=str(run.instance.id),
             )
+        token = run.tokens[task.token_id]
         for name in self.deletions:
-            run.remove_variable(task.token_id, name)
+            owners = [task.token_id] if self.local else run.scope_chain(token)
+            holder = next((o for o in owners if name in run.locals.get(o, {})), None)
+            if holder is not None:
+                run.remove_variable(holder, name)
+            elif not self.local and name in run.variables:
+                run.remove_variable(None, name)
         for name, value in self.modifications.items():
-            run.set_local(task.token_id, name, value)
+            if self.local:
+                run.set_local(task.token_id, name, value)
+            else:
+                run.set_visible(token, name, value)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

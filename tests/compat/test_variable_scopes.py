@@ -211,3 +211,27 @@ def test_bad_local_variable_requests(rest: httpx.Client, operator: httpx.Client)
     )
     # Nothing was written by the refusals.
     assert values(_json(operator.get(f"/task/{tid}/localVariables"))) == {"decision": "pending"}
+
+
+def test_task_variables_are_written_where_camunda_finds_them(
+    rest: httpx.Client, operator: httpx.Client
+) -> None:
+    deploy(rest, ("scoped_order.bpmn", scoped_order()))
+    instance = start(operator, "scoped_order", {"amount": {"value": 5}, "gone": {"value": 1}})
+    iid = instance["id"]
+    [task] = _json(operator.get("/task", params={"processInstanceId": iid}))
+    tid = task["id"]
+    body = {
+        "modifications": {"decision": {"value": "set"}, "fresh": {"value": 2}},
+        "deletions": ["gone"],
+    }
+    _no_content(operator.post(f"/task/{tid}/variables", json=body))
+    assert values(_json(operator.get(f"/task/{tid}/localVariables"))) == {"decision": "set"}
+    assert values(_json(operator.get(f"/process-instance/{iid}/variables"))) == {
+        "amount": 5,
+        "fresh": 2,
+    }
+    _no_content(operator.put(f"/task/{tid}/variables/amount", json={"value": 6}))
+    _no_content(operator.delete(f"/task/{tid}/variables/decision"))
+    assert _json(operator.get(f"/task/{tid}/localVariables")) == {}
+    assert values(_json(operator.get(f"/task/{tid}/variables"))) == {"amount": 6, "fresh": 2}

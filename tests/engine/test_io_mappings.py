@@ -213,14 +213,14 @@ def test_task_local_variables_are_set_and_deleted_in_one_command(engine: Engine)
     engine.deploy(boundary_model().build())
     instance = engine.start_latest("io_boundary", {"seed": "s"})
     task_id = open_task(engine, instance.id, "work")
-    engine.modify_task_local_variables(task_id, {"extra": 3, "local": "over"}, ["seed"])
+    engine.modify_task_variables(task_id, {"extra": 3, "local": "over"}, ["seed"])
     # Deleting a name the task does not hold locally leaves the root's alone.
     assert scoped_rows(engine, instance.id) == {
         ("", "seed", "s"),
         ("work", "local", "over"),
         ("work", "extra", 3),
     }
-    engine.modify_task_local_variables(task_id, {}, ["extra"])
+    engine.modify_task_variables(task_id, {}, ["extra"])
     engine.complete_task(task_id)
     assert instance.variables() == {"seed": "s", "copied": "over"}
 
@@ -264,3 +264,38 @@ def test_a_message_start_events_local_variables_go_to_the_new_instance(engine: E
     result = engine.correlate_message("Begin", variables={"a": 1}, local_variables={"b": 2})
     [delivery] = result.deliveries
     assert engine.instance(delivery["instance_id"]).variables() == {"a": 1, "b": 2}
+
+
+def test_task_variables_set_and_deleted_where_camunda_finds_them(engine: Engine) -> None:
+    """Not local: a name the task or an enclosing scope holds is changed there, a new name goes
+    to the root; a deletion removes the nearest one."""
+    model = (
+        ProcessBuilder("io_task_vars")
+        .start_event("start")
+        .sub_process("sub")
+        .start_event("sub_start", parent="sub")
+        .user_task("review", parent="sub")
+        .end_event("sub_end", parent="sub")
+        .chain("sub_start", "review", "sub_end")
+        .end_event("end")
+        .chain("start", "sub", "end")
+        .input_output("sub", inputs={"level": "${level + 1}", "inner": "i"})
+        .input_output("review", inputs={"mine": "m"})
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("io_task_vars", {"level": 1, "gone": True})
+    task_id = open_task(engine, instance.id, "review")
+    engine.modify_task_variables(
+        task_id, {"level": 10, "mine": "changed", "fresh": 1}, ["inner", "gone"], local=False
+    )
+    assert scoped_rows(engine, instance.id) == {
+        ("", "level", 1),
+        ("", "fresh", 1),
+        ("sub", "level", 10),
+        ("review", "mine", "changed"),
+    }
+    # Local deletions touch only the task's own; a name it does not hold is left alone.
+    engine.modify_task_variables(task_id, {}, ["level", "mine"])
+    assert ("sub", "level", 10) in scoped_rows(engine, instance.id)
+    assert ("review", "mine", "changed") not in scoped_rows(engine, instance.id)
