@@ -299,3 +299,30 @@ def test_task_variables_set_and_deleted_where_camunda_finds_them(engine: Engine)
     engine.modify_task_variables(task_id, {}, ["level", "mine"])
     assert ("sub", "level", 10) in scoped_rows(engine, instance.id)
     assert ("review", "mine", "changed") not in scoped_rows(engine, instance.id)
+
+
+def test_a_subprocess_left_by_an_error_applies_no_outputs(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("io_error")
+        .start_event("start")
+        .sub_process("sub")
+        .start_event("sub_start", parent="sub")
+        .service_task("work", topic="work", parent="sub")
+        .end_event("sub_end", parent="sub")
+        .chain("sub_start", "work", "sub_end")
+        .boundary_event("failed", "sub", error_code="E1")
+        .user_task("handle")
+        .end_event("end")
+        .end_event("end_failed")
+        .chain("start", "sub", "end")
+        .chain("failed", "handle", "end_failed")
+        .input_output("sub", inputs={"inside": "i"}, outputs={"copied": "${inside}"})
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("io_error")
+    [task] = engine.fetch_and_lock("w1", {"work": 10_000})
+    engine.external_task_bpmn_error(task["id"], "w1", "E1", "broken", {"reported": True})
+    assert [t.node_id for t in engine.user_tasks(instance.id)] == ["handle"]
+    assert instance.variables() == {"reported": True}
+    assert scoped_rows(engine, instance.id) == {("", "reported", True)}
