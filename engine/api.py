@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,12 @@ from engine.commands.instances import (
 )
 from engine.commands.jobs import JobResult, SetJobRetries, run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
-from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
+from engine.commands.tasks import (
+    AssignUserTask,
+    CompleteUserTask,
+    ModifyTaskVariables,
+    TaskResult,
+)
 from engine.commands.tokens import ExecuteToken, TokenResult
 from engine.database import Database
 from engine.definitions import DefinitionCache
@@ -281,6 +286,20 @@ class Engine:
         compare-and-swap: with `expected_version`, against the version the caller read."""
         return self.run(ExecuteToken(_uuid(token_id), expected_version))
 
+    def modify_task_variables(
+        self,
+        task_id: UUID | str,
+        modifications: Mapping[str, Any] | None = None,
+        deletions: Sequence[str] = (),
+        *,
+        local: bool = True,
+    ) -> TaskResult:
+        """Set and delete variables of an open user task, in one transaction: its own
+        activity instance's (`local`), or where Camunda's setVariable from the task puts them."""
+        values = {name: infer(value) for name, value in (modifications or {}).items()}
+        command = ModifyTaskVariables(_uuid(task_id), values, tuple(deletions), local)
+        return self.run(command)
+
     def claim_task(self, task_id: UUID | str, user_id: str) -> TaskResult:
         return self.run(AssignUserTask(_uuid(task_id), user_id))
 
@@ -324,9 +343,18 @@ class Engine:
             return external_task_store.any_fetchable(conn, topics, self.clock())
 
     def complete_external_task(
-        self, task_id: UUID | str, worker_id: str, variables: Mapping[str, Any] | None = None
+        self,
+        task_id: UUID | str,
+        worker_id: str,
+        variables: Mapping[str, Any] | None = None,
+        local_variables: Mapping[str, Any] | None = None,
     ) -> ExternalTaskResult:
-        return self.run(CompleteExternalTask(_uuid(task_id), worker_id, dict(variables or {})))
+        """`variables` are set as Camunda's setVariable does from the task; `local_variables`
+        become locals of the task's activity instance."""
+        command = CompleteExternalTask(
+            _uuid(task_id), worker_id, dict(variables or {}), dict(local_variables or {})
+        )
+        return self.run(command)
 
     def fail_external_task(
         self,
@@ -397,7 +425,10 @@ class Engine:
         variables: Mapping[str, Any] | None = None,
         all: bool = False,
         idempotency_key: str | None = None,
+        local_variables: Mapping[str, Any] | None = None,
     ) -> DeliveryResult:
+        """`local_variables` (Camunda's processVariablesLocal) become locals of the token that
+        receives the message."""
         command = CorrelateMessage(
             message_name,
             business_key,
@@ -405,6 +436,7 @@ class Engine:
             dict(correlation_keys or {}),
             dict(variables or {}),
             all,
+            dict(local_variables or {}),
         )
         return self.run(command, idempotency_key)
 

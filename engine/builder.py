@@ -48,6 +48,7 @@ from engine.bpmn.parser import (
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression
 from engine.forms import FormField, form_problem
+from engine.mappings import InputOutput, Parameter, from_python
 from engine.model import (
     EXECUTION_EVENTS,
     TAKE_EVENT,
@@ -700,6 +701,30 @@ class ProcessBuilder:
         self._flows.append(
             SequenceFlow(id=flow_id, source=source, target=target, name=name, condition=compiled)
         )
+        return self
+
+    def input_output(
+        self,
+        node_id: str,
+        *,
+        inputs: dict[str, Any] | None = None,
+        outputs: dict[str, Any] | None = None,
+    ) -> ProcessBuilder:
+        """camunda:inputOutput on the node added as `node_id`: each value a str (constant text or
+        one `${...}`), None, or a list or dict of such values."""
+        index = next((i for i, node in enumerate(self._nodes) if node.id == node_id), None)
+        if index is None:
+            raise self._error("input/output parameters name no node added so far", node_id)
+        try:
+            io = InputOutput(
+                inputs=tuple(Parameter(k, from_python(v)) for k, v in (inputs or {}).items()),
+                outputs=tuple(Parameter(k, from_python(v)) for k, v in (outputs or {}).items()),
+            )
+        except ExpressionError as error:
+            raise self._error(f"input/output parameter: {error.message}", node_id) from None
+        except TypeError as error:
+            raise self._error(str(error), node_id) from None
+        self._nodes[index] = replace(self._nodes[index], io=io)
         return self
 
     def chain(self, *node_ids: str) -> ProcessBuilder:

@@ -17,6 +17,7 @@ from engine import scripting
 from engine.errors import ModelError
 from engine.expressions import Expression
 from engine.forms import FormField
+from engine.mappings import InputOutput
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.timers import TimerLimits
 
@@ -138,6 +139,8 @@ class Node:
     retry_cycle: str | None = None
     # camunda:executionListener on `start` and `end`, in document order.
     listeners: tuple[Listener, ...] = ()
+    # camunda:inputOutput: input parameters become the activity instance's local variables.
+    io: InputOutput | None = None
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -369,6 +372,8 @@ class SubProcess(Node):
 
 
 ACTIVITY_TYPES = (NoneTask, ServiceTask, ScriptTask, UserTask, ReceiveTask, SubProcess)
+# The events that may carry input/output parameters (besides every activity).
+IO_EVENT_TYPES = (IntermediateCatchEvent, IntermediateThrowEvent, EndEvent)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -588,6 +593,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         expected_in.setdefault(flow.target, set()).add(flow.id)
         expected_out.setdefault(flow.source, set()).add(flow.id)
     for node in model.nodes:
+        _validate_io(node, fail)
         wired_in, wired_out = expected_in.get(node.id, set()), expected_out.get(node.id, set())
         if set(node.incoming) != wired_in or set(node.outgoing) != wired_out:
             raise fail(
@@ -753,6 +759,25 @@ def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fai
                 target.id,
                 target.line,
             )
+def _validate_io(node: Node, fail: _Fail) -> None:
+    """Where Camunda 7 allows input/output parameters: on tasks, embedded subprocesses and
+    intermediate and end events; never on start or boundary events, gateways or event
+    subprocesses; and no output parameters on an end event (nothing follows it to read them)."""
+    if node.io is None:
+        return
+    refused = isinstance(node, StartEvent | BoundaryEvent) or (
+        isinstance(node, SubProcess) and node.triggered_by_event
+    )
+    if refused or not isinstance(node, ACTIVITY_TYPES + IO_EVENT_TYPES):
+        what = "an event subprocess" if isinstance(node, SubProcess) else f"a {node.kind.value}"
+        raise fail(f"camunda:inputOutput is not allowed on {what}", node.id, node.line)
+    if isinstance(node, EndEvent) and node.io.outputs:
+        message = "camunda:outputParameter is not allowed on an end event"
+        raise fail(message, node.id, node.line)
+    for parameters in (node.io.inputs, node.io.outputs):
+        for parameter in parameters:
+            if not parameter.name:
+                raise fail("an input/output parameter needs a name", node.id, parameter.line)
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:

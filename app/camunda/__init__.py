@@ -18,6 +18,7 @@ from app.camunda import (
     messages,
     probes,
     tasks,
+    variable_instances,
 )
 from app.camunda.http import Endpoint, not_found
 
@@ -33,6 +34,7 @@ ENDPOINTS: list[Endpoint] = [
     *messages.endpoints,
     *probes.endpoints,
     *tasks.endpoints,
+    *variable_instances.endpoints,
 ]
 
 routes: list[BaseRoute] = [

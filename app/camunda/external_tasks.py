@@ -195,11 +195,13 @@ def _holder(call: Call, task_id: str) -> str | None:
 
 def complete(call: Call) -> Response:
     variables = to_typed_map(call.field("variables"))
-    to_typed_map(call.field("localVariables"), "localVariables")
+    local_variables = to_typed_map(call.field("localVariables"), "localVariables")
     return _report(
         call,
         "External Task {id} cannot be completed by worker '{worker}",
-        lambda worker: call.engine.complete_external_task(call.path["id"], worker, variables),
+        lambda worker: call.engine.complete_external_task(
+            call.path["id"], worker, variables, local_variables
+        ),
     )
 
 

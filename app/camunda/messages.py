@@ -22,7 +22,7 @@ def correlate(call: Call) -> Response:
     if call.field("localCorrelationKeys"):
         raise invalid_request("localCorrelationKeys are not supported: use correlationKeys")
     variables = to_typed_map(call.field("processVariables"), "processVariables")
-    to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal")
+    local_variables = to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal")
     keys = plain_values(call.field("correlationKeys"), "correlationKeys")
     instance_id = call.body_text("processInstanceId")
     business_key = call.body_text("businessKey")
@@ -41,6 +41,7 @@ def correlate(call: Call) -> Response:
             correlation_keys=keys,
             variables=variables,
             all=deliver_all,
+            local_variables=local_variables,
         )
     except NotFound as exc:
         message = (

@@ -23,6 +23,7 @@ from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
 from engine.states import TokenState, VisitState
+from engine.variables import TypedValue, from_row
 
 PANELS = ("incidents", "tokens", "user_tasks", "external_tasks", "jobs", "variables", "history")
 
@@ -195,6 +196,7 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["now"] = datetime.now(UTC)
     elif name == "variables":
         context["variables"] = sorted(handle.typed_variables().items())
+        context["scopes"] = [g for g in _local_scopes(engine, instance_id) if keep(g.node_id)]
         context["final"] = handle.state.is_final
     elif name == "history":
         visits = queries.visits(engine, instance_id)
@@ -204,6 +206,39 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
     else:
         raise NotFound(f"no panel '{name}'")
     return context
+
+
+@dataclass(frozen=True)
+class LocalScope:
+    """The local variables of one activity instance: a task's, a subprocess's."""
+
+    owner: str  # the owner token's id
+    node_id: str
+    label: str
+    variables: list[tuple[str, TypedValue]]
+
+
+def _local_scopes(engine: Engine, instance_id: UUID) -> list[LocalScope]:
+    """Every scope with local variables, grouped under the activity that owns them, in the
+    order of the owners' tokens."""
+    rows = [r for r in queries.variables_in_scopes(engine, instance_id) if r.scope_key]
+    if not rows:
+        return []
+    info = queries.instance(engine, instance_id)
+    assert info is not None
+    model = engine.model(info.definition_id, info.definition_key)
+    tokens = {str(t.id): t for t in queries.tokens(engine, instance_id)}
+    grouped: dict[str, list[tuple[str, TypedValue]]] = {}
+    for row in rows:
+        grouped.setdefault(row.scope_key, []).append((row.name, from_row(row.type, row.value)))
+    order = {key: index for index, key in enumerate(tokens)}
+    scopes = []
+    for owner in sorted(grouped, key=lambda key: order.get(key, -1)):
+        token = tokens.get(owner)
+        node_id = token.node_id if token is not None else "?"
+        label = model.node(node_id).label if model.has_node(node_id) else node_id
+        scopes.append(LocalScope(owner, node_id, label, sorted(grouped[owner])))
+    return scopes
 
 
 def _panels(engine: Engine, instance_id: UUID) -> dict[str, dict[str, Any]]:

@@ -27,9 +27,11 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from engine.bpmn.inputoutput import read_input_output
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.forms import FormField, field_problem
+from engine.mappings import InputOutput
 from engine.model import (
     DEFAULT_LIMITS,
     EXECUTION_EVENTS,
@@ -116,7 +118,6 @@ IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty", "poten
 # (as is any other camunda: extension not listed here or in IGNORED_EXTENSIONS).
 REJECTED_EXTENSIONS = frozenset(
     {
-        "inputOutput",
         "field",
         "connector",
         "in",
@@ -127,6 +128,8 @@ REJECTED_EXTENSIONS = frozenset(
 RETRY_CYCLE = "failedJobRetryTimeCycle"
 EXECUTION_LISTENER = "executionListener"
 TASK_LISTENER = "taskListener"
+# Read by `_input_output` on flow nodes; refused anywhere else.
+INPUT_OUTPUT = "inputOutput"
 _TIMER_KINDS: dict[str, TimerKind] = {
     "timeDate": "date",
     "timeDuration": "duration",
@@ -316,6 +319,8 @@ def _extensions(
                         else "a flow node, a sequence flow or a process"
                     )
                     raise ctx.error(f"camunda:{local} belongs on {where}", child, owner_id)
+            elif local == INPUT_OUTPUT:
+                continue
             elif local in REJECTED_EXTENSIONS:
                 message = (
                     f"{_qualified(child)} is not supported by this engine (it changes what "
@@ -351,6 +356,34 @@ def _plain_extensions(
     if retry is not None:
         message = f"camunda:{RETRY_CYCLE} belongs on a task, a subprocess or an event"
         raise ctx.error(message, retry, owner_id)
+    for extensions in element.findall(_bpmn("extensionElements")):
+        for mapping in extensions.findall(_camunda(INPUT_OUTPUT)):
+            message = "camunda:inputOutput belongs on a task, a subprocess or an event"
+            raise ctx.error(message, mapping, owner_id)
+
+
+def _input_output(element: Element, ctx: _Context, node_id: str) -> InputOutput | None:
+    """The node's camunda:inputOutput parameters, if it has any (where they are allowed is
+    checked with the model, see `engine.model.validate`)."""
+    found = [
+        mapping
+        for extensions in element.findall(_bpmn("extensionElements"))
+        for mapping in extensions.findall(_camunda(INPUT_OUTPUT))
+    ]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise ctx.error("more than one camunda:inputOutput", found[1], node_id)
+
+    def fail(message: str, at: Element) -> ModelError:
+        return ctx.error(message, at, node_id)
+
+    io = read_input_output(found[0], fail)
+    loop = "multiInstanceLoopCharacteristics"
+    if io.outputs and any(_local(child) == loop for child in _children(element)):
+        message = "camunda:outputParameter is not allowed on a multi-instance activity"
+        raise ctx.error(message, found[0], node_id)
+    return io
 
 
 def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
@@ -588,6 +621,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
         "listeners": _listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
+        "io": _input_output(element, ctx, node_id),
         "line": element.sourceline,
         **_described(element),
     }

@@ -18,10 +18,12 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
+from engine.bpmn.inputoutput import write_input_output
 from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.forms import FormField
+from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -125,12 +127,14 @@ def _described(
     listeners: tuple[Listener, ...] = (),
     task_listeners: tuple[Listener, ...] = (),
     form_fields: tuple[FormField, ...] = (),
+    io: InputOutput | None = None,
 ) -> None:
     """bpmn:documentation first, then the extensions: camunda:formData, camunda:properties, the
-    retry cycle and the listeners."""
+    retry cycle, the listeners and the input/output parameters."""
     if documentation is not None:
         etree.SubElement(element, _bpmn("documentation")).text = documentation
-    if not (properties or retry is not None or listeners or task_listeners or form_fields):
+    extended = properties or retry is not None or listeners or task_listeners or form_fields
+    if not extended and io is None:
         return
     extensions = etree.SubElement(element, _bpmn("extensionElements"))
     if form_fields:
@@ -147,6 +151,8 @@ def _described(
         _listener(extensions, "executionListener", listener)
     for listener in task_listeners:
         _listener(extensions, "taskListener", listener)
+    if io is not None:
+        write_input_output(extensions, io, CAMUNDA_NS)
 
 
 def _is_identifier(name: str) -> bool:
@@ -331,7 +337,7 @@ def _node(
     task_listeners = node.task_listeners if isinstance(node, UserTask) else ()
     described = (node.documentation, node.properties, node.retry_cycle)
     form_fields = node.form_fields if isinstance(node, StartEvent | UserTask) else ()
-    _described(element, *described, node.listeners, task_listeners, form_fields)
+    _described(element, *described, node.listeners, task_listeners, form_fields, node.io)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:

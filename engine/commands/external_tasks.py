@@ -189,6 +189,8 @@ class CompleteExternalTask:
     task_id: UUID
     worker_id: str
     variables: Mapping[str, Any] = field(default_factory=dict)
+    # Locals of the task's activity instance (Camunda's `localVariables`).
+    local_variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, self.worker_id)
@@ -196,7 +198,7 @@ class CompleteExternalTask:
         token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         run.emit("external_task.completed", token)
-        advance(tx, run).resume(token, self.variables)
+        advance(tx, run).resume(token, self.variables, self.local_variables)
         persist(tx, run)
         return _result(run, task)
 

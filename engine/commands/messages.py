@@ -25,7 +25,10 @@ class DeliveryResult(Result):
 
 
 def _deliver(
-    tx: Tx, matches: list[tuple[UUID, UUID]], variables: Mapping[str, Any]
+    tx: Tx,
+    matches: list[tuple[UUID, UUID]],
+    variables: Mapping[str, Any],
+    local_variables: Mapping[str, Any] | None = None,
 ) -> list[dict[str, str]]:
     delivered: list[dict[str, str]] = []
     by_instance: dict[UUID, list[UUID]] = {}
@@ -38,7 +41,7 @@ def _deliver(
             subscription = run.subscriptions.get(subscription_id)
             if subscription is None or subscription.deleted:
                 continue  # consumed by an earlier delivery in this command
-            flow.deliver(subscription, variables)
+            flow.deliver(subscription, variables, local_variables)
             delivered.append({"kind": "instance", "instance_id": str(instance_id)})
         persist(tx, run)
     return delivered
@@ -70,6 +73,9 @@ class CorrelateMessage:
     correlation_keys: Mapping[str, Any] = field(default_factory=dict)
     variables: Mapping[str, Any] = field(default_factory=dict)
     all: bool = False
+    # Locals of the token that receives the message (Camunda's `processVariablesLocal`); a
+    # message start event has no such token, so they go to the new instance's root scope.
+    local_variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> DeliveryResult:
         waiting = subscriptions.waiting_instances(
@@ -93,13 +99,14 @@ class CorrelateMessage:
                 message_name=self.message_name,
                 matches=found,
             )
-        delivered = _deliver(tx, waiting, self.variables)
+        delivered = _deliver(tx, waiting, self.variables, self.local_variables)
         if not delivered and not starts:
             # Each subscription found was gone once its instance was locked: another trigger
             # came first (an event-based gateway's other event, a completed task).
             raise self._no_match()
         for start in starts:
-            delivered.append(_start(tx, start, self.variables, self.business_key))
+            values = {**self.variables, **self.local_variables}
+            delivered.append(_start(tx, start, values, self.business_key))
         return DeliveryResult(delivered)
 
     def _no_match(self) -> NotFound:

@@ -15,6 +15,7 @@ from engine.model import UserTask
 from engine.runtime import InstanceRun
 from engine.states import TaskState
 from engine.store import runs, tasks
+from engine.variables import TypedValue
 
 
 @dataclass(frozen=True)
@@ -107,5 +108,47 @@ class AssignUserTask:
         if changed and self.user_id is not None:
             advance(tx, run).assigned(task)
         run.emit("task.assigned", run.tokens.get(task.token_id))
+        persist(tx, run)
+        return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
+
+
+@dataclass(frozen=True)
+class ModifyTaskVariables:
+    """Set (`modifications`) and delete (`deletions`) variables of an open user task, in one
+    transaction. `local`: the task's own activity instance's (they vanish with it unless an
+    output copies them); otherwise as Camunda's setVariable and removeVariable do from the task:
+    the nearest scope outwards that has the name, else the instance's root scope."""
+
+    name: ClassVar[str] = "ModifyTaskVariables"
+    result_type: ClassVar[type[Result]] = TaskResult
+
+    task_id: UUID
+    modifications: Mapping[str, TypedValue] = field(default_factory=dict)
+    deletions: tuple[str, ...] = ()
+    local: bool = True
+
+    def execute(self, tx: Tx) -> TaskResult:
+        run = _load(tx, self.task_id)
+        task = run.tasks.get(self.task_id)
+        if task is None:
+            raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        if run.instance.state.is_final:
+            raise Conflict(
+                f"process instance {run.instance.id} is already {run.instance.state.value}",
+                instance_id=str(run.instance.id),
+            )
+        token = run.tokens[task.token_id]
+        for name in self.deletions:
+            owners = [task.token_id] if self.local else run.scope_chain(token)
+            holder = next((o for o in owners if name in run.locals.get(o, {})), None)
+            if holder is not None:
+                run.remove_variable(holder, name)
+            elif not self.local and name in run.variables:
+                run.remove_variable(None, name)
+        for name, value in self.modifications.items():
+            if self.local:
+                run.set_local(task.token_id, name, value)
+            else:
+                run.set_visible(token, name, value)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

@@ -38,6 +38,7 @@ from engine.model import (
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
+from engine.semantics.mappings import map_inputs, set_locals
 from engine.semantics.tasks import TaskMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState
 
@@ -59,10 +60,18 @@ class Advance(TaskMoves, GatewayMoves):
         self._drain()
         return token
 
-    def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
-        """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
+    def resume(
+        self,
+        token: Token,
+        variables: Mapping[str, Any] | None = None,
+        local_variables: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A waiting token's wait is over (task completed, message arrived): it leaves its node.
+        `local_variables` become locals of its activity instance first (an output parameter
+        may copy them out)."""
         token.move_to(TokenState.EXECUTING, self.run.now)
         self.set_variables(variables, token)
+        set_locals(self.run, token, local_variables)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
 
@@ -105,12 +114,19 @@ class Advance(TaskMoves, GatewayMoves):
             job.deleted = True
             self._occurred(token, node.id)
 
-    def deliver(self, subscription: Subscription, variables: Mapping[str, Any] | None) -> None:
-        """A message or signal reaches a waiting subscription."""
+    def deliver(
+        self,
+        subscription: Subscription,
+        variables: Mapping[str, Any] | None,
+        local_variables: Mapping[str, Any] | None = None,
+    ) -> None:
+        """A message or signal reaches a waiting subscription; `local_variables` become locals
+        of the token that receives it."""
         node = self.model.node(subscription.node_id)
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
         self.set_variables(variables, token)
+        set_locals(self.run, token, local_variables)
         if isinstance(node, BoundaryEvent):
             if node.cancel_activity:
                 subscription.deleted = True
@@ -167,6 +183,7 @@ class Advance(TaskMoves, GatewayMoves):
             run.emit("token.ready", token)
             return
         self._open_visit(token, node)
+        map_inputs(run, token, node)  # input parameters first: start listeners see them
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES):
             self._attach_boundary_events(token, node)

@@ -16,6 +16,7 @@ from engine.runtime import IncidentRow, InstanceRun, Token, Visit
 from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
 from engine.scripting import ScriptLimits
 from engine.semantics.listeners import Scripts
+from engine.semantics.mappings import map_outputs
 from engine.states import IncidentState, TokenState, VisitState
 from engine.variables import infer
 
@@ -86,6 +87,7 @@ class Moves:
         None: the token ends here."""
         run = self.run
         self.scripts.execution_event(token, node, "end")
+        map_outputs(run, token, node)
         self._close_visit(token, VisitState.COMPLETED)
         run.drop_listeners(token)
         if flows is None:

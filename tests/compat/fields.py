@@ -68,3 +68,8 @@ JOB = {
 }  # fmt: skip
 MESSAGE_CORRELATION_RESULT = {"resultType", "execution", "processInstance"}
 EXECUTION = {"id", "processInstanceId", "ended", "tenantId"}
+VARIABLE_INSTANCE = {
+    "id", "name", "type", "value", "valueInfo", "processDefinitionId", "processInstanceId",
+    "executionId", "caseInstanceId", "caseExecutionId", "taskId", "batchId",
+    "activityInstanceId", "tenantId", "errorMessage",
+}  # fmt: skip

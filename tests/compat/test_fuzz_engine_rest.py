@@ -59,6 +59,10 @@ BAD_CREDENTIALS = (
 CREDENTIALS = st.one_of(*[st.sampled_from(GOOD_CREDENTIALS)] * 3, st.sampled_from(BAD_CREDENTIALS))
 
 QUERY_NAMES = [
+    "activityInstanceIdIn",
+    "variableScopeIdIn",
+    "variableName",
+    "variableNameLike",
     "firstResult",
     "maxResults",
     "sortBy",
@@ -300,6 +304,10 @@ BODY_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "withVariablesInReturn": FLAG,
     "startInstructions": hostile_json(),
     "skipCustomListeners": FLAG,
+    "modifications": either(TYPED, typed_values()),
+    "deletions": either(st.sampled_from([[], ["amount"], ["text", "x"]]), hostile_json()),
+    "value": either(st.sampled_from([1, "y", True]), hostile_json()),
+    "type": either(st.sampled_from(["String", "Integer", "Json"]), hostile_text()),
 }
 
 
@@ -524,7 +532,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 57
+    assert len(set(ROUTES)) == len(ROUTES) == 69
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.

@@ -498,7 +498,6 @@ UNSUPPORTED = [
             "n",
         )
         for extension in (
-            "inputOutput",
             "field",
             "connector",
             "in",

@@ -1,0 +1,62 @@
+"""Input and output parameters applied to an activity instance (Camunda 7's rules).
+
+Inputs are computed, all from the variables visible where the token arrives, when the visit
+opens, and become local variables of the activity instance: the token's own (for a subprocess,
+its scope token's). Outputs are computed in the activity's local context when it ends normally,
+before its visit closes and its locals vanish, and set in its parent scope as Camunda's
+setVariable does: where the name already lives, nearest first, else in the instance's root scope.
+An activity left by an error or an interruption applies no outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engine.errors import ExpressionError
+from engine.mappings import Parameter, evaluate
+from engine.model import Node
+from engine.runtime import InstanceRun, Token
+from engine.variables import infer
+
+
+def _computed(node: Node, parameter: Parameter, kind: str, values: dict[str, Any]) -> Any:
+    try:
+        return infer(evaluate(parameter.value, values))
+    except ExpressionError as error:
+        raise ExpressionError(
+            f"{kind} parameter '{parameter.name}' of '{node.id}' failed: {error.message}",
+            node_id=node.id,
+            parameter=parameter.name,
+        ) from error
+
+
+def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
+    """The node's input parameters become local variables of `token` (a no-op without)."""
+    if node.io is None or not node.io.inputs:
+        return
+    values = run.values_for(token)
+    computed = [(p.name, _computed(node, p, "input", values)) for p in node.io.inputs]
+    for name, value in computed:
+        run.set_local(token.id, name, value)
+
+
+def map_outputs(run: InstanceRun, token: Token, node: Node) -> None:
+    """The node's output parameters, computed with what `token` sees, set in its parent scope."""
+    if node.io is None or not node.io.outputs:
+        return
+    values = run.values_for(token)
+    computed = [(p.name, _computed(node, p, "output", values)) for p in node.io.outputs]
+    parent = run.tokens.get(token.scope_id) if token.scope_id is not None else None
+    for name, value in computed:
+        if parent is None:
+            run.set_variable(name, value)
+        else:
+            run.set_visible(parent, name, value)
+
+
+def set_locals(run: InstanceRun, token: Token, values: Mapping[str, Any] | None) -> None:
+    """Variables local to `token`'s activity instance, from outside (a worker's `localVariables`,
+    a message's `processVariablesLocal`): they vanish with it unless an output copies them."""
+    for name, value in (values or {}).items():
+        run.set_local(token.id, name, infer(value))
