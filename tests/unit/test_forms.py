@@ -302,3 +302,25 @@ def test_the_builder_checks_and_keeps_form_fields() -> None:
         ProcessBuilder("bad").start_event("s", form_fields=[FormField(id="x", type="money")])
     with pytest.raises(ModelError, match="form field 'x' is declared twice"):
         ProcessBuilder("bad").user_task("t", form_fields=[FormField(id="x"), FormField(id="x")])
+
+
+def test_a_form_business_key_and_unknown_form_elements_fail_the_deployment() -> None:
+    keyed = _task_with('<camunda:formField id="ref" />').replace(
+        "<camunda:formData>", '<camunda:formData businessKey="ref">'
+    )
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(keyed, "keyed.bpmn")
+    assert caught.value.message == (
+        f"keyed.bpmn, line {line_of(keyed, 'businessKey')}, element 't': camunda:formData "
+        "businessKey is not supported by this engine"
+    )
+    unknown = _task_with('<camunda:formField id="x"><camunda:widget /></camunda:formField>')
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(unknown, "unknown.bpmn")
+    assert caught.value.message == (
+        f"unknown.bpmn, line {line_of(unknown, 'widget')}, element 't': camunda:widget is not "
+        "supported by this engine"
+    )
+    twice = _task_with('<camunda:formField id="x" /><camunda:formField id="x" type="long" />')
+    with pytest.raises(ModelError, match="form field 'x' is declared twice"):
+        parse_bpmn(twice, "twice.bpmn")
