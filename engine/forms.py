@@ -14,8 +14,9 @@ Submitting follows Camunda 7's form handling:
 - a `readonly` field cannot be changed: a submitted value that differs from what the form shows
   (the current variable, else the default) is refused; a read-only field's default is written
   only when its variable does not exist yet.
-Dates are read as Camunda's generated forms send them (`dd/MM/yyyy`) and as ISO 8601
-(`2026-12-04`, or a date and time); they are shown to clients as `dd/MM/yyyy`.
+Dates are read as Camunda's generated forms send them (`dd/MM/yyyy`, or the field's
+`datePattern`) and as ISO 8601 (`2026-12-04`, or a date and time); they are shown to clients in
+the same pattern.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ CONSTRAINTS = ("required", "readonly", "minlength", "maxlength", "min", "max")
 # Constraints with a whole number as configuration, and the field types they apply to.
 _SIZED = {"minlength": "string", "maxlength": "string", "min": "long", "max": "long"}
 DATE_PATTERN = "dd/MM/yyyy"
-_DATE_TEXT = re.compile(r"(\d{2})/(\d{2})/(\d{4})")
+# The letters of Camunda's (Java's) date patterns this engine reads, as strftime directives.
+_PATTERN_PARTS = {"yyyy": "%Y", "MM": "%m", "dd": "%d", "HH": "%H", "mm": "%M", "ss": "%S"}
+_PATTERN_TOKEN = re.compile(r"yyyy|MM|dd|HH|mm|ss|[A-Za-z%']|[^A-Za-z%']+")
 _WHOLE = re.compile(r"[+-]?\d{1,19}")
 
 
@@ -52,6 +55,8 @@ class FormField:
     default: str | None = None
     values: tuple[tuple[str, str | None], ...] = ()
     constraints: tuple[tuple[str, str | None], ...] = ()
+    # camunda:formField datePattern: how a date field's text reads (dd/MM/yyyy when absent).
+    date_pattern: str | None = None
     properties: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     def has(self, constraint: str) -> bool:
@@ -75,6 +80,24 @@ class FormField:
     @property
     def text(self) -> str:
         return self.label or self.id
+
+    @property
+    def pattern(self) -> str:
+        return self.date_pattern or DATE_PATTERN
+
+
+def strftime_format(pattern: str) -> str | None:
+    """A date pattern (`dd/MM/yyyy`, `yyyy-MM-dd HH:mm`) as a strftime format; None when it uses
+    a letter other than yyyy, MM, dd, HH, mm and ss, or a quoted literal."""
+    parts: list[str] = []
+    for token in _PATTERN_TOKEN.findall(pattern):
+        if token in _PATTERN_PARTS:
+            parts.append(_PATTERN_PARTS[token])
+        elif token.isalpha() or token in ("%", "'"):
+            return None
+        else:
+            parts.append(token)
+    return "".join(parts)
 
 
 class FormInvalid(BadRequest):
@@ -132,6 +155,14 @@ def field_problem(form_field: FormField) -> str | None:
                 return f"constraint '{name}' applies to {_SIZED[name]} fields only"
             if config is None or not _WHOLE.fullmatch(config.strip()):
                 return f"constraint '{name}' needs a whole number as its config, not {config!r}"
+    if form_field.date_pattern is not None:
+        if form_field.type != "date":
+            return "datePattern belongs to date fields only"
+        if not form_field.date_pattern or strftime_format(form_field.date_pattern) is None:
+            return (
+                f"datePattern '{form_field.date_pattern}' is not supported by this engine (it "
+                "reads the letters yyyy, MM, dd, HH, mm and ss, without quoted text)"
+            )
     if form_field.type == "enum" and not form_field.values:
         return "an enum form field needs at least one camunda:value"
     if form_field.values and form_field.type != "enum":
@@ -176,22 +207,22 @@ def _absent(form_field: FormField, raw: Any) -> bool:
     return isinstance(raw, str) and form_field.type != "string" and not raw.strip()
 
 
-def _date(raw: Any) -> datetime:
+def _date(raw: Any, pattern: str) -> datetime:
     if isinstance(raw, datetime):
         return raw if raw.tzinfo else raw.replace(tzinfo=UTC)
     if isinstance(raw, date):
         return datetime(raw.year, raw.month, raw.day, tzinfo=UTC)
     if not isinstance(raw, str):
-        raise _Problem(f"must be a date as {DATE_PATTERN}")
+        raise _Problem(f"must be a date as {pattern}")
     text = raw.strip()
-    matched = _DATE_TEXT.fullmatch(text)
     try:
-        if matched:
-            day, month, year = (int(part) for part in matched.groups())
-            return datetime(year, month, day, tzinfo=UTC)
-        return _date(datetime.fromisoformat(text))
+        return datetime.strptime(text, strftime_format(pattern) or "").replace(tzinfo=UTC)
     except ValueError:
-        raise _Problem(f"must be a date as {DATE_PATTERN}, not '{text[:40]}'") from None
+        pass
+    try:
+        return _date(datetime.fromisoformat(text), pattern)
+    except ValueError:
+        raise _Problem(f"must be a date as {pattern}, not '{text[:40]}'") from None
 
 
 def _long(raw: Any) -> int:
@@ -223,7 +254,7 @@ def convert(form_field: FormField, raw: Any) -> Any:
             return raw.strip().lower() == "true"
         raise _Problem("must be true or false")
     if kind == "date":
-        return _date(raw)
+        return _date(raw, form_field.pattern)
     if not isinstance(raw, str):
         raise _Problem("must be text")
     problem = text_problem(raw)
@@ -277,11 +308,11 @@ def shown_value(form_field: FormField, variables: Mapping[str, TypedValue]) -> A
 
 
 def form_value(form_field: FormField, variables: Mapping[str, TypedValue]) -> TypedValue:
-    """The field as Camunda's form-variables answer it: long and boolean typed, dates as
-    `dd/MM/yyyy` text, string and enum as text."""
+    """The field as Camunda's form-variables answer it: long and boolean typed, dates as text in
+    the field's pattern (`dd/MM/yyyy`), string and enum as text."""
     value = shown_value(form_field, variables)
     if form_field.type == "date" and isinstance(value, datetime):
-        return TypedValue("string", value.strftime("%d/%m/%Y"))
+        return TypedValue("string", value.strftime(strftime_format(form_field.pattern) or ""))
     if form_field.type == "boolean" and (value is None or isinstance(value, bool)):
         return TypedValue("boolean", value)
     if form_field.type == "long" and (value is None or type(value) is int):

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.console.common import duration, engine_of, read, render
-from app.console.forms import start_form
+from app.auth import require
+from app.console.common import duration, engine_of, flash, read, render
+from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
 from app.params import Query
+from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import NotFound
+from engine.errors import InterlockError, NotFound
+from engine.forms import FormInvalid
 from engine.model import ProcessModel
 from engine.queries import console
 from engine.queries import definitions as definition_store
@@ -128,10 +132,42 @@ async def definition_xml(request: Request) -> Response:
     )
 
 
+def _start(engine: Engine, key: str, version: int | None, entered: dict[str, str]) -> Any:
+    """Start the definition through its start form; FormInvalid comes back with the form."""
+    definition = _definition(engine, key, version)
+    try:
+        return engine.start_definition(definition.id, form=entered).id
+    except FormInvalid as invalid:
+        form = engine.start_form(definition.id)
+        return start_form_view(definition, form, entered, invalid.errors)
+
+
+async def start_instance(request: Request) -> Response:
+    """The definition page's start form, submitted: the new instance's link, or the form again
+    with each refused field's error."""
+    engine = engine_of(request)
+    try:
+        require(request, Role.OPERATOR)
+        entered = await entered_values(request)
+        key, version = request.path_params["key"], _version(request)
+        started = await run_in_threadpool(_start, engine, key, version, entered)
+    except InterlockError as error:
+        return flash(request, error=error)
+    if isinstance(started, FormView):
+        return render(request, "_generated_form.html", {"form": started}, status_code=400)
+    return render(
+        request,
+        "_instance_started.html",
+        {"instance_id": started},
+        headers={"HX-Trigger": "interlock:changed"},
+    )
+
+
 routes = [
     Route("/definitions", definitions_page, methods=["GET"]),
     Route("/definitions/{key}", definition_page, methods=["GET"]),
     Route("/definitions/{key}/stats", definition_stats, methods=["GET"]),
     Route("/definitions/{key}/diagram.json", diagram_state, methods=["GET"]),
     Route("/definitions/{key}/xml", definition_xml, methods=["GET"]),
+    Route("/definitions/{key}/start", start_instance, methods=["POST"]),
 ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
@@ -19,13 +18,11 @@ from starlette.routing import Route
 from app.auth import require
 from app.console.common import engine_of, flash, read, refusal, render
 from app.errors import status_of
-from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine, UserTaskView
-from engine.errors import BadRequest, InterlockError, NotFound
+from engine.errors import BadRequest, InterlockError
 from engine.forms import Form, FormField, FormInvalid, input_text, shown_value
 from engine.model import ProcessModel, UserTask
-from engine.queries import definitions as definition_store
 from engine.queries.definitions import DefinitionRow
 from engine.variables import TypedValue
 
@@ -148,7 +145,7 @@ def start_form(engine: Engine, definition: DefinitionRow) -> FormView | None:
     return start_form_view(definition, form) if form.fields else None
 
 
-async def _entered(request: Request) -> dict[str, str]:
+async def entered_values(request: Request) -> dict[str, str]:
     submitted = await request.form()
     return {name: value for name, value in submitted.items() if isinstance(value, str)}
 
@@ -158,7 +155,7 @@ async def submit_task_form(request: Request) -> Response:
     task_id: UUID = request.path_params["task_id"]
     try:
         require(request, Role.OPERATOR)
-        entered = await _entered(request)
+        entered = await entered_values(request)
         await run_in_threadpool(engine.complete_task, task_id, None, form=entered)
     except FormInvalid as invalid:
         try:
@@ -184,45 +181,6 @@ async def submit_task_form(request: Request) -> Response:
     )
 
 
-def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
-    found = (
-        definition_store.by_version(engine, key, version)
-        if version is not None
-        else definition_store.latest(engine, key)
-    )
-    if found is None:
-        raise NotFound(f"'{key}' is not deployed")
-    return found
-
-
-def _start(engine: Engine, definition: DefinitionRow, entered: dict[str, str]) -> Any:
-    return engine.start_definition(definition.id, form=entered).id
-
-
-async def submit_start_form(request: Request) -> Response:
-    engine = engine_of(request)
-    key = request.path_params["key"]
-    try:
-        require(request, Role.OPERATOR)
-        version = Query(request.query_params).integer("version")
-        definition = await read(request, _definition, engine, key, version)
-        entered = await _entered(request)
-        instance_id = await run_in_threadpool(_start, engine, definition, entered)
-    except FormInvalid as invalid:
-        form = await read(request, engine.start_form, definition.id)
-        view = start_form_view(definition, form, entered, invalid.errors)
-        return render(request, "_generated_form.html", {"form": view}, status_code=400)
-    except InterlockError as error:
-        return flash(request, error=error)
-    return render(
-        request,
-        "_instance_started.html",
-        {"instance_id": instance_id},
-        headers={"HX-Trigger": "interlock:changed"},
-    )
-
-
 routes = [
     Route("/tasks/{task_id:uuid}/form", submit_task_form, methods=["POST"]),
-    Route("/definitions/{key}/start", submit_start_form, methods=["POST"]),
 ]

@@ -600,6 +600,7 @@ def _form_field(element: Element, ctx: _Context, owner_id: str) -> FormField:
         default=element.get("defaultValue"),
         values=tuple(values),
         constraints=tuple(constraints),
+        date_pattern=element.get("datePattern"),
         properties=tuple(properties),
     )
     problem = field_problem(form_field)

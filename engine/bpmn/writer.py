@@ -101,6 +101,7 @@ def _form_data(extensions: Element, fields: tuple[FormField, ...]) -> None:
         _set(element, "label", form_field.label)
         element.set("type", form_field.type)
         _set(element, "defaultValue", form_field.default)
+        _set(element, "datePattern", form_field.date_pattern)
         if form_field.properties:
             group = etree.SubElement(element, _camunda("properties"))
             for property_id, value in form_field.properties:

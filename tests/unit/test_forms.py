@@ -27,6 +27,7 @@ NAME = FormField(id="name", constraints=(("minlength", "2"), ("maxlength", "5"))
 REQUIRED_NAME = FormField(id="name", constraints=(("required", None),))
 FLAG = FormField(id="flag", type="boolean")
 DAY = FormField(id="day", type="date")
+US_DAY = FormField(id="day", type="date", date_pattern="MM-dd-yyyy HH:mm")
 CHOICE = FormField(id="choice", type="enum", values=(("a", "A"), ("b", None)))
 DEFAULTED = FormField(id="count", type="long", default="7")
 FROM_VARIABLE = FormField(id="count", type="long", default="${base + 1}")
@@ -103,6 +104,14 @@ TABLE: list[tuple[FormField, Any, Any, Any]] = [
     (DAY, "12/31/2026", "absent", ("error", "must be a date as dd/MM/yyyy, not '12/31/2026'")),
     (DAY, "tomorrow", "absent", ("error", "must be a date as dd/MM/yyyy, not 'tomorrow'")),
     (DAY, 20261204, "absent", ("error", "must be a date as dd/MM/yyyy")),
+    (US_DAY, "12-04-2026 09:30", "absent", ("date", datetime(2026, 12, 4, 9, 30, tzinfo=UTC))),
+    (US_DAY, "2026-12-04", "absent", ("date", midnight(2026, 12, 4))),
+    (
+        US_DAY,
+        "04/12/2026",
+        "absent",
+        ("error", "must be a date as MM-dd-yyyy HH:mm, not '04/12/2026'"),
+    ),
     (CHOICE, "a", "absent", ("string", "a")),
     (CHOICE, "b", "absent", ("string", "b")),
     (CHOICE, "A", "absent", ("error", "must be one of a, b")),
@@ -154,6 +163,7 @@ def test_what_a_form_shows() -> None:
     assert form_value(DEFAULTED, {}) == TypedValue("long", 7)
     assert form_value(CHOICE, {"choice": TypedValue("string", "b")}) == TypedValue("string", "b")
     assert input_text(DAY, shown_value(DAY, variables)) == "2026-01-02"
+    assert form_value(US_DAY, variables) == TypedValue("string", "01-02-2026 00:00")
     assert input_text(FLAG, True) == "true"
     with pytest.raises(BadRequest, match="form field 'count': defaultValue '\\$\\{base \\+ 1\\}'"):
         shown_value(FROM_VARIABLE, {})
@@ -271,6 +281,23 @@ def _task_with(form_field: str) -> str:
             "form field 'n': defaultValue: unexpected end of expression: ${a +}",
         ),
         (
+            '<camunda:formField id="d" type="date" datePattern="yyyy-MM-dd\'T\'HH:mm" />',
+            "datePattern",
+            "form field 'd': datePattern 'yyyy-MM-dd'T'HH:mm' is not supported by this engine "
+            "(it reads the letters yyyy, MM, dd, HH, mm and ss, without quoted text)",
+        ),
+        (
+            '<camunda:formField id="d" type="date" datePattern="EEE dd/MM" />',
+            "datePattern",
+            "form field 'd': datePattern 'EEE dd/MM' is not supported by this engine "
+            "(it reads the letters yyyy, MM, dd, HH, mm and ss, without quoted text)",
+        ),
+        (
+            '<camunda:formField id="s" type="string" datePattern="dd/MM/yyyy" />',
+            "datePattern",
+            "form field 's': datePattern belongs to date fields only",
+        ),
+        (
             '<camunda:formField type="long" />',
             "<camunda:formField",
             "camunda:formField has no id",
@@ -292,7 +319,7 @@ def test_the_builder_checks_and_keeps_form_fields() -> None:
     model = (
         ProcessBuilder("built_form")
         .start_event("s", form_fields=[DAYS])
-        .user_task("t", form_fields=[CHOICE, FLAG, LOCKED])
+        .user_task("t", form_fields=[CHOICE, FLAG, LOCKED, US_DAY])
         .end_event("e")
         .chain("s", "t", "e")
         .build()
@@ -302,3 +329,25 @@ def test_the_builder_checks_and_keeps_form_fields() -> None:
         ProcessBuilder("bad").start_event("s", form_fields=[FormField(id="x", type="money")])
     with pytest.raises(ModelError, match="form field 'x' is declared twice"):
         ProcessBuilder("bad").user_task("t", form_fields=[FormField(id="x"), FormField(id="x")])
+
+
+def test_a_form_business_key_and_unknown_form_elements_fail_the_deployment() -> None:
+    keyed = _task_with('<camunda:formField id="ref" />').replace(
+        "<camunda:formData>", '<camunda:formData businessKey="ref">'
+    )
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(keyed, "keyed.bpmn")
+    assert caught.value.message == (
+        f"keyed.bpmn, line {line_of(keyed, 'businessKey')}, element 't': camunda:formData "
+        "businessKey is not supported by this engine"
+    )
+    unknown = _task_with('<camunda:formField id="x"><camunda:widget /></camunda:formField>')
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(unknown, "unknown.bpmn")
+    assert caught.value.message == (
+        f"unknown.bpmn, line {line_of(unknown, 'widget')}, element 't': camunda:widget is not "
+        "supported by this engine"
+    )
+    twice = _task_with('<camunda:formField id="x" /><camunda:formField id="x" type="long" />')
+    with pytest.raises(ModelError, match="form field 'x' is declared twice"):
+        parse_bpmn(twice, "twice.bpmn")
