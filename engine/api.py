@@ -63,6 +63,7 @@ from engine.forms import Form
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel, UserTask
 from engine.notifier import Notifier
+from engine.queries import variables as variable_reads
 from engine.states import (
     IncidentState,
     InstanceState,
@@ -591,7 +592,8 @@ class Engine:
             raise NotFound(f"user task {task_id} is not open")
         node = self.model(task.definition_id, task.definition_key).node(task.node_id)
         fields = node.form_fields if isinstance(node, UserTask) else ()
-        variables = self.instance(task.instance_id).typed_variables()
+        visible = variable_reads.task_variables(self, task.id, local=False) or {}
+        variables = {name: from_row(kind, value) for name, (kind, value) in visible.items()}
         return task, Form(fields, variables)
 
     def start_form(self, definition_id: str) -> Form:
