@@ -6,7 +6,8 @@ engine/expressions.py), a list of values, a map of keys to values, or a script. 
 become local variables of the activity instance when it starts; output parameters are computed in
 the activity's local context when it ends normally and set in its parent scope (see
 engine/semantics/base.py). Scripts are kept in the model; `script_problem` says whether one can
-run (it is the single place that decides, and `evaluate` the single place that would run it).
+run (it is the single place that decides, and `evaluate` the single place that runs it, in the
+JavaScript isolate).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine import scripting
 from engine.errors import ExpressionError
 from engine.expressions import Expression
 
@@ -79,14 +81,24 @@ def scripts_in(value: MappingValue) -> list[ScriptValue]:
     return []
 
 
+_JAVASCRIPT = frozenset({"javascript", "ecmascript", "js"})
+
+
 def script_problem(script: ScriptValue) -> str | None:
-    """Why a script mapping cannot be deployed, or None. Scripts in mappings run in the
-    JavaScript isolate of engine/scripting.py; until this engine evaluates them there, a model
-    that uses one is refused."""
-    return (
-        f"a camunda:script ({script.language or 'no scriptFormat'}) in an input/output mapping is "
-        "not supported by this engine yet; write the value as a ${...} expression"
-    )
+    """Why a script mapping cannot be deployed, or None. An inline JavaScript mapping runs in the
+    isolate of engine/scripting.py; other languages and script files are refused."""
+    if script.language.strip().lower() not in _JAVASCRIPT:
+        return (
+            f"a camunda:script in {script.language or 'no scriptFormat'} cannot run in an "
+            'input/output mapping; port it to JavaScript (scriptFormat="javascript") or write '
+            "the value as a ${...} expression"
+        )
+    if script.source is None or not script.source.strip():
+        return (
+            "a camunda:script mapping read from camunda:resource is not supported; write the "
+            "script inline"
+        )
+    return None
 
 
 def evaluate(value: MappingValue, variables: Mapping[str, Any]) -> Any:
@@ -110,7 +122,10 @@ def evaluate(value: MappingValue, variables: Mapping[str, Any]) -> Any:
                 )
             result[name] = evaluate(item, variables)
         return result
-    raise ExpressionError(script_problem(value) or "script mappings cannot run here")
+    problem = script_problem(value)
+    if problem is not None or value.source is None:
+        raise ExpressionError(problem or "the script mapping has no source")
+    return scripting.evaluate(value.source, variables, where="script mapping")
 
 
 def from_python(value: Any) -> MappingValue:

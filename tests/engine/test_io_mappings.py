@@ -326,3 +326,46 @@ def test_a_subprocess_left_by_an_error_applies_no_outputs(engine: Engine) -> Non
     assert [t.node_id for t in engine.user_tasks(instance.id)] == ["handle"]
     assert instance.variables() == {"reported": True}
     assert scoped_rows(engine, instance.id) == {("", "reported", True)}
+
+
+JAVASCRIPT_MAPPINGS = """<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d" targetNamespace="t">
+  <bpmn:process id="js_mappings" isExecutable="true">
+    <bpmn:startEvent id="start" />
+    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="price" />
+    <bpmn:serviceTask id="price" camunda:delegateExpression="${price}">
+      <bpmn:extensionElements>
+        <camunda:inputOutput>
+          <camunda:inputParameter name="lines">
+            <camunda:script scriptFormat="javascript">items.map(function (i) {
+              return i * 2; })</camunda:script>
+          </camunda:inputParameter>
+          <camunda:outputParameter name="total">
+            <camunda:script scriptFormat="javascript">
+              execution.getVariable('sum') + 1</camunda:script>
+          </camunda:outputParameter>
+        </camunda:inputOutput>
+      </bpmn:extensionElements>
+    </bpmn:serviceTask>
+    <bpmn:sequenceFlow id="f2" sourceRef="price" targetRef="end" />
+    <bpmn:endEvent id="end" />
+  </bpmn:process>
+</bpmn:definitions>
+"""
+
+
+def test_javascript_mappings_compute_inputs_and_outputs_in_the_isolate(engine: Engine) -> None:
+    seen: dict[str, Any] = {}
+
+    def price(context: TaskContext) -> None:
+        seen.update(context.variables)
+        context.set("sum", sum(context.variables["lines"]))  # a new name: the root gets it
+
+    engine.register_handler("price", price)
+    engine.deploy(JAVASCRIPT_MAPPINGS.encode())
+    instance = engine.start_latest("js_mappings", {"items": [1, 2, 3]})
+    assert instance.state is InstanceState.COMPLETED
+    assert seen["lines"] == [2, 4, 6]
+    # The output read `sum` (12); the input `lines` was local and went with the task.
+    assert instance.variables() == {"items": [1, 2, 3], "sum": 12, "total": 13}

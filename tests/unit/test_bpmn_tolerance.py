@@ -446,7 +446,7 @@ def test_written_models_keep_what_describes_them() -> None:
             "        </camunda:inputOutput>\n"
             '        <camunda:properties>\n          <camunda:property name="checklist"',
             "<camunda:script",
-            "camunda:script (groovy) in an input/output mapping is not supported",
+            "a camunda:script in groovy cannot run in an input/output mapping; port it",
             "Task_Review",
         ),
         (

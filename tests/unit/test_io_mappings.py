@@ -107,6 +107,24 @@ def test_a_map_key_may_be_an_expression() -> None:
         evaluate(io.inputs[0].value, {"prefix": 3})
 
 
+def test_a_javascript_mapping_runs_in_the_isolate_over_the_visible_variables() -> None:
+    model = parse_bpmn(
+        around(
+            io_on(
+                "task",
+                '<camunda:inputParameter name="total">'
+                '<camunda:script scriptFormat="javascript">'
+                "amount * 2 + execution.getVariable('extra')</camunda:script>"
+                "</camunda:inputParameter>",
+            )
+        )
+    )[0]
+    io = model.node("n").io
+    assert io is not None
+    assert evaluate(io.inputs[0].value, {"amount": 4, "extra": 1}) == 9
+    assert evaluate(io.inputs[0].value, {"amount": 10, "extra": 0}) == 20
+
+
 @pytest.mark.parametrize(
     ("node", "needle", "fragment"),
     [
@@ -132,12 +150,23 @@ def test_a_map_key_may_be_an_expression() -> None:
             io_on(
                 "task",
                 '<camunda:inputParameter name="x">'
-                '<camunda:script scriptFormat="javascript">1 + 1</camunda:script>'
+                '<camunda:script scriptFormat="groovy">1 + 1</camunda:script>'
                 "</camunda:inputParameter>",
             ),
             "<camunda:script",
-            "camunda:inputParameter 'x': a camunda:script (javascript) in an input/output "
-            "mapping is not supported",
+            "camunda:inputParameter 'x': a camunda:script in groovy cannot run in an "
+            "input/output mapping; port it to JavaScript",
+        ),
+        (
+            io_on(
+                "task",
+                '<camunda:inputParameter name="x">'
+                '<camunda:script scriptFormat="javascript" camunda:resource="x.js" />'
+                "</camunda:inputParameter>",
+            ),
+            "<camunda:script",
+            "camunda:inputParameter 'x': a camunda:script mapping read from camunda:resource "
+            "is not supported",
         ),
         (
             io_on("task", '<camunda:inputParameter name="x">Hi ${name}</camunda:inputParameter>'),
