@@ -410,3 +410,27 @@ def test_instance_ids_reach_listener_scripts(engine: Engine) -> None:
     seen = instance.variables()["seen"]
     assert seen == [str(instance.id), "t", "start", "B-1", "undefined"]
     assert UUID(seen[0]) == instance.id
+
+
+def test_cancelling_runs_the_end_listeners_of_what_it_ends(engine: Engine) -> None:
+    calls = record_events(engine, "closed")
+    model = (
+        ProcessBuilder("cancelled")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .chain("s", "review", "e")
+        .listener("review", "end", handler="closed")
+        .listener("review", "delete", task=True, handler="closed")
+        .listener("cancelled", "end", handler="closed")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cancelled")
+    assert calls == []
+    assert instance.cancel() is InstanceState.TERMINATED
+    assert calls == [
+        ("closed", "review", "delete"),
+        ("closed", "review", "end"),
+        ("closed", None, "end"),
+    ]
