@@ -52,6 +52,7 @@ from engine.model import (
     TASK_EVENTS,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -536,6 +537,28 @@ class ProcessBuilder:
     ) -> ProcessBuilder:
         return self._add(
             ParallelGateway(
+                id=id,
+                name=name,
+                parent=parent,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def event_based_gateway(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """Waits for the intermediate catch events its flows lead to; the first to occur wins."""
+        return self._add(
+            EventBasedGateway(
                 id=id,
                 name=name,
                 parent=parent,

@@ -31,6 +31,7 @@ class NodeKind(StrEnum):
     EXCLUSIVE_GATEWAY = "exclusiveGateway"
     PARALLEL_GATEWAY = "parallelGateway"
     INCLUSIVE_GATEWAY = "inclusiveGateway"
+    EVENT_BASED_GATEWAY = "eventBasedGateway"
     INTERMEDIATE_CATCH_EVENT = "intermediateCatchEvent"
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
@@ -301,6 +302,16 @@ class InclusiveGateway(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EventBasedGateway(Node):
+    """The token waits here for every catch event its outgoing flows lead to at once; the first
+    to occur wins, the others' waits are retired, and the token goes on through the winner."""
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.EVENT_BASED_GATEWAY
+
+
+@dataclass(frozen=True, kw_only=True)
 class IntermediateCatchEvent(Node):
     """The token waits here for exactly one of: a timer, a message, a signal."""
 
@@ -402,6 +413,8 @@ class ProcessModel:
     # For each converging inclusive gateway, the nodes of its scope from which a token can still
     # reach it: computed once per model, asked whenever such a join may fire.
     _upstream_of_join: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
+    # The catch events an event-based gateway waits for on their behalf.
+    _after_event_gateway: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -431,6 +444,12 @@ class ProcessModel:
             {k: tuple(v) for k, v in event_subprocesses.items()},
         )
         object.__setattr__(self, "_upstream_of_join", self._inclusive_upstreams())
+        gateways = {n.id for n in self.nodes if isinstance(n, EventBasedGateway)}
+        object.__setattr__(
+            self,
+            "_after_event_gateway",
+            frozenset(f.target for f in self.flows if f.source in gateways),
+        )
 
     def _inclusive_upstreams(self) -> dict[str, frozenset[str]]:
         """Walk back from each converging inclusive gateway along the flows into each node, and
@@ -482,6 +501,11 @@ class ProcessModel:
         """The nodes from which a token can still reach the converging inclusive gateway
         `join_id` (the gateway itself not included)."""
         return self._upstream_of_join.get(join_id, frozenset())
+
+    def follows_event_gateway(self, node_id: str) -> bool:
+        """Whether `node_id` is a catch event an event-based gateway waits for: a token arrives
+        there only once its event has occurred."""
+        return node_id in self._after_event_gateway
 
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
         return self._boundary_by_activity.get(activity_id, ())
@@ -591,6 +615,8 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                     raise fail(
                         "a parallel gateway's outgoing flows cannot have conditions", flow_id, None
                     )
+        if isinstance(node, EventBasedGateway):
+            _validate_event_gateway(model, node, fail)
         _validate_events(model, node, fail)
     _validate_starts(model, fail)
     return model
@@ -682,6 +708,47 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             )
         if node.is_error and not node.cancel_activity:
             raise fail("an error boundary event is always interrupting", node.id, node.line)
+
+
+def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fail: _Fail) -> None:
+    """As Camunda 7 requires: no asynchronous continuation after it; entered by a flow (never a
+    process start); outgoing flows without conditions (a condition would never be evaluated),
+    each to an intermediate catch event of a message, a timer or a signal that no other flow
+    enters. (Camunda 7 accepts a single outgoing flow, which BPMN does not; so do we.)"""
+    if gateway.async_after:
+        message = "camunda:asyncAfter is not supported on an event-based gateway"
+        raise fail(message, gateway.id, gateway.line)
+    if not gateway.incoming:
+        raise fail(
+            "an event-based gateway needs an incoming flow (instantiating gateways are not "
+            "supported)",
+            gateway.id,
+            gateway.line,
+        )
+    if not gateway.outgoing:
+        message = "an event-based gateway needs an outgoing flow to a catch event"
+        raise fail(message, gateway.id, gateway.line)
+    for flow_id in gateway.outgoing:
+        flow = model.flow(flow_id)
+        if flow.condition is not None:
+            raise fail(
+                "an event-based gateway's outgoing flows cannot have conditions", flow.id, flow.line
+            )
+        target = model.node(flow.target)
+        if not isinstance(target, IntermediateCatchEvent):
+            raise fail(
+                f"an event-based gateway can only lead to intermediate catch events of a "
+                f"message, a timer or a signal, not to {target.kind.value} '{target.id}'",
+                gateway.id,
+                gateway.line,
+            )
+        if len(target.incoming) != 1:
+            raise fail(
+                f"an intermediate catch event after event-based gateway '{gateway.id}' cannot "
+                "have other incoming flows",
+                target.id,
+                target.line,
+            )
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:

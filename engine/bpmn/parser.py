@@ -36,6 +36,7 @@ from engine.model import (
     TASK_EVENTS,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -860,6 +861,22 @@ def _parallel_gateway(element: Element, ctx: _Context) -> Node:
     return ParallelGateway(**common)
 
 
+def _event_based_gateway(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx)
+    # An instantiating gateway starts the process by its events: not executable here.
+    if ctx.boolean(element, "instantiate"):
+        message = 'eventBasedGateway with instantiate="true" is not supported by this engine'
+        raise ctx.error(message, element)
+    kind = (element.get("eventGatewayType") or "Exclusive").strip()
+    if kind != "Exclusive":
+        message = (
+            f'eventBasedGateway with eventGatewayType="{kind}" is not supported by this engine'
+        )
+        raise ctx.error(message, element)
+    return EventBasedGateway(**common)
+
+
 NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "startEvent": _start_event,
     "endEvent": _end_event,
@@ -872,6 +889,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "exclusiveGateway": _exclusive_gateway,
     "parallelGateway": _parallel_gateway,
     "inclusiveGateway": _inclusive_gateway,
+    "eventBasedGateway": _event_based_gateway,
     "intermediateCatchEvent": _intermediate_catch_event,
     "boundaryEvent": _boundary_event,
     "receiveTask": _receive_task,

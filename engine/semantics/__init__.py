@@ -20,6 +20,7 @@ from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -61,7 +62,7 @@ class Advance(TaskMoves, GatewayMoves):
     def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
         """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
         token.move_to(TokenState.EXECUTING, self.run.now)
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
 
@@ -102,14 +103,14 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             job.deleted = True
-            self.resume(token)
+            self._occurred(token, node.id)
 
     def deliver(self, subscription: Subscription, variables: Mapping[str, Any] | None) -> None:
         """A message or signal reaches a waiting subscription."""
         node = self.model.node(subscription.node_id)
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         if isinstance(node, BoundaryEvent):
             if node.cancel_activity:
                 subscription.deleted = True
@@ -117,7 +118,22 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             subscription.deleted = True
+            self._occurred(token, node.id)
+
+    def _occurred(self, token: Token, event_id: str) -> None:
+        """The event `event_id` the waiting token listened for occurred. At an event-based gateway
+        it wins: leaving the gateway drops every other job and subscription of the token, and
+        the token passes through the winning catch event. Elsewhere the token leaves its node."""
+        gateway = self.model.node(token.node_id)
+        if not isinstance(gateway, EventBasedGateway):
             self.resume(token)
+            return
+        [flow] = [
+            self.model.flow(f) for f in gateway.outgoing if self.model.flow(f).target == event_id
+        ]
+        token.move_to(TokenState.EXECUTING, self.run.now)
+        self._leave(token, gateway, [flow])
+        self._drain()
 
     def throw_error(self, token: Token, code: str, message: str = "") -> None:
         """A BPMN error thrown where `token` is: the nearest matching boundary error event or
@@ -163,7 +179,7 @@ class Advance(TaskMoves, GatewayMoves):
             self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
-            task = waits.user_task(node, token, run.variable_values(), run.now)
+            task = waits.user_task(node, token, run.values_for(token), run.now)
             run.tasks[task.id] = task
             self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):
@@ -181,11 +197,13 @@ class Advance(TaskMoves, GatewayMoves):
         elif isinstance(node, EndEvent):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
-            self._leave(token, node, [self._choose(node)])
+            self._leave(token, node, [self._choose(token, node)])
+        elif isinstance(node, EventBasedGateway):
+            self._event_gateway(token, node)
         elif isinstance(node, InclusiveGateway) and node.is_join:
             self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
-            self._leave(token, node, self._inclusive_flows(node))
+            self._leave(token, node, self._inclusive_flows(token, node))
         elif isinstance(node, ParallelGateway) and node.is_join:
             self._join(token, node, via)
         elif isinstance(node, ParallelGateway):

@@ -6,6 +6,7 @@ from engine import timers, waits
 from engine.model import (
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     IntermediateCatchEvent,
     Node,
     StartEvent,
@@ -18,8 +19,21 @@ from engine.states import InstanceState, SubscriptionKind, TokenState, VisitStat
 
 class EventMoves(ScopeMoves):
     def _catch(self, token: Token, node: IntermediateCatchEvent) -> None:
+        if self.model.follows_event_gateway(node.id):
+            # The gateway waited for it: the token arrives here once the event has occurred.
+            self._leave(token, node)
+            return
         self._wait(token)
         self._listen(token, node)
+
+    def _event_gateway(self, token: Token, gateway: EventBasedGateway) -> None:
+        """The token waits at the gateway; on its behalf every catch event after it listens
+        (each timer job and subscription names its catch event, so a trigger knows which won)."""
+        self._wait(token)
+        for flow_id in gateway.outgoing:
+            event = self.model.node(self.model.flow(flow_id).target)
+            assert isinstance(event, IntermediateCatchEvent)  # see model.validate
+            self._listen(token, event)
 
     def _attach_boundary_events(self, token: Token, activity: Node) -> None:
         """Timers, messages and signals on the activity's edge start listening for its token."""
@@ -37,7 +51,7 @@ class EventMoves(ScopeMoves):
                     event.timer,
                     token.id,
                     event.id,
-                    run.variable_values(),
+                    run.values_for(token),
                     run.now,
                     retries,
                     limits=self.timer_limits,

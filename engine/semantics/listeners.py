@@ -73,14 +73,16 @@ class Scripts:
     # --- variables: the one place scripts and listeners read and write them -------------------
 
     def visible(self, token: Token | None) -> dict[str, Any]:
-        """The variables `token` sees (with variables of scopes: those along its scope chain)."""
-        return self.run.variable_values()
+        """The variables `token` sees."""
+        return self.run.values_for(token)
 
     def write(self, token: Token | None, name: str, value: Any, local: bool = False) -> None:
-        """A variable a script or listener set (`local`: with setVariableLocal). Variables are
-        the instance's; with variables of scopes, a local write lands in the token's own scope
-        and any other in the nearest scope that has the name, as Camunda's setVariable does."""
-        self.run.set_variable(name, infer(value))
+        """A variable a script or listener set (`local`: with setVariableLocal, on the token's
+        own activity instance)."""
+        if local and token is not None:
+            self.run.set_local(token.id, name, infer(value))
+        else:
+            self.run.set_visible(token, name, infer(value))
 
     # --- execution and task listeners ----------------------------------------------------------
 

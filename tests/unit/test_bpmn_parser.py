@@ -382,7 +382,11 @@ def test_only_executable_processes_unless_none_is_marked() -> None:
 # --- rejected: unsupported elements ------------------------------------------------------------
 
 UNSUPPORTED = [
-    ("eventBasedGateway", '<bpmn:eventBasedGateway id="n" />', "n"),
+    (
+        'eventBasedGateway with instantiate="true"',
+        '<bpmn:eventBasedGateway id="n" instantiate="true" />',
+        "n",
+    ),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
     ("sendTask", '<bpmn:sendTask id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
