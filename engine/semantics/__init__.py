@@ -71,7 +71,7 @@ class Advance(TaskMoves, GatewayMoves):
     ) -> None:
         """A user task is completed with `variables`: its complete listeners run, then its token
         leaves the task."""
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         node = self.model.node(task.node_id)
         if isinstance(node, UserTask):
             self.scripts.task_event(task, token, node, "complete")
