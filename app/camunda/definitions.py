@@ -16,6 +16,7 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
+from engine.bpmn.resources import is_script_resource
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
 from engine.queries import camunda as cq
@@ -67,14 +68,17 @@ async def create_deployment(call: Call) -> Response:
         settings.get("enable-duplicate-filtering", "false"), "enable-duplicate-filtering"
     ):
         filtering = "whole"
+    processes = tuple(r for r in resources if _is_bpmn(r.name, r.content))
+    # Scripts that processes name with camunda:resource travel with them (engine/bpmn/resources.py).
+    scripts = tuple(r for r in resources if is_script_resource(r.name))
     command = Deploy(
-        tuple(r for r in resources if _is_bpmn(r.name, r.content)),
+        processes + scripts,
         settings.get("deployment-name"),
         settings.get("deployment-source"),
         duplicate_filtering=filtering != "none",
         whole_deployment=filtering == "whole",
     )
-    if not command.resources:
+    if not processes:
         names = ", ".join(r.name for r in resources)
         raise invalid_request(
             f"No BPMN resource in the deployment ({names}): name resources *.bpmn or *.bpmn20.xml"

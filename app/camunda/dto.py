@@ -153,6 +153,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "task": "task",
     "manualTask": "manualTask",
     "serviceTask": "serviceTask",
+    "scriptTask": "scriptTask",
     "userTask": "userTask",
     "receiveTask": "receiveTask",
     "exclusiveGateway": "exclusiveGateway",

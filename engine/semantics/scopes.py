@@ -19,6 +19,7 @@ class ScopeMoves(Moves):
             self._kill(token)
         for key in list(run.joins):
             self._delete_join(key)
+        self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.TERMINATED:
             run.instance.move_to(InstanceState.TERMINATING, run.now)
         run.instance.move_to(instance_state, run.now)
@@ -54,6 +55,9 @@ class ScopeMoves(Moves):
             return
         self._kill_scope(token.id)
         self._task_deleted(token)
+        if token.visit_id is not None and self.model.has_node(token.node_id):
+            # As in Camunda, an activity ended early still runs its end listeners.
+            self.scripts.execution_event(token, self.model.node(token.node_id), "end")
         self._close_visit(token, VisitState.TERMINATED)
         token.move_to(TokenState.TERMINATED, self.run.now)
         self.run.retire_work(token)

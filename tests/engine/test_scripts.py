@@ -410,3 +410,67 @@ def test_instance_ids_reach_listener_scripts(engine: Engine) -> None:
     seen = instance.variables()["seen"]
     assert seen == [str(instance.id), "t", "start", "B-1", "undefined"]
     assert UUID(seen[0]) == instance.id
+
+
+def test_cancelling_runs_the_end_listeners_of_what_it_ends(engine: Engine) -> None:
+    calls = record_events(engine, "closed")
+    model = (
+        ProcessBuilder("cancelled")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .chain("s", "review", "e")
+        .listener("review", "end", handler="closed")
+        .listener("review", "delete", task=True, handler="closed")
+        .listener("cancelled", "end", handler="closed")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cancelled")
+    assert calls == []
+    assert instance.cancel() is InstanceState.TERMINATED
+    assert calls == [
+        ("closed", "review", "delete"),
+        ("closed", "review", "end"),
+        ("closed", None, "end"),
+    ]
+
+
+def variable_rows(engine: Engine, instance_id: UUID) -> list[tuple[str, bool]]:
+    """(name, whether it is local to an activity instance) of every variable row."""
+    with engine.connection() as conn:
+        rows = conn.execute(
+            "SELECT name, scope_key <> '' FROM variable WHERE instance_id = %s ORDER BY name",
+            (instance_id,),
+        ).fetchall()
+    return [(name, local) for name, local in rows]
+
+
+def test_set_variable_local_lives_and_ends_with_the_activity(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("locals")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .chain("s", "review", "e")
+        .listener(
+            "review",
+            "start",
+            script="execution.setVariableLocal('draft', 1); execution.setVariable('seen', true)",
+        )
+        .listener(
+            "review",
+            "complete",
+            task=True,
+            script="execution.setVariable('final', draft + 1); task.getVariable('draft')",
+        )
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("locals")
+    assert variable_rows(engine, instance.id) == [("draft", True), ("seen", False)]
+    [task] = instance.user_tasks()
+    engine.complete_task(task.id)
+    assert instance.state is InstanceState.COMPLETED
+    assert variable_rows(engine, instance.id) == [("final", False), ("seen", False)]
+    assert instance.variables() == {"seen": True, "final": 2}
