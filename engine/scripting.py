@@ -409,13 +409,9 @@ def evaluate(
     `variables`, each visible as a global name and through `execution.getVariable`; for
     JavaScript input/output mappings and conditions. The value comes back as JSON (numbers,
     strings, booleans, None, lists, dicts; a `Date` as its ISO 8601 string). Pass the command's
-    `isolate` to share it; without one a fresh isolate with the default limits runs the script
-    and is closed. `setVariable` calls are ignored here. Raises ScriptError naming `where`."""
-    own = isolate is None
+    `isolate` for its limits; without one the default limits apply. Either way the calling
+    thread's isolate runs it (see `Isolate`). `setVariable` calls are ignored here. Raises
+    ScriptError naming `where`."""
     runner = isolate if isolate is not None else Isolate()
-    try:
-        subject = Subject(execution_id="", instance_id="", activity_id=None)
-        return runner.run(source, variables, subject, where=where).value
-    finally:
-        if own:
-            runner.close()
+    subject = Subject(execution_id="", instance_id="", activity_id=None)
+    return runner.run(source, variables, subject, where=where).value
