@@ -139,7 +139,8 @@ class Advance(TaskMoves, GatewayMoves):
             self._service_task(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
-            task = waits.user_task(node, token, run.variable_values(), run.now)
+            values = run.variable_values()
+            task = waits.user_task(node, token, values, run.now, self._context(token, values))
             run.tasks[task.id] = task
         elif isinstance(node, ReceiveTask):
             self._wait(token)
@@ -156,11 +157,11 @@ class Advance(TaskMoves, GatewayMoves):
         elif isinstance(node, EndEvent):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
-            self._leave(token, node, [self._choose(node)])
+            self._leave(token, node, [self._choose(node, token)])
         elif isinstance(node, InclusiveGateway) and node.is_join:
             self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
-            self._leave(token, node, self._inclusive_flows(node))
+            self._leave(token, node, self._inclusive_flows(node, token))
         elif isinstance(node, ParallelGateway) and node.is_join:
             self._join(token, node, via)
         elif isinstance(node, ParallelGateway):

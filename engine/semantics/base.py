@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from engine import timers
 from engine.errors import ExpressionError
+from engine.expression_context import ExecutionFacts, ExpressionContext, TaskFacts
 from engine.handlers import HandlerRegistry
 from engine.ids import new_id
 from engine.model import Node, ProcessModel, SequenceFlow
@@ -80,7 +81,7 @@ class Moves:
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
             values = run.variable_values() if any(f.condition is not None for f in outgoing) else {}
-            flows = [f for f in outgoing if f.condition is None or self._holds(f, values)]
+            flows = [f for f in outgoing if f.condition is None or self._holds(f, values, token)]
         if not flows:
             token.move_to(TokenState.COMPLETED, run.now)
             self._ended(token)
@@ -104,14 +105,35 @@ class Moves:
             self._activate(child)
             self._queue.append((child, flow.target, flow.id, False))
 
-    def _holds(self, flow: SequenceFlow, values: Mapping[str, Any]) -> bool:
+    def _holds(self, flow: SequenceFlow, values: Mapping[str, Any], token: Token) -> bool:
         assert flow.condition is not None
         try:
-            return bool(flow.condition.evaluate(values))
+            return bool(flow.condition.evaluate(values, self._context(token, values)))
         except ExpressionError as exc:
             raise ExpressionError(
                 f"condition of sequence flow '{flow.id}' failed: {exc.message}", flow_id=flow.id
             ) from exc
+
+    def _context(
+        self, token: Token, values: Mapping[str, Any], task: TaskFacts | None = None
+    ) -> ExpressionContext:
+        """What an expression evaluated for `token` reaches beyond `values`: the execution, the
+        task when there is one, the authenticated user and the command's clock."""
+        run = self.run
+        execution = ExecutionFacts(
+            id=str(token.id),
+            process_instance_id=str(run.instance.id),
+            activity_id=token.node_id,
+            business_key=run.instance.business_key,
+            process_definition_id=run.instance.definition_id,
+            variables=values,
+        )
+        return ExpressionContext(
+            now=run.now,
+            execution=execution,
+            task=task,
+            authenticated_user_id=run.authenticated_user_id,
+        )
 
     def _ended(self, token: Token) -> None:
         """A token finished. When it was the last live one of its subprocess, the subprocess

@@ -32,15 +32,17 @@ class EventMoves(ScopeMoves):
         run = self.run
         if event.timer is not None:
             retries = waits.retries_of(event.retry_cycle, self.default_retries)
+            values = run.variable_values()
             run.add_job(
                 waits.timer_job(
                     event.timer,
                     token.id,
                     event.id,
-                    run.variable_values(),
+                    values,
                     run.now,
                     retries,
                     limits=self.timer_limits,
+                    context=self._context(token, values),
                 )
             )
         elif event.message_name is not None:

@@ -12,13 +12,13 @@ from engine.states import TokenState, VisitState
 
 
 class GatewayMoves(Moves):
-    def _choose(self, gateway: ExclusiveGateway) -> SequenceFlow:
+    def _choose(self, gateway: ExclusiveGateway, token: Token) -> SequenceFlow:
         values = self.run.variable_values()
         for flow_id in gateway.outgoing:
             if flow_id == gateway.default_flow:
                 continue
             flow = self.model.flow(flow_id)
-            if flow.condition is None or self._holds(flow, values):
+            if flow.condition is None or self._holds(flow, values, token):
                 return flow
         if gateway.default_flow is not None:
             return self.model.flow(gateway.default_flow)
@@ -28,12 +28,12 @@ class GatewayMoves(Moves):
             node_id=gateway.id,
         )
 
-    def _inclusive_flows(self, gateway: InclusiveGateway) -> list[SequenceFlow]:
+    def _inclusive_flows(self, gateway: InclusiveGateway, token: Token) -> list[SequenceFlow]:
         """Every outgoing flow whose condition is true (a flow without one always is); the
         default flow when none is."""
         outgoing = [self.model.flow(f) for f in gateway.outgoing if f != gateway.default_flow]
         values = self.run.variable_values() if any(f.condition for f in outgoing) else {}
-        taken = [f for f in outgoing if f.condition is None or self._holds(f, values)]
+        taken = [f for f in outgoing if f.condition is None or self._holds(f, values, token)]
         if taken:
             return taken
         if gateway.default_flow is not None:
@@ -92,7 +92,7 @@ class GatewayMoves(Moves):
             self._delete_join(key)
             survivor = waiting[-1]
             self._merge(survivor, waiting)
-            self._leave(survivor, gateway, self._inclusive_flows(gateway))
+            self._leave(survivor, gateway, self._inclusive_flows(gateway, survivor))
             return True
         return False
 
