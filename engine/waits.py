@@ -132,10 +132,13 @@ def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
     return timedelta(seconds=min(300, 2 ** max(0, attempt - 1)))
 
 
-def async_job(token: Token, node_id: str, retries: int, now: datetime) -> JobRow:
+def async_job(
+    token: Token, node_id: str, retries: int, now: datetime, kind: JobKind = JobKind.ASYNC
+) -> JobRow:
+    """An asynchronous continuation: before the node (`ASYNC`) or after it (`ASYNC_AFTER`)."""
     return JobRow(
         id=new_id(),
-        kind=JobKind.ASYNC,
+        kind=kind,
         token_id=token.id,
         node_id=node_id,
         due_at=now,

@@ -340,6 +340,10 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
 
 def _common(element: Element, ctx: _Context) -> dict[str, Any]:
     node_id = element.get("id")  # present: see generate_ids
+    # camunda:exclusive is read (it must be true or false) and changes nothing: every command
+    # of an instance holds the instance's row lock, so its jobs never run at the same time,
+    # which is what exclusive="true" asks of Camunda (and stricter than exclusive="false").
+    ctx.boolean(element, _camunda("exclusive"), default=True)
     return {
         "id": node_id,
         "name": element.get("name"),

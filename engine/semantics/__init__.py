@@ -28,6 +28,7 @@ from engine.model import (
     NoneTask,
     ParallelGateway,
     ReceiveTask,
+    SequenceFlow,
     ServiceTask,
     StartEvent,
     SubProcess,
@@ -37,7 +38,7 @@ from engine.runtime import JobRow, Subscription, Token
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.tasks import TaskMoves
-from engine.states import InstanceState, SubscriptionKind, TokenState
+from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 
 __all__ = ["Advance", "Step", "UnhandledError"]
 
@@ -65,9 +66,30 @@ class Advance(TaskMoves, GatewayMoves):
 
     def execute_ready(self, token: Token) -> None:
         """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
-        at."""
-        self._queue.append((token, token.node_id, None, True))
+        at; parked after the node (`camunda:asyncAfter`), it takes the node's outgoing flows."""
+        after = any(
+            job.token_id == token.id and job.kind == JobKind.ASYNC_AFTER
+            for job in self.run.jobs.values()
+        )
+        if after:
+            node = self.model.node(token.node_id)
+            self.run.drop_listeners(token)
+            self._follow(token, node, self._flows_after(token, node))
+        else:
+            self._queue.append((token, token.node_id, None, True))
         self._drain()
+
+    def _flows_after(self, token: Token, node: Node) -> list[SequenceFlow] | None:
+        """The flows a token parked after `node` takes: a gateway chooses them now (with the
+        variables as they are when the job runs); any other node takes every outgoing flow whose
+        condition holds (None)."""
+        if isinstance(node, ExclusiveGateway):
+            return [self._choose(node, token)]
+        if isinstance(node, InclusiveGateway):
+            return self._inclusive_flows(node, token)
+        if isinstance(node, ParallelGateway):
+            return [self.model.flow(f) for f in node.outgoing]
+        return None
 
     def fire_timer(self, job: JobRow) -> None:
         """A timer job is due: a catch event's token moves on, or a boundary event triggers."""
@@ -125,10 +147,7 @@ class Advance(TaskMoves, GatewayMoves):
         token.node_id = node.id
         token.dirty = True
         if node.async_before and not skip_async:
-            token.move_to(TokenState.READY, run.now)
-            retries = waits.retries_of(node.retry_cycle, self.default_retries)
-            run.add_job(waits.async_job(token, node.id, retries, run.now))
-            run.emit("token.ready", token)
+            self._park(token, node, JobKind.ASYNC)
             return
         self._open_visit(token, node)
         if isinstance(node, ACTIVITY_TYPES):

@@ -7,14 +7,14 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from engine import timers
+from engine import timers, waits
 from engine.errors import ExpressionError
 from engine.expression_context import ExecutionFacts, ExpressionContext, TaskFacts
 from engine.handlers import HandlerRegistry
 from engine.ids import new_id
 from engine.model import Node, ProcessModel, SequenceFlow
 from engine.runtime import IncidentRow, InstanceRun, Token, Visit
-from engine.states import IncidentState, TokenState, VisitState
+from engine.states import IncidentState, JobKind, TokenState, VisitState
 from engine.variables import infer
 
 # A token travelling to a node: (token, node id, flow it arrived by, skip the async-before park).
@@ -75,9 +75,26 @@ class Moves:
         """Complete the visit and follow `flows` (default: every outgoing flow whose condition
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
-        run = self.run
         self._close_visit(token, VisitState.COMPLETED)
-        run.drop_listeners(token)
+        self.run.drop_listeners(token)
+        if node.async_after:
+            self._park(token, node, JobKind.ASYNC_AFTER)
+            return
+        self._follow(token, node, flows)
+
+    def _park(self, token: Token, node: Node, kind: JobKind) -> None:
+        """The token waits Ready at `node` for an asynchronous continuation job: before the node
+        runs (`camunda:asyncBefore`) or after its work is done (`camunda:asyncAfter`). The job is
+        a row: the continuation survives a restart, and its failure retries only the job."""
+        run = self.run
+        token.move_to(TokenState.READY, run.now)
+        retries = waits.retries_of(node.retry_cycle, self.default_retries)
+        run.add_job(waits.async_job(token, node.id, retries, run.now, kind))
+        run.emit("token.ready", token)
+
+    def _follow(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
+        """Follow `flows` out of `node` (see `_leave`)."""
+        run = self.run
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
             values = run.variable_values() if any(f.condition is not None for f in outgoing) else {}
