@@ -177,6 +177,8 @@ class ProcessBuilder:
         signal: str | None = None,
         error: bool = False,
         error_code: str | None = None,
+        error_code_variable: str | None = None,
+        error_message_variable: str | None = None,
         interrupting: bool = True,
         async_before: bool = False,
         async_after: bool = False,
@@ -196,6 +198,8 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                error_code_variable=error_code_variable,
+                error_message_variable=error_message_variable,
                 **trigger,
             )
         )
@@ -381,6 +385,8 @@ class ProcessBuilder:
         signal: str | None = None,
         error: bool = False,
         error_code: str | None = None,
+        error_code_variable: str | None = None,
+        error_message_variable: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
@@ -399,6 +405,8 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                error_code_variable=error_code_variable,
+                error_message_variable=error_message_variable,
                 **trigger,
             )
         )

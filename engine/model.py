@@ -106,6 +106,10 @@ class StartEvent(Node):
     signal_name: str | None = None
     is_error: bool = False
     error_code: str | None = None
+    # camunda:errorCodeVariable / errorMessageVariable of an error start: the variables that
+    # receive the caught error's code and message.
+    error_code_variable: str | None = None
+    error_message_variable: str | None = None
     interrupting: bool = True
     # camunda:formKey of a start form, kept as written.
     form_key: str | None = None
@@ -267,6 +271,9 @@ class BoundaryEvent(Node):
     signal_name: str | None = None
     is_error: bool = False
     error_code: str | None = None
+    # As on an error start event: the variables that receive the caught error's code and message.
+    error_code_variable: str | None = None
+    error_message_variable: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -561,6 +568,12 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
         and not node.is_error
     ):
         raise fail("an error code needs an error event", node.id, node.line)
+    if (
+        isinstance(node, StartEvent | BoundaryEvent)
+        and (node.error_code_variable or node.error_message_variable)
+        and not node.is_error
+    ):
+        raise fail("an error code or message variable needs an error event", node.id, node.line)
     if isinstance(node, StartEvent) and len(found) > 1:
         raise fail(f"a start event has at most one trigger, not {found}", node.id, node.line)
     if isinstance(node, EndEvent) and node.terminate and node.is_error:

@@ -460,18 +460,39 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             )
         }
     if local == _ERROR:
-        for attribute in ("errorCodeVariable", "errorMessageVariable"):
-            if definition.get(_camunda(attribute)) is not None:
-                message = f"camunda:{attribute} is not supported by this engine"
-                raise ctx.error(message, definition, event_id)
+        caught = _error_variables(definition, ctx, event_id)
         ref = ctx.ref(definition, "errorRef", event_id)
         if not ref:
-            return {"is_error": True, "error_code": None}
+            return {"is_error": True, "error_code": None, **caught}
         if ref not in ctx.errors:
             written = definition.get("errorRef")
             raise ctx.error(f"errorRef '{written}' names no bpmn:error", definition, event_id)
-        return {"is_error": True, "error_code": ctx.errors[ref]}
+        return {"is_error": True, "error_code": ctx.errors[ref], **caught}
     return {}  # terminateEventDefinition: the caller knows
+
+
+_ERROR_VARIABLES = {
+    "errorCodeVariable": "error_code_variable",
+    "errorMessageVariable": "error_message_variable",
+}
+
+
+def _error_variables(definition: Element, ctx: _Context, event_id: str) -> dict[str, str]:
+    """camunda:errorCodeVariable / errorMessageVariable of a catching error event (a boundary
+    event or an event subprocess's start): the variables the caught code and message go to."""
+    found: dict[str, str] = {}
+    for attribute, field_name in _ERROR_VARIABLES.items():
+        value = definition.get(_camunda(attribute))
+        if value is None:
+            continue
+        owner = _local(definition.getparent())
+        if owner not in ("boundaryEvent", "startEvent"):
+            message = f"camunda:{attribute} belongs on an error event that catches, not on {owner}"
+            raise ctx.error(message, definition, event_id)
+        if not value.strip() or "${" in value or "#{" in value:
+            raise ctx.error(f"camunda:{attribute} must name a variable", definition, event_id)
+        found[field_name] = value.strip()
+    return found
 
 
 def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition:

@@ -212,6 +212,9 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
         code = getattr(node, "error_code", None)
         if code is not None:
             definition.set("errorRef", refs.errors[code])
+        _set(definition, _camunda("errorCodeVariable"), getattr(node, "error_code_variable", None))
+        message_variable = getattr(node, "error_message_variable", None)
+        _set(definition, _camunda("errorMessageVariable"), message_variable)
     timer = getattr(node, "timer", None)
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)

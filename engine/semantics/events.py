@@ -106,11 +106,13 @@ class EventMoves(ScopeMoves):
                 if boundary.is_error and boundary.error_code in (None, code):
                     self.run.emit("error.caught", current)
                     self._trigger_boundary(boundary, current)
+                    self._set_caught_error(boundary, code, message)
                     return
             for sub in self.model.event_subprocesses(node.parent):
                 start = self._error_start(sub, code)
                 if start is not None:
                     self._start_event_subprocess(sub, start, current.scope_id)
+                    self._set_caught_error(start, code, message)
                     return
             if current.scope_id is None:
                 break
@@ -122,6 +124,18 @@ class EventMoves(ScopeMoves):
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         self._ended(token)
+
+    def _set_caught_error(
+        self, catcher: StartEvent | BoundaryEvent, code: str, message: str
+    ) -> None:
+        """The caught error's code and message go to the variables the catching event names
+        (camunda:errorCodeVariable, camunda:errorMessageVariable; no message is null). Camunda
+        sets them on the catching scope; here they are the instance's."""
+        caught = [
+            (catcher.error_code_variable, code),
+            (catcher.error_message_variable, message or None),
+        ]
+        self.set_variables({name: value for name, value in caught if name})
 
     def _error_start(self, sub: SubProcess, code: str) -> StartEvent | None:
         for node in self.model.children(sub.id):
