@@ -53,6 +53,7 @@ from engine.model import (
     ParallelGateway,
     ProcessModel,
     ReceiveTask,
+    SendTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
@@ -213,11 +214,16 @@ class ProcessBuilder:
         terminate: bool = False,
         error: bool = False,
         error_code: str | None = None,
+        message_event: bool = False,
+        message: str | None = None,
+        handler: str | None = None,
+        topic: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none end, a terminate end, or an error end that throws `error_code`."""
+        """A none end, a terminate end, an error end that throws `error_code`, or a message end
+        (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
         trigger = self._trigger(id, error=error, error_code=error_code)
         return self._add(
             EndEvent(
@@ -230,8 +236,35 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                **self._message_throw(id, message_event, message, handler, topic),
             )
         )
+
+    def _message_throw(
+        self,
+        id: str,
+        message_event: bool,
+        message: str | None,
+        handler: str | None,
+        topic: str | None,
+    ) -> dict[str, Any]:
+        """The fields of a message throw event: implemented by `handler` or external work on
+        `topic` like a service task, or neither (it passes the token on); `message` names its
+        message."""
+        self._implementation(id, handler, topic)
+        is_message = message_event or any(v is not None for v in (message, handler, topic))
+        return {
+            "is_message": is_message,
+            "message_name": self._named(id, "message", message),
+            "handler": handler,
+            "topic": topic,
+        }
+
+    def _implementation(self, id: str, handler: str | None, topic: str | None) -> None:
+        if handler is not None and not is_handler_name(handler):
+            raise self._error(f"handler '{handler}' is not a name or a dotted class name", id)
+        if topic is not None and not topic:
+            raise self._error("an external task needs a non-empty topic", id)
 
     def service_task(
         self,
@@ -246,13 +279,13 @@ class ProcessBuilder:
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
+        send: bool = False,
     ) -> ProcessBuilder:
-        if handler is not None and not is_handler_name(handler):
-            raise self._error(f"handler '{handler}' is not a name or a dotted class name", id)
-        if topic is not None and not topic:
-            raise self._error("an external task needs a non-empty topic", id)
+        """A service task (a send task with `send`): a handler, or external work on `topic`."""
+        self._implementation(id, handler, topic)
+        kind = SendTask if send else ServiceTask
         return self._add(
-            ServiceTask(
+            kind(
                 id=id,
                 name=name,
                 parent=parent,
@@ -446,11 +479,16 @@ class ProcessBuilder:
         *,
         parent: str | None = None,
         signal: str | None = None,
+        message_event: bool = False,
+        message: str | None = None,
+        handler: str | None = None,
+        topic: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none throw event, or one that broadcasts `signal`."""
+        """A none throw event, one that broadcasts `signal`, or a message throw event
+        (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
         return self._add(
             IntermediateThrowEvent(
                 id=id,
@@ -460,6 +498,7 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                **self._message_throw(id, message_event, message, handler, topic),
             )
         )
 

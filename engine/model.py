@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Protocol
 
 from engine.errors import ModelError
 from engine.expressions import Expression
@@ -34,6 +34,7 @@ class NodeKind(StrEnum):
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
     SUB_PROCESS = "subProcess"
+    SEND_TASK = "sendTask"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -129,8 +130,32 @@ class StartEvent(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndEvent(Node):
-    """A none end event, a terminate end event, or an error end event that throws `error_code`."""
+class MessageThrow:
+    """What a message throw event (intermediate or end) adds. As in Camunda 7 it is implemented
+    like a service task: a registered `handler` (camunda:class, expression or delegateExpression
+    on its messageEventDefinition) or external work on `topic`; with neither, it is a pass-through
+    (Camunda 7 does the same). `message_name` is its messageRef's message, if it names one."""
+
+    is_message: bool = False
+    message_name: str | None = None
+    handler: str | None = None
+    topic: str | None = None
+    result_variable: str | None = None
+    task_priority: int = 0
+
+    @property
+    def is_external(self) -> bool:
+        return self.topic is not None
+
+    @property
+    def is_implemented(self) -> bool:
+        return self.handler is not None or self.topic is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndEvent(MessageThrow, Node):
+    """A none end event, a terminate end event, an error end event that throws `error_code`, or a
+    message end event (see `MessageThrow`)."""
 
     terminate: bool = False
     is_error: bool = False
@@ -139,6 +164,23 @@ class EndEvent(Node):
     @property
     def kind(self) -> NodeKind:
         return NodeKind.END_EVENT
+
+
+class Implemented(Protocol):
+    """A node implemented like a service task: a service or send task, a message throw event."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def handler(self) -> str | None: ...
+    @property
+    def topic(self) -> str | None: ...
+    @property
+    def result_variable(self) -> str | None: ...
+    @property
+    def task_priority(self) -> int: ...
+    @property
+    def is_external(self) -> bool: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -157,6 +199,15 @@ class ServiceTask(Node):
     @property
     def is_external(self) -> bool:
         return self.topic is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SendTask(ServiceTask):
+    """A send task: implemented exactly like a service task, as in Camunda 7."""
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SEND_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,8 +240,9 @@ class NoneTask(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class IntermediateThrowEvent(Node):
-    """A none throw event passes the token on; with `signal_name` it broadcasts that signal."""
+class IntermediateThrowEvent(MessageThrow, Node):
+    """A none throw event passes the token on; with `signal_name` it broadcasts that signal; a
+    message throw event runs its implementation (see `MessageThrow`)."""
 
     signal_name: str | None = None
 
@@ -505,12 +557,18 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if isinstance(node, EndEvent) and node.outgoing:
             raise fail("an end event cannot have outgoing flows", node.id, node.line)
         if isinstance(node, ServiceTask) and (node.handler is None) == (node.topic is None):
+            what = "a send task" if isinstance(node, SendTask) else "a service task"
             raise fail(
-                "a service task needs exactly one implementation: camunda:delegateExpression, "
+                f"{what} needs exactly one implementation: camunda:delegateExpression, "
                 'camunda:expression, camunda:class, or camunda:type="external" with camunda:topic',
                 node.id,
                 node.line,
             )
+        if isinstance(node, MessageThrow) and (node.handler and node.topic):
+            raise fail("a message throw event has one implementation, not two", node.id, node.line)
+        if isinstance(node, MessageThrow) and node.is_implemented and not node.is_message:
+            message = "only a message throw event has an implementation"
+            raise fail(message, node.id, node.line)
         if isinstance(node, ExclusiveGateway | InclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
                 raise fail(

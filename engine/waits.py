@@ -16,7 +16,7 @@ from engine.errors import ExpressionError
 from engine.expression_context import ExpressionContext, TaskFacts
 from engine.expressions import Expression, compile_expression, is_expression
 from engine.ids import new_id
-from engine.model import ServiceTask, TimerDefinition, UserTask
+from engine.model import Implemented, TimerDefinition, UserTask
 from engine.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
 from engine.states import JobKind, SubscriptionKind, TaskState
 
@@ -101,7 +101,7 @@ def user_task(
     )
 
 
-def external_task(node: ServiceTask, token: Token, now: datetime) -> ExternalTaskRow:
+def external_task(node: Implemented, token: Token, now: datetime) -> ExternalTaskRow:
     assert node.topic is not None
     return ExternalTaskRow(
         id=new_id(),

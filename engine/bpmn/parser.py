@@ -43,6 +43,7 @@ from engine.model import (
     ParallelGateway,
     ProcessModel,
     ReceiveTask,
+    SendTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
@@ -523,11 +524,27 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     return StartEvent(**common, **trigger, interrupting=interrupting, form_key=form_key)
 
 
+def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """A message throw event's fields: its messageRef's message when it names one (optional on
+    a throw event), and its implementation, written on the messageEventDefinition as Camunda
+    Modeler writes it. With no implementation it passes the token on, as in Camunda 7."""
+    children = _definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    name = None
+    if definition.get("messageRef"):
+        name = _referenced(definition, ctx, event_id, "messageRef", "message", ctx.messages)
+    implementation = _implementation(definition, ctx, event_id, "a message throw event")
+    return {"is_message": True, "message_name": name, **implementation}
+
+
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR))
+    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR, _MESSAGE))
     if definition is None:
         return EndEvent(**common)
+    if _local(definition) == _MESSAGE:
+        return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
     if _local(definition) == _ERROR:
         return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
     _plain_extensions(definition, ctx, common["id"])
@@ -536,7 +553,9 @@ def _end_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_SIGNAL,))
+    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE))
+    if definition is not None and _local(definition) == _MESSAGE:
+        return IntermediateThrowEvent(**common, **_message_throw(definition, ctx, common["id"]))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     return IntermediateThrowEvent(**common, **trigger)
 
@@ -583,50 +602,70 @@ def _sub_process(element: Element, ctx: _Context) -> Node:
     return SubProcess(**common, triggered_by_event=triggered)
 
 
-def _handler_expression(element: Element, ctx: _Context, attribute: str, value: str) -> str:
+def _handler_expression(
+    element: Element, ctx: _Context, attribute: str, value: str, owner_id: str
+) -> str:
     try:
         name = compile_expression(value).identifier
     except ExpressionError as error:
-        raise ctx.error(f"camunda:{attribute}: {error.message}", element) from None
+        raise ctx.error(f"camunda:{attribute}: {error.message}", element, owner_id) from None
     if name is None:
         message = f"camunda:{attribute} must name a handler as ${{name}}, not {value}"
-        raise ctx.error(message, element)
+        raise ctx.error(message, element, owner_id)
     return name
+
+
+def _implementation(
+    element: Element, ctx: _Context, owner_id: str, what: str = "a service task"
+) -> dict[str, Any]:
+    """The service-task implementation written on `element` (a service or send task, or a
+    message throw event's messageEventDefinition): a handler by camunda:delegateExpression,
+    camunda:expression or camunda:class, or camunda:type="external" with camunda:topic; with its
+    camunda:resultVariable and camunda:taskPriority. Several, or none, are the caller's concern."""
+
+    def error(message: str) -> ModelError:
+        return ctx.error(message, element, owner_id)
+
+    handlers: list[str] = []
+    for attribute in ("delegateExpression", "expression"):
+        value = element.get(_camunda(attribute))
+        if value is not None:
+            handlers.append(_handler_expression(element, ctx, attribute, value, owner_id))
+    class_name = element.get(_camunda("class"))
+    if class_name is not None:
+        if not is_handler_name(class_name):
+            raise error(f"camunda:class '{class_name}' is not a class name")
+        handlers.append(class_name)
+    kind = element.get(_camunda("type"))
+    topic = element.get(_camunda("topic"))
+    if kind is not None and kind != "external":
+        raise error(f'camunda:type="{kind}" is not supported by this engine')
+    if kind == "external" and not topic:
+        raise error('camunda:type="external" needs a camunda:topic')
+    if topic is not None and kind != "external":
+        raise error('camunda:topic needs camunda:type="external"')
+    if len(handlers) + (topic is not None) > 1:
+        raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
+    priority = element.get(_camunda("taskPriority"), "0").strip()
+    if not re.fullmatch(r"[+-]?[0-9]+", priority):
+        raise error(f"camunda:taskPriority must be an integer, not '{priority}'")
+    return {
+        "handler": handlers[0] if handlers else None,
+        "topic": topic,
+        "result_variable": element.get(_camunda("resultVariable")),
+        "task_priority": int(priority),
+    }
 
 
 def _service_task(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
-    handlers: list[str] = []
-    for attribute in ("delegateExpression", "expression"):
-        value = element.get(_camunda(attribute))
-        if value is not None:
-            handlers.append(_handler_expression(element, ctx, attribute, value))
-    class_name = element.get(_camunda("class"))
-    if class_name is not None:
-        if not is_handler_name(class_name):
-            raise ctx.error(f"camunda:class '{class_name}' is not a class name", element)
-        handlers.append(class_name)
-    kind = element.get(_camunda("type"))
-    topic = element.get(_camunda("topic"))
-    if kind is not None and kind != "external":
-        raise ctx.error(f'camunda:type="{kind}" is not supported by this engine', element)
-    if kind == "external" and not topic:
-        raise ctx.error('camunda:type="external" needs a camunda:topic', element)
-    if topic is not None and kind != "external":
-        raise ctx.error('camunda:topic needs camunda:type="external"', element)
-    if len(handlers) + (topic is not None) != 1:
-        raise ctx.error(_SERVICE_IMPLEMENTATION_REQUIRED, element)
-    priority = element.get(_camunda("taskPriority"), "0").strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", priority):
-        raise ctx.error(f"camunda:taskPriority must be an integer, not '{priority}'", element)
-    return ServiceTask(
-        **common,
-        handler=handlers[0] if handlers else None,
-        topic=topic,
-        result_variable=element.get(_camunda("resultVariable")),
-        task_priority=int(priority),
-    )
+    send = _local(element) == "sendTask"
+    what = "a send task" if send else "a service task"
+    implementation = _implementation(element, ctx, common["id"], what)
+    if implementation["handler"] is None and implementation["topic"] is None:
+        raise ctx.error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what), element)
+    return (SendTask if send else ServiceTask)(**common, **implementation)
 
 
 _USER_TASK_ATTRIBUTES = {
@@ -686,6 +725,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "endEvent": _end_event,
     "intermediateThrowEvent": _intermediate_throw_event,
     "serviceTask": _service_task,
+    "sendTask": _service_task,
     "userTask": _user_task,
     "task": _task,
     "manualTask": _task,

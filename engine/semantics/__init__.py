@@ -152,7 +152,9 @@ class Advance(TaskMoves, GatewayMoves):
         self._open_visit(token, node)
         if isinstance(node, ACTIVITY_TYPES):
             self._attach_boundary_events(token, node)
-        if isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
+        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
+            self._service_task(token, node)  # a message throw event: run like a service task
+        elif isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)

@@ -1,4 +1,5 @@
-"""Tasks: a service task runs its handler or waits as external work."""
+"""Tasks: a service task runs its handler or waits as external work. So do a send task and a
+message throw event with an implementation, as in Camunda 7."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ from collections.abc import Mapping
 from engine import waits
 from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
 from engine.handlers import TaskContext
-from engine.model import ServiceTask
+from engine.model import Implemented
 from engine.runtime import Token
 from engine.semantics.events import EventMoves
 
 
 class TaskMoves(EventMoves):
-    def _service_task(self, token: Token, node: ServiceTask) -> None:
+    def _service_task(self, token: Token, node: Implemented) -> None:
         run = self.run
         if node.is_external:
             self._wait(token)
@@ -60,4 +61,4 @@ class TaskMoves(EventMoves):
         elif isinstance(returned, Mapping):
             updates.update(returned)
         self.set_variables(updates)
-        self._leave(token, node)
+        self._leave(token, self.model.node(node.id))

@@ -390,16 +390,10 @@ UNSUPPORTED = [
         "</bpmn:scriptTask>",
         "n",
     ),
-    ("sendTask", '<bpmn:sendTask id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
     ("callActivity", '<bpmn:callActivity id="n" calledElement="other" />', "n"),
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
-    (
-        "endEvent with messageEventDefinition",
-        '<bpmn:endEvent id="n"><bpmn:messageEventDefinition /></bpmn:endEvent>',
-        "n",
-    ),
     (
         "intermediateThrowEvent with escalationEventDefinition",
         '<bpmn:intermediateThrowEvent id="n"><bpmn:escalationEventDefinition />'
@@ -450,7 +444,6 @@ UNSUPPORTED = [
                 "endEvent",
                 "",
                 (
-                    "messageEventDefinition",
                     "signalEventDefinition",
                     "escalationEventDefinition",
                     "compensateEventDefinition",
@@ -462,7 +455,6 @@ UNSUPPORTED = [
                 "",
                 (
                     "escalationEventDefinition",
-                    "messageEventDefinition",
                     "timerEventDefinition",
                     "linkEventDefinition",
                     "compensateEventDefinition",
