@@ -215,8 +215,14 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
-        command = StartInstance(key=key, variables=dict(variables or {}), business_key=business_key)
+        command = StartInstance(
+            key=key,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            started_by=started_by,
+        )
         return self._start(command, idempotency_key)
 
     def start_version(
@@ -227,9 +233,14 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
         command = StartInstance(
-            key=key, version=version, variables=dict(variables or {}), business_key=business_key
+            key=key,
+            version=version,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            started_by=started_by,
         )
         return self._start(command, idempotency_key)
 
@@ -240,9 +251,13 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
         command = StartInstance(
-            definition_id=definition_id, variables=dict(variables or {}), business_key=business_key
+            definition_id=definition_id,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            started_by=started_by,
         )
         return self._start(command, idempotency_key)
 

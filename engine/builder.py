@@ -40,7 +40,7 @@ from typing import Any
 
 from engine.bpmn.parser import is_handler_name, retry_cycle_problem, timer_problem
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import Expression, compile_expression
+from engine.expressions import Expression, compile_expression, is_expression
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -173,6 +173,7 @@ class ProcessBuilder:
         name: str | None = None,
         *,
         parent: str | None = None,
+        initiator: str | None = None,
         message: str | None = None,
         timer: TimerDefinition | None = None,
         signal: str | None = None,
@@ -201,6 +202,7 @@ class ProcessBuilder:
                 retry_cycle=self._retry(id, retry_cycle),
                 error_code_variable=error_code_variable,
                 error_message_variable=error_message_variable,
+                initiator=initiator,
                 **trigger,
             )
         )
@@ -275,14 +277,19 @@ class ProcessBuilder:
         handler: str | None = None,
         topic: str | None = None,
         result_variable: str | None = None,
-        priority: int = 0,
+        priority: int | str = 0,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
         send: bool = False,
     ) -> ProcessBuilder:
-        """A service task (a send task with `send`): a handler, or external work on `topic`."""
+        """A service task (a send task with `send`): a handler, or external work on `topic`
+        (its `priority` a number or a `${...}` resolved when the external task is created)."""
         self._implementation(id, handler, topic)
+        if isinstance(priority, str) and not is_expression(priority):
+            raise self._error(f"priority '{priority}' is neither a number nor ${{...}}", id)
+        if isinstance(priority, str):
+            self._checked(id, "priority", priority)
         kind = SendTask if send else ServiceTask
         return self._add(
             kind(

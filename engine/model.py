@@ -114,6 +114,8 @@ class StartEvent(Node):
     interrupting: bool = True
     # camunda:formKey of a start form, kept as written.
     form_key: str | None = None
+    # camunda:initiator: the variable that receives the id of the user who started the instance.
+    initiator: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -141,7 +143,7 @@ class MessageThrow:
     handler: str | None = None
     topic: str | None = None
     result_variable: str | None = None
-    task_priority: int = 0
+    task_priority: int | str = 0
 
     @property
     def is_external(self) -> bool:
@@ -178,7 +180,7 @@ class Implemented(Protocol):
     @property
     def result_variable(self) -> str | None: ...
     @property
-    def task_priority(self) -> int: ...
+    def task_priority(self) -> int | str: ...
     @property
     def is_external(self) -> bool: ...
 
@@ -190,7 +192,8 @@ class ServiceTask(Node):
     handler: str | None = None
     topic: str | None = None
     result_variable: str | None = None
-    task_priority: int = 0
+    # camunda:taskPriority of its external task: a number, or a `${...}` resolved at creation.
+    task_priority: int | str = 0
 
     @property
     def kind(self) -> NodeKind:

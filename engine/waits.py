@@ -101,15 +101,34 @@ def user_task(
     )
 
 
-def external_task(node: Implemented, token: Token, now: datetime) -> ExternalTaskRow:
+def external_task(
+    node: Implemented,
+    token: Token,
+    now: datetime,
+    values: Mapping[str, Any] | None = None,
+    context: ExpressionContext | None = None,
+) -> ExternalTaskRow:
+    """The external task of `node`; a camunda:taskPriority expression is resolved over `values`
+    and `context` now, and must give an integer."""
     assert node.topic is not None
+    priority = node.task_priority
+    if isinstance(priority, str):
+        resolved = resolve(priority, values or {}, context or ExpressionContext(now=now))
+        if isinstance(resolved, str) and resolved.strip().lstrip("+-").isdigit():
+            resolved = int(resolved)
+        if not isinstance(resolved, int) or isinstance(resolved, bool) or abs(resolved) >= 2**63:
+            raise ExpressionError(
+                f"camunda:taskPriority of '{node.id}' gave {resolved!r}, not an integer",
+                node_id=node.id,
+            )
+        priority = resolved
     return ExternalTaskRow(
         id=new_id(),
         token_id=token.id,
         node_id=node.id,
         topic=node.topic,
         state=TaskState.OPEN,
-        priority=node.task_priority,
+        priority=priority,
         created_at=now,
         is_new=True,
     )

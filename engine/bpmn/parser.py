@@ -28,7 +28,7 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
+from engine.expressions import compile_expression, is_expression
 from engine.model import (
     DEFAULT_LIMITS,
     BoundaryEvent,
@@ -341,6 +341,8 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
 
 def _common(element: Element, ctx: _Context) -> dict[str, Any]:
     node_id = element.get("id")  # present: see generate_ids
+    # camunda:jobPriority (here and on the process) is accepted and ignored: due jobs are taken
+    # in the order they fell due, with no priorities among them.
     # camunda:exclusive is read (it must be true or false) and changes nothing: every command
     # of an instance holds the instance's row lock, so its jobs never run at the same time,
     # which is what exclusive="true" asks of Camunda (and stricter than exclusive="false").
@@ -521,7 +523,16 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     form_key = element.get(_camunda("formKey"))
     if form_key is not None:
         form_key = ctx.checked_text(element, "camunda:formKey", form_key)
-    return StartEvent(**common, **trigger, interrupting=interrupting, form_key=form_key)
+    initiator = element.get(_camunda("initiator"))
+    if initiator is not None and (not initiator.strip() or "${" in initiator):
+        raise ctx.error("camunda:initiator must name a variable", element)
+    return StartEvent(
+        **common,
+        **trigger,
+        interrupting=interrupting,
+        form_key=form_key,
+        initiator=initiator.strip() if initiator else None,
+    )
 
 
 def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
@@ -647,13 +658,20 @@ def _implementation(
     if len(handlers) + (topic is not None) > 1:
         raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
     priority = element.get(_camunda("taskPriority"), "0").strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", priority):
-        raise error(f"camunda:taskPriority must be an integer, not '{priority}'")
+    task_priority: int | str
+    if is_expression(priority):
+        task_priority = ctx.checked_text(element, "camunda:taskPriority", priority)
+    elif re.fullmatch(r"[+-]?[0-9]+", priority):
+        task_priority = int(priority)
+    else:
+        raise error(
+            f"camunda:taskPriority must be an integer or a ${{...}} expression, not '{priority}'"
+        )
     return {
         "handler": handlers[0] if handlers else None,
         "topic": topic,
         "result_variable": element.get(_camunda("resultVariable")),
-        "task_priority": int(priority),
+        "task_priority": task_priority,
     }
 
 
@@ -855,6 +873,8 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
                     node_element,
                 )
         wired.append(replace(node, incoming=incoming, outgoing=outgoing))
+    # camunda:candidateStarterUsers / camunda:candidateStarterGroups (like camunda:potentialStarter)
+    # are accepted and ignored: who may start an instance is the role of the caller (app/auth.py).
     model = ProcessModel(
         key=key,
         name=element.get("name"),

@@ -268,6 +268,7 @@ def _node(
         element.set("isInterrupting", "false")
     if isinstance(node, StartEvent):
         _set(element, _camunda("formKey"), node.form_key)
+        _set(element, _camunda("initiator"), node.initiator)
     if isinstance(node, SubProcess) and node.triggered_by_event:
         element.set("triggeredByEvent", "true")
     if isinstance(node, ReceiveTask):

@@ -18,7 +18,9 @@ class TaskMoves(EventMoves):
         run = self.run
         if node.is_external:
             self._wait(token)
-            external = waits.external_task(node, token, run.now)
+            values = run.variable_values() if isinstance(node.task_priority, str) else {}
+            expression_context = self._context(token, values)
+            external = waits.external_task(node, token, run.now, values, expression_context)
             run.external_tasks[external.id] = external
             return
         assert node.handler is not None
