@@ -282,10 +282,18 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
         send: bool = False,
+        expression: str | None = None,
     ) -> ProcessBuilder:
-        """A service task (a send task with `send`): a handler, or external work on `topic`
-        (its `priority` a number or a `${...}` resolved when the external task is created)."""
+        """A service task (a send task with `send`): a handler, external work on `topic` (its
+        `priority` a number or a `${...}` resolved when the external task is created), or an
+        `expression` evaluated, its value going to `result_variable`."""
         self._implementation(id, handler, topic)
+        compiled = None
+        if expression is not None:
+            if not is_expression(expression):
+                raise self._error(f"expression '{expression}' is not one ${{...}}", id)
+            self._checked(id, "expression", expression)
+            compiled = compile_expression(expression)
         if isinstance(priority, str) and not is_expression(priority):
             raise self._error(f"priority '{priority}' is neither a number nor ${{...}}", id)
         if isinstance(priority, str):
@@ -300,6 +308,7 @@ class ProcessBuilder:
                 topic=topic,
                 result_variable=result_variable,
                 task_priority=priority,
+                expression=compiled,
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),

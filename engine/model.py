@@ -194,6 +194,9 @@ class ServiceTask(Node):
     result_variable: str | None = None
     # camunda:taskPriority of its external task: a number, or a `${...}` resolved at creation.
     task_priority: int | str = 0
+    # camunda:expression that is more than a handler's name: evaluated (it may only read), its
+    # value going to `result_variable` when there is one.
+    expression: Expression | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -559,7 +562,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
             raise fail("a start event cannot have incoming flows", node.id, node.line)
         if isinstance(node, EndEvent) and node.outgoing:
             raise fail("an end event cannot have outgoing flows", node.id, node.line)
-        if isinstance(node, ServiceTask) and (node.handler is None) == (node.topic is None):
+        if isinstance(node, ServiceTask) and _implementations(node) != 1:
             what = "a send task" if isinstance(node, SendTask) else "a service task"
             raise fail(
                 f"{what} needs exactly one implementation: camunda:delegateExpression, "
@@ -593,6 +596,10 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
 
 
 _Fail = Callable[[str, str, "int | None"], ModelError]
+
+
+def _implementations(task: ServiceTask) -> int:
+    return sum(given is not None for given in (task.handler, task.topic, task.expression))
 
 
 def _scope_name(scope_id: str | None) -> str:

@@ -627,20 +627,34 @@ def _handler_expression(
 
 
 def _implementation(
-    element: Element, ctx: _Context, owner_id: str, what: str = "a service task"
+    element: Element,
+    ctx: _Context,
+    owner_id: str,
+    what: str = "a service task",
+    evaluates: bool = False,
 ) -> dict[str, Any]:
     """The service-task implementation written on `element` (a service or send task, or a
     message throw event's messageEventDefinition): a handler by camunda:delegateExpression,
     camunda:expression or camunda:class, or camunda:type="external" with camunda:topic; with its
-    camunda:resultVariable and camunda:taskPriority. Several, or none, are the caller's concern."""
+    camunda:resultVariable and camunda:taskPriority. Several, or none, are the caller's concern.
+    Where it `evaluates` (a service or send task), a camunda:expression that is more than a name
+    is an expression to evaluate."""
 
     def error(message: str) -> ModelError:
         return ctx.error(message, element, owner_id)
 
     handlers: list[str] = []
+    expression = None
     for attribute in ("delegateExpression", "expression"):
         value = element.get(_camunda(attribute))
-        if value is not None:
+        if value is None:
+            continue
+        if evaluates and attribute == "expression" and not _names_handler(value):
+            try:
+                expression = compile_expression(value)
+            except ExpressionError as exc:
+                raise error(f"camunda:expression: {exc.message}") from None
+        else:
             handlers.append(_handler_expression(element, ctx, attribute, value, owner_id))
     class_name = element.get(_camunda("class"))
     if class_name is not None:
@@ -655,7 +669,7 @@ def _implementation(
         raise error('camunda:type="external" needs a camunda:topic')
     if topic is not None and kind != "external":
         raise error('camunda:topic needs camunda:type="external"')
-    if len(handlers) + (topic is not None) > 1:
+    if len(handlers) + (topic is not None) + (expression is not None) > 1:
         raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
     priority = element.get(_camunda("taskPriority"), "0").strip()
     task_priority: int | str
@@ -667,12 +681,21 @@ def _implementation(
         raise error(
             f"camunda:taskPriority must be an integer or a ${{...}} expression, not '{priority}'"
         )
-    return {
+    found = {
         "handler": handlers[0] if handlers else None,
         "topic": topic,
         "result_variable": element.get(_camunda("resultVariable")),
         "task_priority": task_priority,
     }
+    return {**found, "expression": expression} if evaluates else found
+
+
+def _names_handler(value: str) -> bool:
+    """`${name}`: a handler's name (a text that does not compile is reported as the handler's)."""
+    try:
+        return compile_expression(value).identifier is not None
+    except ExpressionError:
+        return True
 
 
 def _service_task(element: Element, ctx: _Context) -> Node:
@@ -680,8 +703,8 @@ def _service_task(element: Element, ctx: _Context) -> Node:
     _check_children(element, ctx)
     send = _local(element) == "sendTask"
     what = "a send task" if send else "a service task"
-    implementation = _implementation(element, ctx, common["id"], what)
-    if implementation["handler"] is None and implementation["topic"] is None:
+    implementation = _implementation(element, ctx, common["id"], what, evaluates=True)
+    if all(implementation[key] is None for key in ("handler", "topic", "expression")):
         raise ctx.error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what), element)
     return (SendTask if send else ServiceTask)(**common, **implementation)
 

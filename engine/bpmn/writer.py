@@ -279,6 +279,8 @@ def _node(
         element.set(_camunda("asyncAfter"), "true")
     if isinstance(node, ServiceTask):
         _implementation(element, node)
+        if node.expression is not None:
+            element.set(_camunda("expression"), node.expression.source)
     elif isinstance(node, UserTask):
         for field_name, attribute in _USER_TASK_ATTRIBUTES:
             _set(element, _camunda(attribute), getattr(node, field_name))

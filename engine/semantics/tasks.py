@@ -6,9 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine import waits
-from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
+from engine.errors import (
+    BpmnError,
+    ExpressionError,
+    HandlerError,
+    InterlockError,
+    NeedsTransaction,
+)
+from engine.expressions import Expression
 from engine.handlers import TaskContext
-from engine.model import Implemented
+from engine.model import Implemented, ServiceTask
 from engine.runtime import Token
 from engine.semantics.events import EventMoves
 
@@ -22,6 +29,9 @@ class TaskMoves(EventMoves):
             expression_context = self._context(token, values)
             external = waits.external_task(node, token, run.now, values, expression_context)
             run.external_tasks[external.id] = external
+            return
+        if isinstance(node, ServiceTask) and node.expression is not None:
+            self._expression_task(token, node, node.expression)
             return
         assert node.handler is not None
         if self.optimistic:
@@ -64,3 +74,16 @@ class TaskMoves(EventMoves):
             updates.update(returned)
         self.set_variables(updates)
         self._leave(token, self.model.node(node.id))
+
+    def _expression_task(self, token: Token, node: ServiceTask, expression: Expression) -> None:
+        """camunda:expression evaluated in the execution's context; its value goes to the result
+        variable, if the task names one."""
+        values = self.run.variable_values()
+        try:
+            value = expression.evaluate(values, self._context(token, values))
+        except ExpressionError as exc:
+            message = f"camunda:expression of service task '{node.id}' failed: {exc.message}"
+            raise ExpressionError(message, node_id=node.id) from exc
+        if node.result_variable is not None:
+            self.set_variables({node.result_variable: value})
+        self._leave(token, node)
