@@ -38,21 +38,34 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from engine.bpmn.parser import is_handler_name, retry_cycle_problem, timer_problem
+from engine.bpmn.parser import (
+    is_handler_name,
+    retry_cycle_problem,
+    script_format,
+    timer_problem,
+)
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression, is_expression
 from engine.model import (
+    EXECUTION_EVENTS,
+    TAKE_EVENT,
+    TASK_EVENTS,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
+    Listener,
     Node,
     NoneTask,
     ParallelGateway,
     ProcessModel,
     ReceiveTask,
+    Script,
+    ScriptCondition,
+    ScriptTask,
     SendTask,
     SequenceFlow,
     ServiceTask,
@@ -75,6 +88,7 @@ class ProcessBuilder:
         self._nodes: list[Node] = []
         self._flows: list[SequenceFlow] = []
         self._ids: set[str] = set()
+        self._process_listeners: list[Listener] = []
 
     def _error(self, message: str, element_id: str) -> ModelError:
         return ModelError(message, file=self._file, element_id=element_id)
@@ -595,6 +609,118 @@ class ProcessBuilder:
             )
         )
 
+    def event_based_gateway(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """Waits for the intermediate catch events its flows lead to; the first to occur wins."""
+        return self._add(
+            EventBasedGateway(
+                id=id,
+                name=name,
+                parent=parent,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def script_task(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        script: str,
+        format: str = "javascript",
+        result_variable: str | None = None,
+        parent: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """A task that runs `script`: JavaScript, or a `${}` expression with format "juel"."""
+        return self._add(
+            ScriptTask(
+                id=id,
+                name=name,
+                parent=parent,
+                script=self._script(id, format, script),
+                result_variable=result_variable,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def _script(self, element_id: str, format: str, source: str) -> Script:
+        kind = script_format(format)
+        if kind is None:
+            raise self._error(f"script language '{format}' is not supported", element_id)
+        if not source.strip():
+            raise self._error("the script is empty", element_id)
+        if kind == "expression":
+            source = source.strip()
+            try:
+                compile_expression(source)
+            except ExpressionError as error:
+                raise self._error(f"script: {error.message}", element_id) from None
+        return Script(format=kind, source=source)
+
+    def listener(
+        self,
+        element_id: str,
+        event: str,
+        *,
+        handler: str | None = None,
+        script: str | None = None,
+        format: str = "javascript",
+        task: bool = False,
+    ) -> ProcessBuilder:
+        """Add a listener to the node, sequence flow or process (its key) `element_id`, already
+        added: an execution listener on `start`/`end` (`take` on a flow), or with `task` a task
+        listener of a user task on `create`/`assignment`/`complete`/`delete`. Either a registered
+        `handler` or a `script`."""
+        if (handler is None) == (script is None):
+            raise self._error("a listener needs either a handler or a script", element_id)
+        if handler is not None and not is_handler_name(handler):
+            message = f"handler '{handler}' is not a name or a dotted class name"
+            raise self._error(message, element_id)
+        made = Listener(
+            event=event,
+            handler=handler,
+            script=None if script is None else self._script(element_id, format, script),
+        )
+        for index, flow in enumerate(self._flows):
+            if flow.id == element_id and not task:
+                if event != TAKE_EVENT:
+                    raise self._error("a sequence flow's listeners run on take", element_id)
+                self._flows[index] = replace(flow, listeners=(*flow.listeners, made))
+                return self
+        for index, node in enumerate(self._nodes):
+            if node.id != element_id:
+                continue
+            if task:
+                if not isinstance(node, UserTask):
+                    raise self._error("task listeners belong on a user task", element_id)
+                if event not in TASK_EVENTS:
+                    raise self._error(f"task listener event '{event}' is unknown", element_id)
+                self._nodes[index] = replace(node, task_listeners=(*node.task_listeners, made))
+            else:
+                if event not in EXECUTION_EVENTS:
+                    raise self._error(f"execution listener event '{event}' is unknown", element_id)
+                self._nodes[index] = replace(node, listeners=(*node.listeners, made))
+            return self
+        if element_id == self._key and not task and event in EXECUTION_EVENTS:
+            self._process_listeners.append(made)
+            return self
+        raise self._error("a listener needs an element added before it", element_id)
+
     def flow(
         self,
         source: str,
@@ -602,12 +728,20 @@ class ProcessBuilder:
         *,
         id: str | None = None,
         condition: str | None = None,
+        condition_language: str | None = None,
         name: str | None = None,
     ) -> ProcessBuilder:
+        """A sequence flow; `condition` is a `${}` expression, or JavaScript when
+        `condition_language` is "javascript"."""
         flow_id = id if id is not None else f"Flow_{source}_{target}"
         self._claim(flow_id)
-        compiled: Expression | None = None
-        if condition is not None:
+        compiled: Expression | ScriptCondition | None = None
+        if condition is not None and condition_language is not None:
+            if script_format(condition_language) != "javascript":
+                message = f"script language '{condition_language}' is not supported"
+                raise self._error(message, flow_id)
+            compiled = ScriptCondition(source=condition, language=condition_language)
+        elif condition is not None:
             try:
                 compiled = compile_expression(condition)
             except ExpressionError as error:
@@ -652,5 +786,6 @@ class ProcessBuilder:
             nodes=nodes,
             flows=tuple(self._flows),
             version_tag=self._version_tag,
+            listeners=tuple(self._process_listeners),
         )
         return validate(model, file=self._file)

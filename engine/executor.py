@@ -130,6 +130,10 @@ class EngineSettings:
     max_lock_duration_ms: int = 86_400_000
     max_retry_timeout_ms: int = 2_592_000_000
     max_fetch_tasks: int = 1000
+    # How long one script of a model (engine/scripting.py) may run, and how large its
+    # isolate's heap may grow, before the command that runs it fails.
+    script_timeout_ms: int = 1000
+    script_max_memory_bytes: int = 64 * 1024 * 1024
 
     @property
     def timer_limits(self) -> TimerLimits:

@@ -25,9 +25,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import timers
+
+if TYPE_CHECKING:
+    from engine.runtime import InstanceRun, Token, UserTaskRow
 
 
 class CallFailure(Exception):
@@ -85,6 +88,45 @@ class ExpressionContext:
         if name == "authenticatedUserId":
             return True, self.authenticated_user_id
         return False, None
+
+
+def context_for(
+    run: InstanceRun,
+    token: Token | None,
+    values: Mapping[str, Any],
+    task: TaskFacts | None = None,
+) -> ExpressionContext:
+    """The context of an expression evaluated in `run` for `token` (None: for the instance, with
+    no execution), over `values`: the execution, `task` when there is one, the authenticated
+    user and the command's clock."""
+    execution = None
+    if token is not None:
+        execution = ExecutionFacts(
+            id=str(token.id),
+            process_instance_id=str(run.instance.id),
+            activity_id=token.node_id,
+            business_key=run.instance.business_key,
+            process_definition_id=run.instance.definition_id,
+            variables=values,
+        )
+    return ExpressionContext(
+        now=run.now,
+        execution=execution,
+        task=task,
+        authenticated_user_id=run.authenticated_user_id,
+    )
+
+
+def task_facts(task: UserTaskRow, values: Mapping[str, Any]) -> TaskFacts:
+    """A user task as expressions see it."""
+    return TaskFacts(
+        id=str(task.id),
+        task_definition_key=task.node_id,
+        name=task.name,
+        assignee=task.assignee,
+        priority=task.priority,
+        variables=values,
+    )
 
 
 # --- functions ---------------------------------------------------------------------------------

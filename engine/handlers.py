@@ -14,7 +14,9 @@ from engine.errors import InterlockError
 
 
 class TaskContext:
-    """What a handler sees: identifiers, the variables, and a way to set variables."""
+    """What a handler sees: identifiers, the variables, and a way to set variables. A listener's
+    handler also sees the listener's `event_name`; a task listener's, the user task's `task_id`
+    and `assignee`, which `set_assignee` changes."""
 
     def __init__(
         self,
@@ -25,6 +27,9 @@ class TaskContext:
         token_id: UUID,
         variables: Mapping[str, Any],
         connection: Any,
+        event_name: str | None = None,
+        task_id: UUID | None = None,
+        assignee: str | None = None,
     ) -> None:
         self.instance_id = instance_id
         self.business_key = business_key
@@ -35,6 +40,10 @@ class TaskContext:
         # with the step (for example an insert into an application table).
         self.connection = connection
         self.updates: dict[str, Any] = {}
+        self.event_name = event_name
+        self.task_id = task_id
+        self.assignee = assignee
+        self.assignee_changed = False
 
     def get(self, name: str, default: Any = None) -> Any:
         if name in self.updates:
@@ -43,6 +52,10 @@ class TaskContext:
 
     def set(self, name: str, value: Any) -> None:
         self.updates[name] = value
+
+    def set_assignee(self, user_id: str | None) -> None:
+        """In a task listener: the user task's new assignee (None: nobody)."""
+        self.assignee, self.assignee_changed = user_id, True
 
 
 Handler = Callable[[TaskContext], Mapping[str, Any] | None]

@@ -8,11 +8,12 @@ changes nothing the engine does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from engine import scripting
 from engine.errors import ModelError
 from engine.expressions import Expression
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
@@ -30,11 +31,13 @@ class NodeKind(StrEnum):
     EXCLUSIVE_GATEWAY = "exclusiveGateway"
     PARALLEL_GATEWAY = "parallelGateway"
     INCLUSIVE_GATEWAY = "inclusiveGateway"
+    EVENT_BASED_GATEWAY = "eventBasedGateway"
     INTERMEDIATE_CATCH_EVENT = "intermediateCatchEvent"
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
     SUB_PROCESS = "subProcess"
     SEND_TASK = "sendTask"
+    SCRIPT_TASK = "scriptTask"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -71,6 +74,56 @@ class TimerDefinition:
     text: str
 
 
+ScriptFormat = Literal["javascript", "expression"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Script:
+    """A script as the model holds it: JavaScript (run in the isolate of engine/scripting.py) or
+    a `${}` expression (`juel`/`expression` formats). A `camunda:resource` is read into `source`
+    when the deployment is made; `resource` keeps the name it was read from."""
+
+    format: ScriptFormat
+    source: str
+    resource: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptCondition:
+    """A sequence flow's condition written in JavaScript (`language="javascript"`): its value over
+    the visible variables must be a boolean."""
+
+    source: str
+    language: str = "javascript"
+
+    def evaluate(self, values: Mapping[str, Any]) -> bool:
+        """The condition's value over `values`, in an isolate of its own (a running instance
+        evaluates it in its command's isolate instead; see engine/semantics/listeners.py)."""
+        value = scripting.evaluate(self.source, values, where="condition")
+        if not isinstance(value, bool):
+            message = f"condition: the script's value is {value!r}, not a boolean"
+            raise scripting.ScriptError(message)
+        return value
+
+
+# Execution listener events (`take` only on sequence flows) and task listener events.
+EXECUTION_EVENTS = ("start", "end")
+TAKE_EVENT = "take"
+TASK_EVENTS = ("create", "assignment", "complete", "delete")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Listener:
+    """An execution or task listener: either a Python handler registered under `handler`
+    (camunda:class, or camunda:expression / camunda:delegateExpression naming one), or a
+    `script`."""
+
+    event: str
+    handler: str | None = None
+    script: Script | None = None
+    line: int | None = field(default=None, compare=False)
+
+
 @dataclass(frozen=True, kw_only=True)
 class Node:
     id: str
@@ -83,6 +136,8 @@ class Node:
     parent: str | None = None
     # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
     retry_cycle: str | None = None
+    # camunda:executionListener on `start` and `end`, in document order.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -228,10 +283,24 @@ class UserTask(Node):
     follow_up_date: str | None = None
     priority: str | None = None
     form_key: str | None = None
+    # camunda:taskListener on create, assignment, complete and delete, in document order.
+    task_listeners: tuple[Listener, ...] = ()
 
     @property
     def kind(self) -> NodeKind:
         return NodeKind.USER_TASK
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScriptTask(Node):
+    """Runs `script`; its value goes to `result_variable` when one is named."""
+
+    script: Script
+    result_variable: str | None = None
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SCRIPT_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -295,6 +364,16 @@ class InclusiveGateway(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
+class EventBasedGateway(Node):
+    """The token waits here for every catch event its outgoing flows lead to at once; the first
+    to occur wins, the others' waits are retired, and the token goes on through the winner."""
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.EVENT_BASED_GATEWAY
+
+
+@dataclass(frozen=True, kw_only=True)
 class IntermediateCatchEvent(Node):
     """The token waits here for exactly one of: a timer, a message, a signal."""
 
@@ -350,7 +429,7 @@ class SubProcess(Node):
         return NodeKind.SUB_PROCESS
 
 
-ACTIVITY_TYPES = (NoneTask, ServiceTask, UserTask, ReceiveTask, SubProcess)
+ACTIVITY_TYPES = (NoneTask, ServiceTask, ScriptTask, UserTask, ReceiveTask, SubProcess)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -359,7 +438,9 @@ class SequenceFlow:
     source: str
     target: str
     name: str | None = None
-    condition: Expression | None = None
+    condition: Expression | ScriptCondition | None = None
+    # camunda:executionListener on `take`.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -374,6 +455,8 @@ class ProcessModel:
     nodes: tuple[Node, ...] = ()
     flows: tuple[SequenceFlow, ...] = ()
     version_tag: str | None = None
+    # The process's camunda:executionListener on `start` and `end`.
+    listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -395,6 +478,8 @@ class ProcessModel:
     # For each converging inclusive gateway, the nodes of its scope from which a token can still
     # reach it: computed once per model, asked whenever such a join may fire.
     _upstream_of_join: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
+    # The catch events an event-based gateway waits for on their behalf.
+    _after_event_gateway: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -424,6 +509,12 @@ class ProcessModel:
             {k: tuple(v) for k, v in event_subprocesses.items()},
         )
         object.__setattr__(self, "_upstream_of_join", self._inclusive_upstreams())
+        gateways = {n.id for n in self.nodes if isinstance(n, EventBasedGateway)}
+        object.__setattr__(
+            self,
+            "_after_event_gateway",
+            frozenset(f.target for f in self.flows if f.source in gateways),
+        )
 
     def _inclusive_upstreams(self) -> dict[str, frozenset[str]]:
         """Walk back from each converging inclusive gateway along the flows into each node, and
@@ -475,6 +566,11 @@ class ProcessModel:
         """The nodes from which a token can still reach the converging inclusive gateway
         `join_id` (the gateway itself not included)."""
         return self._upstream_of_join.get(join_id, frozenset())
+
+    def follows_event_gateway(self, node_id: str) -> bool:
+        """Whether `node_id` is a catch event an event-based gateway waits for: a token arrives
+        there only once its event has occurred."""
+        return node_id in self._after_event_gateway
 
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
         return self._boundary_by_activity.get(activity_id, ())
@@ -590,6 +686,8 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
                     raise fail(
                         "a parallel gateway's outgoing flows cannot have conditions", flow_id, None
                     )
+        if isinstance(node, EventBasedGateway):
+            _validate_event_gateway(model, node, fail)
         _validate_events(model, node, fail)
     _validate_starts(model, fail)
     return model
@@ -691,6 +789,47 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             )
         if node.is_error and not node.cancel_activity:
             raise fail("an error boundary event is always interrupting", node.id, node.line)
+
+
+def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fail: _Fail) -> None:
+    """As Camunda 7 requires: no asynchronous continuation after it; entered by a flow (never a
+    process start); outgoing flows without conditions (a condition would never be evaluated),
+    each to an intermediate catch event of a message, a timer or a signal that no other flow
+    enters. (Camunda 7 accepts a single outgoing flow, which BPMN does not; so do we.)"""
+    if gateway.async_after:
+        message = "camunda:asyncAfter is not supported on an event-based gateway"
+        raise fail(message, gateway.id, gateway.line)
+    if not gateway.incoming:
+        raise fail(
+            "an event-based gateway needs an incoming flow (instantiating gateways are not "
+            "supported)",
+            gateway.id,
+            gateway.line,
+        )
+    if not gateway.outgoing:
+        message = "an event-based gateway needs an outgoing flow to a catch event"
+        raise fail(message, gateway.id, gateway.line)
+    for flow_id in gateway.outgoing:
+        flow = model.flow(flow_id)
+        if flow.condition is not None:
+            raise fail(
+                "an event-based gateway's outgoing flows cannot have conditions", flow.id, flow.line
+            )
+        target = model.node(flow.target)
+        if not isinstance(target, IntermediateCatchEvent):
+            raise fail(
+                f"an event-based gateway can only lead to intermediate catch events of a "
+                f"message, a timer or a signal, not to {target.kind.value} '{target.id}'",
+                gateway.id,
+                gateway.line,
+            )
+        if len(target.incoming) != 1:
+            raise fail(
+                f"an intermediate catch event after event-based gateway '{gateway.id}' cannot "
+                "have other incoming flows",
+                target.id,
+                target.line,
+            )
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:

@@ -224,6 +224,11 @@ class LiveDiagram {
       this.mark(id, "join-waiting");
       this.badge(id, { top: 14, left: -40 }, badge);
     });
+    Object.entries(state.gateway_waits || {}).forEach(([id, events]) => {
+      const badge = el("div", "badge wait-badge", plural(events.length, "event"), "waiting for: " + events.join(", "));
+      badge.dataset.node = id;
+      this.badge(id, { top: 14, left: -40 }, badge);
+    });
     Object.entries(state.incidents || {}).forEach(([id, count]) => {
       if (this.mark(id, "has-incident")) {
         const badge = el("div", "badge incident-badge", plural(count, "incident"));

@@ -12,6 +12,7 @@ from engine.api import IncidentView
 from engine.model import (
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -125,6 +126,7 @@ def activity_type(node: Node) -> str:
         (ExclusiveGateway, "exclusiveGateway"),
         (ParallelGateway, "parallelGateway"),
         (InclusiveGateway, "inclusiveGateway"),
+        (EventBasedGateway, "eventBasedGateway"),
         (SubProcess, "subProcess"),
     ]
     for kind, name in simple:
@@ -163,6 +165,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "exclusiveGateway": "exclusiveGateway",
     "parallelGateway": "parallelGateway",
     "inclusiveGateway": "inclusiveGateway",
+    "eventBasedGateway": "eventBasedGateway",
     "subProcess": "subProcess",
 }
 

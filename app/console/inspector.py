@@ -12,14 +12,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.console.common import engine_of, read, render
+from app.console.common import engine_of, read, render, when
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
-from engine.model import InclusiveGateway, ProcessModel
+from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel
 from engine.queries import console, definitions
 from engine.queries import instances as queries
-from engine.queries.console import JoinState
+from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
 from engine.states import TokenState, VisitState
 
@@ -102,6 +102,40 @@ def _join_lines(
 
 
 @dataclass(frozen=True)
+class GatewayWait:
+    """A token waiting at an event-based gateway and what it waits for, in the order of the
+    gateway's flows: "message 'payment'", "timer due 2026-06-01 10:00:00", "signal 'cancel'"."""
+
+    token_id: UUID
+    gateway_id: str
+    events: list[str]
+
+
+def _describe_wait(wait: EventWait) -> str:
+    if wait.kind == "timer":
+        return f"timer due {when(wait.due_at)}"
+    return f"{wait.kind} '{wait.name}'"
+
+
+def _gateway_waits(
+    model: ProcessModel, tokens: list[TokenRow], waits: list[EventWait]
+) -> list[GatewayWait]:
+    by_token: dict[UUID, dict[str, EventWait]] = {}
+    for wait in waits:
+        by_token.setdefault(wait.token_id, {})[wait.node_id] = wait
+    lines = []
+    for token in tokens:
+        gateway = model.node(token.node_id) if model.has_node(token.node_id) else None
+        if not isinstance(gateway, EventBasedGateway) or token.state != TokenState.WAITING:
+            continue
+        listening = by_token.get(token.id, {})
+        events = [model.flow(f).target for f in gateway.outgoing]
+        described = [_describe_wait(listening[e]) for e in events if e in listening]
+        lines.append(GatewayWait(token.id, gateway.id, described))
+    return lines
+
+
+@dataclass(frozen=True)
 class TimelineEntry:
     visit: VisitRow
     seconds: float | None
@@ -141,6 +175,10 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
         context["joins"] = [
             line for line in _join_lines(model, joins, tokens) if keep(line.join.gateway_id)
+        ]
+        waits = console.event_waits(engine, instance_id)
+        context["gateway_waits"] = [
+            line for line in _gateway_waits(model, tokens, waits) if keep(line.gateway_id)
         ]
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
@@ -229,6 +267,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     visits = queries.visits(engine, instance_id)
     joins = console.join_states(engine, instance_id)
     incidents = engine.incidents(instance_id=instance_id)
+    waits = console.event_waits(engine, instance_id)
     live: dict[str, Counter[str]] = {}
     for token in tokens:
         if not TokenState(token.state).is_final:
@@ -236,6 +275,10 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
     entered = {v.node_id for v in visits}
     taken = [f.id for f in model.flows if f.source in completed and f.target in entered]
+    # Per gateway, what its waiting tokens wait for (several tokens: one after the other).
+    gateway_waits: dict[str, list[str]] = {}
+    for line in _gateway_waits(model, tokens, waits):
+        gateway_waits.setdefault(line.gateway_id, []).extend(line.events)
     return {
         "instance_id": str(instance_id),
         "state": info.state,
@@ -251,6 +294,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
             }
             for line in _join_lines(model, joins, tokens)
         },
+        "gateway_waits": gateway_waits,
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "completed": sorted(completed),
         "flows": taken,

@@ -31,18 +31,27 @@ from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression, is_expression
 from engine.model import (
     DEFAULT_LIMITS,
+    EXECUTION_EVENTS,
+    TAKE_EVENT,
+    TASK_EVENTS,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
+    Listener,
     ModelLimits,
     Node,
     NoneTask,
     ParallelGateway,
     ProcessModel,
     ReceiveTask,
+    Script,
+    ScriptCondition,
+    ScriptFormat,
+    ScriptTask,
     SendTask,
     SequenceFlow,
     ServiceTask,
@@ -108,8 +117,6 @@ IGNORED_EXTENSIONS = frozenset({"properties", "formData", "formProperty", "poten
 REJECTED_EXTENSIONS = frozenset(
     {
         "inputOutput",
-        "executionListener",
-        "taskListener",
         "field",
         "connector",
         "in",
@@ -118,6 +125,8 @@ REJECTED_EXTENSIONS = frozenset(
     }
 )
 RETRY_CYCLE = "failedJobRetryTimeCycle"
+EXECUTION_LISTENER = "executionListener"
+TASK_LISTENER = "taskListener"
 _TIMER_KINDS: dict[str, TimerKind] = {
     "timeDate": "date",
     "timeDuration": "duration",
@@ -280,8 +289,14 @@ class _Context:
 # --- extension elements ------------------------------------------------------------------------
 
 
-def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Element | None:
-    """Check the camunda: extensions of `element`; return its failedJobRetryTimeCycle, if any."""
+def _extensions(
+    element: Element,
+    ctx: _Context,
+    owner_id: str | None,
+    listeners: frozenset[str] = frozenset(),
+) -> Element | None:
+    """Check the camunda: extensions of `element`; return its failedJobRetryTimeCycle, if any.
+    The listener elements named in `listeners` may appear (they are read by `_listeners`)."""
     retry: Element | None = None
     for extensions in element.findall(_bpmn("extensionElements")):
         for child in _children(extensions):
@@ -293,6 +308,14 @@ def _extensions(element: Element, ctx: _Context, owner_id: str | None) -> Elemen
                     message = f"more than one camunda:{RETRY_CYCLE}"
                     raise ctx.error(message, child, owner_id)
                 retry = child
+            elif local in (EXECUTION_LISTENER, TASK_LISTENER):
+                if local not in listeners:
+                    where = (
+                        "a user task"
+                        if local == TASK_LISTENER
+                        else "a flow node, a sequence flow or a process"
+                    )
+                    raise ctx.error(f"camunda:{local} belongs on {where}", child, owner_id)
             elif local in REJECTED_EXTENSIONS:
                 message = (
                     f"{_qualified(child)} is not supported by this engine (it changes what "
@@ -317,16 +340,22 @@ def _described(element: Element) -> dict[str, Any]:
     return {"documentation": "\n\n".join(texts) if texts else None, "properties": properties}
 
 
-def _plain_extensions(element: Element, ctx: _Context, owner_id: str | None) -> None:
+def _plain_extensions(
+    element: Element,
+    ctx: _Context,
+    owner_id: str | None,
+    listeners: frozenset[str] = frozenset(),
+) -> None:
     """Extensions of an element that is not a flow node: no retry cycle there."""
-    retry = _extensions(element, ctx, owner_id)
+    retry = _extensions(element, ctx, owner_id, listeners)
     if retry is not None:
         message = f"camunda:{RETRY_CYCLE} belongs on a task, a subprocess or an event"
         raise ctx.error(message, retry, owner_id)
 
 
 def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
-    retry = _extensions(element, ctx, node_id)
+    allowed = {EXECUTION_LISTENER} | ({TASK_LISTENER} if _local(element) == "userTask" else set())
+    retry = _extensions(element, ctx, node_id, frozenset(allowed))
     if retry is None:
         return None
     text = "".join(retry.itertext()).strip()
@@ -334,6 +363,159 @@ def _retry_cycle(element: Element, ctx: _Context, node_id: str) -> str | None:
     if problem is not None:
         raise ctx.error(problem, retry, node_id)
     return text
+
+
+# --- scripts and listeners ---------------------------------------------------------------------
+
+# An element's script text may come from a camunda:resource file of its deployment: the deployment
+# writes the file's text into this attribute (see engine/bpmn/resources.py) before parsing.
+EMBEDDED_SCRIPT = "{urn:interlock:script}source"
+_PORTING = (
+    'port it to JavaScript (scriptFormat="javascript") or to a Python handler registered by '
+    'name (camunda:class or camunda:delegateExpression="${name}")'
+)
+_LISTENER_EXPRESSION = re.compile(
+    r"\$\{\s*([^\W\d][\w$]*)(?:\s*\.\s*([^\W\d][\w$]*)\s*\(\s*(?:execution|task)?\s*\))?\s*\}"
+)
+
+
+def script_format(written: str | None) -> ScriptFormat | None:
+    """The model's format for a scriptFormat attribute: "javascript", "expression", or None for a
+    language this engine does not run."""
+    value = (written or "").strip().lower()
+    if value in ("javascript", "ecmascript", "js"):
+        return "javascript"
+    if value in ("juel", "expression"):
+        return "expression"
+    return None
+
+
+def _script(
+    element: Element,
+    ctx: _Context,
+    owner_id: str | None,
+    written_format: str | None,
+    text: str,
+    resource: str | None,
+) -> Script:
+    """A script of `element`: its format checked, its text inline or read from its resource."""
+    if not (written_format or "").strip():
+        raise ctx.error("a script needs a scriptFormat (javascript)", element, owner_id)
+    kind = script_format(written_format)
+    if kind is None:
+        message = f"script language '{written_format}' is not supported by this engine; {_PORTING}"
+        raise ctx.error(message, element, owner_id)
+    embedded = element.get(EMBEDDED_SCRIPT)
+    if resource is not None:
+        if embedded is None:
+            message = (
+                f"camunda:resource '{resource}' was not found in the deployment; deploy the file "
+                "together with the process"
+            )
+            raise ctx.error(message, element, owner_id)
+        if text.strip():
+            message = "a script has either inline text or a camunda:resource, not both"
+            raise ctx.error(message, element, owner_id)
+        text = embedded
+    if not text.strip():
+        raise ctx.error("the script is empty", element, owner_id)
+    if kind == "expression":
+        try:
+            compile_expression(text.strip())
+        except ExpressionError as error:
+            raise ctx.error(f"script: {error.message}", element, owner_id) from None
+        text = text.strip()
+    return Script(format=kind, source=text, resource=resource)
+
+
+def listener_handler(value: str) -> str | None:
+    """The handler a listener's camunda:expression or camunda:delegateExpression names:
+    `${name}` names `name`, `${name.method(execution)}` names `name.method`. None for any other
+    text (which is never evaluated)."""
+    found = _LISTENER_EXPRESSION.fullmatch(value.strip())
+    if found is None:
+        return None
+    return f"{found.group(1)}.{found.group(2)}" if found.group(2) else found.group(1)
+
+
+def _listener(
+    child: Element, ctx: _Context, owner_id: str | None, events: tuple[str, ...], default: str
+) -> Listener:
+    local = _local(child)
+    event = (child.get("event") or default).strip()
+    if event == "timeout" and local == TASK_LISTENER:
+        message = (
+            "task listeners on timeout are not supported by this engine; attach a boundary "
+            "timer event to the user task instead"
+        )
+        raise ctx.error(message, child, owner_id)
+    if event not in events:
+        shown = ", ".join(events)
+        raise ctx.error(f"camunda:{local} event '{event}' is not one of {shown}", child, owner_id)
+    handlers: list[str] = []
+    class_name = child.get("class")
+    if class_name is not None:
+        if not is_handler_name(class_name.strip()):
+            raise ctx.error(f"camunda:{local} class '{class_name}' is not a class name", child)
+        handlers.append(class_name.strip())
+    for attribute in ("expression", "delegateExpression"):
+        value = child.get(attribute)
+        if value is None:
+            continue
+        name = listener_handler(value)
+        if name is None:
+            message = (
+                f"camunda:{local} {attribute} must name a registered handler as ${{name}} or "
+                f"${{name.method(execution)}}, not {value}"
+            )
+            raise ctx.error(message, child, owner_id)
+        handlers.append(name)
+    script: Script | None = None
+    for part in _children(child):
+        part_local = _local(part)
+        if _namespace(part) == CAMUNDA_NS and part_local == "script":
+            if script is not None:
+                raise ctx.error(f"camunda:{local} has more than one camunda:script", part)
+            script = _script(
+                part,
+                ctx,
+                owner_id,
+                part.get("scriptFormat"),
+                "".join(part.itertext()),
+                part.get("resource"),
+            )
+        elif _namespace(part) == CAMUNDA_NS and part_local == "field":
+            message = (
+                f"camunda:field on a camunda:{local} is not supported by this engine; read the "
+                "value from a process variable instead"
+            )
+            raise ctx.error(message, part, owner_id)
+        else:
+            raise ctx.unsupported(part, owner_id)
+    if len(handlers) + (script is not None) != 1:
+        message = (
+            f"camunda:{local} needs exactly one of class, expression, delegateExpression or a "
+            "camunda:script"
+        )
+        raise ctx.error(message, child, owner_id)
+    return Listener(
+        event=event,
+        handler=handlers[0] if handlers else None,
+        script=script,
+        line=child.sourceline,
+    )
+
+
+def _listeners(
+    element: Element, ctx: _Context, owner_id: str | None, local: str, events: tuple[str, ...]
+) -> tuple[Listener, ...]:
+    """The `camunda:<local>` listeners of `element`, in document order."""
+    default = TAKE_EVENT if events == (TAKE_EVENT,) else ""
+    return tuple(
+        _listener(child, ctx, owner_id, events, default)
+        for extensions in element.findall(_bpmn("extensionElements"))
+        for child in extensions.findall(_camunda(local))
+    )
 
 
 # --- flow nodes --------------------------------------------------------------------------------
@@ -354,6 +536,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         or ctx.boolean(element, _camunda("async")),
         "async_after": ctx.boolean(element, _camunda("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
+        "listeners": _listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
         "line": element.sourceline,
         **_described(element),
     }
@@ -709,6 +892,27 @@ def _service_task(element: Element, ctx: _Context) -> Node:
     return (SendTask if send else ServiceTask)(**common, **implementation)
 
 
+def _script_task(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx, frozenset({"script"}))
+    scripts = element.findall(_bpmn("script"))
+    if len(scripts) > 1:
+        raise ctx.error("a script task has more than one script", scripts[1])
+    text = "".join(scripts[0].itertext()) if scripts else ""
+    script = _script(
+        element,
+        ctx,
+        common["id"],
+        element.get("scriptFormat"),
+        text,
+        element.get(_camunda("resource")),
+    )
+    result = element.get(_camunda("resultVariable"))
+    if result is not None and not result.strip():
+        raise ctx.error("camunda:resultVariable is empty", element)
+    return ScriptTask(**common, script=script, result_variable=result)
+
+
 _USER_TASK_ATTRIBUTES = {
     "assignee": "assignee",
     "candidateUsers": "candidate_users",
@@ -729,7 +933,8 @@ def _user_task(element: Element, ctx: _Context) -> Node:
         fields[field_name] = (
             None if value is None else ctx.checked_text(element, f"camunda:{attribute}", value)
         )
-    return UserTask(**common, **fields)
+    listeners = _listeners(element, ctx, common["id"], TASK_LISTENER, TASK_EVENTS)
+    return UserTask(**common, **fields, task_listeners=listeners)
 
 
 def _task(element: Element, ctx: _Context) -> Node:
@@ -761,18 +966,36 @@ def _parallel_gateway(element: Element, ctx: _Context) -> Node:
     return ParallelGateway(**common)
 
 
+def _event_based_gateway(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    _check_children(element, ctx)
+    # An instantiating gateway starts the process by its events: not executable here.
+    if ctx.boolean(element, "instantiate"):
+        message = 'eventBasedGateway with instantiate="true" is not supported by this engine'
+        raise ctx.error(message, element)
+    kind = (element.get("eventGatewayType") or "Exclusive").strip()
+    if kind != "Exclusive":
+        message = (
+            f'eventBasedGateway with eventGatewayType="{kind}" is not supported by this engine'
+        )
+        raise ctx.error(message, element)
+    return EventBasedGateway(**common)
+
+
 NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "startEvent": _start_event,
     "endEvent": _end_event,
     "intermediateThrowEvent": _intermediate_throw_event,
     "serviceTask": _service_task,
     "sendTask": _service_task,
+    "scriptTask": _script_task,
     "userTask": _user_task,
     "task": _task,
     "manualTask": _task,
     "exclusiveGateway": _exclusive_gateway,
     "parallelGateway": _parallel_gateway,
     "inclusiveGateway": _inclusive_gateway,
+    "eventBasedGateway": _event_based_gateway,
     "intermediateCatchEvent": _intermediate_catch_event,
     "boundaryEvent": _boundary_event,
     "receiveTask": _receive_task,
@@ -786,33 +1009,43 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
 def _sequence_flow(element: Element, ctx: _Context) -> SequenceFlow:
     flow_id = element.get("id")  # present: see generate_ids
     _check_children(element, ctx, frozenset({"conditionExpression"}))
-    _plain_extensions(element, ctx, flow_id)
+    _plain_extensions(element, ctx, flow_id, frozenset({EXECUTION_LISTENER}))
     source, target = ctx.ref(element, "sourceRef"), ctx.ref(element, "targetRef")
     if not source or not target:
         raise ctx.error("sequenceFlow needs a sourceRef and a targetRef", element)
     conditions = element.findall(_bpmn("conditionExpression"))
     if len(conditions) > 1:
         raise ctx.error("sequenceFlow has more than one conditionExpression", element)
-    condition = None
-    if conditions:
-        condition_element = conditions[0]
-        language = condition_element.get("language")
-        if (language not in (None, "", "juel")) or condition_element.get(_camunda("resource")):
-            detail = f" (language '{language}')" if language else ""
-            message = f"script conditions are not supported{detail}; write a ${{...}} expression"
-            raise ctx.error(message, condition_element, flow_id)
-        text = "".join(condition_element.itertext()).strip()
-        try:
-            condition = compile_expression(text)
-        except ExpressionError as error:
-            message = f"invalid condition on sequence flow '{flow_id}': {error.message}"
-            raise ctx.error(message, condition_element, flow_id) from None
+    if not conditions:
+        return _flow_of(element, ctx, flow_id, source, target, None)
+    condition_element = conditions[0]
+    language = condition_element.get("language")
+    text = "".join(condition_element.itertext())
+    resource = condition_element.get(_camunda("resource"))
+    if language not in (None, "", "juel") or resource is not None:
+        script = _script(condition_element, ctx, flow_id, language or "juel", text, resource)
+        if script.format == "javascript":
+            condition = ScriptCondition(source=script.source, language=language or "javascript")
+            return _flow_of(element, ctx, flow_id, source, target, condition)
+        text = script.source
+    try:
+        expression = compile_expression(text.strip())
+    except ExpressionError as error:
+        message = f"invalid condition on sequence flow '{flow_id}': {error.message}"
+        raise ctx.error(message, condition_element, flow_id) from None
+    return _flow_of(element, ctx, flow_id, source, target, expression)
+
+
+def _flow_of(
+    element: Element, ctx: _Context, flow_id: str, source: str, target: str, condition: Any
+) -> SequenceFlow:
     return SequenceFlow(
         id=flow_id,
         source=source,
         target=target,
         name=element.get("name"),
         condition=condition,
+        listeners=_listeners(element, ctx, flow_id, EXECUTION_LISTENER, (TAKE_EVENT,)),
         line=element.sourceline,
         **_described(element),
     )
@@ -858,7 +1091,7 @@ def _scope(
                 _scope(child, ctx, node.id, nodes, flows)
         elif local == "extensionElements":
             if parent is None:  # a subprocess's own are checked with the node
-                _plain_extensions(element, ctx, owner)
+                _plain_extensions(element, ctx, owner, frozenset({EXECUTION_LISTENER}))
         elif parent is not None and local in ("incoming", "outgoing"):
             continue
         elif local not in _DECORATION:
@@ -904,6 +1137,7 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         nodes=tuple(wired),
         flows=tuple(flows),
         version_tag=element.get(_camunda("versionTag")),
+        listeners=_listeners(element, ctx, key, EXECUTION_LISTENER, EXECUTION_EVENTS),
         line=element.sourceline,
         **_described(element),
     )

@@ -27,11 +27,14 @@ from engine.model import (
     ExclusiveGateway,
     Implemented,
     InclusiveGateway,
+    Listener,
     MessageThrow,
     Node,
     ProcessModel,
     Properties,
     ReceiveTask,
+    ScriptCondition,
+    ScriptTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
@@ -75,13 +78,35 @@ def _formal_expression(parent: Element, local: str, text: str) -> None:
     child.text = text
 
 
+def _listener(extensions: Element, local: str, listener: Listener) -> None:
+    child = etree.SubElement(extensions, _camunda(local))
+    child.set("event", listener.event)
+    if listener.handler is not None and _is_identifier(listener.handler):
+        child.set("delegateExpression", f"${{{listener.handler}}}")
+    elif listener.handler is not None:
+        child.set("class", listener.handler)
+    if listener.script is not None:
+        script = etree.SubElement(child, _camunda("script"))
+        script.set("scriptFormat", _SCRIPT_FORMATS[listener.script.format])
+        script.text = listener.script.source
+
+
+_SCRIPT_FORMATS = {"javascript": "javascript", "expression": "juel"}
+
+
 def _described(
-    element: Element, documentation: str | None, properties: Properties, retry: str | None = None
+    element: Element,
+    documentation: str | None,
+    properties: Properties,
+    retry: str | None = None,
+    listeners: tuple[Listener, ...] = (),
+    task_listeners: tuple[Listener, ...] = (),
 ) -> None:
-    """bpmn:documentation first, then the extensions: camunda:properties and the retry cycle."""
+    """bpmn:documentation first, then the extensions: camunda:properties, the retry cycle and
+    the listeners."""
     if documentation is not None:
         etree.SubElement(element, _bpmn("documentation")).text = documentation
-    if not properties and retry is None:
+    if not properties and retry is None and not listeners and not task_listeners:
         return
     extensions = etree.SubElement(element, _bpmn("extensionElements"))
     if properties:
@@ -92,6 +117,10 @@ def _described(
             item.set("value", value)
     if retry is not None:
         etree.SubElement(extensions, _camunda("failedJobRetryTimeCycle")).text = retry
+    for listener in listeners:
+        _listener(extensions, "executionListener", listener)
+    for listener in task_listeners:
+        _listener(extensions, "taskListener", listener)
 
 
 def _is_identifier(name: str) -> bool:
@@ -286,11 +315,18 @@ def _node(
             _set(element, _camunda(attribute), getattr(node, field_name))
     elif isinstance(node, ExclusiveGateway | InclusiveGateway):
         _set(element, "default", node.default_flow)
-    _described(element, node.documentation, node.properties, node.retry_cycle)
+    elif isinstance(node, ScriptTask):
+        element.set("scriptFormat", _SCRIPT_FORMATS[node.script.format])
+        _set(element, _camunda("resultVariable"), node.result_variable)
+    task_listeners = node.task_listeners if isinstance(node, UserTask) else ()
+    described = (node.documentation, node.properties, node.retry_cycle)
+    _described(element, *described, node.listeners, task_listeners)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:
         etree.SubElement(element, _bpmn("outgoing")).text = flow_id
+    if isinstance(node, ScriptTask):
+        etree.SubElement(element, _bpmn("script")).text = node.script.source
     _event_definitions(element, node, refs)
     if isinstance(node, SubProcess):
         _scope(element, model, node.id, refs, flows)
@@ -318,8 +354,11 @@ def _flow(process: Element, flow: SequenceFlow) -> None:
     _set(element, "name", flow.name)
     element.set("sourceRef", flow.source)
     element.set("targetRef", flow.target)
-    _described(element, flow.documentation, flow.properties)
-    if flow.condition is not None:
+    _described(element, flow.documentation, flow.properties, listeners=flow.listeners)
+    if isinstance(flow.condition, ScriptCondition):
+        _formal_expression(element, "conditionExpression", flow.condition.source)
+        element[-1].set("language", flow.condition.language)
+    elif flow.condition is not None:
         _formal_expression(element, "conditionExpression", flow.condition.source)
 
 
@@ -363,7 +402,7 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, "name", model.name)
             process.set("isExecutable", "true")
             _set(process, _camunda("versionTag"), model.version_tag)
-            _described(process, model.documentation, model.properties)
+            _described(process, model.documentation, model.properties, listeners=model.listeners)
             _scope(process, model, None, refs, _flows_by_scope(model))
         for name, message_id in refs.messages.items():
             message = etree.SubElement(root, _bpmn("message"))

@@ -8,6 +8,7 @@ from engine.errors import Conflict
 from engine.executor import Tx
 from engine.model import ProcessModel
 from engine.runtime import InstanceRun
+from engine.scripting import ScriptLimits
 from engine.semantics import Advance
 from engine.states import InstanceState
 from engine.store import runs
@@ -47,6 +48,9 @@ def new_advance(tx: Tx, run: InstanceRun, model: ProcessModel) -> Advance:
         default_retries=tx.settings.default_retries,
         unhandled_error=tx.settings.unhandled_bpmn_error,
         timer_limits=tx.settings.timer_limits,
+        script_limits=ScriptLimits(
+            tx.settings.script_timeout_ms / 1000, tx.settings.script_max_memory_bytes
+        ),
     )
 
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.bpmn.parser import parse_bpmn
+from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.errors import BadRequest, ModelError
 from engine.executor import EngineSettings, Result, Tx
 from engine.ids import new_id
@@ -57,9 +58,13 @@ class Deploy:
 
     def execute(self, tx: Tx) -> DeploymentResult:
         limits = _limits(tx.settings)
-        parsed = [
-            (resource, model) for resource in self.resources for model in _parse(resource, limits)
+        scripts = {r.name: r.content for r in self.resources if is_script_resource(r.name)}
+        processes = [
+            Resource(r.name, embed_scripts(r.content, r.name, scripts))
+            for r in self.resources
+            if not is_script_resource(r.name)
         ]
+        parsed = [(resource, model) for resource in processes for model in _parse(resource, limits)]
         if not parsed:
             raise BadRequest("the deployment contains no executable process")
         keys = [model.key for _, model in parsed]

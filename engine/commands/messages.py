@@ -85,11 +85,7 @@ class CorrelateMessage:
             starts = start_triggers.find(tx.conn, SubscriptionKind.MESSAGE, self.message_name)
         found = len(waiting) + len(starts)
         if found == 0:
-            raise NotFound(
-                f"message '{self.message_name}' matches no waiting instance and no message start "
-                "event" + self._filters(),
-                message_name=self.message_name,
-            )
+            raise self._no_match()
         if found > 1 and not self.all:
             raise Conflict(
                 f"message '{self.message_name}' matches {found} subscriptions{self._filters()}; "
@@ -98,9 +94,20 @@ class CorrelateMessage:
                 matches=found,
             )
         delivered = _deliver(tx, waiting, self.variables)
+        if not delivered and not starts:
+            # Each subscription found was gone once its instance was locked: another trigger
+            # came first (an event-based gateway's other event, a completed task).
+            raise self._no_match()
         for start in starts:
             delivered.append(_start(tx, start, self.variables, self.business_key))
         return DeliveryResult(delivered)
+
+    def _no_match(self) -> NotFound:
+        return NotFound(
+            f"message '{self.message_name}' matches no waiting instance and no message start "
+            "event" + self._filters(),
+            message_name=self.message_name,
+        )
 
     def _filters(self) -> str:
         parts = []

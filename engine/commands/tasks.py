@@ -59,7 +59,7 @@ class CompleteUserTask:
         token = run.tokens[task.token_id]
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         run.emit("task.completed", token)
-        advance(tx, run).resume(token, self.variables)
+        advance(tx, run).complete_task(task, token, self.variables)
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
@@ -91,7 +91,10 @@ class AssignUserTask:
                 task_id=str(self.task_id),
                 assignee=task.assignee,
             )
+        changed = task.assignee != self.user_id
         task.assignee, task.dirty = self.user_id, True
+        if changed and self.user_id is not None:
+            advance(tx, run).assigned(task)
         run.emit("task.assigned", run.tokens.get(task.token_id))
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

@@ -14,6 +14,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query
+from engine.states import JobKind
 from engine.store.incidents import IncidentInfo
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
@@ -47,6 +48,31 @@ def join_states(conn: Connection, instance_id: UUID) -> list[JoinState]:
         )
         for row in rows
     ]
+
+
+@dataclass(frozen=True)
+class EventWait:
+    """One event a token listens for: a message or signal subscription, or a timer job."""
+
+    token_id: UUID
+    node_id: str
+    kind: str  # "message", "signal" or "timer"
+    name: str | None
+    due_at: datetime | None
+
+
+@query
+def event_waits(conn: Connection, instance_id: UUID) -> list[EventWait]:
+    rows = fetch_dicts(
+        conn,
+        "SELECT token_id, node_id, kind, name, NULL::timestamptz AS due_at "
+        "FROM event_subscription WHERE instance_id = %(instance)s AND token_id IS NOT NULL "
+        "UNION ALL SELECT token_id, node_id, 'timer', NULL, due_at FROM job "
+        "WHERE instance_id = %(instance)s AND kind = %(timer)s AND token_id IS NOT NULL "
+        "ORDER BY node_id",
+        {"instance": instance_id, "timer": JobKind.TIMER.value},
+    )
+    return [EventWait(**row) for row in rows]
 
 
 @dataclass(frozen=True)

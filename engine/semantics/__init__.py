@@ -20,6 +20,7 @@ from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
@@ -28,13 +29,14 @@ from engine.model import (
     NoneTask,
     ParallelGateway,
     ReceiveTask,
+    ScriptTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
     SubProcess,
     UserTask,
 )
-from engine.runtime import JobRow, Subscription, Token
+from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.tasks import TaskMoves
@@ -53,6 +55,7 @@ class Advance(TaskMoves, GatewayMoves):
         run.emit("instance.started")
         token = run.new_token(start.id)
         self._activate(token)
+        self.scripts.execution_event(token, self.model, "start")
         self._queue.append((token, start.id, None, False))
         self._drain()
         return token
@@ -60,9 +63,26 @@ class Advance(TaskMoves, GatewayMoves):
     def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
         """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
         token.move_to(TokenState.EXECUTING, self.run.now)
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
+
+    def complete_task(
+        self, task: UserTaskRow, token: Token, variables: Mapping[str, Any] | None = None
+    ) -> None:
+        """A user task is completed with `variables`: its complete listeners run, then its token
+        leaves the task."""
+        self.set_variables(variables, token)
+        node = self.model.node(task.node_id)
+        if isinstance(node, UserTask):
+            self.scripts.task_event(task, token, node, "complete")
+        self.resume(token)
+
+    def assigned(self, task: UserTaskRow) -> None:
+        """A user task got a new assignee: its assignment listeners run."""
+        node = self.model.node(task.node_id)
+        if isinstance(node, UserTask):
+            self.scripts.task_event(task, self.run.tokens[task.token_id], node, "assignment")
 
     def execute_ready(self, token: Token) -> None:
         """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
@@ -84,9 +104,9 @@ class Advance(TaskMoves, GatewayMoves):
         variables as they are when the job runs); any other node takes every outgoing flow whose
         condition holds (None)."""
         if isinstance(node, ExclusiveGateway):
-            return [self._choose(node, token)]
+            return [self._choose(token, node)]
         if isinstance(node, InclusiveGateway):
-            return self._inclusive_flows(node, token)
+            return self._inclusive_flows(token, node)
         if isinstance(node, ParallelGateway):
             return [self.model.flow(f) for f in node.outgoing]
         return None
@@ -105,14 +125,14 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             job.deleted = True
-            self.resume(token)
+            self._occurred(token, node.id)
 
     def deliver(self, subscription: Subscription, variables: Mapping[str, Any] | None) -> None:
         """A message or signal reaches a waiting subscription."""
         node = self.model.node(subscription.node_id)
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         if isinstance(node, BoundaryEvent):
             if node.cancel_activity:
                 subscription.deleted = True
@@ -120,7 +140,22 @@ class Advance(TaskMoves, GatewayMoves):
             self._drain()
         else:
             subscription.deleted = True
+            self._occurred(token, node.id)
+
+    def _occurred(self, token: Token, event_id: str) -> None:
+        """The event `event_id` the waiting token listened for occurred. At an event-based gateway
+        it wins: leaving the gateway drops every other job and subscription of the token, and
+        the token passes through the winning catch event. Elsewhere the token leaves its node."""
+        gateway = self.model.node(token.node_id)
+        if not isinstance(gateway, EventBasedGateway):
             self.resume(token)
+            return
+        [flow] = [
+            self.model.flow(f) for f in gateway.outgoing if self.model.flow(f).target == event_id
+        ]
+        token.move_to(TokenState.EXECUTING, self.run.now)
+        self._leave(token, gateway, [flow])
+        self._drain()
 
     def throw_error(self, token: Token, code: str, message: str = "") -> None:
         """A BPMN error thrown where `token` is: the nearest matching boundary error event or
@@ -139,6 +174,7 @@ class Advance(TaskMoves, GatewayMoves):
             if self.run.instance.state.is_final or not self._fire_inclusive_joins():
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
+            self.scripts.execution_event(None, self.model, "end")
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")
 
@@ -150,6 +186,7 @@ class Advance(TaskMoves, GatewayMoves):
             self._park(token, node, JobKind.ASYNC)
             return
         self._open_visit(token, node)
+        self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES):
             self._attach_boundary_events(token, node)
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
@@ -158,11 +195,15 @@ class Advance(TaskMoves, GatewayMoves):
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)
+        elif isinstance(node, ScriptTask):
+            self.scripts.script_task(token, node)
+            self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
-            values = run.variable_values()
+            values = run.values_for(token)
             task = waits.user_task(node, token, values, run.now, self._context(token, values))
             run.tasks[task.id] = task
+            self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):
             self._wait(token)
             run.add_subscription(
@@ -178,11 +219,13 @@ class Advance(TaskMoves, GatewayMoves):
         elif isinstance(node, EndEvent):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
-            self._leave(token, node, [self._choose(node, token)])
+            self._leave(token, node, [self._choose(token, node)])
+        elif isinstance(node, EventBasedGateway):
+            self._event_gateway(token, node)
         elif isinstance(node, InclusiveGateway) and node.is_join:
             self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
-            self._leave(token, node, self._inclusive_flows(node, token))
+            self._leave(token, node, self._inclusive_flows(token, node))
         elif isinstance(node, ParallelGateway) and node.is_join:
             self._join(token, node, via)
         elif isinstance(node, ParallelGateway):

@@ -9,11 +9,14 @@ from typing import Any, Literal
 
 from engine import timers, waits
 from engine.errors import ExpressionError
-from engine.expression_context import ExecutionFacts, ExpressionContext, TaskFacts
+from engine.expression_context import ExpressionContext, TaskFacts, context_for
 from engine.handlers import HandlerRegistry
 from engine.ids import new_id
-from engine.model import Node, ProcessModel, SequenceFlow
+from engine.model import Node, ProcessModel, ScriptCondition, SequenceFlow
 from engine.runtime import IncidentRow, InstanceRun, Token, Visit
+from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
+from engine.scripting import ScriptLimits
+from engine.semantics.listeners import Scripts
 from engine.states import IncidentState, JobKind, TokenState, VisitState
 from engine.variables import infer
 
@@ -36,6 +39,7 @@ class Moves:
         default_retries: int = 3,
         unhandled_error: UnhandledError = "end",
         timer_limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
+        script_limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS,
     ) -> None:
         self.run = run
         self.model = model
@@ -48,6 +52,10 @@ class Moves:
         self.unhandled_error = unhandled_error
         self.timer_limits = timer_limits
         self._queue: deque[Step] = deque()
+        # Listeners, script tasks and JavaScript conditions, with the command's isolate.
+        self.scripts = Scripts(
+            run, handlers, connection, optimistic=optimistic, limits=script_limits
+        )
 
     def fail(self, token: Token, incident_type: str, message: str, **links: Any) -> IncidentRow:
         """The token's path stops with an incident; the rest of the instance keeps running."""
@@ -67,14 +75,17 @@ class Moves:
         run.open_incident(incident)
         return incident
 
-    def set_variables(self, values: Mapping[str, Any] | None) -> None:
+    def set_variables(self, values: Mapping[str, Any] | None, token: Token | None = None) -> None:
+        """Set `values` as Camunda's setVariable does from `token`: a name a scope the token
+        sees already has is set there, any other in the root scope."""
         for name, value in (values or {}).items():
-            self.run.set_variable(name, infer(value))
+            self.run.set_visible(token, name, infer(value))
 
     def _leave(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
         """Complete the visit and follow `flows` (default: every outgoing flow whose condition
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
+        self.scripts.execution_event(token, node, "end")
         self._close_visit(token, VisitState.COMPLETED)
         self.run.drop_listeners(token)
         if node.async_after:
@@ -97,8 +108,10 @@ class Moves:
         run = self.run
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
-            values = run.variable_values() if any(f.condition is not None for f in outgoing) else {}
+            values = run.values_for(token) if any(f.condition is not None for f in outgoing) else {}
             flows = [f for f in outgoing if f.condition is None or self._holds(f, values, token)]
+        for flow in flows:
+            self.scripts.execution_event(token, flow, "take", activity=node)
         if not flows:
             token.move_to(TokenState.COMPLETED, run.now)
             self._ended(token)
@@ -122,8 +135,12 @@ class Moves:
             self._activate(child)
             self._queue.append((child, flow.target, flow.id, False))
 
-    def _holds(self, flow: SequenceFlow, values: Mapping[str, Any], token: Token) -> bool:
+    def _holds(
+        self, flow: SequenceFlow, values: Mapping[str, Any], token: Token | None = None
+    ) -> bool:
         assert flow.condition is not None
+        if isinstance(flow.condition, ScriptCondition):
+            return self.scripts.holds(flow, flow.condition, token)
         try:
             return bool(flow.condition.evaluate(values, self._context(token, values)))
         except ExpressionError as exc:
@@ -132,25 +149,11 @@ class Moves:
             ) from exc
 
     def _context(
-        self, token: Token, values: Mapping[str, Any], task: TaskFacts | None = None
+        self, token: Token | None, values: Mapping[str, Any], task: TaskFacts | None = None
     ) -> ExpressionContext:
-        """What an expression evaluated for `token` reaches beyond `values`: the execution, the
-        task when there is one, the authenticated user and the command's clock."""
-        run = self.run
-        execution = ExecutionFacts(
-            id=str(token.id),
-            process_instance_id=str(run.instance.id),
-            activity_id=token.node_id,
-            business_key=run.instance.business_key,
-            process_definition_id=run.instance.definition_id,
-            variables=values,
-        )
-        return ExpressionContext(
-            now=run.now,
-            execution=execution,
-            task=task,
-            authenticated_user_id=run.authenticated_user_id,
-        )
+        """What an expression evaluated for `token` reaches beyond `values` (see
+        `context_for`)."""
+        return context_for(self.run, token, values, task)
 
     def _ended(self, token: Token) -> None:
         """A token finished. When it was the last live one of its subprocess, the subprocess
@@ -189,6 +192,7 @@ class Moves:
 
     def _close_visit(self, token: Token, state: VisitState) -> None:
         """End the token's open visit; a visit already loaded from the database is updated."""
+        self.run.drop_locals(token.id)  # the activity instance ends: its locals vanish with it
         if token.visit_id is None:
             return
         run = self.run

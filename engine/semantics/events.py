@@ -6,6 +6,7 @@ from engine import timers, waits
 from engine.model import (
     BoundaryEvent,
     EndEvent,
+    EventBasedGateway,
     IntermediateCatchEvent,
     Node,
     StartEvent,
@@ -18,8 +19,21 @@ from engine.states import InstanceState, SubscriptionKind, TokenState, VisitStat
 
 class EventMoves(ScopeMoves):
     def _catch(self, token: Token, node: IntermediateCatchEvent) -> None:
+        if self.model.follows_event_gateway(node.id):
+            # The gateway waited for it: the token arrives here once the event has occurred.
+            self._leave(token, node)
+            return
         self._wait(token)
         self._listen(token, node)
+
+    def _event_gateway(self, token: Token, gateway: EventBasedGateway) -> None:
+        """The token waits at the gateway; on its behalf every catch event after it listens
+        (each timer job and subscription names its catch event, so a trigger knows which won)."""
+        self._wait(token)
+        for flow_id in gateway.outgoing:
+            event = self.model.node(self.model.flow(flow_id).target)
+            assert isinstance(event, IntermediateCatchEvent)  # see model.validate
+            self._listen(token, event)
 
     def _attach_boundary_events(self, token: Token, activity: Node) -> None:
         """Timers, messages and signals on the activity's edge start listening for its token."""
@@ -32,7 +46,7 @@ class EventMoves(ScopeMoves):
         run = self.run
         if event.timer is not None:
             retries = waits.retries_of(event.retry_cycle, self.default_retries)
-            values = run.variable_values()
+            values = run.values_for(token)
             run.add_job(
                 waits.timer_job(
                     event.timer,
@@ -89,6 +103,7 @@ class EventMoves(ScopeMoves):
         if node.is_error:
             self._throw(token, node.error_code or "", "")
             return
+        self.scripts.execution_event(token, node, "end")
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         if node.terminate:
@@ -106,13 +121,13 @@ class EventMoves(ScopeMoves):
                 if boundary.is_error and boundary.error_code in (None, code):
                     self.run.emit("error.caught", current)
                     self._trigger_boundary(boundary, current)
-                    self._set_caught_error(boundary, code, message)
+                    self._set_caught_error(boundary, current, code, message)
                     return
             for sub in self.model.event_subprocesses(node.parent):
                 start = self._error_start(sub, code)
                 if start is not None:
                     self._start_event_subprocess(sub, start, current.scope_id)
-                    self._set_caught_error(start, code, message)
+                    self._set_caught_error(start, current, code, message)
                     return
             if current.scope_id is None:
                 break
@@ -126,16 +141,18 @@ class EventMoves(ScopeMoves):
         self._ended(token)
 
     def _set_caught_error(
-        self, catcher: StartEvent | BoundaryEvent, code: str, message: str
+        self, catcher: StartEvent | BoundaryEvent, caught_at: Token, code: str, message: str
     ) -> None:
         """The caught error's code and message go to the variables the catching event names
-        (camunda:errorCodeVariable, camunda:errorMessageVariable; no message is null). Camunda
-        sets them on the catching scope; here they are the instance's."""
+        (camunda:errorCodeVariable, camunda:errorMessageVariable; no message is null), set as
+        Camunda sets them: by setVariable from the scope that handles the error (the scope of
+        `caught_at`, the token whose activity or scope caught it)."""
         caught = [
             (catcher.error_code_variable, code),
             (catcher.error_message_variable, message or None),
         ]
-        self.set_variables({name: value for name, value in caught if name})
+        scope = self.run.tokens[caught_at.scope_id] if caught_at.scope_id else None
+        self.set_variables({name: value for name, value in caught if name}, scope)
 
     def _error_start(self, sub: SubProcess, code: str) -> StartEvent | None:
         for node in self.model.children(sub.id):

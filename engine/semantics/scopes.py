@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.model import StartEvent, SubProcess
+from engine.model import StartEvent, SubProcess, UserTask
 from engine.runtime import Token
 from engine.semantics.base import Moves
-from engine.states import InstanceState, TokenState, VisitState
+from engine.states import InstanceState, TaskState, TokenState, VisitState
 
 
 class ScopeMoves(Moves):
@@ -53,10 +53,20 @@ class ScopeMoves(Moves):
         if not token.is_live:
             return
         self._kill_scope(token.id)
+        self._task_deleted(token)
         self._close_visit(token, VisitState.TERMINATED)
         token.move_to(TokenState.TERMINATED, self.run.now)
         self.run.retire_work(token)
         self.run.emit("token.terminated", token)
+
+    def _task_deleted(self, token: Token) -> None:
+        """The delete listeners of the open user task the token leaves behind."""
+        node = self.model.node(token.node_id) if self.model.has_node(token.node_id) else None
+        if not isinstance(node, UserTask) or not node.task_listeners:
+            return
+        for task in list(self.run.tasks.values()):
+            if task.token_id == token.id and task.state == TaskState.OPEN:
+                self.scripts.task_event(task, token, node, "delete")
 
     def _kill_scope(self, scope_id: Any) -> None:
         for token in self.run.live_in_scope(scope_id):

@@ -25,7 +25,7 @@ class TaskMoves(EventMoves):
         run = self.run
         if node.is_external:
             self._wait(token)
-            values = run.variable_values() if isinstance(node.task_priority, str) else {}
+            values = run.values_for(token) if isinstance(node.task_priority, str) else {}
             expression_context = self._context(token, values)
             external = waits.external_task(node, token, run.now, values, expression_context)
             run.external_tasks[external.id] = external
@@ -49,13 +49,13 @@ class TaskMoves(EventMoves):
             business_key=run.instance.business_key,
             node_id=node.id,
             token_id=token.id,
-            variables=run.variable_values(),
+            variables=run.values_for(token),
             connection=self.connection,
         )
         try:
             returned = handler(context)
         except BpmnError as error:
-            self.set_variables(context.updates)
+            self.set_variables(context.updates, token)
             self._throw(token, error.code, error.message)
             return
         except InterlockError:
@@ -72,18 +72,18 @@ class TaskMoves(EventMoves):
             updates[node.result_variable] = returned
         elif isinstance(returned, Mapping):
             updates.update(returned)
-        self.set_variables(updates)
+        self.set_variables(updates, token)
         self._leave(token, self.model.node(node.id))
 
     def _expression_task(self, token: Token, node: ServiceTask, expression: Expression) -> None:
         """camunda:expression evaluated in the execution's context; its value goes to the result
-        variable, if the task names one."""
-        values = self.run.variable_values()
+        variable, if the task names one (as setVariable from the task does)."""
+        values = self.run.values_for(token)
         try:
             value = expression.evaluate(values, self._context(token, values))
         except ExpressionError as exc:
             message = f"camunda:expression of service task '{node.id}' failed: {exc.message}"
             raise ExpressionError(message, node_id=node.id) from exc
         if node.result_variable is not None:
-            self.set_variables({node.result_variable: value})
+            self.set_variables({node.result_variable: value}, token)
         self._leave(token, node)

@@ -352,17 +352,24 @@ def test_what_the_legacy_namespace_cannot_run_is_refused_as_camunda() -> None:
     text = process(
         '    <bpmn:startEvent id="s">\n'
         "      <bpmn:extensionElements>\n"
-        '        <activiti:executionListener event="start" class="com.acme.Audit" />\n'
+        '        <activiti:executionListener event="start" class="com.acme.Audit">'
+        '<activiti:field name="x" stringValue="1" /></activiti:executionListener>\n'
         "      </bpmn:extensionElements>\n"
         "    </bpmn:startEvent>"
     ).replace(HEAD, LEGACY_HEAD)
     error = rejected(text)
-    assert "camunda:executionListener is not supported by this engine" in str(error)
+    assert "camunda:field on a camunda:executionListener is not supported by this engine" in str(
+        error
+    )
     assert (error.file, error.line, error.element_id) == (
         "bad.bpmn",
         line_of(text, "<activiti:executionListener"),
         "s",
     )
+    # Without the field, the legacy listener is read as camunda's.
+    accepted = text.replace('<activiti:field name="x" stringValue="1" />', "")
+    [listener] = parse_one(accepted).node("s").listeners
+    assert (listener.event, listener.handler) == ("start", "com.acme.Audit")
 
 
 # --- descriptive extensions --------------------------------------------------------------------
@@ -443,10 +450,10 @@ def test_written_models_keep_what_describes_them() -> None:
         ),
         (
             '<camunda:properties>\n          <camunda:property name="checklist"',
-            '<camunda:taskListener event="create" class="com.acme.Notify" />\n'
+            '<camunda:taskListener event="timeout" class="com.acme.Notify" />\n'
             '        <camunda:properties>\n          <camunda:property name="checklist"',
             "<camunda:taskListener",
-            "camunda:taskListener is not supported by this engine",
+            "task listeners on timeout are not supported by this engine",
             "Task_Review",
         ),
         (
@@ -456,7 +463,7 @@ def test_written_models_keep_what_describes_them() -> None:
             "    </bpmn:scriptTask>\n"
             '    <bpmn:endEvent id="EndEvent_Onboarded" name="Supplier onboarded">',
             "<bpmn:scriptTask",
-            "scriptTask is not supported",
+            "script language 'groovy' is not supported by this engine; port it to JavaScript",
             "Task_Script",
         ),
     ],

@@ -1,0 +1,1 @@
+task.assignee = reviewer;
