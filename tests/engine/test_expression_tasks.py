@@ -101,3 +101,46 @@ def test_bad_expressions_fail_the_deployment(attributes: str, problem: str) -> N
         parse_bpmn(document, "bad.bpmn")
     assert problem in str(caught.value)
     assert caught.value.element_id == "n"
+
+
+def test_user_task_attributes_see_the_task_being_created_and_the_starter(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("review")
+        .start_event("start")
+        .user_task(
+            "check",
+            "Review Order",
+            assignee="${authenticatedUserId}",
+            candidate_groups="${task.taskDefinitionKey.toUpperCase()}",
+            priority="${task.name.length() + (task.assignee == 'mary' ? 100 : 0)}",
+            due_date="${now().plusHours(36)}",
+        )
+        .chain("start", "check")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("review", started_by="mary")
+    [task] = instance.user_tasks()
+    assert (task.assignee, task.candidate_groups, task.priority, task.due_at) == (
+        "mary",
+        ["CHECK"],
+        112,
+        datetime(2030, 7, 3, 0, 0, tzinfo=UTC),
+    )
+
+
+def test_an_expression_refused_at_deployment_names_file_line_and_element() -> None:
+    document = (
+        '<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" '
+        'xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="d">\n'
+        '<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s" />\n'
+        '<bpmn:userTask id="n" camunda:dueDate="${execution.getClass()}" />\n'
+        '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="n" /></bpmn:process>'
+        "</bpmn:definitions>"
+    )
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(document, "review.bpmn")
+    error = caught.value
+    assert (error.file, error.line, error.element_id) == ("review.bpmn", 3, "n")
+    assert "camunda:dueDate: getClass() is not a method any value allows" in str(error)
+    assert "${execution.getClass()}" in str(error)
