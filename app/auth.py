@@ -499,6 +499,15 @@ class AuthMiddleware:
         await self.app(scope, receive, send)
 
 
+def user_id_of(request: Request) -> str | None:
+    """The authenticated user's id, for the engine's records (`camunda:initiator`,
+    `authenticatedUserId`); None when nobody is authenticated (authentication switched off)."""
+    principal = request.scope.get("principal")
+    if not isinstance(principal, Principal) or principal is ANONYMOUS_ADMIN:
+        return None
+    return principal.name
+
+
 def principal_of(request: Request) -> Principal:
     principal = request.scope.get("principal")
     if not isinstance(principal, Principal):

@@ -223,11 +223,17 @@ class Engine:
         business_key: str | None = None,
         idempotency_key: str | None = None,
         form: Mapping[str, Any] | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
         """Start the latest version of `key`; `form` holds the submitted values of its start
-        form (typed and checked by engine/forms.py; FormInvalid names each field at fault)."""
+        form (typed and checked by engine/forms.py; FormInvalid names each field at fault);
+        `started_by` is the authenticated user who starts it (see `camunda:initiator`)."""
         command = StartInstance(
-            key=key, variables=dict(variables or {}), business_key=business_key, form=form
+            key=key,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            form=form,
+            started_by=started_by,
         )
         return self._start(command, idempotency_key)
 
@@ -239,9 +245,14 @@ class Engine:
         *,
         business_key: str | None = None,
         idempotency_key: str | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
         command = StartInstance(
-            key=key, version=version, variables=dict(variables or {}), business_key=business_key
+            key=key,
+            version=version,
+            variables=dict(variables or {}),
+            business_key=business_key,
+            started_by=started_by,
         )
         return self._start(command, idempotency_key)
 
@@ -253,12 +264,14 @@ class Engine:
         business_key: str | None = None,
         idempotency_key: str | None = None,
         form: Mapping[str, Any] | None = None,
+        started_by: str | None = None,
     ) -> InstanceHandle:
         command = StartInstance(
             definition_id=definition_id,
             variables=dict(variables or {}),
             business_key=business_key,
             form=form,
+            started_by=started_by,
         )
         return self._start(command, idempotency_key)
 

@@ -46,7 +46,7 @@ from engine.bpmn.parser import (
     timer_problem,
 )
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import Expression, compile_expression
+from engine.expressions import Expression, compile_expression, is_expression
 from engine.forms import FormField, form_problem
 from engine.mappings import InputOutput, Parameter, from_python
 from engine.model import (
@@ -69,6 +69,7 @@ from engine.model import (
     Script,
     ScriptCondition,
     ScriptTask,
+    SendTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
@@ -195,11 +196,14 @@ class ProcessBuilder:
         name: str | None = None,
         *,
         parent: str | None = None,
+        initiator: str | None = None,
         message: str | None = None,
         timer: TimerDefinition | None = None,
         signal: str | None = None,
         error: bool = False,
         error_code: str | None = None,
+        error_code_variable: str | None = None,
+        error_message_variable: str | None = None,
         interrupting: bool = True,
         form_fields: Sequence[FormField] = (),
         async_before: bool = False,
@@ -222,6 +226,9 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                error_code_variable=error_code_variable,
+                error_message_variable=error_message_variable,
+                initiator=initiator,
                 **trigger,
             )
         )
@@ -235,11 +242,16 @@ class ProcessBuilder:
         terminate: bool = False,
         error: bool = False,
         error_code: str | None = None,
+        message_event: bool = False,
+        message: str | None = None,
+        handler: str | None = None,
+        topic: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none end, a terminate end, or an error end that throws `error_code`."""
+        """A none end, a terminate end, an error end that throws `error_code`, or a message end
+        (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
         trigger = self._trigger(id, error=error, error_code=error_code)
         return self._add(
             EndEvent(
@@ -252,8 +264,35 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                **self._message_throw(id, message_event, message, handler, topic),
             )
         )
+
+    def _message_throw(
+        self,
+        id: str,
+        message_event: bool,
+        message: str | None,
+        handler: str | None,
+        topic: str | None,
+    ) -> dict[str, Any]:
+        """The fields of a message throw event: implemented by `handler` or external work on
+        `topic` like a service task, or neither (it passes the token on); `message` names its
+        message."""
+        self._implementation(id, handler, topic)
+        is_message = message_event or any(v is not None for v in (message, handler, topic))
+        return {
+            "is_message": is_message,
+            "message_name": self._named(id, "message", message),
+            "handler": handler,
+            "topic": topic,
+        }
+
+    def _implementation(self, id: str, handler: str | None, topic: str | None) -> None:
+        if handler is not None and not is_handler_name(handler):
+            raise self._error(f"handler '{handler}' is not a name or a dotted class name", id)
+        if topic is not None and not topic:
+            raise self._error("an external task needs a non-empty topic", id)
 
     def service_task(
         self,
@@ -264,17 +303,30 @@ class ProcessBuilder:
         handler: str | None = None,
         topic: str | None = None,
         result_variable: str | None = None,
-        priority: int = 0,
+        priority: int | str = 0,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
+        send: bool = False,
+        expression: str | None = None,
     ) -> ProcessBuilder:
-        if handler is not None and not is_handler_name(handler):
-            raise self._error(f"handler '{handler}' is not a name or a dotted class name", id)
-        if topic is not None and not topic:
-            raise self._error("an external task needs a non-empty topic", id)
+        """A service task (a send task with `send`): a handler, external work on `topic` (its
+        `priority` a number or a `${...}` resolved when the external task is created), or an
+        `expression` evaluated, its value going to `result_variable`."""
+        self._implementation(id, handler, topic)
+        compiled = None
+        if expression is not None:
+            if not is_expression(expression):
+                raise self._error(f"expression '{expression}' is not one ${{...}}", id)
+            self._checked(id, "expression", expression)
+            compiled = compile_expression(expression)
+        if isinstance(priority, str) and not is_expression(priority):
+            raise self._error(f"priority '{priority}' is neither a number nor ${{...}}", id)
+        if isinstance(priority, str):
+            self._checked(id, "priority", priority)
+        kind = SendTask if send else ServiceTask
         return self._add(
-            ServiceTask(
+            kind(
                 id=id,
                 name=name,
                 parent=parent,
@@ -282,6 +334,7 @@ class ProcessBuilder:
                 topic=topic,
                 result_variable=result_variable,
                 task_priority=priority,
+                expression=compiled,
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
@@ -409,6 +462,8 @@ class ProcessBuilder:
         signal: str | None = None,
         error: bool = False,
         error_code: str | None = None,
+        error_code_variable: str | None = None,
+        error_message_variable: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
@@ -427,6 +482,8 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                error_code_variable=error_code_variable,
+                error_message_variable=error_message_variable,
                 **trigger,
             )
         )
@@ -466,11 +523,16 @@ class ProcessBuilder:
         *,
         parent: str | None = None,
         signal: str | None = None,
+        message_event: bool = False,
+        message: str | None = None,
+        handler: str | None = None,
+        topic: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none throw event, or one that broadcasts `signal`."""
+        """A none throw event, one that broadcasts `signal`, or a message throw event
+        (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
         return self._add(
             IntermediateThrowEvent(
                 id=id,
@@ -480,6 +542,7 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
+                **self._message_throw(id, message_event, message, handler, topic),
             )
         )
 

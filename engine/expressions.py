@@ -1,18 +1,26 @@
 """Camunda/JUEL-style `${...}` expressions, compiled once into a small AST and never `eval`-ed.
 
 The language is deliberately small: literals, variables, `a.b` / `a['b']` / `a[0]` over dicts and
-lists only, unary `- ! not empty`, arithmetic, comparisons, `&& || and or`, `c ? a : b` and
-parentheses. There are no calls and nothing reaches Python attributes, so an expression can only
-read the variables it is given.
+lists, unary `- ! not empty`, arithmetic, comparisons, `&& || and or`, `c ? a : b` and
+parentheses, and the calls Camunda models use: the functions `dateTime()` and `now()`, and the
+methods that engine/expression_context.py lists by type (`execution.getVariable('x')`,
+`name.startsWith('A')`, `dateTime().plusWeeks(1).toDate()`...). Nothing reaches a Python
+attribute: a property of the execution or the task, and every method, is an entry of those tables.
+A call to a function or a method no type allows is refused when the expression is compiled (so
+when the model is deployed); one on a type that does not have it, when it runs.
 
 Semantics, where JUEL leaves room or where we are stricter:
 - `+ - * / % div mod` need numbers (bool is not a number); `+` also joins two strings. `/` and `div`
   always give a float; `%` and `mod` take the sign of the dividend, as in Java.
-- `< > <= >=` compare two numbers or two strings; anything else (null with a number...) is an error.
+- `< > <= >=` compare two numbers, two strings or two dates; anything else (null with a
+  number...) is an error.
   `==` and `!=` work on any values, and a boolean never equals a number.
 - `! && || ?:` need booleans; null counts as false.
 - A missing dict key, an out-of-range list index, or any access on null gives null (as JUEL does);
   an unknown top-level variable is an error.
+- With a context (`ExpressionContext`), `execution` and `task` name the execution and the task
+  when there is one, and `authenticatedUserId` the user (or null), before any variable of that
+  name, as in Camunda. A `dateTime()` result is given to the caller as its moment.
 """
 
 from __future__ import annotations
@@ -22,16 +30,28 @@ import math
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from engine.errors import ExpressionError
+from engine.expression_context import (
+    FUNCTIONS,
+    METHOD_NAMES,
+    CallFailure,
+    ExpressionContext,
+    call_function,
+    call_method,
+    execution_problem,
+    read_property,
+    result_value,
+)
 
 MAX_SOURCE_LENGTH = 1000
 MAX_DEPTH = 50
 
 # Two-character operators are tried first, so that "<=" is not read as "<" followed by "=".
 _TWO_CHAR_OPERATORS = ("&&", "||", "==", "!=", "<=", ">=")
-_ONE_CHAR_OPERATORS = "<>+-*/%!?:.[]()"
+_ONE_CHAR_OPERATORS = "<>+-*/%!?:.[](),"
 _WORD_OPERATORS = {
     "and": "&&",
     "or": "||",
@@ -55,10 +75,19 @@ _PRECEDENCE = {
 }
 _ESCAPES = {"\\": "\\", "'": "'", '"': '"', "n": "\n", "t": "\t", "r": "\r"}
 _DIGITS = "0123456789"
+FUNCTION_NAMES = frozenset(FUNCTIONS)
 
 
 class _Failure(Exception):
     """Raised inside evaluation; `Expression.evaluate` turns it into an ExpressionError."""
+
+
+@dataclass(frozen=True)
+class _Scope:
+    """What one evaluation reads: the variables, and the context when the caller gives one."""
+
+    variables: Mapping[str, Any]
+    context: ExpressionContext | None = None
 
 
 def _type_name(value: Any) -> str:
@@ -81,7 +110,7 @@ def _truth(value: Any) -> bool:
 
 
 class ExprNode:
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+    def evaluate(self, scope: _Scope) -> Any:
         raise NotImplementedError
 
     def children(self) -> tuple[ExprNode, ...]:
@@ -92,7 +121,7 @@ class ExprNode:
 class Literal(ExprNode):
     value: Any
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+    def evaluate(self, scope: _Scope) -> Any:
         return self.value
 
 
@@ -100,24 +129,33 @@ class Literal(ExprNode):
 class Variable(ExprNode):
     name: str
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
-        if self.name not in variables:
+    def evaluate(self, scope: _Scope) -> Any:
+        if scope.context is not None:
+            found, value = scope.context.lookup(self.name, scope.variables)
+            if found:
+                return value
+        if self.name not in scope.variables:
             raise _Failure(f"unknown variable '{self.name}'")
-        return variables[self.name]
+        return scope.variables[self.name]
 
 
 @dataclass(frozen=True)
 class Member(ExprNode):
-    """`target.key` or `target[key]`: a dict key or a list index, never a Python attribute."""
+    """`target.key` or `target[key]`: a dict key, a list index, or a listed property of the
+    execution or the task; never a Python attribute."""
 
     target: ExprNode
     key: ExprNode
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
-        base = self.target.evaluate(variables)
-        key = self.key.evaluate(variables)
+    def evaluate(self, scope: _Scope) -> Any:
+        base = self.target.evaluate(scope)
+        key = self.key.evaluate(scope)
         if base is None:
             return None
+        if isinstance(key, str):
+            handled, value = read_property(base, key)
+            if handled:
+                return value
         if isinstance(base, Mapping):
             try:
                 return base.get(key)
@@ -134,12 +172,44 @@ class Member(ExprNode):
 
 
 @dataclass(frozen=True)
+class Call(ExprNode):
+    """`name(args)`: one of the allowed functions (`dateTime`, `now`)."""
+
+    name: str
+    arguments: tuple[ExprNode, ...]
+
+    def evaluate(self, scope: _Scope) -> Any:
+        values = [argument.evaluate(scope) for argument in self.arguments]
+        return call_function(self.name, values, scope.context)
+
+    def children(self) -> tuple[ExprNode, ...]:
+        return self.arguments
+
+
+@dataclass(frozen=True)
+class MethodCall(ExprNode):
+    """`target.name(args)`: a method the type of the target lists, or an error."""
+
+    target: ExprNode
+    name: str
+    arguments: tuple[ExprNode, ...]
+
+    def evaluate(self, scope: _Scope) -> Any:
+        target = self.target.evaluate(scope)
+        values = [argument.evaluate(scope) for argument in self.arguments]
+        return call_method(target, self.name, values)
+
+    def children(self) -> tuple[ExprNode, ...]:
+        return (self.target, *self.arguments)
+
+
+@dataclass(frozen=True)
 class Unary(ExprNode):
     op: str
     operand: ExprNode
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
-        value = self.operand.evaluate(variables)
+    def evaluate(self, scope: _Scope) -> Any:
+        value = self.operand.evaluate(scope)
         if self.op == "!":
             return not _truth(value)
         if self.op == "empty":
@@ -158,9 +228,9 @@ class Binary(ExprNode):
     left: ExprNode
     right: ExprNode
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
-        left = self.left.evaluate(variables)
-        right = self.right.evaluate(variables)
+    def evaluate(self, scope: _Scope) -> Any:
+        left = self.left.evaluate(scope)
+        right = self.right.evaluate(scope)
         try:
             return _BINARY[self.op](left, right)
         except ArithmeticError as error:
@@ -177,10 +247,10 @@ class Logical(ExprNode):
     op: str
     operands: tuple[ExprNode, ...]
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+    def evaluate(self, scope: _Scope) -> Any:
         stop_at = self.op == "||"
         for operand in self.operands:
-            if _truth(operand.evaluate(variables)) == stop_at:
+            if _truth(operand.evaluate(scope)) == stop_at:
                 return stop_at
         return not stop_at
 
@@ -194,9 +264,9 @@ class Conditional(ExprNode):
     then: ExprNode
     otherwise: ExprNode
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
-        branch = self.then if _truth(self.test.evaluate(variables)) else self.otherwise
-        return branch.evaluate(variables)
+    def evaluate(self, scope: _Scope) -> Any:
+        branch = self.then if _truth(self.test.evaluate(scope)) else self.otherwise
+        return branch.evaluate(scope)
 
     def children(self) -> tuple[ExprNode, ...]:
         return (self.test, self.then, self.otherwise)
@@ -237,7 +307,8 @@ def _remainder(left: Any, right: Any) -> Any:
 def _ordering(op: str, apply: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
     def run(left: Any, right: Any) -> bool:
         both_numbers = _is_number(left) and _is_number(right)
-        if both_numbers or (isinstance(left, str) and isinstance(right, str)):
+        both_dates = isinstance(left, datetime) and isinstance(right, datetime)
+        if both_numbers or both_dates or (isinstance(left, str) and isinstance(right, str)):
             return apply(left, right)
         raise _Failure(f"cannot compare {_type_name(left)} {op} {_type_name(right)}")
 
@@ -361,12 +432,36 @@ def _tokenize(body: str) -> list[_Token]:
             tokens.append(_Token("op", op))
             index += len(op)
     tokens.append(_Token("end", None))
-    for previous, current in itertools.pairwise(tokens):
-        if current == ("op", "(") and (
-            previous.kind in ("name", "literal") or previous in (("op", ")"), ("op", "]"))
-        ):
-            raise _SyntaxError("calls are not allowed in expressions")
+    _check_calls(tokens)
     return tokens
+
+
+def _check_calls(tokens: list[_Token]) -> None:
+    """Only the allowed functions and methods may be called: anything else is refused here,
+    before the expression ever runs."""
+    for index, (previous, current) in enumerate(itertools.pairwise(tokens)):
+        if current != ("op", "("):
+            continue
+        if previous.kind == "literal" or previous in (("op", ")"), ("op", "]")):
+            raise _SyntaxError(
+                "only named functions and methods can be called; other calls are not allowed "
+                "in expressions"
+            )
+        if previous.kind != "name":
+            continue
+        name = previous.value
+        if index > 0 and tokens[index - 1] == ("op", "."):
+            if name not in METHOD_NAMES:
+                raise _SyntaxError(
+                    f"{name}() is not a method any value allows; other calls are not allowed "
+                    "in expressions"
+                )
+        elif name not in FUNCTION_NAMES:
+            functions = " and ".join(f"{f}()" for f in sorted(FUNCTION_NAMES))
+            raise _SyntaxError(
+                f"calls are not allowed to {name}() (the functions are {functions}); other "
+                "calls are not allowed in expressions"
+            )
 
 
 def _read_string(body: str, index: int, tokens: list[_Token]) -> int:
@@ -478,7 +573,11 @@ class _Parser:
                 token = self.advance()
                 if token.kind != "name":
                     raise _SyntaxError(f"expected a property name after '.', found {token.value!r}")
-                node = Member(node, Literal(_check_name(token.value)))
+                name = _check_name(token.value)
+                if self.at("("):
+                    node = MethodCall(node, name, self.arguments())
+                else:
+                    node = Member(node, Literal(name))
             elif self.at("["):
                 self.advance()
                 key = self.ternary()
@@ -491,12 +590,27 @@ class _Parser:
             else:
                 return node
 
+    def arguments(self) -> tuple[ExprNode, ...]:
+        """`( a, b, ... )` after a function or method name."""
+        self.expect("(")
+        found: list[ExprNode] = []
+        if not self.at(")"):
+            found.append(self.ternary())
+            while self.at(","):
+                self.advance()
+                found.append(self.ternary())
+        self.expect(")")
+        return tuple(found)
+
     def primary(self) -> ExprNode:
         token = self.advance()
         if token.kind == "literal":
             return Literal(token.value)
         if token.kind == "name":
-            return Variable(_check_name(token.value))
+            name = _check_name(token.value)
+            if self.at("("):
+                return Call(name, self.arguments())
+            return Variable(name)
         if token == ("op", "("):
             node = self.ternary()
             self.expect(")")
@@ -521,7 +635,28 @@ def _compile(text: str) -> ExprNode:
     root = _Parser(_tokenize(body)).parse()
     if _depth(root) > MAX_DEPTH:
         raise _SyntaxError(f"expression is nested more than {MAX_DEPTH} levels deep")
+    _check_execution(root)
     return root
+
+
+def _check_execution(root: ExprNode) -> None:
+    """A property or method of `execution` that it does not have is refused before it runs."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children())
+        problem = None
+        if isinstance(node, MethodCall) and node.target == Variable("execution"):
+            problem = execution_problem(node.name, called=True)
+        elif (
+            isinstance(node, Member)
+            and node.target == Variable("execution")
+            and isinstance(node.key, Literal)
+            and isinstance(node.key.value, str)
+        ):
+            problem = execution_problem(node.key.value, called=False)
+        if problem is not None:
+            raise _SyntaxError(problem)
 
 
 # --- public API --------------------------------------------------------------------------------
@@ -546,10 +681,14 @@ class Expression:
             raise ExpressionError(message, expression=self.source) from None
         object.__setattr__(self, "_root", root)
 
-    def evaluate(self, variables: Mapping[str, Any]) -> Any:
+    def evaluate(
+        self, variables: Mapping[str, Any], context: ExpressionContext | None = None
+    ) -> Any:
+        """The value over `variables`, with `context` for what Camunda's expressions reach
+        beyond them (see engine/expression_context.py)."""
         try:
-            return self._root.evaluate(variables)
-        except _Failure as error:
+            return result_value(self._root.evaluate(_Scope(variables, context)))
+        except (_Failure, CallFailure) as error:
             raise ExpressionError(f"{error} in {self.source}", expression=self.source) from None
         except RecursionError:
             message = f"value too deeply nested in {self.source}"

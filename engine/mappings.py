@@ -18,6 +18,7 @@ from typing import Any
 
 from engine import scripting
 from engine.errors import ExpressionError
+from engine.expression_context import ExpressionContext
 from engine.expressions import Expression
 
 
@@ -101,26 +102,29 @@ def script_problem(script: ScriptValue) -> str | None:
     return None
 
 
-def evaluate(value: MappingValue, variables: Mapping[str, Any]) -> Any:
+def evaluate(
+    value: MappingValue, variables: Mapping[str, Any], context: ExpressionContext | None = None
+) -> Any:
     """The value of a parameter, computed with `variables` (those visible where it is
-    evaluated). Raises ExpressionError when an expression fails."""
+    evaluated) and `context` (the execution, the clock: see engine/expression_context.py).
+    Raises ExpressionError when an expression fails."""
     if isinstance(value, TextValue):
         return value.text
     if isinstance(value, ExpressionValue):
-        return value.expression.evaluate(variables)
+        return value.expression.evaluate(variables, context)
     if isinstance(value, ListValue):
-        return [evaluate(item, variables) for item in value.items]
+        return [evaluate(item, variables, context) for item in value.items]
     if isinstance(value, MapValue):
         result: dict[str, Any] = {}
         for key, item in value.entries:
-            name = key if isinstance(key, str) else key.evaluate(variables)
+            name = key if isinstance(key, str) else key.evaluate(variables, context)
             if not isinstance(name, str):
                 source = key if isinstance(key, str) else key.source
                 raise ExpressionError(
                     f"a map key must be a text, {source} gave {type(name).__name__}",
                     expression=source,
                 )
-            result[name] = evaluate(item, variables)
+            result[name] = evaluate(item, variables, context)
         return result
     problem = script_problem(value)
     if problem is not None or value.source is None:

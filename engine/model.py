@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from engine import scripting
 from engine.errors import ModelError
@@ -38,6 +38,7 @@ class NodeKind(StrEnum):
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
     SUB_PROCESS = "subProcess"
+    SEND_TASK = "sendTask"
     SCRIPT_TASK = "scriptTask"
 
 
@@ -165,10 +166,16 @@ class StartEvent(Node):
     signal_name: str | None = None
     is_error: bool = False
     error_code: str | None = None
+    # camunda:errorCodeVariable / errorMessageVariable of an error start: the variables that
+    # receive the caught error's code and message.
+    error_code_variable: str | None = None
+    error_message_variable: str | None = None
     interrupting: bool = True
     # camunda:formKey of a start form, kept as written; camunda:formData fields of a none start.
     form_key: str | None = None
     form_fields: tuple[FormField, ...] = ()
+    # camunda:initiator: the variable that receives the id of the user who started the instance.
+    initiator: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -185,8 +192,32 @@ class StartEvent(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class EndEvent(Node):
-    """A none end event, a terminate end event, or an error end event that throws `error_code`."""
+class MessageThrow:
+    """What a message throw event (intermediate or end) adds. As in Camunda 7 it is implemented
+    like a service task: a registered `handler` (camunda:class, expression or delegateExpression
+    on its messageEventDefinition) or external work on `topic`; with neither, it is a pass-through
+    (Camunda 7 does the same). `message_name` is its messageRef's message, if it names one."""
+
+    is_message: bool = False
+    message_name: str | None = None
+    handler: str | None = None
+    topic: str | None = None
+    result_variable: str | None = None
+    task_priority: int | str = 0
+
+    @property
+    def is_external(self) -> bool:
+        return self.topic is not None
+
+    @property
+    def is_implemented(self) -> bool:
+        return self.handler is not None or self.topic is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndEvent(MessageThrow, Node):
+    """A none end event, a terminate end event, an error end event that throws `error_code`, or a
+    message end event (see `MessageThrow`)."""
 
     terminate: bool = False
     is_error: bool = False
@@ -197,6 +228,23 @@ class EndEvent(Node):
         return NodeKind.END_EVENT
 
 
+class Implemented(Protocol):
+    """A node implemented like a service task: a service or send task, a message throw event."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def handler(self) -> str | None: ...
+    @property
+    def topic(self) -> str | None: ...
+    @property
+    def result_variable(self) -> str | None: ...
+    @property
+    def task_priority(self) -> int | str: ...
+    @property
+    def is_external(self) -> bool: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServiceTask(Node):
     """Either a Python handler registered by name, or external work on a topic for workers."""
@@ -204,7 +252,11 @@ class ServiceTask(Node):
     handler: str | None = None
     topic: str | None = None
     result_variable: str | None = None
-    task_priority: int = 0
+    # camunda:taskPriority of its external task: a number, or a `${...}` resolved at creation.
+    task_priority: int | str = 0
+    # camunda:expression that is more than a handler's name: evaluated (it may only read), its
+    # value going to `result_variable` when there is one.
+    expression: Expression | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -213,6 +265,15 @@ class ServiceTask(Node):
     @property
     def is_external(self) -> bool:
         return self.topic is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SendTask(ServiceTask):
+    """A send task: implemented exactly like a service task, as in Camunda 7."""
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.SEND_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -261,8 +322,9 @@ class NoneTask(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class IntermediateThrowEvent(Node):
-    """A none throw event passes the token on; with `signal_name` it broadcasts that signal."""
+class IntermediateThrowEvent(MessageThrow, Node):
+    """A none throw event passes the token on; with `signal_name` it broadcasts that signal; a
+    message throw event runs its implementation (see `MessageThrow`)."""
 
     signal_name: str | None = None
 
@@ -353,6 +415,9 @@ class BoundaryEvent(Node):
     signal_name: str | None = None
     is_error: bool = False
     error_code: str | None = None
+    # As on an error start event: the variables that receive the caught error's code and message.
+    error_code_variable: str | None = None
+    error_message_variable: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -603,13 +668,19 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
             raise fail("a start event cannot have incoming flows", node.id, node.line)
         if isinstance(node, EndEvent) and node.outgoing:
             raise fail("an end event cannot have outgoing flows", node.id, node.line)
-        if isinstance(node, ServiceTask) and (node.handler is None) == (node.topic is None):
+        if isinstance(node, ServiceTask) and _implementations(node) != 1:
+            what = "a send task" if isinstance(node, SendTask) else "a service task"
             raise fail(
-                "a service task needs exactly one implementation: camunda:delegateExpression, "
+                f"{what} needs exactly one implementation: camunda:delegateExpression, "
                 'camunda:expression, camunda:class, or camunda:type="external" with camunda:topic',
                 node.id,
                 node.line,
             )
+        if isinstance(node, MessageThrow) and (node.handler and node.topic):
+            raise fail("a message throw event has one implementation, not two", node.id, node.line)
+        if isinstance(node, MessageThrow) and node.is_implemented and not node.is_message:
+            message = "only a message throw event has an implementation"
+            raise fail(message, node.id, node.line)
         if isinstance(node, ExclusiveGateway | InclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
                 raise fail(
@@ -633,6 +704,10 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
 
 
 _Fail = Callable[[str, str, "int | None"], ModelError]
+
+
+def _implementations(task: ServiceTask) -> int:
+    return sum(given is not None for given in (task.handler, task.topic, task.expression))
 
 
 def _scope_name(scope_id: str | None) -> str:
@@ -669,6 +744,12 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
         and not node.is_error
     ):
         raise fail("an error code needs an error event", node.id, node.line)
+    if (
+        isinstance(node, StartEvent | BoundaryEvent)
+        and (node.error_code_variable or node.error_message_variable)
+        and not node.is_error
+    ):
+        raise fail("an error code or message variable needs an error event", node.id, node.line)
     if isinstance(node, StartEvent) and len(found) > 1:
         raise fail(f"a start event has at most one trigger, not {found}", node.id, node.line)
     if isinstance(node, EndEvent) and node.terminate and node.is_error:

@@ -309,6 +309,8 @@ class InstanceRun:
     subscriptions: dict[UUID, Subscription] = field(default_factory=dict)
     incidents: dict[UUID, IncidentRow] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # The user the command runs for, when its caller says (`authenticatedUserId` in expressions).
+    authenticated_user_id: str | None = None
     # Look-ups asked once per token, answered from indexes instead of scans (see `_Grouped`).
     _scopes: _Grouped[Token] = field(
         default_factory=lambda: _Grouped(_scope_of), init=False, repr=False, compare=False

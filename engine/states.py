@@ -153,6 +153,8 @@ class IncidentState(StrEnum):
 
 class JobKind(StrEnum):
     ASYNC = "async"
+    # camunda:asyncAfter: the node's work is done and committed; the job takes its outgoing flows.
+    ASYNC_AFTER = "async-after"
     TIMER = "timer"
     TIMER_START = "timer-start"
 

@@ -6,15 +6,17 @@ Pure constructors: given the node, the token, the variables and the time, build 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
 from engine import timers
 from engine.errors import ExpressionError
+from engine.expression_context import ExpressionContext, TaskFacts
 from engine.expressions import Expression, compile_expression, is_expression
 from engine.ids import new_id
-from engine.model import ServiceTask, TimerDefinition, UserTask
+from engine.model import Implemented, TimerDefinition, UserTask
 from engine.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
 from engine.states import JobKind, SubscriptionKind, TaskState
 
@@ -28,12 +30,15 @@ def _compiled(text: str) -> Expression:
     return compile_expression(text)
 
 
-def resolve(text: str | None, values: Mapping[str, Any]) -> Any:
-    """A model attribute as written: a literal, or a `${...}` evaluated over the variables."""
+def resolve(
+    text: str | None, values: Mapping[str, Any], context: ExpressionContext | None = None
+) -> Any:
+    """A model attribute as written: a literal, or a `${...}` evaluated over the variables (and
+    the execution, the task, the clock... that `context` gives)."""
     if text is None:
         return None
     if is_expression(text):
-        return _compiled(text).evaluate(values)
+        return _compiled(text).evaluate(values, context)
     return text
 
 
@@ -58,40 +63,72 @@ def _moment(value: Any, now: datetime) -> datetime | None:
 
 
 def user_task(
-    node: UserTask, token: Token, values: Mapping[str, Any], now: datetime
+    node: UserTask,
+    token: Token,
+    values: Mapping[str, Any],
+    now: datetime,
+    context: ExpressionContext | None = None,
 ) -> UserTaskRow:
-    assignee = resolve(node.assignee, values)
-    priority = resolve(node.priority, values)
+    """The task's attributes are resolved in order, with the task being created in reach as
+    `task` (its id and name; its assignee once the assignee is resolved)."""
+    task_id = new_id()
+    facts = TaskFacts(
+        id=str(task_id), task_definition_key=node.id, name=node.name, variables=values
+    )
+    context = replace(context or ExpressionContext(now=now), task=facts)
+    resolved = resolve(node.assignee, values, context)
+    assignee = str(resolved) if resolved not in (None, "") else None
+    context = replace(context, task=replace(facts, assignee=assignee))
+    priority = resolve(node.priority, values, context)
     try:
-        due_at = _moment(resolve(node.due_date, values), now)
+        due_at = _moment(resolve(node.due_date, values, context), now)
         priority_number = int(priority) if priority not in (None, "") else DEFAULT_PRIORITY
     except ValueError as exc:
         raise ExpressionError(f"user task '{node.id}': {exc}", node_id=node.id) from exc
     return UserTaskRow(
-        id=new_id(),
+        id=task_id,
         token_id=token.id,
         node_id=node.id,
         name=node.name,
         state=TaskState.OPEN,
         created_at=now,
-        assignee=str(assignee) if assignee not in (None, "") else None,
-        candidate_users=_names(resolve(node.candidate_users, values)),
-        candidate_groups=_names(resolve(node.candidate_groups, values)),
+        assignee=assignee,
+        candidate_users=_names(resolve(node.candidate_users, values, context)),
+        candidate_groups=_names(resolve(node.candidate_groups, values, context)),
         due_at=due_at,
         priority=priority_number,
         is_new=True,
     )
 
 
-def external_task(node: ServiceTask, token: Token, now: datetime) -> ExternalTaskRow:
+def external_task(
+    node: Implemented,
+    token: Token,
+    now: datetime,
+    values: Mapping[str, Any] | None = None,
+    context: ExpressionContext | None = None,
+) -> ExternalTaskRow:
+    """The external task of `node`; a camunda:taskPriority expression is resolved over `values`
+    and `context` now, and must give an integer."""
     assert node.topic is not None
+    priority = node.task_priority
+    if isinstance(priority, str):
+        resolved = resolve(priority, values or {}, context or ExpressionContext(now=now))
+        if isinstance(resolved, str) and resolved.strip().lstrip("+-").isdigit():
+            resolved = int(resolved)
+        if not isinstance(resolved, int) or isinstance(resolved, bool) or abs(resolved) >= 2**63:
+            raise ExpressionError(
+                f"camunda:taskPriority of '{node.id}' gave {resolved!r}, not an integer",
+                node_id=node.id,
+            )
+        priority = resolved
     return ExternalTaskRow(
         id=new_id(),
         token_id=token.id,
         node_id=node.id,
         topic=node.topic,
         state=TaskState.OPEN,
-        priority=node.task_priority,
+        priority=priority,
         created_at=now,
         is_new=True,
     )
@@ -114,10 +151,13 @@ def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
     return timedelta(seconds=min(300, 2 ** max(0, attempt - 1)))
 
 
-def async_job(token: Token, node_id: str, retries: int, now: datetime) -> JobRow:
+def async_job(
+    token: Token, node_id: str, retries: int, now: datetime, kind: JobKind = JobKind.ASYNC
+) -> JobRow:
+    """An asynchronous continuation: before the node (`ASYNC`) or after it (`ASYNC_AFTER`)."""
     return JobRow(
         id=new_id(),
-        kind=JobKind.ASYNC,
+        kind=kind,
         token_id=token.id,
         node_id=node_id,
         due_at=now,
@@ -136,9 +176,12 @@ def timer_job(
     retries: int,
     kind: str = JobKind.TIMER,
     limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
+    context: ExpressionContext | None = None,
 ) -> JobRow:
-    """A timer's job, due at its first firing. A cycle remembers its text and repetitions."""
-    text = resolve(timer.text, values)
+    """A timer's job, due at its first firing. A cycle remembers its text and repetitions. An
+    expression sees `context` (by default, the clock alone: a timer start event has no
+    execution yet)."""
+    text = resolve(timer.text, values, context or ExpressionContext(now=now))
     if isinstance(text, datetime):
         due = text
         text = text.isoformat()

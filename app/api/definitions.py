@@ -11,6 +11,7 @@ from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, run
 from app.api.schemas import STRING, VARIABLES_IN, ref, request
+from app.auth import user_id_of
 from app.guard import raw_file_headers
 from app.params import Query
 from engine.accounts import Role
@@ -61,6 +62,7 @@ async def _start(
         definition_id=definition_id,
         variables=body.variables(),
         business_key=body.text("business_key"),
+        started_by=user_id_of(request),
     )
     result: InstanceResult = await run(request, command)
     handle = InstanceHandle(engine_of(request), UUID(result.instance_id))

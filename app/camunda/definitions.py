@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
+from app.auth import user_id_of
 from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response
@@ -221,7 +222,9 @@ def _start(call: Call, row: DefinitionRow) -> Response:
     # Every field is read before the instance starts: a refusal must leave nothing written.
     with_variables = call.body_flag("withVariablesInReturn")
     try:
-        handle = call.engine.start_definition(row.id, variables, business_key=business_key)
+        handle = call.engine.start_definition(
+            row.id, variables, business_key=business_key, started_by=user_id_of(call.request)
+        )
     except BadRequest as exc:
         raise invalid_request(
             f"Cannot instantiate process definition {row.id}: {exc.message}"

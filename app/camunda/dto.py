@@ -22,6 +22,7 @@ from engine.model import (
     ParallelGateway,
     ProcessModel,
     ReceiveTask,
+    SendTask,
     ServiceTask,
     StartEvent,
     SubProcess,
@@ -106,16 +107,19 @@ def activity_type(node: Node) -> str:
             return "terminateEndEvent"
         if node.is_error:
             return "errorEndEvent"
-        return "noneEndEvent"
+        return "messageEndEvent" if node.is_message else "noneEndEvent"
     if isinstance(node, BoundaryEvent):
         return _BOUNDARY_TYPES[_trigger(node)]
     if isinstance(node, IntermediateCatchEvent):
         return _CATCH_TYPES[_trigger(node)]
     if isinstance(node, IntermediateThrowEvent):
+        if node.is_message:
+            return "intermediateMessageThrowEvent"
         return "intermediateSignalThrow" if node.signal_name else "intermediateNoneThrowEvent"
     if isinstance(node, NoneTask):
         return "manualTask" if node.manual else "task"
     simple: list[tuple[type[Node], str]] = [
+        (SendTask, "sendTask"),
         (ServiceTask, "serviceTask"),
         (UserTask, "userTask"),
         (ReceiveTask, "receiveTask"),
@@ -141,6 +145,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "noneEndEvent": "endEvent",
     "terminateEndEvent": "endEvent",
     "errorEndEvent": "endEvent",
+    "messageEndEvent": "endEvent",
     "boundaryTimer": "boundaryEvent",
     "boundaryMessage": "boundaryEvent",
     "boundarySignal": "boundaryEvent",
@@ -150,10 +155,12 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "intermediateSignalCatch": "intermediateCatchEvent",
     "intermediateSignalThrow": "intermediateThrowEvent",
     "intermediateNoneThrowEvent": "intermediateThrowEvent",
+    "intermediateMessageThrowEvent": "intermediateThrowEvent",
     "task": "task",
     "manualTask": "manualTask",
     "serviceTask": "serviceTask",
     "scriptTask": "scriptTask",
+    "sendTask": "sendTask",
     "userTask": "userTask",
     "receiveTask": "receiveTask",
     "exclusiveGateway": "exclusiveGateway",

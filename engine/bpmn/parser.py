@@ -29,7 +29,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from engine.bpmn.inputoutput import read_input_output
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
+from engine.expressions import compile_expression, is_expression
 from engine.forms import FormField, field_problem
 from engine.mappings import InputOutput
 from engine.model import (
@@ -55,6 +55,7 @@ from engine.model import (
     ScriptCondition,
     ScriptFormat,
     ScriptTask,
+    SendTask,
     SequenceFlow,
     ServiceTask,
     StartEvent,
@@ -614,6 +615,12 @@ def _form_field(element: Element, ctx: _Context, owner_id: str) -> FormField:
 
 def _common(element: Element, ctx: _Context) -> dict[str, Any]:
     node_id = element.get("id")  # present: see generate_ids
+    # camunda:jobPriority (here and on the process) is accepted and ignored: due jobs are taken
+    # in the order they fell due, with no priorities among them.
+    # camunda:exclusive is read (it must be true or false) and changes nothing: every command
+    # of an instance holds the instance's row lock, so its jobs never run at the same time,
+    # which is what exclusive="true" asks of Camunda (and stricter than exclusive="false").
+    ctx.boolean(element, _camunda("exclusive"), default=True)
     return {
         "id": node_id,
         "name": element.get("name"),
@@ -732,18 +739,39 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             )
         }
     if local == _ERROR:
-        for attribute in ("errorCodeVariable", "errorMessageVariable"):
-            if definition.get(_camunda(attribute)) is not None:
-                message = f"camunda:{attribute} is not supported by this engine"
-                raise ctx.error(message, definition, event_id)
+        caught = _error_variables(definition, ctx, event_id)
         ref = ctx.ref(definition, "errorRef", event_id)
         if not ref:
-            return {"is_error": True, "error_code": None}
+            return {"is_error": True, "error_code": None, **caught}
         if ref not in ctx.errors:
             written = definition.get("errorRef")
             raise ctx.error(f"errorRef '{written}' names no bpmn:error", definition, event_id)
-        return {"is_error": True, "error_code": ctx.errors[ref]}
+        return {"is_error": True, "error_code": ctx.errors[ref], **caught}
     return {}  # terminateEventDefinition: the caller knows
+
+
+_ERROR_VARIABLES = {
+    "errorCodeVariable": "error_code_variable",
+    "errorMessageVariable": "error_message_variable",
+}
+
+
+def _error_variables(definition: Element, ctx: _Context, event_id: str) -> dict[str, str]:
+    """camunda:errorCodeVariable / errorMessageVariable of a catching error event (a boundary
+    event or an event subprocess's start): the variables the caught code and message go to."""
+    found: dict[str, str] = {}
+    for attribute, field_name in _ERROR_VARIABLES.items():
+        value = definition.get(_camunda(attribute))
+        if value is None:
+            continue
+        owner = _local(definition.getparent())
+        if owner not in ("boundaryEvent", "startEvent"):
+            message = f"camunda:{attribute} belongs on an error event that catches, not on {owner}"
+            raise ctx.error(message, definition, event_id)
+        if not value.strip() or "${" in value or "#{" in value:
+            raise ctx.error(f"camunda:{attribute} must name a variable", definition, event_id)
+        found[field_name] = value.strip()
+    return found
 
 
 def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition:
@@ -771,20 +799,40 @@ def _start_event(element: Element, ctx: _Context) -> Node:
     form_key = element.get(_camunda("formKey"))
     if form_key is not None:
         form_key = ctx.checked_text(element, "camunda:formKey", form_key)
+    initiator = element.get(_camunda("initiator"))
+    if initiator is not None and (not initiator.strip() or "${" in initiator):
+        raise ctx.error("camunda:initiator must name a variable", element)
     return StartEvent(
         **common,
         **trigger,
         interrupting=interrupting,
         form_key=form_key,
         form_fields=_form_fields(element, ctx, common["id"]),
+        initiator=initiator.strip() if initiator else None,
     )
+
+
+def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """A message throw event's fields: its messageRef's message when it names one (optional on
+    a throw event), and its implementation, written on the messageEventDefinition as Camunda
+    Modeler writes it. With no implementation it passes the token on, as in Camunda 7."""
+    children = _definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    name = None
+    if definition.get("messageRef"):
+        name = _referenced(definition, ctx, event_id, "messageRef", "message", ctx.messages)
+    implementation = _implementation(definition, ctx, event_id, "a message throw event")
+    return {"is_message": True, "message_name": name, **implementation}
 
 
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR))
+    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR, _MESSAGE))
     if definition is None:
         return EndEvent(**common)
+    if _local(definition) == _MESSAGE:
+        return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
     if _local(definition) == _ERROR:
         return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
     _plain_extensions(definition, ctx, common["id"])
@@ -793,7 +841,9 @@ def _end_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_SIGNAL,))
+    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE))
+    if definition is not None and _local(definition) == _MESSAGE:
+        return IntermediateThrowEvent(**common, **_message_throw(definition, ctx, common["id"]))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     return IntermediateThrowEvent(**common, **trigger)
 
@@ -840,50 +890,100 @@ def _sub_process(element: Element, ctx: _Context) -> Node:
     return SubProcess(**common, triggered_by_event=triggered)
 
 
-def _handler_expression(element: Element, ctx: _Context, attribute: str, value: str) -> str:
+def _handler_expression(
+    element: Element, ctx: _Context, attribute: str, value: str, owner_id: str
+) -> str:
     try:
         name = compile_expression(value).identifier
     except ExpressionError as error:
-        raise ctx.error(f"camunda:{attribute}: {error.message}", element) from None
+        raise ctx.error(f"camunda:{attribute}: {error.message}", element, owner_id) from None
     if name is None:
         message = f"camunda:{attribute} must name a handler as ${{name}}, not {value}"
-        raise ctx.error(message, element)
+        raise ctx.error(message, element, owner_id)
     return name
+
+
+def _implementation(
+    element: Element,
+    ctx: _Context,
+    owner_id: str,
+    what: str = "a service task",
+    evaluates: bool = False,
+) -> dict[str, Any]:
+    """The service-task implementation written on `element` (a service or send task, or a
+    message throw event's messageEventDefinition): a handler by camunda:delegateExpression,
+    camunda:expression or camunda:class, or camunda:type="external" with camunda:topic; with its
+    camunda:resultVariable and camunda:taskPriority. Several, or none, are the caller's concern.
+    Where it `evaluates` (a service or send task), a camunda:expression that is more than a name
+    is an expression to evaluate."""
+
+    def error(message: str) -> ModelError:
+        return ctx.error(message, element, owner_id)
+
+    handlers: list[str] = []
+    expression = None
+    for attribute in ("delegateExpression", "expression"):
+        value = element.get(_camunda(attribute))
+        if value is None:
+            continue
+        if evaluates and attribute == "expression" and not _names_handler(value):
+            try:
+                expression = compile_expression(value)
+            except ExpressionError as exc:
+                raise error(f"camunda:expression: {exc.message}") from None
+        else:
+            handlers.append(_handler_expression(element, ctx, attribute, value, owner_id))
+    class_name = element.get(_camunda("class"))
+    if class_name is not None:
+        if not is_handler_name(class_name):
+            raise error(f"camunda:class '{class_name}' is not a class name")
+        handlers.append(class_name)
+    kind = element.get(_camunda("type"))
+    topic = element.get(_camunda("topic"))
+    if kind is not None and kind != "external":
+        raise error(f'camunda:type="{kind}" is not supported by this engine')
+    if kind == "external" and not topic:
+        raise error('camunda:type="external" needs a camunda:topic')
+    if topic is not None and kind != "external":
+        raise error('camunda:topic needs camunda:type="external"')
+    if len(handlers) + (topic is not None) + (expression is not None) > 1:
+        raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
+    priority = element.get(_camunda("taskPriority"), "0").strip()
+    task_priority: int | str
+    if is_expression(priority):
+        task_priority = ctx.checked_text(element, "camunda:taskPriority", priority)
+    elif re.fullmatch(r"[+-]?[0-9]+", priority):
+        task_priority = int(priority)
+    else:
+        raise error(
+            f"camunda:taskPriority must be an integer or a ${{...}} expression, not '{priority}'"
+        )
+    found = {
+        "handler": handlers[0] if handlers else None,
+        "topic": topic,
+        "result_variable": element.get(_camunda("resultVariable")),
+        "task_priority": task_priority,
+    }
+    return {**found, "expression": expression} if evaluates else found
+
+
+def _names_handler(value: str) -> bool:
+    """`${name}`: a handler's name (a text that does not compile is reported as the handler's)."""
+    try:
+        return compile_expression(value).identifier is not None
+    except ExpressionError:
+        return True
 
 
 def _service_task(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     _check_children(element, ctx)
-    handlers: list[str] = []
-    for attribute in ("delegateExpression", "expression"):
-        value = element.get(_camunda(attribute))
-        if value is not None:
-            handlers.append(_handler_expression(element, ctx, attribute, value))
-    class_name = element.get(_camunda("class"))
-    if class_name is not None:
-        if not is_handler_name(class_name):
-            raise ctx.error(f"camunda:class '{class_name}' is not a class name", element)
-        handlers.append(class_name)
-    kind = element.get(_camunda("type"))
-    topic = element.get(_camunda("topic"))
-    if kind is not None and kind != "external":
-        raise ctx.error(f'camunda:type="{kind}" is not supported by this engine', element)
-    if kind == "external" and not topic:
-        raise ctx.error('camunda:type="external" needs a camunda:topic', element)
-    if topic is not None and kind != "external":
-        raise ctx.error('camunda:topic needs camunda:type="external"', element)
-    if len(handlers) + (topic is not None) != 1:
-        raise ctx.error(_SERVICE_IMPLEMENTATION_REQUIRED, element)
-    priority = element.get(_camunda("taskPriority"), "0").strip()
-    if not re.fullmatch(r"[+-]?[0-9]+", priority):
-        raise ctx.error(f"camunda:taskPriority must be an integer, not '{priority}'", element)
-    return ServiceTask(
-        **common,
-        handler=handlers[0] if handlers else None,
-        topic=topic,
-        result_variable=element.get(_camunda("resultVariable")),
-        task_priority=int(priority),
-    )
+    send = _local(element) == "sendTask"
+    what = "a send task" if send else "a service task"
+    implementation = _implementation(element, ctx, common["id"], what, evaluates=True)
+    if all(implementation[key] is None for key in ("handler", "topic", "expression")):
+        raise ctx.error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what), element)
+    return (SendTask if send else ServiceTask)(**common, **implementation)
 
 
 def _script_task(element: Element, ctx: _Context) -> Node:
@@ -982,6 +1082,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "endEvent": _end_event,
     "intermediateThrowEvent": _intermediate_throw_event,
     "serviceTask": _service_task,
+    "sendTask": _service_task,
     "scriptTask": _script_task,
     "userTask": _user_task,
     "task": _task,
@@ -1123,6 +1224,8 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
                     node_element,
                 )
         wired.append(replace(node, incoming=incoming, outgoing=outgoing))
+    # camunda:candidateStarterUsers / camunda:candidateStarterGroups (like camunda:potentialStarter)
+    # are accepted and ignored: who may start an instance is the role of the caller (app/auth.py).
     model = ProcessModel(
         key=key,
         name=element.get("name"),

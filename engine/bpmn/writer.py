@@ -28,8 +28,10 @@ from engine.model import (
     BoundaryEvent,
     EndEvent,
     ExclusiveGateway,
+    Implemented,
     InclusiveGateway,
     Listener,
+    MessageThrow,
     Node,
     ProcessModel,
     Properties,
@@ -258,13 +260,32 @@ def _timer(parent: Element, timer: TimerDefinition) -> None:
     _formal_expression(definition, _TIMER_ELEMENTS[timer.kind], timer.text)
 
 
+def _implementation(element: Element, node: Implemented) -> None:
+    """A service task's implementation, on a service or send task or a messageEventDefinition."""
+    if node.handler is not None and _is_identifier(node.handler):
+        element.set(_camunda("delegateExpression"), f"${{{node.handler}}}")
+    elif node.handler is not None:
+        element.set(_camunda("class"), node.handler)
+    if node.topic is not None:
+        element.set(_camunda("type"), "external")
+        element.set(_camunda("topic"), node.topic)
+    _set(element, _camunda("resultVariable"), node.result_variable)
+    if node.task_priority:
+        element.set(_camunda("taskPriority"), str(node.task_priority))
+
+
 def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     if isinstance(node, EndEvent) and node.terminate:
         etree.SubElement(element, _bpmn("terminateEventDefinition"))
     if isinstance(node, ReceiveTask):
         return  # its messageRef is an attribute
     message = getattr(node, "message_name", None)
-    if message is not None:
+    if isinstance(node, MessageThrow) and node.is_message:
+        definition = etree.SubElement(element, _bpmn("messageEventDefinition"))
+        if message is not None:
+            definition.set("messageRef", refs.messages[message])
+        _implementation(definition, node)
+    elif message is not None:
         definition = etree.SubElement(element, _bpmn("messageEventDefinition"))
         definition.set("messageRef", refs.messages[message])
     signal = getattr(node, "signal_name", None)
@@ -276,6 +297,9 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
         code = getattr(node, "error_code", None)
         if code is not None:
             definition.set("errorRef", refs.errors[code])
+        _set(definition, _camunda("errorCodeVariable"), getattr(node, "error_code_variable", None))
+        message_variable = getattr(node, "error_message_variable", None)
+        _set(definition, _camunda("errorMessageVariable"), message_variable)
     timer = getattr(node, "timer", None)
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)
@@ -308,6 +332,7 @@ def _node(
         element.set("isInterrupting", "false")
     if isinstance(node, StartEvent):
         _set(element, _camunda("formKey"), node.form_key)
+        _set(element, _camunda("initiator"), node.initiator)
     if isinstance(node, SubProcess) and node.triggered_by_event:
         element.set("triggeredByEvent", "true")
     if isinstance(node, ReceiveTask):
@@ -317,16 +342,9 @@ def _node(
     if node.async_after:
         element.set(_camunda("asyncAfter"), "true")
     if isinstance(node, ServiceTask):
-        if node.handler is not None and _is_identifier(node.handler):
-            element.set(_camunda("delegateExpression"), f"${{{node.handler}}}")
-        elif node.handler is not None:
-            element.set(_camunda("class"), node.handler)
-        if node.topic is not None:
-            element.set(_camunda("type"), "external")
-            element.set(_camunda("topic"), node.topic)
-        _set(element, _camunda("resultVariable"), node.result_variable)
-        if node.task_priority:
-            element.set(_camunda("taskPriority"), str(node.task_priority))
+        _implementation(element, node)
+        if node.expression is not None:
+            element.set(_camunda("expression"), node.expression.source)
     elif isinstance(node, UserTask):
         for field_name, attribute in _USER_TASK_ATTRIBUTES:
             _set(element, _camunda(attribute), getattr(node, field_name))

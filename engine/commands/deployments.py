@@ -152,8 +152,6 @@ def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
 
 def _not_executable(model: ProcessModel, node: Node) -> str | None:
     """What the parser accepts but the engine does not run yet."""
-    if node.async_after:
-        return "camunda:asyncAfter is not supported yet"
     if isinstance(node, IntermediateThrowEvent) and node.signal_name is not None:
         return "signal throw events are not supported yet; broadcast signals through the API"
     if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:

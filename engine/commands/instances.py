@@ -41,6 +41,9 @@ class StartInstance:
     # Submitted values of the none start event's generated form (camunda:formData), checked
     # and typed by engine/forms.py; a form that does not pass raises FormInvalid.
     form: Mapping[str, Any] | None = None
+    # The authenticated user who starts it, when the caller knows: `camunda:initiator` names the
+    # variable it goes to, and expressions read it as `authenticatedUserId`.
+    started_by: str | None = None
 
     def execute(self, tx: Tx) -> InstanceResult:
         definition = self._definition(tx)
@@ -49,7 +52,15 @@ class StartInstance:
         if self.form is not None:
             given = {name: infer(value) for name, value in variables.items()}
             variables.update(submit(model.none_start.form_fields, self.form, given))
-        return start_instance(tx, definition, model, model.none_start, variables, self.business_key)
+        return start_instance(
+            tx,
+            definition,
+            model,
+            model.none_start,
+            variables,
+            self.business_key,
+            started_by=self.started_by,
+        )
 
     def _definition(self, tx: Tx) -> definitions.DefinitionRow:
         if self.definition_id is not None:
@@ -150,8 +161,11 @@ def start_instance(
     start: StartEvent,
     variables: Mapping[str, Any],
     business_key: str | None,
+    *,
+    started_by: str | None = None,
 ) -> InstanceResult:
-    """A new instance of `definition` whose first token enters through `start`."""
+    """A new instance of `definition` whose first token enters through `start`, started by the
+    user `started_by` (None: unknown, as for a timer or a message)."""
     instance = InstanceRow(
         id=new_id(),
         definition_id=definition.id,
@@ -162,9 +176,12 @@ def start_instance(
         started_at=tx.now,
         is_new=True,
     )
-    run = InstanceRun(instance=instance, now=tx.now)
+    run = InstanceRun(instance=instance, now=tx.now, authenticated_user_id=started_by)
     for name, value in variables.items():
         run.set_variable(name, infer(value))
+    if start.initiator is not None:
+        # As Camunda does: the initiator variable is set (null when the starter is unknown).
+        run.set_variable(start.initiator, infer(started_by))
     new_advance(tx, run, model).start(start)
     persist(tx, run)
     return InstanceResult(str(instance.id), definition.id, instance.state.value)

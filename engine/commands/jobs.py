@@ -165,7 +165,7 @@ def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> Jo
         return JobOutcome.INSTANCE_NOT_ACTIVE
     flow = advance(tx, run)
     run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
-    if job.kind == JobKind.ASYNC:
+    if job.kind in (JobKind.ASYNC, JobKind.ASYNC_AFTER):
         assert job.token_id is not None
         token = run.tokens[job.token_id]
         job.deleted = True
@@ -319,7 +319,8 @@ class SetJobRetries:
 
 def restore_after_incident(run: InstanceRun, job: JobRow) -> None:
     """A failed job may run again: its token waits where it was and its incidents resolve."""
-    state = TokenState.READY if job.kind == JobKind.ASYNC else TokenState.WAITING
+    ready = job.kind in (JobKind.ASYNC, JobKind.ASYNC_AFTER)
+    state = TokenState.READY if ready else TokenState.WAITING
     run.restore_failed(job.token_id, job_id=job.id, state=state)
 
 

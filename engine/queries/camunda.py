@@ -765,7 +765,7 @@ def jobs(
     if timers:
         where.fixed("j.kind IN ('timer', 'timer-start')")
     if messages:
-        where.fixed("j.kind = 'async'")
+        where.fixed("j.kind IN ('async', 'async-after')")
     if with_exception:
         where.fixed("j.error_message IS NOT NULL")
     if suspended is not None:

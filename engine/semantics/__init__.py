@@ -30,6 +30,7 @@ from engine.model import (
     ParallelGateway,
     ReceiveTask,
     ScriptTask,
+    SequenceFlow,
     ServiceTask,
     StartEvent,
     SubProcess,
@@ -40,7 +41,7 @@ from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.mappings import map_inputs, set_locals
 from engine.semantics.tasks import TaskMoves
-from engine.states import InstanceState, SubscriptionKind, TokenState
+from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 
 __all__ = ["Advance", "Step", "UnhandledError"]
 
@@ -94,9 +95,30 @@ class Advance(TaskMoves, GatewayMoves):
 
     def execute_ready(self, token: Token) -> None:
         """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
-        at."""
-        self._queue.append((token, token.node_id, None, True))
+        at; parked after the node (`camunda:asyncAfter`), it takes the node's outgoing flows."""
+        after = any(
+            job.token_id == token.id and job.kind == JobKind.ASYNC_AFTER
+            for job in self.run.jobs.values()
+        )
+        if after:
+            node = self.model.node(token.node_id)
+            self.run.drop_listeners(token)
+            self._follow(token, node, self._flows_after(token, node))
+        else:
+            self._queue.append((token, token.node_id, None, True))
         self._drain()
+
+    def _flows_after(self, token: Token, node: Node) -> list[SequenceFlow] | None:
+        """The flows a token parked after `node` takes: a gateway chooses them now (with the
+        variables as they are when the job runs); any other node takes every outgoing flow whose
+        condition holds (None)."""
+        if isinstance(node, ExclusiveGateway):
+            return [self._choose(token, node)]
+        if isinstance(node, InclusiveGateway):
+            return self._inclusive_flows(token, node)
+        if isinstance(node, ParallelGateway):
+            return [self.model.flow(f) for f in node.outgoing]
+        return None
 
     def fire_timer(self, job: JobRow) -> None:
         """A timer job is due: a catch event's token moves on, or a boundary event triggers."""
@@ -177,17 +199,16 @@ class Advance(TaskMoves, GatewayMoves):
         token.node_id = node.id
         token.dirty = True
         if node.async_before and not skip_async:
-            token.move_to(TokenState.READY, run.now)
-            retries = waits.retries_of(node.retry_cycle, self.default_retries)
-            run.add_job(waits.async_job(token, node.id, retries, run.now))
-            run.emit("token.ready", token)
+            self._park(token, node, JobKind.ASYNC)
             return
         self._open_visit(token, node)
         map_inputs(run, token, node)  # input parameters first: start listeners see them
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES):
             self._attach_boundary_events(token, node)
-        if isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
+        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
+            self._service_task(token, node)  # a message throw event: run like a service task
+        elif isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)
@@ -196,7 +217,8 @@ class Advance(TaskMoves, GatewayMoves):
             self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
-            task = waits.user_task(node, token, run.values_for(token), run.now)
+            values = run.values_for(token)
+            task = waits.user_task(node, token, values, run.now, self._context(token, values))
             run.tasks[task.id] = task
             self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):

@@ -7,8 +7,9 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from engine import timers
+from engine import timers, waits
 from engine.errors import ExpressionError
+from engine.expression_context import ExpressionContext, TaskFacts, context_for
 from engine.handlers import HandlerRegistry
 from engine.ids import new_id
 from engine.model import Node, ProcessModel, ScriptCondition, SequenceFlow
@@ -17,7 +18,7 @@ from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
 from engine.scripting import ScriptLimits
 from engine.semantics.listeners import Scripts
 from engine.semantics.mappings import map_outputs
-from engine.states import IncidentState, TokenState, VisitState
+from engine.states import IncidentState, JobKind, TokenState, VisitState
 from engine.variables import infer
 
 # A token travelling to a node: (token, node id, flow it arrived by, skip the async-before park).
@@ -85,11 +86,28 @@ class Moves:
         """Complete the visit and follow `flows` (default: every outgoing flow whose condition
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
-        run = self.run
         self.scripts.execution_event(token, node, "end")
-        map_outputs(run, token, node)
+        map_outputs(self.run, token, node)
         self._close_visit(token, VisitState.COMPLETED)
-        run.drop_listeners(token)
+        self.run.drop_listeners(token)
+        if node.async_after:
+            self._park(token, node, JobKind.ASYNC_AFTER)
+            return
+        self._follow(token, node, flows)
+
+    def _park(self, token: Token, node: Node, kind: JobKind) -> None:
+        """The token waits Ready at `node` for an asynchronous continuation job: before the node
+        runs (`camunda:asyncBefore`) or after its work is done (`camunda:asyncAfter`). The job is
+        a row: the continuation survives a restart, and its failure retries only the job."""
+        run = self.run
+        token.move_to(TokenState.READY, run.now)
+        retries = waits.retries_of(node.retry_cycle, self.default_retries)
+        run.add_job(waits.async_job(token, node.id, retries, run.now, kind))
+        run.emit("token.ready", token)
+
+    def _follow(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
+        """Follow `flows` out of `node` (see `_leave`)."""
+        run = self.run
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
             values = run.values_for(token) if any(f.condition is not None for f in outgoing) else {}
@@ -126,11 +144,18 @@ class Moves:
         if isinstance(flow.condition, ScriptCondition):
             return self.scripts.holds(flow, flow.condition, token)
         try:
-            return bool(flow.condition.evaluate(values))
+            return bool(flow.condition.evaluate(values, self._context(token, values)))
         except ExpressionError as exc:
             raise ExpressionError(
                 f"condition of sequence flow '{flow.id}' failed: {exc.message}", flow_id=flow.id
             ) from exc
+
+    def _context(
+        self, token: Token | None, values: Mapping[str, Any], task: TaskFacts | None = None
+    ) -> ExpressionContext:
+        """What an expression evaluated for `token` reaches beyond `values` (see
+        `context_for`)."""
+        return context_for(self.run, token, values, task)
 
     def _ended(self, token: Token) -> None:
         """A token finished. When it was the last live one of its subprocess, the subprocess

@@ -46,15 +46,17 @@ class EventMoves(ScopeMoves):
         run = self.run
         if event.timer is not None:
             retries = waits.retries_of(event.retry_cycle, self.default_retries)
+            values = run.values_for(token)
             run.add_job(
                 waits.timer_job(
                     event.timer,
                     token.id,
                     event.id,
-                    run.values_for(token),
+                    values,
                     run.now,
                     retries,
                     limits=self.timer_limits,
+                    context=self._context(token, values),
                 )
             )
         elif event.message_name is not None:
@@ -119,11 +121,13 @@ class EventMoves(ScopeMoves):
                 if boundary.is_error and boundary.error_code in (None, code):
                     self.run.emit("error.caught", current)
                     self._trigger_boundary(boundary, current)
+                    self._set_caught_error(boundary, current, code, message)
                     return
             for sub in self.model.event_subprocesses(node.parent):
                 start = self._error_start(sub, code)
                 if start is not None:
                     self._start_event_subprocess(sub, start, current.scope_id)
+                    self._set_caught_error(start, current, code, message)
                     return
             if current.scope_id is None:
                 break
@@ -135,6 +139,20 @@ class EventMoves(ScopeMoves):
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         self._ended(token)
+
+    def _set_caught_error(
+        self, catcher: StartEvent | BoundaryEvent, caught_at: Token, code: str, message: str
+    ) -> None:
+        """The caught error's code and message go to the variables the catching event names
+        (camunda:errorCodeVariable, camunda:errorMessageVariable; no message is null), set as
+        Camunda sets them: by setVariable from the scope that handles the error (the scope of
+        `caught_at`, the token whose activity or scope caught it)."""
+        caught = [
+            (catcher.error_code_variable, code),
+            (catcher.error_message_variable, message or None),
+        ]
+        scope = self.run.tokens[caught_at.scope_id] if caught_at.scope_id else None
+        self.set_variables({name: value for name, value in caught if name}, scope)
 
     def _error_start(self, sub: SubProcess, code: str) -> StartEvent | None:
         for node in self.model.children(sub.id):

@@ -18,7 +18,7 @@ class GatewayMoves(Moves):
             if flow_id == gateway.default_flow:
                 continue
             flow = self.model.flow(flow_id)
-            if flow.condition is None or self._holds(flow, values):
+            if flow.condition is None or self._holds(flow, values, token):
                 return flow
         if gateway.default_flow is not None:
             return self.model.flow(gateway.default_flow)
@@ -33,7 +33,7 @@ class GatewayMoves(Moves):
         default flow when none is."""
         outgoing = [self.model.flow(f) for f in gateway.outgoing if f != gateway.default_flow]
         values = self.run.values_for(token) if any(f.condition for f in outgoing) else {}
-        taken = [f for f in outgoing if f.condition is None or self._holds(f, values)]
+        taken = [f for f in outgoing if f.condition is None or self._holds(f, values, token)]
         if taken:
             return taken
         if gateway.default_flow is not None:

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
+from engine.expression_context import context_for, task_facts
 from engine.expressions import compile_expression
 from engine.handlers import HandlerRegistry, TaskContext
 from engine.model import (
@@ -208,8 +209,10 @@ class Scripts:
     ) -> ScriptOutcome:
         values = self.visible(token)
         if script.format == "expression":
+            facts = None if task is None else task_facts(task, values)
+            context = context_for(self.run, token, values, facts)
             try:
-                return ScriptOutcome(compile_expression(script.source).evaluate(values))
+                return ScriptOutcome(compile_expression(script.source).evaluate(values, context))
             except InterlockError as error:
                 raise ScriptError(f"{where}: {error.message}") from error
         subject = self._subject(token, node, event, task)

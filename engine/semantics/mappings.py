@@ -14,15 +14,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.errors import ExpressionError
+from engine.expression_context import ExpressionContext, context_for
 from engine.mappings import Parameter, evaluate
 from engine.model import Node
 from engine.runtime import InstanceRun, Token
 from engine.variables import infer
 
 
-def _computed(node: Node, parameter: Parameter, kind: str, values: dict[str, Any]) -> Any:
+def _computed(
+    node: Node, parameter: Parameter, kind: str, values: dict[str, Any], context: ExpressionContext
+) -> Any:
     try:
-        return infer(evaluate(parameter.value, values))
+        return infer(evaluate(parameter.value, values, context))
     except ExpressionError as error:
         raise ExpressionError(
             f"{kind} parameter '{parameter.name}' of '{node.id}' failed: {error.message}",
@@ -36,7 +39,8 @@ def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
     if node.io is None or not node.io.inputs:
         return
     values = run.values_for(token)
-    computed = [(p.name, _computed(node, p, "input", values)) for p in node.io.inputs]
+    context = context_for(run, token, values)
+    computed = [(p.name, _computed(node, p, "input", values, context)) for p in node.io.inputs]
     for name, value in computed:
         run.set_local(token.id, name, value)
 
@@ -46,7 +50,8 @@ def map_outputs(run: InstanceRun, token: Token, node: Node) -> None:
     if node.io is None or not node.io.outputs:
         return
     values = run.values_for(token)
-    computed = [(p.name, _computed(node, p, "output", values)) for p in node.io.outputs]
+    context = context_for(run, token, values)
+    computed = [(p.name, _computed(node, p, "output", values, context)) for p in node.io.outputs]
     parent = run.tokens.get(token.scope_id) if token.scope_id is not None else None
     for name, value in computed:
         if parent is None:

@@ -1,24 +1,37 @@
-"""Tasks: a service task runs its handler or waits as external work."""
+"""Tasks: a service task runs its handler or waits as external work. So do a send task and a
+message throw event with an implementation, as in Camunda 7."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from engine import waits
-from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
+from engine.errors import (
+    BpmnError,
+    ExpressionError,
+    HandlerError,
+    InterlockError,
+    NeedsTransaction,
+)
+from engine.expressions import Expression
 from engine.handlers import TaskContext
-from engine.model import ServiceTask
+from engine.model import Implemented, ServiceTask
 from engine.runtime import Token
 from engine.semantics.events import EventMoves
 
 
 class TaskMoves(EventMoves):
-    def _service_task(self, token: Token, node: ServiceTask) -> None:
+    def _service_task(self, token: Token, node: Implemented) -> None:
         run = self.run
         if node.is_external:
             self._wait(token)
-            external = waits.external_task(node, token, run.now)
+            values = run.values_for(token) if isinstance(node.task_priority, str) else {}
+            expression_context = self._context(token, values)
+            external = waits.external_task(node, token, run.now, values, expression_context)
             run.external_tasks[external.id] = external
+            return
+        if isinstance(node, ServiceTask) and node.expression is not None:
+            self._expression_task(token, node, node.expression)
             return
         assert node.handler is not None
         if self.optimistic:
@@ -60,4 +73,17 @@ class TaskMoves(EventMoves):
         elif isinstance(returned, Mapping):
             updates.update(returned)
         self.set_variables(updates, token)
+        self._leave(token, self.model.node(node.id))
+
+    def _expression_task(self, token: Token, node: ServiceTask, expression: Expression) -> None:
+        """camunda:expression evaluated in the execution's context; its value goes to the result
+        variable, if the task names one (as setVariable from the task does)."""
+        values = self.run.values_for(token)
+        try:
+            value = expression.evaluate(values, self._context(token, values))
+        except ExpressionError as exc:
+            message = f"camunda:expression of service task '{node.id}' failed: {exc.message}"
+            raise ExpressionError(message, node_id=node.id) from exc
+        if node.result_variable is not None:
+            self.set_variables({node.result_variable: value}, token)
         self._leave(token, node)

@@ -337,6 +337,7 @@ JAVASCRIPT_MAPPINGS = """<?xml version="1.0" encoding="UTF-8"?>
     <bpmn:serviceTask id="price" camunda:delegateExpression="${price}">
       <bpmn:extensionElements>
         <camunda:inputOutput>
+          <camunda:inputParameter name="where">${execution.activityId}</camunda:inputParameter>
           <camunda:inputParameter name="lines">
             <camunda:script scriptFormat="javascript">items.map(function (i) {
               return i * 2; })</camunda:script>
@@ -367,5 +368,6 @@ def test_javascript_mappings_compute_inputs_and_outputs_in_the_isolate(engine: E
     instance = engine.start_latest("js_mappings", {"items": [1, 2, 3]})
     assert instance.state is InstanceState.COMPLETED
     assert seen["lines"] == [2, 4, 6]
+    assert seen["where"] == "price"  # expressions in mappings reach the execution
     # The output read `sum` (12); the input `lines` was local and went with the task.
     assert instance.variables() == {"items": [1, 2, 3], "sum": 12, "total": 13}

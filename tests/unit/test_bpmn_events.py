@@ -832,10 +832,10 @@ def test_all_activity_kinds_take_boundary_events() -> None:
         (
             on_task(
                 '<bpmn:boundaryEvent id="b" attachedToRef="t"><bpmn:errorEventDefinition '
-                'camunda:errorCodeVariable="code" /></bpmn:boundaryEvent>'
+                'camunda:errorCodeVariable="${code}" /></bpmn:boundaryEvent>'
             ),
             "<bpmn:errorEventDefinition",
-            "camunda:errorCodeVariable is not supported",
+            "camunda:errorCodeVariable must name a variable",
             "b",
         ),
         (

@@ -388,16 +388,10 @@ UNSUPPORTED = [
         "n",
     ),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
-    ("sendTask", '<bpmn:sendTask id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
     ("callActivity", '<bpmn:callActivity id="n" calledElement="other" />', "n"),
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
-    (
-        "endEvent with messageEventDefinition",
-        '<bpmn:endEvent id="n"><bpmn:messageEventDefinition /></bpmn:endEvent>',
-        "n",
-    ),
     (
         "intermediateThrowEvent with escalationEventDefinition",
         '<bpmn:intermediateThrowEvent id="n"><bpmn:escalationEventDefinition />'
@@ -448,7 +442,6 @@ UNSUPPORTED = [
                 "endEvent",
                 "",
                 (
-                    "messageEventDefinition",
                     "signalEventDefinition",
                     "escalationEventDefinition",
                     "compensateEventDefinition",
@@ -460,7 +453,6 @@ UNSUPPORTED = [
                 "",
                 (
                     "escalationEventDefinition",
-                    "messageEventDefinition",
                     "timerEventDefinition",
                     "linkEventDefinition",
                     "compensateEventDefinition",
