@@ -26,12 +26,14 @@ from engine.model import (
     EndEvent,
     ExclusiveGateway,
     InclusiveGateway,
+    MultiInstance,
     Node,
     ProcessModel,
     Properties,
     ReceiveTask,
     SequenceFlow,
     ServiceTask,
+    StandardLoop,
     StartEvent,
     SubProcess,
     TimerDefinition,
@@ -274,8 +276,33 @@ def _node(
     for flow_id in node.outgoing:
         etree.SubElement(element, _bpmn("outgoing")).text = flow_id
     _event_definitions(element, node, refs)
+    if node.loop is not None:
+        _loop(element, node.loop)
     if isinstance(node, SubProcess):
         _scope(element, model, node.id, refs, flows)
+
+
+def _loop(parent: Element, loop: MultiInstance | StandardLoop) -> None:
+    if isinstance(loop, StandardLoop):
+        element = etree.SubElement(parent, _bpmn("standardLoopCharacteristics"))
+        if loop.test_before:
+            element.set("testBefore", "true")
+        if loop.maximum is not None:
+            element.set("loopMaximum", str(loop.maximum))
+        if loop.condition is not None:
+            _formal_expression(element, "loopCondition", loop.condition.source)
+        return
+    element = etree.SubElement(parent, _bpmn("multiInstanceLoopCharacteristics"))
+    if loop.sequential:
+        element.set("isSequential", "true")
+    _set(element, _camunda("collection"), loop.collection)
+    _set(element, _camunda("elementVariable"), loop.element_variable)
+    if loop.async_before:
+        element.set(_camunda("asyncBefore"), "true")
+    if loop.cardinality is not None:
+        _formal_expression(element, "loopCardinality", loop.cardinality)
+    if loop.completion_condition is not None:
+        _formal_expression(element, "completionCondition", loop.completion_condition.source)
 
 
 def _scope(
