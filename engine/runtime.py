@@ -293,8 +293,14 @@ class InstanceRun:
     joins: dict[tuple[str, str], Join] = field(default_factory=dict)
     # Joins that fired and are gone, with the version they were loaded at.
     deleted_joins: dict[tuple[str, str], int] = field(default_factory=dict)
+    # The root scope's variables, and the locals of each owner token (an activity instance: a
+    # token at a task, a subprocess's scope token, a multi-instance body or iteration).
     variables: dict[str, TypedValue] = field(default_factory=dict)
     changed_variables: set[str] = field(default_factory=set)
+    locals: dict[UUID, dict[str, TypedValue]] = field(default_factory=dict)
+    changed_locals: set[tuple[UUID, str]] = field(default_factory=set)
+    # Variable rows to delete: (scope_key, name), a name of None deleting the whole scope's.
+    deleted_variables: set[tuple[str, str | None]] = field(default_factory=set)
     visits: list[Visit] = field(default_factory=list)
     # Open work of the instance, loaded with it: what a token leaving early must retire.
     tasks: dict[UUID, UserTaskRow] = field(default_factory=dict)
@@ -459,9 +465,78 @@ class InstanceRun:
         check_name(name)  # whoever writes it: a caller, a handler, a worker's report
         self.variables[name] = value
         self.changed_variables.add(name)
+        self.deleted_variables.discard(("", name))
 
     def variable_values(self) -> dict[str, Any]:
+        """The root scope's variables."""
         return {name: typed.value for name, typed in self.variables.items()}
+
+    def set_local(self, owner_id: UUID, name: str, value: TypedValue) -> None:
+        """A variable local to the activity instance of the token `owner_id`."""
+        check_name(name)
+        self.locals.setdefault(owner_id, {})[name] = value
+        self.changed_locals.add((owner_id, name))
+        self.deleted_variables.discard((str(owner_id), name))
+
+    def local_values(self, owner_id: UUID) -> dict[str, Any]:
+        return {name: typed.value for name, typed in self.locals.get(owner_id, {}).items()}
+
+    def drop_locals(self, owner_id: UUID) -> None:
+        """The activity instance of `owner_id` ended: its local variables vanish with it."""
+        found = self.locals.pop(owner_id, None)
+        if found is None:
+            return
+        for name in found:
+            self.changed_locals.discard((owner_id, name))
+        self.deleted_variables.add((str(owner_id), None))
+
+    def remove_variable(self, owner_id: UUID | None, name: str) -> None:
+        """Delete one variable of the root scope (`owner_id` None) or of an owner's locals."""
+        if owner_id is None:
+            self.variables.pop(name, None)
+            self.changed_variables.discard(name)
+            self.deleted_variables.add(("", name))
+            return
+        self.locals.get(owner_id, {}).pop(name, None)
+        self.changed_locals.discard((owner_id, name))
+        self.deleted_variables.add((str(owner_id), name))
+
+    def scope_chain(self, token: Token) -> list[UUID]:
+        """The owners whose locals `token` sees, innermost first: the token itself, then its
+        scope tokens outwards."""
+        chain = [token.id]
+        scope_id = token.scope_id
+        while scope_id is not None:
+            chain.append(scope_id)
+            scope = self.tokens.get(scope_id)
+            scope_id = scope.scope_id if scope is not None else None
+        return chain
+
+    def typed_for(self, token: Token | None) -> dict[str, TypedValue]:
+        """Every variable visible from `token`: the root scope's, then the locals of each
+        enclosing scope outermost first, then the token's own; inner names hide outer ones."""
+        typed = dict(self.variables)
+        if token is None or not self.locals:
+            return typed
+        for owner_id in reversed(self.scope_chain(token)):
+            typed.update(self.locals.get(owner_id, {}))
+        return typed
+
+    def values_for(self, token: Token | None) -> dict[str, Any]:
+        """The values of `typed_for`."""
+        if token is None or not self.locals:
+            return self.variable_values()
+        return {name: typed.value for name, typed in self.typed_for(token).items()}
+
+    def set_visible(self, token: Token | None, name: str, value: TypedValue) -> None:
+        """Set a variable as Camunda's setVariable does: the nearest scope from `token`
+        outwards that has `name` gets it; when none has it, the root scope does."""
+        if token is not None and self.locals:
+            for owner_id in self.scope_chain(token):
+                if name in self.locals.get(owner_id, ()):
+                    self.set_local(owner_id, name, value)
+                    return
+        self.set_variable(name, value)
 
     def emit(self, event: str, token: Token | None = None, visit: Visit | None = None) -> None:
         self.events.append(

@@ -104,7 +104,7 @@ class FetchAndLock:
                     "created_at": task.created_at.isoformat(),
                     "variables": {
                         name: {"type": value.type, "value": value.to_json()}
-                        for name, value in run.variables.items()
+                        for name, value in run.typed_for(run.tokens.get(task.token_id)).items()
                         if names is None or name in names
                     },
                 }
@@ -266,7 +266,7 @@ class ExternalTaskBpmnError:
         token = _reopen_failed(tx, run, task)
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         flow = advance(tx, run)
-        flow.set_variables(self.variables)
+        flow.set_variables(self.variables, token)
         flow.throw_error(token, self.error_code, self.error_message)
         if token.state is TokenState.FAILED:
             # Uncaught, with incidents configured: the task waits (without retries) for a retry.

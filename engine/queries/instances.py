@@ -6,17 +6,19 @@ from __future__ import annotations
 from engine.queries import query
 from engine.store import queries as store
 from engine.store.instances import MAX_LIMIT, InstanceFilter
-from engine.store.queries import InstanceInfo, TokenRow, VisitRow
+from engine.store.queries import InstanceInfo, TokenRow, VariableRow, VisitRow
 
 __all__ = [
     "MAX_LIMIT",
     "InstanceFilter",
     "InstanceInfo",
     "TokenRow",
+    "VariableRow",
     "VisitRow",
     "instance",
     "tokens",
     "variables",
+    "variables_in_scopes",
     "visits",
 ]
 
@@ -24,3 +26,4 @@ instance = query(store.instance)
 tokens = query(store.tokens)
 visits = query(store.visits)
 variables = query(store.variables)
+variables_in_scopes = query(store.variables_in_scopes)

@@ -59,7 +59,7 @@ class Advance(TaskMoves, GatewayMoves):
     def resume(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
         """A waiting token's wait is over (task completed, message arrived): it leaves its node."""
         token.move_to(TokenState.EXECUTING, self.run.now)
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
 
@@ -90,7 +90,7 @@ class Advance(TaskMoves, GatewayMoves):
         node = self.model.node(subscription.node_id)
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
-        self.set_variables(variables)
+        self.set_variables(variables, token)
         if isinstance(node, BoundaryEvent):
             if node.cancel_activity:
                 subscription.deleted = True
@@ -139,7 +139,7 @@ class Advance(TaskMoves, GatewayMoves):
             self._service_task(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
-            task = waits.user_task(node, token, run.variable_values(), run.now)
+            task = waits.user_task(node, token, run.values_for(token), run.now)
             run.tasks[task.id] = task
         elif isinstance(node, ReceiveTask):
             self._wait(token)
@@ -156,11 +156,11 @@ class Advance(TaskMoves, GatewayMoves):
         elif isinstance(node, EndEvent):
             self._end(token, node)
         elif isinstance(node, ExclusiveGateway):
-            self._leave(token, node, [self._choose(node)])
+            self._leave(token, node, [self._choose(token, node)])
         elif isinstance(node, InclusiveGateway) and node.is_join:
             self._inclusive_arrive(token, node, via)
         elif isinstance(node, InclusiveGateway):
-            self._leave(token, node, self._inclusive_flows(node))
+            self._leave(token, node, self._inclusive_flows(token, node))
         elif isinstance(node, ParallelGateway) and node.is_join:
             self._join(token, node, via)
         elif isinstance(node, ParallelGateway):

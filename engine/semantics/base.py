@@ -66,9 +66,11 @@ class Moves:
         run.open_incident(incident)
         return incident
 
-    def set_variables(self, values: Mapping[str, Any] | None) -> None:
+    def set_variables(self, values: Mapping[str, Any] | None, token: Token | None = None) -> None:
+        """Set `values` as Camunda's setVariable does from `token`: a name a scope the token
+        sees already has is set there, any other in the root scope."""
         for name, value in (values or {}).items():
-            self.run.set_variable(name, infer(value))
+            self.run.set_visible(token, name, infer(value))
 
     def _leave(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
         """Complete the visit and follow `flows` (default: every outgoing flow whose condition
@@ -79,7 +81,7 @@ class Moves:
         run.drop_listeners(token)
         if flows is None:
             outgoing = [self.model.flow(f) for f in node.outgoing]
-            values = run.variable_values() if any(f.condition is not None for f in outgoing) else {}
+            values = run.values_for(token) if any(f.condition is not None for f in outgoing) else {}
             flows = [f for f in outgoing if f.condition is None or self._holds(f, values)]
         if not flows:
             token.move_to(TokenState.COMPLETED, run.now)
@@ -150,6 +152,7 @@ class Moves:
 
     def _close_visit(self, token: Token, state: VisitState) -> None:
         """End the token's open visit; a visit already loaded from the database is updated."""
+        self.run.drop_locals(token.id)  # the activity instance ends: its locals vanish with it
         if token.visit_id is None:
             return
         run = self.run

@@ -37,7 +37,7 @@ class EventMoves(ScopeMoves):
                     event.timer,
                     token.id,
                     event.id,
-                    run.variable_values(),
+                    run.values_for(token),
                     run.now,
                     retries,
                     limits=self.timer_limits,

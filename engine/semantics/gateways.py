@@ -12,8 +12,8 @@ from engine.states import TokenState, VisitState
 
 
 class GatewayMoves(Moves):
-    def _choose(self, gateway: ExclusiveGateway) -> SequenceFlow:
-        values = self.run.variable_values()
+    def _choose(self, token: Token, gateway: ExclusiveGateway) -> SequenceFlow:
+        values = self.run.values_for(token)
         for flow_id in gateway.outgoing:
             if flow_id == gateway.default_flow:
                 continue
@@ -28,11 +28,11 @@ class GatewayMoves(Moves):
             node_id=gateway.id,
         )
 
-    def _inclusive_flows(self, gateway: InclusiveGateway) -> list[SequenceFlow]:
+    def _inclusive_flows(self, token: Token, gateway: InclusiveGateway) -> list[SequenceFlow]:
         """Every outgoing flow whose condition is true (a flow without one always is); the
         default flow when none is."""
         outgoing = [self.model.flow(f) for f in gateway.outgoing if f != gateway.default_flow]
-        values = self.run.variable_values() if any(f.condition for f in outgoing) else {}
+        values = self.run.values_for(token) if any(f.condition for f in outgoing) else {}
         taken = [f for f in outgoing if f.condition is None or self._holds(f, values)]
         if taken:
             return taken
@@ -92,7 +92,7 @@ class GatewayMoves(Moves):
             self._delete_join(key)
             survivor = waiting[-1]
             self._merge(survivor, waiting)
-            self._leave(survivor, gateway, self._inclusive_flows(gateway))
+            self._leave(survivor, gateway, self._inclusive_flows(survivor, gateway))
             return True
         return False
 

@@ -36,13 +36,13 @@ class TaskMoves(EventMoves):
             business_key=run.instance.business_key,
             node_id=node.id,
             token_id=token.id,
-            variables=run.variable_values(),
+            variables=run.values_for(token),
             connection=self.connection,
         )
         try:
             returned = handler(context)
         except BpmnError as error:
-            self.set_variables(context.updates)
+            self.set_variables(context.updates, token)
             self._throw(token, error.code, error.message)
             return
         except InterlockError:
@@ -59,5 +59,5 @@ class TaskMoves(EventMoves):
             updates[node.result_variable] = returned
         elif isinstance(returned, Mapping):
             updates.update(returned)
-        self.set_variables(updates)
+        self.set_variables(updates, token)
         self._leave(token, node)

@@ -213,16 +213,34 @@ def _delete_by_id(key: str, table: sa.Table, alias: str) -> _Cte:
 
 
 def _variables(table: sa.Table) -> _Cte:
-    """Insert or update the instance's top-level variables."""
+    """Insert or update variables of any scope (scope_key '' is the root scope)."""
     keys = ", ".join(_keys(table))
     sets = ", ".join(f"{c} = excluded.{c}" for c in columns.mutable(table))
     return _insert(
         "variables",
         table,
         None,
-        constants={"scope_key": "''"},
         context=("instance_id",),
         tail=f" ON CONFLICT ({keys}) DO UPDATE SET {sets}",
+    )
+
+
+def _deleted_variables(table: sa.Table) -> _Cte:
+    """Delete variables: one by (scope_key, name), or a whole scope's when the name is null.
+    A row the same statement writes (a scope left and entered again by its token, with a local
+    of the same name) is the written one's: it is not deleted."""
+    record = _record(table, ("instance_id", "scope_key", "name"))
+    return _cte(
+        "deleted_variables",
+        ("instance_id", "scope_key", "name"),
+        lambda rows: (
+            f"deleted_variables AS (DELETE FROM {table.name} v USING d, {rows} AS r({record}) "
+            "WHERE v.instance_id = r.instance_id AND v.scope_key = r.scope_key "
+            "AND (r.name IS NULL OR v.name = r.name) AND NOT EXISTS (SELECT 1 FROM "
+            "jsonb_to_recordset(d.doc->'variables') AS w(instance_id uuid, scope_key text, "
+            "name text) WHERE (w.instance_id, w.scope_key, w.name) = "
+            "(v.instance_id, v.scope_key, v.name)))"
+        ),
     )
 
 
@@ -244,6 +262,7 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         _update("changed_joins", join, "j", Join, context=("instance_id",)),
         _delete_versioned("deleted_joins", join, "j"),
         _variables(tables["variable"]),
+        _deleted_variables(tables["variable"]),
         _insert("new_tasks", task, UserTaskRow, context=("instance_id",)),
         _update("changed_tasks", task, "u", UserTaskRow),
         _insert("new_external_tasks", external, ExternalTaskRow, context=("instance_id",)),
@@ -365,7 +384,7 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
     # One outbox row per history row written, then the instance-level and token events.
     events = [Event(f"visit.{v.state.lower()}", v.token_id, v.node_id, v.id) for v in run.visits]
     events.extend(run.events)
-    if run.changed_variables:
+    if run.changed_variables or run.changed_locals or run.deleted_variables:
         events.append(Event("variables.updated"))
     outbox = cte["outbox"].rows(events, instance_id=iid, ordinality=0)
     for ordinal, row in enumerate(outbox):
@@ -383,15 +402,10 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
             {"instance_id": iid, "gateway_id": g, "scope_key": s, "version": version}
             for (g, s), version in run.deleted_joins.items()
         ],
-        "variables": [
-            {
-                "instance_id": iid,
-                "name": name,
-                "type": run.variables[name].type,
-                "value": run.variables[name].to_json(),
-                "updated_at": run.now,
-            }
-            for name in sorted(run.changed_variables)
+        "variables": _variable_rows(run),
+        "deleted_variables": [
+            {"instance_id": iid, "scope_key": scope, "name": name}
+            for scope, name in sorted(run.deleted_variables, key=lambda d: (d[0], d[1] or ""))
         ],
         **_work(run, cte),
         "new_visits": cte["new_visits"].rows((v for v in run.visits if v.is_new), instance_id=iid),
@@ -406,6 +420,27 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
         "changed_instance": cte["changed_instance"].rows([inst] if changed else []),
         **changes,
     }
+
+
+def _variable_rows(run: InstanceRun) -> list[dict[str, Any]]:
+    """The variables the command set: the root scope's, then the locals still alive."""
+    rows = [("", name, run.variables[name]) for name in sorted(run.changed_variables)]
+    rows.extend(
+        (str(owner), name, run.locals[owner][name])
+        for owner, name in sorted(run.changed_locals, key=lambda c: (str(c[0]), c[1]))
+        if name in run.locals.get(owner, ())
+    )
+    return [
+        {
+            "instance_id": run.instance.id,
+            "scope_key": scope,
+            "name": name,
+            "type": typed.type,
+            "value": typed.to_json(),
+            "updated_at": run.now,
+        }
+        for scope, name, typed in rows
+    ]
 
 
 def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:

@@ -102,6 +102,29 @@ def variables(conn: psycopg.Connection[Any], instance_id: UUID) -> list[tuple[st
     ]
 
 
+@dataclass(frozen=True)
+class VariableRow:
+    """A variable of any scope: scope_key '' is the instance's root scope, any other the id of
+    the token whose activity instance owns it."""
+
+    scope_key: str
+    name: str
+    type: str
+    value: Any
+    updated_at: datetime
+
+
+def variables_in_scopes(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VariableRow]:
+    """Every variable of the instance, the root scope's first, then by owner and name."""
+    return fetch_all(
+        conn,
+        VariableRow,
+        "SELECT scope_key, name, type, value, updated_at FROM variable WHERE instance_id = %s "
+        "ORDER BY scope_key, name",
+        (instance_id,),
+    )
+
+
 def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
     rows = conn.execute("SELECT state, count(*) FROM process_instance GROUP BY state").fetchall()
     return {state: count for state, count in rows}

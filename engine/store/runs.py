@@ -70,8 +70,8 @@ class Loader:
     tables: a column the table and the runtime row share loads without another edit.
 
     Everything of an instance but its row comes in the order `run` reads it: live tokens (and
-    %(extra)s, token ids to load even when final; %(live)s is LIVE_STATES), joins, top-level
-    variables, then the open work of `_WORK`."""
+    %(extra)s, token ids to load even when final; %(live)s is LIVE_STATES), joins, variables of
+    every scope, then the open work of `_WORK`."""
 
     def __init__(
         self, tables: Mapping[str, sa.Table] = columns.TABLES, token_class: type[Token] = Token
@@ -86,9 +86,9 @@ class Loader:
             _part(tables, "join_state", Join, ""),
             _Part(
                 "variable",
-                ("name", "type", "value"),
-                "AND scope_key = ''",
-                columns.json_reader(variable, ("name", "type", "value")),
+                ("scope_key", "name", "type", "value"),
+                "",
+                columns.json_reader(variable, ("scope_key", "name", "type", "value")),
             ),
             *(_part(tables, table, cls, condition) for cls, _, table, condition in _WORK),
         )
@@ -156,7 +156,11 @@ class Loader:
             run.put_join(Join(**joins_part.read(found)))
         for found in variables or ():
             row = variables_part.read(found)
-            run.variables[row["name"]] = from_row(row["type"], row["value"])
+            value = from_row(row["type"], row["value"])
+            if row["scope_key"]:
+                run.locals.setdefault(UUID(row["scope_key"]), {})[row["name"]] = value
+            else:
+                run.variables[row["name"]] = value
         for (cls, attribute, _, _), part, rows in zip(_WORK, work_parts, work, strict=True):
             items = (cls(**part.read(found)) for found in rows or ())
             getattr(run, attribute).update({item.id: item for item in items})
