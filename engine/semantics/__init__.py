@@ -6,7 +6,7 @@ the instance when no live token is left in them. Service-task handlers are the o
 calls.
 
 The node families' moves live in the modules of this package (base, scopes, events, tasks,
-gateways); `Advance` combines them with the entry points and the loop.
+gateways, loops); `Advance` combines them with the entry points and the loop.
 """
 
 from __future__ import annotations
@@ -36,13 +36,14 @@ from engine.model import (
 from engine.runtime import JobRow, Subscription, Token
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
+from engine.semantics.loops import LoopMoves
 from engine.semantics.tasks import TaskMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState
 
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(TaskMoves, GatewayMoves):
+class Advance(LoopMoves, TaskMoves, GatewayMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -131,7 +132,9 @@ class Advance(TaskMoves, GatewayMoves):
             run.emit("token.ready", token)
             return
         self._open_visit(token, node)
-        if isinstance(node, ACTIVITY_TYPES):
+        if node.loop is not None and self._loops(token, node):
+            return
+        if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
         if isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
             self._leave(token, node)

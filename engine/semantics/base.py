@@ -171,6 +171,14 @@ class Moves:
         token.visit_id = None
         token.dirty = True
 
+    def _host_of(self, token: Token) -> Token | None:
+        """The host of a looping activity whose iteration `token` is (its scope token, at the
+        same node), or None."""
+        if token.scope_id is None:
+            return None
+        host = self.run.tokens.get(token.scope_id)
+        return host if host is not None and host.node_id == token.node_id else None
+
     def _delete_join(self, key: tuple[str, str]) -> None:
         join = self.run.pop_join(key)
         if join.version is not None:
