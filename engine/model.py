@@ -98,6 +98,9 @@ class StandardLoop:
 
 
 Loop = MultiInstance | StandardLoop
+# The node type of a multi-instance body's visit, as Camunda names the body's activity type; its
+# activity id is the activity's id with `#multiInstanceBody` after it.
+MULTI_INSTANCE_BODY = "multiInstanceBody"
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,14 +21,12 @@ from typing import Any
 from engine import waits
 from engine.errors import ExpressionError
 from engine.expressions import Expression, compile_expression, is_expression
-from engine.model import MultiInstance, Node, SequenceFlow, StandardLoop
+from engine.model import MULTI_INSTANCE_BODY, MultiInstance, Node, SequenceFlow, StandardLoop
 from engine.runtime import Token
 from engine.semantics.events import EventMoves
 from engine.states import TokenState, VisitState
 from engine.variables import infer
 
-# Camunda's activity type of a multi-instance body, and the suffix of its activity id.
-BODY_TYPE = "multiInstanceBody"
 INSTANCES = "nrOfInstances"
 ACTIVE = "nrOfActiveInstances"
 COMPLETED = "nrOfCompletedInstances"
@@ -44,7 +42,7 @@ class LoopMoves(EventMoves):
         if isinstance(node.loop, MultiInstance) and token.visit_id is not None:
             visit = self.run.visit(token.visit_id)
             if visit is not None:
-                visit.node_type = BODY_TYPE
+                visit.node_type = MULTI_INSTANCE_BODY
         self._attach_boundary_events(token, node)
         self._wait(token)
         loop = node.loop
