@@ -96,7 +96,7 @@ def test_nested_bodies_in_the_activity_instance_tree(
     }
     instance = start(operator, "batch-approval", variables)
     tree = operator.get(f"/process-instance/{instance['id']}/activity-instances").json()
-    item_body = (
+    item_body: tuple[str, str, list[Any]] = (
         "Task_Item#multiInstanceBody",
         "multiInstanceBody",
         [("Task_Item", "userTask", [])] * 2,
