@@ -13,6 +13,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.console.loops import loop_badges, loop_lines
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
@@ -142,6 +143,10 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["joins"] = [
             line for line in _join_lines(model, joins, tokens) if keep(line.join.gateway_id)
         ]
+        scoped = queries.variables_in_scopes(engine, instance_id)
+        context["loops"] = [
+            line for line in loop_lines(model, tokens, scoped) if keep(line.host.node_id)
+        ]
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
         context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
@@ -251,6 +256,9 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
             }
             for line in _join_lines(model, joins, tokens)
         },
+        "loops": loop_badges(
+            loop_lines(model, tokens, queries.variables_in_scopes(engine, instance_id))
+        ),
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "completed": sorted(completed),
         "flows": taken,
