@@ -14,7 +14,7 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
-from engine.errors import Conflict
+from engine.errors import BpmnError, Conflict
 from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.clock import ManualClock
@@ -360,3 +360,68 @@ def test_a_bad_collection_fails_the_command_naming_the_activity(engine: Engine) 
     with pytest.raises(Exception, match="loopCardinality"):
         engine.start_latest("contract-review", {"reviewers": [], "quorum": 1, "copies": -1})
     assert count() == before  # nothing half-written
+
+
+def test_a_bpmn_error_in_an_iteration_is_caught_on_the_body(engine: Engine) -> None:
+    ran: list[int] = []
+
+    @engine.handler("check")
+    def check(ctx: TaskContext) -> None:
+        ran.append(ctx.variables["loopCounter"])
+        if ctx.variables["loopCounter"] == 1:
+            raise BpmnError("BAD", "item 1 is bad")
+
+    model = (
+        ProcessBuilder("check-all")
+        .start_event("start")
+        .service_task("check", handler="check")
+        .multi_instance("check", cardinality=4)
+        .end_event("end")
+        .boundary_event("bad", "check", error_code="BAD")
+        .user_task("fix")
+        .end_event("fixed")
+        .chain("start", "check", "end")
+        .chain("bad", "fix", "fixed")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("check-all")
+    # The body's boundary event ends it: the iterations not yet run never run.
+    assert ran == [0, 1]
+    [fix] = instance.user_tasks()
+    assert fix.node_id == "fix"
+    steps = [(s.node_id, s.node_type, s.state) for p in instance.history() for s in p.steps]
+    assert ("check", "multiInstanceBody", "Terminated") in steps
+    assert [s for s in steps if s[0] == "end"] == []
+    assert scopes(engine, instance) == {}  # no variables at all: no locals left
+
+
+def test_receive_and_external_task_iterations(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("collect")
+        .start_event("start")
+        .receive_task("wait", message="Signed")
+        .multi_instance("wait", cardinality=2)
+        .service_task("ship", topic="shipping")
+        .multi_instance("ship", collection="parcels", element_variable="parcel")
+        .end_event("end")
+        .chain("start", "wait", "ship", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("collect", {"parcels": ["p1", "p2", "p3"]})
+    with engine.connection() as conn:
+        waiting = conn.execute(
+            "SELECT count(*) FROM event_subscription WHERE instance_id = %s AND name = 'Signed'",
+            (instance.id,),
+        ).fetchone()
+    assert waiting == (2,)
+    engine.correlate_message("Signed", instance_id=instance.id, all=True)
+    tasks = engine.fetch_and_lock("worker-1", {"shipping": 60_000}, max_tasks=10)
+    assert len(tasks) == 3
+    for task in tasks:
+        engine.complete_external_task(task["id"], "worker-1", {})
+    assert instance.state is InstanceState.COMPLETED
+    steps = [(s.node_id, s.node_type) for p in instance.history() for s in p.steps]
+    assert steps.count(("wait", "receiveTask")) == 2
+    assert steps.count(("ship", "serviceTask")) == 3
