@@ -31,6 +31,11 @@ INSTANCES = "nrOfInstances"
 ACTIVE = "nrOfActiveInstances"
 COMPLETED = "nrOfCompletedInstances"
 COUNTER = "loopCounter"
+# The most iterations one multi-instance body runs (a larger collection or cardinality fails the
+# command), and the most runs of a standard loop (whose condition holding longer fails it too:
+# it would never end otherwise).
+MAX_ITERATIONS = 100_000
+MAX_LOOP_RUNS = 10_000
 
 
 class LoopMoves(EventMoves):
@@ -80,6 +85,12 @@ class LoopMoves(EventMoves):
         counters = run.local_values(host.id)
         if isinstance(loop, StandardLoop):
             counter = int(counters.get(COUNTER, 0)) + 1
+            if counter >= MAX_LOOP_RUNS:
+                raise ExpressionError(
+                    f"the loopCondition of activity '{node.id}' still holds after {counter} "
+                    "runs, the most an activity may loop",
+                    node_id=node.id,
+                )
             run.set_local(host.id, COUNTER, infer(counter))
             again = (loop.maximum is None or counter < loop.maximum) and (
                 loop.condition is None or self._loop_condition(node, loop, iteration)
@@ -159,12 +170,19 @@ class LoopMoves(EventMoves):
             items = found
         if loop.cardinality is None:
             assert items is not None
-            return len(items), items
-        count: Any = loop.cardinality
-        if is_expression(loop.cardinality):
+            count: Any = len(items)
+        else:
+            count = loop.cardinality
+        if loop.cardinality is not None and is_expression(loop.cardinality):
             count = self._value(loop.cardinality, node, values, "loopCardinality")
         if isinstance(count, str) and count.strip().isdigit():
             count = int(count)
+        if isinstance(count, int) and count > MAX_ITERATIONS:
+            raise ExpressionError(
+                f"the loopCardinality or collection of multi-instance activity '{node.id}' asks "
+                f"for {count} iterations, more than the {MAX_ITERATIONS} one activity may run",
+                node_id=node.id,
+            )
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise ExpressionError(
                 f"the loopCardinality of multi-instance activity '{node.id}' is {count!r}, "

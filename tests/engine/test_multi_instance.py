@@ -14,7 +14,7 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
-from engine.errors import BpmnError, Conflict
+from engine.errors import BpmnError, Conflict, ExpressionError
 from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.clock import ManualClock
@@ -425,3 +425,32 @@ def test_receive_and_external_task_iterations(engine: Engine) -> None:
     steps = [(s.node_id, s.node_type) for p in instance.history() for s in p.steps]
     assert steps.count(("wait", "receiveTask")) == 2
     assert steps.count(("ship", "serviceTask")) == 3
+
+
+def test_runaway_loops_fail_the_command_naming_the_activity(engine: Engine) -> None:
+    engine.register_handler("noop", lambda ctx: None)
+    forever = (
+        ProcessBuilder("forever")
+        .start_event("start")
+        .service_task("spin", handler="noop")
+        .standard_loop("spin", condition="${true}")
+        .end_event("end")
+        .chain("start", "spin", "end")
+        .build()
+    )
+    huge = (
+        ProcessBuilder("huge")
+        .start_event("start")
+        .task("each")
+        .multi_instance("each", cardinality="${n}")
+        .end_event("end")
+        .chain("start", "each", "end")
+        .build()
+    )
+    engine.deploy(forever, huge)
+    with pytest.raises(ExpressionError, match="loopCondition of activity 'spin' still holds"):
+        engine.start_latest("forever")
+    with pytest.raises(ExpressionError, match="activity 'each' asks for 100001 iterations"):
+        engine.start_latest("huge", {"n": 100_001})
+    with engine.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM process_instance").fetchone() == (0,)
