@@ -9,6 +9,7 @@ from typing import Any
 
 import httpx
 
+from engine.builder import ProcessBuilder
 from tests.compat import fields
 from tests.compat.conftest import deploy, start
 from tests.server import LiveServer
@@ -108,3 +109,32 @@ def test_nested_bodies_in_the_activity_instance_tree(
         "processDefinition",
         [("SubProcess_Batch#multiInstanceBody", "multiInstanceBody", [batch, batch])],
     )
+
+
+def test_a_standard_loop_shows_its_current_run(
+    server: LiveServer, rest: httpx.Client, operator: httpx.Client
+) -> None:
+    server.engine.deploy(
+        ProcessBuilder("ask-rest")
+        .start_event("start")
+        .sub_process("round", "Round")
+        .start_event("round_start", parent="round")
+        .user_task("ask", "Ask", parent="round")
+        .standard_loop("ask", maximum=2)
+        .end_event("round_end", parent="round")
+        .chain("round_start", "ask", "round_end")
+        .end_event("end")
+        .chain("start", "round", "end")
+        .build()
+    )
+    instance = start(operator, "ask-rest")
+    for _ in range(2):
+        tree = operator.get(f"/process-instance/{instance['id']}/activity-instances").json()
+        [sub] = tree["childActivityInstances"]
+        assert _shape(sub) == ("round", "subProcess", [("ask", "userTask", [])])
+        [ask] = sub["childActivityInstances"]
+        assert ask["parentActivityInstanceId"] == sub["id"]
+        [task] = operator.get("/task", params={"processInstanceId": instance["id"]}).json()
+        assert operator.post(f"/task/{task['id']}/complete", json={}).status_code == 204
+    history = rest.get(f"/history/process-instance/{instance['id']}").json()
+    assert history["state"] == "COMPLETED"
