@@ -16,7 +16,7 @@ outwards.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from engine import waits
 from engine.errors import ExpressionError
@@ -36,6 +36,10 @@ COUNTER = "loopCounter"
 # it would never end otherwise).
 MAX_ITERATIONS = 100_000
 MAX_LOOP_RUNS = 10_000
+
+# What a body does once an iteration is done: leave, wait for the iterations still running, or
+# start the iteration with this loopCounter.
+After = Literal["finish", "wait"] | int
 
 
 class LoopMoves(EventMoves):
@@ -80,6 +84,22 @@ class LoopMoves(EventMoves):
         super()._leave(token, node, flows)
 
     def _iteration_done(self, host: Token, iteration: Token, node: Node) -> None:
+        after = self._count(host, iteration, node)
+        self._end_iteration(iteration)
+        self._go_on(host, node, after)
+
+    def _ended(self, token: Token) -> None:
+        """An iteration that ended some other way (an uncaught BPMN error ends the execution
+        that threw it) counts as done too: the body goes on from its counters."""
+        host = self._host_of(token)
+        if host is None or not host.is_live:
+            super()._ended(token)
+            return
+        node = self.model.node(host.node_id)
+        self._go_on(host, node, self._count(host, token, node))
+
+    def _count(self, host: Token, iteration: Token, node: Node) -> After:
+        """Count `iteration` as done on its host: what the body does next."""
         run = self.run
         loop = node.loop
         counters = run.local_values(host.id)
@@ -95,28 +115,34 @@ class LoopMoves(EventMoves):
             again = (loop.maximum is None or counter < loop.maximum) and (
                 loop.condition is None or self._loop_condition(node, loop, iteration)
             )
-            self._end_iteration(iteration)
-            if again:
-                self._start_iteration(host, node, counter, None)
-            else:
-                self._finish_body(host, node)
-            return
+            return counter if again else "finish"
         assert isinstance(loop, MultiInstance)
         completed = int(counters.get(COMPLETED, 0)) + 1
         total = int(counters.get(INSTANCES, 0))
         run.set_local(host.id, COMPLETED, infer(completed))
-        run.set_local(host.id, ACTIVE, infer(max(int(counters.get(ACTIVE, 1)) - 1, 0)))
+        active = max(int(counters.get(ACTIVE, 1)) - 1, 0)
         early = loop.completion_condition is not None and self._truth(
             loop.completion_condition, node, run.values_for(iteration), "completionCondition"
         )
-        self._end_iteration(iteration)
         if early or completed >= total:
+            run.set_local(host.id, ACTIVE, infer(active))
+            return "finish"
+        if not loop.sequential:
+            run.set_local(host.id, ACTIVE, infer(active))
+            return "wait"
+        return completed
+
+    def _go_on(self, host: Token, node: Node, after: After) -> None:
+        if after == "finish":
             self._finish_body(host, node)
-        elif loop.sequential:
-            run.set_local(host.id, ACTIVE, infer(1))
-            # Camunda reads the collection again for each sequential iteration.
-            _, items = self._iterations(host, node, loop)
-            self._start_iteration(host, node, completed, items)
+        elif after != "wait":
+            assert isinstance(after, int)
+            items = None
+            loop = node.loop
+            if isinstance(loop, MultiInstance) and loop.element_variable is not None:
+                # Camunda reads the collection again for each sequential iteration.
+                items = self._items(host, node, loop)
+            self._start_iteration(host, node, after, items)
 
     def _end_iteration(self, iteration: Token) -> None:
         self._close_visit(iteration, VisitState.COMPLETED)
@@ -154,20 +180,7 @@ class LoopMoves(EventMoves):
     ) -> tuple[int, list[Any] | None]:
         """How many iterations the body runs, and the collection's items (None without one)."""
         values = self.run.values_for(host)
-        items: list[Any] | None = None
-        if loop.collection is not None:
-            found = (
-                self._value(loop.collection, node, values, "camunda:collection")
-                if is_expression(loop.collection)
-                else values.get(loop.collection)
-            )
-            if not isinstance(found, list):
-                raise ExpressionError(
-                    f"the collection of multi-instance activity '{node.id}' "
-                    f"({loop.collection}) is {type(found).__name__}, not a list",
-                    node_id=node.id,
-                )
-            items = found
+        items = self._items(host, node, loop, values)
         if loop.cardinality is None:
             assert items is not None
             count: Any = len(items)
@@ -190,6 +203,31 @@ class LoopMoves(EventMoves):
                 node_id=node.id,
             )
         return count, items
+
+    def _items(
+        self,
+        host: Token,
+        node: Node,
+        loop: MultiInstance,
+        values: dict[str, Any] | None = None,
+    ) -> list[Any] | None:
+        """The collection's items, None without a collection."""
+        if loop.collection is None:
+            return None
+        if values is None:
+            values = self.run.values_for(host)
+        found = (
+            self._value(loop.collection, node, values, "camunda:collection")
+            if is_expression(loop.collection)
+            else values.get(loop.collection)
+        )
+        if not isinstance(found, list):
+            raise ExpressionError(
+                f"the collection of multi-instance activity '{node.id}' "
+                f"({loop.collection}) is {type(found).__name__}, not a list",
+                node_id=node.id,
+            )
+        return found
 
     def _loop_condition(self, node: Node, loop: StandardLoop, token: Token) -> bool:
         assert loop.condition is not None

@@ -454,3 +454,33 @@ def test_runaway_loops_fail_the_command_naming_the_activity(engine: Engine) -> N
         engine.start_latest("huge", {"n": 100_001})
     with engine.connection() as conn:
         assert conn.execute("SELECT count(*) FROM process_instance").fetchone() == (0,)
+
+
+def test_an_uncaught_error_ends_only_its_iteration(engine: Engine) -> None:
+    ran: list[int] = []
+
+    @engine.handler("try")
+    def attempt(ctx: TaskContext) -> None:
+        ran.append(ctx.variables["loopCounter"])
+        if ctx.variables["loopCounter"] == 1:
+            raise BpmnError("NOPE")
+
+    model = (
+        ProcessBuilder("try-all")
+        .start_event("start")
+        .service_task("try", handler="try")
+        .multi_instance("try", sequential=True, cardinality=3)
+        .user_task("after")
+        .end_event("end")
+        .chain("start", "try", "after", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("try-all")
+    # As in Camunda 7 by default, the error ends the iteration that threw it; the body goes on.
+    assert ran == [0, 1, 2]
+    [after] = instance.user_tasks()
+    assert after.node_id == "after"
+    steps = [(s.node_id, s.node_type, s.state) for p in instance.history() for s in p.steps]
+    assert steps.count(("try", "serviceTask", "Completed")) == 3
+    assert steps.count(("try", "multiInstanceBody", "Completed")) == 1
