@@ -9,6 +9,7 @@ from bench import (
     external_tasks_bench,
     jobs_bench,
     login_bench,
+    mi_bench,
     parse_bench,
 )
 
@@ -19,6 +20,8 @@ sys.argv = [sys.argv[0], *forward]
 
 print("== engine throughput", flush=True)
 engine_throughput.main()
+print("\n== parallel multi-instance: 100 iterations and a join; cost at 10, 100, 1,000", flush=True)
+mi_bench.main(forward)
 print("\n== external tasks", flush=True)
 external_tasks_bench.main(forward)
 print("\n== job executor: timer lateness", flush=True)

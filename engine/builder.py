@@ -61,6 +61,7 @@ from engine.model import (
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     Listener,
+    MultiInstance,
     Node,
     NoneTask,
     ParallelGateway,
@@ -72,6 +73,7 @@ from engine.model import (
     SendTask,
     SequenceFlow,
     ServiceTask,
+    StandardLoop,
     StartEvent,
     SubProcess,
     TimerDefinition,
@@ -789,6 +791,64 @@ class ProcessBuilder:
             raise self._error(str(error), node_id) from None
         self._nodes[index] = replace(self._nodes[index], io=io)
         return self
+
+    def multi_instance(
+        self,
+        node_id: str,
+        *,
+        sequential: bool = False,
+        cardinality: str | int | None = None,
+        collection: str | None = None,
+        element_variable: str | None = None,
+        completion_condition: str | None = None,
+        async_before: bool = False,
+    ) -> ProcessBuilder:
+        """The task or subprocess `node_id`, added before, runs as a multi-instance activity."""
+        condition = None
+        if completion_condition is not None:
+            condition = self._expression(node_id, "completion_condition", completion_condition)
+        if isinstance(cardinality, str):
+            self._checked(node_id, "cardinality", cardinality)
+        return self._looping(
+            node_id,
+            MultiInstance(
+                sequential=sequential,
+                cardinality=None if cardinality is None else str(cardinality),
+                collection=self._checked(node_id, "collection", collection),
+                element_variable=element_variable,
+                completion_condition=condition,
+                async_before=async_before,
+            ),
+        )
+
+    def standard_loop(
+        self,
+        node_id: str,
+        *,
+        condition: str | None = None,
+        test_before: bool = False,
+        maximum: int | None = None,
+    ) -> ProcessBuilder:
+        """The task or subprocess `node_id`, added before, runs again while `condition` holds,
+        at most `maximum` times."""
+        if condition is None and maximum is None:
+            raise self._error("a standard loop needs a condition or a maximum", node_id)
+        compiled = None if condition is None else self._expression(node_id, "condition", condition)
+        loop = StandardLoop(condition=compiled, test_before=test_before, maximum=maximum)
+        return self._looping(node_id, loop)
+
+    def _expression(self, element_id: str, what: str, text: str) -> Expression:
+        try:
+            return compile_expression(text)
+        except ExpressionError as error:
+            raise self._error(f"{what}: {error.message}", element_id) from None
+
+    def _looping(self, node_id: str, loop: MultiInstance | StandardLoop) -> ProcessBuilder:
+        for index, node in enumerate(self._nodes):
+            if node.id == node_id:
+                self._nodes[index] = replace(node, loop=loop)
+                return self
+        raise self._error("no node with this id was added", node_id)
 
     def chain(self, *node_ids: str) -> ProcessBuilder:
         for source, target in itertools.pairwise(node_ids):

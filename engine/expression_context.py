@@ -226,9 +226,9 @@ def _shift(moment: datetime, unit: str, amount: int) -> datetime:
         raise CallFailure(f"date arithmetic out of range: {error}") from None
 
 
-def _date_methods(wrap: Callable[[datetime], Any], unwrap: Callable[[Any], datetime]) -> dict[
-    str, Method
-]:
+def _date_methods(
+    wrap: Callable[[datetime], Any], unwrap: Callable[[Any], datetime]
+) -> dict[str, Method]:
     methods: dict[str, Method] = {"toDate": (0, 0, unwrap)}
     for unit in _UNITS:
         for sign, prefix in ((1, "plus"), (-1, "minus")):

@@ -127,6 +127,39 @@ class Listener:
 
 
 @dataclass(frozen=True, kw_only=True)
+class MultiInstance:
+    """multiInstanceLoopCharacteristics: the activity runs once per iteration, all at once or
+    (`sequential`) one after another. The number of iterations is `cardinality` (an integer or a
+    `${...}` expression) or else the length of `collection` (a variable name or a `${...}`
+    expression yielding a list), whose items the iterations see as `element_variable`.
+    `completion_condition` ends the activity early. `async_before` starts every iteration as an
+    asynchronous continuation."""
+
+    sequential: bool = False
+    cardinality: str | None = None
+    collection: str | None = None
+    element_variable: str | None = None
+    completion_condition: Expression | None = None
+    async_before: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class StandardLoop:
+    """standardLoopCharacteristics: the activity runs again while `condition` holds, at most
+    `maximum` times; `test_before` checks the condition before the first run too."""
+
+    condition: Expression | None = None
+    test_before: bool = False
+    maximum: int | None = None
+
+
+Loop = MultiInstance | StandardLoop
+# The node type of a multi-instance body's visit, as Camunda names the body's activity type; its
+# activity id is the activity's id with `#multiInstanceBody` after it.
+MULTI_INSTANCE_BODY = "multiInstanceBody"
+
+
+@dataclass(frozen=True, kw_only=True)
 class Node:
     id: str
     name: str | None = None
@@ -142,6 +175,8 @@ class Node:
     listeners: tuple[Listener, ...] = ()
     # camunda:inputOutput: input parameters become the activity instance's local variables.
     io: InputOutput | None = None
+    # Multi-instance or standard loop characteristics (tasks and embedded subprocesses only).
+    loop: Loop | None = None
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -699,6 +734,8 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if isinstance(node, EventBasedGateway):
             _validate_event_gateway(model, node, fail)
         _validate_events(model, node, fail)
+        if node.loop is not None:
+            _validate_loop(node, fail)
     _validate_starts(model, fail)
     return model
 
@@ -840,6 +877,8 @@ def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fai
                 target.id,
                 target.line,
             )
+
+
 def _validate_io(node: Node, fail: _Fail) -> None:
     """Where Camunda 7 allows input/output parameters: on tasks, embedded subprocesses and
     intermediate and end events; never on start or boundary events, gateways or event
@@ -859,6 +898,22 @@ def _validate_io(node: Node, fail: _Fail) -> None:
         for parameter in parameters:
             if not parameter.name:
                 raise fail("an input/output parameter needs a name", node.id, parameter.line)
+
+
+def _validate_loop(node: Node, fail: _Fail) -> None:
+    loop = node.loop
+    if not isinstance(node, ACTIVITY_TYPES) or (
+        isinstance(node, SubProcess) and node.triggered_by_event
+    ):
+        raise fail("only a task or an embedded subprocess can loop", node.id, node.line)
+    if isinstance(loop, MultiInstance):
+        if loop.cardinality is None and loop.collection is None:
+            message = "a multi-instance activity needs a loopCardinality or a collection"
+            raise fail(message, node.id, node.line)
+        if loop.element_variable is not None and loop.collection is None:
+            raise fail("camunda:elementVariable needs camunda:collection", node.id, node.line)
+    elif isinstance(loop, StandardLoop) and loop.maximum is not None and loop.maximum < 0:
+        raise fail("loopMaximum cannot be negative", node.id, node.line)
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:

@@ -229,6 +229,13 @@ class LiveDiagram {
       badge.dataset.node = id;
       this.badge(id, { top: 14, left: -40 }, badge);
     });
+    Object.entries(state.loops || {}).forEach(([id, loop]) => {
+      const total = loop.total === null ? "?" : loop.total;
+      const title = loop.completed + " of " + total + " iterations completed, " + loop.active + " active";
+      const badge = el("div", "badge loop-badge", loop.completed + "/" + total, title);
+      badge.dataset.node = id;
+      this.badge(id, { bottom: 10, right: 10 }, badge);
+    });
     Object.entries(state.incidents || {}).forEach(([id, count]) => {
       if (this.mark(id, "has-incident")) {
         const badge = el("div", "badge incident-badge", plural(count, "incident"));

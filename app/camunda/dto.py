@@ -10,6 +10,7 @@ from uuid import UUID
 from app.params import parse_time
 from engine.api import IncidentView
 from engine.model import (
+    MULTI_INSTANCE_BODY,
     BoundaryEvent,
     EndEvent,
     EventBasedGateway,
@@ -168,10 +169,18 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "inclusiveGateway": "inclusiveGateway",
     "eventBasedGateway": "eventBasedGateway",
     "subProcess": "subProcess",
+    MULTI_INSTANCE_BODY: MULTI_INSTANCE_BODY,
 }
 
 
+def body_id(node_id: str) -> str:
+    """Camunda's activity id of the multi-instance body of the activity `node_id`."""
+    return f"{node_id}#{MULTI_INSTANCE_BODY}"
+
+
 def node_activity_type(model: ProcessModel | None, node_id: str, stored_kind: str) -> str:
+    if stored_kind == MULTI_INSTANCE_BODY:
+        return MULTI_INSTANCE_BODY
     if model is not None and model.has_node(node_id):
         return activity_type(model.node(node_id))
     return stored_kind
@@ -298,7 +307,7 @@ def historic_activity_instance(
     return {
         "id": str(row.id),
         "parentActivityInstanceId": parent_id,
-        "activityId": row.node_id,
+        "activityId": body_id(row.node_id) if kind == MULTI_INSTANCE_BODY else row.node_id,
         "activityName": row.node_name,
         "activityType": kind,
         "processDefinitionKey": row.definition_key,

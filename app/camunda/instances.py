@@ -20,7 +20,13 @@ from app.camunda.variables import dto_map, stored_to_dto
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
-from engine.model import InclusiveGateway, ParallelGateway, ProcessModel
+from engine.model import (
+    MULTI_INSTANCE_BODY,
+    InclusiveGateway,
+    ParallelGateway,
+    ProcessModel,
+    StandardLoop,
+)
 from engine.queries import camunda as cq
 from engine.queries import instances as queries
 from engine.states import InstanceState, TokenState
@@ -164,16 +170,32 @@ def activity_tree(call: Call) -> Response:
     }
     nodes: dict[UUID, Json] = {}
     pending: list[tuple[cq.LiveToken, Json]] = []
+    by_id = {token.id: token for token in tokens}
+    # A standard loop's host stands for no activity instance: its iterations take its place.
+    hidden: dict[UUID, UUID | None] = {}
     for token in tokens:
         waiting = token.state == TokenState.WAITING
-        if waiting and isinstance(_node(model, token.node_id), ParallelGateway | InclusiveGateway):
+        node = _node(model, token.node_id)
+        if waiting and isinstance(node, ParallelGateway | InclusiveGateway):
+            continue
+        scope = by_id.get(token.scope_id) if token.scope_id is not None else None
+        host = node is not None and node.loop is not None
+        host = host and (scope is None or scope.node_id != token.node_id)
+        if host and isinstance(node.loop, StandardLoop):
+            hidden[token.id] = token.scope_id
             continue
         entry = _activity_entry(token, model, info, incidents.get(token.id, []))
+        if host:
+            entry["activityId"] = dto.body_id(token.node_id)
+            entry["activityType"] = MULTI_INSTANCE_BODY
         if "childActivityInstances" in entry:
             nodes[token.id] = entry
         pending.append((token, entry))
     for token, entry in pending:
-        parent = nodes.get(token.scope_id) if token.scope_id is not None else None
+        scope_id = token.scope_id
+        while scope_id in hidden:
+            scope_id = hidden[scope_id]
+        parent = nodes.get(scope_id) if scope_id is not None else None
         target = parent if parent is not None else root
         entry["parentActivityInstanceId"] = target["id"]
         for incident in entry["incidents"]:
@@ -237,6 +259,10 @@ def _activity_query(call: Call) -> list[Json]:
     node_types = None
     if wanted_type is not None:
         node_types = [dto.NODE_KINDS_OF_TYPE.get(wanted_type, "")]
+    activity_id = call.text("activityId")
+    if activity_id is not None and activity_id.endswith(f"#{MULTI_INSTANCE_BODY}"):
+        activity_id = activity_id.removesuffix(f"#{MULTI_INSTANCE_BODY}")
+        node_types = [MULTI_INSTANCE_BODY]
     finished = call.flag_unless("finished", "unfinished")
     complete_scope = call.flag("completeScope")
     in_python = wanted_type is not None or complete_scope is not None
@@ -248,7 +274,7 @@ def _activity_query(call: Call) -> list[Json]:
         instance_id=call.uuid("processInstanceId"),
         definition_id=call.text("processDefinitionId"),
         execution_id=call.uuid("executionId"),
-        activity_id=call.text("activityId"),
+        activity_id=activity_id,
         activity_name=call.text("activityName"),
         node_types=node_types,
         assignee=call.text("taskAssignee"),
@@ -297,7 +323,8 @@ def _parent_finder(
         candidates = [
             v
             for v in by_token.get(row.scope_token_id, [])
-            if v.node_id == scope_node and v.started_at <= row.started_at
+            # An iteration's parent is its host's visit to the same node: the body.
+            if v.node_id in (scope_node, row.node_id) and v.started_at <= row.started_at
         ]
         return str(candidates[-1].id) if candidates else str(row.instance_id)
 

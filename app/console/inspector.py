@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from app.console.common import engine_of, read, render, when
 from app.console.forms import task_forms
+from app.console.loops import loop_badges, loop_lines
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
@@ -182,6 +183,10 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["gateway_waits"] = [
             line for line in _gateway_waits(model, tokens, waits) if keep(line.gateway_id)
         ]
+        scoped = queries.variables_in_scopes(engine, instance_id)
+        context["loops"] = [
+            line for line in loop_lines(model, tokens, scoped) if keep(line.host.node_id)
+        ]
         context["names"] = {n.id: n.label for n in model.nodes}
     elif name == "user_tasks":
         context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
@@ -332,6 +337,9 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
             for line in _join_lines(model, joins, tokens)
         },
         "gateway_waits": gateway_waits,
+        "loops": loop_badges(
+            loop_lines(model, tokens, queries.variables_in_scopes(engine, instance_id))
+        ),
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "completed": sorted(completed),
         "flows": taken,

@@ -45,6 +45,7 @@ from engine.model import (
     IntermediateCatchEvent,
     IntermediateThrowEvent,
     Listener,
+    Loop,
     ModelLimits,
     Node,
     NoneTask,
@@ -550,6 +551,8 @@ def _listeners(
         for extensions in element.findall(_bpmn("extensionElements"))
         for child in extensions.findall(_camunda(local))
     )
+
+
 def _form_fields(element: Element, ctx: _Context, owner_id: str) -> tuple[FormField, ...]:
     """The camunda:formField entries of a user task's or start event's camunda:formData, each
     checked (a custom type or validator fails the deployment at the field's line)."""
@@ -630,9 +633,16 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "retry_cycle": _retry_cycle(element, ctx, node_id),
         "listeners": _listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
         "io": _input_output(element, ctx, node_id),
+        "loop": _loop(element, ctx, node_id),
         "line": element.sourceline,
         **_described(element),
     }
+
+
+def _loop(element: Element, ctx: _Context, node_id: str) -> Loop | None:
+    from engine.bpmn.loops import parse_loop  # it reads elements with this module's helpers
+
+    return parse_loop(element, ctx, node_id)
 
 
 _TIMER = "timerEventDefinition"
@@ -667,6 +677,7 @@ def _check_children(element: Element, ctx: _Context, allowed: frozenset[str] = f
             local in _DECORATION
             or local in ("incoming", "outgoing", "extensionElements")
             or local in allowed
+            or (_is_loop(local) and _local(element) in NODE_PARSERS)  # read by `_common`
         )
         if _namespace(child) != BPMN_NS or not known:
             raise ctx.unsupported(child, element.get("id"))
@@ -1187,8 +1198,8 @@ def _scope(
         elif local == "extensionElements":
             if parent is None:  # a subprocess's own are checked with the node
                 _plain_extensions(element, ctx, owner, frozenset({EXECUTION_LISTENER}))
-        elif parent is not None and local in ("incoming", "outgoing"):
-            continue
+        elif parent is not None and (local in ("incoming", "outgoing") or _is_loop(local)):
+            continue  # a subprocess's loop characteristics are read with the node
         elif local not in _DECORATION:
             raise ctx.unsupported(child, owner if _is_loop(local) else child.get("id") or owner)
 

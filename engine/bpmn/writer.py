@@ -32,6 +32,7 @@ from engine.model import (
     InclusiveGateway,
     Listener,
     MessageThrow,
+    MultiInstance,
     Node,
     ProcessModel,
     Properties,
@@ -40,6 +41,7 @@ from engine.model import (
     ScriptTask,
     SequenceFlow,
     ServiceTask,
+    StandardLoop,
     StartEvent,
     SubProcess,
     TimerDefinition,
@@ -95,6 +97,8 @@ def _listener(extensions: Element, local: str, listener: Listener) -> None:
 
 
 _SCRIPT_FORMATS = {"javascript": "javascript", "expression": "juel"}
+
+
 def _form_data(extensions: Element, fields: tuple[FormField, ...]) -> None:
     form = etree.SubElement(extensions, _camunda("formData"))
     for form_field in fields:
@@ -364,8 +368,33 @@ def _node(
     if isinstance(node, ScriptTask):
         etree.SubElement(element, _bpmn("script")).text = node.script.source
     _event_definitions(element, node, refs)
+    if node.loop is not None:
+        _loop(element, node.loop)
     if isinstance(node, SubProcess):
         _scope(element, model, node.id, refs, flows)
+
+
+def _loop(parent: Element, loop: MultiInstance | StandardLoop) -> None:
+    if isinstance(loop, StandardLoop):
+        element = etree.SubElement(parent, _bpmn("standardLoopCharacteristics"))
+        if loop.test_before:
+            element.set("testBefore", "true")
+        if loop.maximum is not None:
+            element.set("loopMaximum", str(loop.maximum))
+        if loop.condition is not None:
+            _formal_expression(element, "loopCondition", loop.condition.source)
+        return
+    element = etree.SubElement(parent, _bpmn("multiInstanceLoopCharacteristics"))
+    if loop.sequential:
+        element.set("isSequential", "true")
+    _set(element, _camunda("collection"), loop.collection)
+    _set(element, _camunda("elementVariable"), loop.element_variable)
+    if loop.async_before:
+        element.set(_camunda("asyncBefore"), "true")
+    if loop.cardinality is not None:
+        _formal_expression(element, "loopCardinality", loop.cardinality)
+    if loop.completion_condition is not None:
+        _formal_expression(element, "completionCondition", loop.completion_condition.source)
 
 
 def _scope(

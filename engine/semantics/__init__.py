@@ -6,7 +6,7 @@ the instance when no live token is left in them. Service-task handlers are the o
 calls.
 
 The node families' moves live in the modules of this package (base, scopes, events, tasks,
-gateways); `Advance` combines them with the entry points and the loop.
+gateways, loops); `Advance` combines them with the entry points and the loop.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from engine.model import (
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
+from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
 from engine.semantics.tasks import TaskMoves
 from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
@@ -46,7 +47,7 @@ from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(TaskMoves, GatewayMoves):
+class Advance(LoopMoves, TaskMoves, GatewayMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -202,9 +203,11 @@ class Advance(TaskMoves, GatewayMoves):
             self._park(token, node, JobKind.ASYNC)
             return
         self._open_visit(token, node)
+        if node.loop is not None and self._loops(token, node):
+            return  # a loop's body: its iterations run the activity, mappings and listeners
         map_inputs(run, token, node)  # input parameters first: start listeners see them
         self.scripts.execution_event(token, node, "start")
-        if isinstance(node, ACTIVITY_TYPES):
+        if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
             self._service_task(token, node)  # a message throw event: run like a service task

@@ -86,8 +86,9 @@ class Moves:
         """Complete the visit and follow `flows` (default: every outgoing flow whose condition
         holds). One flow: the token moves on. Several: it forks into children sharing a group.
         None: the token ends here."""
-        self.scripts.execution_event(token, node, "end")
-        map_outputs(self.run, token, node)
+        if node.loop is None:  # a loop's body has none: its iterations ran them
+            self.scripts.execution_event(token, node, "end")
+            map_outputs(self.run, token, node)
         self._close_visit(token, VisitState.COMPLETED)
         self.run.drop_listeners(token)
         if node.async_after:
@@ -212,6 +213,14 @@ class Moves:
         visit.ended_at = run.now
         token.visit_id = None
         token.dirty = True
+
+    def _host_of(self, token: Token) -> Token | None:
+        """The host of a looping activity whose iteration `token` is (its scope token, at the
+        same node), or None."""
+        if token.scope_id is None:
+            return None
+        host = self.run.tokens.get(token.scope_id)
+        return host if host is not None and host.node_id == token.node_id else None
 
     def _delete_join(self, key: tuple[str, str]) -> None:
         join = self.run.pop_join(key)

@@ -116,6 +116,10 @@ class EventMoves(ScopeMoves):
     def _throw(self, token: Token, code: str, message: str) -> None:
         current = token
         while True:
+            host = self._host_of(current)
+            if host is not None:  # the body's boundary events catch an iteration's errors
+                current = host
+                continue
             node = self.model.node(current.node_id)
             for boundary in self.model.boundary_events(node.id):
                 if boundary.is_error and boundary.error_code in (None, code):

@@ -433,7 +433,8 @@ def test_written_models_keep_what_describes_them() -> None:
         (
             "<bpmn:incoming>Flow_ToReview</bpmn:incoming>",
             "<bpmn:incoming>Flow_ToReview</bpmn:incoming>\n"
-            '      <bpmn:multiInstanceLoopCharacteristics camunda:collection="${suppliers}" />',
+            '      <bpmn:multiInstanceLoopCharacteristics camunda:collection="${suppliers}" '
+            'camunda:asyncAfter="true" />',
             "<bpmn:multiInstanceLoopCharacteristics",
             "multiInstanceLoopCharacteristics is not supported",
             "Task_Review",
