@@ -46,6 +46,7 @@ from py_mini_racer import (
     JSOOMException,
     JSTimeoutException,
     MiniRacer,
+    init_mini_racer,
 )
 
 from engine.errors import HandlerError
@@ -297,6 +298,29 @@ def to_json(values: Mapping[str, Any]) -> str:
 _THREAD = threading.local()
 
 
+def _new_isolate() -> MiniRacer:
+    """A new isolate, made on a thread of its own. An isolate serves its scripts on the event
+    loop it was made with: made on a thread that runs an asyncio loop (an ASGI server's, a test
+    browser's), it would take that loop, and a script with a time limit could not run from it.
+    Made where no loop runs, it starts a loop thread of its own, which any thread may call."""
+    init_mini_racer(ignore_duplicate_init=True)  # V8 itself starts on the calling thread
+    made: list[MiniRacer] = []
+    failed: list[BaseException] = []
+
+    def make() -> None:
+        try:
+            made.append(MiniRacer())
+        except BaseException as exc:  # reported on the calling thread
+            failed.append(exc)
+
+    maker = threading.Thread(target=make, name="interlock-isolate")
+    maker.start()
+    maker.join()
+    if failed:
+        raise failed[0]
+    return made[0]
+
+
 class Isolate:
     """Where the scripts of one command run: the V8 isolate of the calling thread, created when
     its first script runs and reused by the thread's later scripts. Reuse is safe because nothing
@@ -310,7 +334,7 @@ class Isolate:
     def _ready(self) -> MiniRacer:
         context: MiniRacer | None = getattr(_THREAD, "context", None)
         if context is None:
-            context = MiniRacer()
+            context = _new_isolate()
             context.eval(_PRELUDE)
             _THREAD.context = context
         return context

@@ -3,8 +3,11 @@ values crossing as JSON."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -193,3 +196,22 @@ def test_a_global_that_cannot_be_deleted_retires_the_isolate() -> None:
     )
     assert evaluate("typeof stuck", {}) == "undefined"
     assert Isolate().run("typeof stuck", {}, SUBJECT, where="x").value == "undefined"
+
+
+def test_a_script_runs_with_its_time_limit_on_a_thread_whose_event_loop_is_running() -> None:
+    """An ASGI server or a test browser runs an asyncio loop on its thread: an isolate first
+    needed there still enforces its time limit and answers."""
+    results: list[Any] = []
+
+    async def inside_a_running_loop() -> None:
+        results.append(evaluate("6 * 7", {}))
+        with pytest.raises(ScriptError, match="ran longer than"):
+            Isolate(ScriptLimits(timeout_seconds=0.05)).run(
+                "while (true) {}", {}, SUBJECT, where="script"
+            )
+        results.append(evaluate("1 + 1", {}))
+
+    thread = threading.Thread(target=lambda: asyncio.run(inside_a_running_loop()))
+    thread.start()
+    thread.join()
+    assert results == [42, 2]
