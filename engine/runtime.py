@@ -530,6 +530,17 @@ class InstanceRun:
             return self.variable_values()
         return {name: typed.value for name, typed in self.typed_for(token).items()}
 
+    def remove_visible(self, token: Token | None, name: str, *, local: bool = False) -> None:
+        """Camunda's removeVariable: the nearest scope from `token` outwards that has `name`
+        loses it (`local`: only the token's own activity instance)."""
+        chain = self.scope_chain(token) if token is not None else []
+        for owner_id in chain[:1] if local else chain:
+            if name in self.locals.get(owner_id, ()):
+                self.remove_variable(owner_id, name)
+                return
+        if not local and name in self.variables:
+            self.remove_variable(None, name)
+
     def set_visible(self, token: Token | None, name: str, value: TypedValue) -> None:
         """Set a variable as Camunda's setVariable does: the nearest scope from `token`
         outwards that has `name` gets it; when none has it, the root scope does."""

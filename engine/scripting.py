@@ -14,7 +14,7 @@ What a script sees, as Camunda 7 scripts expect it:
 - every visible variable as a global name (read-only: assigning to it changes the script's view,
   not the variable, as in Camunda);
 - `execution`: `getVariable(name)`, `setVariable(name, value)`, `getVariables()`,
-  `hasVariable(name)`, the `...Local` forms of each (`removeVariable` throws: set null instead),
+  `hasVariable(name)`, the `...Local` forms of each, `removeVariable(name)`,
   `getId()`/`id`,
   `getActivityId()`/`activityId`, `getCurrentActivityName()`, `getProcessInstanceId()`,
   `getProcessBusinessKey()`/`processBusinessKey`/`businessKey`, `getProcessDefinitionId()`,
@@ -102,7 +102,7 @@ class Subject:
 
 # One recorded call: ("set", name, value, local), ("assignee", None, user or None, False),
 # ("priority", None, number, False).
-ChangeKind = Literal["set", "assignee", "priority"]
+ChangeKind = Literal["set", "remove", "assignee", "priority"]
 Change = tuple[ChangeKind, str | None, Any, bool]
 
 
@@ -142,8 +142,8 @@ _PRELUDE = r"""
     function set(n, v, local) {
       n = name(n); v = copy(v); vars[n] = v; changes.push(['set', n, v, local]);
     }
-    function remove() {
-      throw new Error('removeVariable is not supported by this engine; set the variable to null');
+    function remove(n, local) {
+      n = name(n); delete vars[n]; changes.push(['remove', n, null, local]);
     }
     function all() { return copy(vars); }
     function variableMethods(target) {
@@ -152,7 +152,8 @@ _PRELUDE = r"""
       target.getVariables = all; target.getVariablesLocal = all;
       target.setVariable = function (n, v) { set(n, v, false); };
       target.setVariableLocal = function (n, v) { set(n, v, true); };
-      target.removeVariable = remove; target.removeVariableLocal = remove;
+      target.removeVariable = function (n) { remove(n, false); };
+      target.removeVariableLocal = function (n) { remove(n, true); };
       return target;
     }
     function readOnly(target, names, value) {

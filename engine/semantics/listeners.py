@@ -223,6 +223,8 @@ class Scripts:
         for kind, name, value, local in outcome.changes:
             if kind == "set" and name is not None:
                 self.write(token, name, value, local)
+            elif kind == "remove" and name is not None:
+                self.run.remove_visible(token, name, local=local)
             elif kind == "assignee" and task is not None:
                 task.assignee, task.dirty = value, True
             elif kind == "priority" and task is not None:

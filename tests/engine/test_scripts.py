@@ -474,3 +474,32 @@ def test_set_variable_local_lives_and_ends_with_the_activity(engine: Engine) -> 
     assert instance.state is InstanceState.COMPLETED
     assert variable_rows(engine, instance.id) == [("final", False), ("seen", False)]
     assert instance.variables() == {"seen": True, "final": 2}
+
+
+def test_remove_variable_deletes_where_the_name_lives(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("removals")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .chain("s", "review", "e")
+        .listener("review", "start", script="execution.setVariableLocal('draft', 1)")
+        .listener(
+            "review",
+            "complete",
+            task=True,
+            script="execution.removeVariable('draft'); execution.removeVariable('obsolete')",
+        )
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("removals", {"obsolete": "x", "kept": 1})
+    assert variable_rows(engine, instance.id) == [
+        ("draft", True),
+        ("kept", False),
+        ("obsolete", False),
+    ]
+    [task] = instance.user_tasks()
+    engine.complete_task(task.id)
+    assert instance.state is InstanceState.COMPLETED
+    assert instance.variables() == {"kept": 1}

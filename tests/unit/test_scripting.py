@@ -157,10 +157,19 @@ def test_a_value_json_cannot_carry_becomes_null() -> None:
     assert evaluate("undefined", {}) is None
 
 
-def test_remove_variable_is_refused_clearly() -> None:
-    with pytest.raises(ScriptError) as caught:
-        evaluate("execution.removeVariable('x')", {"x": 1}, where="t")
-    assert "removeVariable is not supported" in caught.value.message
+def test_remove_variable_is_recorded_and_the_name_is_gone_for_the_script() -> None:
+    outcome = Isolate().run(
+        "execution.removeVariable('x'); task; execution.removeVariableLocal('y');"
+        "execution.hasVariable('x')",
+        {"x": 1, "y": 2},
+        SUBJECT,
+        where="t",
+    )
+    assert outcome.value is False
+    assert [tuple(change) for change in outcome.changes] == [
+        ("remove", "x", None, False),
+        ("remove", "y", None, True),
+    ]
 
 
 def test_evaluate_serves_mappings_over_given_variables() -> None:
