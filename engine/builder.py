@@ -614,16 +614,8 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        return self._add(
-            ParallelGateway(
-                id=id,
-                name=name,
-                parent=parent,
-                async_before=async_before,
-                async_after=async_after,
-                retry_cycle=self._retry(id, retry_cycle),
-            )
-        )
+        gateway = ParallelGateway
+        return self._plain(gateway, id, name, parent, async_before, async_after, retry_cycle)
 
     def event_based_gateway(
         self,
@@ -636,14 +628,29 @@ class ProcessBuilder:
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """Waits for the intermediate catch events its flows lead to; the first to occur wins."""
+        gateway = EventBasedGateway
+        return self._plain(gateway, id, name, parent, async_before, async_after, retry_cycle)
+
+    def _plain(
+        self,
+        kind: type[ParallelGateway | EventBasedGateway],
+        id: str,
+        name: str | None,
+        parent: str | None,
+        async_before: bool,
+        async_after: bool,
+        retry_cycle: str | None,
+    ) -> ProcessBuilder:
+        """A node with nothing but the attributes every node has."""
+        retry = self._retry(id, retry_cycle)
         return self._add(
-            EventBasedGateway(
+            kind(
                 id=id,
                 name=name,
                 parent=parent,
                 async_before=async_before,
                 async_after=async_after,
-                retry_cycle=self._retry(id, retry_cycle),
+                retry_cycle=retry,
             )
         )
 
