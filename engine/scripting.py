@@ -33,10 +33,12 @@ in order, inside its own transaction.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
 from collections.abc import Mapping
+from contextlib import AbstractContextManager, suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
@@ -46,7 +48,7 @@ from py_mini_racer import (
     JSOOMException,
     JSTimeoutException,
     MiniRacer,
-    init_mini_racer,
+    mini_racer,
 )
 
 from engine.errors import HandlerError
@@ -299,27 +301,26 @@ def to_json(values: Mapping[str, Any]) -> str:
 _THREAD = threading.local()
 
 
-def _new_isolate() -> MiniRacer:
-    """A new isolate, made on a thread of its own. An isolate serves its scripts on the event
-    loop it was made with: made on a thread that runs an asyncio loop (an ASGI server's, a test
-    browser's), it would take that loop, and a script with a time limit could not run from it.
-    Made where no loop runs, it starts a loop thread of its own, which any thread may call."""
-    init_mini_racer(ignore_duplicate_init=True)  # V8 itself starts on the calling thread
-    made: list[MiniRacer] = []
-    failed: list[BaseException] = []
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOOP_LOCK = threading.Lock()
 
-    def make() -> None:
-        try:
-            made.append(MiniRacer())
-        except BaseException as exc:  # reported on the calling thread
-            failed.append(exc)
 
-    maker = threading.Thread(target=make, name="interlock-isolate")
-    maker.start()
-    maker.join()
-    if failed:
-        raise failed[0]
-    return made[0]
+def _isolates_loop() -> asyncio.AbstractEventLoop:
+    """The event loop every isolate of this process is served on, on a thread of its own.
+
+    An isolate waits for its scripts on an asyncio loop. Left to choose, it takes the loop
+    running on the thread that makes it (an ASGI server's, a test browser's), and a script with a
+    time limit then cannot run from that thread; given this loop, a script runs from any thread,
+    whether or not a loop runs there."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(
+                target=loop.run_forever, name="interlock-isolates", daemon=True
+            ).start()
+            _LOOP = loop
+        return _LOOP
 
 
 class Isolate:
@@ -333,17 +334,24 @@ class Isolate:
         self.limits = limits
 
     def _ready(self) -> MiniRacer:
-        context: MiniRacer | None = getattr(_THREAD, "context", None)
-        if context is None:
-            context = _new_isolate()
+        held: tuple[AbstractContextManager[MiniRacer], MiniRacer] | None = getattr(
+            _THREAD, "held", None
+        )
+        if held is None:
+            maker = mini_racer(_isolates_loop())
+            context = maker.__enter__()
+            held = (maker, context)
+            _THREAD.held = held
             context.eval(_PRELUDE)
-            _THREAD.context = context
-        return context
+        return held[1]
 
     def close(self) -> None:
-        """Discard the thread's isolate (V8 frees it with the last reference); the next script
-        gets a new one."""
-        _THREAD.context = None
+        """Discard and free the thread's isolate; the next script gets a new one."""
+        held = getattr(_THREAD, "held", None)
+        _THREAD.held = None
+        if held is not None:
+            with suppress(Exception):  # a context V8 already gave up on
+                held[0].__exit__(None, None, None)
 
     def run(
         self, source: str, variables: Mapping[str, Any], subject: Subject, *, where: str
