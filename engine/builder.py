@@ -560,8 +560,9 @@ class ProcessBuilder:
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """The first outgoing flow whose condition is true, else `default`."""
-        return self._gateway(
-            ExclusiveGateway, id, name, parent, default, async_before, async_after, retry_cycle
+        gateway = ExclusiveGateway
+        return self._plain(
+            gateway, id, name, parent, async_before, async_after, retry_cycle, default_flow=default
         )
 
     def inclusive_gateway(
@@ -577,31 +578,9 @@ class ProcessBuilder:
     ) -> ProcessBuilder:
         """Diverging: every outgoing flow whose condition is true, else `default`. Converging
         (several flows in): waits until no other live token of its scope can reach it."""
-        return self._gateway(
-            InclusiveGateway, id, name, parent, default, async_before, async_after, retry_cycle
-        )
-
-    def _gateway(
-        self,
-        kind: type[ExclusiveGateway] | type[InclusiveGateway],
-        id: str,
-        name: str | None,
-        parent: str | None,
-        default: str | None,
-        async_before: bool,
-        async_after: bool,
-        retry_cycle: str | None,
-    ) -> ProcessBuilder:
-        return self._add(
-            kind(
-                id=id,
-                name=name,
-                parent=parent,
-                default_flow=default,
-                async_before=async_before,
-                async_after=async_after,
-                retry_cycle=self._retry(id, retry_cycle),
-            )
+        gateway = InclusiveGateway
+        return self._plain(
+            gateway, id, name, parent, async_before, async_after, retry_cycle, default_flow=default
         )
 
     def parallel_gateway(
@@ -633,15 +612,16 @@ class ProcessBuilder:
 
     def _plain(
         self,
-        kind: type[ParallelGateway | EventBasedGateway],
+        kind: type[Node],
         id: str,
         name: str | None,
         parent: str | None,
         async_before: bool,
         async_after: bool,
         retry_cycle: str | None,
+        **fields: Any,
     ) -> ProcessBuilder:
-        """A node with nothing but the attributes every node has."""
+        """A node of `kind` with the attributes every node has, and its own `fields`."""
         retry = self._retry(id, retry_cycle)
         return self._add(
             kind(
@@ -651,6 +631,7 @@ class ProcessBuilder:
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=retry,
+                **fields,
             )
         )
 

@@ -99,7 +99,7 @@ class ScriptCondition:
     language: str = "javascript"
 
     def evaluate(self, values: Mapping[str, Any]) -> bool:
-        """The condition's value over `values`, in an isolate of its own (a running instance
+        """The condition's value over `values`, with the default limits (a running instance
         evaluates it in its command's isolate instead; see engine/semantics/listeners.py)."""
         value = scripting.evaluate(self.source, values, where="condition")
         if not isinstance(value, bool):

@@ -24,9 +24,13 @@ COMPLETED_PATHS = {
 }
 
 
-def run_and_kill(database_url: str, seconds: float) -> None:
+def run_and_kill(
+    database_url: str, seconds: float, module: str = "tests.engine.crash_worker"
+) -> None:
+    """Run the worker `module` on the database until it says it is ready, let it work for
+    `seconds`, then kill it with SIGKILL."""
     worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.engine.crash_worker", database_url],
+        [sys.executable, "-m", module, database_url],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -3,12 +3,7 @@ on from its committed counters and completes with exactly its number of iteratio
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -16,23 +11,7 @@ import psycopg
 from engine.api import Engine
 from engine.jobs import JobExecutor
 from tests.engine.mi_crash_worker import ITERATIONS, LOCK_MS, register
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def run_and_kill(database_url: str, seconds: float) -> None:
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.engine.mi_crash_worker", database_url],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    assert worker.stdout is not None
-    assert worker.stdout.readline().strip() == b"ready"
-    time.sleep(seconds)
-    worker.send_signal(signal.SIGKILL)
-    worker.wait(timeout=10)
-    worker.stdout.close()
+from tests.engine.test_crash_safety import run_and_kill
 
 
 def bodies(conn: psycopg.Connection[Any]) -> list[tuple[str, str, int, dict[str, Any]]]:
@@ -79,7 +58,7 @@ def check_consistent(conn: psycopg.Connection[Any]) -> dict[str, int]:
 def test_sigkill_mid_multi_instance_then_every_instance_completes(database_url: str) -> None:
     partial = 0  # instances killed with some but not all iterations done
     for seconds in (1.5, 1.0, 2.0):
-        run_and_kill(database_url, seconds)
+        run_and_kill(database_url, seconds, "tests.engine.mi_crash_worker")
         with psycopg.connect(database_url) as conn:
             states = check_consistent(conn)
             found = bodies(conn)
