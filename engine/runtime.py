@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Generic, TypeVar
 from uuid import UUID
 
+from engine.effects import Effect
 from engine.ids import new_id
 from engine.states import (
     IncidentState,
@@ -37,8 +38,17 @@ class InstanceRow:
     version: int
     started_at: datetime
     ended_at: datetime | None = None
+    # A called instance's caller (instance, and its token at the call activity); every
+    # instance's family root, itself when nobody called it.
+    super_instance_id: UUID | None = None
+    super_token_id: UUID | None = None
+    root_instance_id: UUID | None = None
     is_new: bool = False
     dirty: bool = False
+
+    def __post_init__(self) -> None:
+        if self.root_instance_id is None:
+            self.root_instance_id = self.id
 
     def move_to(self, state: InstanceState, now: datetime) -> None:
         """The only way an instance changes state."""
@@ -103,6 +113,9 @@ class Visit:
     node_name: str | None = None
     node_type: str = ""
     ended_at: datetime | None = None
+    # The visiting token's mode, and the instance a call activity's visit called.
+    mode: str = TokenMode.FORWARD
+    called_instance_id: UUID | None = None
     is_new: bool = False
 
 
@@ -309,6 +322,9 @@ class InstanceRun:
     subscriptions: dict[UUID, Subscription] = field(default_factory=dict)
     incidents: dict[UUID, IncidentRow] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # What the advance asks of other instances, applied in the same transaction (see
+    # engine/effects.py).
+    effects: list[Effect] = field(default_factory=list)
     # The user the command runs for, when its caller says (`authenticatedUserId` in expressions).
     authenticated_user_id: str | None = None
     # Look-ups asked once per token, answered from indexes instead of scans (see `_Grouped`).

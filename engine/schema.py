@@ -103,6 +103,16 @@ class ProcessInstance(SQLModel, table=True):
         ),
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
         sa.Index("ix_process_instance_started", "started_at", "id"),
+        sa.Index(
+            "ix_process_instance_super_instance_id",
+            "super_instance_id",
+            postgresql_where=sa.text("super_instance_id IS NOT NULL"),
+        ),
+        sa.Index(
+            "ix_process_instance_root_instance_id",
+            "root_instance_id",
+            postgresql_where=sa.text("super_instance_id IS NOT NULL"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -113,6 +123,12 @@ class ProcessInstance(SQLModel, table=True):
     version: int = Field(sa_type=sa.Integer)
     started_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # A called instance: the instance and the token (waiting at a call activity) that called it,
+    # and the root of its family (an instance that nobody called is its own root). Commands lock
+    # the root's row first, so commands on one family never deadlock.
+    super_instance_id: UUID | None = Field(sa_type=sa.Uuid)
+    super_token_id: UUID | None = Field(sa_type=sa.Uuid)
+    root_instance_id: UUID = Field(sa_type=sa.Uuid)
 
 
 class Token(SQLModel, table=True):
@@ -299,6 +315,7 @@ class History(SQLModel, table=True):
     __tablename__ = "history"
     __table_args__ = (
         _one_of("state", VISIT_STATES),
+        _one_of("mode", TOKEN_MODES),
         sa.Index("ix_history_instance_id", "instance_id", "started_at"),
     )
 
@@ -311,6 +328,12 @@ class History(SQLModel, table=True):
     state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     started_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # The mode of the visiting token: a compensation handler's visit is in Compensation mode.
+    mode: str = Field(
+        sa_type=sa.String(16), sa_column_kwargs={"server_default": sa.text("'Forward'")}
+    )
+    # A call activity's visit: the instance it called.
+    called_instance_id: UUID | None = Field(sa_type=sa.Uuid)
 
 
 class Outbox(SQLModel, table=True):

@@ -174,6 +174,10 @@ class JobOutcome(StrEnum):
 class SubscriptionKind(StrEnum):
     MESSAGE = "message"
     SIGNAL = "signal"
+    # A conditional event waits for a change of variables that makes its condition true.
+    CONDITIONAL = "conditional"
+    # A completed activity that a compensation handler can still undo (at most once).
+    COMPENSATE = "compensate"
 
 
 class TokenView(StrEnum):

@@ -188,6 +188,7 @@ class Moves:
             node_type=node.kind.value,
             state=VisitState.ACTIVE,
             started_at=self.run.now,
+            mode=token.mode,
             is_new=True,
         )
         self.run.add_visit(visit)

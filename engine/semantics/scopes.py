@@ -36,11 +36,13 @@ class ScopeMoves(Moves):
         self._queue.append((child, start.id, None, False))
 
     def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> None:
-        """An interrupting error event subprocess replaces everything else in its scope."""
-        if scope_id is None:
+        """An event subprocess of the scope `scope_id` (None: the process) starts through `start`.
+        An interrupting one first ends everything else in its scope; a non-interrupting one runs
+        beside it (and may run many times at once)."""
+        if start.interrupting and scope_id is None:
             for live in self.run.live_tokens():
                 self._kill(live)
-        else:
+        elif start.interrupting:
             self._kill_scope(scope_id)
         scope_token = self.run.new_token(sub.id, scope_id=scope_id)
         self._activate(scope_token)
