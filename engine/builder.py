@@ -161,9 +161,13 @@ class ProcessBuilder:
         signal: str | None = None,
         error: bool = False,
         error_code: str | None = None,
+        escalation: bool = False,
+        escalation_code: str | None = None,
     ) -> dict[str, Any]:
-        """The trigger fields of an event; `error_code` implies `error`."""
+        """The trigger fields of an event; `error_code` implies `error`, `escalation_code`
+        implies `escalation`."""
         is_error = error or error_code is not None
+        is_escalation = escalation or escalation_code is not None
         given = [
             what
             for what, present in (
@@ -171,6 +175,7 @@ class ProcessBuilder:
                 ("timer", timer is not None),
                 ("signal", signal is not None),
                 ("error", is_error),
+                ("escalation", is_escalation),
             )
             if present
         ]
@@ -184,12 +189,18 @@ class ProcessBuilder:
             raise self._error(
                 "an error code cannot be empty (None catches every error)", element_id
             )
+        if escalation_code is not None and not escalation_code:
+            raise self._error(
+                "an escalation code cannot be empty (None catches every escalation)", element_id
+            )
         return {
             "timer": self._timer(element_id, timer),
             "message_name": self._named(element_id, "message", message),
             "signal_name": self._named(element_id, "signal", signal),
             "is_error": is_error,
             "error_code": error_code,
+            "is_escalation": is_escalation,
+            "escalation_code": escalation_code,
         }
 
     def start_event(
@@ -206,6 +217,9 @@ class ProcessBuilder:
         error_code: str | None = None,
         error_code_variable: str | None = None,
         error_message_variable: str | None = None,
+        escalation: bool = False,
+        escalation_code: str | None = None,
+        escalation_code_variable: str | None = None,
         interrupting: bool = True,
         form_fields: Sequence[FormField] = (),
         async_before: bool = False,
@@ -213,10 +227,17 @@ class ProcessBuilder:
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none start, or one triggered by a message, a timer or a signal; an error start (only
-        in an event subprocess) with `error=True` or an `error_code`. `form_fields` make a start
-        form."""
+        in an event subprocess) with `error=True` or an `error_code`, an escalation start (there
+        too) with `escalation=True` or an `escalation_code`. `form_fields` make a start form."""
         trigger = self._trigger(
-            id, timer=timer, message=message, signal=signal, error=error, error_code=error_code
+            id,
+            timer=timer,
+            message=message,
+            signal=signal,
+            error=error,
+            error_code=error_code,
+            escalation=escalation,
+            escalation_code=escalation_code,
         )
         return self._add(
             StartEvent(
@@ -230,6 +251,7 @@ class ProcessBuilder:
                 retry_cycle=self._retry(id, retry_cycle),
                 error_code_variable=error_code_variable,
                 error_message_variable=error_message_variable,
+                escalation_code_variable=escalation_code_variable,
                 initiator=initiator,
                 **trigger,
             )
@@ -244,6 +266,8 @@ class ProcessBuilder:
         terminate: bool = False,
         error: bool = False,
         error_code: str | None = None,
+        escalation_code: str | None = None,
+        signal: str | None = None,
         message_event: bool = False,
         message: str | None = None,
         handler: str | None = None,
@@ -252,9 +276,12 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none end, a terminate end, an error end that throws `error_code`, or a message end
+        """A none end, a terminate end, an error end that throws `error_code`, an escalation end
+        that throws `escalation_code`, a signal end that broadcasts `signal`, or a message end
         (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
-        trigger = self._trigger(id, error=error, error_code=error_code)
+        trigger = self._trigger(
+            id, error=error, error_code=error_code, escalation_code=escalation_code
+        )
         return self._add(
             EndEvent(
                 id=id,
@@ -263,6 +290,9 @@ class ProcessBuilder:
                 terminate=terminate,
                 is_error=trigger["is_error"],
                 error_code=error_code,
+                is_escalation=trigger["is_escalation"],
+                escalation_code=escalation_code,
+                signal_name=self._named(id, "signal", signal),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
@@ -466,6 +496,9 @@ class ProcessBuilder:
         error_code: str | None = None,
         error_code_variable: str | None = None,
         error_message_variable: str | None = None,
+        escalation: bool = False,
+        escalation_code: str | None = None,
+        escalation_code_variable: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
@@ -473,7 +506,14 @@ class ProcessBuilder:
         """An event on `attached_to` with one trigger; its parent is the activity's, found when
         the model is built. `cancel_activity=False` is non-interrupting."""
         trigger = self._trigger(
-            id, timer=timer, message=message, signal=signal, error=error, error_code=error_code
+            id,
+            timer=timer,
+            message=message,
+            signal=signal,
+            error=error,
+            error_code=error_code,
+            escalation=escalation,
+            escalation_code=escalation_code,
         )
         return self._add(
             BoundaryEvent(
@@ -486,6 +526,7 @@ class ProcessBuilder:
                 retry_cycle=self._retry(id, retry_cycle),
                 error_code_variable=error_code_variable,
                 error_message_variable=error_message_variable,
+                escalation_code_variable=escalation_code_variable,
                 **trigger,
             )
         )
@@ -499,18 +540,22 @@ class ProcessBuilder:
         timer: TimerDefinition | None = None,
         message: str | None = None,
         signal: str | None = None,
+        link: str | None = None,
         async_before: bool = False,
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """The token waits for a timer, a message or a signal (exactly one)."""
+        """The token waits for a timer, a message or a signal (exactly one); or it is the link
+        catch event named `link`, where the link throw events of that name lead."""
         trigger = self._trigger(id, timer=timer, message=message, signal=signal)
-        del trigger["is_error"], trigger["error_code"]
+        for kept_off in ("is_error", "error_code", "is_escalation", "escalation_code"):
+            del trigger[kept_off]
         return self._add(
             IntermediateCatchEvent(
                 id=id,
                 name=name,
                 parent=parent,
+                link_name=self._named(id, "link", link),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
@@ -525,6 +570,8 @@ class ProcessBuilder:
         *,
         parent: str | None = None,
         signal: str | None = None,
+        escalation_code: str | None = None,
+        link: str | None = None,
         message_event: bool = False,
         message: str | None = None,
         handler: str | None = None,
@@ -533,14 +580,19 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none throw event, one that broadcasts `signal`, or a message throw event
+        """A none throw event, one that broadcasts `signal`, one that throws `escalation_code`,
+        one that leads to the link catch event named `link`, or a message throw event
         (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
+        trigger = self._trigger(id, escalation_code=escalation_code)
         return self._add(
             IntermediateThrowEvent(
                 id=id,
                 name=name,
                 parent=parent,
                 signal_name=self._named(id, "signal", signal),
+                is_escalation=trigger["is_escalation"],
+                escalation_code=escalation_code,
+                link_name=self._named(id, "link", link),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),

@@ -193,7 +193,8 @@ class Node:
 @dataclass(frozen=True, kw_only=True)
 class StartEvent(Node):
     """A start event: a none start, or triggered by a message, a timer or a signal. Inside an event
-    subprocess it may also be an error start (`is_error`; `error_code` None catches every error),
+    subprocess it may also be an error start (`is_error`; `error_code` None catches every error)
+    or an escalation start (`is_escalation`; `escalation_code` None catches every escalation),
     and `interrupting` False lets the enclosing scope carry on while the event subprocess runs."""
 
     message_name: str | None = None
@@ -205,6 +206,11 @@ class StartEvent(Node):
     # receive the caught error's code and message.
     error_code_variable: str | None = None
     error_message_variable: str | None = None
+    is_escalation: bool = False
+    escalation_code: str | None = None
+    # camunda:escalationCodeVariable of an escalation start: the variable that receives the
+    # caught escalation's code.
+    escalation_code_variable: str | None = None
     interrupting: bool = True
     # camunda:formKey of a start form, kept as written; camunda:formData fields of a none start.
     form_key: str | None = None
@@ -223,6 +229,7 @@ class StartEvent(Node):
             and self.timer is None
             and self.signal_name is None
             and not self.is_error
+            and not self.is_escalation
         )
 
 
@@ -249,14 +256,47 @@ class MessageThrow:
         return self.handler is not None or self.topic is not None
 
 
+def _throws(
+    event: EndEvent | IntermediateThrowEvent,
+    *,
+    terminate: bool = False,
+    error: bool = False,
+    link: bool = False,
+) -> tuple[str, ...]:
+    """What a throw or end event carries: "terminate", "error", "escalation", "signal",
+    "message", "link"."""
+    found = [
+        what
+        for what, present in (
+            ("terminate", terminate),
+            ("error", error),
+            ("escalation", event.is_escalation),
+            ("signal", event.signal_name is not None),
+            ("message", event.is_message),
+            ("link", link),
+        )
+        if present
+    ]
+    return tuple(found)
+
+
 @dataclass(frozen=True, kw_only=True)
 class EndEvent(MessageThrow, Node):
-    """A none end event, a terminate end event, an error end event that throws `error_code`, or a
-    message end event (see `MessageThrow`)."""
+    """A none end event, a terminate end event, an error end event that throws `error_code`, an
+    escalation end event that throws `escalation_code`, a signal end event that broadcasts
+    `signal_name`, or a message end event (see `MessageThrow`)."""
 
     terminate: bool = False
     is_error: bool = False
     error_code: str | None = None
+    is_escalation: bool = False
+    escalation_code: str | None = None
+    signal_name: str | None = None
+
+    @property
+    def throws(self) -> tuple[str, ...]:
+        """What the end event does besides ending its token (at most one, see validate)."""
+        return _throws(self, terminate=self.terminate, error=self.is_error)
 
     @property
     def kind(self) -> NodeKind:
@@ -358,10 +398,20 @@ class NoneTask(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class IntermediateThrowEvent(MessageThrow, Node):
-    """A none throw event passes the token on; with `signal_name` it broadcasts that signal; a
-    message throw event runs its implementation (see `MessageThrow`)."""
+    """A none throw event passes the token on; with `signal_name` it broadcasts that signal, with
+    `is_escalation` it throws `escalation_code`, with `link_name` the token goes on at the link
+    catch event of that name in the same scope; a message throw event runs its implementation
+    (see `MessageThrow`)."""
 
     signal_name: str | None = None
+    is_escalation: bool = False
+    escalation_code: str | None = None
+    link_name: str | None = None
+
+    @property
+    def throws(self) -> tuple[str, ...]:
+        """What the throw event does besides passing the token on (at most one, see validate)."""
+        return _throws(self, link=self.link_name is not None)
 
     @property
     def kind(self) -> NodeKind:
@@ -417,11 +467,14 @@ class EventBasedGateway(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class IntermediateCatchEvent(Node):
-    """The token waits here for exactly one of: a timer, a message, a signal."""
+    """The token waits here for exactly one of: a timer, a message, a signal. A link catch event
+    (`link_name`) does not wait: a token arrives at it from a link throw event of its scope and
+    goes straight on."""
 
     timer: TimerDefinition | None = None
     message_name: str | None = None
     signal_name: str | None = None
+    link_name: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -441,7 +494,8 @@ class ReceiveTask(Node):
 class BoundaryEvent(Node):
     """An event on the edge of `attached_to` (a task or subprocess) with exactly one trigger.
     Interrupting (`cancel_activity`) ends the activity; otherwise a new token leaves beside it.
-    `is_error` with `error_code` None catches every error."""
+    `is_error` with `error_code` None catches every error; `is_escalation` with `escalation_code`
+    None every escalation."""
 
     attached_to: str
     cancel_activity: bool = True
@@ -453,6 +507,9 @@ class BoundaryEvent(Node):
     # As on an error start event: the variables that receive the caught error's code and message.
     error_code_variable: str | None = None
     error_message_variable: str | None = None
+    is_escalation: bool = False
+    escalation_code: str | None = None
+    escalation_code_variable: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -524,6 +581,8 @@ class ProcessModel:
     _upstream_of_join: dict[str, frozenset[str]] = field(init=False, repr=False, compare=False)
     # The catch events an event-based gateway waits for on their behalf.
     _after_event_gateway: frozenset[str] = field(init=False, repr=False, compare=False)
+    # Each link catch event by its scope and link name.
+    _link_catches: dict[tuple[str | None, str], str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "nodes", tuple(sorted(self.nodes, key=lambda n: n.id)))
@@ -552,6 +611,15 @@ class ProcessModel:
             "_event_subprocesses_by_scope",
             {k: tuple(v) for k, v in event_subprocesses.items()},
         )
+        object.__setattr__(
+            self,
+            "_link_catches",
+            {
+                (n.parent, n.link_name): n.id
+                for n in self.nodes
+                if isinstance(n, IntermediateCatchEvent) and n.link_name is not None
+            },
+        )
         object.__setattr__(self, "_upstream_of_join", self._inclusive_upstreams())
         gateways = {n.id for n in self.nodes if isinstance(n, EventBasedGateway)}
         object.__setattr__(
@@ -561,8 +629,9 @@ class ProcessModel:
         )
 
     def _inclusive_upstreams(self) -> dict[str, frozenset[str]]:
-        """Walk back from each converging inclusive gateway along the flows into each node, and
-        from a boundary event to the activity it is attached to (a token waiting in the activity
+        """Walk back from each converging inclusive gateway along the flows into each node, from
+        a link catch event to its throw events, and from a boundary event to the activity it is
+        attached to (a token waiting in the activity
         may leave through it). Flows never leave a scope, so neither does the walk: a token in an
         embedded subprocess is represented here by the subprocess's own token."""
         joins = [n for n in self.nodes if isinstance(n, InclusiveGateway) and n.is_join]
@@ -574,6 +643,10 @@ class ProcessModel:
         for node in self.nodes:
             if isinstance(node, BoundaryEvent):
                 sources.setdefault(node.id, []).append(node.attached_to)
+            elif isinstance(node, IntermediateThrowEvent) and node.link_name is not None:
+                target = self._link_catches.get((node.parent, node.link_name))
+                if target is not None:  # a link leads from its throw event to its catch event
+                    sources.setdefault(target, []).append(node.id)
         upstream: dict[str, frozenset[str]] = {}
         for join in joins:
             seen: set[str] = set()
@@ -616,6 +689,11 @@ class ProcessModel:
         there only once its event has occurred."""
         return node_id in self._after_event_gateway
 
+    def link_target(self, throw: IntermediateThrowEvent) -> str:
+        """The link catch event a link throw event leads to (see validate)."""
+        assert throw.link_name is not None
+        return self._link_catches[(throw.parent, throw.link_name)]
+
     def boundary_events(self, activity_id: str) -> tuple[BoundaryEvent, ...]:
         return self._boundary_by_activity.get(activity_id, ())
 
@@ -640,8 +718,8 @@ class ProcessModel:
 
 
 def triggers(node: Node) -> tuple[str, ...]:
-    """The triggers an event carries: "timer", "message", "signal", "error" (empty for a none
-    event or a node that is not an event)."""
+    """The triggers an event carries: "timer", "message", "signal", "error", "escalation", "link"
+    (empty for a none event or a node that is not an event)."""
     if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
         return ()
     found: list[str] = []
@@ -653,6 +731,10 @@ def triggers(node: Node) -> tuple[str, ...]:
         found.append("signal")
     if isinstance(node, StartEvent | BoundaryEvent) and node.is_error:
         found.append("error")
+    if isinstance(node, StartEvent | BoundaryEvent) and node.is_escalation:
+        found.append("escalation")
+    if isinstance(node, IntermediateCatchEvent) and node.link_name is not None:
+        found.append("link")
     return tuple(found)
 
 
@@ -737,6 +819,8 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if node.loop is not None:
             _validate_loop(node, fail)
     _validate_starts(model, fail)
+    _validate_link_scopes(model, fail)
+    _validate_escalation_scopes(model, fail)
     return model
 
 
@@ -793,10 +877,12 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
         raise fail("an end event cannot both terminate and throw an error", node.id, node.line)
     if isinstance(node, IntermediateCatchEvent) and len(found) != 1:
         raise fail(
-            "an intermediate catch event needs exactly one trigger: a timer, a message or a signal",
+            "an intermediate catch event needs exactly one trigger: a timer, a message or a signal"
+            " (or a link)",
             node.id,
             node.line,
         )
+    _validate_escalation_and_link(model, node, fail)
     if isinstance(node, ReceiveTask) and not node.message_name:
         raise fail("a receive task needs a message", node.id, node.line)
     if (
@@ -830,7 +916,7 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
         if len(found) != 1:
             raise fail(
                 "a boundary event needs exactly one trigger: a timer, a message, a signal or an "
-                "error",
+                "error (or an escalation)",
                 node.id,
                 node.line,
             )
@@ -973,3 +1059,120 @@ def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
                 raise fail(
                     "a subprocess needs exactly one none start event", element.id, element.line
                 )
+
+
+# What an escalation boundary event may be attached to, as in Camunda 7: the activities that
+# hold other activities an escalation can be thrown from.
+ESCALATION_HOSTS: tuple[type[Node], ...] = (SubProcess,)
+
+
+def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) -> None:
+    """Escalation events (throwing ones with a code, catching ones where Camunda 7 allows them)
+    and link events (a throw event with no outgoing flows, a catch event with no incoming ones)."""
+    if (
+        isinstance(node, StartEvent | EndEvent | BoundaryEvent | IntermediateThrowEvent)
+        and node.escalation_code is not None
+        and not node.is_escalation
+    ):
+        raise fail("an escalation code needs an escalation event", node.id, node.line)
+    if (
+        isinstance(node, StartEvent | BoundaryEvent)
+        and node.escalation_code_variable
+        and not node.is_escalation
+    ):
+        message = "camunda:escalationCodeVariable needs an escalation event"
+        raise fail(message, node.id, node.line)
+    if isinstance(node, EndEvent | IntermediateThrowEvent):
+        what = "an end event" if isinstance(node, EndEvent) else "a throw event"
+        if len(node.throws) > 1:
+            raise fail(f"{what} throws at most one thing, not {node.throws}", node.id, node.line)
+        if node.is_escalation and not node.escalation_code:
+            message = (
+                "a throwing escalation event needs an escalation code (an escalationRef naming "
+                "a bpmn:escalation with an escalationCode)"
+            )
+            raise fail(message, node.id, node.line)
+    if isinstance(node, StartEvent) and node.is_escalation:
+        scope = model._nodes_by_id.get(node.parent) if node.parent is not None else None
+        if not (isinstance(scope, SubProcess) and scope.triggered_by_event):
+            message = "an escalation start event belongs in an event subprocess"
+            raise fail(message, node.id, node.line)
+    host = model._nodes_by_id.get(node.attached_to) if isinstance(node, BoundaryEvent) else None
+    if (
+        isinstance(node, BoundaryEvent)
+        and node.is_escalation
+        and not isinstance(host, ESCALATION_HOSTS)
+    ):
+        message = "an escalation boundary event can only be attached to a subprocess"
+        raise fail(message, node.id, node.line)
+    if isinstance(node, IntermediateThrowEvent | IntermediateCatchEvent):
+        _validate_link(node, fail)
+
+
+def _validate_link(node: IntermediateThrowEvent | IntermediateCatchEvent, fail: _Fail) -> None:
+    if node.link_name is None:
+        return
+    if not node.link_name.strip():
+        raise fail("a link event needs a name", node.id, node.line)
+    if isinstance(node, IntermediateThrowEvent):
+        if node.outgoing:
+            raise fail("a link throw event cannot have outgoing flows", node.id, node.line)
+        if node.async_after:
+            message = "camunda:asyncAfter is not supported on a link throw event"
+            raise fail(message, node.id, node.line)
+    elif node.incoming:
+        raise fail("a link catch event cannot have incoming flows", node.id, node.line)
+
+
+def _validate_link_scopes(model: ProcessModel, fail: _Fail) -> None:
+    """In each scope, one link catch event per name, and one for every link throw event."""
+    catches: dict[tuple[str | None, str], str] = {}
+    for node in model.nodes:
+        if isinstance(node, IntermediateCatchEvent) and node.link_name is not None:
+            key = (node.parent, node.link_name)
+            if key in catches:
+                message = (
+                    f"link catch events '{catches[key]}' and '{node.id}' in "
+                    f"{_scope_name(node.parent)} have the same name '{node.link_name}'"
+                )
+                raise fail(message, node.id, node.line)
+            catches[key] = node.id
+    for node in model.nodes:
+        if not isinstance(node, IntermediateThrowEvent) or node.link_name is None:
+            continue
+        if (node.parent, node.link_name) not in catches:
+            message = (
+                f"no link catch event named '{node.link_name}' in {_scope_name(node.parent)} "
+                "for this link throw event"
+            )
+            raise fail(message, node.id, node.line)
+
+
+def _validate_escalation_scopes(model: ProcessModel, fail: _Fail) -> None:
+    """As Camunda 7 requires: among the escalation boundary events of one activity, and among
+    the escalation start events of the event subprocesses of one scope, no two catch the same
+    code, and one that catches every escalation is the only one."""
+    groups: dict[tuple[str, str | None], list[StartEvent | BoundaryEvent]] = {}
+    for node in model.nodes:
+        if isinstance(node, BoundaryEvent) and node.is_escalation:
+            groups.setdefault(("boundary", node.attached_to), []).append(node)
+        elif isinstance(node, StartEvent) and node.is_escalation and node.parent is not None:
+            scope = model.node(node.parent).parent
+            groups.setdefault(("start", scope), []).append(node)
+    for (kind, scope), catchers in groups.items():
+        where = (
+            f"activity '{scope}'"
+            if kind == "boundary"
+            else f"the event subprocesses of {_scope_name(scope)}"
+        )
+        seen: set[str | None] = set()
+        for catcher in catchers:
+            code = catcher.escalation_code
+            if code in seen or (len(catchers) > 1 and code is None):
+                caught = "every escalation" if code is None else f"escalation '{code}'"
+                message = (
+                    f"another escalation event of {where} also catches {caught}; one catch-all "
+                    "or one per escalation code"
+                )
+                raise fail(message, catcher.id, catcher.line)
+            seen.add(code)

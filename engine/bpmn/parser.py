@@ -22,7 +22,7 @@ import codecs
 import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -230,10 +230,11 @@ def _children(element: Element) -> list[Element]:
 @dataclass(frozen=True)
 class _Context:
     file: str
-    # Definitions-level elements by id: message and signal names, error codes.
+    # Definitions-level elements by id: message and signal names, error and escalation codes.
     messages: dict[str, str | None]
     signals: dict[str, str | None]
     errors: dict[str, str | None]
+    escalations: dict[str, str | None] = field(default_factory=dict)
     # Every id of the document (generated ones included): a reference equal to one is taken as
     # written even when it contains a colon.
     ids: frozenset[str] = frozenset()
@@ -649,6 +650,10 @@ _TIMER = "timerEventDefinition"
 _MESSAGE = "messageEventDefinition"
 _SIGNAL = "signalEventDefinition"
 _ERROR = "errorEventDefinition"
+_ESCALATION = "escalationEventDefinition"
+_LINK = "linkEventDefinition"
+# What this engine does not run, and says so by name (see docs/camunda-compat.md).
+_TRANSACTIONS = "transaction subprocesses and their cancel events are refused"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -661,6 +666,8 @@ def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]
     for definition in definitions:
         if _local(definition) not in allowed:
             message = f"{_local(element)} with {_local(definition)} is not supported by this engine"
+            if _local(definition) == "cancelEventDefinition":
+                message = f"{message} ({_TRANSACTIONS})"
             raise ctx.error(message, definition, element.get("id"))
     if len(definitions) > 1:
         raise ctx.error("an event with several event definitions is not supported", element)
@@ -758,7 +765,62 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             written = definition.get("errorRef")
             raise ctx.error(f"errorRef '{written}' names no bpmn:error", definition, event_id)
         return {"is_error": True, "error_code": ctx.errors[ref], **caught}
+    if local == _ESCALATION:
+        return _escalation(definition, ctx, event_id)
+    if local == _LINK:
+        return _link(definition, ctx, event_id)
     return {}  # terminateEventDefinition: the caller knows
+
+
+def _escalation(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """An escalation event's code: its escalationRef's bpmn:escalation's escalationCode. A
+    catching event (boundary, event subprocess start) without one catches every escalation and
+    may name the variable that receives the code (camunda:escalationCodeVariable); a throwing
+    one needs both the reference and the code."""
+    owner = _local(definition.getparent())
+    catching = owner in ("boundaryEvent", "startEvent")
+    children = _definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    found: dict[str, Any] = {"is_escalation": True, "escalation_code": None}
+    variable = definition.get(_camunda("escalationCodeVariable"))
+    if variable is not None:
+        if not catching:
+            message = (
+                "camunda:escalationCodeVariable belongs on an escalation event that catches, "
+                f"not on {owner}"
+            )
+            raise ctx.error(message, definition, event_id)
+        if not variable.strip() or "${" in variable or "#{" in variable:
+            message = "camunda:escalationCodeVariable must name a variable"
+            raise ctx.error(message, definition, event_id)
+        found["escalation_code_variable"] = variable.strip()
+    ref = ctx.ref(definition, "escalationRef", event_id)
+    if not ref:
+        if not catching:
+            message = f"an escalation {_EVENT_WORDS[owner]} needs an escalationRef"
+            raise ctx.error(message, definition, event_id)
+        return found
+    if ref not in ctx.escalations:
+        written = definition.get("escalationRef")
+        raise ctx.error(f"escalationRef '{written}' names no bpmn:escalation", definition, event_id)
+    code = ctx.escalations[ref]
+    if code is None and not catching:
+        message = f"escalation '{ref}' has no escalationCode, which a throwing event needs"
+        raise ctx.error(message, definition, event_id)
+    return {**found, "escalation_code": code}
+
+
+def _link(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """A link event's name: a link throw event leads to the link catch event of the same name in
+    its scope."""
+    children = _definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    name = (definition.get("name") or "").strip()
+    if not name:
+        raise ctx.error("a linkEventDefinition needs a name", definition, event_id)
+    return {"link_name": name}
 
 
 _ERROR_VARIABLES = {
@@ -804,7 +866,7 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
 
 def _start_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
+    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _ESCALATION))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
     form_key = element.get(_camunda("formKey"))
@@ -839,12 +901,13 @@ def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[st
 
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR, _MESSAGE))
+    allowed = ("terminateEventDefinition", _ERROR, _MESSAGE, _ESCALATION, _SIGNAL)
+    definition = _event_definitions(element, ctx, allowed)
     if definition is None:
         return EndEvent(**common)
     if _local(definition) == _MESSAGE:
         return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
-    if _local(definition) == _ERROR:
+    if _local(definition) in (_ERROR, _ESCALATION, _SIGNAL):
         return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
     _plain_extensions(definition, ctx, common["id"])
     return EndEvent(**common, terminate=True)
@@ -852,7 +915,7 @@ def _end_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE))
+    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE, _ESCALATION, _LINK))
     if definition is not None and _local(definition) == _MESSAGE:
         return IntermediateThrowEvent(**common, **_message_throw(definition, ctx, common["id"]))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
@@ -861,7 +924,7 @@ def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL))
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _LINK))
     if definition is None:
         message = "an intermediate catch event needs a timer, a message or a signal definition"
         raise ctx.error(message, element)
@@ -873,7 +936,7 @@ def _boundary_event(element: Element, ctx: _Context) -> Node:
     attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION))
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"
         raise ctx.error(message, element)
@@ -1200,6 +1263,9 @@ def _scope(
                 _plain_extensions(element, ctx, owner, frozenset({EXECUTION_LISTENER}))
         elif parent is not None and (local in ("incoming", "outgoing") or _is_loop(local)):
             continue  # a subprocess's loop characteristics are read with the node
+        elif local == "transaction":
+            message = f"transaction is not supported by this engine ({_TRANSACTIONS})"
+            raise ctx.error(message, child, child.get("id") or owner)
         elif local not in _DECORATION:
             raise ctx.unsupported(child, owner if _is_loop(local) else child.get("id") or owner)
 
@@ -1424,6 +1490,7 @@ def parse_bpmn(
         messages=table("message", "name"),
         signals=table("signal", "name"),
         errors=table("error", "errorCode"),
+        escalations=table("escalation", "escalationCode"),
         ids=ids,
         generated=generated,
         limits=limits,

@@ -3,8 +3,8 @@
 `parse_bpmn(write_bpmn([model]))[0] == model` holds for every model the parser or the builder
 produces: sequence flows are written in an order that reproduces each node's incoming and outgoing
 order, since the parser derives those from the document order of the flows. Subprocesses hold their
-nodes and flows; messages, signals and errors are written once at the definitions level, under ids
-that clash with no element of the document.
+nodes and flows; messages, signals, errors and escalations are written once at the definitions
+level, under ids that clash with no element of the document.
 """
 
 from __future__ import annotations
@@ -252,11 +252,13 @@ def _flow_order(flows: list[SequenceFlow], nodes: list[Node]) -> list[SequenceFl
 
 @dataclass(frozen=True)
 class _Refs:
-    """Definitions-level ids: message name, signal name and error code to element id."""
+    """Definitions-level ids: message name, signal name, error and escalation code to element
+    id."""
 
     messages: dict[str, str]
     signals: dict[str, str]
     errors: dict[str, str]
+    escalations: dict[str, str]
 
 
 def _timer(parent: Element, timer: TimerDefinition) -> None:
@@ -304,6 +306,16 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
         _set(definition, _camunda("errorCodeVariable"), getattr(node, "error_code_variable", None))
         message_variable = getattr(node, "error_message_variable", None)
         _set(definition, _camunda("errorMessageVariable"), message_variable)
+    if getattr(node, "is_escalation", False):
+        definition = etree.SubElement(element, _bpmn("escalationEventDefinition"))
+        code = getattr(node, "escalation_code", None)
+        if code is not None:
+            definition.set("escalationRef", refs.escalations[code])
+        variable = getattr(node, "escalation_code_variable", None)
+        _set(definition, _camunda("escalationCodeVariable"), variable)
+    link = getattr(node, "link_name", None)
+    if link is not None:
+        etree.SubElement(element, _bpmn("linkEventDefinition")).set("name", link)
     timer = getattr(node, "timer", None)
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)
@@ -443,13 +455,15 @@ def _refs(models: Sequence[ProcessModel]) -> _Refs:
         table[name] = f"{prefix}_{number}"
         taken.add(table[name])
 
-    refs = _Refs(messages={}, signals={}, errors={})
+    refs = _Refs(messages={}, signals={}, errors={}, escalations={})
     for model in models:
         for node in model.nodes:
             assign(refs.messages, "Message", getattr(node, "message_name", None))
             assign(refs.signals, "Signal", getattr(node, "signal_name", None))
             if getattr(node, "is_error", False):
                 assign(refs.errors, "Error", getattr(node, "error_code", None))
+            if getattr(node, "is_escalation", False):
+                assign(refs.escalations, "Escalation", getattr(node, "escalation_code", None))
     return refs
 
 
@@ -482,6 +496,11 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             error_element.set("id", error_id)
             error_element.set("name", code)
             error_element.set("errorCode", code)
+        for code, escalation_id in refs.escalations.items():
+            escalation = etree.SubElement(root, _bpmn("escalation"))
+            escalation.set("id", escalation_id)
+            escalation.set("name", code)
+            escalation.set("escalationCode", code)
     except ValueError as error:
         # lxml refuses text that XML cannot carry, such as control characters.
         raise ModelError(f"cannot write BPMN: {error}") from None

@@ -14,7 +14,6 @@ from engine.errors import BadRequest, ModelError
 from engine.executor import EngineSettings, Result, Tx
 from engine.ids import new_id
 from engine.model import (
-    IntermediateThrowEvent,
     ModelLimits,
     Node,
     ProcessModel,
@@ -152,12 +151,14 @@ def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
 
 def _not_executable(model: ProcessModel, node: Node) -> str | None:
     """What the parser accepts but the engine does not run yet."""
-    if isinstance(node, IntermediateThrowEvent) and node.signal_name is not None:
-        return "signal throw events are not supported yet; broadcast signals through the API"
     if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:
         parent = model.node(node.parent)
-        if isinstance(parent, SubProcess) and parent.triggered_by_event and not node.is_error:
-            return "event subprocesses can start on errors only (not messages, timers, signals)"
+        caught = node.is_error or node.is_escalation
+        if isinstance(parent, SubProcess) and parent.triggered_by_event and not caught:
+            return (
+                "event subprocesses can start on errors and escalations only (not messages, "
+                "timers, signals)"
+            )
     return None
 
 

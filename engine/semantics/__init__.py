@@ -6,7 +6,7 @@ the instance when no live token is left in them. Service-task handlers are the o
 calls.
 
 The node families' moves live in the modules of this package (base, scopes, events, tasks,
-gateways, loops); `Advance` combines them with the entry points and the loop.
+gateways, loops, throws); `Advance` combines them with the entry points and the loop.
 """
 
 from __future__ import annotations
@@ -42,12 +42,13 @@ from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
 from engine.semantics.tasks import TaskMoves
+from engine.semantics.throws import ThrowMoves
 from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(LoopMoves, TaskMoves, GatewayMoves):
+class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -211,7 +212,11 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
             self._attach_boundary_events(token, node)
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
             self._service_task(token, node)  # a message throw event: run like a service task
-        elif isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
+        elif isinstance(node, IntermediateThrowEvent):
+            self._throw_event(token, node)
+        elif isinstance(node, IntermediateCatchEvent) and node.link_name is not None:
+            self._leave(token, node)  # a link's token arrives here and goes straight on
+        elif isinstance(node, (StartEvent, NoneTask, BoundaryEvent)):
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)

@@ -393,12 +393,6 @@ UNSUPPORTED = [
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
     (
-        "intermediateThrowEvent with escalationEventDefinition",
-        '<bpmn:intermediateThrowEvent id="n"><bpmn:escalationEventDefinition />'
-        "</bpmn:intermediateThrowEvent>",
-        "n",
-    ),
-    (
         "multiInstanceLoopCharacteristics",
         '<bpmn:userTask id="n"><bpmn:multiInstanceLoopCharacteristics id="loop" /></bpmn:userTask>',
         "n",
@@ -434,7 +428,6 @@ UNSUPPORTED = [
                 "",
                 (
                     "conditionalEventDefinition",
-                    "escalationEventDefinition",
                     "compensateEventDefinition",
                 ),
             ),
@@ -442,8 +435,6 @@ UNSUPPORTED = [
                 "endEvent",
                 "",
                 (
-                    "signalEventDefinition",
-                    "escalationEventDefinition",
                     "compensateEventDefinition",
                     "cancelEventDefinition",
                 ),
@@ -452,22 +443,19 @@ UNSUPPORTED = [
                 "intermediateThrowEvent",
                 "",
                 (
-                    "escalationEventDefinition",
                     "timerEventDefinition",
-                    "linkEventDefinition",
                     "compensateEventDefinition",
                 ),
             ),
             (
                 "intermediateCatchEvent",
                 "",
-                ("linkEventDefinition", "conditionalEventDefinition", "errorEventDefinition"),
+                ("conditionalEventDefinition", "errorEventDefinition"),
             ),
             (
                 "boundaryEvent",
                 ' attachedToRef="t"',
                 (
-                    "escalationEventDefinition",
                     "compensateEventDefinition",
                     "cancelEventDefinition",
                     "conditionalEventDefinition",
