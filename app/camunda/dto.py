@@ -98,25 +98,41 @@ _CATCH_TYPES: dict[str | None, str] = {
 }
 
 
+# End and intermediate throw events by what they throw (None: nothing). Camunda creates no
+# activity for a link throw event (its token jumps to the catch event); this engine records the
+# visit, under a name in the style of the others.
+_END_TYPES: dict[str | None, str] = {
+    "terminate": "terminateEndEvent",
+    "error": "errorEndEvent",
+    "escalation": "escalationEndEvent",
+    "signal": "signalEndEvent",
+    "message": "messageEndEvent",
+    None: "noneEndEvent",
+}
+_THROW_TYPES: dict[str | None, str] = {
+    "escalation": "intermediateEscalationThrowEvent",
+    "signal": "intermediateSignalThrow",
+    "message": "intermediateMessageThrowEvent",
+    "link": "intermediateLinkThrowEvent",
+    None: "intermediateNoneThrowEvent",
+}
+
+
 def activity_type(node: Node) -> str:
     """The name Camunda's history and activity instances give this kind of element."""
     if isinstance(node, StartEvent):
         trigger = _trigger(node)
+        if trigger is None and node.is_escalation:
+            return "escalationStartEvent"
         return "errorStartEvent" if trigger is None and node.is_error else _START_TYPES[trigger]
     if isinstance(node, EndEvent):
-        if node.terminate:
-            return "terminateEndEvent"
-        if node.is_error:
-            return "errorEndEvent"
-        return "messageEndEvent" if node.is_message else "noneEndEvent"
+        return _END_TYPES[node.throws[0] if node.throws else None]
     if isinstance(node, BoundaryEvent):
-        return _BOUNDARY_TYPES[_trigger(node)]
+        return "boundaryEscalation" if node.is_escalation else _BOUNDARY_TYPES[_trigger(node)]
     if isinstance(node, IntermediateCatchEvent):
-        return _CATCH_TYPES[_trigger(node)]
+        return "intermediateLinkCatch" if node.link_name else _CATCH_TYPES[_trigger(node)]
     if isinstance(node, IntermediateThrowEvent):
-        if node.is_message:
-            return "intermediateMessageThrowEvent"
-        return "intermediateSignalThrow" if node.signal_name else "intermediateNoneThrowEvent"
+        return _THROW_TYPES[node.throws[0] if node.throws else None]
     if isinstance(node, NoneTask):
         return "manualTask" if node.manual else "task"
     simple: list[tuple[type[Node], str]] = [
@@ -143,18 +159,25 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "messageStartEvent": "startEvent",
     "signalStartEvent": "startEvent",
     "errorStartEvent": "startEvent",
+    "escalationStartEvent": "startEvent",
     "noneEndEvent": "endEvent",
     "terminateEndEvent": "endEvent",
     "errorEndEvent": "endEvent",
     "messageEndEvent": "endEvent",
+    "escalationEndEvent": "endEvent",
+    "signalEndEvent": "endEvent",
     "boundaryTimer": "boundaryEvent",
     "boundaryMessage": "boundaryEvent",
     "boundarySignal": "boundaryEvent",
     "boundaryError": "boundaryEvent",
+    "boundaryEscalation": "boundaryEvent",
     "intermediateTimer": "intermediateCatchEvent",
     "intermediateMessageCatch": "intermediateCatchEvent",
     "intermediateSignalCatch": "intermediateCatchEvent",
+    "intermediateLinkCatch": "intermediateCatchEvent",
     "intermediateSignalThrow": "intermediateThrowEvent",
+    "intermediateEscalationThrowEvent": "intermediateThrowEvent",
+    "intermediateLinkThrowEvent": "intermediateThrowEvent",
     "intermediateNoneThrowEvent": "intermediateThrowEvent",
     "intermediateMessageThrowEvent": "intermediateThrowEvent",
     "task": "task",

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app.camunda.dto import node_activity_type
 from app.console.common import engine_of, read, render, when
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
@@ -144,9 +145,14 @@ class TimelineEntry:
     seconds: float | None
     left: float
     width: float
+    # What the visited node is, by Camunda's activity type (an escalation end event, a link
+    # catch event...), as /engine-rest's history names it.
+    kind: str
 
 
-def _timeline(visits: list[VisitRow], info: InstanceInfo) -> list[TimelineEntry]:
+def _timeline(
+    visits: list[VisitRow], info: InstanceInfo, model: ProcessModel
+) -> list[TimelineEntry]:
     end = info.ended_at or datetime.now(UTC)
     total = max((end - info.started_at).total_seconds(), 0.001)
     entries = []
@@ -155,7 +161,8 @@ def _timeline(visits: list[VisitRow], info: InstanceInfo) -> list[TimelineEntry]
         seconds = (visit.ended_at - visit.started_at).total_seconds() if visit.ended_at else None
         left = max(0.0, (visit.started_at - info.started_at).total_seconds() / total * 100)
         width = max(0.5, (stop - visit.started_at).total_seconds() / total * 100)
-        entries.append(TimelineEntry(visit, seconds, min(left, 99.5), min(width, 100 - left)))
+        kind = node_activity_type(model, visit.node_id, visit.node_type)
+        entries.append(TimelineEntry(visit, seconds, min(left, 99.5), min(width, 100 - left), kind))
     return entries
 
 
@@ -207,7 +214,9 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         visits = queries.visits(engine, instance_id)
         info = queries.instance(engine, instance_id)
         assert info is not None
-        context["timeline"] = [e for e in _timeline(visits, info) if keep(e.visit.node_id)]
+        model = engine.model(info.definition_id, info.definition_key)
+        timeline = _timeline(visits, info, model)
+        context["timeline"] = [e for e in timeline if keep(e.visit.node_id)]
     else:
         raise NotFound(f"no panel '{name}'")
     return context
