@@ -518,3 +518,22 @@ def test_the_builder_refuses_what_the_parser_refuses(build: object, message: str
         build(builder).flow("s", "n").build()
     assert message in caught.value.message
     assert caught.value.element_id == "n"
+
+
+def test_a_converging_inclusive_gateway_waits_for_tokens_that_can_still_come_by_a_link() -> None:
+    model = (
+        ProcessBuilder("p")
+        .start_event("s")
+        .inclusive_gateway("split")
+        .task("before_link")
+        .intermediate_throw_event("go", link="L")
+        .intermediate_catch_event("arrive", link="L")
+        .task("direct")
+        .inclusive_gateway("join")
+        .end_event("e")
+        .chain("s", "split", "before_link", "go")
+        .chain("split", "direct", "join")
+        .chain("arrive", "join", "e")
+        .build()
+    )
+    assert model.upstream_of("join") == {"s", "split", "before_link", "go", "arrive", "direct"}
