@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine import timers, waits
+from engine.effects import ThrownToCaller
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -136,6 +137,11 @@ class EventMoves(ScopeMoves):
             if current.scope_id is None:
                 break
             current = self.run.tokens[current.scope_id]
+        if self.run.instance.super_instance_id is not None:
+            # Uncaught in a called instance: thrown again at its caller's call activity, which
+            # ends this instance (see engine/commands/family.py).
+            self.run.effects.append(ThrownToCaller("error", code, message))
+            return
         if self.unhandled_error == "incident":
             self.fail(token, "unhandledBpmnError", f"BPMN error '{code}' was not caught: {message}")
             return
