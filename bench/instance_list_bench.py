@@ -36,13 +36,13 @@ def fill(engine: Engine, count: int) -> None:
         missing = count - (have[0] if have else 0)
         if missing > 0:
             conn.execute(
-                "INSERT INTO process_instance (id, definition_id, definition_key, business_key, "
-                "state, version, started_at, ended_at) "
-                "SELECT gen_random_uuid(), %s, %s, "
+                "INSERT INTO process_instance (id, root_instance_id, definition_id, "
+                "definition_key, business_key, state, version, started_at, ended_at) "
+                "SELECT u, u, %s, %s, "
                 "CASE WHEN n %% 10 = 0 THEN 'order-' || n END, "
                 "CASE WHEN n %% 50 = 0 THEN 'Active' ELSE 'Completed' END, 0, "
                 "now() - n * interval '1 second', now() - n * interval '1 second' "
-                "FROM generate_series(1, %s) AS n",
+                "FROM (SELECT gen_random_uuid() AS u, n FROM generate_series(1, %s) AS n) AS ids",
                 (definition.id, definition.key, missing),
             )
         conn.execute("ANALYZE process_instance")

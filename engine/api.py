@@ -666,6 +666,24 @@ class InstanceHandle:
             raise NotFound(f"process instance {self.id} does not exist")
         return found
 
+    def children(self) -> list[InstanceHandle]:
+        """The instances this one called through its call activities, in the order they
+        started (ended ones included)."""
+        with self.engine.connection() as conn:
+            called = queries.called_instances(conn, self.id)
+        return [InstanceHandle(self.engine, info.id) for info in called]
+
+    def parent(self) -> InstanceHandle | None:
+        """The instance that called this one, or None."""
+        caller = self.info().super_instance_id
+        return None if caller is None else InstanceHandle(self.engine, caller)
+
+    def root(self) -> InstanceHandle:
+        """The root of this instance's family: the instance at the top of the calls (this one
+        when nobody called it)."""
+        root = self.info().root_instance_id
+        return InstanceHandle(self.engine, root if root is not None else self.id)
+
     def tokens(self) -> list[TokenPosition]:
         """Live positions: every token that has not finished."""
         with self.engine.connection() as conn:

@@ -54,6 +54,9 @@ from engine.model import (
     TAKE_EVENT,
     TASK_EVENTS,
     BoundaryEvent,
+    CallActivity,
+    CalledBinding,
+    CallMapping,
     EndEvent,
     EventBasedGateway,
     ExclusiveGateway,
@@ -451,6 +454,49 @@ class ProcessBuilder:
                 name=name,
                 parent=parent,
                 message_name=message,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
+            )
+        )
+
+    def call_activity(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        called_element: str,
+        binding: CalledBinding = "latest",
+        version: int | str | None = None,
+        version_tag: str | None = None,
+        inputs: Sequence[CallMapping] = (),
+        outputs: Sequence[CallMapping] = (),
+        parent: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """Calls the process `called_element` (a key or a `${...}` expression) in the version
+        `binding` picks, and waits until the called instance ends; `inputs` and `outputs` are
+        its camunda:in and camunda:out mappings."""
+        if not called_element.strip():
+            raise self._error("a call activity needs a called element", id)
+        self._checked(id, "calledElement", called_element)
+        if (binding == "version") != (version is not None):
+            raise self._error('a version goes with binding="version", and only with it', id)
+        if (binding == "versionTag") != (version_tag is not None):
+            raise self._error('a version tag goes with binding="versionTag", and only with it', id)
+        return self._add(
+            CallActivity(
+                id=id,
+                name=name,
+                parent=parent,
+                called_element=called_element,
+                binding=binding,
+                version=None if version is None else str(version),
+                version_tag=version_tag,
+                inputs=tuple(inputs),
+                outputs=tuple(outputs),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from uuid import UUID
 
+from engine.variables import TypedValue
+
 
 @dataclass(frozen=True)
 class SignalThrown:
@@ -44,4 +46,26 @@ class CalledInstanceEnds:
     token_id: UUID
 
 
-Effect = SignalThrown | ThrownToCaller | CalledInstanceEnds
+@dataclass(frozen=True)
+class StartCalled:
+    """The token `token_id` arrived at the call activity `activity_id`: an instance of the
+    process `key` (the version `binding` picks) starts with `variables` and `business_key`,
+    called by that token."""
+
+    token_id: UUID
+    activity_id: str
+    key: str
+    binding: str
+    version: int | None
+    version_tag: str | None
+    variables: Mapping[str, TypedValue]
+    business_key: str | None
+
+
+@dataclass(frozen=True)
+class CalledCompleted:
+    """A called instance completed: its caller's token leaves the call activity, with the
+    variables its `camunda:out` mappings copy back."""
+
+
+Effect = SignalThrown | ThrownToCaller | CalledInstanceEnds | StartCalled | CalledCompleted

@@ -40,6 +40,7 @@ class NodeKind(StrEnum):
     SUB_PROCESS = "subProcess"
     SEND_TASK = "sendTask"
     SCRIPT_TASK = "scriptTask"
+    CALL_ACTIVITY = "callActivity"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -528,7 +529,54 @@ class SubProcess(Node):
         return NodeKind.SUB_PROCESS
 
 
-ACTIVITY_TYPES = (NoneTask, ServiceTask, ScriptTask, UserTask, ReceiveTask, SubProcess)
+CalledBinding = Literal["latest", "deployment", "version", "versionTag"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallMapping:
+    """One `camunda:in` or `camunda:out` of a call activity: every variable (`all`), one variable
+    `source` or the value of `source_expression` copied to `target`, or (`business_key`, in
+    only) the called instance's business key: the value of `source_expression`, or the constant
+    `source`. `local`: an in reads only
+    the call activity's own locals; an out sets locals of the call activity."""
+
+    all: bool = False
+    source: str | None = None
+    source_expression: Expression | None = None
+    target: str | None = None
+    local: bool = False
+    business_key: bool = False
+    line: int | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CallActivity(Node):
+    """Starts an instance of the process `called_element` (a key, or a `${...}` expression that
+    yields one) and waits until it ends. `binding` picks its version: the latest, the one
+    deployed with the caller (`deployment`), `version` (a number or an expression) or the latest
+    with `version_tag`."""
+
+    called_element: str
+    binding: CalledBinding = "latest"
+    version: str | None = None
+    version_tag: str | None = None
+    inputs: tuple[CallMapping, ...] = ()
+    outputs: tuple[CallMapping, ...] = ()
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.CALL_ACTIVITY
+
+
+ACTIVITY_TYPES = (
+    NoneTask,
+    ServiceTask,
+    ScriptTask,
+    UserTask,
+    ReceiveTask,
+    SubProcess,
+    CallActivity,
+)
 # The events that may carry input/output parameters (besides every activity).
 IO_EVENT_TYPES = (IntermediateCatchEvent, IntermediateThrowEvent, EndEvent)
 
@@ -1063,7 +1111,7 @@ def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
 
 # What an escalation boundary event may be attached to, as in Camunda 7: the activities that
 # hold other activities an escalation can be thrown from.
-ESCALATION_HOSTS: tuple[type[Node], ...] = (SubProcess,)
+ESCALATION_HOSTS: tuple[type[Node], ...] = (SubProcess, CallActivity)
 
 
 def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) -> None:
@@ -1103,7 +1151,9 @@ def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) 
         and node.is_escalation
         and not isinstance(host, ESCALATION_HOSTS)
     ):
-        message = "an escalation boundary event can only be attached to a subprocess"
+        message = (
+            "an escalation boundary event can only be attached to a subprocess or a call activity"
+        )
         raise fail(message, node.id, node.line)
     if isinstance(node, IntermediateThrowEvent | IntermediateCatchEvent):
         _validate_link(node, fail)

@@ -322,8 +322,10 @@ def _extensions(
                         else "a flow node, a sequence flow or a process"
                     )
                     raise ctx.error(f"camunda:{local} belongs on {where}", child, owner_id)
-            elif local == INPUT_OUTPUT:
-                continue
+            elif local == INPUT_OUTPUT or (
+                local in ("in", "out") and _local(element) == "callActivity"
+            ):
+                continue  # read by `_input_output` / engine/bpmn/calls.py
             elif local in REJECTED_EXTENSIONS:
                 message = (
                     f"{_qualified(child)} is not supported by this engine (it changes what "
@@ -1151,6 +1153,12 @@ def _event_based_gateway(element: Element, ctx: _Context) -> Node:
     return EventBasedGateway(**common)
 
 
+def _call_activity(element: Element, ctx: _Context) -> Node:
+    from engine.bpmn.calls import call_activity  # it reads elements with this module's helpers
+
+    return call_activity(element, ctx)
+
+
 NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "startEvent": _start_event,
     "endEvent": _end_event,
@@ -1169,6 +1177,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "boundaryEvent": _boundary_event,
     "receiveTask": _receive_task,
     "subProcess": _sub_process,
+    "callActivity": _call_activity,
 }
 
 

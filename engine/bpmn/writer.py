@@ -26,6 +26,7 @@ from engine.forms import FormField
 from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
+    CallActivity,
     EndEvent,
     ExclusiveGateway,
     Implemented,
@@ -373,6 +374,8 @@ def _node(
     described = (node.documentation, node.properties, node.retry_cycle)
     form_fields = node.form_fields if isinstance(node, StartEvent | UserTask) else ()
     _described(element, *described, node.listeners, task_listeners, form_fields, node.io)
+    if isinstance(node, CallActivity):
+        _call(element, node)
     for flow_id in node.incoming:
         etree.SubElement(element, _bpmn("incoming")).text = flow_id
     for flow_id in node.outgoing:
@@ -384,6 +387,34 @@ def _node(
         _loop(element, node.loop)
     if isinstance(node, SubProcess):
         _scope(element, model, node.id, refs, flows)
+
+
+def _call(element: Element, node: CallActivity) -> None:
+    element.set("calledElement", node.called_element)
+    if node.binding != "latest":
+        element.set(_camunda("calledElementBinding"), node.binding)
+    _set(element, _camunda("calledElementVersion"), node.version)
+    _set(element, _camunda("calledElementVersionTag"), node.version_tag)
+    if not node.inputs and not node.outputs:
+        return
+    extensions = element.find(_bpmn("extensionElements"))
+    if extensions is None:
+        extensions = etree.SubElement(element, _bpmn("extensionElements"))
+    for local, mappings in (("in", node.inputs), ("out", node.outputs)):
+        for mapping in mappings:
+            written = etree.SubElement(extensions, _camunda(local))
+            expression = mapping.source_expression
+            if mapping.business_key:
+                written.set("businessKey", expression.source if expression else mapping.source)
+            elif mapping.all:
+                written.set("variables", "all")
+            elif expression is not None:
+                written.set("sourceExpression", expression.source)
+            else:
+                _set(written, "source", mapping.source)
+            _set(written, "target", mapping.target)
+            if mapping.local:
+                written.set("local", "true")
 
 
 def _loop(parent: Element, loop: MultiInstance | StandardLoop) -> None:

@@ -70,5 +70,9 @@ def require_running(run: InstanceRun) -> None:
 
 
 def persist(tx: Tx, *runs: InstanceRun) -> None:
-    """Queue the write of the changes to the command's instances; it travels with the commit."""
-    tx.announcements |= save_runs(tx.conn, list(runs))
+    """Apply what the advances asked of other instances (engine/commands/family.py), then queue
+    the write of the changes to every instance the command touched; it travels with the
+    commit."""
+    from engine.commands.family import Family  # it loads and advances with this module
+
+    tx.announcements |= save_runs(tx.conn, Family(tx, runs).settle())

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, load, new_advance, persist, require_running
+from engine.commands.common import advance, load, persist, require_running
+from engine.commands.family import start_run
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.forms import submit
-from engine.ids import new_id
 from engine.model import ProcessModel, StartEvent
-from engine.runtime import InstanceRow, InstanceRun
+from engine.runtime import InstanceRun
 from engine.states import InstanceState
 from engine.store import definitions
 from engine.variables import TypedValue, infer
@@ -110,6 +110,15 @@ class CancelInstance(_InstanceCommand):
                 f"process instance {self.instance_id} is already {run.instance.state.value}",
                 instance_id=str(self.instance_id),
             )
+        caller = run.instance.super_instance_id
+        if caller is not None:
+            raise Conflict(
+                f"process instance {self.instance_id} was called by process instance {caller}: "
+                f"cancel its root instance {run.instance.root_instance_id}, or end the call "
+                "activity",
+                instance_id=str(self.instance_id),
+                super_instance_id=str(caller),
+            )
         advance(tx, run).terminate_all(instance_state=InstanceState.TERMINATED)
 
 
@@ -166,25 +175,10 @@ def start_instance(
 ) -> InstanceResult:
     """A new instance of `definition` whose first token enters through `start`, started by the
     user `started_by` (None: unknown, as for a timer or a message)."""
-    instance = InstanceRow(
-        id=new_id(),
-        definition_id=definition.id,
-        definition_key=definition.key,
-        business_key=business_key,
-        state=InstanceState.CREATED,
-        version=0,
-        started_at=tx.now,
-        is_new=True,
-    )
-    run = InstanceRun(instance=instance, now=tx.now, authenticated_user_id=started_by)
-    for name, value in variables.items():
-        run.set_variable(name, infer(value))
-    if start.initiator is not None:
-        # As Camunda does: the initiator variable is set (null when the starter is unknown).
-        run.set_variable(start.initiator, infer(started_by))
-    new_advance(tx, run, model).start(start)
+    typed = {name: infer(value) for name, value in variables.items()}
+    run = start_run(tx, definition, model, start, typed, business_key, started_by=started_by)
     persist(tx, run)
-    return InstanceResult(str(instance.id), definition.id, instance.state.value)
+    return _result(run)
 
 
 def _result(run: InstanceRun) -> InstanceResult:

@@ -6,7 +6,7 @@ the instance when no live token is left in them. Service-task handlers are the o
 calls.
 
 The node families' moves live in the modules of this package (base, scopes, events, tasks,
-gateways, loops, throws); `Advance` combines them with the entry points and the loop.
+gateways, loops, throws, calls); `Advance` combines them with the entry points and the loop.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from engine.errors import InterlockError
 from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
+    CallActivity,
     EndEvent,
     EventBasedGateway,
     ExclusiveGateway,
@@ -38,6 +39,7 @@ from engine.model import (
 )
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
+from engine.semantics.calls import CallMoves
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
@@ -48,7 +50,7 @@ from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves):
+class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -193,8 +195,7 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves):
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self.scripts.execution_event(None, self.model, "end")
-            self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
-            self.run.emit("instance.completed")
+            self._completed()
 
     def _arrive(self, token: Token, node: Node, via: str | None, skip_async: bool) -> None:
         run = self.run
@@ -238,6 +239,8 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves):
             )
         elif isinstance(node, IntermediateCatchEvent):
             self._catch(token, node)
+        elif isinstance(node, CallActivity):
+            self._call(token, node)
         elif isinstance(node, SubProcess):
             self._wait(token)
             self._enter_scope(token, self.model.none_start_of(node.id))

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from engine import timers, waits
+from engine.effects import CalledCompleted
 from engine.errors import ExpressionError
 from engine.expression_context import ExpressionContext, TaskFacts, context_for
 from engine.handlers import HandlerRegistry
@@ -18,7 +19,7 @@ from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
 from engine.scripting import ScriptLimits
 from engine.semantics.listeners import Scripts
 from engine.semantics.mappings import map_outputs
-from engine.states import IncidentState, JobKind, TokenState, VisitState
+from engine.states import IncidentState, InstanceState, JobKind, TokenState, VisitState
 from engine.variables import infer
 
 # A token travelling to a node: (token, node id, flow it arrived by, skip the async-before park).
@@ -171,6 +172,16 @@ class Moves:
             return
         scope_token.move_to(TokenState.EXECUTING, self.run.now)
         self._leave(scope_token, self.model.node(scope_token.node_id))
+
+    def _completed(self) -> None:
+        """The instance completed (its last token ended, or a terminate end event ended them
+        all); a called instance's caller goes on, in the same transaction."""
+        run = self.run
+        if run.instance.state is not InstanceState.COMPLETED:
+            run.instance.move_to(InstanceState.COMPLETED, run.now)
+        run.emit("instance.completed")
+        if run.instance.super_instance_id is not None:
+            run.effects.append(CalledCompleted())
 
     def _activate(self, token: Token) -> None:
         token.move_to(TokenState.READY, self.run.now)

@@ -138,8 +138,8 @@ class EventMoves(ScopeMoves):
                 break
             current = self.run.tokens[current.scope_id]
         if self.run.instance.super_instance_id is not None:
-            # Thrown again at the caller's call activity, which ends this instance; the
-            # throwing token stays where it is until then.
+            # Uncaught in a called instance: thrown again at its caller's call activity, which
+            # ends this instance (see engine/commands/family.py).
             self.run.effects.append(ThrownToCaller("error", code, message))
             return
         if self.unhandled_error == "incident":

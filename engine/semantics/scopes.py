@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.model import StartEvent, SubProcess, UserTask
+from engine.effects import CalledInstanceEnds
+from engine.model import CallActivity, StartEvent, SubProcess, UserTask
 from engine.runtime import Token
 from engine.semantics.base import Moves
 from engine.states import InstanceState, TaskState, TokenState, VisitState
@@ -20,8 +21,10 @@ class ScopeMoves(Moves):
         for key in list(run.joins):
             self._delete_join(key)
         self.scripts.execution_event(None, self.model, "end")
-        if instance_state is InstanceState.TERMINATED:
-            run.instance.move_to(InstanceState.TERMINATING, run.now)
+        if instance_state is InstanceState.COMPLETED:
+            self._completed()
+            return
+        run.instance.move_to(InstanceState.TERMINATING, run.now)
         run.instance.move_to(instance_state, run.now)
         run.emit(f"instance.{instance_state.value.lower()}")
 
@@ -64,6 +67,10 @@ class ScopeMoves(Moves):
         token.move_to(TokenState.TERMINATED, self.run.now)
         self.run.retire_work(token)
         self.run.emit("token.terminated", token)
+        if self.model.has_node(token.node_id) and isinstance(
+            self.model.node(token.node_id), CallActivity
+        ):
+            self.run.effects.append(CalledInstanceEnds(token.id))  # what it called ends too
 
     def _task_deleted(self, token: Token) -> None:
         """The delete listeners of the open user task the token leaves behind."""

@@ -47,6 +47,30 @@ def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> Definit
     )
 
 
+def latest_in_deployment(
+    conn: psycopg.Connection[Any], key: str, deployment_id: UUID
+) -> DefinitionRow | None:
+    return fetch_one(
+        conn,
+        DefinitionRow,
+        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND deployment_id = %s "
+        "ORDER BY version DESC LIMIT 1",
+        (key, deployment_id),
+    )
+
+
+def latest_with_tag(
+    conn: psycopg.Connection[Any], key: str, version_tag: str
+) -> DefinitionRow | None:
+    return fetch_one(
+        conn,
+        DefinitionRow,
+        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s "
+        "ORDER BY version DESC LIMIT 1",
+        (key, version_tag),
+    )
+
+
 def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DefinitionRow | None:
     return fetch_one(
         conn,

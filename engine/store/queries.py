@@ -21,6 +21,17 @@ class InstanceInfo:
     state: str
     started_at: datetime
     ended_at: datetime | None
+    # Its caller (instance and token at the call activity), and its family's root (itself when
+    # nobody called it).
+    super_instance_id: UUID | None = None
+    super_token_id: UUID | None = None
+    root_instance_id: UUID | None = None
+
+
+_INSTANCE_COLUMNS = (
+    "id, definition_id, definition_key, business_key, state, started_at, ended_at, "
+    "super_instance_id, super_token_id, root_instance_id"
+)
 
 
 @dataclass(frozen=True)
@@ -58,9 +69,32 @@ def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo |
     return fetch_one(
         conn,
         InstanceInfo,
-        "SELECT id, definition_id, definition_key, business_key, state, started_at, ended_at "
-        "FROM process_instance WHERE id = %s",
+        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %s",
         (instance_id,),
+    )
+
+
+def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[InstanceInfo]:
+    """The instances `instance_id` called, in the order they started."""
+    return fetch_all(
+        conn,
+        InstanceInfo,
+        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE super_instance_id = %s "
+        "ORDER BY started_at, id",
+        (instance_id,),
+    )
+
+
+def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[InstanceInfo]:
+    """The root instance and every instance called below it, in the order they started."""
+    return fetch_all(
+        conn,
+        InstanceInfo,
+        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %(root)s "
+        f"UNION ALL SELECT {_INSTANCE_COLUMNS} FROM process_instance "
+        "WHERE root_instance_id = %(root)s AND super_instance_id IS NOT NULL "
+        "ORDER BY started_at, id",
+        {"root": root_instance_id},
     )
 
 

@@ -94,16 +94,25 @@ class Loader:
         )
         instance = ", ".join(self.instance_fields)
         loaded = self.loaded_columns("i")
-        self.lock = f"SELECT {instance} FROM process_instance WHERE id = {{where}} FOR UPDATE"
+        # The instance's family root is locked first (the instance alone when it is the
+        # root): every command on a family of called instances queues on the root's row, so
+        # two of them never hold each other's rows. The instance's own row comes last.
+        self.lock = (
+            f"SELECT {instance} FROM process_instance WHERE id = {{where}} OR id = "
+            "(SELECT root_instance_id FROM process_instance WHERE id = {where}) "
+            "ORDER BY id = {where} FOR UPDATE"
+        )
         self.load_one = f"SELECT {loaded} FROM (SELECT {{where}} AS id) AS i"
         self.load_unlocked = (
             f"SELECT {self.instance_columns('i')}, {loaded} FROM process_instance i "
             "WHERE i.id = {where}"
         )
         self.load_many = self._load_many()
+        # Roots first, in id order, then the other instances in id order (see `lock`).
         self.lock_many = (
-            f"SELECT {instance} FROM process_instance WHERE id = ANY(%(keys)s) "
-            "ORDER BY id FOR UPDATE"
+            f"SELECT {instance} FROM process_instance WHERE id = ANY(%(keys)s) OR id IN "
+            "(SELECT root_instance_id FROM process_instance WHERE id = ANY(%(keys)s)) "
+            "ORDER BY id <> root_instance_id, id FOR UPDATE"
         )
 
     def instance_columns(self, alias: str) -> str:
@@ -226,7 +235,8 @@ def load_run(
         return loader.run_of(found, now)
     instance_cur = conn.execute(loader.lock.format(where=locate), key, prepare=True)
     rows_cur = conn.execute(loader.load_one.format(where=locate), key, prepare=True)
-    row = instance_cur.fetchone()
+    locked = instance_cur.fetchall()
+    row = locked[-1] if locked else None  # after its root's row, if it has another root
     if row is None:
         raise NotFound(
             f"process instance {instance_id} does not exist", instance_id=str(instance_id)

@@ -176,7 +176,7 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
     assert [s.value for s in TaskState] == ["Open", "Completed", "Retired"]
     assert [s.value for s in IncidentState] == ["Open", "Resolved"]
     assert [s.value for s in JobKind] == ["async", "async-after", "timer", "timer-start"]
-    assert [s.value for s in SubscriptionKind] == ["message", "signal"]
+    assert [s.value for s in SubscriptionKind] == ["message", "signal", "conditional", "compensate"]
     assert [s.value for s in JobOutcome] == [
         "executed",
         "failed",
@@ -206,9 +206,12 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_job_kind_allowed": "kind IN ('async', 'async-after', 'timer', 'timer-start')",
-        "ck_event_subscription_kind_allowed": "kind IN ('message', 'signal')",
+        "ck_event_subscription_kind_allowed": (
+            "kind IN ('message', 'signal', 'conditional', 'compensate')"
+        ),
         "ck_incident_state_allowed": "state IN ('Open', 'Resolved')",
         "ck_history_state_allowed": "state IN ('Active', 'Completed', 'Terminated')",
+        "ck_history_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
         "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
     }

@@ -58,10 +58,10 @@ def test_persisting_a_fired_timer_does_not_scan_the_large_tables(
     with psycopg.connect(database_url, autocommit=True) as conn:
         # Other instances' rows, as a database in service has them.
         conn.execute(
-            "INSERT INTO process_instance (id, definition_id, definition_key, state, version, "
-            "started_at, ended_at) SELECT gen_random_uuid(), definition_id, definition_key, "
-            "'Completed', 1, started_at, started_at FROM process_instance, "
-            "generate_series(1, 7000)"
+            "INSERT INTO process_instance (id, root_instance_id, definition_id, definition_key, "
+            "state, version, started_at, ended_at) SELECT u, u, definition_id, definition_key, "
+            "'Completed', 1, started_at, started_at FROM (SELECT gen_random_uuid() AS u, * "
+            "FROM process_instance, generate_series(1, 7000)) AS copies"
         )
         conn.execute(
             "INSERT INTO token (id, instance_id, node_id, state, mode, version, created_at, "
@@ -137,10 +137,10 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
     with psycopg.connect(database_url, autocommit=True) as conn:
         # Other instances waiting at the same task, as a backlog in service has them.
         conn.execute(
-            "INSERT INTO process_instance (id, definition_id, definition_key, state, version, "
-            "started_at) SELECT gen_random_uuid(), definition_id, definition_key, 'Active', 0, "
-            "started_at + n * interval '1 millisecond' "
-            "FROM process_instance, generate_series(1, 2000) AS n"
+            "INSERT INTO process_instance (id, root_instance_id, definition_id, definition_key, "
+            "state, version, started_at) SELECT u, u, definition_id, definition_key, 'Active', 0, "
+            "started_at + n * interval '1 millisecond' FROM (SELECT gen_random_uuid() AS u, * "
+            "FROM process_instance, generate_series(1, 2000) AS n) AS copies"
         )
         conn.execute(
             "INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, "
@@ -175,9 +175,10 @@ def test_acquiring_jobs_reads_their_instances_not_every_active_one(
         # Active instances as a database in service has them: 2,000 waiting for something else,
         # 300 with a timer due at the same time as the first one's.
         conn.execute(
-            "INSERT INTO process_instance (id, definition_id, definition_key, state, version, "
-            "started_at) SELECT gen_random_uuid(), definition_id, definition_key, 'Active', 0, "
-            "started_at FROM process_instance, generate_series(1, 2300)"
+            "INSERT INTO process_instance (id, root_instance_id, definition_id, definition_key, "
+            "state, version, started_at) SELECT u, u, definition_id, definition_key, 'Active', 0, "
+            "started_at FROM (SELECT gen_random_uuid() AS u, * "
+            "FROM process_instance, generate_series(1, 2300)) AS copies"
         )
         conn.execute(
             "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "

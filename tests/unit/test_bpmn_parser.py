@@ -389,7 +389,11 @@ UNSUPPORTED = [
     ),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
     ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
-    ("callActivity", '<bpmn:callActivity id="n" calledElement="other" />', "n"),
+    (
+        "camunda:caseRef on a call activity",
+        '<bpmn:callActivity id="n" camunda:caseRef="claims" />',
+        "n",
+    ),
     ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
     (

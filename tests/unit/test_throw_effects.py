@@ -11,7 +11,7 @@ from uuid import UUID, uuid4
 import pytest
 
 from engine.builder import ProcessBuilder
-from engine.effects import SignalThrown, ThrownToCaller
+from engine.effects import CalledCompleted, SignalThrown, ThrownToCaller
 from engine.handlers import HandlerRegistry
 from engine.model import ProcessModel
 from engine.runtime import InstanceRow, InstanceRun
@@ -150,7 +150,8 @@ def test_an_error_caught_inside_the_called_instance_stays_there() -> None:
     advance.start(model.none_start)
     [waiting] = [t for t in run.tokens.values() if t.node_id == "t"]
     advance.throw_error(waiting, "ANY", "went wrong")
-    assert run.effects == []
+    # Caught, it stays here: the instance completes and its caller hears only that.
+    assert run.effects == [CalledCompleted()]
     assert run.instance.state == InstanceState.COMPLETED
 
 

@@ -339,7 +339,7 @@ REFUSED = [
             '    <bpmn:sequenceFlow id="f3" sourceRef="n" targetRef="end" />'
         ),
         '<bpmn:boundaryEvent id="n"',
-        "an escalation boundary event can only be attached to a subprocess",
+        "an escalation boundary event can only be attached to a subprocess or a call activity",
         "n",
     ),
     (

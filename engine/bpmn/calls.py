@@ -1,0 +1,183 @@
+"""Call activities: `calledElement` with Camunda's binding attributes, and the `camunda:in` /
+`camunda:out` mappings of the extension elements, read into a `CallActivity`.
+
+Understood: `camunda:calledElementBinding` (latest, deployment, version, versionTag) with
+`camunda:calledElementVersion` / `camunda:calledElementVersionTag`; `${...}` in the called key
+and in the version; `camunda:in` / `camunda:out` with `variables="all"`, `source`,
+`sourceExpression`, `target` and `local`; `camunda:in businessKey`. Refused, naming the
+element: CMMN cases (`camunda:caseRef`), tenant ids, variable mapping delegates
+(`camunda:variableMappingClass`, `camunda:variableMappingDelegateExpression`) and a
+`camunda:out businessKey`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.bpmn.parser import (
+    CAMUNDA_NS,
+    Element,
+    _bpmn,
+    _camunda,
+    _check_children,
+    _children,
+    _common,
+    _Context,
+    _local,
+    _namespace,
+)
+from engine.errors import ExpressionError
+from engine.expressions import Expression, compile_expression, is_expression
+from engine.model import CallActivity, CalledBinding, CallMapping, Node
+
+_BINDINGS: tuple[CalledBinding, ...] = ("latest", "deployment", "version", "versionTag")
+_REFUSED_ATTRIBUTES = (
+    "caseRef",
+    "caseBinding",
+    "caseVersion",
+    "caseTenantId",
+    "calledElementTenantId",
+    "variableMappingClass",
+    "variableMappingDelegateExpression",
+)
+MAPPINGS = frozenset({"in", "out"})
+
+
+def call_activity(element: Element, ctx: _Context) -> Node:
+    common = _common(element, ctx)
+    node_id = common["id"]
+    _check_children(element, ctx)
+    for attribute in _REFUSED_ATTRIBUTES:
+        if element.get(_camunda(attribute)) is not None:
+            message = f"camunda:{attribute} on a call activity is not supported by this engine"
+            raise ctx.error(message, element, node_id)
+    called = (element.get("calledElement") or "").strip()
+    if not called:
+        raise ctx.error("a call activity needs a calledElement", element, node_id)
+    _checked(called, "calledElement", element, ctx, node_id)
+    binding = element.get(_camunda("calledElementBinding")) or "latest"
+    if binding not in _BINDINGS:
+        message = f"camunda:calledElementBinding '{binding}' is not one of {', '.join(_BINDINGS)}"
+        raise ctx.error(message, element, node_id)
+    version = element.get(_camunda("calledElementVersion"))
+    version_tag = element.get(_camunda("calledElementVersionTag"))
+    if binding == "version":
+        version = (version or "").strip()
+        if not version:
+            raise ctx.error(
+                'calledElementBinding="version" needs camunda:calledElementVersion',
+                element,
+                node_id,
+            )
+        if not is_expression(version) and not version.isdigit():
+            message = f"camunda:calledElementVersion '{version}' is not a version number"
+            raise ctx.error(message, element, node_id)
+        _checked(version, "camunda:calledElementVersion", element, ctx, node_id)
+    elif version is not None:
+        message = 'camunda:calledElementVersion needs calledElementBinding="version"'
+        raise ctx.error(message, element, node_id)
+    if binding == "versionTag":
+        version_tag = (version_tag or "").strip()
+        if not version_tag:
+            raise ctx.error(
+                'calledElementBinding="versionTag" needs camunda:calledElementVersionTag',
+                element,
+                node_id,
+            )
+    elif version_tag is not None:
+        message = 'camunda:calledElementVersionTag needs calledElementBinding="versionTag"'
+        raise ctx.error(message, element, node_id)
+    inputs, outputs = _mappings(element, ctx, node_id)
+    return CallActivity(
+        **common,
+        called_element=called,
+        binding=binding,
+        version=version,
+        version_tag=version_tag,
+        inputs=inputs,
+        outputs=outputs,
+    )
+
+
+def _checked(text: str, what: str, element: Element, ctx: _Context, node_id: str) -> None:
+    if "${" in text or "#{" in text:
+        _compiled(text, what, element, ctx, node_id)
+
+
+def _compiled(text: str, what: str, element: Element, ctx: _Context, node_id: str) -> Expression:
+    try:
+        return compile_expression(text)
+    except ExpressionError as error:
+        raise ctx.error(f"{what}: {error.message}", element, node_id) from None
+
+
+def _mappings(
+    element: Element, ctx: _Context, node_id: str
+) -> tuple[tuple[CallMapping, ...], tuple[CallMapping, ...]]:
+    inputs: list[CallMapping] = []
+    outputs: list[CallMapping] = []
+    for extensions in element.findall(_bpmn("extensionElements")):
+        for child in _children(extensions):
+            if _namespace(child) != CAMUNDA_NS or _local(child) not in MAPPINGS:
+                continue
+            mapping = _mapping(child, ctx, node_id)
+            if _local(child) == "out" and mapping.business_key:
+                message = "camunda:out businessKey is not supported by this engine"
+                raise ctx.error(message, child, node_id)
+            (inputs if _local(child) == "in" else outputs).append(mapping)
+    return tuple(inputs), tuple(outputs)
+
+
+def _mapping(child: Element, ctx: _Context, node_id: str) -> CallMapping:
+    where = f"camunda:{_local(child)}"
+    if _children(child):
+        raise ctx.error(f"{where} has no child elements", child, node_id)
+    local = ctx.boolean(child, "local")
+    business_key = child.get("businessKey")
+    variables = child.get("variables")
+    source = child.get("source")
+    source_expression = child.get("sourceExpression")
+    target = child.get("target")
+    given = [
+        name
+        for name, value in (
+            ("businessKey", business_key),
+            ("variables", variables),
+            ("source", source),
+            ("sourceExpression", source_expression),
+        )
+        if value is not None
+    ]
+    if len(given) != 1:
+        message = (
+            f"{where} needs exactly one of businessKey, variables, source or sourceExpression"
+            + (f", not {' and '.join(given)}" if given else "")
+        )
+        raise ctx.error(message, child, node_id)
+    fields: dict[str, Any] = {"local": local, "line": child.sourceline}
+    if business_key is not None:
+        fields["business_key"] = True
+        if "${" in business_key or "#{" in business_key:
+            what = f"{where} businessKey"
+            fields["source_expression"] = _compiled(business_key, what, child, ctx, node_id)
+        else:
+            fields["source"] = business_key  # a constant key
+    elif variables is not None:
+        if variables != "all":
+            message = f'{where} variables="{variables}": the only value is "all"'
+            raise ctx.error(message, child, node_id)
+        fields["all"] = True
+    else:
+        if not target:
+            raise ctx.error(f"{where} with a source needs a target", child, node_id)
+        fields["target"] = target
+        if source is not None:
+            fields["source"] = source
+        else:
+            assert source_expression is not None
+            fields["source_expression"] = _compiled(
+                source_expression, f"{where} sourceExpression", child, ctx, node_id
+            )
+    if (business_key is not None or variables is not None) and target is not None:
+        raise ctx.error(f"{where} with {given[0]} has no target", child, node_id)
+    return CallMapping(**fields)

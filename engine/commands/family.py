@@ -1,0 +1,297 @@
+"""The instances one command changes, and the effects an advance asks of other instances.
+
+A command works on the instance it loaded; its advance may reach beyond it (engine/effects.py):
+start a called instance, resume the caller of one that completed, end what a cancelled call
+activity called, throw an error to a caller, broadcast a signal. `Family.settle` applies them,
+first in, first out, in the command's transaction, loading the other instances it needs (each
+locked after its family's root, see engine/store/runs.py) and advancing them in turn, until no
+effect is left. Then every instance the command touched is written with one statement.
+
+Starting a called instance and resuming its caller add work to the command, not round trips of
+their own: a call activity whose called process runs straight through completes in the
+transaction that reached it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+from uuid import UUID
+
+from engine.commands.common import load, model_of, new_advance
+from engine.effects import (
+    CalledCompleted,
+    CalledInstanceEnds,
+    Effect,
+    SignalThrown,
+    StartCalled,
+    ThrownToCaller,
+)
+from engine.errors import BadRequest, ModelError, NeedsTransaction, NotFound
+from engine.executor import Tx
+from engine.ids import new_id
+from engine.model import CallActivity, ProcessModel, StartEvent
+from engine.runtime import InstanceRow, InstanceRun
+from engine.semantics.calls import called_outputs
+from engine.states import InstanceState, SubscriptionKind, TokenState
+from engine.store import definitions, start_triggers, subscriptions
+from engine.variables import TypedValue, infer
+
+# How many instances one command may start through call activities and signals: a process that
+# calls itself without end fails the command instead of growing without bound.
+MAX_STARTED = 1000
+
+
+class Family:
+    def __init__(self, tx: Tx, runs: Iterable[InstanceRun]) -> None:
+        self.tx = tx
+        self.runs: dict[UUID, InstanceRun] = {run.instance.id: run for run in runs}
+        self.started = 0
+
+    def settle(self) -> list[InstanceRun]:
+        """Apply every effect, those the applied ones record included; the runs to write."""
+        while True:
+            pending = next((run for run in self.runs.values() if run.effects), None)
+            if pending is None:
+                return list(self.runs.values())
+            if self.tx.optimistic:
+                raise NeedsTransaction("the command reaches another instance")
+            self._apply(pending, pending.effects.pop(0))
+
+    def _apply(self, run: InstanceRun, effect: Effect) -> None:
+        if isinstance(effect, StartCalled):
+            self._start_called(run, effect)
+        elif isinstance(effect, CalledCompleted):
+            self._resume_caller(run)
+        elif isinstance(effect, CalledInstanceEnds):
+            self._end_called(run, effect.token_id)
+        elif isinstance(effect, ThrownToCaller):
+            self._throw_to_caller(run, effect)
+        elif isinstance(effect, SignalThrown):
+            self._broadcast(effect.name, effect.variables)
+
+    def run_of(self, instance_id: UUID) -> InstanceRun:
+        """The instance `instance_id`: the one this command holds, or loaded and locked now."""
+        run = self.runs.get(instance_id)
+        if run is None:
+            run = load(self.tx, instance_id)
+            self.runs[instance_id] = run
+        return run
+
+    def new_run(
+        self,
+        definition: definitions.DefinitionRow,
+        model: ProcessModel,
+        start: StartEvent,
+        variables: Mapping[str, TypedValue],
+        business_key: str | None,
+        caller: tuple[InstanceRun, UUID] | None = None,
+    ) -> InstanceRun:
+        """A new instance started through `start` (called by the token of `caller`)."""
+        self.started += 1
+        if self.started > MAX_STARTED:
+            raise BadRequest(
+                f"the command would start more than {MAX_STARTED} instances (a process that "
+                "calls itself without end?)"
+            )
+        run = start_run(self.tx, definition, model, start, variables, business_key, caller=caller)
+        self.runs[run.instance.id] = run
+        return run
+
+    # --- call activities ------------------------------------------------------------------
+
+    def _start_called(self, run: InstanceRun, effect: StartCalled) -> None:
+        token = run.tokens[effect.token_id]
+        if not token.is_live:
+            return  # ended by an effect applied before this one
+        definition = self._called_definition(run, effect)
+        model = self.tx.definitions.get(self.tx.conn, definition.id, definition.key)
+        try:
+            start = model.none_start
+        except ModelError:
+            raise BadRequest(
+                f"call activity '{effect.activity_id}': process '{definition.key}' has no none "
+                "start event to be called through",
+                node_id=effect.activity_id,
+            ) from None
+        called = self.new_run(
+            definition,
+            model,
+            start,
+            effect.variables,
+            effect.business_key,
+            caller=(run, token.id),
+        )
+        visit = run.visit(token.visit_id) if token.visit_id is not None else None
+        if visit is not None:
+            visit.called_instance_id = called.instance.id
+
+    def _called_definition(
+        self, run: InstanceRun, effect: StartCalled
+    ) -> definitions.DefinitionRow:
+        conn, key = self.tx.conn, effect.key
+        found: definitions.DefinitionRow | None
+        if effect.binding == "deployment":
+            own = definitions.by_id(conn, run.instance.definition_id)
+            assert own is not None
+            found = definitions.latest_in_deployment(conn, key, own.deployment_id)
+            what = f"process '{key}' is not deployed with '{own.id}'"
+        elif effect.binding == "version":
+            assert effect.version is not None
+            found = definitions.by_version(conn, key, effect.version)
+            what = f"version {effect.version} of process '{key}' is not deployed"
+        elif effect.binding == "versionTag":
+            assert effect.version_tag is not None
+            found = definitions.latest_with_tag(conn, key, effect.version_tag)
+            what = f"process '{key}' has no version tagged '{effect.version_tag}'"
+        else:
+            found = definitions.latest(conn, key)
+            what = f"process '{key}' is not deployed"
+        if found is None:
+            raise NotFound(
+                f"call activity '{effect.activity_id}': {what}",
+                node_id=effect.activity_id,
+                called_element=key,
+            )
+        return found
+
+    def _caller(self, run: InstanceRun) -> tuple[InstanceRun, Any] | None:
+        """The caller of `run` and its token, while that token still waits for `run`."""
+        instance = run.instance
+        if instance.super_instance_id is None or instance.super_token_id is None:
+            return None
+        caller = self.run_of(instance.super_instance_id)
+        token = caller.tokens.get(instance.super_token_id)
+        if caller.instance.state.is_final or token is None or token.state != TokenState.WAITING:
+            return None
+        return caller, token
+
+    def _resume_caller(self, run: InstanceRun) -> None:
+        found = self._caller(run)
+        if found is None:
+            return
+        caller, token = found
+        advance = new_advance(self.tx, caller, model_of(self.tx, caller))
+        node = advance.model.node(token.node_id)
+        assert isinstance(node, CallActivity)
+        variables, local_variables = called_outputs(node, run)
+        advance.resume(token, variables, local_variables)
+
+    def _end_called(self, run: InstanceRun, token_id: UUID) -> None:
+        """The token `token_id` of `run` left its call activity early: what it called ends."""
+        called = [
+            other
+            for other in self.runs.values()
+            if other.instance.super_token_id == token_id and not other.instance.state.is_final
+        ]
+        if not called:
+            row = self.tx.conn.execute(
+                "SELECT id FROM process_instance WHERE super_instance_id = %s "
+                "AND super_token_id = %s AND state <> ALL(%s)",
+                (run.instance.id, token_id, FINAL_STATES),
+            ).fetchone()
+            if row is None:
+                return
+            called = [self.run_of(row[0])]
+        for other in called:
+            self._terminate(other)
+
+    def _terminate(self, run: InstanceRun) -> None:
+        if run.instance.state.is_final:
+            return
+        advance = new_advance(self.tx, run, model_of(self.tx, run))
+        advance.terminate_all(instance_state=InstanceState.TERMINATED)
+
+    def _throw_to_caller(self, run: InstanceRun, effect: ThrownToCaller) -> None:
+        found = self._caller(run)
+        if found is None:
+            return
+        caller, token = found
+        advance = new_advance(self.tx, caller, model_of(self.tx, caller))
+        if effect.kind == "error":
+            advance.throw_error(token, effect.code, effect.message)
+            # The error left the called instance: it ends, whether its caller caught the error
+            # (an interrupting catch ends it anyway) or not.
+            self._terminate(run)
+
+    # --- signals ----------------------------------------------------------------------------
+
+    def _broadcast(self, name: str, variables: Mapping[str, Any]) -> None:
+        """Every subscription waiting for the signal `name` and every signal start event receive
+        it: those of instances this command holds from memory, the others loaded now."""
+        here = [
+            (run, subscription.id)
+            for run in list(self.runs.values())
+            if run.instance.state is InstanceState.ACTIVE
+            for subscription in run.subscriptions.values()
+            if subscription.kind == SubscriptionKind.SIGNAL
+            and subscription.name == name
+            and not subscription.deleted
+        ]
+        elsewhere: dict[UUID, list[UUID]] = {}
+        for subscription_id, instance_id in subscriptions.waiting_instances(
+            self.tx.conn, SubscriptionKind.SIGNAL, name
+        ):
+            if instance_id not in self.runs:
+                elsewhere.setdefault(instance_id, []).append(subscription_id)
+        for instance_id in sorted(elsewhere):
+            run = self.run_of(instance_id)
+            here.extend((run, subscription_id) for subscription_id in elsewhere[instance_id])
+        for run, subscription_id in here:
+            subscription = run.subscriptions.get(subscription_id)
+            if subscription is None or subscription.deleted or run.instance.state.is_final:
+                continue  # consumed by a delivery before this one
+            new_advance(self.tx, run, model_of(self.tx, run)).deliver(subscription, variables)
+        for start in start_triggers.find(self.tx.conn, SubscriptionKind.SIGNAL, name):
+            definition = definitions.by_id(self.tx.conn, start.definition_id)
+            assert definition is not None
+            model = self.tx.definitions.get(self.tx.conn, definition.id, definition.key)
+            node = model.node(start.node_id)
+            assert isinstance(node, StartEvent)
+            typed = {key: infer(value) for key, value in variables.items()}
+            self.new_run(definition, model, node, typed, None)
+
+
+FINAL_STATES = [state.value for state in InstanceState if state.is_final]
+
+
+def start_run(
+    tx: Tx,
+    definition: definitions.DefinitionRow,
+    model: ProcessModel,
+    start: StartEvent,
+    variables: Mapping[str, TypedValue],
+    business_key: str | None,
+    *,
+    started_by: str | None = None,
+    caller: tuple[InstanceRun, UUID] | None = None,
+) -> InstanceRun:
+    """A new instance of `definition` whose first token enters through `start`, started by the
+    user `started_by` (None: unknown, as for a timer or a message), or called by the token of
+    `caller` (it joins the caller's family). Not yet written: see `persist`."""
+    super_instance_id = super_token_id = root_instance_id = None
+    if caller is not None:
+        caller_run, super_token_id = caller
+        super_instance_id = caller_run.instance.id
+        root_instance_id = caller_run.instance.root_instance_id
+    instance = InstanceRow(
+        id=new_id(),
+        definition_id=definition.id,
+        definition_key=definition.key,
+        business_key=business_key,
+        state=InstanceState.CREATED,
+        version=0,
+        started_at=tx.now,
+        super_instance_id=super_instance_id,
+        super_token_id=super_token_id,
+        root_instance_id=root_instance_id,
+        is_new=True,
+    )
+    run = InstanceRun(instance=instance, now=tx.now, authenticated_user_id=started_by)
+    for name, value in variables.items():
+        run.set_variable(name, value)
+    if start.initiator is not None:
+        # As Camunda does: the initiator variable is set (null when the starter is unknown).
+        run.set_variable(start.initiator, infer(started_by))
+    new_advance(tx, run, model).start(start)
+    return run

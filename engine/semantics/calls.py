@@ -1,0 +1,138 @@
+"""Call activities: the caller's side of a called instance.
+
+A token arriving at a call activity waits there (no lease, no job) and records a `StartCalled`
+effect with the called key, version and input variables computed now, where the token is; the
+command layer starts the called instance in the same transaction (engine/commands/family.py).
+When the called instance completes, its caller's token leaves the call activity with the
+variables the `camunda:out` mappings copy back (`called_outputs`, computed from the called
+instance's variables); an error or escalation that the called instance did not catch is thrown
+again at that token; when the token is ended early, the called instance ends with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.effects import StartCalled
+from engine.errors import ExpressionError
+from engine.expression_context import context_for
+from engine.expressions import Expression
+from engine.model import CallActivity, CallMapping
+from engine.runtime import InstanceRun, Token
+from engine.semantics.base import Moves
+from engine.variables import TypedValue, infer
+
+
+class CallMoves(Moves):
+    def _call(self, token: Token, node: CallActivity) -> None:
+        run = self.run
+        self._wait(token)
+        values = run.values_for(token)
+        context = self._context(token, values)
+        key = _text(node, node.called_element, "calledElement", values, context)
+        version = None
+        if node.version is not None:
+            written = _text(node, node.version, "camunda:calledElementVersion", values, context)
+            if not written.strip().isdigit():
+                raise ExpressionError(
+                    f"camunda:calledElementVersion of call activity '{node.id}' is "
+                    f"'{written}', not a version number",
+                    node_id=node.id,
+                )
+            version = int(written)
+        variables, business_key = _called_inputs(run, token, node)
+        run.effects.append(
+            StartCalled(
+                token_id=token.id,
+                activity_id=node.id,
+                key=key,
+                binding=node.binding,
+                version=version,
+                version_tag=node.version_tag,
+                variables=variables,
+                business_key=business_key,
+            )
+        )
+
+
+def _text(node: CallActivity, written: str, what: str, values: dict[str, Any], context: Any) -> str:
+    if "${" not in written and "#{" not in written:
+        return written
+    try:
+        value = Expression(written).evaluate(values, context)
+    except ExpressionError as error:
+        raise ExpressionError(
+            f"{what} of call activity '{node.id}' failed: {error.message}", node_id=node.id
+        ) from error
+    if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
+        raise ExpressionError(
+            f"{what} of call activity '{node.id}' is {value!r}, not a name", node_id=node.id
+        )
+    return str(value)
+
+
+def _mapped(
+    mapping: CallMapping,
+    node: CallActivity,
+    typed: dict[str, TypedValue],
+    values: dict[str, Any],
+    context: Any,
+) -> TypedValue:
+    if mapping.source_expression is not None:
+        try:
+            return infer(mapping.source_expression.evaluate(values, context))
+        except ExpressionError as error:
+            raise ExpressionError(
+                f"a mapping of call activity '{node.id}' failed: {error.message}",
+                node_id=node.id,
+            ) from error
+    assert mapping.source is not None
+    return typed.get(mapping.source, infer(None))
+
+
+def _called_inputs(
+    run: InstanceRun, token: Token, node: CallActivity
+) -> tuple[dict[str, TypedValue], str | None]:
+    """The called instance's variables and business key, from what `token` sees (`local`
+    mappings: from the call activity's own locals only)."""
+    seen = run.typed_for(token)
+    own = dict(run.locals.get(token.id, {}))
+    variables: dict[str, TypedValue] = {}
+    business_key: str | None = None
+    for mapping in node.inputs:
+        typed = own if mapping.local else seen
+        values = {name: value.value for name, value in typed.items()}
+        context = context_for(run, token, values)
+        if mapping.business_key:
+            if mapping.source_expression is None:
+                business_key = mapping.source
+            else:
+                found = _mapped(mapping, node, typed, values, context).value
+                business_key = None if found is None else str(found)
+        elif mapping.all:
+            variables.update(typed)
+        else:
+            assert mapping.target is not None
+            variables[mapping.target] = _mapped(mapping, node, typed, values, context)
+    return variables, business_key
+
+
+def called_outputs(
+    node: CallActivity, called: InstanceRun
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the `camunda:out` mappings of `node` copy back from the completed instance `called`
+    (its root scope's variables): (variables set as setVariable from the call activity,
+    locals of the call activity)."""
+    typed = dict(called.variables)
+    values = {name: value.value for name, value in typed.items()}
+    context = context_for(called, None, values)
+    variables: dict[str, Any] = {}
+    locals_: dict[str, Any] = {}
+    for mapping in node.outputs:
+        into = locals_ if mapping.local else variables
+        if mapping.all:
+            into.update(values)
+        else:
+            assert mapping.target is not None
+            into[mapping.target] = _mapped(mapping, node, typed, values, context).value
+    return variables, locals_
