@@ -213,6 +213,9 @@ class Family:
             # The error left the called instance: it ends, whether its caller caught the error
             # (an interrupting catch ends it anyway) or not.
             self._terminate(run)
+        else:
+            # The called instance goes on unless an interrupting catch ends its call activity.
+            advance.throw_escalation(token, effect.code)
 
     # --- signals ----------------------------------------------------------------------------
 

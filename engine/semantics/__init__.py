@@ -183,6 +183,13 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         self._throw(token, code, message)
         self._drain()
 
+    def throw_escalation(self, token: Token, code: str) -> None:
+        """An escalation that a called instance did not catch, thrown again at `token`, its
+        caller's token at the call activity: the call activity's escalation boundary events
+        first, then outwards scope by scope, as for one thrown here."""
+        self._escalate(token, code, None)
+        self._drain()
+
     def _drain(self) -> None:
         """Run the queued tokens until each waits or ends; then converging inclusive gateways
         whose last possible arrival has come or gone fire, and their tokens run in turn."""

@@ -27,7 +27,7 @@ class ThrowMoves(EventMoves):
             self.run.effects.append(SignalThrown(node.signal_name))
         elif node.is_escalation:
             assert node.escalation_code is not None  # see model.validate
-            self._escalate(token, node.escalation_code)
+            self._escalate(token, node.escalation_code, node.parent)
             if not token.is_live:  # an interrupting catch ended the scope the throw was in
                 return
         self._leave(token, node)
@@ -39,7 +39,7 @@ class ThrowMoves(EventMoves):
             self.run.effects.append(SignalThrown(node.signal_name))
         elif node.is_escalation:
             assert node.escalation_code is not None  # see model.validate
-            self._escalate(token, node.escalation_code)
+            self._escalate(token, node.escalation_code, node.parent)
             if not token.is_live:
                 return
         super()._end(token, node)
@@ -53,15 +53,15 @@ class ThrowMoves(EventMoves):
         self.run.drop_listeners(token)
         self._queue.append((token, self.model.link_target(node), None, False))
 
-    def _escalate(self, token: Token, code: str) -> None:
+    def _escalate(self, token: Token, code: str, thrown_in: str | None) -> None:
         """The escalation `code` thrown where `token` is: searched outwards scope by scope (an
         iteration of a multi-instance activity by its body's boundary events) for an escalation
         boundary event of an enclosing activity or an escalation event subprocess that catches
         it. Interrupting: its scope ends, the thrower with it. Not interrupting: a token leaves
         the boundary event or the event subprocess runs beside, and the thrower goes on.
         Uncaught it is ignored, as in Camunda 7; at the top of a called instance it is handed to
-        the caller's call activity."""
-        thrower = self.model.node(token.node_id)
+        the caller's call activity. `thrown_in` is the event subprocess (if it is one) the throw
+        event sits in: it does not catch its own content's escalation again."""
         current = token
         while True:
             host = self._host_of(current)
@@ -77,7 +77,7 @@ class ThrowMoves(EventMoves):
                     return
             for sub in self.model.event_subprocesses(node.parent):
                 # An event subprocess does not catch what its own content throws again.
-                start = None if sub.id == thrower.parent else self._escalation_start(sub, code)
+                start = None if sub.id == thrown_in else self._escalation_start(sub, code)
                 if start is not None:
                     self.run.emit("escalation.caught", current)
                     self._start_event_subprocess(sub, start, current.scope_id)

@@ -274,3 +274,122 @@ def test_an_escalation_from_an_iteration_reaches_the_multi_instance_body(engine:
     # The interrupting boundary event on the body ended every iteration.
     assert waiting(instance) == ["handle"]
     assert [state for node, state in visits(instance) if node == "review"].count("Terminated") == 2
+
+
+# --- from a called instance ---------------------------------------------------------------------
+
+
+def _child(key: str, *, end_code: str | None = None, throw_code: str | None = None) -> ProcessModel:
+    """A called process: one branch waits at a task; the other throws `throw_code` on the way
+    to a task (an intermediate throw event) or ends with `end_code` (an escalation end event)."""
+    builder = (
+        ProcessBuilder(key)
+        .start_event("s")
+        .parallel_gateway("fork")
+        .user_task("child_work")
+        .end_event("child_done")
+        .chain("s", "fork", "child_work", "child_done")
+    )
+    if throw_code is not None:
+        builder.intermediate_throw_event("child_up", escalation_code=throw_code)
+        builder.user_task("child_after").end_event("child_after_e")
+        builder.chain("fork", "child_up", "child_after", "child_after_e")
+    else:
+        builder.end_event("child_up", escalation_code=end_code)
+        builder.chain("fork", "child_up")
+    return builder.build()
+
+
+def _caller(key: str, called: str, *, interrupting: bool, code: str | None) -> ProcessModel:
+    return (
+        ProcessBuilder(key)
+        .start_event("s")
+        .call_activity("call", called_element=called)
+        .user_task("after_call")
+        .end_event("e")
+        .chain("s", "call", "after_call", "e")
+        .boundary_event(
+            "on_escalation",
+            "call",
+            escalation=True,
+            escalation_code=code,
+            cancel_activity=interrupting,
+            escalation_code_variable="escalated",
+        )
+        .user_task("handle")
+        .end_event("handled")
+        .chain("on_escalation", "handle", "handled")
+        .build()
+    )
+
+
+def test_a_called_instances_escalation_reaches_a_non_interrupting_call_activity_boundary(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        _child("child", throw_code="HELP"),
+        _caller("parent", "child", interrupting=False, code="HELP"),
+    )
+    parent = engine.start_latest("parent")
+    [child] = parent.children()
+    # Both go on: the child past its throw event, the parent along its boundary event, while
+    # its call activity still waits for the child.
+    assert waiting(child) == ["child_after", "child_work"]
+    assert waiting(parent) == ["handle"]
+    assert [t.node_id for t in parent.tokens()].count("call") == 1
+    assert parent.variables() == {"escalated": "HELP"}
+    complete(engine, child, "child_after")
+    complete(engine, child, "child_work")
+    assert child.state == InstanceState.COMPLETED
+    assert waiting(parent) == ["after_call", "handle"]
+
+
+def test_a_called_instances_escalation_end_event_reaches_an_interrupting_boundary(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        _child("child", end_code="GIVE_UP"),
+        _caller("parent", "child", interrupting=True, code=None),
+    )
+    parent = engine.start_latest("parent")
+    [child] = parent.children()
+    # The boundary event interrupted the call activity: the called instance ended with it.
+    assert waiting(parent) == ["handle"]
+    assert child.state == InstanceState.TERMINATED
+    assert ("call", "Terminated") in visits(parent)
+    assert parent.variables() == {"escalated": "GIVE_UP"}
+
+
+def test_an_escalation_nobody_in_the_family_catches_is_ignored(engine: Engine) -> None:
+    engine.deploy(
+        _child("child", throw_code="HELP"),
+        _caller("parent", "child", interrupting=True, code="SOMETHING_ELSE"),
+    )
+    parent = engine.start_latest("parent")
+    [child] = parent.children()
+    assert waiting(child) == ["child_after", "child_work"]
+    assert waiting(parent) == []
+    assert [t.node_id for t in parent.tokens()] == ["call"]
+
+
+def test_an_escalation_travels_up_through_two_call_activities(engine: Engine) -> None:
+    middle = (
+        ProcessBuilder("middle")
+        .start_event("s")
+        .call_activity("call_child", called_element="child")
+        .end_event("e")
+        .chain("s", "call_child", "e")
+        .build()
+    )
+    engine.deploy(
+        _child("child", throw_code="HELP"),
+        middle,
+        _caller("parent", "middle", interrupting=True, code="HELP"),
+    )
+    parent = engine.start_latest("parent")
+    [middle_instance] = parent.children()
+    [child] = middle_instance.children()
+    # Caught at the top, interrupting: the middle instance ends, and the child with it.
+    assert waiting(parent) == ["handle"]
+    assert middle_instance.state == InstanceState.TERMINATED
+    assert child.state == InstanceState.TERMINATED
