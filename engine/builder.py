@@ -271,6 +271,7 @@ class ProcessBuilder:
         error_code: str | None = None,
         escalation_code: str | None = None,
         signal: str | None = None,
+        signal_inputs: Sequence[CallMapping] = (),
         message_event: bool = False,
         message: str | None = None,
         handler: str | None = None,
@@ -280,8 +281,9 @@ class ProcessBuilder:
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
         """A none end, a terminate end, an error end that throws `error_code`, an escalation end
-        that throws `escalation_code`, a signal end that broadcasts `signal`, or a message end
-        (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
+        that throws `escalation_code`, a signal end that broadcasts `signal` (with the variables
+        its `signal_inputs` pass), or a message end (`message_event`, or any of `message`,
+        `handler`, `topic`: see `_message_throw`)."""
         trigger = self._trigger(
             id, error=error, error_code=error_code, escalation_code=escalation_code
         )
@@ -296,6 +298,7 @@ class ProcessBuilder:
                 is_escalation=trigger["is_escalation"],
                 escalation_code=escalation_code,
                 signal_name=self._named(id, "signal", signal),
+                signal_inputs=tuple(signal_inputs),
                 async_before=async_before,
                 async_after=async_after,
                 retry_cycle=self._retry(id, retry_cycle),
@@ -616,6 +619,7 @@ class ProcessBuilder:
         *,
         parent: str | None = None,
         signal: str | None = None,
+        signal_inputs: Sequence[CallMapping] = (),
         escalation_code: str | None = None,
         link: str | None = None,
         message_event: bool = False,
@@ -626,7 +630,8 @@ class ProcessBuilder:
         async_after: bool = False,
         retry_cycle: str | None = None,
     ) -> ProcessBuilder:
-        """A none throw event, one that broadcasts `signal`, one that throws `escalation_code`,
+        """A none throw event, one that broadcasts `signal` (with the variables its
+        `signal_inputs` pass), one that throws `escalation_code`,
         one that leads to the link catch event named `link`, or a message throw event
         (`message_event`, or any of `message`, `handler`, `topic`: see `_message_throw`)."""
         trigger = self._trigger(id, escalation_code=escalation_code)
@@ -636,6 +641,7 @@ class ProcessBuilder:
                 name=name,
                 parent=parent,
                 signal_name=self._named(id, "signal", signal),
+                signal_inputs=tuple(signal_inputs),
                 is_escalation=trigger["is_escalation"],
                 escalation_code=escalation_code,
                 link_name=self._named(id, "link", link),

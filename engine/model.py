@@ -293,6 +293,7 @@ class EndEvent(MessageThrow, Node):
     is_escalation: bool = False
     escalation_code: str | None = None
     signal_name: str | None = None
+    signal_inputs: tuple[CallMapping, ...] = ()
 
     @property
     def throws(self) -> tuple[str, ...]:
@@ -405,6 +406,8 @@ class IntermediateThrowEvent(MessageThrow, Node):
     (see `MessageThrow`)."""
 
     signal_name: str | None = None
+    # camunda:in of a signal throw: the variables its signal carries.
+    signal_inputs: tuple[CallMapping, ...] = ()
     is_escalation: bool = False
     escalation_code: str | None = None
     link_name: str | None = None
@@ -1134,6 +1137,9 @@ def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) 
         what = "an end event" if isinstance(node, EndEvent) else "a throw event"
         if len(node.throws) > 1:
             raise fail(f"{what} throws at most one thing, not {node.throws}", node.id, node.line)
+        if node.signal_inputs and node.signal_name is None:
+            message = "camunda:in belongs on a signal throw event (or a call activity)"
+            raise fail(message, node.id, node.line)
         if node.is_escalation and not node.escalation_code:
             message = (
                 "a throwing escalation event needs an escalation code (an escalationRef naming "

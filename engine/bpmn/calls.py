@@ -120,7 +120,7 @@ def _mappings(
         for child in _children(extensions):
             if _namespace(child) != CAMUNDA_NS or _local(child) not in MAPPINGS:
                 continue
-            mapping = _mapping(child, ctx, node_id)
+            mapping = read_mapping(child, ctx, node_id)
             if _local(child) == "out" and mapping.business_key:
                 message = "camunda:out businessKey is not supported by this engine"
                 raise ctx.error(message, child, node_id)
@@ -128,7 +128,8 @@ def _mappings(
     return tuple(inputs), tuple(outputs)
 
 
-def _mapping(child: Element, ctx: _Context, node_id: str) -> CallMapping:
+def read_mapping(child: Element, ctx: _Context, node_id: str) -> CallMapping:
+    """One camunda:in or camunda:out (of a call activity, or an in of a signal throw event)."""
     where = f"camunda:{_local(child)}"
     if _children(child):
         raise ctx.error(f"{where} has no child elements", child, node_id)

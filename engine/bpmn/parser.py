@@ -322,10 +322,12 @@ def _extensions(
                         else "a flow node, a sequence flow or a process"
                     )
                     raise ctx.error(f"camunda:{local} belongs on {where}", child, owner_id)
-            elif local == INPUT_OUTPUT or (
-                local in ("in", "out") and _local(element) == "callActivity"
+            elif (
+                local == INPUT_OUTPUT
+                or (local in ("in", "out") and _local(element) == "callActivity")
+                or (local == "in" and _local(element) == _SIGNAL)
             ):
-                continue  # read by `_input_output` / engine/bpmn/calls.py
+                continue  # read by `_input_output` / engine/bpmn/calls.py / `_signal_inputs`
             elif local in REJECTED_EXTENSIONS:
                 message = (
                     f"{_qualified(child)} is not supported by this engine (it changes what "
@@ -753,11 +755,8 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
             )
         }
     if local == _SIGNAL:
-        return {
-            "signal_name": _referenced(
-                definition, ctx, event_id, "signalRef", "signal", ctx.signals
-            )
-        }
+        name = _referenced(definition, ctx, event_id, "signalRef", "signal", ctx.signals)
+        return {"signal_name": name, **_signal_inputs(definition, ctx, event_id)}
     if local == _ERROR:
         caught = _error_variables(definition, ctx, event_id)
         ref = ctx.ref(definition, "errorRef", event_id)
@@ -772,6 +771,28 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
     if local == _LINK:
         return _link(definition, ctx, event_id)
     return {}  # terminateEventDefinition: the caller knows
+
+
+def _signal_inputs(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+    """The camunda:in mappings of a signal throw event's definition: the variables the signal
+    carries (every one, one by name or by expression, from what the throwing token sees or,
+    `local`, from the event's own locals), as Camunda 7 passes them."""
+    from engine.bpmn.calls import read_mapping  # it reads elements with this module's helpers
+
+    throwing = _local(definition.getparent()) in ("intermediateThrowEvent", "endEvent")
+    inputs = []
+    for extensions in definition.findall(_bpmn("extensionElements")):
+        for child in _children(extensions):
+            if _namespace(child) != CAMUNDA_NS or _local(child) != "in":
+                continue  # checked with the definition's other extensions
+            if not throwing:
+                raise ctx.unsupported(child, event_id)
+            mapping = read_mapping(child, ctx, event_id)
+            if mapping.business_key:
+                message = "camunda:in businessKey on a signal is not supported by this engine"
+                raise ctx.error(message, child, event_id)
+            inputs.append(mapping)
+    return {"signal_inputs": tuple(inputs)} if inputs else {}
 
 
 def _escalation(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
     CallActivity,
+    CallMapping,
     EndEvent,
     ExclusiveGateway,
     Implemented,
@@ -299,6 +300,9 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     if signal is not None:
         definition = etree.SubElement(element, _bpmn("signalEventDefinition"))
         definition.set("signalRef", refs.signals[signal])
+        inputs = getattr(node, "signal_inputs", ())
+        if inputs:
+            _mappings(definition, ("in", inputs))
     if getattr(node, "is_error", False):
         definition = etree.SubElement(element, _bpmn("errorEventDefinition"))
         code = getattr(node, "error_code", None)
@@ -397,10 +401,16 @@ def _call(element: Element, node: CallActivity) -> None:
     _set(element, _camunda("calledElementVersionTag"), node.version_tag)
     if not node.inputs and not node.outputs:
         return
+    _mappings(element, ("in", node.inputs), ("out", node.outputs))
+
+
+def _mappings(element: Element, *groups: tuple[str, Sequence[CallMapping]]) -> None:
+    """camunda:in / camunda:out mappings (of a call activity, a signal throw's definition), in
+    the element's extensionElements."""
     extensions = element.find(_bpmn("extensionElements"))
     if extensions is None:
         extensions = etree.SubElement(element, _bpmn("extensionElements"))
-    for local, mappings in (("in", node.inputs), ("out", node.outputs)):
+    for local, mappings in groups:
         for mapping in mappings:
             written = etree.SubElement(extensions, _camunda(local))
             expression = mapping.source_expression

@@ -11,13 +11,14 @@ again at that token; when the token is ended early, the called instance ends wit
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from engine.effects import StartCalled
 from engine.errors import ExpressionError
 from engine.expression_context import context_for
 from engine.expressions import Expression
-from engine.model import CallActivity, CallMapping
+from engine.model import CallActivity, CallMapping, Node
 from engine.runtime import InstanceRun, Token
 from engine.semantics.base import Moves
 from engine.variables import TypedValue, infer
@@ -40,7 +41,7 @@ class CallMoves(Moves):
                     node_id=node.id,
                 )
             version = int(written)
-        variables, business_key = _called_inputs(run, token, node)
+        variables, business_key = mapped_inputs(run, token, node, node.inputs)
         run.effects.append(
             StartCalled(
                 token_id=token.id,
@@ -73,7 +74,7 @@ def _text(node: CallActivity, written: str, what: str, values: dict[str, Any], c
 
 def _mapped(
     mapping: CallMapping,
-    node: CallActivity,
+    node: Node,
     typed: dict[str, TypedValue],
     values: dict[str, Any],
     context: Any,
@@ -82,24 +83,26 @@ def _mapped(
         try:
             return infer(mapping.source_expression.evaluate(values, context))
         except ExpressionError as error:
+            what = "call activity" if isinstance(node, CallActivity) else "signal throw event"
             raise ExpressionError(
-                f"a mapping of call activity '{node.id}' failed: {error.message}",
+                f"a mapping of {what} '{node.id}' failed: {error.message}",
                 node_id=node.id,
             ) from error
     assert mapping.source is not None
     return typed.get(mapping.source, infer(None))
 
 
-def _called_inputs(
-    run: InstanceRun, token: Token, node: CallActivity
+def mapped_inputs(
+    run: InstanceRun, token: Token, node: Node, mappings: Sequence[CallMapping]
 ) -> tuple[dict[str, TypedValue], str | None]:
-    """The called instance's variables and business key, from what `token` sees (`local`
-    mappings: from the call activity's own locals only)."""
+    """What the camunda:in `mappings` of `node` (a call activity, a signal throw event) pass on:
+    variables and a business key, from what `token` sees (`local` mappings: from the node's own
+    locals only)."""
     seen = run.typed_for(token)
     own = dict(run.locals.get(token.id, {}))
     variables: dict[str, TypedValue] = {}
     business_key: str | None = None
-    for mapping in node.inputs:
+    for mapping in mappings:
         typed = own if mapping.local else seen
         values = {name: value.value for name, value in typed.items()}
         context = context_for(run, token, values)

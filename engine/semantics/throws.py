@@ -12,6 +12,7 @@ from __future__ import annotations
 from engine.effects import SignalThrown, ThrownToCaller
 from engine.model import BoundaryEvent, EndEvent, IntermediateThrowEvent, StartEvent, SubProcess
 from engine.runtime import Token
+from engine.semantics.calls import mapped_inputs
 from engine.semantics.events import EventMoves
 from engine.semantics.mappings import map_outputs
 from engine.states import VisitState
@@ -24,7 +25,7 @@ class ThrowMoves(EventMoves):
             self._follow_link(token, node)
             return
         if node.signal_name is not None:
-            self.run.effects.append(SignalThrown(node.signal_name))
+            self._signal(token, node)
         elif node.is_escalation:
             assert node.escalation_code is not None  # see model.validate
             self._escalate(token, node.escalation_code, node.parent)
@@ -36,13 +37,21 @@ class ThrowMoves(EventMoves):
         """A signal end event broadcasts its signal, an escalation end event throws its
         escalation; then the token ends there like at any end event."""
         if node.signal_name is not None:
-            self.run.effects.append(SignalThrown(node.signal_name))
+            self._signal(token, node)
         elif node.is_escalation:
             assert node.escalation_code is not None  # see model.validate
             self._escalate(token, node.escalation_code, node.parent)
             if not token.is_live:
                 return
         super()._end(token, node)
+
+    def _signal(self, token: Token, node: IntermediateThrowEvent | EndEvent) -> None:
+        """The signal is broadcast (by the command layer) with the variables its camunda:in
+        mappings pass, computed now, where the token is."""
+        assert node.signal_name is not None
+        typed, _ = mapped_inputs(self.run, token, node, node.signal_inputs)
+        variables = {name: value.value for name, value in typed.items()}
+        self.run.effects.append(SignalThrown(node.signal_name, variables))
 
     def _follow_link(self, token: Token, node: IntermediateThrowEvent) -> None:
         """The throw event's visit completes and the token arrives at the link catch event of the

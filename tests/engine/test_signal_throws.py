@@ -143,7 +143,7 @@ def test_a_signal_throw_reaches_its_own_instances_boundary_event_and_event_gatew
     assert engine.jobs(instance.id) == []
 
 
-def test_a_signal_end_event_and_an_intermediate_signal_throw_of_a_modeler_file(
+def test_a_signal_end_event_and_an_intermediate_signal_throw_with_variables_of_a_modeler_file(
     engine: Engine,
 ) -> None:
     listener = (
@@ -157,8 +157,10 @@ def test_a_signal_end_event_and_an_intermediate_signal_throw_of_a_modeler_file(
     )
     engine.deploy(DATA / "claim_intake.bpmn", listener)
     desk = engine.start_latest("claims_desk")
-    claim = engine.start_latest("claim_intake", {"urgent": True})
+    claim = engine.start_latest("claim_intake", {"urgent": True, "claimant": "Ada"})
     assert [t.node_id for t in desk.tokens()] == ["closed"]
+    # The urgent signal carried what its camunda:in mappings pass.
+    assert desk.variables() == {"claimant": "Ada", "urgentClaim": True}
     complete(engine, claim, "Task_Assess")
     assert claim.state == InstanceState.COMPLETED
     assert desk.state == InstanceState.COMPLETED

@@ -12,11 +12,13 @@ import pytest
 
 from engine.builder import ProcessBuilder
 from engine.effects import CalledCompleted, SignalThrown, ThrownToCaller
+from engine.expressions import compile_expression
 from engine.handlers import HandlerRegistry
-from engine.model import ProcessModel
+from engine.model import CallMapping, ProcessModel
 from engine.runtime import InstanceRow, InstanceRun
 from engine.semantics import Advance, UnhandledError
 from engine.states import InstanceState, TokenState, VisitState
+from engine.variables import infer
 
 NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
@@ -159,20 +161,32 @@ def test_signal_throw_events_record_their_broadcast_and_go_on() -> None:
     model = (
         ProcessBuilder("announcer")
         .start_event("s")
-        .intermediate_throw_event("announce", signal="Ready")
+        .intermediate_throw_event(
+            "announce",
+            signal="Ready",
+            signal_inputs=[
+                CallMapping(source="order", target="orderId"),
+                CallMapping(source_expression=compile_expression("${total * 2}"), target="twice"),
+            ],
+        )
         .user_task("t")
         .end_event("bye", signal="Gone")
         .chain("s", "announce", "t", "bye")
         .build()
     )
     run = InstanceRun(instance=_row(model), now=NOW)
+    run.set_variable("order", infer("A-7"))
+    run.set_variable("total", infer(21))
     advance = Advance(run, model, HandlerRegistry())
     advance.start(model.none_start)
-    assert run.effects == [SignalThrown("Ready")]
+    assert run.effects == [SignalThrown("Ready", {"orderId": "A-7", "twice": 42})]
     assert live(run) == [("t", TokenState.WAITING)]
     [token] = [t for t in run.tokens.values() if t.node_id == "t"]
     advance.resume(token)
-    assert run.effects == [SignalThrown("Ready"), SignalThrown("Gone")]
+    assert run.effects == [
+        SignalThrown("Ready", {"orderId": "A-7", "twice": 42}),
+        SignalThrown("Gone"),
+    ]
     assert run.instance.state == InstanceState.COMPLETED
 
 

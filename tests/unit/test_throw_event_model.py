@@ -11,8 +11,10 @@ import pytest
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ModelError
+from engine.expressions import compile_expression
 from engine.model import (
     BoundaryEvent,
+    CallMapping,
     EndEvent,
     IntermediateCatchEvent,
     IntermediateThrowEvent,
@@ -115,7 +117,15 @@ def claim_intake() -> ProcessModel:
         .task("Task_Register", "Register claim")
         .exclusive_gateway("Gateway_Kind", "Urgent?", default="Flow_Normal")
         .intermediate_throw_event(
-            "Event_AnnounceUrgent", "Announce urgent claim", signal="UrgentClaim"
+            "Event_AnnounceUrgent",
+            "Announce urgent claim",
+            signal="UrgentClaim",
+            signal_inputs=[
+                CallMapping(source="claimant", target="claimant"),
+                CallMapping(
+                    source_expression=compile_expression("${urgent}"), target="urgentClaim"
+                ),
+            ],
         )
         .intermediate_throw_event("LinkThrow_Urgent", "Assess", link="Assess")
         .intermediate_throw_event("LinkThrow_Normal", "Assess", link="Assess")
@@ -537,3 +547,78 @@ def test_a_converging_inclusive_gateway_waits_for_tokens_that_can_still_come_by_
         .build()
     )
     assert model.upstream_of("join") == {"s", "split", "before_link", "go", "arrive", "direct"}
+
+
+def test_a_signal_throw_passes_the_variables_of_its_camunda_in_mappings() -> None:
+    model = parsed("claim_intake")
+    announce = model.node("Event_AnnounceUrgent")
+    assert isinstance(announce, IntermediateThrowEvent)
+    assert [(m.source, m.target, m.all, m.local) for m in announce.signal_inputs] == [
+        ("claimant", "claimant", False, False),
+        (None, "urgentClaim", False, False),
+    ]
+    written = (
+        ProcessBuilder("p")
+        .start_event("s")
+        .end_event(
+            "e",
+            signal="Bye",
+            signal_inputs=[CallMapping(all=True), CallMapping(source="x", target="y", local=True)],
+        )
+        .chain("s", "e")
+        .build()
+    )
+    [again] = parse_bpmn(write_bpmn([written]), "written.bpmn")
+    assert again == written
+
+
+SIGNAL = '  <bpmn:signal id="Sig" name="S" />\n'
+
+
+@pytest.mark.parametrize(
+    ("node", "at", "message"),
+    [
+        (
+            '<bpmn:intermediateThrowEvent id="n"><bpmn:signalEventDefinition signalRef="Sig">'
+            '<bpmn:extensionElements><camunda:in businessKey="${key}" /></bpmn:extensionElements>'
+            "</bpmn:signalEventDefinition></bpmn:intermediateThrowEvent>",
+            "<camunda:in businessKey",
+            "camunda:in businessKey on a signal is not supported by this engine",
+        ),
+        (
+            '<bpmn:intermediateCatchEvent id="n"><bpmn:signalEventDefinition signalRef="Sig">'
+            '<bpmn:extensionElements><camunda:in variables="all" /></bpmn:extensionElements>'
+            "</bpmn:signalEventDefinition></bpmn:intermediateCatchEvent>",
+            "<camunda:in variables",
+            "camunda:in is not supported by this engine",
+        ),
+        (
+            '<bpmn:intermediateThrowEvent id="n"><bpmn:signalEventDefinition signalRef="Sig">'
+            '<bpmn:extensionElements><camunda:out variables="all" /></bpmn:extensionElements>'
+            "</bpmn:signalEventDefinition></bpmn:intermediateThrowEvent>",
+            "<camunda:out",
+            "camunda:out is not supported by this engine",
+        ),
+        (
+            '<bpmn:intermediateThrowEvent id="n"><bpmn:signalEventDefinition signalRef="Sig">'
+            '<bpmn:extensionElements><camunda:in source="a" /></bpmn:extensionElements>'
+            "</bpmn:signalEventDefinition></bpmn:intermediateThrowEvent>",
+            '<camunda:in source="a"',
+            "camunda:in with a source needs a target",
+        ),
+    ],
+)
+def test_signal_mappings_camunda_does_not_run_are_refused(node: str, at: str, message: str) -> None:
+    text = _process(
+        f"{START}    {node}\n{END}"
+        '    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="n" />\n'
+        '    <bpmn:sequenceFlow id="f2" sourceRef="n" targetRef="end" />',
+        SIGNAL,
+    )
+    error = rejected(text, "orders/signals.bpmn")
+    assert message in error.message
+    assert (error.file, error.line, error.element_id) == (
+        "orders/signals.bpmn",
+        line_of(text, at),
+        "n",
+    )
