@@ -18,6 +18,7 @@ from engine.errors import NeedsTransaction
 from engine.jobs import JobExecutor
 from engine.model import CallMapping, ProcessModel, TimerDefinition
 from engine.states import InstanceState
+from engine.store import definitions
 from engine.worker import Task, Worker
 from tests.engine.clock import ManualClock
 from tests.engine.test_call_activity_races import deadlocks, open_work, visits
@@ -159,8 +160,8 @@ def test_an_async_step_of_the_called_instance_runs_as_a_job_and_resumes_the_call
     assert [len(timed.jobs(instance_id=c.id)) for c in children] == [1, 1]
     executor = JobExecutor(timed, owner="async", lock_seconds=60)
     assert executor.run_once() == 2
-    assert steps == [c.id for c in children]
-    assert after_calls == [r.id for r in roots]
+    assert sorted(steps) == sorted(c.id for c in children)
+    assert sorted(after_calls) == sorted(r.id for r in roots)
     for root in roots:
         assert states(timed, root.id) == {"async_parent": "Completed", "async_child": "Completed"}
         with timed.connection() as conn:
@@ -309,3 +310,45 @@ def test_a_signal_reaches_a_caller_and_two_called_instances_in_one_command(
     assert sorted(after) == sorted(r.id for r in roots)
     with engine.connection() as conn:
         assert deadlocks(conn) == before
+
+
+def test_a_multi_instance_call_activity_looks_its_called_process_up_once(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten iterations start ten called instances in one command, with one look-up of the
+    process they call (each look-up is a round trip), and all of them of the same version."""
+    engine.register_handler("after", lambda ctx: None)
+    engine.register_handler("work", lambda ctx: {"got": ctx.variables["i"]})
+    engine.deploy(
+        ProcessBuilder("mi_leaf")
+        .start_event("Start")
+        .service_task("Work", handler="work")
+        .end_event("End")
+        .chain("Start", "Work", "End")
+        .build(),
+        ProcessBuilder("mi_root")
+        .start_event("Start")
+        .call_activity(
+            "Call", called_element="mi_leaf", inputs=[CallMapping(source="i", target="i")]
+        )
+        .multi_instance("Call", collection="items", element_variable="i")
+        .end_event("End")
+        .chain("Start", "Call", "End")
+        .build(),
+    )
+    looked_up: list[str] = []
+    latest = definitions.latest
+
+    def counting(conn: Any, key: str) -> Any:
+        looked_up.append(key)
+        return latest(conn, key)
+
+    monkeypatch.setattr(definitions, "latest", counting)
+    root = engine.start_latest("mi_root", {"items": list(range(10))})
+    assert root.state is InstanceState.COMPLETED
+    assert looked_up == ["mi_root", "mi_leaf"]
+    children = root.children()
+    assert sorted(c.variables()["got"] for c in children) == list(range(10))
+    assert {c.info().definition_id for c in children} == {
+        engine.latest_definition("mi_leaf").id
+    }
