@@ -5,6 +5,7 @@ import sys
 
 from bench import (
     acquisition_bench,
+    call_bench,
     engine_throughput,
     external_tasks_bench,
     jobs_bench,
@@ -22,6 +23,8 @@ print("== engine throughput", flush=True)
 engine_throughput.main()
 print("\n== parallel multi-instance: 100 iterations and a join; cost at 10, 100, 1,000", flush=True)
 mi_bench.main(forward)
+print("\n== call activities: a tree against straight-through instances", flush=True)
+call_bench.main(forward)
 print("\n== external tasks", flush=True)
 external_tasks_bench.main(forward)
 print("\n== job executor: timer lateness", flush=True)

@@ -47,6 +47,9 @@ class Family:
         self.tx = tx
         self.runs: dict[UUID, InstanceRun] = {run.instance.id: run for run in runs}
         self.started = 0
+        # The definitions call activities named, by what picked them: the iterations of a
+        # multi-instance call activity look their called process up once per command.
+        self.called: dict[tuple[Any, ...], definitions.DefinitionRow] = {}
 
     def settle(self) -> list[InstanceRun]:
         """Apply every effect, those the applied ones record included; the runs to write."""
@@ -129,6 +132,15 @@ class Family:
     def _called_definition(
         self, run: InstanceRun, effect: StartCalled
     ) -> definitions.DefinitionRow:
+        # The deployment binding picks from the calling instance's own deployment.
+        own = run.instance.definition_id if effect.binding == "deployment" else None
+        picked = (effect.key, effect.binding, effect.version, effect.version_tag, own)
+        found = self.called.get(picked)
+        if found is None:
+            found = self.called[picked] = self._look_up(run, effect)
+        return found
+
+    def _look_up(self, run: InstanceRun, effect: StartCalled) -> definitions.DefinitionRow:
         conn, key = self.tx.conn, effect.key
         found: definitions.DefinitionRow | None
         if effect.binding == "deployment":

@@ -187,7 +187,13 @@ class ExecuteJobs:
     """Several due jobs of different instances in one transaction: one lock-and-load statement
     for all the instances, one write for all their changes, one commit. Each job runs exactly as
     `ExecuteJob` would run it. All or nothing: when one raises, none ran, and the caller runs
-    them one at a time, each with its own failure handling."""
+    them one at a time, each with its own failure handling.
+
+    One job per family of called instances: what a job does to the other instances of its
+    family (a called instance completing resumes its caller; a call activity interrupted ends
+    what it called) is applied after every job of the batch ran, so a second job there would run
+    over a state the first one changed. It is left out of the outcomes, and the caller runs it
+    on its own, after this batch committed."""
 
     name: ClassVar[str] = "ExecuteJobs"
     result_type: ClassVar[type[Result]] = JobOutcomes
@@ -202,8 +208,13 @@ class ExecuteJobs:
         loaded = runs.load_runs(tx.conn, instance_ids, tx.now)
         outcomes: dict[str, str] = {}
         changed: list[InstanceRun] = []
+        families: set[UUID | None] = set()
         for job_id, instance_id in self.jobs:
             run = loaded.get(instance_id)
+            if run is not None:
+                if run.instance.root_instance_id in families:
+                    continue
+                families.add(run.instance.root_instance_id)
             outcome = JobOutcome.GONE if run is None else _execute_in(tx, run, job_id, self.owner)
             if run is not None and outcome not in UNTOUCHED:
                 changed.append(run)
