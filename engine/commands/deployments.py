@@ -18,8 +18,6 @@ from engine.model import (
     ModelLimits,
     Node,
     ProcessModel,
-    StartEvent,
-    SubProcess,
 )
 from engine.schema import JOB_CHANNEL
 from engine.store import definitions, start_triggers
@@ -154,10 +152,6 @@ def _not_executable(model: ProcessModel, node: Node) -> str | None:
     """What the parser accepts but the engine does not run yet."""
     if isinstance(node, IntermediateThrowEvent) and node.signal_name is not None:
         return "signal throw events are not supported yet; broadcast signals through the API"
-    if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:
-        parent = model.node(node.parent)
-        if isinstance(parent, SubProcess) and parent.triggered_by_event and not node.is_error:
-            return "event subprocesses can start on errors only (not messages, timers, signals)"
     return None
 
 
