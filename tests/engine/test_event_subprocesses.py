@@ -15,7 +15,7 @@ import pytest
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJob
-from engine.errors import NotFound
+from engine.errors import Conflict, NotFound
 from engine.model import TimerDefinition
 from engine.states import InstanceState, JobOutcome
 from tests.engine.clock import ManualClock
@@ -461,3 +461,161 @@ def test_each_iteration_of_a_multi_instance_subprocess_listens(
         complete(engine, instance, "work")
     assert instance.state is InstanceState.COMPLETED
     assert waits(database_url, instance.id) == []
+
+
+def failing_reminder() -> ProcessBuilder:
+    """A non-interrupting timer event subprocess whose run calls the handler "remind"."""
+    return (
+        ProcessBuilder("esp-failing")
+        .start_event("start")
+        .user_task("work")
+        .end_event("end")
+        .chain("start", "work", "end")
+        .sub_process("esp", triggered_by_event=True)
+        .start_event(
+            "esp_start",
+            parent="esp",
+            timer=TimerDefinition(kind="duration", text="PT1H"),
+            interrupting=False,
+        )
+        .service_task("remind", parent="esp", handler="remind")
+        .end_event("esp_end", parent="esp")
+        .chain("esp_start", "remind", "esp_end")
+    )
+
+
+def test_a_failing_timer_run_opens_an_incident_on_its_job(
+    timed: Engine, clock: ManualClock, database_url: str
+) -> None:
+    reminded: list[str] = []
+
+    def remind(context: Any) -> None:
+        if not reminded:
+            raise RuntimeError("mail server down")
+        reminded.append("sent")
+
+    timed.register_handler("remind", remind)
+    timed.deploy(failing_reminder().build())
+    instance = timed.start_latest("esp-failing")
+    [job] = timed.jobs(instance.id)
+    for _ in range(3):
+        assert timed.execute_job(job.id) == JobOutcome.FAILED
+    [incident] = timed.incidents(instance_id=instance.id)
+    assert (incident.type, incident.node_id, incident.token_id) == ("failedJob", "esp_start", None)
+    assert "mail server down" in incident.message
+    # The process carries on meanwhile: its own work is untouched.
+    assert open_tasks(instance) == ["work"]
+    assert waits(database_url, instance.id) == table("timer", "instance")
+    reminded.append("fixed")
+    timed.retry_incident(incident.id)
+    assert timed.incidents(instance_id=instance.id) == []
+    assert timed.execute_job(job.id) == JobOutcome.EXECUTED
+    assert reminded == ["fixed", "sent"]
+    assert waits(database_url, instance.id) == []
+    complete(timed, instance, "work")
+    assert instance.state is InstanceState.COMPLETED
+
+
+def test_the_scope_keeps_its_boundary_events_while_an_interrupting_run_lasts(
+    engine: Engine, database_url: str
+) -> None:
+    model = (
+        in_subprocess("message", interrupting=True)
+        .boundary_event("give_up", "outer", signal="GiveUp")
+        .end_event("given_up")
+        .chain("give_up", "given_up")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("esp-scope")
+    assert waits(database_url, instance.id) == [
+        ("subscription", "esp_start", "scope"),
+        ("subscription", "give_up", "scope"),
+    ]
+    engine.correlate_message("Ping")
+    assert waits(database_url, instance.id) == [("subscription", "give_up", "scope")]
+    engine.signal("GiveUp")
+    assert instance.state is InstanceState.COMPLETED
+    assert waits(database_url, instance.id) == []
+    assert timed_out_tasks(engine, instance) == ["handle", "work"]
+
+
+def timed_out_tasks(engine: Engine, instance: InstanceHandle) -> list[str]:
+    """The nodes of the instance's retired user tasks."""
+    with engine.connection() as conn:
+        rows = conn.execute(
+            "SELECT node_id FROM user_task WHERE instance_id = %s AND state = 'Retired' "
+            "ORDER BY node_id",
+            (instance.id,),
+        ).fetchall()
+    return [row[0] for row in rows]
+
+
+def test_an_error_event_subprocess_silences_the_other_listeners(
+    engine: Engine, database_url: str
+) -> None:
+    """An error thrown inside a message event subprocess's run is caught at process level by an
+    error event subprocess: interrupting, it ends the run and the message stops listening."""
+    model = (
+        ProcessBuilder("esp-errors")
+        .start_event("start")
+        .user_task("work")
+        .end_event("end")
+        .chain("start", "work", "end")
+        .sub_process("esp", triggered_by_event=True)
+        .start_event("esp_start", parent="esp", message="Ping", interrupting=False)
+        .service_task("remote", parent="esp", topic="remote")
+        .end_event("esp_end", parent="esp")
+        .chain("esp_start", "remote", "esp_end")
+        .sub_process("on_error", triggered_by_event=True)
+        .start_event("caught", parent="on_error", error=True)
+        .user_task("clean_up", parent="on_error")
+        .end_event("cleaned", parent="on_error")
+        .chain("caught", "clean_up", "cleaned")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("esp-errors")
+    engine.correlate_message("Ping")
+    assert waits(database_url, instance.id) == table("message", "instance")
+    [task] = engine.fetch_and_lock("w", {"remote": 10_000})
+    engine.external_task_bpmn_error(task["id"], "w", "BROKEN")
+    assert open_tasks(instance) == ["clean_up"]
+    assert waits(database_url, instance.id) == []
+    with pytest.raises(NotFound):
+        engine.correlate_message("Ping")
+    complete(engine, instance, "clean_up")
+    assert instance.state is InstanceState.COMPLETED
+
+
+def test_a_message_to_one_of_several_active_scopes_needs_them_told_apart(
+    engine: Engine, database_url: str
+) -> None:
+    model = (
+        in_subprocess("message", interrupting=True).multi_instance("outer", cardinality=3).build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("esp-scope")
+    assert waits(database_url, instance.id) == table("message", "scope") * 3
+    with pytest.raises(Conflict, match="matches 3"):
+        engine.correlate_message("Ping")
+    # To all of them: each iteration is interrupted by its own run.
+    assert len(engine.correlate_message("Ping", all=True).deliveries) == 3
+    assert open_tasks(instance) == ["handle"] * 3
+    assert waits(database_url, instance.id) == []
+    while instance.user_tasks():
+        complete(engine, instance, instance.user_tasks()[0].node_id)
+    assert instance.state is InstanceState.COMPLETED
+
+
+def test_a_suspended_instance_fires_no_timer_until_resumed(
+    timed: Engine, clock: ManualClock, database_url: str
+) -> None:
+    timed.deploy(process_level("timer", interrupting=False).build())
+    instance = timed.start_latest("esp-process")
+    instance.suspend()
+    clock.advance(hours=2)
+    assert fire_due_jobs(timed) == 0
+    instance.resume()
+    assert fire_due_jobs(timed) == 1
+    assert open_tasks(instance) == ["handle", "work"]
