@@ -57,8 +57,8 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
         run.emit("instance.started")
         token = run.new_token(start.id)
         self._activate(token)
-        self._open_scope_events(None)
         self.scripts.execution_event(token, self.model, "start")
+        self._open_scope_events(None)  # the process's event subprocesses listen while it runs
         self._queue.append((token, start.id, None, False))
         self._drain()
         return token

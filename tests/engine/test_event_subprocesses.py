@@ -619,3 +619,35 @@ def test_a_suspended_instance_fires_no_timer_until_resumed(
     instance.resume()
     assert fire_due_jobs(timed) == 1
     assert open_tasks(instance) == ["handle", "work"]
+
+
+def test_a_timer_expression_reads_the_scope_variables(
+    timed: Engine, clock: ManualClock, database_url: str
+) -> None:
+    timed.deploy(process_level("timer", interrupting=True, timer="${patience}").build())
+    instance = timed.start_latest("esp-process", {"patience": "PT3H"})
+    [job] = timed.jobs(instance.id)
+    assert job.due_at == clock.now + timedelta(hours=3)
+    assert waits(database_url, instance.id) == table("timer", "instance")
+
+
+def test_an_instance_that_ends_at_once_leaves_no_listener(
+    engine: Engine, database_url: str
+) -> None:
+    model = (
+        ProcessBuilder("esp-quick")
+        .start_event("start")
+        .end_event("end")
+        .chain("start", "end")
+        .sub_process("esp", triggered_by_event=True)
+        .start_event("esp_start", parent="esp", message="Ping", interrupting=False)
+        .end_event("esp_end", parent="esp")
+        .chain("esp_start", "esp_end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("esp-quick")
+    assert instance.state is InstanceState.COMPLETED
+    assert waits(database_url, instance.id) == []
+    with pytest.raises(NotFound):
+        engine.correlate_message("Ping")
