@@ -213,13 +213,15 @@ def timer_job(
 
 
 def subscription(
-    kind: SubscriptionKind, name: str, token: Token, node_id: str, now: datetime
+    kind: SubscriptionKind, name: str, token: Token | None, node_id: str, now: datetime
 ) -> Subscription:
+    """A subscription of `token`; with None, of the instance itself (a process-level event
+    subprocess's start event listens while the instance is active)."""
     return Subscription(
         id=new_id(),
         kind=kind,
         name=name,
-        token_id=token.id,
+        token_id=token.id if token is not None else None,
         node_id=node_id,
         created_at=now,
         is_new=True,

@@ -452,7 +452,7 @@ def incident(row: IncidentView) -> Json:
         "id": str(row.id),
         "processDefinitionId": row.definition_id,
         "processInstanceId": str(row.instance_id),
-        "executionId": text(row.token_id),
+        "executionId": text(row.token_id or row.instance_id),
         "incidentTimestamp": format_date(row.created_at),
         "incidentType": row.type,
         "activityId": row.node_id,
@@ -474,7 +474,8 @@ def job(row: cq.JobRow) -> Json:
         "processInstanceId": text(row.instance_id),
         "processDefinitionId": row.definition_id,
         "processDefinitionKey": row.definition_key,
-        "executionId": text(row.token_id),
+        # A process-level event subprocess's timer: the instance's own execution, as Camunda's.
+        "executionId": text(row.token_id or row.instance_id),
         "exceptionMessage": row.error_message,
         "failedActivityId": row.node_id if row.error_message else None,
         "retries": row.retries,

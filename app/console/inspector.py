@@ -19,7 +19,7 @@ from app.console.loops import loop_badges, loop_lines
 from app.params import Query
 from engine.api import Engine
 from engine.errors import NotFound
-from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel
+from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
 from engine.queries import console, definitions
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
@@ -124,7 +124,7 @@ def _describe_wait(wait: EventWait) -> str:
 def _gateway_waits(
     model: ProcessModel, tokens: list[TokenRow], waits: list[EventWait]
 ) -> list[GatewayWait]:
-    by_token: dict[UUID, dict[str, EventWait]] = {}
+    by_token: dict[UUID | None, dict[str, EventWait]] = {}
     for wait in waits:
         by_token.setdefault(wait.token_id, {})[wait.node_id] = wait
     lines = []
@@ -137,6 +137,40 @@ def _gateway_waits(
         described = [_describe_wait(listening[e]) for e in events if e in listening]
         lines.append(GatewayWait(token.id, gateway.id, described))
     return lines
+
+
+@dataclass(frozen=True)
+class ScopeListener:
+    """An event subprocess's start event listening while its scope is active: the scope's token
+    (None: the process), the event subprocess and what it waits for ("message 'x'")."""
+
+    scope_token_id: UUID | None
+    scope_node_id: str | None
+    start_id: str
+    subprocess_id: str
+    interrupting: bool
+    event: str
+
+
+def _scope_listeners(
+    model: ProcessModel, tokens: list[TokenRow], waits: list[EventWait]
+) -> list[ScopeListener]:
+    nodes = {t.id: t.node_id for t in tokens}
+    lines = []
+    for wait in waits:
+        start = model.node(wait.node_id) if model.has_node(wait.node_id) else None
+        if not isinstance(start, StartEvent) or start.parent is None:
+            continue
+        scope = nodes.get(wait.token_id) if wait.token_id is not None else None
+        event = _describe_wait(wait)
+        lines.append(
+            ScopeListener(wait.token_id, scope, start.id, start.parent, start.interrupting, event)
+        )
+    return lines
+
+
+def _event_subprocesses(model: ProcessModel) -> set[str]:
+    return {n.id for n in model.nodes if isinstance(n, SubProcess) and n.triggered_by_event}
 
 
 @dataclass(frozen=True)
@@ -190,6 +224,12 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
         context["gateway_waits"] = [
             line for line in _gateway_waits(model, tokens, waits) if keep(line.gateway_id)
         ]
+        context["listening"] = [
+            line
+            for line in _scope_listeners(model, tokens, waits)
+            if keep(line.start_id) or keep(line.subprocess_id)
+        ]
+        context["event_subprocesses"] = _event_subprocesses(model)
         scoped = queries.variables_in_scopes(engine, instance_id)
         context["loops"] = [
             line for line in loop_lines(model, tokens, scoped) if keep(line.host.node_id)

@@ -17,8 +17,6 @@ from engine.model import (
     ModelLimits,
     Node,
     ProcessModel,
-    StartEvent,
-    SubProcess,
 )
 from engine.schema import JOB_CHANNEL
 from engine.store import definitions, start_triggers
@@ -151,14 +149,6 @@ def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
 
 def _not_executable(model: ProcessModel, node: Node) -> str | None:
     """What the parser accepts but the engine does not run yet."""
-    if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:
-        parent = model.node(node.parent)
-        caught = node.is_error or node.is_escalation
-        if isinstance(parent, SubProcess) and parent.triggered_by_event and not caught:
-            return (
-                "event subprocesses can start on errors and escalations only (not messages, "
-                "timers, signals)"
-            )
     return None
 
 

@@ -17,10 +17,11 @@ from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.executor import Command, Idempotency, Result, Tx
+from engine.ids import new_id
 from engine.model import StartEvent
-from engine.runtime import InstanceRun, JobRow
+from engine.runtime import IncidentRow, InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
-from engine.states import InstanceState, JobKind, JobOutcome, TokenState
+from engine.states import IncidentState, InstanceState, JobKind, JobOutcome, TokenState
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
 
@@ -280,6 +281,23 @@ class FailJob:
 
 
 def _fail_path(tx: Tx, run: InstanceRun, job: JobRow, message: str, details: str | None) -> None:
+    if isinstance(model_of(tx, run).node(job.node_id), StartEvent):
+        # An event subprocess's timer: no path stopped, its scope carries on; the incident
+        # names the job (and the scope's token, none at process level) until it is retried.
+        incident = IncidentRow(
+            id=new_id(),
+            type="failedJob",
+            token_id=job.token_id,
+            node_id=job.node_id,
+            message=message,
+            state=IncidentState.OPEN,
+            created_at=tx.now,
+            job_id=job.id,
+            details=details,
+            is_new=True,
+        )
+        run.open_incident(incident)
+        return
     token = run.tokens.get(job.token_id) if job.token_id else None
     if token is None or not token.is_live:
         return

@@ -715,7 +715,7 @@ class JobRow(JobInfo):
 
 JOB_SORT: dict[str, LiteralString] = {
     "jobId": "j.id",
-    "executionId": "j.token_id",
+    "executionId": "COALESCE(j.token_id, j.instance_id)",
     "processInstanceId": "j.instance_id",
     "processDefinitionId": "j.definition_id",
     "processDefinitionKey": "d.key",
@@ -754,7 +754,8 @@ def jobs(
     where.when(list(job_ids) if job_ids else None, "j.id = ANY({})")
     where.when(instance_id, "j.instance_id = {}")
     where.when(list(instance_ids) if instance_ids else None, "j.instance_id = ANY({})")
-    where.when(execution_id, "j.token_id = {}")
+    # A process-level event subprocess's timer belongs to the instance's own execution.
+    where.when(execution_id, "COALESCE(j.token_id, j.instance_id) = {}")
     where.when(definition_id, "j.definition_id = {}")
     where.when(definition_key, "d.key = {}")
     where.when(node_id, "j.node_id = {}")

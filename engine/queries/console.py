@@ -52,9 +52,10 @@ def join_states(conn: Connection, instance_id: UUID) -> list[JoinState]:
 
 @dataclass(frozen=True)
 class EventWait:
-    """One event a token listens for: a message or signal subscription, or a timer job."""
+    """One event a token listens for: a message or signal subscription, or a timer job. A
+    process-level event subprocess's start event listens for no token (`token_id` None)."""
 
-    token_id: UUID
+    token_id: UUID | None
     node_id: str
     kind: str  # "message", "signal" or "timer"
     name: str | None
@@ -66,9 +67,9 @@ def event_waits(conn: Connection, instance_id: UUID) -> list[EventWait]:
     rows = fetch_dicts(
         conn,
         "SELECT token_id, node_id, kind, name, NULL::timestamptz AS due_at "
-        "FROM event_subscription WHERE instance_id = %(instance)s AND token_id IS NOT NULL "
+        "FROM event_subscription WHERE instance_id = %(instance)s "
         "UNION ALL SELECT token_id, node_id, 'timer', NULL, due_at FROM job "
-        "WHERE instance_id = %(instance)s AND kind = %(timer)s AND token_id IS NOT NULL "
+        "WHERE instance_id = %(instance)s AND kind = %(timer)s "
         "ORDER BY node_id",
         {"instance": instance_id, "timer": JobKind.TIMER.value},
     )

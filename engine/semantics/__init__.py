@@ -61,6 +61,7 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         token = run.new_token(start.id)
         self._activate(token)
         self.scripts.execution_event(token, self.model, "start")
+        self._open_scope_events(None)  # the process's event subprocesses listen while it runs
         self._queue.append((token, start.id, None, False))
         self._drain()
         return token
@@ -125,8 +126,17 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         return None
 
     def fire_timer(self, job: JobRow) -> None:
-        """A timer job is due: a catch event's token moves on, or a boundary event triggers."""
+        """A timer job is due: a catch event's token moves on, a boundary event triggers, or an
+        event subprocess starts (a cycle of a non-interrupting one fires again later)."""
         node = self.model.node(job.node_id)
+        if isinstance(node, StartEvent):
+            started = self._scope_event(node, job.token_id)
+            if started is not None and not node.interrupting and job.timer_text is not None:
+                self._reschedule(job)
+            else:
+                job.deleted = True
+            self._drain()
+            return
         assert job.token_id is not None
         token = self.run.tokens[job.token_id]
         if isinstance(node, BoundaryEvent):
@@ -149,6 +159,12 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         """A message or signal reaches a waiting subscription; `local_variables` become locals
         of the token that receives it."""
         node = self.model.node(subscription.node_id)
+        if isinstance(node, StartEvent):  # an event subprocess's: it stays unless interrupting
+            started = self._scope_event(node, subscription.token_id, variables, local_variables)
+            if started is None:
+                subscription.deleted = True
+            self._drain()
+            return
         assert subscription.token_id is not None
         token = self.run.tokens[subscription.token_id]
         self.set_variables(variables, token)
@@ -201,6 +217,7 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
             if self.run.instance.state.is_final or not self._fire_inclusive_joins():
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
+            self._close_scope_events(None)
             self.scripts.execution_event(None, self.model, "end")
             self._completed()
 

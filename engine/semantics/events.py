@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
 from engine import timers, waits
 from engine.effects import ThrownToCaller
 from engine.model import (
@@ -14,6 +18,7 @@ from engine.model import (
     SubProcess,
 )
 from engine.runtime import JobRow, Token
+from engine.semantics.mappings import set_locals
 from engine.semantics.scopes import ScopeMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState, VisitState
 
@@ -41,9 +46,12 @@ class EventMoves(ScopeMoves):
         for boundary in self.model.boundary_events(activity.id):
             self._listen(token, boundary)
 
-    def _listen(self, token: Token, event: IntermediateCatchEvent | BoundaryEvent) -> None:
+    def _listen(
+        self, token: Token | None, event: IntermediateCatchEvent | BoundaryEvent | StartEvent
+    ) -> None:
         """The wait that fires `event` for `token`: its timer's job, or its message's or
-        signal's subscription."""
+        signal's subscription. An event subprocess's start event listens for its scope's token
+        (None: the process, and the rows name no token)."""
         run = self.run
         if event.timer is not None:
             retries = waits.retries_of(event.retry_cycle, self.default_retries)
@@ -51,7 +59,7 @@ class EventMoves(ScopeMoves):
             run.add_job(
                 waits.timer_job(
                     event.timer,
-                    token.id,
+                    token.id if token is not None else None,
                     event.id,
                     values,
                     run.now,
@@ -72,6 +80,45 @@ class EventMoves(ScopeMoves):
                     SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
                 )
             )
+
+    def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
+        """A subprocess's scope starts (a token enters it, an iteration runs it, an event
+        subprocess's run begins): its event subprocesses listen while it is active."""
+        self._open_scope_events(scope_token)
+        super()._enter_scope(scope_token, start)
+
+    def _open_scope_events(self, scope_token: Token | None) -> None:
+        """The scope of `scope_token` (None: the process) starts: the start event of each of its
+        event subprocesses that waits for something (a timer, a message, a signal) listens on
+        its behalf. `ScopeMoves._close_scope_events` is the other end."""
+        scope_id = scope_token.node_id if scope_token is not None else None
+        for sub in self.model.event_subprocesses(scope_id):
+            for start in self.model.children(sub.id):
+                if isinstance(start, StartEvent):
+                    self._listen(scope_token, start)
+
+    def _scope_event(
+        self,
+        start: StartEvent,
+        owner_id: UUID | None,
+        variables: Mapping[str, Any] | None = None,
+        local_variables: Mapping[str, Any] | None = None,
+    ) -> Token | None:
+        """The event an event subprocess's start event listened for occurred in the scope owned
+        by the token `owner_id` (None: the process): `variables` are set from the scope, the run
+        starts and `local_variables` become its locals; the run's token. A trigger that comes
+        after its scope ended does nothing: None (the caller drops what listened)."""
+        scope_token = self.run.tokens.get(owner_id) if owner_id is not None else None
+        late = owner_id is not None and (scope_token is None or not scope_token.is_live)
+        if late or self.run.instance.state.is_final:
+            return None
+        self.set_variables(variables, scope_token)
+        assert start.parent is not None
+        sub = self.model.node(start.parent)
+        assert isinstance(sub, SubProcess)
+        run_token = self._start_event_subprocess(sub, start, owner_id)
+        set_locals(self.run, run_token, local_variables)
+        return run_token
 
     def _trigger_boundary(self, boundary: BoundaryEvent, activity_token: Token) -> None:
         """Interrupting: the activity's token and everything inside it end, its work retires.

@@ -1,5 +1,13 @@
-"""Scopes: entering an embedded subprocess, and ending tokens early with everything inside them
-(cancellation, terminate end events, interrupting events)."""
+"""Scopes: entering an embedded subprocess, starting an event subprocess, and ending tokens early
+with everything inside them (cancellation, terminate end events, interrupting events).
+
+A scope (the process, an embedded subprocess's run, an event subprocess's run, a multi-instance
+iteration of a subprocess) listens for the start events of its event subprocesses exactly while
+it is active: `EventMoves._open_scope_events` (engine/semantics/events.py) creates their jobs
+and subscriptions when the scope starts, owned by the scope's token (None at process level: the
+rows name the instance and no token). They go with the scope: the scope token's work retires when
+it leaves or is killed (`InstanceRun.drop_listeners`), and `_close_scope_events` removes them
+when the instance ends or an interrupting event subprocess starts in the scope."""
 
 from __future__ import annotations
 
@@ -20,6 +28,7 @@ class ScopeMoves(Moves):
             self._kill(token)
         for key in list(run.joins):
             self._delete_join(key)
+        self._close_scope_events(None)
         self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.COMPLETED:
             self._completed()
@@ -38,10 +47,14 @@ class ScopeMoves(Moves):
         self._activate(child)
         self._queue.append((child, start.id, None, False))
 
-    def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> None:
-        """An event subprocess of the scope `scope_id` (None: the process) starts through `start`.
-        An interrupting one first ends everything else in its scope; a non-interrupting one runs
-        beside it (and may run many times at once)."""
+    def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> Token:
+        """An event subprocess of the scope `scope_id` (None: the process) starts through `start`;
+        the token of its run, which waits in the scope while the run lasts. An interrupting one
+        first ends everything else in its scope, and the scope's event subprocesses stop
+        listening (as in Camunda); a non-interrupting one runs beside it (and may run many times
+        at once)."""
+        if start.interrupting:
+            self._close_scope_events(scope_id)
         if start.interrupting and scope_id is None:
             for live in self.run.live_tokens():
                 self._kill(live)
@@ -53,6 +66,31 @@ class ScopeMoves(Moves):
         self._open_visit(scope_token, sub)
         self._wait(scope_token)
         self._enter_scope(scope_token, start)
+        return scope_token
+
+    def _close_scope_events(self, owner_id: Any) -> None:
+        """The scope owned by the token `owner_id` (None: the process) stops listening for the
+        start events of its event subprocesses: their jobs and subscriptions go. The owner's
+        other waits (a subprocess's boundary events) stay."""
+        run = self.run
+        for job in run.jobs.values():
+            if job.token_id == owner_id and self._starts_event_subprocess(job.node_id):
+                job.deleted = True
+        for subscription in run.subscriptions.values():
+            if subscription.token_id == owner_id and self._starts_event_subprocess(
+                subscription.node_id
+            ):
+                subscription.deleted = True
+
+    def _starts_event_subprocess(self, node_id: str) -> bool:
+        """Whether `node_id` is the start event of an event subprocess."""
+        if not self.model.has_node(node_id):
+            return False
+        node = self.model.node(node_id)
+        if not isinstance(node, StartEvent) or node.parent is None:
+            return False
+        parent = self.model.node(node.parent)
+        return isinstance(parent, SubProcess) and parent.triggered_by_event
 
     def _kill(self, token: Token) -> None:
         """End a live token early, with everything inside it if it is a subprocess's scope."""
