@@ -68,6 +68,7 @@ from engine.states import (
     IncidentState,
     InstanceState,
     TaskState,
+    TokenMode,
     TokenState,
     TokenView,
     view_of,
@@ -95,6 +96,8 @@ class TokenPosition:
     node_name: str | None
     state: TokenView
     version: int
+    # Forward, or Compensation for a token that runs a compensation handler.
+    mode: TokenMode = TokenMode.FORWARD
 
 
 @dataclass(frozen=True)
@@ -679,6 +682,7 @@ class InstanceHandle:
                 model.node(r.node_id).name if model.has_node(r.node_id) else None,
                 view_of(TokenState(r.state)),
                 r.version,
+                TokenMode(r.mode),
             )
             for r in rows
             if not TokenState(r.state).is_final

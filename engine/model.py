@@ -177,6 +177,8 @@ class Node:
     io: InputOutput | None = None
     # Multi-instance or standard loop characteristics (tasks and embedded subprocesses only).
     loop: Loop | None = None
+    # isForCompensation: a compensation handler, run only when its activity is compensated.
+    is_for_compensation: bool = False
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -211,6 +213,8 @@ class StartEvent(Node):
     form_fields: tuple[FormField, ...] = ()
     # camunda:initiator: the variable that receives the id of the user who started the instance.
     initiator: str | None = None
+    # The start of a compensation event subprocess: it runs when its subprocess is compensated.
+    is_compensation: bool = False
 
     @property
     def kind(self) -> NodeKind:
@@ -223,7 +227,18 @@ class StartEvent(Node):
             and self.timer is None
             and self.signal_name is None
             and not self.is_error
+            and not self.is_compensation
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompensateThrow:
+    """A compensation throw event's compensateEventDefinition: compensate `activity_ref` (None:
+    every completed compensable activity of the event's scope), and whether the event waits
+    until the handlers it started have ended (`waitForCompletion`, true by default)."""
+
+    activity_ref: str | None = None
+    wait_for_completion: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,6 +272,8 @@ class EndEvent(MessageThrow, Node):
     terminate: bool = False
     is_error: bool = False
     error_code: str | None = None
+    # A compensation end event: it triggers compensation, then its token ends.
+    compensation: CompensateThrow | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -362,6 +379,8 @@ class IntermediateThrowEvent(MessageThrow, Node):
     message throw event runs its implementation (see `MessageThrow`)."""
 
     signal_name: str | None = None
+    # A compensation throw event (see `CompensateThrow`).
+    compensation: CompensateThrow | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -453,6 +472,10 @@ class BoundaryEvent(Node):
     # As on an error start event: the variables that receive the caught error's code and message.
     error_code_variable: str | None = None
     error_message_variable: str | None = None
+    # A compensation boundary event: once its activity completes it can be compensated by
+    # `compensate_handler`, the isForCompensation activity its association leads to.
+    is_compensation: bool = False
+    compensate_handler: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -640,8 +663,8 @@ class ProcessModel:
 
 
 def triggers(node: Node) -> tuple[str, ...]:
-    """The triggers an event carries: "timer", "message", "signal", "error" (empty for a none
-    event or a node that is not an event)."""
+    """The triggers an event carries: "timer", "message", "signal", "error", "compensation"
+    (empty for a none event or a node that is not an event)."""
     if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
         return ()
     found: list[str] = []
@@ -653,6 +676,8 @@ def triggers(node: Node) -> tuple[str, ...]:
         found.append("signal")
     if isinstance(node, StartEvent | BoundaryEvent) and node.is_error:
         found.append("error")
+    if isinstance(node, StartEvent | BoundaryEvent) and node.is_compensation:
+        found.append("compensation")
     return tuple(found)
 
 
@@ -737,6 +762,9 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         if node.loop is not None:
             _validate_loop(node, fail)
     _validate_starts(model, fail)
+    from engine.compensation_rules import validate_compensation  # it reads this module's nodes
+
+    validate_compensation(model, fail)
     return model
 
 
@@ -825,7 +853,7 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             )
         if node.incoming:
             raise fail("a boundary event cannot have incoming flows", node.id, node.line)
-        if not node.outgoing:
+        if not node.outgoing and not node.is_compensation:
             raise fail("a boundary event needs an outgoing flow", node.id, node.line)
         if len(found) != 1:
             raise fail(

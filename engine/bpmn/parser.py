@@ -634,6 +634,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "listeners": _listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
         "io": _input_output(element, ctx, node_id),
         "loop": _loop(element, ctx, node_id),
+        "is_for_compensation": ctx.boolean(element, "isForCompensation"),
         "line": element.sourceline,
         **_described(element),
     }
@@ -649,6 +650,7 @@ _TIMER = "timerEventDefinition"
 _MESSAGE = "messageEventDefinition"
 _SIGNAL = "signalEventDefinition"
 _ERROR = "errorEventDefinition"
+_COMPENSATE = "compensateEventDefinition"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -734,6 +736,10 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
     local = _local(definition)
     if local == _TIMER:
         return {"timer": _timer(definition, ctx, event_id)}
+    if local == _COMPENSATE:
+        from engine.bpmn.compensation import compensate_trigger
+
+        return compensate_trigger(definition, ctx, event_id)
     children = _definition_children(definition, ctx, event_id)
     if children:
         raise ctx.unsupported(children[0], event_id)
@@ -804,7 +810,9 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
 
 def _start_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
+    definition = _event_definitions(
+        element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _COMPENSATE)
+    )
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
     form_key = element.get(_camunda("formKey"))
@@ -839,12 +847,14 @@ def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[st
 
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, ("terminateEventDefinition", _ERROR, _MESSAGE))
+    definition = _event_definitions(
+        element, ctx, ("terminateEventDefinition", _ERROR, _MESSAGE, _COMPENSATE)
+    )
     if definition is None:
         return EndEvent(**common)
     if _local(definition) == _MESSAGE:
         return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
-    if _local(definition) == _ERROR:
+    if _local(definition) in (_ERROR, _COMPENSATE):
         return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
     _plain_extensions(definition, ctx, common["id"])
     return EndEvent(**common, terminate=True)
@@ -852,7 +862,7 @@ def _end_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE))
+    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE, _COMPENSATE))
     if definition is not None and _local(definition) == _MESSAGE:
         return IntermediateThrowEvent(**common, **_message_throw(definition, ctx, common["id"]))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
@@ -873,7 +883,9 @@ def _boundary_event(element: Element, ctx: _Context) -> Node:
     attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
+    definition = _event_definitions(
+        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _COMPENSATE)
+    )
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"
         raise ctx.error(message, element)
@@ -1211,6 +1223,9 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
     nodes: list[tuple[Node, Element]] = []
     flows: list[SequenceFlow] = []
     _scope(element, ctx, None, nodes, flows)
+    from engine.bpmn.compensation import link_handlers  # it reads elements with this module
+
+    nodes = link_handlers(element, ctx, nodes)
     # Every node's flows in document order, from one pass over the flows.
     flows_in: dict[str, list[str]] = {}
     flows_out: dict[str, list[str]] = {}

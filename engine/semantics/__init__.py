@@ -38,6 +38,7 @@ from engine.model import (
 )
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
+from engine.semantics.compensation import CompensationMoves
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
@@ -47,7 +48,7 @@ from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(LoopMoves, TaskMoves, GatewayMoves):
+class Advance(CompensationMoves, LoopMoves, TaskMoves, GatewayMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -192,6 +193,7 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self.scripts.execution_event(None, self.model, "end")
+            self._forget_compensations()
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")
 
@@ -209,7 +211,9 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
-        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
+        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None:
+            self._throw_compensation(token, node)
+        elif isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
             self._service_task(token, node)  # a message throw event: run like a service task
         elif isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
             self._leave(token, node)

@@ -8,7 +8,7 @@ from typing import Any
 from engine.model import StartEvent, SubProcess, UserTask
 from engine.runtime import Token
 from engine.semantics.base import Moves
-from engine.states import InstanceState, TaskState, TokenState, VisitState
+from engine.states import InstanceState, SubscriptionKind, TaskState, TokenState, VisitState
 
 
 class ScopeMoves(Moves):
@@ -19,11 +19,18 @@ class ScopeMoves(Moves):
             self._kill(token)
         for key in list(run.joins):
             self._delete_join(key)
+        self._forget_compensations()
         self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.TERMINATED:
             run.instance.move_to(InstanceState.TERMINATING, run.now)
         run.instance.move_to(instance_state, run.now)
         run.emit(f"instance.{instance_state.value.lower()}")
+
+    def _forget_compensations(self) -> None:
+        """The instance ends: nothing of it can be compensated any more."""
+        for row in self.run.subscriptions.values():
+            if row.kind == SubscriptionKind.COMPENSATE:
+                row.deleted = True
 
     def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
         child = self.run.new_token(

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one
 
 
@@ -34,6 +35,7 @@ class TokenRow:
     version: int
     created_at: datetime
     scope_id: UUID | None = None
+    mode: str = TokenMode.FORWARD
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
         conn,
         TokenRow,
         "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at, "
-        "scope_id FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        "scope_id, mode FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
     )
 
