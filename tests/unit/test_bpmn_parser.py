@@ -435,7 +435,6 @@ UNSUPPORTED = [
                 (
                     "conditionalEventDefinition",
                     "escalationEventDefinition",
-                    "compensateEventDefinition",
                 ),
             ),
             (
@@ -444,7 +443,6 @@ UNSUPPORTED = [
                 (
                     "signalEventDefinition",
                     "escalationEventDefinition",
-                    "compensateEventDefinition",
                     "cancelEventDefinition",
                 ),
             ),
@@ -455,7 +453,6 @@ UNSUPPORTED = [
                     "escalationEventDefinition",
                     "timerEventDefinition",
                     "linkEventDefinition",
-                    "compensateEventDefinition",
                 ),
             ),
             (
@@ -468,7 +465,6 @@ UNSUPPORTED = [
                 ' attachedToRef="t"',
                 (
                     "escalationEventDefinition",
-                    "compensateEventDefinition",
                     "cancelEventDefinition",
                     "conditionalEventDefinition",
                 ),
