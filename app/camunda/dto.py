@@ -98,8 +98,25 @@ _CATCH_TYPES: dict[str | None, str] = {
 }
 
 
+# Compensation events as Camunda names them (a compensation handler keeps its own type).
+_COMPENSATION_TYPES: dict[type[Node], str] = {
+    StartEvent: "compensationStartEvent",
+    BoundaryEvent: "compensationBoundaryCatch",
+    IntermediateThrowEvent: "intermediateCompensationThrowEvent",
+    EndEvent: "compensationEndEvent",
+}
+
+
+def _is_compensation(node: Node) -> bool:
+    if isinstance(node, StartEvent | BoundaryEvent):
+        return node.is_compensation
+    return isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None
+
+
 def activity_type(node: Node) -> str:
     """The name Camunda's history and activity instances give this kind of element."""
+    if _is_compensation(node):
+        return _COMPENSATION_TYPES[type(node)]
     if isinstance(node, StartEvent):
         trigger = _trigger(node)
         return "errorStartEvent" if trigger is None and node.is_error else _START_TYPES[trigger]
@@ -147,6 +164,10 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "terminateEndEvent": "endEvent",
     "errorEndEvent": "endEvent",
     "messageEndEvent": "endEvent",
+    "compensationEndEvent": "endEvent",
+    "compensationStartEvent": "startEvent",
+    "compensationBoundaryCatch": "boundaryEvent",
+    "intermediateCompensationThrowEvent": "intermediateThrowEvent",
     "boundaryTimer": "boundaryEvent",
     "boundaryMessage": "boundaryEvent",
     "boundarySignal": "boundaryEvent",
