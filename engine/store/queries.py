@@ -54,6 +54,8 @@ class StepVisit:
 class VisitRow(StepVisit):
     id: UUID
     token_id: UUID
+    # The visiting token's mode: a compensation handler's visit is in Compensation mode.
+    mode: str = TokenMode.FORWARD
 
 
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
@@ -87,7 +89,7 @@ def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
     return fetch_all(
         conn,
         VisitRow,
-        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at "
+        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at, mode "
         "FROM history WHERE instance_id = %s ORDER BY started_at, id",
         (instance_id,),
     )
