@@ -333,3 +333,85 @@ def test_a_throw_in_an_error_event_subprocess_compensates_the_scope_around_it(
     assert instance.state is InstanceState.COMPLETED
     assert ran == ["book", "unbook"]
     assert compensation_visits(engine, instance) == [("unbook", "Completed")]
+
+
+def test_handlers_parked_as_jobs_finish_the_throw_from_later_commands(
+    engine: Engine, ran: list[str]
+) -> None:
+    """Every step is its own transaction: the throw waits as a row, each handler runs from its
+    job, and the last one to end lets the throw go on."""
+    b = ProcessBuilder("comp-async")
+    b.start_event("start")
+    b.service_task("book", handler="log")
+    b.service_task("unbook", handler="log", async_before=True)
+    b.compensation_boundary("book_done", "book", "unbook")
+    b.service_task("pay", handler="log")
+    b.service_task("refund", handler="log", async_before=True)
+    b.compensation_boundary("pay_done", "pay", "refund")
+    b.compensation_throw("undo")
+    b.user_task("next")
+    b.end_event("end")
+    b.chain("start", "book", "pay", "undo", "next", "end")
+    engine.deploy(b.build())
+    instance = engine.start_latest("comp-async")
+    assert compensable(engine, instance.id) == []  # consumed as their handlers started
+    jobs = sorted(engine.jobs(instance.id), key=lambda job: job.created_at)
+    assert len(jobs) == 2
+    parked = {(t.node_id, t.mode) for t in instance.tokens()}
+    assert parked == {
+        ("undo", TokenMode.FORWARD),
+        ("refund", TokenMode.COMPENSATION),
+        ("unbook", TokenMode.COMPENSATION),
+    }
+    for job in jobs:
+        assert instance.user_tasks() == []
+        engine.execute_job(job.id)
+    assert ran == ["book", "pay", "refund", "unbook"]
+    assert [t.node_id for t in instance.user_tasks()] == ["next"]
+
+
+def test_a_throw_inside_a_subprocess_compensates_only_that_subprocess(
+    engine: Engine, ran: list[str]
+) -> None:
+    b = ProcessBuilder("comp-inner")
+    b.start_event("start")
+    b.service_task("outer", handler="log")
+    b.service_task("undo_outer", handler="log")
+    b.compensation_boundary("outer_done", "outer", "undo_outer")
+    b.sub_process("sub")
+    b.start_event("sub_start", parent="sub")
+    b.service_task("inner", handler="log", parent="sub")
+    b.service_task("undo_inner", handler="log", parent="sub")
+    b.compensation_boundary("inner_done", "inner", "undo_inner")
+    b.compensation_throw("undo", parent="sub", end=True)
+    b.chain("sub_start", "inner", "undo")
+    b.end_event("end")
+    b.chain("start", "outer", "sub", "end")
+    engine.deploy(b.build())
+    instance = engine.start_latest("comp-inner")
+    assert instance.state is InstanceState.COMPLETED
+    assert ran == ["outer", "inner", "undo_inner"]
+
+
+def test_a_subprocess_with_its_own_handler_is_compensated_inside_then_by_it(
+    engine: Engine, ran: list[str]
+) -> None:
+    b = ProcessBuilder("comp-sub-handler")
+    b.start_event("start")
+    b.sub_process("trip")
+    b.start_event("trip_start", parent="trip")
+    b.service_task("hotel", handler="log", parent="trip")
+    b.service_task("cancel_hotel", handler="log", parent="trip")
+    b.compensation_boundary("hotel_done", "hotel", "cancel_hotel")
+    b.end_event("trip_end", parent="trip")
+    b.chain("trip_start", "hotel", "trip_end")
+    b.service_task("cancel_trip", handler="log")
+    b.compensation_boundary("trip_done", "trip", "cancel_trip")
+    b.service_task("other", handler="log")
+    b.compensation_throw("undo", activity="trip")
+    b.end_event("end")
+    b.chain("start", "trip", "other", "undo", "end")
+    engine.deploy(b.build())
+    instance = engine.start_latest("comp-sub-handler")
+    assert instance.state is InstanceState.COMPLETED
+    assert ran == ["hotel", "other", "cancel_hotel", "cancel_trip"]
