@@ -415,3 +415,30 @@ def test_a_subprocess_with_its_own_handler_is_compensated_inside_then_by_it(
     instance = engine.start_latest("comp-sub-handler")
     assert instance.state is InstanceState.COMPLETED
     assert ran == ["hotel", "other", "cancel_hotel", "cancel_trip"]
+
+
+def test_each_iteration_of_a_multi_instance_subprocess_is_compensated_inside(
+    engine: Engine, ran: list[str]
+) -> None:
+    b = ProcessBuilder("comp-mi-sub")
+    b.start_event("start")
+    b.sub_process("trip")
+    b.multi_instance("trip", cardinality=3)
+    b.start_event("trip_start", parent="trip")
+    b.service_task("hotel", handler="log", parent="trip")
+    b.user_task("cancel_hotel", parent="trip")
+    b.compensation_boundary("hotel_done", "hotel", "cancel_hotel")
+    b.end_event("trip_end", parent="trip")
+    b.chain("trip_start", "hotel", "trip_end")
+    b.compensation_throw("undo", end=True)
+    b.chain("start", "trip", "undo")
+    engine.deploy(b.build())
+    instance = engine.start_latest("comp-mi-sub")
+    assert compensable(engine, instance.id) == []  # every row consumed as its handler started
+    handlers = instance.user_tasks()
+    assert [t.node_id for t in handlers] == ["cancel_hotel"] * 3
+    assert all(t.mode is TokenMode.COMPENSATION for t in instance.tokens() if t.node_id != "undo")
+    for task in handlers:
+        engine.complete_task(task.id)
+    assert instance.state is InstanceState.COMPLETED
+    assert compensation_visits(engine, instance) == [("cancel_hotel", "Completed")] * 3
