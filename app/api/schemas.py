@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.states import TokenMode
+
 Schema = dict[str, Any]
 
 STRING: Schema = {"type": "string"}
@@ -120,6 +122,8 @@ COMPONENTS: dict[str, Schema] = {
             "node_name": nullable(STRING),
             "state": STRING,
             "version": INTEGER,
+            # Forward, or Compensation for a token running a compensation handler.
+            "mode": {"type": "string", "enum": [mode.value for mode in TokenMode]},
         }
     ),
     "Track": record(

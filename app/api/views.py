@@ -72,6 +72,7 @@ def token(position: TokenPosition) -> dict[str, Any]:
         "node_name": position.node_name,
         "state": position.state.value,
         "version": position.version,
+        "mode": position.mode.value,
     }
 
 
