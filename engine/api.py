@@ -109,6 +109,8 @@ class TokenPath:
     merged_into: UUID | None
     terminal: TokenView
     steps: list[StepVisit]
+    # Compensation for the track of a compensation handler: every visit of it is in that mode.
+    mode: TokenMode = TokenMode.FORWARD
 
 
 UserTaskView = tasks.TaskRow
@@ -699,7 +701,14 @@ class InstanceHandle:
                 StepVisit(v.node_id, v.node_name, v.node_type, v.state, v.started_at, v.ended_at)
             )
         return [
-            TokenPath(t.id, t.parent_id, t.merged_into, view_of(TokenState(t.state)), steps[t.id])
+            TokenPath(
+                t.id,
+                t.parent_id,
+                t.merged_into,
+                view_of(TokenState(t.state)),
+                steps[t.id],
+                TokenMode(t.mode),
+            )
             for t in tokens
         ]
 

@@ -10,6 +10,7 @@ from engine.states import TokenMode
 Schema = dict[str, Any]
 
 STRING: Schema = {"type": "string"}
+MODE: Schema = {"type": "string", "enum": [mode.value for mode in TokenMode]}
 INTEGER: Schema = {"type": "integer"}
 BOOLEAN: Schema = {"type": "boolean"}
 TIME: Schema = {"type": "string", "format": "date-time"}
@@ -123,7 +124,7 @@ COMPONENTS: dict[str, Schema] = {
             "state": STRING,
             "version": INTEGER,
             # Forward, or Compensation for a token running a compensation handler.
-            "mode": {"type": "string", "enum": [mode.value for mode in TokenMode]},
+            "mode": MODE,
         }
     ),
     "Track": record(
@@ -132,6 +133,7 @@ COMPONENTS: dict[str, Schema] = {
             "parent_id": nullable(UUID),
             "merged_into": nullable(UUID),
             "state": STRING,
+            "mode": MODE,
             "steps": array(
                 record(
                     {

@@ -82,6 +82,7 @@ def track(path: TokenPath) -> dict[str, Any]:
         "parent_id": ident(path.parent_id),
         "merged_into": ident(path.merged_into),
         "state": path.terminal.value,
+        "mode": path.mode.value,
         "steps": [
             {
                 "node_id": step.node_id,

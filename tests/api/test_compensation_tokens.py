@@ -1,5 +1,5 @@
-"""/api/v1 shows each live token's mode: the throw event's token Forward, the handler's token
-Compensation."""
+"""/api/v1 shows each live token's and each track's mode: the throw event's token Forward, the
+handler's token Compensation."""
 
 from __future__ import annotations
 
@@ -20,4 +20,9 @@ def test_tokens_show_their_mode(admin: httpx.Client, operator: httpx.Client) -> 
     assert sorted((t["node_id"], t["state"], t["mode"]) for t in tokens) == [
         ("Event_Undo", "WaitForEvent", "Forward"),
         ("Task_Refund", "WaitForEvent", "Compensation"),
+    ]
+    tracks = operator.get(f"/instances/{started.json()['id']}/history").json()["items"]
+    assert sorted((t["mode"], [s["node_id"] for s in t["steps"]]) for t in tracks) == [
+        ("Compensation", ["Task_Refund"]),
+        ("Forward", ["StartEvent_Order", "Task_Pay", "Event_Undo"]),
     ]

@@ -92,6 +92,12 @@ def test_a_throw_compensates_every_completed_activity_in_reverse_order(
         ("refund", "Completed"),
         ("unbook", "Completed"),
     ]
+    tracks = {(path.mode, tuple(s.node_id for s in path.steps)) for path in instance.history()}
+    assert tracks == {
+        (TokenMode.FORWARD, ("start", "book", "pay", "undo", "end")),
+        (TokenMode.COMPENSATION, ("refund",)),
+        (TokenMode.COMPENSATION, ("unbook",)),
+    }
     # The instance ended: nothing of it is compensable any more.
     assert compensable(engine, instance.id) == []
 
