@@ -18,7 +18,6 @@ DATA = Path(__file__).parent.parent / "data" / "bpmn"
 # --compensation and --accent in static/console.css.
 COMPENSATION = "rgb(188, 76, 0)"
 FORWARD = "rgb(9, 105, 218)"
-BACKGROUND = "(element) => getComputedStyle(element).backgroundColor"
 
 
 def overlay(node: str, kind: str) -> str:
@@ -32,6 +31,7 @@ def test_compensation_tokens_have_their_own_colour(console: ConsoleServer, login
     page = login("operator")
     page.goto(f"/instances/{handle.id}")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
 
     refund = page.locator('.djs-element[data-element-id="Task_Refund"]')
     expect(refund).to_have_class("djs-element djs-shape has-compensation")
@@ -40,14 +40,16 @@ def test_compensation_tokens_have_their_own_colour(console: ConsoleServer, login
     handler_badge = page.locator(overlay("Task_Refund", "token-badge"))
     expect(handler_badge).to_have_class("badge token-badge compensation-badge")
     expect(handler_badge).to_have_attribute("title", "1 token: 1 Waiting, 1 compensating")
-    assert handler_badge.evaluate(BACKGROUND) == COMPENSATION
-    assert page.locator(overlay("Event_Undo", "token-badge")).evaluate(BACKGROUND) == FORWARD
+    expect(handler_badge).to_have_css("background-color", COMPENSATION)
+    expect(page.locator(overlay("Event_Undo", "token-badge"))).to_have_css(
+        "background-color", FORWARD
+    )
 
     row = page.locator('#tokens-body tr[data-node="Task_Refund"]')
     expect(row).to_have_attribute("data-mode", "Compensation")
     expect(row).to_have_class("token-live token-compensation")
     expect(row.locator(".mode-compensation")).to_have_text("compensation")
-    assert row.locator(".mode-compensation").evaluate(BACKGROUND) == COMPENSATION
+    expect(row.locator(".mode-compensation")).to_have_css("background-color", COMPENSATION)
     throw_row = page.locator('#tokens-body tr[data-node="Event_Undo"]')
     expect(throw_row).to_have_attribute("data-mode", "Forward")
     expect(throw_row.locator(".mode-compensation")).to_have_count(0)
