@@ -286,8 +286,7 @@ def main(argv: list[str] | None = None) -> None:
         "fan": f"(d) tree: {FAN_OUT} calls, parallel MI",
     }
     print(
-        f"{'':32} {'per s':>8} {'of (a)':>7} {'tx each':>8} {'stmts each':>11} "
-        f"{'trips each':>11}"
+        f"{'':32} {'per s':>8} {'of (a)':>7} {'tx each':>8} {'stmts each':>11} {'trips each':>11}"
     )
     for kind, name in names.items():
         c = costs[kind]

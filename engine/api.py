@@ -68,6 +68,7 @@ from engine.states import (
     IncidentState,
     InstanceState,
     TaskState,
+    TokenMode,
     TokenState,
     TokenView,
     view_of,
@@ -95,6 +96,8 @@ class TokenPosition:
     node_name: str | None
     state: TokenView
     version: int
+    # Forward, or Compensation for a token that runs a compensation handler.
+    mode: TokenMode = TokenMode.FORWARD
 
 
 @dataclass(frozen=True)
@@ -106,6 +109,8 @@ class TokenPath:
     merged_into: UUID | None
     terminal: TokenView
     steps: list[StepVisit]
+    # Compensation for the track of a compensation handler: every visit of it is in that mode.
+    mode: TokenMode = TokenMode.FORWARD
 
 
 UserTaskView = tasks.TaskRow
@@ -697,6 +702,7 @@ class InstanceHandle:
                 model.node(r.node_id).name if model.has_node(r.node_id) else None,
                 view_of(TokenState(r.state)),
                 r.version,
+                TokenMode(r.mode),
             )
             for r in rows
             if not TokenState(r.state).is_final
@@ -713,7 +719,14 @@ class InstanceHandle:
                 StepVisit(v.node_id, v.node_name, v.node_type, v.state, v.started_at, v.ended_at)
             )
         return [
-            TokenPath(t.id, t.parent_id, t.merged_into, view_of(TokenState(t.state)), steps[t.id])
+            TokenPath(
+                t.id,
+                t.parent_id,
+                t.merged_into,
+                view_of(TokenState(t.state)),
+                steps[t.id],
+                TokenMode(t.mode),
+            )
             for t in tokens
         ]
 

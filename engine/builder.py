@@ -57,6 +57,7 @@ from engine.model import (
     CallActivity,
     CalledBinding,
     CallMapping,
+    CompensateThrow,
     EndEvent,
     EventBasedGateway,
     ExclusiveGateway,
@@ -941,6 +942,53 @@ class ProcessBuilder:
                 self._nodes[index] = replace(node, loop=loop)
                 return self
         raise self._error("no node with this id was added", node_id)
+
+    def compensation_boundary(
+        self, id: str, attached_to: str, handler: str, name: str | None = None
+    ) -> ProcessBuilder:
+        """A compensation boundary event on `attached_to` whose handler is the task or
+        subprocess `handler`, added before (it becomes isForCompensation: it runs only when
+        `attached_to` is compensated, and has no flows)."""
+        for index, node in enumerate(self._nodes):
+            if node.id == handler:
+                self._nodes[index] = replace(node, is_for_compensation=True)
+                break
+        else:
+            raise self._error(f"no handler '{handler}' was added", id)
+        return self._add(
+            BoundaryEvent(
+                id=id,
+                name=name,
+                attached_to=attached_to,
+                is_compensation=True,
+                compensate_handler=handler,
+            )
+        )
+
+    def compensation_throw(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        parent: str | None = None,
+        activity: str | None = None,
+        wait_for_completion: bool = True,
+        end: bool = False,
+    ) -> ProcessBuilder:
+        """An intermediate (or, with `end`, an end) compensation throw event: it compensates
+        `activity`, or every completed compensable activity of its scope."""
+        compensation = CompensateThrow(
+            activity_ref=activity, wait_for_completion=wait_for_completion
+        )
+        kind = EndEvent if end else IntermediateThrowEvent
+        return self._add(kind(id=id, name=name, parent=parent, compensation=compensation))
+
+    def compensation_start(
+        self, id: str, name: str | None = None, *, parent: str
+    ) -> ProcessBuilder:
+        """The start event of the compensation event subprocess `parent` (a subprocess added
+        with `triggered_by_event`, inside the embedded subprocess it compensates)."""
+        return self._add(StartEvent(id=id, name=name, parent=parent, is_compensation=True))
 
     def chain(self, *node_ids: str) -> ProcessBuilder:
         for source, target in itertools.pairwise(node_ids):

@@ -178,6 +178,8 @@ class Node:
     io: InputOutput | None = None
     # Multi-instance or standard loop characteristics (tasks and embedded subprocesses only).
     loop: Loop | None = None
+    # isForCompensation: a compensation handler, run only when its activity is compensated.
+    is_for_compensation: bool = False
     line: int | None = field(default=None, compare=False)
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
@@ -218,6 +220,8 @@ class StartEvent(Node):
     form_fields: tuple[FormField, ...] = ()
     # camunda:initiator: the variable that receives the id of the user who started the instance.
     initiator: str | None = None
+    # The start of a compensation event subprocess: it runs when its subprocess is compensated.
+    is_compensation: bool = False
 
     @property
     def kind(self) -> NodeKind:
@@ -231,7 +235,18 @@ class StartEvent(Node):
             and self.signal_name is None
             and not self.is_error
             and not self.is_escalation
+            and not self.is_compensation
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompensateThrow:
+    """A compensation throw event's compensateEventDefinition: compensate `activity_ref` (None:
+    every completed compensable activity of the event's scope), and whether the event waits
+    until the handlers it started have ended (`waitForCompletion`, true by default)."""
+
+    activity_ref: str | None = None
+    wait_for_completion: bool = True
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -299,6 +314,9 @@ class EndEvent(MessageThrow, Node):
     def throws(self) -> tuple[str, ...]:
         """What the end event does besides ending its token (at most one, see validate)."""
         return _throws(self, terminate=self.terminate, error=self.is_error)
+
+    # A compensation end event: it triggers compensation, then its token ends.
+    compensation: CompensateThrow | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -417,6 +435,9 @@ class IntermediateThrowEvent(MessageThrow, Node):
         """What the throw event does besides passing the token on (at most one, see validate)."""
         return _throws(self, link=self.link_name is not None)
 
+    # A compensation throw event (see `CompensateThrow`).
+    compensation: CompensateThrow | None = None
+
     @property
     def kind(self) -> NodeKind:
         return NodeKind.INTERMEDIATE_THROW_EVENT
@@ -514,6 +535,10 @@ class BoundaryEvent(Node):
     is_escalation: bool = False
     escalation_code: str | None = None
     escalation_code_variable: str | None = None
+    # A compensation boundary event: once its activity completes it can be compensated by
+    # `compensate_handler`, the isForCompensation activity its association leads to.
+    is_compensation: bool = False
+    compensate_handler: str | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -769,7 +794,8 @@ class ProcessModel:
 
 
 def triggers(node: Node) -> tuple[str, ...]:
-    """The triggers an event carries: "timer", "message", "signal", "error", "escalation", "link"
+    """The triggers an event carries: "timer", "message", "signal", "error", "escalation", "link",
+    "compensation"
     (empty for a none event or a node that is not an event)."""
     if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
         return ()
@@ -786,6 +812,8 @@ def triggers(node: Node) -> tuple[str, ...]:
         found.append("escalation")
     if isinstance(node, IntermediateCatchEvent) and node.link_name is not None:
         found.append("link")
+    if isinstance(node, StartEvent | BoundaryEvent) and node.is_compensation:
+        found.append("compensation")
     return tuple(found)
 
 
@@ -872,6 +900,9 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
     _validate_starts(model, fail)
     _validate_link_scopes(model, fail)
     _validate_escalation_scopes(model, fail)
+    from engine.compensation_rules import validate_compensation  # it reads this module's nodes
+
+    validate_compensation(model, fail)
     return model
 
 
@@ -962,7 +993,7 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             )
         if node.incoming:
             raise fail("a boundary event cannot have incoming flows", node.id, node.line)
-        if not node.outgoing:
+        if not node.outgoing and not node.is_compensation:
             raise fail("a boundary event needs an outgoing flow", node.id, node.line)
         if len(found) != 1:
             raise fail(

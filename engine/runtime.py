@@ -19,6 +19,7 @@ from engine.ids import new_id
 from engine.states import (
     IncidentState,
     InstanceState,
+    SubscriptionKind,
     TaskState,
     TokenMode,
     TokenState,
@@ -383,11 +384,13 @@ class InstanceRun:
         self.drop_listeners(token)
 
     def drop_listeners(self, token: Token) -> None:
-        """The token left its node: the jobs and subscriptions waiting on its behalf go."""
+        """The token left its node: the jobs and subscriptions waiting on its behalf go (not the
+        record that its activity can be compensated, which outlives it)."""
         for job in self._work["jobs"].of(self.jobs, token.id):
             job.deleted = True
         for subscription in self._work["subscriptions"].of(self.subscriptions, token.id):
-            subscription.deleted = True
+            if subscription.kind != SubscriptionKind.COMPENSATE:
+                subscription.deleted = True
 
     def live_in_scope(self, scope_id: UUID | None) -> list[Token]:
         """The live tokens whose scope is `scope_id`, in the order they were created."""

@@ -207,9 +207,12 @@ class LiveDiagram {
     (state.completed || []).forEach((id) => this.mark(id, "done"));
     (state.flows || []).forEach((id) => this.mark(id, "taken"));
     Object.entries(state.tokens || {}).forEach(([id, info]) => {
-      if (this.mark(id, "has-token")) {
+      // Tokens running a compensation handler are drawn in their own colour.
+      const compensating = info.compensation > 0;
+      if (this.mark(id, compensating ? "has-compensation" : "has-token")) {
         const states = Object.entries(info.states).map(([s, n]) => n + " " + s).join(", ");
-        const badge = el("div", "badge token-badge", String(info.count), plural(info.count, "token") + ": " + states);
+        const title = plural(info.count, "token") + ": " + states + (compensating ? ", " + info.compensation + " compensating" : "");
+        const badge = el("div", "badge token-badge" + (compensating ? " compensation-badge" : ""), String(info.count), title);
         badge.dataset.node = id;
         this.badge(id, { top: -12, right: 10 }, badge);
       }

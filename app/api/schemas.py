@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.states import TokenMode
+
 Schema = dict[str, Any]
 
 STRING: Schema = {"type": "string"}
+MODE: Schema = {"type": "string", "enum": [mode.value for mode in TokenMode]}
 INTEGER: Schema = {"type": "integer"}
 BOOLEAN: Schema = {"type": "boolean"}
 TIME: Schema = {"type": "string", "format": "date-time"}
@@ -120,6 +123,8 @@ COMPONENTS: dict[str, Schema] = {
             "node_name": nullable(STRING),
             "state": STRING,
             "version": INTEGER,
+            # Forward, or Compensation for a token running a compensation handler.
+            "mode": MODE,
         }
     ),
     "Track": record(
@@ -128,6 +133,7 @@ COMPONENTS: dict[str, Schema] = {
             "parent_id": nullable(UUID),
             "merged_into": nullable(UUID),
             "state": STRING,
+            "mode": MODE,
             "steps": array(
                 record(
                     {

@@ -72,6 +72,7 @@ def token(position: TokenPosition) -> dict[str, Any]:
         "node_name": position.node_name,
         "state": position.state.value,
         "version": position.version,
+        "mode": position.mode.value,
     }
 
 
@@ -81,6 +82,7 @@ def track(path: TokenPath) -> dict[str, Any]:
         "parent_id": ident(path.parent_id),
         "merged_into": ident(path.merged_into),
         "state": path.terminal.value,
+        "mode": path.mode.value,
         "steps": [
             {
                 "node_id": step.node_id,

@@ -118,8 +118,25 @@ _THROW_TYPES: dict[str | None, str] = {
 }
 
 
+# Compensation events as Camunda names them (a compensation handler keeps its own type).
+_COMPENSATION_TYPES: dict[type[Node], str] = {
+    StartEvent: "compensationStartEvent",
+    BoundaryEvent: "compensationBoundaryCatch",
+    IntermediateThrowEvent: "intermediateCompensationThrowEvent",
+    EndEvent: "compensationEndEvent",
+}
+
+
+def _is_compensation(node: Node) -> bool:
+    if isinstance(node, StartEvent | BoundaryEvent):
+        return node.is_compensation
+    return isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None
+
+
 def activity_type(node: Node) -> str:
     """The name Camunda's history and activity instances give this kind of element."""
+    if _is_compensation(node):
+        return _COMPENSATION_TYPES[type(node)]
     if isinstance(node, StartEvent):
         trigger = _trigger(node)
         if trigger is None and node.is_escalation:
@@ -166,6 +183,10 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "messageEndEvent": "endEvent",
     "escalationEndEvent": "endEvent",
     "signalEndEvent": "endEvent",
+    "compensationEndEvent": "endEvent",
+    "compensationStartEvent": "startEvent",
+    "compensationBoundaryCatch": "boundaryEvent",
+    "intermediateCompensationThrowEvent": "intermediateThrowEvent",
     "boundaryTimer": "boundaryEvent",
     "boundaryMessage": "boundaryEvent",
     "boundarySignal": "boundaryEvent",

@@ -36,6 +36,7 @@ EVENT_TYPES = (
     "token.merged",
     "token.terminated",
     "error.caught",
+    "compensation.thrown",
     "variables.updated",
     "incident.created",
     "incident.resolved",

@@ -24,7 +24,7 @@ from engine.queries import console, definitions
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
-from engine.states import TokenState, VisitState
+from engine.states import TokenMode, TokenState, VisitState
 from engine.variables import TypedValue, from_row
 
 PANELS = ("incidents", "tokens", "user_tasks", "external_tasks", "jobs", "variables", "history")
@@ -360,9 +360,12 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     incidents = engine.incidents(instance_id=instance_id)
     waits = console.event_waits(engine, instance_id)
     live: dict[str, Counter[str]] = {}
+    compensating: Counter[str] = Counter()
     for token in tokens:
         if not TokenState(token.state).is_final:
             live.setdefault(token.node_id, Counter())[token.state] += 1
+            if token.mode == TokenMode.COMPENSATION:
+                compensating[token.node_id] += 1
     completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
     entered = {v.node_id for v in visits}
     taken = [f.id for f in model.flows if f.source in completed and f.target in entered]
@@ -374,7 +377,11 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
         "instance_id": str(instance_id),
         "state": info.state,
         "tokens": {
-            node: {"count": sum(states.values()), "states": dict(states)}
+            node: {
+                "count": sum(states.values()),
+                "states": dict(states),
+                "compensation": compensating[node],
+            }
             for node, states in live.items()
         },
         "joins": {

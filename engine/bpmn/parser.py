@@ -639,6 +639,7 @@ def _common(element: Element, ctx: _Context) -> dict[str, Any]:
         "listeners": _listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
         "io": _input_output(element, ctx, node_id),
         "loop": _loop(element, ctx, node_id),
+        "is_for_compensation": ctx.boolean(element, "isForCompensation"),
         "line": element.sourceline,
         **_described(element),
     }
@@ -658,6 +659,7 @@ _ESCALATION = "escalationEventDefinition"
 _LINK = "linkEventDefinition"
 # What this engine does not run, and says so by name (see docs/camunda-compat.md).
 _TRANSACTIONS = "transaction subprocesses and their cancel events are refused"
+_COMPENSATE = "compensateEventDefinition"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -745,6 +747,10 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
     local = _local(definition)
     if local == _TIMER:
         return {"timer": _timer(definition, ctx, event_id)}
+    if local == _COMPENSATE:
+        from engine.bpmn.compensation import compensate_trigger
+
+        return compensate_trigger(definition, ctx, event_id)
     children = _definition_children(definition, ctx, event_id)
     if children:
         raise ctx.unsupported(children[0], event_id)
@@ -889,7 +895,9 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
 
 def _start_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _ESCALATION))
+    definition = _event_definitions(
+        element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE)
+    )
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
     form_key = element.get(_camunda("formKey"))
@@ -924,13 +932,13 @@ def _message_throw(definition: Element, ctx: _Context, event_id: str) -> dict[st
 
 def _end_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    allowed = ("terminateEventDefinition", _ERROR, _MESSAGE, _ESCALATION, _SIGNAL)
+    allowed = ("terminateEventDefinition", _ERROR, _MESSAGE, _ESCALATION, _SIGNAL, _COMPENSATE)
     definition = _event_definitions(element, ctx, allowed)
     if definition is None:
         return EndEvent(**common)
     if _local(definition) == _MESSAGE:
         return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
-    if _local(definition) in (_ERROR, _ESCALATION, _SIGNAL):
+    if _local(definition) in (_ERROR, _ESCALATION, _SIGNAL, _COMPENSATE):
         return EndEvent(**common, **_trigger(definition, ctx, common["id"]))
     _plain_extensions(definition, ctx, common["id"])
     return EndEvent(**common, terminate=True)
@@ -938,7 +946,9 @@ def _end_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_SIGNAL, _MESSAGE, _ESCALATION, _LINK))
+    definition = _event_definitions(
+        element, ctx, (_SIGNAL, _MESSAGE, _ESCALATION, _LINK, _COMPENSATE)
+    )
     if definition is not None and _local(definition) == _MESSAGE:
         return IntermediateThrowEvent(**common, **_message_throw(definition, ctx, common["id"]))
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
@@ -959,7 +969,9 @@ def _boundary_event(element: Element, ctx: _Context) -> Node:
     attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION))
+    definition = _event_definitions(
+        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE)
+    )
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"
         raise ctx.error(message, element)
@@ -1307,6 +1319,9 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
     nodes: list[tuple[Node, Element]] = []
     flows: list[SequenceFlow] = []
     _scope(element, ctx, None, nodes, flows)
+    from engine.bpmn.compensation import link_handlers  # it reads elements with this module
+
+    nodes = link_handlers(element, ctx, nodes)
     # Every node's flows in document order, from one pass over the flows.
     flows_in: dict[str, list[str]] = {}
     flows_out: dict[str, list[str]] = {}

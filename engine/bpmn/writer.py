@@ -32,6 +32,7 @@ from engine.model import (
     ExclusiveGateway,
     Implemented,
     InclusiveGateway,
+    IntermediateThrowEvent,
     Listener,
     MessageThrow,
     MultiInstance,
@@ -324,6 +325,31 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     timer = getattr(node, "timer", None)
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)
+    _compensate_definition(element, node)
+
+
+def _compensate_definition(element: Element, node: Node) -> None:
+    """A compensation event's compensateEventDefinition (a throw's with its activityRef and,
+    when false, its waitForCompletion)."""
+    throw = node.compensation if isinstance(node, IntermediateThrowEvent | EndEvent) else None
+    catching = isinstance(node, StartEvent | BoundaryEvent) and node.is_compensation
+    if throw is None and not catching:
+        return
+    definition = etree.SubElement(element, _bpmn("compensateEventDefinition"))
+    if throw is not None:
+        _set(definition, "activityRef", throw.activity_ref)
+        if not throw.wait_for_completion:
+            definition.set("waitForCompletion", "false")
+
+
+def _association(parent: Element, node: Node) -> None:
+    """The association that leads a compensation boundary event to its handler."""
+    if isinstance(node, BoundaryEvent) and node.compensate_handler is not None:
+        association = etree.SubElement(parent, _bpmn("association"))
+        association.set("id", f"Association_{node.id}")
+        association.set("associationDirection", "One")
+        association.set("sourceRef", node.id)
+        association.set("targetRef", node.compensate_handler)
 
 
 # A model's flows by the scope they are written in: where their source is (a flow whose source
@@ -356,6 +382,8 @@ def _node(
         _set(element, _camunda("initiator"), node.initiator)
     if isinstance(node, SubProcess) and node.triggered_by_event:
         element.set("triggeredByEvent", "true")
+    if node.is_for_compensation:
+        element.set("isForCompensation", "true")
     if isinstance(node, ReceiveTask):
         element.set("messageRef", refs.messages[node.message_name])
     if node.async_before:
@@ -391,6 +419,7 @@ def _node(
         _loop(element, node.loop)
     if isinstance(node, SubProcess):
         _scope(element, model, node.id, refs, flows)
+    _association(parent, node)
 
 
 def _call(element: Element, node: CallActivity) -> None:

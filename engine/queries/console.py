@@ -14,7 +14,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query
-from engine.states import JobKind
+from engine.states import JobKind, SubscriptionKind
 from engine.store.incidents import IncidentInfo
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
@@ -67,11 +67,15 @@ def event_waits(conn: Connection, instance_id: UUID) -> list[EventWait]:
     rows = fetch_dicts(
         conn,
         "SELECT token_id, node_id, kind, name, NULL::timestamptz AS due_at "
-        "FROM event_subscription WHERE instance_id = %(instance)s "
+        "FROM event_subscription WHERE instance_id = %(instance)s AND kind <> %(compensate)s "
         "UNION ALL SELECT token_id, node_id, 'timer', NULL, due_at FROM job "
         "WHERE instance_id = %(instance)s AND kind = %(timer)s "
         "ORDER BY node_id",
-        {"instance": instance_id, "timer": JobKind.TIMER.value},
+        {
+            "instance": instance_id,
+            "timer": JobKind.TIMER.value,
+            "compensate": SubscriptionKind.COMPENSATE.value,
+        },
     )
     return [EventWait(**row) for row in rows]
 

@@ -40,6 +40,7 @@ from engine.model import (
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.calls import CallMoves
+from engine.semantics.compensation import CompensationMoves
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
@@ -50,7 +51,7 @@ from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
+class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -219,6 +220,7 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self._close_scope_events(None)
             self.scripts.execution_event(None, self.model, "end")
+            self._forget_compensations()
             self._completed()
 
     def _arrive(self, token: Token, node: Node, via: str | None, skip_async: bool) -> None:
@@ -235,7 +237,9 @@ class Advance(LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
-        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
+        if isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None:
+            self._throw_compensation(token, node)
+        elif isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
             self._service_task(token, node)  # a message throw event: run like a service task
         elif isinstance(node, IntermediateThrowEvent):
             self._throw_event(token, node)

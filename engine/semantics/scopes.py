@@ -17,7 +17,7 @@ from engine.effects import CalledInstanceEnds
 from engine.model import CallActivity, StartEvent, SubProcess, UserTask
 from engine.runtime import Token
 from engine.semantics.base import Moves
-from engine.states import InstanceState, TaskState, TokenState, VisitState
+from engine.states import InstanceState, SubscriptionKind, TaskState, TokenState, VisitState
 
 
 class ScopeMoves(Moves):
@@ -29,6 +29,7 @@ class ScopeMoves(Moves):
         for key in list(run.joins):
             self._delete_join(key)
         self._close_scope_events(None)
+        self._forget_compensations()
         self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.COMPLETED:
             self._completed()
@@ -36,6 +37,12 @@ class ScopeMoves(Moves):
         run.instance.move_to(InstanceState.TERMINATING, run.now)
         run.instance.move_to(instance_state, run.now)
         run.emit(f"instance.{instance_state.value.lower()}")
+
+    def _forget_compensations(self) -> None:
+        """The instance ends: nothing of it can be compensated any more."""
+        for row in self.run.subscriptions.values():
+            if row.kind == SubscriptionKind.COMPENSATE:
+                row.deleted = True
 
     def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
         child = self.run.new_token(

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one
 
 
@@ -45,6 +46,7 @@ class TokenRow:
     version: int
     created_at: datetime
     scope_id: UUID | None = None
+    mode: str = TokenMode.FORWARD
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class StepVisit:
 class VisitRow(StepVisit):
     id: UUID
     token_id: UUID
+    # The visiting token's mode: a compensation handler's visit is in Compensation mode.
+    mode: str = TokenMode.FORWARD
 
 
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
@@ -110,7 +114,7 @@ def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
         conn,
         TokenRow,
         "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at, "
-        "scope_id FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        "scope_id, mode FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
     )
 
@@ -119,7 +123,7 @@ def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
     return fetch_all(
         conn,
         VisitRow,
-        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at "
+        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at, mode "
         "FROM history WHERE instance_id = %s ORDER BY started_at, id",
         (instance_id,),
     )

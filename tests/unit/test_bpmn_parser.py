@@ -430,26 +430,17 @@ UNSUPPORTED = [
             (
                 "startEvent",
                 "",
-                (
-                    "conditionalEventDefinition",
-                    "compensateEventDefinition",
-                ),
+                ("conditionalEventDefinition",),
             ),
             (
                 "endEvent",
                 "",
-                (
-                    "compensateEventDefinition",
-                    "cancelEventDefinition",
-                ),
+                ("cancelEventDefinition",),
             ),
             (
                 "intermediateThrowEvent",
                 "",
-                (
-                    "timerEventDefinition",
-                    "compensateEventDefinition",
-                ),
+                ("timerEventDefinition",),
             ),
             (
                 "intermediateCatchEvent",
@@ -460,7 +451,6 @@ UNSUPPORTED = [
                 "boundaryEvent",
                 ' attachedToRef="t"',
                 (
-                    "compensateEventDefinition",
                     "cancelEventDefinition",
                     "conditionalEventDefinition",
                 ),
