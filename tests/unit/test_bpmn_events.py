@@ -546,6 +546,7 @@ def test_all_activity_kinds_take_boundary_events() -> None:
         "UserTask",
         "ReceiveTask",
         "SubProcess",
+        "CallActivity",
     }
     for activity in (
         '<bpmn:serviceTask id="t" camunda:class="A" />',
