@@ -26,6 +26,9 @@ class SignalThrown:
 
     name: str
     variables: Mapping[str, Any] = field(default_factory=dict)
+    # The throwing instance's own subscriptions to the signal when it was thrown: only these of
+    # its own receive it, as in Camunda, where the throw delivers before its token moves on.
+    waiting: frozenset[UUID] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -71,7 +71,7 @@ class Family:
         elif isinstance(effect, ThrownToCaller):
             self._throw_to_caller(run, effect)
         elif isinstance(effect, SignalThrown):
-            self._broadcast(effect.name, effect.variables)
+            self._broadcast(effect.name, effect.variables, (run, effect.waiting))
 
     def run_of(self, instance_id: UUID) -> InstanceRun:
         """The instance `instance_id`: the one this command holds, or loaded and locked now."""
@@ -231,9 +231,15 @@ class Family:
 
     # --- signals ----------------------------------------------------------------------------
 
-    def _broadcast(self, name: str, variables: Mapping[str, Any]) -> None:
+    def _broadcast(
+        self,
+        name: str,
+        variables: Mapping[str, Any],
+        thrower: tuple[InstanceRun, frozenset[UUID]] | None = None,
+    ) -> None:
         """Every subscription waiting for the signal `name` and every signal start event receive
-        it: those of instances this command holds from memory, the others loaded now."""
+        it: those of instances this command holds from memory, the others loaded now. Of the
+        `thrower`'s own, only those that waited when it threw the signal."""
         here = [
             (run, subscription.id)
             for run in list(self.runs.values())
@@ -242,6 +248,7 @@ class Family:
             if subscription.kind == SubscriptionKind.SIGNAL
             and subscription.name == name
             and not subscription.deleted
+            and (thrower is None or run is not thrower[0] or subscription.id in thrower[1])
         ]
         elsewhere: dict[UUID, list[UUID]] = {}
         for subscription_id, instance_id in subscriptions.waiting_instances(

@@ -15,7 +15,7 @@ from engine.runtime import Token
 from engine.semantics.calls import mapped_inputs
 from engine.semantics.events import EventMoves
 from engine.semantics.mappings import map_outputs
-from engine.states import VisitState
+from engine.states import SubscriptionKind, VisitState
 
 
 class ThrowMoves(EventMoves):
@@ -48,10 +48,18 @@ class ThrowMoves(EventMoves):
     def _signal(self, token: Token, node: IntermediateThrowEvent | EndEvent) -> None:
         """The signal is broadcast (by the command layer) with the variables its camunda:in
         mappings pass, computed now, where the token is."""
-        assert node.signal_name is not None
+        name = node.signal_name
+        assert name is not None
         typed, _ = mapped_inputs(self.run, token, node, node.signal_inputs)
-        variables = {name: value.value for name, value in typed.items()}
-        self.run.effects.append(SignalThrown(node.signal_name, variables))
+        variables = {key: value.value for key, value in typed.items()}
+        waiting = frozenset(
+            subscription.id
+            for subscription in self.run.subscriptions.values()
+            if subscription.kind == SubscriptionKind.SIGNAL
+            and subscription.name == name
+            and not subscription.deleted
+        )
+        self.run.effects.append(SignalThrown(name, variables, waiting))
 
     def _follow_link(self, token: Token, node: IntermediateThrowEvent) -> None:
         """The throw event's visit completes and the token arrives at the link catch event of the

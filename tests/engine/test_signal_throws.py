@@ -164,3 +164,27 @@ def test_a_signal_end_event_and_an_intermediate_signal_throw_with_variables_of_a
     complete(engine, claim, "Task_Assess")
     assert claim.state == InstanceState.COMPLETED
     assert desk.state == InstanceState.COMPLETED
+
+
+def test_a_signal_reaches_only_what_waited_for_it_when_it_was_thrown(engine: Engine) -> None:
+    """As in Camunda, where a throw delivers before its token moves on: a catch event the
+    throwing token reaches after the throw keeps waiting; one that waited before receives it."""
+    model = (
+        ProcessBuilder("echo")
+        .start_event("s")
+        .parallel_gateway("fork")
+        .intermediate_catch_event("before", signal="Ping")
+        .end_event("before_e")
+        .user_task("go")
+        .intermediate_throw_event("ping", signal="Ping")
+        .intermediate_catch_event("after", signal="Ping")
+        .end_event("after_e")
+        .chain("s", "fork", "before", "before_e")
+        .chain("fork", "go", "ping", "after", "after_e")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("echo")
+    complete(engine, instance, "go")
+    assert [t.node_id for t in instance.tokens()] == ["after"]
+    assert ("before", "Completed") in visits(instance)

@@ -211,3 +211,30 @@ def test_a_link_leads_its_token_to_the_catch_event_and_both_are_visited() -> Non
         ("arrive", "intermediateCatchEvent", VisitState.COMPLETED),
         ("t", "userTask", VisitState.ACTIVE),
     ]
+
+
+def test_a_signal_throw_names_the_subscriptions_of_its_own_instance_that_waited_for_it() -> None:
+    model = (
+        ProcessBuilder("own")
+        .start_event("s")
+        .parallel_gateway("fork")
+        .intermediate_catch_event("before", signal="Ping")
+        .end_event("before_e")
+        .intermediate_catch_event("other", signal="Other")
+        .end_event("other_e")
+        .user_task("go")
+        .intermediate_throw_event("ping", signal="Ping")
+        .intermediate_catch_event("after", signal="Ping")
+        .end_event("after_e")
+        .chain("s", "fork", "before", "before_e")
+        .chain("fork", "other", "other_e")
+        .chain("fork", "go", "ping", "after", "after_e")
+        .build()
+    )
+    run = started(model)
+    [before] = [s.id for s in run.subscriptions.values() if s.node_id == "before"]
+    [go] = [t for t in run.tokens.values() if t.node_id == "go"]
+    Advance(run, model, HandlerRegistry()).resume(go)
+    # The catch event after the throw subscribed too, but after the signal was thrown.
+    assert sorted(s.node_id for s in run.subscriptions.values()) == ["after", "before", "other"]
+    assert run.effects == [SignalThrown("Ping", {}, frozenset({before}))]
