@@ -649,6 +649,7 @@ _TIMER = "timerEventDefinition"
 _MESSAGE = "messageEventDefinition"
 _SIGNAL = "signalEventDefinition"
 _ERROR = "errorEventDefinition"
+_CONDITIONAL = "conditionalEventDefinition"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -734,6 +735,10 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
     local = _local(definition)
     if local == _TIMER:
         return {"timer": _timer(definition, ctx, event_id)}
+    if local == _CONDITIONAL:
+        from engine.bpmn.conditional import parse_conditional  # it reads with these helpers
+
+        return {"conditional": parse_conditional(definition, ctx, event_id)}
     children = _definition_children(definition, ctx, event_id)
     if children:
         raise ctx.unsupported(children[0], event_id)
@@ -804,7 +809,9 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
 
 def _start_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR))
+    definition = _event_definitions(
+        element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _CONDITIONAL)
+    )
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
     form_key = element.get(_camunda("formKey"))
@@ -861,7 +868,7 @@ def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL))
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _CONDITIONAL))
     if definition is None:
         message = "an intermediate catch event needs a timer, a message or a signal definition"
         raise ctx.error(message, element)
@@ -873,7 +880,9 @@ def _boundary_event(element: Element, ctx: _Context) -> Node:
     attached_to = ctx.ref(element, "attachedToRef")
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR))
+    definition = _event_definitions(
+        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _CONDITIONAL)
+    )
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"
         raise ctx.error(message, element)

@@ -26,6 +26,7 @@ from engine.forms import FormField
 from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
+    ConditionalTrigger,
     EndEvent,
     ExclusiveGateway,
     Implemented,
@@ -307,6 +308,17 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     timer = getattr(node, "timer", None)
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)
+    conditional = getattr(node, "conditional", None)
+    if isinstance(conditional, ConditionalTrigger):
+        _conditional(element, conditional)
+
+
+def _conditional(parent: Element, trigger: ConditionalTrigger) -> None:
+    definition = etree.SubElement(parent, _bpmn("conditionalEventDefinition"))
+    _set(definition, _camunda("variableName"), trigger.variable_name)
+    if trigger.variable_events:
+        definition.set(_camunda("variableEvents"), ", ".join(trigger.variable_events))
+    _formal_expression(definition, "condition", trigger.condition.source)
 
 
 # A model's flows by the scope they are written in: where their source is (a flow whose source

@@ -156,7 +156,8 @@ def _not_executable(model: ProcessModel, node: Node) -> str | None:
         return "signal throw events are not supported yet; broadcast signals through the API"
     if isinstance(node, StartEvent) and node.parent is not None and not node.is_none_start:
         parent = model.node(node.parent)
-        if isinstance(parent, SubProcess) and parent.triggered_by_event and not node.is_error:
+        runs = node.is_error or node.conditional is not None
+        if isinstance(parent, SubProcess) and parent.triggered_by_event and not runs:
             return "event subprocesses can start on errors only (not messages, timers, signals)"
     return None
 

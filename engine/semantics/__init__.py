@@ -37,6 +37,7 @@ from engine.model import (
     UserTask,
 )
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
+from engine.semantics import conditions
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
@@ -59,6 +60,7 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
         self._activate(token)
         self.scripts.execution_event(token, self.model, "start")
         self._queue.append((token, start.id, None, False))
+        conditions.open_scope(self, None)
         self._drain()
         return token
 
@@ -188,9 +190,12 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
                 token, node_id, via, skip_async = self._queue.popleft()
                 if token.is_live:
                     self._arrive(token, self.model.node(node_id), via, skip_async)
-            if self.run.instance.state.is_final or not self._fire_inclusive_joins():
+            if self.run.instance.state.is_final:
+                break
+            if not conditions.dispatch(self) and not self._fire_inclusive_joins():
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
+            conditions.close_scope(self, None)
             self.scripts.execution_event(None, self.model, "end")
             self.run.instance.move_to(InstanceState.COMPLETED, self.run.now)
             self.run.emit("instance.completed")

@@ -13,6 +13,7 @@ from engine.model import (
     SubProcess,
 )
 from engine.runtime import JobRow, Token
+from engine.semantics import conditions
 from engine.semantics.scopes import ScopeMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState, VisitState
 
@@ -71,6 +72,8 @@ class EventMoves(ScopeMoves):
                     SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
                 )
             )
+        elif event.conditional is not None:
+            conditions.listen(self, token, event)
 
     def _trigger_boundary(self, boundary: BoundaryEvent, activity_token: Token) -> None:
         """Interrupting: the activity's token and everything inside it end, its work retires.

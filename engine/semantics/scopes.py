@@ -7,6 +7,7 @@ from typing import Any
 
 from engine.model import StartEvent, SubProcess, UserTask
 from engine.runtime import Token
+from engine.semantics import conditions
 from engine.semantics.base import Moves
 from engine.states import InstanceState, TaskState, TokenState, VisitState
 
@@ -19,6 +20,7 @@ class ScopeMoves(Moves):
             self._kill(token)
         for key in list(run.joins):
             self._delete_join(key)
+        conditions.close_scope(self, None)
         self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.TERMINATED:
             run.instance.move_to(InstanceState.TERMINATING, run.now)
@@ -34,11 +36,14 @@ class ScopeMoves(Moves):
         )
         self._activate(child)
         self._queue.append((child, start.id, None, False))
+        conditions.open_scope(self, scope_token)
 
     def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> None:
         """An event subprocess of the scope `scope_id` (None: the process) starts through `start`.
         An interrupting one first ends everything else in its scope; a non-interrupting one runs
         beside it (and may run many times at once)."""
+        if start.interrupting:
+            conditions.close_scope(self, scope_id)
         if start.interrupting and scope_id is None:
             for live in self.run.live_tokens():
                 self._kill(live)
