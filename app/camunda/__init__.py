@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from app.camunda import (
+    conditions,
     definitions,
     external_tasks,
     forms,
@@ -25,6 +26,7 @@ from app.camunda.http import Endpoint, not_found
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *conditions.endpoints,
     *definitions.endpoints,
     *external_tasks.endpoints,
     *forms.endpoints,

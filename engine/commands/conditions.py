@@ -21,6 +21,7 @@ from engine.variables import TypedValue
 class StartedInstance:
     instance_id: str
     definition_id: str
+    definition_key: str
     business_key: str | None
     state: str
 
@@ -67,7 +68,11 @@ class EvaluateStartConditions:
             result = start_instance(tx, definition, model, start, self.variables, self.business_key)
             started.append(
                 StartedInstance(
-                    result.instance_id, result.definition_id, self.business_key, result.state
+                    result.instance_id,
+                    result.definition_id,
+                    definition.key,
+                    self.business_key,
+                    result.state,
                 )
             )
         return ConditionResult(started)

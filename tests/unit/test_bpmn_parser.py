@@ -433,7 +433,6 @@ UNSUPPORTED = [
                 "startEvent",
                 "",
                 (
-                    "conditionalEventDefinition",
                     "escalationEventDefinition",
                     "compensateEventDefinition",
                 ),
@@ -461,7 +460,7 @@ UNSUPPORTED = [
             (
                 "intermediateCatchEvent",
                 "",
-                ("linkEventDefinition", "conditionalEventDefinition", "errorEventDefinition"),
+                ("linkEventDefinition", "errorEventDefinition"),
             ),
             (
                 "boundaryEvent",
@@ -470,7 +469,6 @@ UNSUPPORTED = [
                     "escalationEventDefinition",
                     "compensateEventDefinition",
                     "cancelEventDefinition",
-                    "conditionalEventDefinition",
                 ),
             ),
         )
