@@ -382,3 +382,72 @@ def test_conditional_start_events_start_every_definition_whose_condition_holds(
     [cold] = [d for d in engine.definitions("cold")]
     only = engine.evaluate_conditions({"temperature": -5, "city": "Parma"}, definition_id=cold.id)
     assert [s.definition_id for s in only.started] == [cold.id]
+
+
+def test_outer_waits_are_evaluated_first_and_an_interruption_ends_the_inner_ones(
+    engine: Engine,
+) -> None:
+    """Top-down: one change makes both the subprocess's boundary event and the boundary event
+    of the task inside it true; the outer one interrupts, so the inner one never triggers."""
+    model = (
+        ProcessBuilder("cond_top_down")
+        .start_event("Start")
+        .sub_process("Outer")
+        .end_event("End")
+        .chain("Start", "Outer", "End")
+        .start_event("OuterStart", parent="Outer")
+        .user_task("Work", parent="Outer")
+        .end_event("OuterEnd", parent="Outer")
+        .chain("OuterStart", "Work", "OuterEnd")
+        .boundary_event("InnerStop", "Work", cancel_activity=False)
+        .conditional("InnerStop", "${level > 0}")
+        .user_task("InnerHandled", parent="Outer")
+        .end_event("InnerHandledEnd", parent="Outer")
+        .chain("InnerStop", "InnerHandled", "InnerHandledEnd")
+        .boundary_event("OuterStop", "Outer")
+        .conditional("OuterStop", "${level > 1}")
+        .user_task("OuterHandled")
+        .end_event("OuterHandledEnd")
+        .chain("OuterStop", "OuterHandled", "OuterHandledEnd")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cond_top_down", {"level": 0})
+    assert waits(engine, instance.id) == ["InnerStop", "OuterStop"]
+    instance.set_variables({"level": 1})  # only the inner one holds
+    assert open_tasks(instance) == ["InnerHandled", "Work"]
+    instance.set_variables({"level": 2})  # both hold: the outer one goes first and ends all
+    assert open_tasks(instance) == ["OuterHandled"]
+    assert waits(engine, instance.id) == []
+    assert [s.node_id for p in instance.history() for s in p.steps].count("InnerStop") == 1
+
+
+def test_a_conditional_event_after_an_event_based_gateway_can_win(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("cond_gateway")
+        .start_event("Start")
+        .user_task("Before")
+        .event_based_gateway("Gateway")
+        .intermediate_catch_event("Paid", message="paid")
+        .intermediate_catch_event("Overdue")
+        .conditional("Overdue", "${days > 30}")
+        .end_event("PaidEnd")
+        .user_task("Remind")
+        .end_event("RemindEnd")
+        .chain("Start", "Before", "Gateway")
+        .chain("Gateway", "Paid", "PaidEnd")
+        .chain("Gateway", "Overdue", "Remind", "RemindEnd")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cond_gateway", {"days": 0})
+    complete(engine, instance, "Before")
+    assert waits(engine, instance.id) == ["Overdue"]
+    instance.set_variables({"days": 31})
+    assert open_tasks(instance) == ["Remind"]
+    assert waits(engine, instance.id) == []
+    with engine.connection() as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM event_subscription WHERE instance_id = %s", (instance.id,)
+        ).fetchone()
+    assert left == (0,)  # the message wait went with the gateway's token
