@@ -146,9 +146,9 @@ def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> 
     info = _running(call)
     try:
         call.engine.instance(info.id).set_variables(modifications, deletions)
-    except (NotFound, Conflict) as exc:
+    except NotFound as exc:
         raise invalid_request(f"Process instance with id {info.id} does not exist", 404) from exc
-    except (BadRequest, ExpressionError) as exc:
+    except (BadRequest, Conflict, ExpressionError) as exc:
         message = f"Cannot modify variables for process instance {info.id}: {exc.message}"
         raise invalid_request(message) from exc
     return no_content()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from engine.errors import ExpressionError
+from engine.errors import Conflict, ExpressionError
 from engine.ids import new_id
 from engine.model import (
     BoundaryEvent,
@@ -105,7 +105,8 @@ def dispatch(moves: Moves) -> bool:
     tokens are queued on `moves`)."""
     run = moves.run
     log = run.conditions
-    if run.instance.state is not InstanceState.ACTIVE or not _any_waits(run):
+    state = run.instance.state
+    if state not in (InstanceState.ACTIVE, InstanceState.SUSPENDED) or not _any_waits(run):
         log.evaluated = len(log.changes)
         log.due.clear()
         return False
@@ -254,9 +255,18 @@ def _evaluate(
 
 def _fire(moves: Moves, subscription: Subscription) -> None:
     """The wait's event triggers: a catch event's token passes it, a boundary event's path
-    starts (the activity ends first if it interrupts), an event subprocess starts."""
+    starts (the activity ends first if it interrupts), an event subprocess starts. In a
+    suspended instance nothing moves: the change that would trigger it is refused, as in
+    Camunda."""
     node = _node(moves, subscription)
     run = moves.run
+    if run.instance.state is InstanceState.SUSPENDED:
+        raise Conflict(
+            f"process instance {run.instance.id} is suspended: the change would trigger "
+            f"conditional event '{subscription.node_id}'",
+            instance_id=str(run.instance.id),
+            node_id=subscription.node_id,
+        )
     if isinstance(node, BoundaryEvent):
         assert subscription.token_id is not None
         if node.cancel_activity:

@@ -11,6 +11,7 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
+from engine.errors import Conflict
 from engine.model import ProcessModel
 from engine.states import InstanceState
 
@@ -451,3 +452,40 @@ def test_a_conditional_event_after_an_event_based_gateway_can_win(engine: Engine
             "SELECT count(*) FROM event_subscription WHERE instance_id = %s", (instance.id,)
         ).fetchone()
     assert left == (0,)  # the message wait went with the gateway's token
+
+
+def test_a_handler_setting_a_variable_triggers_a_wait_elsewhere(engine: Engine) -> None:
+    engine.register_handler("markReady", lambda context: {"ready": True})
+    model = (
+        ProcessBuilder("cond_handler")
+        .start_event("Start")
+        .parallel_gateway("Fork")
+        .intermediate_catch_event("Wait")
+        .conditional("Wait", "${ready == true}")
+        .user_task("Ready")
+        .end_event("ReadyEnd")
+        .user_task("Prepare")
+        .service_task("Mark", handler="markReady")
+        .end_event("MarkEnd")
+        .chain("Start", "Fork", "Wait", "Ready", "ReadyEnd")
+        .chain("Fork", "Prepare", "Mark", "MarkEnd")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cond_handler")
+    complete(engine, instance, "Prepare")
+    assert open_tasks(instance) == ["Ready"]
+    assert waits(engine, instance.id) == []
+
+
+def test_a_suspended_instance_refuses_a_change_that_would_trigger(engine: Engine) -> None:
+    engine.deploy(boundary_model(interrupting=True))
+    instance = engine.start_latest("cond_boundary", {"x": 0})
+    instance.suspend()
+    instance.set_variables({"y": 1})  # the condition stays false: accepted
+    with pytest.raises(Conflict, match="would trigger conditional event 'Changed'"):
+        instance.set_variables({"x": 1})
+    assert instance.variables() == {"x": 0, "y": 1}
+    instance.resume()
+    instance.set_variables({"x": 1})
+    assert open_tasks(instance) == ["Side"]
