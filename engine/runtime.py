@@ -263,12 +263,15 @@ class ConditionLog:
     """What the conditional events of a command go by (see engine/semantics/conditions.py): the
     variable changes in order, how many were evaluated, how many had happened when each
     conditional subscription of the command was made (it hears only the later ones), and the
-    subscriptions whose condition held when they were made, still to trigger."""
+    subscriptions whose condition held when they were made, still to trigger; and whether the
+    instance has conditional waits at all (None: not looked yet; asked once per command, so an
+    instance without any pays one look over its subscriptions)."""
 
     changes: list[VariableChange] = field(default_factory=list)
     evaluated: int = 0
     made_after: dict[UUID, int] = field(default_factory=dict)
     due: list[UUID] = field(default_factory=list)
+    waiting: bool | None = None
 
 
 V = TypeVar("V")

@@ -152,6 +152,7 @@ def _open(
         is_new=True,
     )
     run.add_subscription(subscription)
+    run.conditions.waiting = True
     run.conditions.made_after[subscription.id] = len(run.conditions.changes)
     if _evaluate(moves, trigger, node_id, token):
         run.conditions.due.append(subscription.id)
@@ -171,9 +172,14 @@ def _node(moves: ScopeMoves, subscription: Subscription) -> Any:
 
 
 def _any_waits(run: InstanceRun) -> bool:
-    return any(
-        s.kind == SubscriptionKind.CONDITIONAL and not s.deleted for s in run.subscriptions.values()
-    )
+    """Whether the instance has had a conditional wait in this command (once it has, every
+    dispatch looks at them; one made later sets it, see `_open`)."""
+    log = run.conditions
+    if log.waiting is None:
+        log.waiting = any(
+            s.kind == SubscriptionKind.CONDITIONAL for s in run.subscriptions.values()
+        )
+    return log.waiting
 
 
 def _context_of(moves: Moves, subscription: Subscription) -> Token | None:

@@ -20,6 +20,8 @@ from engine.model import (
     triggers,
 )
 from tests.unit.test_bpmn_parser import definitions, line_of, rejected
+from tests.unit.test_event_gateway_model import ENDS, GATEWAY, MESSAGE, SIGNAL, START, flow
+from tests.unit.test_event_gateway_model import document as gateway_document
 
 FILE = Path(__file__).parent.parent / "data" / "bpmn" / "order_watch.bpmn"
 
@@ -192,3 +194,25 @@ def test_the_builder_refuses_what_the_parser_refuses() -> None:
         builder.conditional("c", "${x}", variable_events=["change"])
     with pytest.raises(ModelError, match="only a start, catch or boundary event"):
         ProcessBuilder("p").user_task("t").conditional("t", "${x}")
+
+
+def test_a_conditional_catch_event_may_follow_an_event_based_gateway() -> None:
+    """Once refused as unsupported; now one of the gateway's events, as in Camunda 7."""
+    text = gateway_document(
+        START
+        + GATEWAY
+        + MESSAGE
+        + SIGNAL
+        + '    <bpmn:intermediateCatchEvent id="late"><bpmn:conditionalEventDefinition>'
+        '<bpmn:condition xsi:type="bpmn:tFormalExpression">${x}</bpmn:condition>'
+        "</bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>\n"
+        + flow("gw_pay", "gw", "pay")
+        + flow("gw_late", "gw", "late")
+        + flow("gw_stop", "gw", "stop")
+        + flow("stop_end", "stop", "end")
+        + ENDS
+    )
+    [model] = parse_bpmn(text, "orders/gateway.bpmn")
+    late = model.node("late")
+    assert isinstance(late, IntermediateCatchEvent) and late.conditional is not None
+    assert model.follows_event_gateway("late")
