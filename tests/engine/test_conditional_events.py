@@ -489,3 +489,28 @@ def test_a_suspended_instance_refuses_a_change_that_would_trigger(engine: Engine
     instance.resume()
     instance.set_variables({"x": 1})
     assert open_tasks(instance) == ["Side"]
+
+
+def test_an_external_task_completed_with_variables_triggers_a_waiting_event(
+    engine: Engine,
+) -> None:
+    model = (
+        ProcessBuilder("cond_external")
+        .start_event("Start")
+        .parallel_gateway("Fork")
+        .intermediate_catch_event("Wait")
+        .conditional("Wait", "${ready == true}")
+        .user_task("Ready")
+        .end_event("ReadyEnd")
+        .service_task("Check", topic="check")
+        .end_event("CheckEnd")
+        .chain("Start", "Fork", "Wait", "Ready", "ReadyEnd")
+        .chain("Fork", "Check", "CheckEnd")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cond_external")
+    [task] = engine.fetch_and_lock("worker", {"check": 60_000})
+    engine.complete_external_task(task["id"], "worker", {"ready": True})
+    assert open_tasks(instance) == ["Ready"]
+    assert waits(engine, instance.id) == []
