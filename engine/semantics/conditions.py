@@ -89,6 +89,8 @@ def close_scope(moves: ScopeMoves, scope_token_id: Any) -> None:
     """The conditional event-subprocess starts of a scope stop waiting: the scope ended (the
     process's own, `scope_token_id` None, when the instance ends; a subprocess's also go with
     its token) or an interrupting event subprocess started in it."""
+    if not _any_waits(moves.run):
+        return
     for subscription in list(moves.run.subscriptions.values()):
         if (
             subscription.kind == SubscriptionKind.CONDITIONAL
@@ -131,8 +133,12 @@ def dispatch(moves: Moves) -> bool:
 
 def variables_changed(advance: Advance) -> None:
     """A command changed variables without moving a token: the waits they reach are evaluated
-    and what triggers runs, in the command's transaction."""
-    advance._drain()
+    and what triggers runs, in the command's transaction. A suspended instance moves nothing:
+    a change that would trigger a wait there is refused (see `_fire`)."""
+    if advance.run.instance.state is InstanceState.ACTIVE:
+        advance._drain()
+    else:
+        dispatch(advance)
 
 
 # --- the waits ---------------------------------------------------------------------------------
