@@ -514,3 +514,45 @@ def test_an_external_task_completed_with_variables_triggers_a_waiting_event(
     engine.complete_external_task(task["id"], "worker", {"ready": True})
     assert open_tasks(instance) == ["Ready"]
     assert waits(engine, instance.id) == []
+
+
+def test_a_variable_local_to_a_subprocess_reaches_only_the_waits_inside_it(
+    engine: Engine,
+) -> None:
+    """Scoped evaluation: Outer's own `alarm` (an input parameter) hides the root's from the
+    event subprocess inside Outer; a change of it reaches that one only, while a change of the
+    root's reaches both (the inner one still reads Outer's)."""
+    model = (
+        ProcessBuilder("cond_scoped")
+        .start_event("Start")
+        .sub_process("Outer")
+        .end_event("End")
+        .chain("Start", "Outer", "End")
+        .start_event("OuterStart", parent="Outer")
+        .user_task("Work", parent="Outer")
+        .end_event("OuterEnd", parent="Outer")
+        .chain("OuterStart", "Work", "OuterEnd")
+        .input_output("Outer", inputs={"alarm": "${false}"})
+        .sub_process("InnerOn", parent="Outer", triggered_by_event=True)
+        .start_event("InnerAlarm", parent="InnerOn", interrupting=False)
+        .conditional("InnerAlarm", "${alarm == true}")
+        .user_task("InnerHandle", parent="InnerOn")
+        .end_event("InnerHandled", parent="InnerOn")
+        .chain("InnerAlarm", "InnerHandle", "InnerHandled")
+        .sub_process("On", triggered_by_event=True)
+        .start_event("Alarm", parent="On", interrupting=False)
+        .conditional("Alarm", "${alarm == true}")
+        .user_task("Handle", parent="On")
+        .end_event("Handled", parent="On")
+        .chain("Alarm", "Handle", "Handled")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cond_scoped", {"alarm": False})
+    assert waits(engine, instance.id) == ["Alarm", "InnerAlarm"]
+    [task] = instance.user_tasks()
+    engine.modify_task_variables(task.id, {"alarm": True}, local=False)  # Outer's has the name
+    assert open_tasks(instance) == ["InnerHandle", "Work"]
+    assert instance.variables() == {"alarm": False}  # the root's is unchanged
+    instance.set_variables({"alarm": True})
+    assert open_tasks(instance) == ["Handle", "InnerHandle", "InnerHandle", "Work"]
