@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 from app.camunda import (
     conditions,
     definitions,
+    event_subscriptions,
     external_tasks,
     forms,
     incidents,
@@ -28,6 +29,7 @@ ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 ENDPOINTS: list[Endpoint] = [
     *conditions.endpoints,
     *definitions.endpoints,
+    *event_subscriptions.endpoints,
     *external_tasks.endpoints,
     *forms.endpoints,
     *incidents.endpoints,

@@ -230,3 +230,53 @@ def test_post_condition_starts_the_definitions_whose_condition_holds(rest: httpx
         "InvalidRequestException",
         "'variables'",
     )
+
+
+EVENT_SUBSCRIPTION = {
+    "id",
+    "eventType",
+    "eventName",
+    "executionId",
+    "processInstanceId",
+    "activityId",
+    "createdDate",
+    "tenantId",
+}
+
+
+def subscriptions_of(client: httpx.Client, instance_id: str) -> list[tuple[str, str, Any]]:
+    found = _json(client.get("/event-subscription", params={"processInstanceId": instance_id}))
+    for entry in found:
+        assert set(entry) == EVENT_SUBSCRIPTION
+        assert entry["processInstanceId"] == instance_id
+    return sorted((e["eventType"], e["activityId"], e["eventName"]) for e in found)
+
+
+def test_event_subscriptions_show_the_conditional_waits_while_they_last(
+    rest: httpx.Client,
+) -> None:
+    instance_id = started_watch(rest, stock=0, amount=5)
+    assert subscriptions_of(rest, instance_id) == [
+        ("conditional", "Event_Cancelled", None),
+        ("conditional", "StartEvent_Note", None),
+    ]
+    by_type = {"processInstanceId": instance_id, "eventType": "conditional"}
+    assert _json(rest.get("/event-subscription/count", params=by_type)) == {"count": 2}
+    [note] = _json(
+        rest.get("/event-subscription", params={**by_type, "activityId": "StartEvent_Note"})
+    )
+    assert note["executionId"] == instance_id  # the process's own scope waits
+    complete(rest, instance_id, "Task_Review")
+    assert subscriptions_of(rest, instance_id) == [
+        ("conditional", "Event_InStock", None),
+        ("conditional", "StartEvent_Note", None),
+    ]
+    [wait] = _json(
+        rest.get("/event-subscription", params={**by_type, "activityId": "Event_InStock"})
+    )
+    tree = _json(rest.get(f"/process-instance/{instance_id}/activity-instances"))
+    [catch] = tree["childActivityInstances"]
+    assert wait["executionId"] in catch["executionIds"]
+    _no_content(rest.put(f"/process-instance/{instance_id}/variables/stock", json={"value": 5}))
+    assert subscriptions_of(rest, instance_id) == []
+    assert _json(rest.get("/event-subscription/count", params=by_type)) == {"count": 0}
