@@ -214,6 +214,8 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
+            if not conditions.settle(self, token):
+                return
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
             self._service_task(token, node)  # a message throw event: run like a service task
         elif isinstance(node, (StartEvent, NoneTask, IntermediateThrowEvent, BoundaryEvent)):
@@ -222,7 +224,8 @@ class Advance(LoopMoves, TaskMoves, GatewayMoves):
             self._service_task(token, node)
         elif isinstance(node, ScriptTask):
             self.scripts.script_task(token, node)
-            self._leave(token, node)
+            if conditions.settle(self, token):
+                self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
             values = run.values_for(token)

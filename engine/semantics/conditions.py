@@ -131,6 +131,15 @@ def dispatch(moves: Moves) -> bool:
     return fired
 
 
+def settle(moves: Moves, token: Token) -> bool:
+    """Before `token` goes on (its activity starts executing, or leaves after its handler or
+    script ran), the waits the variable changes so far reach are evaluated, as Camunda does at
+    the end of each phase of an activity: its own boundary events hear them. Whether the token
+    is still live (an interrupting event may have ended it)."""
+    dispatch(moves)
+    return token.is_live
+
+
 def variables_changed(advance: Advance) -> None:
     """A command changed variables without moving a token: the waits they reach are evaluated
     and what triggers runs, in the command's transaction. A suspended instance moves nothing:

@@ -556,3 +556,50 @@ def test_a_variable_local_to_a_subprocess_reaches_only_the_waits_inside_it(
     assert instance.variables() == {"alarm": False}  # the root's is unchanged
     instance.set_variables({"alarm": True})
     assert open_tasks(instance) == ["Handle", "InnerHandle", "InnerHandle", "Work"]
+
+
+def handler_boundary_model(interrupting: bool, condition: str = "${x == 1}") -> ProcessModel:
+    """start -> Before -> Compute (handler setX; boundary Hit) -> After -> end; Hit -> Caught."""
+    return (
+        ProcessBuilder("cond_own")
+        .start_event("Start")
+        .user_task("Before")
+        .service_task("Compute", handler="setX")
+        .user_task("After")
+        .end_event("End")
+        .chain("Start", "Before", "Compute", "After", "End")
+        .boundary_event("Hit", "Compute", cancel_activity=interrupting)
+        .conditional("Hit", condition)
+        .user_task("Caught")
+        .end_event("CaughtEnd")
+        .chain("Hit", "Caught", "CaughtEnd")
+        .build()
+    )
+
+
+@pytest.mark.parametrize(
+    ("interrupting", "expected"), [(True, ["Caught"]), (False, ["After", "Caught"])]
+)
+def test_a_tasks_own_handler_triggers_its_boundary_event_before_it_leaves(
+    engine: Engine, interrupting: bool, expected: list[str]
+) -> None:
+    """As Camunda dispatches delegation code's changes at the end of the activity's execution:
+    the task's own boundary event hears them before the task is left."""
+    engine.register_handler("setX", lambda context: {"x": 1})
+    engine.deploy(handler_boundary_model(interrupting))
+    instance = engine.start_latest("cond_own")
+    complete(engine, instance, "Before")
+    assert open_tasks(instance) == expected
+    assert waits(engine, instance.id) == []
+
+
+def test_a_boundary_event_that_holds_when_an_automatic_task_starts_comes_first(
+    engine: Engine,
+) -> None:
+    calls: list[str] = []
+    engine.register_handler("setX", lambda context: calls.append("ran") or {})
+    engine.deploy(handler_boundary_model(True, "${go == true}"))
+    instance = engine.start_latest("cond_own", {"go": True})
+    complete(engine, instance, "Before")
+    assert open_tasks(instance) == ["Caught"]
+    assert calls == []  # interrupted before it executed
