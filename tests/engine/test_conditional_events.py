@@ -11,7 +11,7 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
-from engine.errors import Conflict
+from engine.errors import Conflict, NotFound
 from engine.model import ProcessModel
 from engine.states import InstanceState
 
@@ -383,6 +383,22 @@ def test_conditional_start_events_start_every_definition_whose_condition_holds(
     [cold] = [d for d in engine.definitions("cold")]
     only = engine.evaluate_conditions({"temperature": -5, "city": "Parma"}, definition_id=cold.id)
     assert [s.definition_id for s in only.started] == [cold.id]
+    engine.deploy(start_model("cold", "${temperature < -10}"), duplicate_filtering=False)
+    with engine.connection() as conn:
+        starts = conn.execute(
+            "SELECT d.key, d.version, s.name FROM event_subscription s JOIN process_definition d "
+            "ON d.id = s.definition_id WHERE s.kind = 'conditional' AND s.instance_id IS NULL "
+            "ORDER BY d.key"
+        ).fetchall()
+    # A new version takes over its key's start condition.
+    assert starts == [
+        ("city", 1, "${city == 'Parma'}"),
+        ("cold", 2, "${temperature < -10}"),
+        ("hot", 1, "${temperature > 30}"),
+    ]
+    assert engine.evaluate_conditions({"temperature": -5}).started == []
+    with pytest.raises(NotFound, match="no conditional start event"):
+        engine.evaluate_conditions({"temperature": -20}, definition_id=cold.id)
 
 
 def test_outer_waits_are_evaluated_first_and_an_interruption_ends_the_inner_ones(
