@@ -613,7 +613,12 @@ def test_a_boundary_event_that_holds_when_an_automatic_task_starts_comes_first(
     engine: Engine,
 ) -> None:
     calls: list[str] = []
-    engine.register_handler("setX", lambda context: calls.append("ran") or {})
+
+    def record(context: Any) -> dict[str, Any]:
+        calls.append("ran")
+        return {}
+
+    engine.register_handler("setX", record)
     engine.deploy(handler_boundary_model(True, "${go == true}"))
     instance = engine.start_latest("cond_own", {"go": True})
     complete(engine, instance, "Before")
