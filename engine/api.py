@@ -16,6 +16,7 @@ from psycopg_pool import ConnectionPool
 from engine import fetching
 from engine.announcer import QUIET_TRIGGERS, Announcer
 from engine.bpmn.writer import write_bpmn
+from engine.commands.conditions import ConditionResult, EvaluateStartConditions
 from engine.commands.deployments import Deploy, DeploymentResult, Resource
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -464,6 +465,18 @@ class Engine:
     ) -> DeliveryResult:
         return self.run(BroadcastSignal(signal_name, dict(variables or {})))
 
+    def evaluate_conditions(
+        self,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        business_key: str | None = None,
+        definition_id: str | None = None,
+    ) -> ConditionResult:
+        """Start an instance of every latest definition (or of `definition_id`) whose
+        conditional start event holds over `variables` (Camunda's evaluateStartConditions)."""
+        values = {name: infer(value) for name, value in (variables or {}).items()}
+        return self.run(EvaluateStartConditions(values, business_key, definition_id))
+
     def retry_incident(self, incident_id: UUID | str) -> IncidentResult:
         return self.run(RetryIncident(_uuid(incident_id)))
 
@@ -738,8 +751,14 @@ class InstanceHandle:
             rows = queries.variables(conn, self.id)
         return {name: from_row(type_name, value) for name, type_name, value in rows}
 
-    def set_variables(self, values: Mapping[str, Any]) -> None:
-        self.engine.run(SetVariables(self.id, {k: infer(v) for k, v in values.items()}))
+    def set_variables(self, values: Mapping[str, Any], deletions: Sequence[str] = ()) -> None:
+        """Set `values` in the root scope, then delete `deletions` from it, in one transaction;
+        conditional events the changes reach trigger in it."""
+        typed = {k: infer(v) for k, v in values.items()}
+        self.engine.run(SetVariables(self.id, typed, tuple(deletions)))
+
+    def delete_variables(self, *names: str) -> None:
+        self.set_variables({}, names)
 
     def user_tasks(self) -> list[UserTaskView]:
         return self.engine.user_tasks(self.id)

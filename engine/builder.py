@@ -53,11 +53,13 @@ from engine.model import (
     EXECUTION_EVENTS,
     TAKE_EVENT,
     TASK_EVENTS,
+    VARIABLE_EVENTS,
     BoundaryEvent,
     CallActivity,
     CalledBinding,
     CallMapping,
     CompensateThrow,
+    ConditionalTrigger,
     EndEvent,
     EventBasedGateway,
     ExclusiveGateway,
@@ -935,6 +937,40 @@ class ProcessBuilder:
             return compile_expression(text)
         except ExpressionError as error:
             raise self._error(f"{what}: {error.message}", element_id) from None
+
+    def conditional(
+        self,
+        node_id: str,
+        condition: str,
+        *,
+        variable_name: str | None = None,
+        variable_events: Sequence[str] = (),
+    ) -> ProcessBuilder:
+        """The start, intermediate catch or boundary event `node_id`, added before without a
+        trigger, waits for `condition` to hold (a conditionalEventDefinition); `variable_name`
+        and `variable_events` narrow the variable changes that evaluate it."""
+        compiled = self._expression(node_id, "condition", condition)
+        if not is_expression(condition):
+            raise self._error("the condition of a conditional event is a ${} expression", node_id)
+        if variable_name is not None and not variable_name.strip():
+            raise self._error("variable_name must name a variable", node_id)
+        unknown = [event for event in variable_events if event not in VARIABLE_EVENTS]
+        if unknown:
+            message = f"variable events are create, update or delete, not {unknown}"
+            raise self._error(message, node_id)
+        trigger = ConditionalTrigger(
+            condition=compiled,
+            variable_name=variable_name,
+            variable_events=tuple(variable_events),
+        )
+        for index, node in enumerate(self._nodes):
+            if node.id == node_id:
+                if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
+                    message = "only a start, catch or boundary event is conditional"
+                    raise self._error(message, node_id)
+                self._nodes[index] = replace(node, conditional=trigger)
+                return self
+        raise self._error("no node with this id was added", node_id)
 
     def _looping(self, node_id: str, loop: MultiInstance | StandardLoop) -> ProcessBuilder:
         for index, node in enumerate(self._nodes):

@@ -77,6 +77,27 @@ class TimerDefinition:
     text: str
 
 
+# The kinds of variable change a conditional event may be narrowed to (camunda:variableEvents).
+VARIABLE_EVENTS = ("create", "update", "delete")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ConditionalTrigger:
+    """A conditionalEventDefinition: `condition` over the variables the event sees. A change of
+    a variable evaluates it only if it is of `variable_name` (camunda:variableName; None: any)
+    and of one of `variable_events` (camunda:variableEvents; empty: any)."""
+
+    condition: Expression
+    variable_name: str | None = None
+    variable_events: tuple[str, ...] = ()
+
+    def listens_to(self, name: str, change: str) -> bool:
+        """Whether a `change` ("create", "update", "delete") of `name` evaluates the condition."""
+        if self.variable_name is not None and name != self.variable_name:
+            return False
+        return not self.variable_events or change in self.variable_events
+
+
 ScriptFormat = Literal["javascript", "expression"]
 
 
@@ -203,6 +224,7 @@ class StartEvent(Node):
     message_name: str | None = None
     timer: TimerDefinition | None = None
     signal_name: str | None = None
+    conditional: ConditionalTrigger | None = None
     is_error: bool = False
     error_code: str | None = None
     # camunda:errorCodeVariable / errorMessageVariable of an error start: the variables that
@@ -233,6 +255,7 @@ class StartEvent(Node):
             self.message_name is None
             and self.timer is None
             and self.signal_name is None
+            and self.conditional is None
             and not self.is_error
             and not self.is_escalation
             and not self.is_compensation
@@ -500,6 +523,7 @@ class IntermediateCatchEvent(Node):
     message_name: str | None = None
     signal_name: str | None = None
     link_name: str | None = None
+    conditional: ConditionalTrigger | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -527,6 +551,7 @@ class BoundaryEvent(Node):
     timer: TimerDefinition | None = None
     message_name: str | None = None
     signal_name: str | None = None
+    conditional: ConditionalTrigger | None = None
     is_error: bool = False
     error_code: str | None = None
     # As on an error start event: the variables that receive the caught error's code and message.
@@ -806,6 +831,8 @@ def triggers(node: Node) -> tuple[str, ...]:
         found.append("message")
     if node.signal_name is not None:
         found.append("signal")
+    if node.conditional is not None:
+        found.append("conditional")
     if isinstance(node, StartEvent | BoundaryEvent) and node.is_error:
         found.append("error")
     if isinstance(node, StartEvent | BoundaryEvent) and node.is_escalation:

@@ -249,6 +249,32 @@ class Event:
     history_id: UUID | None = None
 
 
+@dataclass(frozen=True)
+class VariableChange:
+    """One variable written or deleted during a command: in the root scope (`owner_id` None) or
+    among the locals of the token `owner_id`; `change` is "create", "update" or "delete"."""
+
+    owner_id: UUID | None
+    name: str
+    change: str
+
+
+@dataclass
+class ConditionLog:
+    """What the conditional events of a command go by (see engine/semantics/conditions.py): the
+    variable changes in order, how many were evaluated, how many had happened when each
+    conditional subscription of the command was made (it hears only the later ones), and the
+    subscriptions whose condition held when they were made, still to trigger; and whether the
+    instance has conditional waits at all (None: not looked yet; asked once per command, so an
+    instance without any pays one look over its subscriptions)."""
+
+    changes: list[VariableChange] = field(default_factory=list)
+    evaluated: int = 0
+    made_after: dict[UUID, int] = field(default_factory=dict)
+    due: list[UUID] = field(default_factory=list)
+    waiting: bool | None = None
+
+
 V = TypeVar("V")
 
 
@@ -328,6 +354,8 @@ class InstanceRun:
     effects: list[Effect] = field(default_factory=list)
     # The user the command runs for, when its caller says (`authenticatedUserId` in expressions).
     authenticated_user_id: str | None = None
+    # Variable changes and conditional waits of this command (see `ConditionLog`).
+    conditions: ConditionLog = field(default_factory=ConditionLog)
     # Look-ups asked once per token, answered from indexes instead of scans (see `_Grouped`).
     _scopes: _Grouped[Token] = field(
         default_factory=lambda: _Grouped(_scope_of), init=False, repr=False, compare=False
@@ -484,6 +512,8 @@ class InstanceRun:
 
     def set_variable(self, name: str, value: TypedValue) -> None:
         check_name(name)  # whoever writes it: a caller, a handler, a worker's report
+        change = "update" if name in self.variables else "create"
+        self.conditions.changes.append(VariableChange(None, name, change))
         self.variables[name] = value
         self.changed_variables.add(name)
         self.deleted_variables.discard(("", name))
@@ -495,6 +525,8 @@ class InstanceRun:
     def set_local(self, owner_id: UUID, name: str, value: TypedValue) -> None:
         """A variable local to the activity instance of the token `owner_id`."""
         check_name(name)
+        change = "update" if name in self.locals.get(owner_id, {}) else "create"
+        self.conditions.changes.append(VariableChange(owner_id, name, change))
         self.locals.setdefault(owner_id, {})[name] = value
         self.changed_locals.add((owner_id, name))
         self.deleted_variables.discard((str(owner_id), name))
@@ -513,6 +545,8 @@ class InstanceRun:
 
     def remove_variable(self, owner_id: UUID | None, name: str) -> None:
         """Delete one variable of the root scope (`owner_id` None) or of an owner's locals."""
+        if name in (self.variables if owner_id is None else self.locals.get(owner_id, {})):
+            self.conditions.changes.append(VariableChange(owner_id, name, "delete"))
         if owner_id is None:
             self.variables.pop(name, None)
             self.changed_variables.discard(name)

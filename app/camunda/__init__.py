@@ -9,7 +9,9 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from app.camunda import (
+    conditions,
     definitions,
+    event_subscriptions,
     external_tasks,
     forms,
     incidents,
@@ -25,7 +27,9 @@ from app.camunda.http import Endpoint, not_found
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *conditions.endpoints,
     *definitions.endpoints,
+    *event_subscriptions.endpoints,
     *external_tasks.endpoints,
     *forms.endpoints,
     *incidents.endpoints,

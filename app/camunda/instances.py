@@ -16,10 +16,10 @@ from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, no_content
-from app.camunda.variables import dto_map, stored_to_dto
+from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
-from engine.errors import Conflict, NotFound
+from engine.errors import BadRequest, Conflict, ExpressionError, NotFound
 from engine.model import (
     MULTI_INSTANCE_BODY,
     InclusiveGateway,
@@ -138,6 +138,37 @@ def instance_variable(call: Call) -> Response:
         if found == name:
             return json_response(stored_to_dto(type_name, value))
     raise invalid_request(f"process instance variable with name {name} does not exist", 404)
+
+
+def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> Response:
+    """Set, then delete, root-scope variables of a running instance in one command; the
+    conditional events the changes reach are evaluated in it."""
+    info = _running(call)
+    try:
+        call.engine.instance(info.id).set_variables(modifications, deletions)
+    except NotFound as exc:
+        raise invalid_request(f"Process instance with id {info.id} does not exist", 404) from exc
+    except (BadRequest, Conflict, ExpressionError) as exc:
+        message = f"Cannot modify variables for process instance {info.id}: {exc.message}"
+        raise invalid_request(message) from exc
+    return no_content()
+
+
+def modify_instance_variables(call: Call) -> Response:
+    modifications = to_typed_map(call.field("modifications"), "modifications")
+    deletions = call.field("deletions") or []
+    if not isinstance(deletions, list) or not all(isinstance(d, str) for d in deletions):
+        raise invalid_request("'deletions' must be an array of variable names")
+    return _modify(call, dict(modifications), deletions)
+
+
+def put_instance_variable(call: Call) -> Response:
+    name = call.path["name"]
+    return _modify(call, {name: to_typed(name, call.body)}, [])
+
+
+def delete_instance_variable(call: Call) -> Response:
+    return _modify(call, {}, [call.path["name"]])
 
 
 # -- activity instances ---------------------------------------------------------------------------
@@ -351,7 +382,27 @@ endpoints = [
     Endpoint("/process-instance/{id}", "GET", Role.VIEWER, get_instance),
     Endpoint("/process-instance/{id}", "DELETE", Role.OPERATOR, delete_instance),
     Endpoint("/process-instance/{id}/variables", "GET", Role.VIEWER, instance_variables),
+    Endpoint(
+        "/process-instance/{id}/variables",
+        "POST",
+        Role.OPERATOR,
+        modify_instance_variables,
+        body="json",
+    ),
     Endpoint("/process-instance/{id}/variables/{name}", "GET", Role.VIEWER, instance_variable),
+    Endpoint(
+        "/process-instance/{id}/variables/{name}",
+        "PUT",
+        Role.OPERATOR,
+        put_instance_variable,
+        body="json",
+    ),
+    Endpoint(
+        "/process-instance/{id}/variables/{name}",
+        "DELETE",
+        Role.OPERATOR,
+        delete_instance_variable,
+    ),
     Endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER, activity_tree),
     Endpoint("/history/process-instance/{id}", "GET", Role.VIEWER, historic_instance),
     Endpoint("/history/activity-instance", "GET", Role.VIEWER, historic_activities),

@@ -660,6 +660,7 @@ _LINK = "linkEventDefinition"
 # What this engine does not run, and says so by name (see docs/camunda-compat.md).
 _TRANSACTIONS = "transaction subprocesses and their cancel events are refused"
 _COMPENSATE = "compensateEventDefinition"
+_CONDITIONAL = "conditionalEventDefinition"
 
 
 def _event_definitions(element: Element, ctx: _Context, allowed: tuple[str, ...]) -> Element | None:
@@ -751,6 +752,10 @@ def _trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any
         from engine.bpmn.compensation import compensate_trigger
 
         return compensate_trigger(definition, ctx, event_id)
+    if local == _CONDITIONAL:
+        from engine.bpmn.conditional import parse_conditional  # it reads with these helpers
+
+        return {"conditional": parse_conditional(definition, ctx, event_id)}
     children = _definition_children(definition, ctx, event_id)
     if children:
         raise ctx.unsupported(children[0], event_id)
@@ -896,7 +901,7 @@ def _timer(definition: Element, ctx: _Context, event_id: str) -> TimerDefinition
 def _start_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
     definition = _event_definitions(
-        element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE)
+        element, ctx, (_MESSAGE, _TIMER, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE, _CONDITIONAL)
     )
     trigger = {} if definition is None else _trigger(definition, ctx, common["id"])
     interrupting = ctx.boolean(element, "isInterrupting", default=True)
@@ -957,7 +962,7 @@ def _intermediate_throw_event(element: Element, ctx: _Context) -> Node:
 
 def _intermediate_catch_event(element: Element, ctx: _Context) -> Node:
     common = _common(element, ctx)
-    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _LINK))
+    definition = _event_definitions(element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _LINK, _CONDITIONAL))
     if definition is None:
         message = "an intermediate catch event needs a timer, a message or a signal definition"
         raise ctx.error(message, element)
@@ -970,7 +975,7 @@ def _boundary_event(element: Element, ctx: _Context) -> Node:
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
     definition = _event_definitions(
-        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE)
+        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE, _CONDITIONAL)
     )
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"

@@ -28,6 +28,7 @@ from engine.model import (
     BoundaryEvent,
     CallActivity,
     CallMapping,
+    ConditionalTrigger,
     EndEvent,
     ExclusiveGateway,
     Implemented,
@@ -326,6 +327,17 @@ def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     if isinstance(timer, TimerDefinition):
         _timer(element, timer)
     _compensate_definition(element, node)
+    conditional = getattr(node, "conditional", None)
+    if isinstance(conditional, ConditionalTrigger):
+        _conditional(element, conditional)
+
+
+def _conditional(parent: Element, trigger: ConditionalTrigger) -> None:
+    definition = etree.SubElement(parent, _bpmn("conditionalEventDefinition"))
+    _set(definition, _camunda("variableName"), trigger.variable_name)
+    if trigger.variable_events:
+        definition.set(_camunda("variableEvents"), ", ".join(trigger.variable_events))
+    _formal_expression(definition, "condition", trigger.condition.source)
 
 
 def _compensate_definition(element: Element, node: Node) -> None:

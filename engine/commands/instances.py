@@ -14,6 +14,7 @@ from engine.executor import Result, Tx
 from engine.forms import submit
 from engine.model import ProcessModel, StartEvent
 from engine.runtime import InstanceRun
+from engine.semantics import conditions
 from engine.states import InstanceState
 from engine.store import definitions
 from engine.variables import TypedValue, infer
@@ -152,15 +153,24 @@ class ResumeInstance(_InstanceCommand):
 
 @dataclass(frozen=True)
 class SetVariables(_InstanceCommand):
+    """Set `variables` in the instance's root scope, then delete `deletions` from it (a name it
+    does not have is no change), in one transaction, as Camunda's updateVariables does; the
+    conditional events the changes reach are evaluated in the same transaction."""
+
     name: ClassVar[str] = "SetVariables"
 
     variables: Mapping[str, TypedValue]
+    deletions: tuple[str, ...] = ()
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
             raise Conflict(f"process instance {self.instance_id} has ended")
         for name, value in self.variables.items():
             run.set_variable(name, value)
+        for name in self.deletions:
+            if name in run.variables:
+                run.remove_variable(None, name)
+        conditions.variables_changed(advance(tx, run))
 
 
 def start_instance(

@@ -13,6 +13,7 @@ from engine.executor import Result, Tx
 from engine.forms import submit
 from engine.model import UserTask
 from engine.runtime import InstanceRun
+from engine.semantics import conditions
 from engine.states import TaskState
 from engine.store import runs, tasks
 from engine.variables import TypedValue
@@ -150,5 +151,6 @@ class ModifyTaskVariables:
                 run.set_local(task.token_id, name, value)
             else:
                 run.set_visible(token, name, value)
+        conditions.variables_changed(advance(tx, run))
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)

@@ -794,6 +794,62 @@ def jobs(
     return fetch_all(conn, JobRow, statement, where.params)
 
 
+# -- event subscriptions --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventSubscriptionRow:
+    """A message, signal or conditional wait (no instance: a definition's start event); the
+    execution is the waiting token, else the instance whose scope waits."""
+
+    id: UUID
+    kind: str
+    name: str
+    instance_id: UUID | None
+    execution_id: UUID | None
+    node_id: str
+    created_at: datetime
+
+
+EVENT_SUBSCRIPTION_SORT: dict[str, LiteralString] = {"created": "s.created_at", "tenantId": "s.id"}
+
+
+@query
+def event_subscriptions(
+    conn: Connection,
+    page: Page,
+    *,
+    subscription_id: UUID | None = None,
+    event_name: str | None = None,
+    event_type: str | None = None,
+    execution_id: UUID | None = None,
+    instance_id: UUID | None = None,
+    node_id: str | None = None,
+    count: bool = False,
+) -> list[EventSubscriptionRow] | int:
+    where = _Where()
+    where.when(subscription_id, "s.id = {}")
+    where.when(event_name, "s.name = {}")
+    where.when(event_type, "s.kind = {}")
+    where.when(execution_id, "coalesce(s.token_id, s.instance_id) = {}")
+    where.when(instance_id, "s.instance_id = {}")
+    where.when(node_id, "s.node_id = {}")
+    source = sql.SQL("FROM event_subscription s")
+    if count:
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT s.id, s.kind, s.name, s.instance_id, "
+            "coalesce(s.token_id, s.instance_id) AS execution_id, s.node_id, s.created_at "
+        )
+        + source
+        + where.clause()
+        + _order(page, EVENT_SUBSCRIPTION_SORT, "s.created_at, s.id")
+        + _limit(where, page)
+    )
+    return fetch_all(conn, EventSubscriptionRow, statement, where.params)
+
+
 # -- deployments ----------------------------------------------------------------------------------
 
 

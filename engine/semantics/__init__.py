@@ -38,6 +38,7 @@ from engine.model import (
     UserTask,
 )
 from engine.runtime import JobRow, Subscription, Token, UserTaskRow
+from engine.semantics import conditions
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.calls import CallMoves
 from engine.semantics.compensation import CompensationMoves
@@ -64,6 +65,7 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
         self.scripts.execution_event(token, self.model, "start")
         self._open_scope_events(None)  # the process's event subprocesses listen while it runs
         self._queue.append((token, start.id, None, False))
+        conditions.open_scope(self, None)
         self._drain()
         return token
 
@@ -215,10 +217,13 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
                 token, node_id, via, skip_async = self._queue.popleft()
                 if token.is_live:
                     self._arrive(token, self.model.node(node_id), via, skip_async)
-            if self.run.instance.state.is_final or not self._fire_inclusive_joins():
+            if self.run.instance.state.is_final:
+                break
+            if not conditions.dispatch(self) and not self._fire_inclusive_joins():
                 break
         if not self.run.instance.state.is_final and not self.run.has_live_tokens():
             self._close_scope_events(None)
+            conditions.close_scope(self, None)
             self.scripts.execution_event(None, self.model, "end")
             self._forget_compensations()
             self._completed()
@@ -237,6 +242,8 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
         self.scripts.execution_event(token, node, "start")
         if isinstance(node, ACTIVITY_TYPES) and node.loop is None:
             self._attach_boundary_events(token, node)
+            if not conditions.settle(self, token):
+                return
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None:
             self._throw_compensation(token, node)
         elif isinstance(node, IntermediateThrowEvent | EndEvent) and node.is_implemented:
@@ -251,7 +258,8 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
             self._service_task(token, node)
         elif isinstance(node, ScriptTask):
             self.scripts.script_task(token, node)
-            self._leave(token, node)
+            if conditions.settle(self, token):
+                self._leave(token, node)
         elif isinstance(node, UserTask):
             self._wait(token)
             values = run.values_for(token)

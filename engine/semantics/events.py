@@ -18,6 +18,7 @@ from engine.model import (
     SubProcess,
 )
 from engine.runtime import JobRow, Token
+from engine.semantics import conditions
 from engine.semantics.mappings import set_locals
 from engine.semantics.scopes import ScopeMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState, VisitState
@@ -80,6 +81,10 @@ class EventMoves(ScopeMoves):
                     SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
                 )
             )
+        elif event.conditional is not None and not isinstance(event, StartEvent):
+            # An event subprocess's conditional start waits through conditions.open_scope.
+            assert token is not None
+            conditions.listen(self, token, event)
 
     def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
         """A subprocess's scope starts (a token enters it, an iteration runs it, an event
@@ -90,11 +95,12 @@ class EventMoves(ScopeMoves):
     def _open_scope_events(self, scope_token: Token | None) -> None:
         """The scope of `scope_token` (None: the process) starts: the start event of each of its
         event subprocesses that waits for something (a timer, a message, a signal) listens on
-        its behalf. `ScopeMoves._close_scope_events` is the other end."""
+        its behalf. `ScopeMoves._close_scope_events` is the other end. (Conditional starts wait
+        through engine/semantics/conditions.py `open_scope`, which also evaluates them at once.)"""
         scope_id = scope_token.node_id if scope_token is not None else None
         for sub in self.model.event_subprocesses(scope_id):
             for start in self.model.children(sub.id):
-                if isinstance(start, StartEvent):
+                if isinstance(start, StartEvent) and start.conditional is None:
                     self._listen(scope_token, start)
 
     def _scope_event(

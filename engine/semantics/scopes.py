@@ -16,6 +16,7 @@ from typing import Any
 from engine.effects import CalledInstanceEnds
 from engine.model import CallActivity, StartEvent, SubProcess, UserTask
 from engine.runtime import Token
+from engine.semantics import conditions
 from engine.semantics.base import Moves
 from engine.states import InstanceState, SubscriptionKind, TaskState, TokenState, VisitState
 
@@ -30,6 +31,7 @@ class ScopeMoves(Moves):
             self._delete_join(key)
         self._close_scope_events(None)
         self._forget_compensations()
+        conditions.close_scope(self, None)
         self.scripts.execution_event(None, self.model, "end")
         if instance_state is InstanceState.COMPLETED:
             self._completed()
@@ -53,6 +55,7 @@ class ScopeMoves(Moves):
         )
         self._activate(child)
         self._queue.append((child, start.id, None, False))
+        conditions.open_scope(self, scope_token)
 
     def _start_event_subprocess(self, sub: SubProcess, start: StartEvent, scope_id: Any) -> Token:
         """An event subprocess of the scope `scope_id` (None: the process) starts through `start`;
@@ -62,6 +65,7 @@ class ScopeMoves(Moves):
         at once)."""
         if start.interrupting:
             self._close_scope_events(scope_id)
+            conditions.close_scope(self, scope_id)
         if start.interrupting and scope_id is None:
             for live in self.run.live_tokens():
                 self._kill(live)

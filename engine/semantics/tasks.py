@@ -17,6 +17,7 @@ from engine.expressions import Expression
 from engine.handlers import TaskContext
 from engine.model import Implemented, ServiceTask
 from engine.runtime import Token
+from engine.semantics import conditions
 from engine.semantics.events import EventMoves
 
 
@@ -73,7 +74,8 @@ class TaskMoves(EventMoves):
         elif isinstance(returned, Mapping):
             updates.update(returned)
         self.set_variables(updates, token)
-        self._leave(token, self.model.node(node.id))
+        if conditions.settle(self, token):
+            self._leave(token, self.model.node(node.id))
 
     def _expression_task(self, token: Token, node: ServiceTask, expression: Expression) -> None:
         """camunda:expression evaluated in the execution's context; its value goes to the result
@@ -86,4 +88,5 @@ class TaskMoves(EventMoves):
             raise ExpressionError(message, node_id=node.id) from exc
         if node.result_variable is not None:
             self.set_variables({node.result_variable: value}, token)
-        self._leave(token, node)
+        if conditions.settle(self, token):
+            self._leave(token, node)

@@ -1,5 +1,5 @@
-"""Start events triggered by time, messages and signals belong to the latest version of a key:
-their jobs and subscriptions have no instance."""
+"""Start events triggered by time, messages, signals and conditions belong to the latest version
+of a key: their jobs and subscriptions have no instance."""
 
 from __future__ import annotations
 
@@ -68,9 +68,11 @@ def replace(
                     now,
                 ),
             )
+        condition = node.conditional.condition.source if node.conditional is not None else None
         for kind, name in (
             (SubscriptionKind.MESSAGE, node.message_name),
             (SubscriptionKind.SIGNAL, node.signal_name),
+            (SubscriptionKind.CONDITIONAL, condition),
         ):
             if name is not None:
                 conn.execute(
@@ -88,4 +90,20 @@ def find(conn: psycopg.Connection[Any], kind: str, name: str) -> list[StartSubsc
         "JOIN process_definition d ON d.id = s.definition_id "
         "WHERE s.instance_id IS NULL AND s.kind = %s AND s.name = %s ORDER BY d.key",
         (kind, name),
+    )
+
+
+def conditional(
+    conn: psycopg.Connection[Any], definition_id: str | None
+) -> list[StartSubscription]:
+    """The conditional start events of the latest versions (of `definition_id` alone, if
+    given), by key."""
+    return fetch_all(
+        conn,
+        StartSubscription,
+        "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
+        "JOIN process_definition d ON d.id = s.definition_id "
+        "WHERE s.instance_id IS NULL AND s.kind = %s "
+        "AND (%s::text IS NULL OR s.definition_id = %s) ORDER BY d.key, s.node_id",
+        (SubscriptionKind.CONDITIONAL, definition_id, definition_id),
     )

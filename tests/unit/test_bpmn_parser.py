@@ -430,7 +430,7 @@ UNSUPPORTED = [
             (
                 "startEvent",
                 "",
-                ("conditionalEventDefinition",),
+                ("cancelEventDefinition",),
             ),
             (
                 "endEvent",
@@ -445,15 +445,12 @@ UNSUPPORTED = [
             (
                 "intermediateCatchEvent",
                 "",
-                ("conditionalEventDefinition", "errorEventDefinition"),
+                ("errorEventDefinition",),
             ),
             (
                 "boundaryEvent",
                 ' attachedToRef="t"',
-                (
-                    "cancelEventDefinition",
-                    "conditionalEventDefinition",
-                ),
+                ("cancelEventDefinition",),
             ),
         )
         for definition in definitions

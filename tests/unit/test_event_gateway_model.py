@@ -207,24 +207,6 @@ REFUSED = [
         "an event-based gateway's outgoing flows cannot have conditions",
         id="conditional-flow",
     ),
-    pytest.param(
-        START
-        + GATEWAY
-        + MESSAGE
-        + SIGNAL
-        + '    <bpmn:intermediateCatchEvent id="late"><bpmn:conditionalEventDefinition>'
-        '<bpmn:condition xsi:type="bpmn:tFormalExpression">${x}</bpmn:condition>'
-        "</bpmn:conditionalEventDefinition></bpmn:intermediateCatchEvent>\n"
-        + flow("gw_pay", "gw", "pay")
-        + flow("gw_late", "gw", "late")
-        + flow("gw_stop", "gw", "stop")
-        + flow("stop_end", "stop", "end")
-        + ENDS,
-        "<bpmn:conditionalEventDefinition>",
-        "late",
-        "intermediateCatchEvent with conditionalEventDefinition is not supported",
-        id="conditional-event-after-gateway",
-    ),
 ]
 
 

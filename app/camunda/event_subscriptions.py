@@ -1,0 +1,57 @@
+"""Event subscriptions: what instances and start events wait for (messages, signals,
+conditions), as Camunda's EventSubscriptionDto."""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from starlette.responses import Response
+
+from app.camunda.dto import Json, format_date, text
+from app.camunda.http import Call, Endpoint, json_response, listed
+from engine.accounts import Role
+from engine.queries import camunda as cq
+from engine.states import SubscriptionKind
+
+
+def event_subscription(row: cq.EventSubscriptionRow) -> Json:
+    """A conditional wait has no event name in Camunda (its condition is not one)."""
+    return {
+        "id": str(row.id),
+        "eventType": row.kind,
+        "eventName": None if row.kind == SubscriptionKind.CONDITIONAL else row.name,
+        "executionId": text(row.execution_id),
+        "processInstanceId": text(row.instance_id),
+        "activityId": row.node_id,
+        "createdDate": format_date(row.created_at),
+        "tenantId": None,
+    }
+
+
+def _query(call: Call, *, count: bool = False) -> list[cq.EventSubscriptionRow] | int:
+    subscription_id: UUID | None = call.uuid("eventSubscriptionId")
+    return cq.event_subscriptions(
+        call.engine,
+        call.page(cq.EVENT_SUBSCRIPTION_SORT),
+        subscription_id=subscription_id,
+        event_name=call.text("eventName"),
+        event_type=call.text("eventType"),
+        execution_id=call.uuid("executionId"),
+        instance_id=call.uuid("processInstanceId"),
+        node_id=call.text("activityId"),
+        count=count,
+    )
+
+
+def list_event_subscriptions(call: Call) -> Response:
+    return json_response([event_subscription(row) for row in listed(_query(call))])
+
+
+def count_event_subscriptions(call: Call) -> Response:
+    return json_response({"count": _query(call, count=True)})
+
+
+endpoints = [
+    Endpoint("/event-subscription", "GET", Role.VIEWER, list_event_subscriptions),
+    Endpoint("/event-subscription/count", "GET", Role.VIEWER, count_event_subscriptions),
+]
