@@ -17,11 +17,13 @@ from psycopg import errors as pg_errors
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.jobs import AcquireJobs, ExecuteJobs, JobOutcomes
 from engine.commands.messages import DeliveryResult
 from engine.commands.tasks import TaskResult
 from engine.errors import Conflict, NotFound
-from engine.model import CallMapping, ProcessModel
-from engine.states import InstanceState
+from engine.model import CallMapping, ProcessModel, TimerDefinition
+from engine.states import InstanceState, JobOutcome
+from tests.engine.clock import ManualClock
 from tests.engine.test_concurrency import race
 
 ROUNDS = 100
@@ -287,3 +289,64 @@ def _no_deadlocks(engine: Engine) -> Any:
     with engine.connection() as conn:
         conn.execute("SELECT pg_stat_clear_snapshot()")
         assert deadlocks(conn) == before
+
+
+def crossed() -> list[ProcessModel]:
+    """A root whose call activity comes after a user task, beside a timer of its own; the
+    called instance waits for the signal `go`."""
+    child = (
+        ProcessBuilder("crossed_child")
+        .start_event("Start")
+        .intermediate_catch_event("Wait", signal="go")
+        .end_event("End")
+        .chain("Start", "Wait", "End")
+        .build()
+    )
+    root = (
+        ProcessBuilder("crossed_root")
+        .start_event("Start")
+        .parallel_gateway("Fork")
+        .user_task("Before")
+        .call_activity("Call", called_element="crossed_child")
+        .end_event("CallEnd")
+        .intermediate_catch_event("Nap", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .end_event("NapEnd")
+        .chain("Start", "Fork", "Before", "Call", "CallEnd")
+        .chain("Fork", "Nap", "NapEnd")
+        .build()
+    )
+    return [child, root]
+
+
+def test_a_signal_and_a_batch_of_timers_lock_the_families_roots_in_one_order(
+    database_url: str, engine: Engine
+) -> None:
+    """Two families whose called instances were started in the other order than their roots:
+    a broadcast reaching both called instances and a batch of the roots' timers lock the roots
+    in the same (id) order, so they queue instead of deadlocking."""
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, clock=clock, pool_size=4) as timed:
+        timed.deploy(*crossed())
+        for round_ in range(ROUNDS):
+            first, second = (timed.start_latest("crossed_root") for _ in range(2))
+            for root in (second, first):  # the second root's child is the older one
+                [before] = root.user_tasks()
+                timed.complete_task(before.id)
+            clock.advance(hours=1)
+            acquired = timed.run(AcquireJobs("crossed", 10, 60)).timers
+            jobs = tuple((UUID(job), UUID(instance)) for job, instance in acquired)
+            assert sorted(i for _, i in jobs) == sorted([first.id, second.id])
+
+            def act(i: int, jobs: tuple[tuple[UUID, UUID], ...] = jobs) -> object:
+                if i == 0:
+                    return timed.signal("go")
+                return timed.run(ExecuteJobs(jobs, "crossed"))
+
+            signalled, fired = race(2, act)
+            assert isinstance(signalled, DeliveryResult), signalled
+            assert len(signalled.deliveries) == 2
+            assert isinstance(fired, JobOutcomes), fired
+            assert set(fired.outcomes.values()) == {JobOutcome.EXECUTED}
+            for root in (first, second):
+                assert root.state is InstanceState.COMPLETED, round_
+                assert [c.state for c in root.children()] == [InstanceState.COMPLETED]
