@@ -350,3 +350,67 @@ def test_a_signal_and_a_batch_of_timers_lock_the_families_roots_in_one_order(
             for root in (first, second):
                 assert root.state is InstanceState.COMPLETED, round_
                 assert [c.state for c in root.children()] == [InstanceState.COMPLETED]
+
+
+def test_a_workers_report_three_levels_down_while_the_root_is_cancelled(engine: Engine) -> None:
+    """The report runs optimistically, finds that it reaches the caller and runs again under the
+    lock of the family's root, which the cancel holds or waits for."""
+    engine.deploy(
+        ProcessBuilder("deep_leaf")
+        .start_event("Start")
+        .service_task("Remote", topic="deep")
+        .end_event("End")
+        .chain("Start", "Remote", "End")
+        .build(),
+        ProcessBuilder("deep_middle")
+        .start_event("Start")
+        .call_activity("Call", called_element="deep_leaf")
+        .end_event("End")
+        .chain("Start", "Call", "End")
+        .build(),
+        ProcessBuilder("deep_root")
+        .start_event("Start")
+        .call_activity("Call", called_element="deep_middle")
+        .user_task("After")
+        .end_event("End")
+        .chain("Start", "Call", "After", "End")
+        .build(),
+    )
+    outcomes: Counter[str] = Counter()
+    for round_ in range(ROUNDS):
+        root = engine.start_latest("deep_root")
+        [task] = engine.fetch_and_lock("deep-worker", {"deep": 60_000})
+
+        def act(i: int, task_id: str = task["id"], root_id: UUID = root.id) -> object:
+            if i == 0:
+                return engine.complete_external_task(task_id, "deep-worker", {"r": i})
+            return engine.instance(root_id).cancel()
+
+        completed, cancelled = race(2, act)
+        assert cancelled is InstanceState.TERMINATED, cancelled
+        with engine.connection() as conn:
+            found = {
+                key: state
+                for key, state in conn.execute(
+                    "SELECT definition_key, state FROM process_instance "
+                    "WHERE root_instance_id = %s",
+                    (root.id,),
+                ).fetchall()
+            }
+            assert open_work(conn, root.id) == {}, round_
+            after = visits(conn, root.id, "After")
+        if found["deep_leaf"] == "Completed":
+            assert not isinstance(completed, Exception), completed
+            assert found == {
+                "deep_root": "Terminated",
+                "deep_middle": "Completed",
+                "deep_leaf": "Completed",
+            }
+            assert after == 1
+            outcomes["continued"] += 1
+        else:
+            assert found == dict.fromkeys(("deep_root", "deep_middle", "deep_leaf"), "Terminated")
+            assert_clean_refusal(completed)
+            assert after == 0
+            outcomes["ended"] += 1
+    assert outcomes["continued"] > 0 and outcomes["ended"] > 0, outcomes
