@@ -17,7 +17,7 @@ from psycopg import errors as pg_errors
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.jobs import AcquireJobs, ExecuteJobs, JobOutcomes
+from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, JobOutcomes, JobResult
 from engine.commands.messages import DeliveryResult
 from engine.commands.tasks import TaskResult
 from engine.errors import Conflict, NotFound
@@ -414,3 +414,58 @@ def test_a_workers_report_three_levels_down_while_the_root_is_cancelled(engine: 
             assert after == 0
             outcomes["ended"] += 1
     assert outcomes["continued"] > 0 and outcomes["ended"] > 0, outcomes
+
+
+def test_a_child_completing_while_the_call_activitys_timer_fires(
+    database_url: str, engine: Engine
+) -> None:
+    """The job of an interrupting timer boundary event on the call activity, run by its
+    executor, races the called instance's last task: one wins, whole."""
+    clock = ManualClock()
+    timed_out = (
+        ProcessBuilder("race_timed")
+        .start_event("Start")
+        .call_activity("Call", called_element="race_child")
+        .user_task("After")
+        .end_event("End")
+        .boundary_event("Late", "Call", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .user_task("Chase")
+        .end_event("Chased")
+        .chain("Start", "Call", "After", "End")
+        .chain("Late", "Chase", "Chased")
+        .build()
+    )
+    outcomes: Counter[str] = Counter()
+    with Engine(database_url, migrate=False, clock=clock, pool_size=4) as timed:
+        timed.deploy(worker_process(), timed_out)
+        for round_ in range(ROUNDS):
+            root = timed.start_latest("race_timed")
+            [child] = root.children()
+            [task] = child.user_tasks()
+            clock.advance(hours=1)
+            [job_id] = timed.run(AcquireJobs("late", 10, 60)).job_ids
+
+            def act(i: int, task_id: UUID = task.id, job_id: str = job_id) -> object:
+                if i == 0:
+                    return timed.complete_task(task_id)
+                return timed.run(ExecuteJob(UUID(job_id), "late"))
+
+            completed, fired = race(2, act)
+            assert isinstance(fired, JobResult), fired
+            with timed.connection() as conn:
+                child_state = InstanceState(family(conn, root.id)[child.id][0])
+                after = visits(conn, root.id, "After")
+                chase = visits(conn, root.id, "Chase")
+                assert open_work(conn, root.id) == {"tokens": 1, "user tasks": 1}, round_
+            if child_state is InstanceState.COMPLETED:
+                assert isinstance(completed, TaskResult), completed
+                assert fired.outcome == JobOutcome.GONE  # the timer left with the call activity
+                assert (after, chase) == (1, 0)
+                outcomes["completed"] += 1
+            else:
+                assert child_state is InstanceState.TERMINATED
+                assert fired.outcome == JobOutcome.EXECUTED
+                assert_clean_refusal(completed)
+                assert (after, chase) == (0, 1)
+                outcomes["timed out"] += 1
+    assert outcomes["completed"] > 0 and outcomes["timed out"] > 0, outcomes
