@@ -15,9 +15,9 @@ and the server (a round trip begins each time the client sends after the server 
 Starting and completing the called instance inside the command that reaches the call activity
 should add work to the command's statements, not round trips or transactions: (c) and (d) cost
 one more round trip than (b), the look-up of the called process's latest version (a deployment
-elsewhere may change it at any moment), whatever the number of called instances. Every start
-through the API also costs the NOTIFY its commit announces, on a connection of its own: one
-more transaction id and round trip, in (b) to (d) alike.
+elsewhere may change it at any moment), whatever the number of called instances. The NOTIFYs
+announcing the commits (each a transaction and a round trip of the announcer's connection, off
+the command's path, folded when commits come quickly) are counted apart.
 """
 
 from __future__ import annotations
@@ -88,9 +88,13 @@ def rate(engine: Engine, key: str, seconds: float) -> tuple[int, float]:
     return count, time.perf_counter() - start
 
 
+NOTIFY = b"pg_notify"
+
+
 class Relay:
     """Relays connections from a TCP port of its own to the server, counting round trips: a
-    client's send after the server last sent to it begins one."""
+    client's send after the server last sent to it begins one. Those of the connection the
+    engine's announcer sends its NOTIFYs on are counted apart (`announced`)."""
 
     def __init__(self, url: str) -> None:
         info = conninfo_to_dict(url)
@@ -110,6 +114,7 @@ class Relay:
             f"{quote(str(info['dbname']), safe='')}?sslmode=disable"
         )
         self.round_trips = 0
+        self.announced = 0
         self._lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -122,7 +127,7 @@ class Relay:
             family, address = self.target
             server = socket.socket(family, socket.SOCK_STREAM)
             server.connect(address)
-            answered = [True]
+            answered = [True, False]  # the server spoke last; the announcer's connection
             threading.Thread(
                 target=self._pump, args=(client, server, answered, True), daemon=True
             ).start()
@@ -136,8 +141,13 @@ class Relay:
         with suppress(OSError):
             while data := source.recv(65536):
                 with self._lock:
+                    if from_client:
+                        answered[1] = answered[1] or NOTIFY in data
                     if from_client and answered[0]:
-                        self.round_trips += 1
+                        if answered[1]:
+                            self.announced += 1
+                        else:
+                            self.round_trips += 1
                     answered[0] = not from_client
                 sink.sendall(data)
         for end in (source, sink):
@@ -151,13 +161,14 @@ class Relay:
 @contextmanager
 def counted_statements() -> Iterator[list[int]]:
     """Counts every statement any psycopg cursor of this process sends while in the block (the
-    engine's `conn.execute` runs through a cursor), BEGIN and COMMIT included."""
-    counter = [0]
+    engine's `conn.execute` runs through a cursor), BEGIN and COMMIT included: [the commands',
+    the announcer's NOTIFYs]."""
+    counter = [0, 0]
     cursor = psycopg.Cursor
     execute, executemany = cursor.execute, cursor.executemany
 
     def counting_execute(self: Any, *args: Any, **kwargs: Any) -> Any:
-        counter[0] += 1
+        counter[NOTIFY.decode() in str(args[0])] += 1
         return execute(self, *args, **kwargs)
 
     def counting_executemany(self: Any, query: Any, params_seq: Any, **kwargs: Any) -> Any:
@@ -179,6 +190,7 @@ class Cost:
     transactions: float
     statements: float
     round_trips: float
+    announcements: float = 0.0  # NOTIFY transactions (each a round trip), folded by the announcer
 
 
 def cost(url: str, relay: Relay, action: Callable[[int], None]) -> Cost:
@@ -196,9 +208,13 @@ def cost(url: str, relay: Relay, action: Callable[[int], None]) -> Cost:
     with counted_statements() as statements:
         for i in range(COUNTED):
             action(i)
+        time.sleep(0.1)  # the announcer's last NOTIFY
     round_trips = relay.round_trips - trips
-    transactions = next_xid() - before - 1  # the second probe takes one
-    return Cost(transactions / COUNTED, statements[0] / COUNTED, round_trips / COUNTED)
+    notifies = statements[1]
+    transactions = next_xid() - before - 1 - notifies  # the second probe takes one
+    return Cost(
+        transactions / COUNTED, statements[0] / COUNTED, round_trips / COUNTED, notifies / COUNTED
+    )
 
 
 def minimal_cost(url: str, relay: Relay) -> Cost:
@@ -216,7 +232,7 @@ def minimal_cost(url: str, relay: Relay) -> Cost:
         conn.execute("DROP TABLE bench_minimal")
         conn.commit()
     # psycopg's BEGIN and COMMIT are statements the client sends, but not through a cursor.
-    return Cost(found.transactions, found.statements + 2, found.round_trips)
+    return Cost(found.transactions, found.statements + 2, found.round_trips, 0.0)
 
 
 def register(engine: Engine) -> None:
@@ -286,13 +302,15 @@ def main(argv: list[str] | None = None) -> None:
         "fan": f"(d) tree: {FAN_OUT} calls, parallel MI",
     }
     print(
-        f"{'':32} {'per s':>8} {'of (a)':>7} {'tx each':>8} {'stmts each':>11} {'trips each':>11}"
+        f"{'':32} {'per s':>8} {'of (a)':>7} {'tx each':>8} {'stmts each':>11} "
+        f"{'trips each':>11} {'NOTIFYs each':>13}"
     )
     for kind, name in names.items():
         c = costs[kind]
         print(
             f"{name:32} {rates[kind]:>8.0f} {rates[kind] / minimal:>7.3f} "
-            f"{c.transactions:>8.2f} {c.statements:>11.2f} {c.round_trips:>11.2f}"
+            f"{c.transactions:>8.2f} {c.statements:>11.2f} {c.round_trips:>11.2f} "
+            f"{c.announcements:>13.2f}"
         )
     tree, straight = figures["per_second"]["tree"], figures["per_second"]["straight"]
     print(

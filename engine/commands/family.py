@@ -256,7 +256,7 @@ class Family:
         ):
             if instance_id not in self.runs:
                 elsewhere.setdefault(instance_id, []).append(subscription_id)
-        for instance_id in sorted(elsewhere):
+        for instance_id in elsewhere:  # roots first, in id order (see `waiting_instances`)
             run = self.run_of(instance_id)
             here.extend((run, subscription_id) for subscription_id in elsewhere[instance_id])
         for run, subscription_id in here:

@@ -1,6 +1,7 @@
 """Messages are correlated to one waiting instance or message start event; signals reach every
-waiting subscription and signal start event. One transaction either way; instances are locked in
-id order so that concurrent deliveries cannot deadlock each other."""
+waiting subscription and signal start event. One transaction either way; instances are locked
+family by family, the families' roots in id order, so that concurrent deliveries (and batches of
+jobs) cannot deadlock each other."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def _deliver(
     by_instance: dict[UUID, list[UUID]] = {}
     for subscription_id, instance_id in matches:
         by_instance.setdefault(instance_id, []).append(subscription_id)
-    for instance_id in sorted(by_instance):
+    for instance_id in by_instance:  # in the order `waiting_instances` gives: roots first
         run = load(tx, instance_id)
         flow = advance(tx, run)
         for subscription_id in by_instance[instance_id]:

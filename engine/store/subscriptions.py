@@ -21,7 +21,10 @@ def waiting_instances(
     instance_id: UUID | None = None,
     correlation_keys: Mapping[str, Any] | None = None,
 ) -> list[tuple[UUID, UUID]]:
-    """(subscription id, instance id) of active instances waiting for `name` that match."""
+    """(subscription id, instance id) of active instances waiting for `name` that match, in
+    the order their instances are to be locked: by family root, then by instance (each
+    instance is locked after its root, so the roots are locked in id order, as
+    `engine.store.runs.load_runs` locks them)."""
     keys = json.dumps(
         [{"name": k, "value": infer(v).to_json()} for k, v in (correlation_keys or {}).items()]
     )
@@ -35,7 +38,7 @@ def waiting_instances(
         "  SELECT 1 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(name text, value jsonb) "
         "  WHERE NOT EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
         "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value)) "
-        "ORDER BY s.instance_id, s.created_at, s.id",
+        "ORDER BY p.root_instance_id, s.instance_id, s.created_at, s.id",
         {"kind": kind, "name": name, "bk": business_key, "instance": instance_id, "keys": keys},
     ).fetchall()
     return [(row[0], row[1]) for row in rows]

@@ -349,4 +349,87 @@ def test_a_multi_instance_call_activity_looks_its_called_process_up_once(
     assert looked_up == ["mi_root", "mi_leaf"]
     children = root.children()
     assert sorted(c.variables()["got"] for c in children) == list(range(10))
-    assert {c.info().definition_id for c in children} == {engine.latest_definition("mi_leaf").id}
+    assert {c.info().definition_id for c in children} == {
+        engine.latest_definition("mi_leaf").id
+    }
+
+
+def test_a_workers_bpmn_error_leaves_the_called_instance_for_its_caller(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's BPMN error the called instance does not catch is caught on the call activity:
+    the optimistic report stops before writing and runs again under the lock."""
+    engine.register_handler("after", lambda ctx: None)
+    engine.deploy(
+        ProcessBuilder("risky")
+        .start_event("Start")
+        .service_task("Remote", topic="risky")
+        .end_event("End")
+        .chain("Start", "Remote", "End")
+        .build(),
+        ProcessBuilder("guarded")
+        .start_event("Start")
+        .call_activity("Call", called_element="risky")
+        .end_event("End")
+        .boundary_event("Failed", "Call", error=True, error_code="BROKEN")
+        .user_task("Repair")
+        .end_event("Repaired")
+        .chain("Start", "Call", "End")
+        .chain("Failed", "Repair", "Repaired")
+        .build(),
+    )
+    refused: list[str] = []
+    optimistic = engine.executor._run_optimistic
+
+    def spy(command: Any) -> Any:
+        try:
+            return optimistic(command)
+        except NeedsTransaction:
+            refused.append(command.name)
+            raise
+
+    monkeypatch.setattr(engine.executor, "_run_optimistic", spy)
+    root = engine.start_latest("guarded")
+    [child] = root.children()
+    [task] = engine.fetch_and_lock("w", {"risky": 60_000})
+    engine.external_task_bpmn_error(task["id"], "w", "BROKEN", "the line is down")
+    assert refused == ["ExternalTaskBpmnError"]
+    assert states(engine, root.id) == {"guarded": "Active", "risky": "Terminated"}
+    assert [t.node_id for t in root.tokens()] == ["Repair"]
+    with engine.connection() as conn:
+        assert writers(conn, root.id) == 1
+        assert open_work(conn, root.id) == {"tokens": 1, "user tasks": 1}
+        assert visits(conn, child.id, "Remote") == 1
+
+
+def test_interrupting_a_multi_instance_call_activity_ends_every_called_instance(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("waiter")
+        .start_event("Start")
+        .user_task("Work")
+        .end_event("End")
+        .chain("Start", "Work", "End")
+        .build(),
+        ProcessBuilder("crowd")
+        .start_event("Start")
+        .call_activity("Call", called_element="waiter")
+        .multi_instance("Call", cardinality=3)
+        .end_event("End")
+        .boundary_event("Enough", "Call", message="enough")
+        .end_event("Stopped")
+        .chain("Start", "Call", "End")
+        .chain("Enough", "Stopped")
+        .build(),
+    )
+    root = engine.start_latest("crowd", business_key="crowd-1")
+    children = root.children()
+    assert len(children) == 3
+    result = engine.correlate_message("enough", business_key="crowd-1")
+    assert result.deliveries == [{"kind": "instance", "instance_id": str(root.id)}]
+    assert root.state is InstanceState.COMPLETED
+    assert [c.state for c in children] == [InstanceState.TERMINATED] * 3
+    with engine.connection() as conn:
+        assert open_work(conn, root.id) == {}
+        assert writers(conn, root.id) == 1

@@ -17,11 +17,13 @@ from psycopg import errors as pg_errors
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, JobOutcomes, JobResult
 from engine.commands.messages import DeliveryResult
 from engine.commands.tasks import TaskResult
 from engine.errors import Conflict, NotFound
-from engine.model import CallMapping, ProcessModel
-from engine.states import InstanceState
+from engine.model import CallMapping, ProcessModel, TimerDefinition
+from engine.states import InstanceState, JobOutcome
+from tests.engine.clock import ManualClock
 from tests.engine.test_concurrency import race
 
 ROUNDS = 100
@@ -287,3 +289,183 @@ def _no_deadlocks(engine: Engine) -> Any:
     with engine.connection() as conn:
         conn.execute("SELECT pg_stat_clear_snapshot()")
         assert deadlocks(conn) == before
+
+
+def crossed() -> list[ProcessModel]:
+    """A root whose call activity comes after a user task, beside a timer of its own; the
+    called instance waits for the signal `go`."""
+    child = (
+        ProcessBuilder("crossed_child")
+        .start_event("Start")
+        .intermediate_catch_event("Wait", signal="go")
+        .end_event("End")
+        .chain("Start", "Wait", "End")
+        .build()
+    )
+    root = (
+        ProcessBuilder("crossed_root")
+        .start_event("Start")
+        .parallel_gateway("Fork")
+        .user_task("Before")
+        .call_activity("Call", called_element="crossed_child")
+        .end_event("CallEnd")
+        .intermediate_catch_event("Nap", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .end_event("NapEnd")
+        .chain("Start", "Fork", "Before", "Call", "CallEnd")
+        .chain("Fork", "Nap", "NapEnd")
+        .build()
+    )
+    return [child, root]
+
+
+def test_a_signal_and_a_batch_of_timers_lock_the_families_roots_in_one_order(
+    database_url: str, engine: Engine
+) -> None:
+    """Two families whose called instances were started in the other order than their roots:
+    a broadcast reaching both called instances and a batch of the roots' timers lock the roots
+    in the same (id) order, so they queue instead of deadlocking."""
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, clock=clock, pool_size=4) as timed:
+        timed.deploy(*crossed())
+        for round_ in range(ROUNDS):
+            first, second = (timed.start_latest("crossed_root") for _ in range(2))
+            for root in (second, first):  # the second root's child is the older one
+                [before] = root.user_tasks()
+                timed.complete_task(before.id)
+            clock.advance(hours=1)
+            acquired = timed.run(AcquireJobs("crossed", 10, 60)).timers
+            jobs = tuple((UUID(job), UUID(instance)) for job, instance in acquired)
+            assert sorted(i for _, i in jobs) == sorted([first.id, second.id])
+
+            def act(i: int, jobs: tuple[tuple[UUID, UUID], ...] = jobs) -> object:
+                if i == 0:
+                    return timed.signal("go")
+                return timed.run(ExecuteJobs(jobs, "crossed"))
+
+            signalled, fired = race(2, act)
+            assert isinstance(signalled, DeliveryResult), signalled
+            assert len(signalled.deliveries) == 2
+            assert isinstance(fired, JobOutcomes), fired
+            assert set(fired.outcomes.values()) == {JobOutcome.EXECUTED}
+            for root in (first, second):
+                assert root.state is InstanceState.COMPLETED, round_
+                assert [c.state for c in root.children()] == [InstanceState.COMPLETED]
+
+
+def test_a_workers_report_three_levels_down_while_the_root_is_cancelled(engine: Engine) -> None:
+    """The report runs optimistically, finds that it reaches the caller and runs again under the
+    lock of the family's root, which the cancel holds or waits for."""
+    engine.deploy(
+        ProcessBuilder("deep_leaf")
+        .start_event("Start")
+        .service_task("Remote", topic="deep")
+        .end_event("End")
+        .chain("Start", "Remote", "End")
+        .build(),
+        ProcessBuilder("deep_middle")
+        .start_event("Start")
+        .call_activity("Call", called_element="deep_leaf")
+        .end_event("End")
+        .chain("Start", "Call", "End")
+        .build(),
+        ProcessBuilder("deep_root")
+        .start_event("Start")
+        .call_activity("Call", called_element="deep_middle")
+        .user_task("After")
+        .end_event("End")
+        .chain("Start", "Call", "After", "End")
+        .build(),
+    )
+    outcomes: Counter[str] = Counter()
+    for round_ in range(ROUNDS):
+        root = engine.start_latest("deep_root")
+        [task] = engine.fetch_and_lock("deep-worker", {"deep": 60_000})
+
+        def act(i: int, task_id: str = task["id"], root_id: UUID = root.id) -> object:
+            if i == 0:
+                return engine.complete_external_task(task_id, "deep-worker", {"r": i})
+            return engine.instance(root_id).cancel()
+
+        completed, cancelled = race(2, act)
+        assert cancelled is InstanceState.TERMINATED, cancelled
+        with engine.connection() as conn:
+            found = {
+                key: state
+                for key, state in conn.execute(
+                    "SELECT definition_key, state FROM process_instance "
+                    "WHERE root_instance_id = %s",
+                    (root.id,),
+                ).fetchall()
+            }
+            assert open_work(conn, root.id) == {}, round_
+            after = visits(conn, root.id, "After")
+        if found["deep_leaf"] == "Completed":
+            assert not isinstance(completed, Exception), completed
+            assert found == {
+                "deep_root": "Terminated",
+                "deep_middle": "Completed",
+                "deep_leaf": "Completed",
+            }
+            assert after == 1
+            outcomes["continued"] += 1
+        else:
+            assert found == dict.fromkeys(("deep_root", "deep_middle", "deep_leaf"), "Terminated")
+            assert_clean_refusal(completed)
+            assert after == 0
+            outcomes["ended"] += 1
+    assert outcomes["continued"] > 0 and outcomes["ended"] > 0, outcomes
+
+
+def test_a_child_completing_while_the_call_activitys_timer_fires(
+    database_url: str, engine: Engine
+) -> None:
+    """The job of an interrupting timer boundary event on the call activity, run by its
+    executor, races the called instance's last task: one wins, whole."""
+    clock = ManualClock()
+    timed_out = (
+        ProcessBuilder("race_timed")
+        .start_event("Start")
+        .call_activity("Call", called_element="race_child")
+        .user_task("After")
+        .end_event("End")
+        .boundary_event("Late", "Call", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .user_task("Chase")
+        .end_event("Chased")
+        .chain("Start", "Call", "After", "End")
+        .chain("Late", "Chase", "Chased")
+        .build()
+    )
+    outcomes: Counter[str] = Counter()
+    with Engine(database_url, migrate=False, clock=clock, pool_size=4) as timed:
+        timed.deploy(worker_process(), timed_out)
+        for round_ in range(ROUNDS):
+            root = timed.start_latest("race_timed")
+            [child] = root.children()
+            [task] = child.user_tasks()
+            clock.advance(hours=1)
+            [job_id] = timed.run(AcquireJobs("late", 10, 60)).job_ids
+
+            def act(i: int, task_id: UUID = task.id, job_id: str = job_id) -> object:
+                if i == 0:
+                    return timed.complete_task(task_id)
+                return timed.run(ExecuteJob(UUID(job_id), "late"))
+
+            completed, fired = race(2, act)
+            assert isinstance(fired, JobResult), fired
+            with timed.connection() as conn:
+                child_state = InstanceState(family(conn, root.id)[child.id][0])
+                after = visits(conn, root.id, "After")
+                chase = visits(conn, root.id, "Chase")
+                assert open_work(conn, root.id) == {"tokens": 1, "user tasks": 1}, round_
+            if child_state is InstanceState.COMPLETED:
+                assert isinstance(completed, TaskResult), completed
+                assert fired.outcome == JobOutcome.GONE  # the timer left with the call activity
+                assert (after, chase) == (1, 0)
+                outcomes["completed"] += 1
+            else:
+                assert child_state is InstanceState.TERMINATED
+                assert fired.outcome == JobOutcome.EXECUTED
+                assert_clean_refusal(completed)
+                assert (after, chase) == (0, 1)
+                outcomes["timed out"] += 1
+    assert outcomes["completed"] > 0 and outcomes["timed out"] > 0, outcomes
