@@ -259,7 +259,7 @@ class LiveDiagram {
     if (instances.length === 1) {
       const only = instances[0];
       link.href = "/instances/" + encodeURIComponent(only.id);
-      link.textContent = "called " + only.id.slice(0, 8);
+      link.textContent = "called " + only.id.slice(-8);
       link.title = "Open the called instance " + only.id + " (" + only.state + ")";
       link.dataset.instance = only.id;
     } else {
