@@ -27,7 +27,8 @@ MAX_LIMIT = 500
 
 _SELECT = sql.SQL(
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
-    "p.ended_at FROM process_instance p"
+    "p.ended_at, p.super_instance_id, p.super_token_id, p.root_instance_id "
+    "FROM process_instance p"
 )
 
 

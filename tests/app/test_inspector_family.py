@@ -152,7 +152,9 @@ def test_the_list_filters_roots_and_called_instances(server: LiveServer) -> None
     assert rows_of(page.text) == [str(lone.id), str(case.id)]
     assert 'name="root" value="true" checked' in page.text
     assert rows_of(get(root="false").text) == everything
-    assert rows_of(get(called_by=str(case.id)).text) == [str(claim.id)]
+    called = get(called_by=str(case.id)).text
+    assert rows_of(called) == [str(claim.id)]
+    assert f'called by <a href="/instances/{case.id}">' in called
     assert rows_of(get(called_by=str(claim.id), fragment="rows").text) == [str(assessment.id)]
     assert rows_of(get(called_by=str(lone.id)).text) == []
     assert rows_of(get(called_by=str(case.id), root="true").text) == []
