@@ -200,3 +200,50 @@ def test_root_and_called_filters_use_their_indexes(server: LiveServer) -> None:
             plans[name] = str(plan[0])
     assert "ix_process_instance_roots_started" in plans["roots"]
     assert "ix_process_instance_super_instance_id" in plans["called"]
+
+
+def test_a_multi_instance_call_activity_shows_each_called_instance(server: LiveServer) -> None:
+    engine = server.engine
+    engine.deploy(DATA / "claim_assess.bpmn")
+    engine.deploy(
+        ProcessBuilder("batch")
+        .start_event("Start")
+        .call_activity("Assess", "Assess each", called_element="claim_assess")
+        .multi_instance("Assess", collection="claims", element_variable="claim")
+        .end_event("End")
+        .chain("Start", "Assess", "End")
+        .build()
+    )
+    batch = engine.start_latest("batch", {"claims": ["a", "b", "c"]})
+    children = batch.children()
+    assert len(children) == 3
+    login = console_login(server.url, "viewer")
+    cookies = {"interlock_session": login.cookies["interlock_session"]}
+
+    def get(path: str, **params: str) -> str:
+        response = httpx.get(f"{server.url}{path}", params=params, cookies=cookies)
+        assert response.status_code == 200, response.text
+        return response.text
+
+    [task] = engine.fetch_and_lock("scorer", {"score-risk": 60_000}, max_tasks=1)
+    failing = next(c for c in children if str(c.id) == task["instance_id"])
+    engine.fail_external_task(task["id"], "scorer", "risk model unavailable", retries=0)
+
+    state = httpx.get(f"{server.url}/instances/{batch.id}/diagram.json", cookies=cookies).json()
+    call = state["calls"]["Assess"]
+    assert sorted(i["id"] for i in call["instances"]) == sorted(str(c.id) for c in children)
+    assert {i["id"]: i["incidents"] for i in call["instances"]} == {
+        str(c.id): int(c.id == failing.id) for c in children
+    }
+    assert call["incidents"] == 1
+    assert state["loops"]["Assess"]["total"] == 3
+
+    tokens = get(f"/instances/{batch.id}/panel/tokens")
+    links = re.findall(r'<a class="called-link" href="/instances/([^"]+)"', tokens)
+    assert sorted(links) == sorted(str(c.id) for c in children)
+    family = get(f"/instances/{batch.id}/panel/family")
+    assert family.count('class="family-member') == 4
+    assert text_of(family).count("called at Assess each") == 3
+    assert sorted(rows_of(get("/instances", called_by=str(batch.id)))) == sorted(
+        str(c.id) for c in children
+    )

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from engine.builder import ProcessBuilder
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 
@@ -82,3 +83,29 @@ def test_parent_and_child_link_and_the_child_incident_shows_live(
         "Terminated"
     )
     assert page.evaluate("window.samePage") is True
+
+
+def test_a_call_activity_that_called_several_links_to_their_list(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(DATA / "claim_assess.bpmn")
+    engine.deploy(
+        ProcessBuilder("batch")
+        .start_event("Start")
+        .call_activity("Assess", "Assess each", called_element="claim_assess")
+        .multi_instance("Assess", collection="claims", element_variable="claim")
+        .end_event("End")
+        .chain("Start", "Assess", "End")
+        .build()
+    )
+    batch = engine.start_latest("batch", {"claims": ["a", "b", "c"]})
+    page = login("viewer")
+    page.goto(f"/instances/{batch.id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    link = page.locator(overlay("Assess", "call-badge"))
+    expect(link).to_have_text("3 called instances")
+    link.click()
+    expect(page).to_have_url(f"{console.url}/instances?called_by={batch.id}")
+    expect(page.locator("#instance-rows tr[data-instance]")).to_have_count(3)
+    expect(page.locator('input[name="called_by"]')).to_have_value(str(batch.id))
