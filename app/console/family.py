@@ -81,7 +81,8 @@ class Family:
 def family_of(engine: Engine, instance_id: UUID) -> Family:
     members = console.family_members(engine, instance_id, FAMILY_LIMIT + 1)
     truncated = len(members) > FAMILY_LIMIT
-    nodes = {member.id: FamilyNode(member) for member in members[:FAMILY_LIMIT]}
+    shown = sorted(members[:FAMILY_LIMIT], key=lambda m: (m.started_at, m.id))
+    nodes = {member.id: FamilyNode(member) for member in shown}
     root: FamilyNode | None = None
     for node in nodes.values():
         parent_id = node.member.super_instance_id

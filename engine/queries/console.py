@@ -434,23 +434,26 @@ class FamilyMember:
 def family_members(
     conn: Connection, instance_id: UUID, limit: int = FAMILY_LIMIT
 ) -> list[FamilyMember]:
-    """The family of `instance_id`: its root and every instance called below it, in the order
-    they started, at most `limit` (empty when the instance does not exist)."""
+    """The family of `instance_id`: its root and every instance called below it, at most
+    `limit` (empty when the instance does not exist): the instance itself and its caller
+    whatever the limit, then the others in the order they started."""
     return fetch_all(
         conn,
         FamilyMember,
-        "WITH root AS (SELECT root_instance_id AS id FROM process_instance WHERE id = %(id)s) "
+        "WITH me AS (SELECT root_instance_id AS root, super_instance_id AS caller "
+        "  FROM process_instance WHERE id = %(id)s) "
         "SELECT p.id, p.definition_id, p.definition_key, d.version, p.business_key, p.state, "
         "p.started_at, p.ended_at, p.super_instance_id, p.super_token_id, "
         "c.node_id AS call_node_id, c.node_name AS call_node_name, "
         "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open') "
         "  AS open_incidents "
-        "FROM root, process_instance p JOIN process_definition d ON d.id = p.definition_id "
+        "FROM me, process_instance p JOIN process_definition d ON d.id = p.definition_id "
         "LEFT JOIN LATERAL (SELECT h.node_id, h.node_name FROM history h "
         "  WHERE h.instance_id = p.super_instance_id AND h.called_instance_id = p.id "
         "  ORDER BY h.started_at LIMIT 1) c ON p.super_instance_id IS NOT NULL "
-        "WHERE p.id = root.id "
-        "OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = root.id) "
-        "ORDER BY p.started_at, p.id LIMIT %(limit)s",
+        "WHERE p.id = me.root "
+        "OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root) "
+        "ORDER BY (p.id IN (%(id)s, me.caller)) IS TRUE DESC, p.started_at, p.id "
+        "LIMIT %(limit)s",
         {"id": instance_id, "limit": limit},
     )

@@ -122,6 +122,9 @@ def test_the_family_is_linked_both_ways_with_states_and_incidents(server: LiveSe
     assert family.count("<ul>") == 2
     assert f'<a href="/instances/{case.id}">' in family
     assert f'<a href="/instances/{assessment.id}">' not in family
+    # However large the family, the instance shown and its caller are among those read.
+    assert [m.id for m in family_members(engine, assessment.id, 2)] == [claim.id, assessment.id]
+    assert [m.id for m in family_members(engine, case.id, 1)] == [case.id]
     lonely = get(f"/instances/{lone.id}/panel/family").text
     assert "This instance called no other and was not called." in lonely
 
