@@ -4,6 +4,7 @@ subscriber whose queue is full is dropped at once and its stream ends with a `re
 
     GET /stream                      every event
     GET /stream?instance=<uuid>      one instance
+    GET /stream?family=<uuid>        one family of called instances, by its root instance's id
     GET /stream?definition=<key>     every version of one process definition
     GET /stream?definition_id=<id>   one deployed definition version
     GET /api/v1/stream?...           the same, for API clients (Bearer token or Basic)
@@ -147,12 +148,15 @@ class EventStream(EventSourceResponse):
 
 def _filter(query: Query) -> Filter:
     instance = query.uuid("instance")
+    family = query.uuid("family")
     key = query.text("definition")
     definition_id = query.text("definition_id")
-    if sum(x is not None for x in (instance, key, definition_id)) > 1:
-        raise BadRequest("give at most one of instance, definition, definition_id")
+    if sum(x is not None for x in (instance, family, key, definition_id)) > 1:
+        raise BadRequest("give at most one of instance, family, definition, definition_id")
     if instance is not None:
         return Filter(instance_id=instance)
+    if family is not None:
+        return Filter(root_instance_id=family)
     return Filter(definition_key=key, definition_id=definition_id)
 
 

@@ -41,8 +41,9 @@ MAX_BARRIERS = 256
 
 @dataclass(frozen=True)
 class OutboxRow:
-    """One committed outbox event, with the definition of its instance (None for an outbox row
-    whose instance does not exist)."""
+    """One committed outbox event, with the definition of its instance and the root of the
+    instance's family (None for an outbox row whose instance does not exist). The root is for
+    filtering only: the JSON of the row does not carry it."""
 
     seq: int
     event: str
@@ -53,6 +54,7 @@ class OutboxRow:
     created_at: datetime
     definition_key: str | None
     definition_id: str | None
+    root_instance_id: UUID | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +90,7 @@ def read_rows(
     instance_id: UUID | None = None,
     definition_key: str | None = None,
     definition_id: str | None = None,
+    root_instance_id: UUID | None = None,
 ) -> list[OutboxRow]:
     """Committed rows with `after < seq <= upto`, in order. Complete only when `upto` is at most
     a settled cursor (`OutboxTail.cursor`); replays of what a client missed read this way."""
@@ -99,6 +102,7 @@ def read_rows(
         instance_id=instance_id,
         definition_key=definition_key,
         definition_id=definition_id,
+        root_instance_id=root_instance_id,
     )
     return [OutboxRow(**row) for row in found]
 

@@ -34,14 +34,18 @@ APPLICATION_NAME = "interlock-stream"
 
 @dataclass(frozen=True)
 class Filter:
-    """Which rows a stream wants: all, one instance, or one definition (by key or id)."""
+    """Which rows a stream wants: all, one instance, one family of called instances (by its
+    root's id), or one definition (by key or id)."""
 
     instance_id: UUID | None = None
     definition_key: str | None = None
     definition_id: str | None = None
+    root_instance_id: UUID | None = None
 
     def matches(self, row: OutboxRow) -> bool:
         if self.instance_id is not None and row.instance_id != self.instance_id:
+            return False
+        if self.root_instance_id is not None and row.root_instance_id != self.root_instance_id:
             return False
         if self.definition_key is not None and row.definition_key != self.definition_key:
             return False
@@ -111,6 +115,7 @@ class OutboxHub:
         self.dropped = 0
         self._all: set[Subscription] = set()
         self._by_instance: dict[UUID, set[Subscription]] = {}
+        self._by_root: dict[UUID, set[Subscription]] = {}
         self._by_key: dict[str, set[Subscription]] = {}
         self._by_id: dict[str, set[Subscription]] = {}
         self._stopped = threading.Event()
@@ -141,6 +146,7 @@ class OutboxHub:
         return (
             len(self._all)
             + sum(len(s) for s in self._by_instance.values())
+            + sum(len(s) for s in self._by_root.values())
             + sum(len(s) for s in self._by_key.values())
             + sum(len(s) for s in self._by_id.values())
         )
@@ -158,6 +164,8 @@ class OutboxHub:
         flt = sub.filter
         if flt.instance_id is not None:
             _discard(self._by_instance, flt.instance_id, sub)
+        elif flt.root_instance_id is not None:
+            _discard(self._by_root, flt.root_instance_id, sub)
         elif flt.definition_key is not None:
             _discard(self._by_key, flt.definition_key, sub)
         elif flt.definition_id is not None:
@@ -168,6 +176,8 @@ class OutboxHub:
     def _bucket(self, flt: Filter) -> set[Subscription]:
         if flt.instance_id is not None:
             return self._by_instance.setdefault(flt.instance_id, set())
+        if flt.root_instance_id is not None:
+            return self._by_root.setdefault(flt.root_instance_id, set())
         if flt.definition_key is not None:
             return self._by_key.setdefault(flt.definition_key, set())
         if flt.definition_id is not None:
@@ -177,6 +187,8 @@ class OutboxHub:
     def _targets(self, row: OutboxRow) -> Iterable[Subscription]:
         yield from self._all
         yield from self._by_instance.get(row.instance_id, ())
+        if row.root_instance_id is not None:
+            yield from self._by_root.get(row.root_instance_id, ())
         if row.definition_key is not None:
             yield from self._by_key.get(row.definition_key, ())
         if row.definition_id is not None:
@@ -219,6 +231,7 @@ class OutboxHub:
                 instance_id=flt.instance_id,
                 definition_key=flt.definition_key,
                 definition_id=flt.definition_id,
+                root_instance_id=flt.root_instance_id,
             )
         reached = rows[-1].seq if len(rows) == self.page_size else upto
         return [self.event(row) for row in rows], reached

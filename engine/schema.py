@@ -113,6 +113,13 @@ class ProcessInstance(SQLModel, table=True):
             "root_instance_id",
             postgresql_where=sa.text("super_instance_id IS NOT NULL"),
         ),
+        # The instance list's "roots only", newest first.
+        sa.Index(
+            "ix_process_instance_roots_started",
+            "started_at",
+            "id",
+            postgresql_where=sa.text("super_instance_id IS NULL"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)

@@ -67,13 +67,27 @@
     }, delay);
   }
 
-  function refreshAll(eventName) {
+  // `foreign`: the event is another instance's of the family the page follows (the inspector
+  // follows its instance's whole family); only elements that list "family" want those.
+  function refreshAll(eventName, foreign) {
     document.querySelectorAll("[data-live]").forEach(function (el) {
       var wanted = el.getAttribute("data-live").split(/\s+/);
+      if (foreign) {
+        if (wanted.indexOf("family") >= 0) {
+          refresh(el);
+        }
+        return;
+      }
       if (!eventName || wanted.indexOf("*") >= 0 || wanted.indexOf(eventName) >= 0) {
         refresh(el);
       }
     });
+  }
+
+  // The instance the page shows, if it shows one (the inspector).
+  function pageInstance() {
+    var host = document.querySelector("[data-page-instance]");
+    return host ? host.getAttribute("data-page-instance") : null;
   }
   Interlock.refreshAll = refreshAll;
 
@@ -124,7 +138,8 @@
       Interlock.events.splice(0, 10000);
       Interlock.received.splice(0, 10000);
     }
-    refreshAll(evt.type);
+    var own = pageInstance();
+    refreshAll(evt.type, Boolean(own && data.instance_id && data.instance_id !== own));
     document.dispatchEvent(new CustomEvent("interlock:event", { detail: data }));
   }
 

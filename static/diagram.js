@@ -246,6 +246,43 @@ class LiveDiagram {
         this.badge(id, { top: -12, left: -6 }, badge);
       }
     });
+    Object.entries(state.calls || {}).forEach(([id, call]) => this.applyCall(id, call));
+  }
+
+  // A call activity: a link to the instance it called (to the list of them when it called
+  // several), and the open incidents of the called instances and those below them.
+  applyCall(id, call) {
+    const instances = call.instances || [];
+    if (!instances.length || !this.registry.get(id)) {
+      return;
+    }
+    const link = document.createElement("a");
+    link.className = "badge call-badge";
+    link.dataset.node = id;
+    if (instances.length === 1) {
+      const only = instances[0];
+      link.href = "/instances/" + encodeURIComponent(only.id);
+      link.textContent = "called " + only.id.slice(-8);
+      link.title = "Open the called instance " + only.id + " (" + only.state + ")";
+      link.dataset.instance = only.id;
+    } else {
+      const caller = this.state ? this.state.instance_id : "";
+      link.href = "/instances?called_by=" + encodeURIComponent(caller);
+      link.textContent = plural(instances.length, "called instance");
+      link.title = "List the " + instances.length + " instances this call activity called";
+    }
+    this.badge(id, { bottom: -6, left: 0 }, link);
+    if (call.incidents) {
+      this.mark(id, "has-incident");
+      const badge = el(
+        "div",
+        "badge incident-badge called-incident-badge",
+        plural(call.incidents, "incident") + " in called",
+        plural(call.incidents, "open incident") + " in the called instances",
+      );
+      badge.dataset.node = id;
+      this.badge(id, { bottom: -6, right: 0 }, badge);
+    }
   }
 
   applyDefinition(state) {

@@ -213,6 +213,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "inclusiveGateway": "inclusiveGateway",
     "eventBasedGateway": "eventBasedGateway",
     "subProcess": "subProcess",
+    "callActivity": "callActivity",
     MULTI_INSTANCE_BODY: MULTI_INSTANCE_BODY,
 }
 
@@ -322,8 +323,8 @@ HISTORIC_STATES = {
 def historic_process_instance(row: cq.HistoricInstanceRow) -> Json:
     return {
         "id": str(row.id),
-        "rootProcessInstanceId": str(row.id),
-        "superProcessInstanceId": None,
+        "rootProcessInstanceId": str(row.root_instance_id or row.id),
+        "superProcessInstanceId": text(row.super_instance_id),
         "superCaseInstanceId": None,
         "caseInstanceId": None,
         "processDefinitionName": row.definition_name,
@@ -360,7 +361,7 @@ def historic_activity_instance(
         "executionId": str(row.token_id),
         "taskId": text(row.task_id),
         "assignee": row.assignee,
-        "calledProcessInstanceId": None,
+        "calledProcessInstanceId": text(row.called_instance_id),
         "calledCaseInstanceId": None,
         "startTime": format_date(row.started_at),
         "endTime": format_date(row.ended_at),
@@ -369,7 +370,7 @@ def historic_activity_instance(
         "completeScope": kind.endswith("EndEvent") and row.state == VisitState.COMPLETED,
         "tenantId": None,
         "removalTime": None,
-        "rootProcessInstanceId": str(row.instance_id),
+        "rootProcessInstanceId": str(row.root_instance_id or row.instance_id),
     }
 
 

@@ -81,6 +81,13 @@ def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
         suspended=suspended,
         with_incident=call.flag("withIncident"),
         variables=variable_filters(call),
+        family=cq.FamilyFilter(
+            super_instance=call.uuid("superProcessInstance"),
+            sub_instance=call.uuid("subProcessInstance"),
+            root_instance=call.uuid("rootProcessInstanceId"),
+            roots_only=call.flag("rootProcessInstances") or None,
+            leaves_only=call.flag("leafProcessInstances"),
+        ),
         count=count,
     )
 
@@ -283,6 +290,50 @@ def historic_instance(call: Call) -> Response:
     return json_response(dto.historic_process_instance(row))
 
 
+def _historic_query(call: Call, *, count: bool) -> list[cq.HistoricInstanceRow] | int:
+    ids = call.uuids("processInstanceIds")
+    states = [
+        state
+        for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
+        if call.flag(flag)
+        for state in rows
+    ]
+    return cq.historic_instances(
+        call.engine,
+        call.page(cq.HISTORIC_INSTANCE_SORT),
+        instance_id=call.uuid("processInstanceId"),
+        ids=ids,
+        business_key=call.text("processInstanceBusinessKey"),
+        business_key_like=call.text("processInstanceBusinessKeyLike"),
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        definition_keys=call.csv("processDefinitionKeyIn"),
+        finished=call.flag_unless("finished", "unfinished"),
+        states=states or None,
+        with_incidents=call.flag("withIncidents"),
+        started_before=call.date("startedBefore"),
+        started_after=call.date("startedAfter"),
+        finished_before=call.date("finishedBefore"),
+        finished_after=call.date("finishedAfter"),
+        family=cq.FamilyFilter(
+            super_instance=call.uuid("superProcessInstanceId"),
+            sub_instance=call.uuid("subProcessInstanceId"),
+            root_instance=call.uuid("rootProcessInstanceId"),
+            roots_only=call.flag("rootProcessInstances") or None,
+        ),
+        count=count,
+    )
+
+
+def historic_instances(call: Call) -> Response:
+    rows = listed(_historic_query(call, count=False))
+    return json_response([dto.historic_process_instance(row) for row in rows])
+
+
+def count_historic_instances(call: Call) -> Response:
+    return json_response({"count": _historic_query(call, count=True)})
+
+
 def _activity_query(call: Call) -> list[Json]:
     engine = call.engine
     page = call.page(cq.ACTIVITY_SORT)
@@ -404,6 +455,8 @@ endpoints = [
         delete_instance_variable,
     ),
     Endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER, activity_tree),
+    Endpoint("/history/process-instance", "GET", Role.VIEWER, historic_instances),
+    Endpoint("/history/process-instance/count", "GET", Role.VIEWER, count_historic_instances),
     Endpoint("/history/process-instance/{id}", "GET", Role.VIEWER, historic_instance),
     Endpoint("/history/activity-instance", "GET", Role.VIEWER, historic_activities),
     Endpoint("/history/activity-instance/count", "GET", Role.VIEWER, count_historic_activities),

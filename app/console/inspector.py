@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from app.camunda.dto import node_activity_type
 from app.console.common import engine_of, read, render, when
+from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
 from app.params import Query
@@ -27,7 +28,16 @@ from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
 from engine.states import TokenMode, TokenState, VisitState
 from engine.variables import TypedValue, from_row
 
-PANELS = ("incidents", "tokens", "user_tasks", "external_tasks", "jobs", "variables", "history")
+PANELS = (
+    "family",
+    "incidents",
+    "tokens",
+    "user_tasks",
+    "external_tasks",
+    "jobs",
+    "variables",
+    "history",
+)
 
 
 def _info(engine: Engine, instance_id: UUID) -> tuple[InstanceInfo, int, ProcessModel]:
@@ -206,7 +216,9 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
 
     handle = engine.instance(instance_id)
     context: dict[str, Any] = {"node": node}
-    if name == "incidents":
+    if name == "family":
+        context["family"] = family_of(engine, instance_id)
+    elif name == "incidents":
         context["incidents"] = [
             i for i in engine.incidents(instance_id=instance_id) if keep(i.node_id)
         ]
@@ -235,6 +247,7 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
             line for line in loop_lines(model, tokens, scoped) if keep(line.host.node_id)
         ]
         context["names"] = {n.id: n.label for n in model.nodes}
+        context["calls"] = family_of(engine, instance_id).running_by_token()
     elif name == "user_tasks":
         context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
         context["forms"] = task_forms(engine, context["tasks"])
@@ -314,6 +327,7 @@ async def inspector(request: Request) -> Response:
     info, version, model = await read(request, _info, engine, instance_id)
     panels = await read(request, _panels, engine, instance_id)
     counts = await read(request, _counts, engine, instance_id)
+    family: Family = panels["family"]["family"]
     return render(
         request,
         "inspector.html",
@@ -324,6 +338,10 @@ async def inspector(request: Request) -> Response:
             "nodes": _node_choices(model),
             "panels": panels,
             "counts": counts,
+            "family": family,
+            # The page follows the events of the whole family: a called instance's incident
+            # shows on its caller's call activity.
+            "family_root": info.root_instance_id or info.id,
         },
     )
 
@@ -333,8 +351,11 @@ async def header(request: Request) -> Response:
     instance_id: UUID = request.path_params["instance_id"]
     info, version, _ = await read(request, _info, engine, instance_id)
     counts = await read(request, _counts, engine, instance_id)
+    family = await read(request, family_of, engine, instance_id)
     return render(
-        request, "_inspector_header.html", {"info": info, "version": version, "counts": counts}
+        request,
+        "_inspector_header.html",
+        {"info": info, "version": version, "counts": counts, "family": family},
     )
 
 
@@ -359,6 +380,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
     joins = console.join_states(engine, instance_id)
     incidents = engine.incidents(instance_id=instance_id)
     waits = console.event_waits(engine, instance_id)
+    family = family_of(engine, instance_id)
     live: dict[str, Counter[str]] = {}
     compensating: Counter[str] = Counter()
     for token in tokens:
@@ -397,6 +419,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
             loop_lines(model, tokens, queries.variables_in_scopes(engine, instance_id))
         ),
         "incidents": dict(Counter(i.node_id for i in incidents)),
+        "calls": call_badges(family),
         "completed": sorted(completed),
         "flows": taken,
     }

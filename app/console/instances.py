@@ -31,6 +31,8 @@ FILTER_FIELDS = (
     "started_to",
     "var_name",
     "var_value",
+    "root",
+    "called_by",
 )
 
 
@@ -63,6 +65,8 @@ def parse_filter(parameters: Query) -> InstanceFilter:
         started_after=parameters.date("started_from"),
         started_before=parameters.date("started_to"),
         variables=variables,
+        root_only=parameters.flag("root") or None,
+        super_instance_id=parameters.uuid("called_by"),
     )
 
 

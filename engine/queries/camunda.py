@@ -205,11 +205,14 @@ def process_instances(
     suspended: bool | None = None,
     with_incident: bool | None = None,
     variables: Sequence[VariableFilter] = (),
+    family: FamilyFilter | None = None,
     count: bool = False,
 ) -> list[InstanceRow] | int:
     """Running instances (Camunda's runtime: ended ones are history only)."""
     where = _Where()
     where.add("p.state = ANY({})", list(RUNNING_STATES))
+    if family is not None:
+        _family_clauses(where, family, running=True)
     where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
     where.when(business_key, "p.business_key = {}")
     where.when(_like(business_key_like), "p.business_key LIKE {} " + LIKE_ESCAPE)
@@ -236,6 +239,49 @@ def process_instances(
     return fetch_all(conn, InstanceRow, statement, where.params)
 
 
+@dataclass(frozen=True)
+class FamilyFilter:
+    """Camunda's filters on the calls between instances: the instances `super_instance` called
+    (superProcessInstance), the one that called `sub_instance` (subProcessInstance), the members
+    of the family whose root is `root_instance` (the root included), only instances nobody called
+    (`roots_only` True; False: only called ones), only instances that call none (`leaves_only`)."""
+
+    super_instance: UUID | None = None
+    sub_instance: UUID | None = None
+    root_instance: UUID | None = None
+    roots_only: bool | None = None
+    leaves_only: bool | None = None
+
+
+def _family_clauses(where: _Where, family: FamilyFilter, *, running: bool) -> None:
+    """The family filters on `p`; `running`: a leaf calls no running instance (the runtime's
+    view), else no instance at all (the history's)."""
+    where.when(family.super_instance, "p.super_instance_id = {}")
+    where.when(
+        family.sub_instance,
+        "p.id = (SELECT s.super_instance_id FROM process_instance s WHERE s.id = {})",
+    )
+    # The root by its primary key, its called instances by their partial index.
+    where.when(
+        family.root_instance,
+        "(p.id = {} OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = {}))",
+    )
+    if family.roots_only is not None:
+        called = "p.super_instance_id IS NOT NULL"
+        where.fixed("p.super_instance_id IS NULL" if family.roots_only else called)
+    if family.leaves_only:
+        if running:
+            where.add(
+                "NOT EXISTS (SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id "
+                "AND c.state = ANY({}))",
+                list(RUNNING_STATES),
+            )
+        else:
+            where.fixed(
+                "NOT EXISTS (SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id)"
+            )
+
+
 def _count(conn: Connection, source: sql.Composable, where: _Where) -> int:
     row = conn.execute(
         sql.SQL("SELECT count(*) ") + source + where.clause(), where.params
@@ -255,6 +301,20 @@ class HistoricInstanceRow:
     started_at: datetime
     ended_at: datetime | None
     start_activity_id: str | None
+    super_instance_id: UUID | None
+    root_instance_id: UUID | None
+
+
+_HISTORIC_COLUMNS = sql.SQL(
+    "SELECT p.id, p.definition_id, p.definition_key, d.name AS definition_name, "
+    "d.version AS definition_version, p.business_key, p.state, p.started_at, p.ended_at, "
+    "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
+    " ORDER BY h.started_at, h.id LIMIT 1) AS start_activity_id, "
+    "p.super_instance_id, p.root_instance_id "
+)
+_HISTORIC_FROM = sql.SQL(
+    "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id"
+)
 
 
 @query
@@ -262,14 +322,86 @@ def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRo
     return fetch_one(
         conn,
         HistoricInstanceRow,
-        "SELECT p.id, p.definition_id, p.definition_key, d.name AS definition_name, "
-        "d.version AS definition_version, p.business_key, p.state, p.started_at, p.ended_at, "
-        "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
-        " ORDER BY h.started_at, h.id LIMIT 1) AS start_activity_id "
-        "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id "
-        "WHERE p.id = %s",
+        _HISTORIC_COLUMNS + _HISTORIC_FROM + sql.SQL(" WHERE p.id = %s"),
         (instance_id,),
     )
+
+
+HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
+    "instanceId": "p.id",
+    "definitionId": "p.definition_id",
+    "definitionKey": "p.definition_key",
+    "definitionName": "d.name",
+    "definitionVersion": "d.version",
+    "businessKey": "p.business_key",
+    "startTime": "p.started_at",
+    "endTime": "p.ended_at",
+    "duration": "(p.ended_at - p.started_at)",
+}
+
+# Camunda's historic states (active, suspended, completed, externallyTerminated) by their rows'.
+HISTORIC_STATE_FILTERS: dict[str, tuple[str, ...]] = {
+    "active": ("Created", "Active", "Terminating"),
+    "suspended": ("Suspended",),
+    "completed": ("Completed",),
+    "externallyTerminated": ("Terminated",),
+}
+
+
+@query
+def historic_instances(
+    conn: Connection,
+    page: Page,
+    *,
+    instance_id: UUID | None = None,
+    ids: Sequence[UUID] | None = None,
+    business_key: str | None = None,
+    business_key_like: str | None = None,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    definition_keys: Sequence[str] | None = None,
+    finished: bool | None = None,
+    states: Sequence[str] | None = None,
+    with_incidents: bool | None = None,
+    started_before: datetime | None = None,
+    started_after: datetime | None = None,
+    finished_before: datetime | None = None,
+    finished_after: datetime | None = None,
+    family: FamilyFilter | None = None,
+    count: bool = False,
+) -> list[HistoricInstanceRow] | int:
+    """Every instance, running or ended (Camunda's history)."""
+    where = _Where()
+    where.when(instance_id, "p.id = {}")
+    where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
+    where.when(business_key, "p.business_key = {}")
+    where.when(_like(business_key_like), "p.business_key LIKE {} " + LIKE_ESCAPE)
+    where.when(definition_id, "p.definition_id = {}")
+    where.when(definition_key, "p.definition_key = {}")
+    where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
+    if finished is not None:
+        where.fixed("p.ended_at IS NOT NULL" if finished else "p.ended_at IS NULL")
+    where.when(list(states) if states is not None else None, "p.state = ANY({})")
+    if with_incidents:
+        where.fixed(
+            "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
+        )
+    where.when(started_before, "p.started_at <= {}")
+    where.when(started_after, "p.started_at >= {}")
+    where.when(finished_before, "p.ended_at <= {}")
+    where.when(finished_after, "p.ended_at >= {}")
+    if family is not None:
+        _family_clauses(where, family, running=False)
+    if count:
+        return _count(conn, _HISTORIC_FROM, where)
+    statement = (
+        _HISTORIC_COLUMNS
+        + _HISTORIC_FROM
+        + where.clause()
+        + _order(page, HISTORIC_INSTANCE_SORT, "p.started_at, p.id")
+        + _limit(where, page)
+    )
+    return fetch_all(conn, HistoricInstanceRow, statement, where.params)
 
 
 # -- activity instances ---------------------------------------------------------------------------
@@ -308,6 +440,8 @@ class ActivityRow(StepVisit):
     scope_token_id: UUID | None
     task_id: UUID | None
     assignee: str | None
+    called_instance_id: UUID | None
+    root_instance_id: UUID | None
 
 
 ACTIVITY_SORT: dict[str, LiteralString] = {
@@ -377,7 +511,8 @@ def activity_instances(
         sql.SQL(
             "SELECT h.id, h.instance_id, p.definition_id, p.definition_key, h.token_id, "
             "t.scope_id AS scope_token_id, h.node_id, h.node_name, h.node_type, h.state, "
-            "h.started_at, h.ended_at, ut.id AS task_id, ut.assignee "
+            "h.started_at, h.ended_at, ut.id AS task_id, ut.assignee, h.called_instance_id, "
+            "p.root_instance_id "
         )
         + source
         + where.clause()

@@ -409,3 +409,56 @@ def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) 
         reported=sql.SQL("AND (e.retries IS NULL OR e.retries > 0) " if expired else ""),
     )
     return fetch_all(conn, LeaseRow, statement, (now, limit))
+
+
+# How many instances of one family the inspector shows at most.
+FAMILY_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class FamilyMember:
+    """One instance of a family of called instances, with the call activity that called it (its
+    caller's node id and name) and its open incidents."""
+
+    id: UUID
+    definition_id: str
+    definition_key: str
+    version: int
+    business_key: str | None
+    state: str
+    started_at: datetime
+    ended_at: datetime | None
+    super_instance_id: UUID | None
+    super_token_id: UUID | None
+    call_node_id: str | None
+    call_node_name: str | None
+    open_incidents: int
+
+
+@query
+def family_members(
+    conn: Connection, instance_id: UUID, limit: int = FAMILY_LIMIT
+) -> list[FamilyMember]:
+    """The family of `instance_id`: its root and every instance called below it, at most
+    `limit` (empty when the instance does not exist): the instance itself and its caller
+    whatever the limit, then the others in the order they started."""
+    return fetch_all(
+        conn,
+        FamilyMember,
+        "WITH me AS (SELECT root_instance_id AS root, super_instance_id AS caller "
+        "  FROM process_instance WHERE id = %(id)s) "
+        "SELECT p.id, p.definition_id, p.definition_key, d.version, p.business_key, p.state, "
+        "p.started_at, p.ended_at, p.super_instance_id, p.super_token_id, "
+        "c.node_id AS call_node_id, c.node_name AS call_node_name, "
+        "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open') "
+        "  AS open_incidents "
+        "FROM me, process_instance p JOIN process_definition d ON d.id = p.definition_id "
+        "LEFT JOIN LATERAL (SELECT h.node_id, h.node_name FROM history h "
+        "  WHERE h.instance_id = p.super_instance_id AND h.called_instance_id = p.id "
+        "  ORDER BY h.started_at LIMIT 1) c ON p.super_instance_id IS NOT NULL "
+        "WHERE p.id = me.root "
+        "OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root) "
+        "ORDER BY (p.id IN (%(id)s, me.caller)) IS TRUE DESC, p.started_at, p.id "
+        "LIMIT %(limit)s",
+        {"id": instance_id, "limit": limit},
+    )

@@ -1,7 +1,8 @@
 """The instance list: filters and keyset pagination, newest first.
 
 Rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id) and
-(state, started_at, id) serve directly; a page continues strictly after the cursor's row, so
+(state, started_at, id) serve directly, and for roots only the partial index on (started_at, id)
+of instances nobody called; a page continues strictly after the cursor's row, so
 pages never repeat or skip a row however many instances start meanwhile.
 """
 
@@ -26,7 +27,8 @@ MAX_LIMIT = 500
 
 _SELECT = sql.SQL(
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
-    "p.ended_at FROM process_instance p"
+    "p.ended_at, p.super_instance_id, p.super_token_id, p.root_instance_id "
+    "FROM process_instance p"
 )
 
 
@@ -57,7 +59,8 @@ class Cursor:
 @dataclass(frozen=True)
 class InstanceFilter:
     """Every field narrows the list; None means "any". `variables`: (name, JSON value) pairs
-    that an instance's top-level variables must all equal."""
+    that an instance's top-level variables must all equal. `root_only`: only instances nobody
+    called (False: only called ones); `super_instance_id`: only the instances it called."""
 
     definition_key: str | None = None
     definition_id: str | None = None
@@ -68,6 +71,8 @@ class InstanceFilter:
     started_after: datetime | None = None
     started_before: datetime | None = None
     variables: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
+    root_only: bool | None = None
+    super_instance_id: UUID | None = None
 
     def __post_init__(self) -> None:
         if self.version is not None and self.definition_key is None:
@@ -110,6 +115,11 @@ def _conditions(
     if where.has_incident is not None:
         exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
         add(exists if where.has_incident else f"NOT {exists}")
+    if where.root_only is not None:
+        # Roots: served by the partial index on (started_at, id) of instances nobody called.
+        add("p.super_instance_id IS NULL" if where.root_only else "p.super_instance_id IS NOT NULL")
+    if where.super_instance_id is not None:
+        add("p.super_instance_id = %(caller)s", caller=where.super_instance_id)
     if where.started_after is not None:
         add("p.started_at >= %(started_after)s", started_after=where.started_after)
     if where.started_before is not None:

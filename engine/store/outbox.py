@@ -62,7 +62,7 @@ def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str
 
 _ROWS = (
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
-    "i.definition_key, i.definition_id "
+    "i.definition_key, i.definition_id, i.root_instance_id "
     "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
     "WHERE o.seq > %(after)s AND o.seq <= %(upto)s"
 )
@@ -77,14 +77,19 @@ def rows(
     instance_id: UUID | None = None,
     definition_key: str | None = None,
     definition_id: str | None = None,
+    root_instance_id: UUID | None = None,
 ) -> list[dict[str, Any]]:
     """Rows with `after < seq <= upto` in `seq` order, at most `limit`, optionally only those of
-    one instance or one definition (by key or by id), each by its columns' names."""
+    one instance, one family of called instances (by its root) or one definition (by key or by
+    id), each by its columns' names."""
     sql = _ROWS
     params: dict[str, Any] = {"after": after, "upto": upto, "limit": limit}
     if instance_id is not None:
         sql += " AND o.instance_id = %(instance_id)s"
         params["instance_id"] = instance_id
+    if root_instance_id is not None:
+        sql += " AND i.root_instance_id = %(root_instance_id)s"
+        params["root_instance_id"] = root_instance_id
     if definition_key is not None:
         sql += " AND i.definition_key = %(definition_key)s"
         params["definition_key"] = definition_key
