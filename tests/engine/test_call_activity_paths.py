@@ -349,9 +349,7 @@ def test_a_multi_instance_call_activity_looks_its_called_process_up_once(
     assert looked_up == ["mi_root", "mi_leaf"]
     children = root.children()
     assert sorted(c.variables()["got"] for c in children) == list(range(10))
-    assert {c.info().definition_id for c in children} == {
-        engine.latest_definition("mi_leaf").id
-    }
+    assert {c.info().definition_id for c in children} == {engine.latest_definition("mi_leaf").id}
 
 
 def test_a_workers_bpmn_error_leaves_the_called_instance_for_its_caller(
