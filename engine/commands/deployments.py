@@ -10,12 +10,11 @@ from uuid import UUID
 
 from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
-from engine.errors import BadRequest, ModelError
+from engine.errors import BadRequest
 from engine.executor import EngineSettings, Result, Tx
 from engine.ids import new_id
 from engine.model import (
     ModelLimits,
-    Node,
     ProcessModel,
 )
 from engine.schema import JOB_CHANNEL
@@ -138,18 +137,7 @@ def _limits(settings: EngineSettings) -> ModelLimits:
 
 
 def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
-    models = parse_bpmn(resource.content, resource.name, limits)
-    for model in models:
-        for node in model.nodes:
-            problem = _not_executable(model, node)
-            if problem:
-                raise ModelError(problem, file=resource.name, line=node.line, element_id=node.id)
-    return models
-
-
-def _not_executable(model: ProcessModel, node: Node) -> str | None:
-    """What the parser accepts but the engine does not run yet."""
-    return None
+    return parse_bpmn(resource.content, resource.name, limits)
 
 
 def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:
