@@ -1,8 +1,8 @@
 """Runs families of called instances forever until killed: the subject of the call-activity
 crash test. Two-level trees (a root calling a child) and three-level trees (a root calling, after
 an asynchronous continuation, a middle process that calls the child); each child runs an
-asynchronous handler step (a job) and an external task completed by a worker; all in this one
-process.
+asynchronous handler step (a job) and an external task completed by a worker, then compensates
+the step, whose handler runs as a job in Compensation mode; all in this one process.
 
 python -m tests.engine.call_crash_worker DATABASE_URL
 """
@@ -29,9 +29,12 @@ def models() -> list[ProcessModel]:
         ProcessBuilder(LEAF)
         .start_event("start")
         .service_task("step", handler="step", async_before=True)
+        .service_task("undo", handler="undo", async_before=True)
+        .compensation_boundary("undoable", "step", "undo")
         .service_task("remote", topic="cc-crash")
+        .compensation_throw("compensate")
         .end_event("end")
-        .chain("start", "step", "remote", "end")
+        .chain("start", "step", "remote", "compensate", "end")
         .build()
     )
 
@@ -55,6 +58,7 @@ def models() -> list[ProcessModel]:
 
 def register(engine: Engine) -> Worker:
     engine.register_handler("step", lambda ctx: {"stepped": True})
+    engine.register_handler("undo", lambda ctx: {"undone": True})
     worker = Worker(engine, "call-crash-worker", max_tasks=5, lock_ms=LOCK_MS, long_poll_seconds=0)
 
     @worker.topic("cc-crash")

@@ -1,7 +1,7 @@
 """SIGKILL a process running families of called instances mid-way: whatever was cut short, every
 family is consistent from the database alone (no called instance running without a caller waiting
 for it, no caller waiting for an instance that ended), and after a restart every tree completes,
-each called instance run exactly once."""
+each called instance run exactly once, and each compensation handler run exactly once."""
 
 from __future__ import annotations
 
@@ -70,14 +70,17 @@ def check_consistent(conn: psycopg.Connection[Any]) -> Counter[str]:
     return found
 
 
-def leaf_steps(conn: psycopg.Connection[Any]) -> list[tuple[str, int, int]]:
-    """Per called leaf: its state and how many times it visited `step` and `remote`."""
+def leaf_steps(conn: psycopg.Connection[Any]) -> list[tuple[str, int, int, int]]:
+    """Per called leaf: its state, how many times it visited `step` and `remote`, and how many
+    times the compensation handler `undo` ran (its visits in Compensation mode)."""
     return [
-        (row[0], row[1], row[2])
+        (row[0], row[1], row[2], row[3])
         for row in conn.execute(
             "SELECT p.state, "
             "(SELECT count(*) FROM history h WHERE h.instance_id = p.id AND h.node_id = 'step'), "
-            "(SELECT count(*) FROM history h WHERE h.instance_id = p.id AND h.node_id = 'remote') "
+            "(SELECT count(*) FROM history h WHERE h.instance_id = p.id AND h.node_id = 'remote'), "
+            "(SELECT count(*) FROM history h WHERE h.instance_id = p.id AND h.node_id = 'undo' "
+            "AND h.mode = 'Compensation') "
             "FROM process_instance p WHERE p.definition_key = %s",
             (LEAF,),
         ).fetchall()
@@ -90,6 +93,9 @@ def test_sigkill_mid_call_activity_trees_then_every_tree_completes(database_url:
         run_and_kill(database_url, seconds, "tests.engine.call_crash_worker")
         with psycopg.connect(database_url) as conn:
             found = check_consistent(conn)
+            # A compensation runs at most once, whatever was cut short; a completed leaf ran it.
+            for state, _, _, undone in leaf_steps(conn):
+                assert undone <= 1 and (state != "Completed" or undone == 1), (state, undone)
         running += found[f"{LEAF} Active"]
     assert found[f"{LEAF} Completed"] > 0 and found["cc-three Completed"] > 0, found
     assert running > 0 and found["cc-three Active"] > 0, found
@@ -111,7 +117,11 @@ def test_sigkill_mid_call_activity_trees_then_every_tree_completes(database_url:
         assert final[f"{LEAF} Completed"] == roots
         assert final["cc-middle Completed"] == final["cc-three Completed"]
         # Each called instance ran each step once, and each call activity called once.
-        assert set(leaf_steps(conn)) == {("Completed", 1, 1)}
+        assert set(leaf_steps(conn)) == {("Completed", 1, 1, 1)}
+        compensable = conn.execute(
+            "SELECT count(*) FROM event_subscription WHERE kind = 'compensate'"
+        ).fetchone()
+        assert compensable == (0,)
         calls = conn.execute(
             "SELECT p.definition_key, count(h.called_instance_id) FROM process_instance p "
             "JOIN history h ON h.instance_id = p.id AND h.node_id = 'call' "
