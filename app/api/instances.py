@@ -70,6 +70,8 @@ def instance_filter(query: Query) -> InstanceFilter:
         started_after=query.date("started_after", offset_required=True),
         started_before=query.date("started_before", offset_required=True),
         variables=tuple(variable_filter(v) for v in query.texts("var")),
+        root_only=query.flag("root_only", digits=True),
+        super_instance_id=query.uuid("called_by"),
     )
 
 
@@ -151,6 +153,8 @@ LIST_PARAMS = (
         STRING,
         "name:value, repeatable: a top-level variable equals the value (JSON, else text)",
     ),
+    Param("root_only", BOOLEAN, "true: only instances nobody called; false: only called ones"),
+    Param("called_by", STRING, "only the instances this instance called (an instance id)"),
     Param("limit", INTEGER, f"page size, 1 to {MAX_LIMIT} (default 50)"),
     Param("after", STRING, "the `next` cursor of the previous page"),
 )
