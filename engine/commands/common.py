@@ -12,7 +12,6 @@ from engine.scripting import ScriptLimits
 from engine.semantics import Advance
 from engine.states import InstanceState
 from engine.store import runs
-from engine.store.persist import save_runs
 
 
 def load(
@@ -73,6 +72,6 @@ def persist(tx: Tx, *runs: InstanceRun) -> None:
     """Apply what the advances asked of other instances (engine/commands/family.py), then queue
     the write of the changes to every instance the command touched; it travels with the
     commit."""
-    from engine.commands.family import Family  # it loads and advances with this module
+    from engine.commands.family import Family, settle_and_save  # it loads with this module
 
-    tx.announcements |= save_runs(tx.conn, Family(tx, runs).settle())
+    settle_and_save(tx, Family(tx, runs))

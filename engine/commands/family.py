@@ -35,6 +35,7 @@ from engine.runtime import InstanceRow, InstanceRun
 from engine.semantics.calls import called_outputs
 from engine.states import InstanceState, SubscriptionKind, TokenState
 from engine.store import definitions, start_triggers, subscriptions
+from engine.store.persist import save_runs
 from engine.variables import TypedValue, infer
 
 # How many instances one command may start through call activities and signals: a process that
@@ -71,7 +72,7 @@ class Family:
         elif isinstance(effect, ThrownToCaller):
             self._throw_to_caller(run, effect)
         elif isinstance(effect, SignalThrown):
-            self._broadcast(effect.name, effect.variables, (run, effect.waiting))
+            self.broadcast(effect.name, effect.variables, (run, effect.waiting))
 
     def run_of(self, instance_id: UUID) -> InstanceRun:
         """The instance `instance_id`: the one this command holds, or loaded and locked now."""
@@ -231,15 +232,17 @@ class Family:
 
     # --- signals ----------------------------------------------------------------------------
 
-    def _broadcast(
+    def broadcast(
         self,
         name: str,
         variables: Mapping[str, Any],
         thrower: tuple[InstanceRun, frozenset[UUID]] | None = None,
-    ) -> None:
+    ) -> list[dict[str, str]]:
         """Every subscription waiting for the signal `name` and every signal start event receive
         it: those of instances this command holds from memory, the others loaded now. Of the
-        `thrower`'s own, only those that waited when it threw the signal."""
+        `thrower`'s own, only those that waited when it threw the signal. One entry per delivery:
+        {"kind": "instance" | "start", "instance_id": ...}."""
+        delivered: list[dict[str, str]] = []
         here = [
             (run, subscription.id)
             for run in list(self.runs.values())
@@ -264,14 +267,33 @@ class Family:
             if subscription is None or subscription.deleted or run.instance.state.is_final:
                 continue  # consumed by a delivery before this one
             new_advance(self.tx, run, model_of(self.tx, run)).deliver(subscription, variables)
-        for start in start_triggers.find(self.tx.conn, SubscriptionKind.SIGNAL, name):
-            definition = definitions.by_id(self.tx.conn, start.definition_id)
-            assert definition is not None
-            model = self.tx.definitions.get(self.tx.conn, definition.id, definition.key)
-            node = model.node(start.node_id)
-            assert isinstance(node, StartEvent)
-            typed = {key: infer(value) for key, value in variables.items()}
-            self.new_run(definition, model, node, typed, None)
+            delivered.append({"kind": "instance", "instance_id": str(run.instance.id)})
+        typed = {key: infer(value) for key, value in variables.items()}
+        for found in start_triggers.find(self.tx.conn, SubscriptionKind.SIGNAL, name):
+            definition, model, start = triggered_start(self.tx, found)
+            started = self.new_run(definition, model, start, typed, None)
+            delivered.append({"kind": "start", "instance_id": str(started.instance.id)})
+        return delivered
+
+
+def triggered_start(
+    tx: Tx, found: start_triggers.StartSubscription
+) -> tuple[definitions.DefinitionRow, ProcessModel, StartEvent]:
+    """The definition, model and start event a message or signal start subscription names."""
+    definition = definitions.by_id(tx.conn, found.definition_id)
+    assert definition is not None
+    model = tx.definitions.get(tx.conn, definition.id, definition.key)
+    start = model.node(found.node_id)
+    assert isinstance(start, StartEvent)
+    return definition, model, start
+
+
+def settle_and_save(tx: Tx, family: Family) -> None:
+    """Apply what `family`'s runs still ask of others, then queue the write of every instance
+    the command touched (nothing when it touched none)."""
+    runs = family.settle()
+    if runs:
+        tx.announcements |= save_runs(tx.conn, runs)
 
 
 FINAL_STATES = [state.value for state in InstanceState if state.is_final]

@@ -11,12 +11,12 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, load, persist
+from engine.commands.family import Family, settle_and_save, triggered_start
 from engine.commands.instances import start_instance
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
-from engine.model import StartEvent
 from engine.states import SubscriptionKind
-from engine.store import definitions, start_triggers, subscriptions
+from engine.store import start_triggers, subscriptions
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,7 @@ def _start(
     variables: Mapping[str, Any],
     business_key: str | None,
 ) -> dict[str, str]:
-    definition = definitions.by_id(tx.conn, found.definition_id)
-    assert definition is not None
-    model = tx.definitions.get(tx.conn, definition.id, definition.key)
-    start = model.node(found.node_id)
-    assert isinstance(start, StartEvent)
+    definition, model, start = triggered_start(tx, found)
     result = start_instance(tx, definition, model, start, variables, business_key)
     return {"kind": "start", "instance_id": result.instance_id}
 
@@ -140,10 +136,8 @@ class BroadcastSignal:
     variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> DeliveryResult:
-        waiting = subscriptions.waiting_instances(
-            tx.conn, SubscriptionKind.SIGNAL, self.signal_name
-        )
-        delivered = _deliver(tx, waiting, self.variables)
-        for start in start_triggers.find(tx.conn, SubscriptionKind.SIGNAL, self.signal_name):
-            delivered.append(_start(tx, start, self.variables, None))
+        # The same broadcast as a signal throw event's (engine/commands/family.py), from none.
+        family = Family(tx, ())
+        delivered = family.broadcast(self.signal_name, self.variables)
+        settle_and_save(tx, family)
         return DeliveryResult(delivered)

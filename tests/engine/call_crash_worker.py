@@ -13,9 +13,9 @@ import sys
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.jobs import JobExecutor
 from engine.model import ProcessModel
 from engine.worker import Task, Worker
+from tests.engine.mi_crash_worker import run_until_killed
 
 # The processes each started tree runs, from its root: key -> the key its call activity calls.
 CALLS = {"cc-two": "cc-leaf", "cc-three": "cc-middle", "cc-middle": "cc-leaf"}
@@ -69,18 +69,7 @@ def register(engine: Engine) -> Worker:
 
 
 def main(url: str) -> None:
-    with Engine(url, migrate=False, pool_size=2) as engine:
-        worker = register(engine)
-        executor = JobExecutor(engine, owner="call-crash-executor", lock_seconds=LOCK_MS / 1000)
-        engine.deploy(*models())
-        print("ready", flush=True)
-        n = 0
-        while True:
-            for key in ROOTS:
-                engine.start_latest(key, {"n": n})
-            n += 1
-            executor.run_once()
-            worker.run_once()
+    run_until_killed(url, models, register, ROOTS, "call-crash-executor")
 
 
 if __name__ == "__main__":

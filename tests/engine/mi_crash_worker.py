@@ -8,6 +8,7 @@ python -m tests.engine.mi_crash_worker DATABASE_URL
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
@@ -57,19 +58,31 @@ def register(engine: Engine) -> Worker:
     return worker
 
 
-def main(url: str) -> None:
+def run_until_killed(
+    url: str,
+    models: Callable[[], list[ProcessModel]],
+    register: Callable[[Engine], Worker],
+    keys: Iterable[str],
+    owner: str,
+) -> None:
+    """Deploy `models`, then start one instance of each of `keys` and run due jobs and fetched
+    external tasks, over and over, until the process is killed. The crash workers' loop."""
     with Engine(url, migrate=False, pool_size=2) as engine:
         worker = register(engine)
-        executor = JobExecutor(engine, owner="crash-executor", lock_seconds=LOCK_MS / 1000)
+        executor = JobExecutor(engine, owner=owner, lock_seconds=LOCK_MS / 1000)
         engine.deploy(*models())
         print("ready", flush=True)
         n = 0
         while True:
-            for key in ITERATIONS:
+            for key in keys:
                 engine.start_latest(key, {"n": n})
             n += 1
             executor.run_once()
             worker.run_once()
+
+
+def main(url: str) -> None:
+    run_until_killed(url, models, register, ITERATIONS, "crash-executor")
 
 
 if __name__ == "__main__":
