@@ -269,8 +269,9 @@ class StreamReader:
     """Reads /api/v1/stream; when the stream ends or breaks, connects again with the
     Last-Event-ID of the last event received (refused with 503 while the database is down)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, headers: dict[str, str] | None = None) -> None:
         self.url = url
+        self.headers = headers or {}
         self.seqs: list[int] = []
         self.controls: list[str] = []
         self.connects = 0
@@ -292,6 +293,7 @@ class StreamReader:
         last: int | None = None
         while not self._stop.is_set():
             headers = {"Last-Event-ID": str(last)} if last is not None else {}
+            headers.update(self.headers)
             try:
                 with (
                     httpx.Client(base_url=self.url) as client,
