@@ -210,15 +210,15 @@ class JobExecutor:
     def running(self) -> bool:
         return any(worker.is_alive() for worker in self._workers)
 
-    def run_forever(self) -> None:
+    def run_forever(self, stop_timeout: float = 10.0) -> None:
         """Run until `stop()`/`request_stop()`, or until KeyboardInterrupt or SystemExit reach
-        the calling thread; the jobs in hand finish either way."""
+        the calling thread; the jobs in hand finish either way (within `stop_timeout`)."""
         self.start()
         try:
             while not self._stopping.wait(0.5):
                 pass
         finally:
-            self.stop()
+            self.stop(stop_timeout)
 
     def _loop(self) -> None:
         failures = 0

@@ -67,6 +67,8 @@ class Subscription:
     start: int = 0
     queue: deque[Event] = field(default_factory=deque)
     overflowed: bool = False
+    # The hub is closing its streams (server shutdown): take what is queued and end.
+    closing: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def push(self, event: Event) -> bool:
@@ -81,8 +83,12 @@ class Subscription:
         self.queue.clear()
         self.wake.set()
 
+    def close(self) -> None:
+        self.closing = True
+        self.wake.set()
+
     async def take(self) -> list[Event]:
-        while not self.queue and not self.overflowed:
+        while not self.queue and not self.overflowed and not self.closing:
             self.wake.clear()
             await self.wake.wait()
         events = list(self.queue)
@@ -113,6 +119,7 @@ class OutboxHub:
         self.cursor = -1
         self.ready = asyncio.Event()
         self.dropped = 0
+        self.closing = False
         self._all: set[Subscription] = set()
         self._by_instance: dict[UUID, set[Subscription]] = {}
         self._by_root: dict[UUID, set[Subscription]] = {}
@@ -156,9 +163,19 @@ class OutboxHub:
     def subscribe(self, flt: Filter) -> Subscription:
         """Join the live feed: the subscription gets every matching row above `self.cursor`,
         recorded as its `start`."""
-        sub = Subscription(flt, self.queue_size, start=self.cursor)
+        sub = Subscription(flt, self.queue_size, start=self.cursor, closing=self.closing)
         self._bucket(flt).add(sub)
         return sub
+
+    def close_streams(self) -> None:
+        """Let every subscription (and any later one) end after what it has queued."""
+        self.closing = True
+        for bucket in (self._by_instance, self._by_root, self._by_key, self._by_id):
+            for subs in bucket.values():
+                for sub in subs:
+                    sub.close()
+        for sub in self._all:
+            sub.close()
 
     def unsubscribe(self, sub: Subscription) -> None:
         flt = sub.filter
