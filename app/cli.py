@@ -235,6 +235,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
 def _run_worker(args: argparse.Namespace) -> int:
     """Run the module's `worker` until SIGINT or SIGTERM; the tasks in hand finish first."""
     import importlib
+    import logging
 
     from engine.worker import Worker
 
@@ -250,6 +251,9 @@ def _run_worker(args: argparse.Namespace) -> int:
         raise InterlockError(f"the worker of module '{args.module}' handles no topic")
     grace = _grace_seconds()
     thread = worker.start()
+    logging.getLogger("interlock").info(
+        "worker %s handles %s", worker.worker_id, ", ".join(worker.topics)
+    )
     try:
         while thread.is_alive():
             thread.join(0.5)

@@ -53,6 +53,26 @@ class JobEngine(Protocol):
     def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
+# How long an acquired job stays locked for its executor (seconds; default 300): after a crash
+# its jobs wait this long before another executor takes them over.
+LOCK_SECONDS_ENV = "INTERLOCK_JOB_LOCK_SECONDS"
+DEFAULT_LOCK_SECONDS = 300.0
+
+
+def default_lock_seconds() -> float:
+    """INTERLOCK_JOB_LOCK_SECONDS, else 300."""
+    text = os.environ.get(LOCK_SECONDS_ENV)
+    if not text:
+        return DEFAULT_LOCK_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{LOCK_SECONDS_ENV} must be a positive number of seconds, not {text}")
+    return value
+
+
 # How often a waiting thread looks at its stop flag.
 _STOP_CHECK_SECONDS = 0.2
 _MAX_ERROR_BACKOFF_SECONDS = 30.0
@@ -108,12 +128,14 @@ class JobExecutor:
         *,
         owner: str | None = None,
         batch_size: int = batch_size,
-        lock_seconds: float = 300.0,
+        lock_seconds: float | None = None,
         poll_interval: float = 5.0,
         threads: int = 1,
     ) -> None:
         if batch_size < 1 or threads < 1:
             raise ValueError("batch_size and threads must be at least 1")
+        if lock_seconds is None:
+            lock_seconds = default_lock_seconds()
         if lock_seconds <= 0 or poll_interval <= 0:
             raise ValueError("lock_seconds and poll_interval must be positive")
         self.engine = engine

@@ -291,10 +291,14 @@ def test_worker_finishes_the_task_in_hand_and_ends_a_long_poll(
     assert instance.state is InstanceState.COMPLETED
     assert instance.variables() == {"finished_by": "interlock worker"}
 
-    # An idle worker is in a 20 s long poll: SIGTERM ends it at once.
+    # An idle worker is in a 20 s long poll: SIGTERM ends it at once, and a second SIGTERM
+    # while it stops changes nothing.
     proc = spawn(env, "worker", "tests.chaos.slow_worker")
     time.sleep(2.0)
     signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
     code, stderr = terminate(proc)
     assert code == 0, stderr
     assert time.monotonic() - signalled < 5.0
