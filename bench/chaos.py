@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -395,23 +396,24 @@ SELECT count(*) FROM (
 """
 
 
-def check(url: str, starter: Starter, figures: Figures) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        rows = conn.execute(
-            "SELECT business_key, count(*), count(*) FILTER (WHERE state = %s) "
-            "FROM process_instance WHERE definition_key = %s GROUP BY business_key",
-            (InstanceState.COMPLETED.value, KEY),
-        ).fetchall()
-        by_key = {key: (total, done) for key, total, done in rows}
-        figures.instances = sum(total for total, _ in by_key.values())
-        figures.completed = sum(done for _, done in by_key.values())
-        figures.stuck = sum(total - done for total, done in by_key.values()) + sum(
-            1 for key in starter.answered if key not in by_key
-        )
-        doubled = {"instances per start": sum(1 for t, _ in by_key.values() if t > 1)}
-        doubled.update({what: _count(conn, query) for what, query in DOUBLED.items()})
-        figures.doubled = doubled
-        figures.out_of_order = _count(conn, OUT_OF_ORDER)
+def check(conn: psycopg.Connection[Any], answered: Iterable[str], figures: Figures) -> None:
+    """Fill in the database's side of `figures`: `answered` are the business keys whose start
+    was answered 201."""
+    rows = conn.execute(
+        "SELECT business_key, count(*), count(*) FILTER (WHERE state = %s) "
+        "FROM process_instance WHERE definition_key = %s GROUP BY business_key",
+        (InstanceState.COMPLETED.value, KEY),
+    ).fetchall()
+    by_key = {key: (total, done) for key, total, done in rows}
+    figures.instances = sum(total for total, _ in by_key.values())
+    figures.completed = sum(done for _, done in by_key.values())
+    figures.stuck = sum(total - done for total, done in by_key.values()) + sum(
+        1 for key in answered if key not in by_key
+    )
+    doubled = {"instances per start": sum(1 for t, _ in by_key.values() if t > 1)}
+    doubled.update({what: _count(conn, query) for what, query in DOUBLED.items()})
+    figures.doubled = doubled
+    figures.out_of_order = _count(conn, OUT_OF_ORDER)
 
 
 def _settle(url: str, starter: Starter, timeout: float) -> float:
@@ -570,7 +572,8 @@ def run(options: Options) -> Figures:
             ]
             if after:
                 figures.recovery_seconds = min(after) - chaos.postmaster_killed_at
-        check(database.url, starter, figures)
+        with psycopg.connect(database.url, autocommit=True) as conn:
+            check(conn, starter.answered, figures)
         return figures
     finally:
         for proc in procs:
