@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any
 
 import psycopg
@@ -30,8 +31,14 @@ QUIET_TRIGGERS = "SET interlock.notify = after_commit"
 
 
 class Announcer:
-    def __init__(self, url: str, min_interval: float = 0.005) -> None:
+    def __init__(
+        self,
+        url: str,
+        min_interval: float = 0.005,
+        connect_kwargs: Mapping[str, Any] | None = None,
+    ) -> None:
         self._url = url
+        self._connect_kwargs = dict(connect_kwargs or {})
         self._min_interval = min_interval
         self._pending: set[str] = set()
         self._lock = threading.Lock()
@@ -71,7 +78,7 @@ class Announcer:
             if channels:
                 try:
                     if conn is None or conn.closed:
-                        conn = psycopg.connect(self._url, autocommit=True)
+                        conn = psycopg.connect(self._url, autocommit=True, **self._connect_kwargs)
                         conn.execute("SET synchronous_commit = off")
                     conn.execute(
                         "SELECT pg_notify(c, '') FROM unnest(%s::text[]) AS c", (channels,)

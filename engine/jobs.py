@@ -23,16 +23,11 @@ from uuid import UUID
 
 import psycopg
 
-from engine.commands.jobs import (
-    DATABASE_ERRORS,
-    AcquireJobs,
-    ExecuteJobs,
-    ReleaseJobs,
-    is_database_outage,
-)
+from engine.commands.jobs import DATABASE_ERRORS, AcquireJobs, ExecuteJobs, ReleaseJobs
 from engine.commands.jobs import run_job as run_job_command
 from engine.executor import Clock, Command, Idempotency, Result
 from engine.notifier import Notifier
+from engine.outage import is_database_outage
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
 
@@ -257,12 +252,12 @@ class JobExecutor:
                     continue
                 empty = empty + 1 if ran == 0 else 0
                 self._idle(seen, empty)
-            except Exception:
+            except Exception as exc:
                 failures += 1
-                backoff = min(
-                    _MAX_ERROR_BACKOFF_SECONDS,
-                    self.error_backoff_seconds * 2 ** min(failures - 1, 10),
-                )
+                # While the database is down, look again every 2 s at most: jobs resume within
+                # moments of its return.
+                limit = 2.0 if is_database_outage(exc) else _MAX_ERROR_BACKOFF_SECONDS
+                backoff = min(limit, self.error_backoff_seconds * 2 ** min(failures - 1, 10))
                 log.exception("job executor %s: loop failed; again in %.1fs", self.owner, backoff)
                 self._stopping.wait(backoff)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
+from typing import Any
 
 import psycopg
 
@@ -18,8 +20,9 @@ CHANNELS = (OUTBOX_CHANNEL, JOB_CHANNEL, EXTERNAL_TASK_CHANNEL)
 
 
 class Notifier:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, connect_kwargs: Mapping[str, Any] | None = None) -> None:
         self._url = url
+        self._connect_kwargs = dict(connect_kwargs or {})
         self._condition = threading.Condition()
         self._generations = dict.fromkeys(CHANNELS, 0)
         self._thread: threading.Thread | None = None
@@ -63,19 +66,24 @@ class Notifier:
         self._listening.wait(timeout=10)
 
     def _listen(self) -> None:
+        failures = 0
         while not self._stopped.is_set():
             try:
-                with psycopg.connect(self._url, autocommit=True) as conn:
+                with psycopg.connect(self._url, autocommit=True, **self._connect_kwargs) as conn:
                     for channel in CHANNELS:
                         conn.execute(f"LISTEN {channel}")
                     self._bump(CHANNELS)  # anything may have happened while not listening
                     self._listening.set()
+                    failures = 0
                     while not self._stopped.is_set():
                         for notice in conn.notifies(timeout=0.5):
                             self._bump((notice.channel,))
             except psycopg.Error:
+                # The database went away: look again soon, then less often (2 s at most),
+                # so that listening resumes within moments of its return.
                 self._listening.set()
-                time.sleep(0.2)
+                failures += 1
+                self._stopped.wait(min(2.0, 0.2 * failures))
 
     def _bump(self, channels: tuple[str, ...]) -> None:
         with self._condition:

@@ -265,6 +265,7 @@ class OutboxHub:
         tail: OutboxTail | None = None
         conn: psycopg.Connection[Any] | None = None
         backoff = 0.0
+        failures = 0
         last_cursor: int | None = None
         while not self._stopped.is_set():
             try:
@@ -272,12 +273,18 @@ class OutboxHub:
                     conn, tail = self._open(tail)
                 seen = notifier.generation(OUTBOX_CHANNEL)
                 rows = tail.poll()
-            except Exception:
-                log.exception("outbox tail failed; reconnecting")
+                failures = 0
+            except Exception as exc:
+                # The database went away (or the connection did): reconnect soon, then less
+                # often, 2 s apart at most. The tail keeps its cursor, so the stream goes on
+                # after the last row it handed over, nothing skipped and nothing twice.
+                if failures == 0:
+                    log.warning("outbox tail failed (%s); reconnecting", exc, exc_info=exc)
+                failures += 1
                 if conn is not None:
                     conn.close()
                 conn = None
-                self._stopped.wait(0.5)
+                self._stopped.wait(min(2.0, 0.25 * failures))
                 continue
             cursor = tail.cursor
             if cursor is not None and (rows or cursor != last_cursor):
@@ -299,7 +306,10 @@ class OutboxHub:
 
     def _open(self, tail: OutboxTail | None) -> tuple[psycopg.Connection[Any], OutboxTail]:
         conn = psycopg.connect(
-            self.engine.database.url, autocommit=True, application_name=APPLICATION_NAME
+            self.engine.database.url,
+            autocommit=True,
+            application_name=APPLICATION_NAME,
+            **self.engine.connect_kwargs,
         )
         try:
             if tail is None:

@@ -30,8 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from engine import fetching
 from engine.commands.external_tasks import FetchAndLock, TopicRequest
-from engine.errors import BpmnError, InterlockError
+from engine.errors import BpmnError, DatabaseUnavailable, InterlockError
 from engine.jobs import default_owner
+from engine.outage import is_database_outage
 from engine.variables import from_row
 
 if TYPE_CHECKING:
@@ -253,9 +254,11 @@ class Worker:
 
     def _report(self, task: Task, outcome: str, send: Callable[[], object]) -> None:
         """Send the report. A rejected one (the lease was lost, the task retired) is logged:
-        the engine has already made sure it changed nothing."""
+        the engine has already made sure it changed nothing. While the database is down the
+        report is sent again, every 2 s at most, until the task's lock expires: the work done
+        is not thrown away for an outage shorter than the lock."""
         try:
-            send()
+            self._send_through_outage(task, send)
         except InterlockError as error:
             log.warning(
                 "worker %s: report '%s' of task %s (%s) rejected: %s",
@@ -267,6 +270,24 @@ class Worker:
             )
         else:
             log.debug("worker %s: task %s %s", self.worker_id, task.id, outcome)
+
+    def _send_through_outage(self, task: Task, send: Callable[[], object]) -> None:
+        expires = task.lock_expires_at
+        failures = 0
+        while True:
+            try:
+                send()
+                return
+            except DatabaseUnavailable:
+                failures += 1
+                if expires is None or datetime.now(expires.tzinfo) >= expires:
+                    raise
+                log.warning(
+                    "worker %s: database unavailable; report of task %s again soon",
+                    self.worker_id,
+                    task.id,
+                )
+                self._stopping.wait(min(2.0, 0.25 * failures))
 
     # -- the loop ---------------------------------------------------------------------------------
 
@@ -294,12 +315,11 @@ class Worker:
                 try:
                     self.run_once()
                     failures = 0
-                except Exception:
+                except Exception as exc:
                     failures += 1
-                    backoff = min(
-                        _MAX_ERROR_BACKOFF_SECONDS,
-                        self.error_backoff_seconds * 2 ** min(failures - 1, 10),
-                    )
+                    # While the database is down, look again every 2 s at most.
+                    limit = 2.0 if is_database_outage(exc) else _MAX_ERROR_BACKOFF_SECONDS
+                    backoff = min(limit, self.error_backoff_seconds * 2 ** min(failures - 1, 10))
                     log.exception(
                         "worker %s: round failed; again in %.1fs", self.worker_id, backoff
                     )

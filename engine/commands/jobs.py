@@ -10,15 +10,15 @@ from typing import ClassVar, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
-import psycopg.errors
 
 from engine import timers, waits
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
-from engine.errors import BadRequest, Conflict, InterlockError, NotFound
+from engine.errors import BadRequest, Conflict, DatabaseUnavailable, InterlockError, NotFound
 from engine.executor import Command, Idempotency, Result, Tx
 from engine.ids import new_id
 from engine.model import StartEvent
+from engine.outage import is_database_outage
 from engine.runtime import IncidentRow, InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
 from engine.states import IncidentState, InstanceState, JobKind, JobOutcome, TokenState
@@ -29,15 +29,16 @@ log = logging.getLogger("engine.jobs")
 T = TypeVar("T", bound=Result)
 
 # Failures of the database itself, not of the job: the executor already retried serialization
-# failures and deadlocks (both OperationalErrors). Counting them against the job's retries would
-# turn an outage into incidents; the job's lock expires instead and it runs again later.
-DATABASE_ERRORS: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
-
-
-def is_database_outage(exc: BaseException) -> bool:
-    """A failure of the database rather than of the job. A statement timeout is the job's: the
-    same job would time out again and again, so it counts down to an incident."""
-    return isinstance(exc, DATABASE_ERRORS) and not isinstance(exc, psycopg.errors.QueryCanceled)
+# failures and deadlocks (both OperationalErrors) and reports an outage as DatabaseUnavailable.
+# Counting them against the job's retries would turn an outage into incidents; the job's lock
+# expires instead and it runs again later. `is_database_outage` (engine/outage.py) tells them
+# apart: a statement or lock timeout is the job's own failure, counted down like any other (the
+# same job would time out again and again).
+DATABASE_ERRORS: tuple[type[Exception], ...] = (
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    DatabaseUnavailable,
+)
 
 
 class Runner(Protocol):
