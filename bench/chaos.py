@@ -16,7 +16,8 @@ stops the processes with SIGTERM (each must exit 0) and checks the database:
 - no history visit is doubled (per token and node), no timer fired twice, each join was left
   once, no external task was completed twice;
 - per instance, the outbox sequence follows the commits: one transaction's rows are contiguous,
-  the start comes first and the completion last, and each visit's start precedes its end.
+  the start is in the first transaction and the completion in the last, and each visit's start
+  precedes its end.
 
 It prints the figures: kills by kind, instances started and completed, stuck and doubled, and the
 recovery time after the postmaster kill (until a start over HTTP succeeded again).
@@ -318,28 +319,34 @@ class Starter:
         key = f"soak-{n:06d}"
         replica = n % len(self.urls)
         while not self.give_up.is_set():
-            url = self.urls[replica]
+            if self.attempt(key, self.urls[replica]) is not None:
+                return
             replica = (replica + 1) % len(self.urls)
-            with self._lock:
-                self.attempts[key] += 1
-                self.sent_at.setdefault(key, time.monotonic())
-            try:
-                response = self._client.post(
-                    f"{url}/api/v1/definitions/key/{KEY}/start",
-                    json={"business_key": key},
-                    headers={"Idempotency-Key": key},
-                )
-            except httpx.HTTPError:
-                response = None
-            if response is not None and response.status_code == 201:
-                with self._lock:
-                    self.answered[key] = time.monotonic()
-                return
-            if response is not None and response.status_code < 500 and response.status_code != 409:
-                with self._lock:
-                    self.refused.append(f"{key}: {response.status_code} {response.text[:200]}")
-                return
             time.sleep(0.2)
+
+    def attempt(self, key: str, url: str) -> bool | None:
+        """Send the start of `key` to `url` once: True when answered 201, False when refused
+        (a 4xx other than 409), None when it should be sent again."""
+        with self._lock:
+            self.attempts[key] += 1
+            self.sent_at.setdefault(key, time.monotonic())
+        try:
+            response = self._client.post(
+                f"{url}/api/v1/definitions/key/{KEY}/start",
+                json={"business_key": key},
+                headers={"Idempotency-Key": key},
+            )
+        except httpx.HTTPError:
+            return None
+        if response.status_code == 201:
+            with self._lock:
+                self.answered[key] = time.monotonic()
+            return True
+        if response.status_code < 500 and response.status_code != 409:
+            with self._lock:
+                self.refused.append(f"{key}: {response.status_code} {response.text[:200]}")
+            return False
+        return None
 
 
 # -- the checks -----------------------------------------------------------------------------------
@@ -364,16 +371,16 @@ DOUBLED = {
     "WHERE event = 'instance.completed' GROUP BY instance_id HAVING count(*) > 1) AS d",
 }
 
-# Per instance, ordered by seq: a transaction's rows are contiguous (a txid seen again after
-# another one), the start is in the first transaction, the completion is the last row, and each
+# Per instance, ordered by seq: a transaction's rows are contiguous (no txid seen again after
+# another one), the start is in the first transaction, the completion in the last, and each
 # visit's start precedes its end.
 OUT_OF_ORDER = """
 WITH o AS (
     SELECT instance_id, seq, txid, event, history_id,
            lag(txid) OVER w AS prev_txid,
            first_value(txid) OVER w AS first_txid,
-           last_value(event) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
-               AS last_event
+           last_value(txid) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
+               AS last_txid
     FROM outbox WINDOW w AS (PARTITION BY instance_id ORDER BY seq)
 ), broken_runs AS (
     SELECT DISTINCT a.instance_id FROM o a
@@ -383,7 +390,7 @@ WITH o AS (
 ), wrong_ends AS (
     SELECT DISTINCT instance_id FROM o
     WHERE (event = 'instance.started' AND txid <> first_txid)
-       OR last_event <> 'instance.completed'
+       OR (event = 'instance.completed' AND txid <> last_txid)
 ), visits AS (
     SELECT DISTINCT s.instance_id FROM o s JOIN o e
       ON e.history_id = s.history_id AND s.event = 'visit.active'
@@ -473,6 +480,8 @@ class Chaos:
         self.figures = Figures()
         self.stop = threading.Event()
         self.postmaster_killed_at: float | None = None
+        self.recovered = threading.Event()
+        self.starter: Starter | None = None
         self.began = time.monotonic()
 
     def say(self, text: str) -> None:
@@ -481,14 +490,19 @@ class Chaos:
 
     def kill_loop(self, began: float) -> None:
         """SIGKILL a random process every `kill_every` seconds on average and start it again
-        after a moment; once, halfway, SIGKILL the postmaster."""
+        after a moment, never both replicas at once (one keeps serving); halfway, SIGKILL the
+        postmaster once and kill nothing else until starts succeed again."""
         postmaster_due = began + self.options.seconds / 2 if self.options.postmaster_kill else None
         while not self.stop.wait(self.random.uniform(0.5, 1.5) * self.options.kill_every):
             if postmaster_due is not None and time.monotonic() >= postmaster_due:
                 postmaster_due = None
                 self.kill_postmaster()
+                self.recovered.wait(60)
                 continue
             victim = self.random.choice(self.procs)
+            others = [p for p in self.procs if p.kind == "serve" and p is not victim]
+            if victim.kind == "serve" and not all(p.ready for p in others):
+                continue
             victim.kill()
             self.figures.kills[victim.kind] += 1
             self.say(f"SIGKILL {victim.name}")
@@ -505,6 +519,7 @@ class Chaos:
         self.figures.kills["postmaster"] += 1
         self.say(f"SIGKILL postmaster {pid}")
         threading.Thread(target=self._watch_database, daemon=True).start()
+        threading.Thread(target=self._probe, daemon=True).start()
 
     def _watch_database(self) -> None:
         killed = self.postmaster_killed_at
@@ -517,6 +532,23 @@ class Chaos:
         self.figures.database_back_seconds = time.monotonic() - killed
         self.say(f"database back after {self.figures.database_back_seconds:.1f}s")
 
+    def _probe(self) -> None:
+        """After the postmaster kill: one start sent every quarter second, to the replicas in
+        turn, until it is answered 201 (one key: however often it is sent, it starts once)."""
+        killed = self.postmaster_killed_at
+        assert killed is not None and self.starter is not None
+        urls = self.starter.urls
+        answer, n = None, 0
+        while answer is None and time.monotonic() - killed < 300:
+            answer = self.starter.attempt("probe", urls[n % len(urls)])
+            n += 1
+            if answer is None:
+                time.sleep(0.25)
+        if answer:
+            self.figures.recovery_seconds = self.starter.answered["probe"] - killed
+            self.say(f"starts succeed again after {self.figures.recovery_seconds:.1f}s")
+        self.recovered.set()
+
 
 def run(options: Options) -> Figures:
     """The soak; the figures (a caller asserts on them)."""
@@ -528,17 +560,17 @@ def run(options: Options) -> Figures:
     assert database.pgdata is not None
     procs: list[Proc] = []
     try:
-        with Engine(database.url) as engine:
-            engine.deploy(model())
-        if options.verbose:
-            print(f"[chaos] database ready under {home}", flush=True)
         procs, urls = _processes(home, logs)
-        chaos = Chaos(options, procs, database.url, database.pgdata)
         for proc in procs:
             proc.start()
+        # Meanwhile (migrations queue on their advisory lock; a worker retries until they ran).
+        with Engine(database.url) as engine:
+            engine.deploy(model())
+        chaos = Chaos(options, procs, database.url, database.pgdata)
+        chaos.say(f"database ready under {home}")
         _wait_ready(procs, 120)
         chaos.say(f"5 processes up under {home}; load for {options.seconds:.0f}s")
-        starter = Starter(urls, options.rate)
+        starter = chaos.starter = Starter(urls, options.rate)
         began = time.monotonic()
         load = threading.Thread(target=starter.run, name="chaos-load", daemon=True)
         killer = threading.Thread(target=chaos.kill_loop, args=(began,), daemon=True)
@@ -564,14 +596,6 @@ def run(options: Options) -> Figures:
         figures.failed_starts = sum(1 for key in starter.attempts if key not in starter.answered)
         figures.retried_starts = sum(1 for n in starter.attempts.values() if n > 1)
         figures.refused_starts = list(starter.refused)
-        if chaos.postmaster_killed_at is not None:
-            after = [
-                done
-                for key, done in starter.answered.items()
-                if starter.sent_at[key] > chaos.postmaster_killed_at
-            ]
-            if after:
-                figures.recovery_seconds = min(after) - chaos.postmaster_killed_at
         with psycopg.connect(database.url, autocommit=True) as conn:
             check(conn, starter.answered, figures)
         return figures

@@ -38,7 +38,7 @@ def assert_sound(figures: Figures) -> None:
 def test_a_short_soak_loses_and_doubles_nothing(tmp_path: Path) -> None:
     figures = soak(
         Options(
-            seconds=6.0,
+            seconds=5.0,
             rate=4.0,
             kill_every=1.0,
             postmaster_kill=False,

@@ -95,7 +95,7 @@ def test_each_planted_fault_is_counted(
 
         figures = planted(conn, AGAIN, first.id, "job.executed", "wait")
         assert figures.doubled["timers fired"] == 1
-        assert figures.out_of_order == 1  # the completion is no longer the last row
+        assert figures.out_of_order == 1  # the completion is no longer in the last transaction
 
         figures = planted(conn, AGAIN, first.id, "token.merged", "join")
         assert figures.doubled["joins left"] == 1
