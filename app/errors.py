@@ -7,9 +7,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from app.outage import HEADERS, unavailable_response
 from engine.errors import (
     BadRequest,
     Conflict,
+    DatabaseUnavailable,
     ExpressionError,
     HandlerError,
     IdempotencyKeyReused,
@@ -41,6 +43,7 @@ STATUS: list[tuple[type[InterlockError], int]] = [
     (ExpressionError, 400),
     (NoMatchingFlow, 400),
     (HandlerError, 500),
+    (DatabaseUnavailable, 503),
 ]
 
 
@@ -57,11 +60,15 @@ def error_response(error: InterlockError) -> JSONResponse:
         headers["X-Invariant-Violation"] = error.kind.value
     if isinstance(error, Unauthorized):
         headers["WWW-Authenticate"] = 'Basic realm="interlock", charset="UTF-8"'
+    if isinstance(error, DatabaseUnavailable):
+        headers.update(HEADERS)
     return JSONResponse(error.to_dict(), status_code=status_of(error), headers=headers)
 
 
 async def interlock_error_handler(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, InterlockError)
+    if isinstance(exc, DatabaseUnavailable):
+        return unavailable_response(request.scope)
     return error_response(exc)
 
 

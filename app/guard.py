@@ -37,7 +37,9 @@ from urllib.parse import parse_qsl
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.outage import unavailable_response
 from app.settings import Settings
+from engine.outage import UNAVAILABLE_MESSAGE, is_database_outage
 
 log = logging.getLogger("interlock.guard")
 
@@ -154,6 +156,11 @@ class Guard:
         except Exception as exc:
             if state["aborted"]:
                 log.debug("request %s stopped at the body limit: %r", request_id, exc)
+                return
+            if is_database_outage(exc) and not state["started"]:
+                # Raised before any route could answer (authentication reads the database).
+                log.warning("request %s: %s", request_id, UNAVAILABLE_MESSAGE)
+                await unavailable_response(scope)(scope, limited_receive, guarded_send)
                 return
             log.error(
                 "request %s: %s %s failed",

@@ -25,13 +25,14 @@ from app import api, camunda, console, login, stream
 from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions, client_address
 from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
+from app.outage import HEADERS as OUTAGE_HEADERS
 from app.settings import Settings
 from app.shutdown import Shutdown
 from app.templating import ROOT
 from engine import accounts
 from engine.accounts import Principal, Role
 from engine.api import Engine
-from engine.errors import InterlockError
+from engine.errors import DatabaseUnavailable, InterlockError
 
 log = logging.getLogger("interlock")
 
@@ -144,11 +145,20 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
 
 async def health(request: Request) -> Response:
     """Liveness for anyone; the instance counts only for a caller with valid credentials (a
-    Bearer token, HTTP Basic or a console session)."""
-    if not await _known_caller(request):
-        return JSONResponse({"status": "ok"}, headers={"Cache-Control": "no-store"})
+    Bearer token, HTTP Basic or a console session). While the database cannot be reached:
+    503 `{"status": "degraded", "reason": "database unavailable"}`, at once."""
     engine: Engine = request.app.state.engine
-    counts = await run_in_threadpool(engine.instance_counts)
+    try:
+        await run_in_threadpool(engine.ping)
+        if not await _known_caller(request):
+            return JSONResponse({"status": "ok"}, headers={"Cache-Control": "no-store"})
+        counts = await run_in_threadpool(engine.instance_counts)
+    except DatabaseUnavailable:
+        return JSONResponse(
+            {"status": "degraded", "reason": "database unavailable"},
+            status_code=503,
+            headers=OUTAGE_HEADERS,
+        )
     return JSONResponse(
         {"status": "ok", "instances": counts}, headers={"Cache-Control": "no-store"}
     )

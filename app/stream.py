@@ -10,6 +10,9 @@ subscriber whose queue is full is dropped at once and its stream ends with a `re
     GET /api/v1/stream?...           the same, for API clients (Bearer token or Basic)
 
 Each event is `id: <seq>`, `event: <outbox event type>`, `data: <compact JSON of the row>`.
+When the server loses its database, and when it has it back, the stream says so with
+`event: database` (no id; data `{"up": false}` or `{"up": true}`); while it is down a new
+stream is refused with 503, and one that was catching up ends (reconnect with Last-Event-ID).
 A client that sends `Last-Event-ID` (or `?after=<seq>`) first gets every matching row it missed,
 read from the database, then the live feed, with nothing lost or repeated at the seam. Once
 caught up the stream sends `event: ready` whose id is the cursor it continues from, so a client
@@ -45,8 +48,9 @@ from app.auth import require
 from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest
+from engine.errors import BadRequest, DatabaseUnavailable
 from engine.json_input import INT64_MAX
+from engine.outage import UNAVAILABLE_MESSAGE
 from engine.outbox import OutboxRow
 from engine.outbox_hub import Event, Filter, OutboxHub
 
@@ -137,6 +141,9 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
         yield _control("ready", {"cursor": position}, position)
         while True:
             batch = await sub.take()
+            if sub.status_changed:
+                sub.status_changed = False
+                yield _control("database", {"up": hub.database_up})
             if sub.overflowed:
                 yield _control("resync", {"after": position, "reason": "overflow"})
                 return
@@ -152,6 +159,16 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
                 return
     finally:
         hub.unsubscribe(sub)
+
+
+async def _until_unavailable(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """`source`, ended quietly when a catch-up read finds the database gone: the client
+    reconnects with its Last-Event-ID and resumes after the last event it received."""
+    try:
+        async for chunk in source:
+            yield chunk
+    except DatabaseUnavailable:
+        log.info("ended an event stream: %s", UNAVAILABLE_MESSAGE)
 
 
 class EventStream(EventSourceResponse):
@@ -203,8 +220,10 @@ async def stream(request: Request) -> Response:
         )
     query = Query(request.query_params)
     flt, after = _filter(query), _after(request, query)
+    # While the database is down a stream could not catch up: 503 now, not a broken stream.
+    await run_in_threadpool(hub.engine.ping)
     return EventStream(
-        events(hub, flt, after),
+        _until_unavailable(events(hub, flt, after)),
         ping=hub.ping_seconds,
         sep=SEP,
         send_timeout=hub.send_timeout,

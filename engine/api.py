@@ -557,6 +557,12 @@ class Engine:
         with self.availability.connection(self.pool) as conn:
             yield conn
 
+    def ping(self) -> None:
+        """Raise DatabaseUnavailable unless the database answers (at once while it is known
+        down; see engine/outage.py)."""
+        with self.connection() as conn:
+            conn.execute("SELECT 1")
+
     def instance(self, instance_id: UUID | str) -> InstanceHandle:
         handle = InstanceHandle(self, _uuid(instance_id))
         handle.state  # noqa: B018 - raises NotFound for an unknown id

@@ -11,6 +11,7 @@ engine's read pool; `cursor` is the settled position every subscriber joins at.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import threading
 import time
@@ -67,6 +68,8 @@ class Subscription:
     start: int = 0
     queue: deque[Event] = field(default_factory=deque)
     overflowed: bool = False
+    # The hub lost or regained the database since the subscriber last looked (`database_up`).
+    status_changed: bool = False
     # The hub is closing its streams (server shutdown): take what is queued and end.
     closing: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -83,12 +86,18 @@ class Subscription:
         self.queue.clear()
         self.wake.set()
 
+    def status_change(self) -> None:
+        self.status_changed = True
+        self.wake.set()
+
     def close(self) -> None:
         self.closing = True
         self.wake.set()
 
     async def take(self) -> list[Event]:
-        while not self.queue and not self.overflowed and not self.closing:
+        while (
+            not self.queue and not self.overflowed and not self.status_changed and not self.closing
+        ):
             self.wake.clear()
             await self.wake.wait()
         events = list(self.queue)
@@ -118,6 +127,8 @@ class OutboxHub:
         # Every committed row with seq <= cursor has been handed to subscribers (-1: not yet).
         self.cursor = -1
         self.ready = asyncio.Event()
+        # Whether the tail reaches the database (event loop only; see `_set_database_up`).
+        self.database_up = True
         self.dropped = 0
         self.closing = False
         self._all: set[Subscription] = set()
@@ -235,6 +246,19 @@ class OutboxHub:
         finally:
             self._in_flight.release()
 
+    def _set_database_up(self, up: bool) -> None:
+        if up == self.database_up:
+            return
+        self.database_up = up
+        for sub in self._subscribers():
+            sub.status_change()
+
+    def _subscribers(self) -> Iterable[Subscription]:
+        yield from self._all
+        for index in (self._by_instance, self._by_root, self._by_key, self._by_id):
+            for subs in index.values():
+                yield from subs
+
     # -- replay (reads through the engine's pool; blocking, call them off the event loop) ------
 
     def replay(self, flt: Filter, after: int, upto: int) -> tuple[list[Event], int]:
@@ -273,6 +297,8 @@ class OutboxHub:
                     conn, tail = self._open(tail)
                 seen = notifier.generation(OUTBOX_CHANNEL)
                 rows = tail.poll()
+                if failures:
+                    self._tell_database_up(True)
                 failures = 0
             except Exception as exc:
                 # The database went away (or the connection did): reconnect soon, then less
@@ -280,6 +306,7 @@ class OutboxHub:
                 # after the last row it handed over, nothing skipped and nothing twice.
                 if failures == 0:
                     log.warning("outbox tail failed (%s); reconnecting", exc, exc_info=exc)
+                    self._tell_database_up(False)
                 failures += 1
                 if conn is not None:
                     conn.close()
@@ -319,6 +346,10 @@ class OutboxHub:
         except BaseException:
             conn.close()
             raise
+
+    def _tell_database_up(self, up: bool) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop is closed
+            self.loop.call_soon_threadsafe(self._set_database_up, up)
 
     def _hand_over(self, events: list[Event], cursor: int) -> bool:
         while not self._in_flight.acquire(timeout=0.25):

@@ -23,6 +23,33 @@
     }
   });
 
+  // -- database unavailable banner ----------------------------------------------------------------
+
+  // Shown while requests answer 503 or the event stream reports the database down; hidden again
+  // by the first answer that is not a 503 and by the stream's `ready` or `database` event.
+  function showUnavailable(down) {
+    var banner = document.getElementById("db-banner");
+    if (banner) {
+      banner.hidden = !down;
+    }
+  }
+  Interlock.showUnavailable = showUnavailable;
+
+  function checkHealth() {
+    fetch("/health", { credentials: "same-origin", cache: "no-store" }).then(function (response) {
+      showUnavailable(response.status === 503);
+    }, function () {});
+  }
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var xhr = evt.detail.xhr;
+    if (xhr && xhr.status === 503) {
+      showUnavailable(true);
+    } else if (xhr && xhr.status > 0 && xhr.status < 500) {
+      showUnavailable(false);
+    }
+  });
+
   document.addEventListener("htmx:afterRequest", function (evt) {
     var then = evt.detail.elt && evt.detail.elt.getAttribute("data-then");
     if (then && evt.detail.successful) {
@@ -102,7 +129,21 @@
   function onMessage(evt) {
     var seq = Number(evt.lastEventId || 0);
     Interlock.received.push([seq, evt.type]);
+    if (evt.type === "database") {
+      var state = {};
+      try {
+        state = JSON.parse(evt.data || "{}") || {};
+      } catch (e) {
+        state = {};
+      }
+      showUnavailable(state.up === false);
+      if (state.up === true) {
+        refreshAll(null);
+      }
+      return;
+    }
     if (evt.type === "ready") {
+      showUnavailable(false);
       // Subscribed and caught up: what the page shows may predate the subscription.
       Interlock.cursor = seq;
       Interlock.lastSeq = Math.max(Interlock.lastSeq, seq);
@@ -168,7 +209,7 @@
     Interlock.opens += 1;
     if (source && !wired.has(source)) {
       wired.add(source);
-      ("ready reconnect " + (host.getAttribute("data-events") || "")).split(/\s+/).forEach(function (name) {
+      ("ready reconnect database " + (host.getAttribute("data-events") || "")).split(/\s+/).forEach(function (name) {
         if (name) {
           source.addEventListener(name, onMessage);
         }
@@ -177,6 +218,7 @@
   });
   document.addEventListener("htmx:sseError", function () {
     setStatus("down", "reconnecting…");
+    checkHealth();  // the stream cannot say why it broke; /health can
   });
 
   document.addEventListener("interlock:changed", function () {

@@ -13,9 +13,11 @@ from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized
 from app.guard import current_request_id
+from app.outage import HEADERS
 from app.params import ParameterError
 from engine.errors import (
     BadRequest,
+    DatabaseUnavailable,
     ExpressionError,
     InterlockError,
     InvariantViolation,
@@ -121,6 +123,8 @@ def translate(exc: Exception) -> CamundaError:
         return CamundaError(
             status, "ProcessEngineException", exc.message, headers=_invariant_headers(exc)
         )
+    if isinstance(exc, DatabaseUnavailable):
+        return CamundaError(503, "ProcessEngineException", exc.message, headers=dict(HEADERS))
     if isinstance(exc, InterlockError):
         return engine_error(exc.message)
     if isinstance(exc, ClientDisconnect):

@@ -14,11 +14,12 @@ from starlette.responses import Response
 
 from app.auth import csrf_token, principal_of, require
 from app.errors import status_of
+from app.outage import HEADERS as OUTAGE_HEADERS
 from app.templating import templates
 from engine import json_input
 from engine.accounts import Principal, Role
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError, InvariantViolation
+from engine.errors import BadRequest, DatabaseUnavailable, InterlockError, InvariantViolation
 from engine.variables import VARIABLE_TYPES, TypedValue, typed
 
 # Every event type the outbox carries; pages listen for these on their stream.
@@ -126,7 +127,10 @@ def flash(
             {"ok": True, "message": message},
             headers={"HX-Trigger": "interlock:changed"},
         )
-    return render(request, "_flash.html", refusal(error), status_code=status_of(error))
+    headers = OUTAGE_HEADERS if isinstance(error, DatabaseUnavailable) else None
+    return render(
+        request, "_flash.html", refusal(error), status_code=status_of(error), headers=headers
+    )
 
 
 async def act(
