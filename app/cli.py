@@ -155,18 +155,24 @@ def _run(args: argparse.Namespace) -> int:
         except StartupRefused as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        uvicorn.run(
-            create_app(settings),
+        from app.shutdown import Server
+
+        app = create_app(settings)
+        config = uvicorn.Config(
+            app,
             host=args.host,
             port=args.port,
             log_level="info",
-            # Long polls would otherwise hold a shutdown for up to their timeout.
-            timeout_graceful_shutdown=3,
+            # Requests in flight get the grace period; long polls and streams end at once.
+            timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_seconds)),
             # X-Forwarded-* only from the proxies named; uvicorn would believe 127.0.0.1.
             proxy_headers=bool(settings.forwarded_allow_ips),
             forwarded_allow_ips=settings.forwarded_allow_ips or "",
             server_header=False,
         )
+        # On SIGTERM the server drains (app/shutdown.py) and then raises the signal again, which
+        # install_sigterm_exit turns into SystemExit(0): the process exits 0.
+        Server(config, app.state.shutdown).run()
         return 0
 
     if args.command == "jobs":
@@ -219,15 +225,17 @@ def _run_jobs(args: argparse.Namespace) -> int:
         executor = JobExecutor(
             engine, threads=args.threads, batch_size=args.batch_size or JobExecutor.batch_size
         )
-        # run_forever stops the executor gracefully on its way out.
+        # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
+        # that does not keeps its lock until it expires, as after a crash).
         with contextlib.suppress(KeyboardInterrupt, SystemExit):
-            executor.run_forever()
+            executor.run_forever(stop_timeout=_grace_seconds())
     return 0
 
 
 def _run_worker(args: argparse.Namespace) -> int:
     """Run the module's `worker` until SIGINT or SIGTERM; the tasks in hand finish first."""
     import importlib
+    import logging
 
     from engine.worker import Worker
 
@@ -241,15 +249,36 @@ def _run_worker(args: argparse.Namespace) -> int:
         worker.lock_ms = args.lock_ms
     if not worker.topics:
         raise InterlockError(f"the worker of module '{args.module}' handles no topic")
+    grace = _grace_seconds()
     thread = worker.start()
+    logging.getLogger("interlock").info(
+        "worker %s handles %s", worker.worker_id, ", ".join(worker.topics)
+    )
     try:
         while thread.is_alive():
             thread.join(0.5)
     except (KeyboardInterrupt, SystemExit):
-        worker.stop()
+        # No new fetch; a long poll ends without locking; the tasks in hand are handled and
+        # reported within the grace period.
+        worker.stop(timeout=grace)
     finally:
         worker.engine.close()
     return 0
+
+
+def _grace_seconds() -> float:
+    """INTERLOCK_SHUTDOWN_GRACE_SECONDS, else the default of the server's settings."""
+    import os
+
+    from app.settings import GRACE_ENV, Settings, grace_seconds
+
+    text = os.environ.get(GRACE_ENV)
+    if not text:
+        return Settings.shutdown_grace_seconds
+    try:
+        return grace_seconds(text)
+    except ValueError as exc:
+        raise InterlockError(str(exc)) from exc
 
 
 def _log_to_stderr() -> None:

@@ -6,6 +6,7 @@ Camunda-7-compatible subset under /engine-rest. All of them run the engine's com
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 from collections.abc import AsyncIterator
@@ -26,6 +27,7 @@ from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.settings import Settings
+from app.shutdown import Shutdown
 from app.templating import ROOT
 from engine import accounts
 from engine.accounts import Principal, Role
@@ -73,6 +75,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
     """The application. Pass `engine` to share one the caller owns (tests); otherwise the
     lifespan opens one from `settings` and closes it at shutdown."""
     sessions = Sessions(settings.secret.encode() if settings.secret else None)
+    shutdown = Shutdown(settings.shutdown_grace_seconds)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -84,6 +87,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         )
         app.state.engine = running
         app.state.settings = settings
+        shutdown.attach(asyncio.get_running_loop())
         app.state.sessions = sessions
         app.state.authenticator = Authenticator(
             running, enabled=settings.auth, sessions=sessions, settings=settings
@@ -95,7 +99,9 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
 
             executor = JobExecutor(running)
             executor.start()
-        await stream.start_hub(app)
+            shutdown.on_begin(executor.request_stop)
+        hub = await stream.start_hub(app)
+        shutdown.on_begin(hub.close_streams)
         demo = None
         if settings.demo:
             from app.demo import install_demo
@@ -104,15 +110,17 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         try:
             yield
         finally:
+            shutdown.begin()
             if demo is not None:
                 await run_in_threadpool(demo.stop)
             await stream.stop_hub(app)
             if executor is not None:
-                await run_in_threadpool(executor.stop)
+                # The jobs in hand finish within what is left of the grace period.
+                await run_in_threadpool(executor.stop, max(shutdown.remaining(), 1.0))
             if own:
                 await run_in_threadpool(running.close)
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/health", health),
             *login.routes,
@@ -131,6 +139,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         },
         lifespan=lifespan,
     )
+    app.state.shutdown = shutdown
+    return app
 
 
 async def health(request: Request) -> Response:

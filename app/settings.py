@@ -38,6 +38,9 @@ class Settings:
     login_failure_window_seconds: int = 300
     # Send cookies with `Secure` (HTTPS only); always when public_url is https.
     secure_cookies: bool = False
+    # On SIGTERM: how long commands, jobs and tasks in flight get to finish before the process
+    # exits anyway (their locks then expire as after a crash).
+    shutdown_grace_seconds: float = 15.0
 
     @property
     def cookies_secure(self) -> bool:
@@ -69,10 +72,26 @@ class Settings:
         for name, variable in _LOGIN.items():
             if os.environ.get(variable):
                 values[name] = _positive(variable, os.environ[variable])
+        if os.environ.get(GRACE_ENV):
+            values["shutdown_grace_seconds"] = grace_seconds(os.environ[GRACE_ENV])
         if os.environ.get("INTERLOCK_SECURE_COOKIES"):
             values["secure_cookies"] = os.environ["INTERLOCK_SECURE_COOKIES"] == "1"
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]
+
+
+GRACE_ENV = "INTERLOCK_SHUTDOWN_GRACE_SECONDS"
+
+
+def grace_seconds(text: str) -> float:
+    """The shutdown grace period from its setting: a number of seconds from 0 to 3600."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 3600:
+        raise ValueError(f"{GRACE_ENV} must be a number of seconds from 0 to 3600, not {text}")
+    return value
 
 
 _SIZES = {

@@ -18,6 +18,10 @@ read from the database, then the live feed, with nothing lost or repeated at the
 caught up the stream sends `event: ready` whose id is the cursor it continues from, so a client
 that reconnects before any event still resumes where it joined. Comment pings keep proxies open.
 
+`event: reconnect` (id: the cursor; data `{"after": seq, "reason": "shutdown"}`, with `retry`)
+ends the stream when the server shuts down: the client reconnects, to another replica if there
+is one, and its Last-Event-ID resumes it with nothing lost.
+
 `event: resync` (no id; data `{"after": seq, "reason": ...}`) tells the page to reload what it
 shows: with reason `overflow` the client fell behind its queue and the stream ends (a reconnect
 with Last-Event-ID then catches up from the database at the client's own pace); with reason
@@ -59,8 +63,16 @@ def encode(row: OutboxRow) -> bytes:
     return f"id: {row.seq}{SEP}event: {row.event}{SEP}data: {row.to_json()}{SEP}{SEP}".encode()
 
 
-def _control(event: str, data: dict[str, Any], seq: int | None = None) -> bytes:
+# A browser told to reconnect waits this long first (the SSE `retry` field).
+RECONNECT_MS = 1000
+
+
+def _control(
+    event: str, data: dict[str, Any], seq: int | None = None, retry: int | None = None
+) -> bytes:
     head = f"id: {seq}{SEP}" if seq is not None else ""
+    if retry is not None:
+        head += f"retry: {retry}{SEP}"
     body = json.dumps(data, separators=(",", ":"))
     return f"{head}event: {event}{SEP}data: {body}{SEP}{SEP}".encode()
 
@@ -139,6 +151,12 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
             if fresh:
                 position = fresh[-1].row.seq
                 yield b"".join(event.data for event in fresh)
+            if sub.closing:
+                # The server is shutting down: the client reconnects (to another replica) and
+                # resumes after `position` with its Last-Event-ID.
+                data = {"after": position, "reason": "shutdown"}
+                yield _control("reconnect", data, position, retry=RECONNECT_MS)
+                return
     finally:
         hub.unsubscribe(sub)
 
@@ -209,6 +227,8 @@ async def stream(request: Request) -> Response:
         ping=hub.ping_seconds,
         sep=SEP,
         send_timeout=hub.send_timeout,
+        # On shutdown the stream ends itself with `reconnect`; give it the moment to.
+        shutdown_grace_period=2.0,
     )
 
 

@@ -392,6 +392,9 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
         # Already unwinding from the first SIGTERM; let the cleanup it started finish.
         return
     _terminating = True
+    # Another SIGTERM while unwinding is ignored, also once Python's own handler is gone at
+    # interpreter shutdown (there the default action would end the process by the signal).
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(0)
 
 

@@ -48,6 +48,26 @@ class JobEngine(Protocol):
     def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
+# How long an acquired job stays locked for its executor (seconds; default 300): after a crash
+# its jobs wait this long before another executor takes them over.
+LOCK_SECONDS_ENV = "INTERLOCK_JOB_LOCK_SECONDS"
+DEFAULT_LOCK_SECONDS = 300.0
+
+
+def default_lock_seconds() -> float:
+    """INTERLOCK_JOB_LOCK_SECONDS, else 300."""
+    text = os.environ.get(LOCK_SECONDS_ENV)
+    if not text:
+        return DEFAULT_LOCK_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise ValueError(f"{LOCK_SECONDS_ENV} must be a positive number of seconds, not {text}")
+    return value
+
+
 # How often a waiting thread looks at its stop flag.
 _STOP_CHECK_SECONDS = 0.2
 _MAX_ERROR_BACKOFF_SECONDS = 30.0
@@ -103,12 +123,14 @@ class JobExecutor:
         *,
         owner: str | None = None,
         batch_size: int = batch_size,
-        lock_seconds: float = 300.0,
+        lock_seconds: float | None = None,
         poll_interval: float = 5.0,
         threads: int = 1,
     ) -> None:
         if batch_size < 1 or threads < 1:
             raise ValueError("batch_size and threads must be at least 1")
+        if lock_seconds is None:
+            lock_seconds = default_lock_seconds()
         if lock_seconds <= 0 or poll_interval <= 0:
             raise ValueError("lock_seconds and poll_interval must be positive")
         self.engine = engine
@@ -205,15 +227,15 @@ class JobExecutor:
     def running(self) -> bool:
         return any(worker.is_alive() for worker in self._workers)
 
-    def run_forever(self) -> None:
+    def run_forever(self, stop_timeout: float = 10.0) -> None:
         """Run until `stop()`/`request_stop()`, or until KeyboardInterrupt or SystemExit reach
-        the calling thread; the jobs in hand finish either way."""
+        the calling thread; the jobs in hand finish either way (within `stop_timeout`)."""
         self.start()
         try:
             while not self._stopping.wait(0.5):
                 pass
         finally:
-            self.stop()
+            self.stop(stop_timeout)
 
     def _loop(self) -> None:
         failures = 0

@@ -70,6 +70,8 @@ class Subscription:
     overflowed: bool = False
     # The hub lost or regained the database since the subscriber last looked (`database_up`).
     status_changed: bool = False
+    # The hub is closing its streams (server shutdown): take what is queued and end.
+    closing: bool = False
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
     def push(self, event: Event) -> bool:
@@ -88,8 +90,14 @@ class Subscription:
         self.status_changed = True
         self.wake.set()
 
+    def close(self) -> None:
+        self.closing = True
+        self.wake.set()
+
     async def take(self) -> list[Event]:
-        while not self.queue and not self.overflowed and not self.status_changed:
+        while (
+            not self.queue and not self.overflowed and not self.status_changed and not self.closing
+        ):
             self.wake.clear()
             await self.wake.wait()
         events = list(self.queue)
@@ -122,6 +130,7 @@ class OutboxHub:
         # Whether the tail reaches the database (event loop only; see `_set_database_up`).
         self.database_up = True
         self.dropped = 0
+        self.closing = False
         self._all: set[Subscription] = set()
         self._by_instance: dict[UUID, set[Subscription]] = {}
         self._by_root: dict[UUID, set[Subscription]] = {}
@@ -165,9 +174,19 @@ class OutboxHub:
     def subscribe(self, flt: Filter) -> Subscription:
         """Join the live feed: the subscription gets every matching row above `self.cursor`,
         recorded as its `start`."""
-        sub = Subscription(flt, self.queue_size, start=self.cursor)
+        sub = Subscription(flt, self.queue_size, start=self.cursor, closing=self.closing)
         self._bucket(flt).add(sub)
         return sub
+
+    def close_streams(self) -> None:
+        """Let every subscription (and any later one) end after what it has queued."""
+        self.closing = True
+        for bucket in (self._by_instance, self._by_root, self._by_key, self._by_id):
+            for subs in bucket.values():
+                for sub in subs:
+                    sub.close()
+        for sub in self._all:
+            sub.close()
 
     def unsubscribe(self, sub: Subscription) -> None:
         flt = sub.filter

@@ -152,6 +152,13 @@
       document.dispatchEvent(new CustomEvent("interlock:resync"));
       return;
     }
+    if (evt.type === "reconnect") {
+      // The server is shutting down: the stream ends and the browser opens it again (to
+      // another replica), resuming after this id.
+      Interlock.lastSeq = Math.max(Interlock.lastSeq, seq);
+      setStatus("down", "reconnecting…");
+      return;
+    }
     if (seq && seq <= Interlock.lastSeq) {
       return;
     }
@@ -202,7 +209,7 @@
     Interlock.opens += 1;
     if (source && !wired.has(source)) {
       wired.add(source);
-      ("ready database " + (host.getAttribute("data-events") || "")).split(/\s+/).forEach(function (name) {
+      ("ready reconnect database " + (host.getAttribute("data-events") || "")).split(/\s+/).forEach(function (name) {
         if (name) {
           source.addEventListener(name, onMessage);
         }

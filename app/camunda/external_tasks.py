@@ -23,6 +23,7 @@ from app.camunda.errors import CamundaError, invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.params import as_uuid
+from app.shutdown import Shutdown
 from engine import fetching
 from engine.accounts import Role
 from engine.api import Engine
@@ -126,9 +127,15 @@ async def fetch_and_lock(call: Call) -> Response:
             f"{MAX_ASYNC_RESPONSE_MS} milliseconds"
         )
     topics = _topics(call, settings.max_lock_duration_ms)
-    if not topics or max_tasks < 1:
+    shutdown: Shutdown | None = getattr(call.request.app.state, "shutdown", None)
+    if not topics or max_tasks < 1 or (shutdown is not None and shutdown.draining):
+        # A server shutting down locks nothing more: the worker asks again, elsewhere.
         return json_response([])
     limiter = _limiter()
+
+    async def gone() -> bool:
+        """The client left, or the server began shutting down: end a long poll empty."""
+        return (shutdown is not None and shutdown.draining) or await call.request.is_disconnected()
 
     async def in_thread(fn: Callable[[], Any]) -> Any:
         return await anyio.to_thread.run_sync(fn, limiter=limiter)
@@ -139,7 +146,7 @@ async def fetch_and_lock(call: Call) -> Response:
             call.engine,
             command,
             max(timeout_ms, 0) / 1000,
-            gone=call.request.is_disconnected,
+            gone=gone,
             run_blocking=in_thread,
         )
     except BadRequest as exc:
