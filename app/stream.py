@@ -51,6 +51,7 @@ from engine.api import Engine
 from engine.errors import BadRequest, DatabaseUnavailable
 from engine.json_input import INT64_MAX
 from engine.outage import UNAVAILABLE_MESSAGE
+from engine.metrics import SSE_CLIENTS
 from engine.outbox import OutboxRow
 from engine.outbox_hub import Event, Filter, OutboxHub
 
@@ -127,6 +128,7 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
             if page:
                 yield b"".join(event.data for event in page)
     sub = hub.subscribe(flt)
+    SSE_CLIENTS.inc()
     try:
         if position is not None and position > sub.start and await _unknown(hub, position):
             # An id this database never handed out (another database, a reset): start afresh.
@@ -159,6 +161,7 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
                 return
     finally:
         hub.unsubscribe(sub)
+        SSE_CLIENTS.dec()
 
 
 async def _until_unavailable(source: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -44,6 +44,7 @@ from engine.errors import (
 )
 from engine.handlers import HandlerRegistry
 from engine.outage import Availability
+from engine.instrument import observed
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
 
@@ -212,11 +213,11 @@ class Executor:
     def run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
         self.availability.admit()
         with self.availability.translating():
-            result = self._run(command, idempotency)
+            result = observed(command, lambda: self._run(command, idempotency))
         self.availability.mark_up()
         return result
 
-    def _run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
+    def _run(self, command: Command[T], idempotency: str | Idempotency | None) -> T:
         idempotency_key = Idempotency.of(idempotency, command)
         if getattr(command, "optimistic", False) and idempotency_key is None:
             try:

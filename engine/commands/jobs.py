@@ -17,6 +17,7 @@ from engine.commands.instances import start_instance
 from engine.errors import BadRequest, Conflict, DatabaseUnavailable, InterlockError, NotFound
 from engine.executor import Command, Idempotency, Result, Tx
 from engine.ids import new_id
+from engine.metrics import JOB_LAG_SECONDS
 from engine.model import StartEvent
 from engine.outage import is_database_outage
 from engine.runtime import IncidentRow, InstanceRun, JobRow
@@ -377,6 +378,8 @@ class AcquireJobs:
         acquired = job_store.acquire(
             tx.conn, self.owner, tx.now, self.limit, timedelta(seconds=self.lock_seconds)
         )
+        for job in acquired:
+            JOB_LAG_SECONDS.observe(max(0.0, (tx.now - job.due_at).total_seconds()))
         return AcquiredJobs(
             [str(job.id) for job in acquired],
             [
