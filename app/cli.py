@@ -217,7 +217,10 @@ def _run_jobs(args: argparse.Namespace) -> int:
                 raise InterlockError(f"module '{name}' has no register(engine) function")
             register(engine)
         executor = JobExecutor(
-            engine, threads=args.threads, batch_size=args.batch_size or JobExecutor.batch_size
+            engine,
+            threads=args.threads,
+            batch_size=args.batch_size or JobExecutor.batch_size,
+            history_cleanup=True,
         )
         # run_forever stops the executor gracefully on its way out.
         with contextlib.suppress(KeyboardInterrupt, SystemExit):

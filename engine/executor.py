@@ -42,6 +42,7 @@ from engine.errors import (
     NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
+from engine.retention import RetentionSettings
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
 
@@ -134,6 +135,8 @@ class EngineSettings:
     # isolate's heap may grow, before the command that runs it fails.
     script_timeout_ms: int = 1000
     script_max_memory_bytes: int = 64 * 1024 * 1024
+    # History time to live and the cleanup (engine/retention.py), from INTERLOCK_* variables.
+    retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings.from_env)
 
     @property
     def timer_limits(self) -> TimerLimits:
