@@ -94,6 +94,11 @@ class CleanupWindow:
         """The first start of the window after `now`."""
         return self._opening(now) + timedelta(days=1)
 
+    def span(self, now: datetime) -> tuple[datetime, datetime]:
+        """Start and end of the window `now` is in, else of the next one."""
+        start = self._opening(now) if self.contains(now) else self.next_start(now)
+        return start, start + self._length()
+
     def due(self, now: datetime) -> datetime:
         """When a run should start: now inside the window, else at its next start."""
         return now if self.contains(now) else self.next_start(now)
@@ -125,7 +130,9 @@ class RetentionSettings:
         if self.history_ttl_days is not None:
             check_history_ttl(self.history_ttl_days)
         if self.batch_size < 1 or self.idempotency_days < 0 or self.outbox_days < 0:
-            raise ValueError("the cleanup's batch size must be positive and its windows not negative")
+            raise ValueError(
+                "the cleanup's batch size must be positive and its windows not negative"
+            )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RetentionSettings:
@@ -178,4 +185,3 @@ def outbox_floor(conn: psycopg.Connection[Any]) -> int | None:
     retention window; nothing they keep is in the database."""
     del conn
     return None
-

@@ -37,30 +37,35 @@ def _dependents() -> tuple[str, ...]:
 
 DEPENDENTS = _dependents()
 
-# Each definition's ended roots past its time to live, oldest first; a definition with no time
-# to live (and no default) contributes none. Read without locks; `LOCK_ROOTS` decides.
-CANDIDATES = """
+# A family still running: a called instance of root `{root}` has not ended. Its root is never
+# deleted, however long ago it ended.
+_RUNNING_FAMILY = """EXISTS (
+    SELECT 1 FROM process_instance m
+    WHERE m.super_instance_id IS NOT NULL AND m.root_instance_id = {root}
+      AND NOT (m.state = ANY(%(final)s)))"""
+
+# Each definition's ended roots past its time to live whose families have ended, oldest first;
+# a definition with no time to live (and no default) contributes none. Read without locks.
+CANDIDATES = f"""
 SELECT c.id FROM process_definition d
 CROSS JOIN LATERAL (
     SELECT i.id FROM process_instance i
     WHERE i.definition_id = d.id AND i.super_instance_id IS NULL AND i.ended_at IS NOT NULL
       AND i.ended_at <= %(now)s - make_interval(days => COALESCE(d.history_ttl_days, %(ttl)s::int))
+      AND NOT {_RUNNING_FAMILY.format(root="i.id")}
     ORDER BY i.ended_at
     LIMIT %(limit)s
 ) c
 LIMIT %(limit)s
 """
 
-# The candidates that are still there, have ended, and whose family has ended entirely, locked.
-# Commands lock a family's root first, so no command runs on a family while it is deleted, and
-# a cleanup never waits for one (nor for another cleanup: SKIP LOCKED).
-LOCK_ROOTS = """
+# The candidates still there, ended, with their families ended, locked. Commands lock a family's
+# root first, so no command runs on a family while it is deleted, and a cleanup never waits for
+# one (nor for another cleanup: SKIP LOCKED).
+LOCK_ROOTS = f"""
 SELECT p.id FROM process_instance p
 WHERE p.id = ANY(%(ids)s) AND p.super_instance_id IS NULL AND p.state = ANY(%(final)s)
-  AND NOT EXISTS (
-      SELECT 1 FROM process_instance m
-      WHERE m.super_instance_id IS NOT NULL AND m.root_instance_id = p.id
-        AND NOT (m.state = ANY(%(final)s)))
+  AND NOT {_RUNNING_FAMILY.format(root="p.id")}
 FOR UPDATE OF p SKIP LOCKED
 """
 
@@ -78,9 +83,10 @@ class Families:
 def lock_families(
     conn: psycopg.Connection[Any], now: datetime, default_ttl: int | None, limit: int
 ) -> Families:
-    ids = [row[0] for row in conn.execute(
-        CANDIDATES, {"now": now, "ttl": default_ttl, "limit": limit}
-    ).fetchall()]
+    found = conn.execute(
+        CANDIDATES, {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES}
+    )
+    ids = [row[0] for row in found.fetchall()]
     if not ids:
         return Families(0, [], [])
     roots = [
@@ -110,7 +116,7 @@ def _count(conn: psycopg.Connection[Any], delete: str, params: dict[str, Any]) -
     """The rows `delete` deleted (counted in the statement: in a pipeline, a cursor's rowcount
     is not known yet)."""
     row = conn.execute(
-        f"WITH deleted AS ({delete} RETURNING 1) SELECT count(*) FROM deleted",  # type: ignore[arg-type]
+        f"WITH deleted AS ({delete} RETURNING 1) SELECT count(*) FROM deleted",
         params,
     ).fetchone()
     assert row is not None
@@ -258,4 +264,3 @@ def forget_runs(conn: psycopg.Connection[Any], keep: int) -> None:
         "  SELECT min(id) FROM (SELECT id FROM history_cleanup_run ORDER BY id DESC LIMIT %s) k)",
         (keep,),
     )
-

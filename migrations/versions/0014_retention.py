@@ -65,7 +65,9 @@ def downgrade() -> None:
     op.execute("DELETE FROM job WHERE kind = 'history-cleanup'")
     op.drop_constraint(op.f("ck_job_kind_allowed"), "job", type_="check")
     op.create_check_constraint(
-        op.f("ck_job_kind_allowed"), "job", "kind IN ('async', 'async-after', 'timer', 'timer-start')"
+        op.f("ck_job_kind_allowed"),
+        "job",
+        "kind IN ('async', 'async-after', 'timer', 'timer-start')",
     )
     op.alter_column("job", "definition_id", existing_type=sa.Text(), nullable=False)
     op.drop_column("process_definition", "history_ttl_days")

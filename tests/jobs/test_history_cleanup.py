@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +111,9 @@ def wait_finished(url: str, timeout: float) -> dict[str, Any]:
 
 def cleanup_while_instances_run(url: str, n: int, batch_size: int, timeout: float) -> None:
     clock = ManualClock(datetime(2030, 1, 1, 9, 0, tzinfo=UTC))
-    with Engine(url, migrate=False, clock=clock, settings=settings(batch_size), pool_size=12) as engine:
+    with Engine(
+        url, migrate=False, clock=clock, settings=settings(batch_size), pool_size=12
+    ) as engine:
         definitions = deploy(engine)
         straight_through(engine)
         insert_instances(url, definitions, n, clock())
@@ -134,7 +136,9 @@ def cleanup_while_instances_run(url: str, n: int, batch_size: int, timeout: floa
         assert run["manual"] is True
         assert run["batches"] >= math.ceil(gone_roots(n) / batch_size)
         # No window: the job is gone once the run finished, and it never failed on the way.
-        assert conn.execute("SELECT count(*) FROM job WHERE kind = 'history-cleanup'").fetchone() == (0,)
+        assert conn.execute(
+            "SELECT count(*) FROM job WHERE kind = 'history-cleanup'"
+        ).fetchone() == (0,)
         fresh = conn.execute(
             "SELECT count(*), count(*) FILTER (WHERE state = 'Completed') FROM process_instance "
             "WHERE definition_key = 'fresh'"
@@ -159,7 +163,9 @@ def test_cleanup_of_a_hundred_thousand_instances(database_url: str) -> None:
 def test_concurrent_batches_delete_each_family_once(database_url: str) -> None:
     n = 2000
     clock = ManualClock(datetime(2030, 1, 1, 9, 0, tzinfo=UTC))
-    with Engine(url := database_url, migrate=False, clock=clock, settings=settings(25), pool_size=8) as engine:
+    with Engine(
+        url := database_url, migrate=False, clock=clock, settings=settings(25), pool_size=8
+    ) as engine:
         insert_instances(url, deploy(engine), n, clock())
 
         def drain() -> int:
@@ -248,7 +254,7 @@ def test_the_window_schedules_runs_and_ends_them(
     windowed: Engine, database_url: str, clock: ManualClock
 ) -> None:
     n = 400
-    insert_instances(database_url, deploy(windowed), n, clock() - timedelta(days=1))
+    insert_instances(database_url, deploy(windowed), n, clock())
     # An executor that schedules the cleanup starts inside the window: the job is due at once.
     executor = JobExecutor(windowed, owner="scheduler", history_cleanup=True)
     executor.start()
@@ -275,15 +281,15 @@ def test_the_window_schedules_runs_and_ends_them(
     clock.advance(hours=2)  # 11:00, after the window
     assert windowed.execute_job(CLEANUP_JOB_ID) == "executed"
     with psycopg.connect(database_url) as conn:
-        run = last_run(conn)
-        assert run is not None and run["state"] == "Stopped" and run["instances"] == 5
+        stopped = last_run(conn)
+        assert stopped is not None and (stopped["state"], stopped["instances"]) == ("Stopped", 5)
         assert job_due(conn) == datetime(2030, 1, 2, 8, 0, tzinfo=UTC)
     # Started by hand, a run ignores the window and goes on until nothing is left.
     windowed.run(StartHistoryCleanup())
     assert windowed.execute_job(CLEANUP_JOB_ID) == "executed"
     with psycopg.connect(database_url) as conn:
-        run = last_run(conn)
-        assert run is not None and (run["state"], run["manual"]) == ("Finished", True)
+        manual = last_run(conn)
+        assert manual is not None and (manual["state"], manual["manual"]) == ("Finished", True)
 
 
 def test_idempotency_and_outbox_rows_expire(

@@ -30,7 +30,9 @@ def process(ttl: str) -> str:
     )
 
 
-@pytest.mark.parametrize(("text", "days"), [("5", 5), ("P5D", 5), ("0", 0), (" 180 ", 180), ("", None)])
+@pytest.mark.parametrize(
+    ("text", "days"), [("5", 5), ("P5D", 5), ("0", 0), (" 180 ", 180), ("", None)]
+)
 def test_days_or_a_duration_in_days(text: str, days: int | None) -> None:
     [model] = parse_bpmn(process(text), "kept.bpmn")
     assert model.history_ttl_days == days
@@ -82,11 +84,12 @@ def test_parse_history_ttl() -> None:
 def test_the_window_crosses_midnight() -> None:
     window = CleanupWindow.parse("22:00-06:00")
     assert window is not None and str(window) == "22:00-06:00"
-    at = lambda h, m=0, d=1: datetime(2030, 1, d, h, m, tzinfo=UTC)  # noqa: E731
+    def at(hour: int, minute: int = 0, day: int = 1) -> datetime:
+        return datetime(2030, 1, day, hour, minute, tzinfo=UTC)
     assert window.contains(at(23)) and window.contains(at(5, 59)) and window.contains(at(22))
     assert not window.contains(at(6)) and not window.contains(at(12))
     assert window.next_start(at(12)) == at(22)
-    assert window.next_start(at(23)) == at(22, d=2)
+    assert window.next_start(at(23)) == at(22, day=2)
     assert window.next_start(at(3)) == at(22)
     assert window.due(at(3)) == at(3) and window.due(at(7)) == at(22)
 
