@@ -162,8 +162,8 @@ class StartHistoryCleanup:
             due = window.next_start(tx.now)
         else:
             raise BadRequest(
-                "no daily cleanup window is set (INTERLOCK_CLEANUP_WINDOW): the cleanup can only "
-                "be started now",
+                "immediatelyDue=false schedules the cleanup in its daily window, and none is set "
+                "(INTERLOCK_CLEANUP_WINDOW)",
                 field="immediatelyDue",
             )
         if not store.lock_job(tx.conn):
