@@ -237,7 +237,10 @@ def _run_jobs(args: argparse.Namespace) -> int:
                 raise InterlockError(f"module '{name}' has no register(engine) function")
             register(engine)
         executor = JobExecutor(
-            engine, threads=args.threads, batch_size=args.batch_size or JobExecutor.batch_size
+            engine,
+            threads=args.threads,
+            batch_size=args.batch_size or JobExecutor.batch_size,
+            history_cleanup=True,
         )
         # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
         # that does not keeps its lock until it expires, as after a crash).

@@ -98,7 +98,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         if settings.run_jobs:
             from engine.jobs import JobExecutor
 
-            executor = JobExecutor(running)
+            executor = JobExecutor(running, history_cleanup=True)
             executor.start()
             shutdown.on_begin(executor.request_stop)
         hub = await stream.start_hub(app)

@@ -86,16 +86,31 @@ from engine.model import (
     UserTask,
     validate,
 )
+from engine.retention import check_history_ttl
 
 
 class ProcessBuilder:
-    def __init__(self, key: str, name: str | None = None, version_tag: str | None = None) -> None:
+    def __init__(
+        self,
+        key: str,
+        name: str | None = None,
+        version_tag: str | None = None,
+        *,
+        history_ttl_days: int | None = None,
+    ) -> None:
+        """`history_ttl_days`: camunda:historyTimeToLive (None: the default setting applies)."""
         self._file = f"<builder {key}>"
         if not key:
             raise ModelError("a process needs a key", file=self._file)
+        if history_ttl_days is not None:
+            try:
+                check_history_ttl(history_ttl_days)
+            except ValueError as exc:
+                raise ModelError(str(exc), file=self._file, element_id=key) from None
         self._key = key
         self._name = name
         self._version_tag = version_tag
+        self._history_ttl_days = history_ttl_days
         self._nodes: list[Node] = []
         self._flows: list[SequenceFlow] = []
         self._ids: set[str] = set()
@@ -1060,6 +1075,7 @@ class ProcessBuilder:
             nodes=nodes,
             flows=tuple(self._flows),
             version_tag=self._version_tag,
+            history_ttl_days=self._history_ttl_days,
             listeners=tuple(self._process_listeners),
         )
         return validate(model, file=self._file)

@@ -45,6 +45,7 @@ from engine.errors import (
 from engine.handlers import HandlerRegistry
 from engine.outage import Availability
 from engine.instrument import observed
+from engine.retention import RetentionSettings
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
 
@@ -149,6 +150,8 @@ class EngineSettings:
     )
     connect_timeout_s: int = field(default_factory=lambda: env_setting("connect_timeout_s"))
     pool_timeout_ms: int = field(default_factory=lambda: env_setting("pool_timeout_ms"))
+    # History time to live and the cleanup (engine/retention.py), from INTERLOCK_* variables.
+    retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings.from_env)
 
     @property
     def timer_limits(self) -> TimerLimits:

@@ -23,6 +23,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.commands.cleanup import ScheduleHistoryCleanup
 from engine.commands.jobs import DATABASE_ERRORS, AcquireJobs, ExecuteJobs, ReleaseJobs
 from engine.commands.jobs import run_job as run_job_command
 from engine.executor import Clock, Command, Idempotency, Result
@@ -127,7 +128,10 @@ class JobExecutor:
         lock_seconds: float | None = None,
         poll_interval: float = 5.0,
         threads: int = 1,
+        history_cleanup: bool = False,
     ) -> None:
+        """`history_cleanup`: schedule the history cleanup job in its daily window as the loop
+        starts (engine/commands/cleanup.py). Every executor runs the job once it is due."""
         if batch_size < 1 or threads < 1:
             raise ValueError("batch_size and threads must be at least 1")
         if lock_seconds is None:
@@ -140,6 +144,8 @@ class JobExecutor:
         self.lock_seconds = lock_seconds
         self.poll_interval = poll_interval
         self.threads = threads
+        self.history_cleanup = history_cleanup
+        self._cleanup_scheduled = False
         self._stopping = threading.Event()
         self._workers: list[threading.Thread] = []
 
@@ -247,6 +253,9 @@ class JobExecutor:
         notifier = self.engine.notifier
         while not self._stopping.is_set():
             try:
+                if self.history_cleanup and not self._cleanup_scheduled:
+                    self.engine.run(ScheduleHistoryCleanup())
+                    self._cleanup_scheduled = True
                 # Read before acquiring: a job committed after the acquisition bumps it.
                 seen = notifier.generation(JOB_CHANNEL)
                 ran = self.run_once()

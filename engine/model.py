@@ -657,6 +657,8 @@ class ProcessModel:
     nodes: tuple[Node, ...] = ()
     flows: tuple[SequenceFlow, ...] = ()
     version_tag: str | None = None
+    # camunda:historyTimeToLive, in days (None: the default setting applies; engine/retention.py).
+    history_ttl_days: int | None = None
     # The process's camunda:executionListener on `start` and `end`.
     listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)

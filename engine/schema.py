@@ -16,6 +16,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
 from engine.states import (
+    CleanupState,
     IncidentState,
     InstanceState,
     JobKind,
@@ -46,6 +47,7 @@ VISIT_STATES = tuple(VisitState)
 TASK_STATES = tuple(TaskState)
 INCIDENT_STATES = tuple(IncidentState)
 JOB_KINDS = tuple(JobKind)
+CLEANUP_STATES = tuple(CleanupState)
 SUBSCRIPTION_KINDS = tuple(SubscriptionKind)
 
 
@@ -89,6 +91,8 @@ class ProcessDefinition(SQLModel, table=True):
     source_xml: str = Field(sa_type=sa.Text)
     content_hash: str = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # camunda:historyTimeToLive in days; null: the model set none (the default setting applies).
+    history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
 
 
 class ProcessInstance(SQLModel, table=True):
@@ -119,6 +123,13 @@ class ProcessInstance(SQLModel, table=True):
             "started_at",
             "id",
             postgresql_where=sa.text("super_instance_id IS NULL"),
+        ),
+        # The history cleanup: each definition's ended roots, oldest first.
+        sa.Index(
+            "ix_process_instance_roots_ended",
+            "definition_id",
+            "ended_at",
+            postgresql_where=sa.text("super_instance_id IS NULL AND ended_at IS NOT NULL"),
         ),
     )
 
@@ -264,7 +275,8 @@ class Job(SQLModel, table=True):
     instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
     token_id: UUID | None = Field(sa_type=sa.Uuid)
     node_id: str = Field(sa_type=sa.Text)
-    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    # Null for the history cleanup job only: it belongs to no definition.
+    definition_id: str | None = Field(sa_type=sa.Text, foreign_key="process_definition.id")
     due_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     lock_owner: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
     lock_expires_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
@@ -363,6 +375,8 @@ class Outbox(SQLModel, table=True):
 
 class Idempotency(SQLModel, table=True):
     __tablename__ = "idempotency"
+    # The history cleanup expires entries oldest first.
+    __table_args__ = (sa.Index("ix_idempotency_created_at", "created_at"),)
 
     # A key is the caller's: the same key from another principal is another entry.
     principal: str = Field(
@@ -419,6 +433,27 @@ class ConsoleSession(SQLModel, table=True):
     user_agent: str | None = Field(sa_type=sa.Text)
 
 
+class HistoryCleanupRun(SQLModel, table=True):
+    """One run of the history cleanup (engine/commands/cleanup.py): what it deleted so far, batch
+    after batch, and how it ended. The latest runs are kept; older ones go with the cleanup."""
+
+    __tablename__ = "history_cleanup_run"
+    __table_args__ = (_one_of("state", CLEANUP_STATES),)
+
+    id: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
+    state: str = Field(sa_type=sa.String(16))
+    # Started by hand (it runs until nothing is left) rather than by the daily window.
+    manual: bool = Field(sa_type=sa.Boolean)
+    started_at: datetime = Field(sa_type=TS)
+    updated_at: datetime = Field(sa_type=TS)
+    finished_at: datetime | None = Field(sa_type=TS)
+    batches: int = Field(sa_type=sa.Integer)
+    # Instances deleted with everything of theirs, expired idempotency entries, outbox rows.
+    instances: int = Field(sa_type=sa.BigInteger)
+    idempotency: int = Field(sa_type=sa.BigInteger)
+    outbox: int = Field(sa_type=sa.BigInteger)
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -442,6 +477,7 @@ outbox = table_of(Outbox)
 idempotency = table_of(Idempotency)
 credential = table_of(Credential)
 console_session = table_of(ConsoleSession)
+history_cleanup_run = table_of(HistoryCleanupRun)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

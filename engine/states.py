@@ -157,6 +157,17 @@ class JobKind(StrEnum):
     ASYNC_AFTER = "async-after"
     TIMER = "timer"
     TIMER_START = "timer-start"
+    # The one history cleanup job (engine/commands/cleanup.py): no instance, no definition.
+    HISTORY_CLEANUP = "history-cleanup"
+
+
+class CleanupState(StrEnum):
+    """A history cleanup run: deleting batch after batch; finished with nothing left past its
+    time to live; or stopped by the end of its window with some left for the next one."""
+
+    RUNNING = "Running"
+    FINISHED = "Finished"
+    STOPPED = "Stopped"
 
 
 class JobOutcome(StrEnum):

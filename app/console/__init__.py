@@ -6,6 +6,7 @@ from starlette.routing import BaseRoute
 
 from app.console import (
     actions,
+    cleanup,
     definitions,
     forms,
     incidents,
@@ -25,6 +26,7 @@ routes: list[BaseRoute] = [
     *incidents.routes,
     *tasks.routes,
     *workers.routes,
+    *cleanup.routes,
     *sessions.routes,
     *actions.routes,
     *forms.routes,

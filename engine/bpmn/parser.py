@@ -66,6 +66,7 @@ from engine.model import (
     UserTask,
     validate,
 )
+from engine.retention import parse_history_ttl
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.timers import TIMER_KINDS, TimerLimits, parse_cycle, validate_timer
 
@@ -1359,11 +1360,23 @@ def _process(element: Element, ctx: _Context) -> ProcessModel:
         nodes=tuple(wired),
         flows=tuple(flows),
         version_tag=element.get(_camunda("versionTag")),
+        history_ttl_days=_history_ttl(element, ctx),
         listeners=_listeners(element, ctx, key, EXECUTION_LISTENER, EXECUTION_EVENTS),
         line=element.sourceline,
         **_described(element),
     )
     return validate(model, ctx.file)
+
+
+def _history_ttl(element: Element, ctx: _Context) -> int | None:
+    """camunda:historyTimeToLive in days: `5` or `P5D` (never an expression)."""
+    text = element.get(_camunda("historyTimeToLive"))
+    if text is None:
+        return None
+    try:
+        return parse_history_ttl(text)
+    except ValueError as exc:
+        raise ctx.error(str(exc), element) from None
 
 
 def _check_fan_out(

@@ -563,6 +563,8 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, "name", model.name)
             process.set("isExecutable", "true")
             _set(process, _camunda("versionTag"), model.version_tag)
+            if model.history_ttl_days is not None:
+                process.set(_camunda("historyTimeToLive"), str(model.history_ttl_days))
             _described(process, model.documentation, model.properties, listeners=model.listeners)
             _scope(process, model, None, refs, _flows_by_scope(model))
         for name, message_id in refs.messages.items():

@@ -121,6 +121,7 @@ def _plan(
             resource_name=resource.name,
             content_hash=content_hash,
             created_at=tx.now,
+            history_ttl_days=model.history_ttl_days,
         )
         created.append((row, resource, model))
         listed.append(_describe(row, created=True))

@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 
 from engine import timers, waits
+from engine.commands.cleanup import run_cleanup_job
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
 from engine.errors import BadRequest, Conflict, DatabaseUnavailable, InterlockError, NotFound
@@ -135,6 +136,10 @@ class ExecuteJob:
         skipped = _owned(job, self.owner)
         if skipped or job is None:
             return JobResult(str(self.job_id), skipped or JobOutcome.GONE)
+        if job.kind == JobKind.HISTORY_CLEANUP:
+            run_cleanup_job(tx)
+            return JobResult(str(self.job_id), JobOutcome.EXECUTED)
+        assert job.definition_id is not None
         definition = definitions.by_id(tx.conn, job.definition_id)
         assert definition is not None
         model = tx.definitions.get(tx.conn, definition.id, definition.key)

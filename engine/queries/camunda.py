@@ -842,9 +842,10 @@ def incidents(
 
 @dataclass(frozen=True)
 class JobRow(JobInfo):
-    """A job with its definition's key and its instance's state (none for a start timer)."""
+    """A job with its definition's key (none for the history cleanup job) and its instance's
+    state (none for a start timer)."""
 
-    definition_key: str
+    definition_key: str | None
     instance_state: str | None
 
 
@@ -909,7 +910,7 @@ def jobs(
     where.when(due_before, "j.due_at < {}")
     where.when(due_after, "j.due_at > {}")
     source = sql.SQL(
-        "FROM job j JOIN process_definition d ON d.id = j.definition_id "
+        "FROM job j LEFT JOIN process_definition d ON d.id = j.definition_id "
         "LEFT JOIN process_instance p ON p.id = j.instance_id"
     )
     if count:

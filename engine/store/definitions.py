@@ -12,7 +12,8 @@ import psycopg
 from engine.store.columns import fetch_all, fetch_one
 
 _COLUMNS = (
-    "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at"
+    "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
+    "history_ttl_days"
 )
 
 
@@ -27,6 +28,7 @@ class DefinitionRow:
     resource_name: str
     content_hash: str
     created_at: datetime
+    history_ttl_days: int | None = None
 
 
 def latest(conn: psycopg.Connection[Any], key: str) -> DefinitionRow | None:
@@ -120,7 +122,7 @@ def insert_deployment(
 def insert_definition(conn: psycopg.Connection[Any], row: DefinitionRow, xml: str) -> None:
     conn.execute(
         f"INSERT INTO process_definition ({_COLUMNS}, source_xml) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             row.id,
             row.key,
@@ -131,6 +133,7 @@ def insert_definition(conn: psycopg.Connection[Any], row: DefinitionRow, xml: st
             row.resource_name,
             row.content_hash,
             row.created_at,
+            row.history_ttl_days,
             xml,
         ),
     )

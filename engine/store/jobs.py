@@ -46,7 +46,7 @@ class JobInfo:
     instance_id: UUID | None
     token_id: UUID | None
     node_id: str
-    definition_id: str
+    definition_id: str | None
     due_at: datetime
     lock_owner: str | None
     lock_expires_at: datetime | None

@@ -1,0 +1,266 @@
+"""The statements of the history cleanup: find and lock families of ended instances past their
+removal time, delete them with every row of theirs, expire idempotency entries and outbox rows,
+and keep the cleanup job and the record of its runs. The rules are engine/retention.py's; the
+command is engine/commands/cleanup.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from psycopg import sql
+
+from engine import schema
+from engine.states import CleanupState, InstanceState, JobKind
+from engine.store.columns import fetch_one
+
+# The one cleanup job: every executor may run it, one batch at a time (its row is locked).
+CLEANUP_JOB_ID = UUID("00000000-0000-4000-8000-00000000c1ea")
+CLEANUP_NODE_ID = "historyCleanup"
+
+FINAL_STATES = [state.value for state in InstanceState if state.is_final]
+
+
+def _dependents() -> tuple[str, ...]:
+    """Every table whose rows belong to an instance (a foreign key to process_instance): what
+    goes with the instance. Read off the schema, so a table added later goes too."""
+    instance = schema.process_instance
+    return tuple(
+        table.name
+        for table in schema.metadata.sorted_tables
+        if any(fk.column.table is instance for fk in table.foreign_keys)
+    )
+
+
+DEPENDENTS = _dependents()
+
+# A family still running: a called instance of root `{root}` has not ended. Its root is never
+# deleted, however long ago it ended.
+_RUNNING_FAMILY = """EXISTS (
+    SELECT 1 FROM process_instance m
+    WHERE m.super_instance_id IS NOT NULL AND m.root_instance_id = {root}
+      AND NOT (m.state = ANY(%(final)s)))"""
+
+# Each definition's ended roots past its time to live whose families have ended, oldest first;
+# a definition with no time to live (and no default) contributes none. Read without locks.
+CANDIDATES = f"""
+SELECT c.id FROM process_definition d
+CROSS JOIN LATERAL (
+    SELECT i.id FROM process_instance i
+    WHERE i.definition_id = d.id AND i.super_instance_id IS NULL AND i.ended_at IS NOT NULL
+      AND i.ended_at <= %(now)s - make_interval(days => COALESCE(d.history_ttl_days, %(ttl)s::int))
+      AND NOT {_RUNNING_FAMILY.format(root="i.id")}
+    ORDER BY i.ended_at
+    LIMIT %(limit)s
+) c
+LIMIT %(limit)s
+"""
+
+# The candidates still there, ended, with their families ended, locked. Commands lock a family's
+# root first, so no command runs on a family while it is deleted, and a cleanup never waits for
+# one (nor for another cleanup: SKIP LOCKED).
+LOCK_ROOTS = f"""
+SELECT p.id FROM process_instance p
+WHERE p.id = ANY(%(ids)s) AND p.super_instance_id IS NULL AND p.state = ANY(%(final)s)
+  AND NOT {_RUNNING_FAMILY.format(root="p.id")}
+FOR UPDATE OF p SKIP LOCKED
+"""
+
+
+@dataclass(frozen=True)
+class Families:
+    """Roots found past their removal time, the ones locked for deletion, and every instance of
+    their families."""
+
+    found: int
+    roots: list[UUID]
+    members: list[UUID]
+
+
+def lock_families(
+    conn: psycopg.Connection[Any], now: datetime, default_ttl: int | None, limit: int
+) -> Families:
+    found = conn.execute(
+        CANDIDATES, {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES}
+    )
+    ids = [row[0] for row in found.fetchall()]
+    if not ids:
+        return Families(0, [], [])
+    roots = [
+        row[0] for row in conn.execute(LOCK_ROOTS, {"ids": ids, "final": FINAL_STATES}).fetchall()
+    ]
+    called = conn.execute(
+        "SELECT id FROM process_instance "
+        "WHERE super_instance_id IS NOT NULL AND root_instance_id = ANY(%s)",
+        (roots,),
+    ).fetchall()
+    return Families(len(ids), roots, roots + [row[0] for row in called])
+
+
+def delete_instances(conn: psycopg.Connection[Any], ids: list[UUID]) -> int:
+    """Delete instances `ids` with every row of theirs; the number of instances deleted."""
+    if not ids:
+        return 0
+    for table in DEPENDENTS:
+        conn.execute(
+            sql.SQL("DELETE FROM {} WHERE instance_id = ANY(%s)").format(sql.Identifier(table)),
+            (ids,),
+        )
+    return _count(conn, "DELETE FROM process_instance WHERE id = ANY(%(ids)s)", {"ids": ids})
+
+
+def _count(conn: psycopg.Connection[Any], delete: str, params: dict[str, Any]) -> int:
+    """The rows `delete` deleted (counted in the statement: in a pipeline, a cursor's rowcount
+    is not known yet)."""
+    row = conn.execute(
+        f"WITH deleted AS ({delete} RETURNING 1) SELECT count(*) FROM deleted",
+        params,
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def expire_idempotency(conn: psycopg.Connection[Any], before: datetime, limit: int) -> int:
+    """Forget up to `limit` idempotency entries first used before `before`, oldest first."""
+    return _count(
+        conn,
+        "DELETE FROM idempotency WHERE (principal, key) IN ("
+        "  SELECT principal, key FROM idempotency WHERE created_at < %(before)s "
+        "  ORDER BY created_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED)",
+        {"before": before, "limit": limit},
+    )
+
+
+def trim_outbox(
+    conn: psycopg.Connection[Any], before: datetime, floor: int | None, limit: int
+) -> int:
+    """Delete outbox rows written before `before` and below `floor` (no bound when None),
+    from the lowest seq on, at most `limit`."""
+    return _count(
+        conn,
+        "DELETE FROM outbox WHERE seq IN ("
+        "  SELECT seq FROM (SELECT seq, created_at FROM outbox ORDER BY seq LIMIT %(limit)s) h"
+        "  WHERE h.created_at < %(before)s"
+        "    AND (%(floor)s::bigint IS NULL OR h.seq < %(floor)s::bigint))",
+        {"limit": limit, "before": before, "floor": floor},
+    )
+
+
+# -- the job --------------------------------------------------------------------------------------
+
+
+def schedule_job(conn: psycopg.Connection[Any], due: datetime, now: datetime, retries: int) -> bool:
+    """Create the cleanup job due at `due` unless it exists; whether it was created."""
+    created = conn.execute(
+        "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "
+        "retries, created_at) VALUES (%s, %s, NULL, NULL, %s, NULL, %s, %s, %s) "
+        "ON CONFLICT (id) DO NOTHING RETURNING id",
+        (CLEANUP_JOB_ID, JobKind.HISTORY_CLEANUP, CLEANUP_NODE_ID, due, retries, now),
+    ).fetchone()
+    return created is not None
+
+
+def lock_job(conn: psycopg.Connection[Any]) -> bool:
+    """Lock the cleanup job's row for the transaction; whether it exists."""
+    found = conn.execute("SELECT 1 FROM job WHERE id = %s FOR UPDATE", (CLEANUP_JOB_ID,))
+    return found.fetchone() is not None
+
+
+def make_due(conn: psycopg.Connection[Any], due: datetime, retries: int) -> None:
+    """Due at `due` with fresh retries (a lock an executor holds stays: it runs the job)."""
+    conn.execute(
+        "UPDATE job SET due_at = %s, retries = %s, error_message = NULL WHERE id = %s",
+        (due, retries, CLEANUP_JOB_ID),
+    )
+
+
+def reschedule(conn: psycopg.Connection[Any], due: datetime | None, retries: int) -> None:
+    """After a batch: due again at `due`, unlocked and with fresh retries; deleted when None."""
+    if due is None:
+        conn.execute("DELETE FROM job WHERE id = %s", (CLEANUP_JOB_ID,))
+        return
+    conn.execute(
+        "UPDATE job SET due_at = %s, retries = %s, error_message = NULL, lock_owner = NULL, "
+        "lock_expires_at = NULL WHERE id = %s",
+        (due, retries, CLEANUP_JOB_ID),
+    )
+
+
+# -- runs -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CleanupRun:
+    id: int
+    state: str
+    manual: bool
+    started_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+    batches: int
+    instances: int
+    idempotency: int
+    outbox: int
+
+
+RUN_COLUMNS = (
+    "id, state, manual, started_at, updated_at, finished_at, batches, instances, idempotency, "
+    "outbox"
+)
+
+
+def running(conn: psycopg.Connection[Any]) -> CleanupRun | None:
+    """The run in progress (callers hold the job's row lock, which serialises runs)."""
+    return fetch_one(
+        conn,
+        CleanupRun,
+        f"SELECT {RUN_COLUMNS} FROM history_cleanup_run WHERE state = %s ORDER BY id DESC LIMIT 1",
+        (CleanupState.RUNNING,),
+    )
+
+
+def start_run(conn: psycopg.Connection[Any], now: datetime, *, manual: bool) -> CleanupRun:
+    run = fetch_one(
+        conn,
+        CleanupRun,
+        "INSERT INTO history_cleanup_run (state, manual, started_at, updated_at, batches, "
+        "instances, idempotency, outbox) VALUES (%s, %s, %s, %s, 0, 0, 0, 0) "
+        f"RETURNING {RUN_COLUMNS}",
+        (CleanupState.RUNNING, manual, now, now),
+    )
+    assert run is not None
+    return run
+
+
+def mark_manual(conn: psycopg.Connection[Any], run_id: int) -> None:
+    conn.execute("UPDATE history_cleanup_run SET manual = true WHERE id = %s", (run_id,))
+
+
+def record_batch(
+    conn: psycopg.Connection[Any],
+    run_id: int,
+    now: datetime,
+    counts: tuple[int, int, int],
+    state: CleanupState,
+) -> None:
+    """Add a batch's deletions (instances, idempotency entries, outbox rows) to the run; a final
+    `state` ends it."""
+    instances, idempotency, outbox = counts
+    conn.execute(
+        "UPDATE history_cleanup_run SET batches = batches + 1, instances = instances + %s, "
+        "idempotency = idempotency + %s, outbox = outbox + %s, updated_at = %s, state = %s, "
+        "finished_at = CASE WHEN %s = 'Running' THEN NULL ELSE %s END WHERE id = %s",
+        (instances, idempotency, outbox, now, state, state, now, run_id),
+    )
+
+
+def forget_runs(conn: psycopg.Connection[Any], keep: int) -> None:
+    """Keep only the latest `keep` runs."""
+    conn.execute(
+        "DELETE FROM history_cleanup_run WHERE id < ("
+        "  SELECT min(id) FROM (SELECT id FROM history_cleanup_run ORDER BY id DESC LIMIT %s) k)",
+        (keep,),
+    )
