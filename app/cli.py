@@ -208,6 +208,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
 
     from engine.api import Engine
     from engine.jobs import JobExecutor
+    from engine.webhooks.dispatcher import Dispatcher
 
     _log_to_stderr()
     with Engine() as engine:
@@ -219,9 +220,15 @@ def _run_jobs(args: argparse.Namespace) -> int:
         executor = JobExecutor(
             engine, threads=args.threads, batch_size=args.batch_size or JobExecutor.batch_size
         )
+        # Webhooks are delivered wherever jobs run.
+        dispatcher = Dispatcher.from_env(engine)
+        dispatcher.start()
         # run_forever stops the executor gracefully on its way out.
-        with contextlib.suppress(KeyboardInterrupt, SystemExit):
-            executor.run_forever()
+        try:
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                executor.run_forever()
+        finally:
+            dispatcher.stop()
     return 0
 
 

@@ -89,11 +89,17 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         )
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
+        dispatcher = None
         if settings.run_jobs:
             from engine.jobs import JobExecutor
+            from engine.webhooks.dispatcher import Dispatcher
 
             executor = JobExecutor(running)
             executor.start()
+            # Webhooks are delivered wherever jobs run.
+            dispatcher = Dispatcher.from_env(running)
+            dispatcher.start()
+        app.state.dispatcher = dispatcher
         await stream.start_hub(app)
         demo = None
         if settings.demo:
@@ -106,6 +112,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             if demo is not None:
                 await run_in_threadpool(demo.stop)
             await stream.stop_hub(app)
+            if dispatcher is not None:
+                await run_in_threadpool(dispatcher.stop)
             if executor is not None:
                 await run_in_threadpool(executor.stop)
             if own:

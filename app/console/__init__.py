@@ -14,6 +14,7 @@ from app.console import (
     overview,
     sessions,
     tasks,
+    webhooks,
     workers,
 )
 
@@ -26,6 +27,7 @@ routes: list[BaseRoute] = [
     *tasks.routes,
     *workers.routes,
     *sessions.routes,
+    *webhooks.routes,
     *actions.routes,
     *forms.routes,
 ]

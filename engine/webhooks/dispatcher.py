@@ -157,6 +157,11 @@ class Dispatcher:
         self._states: list[_ThreadState] = []
         self._states_lock = threading.Lock()
 
+    @classmethod
+    def from_env(cls, engine: DispatchEngine) -> Dispatcher:
+        """A dispatcher with the settings of the environment (INTERLOCK_WEBHOOK_...)."""
+        return cls(engine, WebhookSettings.from_env())
+
     def __repr__(self) -> str:
         return f"Dispatcher(owner={self.owner!r})"
 
