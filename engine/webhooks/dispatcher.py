@@ -61,7 +61,8 @@ DELIVERY_HEADER = "X-Interlock-Delivery"
 EVENT_HEADER = "X-Interlock-Event"
 TIMESTAMP_HEADER = "X-Interlock-Timestamp"
 
-_MAX_ERROR_BACKOFF_SECONDS = 30.0
+# At most this long between tries while the database is away: back within seconds of it.
+_MAX_ERROR_BACKOFF_SECONDS = 5.0
 _STOP_CHECK_SECONDS = 0.2
 # While a transaction that may still commit outbox rows is open, look again this soon.
 _SETTLE_SECONDS = 0.05

@@ -340,3 +340,54 @@ def test_the_outbox_floor_is_the_lowest_cursor_of_an_enabled_subscription(
     Dispatcher(engine, FAST).run_once()
     with engine.connection() as conn:
         assert outbox_floor(conn) == cursor_of(engine, first) == cursor_of(engine, second)
+
+
+def test_the_server_delivers_webhooks_where_it_runs_jobs(
+    database_url: str, receiver: Receiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.server import live_server
+
+    monkeypatch.setenv("INTERLOCK_WEBHOOK_POLL_SECONDS", "0.2")
+    monkeypatch.setenv("INTERLOCK_WEBHOOK_THREADS", "1")
+    with live_server(database_url) as server:
+        subscribe(server.engine, receiver.url, event_types=("instance.started",))
+        server.engine.deploy(two_steps())
+        handle = server.engine.start_latest("two-steps")
+        wait_until(lambda: len(receiver.accepted()) == 1, 20, "the server's dispatcher")
+    (got,) = receiver.accepted()
+    assert (got.event, got.body["instance_id"]) == ("instance.started", str(handle.id))
+    assert verify(SECRET, got)
+
+
+def test_a_dispatcher_whose_connections_keep_dying_backs_off_and_delivers_afterwards(
+    database_url: str, engine: Engine, receiver: Receiver
+) -> None:
+    subscription_id = subscribe(engine, receiver.url)
+    engine.deploy(two_steps())
+    for _ in range(5):
+        engine.start_latest("two-steps")
+    expected = len(outbox_after(engine, cursor_of(engine, subscription_id)))
+    doomed = database_url + ("&" if "?" in database_url else "?") + "application_name=doomed"
+    with Engine(doomed, migrate=False) as other:
+        dispatcher = Dispatcher(other, replace(FAST, threads=2))
+        dispatcher.error_backoff_seconds = 0.05
+        dispatcher.start()
+        try:
+            with psycopg.connect(database_url, autocommit=True) as killer:
+                until = time.monotonic() + 2.0
+                while time.monotonic() < until:
+                    killer.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE application_name = 'doomed'"
+                    )
+                    time.sleep(0.02)
+            assert dispatcher.running
+            wait_until(
+                lambda: delivery_states(engine, subscription_id).get("delivered", 0) == expected,
+                30,
+                "delivery after the connections stopped dying",
+            )
+        finally:
+            dispatcher.stop()
+    assert not dispatcher.running
+    assert len({r.delivery_id for r in receiver.accepted()}) == expected
