@@ -81,6 +81,10 @@ def cursor_of(engine: Engine, subscription_id: UUID) -> int:
     return int(row[0])
 
 
+def running(dispatcher: Dispatcher) -> bool:
+    return dispatcher.running
+
+
 def counted(outcome: str) -> float:
     value = metrics.REGISTRY.get_sample_value(
         "interlock_webhook_deliveries_total", {"outcome": outcome}
@@ -381,7 +385,7 @@ def test_a_dispatcher_whose_connections_keep_dying_backs_off_and_delivers_afterw
                         "WHERE application_name = 'doomed'"
                     )
                     time.sleep(0.02)
-            assert dispatcher.running
+            assert running(dispatcher)
             wait_until(
                 lambda: delivery_states(engine, subscription_id).get("delivered", 0) == expected,
                 30,
@@ -389,5 +393,5 @@ def test_a_dispatcher_whose_connections_keep_dying_backs_off_and_delivers_afterw
             )
         finally:
             dispatcher.stop()
-    assert not dispatcher.running
+    assert not running(dispatcher)
     assert len({r.delivery_id for r in receiver.accepted()}) == expected
