@@ -456,6 +456,12 @@ class WebhookDelivery(SQLModel, table=True):
             "next_attempt_at",
             postgresql_where=sa.text("state = 'pending'"),
         ),
+        # Delivered ones, oldest first, for their deletion.
+        sa.Index(
+            "ix_webhook_delivery_delivered",
+            "delivered_at",
+            postgresql_where=sa.text("state = 'delivered'"),
+        ),
         # Per-instance order: the undelivered deliveries of one instance for one subscription.
         sa.Index(
             "ix_webhook_delivery_undelivered",

@@ -369,3 +369,24 @@ class ReleaseDeliveries:
 
     def execute(self, tx: Tx) -> ReleaseResult:
         return ReleaseResult(store.release(tx.conn, self.owner, list(self.delivery_ids)))
+
+
+@dataclass(frozen=True)
+class PruneResult(Result):
+    deleted: int
+
+
+@dataclass(frozen=True)
+class PruneDelivered:
+    """Delete up to `limit` deliveries delivered more than `keep_seconds` ago."""
+
+    name: ClassVar[str] = "PruneWebhookDeliveries"
+    result_type: ClassVar[type[Result]] = PruneResult
+    one_statement: ClassVar[bool] = True
+
+    keep_seconds: float
+    limit: int = 1000
+
+    def execute(self, tx: Tx) -> PruneResult:
+        before = tx.now - timedelta(seconds=self.keep_seconds)
+        return PruneResult(store.prune(tx.conn, before, self.limit))

@@ -42,6 +42,7 @@ from engine.commands.webhooks import (
     FanOut,
     Leased,
     LeaseDeliveries,
+    PruneDelivered,
     RecordAttempt,
     ReleaseDeliveries,
 )
@@ -68,6 +69,8 @@ _STOP_CHECK_SECONDS = 0.2
 _SETTLE_SECONDS = 0.05
 # Fan-out pages one round runs before it leases (the rest follow in the next rounds).
 _MAX_FAN_OUT_PAGES = 10
+# How often a dispatcher deletes old delivered deliveries (a batch at a time).
+_PRUNE_EVERY_SECONDS = 60.0
 
 
 class DispatchEngine(Protocol):
@@ -157,6 +160,7 @@ class Dispatcher:
         self._local = threading.local()
         self._states: list[_ThreadState] = []
         self._states_lock = threading.Lock()
+        self._next_prune = 0.0
 
     @classmethod
     def from_env(cls, engine: DispatchEngine) -> Dispatcher:
@@ -176,6 +180,9 @@ class Dispatcher:
             for _ in range(_MAX_FAN_OUT_PAGES):
                 if not self.engine.run(FanOut(bound)).more:
                     break
+        if time.monotonic() >= self._next_prune:
+            self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
+            self.engine.run(PruneDelivered(self.settings.keep_delivered_hours * 3600))
         leased = self.engine.run(
             LeaseDeliveries(self.owner, self.settings.batch_size, self.settings.lease_seconds)
         ).deliveries

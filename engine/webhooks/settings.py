@@ -25,6 +25,9 @@ class WebhookSettings:
     poll_seconds: float = 1.0
     # Dispatcher threads per process (each one fans out, leases and posts).
     threads: int = 2
+    # Delivered deliveries are deleted this long after delivery (dead letters stay until they
+    # are replayed and delivered, or their subscription is deleted).
+    keep_delivered_hours: float = 168.0
 
     def __post_init__(self) -> None:
         for field in fields(self):

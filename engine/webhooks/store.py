@@ -362,6 +362,16 @@ def replay(
     return len(conn.execute(sql + " RETURNING id", params).fetchall())
 
 
+def prune(conn: psycopg.Connection[Any], before: datetime, limit: int) -> int:
+    """Delete up to `limit` deliveries delivered before `before`; how many."""
+    deleted = conn.execute(
+        "DELETE FROM webhook_delivery WHERE id IN (SELECT id FROM webhook_delivery "
+        "WHERE state = %s AND delivered_at < %s ORDER BY delivered_at LIMIT %s) RETURNING id",
+        (DELIVERED.value, before, limit),
+    ).fetchall()
+    return len(deleted)
+
+
 # -- reads for pages --------------------------------------------------------------------------
 
 

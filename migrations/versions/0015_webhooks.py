@@ -89,6 +89,12 @@ def upgrade() -> None:
         postgresql_where=sa.text("state = 'pending'"),
     )
     op.create_index(
+        "ix_webhook_delivery_delivered",
+        "webhook_delivery",
+        ["delivered_at"],
+        postgresql_where=sa.text("state = 'delivered'"),
+    )
+    op.create_index(
         "ix_webhook_delivery_undelivered",
         "webhook_delivery",
         ["subscription_id", "instance_id", "seq"],
@@ -98,6 +104,7 @@ def upgrade() -> None:
 
 def downgrade() -> None:
     op.drop_index("ix_webhook_delivery_undelivered", table_name="webhook_delivery")
+    op.drop_index("ix_webhook_delivery_delivered", table_name="webhook_delivery")
     op.drop_index("ix_webhook_delivery_due", table_name="webhook_delivery")
     op.drop_table("webhook_delivery")
     op.drop_table("webhook_subscription")

@@ -17,6 +17,7 @@ from psycopg import sql
 from engine.database import connect_url_for
 from engine.webhooks.dispatcher import Dispatcher
 from tests.api import processes
+from tests.api.test_openapi import validate
 from tests.api.test_sessions import Browser
 from tests.server import LiveServer, live_server
 from tests.webhooks.conftest import FAST, SECRET
@@ -262,7 +263,14 @@ def test_dead_letters_replayed_from_the_console_are_delivered(
         counts = admin.get(f"/webhooks/{hook}").json()["deliveries"]
         assert counts == {"pending": 0, "delivered": 0, "dead": 2, "failing": 0}
         assert len(receiver.received) == 4  # two attempts each
-        dead = admin.get(f"/webhooks/{hook}/deliveries", params={"state": "dead"}).json()["items"]
+        listed = admin.get(f"/webhooks/{hook}/deliveries", params={"state": "dead"})
+        doc = admin.get("/openapi.json").json()
+        validate(doc, "get", "/webhooks/{id}/deliveries", listed)
+        validate(doc, "get", "/webhooks/{id}", admin.get(f"/webhooks/{hook}"))
+        validate(doc, "get", "/webhooks", admin.get("/webhooks"))
+        validate(doc, "post", "/webhooks", made)
+        validate(doc, "post", "/webhooks", create(admin, url="gopher://x"))
+        dead = listed.json()["items"]
         assert {d["instance_id"] for d in dead} == {str(first.id), str(second.id)}
         assert {d["last_status"] for d in dead} == {"HTTP 500"}
 
@@ -284,6 +292,11 @@ def test_dead_letters_replayed_from_the_console_are_delivered(
         rest = operator.post(f"/webhooks/{hook}/replay")
         assert rest.status_code == 200
         assert "Replaying 1 dead letter." in rest.text
+        nothing = admin.post(f"/webhooks/{hook}/replay")
+        validate(doc, "post", "/webhooks/{id}/replay", nothing)
+        assert nothing.json() == {"subscription_id": hook, "replayed": 0}
+        changed = admin.post(f"/webhooks/{hook}", json={"name": "renamed"})
+        validate(doc, "post", "/webhooks/{id}", changed)
         for _ in range(50):
             dispatcher.run_once()
             if admin.get(f"/webhooks/{hook}").json()["deliveries"]["delivered"] == 2:

@@ -27,6 +27,7 @@ from engine.commands.webhooks import (
     CreateSubscription,
     FanOut,
     LeaseDeliveries,
+    PruneDelivered,
     ReplayDeadLetters,
 )
 from engine.outbox import OutboxTail
@@ -395,3 +396,34 @@ def test_a_dispatcher_whose_connections_keep_dying_backs_off_and_delivers_afterw
             dispatcher.stop()
     assert not running(dispatcher)
     assert len({r.delivery_id for r in receiver.accepted()}) == expected
+
+
+def test_delivered_deliveries_are_deleted_after_the_time_kept_and_dead_letters_stay(
+    engine: Engine, receiver: Receiver
+) -> None:
+    subscription_id = subscribe(engine, receiver.url, event_types=("instance.started",))
+    engine.deploy(two_steps())
+    engine.start_latest("two-steps")
+    dispatcher = Dispatcher(engine, FAST)
+    wait_until(
+        lambda: (
+            (dispatcher.run_once(), delivery_states(engine, subscription_id))[1] == {"delivered": 1}
+        ),
+        10,
+        "a delivery",
+    )
+    receiver.always_fail = True
+    engine.start_latest("two-steps")
+    dying = Dispatcher(engine, replace(FAST, max_attempts=1))
+    wait_until(
+        lambda: (
+            (dying.run_once(), delivery_states(engine, subscription_id))[1]
+            == {"delivered": 1, "dead": 1}
+        ),
+        10,
+        "a dead letter",
+    )
+    assert engine.run(PruneDelivered(keep_seconds=3600)).deleted == 0
+    assert delivery_states(engine, subscription_id) == {"delivered": 1, "dead": 1}
+    assert engine.run(PruneDelivered(keep_seconds=0)).deleted == 1
+    assert delivery_states(engine, subscription_id) == {"dead": 1}
