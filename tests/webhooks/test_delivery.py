@@ -342,7 +342,9 @@ def test_the_outbox_floor_is_the_lowest_cursor_of_an_enabled_subscription(
     second = subscribe(engine, receiver.url)
     with engine.connection() as conn:
         assert outbox_floor(conn) == cursor_of(engine, first) < cursor_of(engine, second)
-    Dispatcher(engine, FAST).run_once()
+    dispatcher = Dispatcher(engine, FAST)
+    dispatcher.run_once()
+    dispatcher.stop()
     with engine.connection() as conn:
         assert outbox_floor(conn) == cursor_of(engine, first) == cursor_of(engine, second)
 
@@ -423,6 +425,8 @@ def test_delivered_deliveries_are_deleted_after_the_time_kept_and_dead_letters_s
         10,
         "a dead letter",
     )
+    dispatcher.stop()
+    dying.stop()
     assert engine.run(PruneDelivered(keep_seconds=3600)).deleted == 0
     assert delivery_states(engine, subscription_id) == {"delivered": 1, "dead": 1}
     assert engine.run(PruneDelivered(keep_seconds=0)).deleted == 1
