@@ -229,6 +229,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
 
     from engine.api import Engine
     from engine.jobs import JobExecutor
+    from engine.webhooks.dispatcher import Dispatcher
 
     with Engine() as engine:
         for name in args.handlers:
@@ -242,10 +243,16 @@ def _run_jobs(args: argparse.Namespace) -> int:
             batch_size=args.batch_size or JobExecutor.batch_size,
             history_cleanup=True,
         )
+        # Webhooks are delivered wherever jobs run.
+        dispatcher = Dispatcher.from_env(engine)
+        dispatcher.start()
         # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
         # that does not keeps its lock until it expires, as after a crash).
-        with contextlib.suppress(KeyboardInterrupt, SystemExit):
-            executor.run_forever(stop_timeout=_grace_seconds())
+        try:
+            with contextlib.suppress(KeyboardInterrupt, SystemExit):
+                executor.run_forever(stop_timeout=_grace_seconds())
+        finally:
+            dispatcher.stop()
     return 0
 
 

@@ -95,12 +95,18 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         )
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
+        dispatcher = None
         if settings.run_jobs:
             from engine.jobs import JobExecutor
+            from engine.webhooks.dispatcher import Dispatcher
 
             executor = JobExecutor(running, history_cleanup=True)
             executor.start()
             shutdown.on_begin(executor.request_stop)
+            # Webhooks are delivered wherever jobs run.
+            dispatcher = Dispatcher.from_env(running)
+            dispatcher.start()
+        app.state.dispatcher = dispatcher
         hub = await stream.start_hub(app)
         shutdown.on_begin(hub.close_streams)
         demo = None
@@ -115,6 +121,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             if demo is not None:
                 await run_in_threadpool(demo.stop)
             await stream.stop_hub(app)
+            if dispatcher is not None:
+                await run_in_threadpool(dispatcher.stop)
             if executor is not None:
                 # The jobs in hand finish within what is left of the grace period.
                 await run_in_threadpool(executor.stop, max(shutdown.remaining(), 1.0))

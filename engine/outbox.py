@@ -151,6 +151,13 @@ class OutboxTail:
     def waiting(self) -> bool:
         return bool(self._barriers)
 
+    def observe(self) -> int:
+        """Look once and return the settled bound without reading rows: every committed row
+        with seq <= it is visible to any read started afterwards, and no other row at or below
+        it can commit any more (-1 while nothing is settled yet)."""
+        self._observe()
+        return self._settled
+
     def reconnect(self, conn: psycopg.Connection[Any]) -> None:
         """Continue on a new connection (barriers stay valid: they name transactions)."""
         if not conn.autocommit:

@@ -17,6 +17,7 @@ from sqlmodel import Field, SQLModel
 
 from engine.states import (
     CleanupState,
+    DeliveryState,
     IncidentState,
     InstanceState,
     JobKind,
@@ -49,6 +50,7 @@ INCIDENT_STATES = tuple(IncidentState)
 JOB_KINDS = tuple(JobKind)
 CLEANUP_STATES = tuple(CleanupState)
 SUBSCRIPTION_KINDS = tuple(SubscriptionKind)
+DELIVERY_STATES = tuple(DeliveryState)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -454,6 +456,77 @@ class HistoryCleanupRun(SQLModel, table=True):
     outbox: int = Field(sa_type=sa.BigInteger)
 
 
+class WebhookSubscription(SQLModel, table=True):
+    """Where and what to deliver: committed outbox rows, POSTed as JSON to `url`."""
+
+    __tablename__ = "webhook_subscription"
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    name: str = Field(sa_type=sa.Text)
+    url: str = Field(sa_type=sa.Text)
+    # The outbox events it wants; empty: every event.
+    event_types: list[str] = Field(sa_type=JSONB)
+    # Only events of instances of this process definition key; null: of every definition.
+    definition_key: str | None = Field(sa_type=sa.Text)
+    # Signs every body (HMAC-SHA256); written, never read back out of the engine's queries.
+    secret: str = Field(sa_type=sa.Text)
+    enabled: bool = Field(sa_type=sa.Boolean)
+    # Every outbox row with seq <= this has its delivery row (or did not match): the dispatcher's
+    # cursor, advanced in the transaction that inserts the deliveries.
+    fanned_out_seq: int = Field(sa_type=sa.BigInteger)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    updated_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class WebhookDelivery(SQLModel, table=True):
+    """One outbox row for one subscription, with its payload: the outbox row may go, this stays
+    until it is delivered."""
+
+    __tablename__ = "webhook_delivery"
+    __table_args__ = (
+        _one_of("state", DELIVERY_STATES),
+        sa.UniqueConstraint("subscription_id", "seq"),
+        sa.Index(
+            "ix_webhook_delivery_due",
+            "next_attempt_at",
+            postgresql_where=sa.text("state = 'pending'"),
+        ),
+        # Delivered ones, oldest first, for their deletion.
+        sa.Index(
+            "ix_webhook_delivery_delivered",
+            "delivered_at",
+            postgresql_where=sa.text("state = 'delivered'"),
+        ),
+        # Per-instance order: the undelivered deliveries of one instance for one subscription.
+        sa.Index(
+            "ix_webhook_delivery_undelivered",
+            "subscription_id",
+            "instance_id",
+            "seq",
+            postgresql_where=sa.text("state <> 'delivered'"),
+        ),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    subscription_id: UUID = Field(
+        sa_type=sa.Uuid, foreign_key="webhook_subscription.id", ondelete="CASCADE"
+    )
+    seq: int = Field(sa_type=sa.BigInteger)
+    instance_id: UUID = Field(sa_type=sa.Uuid)
+    event: str = Field(sa_type=sa.String(40))
+    payload: dict[str, Any] = Field(sa_type=JSONB)
+    state: str = Field(sa_type=sa.String(16))
+    # Attempts started (counted when leased).
+    attempts: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": "0"})
+    next_attempt_at: datetime = Field(sa_type=TS)
+    lease_owner: str | None = Field(sa_type=sa.Text)
+    lease_expires_at: datetime | None = Field(sa_type=TS)
+    # What the last attempt got: "HTTP 500", "connection refused", "timeout"; never a trace.
+    last_status: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    delivered_at: datetime | None = Field(sa_type=TS)
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -478,6 +551,8 @@ idempotency = table_of(Idempotency)
 credential = table_of(Credential)
 console_session = table_of(ConsoleSession)
 history_cleanup_run = table_of(HistoryCleanupRun)
+webhook_subscription = table_of(WebhookSubscription)
+webhook_delivery = table_of(WebhookDelivery)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

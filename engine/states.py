@@ -211,3 +211,51 @@ def view_of(state: TokenState) -> TokenView:
     if state is TokenState.TERMINATED:
         return TokenView.TERMINATED
     return TokenView.CONSUMED
+
+
+class OutboxEvent(StrEnum):
+    """Every event an outbox row carries (its `event` column): the vocabulary stream clients
+    and webhook subscriptions choose from."""
+
+    INSTANCE_STARTED = "instance.started"
+    INSTANCE_COMPLETED = "instance.completed"
+    INSTANCE_TERMINATED = "instance.terminated"
+    INSTANCE_SUSPENDED = "instance.suspended"
+    INSTANCE_RESUMED = "instance.resumed"
+    VISIT_ACTIVE = "visit.active"
+    VISIT_COMPLETED = "visit.completed"
+    VISIT_TERMINATED = "visit.terminated"
+    TOKEN_READY = "token.ready"
+    TOKEN_FORKED = "token.forked"
+    TOKEN_MERGED = "token.merged"
+    TOKEN_TERMINATED = "token.terminated"
+    ERROR_CAUGHT = "error.caught"
+    ESCALATION_CAUGHT = "escalation.caught"
+    COMPENSATION_THROWN = "compensation.thrown"
+    VARIABLES_UPDATED = "variables.updated"
+    INCIDENT_CREATED = "incident.created"
+    INCIDENT_RESOLVED = "incident.resolved"
+    TASK_COMPLETED = "task.completed"
+    TASK_ASSIGNED = "task.assigned"
+    JOB_EXECUTED = "job.executed"
+    JOB_FAILED = "job.failed"
+    EXTERNAL_TASK_COMPLETED = "external_task.completed"
+    EXTERNAL_TASK_FAILED = "external_task.failed"
+
+
+class DeliveryState(StrEnum):
+    """A webhook delivery: waiting for (another) attempt, delivered, or parked as a dead letter
+    after its last attempt failed (an operator replays it)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    DEAD = "dead"
+
+
+class DeliveryOutcome(StrEnum):
+    """What one delivery attempt came to (the label of the deliveries metric)."""
+
+    DELIVERED = "delivered"
+    FAILED = "failed"  # another attempt follows, after a backoff
+    DEAD_LETTER = "dead_letter"  # that was the last attempt
+    NOT_OWNER = "not-owner"  # the lease had passed to another dispatcher meanwhile

@@ -16,6 +16,7 @@ from app.api import (
     messages,
     openapi,
     tasks,
+    webhooks,
 )
 from app.api.http import Op
 
@@ -29,6 +30,7 @@ OPERATIONS: list[Op] = [
     *incidents.operations,
     *jobs.operations,
     *accounts.operations,
+    *webhooks.operations,
 ]
 OPERATIONS.append(openapi.spec_operation(OPERATIONS))
 

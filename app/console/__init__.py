@@ -15,6 +15,7 @@ from app.console import (
     overview,
     sessions,
     tasks,
+    webhooks,
     workers,
 )
 
@@ -28,6 +29,7 @@ routes: list[BaseRoute] = [
     *workers.routes,
     *cleanup.routes,
     *sessions.routes,
+    *webhooks.routes,
     *actions.routes,
     *forms.routes,
 ]

@@ -5,6 +5,7 @@ succeeds everywhere. Every target is made fresh, so each success acts on somethi
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,8 @@ from app.api import OPERATIONS, routes
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.webhooks import CreateSubscription
+from engine.queries import webhooks as webhook_reads
 from tests.api import processes
 from tests.server import LiveServer
 
@@ -125,6 +128,33 @@ def session(engine: Engine) -> str:
         )
 
 
+def webhook(engine: Engine) -> str:
+    """A disabled subscription (nothing is delivered to its address) with one dead letter."""
+    made = engine.run(
+        CreateSubscription(
+            unique("hook"), "http://127.0.0.1:9/", "a-secret-of-16-chars", enabled=False
+        )
+    )
+    with engine.connection() as conn:
+        conn.execute(
+            "INSERT INTO webhook_delivery (id, subscription_id, seq, instance_id, event, payload, "
+            "state, attempts, next_attempt_at) VALUES (%s, %s, 1, %s, 'instance.started', '{}', "
+            "'dead', 3, now())",
+            (uuid.uuid4(), made.subscription_id, uuid.uuid4()),
+        )
+    return made.subscription_id
+
+
+def dead_letter(engine: Engine) -> Call:
+    hook = webhook(engine)
+    with engine.connection() as conn:
+        row = conn.execute(
+            "SELECT id FROM webhook_delivery WHERE subscription_id = %s", (hook,)
+        ).fetchone()
+    assert row is not None
+    return f"/webhooks/{hook}/deliveries/{row[0]}/replay", {}
+
+
 def _at(path: str, target: Callable[[Engine], str], **request: Any) -> Callable[[Engine], Call]:
     return lambda engine: (path.format(target(engine)), request)
 
@@ -206,6 +236,14 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
     ("DELETE", "/tokens/{name}"): _at("/tokens/{}", token),
     ("DELETE", "/users/{name}/sessions"): _at("/users/{}/sessions", user_with_session),
     ("DELETE", "/sessions/{id}"): _at("/sessions/{}", session),
+    ("POST", "/webhooks"): lambda e: (
+        "/webhooks",
+        {"json": {"name": unique("hook"), "url": "https://example.com/", "secret": "s" * 16}},
+    ),
+    ("POST", "/webhooks/{id}"): _at("/webhooks/{}", webhook, json={"name": "renamed"}),
+    ("DELETE", "/webhooks/{id}"): _at("/webhooks/{}", webhook),
+    ("POST", "/webhooks/{id}/replay"): _at("/webhooks/{}/replay", webhook),
+    ("POST", "/webhooks/{id}/deliveries/{delivery_id}/replay"): dead_letter,
 }
 ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op in OPERATIONS}
 
@@ -215,6 +253,9 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
     with engine.connection() as conn:
         credentials = accounts.list_all(conn)
         sessions = [s.id for s in accounts.list_sessions(conn, idle_seconds=1800)]
+        dead_letters = conn.execute(
+            "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
+        ).fetchall()
     path = target[0]
     variables = (
         engine.instance(path.split("/")[2]).typed_variables()
@@ -231,6 +272,8 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         [d.id for d in engine.definitions()],
         credentials,
         sessions,
+        [(s.id, s.name, s.url, s.enabled) for s in webhook_reads.subscriptions(engine)],
+        dead_letters,
     ]
 
 

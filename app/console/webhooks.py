@@ -1,0 +1,178 @@
+"""Webhooks in the console: the subscriptions (everyone reads; admins create, change and delete
+them), and a subscription's page with its recent deliveries, failures and dead letters, where an
+operator replays one dead letter or all of them. The secret is write-only: a form may set it,
+no page shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import require
+from app.console.common import engine_of, flash, read, render
+from app.params import Query
+from engine.accounts import Principal, Role
+from engine.api import Engine
+from engine.commands.webhooks import (
+    CreateSubscription,
+    DeleteSubscription,
+    ReplayDeadLetters,
+    UpdateSubscription,
+)
+from engine.errors import InterlockError
+from engine.queries import webhooks as reads
+from engine.states import DeliveryState, OutboxEvent
+
+EVENTS = [event.value for event in OutboxEvent]
+
+
+def _listing(engine: Engine) -> dict[str, Any]:
+    rows = reads.subscriptions(engine)
+    return {"subscriptions": [(row, reads.counts(engine, row.id)) for row in rows]}
+
+
+def _details(engine: Engine, subscription_id: UUID) -> dict[str, Any]:
+    pending = reads.deliveries(engine, subscription_id, DeliveryState.PENDING, 200)
+    return {
+        "subscription": reads.subscription(engine, subscription_id),
+        "counts": reads.counts(engine, subscription_id),
+        "recent": reads.deliveries(engine, subscription_id, None, 50),
+        "failing": [d for d in pending if d.last_status is not None],
+        "dead": reads.deliveries(engine, subscription_id, DeliveryState.DEAD, 200),
+    }
+
+
+def _page_context(request: Request) -> dict[str, Any]:
+    principal = require(request, Role.VIEWER)
+    return {"events": EVENTS, "can_admin": principal.role.allows(Role.ADMIN)}
+
+
+async def webhooks_page(request: Request) -> Response:
+    context = {**_page_context(request), **await read(request, _listing, engine_of(request))}
+    if Query(request.query_params).text("fragment"):
+        return render(request, "_webhook_rows.html", context)
+    return render(request, "webhooks.html", {"page": "webhooks", **context})
+
+
+async def webhook_page(request: Request) -> Response:
+    subscription_id: UUID = request.path_params["subscription_id"]
+    context = {
+        **_page_context(request),
+        **await read(request, _details, engine_of(request), subscription_id),
+    }
+    if Query(request.query_params).text("fragment"):
+        return render(request, "_webhook_deliveries.html", context)
+    return render(request, "webhook.html", {"page": "webhooks", **context})
+
+
+Work = Callable[[Engine, Principal, FormData], str]
+
+
+async def _mutate(request: Request, role: Role, work: Work) -> Response:
+    try:
+        principal = require(request, role)
+        form = await request.form()
+        message = await run_in_threadpool(work, engine_of(request), principal, form)
+    except InterlockError as error:
+        return flash(request, error=error)
+    return flash(request, message=message)
+
+
+def _text(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _events(form: FormData) -> tuple[str, ...]:
+    return tuple(v for v in form.getlist("event_types") if isinstance(v, str))
+
+
+async def create(request: Request) -> Response:
+    def work(engine: Engine, who: Principal, form: FormData) -> str:
+        engine.run(
+            CreateSubscription(
+                _text(form, "name"),
+                _text(form, "url"),
+                _text(form, "secret"),
+                event_types=_events(form),
+                definition_key=_text(form, "definition_key") or None,
+                enabled=_text(form, "enabled") == "on",
+            )
+        )
+        return f"Subscription '{_text(form, 'name').strip()}' created."
+
+    return await _mutate(request, Role.ADMIN, work)
+
+
+async def update(request: Request) -> Response:
+    subscription_id: UUID = request.path_params["subscription_id"]
+
+    def work(engine: Engine, who: Principal, form: FormData) -> str:
+        engine.run(
+            UpdateSubscription(
+                subscription_id,
+                title=_text(form, "name"),
+                url=_text(form, "url"),
+                # Empty: keep the secret that is set.
+                secret=_text(form, "secret") or None,
+                event_types=_events(form),
+                definition_key=_text(form, "definition_key"),
+                enabled=_text(form, "enabled") == "on",
+            )
+        )
+        return "Subscription saved."
+
+    return await _mutate(request, Role.ADMIN, work)
+
+
+async def delete(request: Request) -> Response:
+    subscription_id: UUID = request.path_params["subscription_id"]
+
+    def work(engine: Engine, who: Principal, form: FormData) -> str:
+        engine.run(DeleteSubscription(subscription_id))
+        return "Subscription deleted with its deliveries."
+
+    return await _mutate(request, Role.ADMIN, work)
+
+
+async def replay_all(request: Request) -> Response:
+    subscription_id: UUID = request.path_params["subscription_id"]
+
+    def work(engine: Engine, who: Principal, form: FormData) -> str:
+        replayed = engine.run(ReplayDeadLetters(subscription_id)).replayed
+        return f"Replaying {replayed} dead letter{'s' if replayed != 1 else ''}."
+
+    return await _mutate(request, Role.OPERATOR, work)
+
+
+async def replay_one(request: Request) -> Response:
+    subscription_id: UUID = request.path_params["subscription_id"]
+    delivery_id: UUID = request.path_params["delivery_id"]
+
+    def work(engine: Engine, who: Principal, form: FormData) -> str:
+        engine.run(ReplayDeadLetters(subscription_id, delivery_id))
+        return "Replaying the dead letter."
+
+    return await _mutate(request, Role.OPERATOR, work)
+
+
+routes = [
+    Route("/webhooks", webhooks_page, methods=["GET"]),
+    Route("/webhooks", create, methods=["POST"]),
+    Route("/webhooks/{subscription_id:uuid}", webhook_page, methods=["GET"]),
+    Route("/webhooks/{subscription_id:uuid}", update, methods=["POST"]),
+    Route("/webhooks/{subscription_id:uuid}/delete", delete, methods=["POST"]),
+    Route("/webhooks/{subscription_id:uuid}/replay", replay_all, methods=["POST"]),
+    Route(
+        "/webhooks/{subscription_id:uuid}/deliveries/{delivery_id:uuid}/replay",
+        replay_one,
+        methods=["POST"],
+    ),
+]
