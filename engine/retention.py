@@ -182,6 +182,8 @@ def outbox_floor(conn: psycopg.Connection[Any]) -> int | None:
     need: the cleanup deletes only rows below it (and older than the retention window).
 
     The stream's tails read the outbox live and resume from a client's last seq within the
-    retention window; nothing they keep is in the database."""
-    del conn
-    return None
+    retention window; nothing they keep is in the database. Webhook subscriptions hold back every
+    row they have not fanned out into deliveries yet (engine/webhooks)."""
+    from engine import webhooks
+
+    return webhooks.outbox_floor(conn)
