@@ -41,8 +41,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.outage import unavailable_response
 from app.settings import Settings
-from engine.outage import UNAVAILABLE_MESSAGE, is_database_outage
 from engine import logs
+from engine.outage import UNAVAILABLE_MESSAGE, is_database_outage
 
 log = logging.getLogger("interlock.guard")
 

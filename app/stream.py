@@ -50,8 +50,8 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest, DatabaseUnavailable
 from engine.json_input import INT64_MAX
-from engine.outage import UNAVAILABLE_MESSAGE
 from engine.metrics import SSE_CLIENTS
+from engine.outage import UNAVAILABLE_MESSAGE
 from engine.outbox import OutboxRow
 from engine.outbox_hub import Event, Filter, OutboxHub
 

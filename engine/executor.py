@@ -43,8 +43,8 @@ from engine.errors import (
     NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
-from engine.outage import Availability
 from engine.instrument import observed
+from engine.outage import Availability
 from engine.retention import RetentionSettings
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
