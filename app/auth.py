@@ -56,6 +56,9 @@ SESSION_COOKIE = "interlock_session"
 CSRF_HEADER = "x-csrf-token"
 API_PREFIXES = ("/api/", "/engine-rest")
 PUBLIC_PATHS = ("/login", "/health", "/static/")
+# Read by machines and by people: credentials in a header are checked as for the API, else a
+# console session; without either the answer is a 401, never the redirect to /login.
+MACHINE_PATHS = ("/metrics",)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)
 # What `secrets.token_urlsafe(32)` makes; any other cookie value names no session.
@@ -444,7 +447,8 @@ class AuthMiddleware:
         path: str = scope["path"]
         method: str = scope["method"]
         headers = _headers(scope)
-        api = path.startswith(API_PREFIXES)
+        machine = path in MACHINE_PATHS
+        api = path.startswith(API_PREFIXES) or (machine and "authorization" in headers)
         if (
             not api
             and method not in SAFE_METHODS
@@ -483,7 +487,7 @@ class AuthMiddleware:
             if path == "/logout" and method == "POST":
                 # Nothing to end: just forget the cookie.
                 await _redirect("/login", forget=SESSION_COOKIE)(scope, receive, send)
-            elif method in SAFE_METHODS and "hx-request" not in headers:
+            elif method in SAFE_METHODS and "hx-request" not in headers and not machine:
                 await _redirect("/login?next=" + path)(scope, receive, send)
             else:
                 await error_response(Unauthorized("log in first"))(scope, receive, send)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,6 +122,15 @@ def _run(args: argparse.Namespace) -> int:
     from engine.database import install_sigterm_exit
 
     install_sigterm_exit()
+    log_format = "text"
+    if args.command in ("serve", "jobs", "worker"):
+        from engine import logs
+
+        try:
+            log_format = logs.configure()
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     if args.command == "serve":
         import uvicorn
 
@@ -151,6 +161,7 @@ def _run(args: argparse.Namespace) -> int:
 
         try:
             with Engine(settings.database_url, home=settings.home) as engine:
+                logging.getLogger("interlock").info("database %s", engine.database.shown_url)
                 print_first_credentials(ensure_credentials(engine, settings))
         except StartupRefused as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -160,6 +171,10 @@ def _run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             log_level="info",
+            # JSON lines: uvicorn's loggers write through the one handler (engine/logs.py).
+            log_config=None if log_format == "json" else uvicorn.config.LOGGING_CONFIG,
+            # Each request's line comes from app/access.py, with its id, user and duration.
+            access_log=False,
             # Long polls would otherwise hold a shutdown for up to their timeout.
             timeout_graceful_shutdown=3,
             # X-Forwarded-* only from the proxies named; uvicorn would believe 127.0.0.1.
@@ -209,7 +224,6 @@ def _run_jobs(args: argparse.Namespace) -> int:
     from engine.api import Engine
     from engine.jobs import JobExecutor
 
-    _log_to_stderr()
     with Engine() as engine:
         for name in args.handlers:
             register = getattr(importlib.import_module(name), "register", None)
@@ -231,7 +245,6 @@ def _run_worker(args: argparse.Namespace) -> int:
 
     from engine.worker import Worker
 
-    _log_to_stderr()
     worker = getattr(importlib.import_module(args.module), "worker", None)
     if not isinstance(worker, Worker):
         raise InterlockError(f"module '{args.module}' defines no Worker named `worker`")
@@ -250,14 +263,6 @@ def _run_worker(args: argparse.Namespace) -> int:
     finally:
         worker.engine.close()
     return 0
-
-
-def _log_to_stderr() -> None:
-    import logging
-
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
 
 
 def _public_url(text: str) -> str:

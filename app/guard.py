@@ -2,9 +2,10 @@
 every response carries.
 
 Before the application:
-- every request gets an id (`scope["request_id"]`, answered as `X-Request-Id`; always generated
-  here, never taken from the caller) and a fresh CSP nonce (`scope["csp_nonce"]`, which templates
-  read as `csp_nonce`);
+- every request gets an id (`scope["request_id"]`, answered as `X-Request-Id` and bound to the
+  logging context): the caller's own `X-Request-Id` when it is a UUID (32 hex digits, or the
+  hyphenated form, as proxies make them), else a new one; and a fresh CSP nonce
+  (`scope["csp_nonce"]`, which templates read as `csp_nonce`);
 - a header value that is not UTF-8 is a 400; so is a NUL character in the path or in a query
   parameter (the database refuses NUL in text, and it never means anything here);
 - a body larger than the route's limit is a 413: a too large `Content-Length` is refused before
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import secrets
 import uuid
 from collections.abc import Iterable
@@ -38,6 +40,7 @@ from urllib.parse import parse_qsl
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.settings import Settings
+from engine import logs
 
 log = logging.getLogger("interlock.guard")
 
@@ -48,6 +51,19 @@ REQUEST_ID: ContextVar[str] = ContextVar("interlock_request_id", default="-")
 
 def current_request_id() -> str:
     return REQUEST_ID.get()
+
+
+# A request id a caller (a proxy) may choose: a UUID, bare or hyphenated. Anything else (free
+# text could forge or break log lines) is replaced by one of ours.
+_REQUEST_ID = re.compile(r"[0-9a-f]{32}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}")
+
+
+def _incoming_request_id(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == b"x-request-id":
+            text = value.decode("latin-1").strip().lower()
+            return text if _REQUEST_ID.fullmatch(text) else None
+    return None
 
 
 # The routes that take whole BPMN files: multipart uploads get the larger deployment limit.
@@ -107,11 +123,12 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = uuid.uuid4().hex
+        request_id = _incoming_request_id(scope) or uuid.uuid4().hex
         nonce = secrets.token_urlsafe(18)
         scope["request_id"] = request_id
         scope["csp_nonce"] = nonce
         REQUEST_ID.set(request_id)
+        logs.bind(request_id=request_id)
         camunda = str(scope.get("path", "")).startswith("/engine-rest")
         state: dict[str, Any] = {"started": False, "aborted": False, "received": 0}
 

@@ -20,7 +20,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from app import api, camunda, console, login, stream
+from app import api, camunda, console, login, metrics, stream
+from app.access import AccessLog, BindUser
 from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions, client_address
 from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
@@ -114,6 +115,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
     return Starlette(
         routes=[
             Route("/health", health),
+            *metrics.routes,
             *login.routes,
             # Before the /api/v1 mount, which would otherwise swallow /api/v1/stream.
             *stream.routes,
@@ -122,8 +124,14 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             Mount("/static", StaticFiles(directory=ROOT / "static"), name="static"),
             *console.routes,
         ],
-        # The guard first: it sees every request before authentication and every response last.
-        middleware=[Middleware(Guard, settings=settings), Middleware(AuthMiddleware)],
+        # The access log outermost, so it sees every answer, the guard's own included; then the
+        # guard: it sees every request before authentication and every response last.
+        middleware=[
+            Middleware(AccessLog),
+            Middleware(Guard, settings=settings),
+            Middleware(AuthMiddleware),
+            Middleware(BindUser),
+        ],
         exception_handlers={
             InterlockError: interlock_error_handler,
             HTTPException: http_error_handler,

@@ -43,6 +43,7 @@ from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import BadRequest
 from engine.json_input import INT64_MAX
+from engine.metrics import SSE_CLIENTS
 from engine.outbox import OutboxRow
 from engine.outbox_hub import Event, Filter, OutboxHub
 
@@ -111,6 +112,7 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
             if page:
                 yield b"".join(event.data for event in page)
     sub = hub.subscribe(flt)
+    SSE_CLIENTS.inc()
     try:
         if position is not None and position > sub.start and await _unknown(hub, position):
             # An id this database never handed out (another database, a reset): start afresh.
@@ -134,6 +136,7 @@ async def events(hub: Hub, flt: Filter, after: int | None) -> AsyncIterator[byte
                 yield b"".join(event.data for event in fresh)
     finally:
         hub.unsubscribe(sub)
+        SSE_CLIENTS.dec()
 
 
 class EventStream(EventSourceResponse):

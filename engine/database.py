@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import signal
 import stat
 import tempfile
@@ -45,7 +46,7 @@ def normalize_url(url: str) -> str:
         return urlunsplit(parts._replace(scheme="postgresql"))
     raise ValueError(
         "expected a PostgreSQL URL starting with postgresql:// or postgresql+psycopg://, "
-        f"got {_redact(url)!r}"
+        f"got {redact(url)!r}"
     )
 
 
@@ -59,7 +60,7 @@ def connect_url_for(url: str, database: str) -> str:
     """Return the same URL (same form, server, user and options) naming another database."""
     parts = urlsplit(url)
     if not parts.scheme:
-        raise ValueError(f"not a URL: {_redact(url)!r}")
+        raise ValueError(f"not a URL: {redact(url)!r}")
     return urlunsplit(parts._replace(path="/" + quote(database, safe="")))
 
 
@@ -68,12 +69,19 @@ def database_name(url: str) -> str:
     return unquote(urlsplit(url).path.lstrip("/"))
 
 
-def _redact(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+# The password of a URL (scheme://user:secret@host) and a `password=` value (a libpq conninfo
+# string's, or a URL query's).
+# An `@` inside a password (unencoded) is the password's too: libpq splits at the last one.
+_URL_SECRET = re.compile(r"(\b[a-z][a-z0-9+.-]*://[^:/?#@\s\"']*:)[^/?#\s\"']*(@)", re.IGNORECASE)
+_KEY_SECRET = re.compile(r"(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'\"]+)", re.IGNORECASE)
+
+
+def redact(text: str) -> str:
+    """`text` with every database password in it (of a URL, or a `password=` value) shown as
+    ***: what may be logged or shown of a connection string."""
+    if "@" not in text and "password" not in text.lower():
+        return text
+    return _KEY_SECRET.sub(r"\1***", _URL_SECRET.sub(r"\1***\2", text))
 
 
 @dataclass
@@ -84,6 +92,14 @@ class Database:
     embedded: bool
     pgdata: Path | None = None
     _closed: bool = field(default=False, repr=False)
+
+    def __repr__(self) -> str:
+        return f"Database(url={self.shown_url!r}, embedded={self.embedded}, pgdata={self.pgdata})"
+
+    @property
+    def shown_url(self) -> str:
+        """The URL without its password: what may be logged or shown."""
+        return redact(self.url)
 
     @classmethod
     def open(cls, url: str | None = None, home: Path | None = None) -> Database:

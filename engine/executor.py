@@ -42,6 +42,7 @@ from engine.errors import (
     NeedsTransaction,
 )
 from engine.handlers import HandlerRegistry
+from engine.instrument import observed
 from engine.snapshots import SnapshotCache
 from engine.timers import TimerLimits
 
@@ -192,6 +193,9 @@ class Executor:
         self.snapshots = SnapshotCache()
 
     def run(self, command: Command[T], idempotency: str | Idempotency | None = None) -> T:
+        return observed(command, lambda: self._run(command, idempotency))
+
+    def _run(self, command: Command[T], idempotency: str | Idempotency | None) -> T:
         idempotency_key = Idempotency.of(idempotency, command)
         if getattr(command, "optimistic", False) and idempotency_key is None:
             try:

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from engine.commands.external_tasks import FetchAndLock, NothingLocked
 from engine.executor import Idempotency
+from engine.metrics import EXTERNAL_TASK_FETCHES
 from engine.schema import EXTERNAL_TASK_CHANNEL
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ def _plan(timeout: float) -> Generator[_Step, Any, Tasks]:
             misses = 0 if tasks else min(misses + 1, _MAX_MISSES)
         else:
             misses = 0
+    EXTERNAL_TASK_FETCHES.labels("locked" if tasks else "empty").inc()
     return tasks
 
 

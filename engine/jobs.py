@@ -32,6 +32,7 @@ from engine.commands.jobs import (
 )
 from engine.commands.jobs import run_job as run_job_command
 from engine.executor import Clock, Command, Idempotency, Result
+from engine.metrics import JOBS
 from engine.notifier import Notifier
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
@@ -147,6 +148,7 @@ class JobExecutor:
                 self._release(rest[index:])
                 break
             outcome = run_job(self.engine, job_id, self.owner)
+            JOBS.labels(outcome).inc()
             log.debug("job %s: %s", job_id, outcome)
             ran += 1
         return ran
@@ -167,6 +169,8 @@ class JobExecutor:
                 exc,
             )
             return set()
+        for outcome in outcomes.values():
+            JOBS.labels(outcome).inc()
         return {UUID(job_id) for job_id in outcomes}
 
     def _release(self, job_ids: list[UUID]) -> None:

@@ -10,7 +10,13 @@ Code that does work imports the metric it moves from here; nothing else declares
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 
@@ -19,7 +25,8 @@ _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0
 # -- commands ---------------------------------------------------------------------------------
 COMMANDS = Counter(
     "interlock_commands",
-    "Commands run, by command name and outcome (ok, conflict, bad_request, not_found, error).",
+    "Commands run, by command name and outcome (ok, conflict, bad_request, not_found, error; "
+    "empty: a fetch that locked nothing and rolled back).",
     ("command", "outcome"),
     registry=REGISTRY,
 )
@@ -96,3 +103,71 @@ CLEANUP_DELETED = Counter(
     ("kind",),
     registry=REGISTRY,
 )
+
+
+# -- read when scraped ------------------------------------------------------------------------
+
+
+class _Scraped(Collector):
+    """What `/metrics` reads at the moment it is scraped: the usage of the engine's connection
+    pools (psycopg_pool's `get_stats()`) and the open incidents the database counted. `render`
+    hands both over for the one scrape it renders; between scrapes this collector yields
+    nothing, so a registry shared by several engines never shows one engine's numbers as
+    another's."""
+
+    # get_stats() key -> (metric name, help); gauges of the pool as it is now.
+    GAUGES = {
+        "pool_size": ("interlock_pool_connections", "Connections the pool holds (in use or not)."),
+        "pool_available": ("interlock_pool_available", "Idle connections ready in the pool."),
+        "pool_max": ("interlock_pool_max_connections", "The most connections the pool may hold."),
+        "requests_waiting": ("interlock_pool_requests_waiting", "Callers waiting for one."),
+    }
+    # get_stats() key -> (metric name, help); counts since the pool opened.
+    COUNTERS = {
+        "requests_num": ("interlock_pool_requests", "Connections asked of the pool."),
+        "requests_errors": ("interlock_pool_request_errors", "Requests the pool could not serve."),
+        "connections_errors": ("interlock_pool_connection_errors", "Failed connection attempts."),
+    }
+
+    def __init__(self) -> None:
+        self.pools: Mapping[str, Any] = {}
+        self.open_incidents: int | None = None
+
+    def describe(self) -> list[Metric]:
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        stats = {name: pool.get_stats() for name, pool in self.pools.items()}
+        if stats:
+            for key, (metric, text) in self.GAUGES.items():
+                gauge = GaugeMetricFamily(metric, text, labels=("pool",))
+                for name, values in stats.items():
+                    gauge.add_metric((name,), values.get(key, 0))
+                yield gauge
+            for key, (metric, text) in self.COUNTERS.items():
+                counter = CounterMetricFamily(metric, text, labels=("pool",))
+                for name, values in stats.items():
+                    counter.add_metric((name,), values.get(key, 0))
+                yield counter
+        if self.open_incidents is not None:
+            yield GaugeMetricFamily(
+                "interlock_open_incidents",
+                "Incidents open in the database, counted when scraped.",
+                value=self.open_incidents,
+            )
+
+
+_SCRAPED = _Scraped()
+REGISTRY.register(_SCRAPED)
+_SCRAPE_LOCK = threading.Lock()
+
+
+def render(pools: Mapping[str, Any], open_incidents: int | None) -> bytes:
+    """This process's metrics in the Prometheus text format, with `pools` (name -> psycopg_pool
+    pool) and `open_incidents` (None: the database did not answer) read for this scrape."""
+    with _SCRAPE_LOCK:
+        _SCRAPED.pools, _SCRAPED.open_incidents = pools, open_incidents
+        try:
+            return generate_latest(REGISTRY)
+        finally:
+            _SCRAPED.pools, _SCRAPED.open_incidents = {}, None

@@ -17,12 +17,14 @@ import time
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import psycopg
 
 from engine.api import Engine
+from engine.metrics import OUTBOX_TAIL_LAG_SECONDS
 from engine.notifier import Notifier
 from engine.outbox import OutboxRow, OutboxTail, last_seq, read_rows
 from engine.schema import OUTBOX_CHANNEL
@@ -262,6 +264,9 @@ class OutboxHub:
                 conn = None
                 self._stopped.wait(0.5)
                 continue
+            if rows:
+                lag = datetime.now(UTC) - rows[-1].created_at
+                OUTBOX_TAIL_LAG_SECONDS.set(lag.total_seconds())
             cursor = tail.cursor
             if cursor is not None and (rows or cursor != last_cursor):
                 last_cursor = cursor

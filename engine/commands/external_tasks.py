@@ -44,6 +44,8 @@ class FetchResult(Result):
 class NothingLocked(Exception):
     """A fetch with `roll_back_if_empty` locked nothing: its transaction rolled back."""
 
+    command_outcome = "empty"
+
 
 @dataclass(frozen=True)
 class FetchAndLock:

@@ -18,6 +18,7 @@ from engine.commands.instances import start_instance
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.executor import Command, Idempotency, Result, Tx
 from engine.ids import new_id
+from engine.metrics import JOB_LAG_SECONDS
 from engine.model import StartEvent
 from engine.runtime import IncidentRow, InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
@@ -376,6 +377,8 @@ class AcquireJobs:
         acquired = job_store.acquire(
             tx.conn, self.owner, tx.now, self.limit, timedelta(seconds=self.lock_seconds)
         )
+        for job in acquired:
+            JOB_LAG_SECONDS.observe(max(0.0, (tx.now - job.due_at).total_seconds()))
         return AcquiredJobs(
             [str(job.id) for job in acquired],
             [

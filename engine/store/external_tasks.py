@@ -10,6 +10,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine import metrics
 from engine.runtime import InstanceRun
 from engine.store import runs
 from engine.store.columns import fetch_all, fetch_one
@@ -141,9 +142,13 @@ def fetch_and_lock(
         run = runs.run_of(row[_WIDTH:], now)
         # The statement's snapshot predates its own update of the task.
         loaded = run.external_tasks[task.id]
+        if loaded.worker_id is not None:
+            # Still held by a worker when this fetch took it: that worker's lock had expired.
+            metrics.EXTERNAL_TASK_LOCK_EXPIRIES.inc()
         loaded.worker_id = loaded.loaded_worker_id = task.worker_id
         loaded.lock_expires_at = task.lock_expires_at
         locked.append((task, run))
+    metrics.EXTERNAL_TASKS_LOCKED.inc(len(locked))
     return locked
 
 

@@ -1,0 +1,83 @@
+"""The access log and the logging context of a request.
+
+`AccessLog` is the outermost layer: it starts each request with an empty logging context and
+writes one line per request when the response is done (method, path without the query string,
+status, duration, request id, user). `BindUser`, right after authentication, binds the caller's
+name to the logging context, so every line the request causes (its commands' included) carries
+it; the guard binds the request id.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from engine import logs
+from engine.accounts import Principal
+
+log = logging.getLogger("interlock.access")
+
+
+def _path(scope: Scope) -> str:
+    """The path as sent (percent-encoded, so a line stays one line), never the query string."""
+    raw = scope.get("raw_path")
+    if isinstance(raw, bytes) and raw:
+        return raw.decode("latin-1").partition("?")[0]
+    return str(scope.get("path", ""))
+
+
+def _user(scope: Scope) -> str | None:
+    principal = scope.get("principal")
+    return principal.name if isinstance(principal, Principal) else None
+
+
+class AccessLog:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        logs.clear()
+        started = time.perf_counter()
+        status = 500
+
+        async def noting_send(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting_send)
+        finally:
+            millis = (time.perf_counter() - started) * 1000
+            method, path = str(scope.get("method", "")), _path(scope)
+            extra: dict[str, object] = {
+                "method": method,
+                "path": path,
+                "status": status,
+                "duration_ms": round(millis, 3),
+            }
+            if scope.get("request_id"):
+                extra["request_id"] = scope["request_id"]
+            user = _user(scope)
+            if user is not None:
+                extra["user"] = user
+            log.info("%s %s %d %.1f ms", method, path, status, millis, extra=extra)
+
+
+class BindUser:
+    """Binds the authenticated caller's name (`user`) to the logging context."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = _user(scope) if scope["type"] == "http" else None
+        if user is not None:
+            logs.bind(user=user)
+        await self.app(scope, receive, send)
