@@ -26,9 +26,7 @@ async def metrics(request: Request) -> Response:
     require(request, Role.VIEWER)
     engine: Engine = request.app.state.engine
     body: bytes = await run_in_threadpool(exposition, engine)
-    return Response(
-        body, media_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"}
-    )
+    return Response(body, media_type=CONTENT_TYPE_LATEST, headers={"Cache-Control": "no-store"})
 
 
 routes = [Route(PATH, metrics, methods=["GET"])]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
 @dataclass(frozen=True)
 class Settings:
-    database_url: str | None = None
+    # Never in the repr: the URL may carry the database password.
+    database_url: str | None = field(default=None, repr=False)
     home: Path | None = None
     host: str = "127.0.0.1"
     demo: bool = False

@@ -19,10 +19,10 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
+from typing import IO, Any
 
 import structlog
 from structlog.contextvars import bind_contextvars, bound_contextvars, clear_contextvars
@@ -34,6 +34,7 @@ __all__ = [
     "bound",
     "clear",
     "configure",
+    "make_handler",
     "redact",
 ]
 
@@ -62,6 +63,7 @@ bind = bind_contextvars
 bound = bound_contextvars
 clear = clear_contextvars
 
+
 class _Redacting(logging.Formatter):
     """Another formatter's output, redacted."""
 
@@ -75,6 +77,14 @@ class _Redacting(logging.Formatter):
 
 class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
     """The handler `configure` installs (and replaces when called again)."""
+
+
+def make_handler(log_format: str, stream: IO[str]) -> logging.Handler:
+    """A handler writing to `stream` in `log_format` ("text" or "json"), every line redacted."""
+    inner = json_formatter() if log_format == "json" else logging.Formatter(HUMAN_FORMAT)
+    handler = _Handler(stream)
+    handler.setFormatter(_Redacting(inner))
+    return handler
 
 
 def json_formatter() -> logging.Formatter:
@@ -93,9 +103,21 @@ def json_formatter() -> logging.Formatter:
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,
             structlog.processors.EventRenamer("message"),
+            _leading_fields,
             structlog.processors.JSONRenderer(),
         ],
     )
+
+
+_LEADING = ("timestamp", "level", "logger", "message")
+
+
+def _leading_fields(logger: Any, method: str, event: MutableMapping[str, Any]) -> dict[str, Any]:
+    """The record's own fields first, its context after them: lines read alike."""
+    return {
+        **{key: event[key] for key in _LEADING if key in event},
+        **{key: value for key, value in event.items() if key not in _LEADING},
+    }
 
 
 def wanted_format() -> str:
@@ -123,9 +145,7 @@ def configure(log_format: str | None = None, level: int | None = None) -> str:
     format or level the environment names wrongly."""
     log_format = log_format or wanted_format()
     level = wanted_level() if level is None else level
-    inner = json_formatter() if log_format == "json" else logging.Formatter(HUMAN_FORMAT)
-    handler = _Handler(sys.stderr)
-    handler.setFormatter(_Redacting(inner))
+    handler = make_handler(log_format, sys.stderr)
     root = logging.getLogger()
     for old in [h for h in root.handlers if isinstance(h, _Handler)]:
         root.removeHandler(old)
