@@ -21,7 +21,7 @@ from engine.errors import (
     NoMatchingFlow,
     NotFound,
 )
-from engine.logs import command_context
+from engine.logs import enter_command, leave_command
 
 log = logging.getLogger("interlock.commands")
 T = TypeVar("T")
@@ -52,29 +52,49 @@ def observed(command: Any, run: Callable[[], T]) -> T:
     started = time.perf_counter()
     outcome = "error"
     result: T | None = None
-    with command_context(name, instance_id):
-        try:
-            result = run()
-            outcome = "ok"
-            return result
-        except BaseException as exc:
-            outcome = outcome_of(exc)
-            raise
-        finally:
-            seconds = time.perf_counter() - started
-            metrics.COMMANDS.labels(name, outcome).inc()
-            metrics.COMMAND_SECONDS.labels(name).observe(seconds)
-            if log.isEnabledFor(logging.DEBUG):
-                instance = getattr(result, "instance_id", None) or instance_id
-                log.debug(
-                    "%s %s in %.1f ms",
-                    name,
-                    outcome,
-                    seconds * 1000,
-                    extra={
-                        "command": name,
-                        "outcome": outcome,
-                        "duration_ms": round(seconds * 1000, 3),
-                        **({"instance_id": str(instance)} if instance else {}),
-                    },
-                )
+    token = enter_command(name, instance_id)
+    try:
+        result = run()
+        outcome = "ok"
+        return result
+    except BaseException as exc:
+        outcome = outcome_of(exc)
+        raise
+    finally:
+        seconds = time.perf_counter() - started
+        _counter(name, outcome).inc()
+        _histogram(name).observe(seconds)
+        if log.isEnabledFor(logging.DEBUG):
+            instance = getattr(result, "instance_id", None) or instance_id
+            log.debug(
+                "%s %s in %.1f ms",
+                name,
+                outcome,
+                seconds * 1000,
+                extra={
+                    "outcome": outcome,
+                    "duration_ms": round(seconds * 1000, 3),
+                    **({"instance_id": str(instance)} if instance else {}),
+                },
+            )
+        leave_command(token)
+
+
+# The labelled series by label values: looking one up in its metric on every command would
+# cost more than counting.
+_COUNTERS: dict[tuple[str, str], Any] = {}
+_HISTOGRAMS: dict[str, Any] = {}
+
+
+def _counter(name: str, outcome: str) -> Any:
+    found = _COUNTERS.get((name, outcome))
+    if found is None:
+        found = _COUNTERS[(name, outcome)] = metrics.COMMANDS.labels(name, outcome)
+    return found
+
+
+def _histogram(name: str) -> Any:
+    found = _HISTOGRAMS.get(name)
+    if found is None:
+        found = _HISTOGRAMS[name] = metrics.COMMAND_SECONDS.labels(name)
+    return found

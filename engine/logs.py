@@ -8,9 +8,10 @@ the same handler in JSON mode. `INTERLOCK_LOG_LEVEL` (default `info`) is the lev
 Interlock's own loggers; other libraries log from warnings up. One line per command is logged
 at `debug`, so a busy server's default output is not a line per command.
 
-The context of a line comes from context variables (structlog's): the HTTP layer binds the
-request id and the user, the executor the command and its instance. Every line, in either
-format, passes through `redact`: a database URL's password never reaches the log.
+The context of a line comes from context variables: the HTTP layer binds the request id and the
+user (structlog's), the executor marks the command running and its instance (`enter_command`).
+Every line, in either format, passes through `redact`: a database URL's password never reaches
+the log.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator, MutableMapping
-from contextlib import contextmanager
+from collections.abc import MutableMapping
+from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import IO, Any
 
@@ -34,6 +35,8 @@ __all__ = [
     "bound",
     "clear",
     "configure",
+    "enter_command",
+    "leave_command",
     "make_handler",
     "redact",
 ]
@@ -58,6 +61,11 @@ FIELDS = (
     "status",
     "client",
 )
+
+# The command running in this context and its instance's id (a plain context variable: set
+# around every command, it must cost next to nothing).
+_Running = tuple[str, object | None]
+_COMMAND: ContextVar[_Running | None] = ContextVar("interlock_command", default=None)
 
 bind = bind_contextvars
 bound = bound_contextvars
@@ -92,6 +100,7 @@ def json_formatter() -> logging.Formatter:
     logged, and its allowed extras."""
     pre_chain: list[Any] = [
         structlog.contextvars.merge_contextvars,
+        _add_command,
         structlog.stdlib.add_log_level,
         structlog.stdlib.add_logger_name,
         structlog.stdlib.ExtraAdder(allow=FIELDS),
@@ -182,12 +191,20 @@ def _log_thread_exception(args: threading.ExceptHookArgs) -> None:
     logging.getLogger("interlock").error("thread %s failed", name, exc_info=args.exc_value)
 
 
-@contextmanager
-def command_context(name: str, instance_id: object | None) -> Iterator[None]:
-    """Bind a command's name (and its instance's id, when it names one) around its run."""
-    if instance_id is None:
-        with bound_contextvars(command=name):
-            yield
-    else:
-        with bound_contextvars(command=name, instance_id=str(instance_id)):
-            yield
+def enter_command(name: str, instance_id: object | None) -> Token[_Running | None]:
+    """Mark the command `name` (of the instance `instance_id`, if it names one) as running in
+    this context until `leave_command` with the token returned."""
+    return _COMMAND.set((name, instance_id))
+
+
+def leave_command(token: Token[_Running | None]) -> None:
+    _COMMAND.reset(token)
+
+
+def _add_command(logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+    running = _COMMAND.get()
+    if running is not None:
+        event.setdefault("command", running[0])
+        if running[1] is not None:
+            event.setdefault("instance_id", str(running[1]))
+    return event

@@ -184,3 +184,18 @@ def test_a_database_that_does_not_answer_is_database_up_0_not_an_error(
         assert ("interlock_open_incidents", ()) not in down
         assert ("interlock_commands_total", ()) not in down  # labelled only
         assert any(name == "interlock_pool_connections" for name, _ in down)
+
+
+def test_open_event_streams_are_counted(api: LiveServer) -> None:
+    before = value(scrape(api), "interlock_sse_clients")
+    with (
+        httpx.Client(base_url=api.url, headers=api.bearer("viewer"), timeout=30) as http,
+        http.stream("GET", "/api/v1/stream") as stream,
+    ):
+        # One iterator for the whole stream: dropping a half-read one closes the connection.
+        lines = stream.iter_lines()
+        for line in lines:
+            if line.startswith("event: ready"):
+                break
+        assert value(scrape(api), "interlock_sse_clients") == before + 1
+    _wait_for(lambda: value(scrape(api), "interlock_sse_clients") == before)

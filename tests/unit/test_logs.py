@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +16,7 @@ from engine import logs
 from engine.database import Database, redact
 
 SECRET = "s3cret-Pa55"
+INSTANCE = "4a0e1c62-94f1-4b5e-8a7e-2a2f7d0f1c11"
 
 
 @pytest.mark.parametrize(
@@ -80,8 +82,11 @@ def test_a_json_line_carries_the_bound_context_and_no_password(
     logger, as_json, as_text = captured
     url = f"postgresql://app:{SECRET}@db.example.com/bpm"
     logs.bind(request_id="0123456789abcdef0123456789abcdef", user="alice")
-    with logs.command_context("StartInstance", "4a0e1c62-94f1-4b5e-8a7e-2a2f7d0f1c11"):
+    running = logs.enter_command("StartInstance", uuid.UUID(INSTANCE))
+    try:
         logger.info("connecting to %s", url, extra={"duration_ms": 1.5, "color_message": "x"})
+    finally:
+        logs.leave_command(running)
     try:
         raise RuntimeError(f"could not reach {url}")
     except RuntimeError:
@@ -96,7 +101,7 @@ def test_a_json_line_carries_the_bound_context_and_no_password(
     assert first["request_id"] == "0123456789abcdef0123456789abcdef"
     assert first["user"] == "alice"
     assert first["command"] == "StartInstance"
-    assert first["instance_id"] == "4a0e1c62-94f1-4b5e-8a7e-2a2f7d0f1c11"
+    assert first["instance_id"] == INSTANCE
     assert first["duration_ms"] == 1.5
     assert "color_message" not in first
     # The command's context ended with it; the request's did not.
