@@ -62,12 +62,21 @@ class AccessLog:
                 "status": status,
                 "duration_ms": round(millis, 3),
             }
-            if scope.get("request_id"):
-                extra["request_id"] = scope["request_id"]
-            user = _user(scope)
+            request_id, user = scope.get("request_id"), _user(scope)
+            if request_id:
+                extra["request_id"] = request_id
             if user is not None:
                 extra["user"] = user
-            log.info("%s %s %d %.1f ms", method, path, status, millis, extra=extra)
+            log.info(
+                "%s %s %d %.1f ms id=%s%s",
+                method,
+                path,
+                status,
+                millis,
+                request_id or "-",
+                "" if user is None else f" user={user}",
+                extra=extra,
+            )
 
 
 class BindUser:
