@@ -105,6 +105,18 @@ def test_every_response_has_security_headers_and_its_own_request_id(api: LiveSer
         assert forged.headers["x-request-id"] != "chosen-by-the-caller"
 
 
+def test_a_callers_uuid_request_id_is_kept_and_anything_else_replaced(api: LiveServer) -> None:
+    hyphenated = "3F2504E0-4F89-11D3-9A0C-0305E82C3301"
+    bare = "0123456789abcdef0123456789abcdef"
+    with httpx.Client(base_url=api.url, timeout=30) as http:
+        kept = [http.get("/health", headers={"X-Request-Id": sent}) for sent in (hyphenated, bare)]
+        assert [answer.headers["x-request-id"] for answer in kept] == [hyphenated.lower(), bare]
+        for sent in ("0123456789abcdef0123456789abcdeg", bare + "0", "x" * 32, "", "-" * 36):
+            replaced = http.get("/health", headers={"X-Request-Id": sent})
+            assert REQUEST_ID.fullmatch(replaced.headers["x-request-id"]), sent
+            assert replaced.headers["x-request-id"] != sent.lower()
+
+
 def test_pages_get_the_strict_policy_with_a_fresh_nonce(api: LiveServer) -> None:
     with httpx.Client(base_url=api.url, timeout=30) as http:
         first, second = http.get("/login"), http.get("/login")

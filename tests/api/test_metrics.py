@@ -140,6 +140,9 @@ def test_counters_move_with_the_work_done(api: LiveServer) -> None:
     assert moved("interlock_external_task_lock_expiries_total") == 1
     assert moved("interlock_pool_requests_total", pool="command") > 0
     assert value(after, "interlock_open_incidents") == 1
+    # The event stream's tail handed the new outbox rows out, some milliseconds after they were
+    # written.
+    assert value(after, "interlock_outbox_tail_lag_seconds") > 0
     assert value(after, "interlock_database_up") == 1
 
 
