@@ -29,7 +29,7 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.states import InstanceState
-from tests.server import free_port
+from tests.server import free_port, live_server
 
 ROOT = Path(__file__).resolve().parents[2]
 GRACE = "10"
@@ -127,15 +127,40 @@ class Background(threading.Thread):
         self.ended_at = time.monotonic()
 
 
-def read_stream(url: str, ready: threading.Event) -> list[str]:
+def read_stream(
+    url: str, ready: threading.Event, headers: dict[str, str] | None = None
+) -> list[str]:
+    """The lines of /stream until it ends (or, with `headers`, until it is ready)."""
     lines: list[str] = []
-    with httpx.stream("GET", f"{url}/stream", timeout=httpx.Timeout(30, read=30)) as response:
+    with httpx.stream(
+        "GET", f"{url}/stream", headers=headers, timeout=httpx.Timeout(30, read=30)
+    ) as response:
         assert response.status_code == 200
         for line in response.iter_lines():
             lines.append(line)
             if line == "event: ready":
                 ready.set()
+                if headers:
+                    break
     return lines
+
+
+def events_of(lines: list[str]) -> list[tuple[int, str, dict[str, Any]]]:
+    """(id, event, data) of each outbox event (an event with an id, but not `ready`)."""
+    found = []
+    for n, line in enumerate(lines):
+        if line.startswith("id: ") and lines[n + 1].startswith("event: "):
+            if lines[n + 1] == "event: ready":
+                continue
+            data = next(x for x in lines[n + 1 :] if x.startswith("data: "))
+            found.append(
+                (
+                    int(line.removeprefix("id: ")),
+                    lines[n + 1].removeprefix("event: "),
+                    json.loads(data.removeprefix("data: ")),
+                )
+            )
+    return found
 
 
 def waiting_on_a_lock(database_url: str) -> bool:
@@ -202,7 +227,7 @@ def test_serve_drains_on_sigterm(database_url: str) -> None:
         # The long poll ended empty, soon, and left the late task unlocked.
         assert poll.result.status_code == 200
         assert poll.result.json() == []
-        assert poll.ended_at - signalled < 3.0
+        assert poll.ended_at - signalled < 5.0
         with engine.connection() as conn:
             rows = conn.execute(
                 "SELECT worker_id, lock_expires_at FROM external_task WHERE instance_id = %s",
@@ -215,10 +240,22 @@ def test_serve_drains_on_sigterm(database_url: str) -> None:
         at = lines.index("event: reconnect")
         ready_at = lines.index("event: ready")
         assert lines[at - 2 : at] == [lines[ready_at - 1], "retry: 1000"], lines
+        resume = int(lines[ready_at - 1].removeprefix("id: "))
         assert json.loads(lines[at + 1].removeprefix("data: ")) == {
-            "after": int(lines[ready_at - 1].removeprefix("id: ")),
+            "after": resume,
             "reason": "shutdown",
         }
+        # Reconnected elsewhere with that id, the client gets what it missed meanwhile (the
+        # held instance's completion, committed while the first server drained), once.
+        with live_server(database_url, auth=False, run_jobs=False) as other:
+            missed = events_of(
+                read_stream(other.url, threading.Event(), {"Last-Event-ID": str(resume)})
+            )
+        ids = [seq for seq, _, _ in missed]
+        assert ids == sorted(set(ids)) and all(seq > resume for seq in ids), missed
+        assert ("instance.completed", str(held.id)) in [
+            (event, data.get("instance_id")) for _, event, data in missed
+        ], missed
 
 
 def test_serve_exits_0_and_releases_the_embedded_server(tmp_path: Path) -> None:
@@ -301,4 +338,4 @@ def test_worker_finishes_the_task_in_hand_and_ends_a_long_poll(
     proc.send_signal(signal.SIGTERM)
     code, stderr = terminate(proc)
     assert code == 0, stderr
-    assert time.monotonic() - signalled < 5.0
+    assert time.monotonic() - signalled < 8.0
