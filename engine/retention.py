@@ -179,7 +179,9 @@ def _days(text: str, variable: str) -> int:
 def outbox_floor(conn: psycopg.Connection[Any]) -> int | None:
     """The lowest outbox seq that must be kept because a consumer has not passed it yet; None
     when no consumer holds any back. The one place that says what the outbox's consumers still
-    need: the cleanup deletes only rows below it (and older than the retention window).
+    need: the cleanup deletes only rows below it (and older than the retention window), and
+    keeps every family of instances that ended after that row was written (its events may be
+    at or above it).
 
     The stream's tails read the outbox live and resume from a client's last seq within the
     retention window; nothing they keep is in the database. Webhook subscriptions hold back every

@@ -238,7 +238,8 @@ COMPONENTS: dict[str, Schema] = {
             "instance_id": nullable(UUID),
             "token_id": nullable(UUID),
             "node_id": STRING,
-            "definition_id": STRING,
+            # None for the history cleanup job only.
+            "definition_id": nullable(STRING),
             "due_at": TIME,
             "lock_owner": nullable(STRING),
             "lock_expires_at": nullable(TIME),

@@ -54,15 +54,20 @@ class BatchResult(Result):
 def cleanup_batch(tx: Tx) -> BatchResult:
     """One batch in the caller's transaction: all or nothing."""
     settings = tx.settings.retention
-    families = store.lock_families(tx.conn, tx.now, settings.history_ttl_days, settings.batch_size)
+    floor = outbox_floor(tx.conn)
+    families = store.lock_families(
+        tx.conn,
+        tx.now,
+        settings.history_ttl_days,
+        settings.batch_size,
+        store.held_since(tx.conn, floor),
+    )
     instances = store.delete_instances(tx.conn, families.members)
     rows = settings.batch_size * _ROWS_PER_FAMILY
     idempotency = store.expire_idempotency(
         tx.conn, tx.now - timedelta(days=settings.idempotency_days), rows
     )
-    outbox = store.trim_outbox(
-        tx.conn, tx.now - timedelta(days=settings.outbox_days), outbox_floor(tx.conn), rows
-    )
+    outbox = store.trim_outbox(tx.conn, tx.now - timedelta(days=settings.outbox_days), floor, rows)
     more = (
         families.found >= settings.batch_size
         or len(families.roots) < families.found

@@ -6,7 +6,7 @@ command is engine/commands/cleanup.py."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -52,6 +52,7 @@ CROSS JOIN LATERAL (
     SELECT i.id FROM process_instance i
     WHERE i.definition_id = d.id AND i.super_instance_id IS NULL AND i.ended_at IS NOT NULL
       AND i.ended_at <= %(now)s - make_interval(days => COALESCE(d.history_ttl_days, %(ttl)s::int))
+      AND (%(held)s::timestamptz IS NULL OR i.ended_at < %(held)s::timestamptz)
       AND NOT {_RUNNING_FAMILY.format(root="i.id")}
     ORDER BY i.ended_at
     LIMIT %(limit)s
@@ -81,10 +82,18 @@ class Families:
 
 
 def lock_families(
-    conn: psycopg.Connection[Any], now: datetime, default_ttl: int | None, limit: int
+    conn: psycopg.Connection[Any],
+    now: datetime,
+    default_ttl: int | None,
+    limit: int,
+    held: datetime | None = None,
 ) -> Families:
+    """Lock up to `limit` families past their removal time; with `held`, only those whose root
+    ended before it (the events of a family that ended later may still be on their way to a
+    consumer)."""
     found = conn.execute(
-        CANDIDATES, {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES}
+        CANDIDATES,
+        {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES, "held": held},
     )
     ids = [row[0] for row in found.fetchall()]
     if not ids:
@@ -147,6 +156,28 @@ def trim_outbox(
         "    AND (%(floor)s::bigint IS NULL OR h.seq < %(floor)s::bigint))",
         {"limit": limit, "before": before, "floor": floor},
     )
+
+
+# Events are written in their instance's transactions, at most this long before their rows are
+# visible: a family that ended this long before the oldest row a consumer still needs has no
+# event at or above it.
+TRANSACTION_MARGIN = timedelta(minutes=5)
+
+
+def held_since(conn: psycopg.Connection[Any], floor: int | None) -> datetime | None:
+    """When the oldest outbox row a consumer still needs (seq `floor` on) was written, less
+    TRANSACTION_MARGIN; None when no consumer holds any back. With no row left at or above the
+    floor, the latest row's time (less the margin) bounds what is held."""
+    if floor is None:
+        return None
+    row = conn.execute(
+        "SELECT coalesce((SELECT created_at FROM outbox WHERE seq >= %s ORDER BY seq LIMIT 1), "
+        "(SELECT created_at FROM outbox ORDER BY seq DESC LIMIT 1), now())",
+        (floor,),
+    ).fetchone()
+    assert row is not None
+    held: datetime = row[0]
+    return held - TRANSACTION_MARGIN
 
 
 # -- the job --------------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
         "/incidents",
         "/tasks",
         "/workers",
+        "/cleanup",
     ):
         check(page, path)
 
@@ -127,3 +128,21 @@ def test_definition_counts_and_heatmap(console: ConsoleServer, login: Login) -> 
     expect(page.locator('.djs-element[data-element-id="Split"]')).to_have_class(
         "djs-element djs-shape heat-4"
     )
+
+
+def test_the_cleanup_button_starts_a_run_and_the_page_shows_it(
+    console: ConsoleServer, login: Login
+) -> None:
+    page = login("operator")
+    page.goto("/cleanup")
+    by_hand = page.locator('.cleanup-runs tr[data-how="manual"]')
+    expect(by_hand).to_have_count(0)
+    page.get_by_role("button", name="Start cleanup now").click()
+    expect(page.locator("#flash-cleanup")).to_contain_text("History cleanup started")
+    expect(by_hand).to_have_count(1)
+    expect(by_hand).to_have_attribute("data-state", "Finished")
+    expect(page.locator(".cleanup-last")).to_contain_text("Last run: Finished")
+    viewer = login("viewer")
+    viewer.goto("/cleanup")
+    expect(viewer.locator(".cleanup-last")).to_contain_text("Last run: Finished")
+    expect(viewer.get_by_role("button", name="Start cleanup now")).to_have_count(0)

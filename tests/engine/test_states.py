@@ -23,6 +23,7 @@ from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.runtime import InstanceRow
 from engine.states import (
+    CleanupState,
     IncidentState,
     InstanceState,
     JobKind,
@@ -175,7 +176,14 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
     assert [s.value for s in VisitState] == ["Active", "Completed", "Terminated"]
     assert [s.value for s in TaskState] == ["Open", "Completed", "Retired"]
     assert [s.value for s in IncidentState] == ["Open", "Resolved"]
-    assert [s.value for s in JobKind] == ["async", "async-after", "timer", "timer-start"]
+    assert [s.value for s in JobKind] == [
+        "async",
+        "async-after",
+        "timer",
+        "timer-start",
+        "history-cleanup",
+    ]
+    assert [s.value for s in CleanupState] == ["Running", "Finished", "Stopped"]
     assert [s.value for s in SubscriptionKind] == ["message", "signal", "conditional", "compensate"]
     assert [s.value for s in JobOutcome] == [
         "executed",
@@ -205,7 +213,9 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_token_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
-        "ck_job_kind_allowed": "kind IN ('async', 'async-after', 'timer', 'timer-start')",
+        "ck_job_kind_allowed": (
+            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup')"
+        ),
         "ck_event_subscription_kind_allowed": (
             "kind IN ('message', 'signal', 'conditional', 'compensate')"
         ),
@@ -214,6 +224,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_history_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
         "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
+        "ck_history_cleanup_run_state_allowed": "state IN ('Running', 'Finished', 'Stopped')",
     }
 
 

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -321,3 +321,27 @@ def test_idempotency_and_outbox_rows_expire(
         kept = conn.execute("SELECT key FROM idempotency ORDER BY created_at").fetchall()
         assert [key for (key,) in kept] == [f"k{i}" for i in range(7, 0, -1)]
         assert [row[0] for row in conn.execute("SELECT seq FROM outbox ORDER BY seq")] == seqs[3:]
+
+
+def test_families_a_consumer_may_still_need_are_kept(
+    windowed: Engine, database_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    n = 200
+    insert_instances(database_url, deploy(windowed), n, clock())
+    with psycopg.connect(database_url) as conn:
+        (held,) = conn.execute(
+            "INSERT INTO outbox (event, instance_id, created_at) "
+            "VALUES ('instance.completed', gen_random_uuid(), %s) RETURNING seq",
+            (clock() - timedelta(days=50),),
+        ).fetchone() or (None,)
+    # A consumer has not passed the row written 50 days ago: only the families that ended
+    # before it (90 days ago: groups 14 and 15) may go; those that ended 40 days ago wait.
+    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: held)
+    result = windowed.run(CleanupBatch())
+    assert result.instances == sum(1 for i in range(1, n + 1) if i % 20 in (14, 15))
+    assert (result.outbox, result.more) == (0, False)
+    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: None)
+    while windowed.run(CleanupBatch()).more:
+        pass
+    with psycopg.connect(database_url) as conn:
+        check_families(conn, n, finished=True)

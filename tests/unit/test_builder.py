@@ -20,7 +20,9 @@ FIXTURES = sorted(DATA.glob("*.bpmn"))
 def invoice_approval() -> ProcessModel:
     """The builder twin of tests/data/bpmn/invoice_approval.bpmn."""
     return (
-        ProcessBuilder("invoice_approval", "Invoice approval", version_tag="1.2")
+        ProcessBuilder(
+            "invoice_approval", "Invoice approval", version_tag="1.2", history_ttl_days=180
+        )
         .start_event("StartEvent_Invoice", "Invoice received")
         .user_task(
             "Task_Approve",
