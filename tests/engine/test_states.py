@@ -23,6 +23,7 @@ from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.runtime import InstanceRow
 from engine.states import (
+    DeliveryState,
     IncidentState,
     InstanceState,
     JobKind,
@@ -185,6 +186,7 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "instance-not-active",
         "updated",
     ]
+    assert [s.value for s in DeliveryState] == ["pending", "delivered", "dead"]
 
 
 def test_the_check_constraints_read_as_they_always_have() -> None:
@@ -214,6 +216,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_history_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
         "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
+        "ck_webhook_delivery_state_allowed": "state IN ('pending', 'delivered', 'dead')",
     }
 
 
