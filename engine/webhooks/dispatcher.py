@@ -183,12 +183,12 @@ class Dispatcher:
         if time.monotonic() >= self._next_prune:
             self._next_prune = time.monotonic() + _PRUNE_EVERY_SECONDS
             self.engine.run(PruneDelivered(self.settings.keep_delivered_hours * 3600))
+        # Measured from before the lease is taken: the local deadline is never later than the
+        # database's.
+        deadline = time.monotonic() + self.settings.lease_seconds
         leased = self.engine.run(
             LeaseDeliveries(self.owner, self.settings.batch_size, self.settings.lease_seconds)
         ).deliveries
-        # Measured from before the lease was taken: the local deadline is never later than the
-        # database's.
-        deadline = time.monotonic() + self.settings.lease_seconds
         for index, delivery in enumerate(leased):
             left = deadline - time.monotonic()
             if self._stopping.is_set() or left < self.settings.timeout_seconds + 1.0:

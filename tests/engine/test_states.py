@@ -24,6 +24,7 @@ from engine.ids import new_id
 from engine.runtime import InstanceRow
 from engine.states import (
     CleanupState,
+    DeliveryState,
     IncidentState,
     InstanceState,
     JobKind,
@@ -193,6 +194,7 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "instance-not-active",
         "updated",
     ]
+    assert [s.value for s in DeliveryState] == ["pending", "delivered", "dead"]
 
 
 def test_the_check_constraints_read_as_they_always_have() -> None:
@@ -225,6 +227,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
         "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
         "ck_history_cleanup_run_state_allowed": "state IN ('Running', 'Finished', 'Stopped')",
+        "ck_webhook_delivery_state_allowed": "state IN ('pending', 'delivered', 'dead')",
     }
 
 
