@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from engine import metrics
+from engine.errors import DatabaseUnavailable
 from engine.queries import Connection, query
 
 if TYPE_CHECKING:
@@ -31,10 +32,13 @@ def exposition(engine: Engine, timeout: float = SCRAPE_TIMEOUT_SECONDS) -> bytes
     """The process's metrics in the Prometheus text format, with the engine's pools and the
     database read now."""
     count: int | None
+    availability = engine.availability
     try:
-        with engine.pool.connection(timeout=timeout) as conn:
+        # Fails at once while the engine knows the database is down (engine/outage.py).
+        availability.admit()
+        with availability.translating(), engine.pool.connection(timeout=timeout) as conn:
             count = open_incidents(conn, max(1, int(timeout * 1000)))
-    except psycopg.Error:
+    except (psycopg.Error, DatabaseUnavailable):
         count = None
     metrics.DATABASE_UP.set(0 if count is None else 1)
     pools = {"read": engine.pool, "command": engine.command_pool}
