@@ -106,6 +106,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             # Webhooks are delivered wherever jobs run.
             dispatcher = Dispatcher.from_env(running)
             dispatcher.start()
+            shutdown.on_begin(dispatcher.request_stop)
         app.state.dispatcher = dispatcher
         hub = await stream.start_hub(app)
         shutdown.on_begin(hub.close_streams)

@@ -22,6 +22,11 @@ from engine.database import Database, connect_url_for, normalize_url
 
 TEMPLATE_DATABASE = "interlock_template"
 
+# The history cleanup's daily window follows the wall clock: left at its default, servers and
+# executors the suite starts would schedule (and, inside the window, run) a cleanup job beside
+# the jobs a test counts, depending on the time of day. Tests of the window set their own.
+os.environ.setdefault("INTERLOCK_CLEANUP_WINDOW", "off")
+
 AdminConnection = psycopg.Connection[tuple[Any, ...]]
 
 

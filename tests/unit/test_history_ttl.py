@@ -84,8 +84,10 @@ def test_parse_history_ttl() -> None:
 def test_the_window_crosses_midnight() -> None:
     window = CleanupWindow.parse("22:00-06:00")
     assert window is not None and str(window) == "22:00-06:00"
+
     def at(hour: int, minute: int = 0, day: int = 1) -> datetime:
         return datetime(2030, 1, day, hour, minute, tzinfo=UTC)
+
     assert window.contains(at(23)) and window.contains(at(5, 59)) and window.contains(at(22))
     assert not window.contains(at(6)) and not window.contains(at(12))
     assert window.next_start(at(12)) == at(22)
