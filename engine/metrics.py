@@ -141,6 +141,7 @@ class _Scraped(Collector):
     def __init__(self) -> None:
         self.pools: Mapping[str, Any] = {}
         self.open_incidents: int | None = None
+        self.overdue_seconds: float | None = None
 
     def describe(self) -> list[Metric]:
         return []
@@ -164,6 +165,13 @@ class _Scraped(Collector):
                 "Incidents open in the database, counted when scraped.",
                 value=self.open_incidents,
             )
+        if self.overdue_seconds is not None:
+            yield GaugeMetricFamily(
+                "interlock_jobs_overdue_seconds",
+                "How long the oldest due job that no executor holds has waited (0: none), read "
+                "when scraped: the lag of the job executors of every process.",
+                value=self.overdue_seconds,
+            )
 
 
 _SCRAPED = _Scraped()
@@ -171,12 +179,17 @@ REGISTRY.register(_SCRAPED)
 _SCRAPE_LOCK = threading.Lock()
 
 
-def render(pools: Mapping[str, Any], open_incidents: int | None) -> bytes:
+def render(
+    pools: Mapping[str, Any], open_incidents: int | None, overdue_seconds: float | None
+) -> bytes:
     """This process's metrics in the Prometheus text format, with `pools` (name -> psycopg_pool
-    pool) and `open_incidents` (None: the database did not answer) read for this scrape."""
+    pool), `open_incidents` and `overdue_seconds` (None: the database did not answer) read for
+    this scrape."""
     with _SCRAPE_LOCK:
-        _SCRAPED.pools, _SCRAPED.open_incidents = pools, open_incidents
+        _SCRAPED.pools = pools
+        _SCRAPED.open_incidents, _SCRAPED.overdue_seconds = open_incidents, overdue_seconds
         try:
             return generate_latest(REGISTRY)
         finally:
-            _SCRAPED.pools, _SCRAPED.open_incidents = {}, None
+            _SCRAPED.pools = {}
+            _SCRAPED.open_incidents = _SCRAPED.overdue_seconds = None

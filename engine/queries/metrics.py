@@ -4,6 +4,7 @@ leaves the count out; the scrape itself still succeeds."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import psycopg
@@ -19,27 +20,47 @@ if TYPE_CHECKING:
 SCRAPE_TIMEOUT_SECONDS = 1.0
 
 
+@dataclass(frozen=True)
+class Readings:
+    """What a scrape reads from the database."""
+
+    open_incidents: int
+    # How long the oldest due job that no executor holds has waited (0: none waits).
+    overdue_seconds: float
+
+
 @query
-def open_incidents(conn: Connection, timeout_ms: int) -> int:
-    """Open incidents (the partial index `ix_incident_open` holds exactly those)."""
+def readings(conn: Connection, timeout_ms: int) -> Readings:
+    """Open incidents (the partial index `ix_incident_open` holds exactly those) and the wait of
+    the oldest acquirable due job (`ix_job_due`, read from its start: only jobs some executor
+    holds right now are stepped over): job executor lag across every process."""
     with conn.transaction():
         conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
-        row = conn.execute("SELECT count(*) FROM incident WHERE state = 'Open'").fetchone()
-    return int(row[0]) if row else 0
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM incident WHERE state = 'Open'), "
+            "(SELECT extract(epoch FROM now() - min(due_at)) FROM job "
+            " WHERE retries > 0 AND due_at <= now() "
+            " AND (lock_expires_at IS NULL OR lock_expires_at < now()))"
+        ).fetchone()
+    if row is None:
+        return Readings(0, 0.0)
+    return Readings(int(row[0]), max(0.0, float(row[1] or 0)))
 
 
 def exposition(engine: Engine, timeout: float = SCRAPE_TIMEOUT_SECONDS) -> bytes:
     """The process's metrics in the Prometheus text format, with the engine's pools and the
     database read now."""
-    count: int | None
+    read: Readings | None
     availability = engine.availability
     try:
         # Fails at once while the engine knows the database is down (engine/outage.py).
         availability.admit()
         with availability.translating(), engine.pool.connection(timeout=timeout) as conn:
-            count = open_incidents(conn, max(1, int(timeout * 1000)))
+            read = readings(conn, max(1, int(timeout * 1000)))
     except (psycopg.Error, DatabaseUnavailable):
-        count = None
-    metrics.DATABASE_UP.set(0 if count is None else 1)
+        read = None
+    metrics.DATABASE_UP.set(0 if read is None else 1)
     pools = {"read": engine.pool, "command": engine.command_pool}
-    return metrics.render(pools, count)
+    if read is None:
+        return metrics.render(pools, None, None)
+    return metrics.render(pools, read.open_incidents, read.overdue_seconds)

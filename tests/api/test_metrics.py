@@ -17,6 +17,7 @@ from psycopg import sql
 
 from engine.builder import ProcessBuilder
 from engine.database import database_name
+from engine.jobs import JobExecutor
 from engine.model import ProcessModel
 from tests.conftest import AdminConnection
 from tests.server import PASSWORD, LiveServer, console_login, live_server
@@ -144,6 +145,29 @@ def test_counters_move_with_the_work_done(api: LiveServer) -> None:
     # written.
     assert value(after, "interlock_outbox_tail_lag_seconds") > 0
     assert value(after, "interlock_database_up") == 1
+
+
+def test_the_lag_of_due_jobs_nobody_runs_is_read_from_the_database(database_url: str) -> None:
+    """The overdue gauge counts every process's executors: a server that runs no jobs sees a due
+    job wait, and sees the wait end once an executor elsewhere has run it."""
+    key = f"lag-{uuid.uuid4().hex[:8]}"
+    with live_server(database_url, run_jobs=False) as server:
+        server.engine.deploy(
+            ProcessBuilder(key)
+            .start_event("start")
+            .user_task("review", async_before=True)
+            .end_event("end")
+            .chain("start", "review", "end")
+            .build()
+        )
+        assert value(scrape(server), "interlock_jobs_overdue_seconds") == 0
+        instance = server.engine.start_latest(key)
+        time.sleep(0.3)
+        waited = value(scrape(server), "interlock_jobs_overdue_seconds")
+        assert 0.2 < waited < 60
+        assert JobExecutor(server.engine).run_once() == 1
+        assert [task.node_id for task in instance.user_tasks()] == ["review"]
+        assert value(scrape(server), "interlock_jobs_overdue_seconds") == 0
 
 
 def test_any_role_may_read_it_and_nobody_without_credentials(api: LiveServer) -> None:
