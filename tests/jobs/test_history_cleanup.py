@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import psycopg
 import pytest
@@ -30,6 +31,7 @@ from engine.commands.cleanup import (
     ScheduleHistoryCleanup,
     StartHistoryCleanup,
 )
+from engine.commands.webhooks import CreateSubscription, DeleteSubscription, UpdateSubscription
 from engine.executor import EngineSettings
 from engine.jobs import JobExecutor
 from engine.retention import CleanupWindow, RetentionSettings
@@ -292,8 +294,23 @@ def test_the_window_schedules_runs_and_ends_them(
         assert manual is not None and (manual["state"], manual["manual"]) == ("Finished", True)
 
 
+def subscription_behind(engine: Engine, database_url: str, seq: int) -> UUID:
+    """A webhook subscription whose dispatchers have fanned the outbox out up to `seq` only (no
+    dispatcher runs here to move it on): the consumer the cleanup must wait for."""
+    created = engine.run(
+        CreateSubscription(title="behind", url="http://127.0.0.1:9/hook", secret="s" * 16)
+    )
+    subscription = UUID(created.subscription_id)
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "UPDATE webhook_subscription SET fanned_out_seq = %s WHERE id = %s",
+            (seq, subscription),
+        )
+    return subscription
+
+
 def test_idempotency_and_outbox_rows_expire(
-    windowed: Engine, database_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    windowed: Engine, database_url: str, clock: ManualClock
 ) -> None:
     now = clock()
     with psycopg.connect(database_url) as conn:
@@ -310,11 +327,13 @@ def test_idempotency_and_outbox_rows_expire(
             (now,),
         )
         seqs = [row[0] for row in conn.execute("SELECT seq FROM outbox ORDER BY seq")]
-    # A consumer that has not passed the second oldest row holds it and everything after.
-    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: seqs[1])
+    # A webhook subscription that has not passed the second oldest row holds it and everything
+    # after.
+    subscription = subscription_behind(windowed, database_url, seqs[1])
     result = windowed.run(CleanupBatch())
     assert (result.idempotency, result.outbox) == (3, 1)  # 8, 9, 10 days old; 10 days old
-    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: None)
+    # Disabled, it holds nothing back (enabled again, it starts from the newest row).
+    windowed.run(UpdateSubscription(subscription, enabled=False))
     result = windowed.run(CleanupBatch())
     assert (result.idempotency, result.outbox) == (0, 2)  # 9 and 8 days old
     with psycopg.connect(database_url) as conn:
@@ -324,7 +343,7 @@ def test_idempotency_and_outbox_rows_expire(
 
 
 def test_families_a_consumer_may_still_need_are_kept(
-    windowed: Engine, database_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+    windowed: Engine, database_url: str, clock: ManualClock
 ) -> None:
     n = 200
     insert_instances(database_url, deploy(windowed), n, clock())
@@ -336,11 +355,12 @@ def test_families_a_consumer_may_still_need_are_kept(
         ).fetchone() or (None,)
     # A consumer has not passed the row written 50 days ago: only the families that ended
     # before it (90 days ago: groups 14 and 15) may go; those that ended 40 days ago wait.
-    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: held)
+    assert held is not None
+    subscription = subscription_behind(windowed, database_url, held)
     result = windowed.run(CleanupBatch())
     assert result.instances == sum(1 for i in range(1, n + 1) if i % 20 in (14, 15))
     assert (result.outbox, result.more) == (0, False)
-    monkeypatch.setattr("engine.commands.cleanup.outbox_floor", lambda conn: None)
+    windowed.run(DeleteSubscription(subscription))
     while windowed.run(CleanupBatch()).more:
         pass
     with psycopg.connect(database_url) as conn:
