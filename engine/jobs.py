@@ -15,7 +15,6 @@ import logging
 import os
 import secrets
 import socket
-import threading
 import time
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
@@ -27,6 +26,7 @@ from engine.commands.cleanup import ScheduleHistoryCleanup
 from engine.commands.jobs import DATABASE_ERRORS, AcquireJobs, ExecuteJobs, ReleaseJobs
 from engine.commands.jobs import run_job as run_job_command
 from engine.executor import Clock, Command, Idempotency, Result
+from engine.loops import Loops
 from engine.metrics import JOBS
 from engine.notifier import Notifier
 from engine.outage import is_database_outage
@@ -146,8 +146,8 @@ class JobExecutor:
         self.threads = threads
         self.history_cleanup = history_cleanup
         self._cleanup_scheduled = False
-        self._stopping = threading.Event()
-        self._workers: list[threading.Thread] = []
+        self._loops = Loops("interlock-jobs", "job executor")
+        self._stopping = self._loops.stopping
 
     def __repr__(self) -> str:
         return f"JobExecutor(owner={self.owner!r})"
@@ -206,36 +206,24 @@ class JobExecutor:
 
     def start(self) -> None:
         """Run the loop in `threads` daemon threads until `stop()`."""
-        if any(worker.is_alive() for worker in self._workers):
+        if self.running:
             raise RuntimeError(f"{self!r} is already running")
-        self._stopping.clear()
         _settle_garbage_collector()
-        self._workers = [
-            threading.Thread(target=self._loop, name=f"interlock-jobs-{n}", daemon=True)
-            for n in range(self.threads)
-        ]
-        for worker in self._workers:
-            worker.start()
+        self._loops.start(self._loop, self.threads)
         log.info("job executor %s started (%d threads)", self.owner, self.threads)
 
     def request_stop(self) -> None:
         """Ask the threads to stop after the job in hand; does not wait."""
-        self._stopping.set()
+        self._loops.request_stop()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop gracefully: every thread finishes the job in hand, then this returns."""
-        self._stopping.set()
-        deadline = time.monotonic() + timeout
-        for worker in self._workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                log.warning("job executor thread %s did not stop within %ss", worker.name, timeout)
-        self._workers = [worker for worker in self._workers if worker.is_alive()]
+        self._loops.stop(timeout)
         log.info("job executor %s stopped", self.owner)
 
     @property
     def running(self) -> bool:
-        return any(worker.is_alive() for worker in self._workers)
+        return self._loops.running
 
     def run_forever(self, stop_timeout: float = 10.0) -> None:
         """Run until `stop()`/`request_stop()`, or until KeyboardInterrupt or SystemExit reach

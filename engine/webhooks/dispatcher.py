@@ -48,6 +48,7 @@ from engine.commands.webhooks import (
 )
 from engine.executor import Command, Result
 from engine.jobs import default_owner
+from engine.loops import Loops
 from engine.notifier import Notifier
 from engine.outbox import OutboxTail
 from engine.schema import OUTBOX_CHANNEL
@@ -155,8 +156,8 @@ class Dispatcher:
         self.engine = engine
         self.settings = settings or WebhookSettings()
         self.owner = owner or default_owner()
-        self._stopping = threading.Event()
-        self._workers: list[threading.Thread] = []
+        self._loops = Loops("interlock-webhooks", "webhook dispatcher")
+        self._stopping = self._loops.stopping
         self._local = threading.local()
         self._states: list[_ThreadState] = []
         self._states_lock = threading.Lock()
@@ -245,29 +246,16 @@ class Dispatcher:
         """Run the loop in `settings.threads` daemon threads until `stop()`."""
         if self.running:
             raise RuntimeError(f"{self!r} is already running")
-        self._stopping.clear()
-        self._workers = [
-            threading.Thread(target=self._loop, name=f"interlock-webhooks-{n}", daemon=True)
-            for n in range(self.settings.threads)
-        ]
-        for worker in self._workers:
-            worker.start()
-        log.info("webhook dispatcher %s started (%d threads)", self.owner, len(self._workers))
+        self._loops.start(self._loop, self.settings.threads)
+        log.info("webhook dispatcher %s started (%d threads)", self.owner, self.settings.threads)
 
     def request_stop(self) -> None:
         """Ask the threads to stop after the attempt in hand; does not wait."""
-        self._stopping.set()
+        self._loops.request_stop()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop: every thread finishes the attempt in hand and gives back the rest of its batch."""
-        self._stopping.set()
-        deadline = time.monotonic() + timeout
-        for worker in self._workers:
-            worker.join(max(0.0, deadline - time.monotonic()))
-            if worker.is_alive():
-                log.warning("webhook thread %s did not stop within %ss", worker.name, timeout)
-        self._workers = [worker for worker in self._workers if worker.is_alive()]
-        if not self._workers:
+        if self._loops.stop(timeout):
             with self._states_lock:
                 for state in self._states:
                     state.client.close()
@@ -276,7 +264,7 @@ class Dispatcher:
 
     @property
     def running(self) -> bool:
-        return any(worker.is_alive() for worker in self._workers)
+        return self._loops.running
 
     def _loop(self) -> None:
         failures = 0
