@@ -20,35 +20,11 @@ from engine import json_input
 from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import BadRequest, DatabaseUnavailable, InterlockError, InvariantViolation
+from engine.states import OutboxEvent
 from engine.variables import VARIABLE_TYPES, TypedValue, typed
 
 # Every event type the outbox carries; pages listen for these on their stream.
-EVENT_TYPES = (
-    "instance.started",
-    "instance.completed",
-    "instance.terminated",
-    "instance.suspended",
-    "instance.resumed",
-    "visit.active",
-    "visit.completed",
-    "visit.terminated",
-    "token.ready",
-    "token.forked",
-    "token.merged",
-    "token.terminated",
-    "error.caught",
-    "compensation.thrown",
-    "variables.updated",
-    "incident.created",
-    "incident.resolved",
-    "task.completed",
-    "task.assigned",
-    "job.executed",
-    "job.failed",
-    "external_task.completed",
-    "external_task.failed",
-    "resync",
-)
+EVENT_TYPES = tuple(OutboxEvent)
 
 # What an invariant violation means, in the words an operator would use.
 PLAIN_INVARIANTS = {

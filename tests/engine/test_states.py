@@ -15,6 +15,7 @@ import psycopg
 import pytest
 import sqlalchemy as sa
 
+from app.console.common import EVENT_TYPES
 from engine import schema
 from engine.api import Engine
 from engine.commands.common import load
@@ -29,6 +30,7 @@ from engine.states import (
     InstanceState,
     JobKind,
     JobOutcome,
+    OutboxEvent,
     SubscriptionKind,
     TaskState,
     TokenMode,
@@ -195,6 +197,38 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "updated",
     ]
     assert [s.value for s in DeliveryState] == ["pending", "delivered", "dead"]
+
+
+def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
+    pinned = [
+        "instance.started",
+        "instance.completed",
+        "instance.terminated",
+        "instance.suspended",
+        "instance.resumed",
+        "visit.active",
+        "visit.completed",
+        "visit.terminated",
+        "token.ready",
+        "token.forked",
+        "token.merged",
+        "token.terminated",
+        "error.caught",
+        "escalation.caught",
+        "compensation.thrown",
+        "variables.updated",
+        "incident.created",
+        "incident.resolved",
+        "task.completed",
+        "task.assigned",
+        "job.executed",
+        "job.failed",
+        "external_task.completed",
+        "external_task.failed",
+    ]
+    assert [s.value for s in OutboxEvent] == pinned
+    # The console's pages listen on their stream for every one of them.
+    assert list(EVENT_TYPES) == pinned
 
 
 def test_the_check_constraints_read_as_they_always_have() -> None:
