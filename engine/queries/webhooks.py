@@ -16,14 +16,12 @@ __all__ = [
     "SubscriptionRow",
     "counts",
     "deliveries",
-    "outbox_floor",
     "subscription",
     "subscriptions",
 ]
 
 subscriptions = query(store.subscriptions)
 counts = query(store.counts)
-outbox_floor = query(store.floor)
 
 
 @query

@@ -205,34 +205,27 @@ class Load:
             pending: str | None = None
             while not self._stop.is_set():
                 key = pending or f"bk-{uuid.uuid4().hex[:10]}"
-                status = self._send(
-                    client,
-                    "POST",
-                    f"/api/v1/definitions/key/{KEY}/start",
-                    json={"business_key": key},
-                    headers={"Idempotency-Key": key},
-                )
-                if status == 201:
-                    self.keys.append(key)
-                    pending = None
-                else:
-                    pending = key
+                pending = None if self._start(client, key) else key
                 self._complete_tasks(client)
                 self._stop.wait(0.15)
             # The last start may still be unanswered: it counts only once it was.
-            while pending is not None:
-                status = self._send(
-                    client,
-                    "POST",
-                    f"/api/v1/definitions/key/{KEY}/start",
-                    json={"business_key": pending},
-                    headers={"Idempotency-Key": pending},
-                )
-                if status == 201:
-                    self.keys.append(pending)
-                    pending = None
-                else:
-                    time.sleep(0.2)
+            while pending is not None and not self._start(client, pending):
+                time.sleep(0.2)
+
+    def _start(self, client: httpx.Client, key: str) -> bool:
+        """Start an instance under business and idempotency key `key`; whether it was answered
+        (a start sent again with its key is answered once, and never doubled)."""
+        status = self._send(
+            client,
+            "POST",
+            f"/api/v1/definitions/key/{KEY}/start",
+            json={"business_key": key},
+            headers={"Idempotency-Key": key},
+        )
+        if status != 201:
+            return False
+        self.keys.append(key)
+        return True
 
     def _send(self, client: httpx.Client, method: str, path: str, **kwargs: Any) -> int | None:
         try:
