@@ -527,6 +527,79 @@ class WebhookDelivery(SQLModel, table=True):
     delivered_at: datetime | None = Field(sa_type=TS)
 
 
+# -- summary rows (engine/summaries.py) ---------------------------------------------------------
+# Counts the console shows, kept exact by statement triggers on process_instance, token, incident
+# and history: each trigger appends its statement's net change to summary_delta (no row is
+# locked, so writers never queue on a hot counter), and the fold moves the deltas into the base
+# rows below. A read sums the base rows and the deltas not folded yet, in one statement.
+
+COUNT = {"server_default": "0"}
+
+
+class InstanceSummary(SQLModel, table=True):
+    """Instances per definition and state."""
+
+    __tablename__ = "instance_summary"
+
+    definition_id: str = Field(sa_type=sa.Text, primary_key=True)
+    state: str = Field(sa_type=sa.String(16), primary_key=True)
+    instances: int = Field(sa_type=sa.BigInteger)
+
+
+class NodeSummary(SQLModel, table=True):
+    """One node of one definition: its live tokens (not Completed or Terminated), its open
+    incidents, its visits (history rows), those ended, and their durations' sum in seconds."""
+
+    __tablename__ = "node_summary"
+
+    definition_id: str = Field(sa_type=sa.Text, primary_key=True)
+    node_id: str = Field(sa_type=sa.Text, primary_key=True)
+    active_tokens: int = Field(sa_type=sa.BigInteger)
+    open_incidents: int = Field(sa_type=sa.BigInteger)
+    visits: int = Field(sa_type=sa.BigInteger)
+    completed_visits: int = Field(sa_type=sa.BigInteger)
+    total_seconds: float = Field(sa_type=sa.Numeric)
+
+
+class ActivityBucket(SQLModel, table=True):
+    """Five minutes of one definition: instances started in it (by started_at), instances that
+    ended Completed in it (by ended_at), incidents created in it."""
+
+    __tablename__ = "activity_bucket"
+
+    bucket: datetime = Field(sa_type=TS, primary_key=True)
+    definition_id: str = Field(sa_type=sa.Text, primary_key=True)
+    started: int = Field(sa_type=sa.BigInteger)
+    completed: int = Field(sa_type=sa.BigInteger)
+    incidents: int = Field(sa_type=sa.BigInteger)
+
+
+class SummaryDelta(SQLModel, table=True):
+    """One statement's net change to summary rows, appended by the triggers and folded away.
+    Exactly one of state (an instance_summary row), node_id (a node_summary row) and bucket (an
+    activity_bucket row) is set; the other rows' counts stay 0."""
+
+    __tablename__ = "summary_delta"
+    __table_args__ = (
+        sa.CheckConstraint("num_nonnulls(state, node_id, bucket) = 1", name="one_kind"),
+    )
+
+    seq: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
+    definition_id: str = Field(sa_type=sa.Text)
+    state: str | None = Field(default=None, sa_type=sa.String(16))
+    node_id: str | None = Field(default=None, sa_type=sa.Text)
+    bucket: datetime | None = Field(default=None, sa_type=TS)
+    instances: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    active_tokens: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    open_incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    completed_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    total_seconds: float = Field(sa_type=sa.Numeric, sa_column_kwargs=COUNT)
+    started: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    completed: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -553,6 +626,10 @@ console_session = table_of(ConsoleSession)
 history_cleanup_run = table_of(HistoryCleanupRun)
 webhook_subscription = table_of(WebhookSubscription)
 webhook_delivery = table_of(WebhookDelivery)
+instance_summary = table_of(InstanceSummary)
+node_summary = table_of(NodeSummary)
+activity_bucket = table_of(ActivityBucket)
+summary_delta = table_of(SummaryDelta)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

@@ -122,6 +122,22 @@ def test_the_file_declares_every_function_and_trigger_the_migrations_ever_kept(
         "trigger job_notify_update ON job",
         "trigger external_task_notify_insert ON external_task",
         "trigger external_task_notify_update ON external_task",
+        "function interlock_summarise_process_instance()",
+        "trigger process_instance_summarise_insert ON process_instance",
+        "trigger process_instance_summarise_update ON process_instance",
+        "trigger process_instance_summarise_delete ON process_instance",
+        "function interlock_summarise_token()",
+        "trigger token_summarise_insert ON token",
+        "trigger token_summarise_update ON token",
+        "trigger token_summarise_delete ON token",
+        "function interlock_summarise_incident()",
+        "trigger incident_summarise_insert ON incident",
+        "trigger incident_summarise_update ON incident",
+        "trigger incident_summarise_delete ON incident",
+        "function interlock_summarise_history()",
+        "trigger history_summarise_insert ON history",
+        "trigger history_summarise_update ON history",
+        "trigger history_summarise_delete ON history",
     }
 
 

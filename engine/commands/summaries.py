@@ -1,0 +1,54 @@
+"""Summary rows (engine/summaries.py): fold the deltas into the base rows, or rebuild every
+summary from the big tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from engine import summaries
+from engine.executor import Result, Tx
+
+
+@dataclass(frozen=True)
+class FoldResult(Result):
+    # Deltas folded; None when another fold held the lock.
+    folded: int | None
+
+
+@dataclass(frozen=True)
+class FoldSummaries:
+    """Move every committed delta into the base rows (one folder at a time)."""
+
+    name: ClassVar[str] = "FoldSummaries"
+    result_type: ClassVar[type[Result]] = FoldResult
+
+    def execute(self, tx: Tx) -> FoldResult:
+        return FoldResult(summaries.fold(tx.conn))
+
+
+@dataclass(frozen=True)
+class RebuildResult(Result):
+    instance_rows: int
+    node_rows: int
+    bucket_rows: int
+
+
+@dataclass(frozen=True)
+class RebuildSummaries:
+    """Replace every summary row with a recount of the big tables, in one REPEATABLE READ
+    transaction (a full scan of each: an administrator's repair, not a routine)."""
+
+    name: ClassVar[str] = "RebuildSummaries"
+    result_type: ClassVar[type[Result]] = RebuildResult
+
+    def execute(self, tx: Tx) -> RebuildResult:
+        # The transaction's first statement: the snapshot is not taken yet.
+        tx.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        summaries.rebuild(tx.conn)
+        counts = tx.conn.execute(
+            "SELECT (SELECT count(*) FROM instance_summary), (SELECT count(*) FROM node_summary), "
+            "(SELECT count(*) FROM activity_bucket)"
+        ).fetchone()
+        assert counts is not None
+        return RebuildResult(*(int(n) for n in counts))
