@@ -57,6 +57,12 @@ def main(argv: list[str] | None = None) -> int:
     db_commands = db.add_subparsers(dest="db_command", required=True)
     db_commands.add_parser("upgrade", help="apply pending migrations")
 
+    summaries = commands.add_parser("summaries", help="the console's summary rows")
+    summary_commands = summaries.add_subparsers(dest="summaries_command", required=True)
+    summary_commands.add_parser(
+        "rebuild", help="recount every summary row from the tables (a full scan of each)"
+    )
+
     deploy = commands.add_parser("deploy", help="deploy BPMN files")
     deploy.add_argument("files", nargs="+", type=Path)
 
@@ -204,6 +210,14 @@ def _run(args: argparse.Namespace) -> int:
     with Engine() as engine:
         if args.command == "db":
             print("database is at the latest migration")
+        elif args.command == "summaries":
+            from engine.commands.summaries import RebuildSummaries
+
+            rebuilt = engine.run(RebuildSummaries())
+            print(
+                f"summaries rebuilt: {rebuilt.instance_rows} instance, {rebuilt.node_rows} node "
+                f"and {rebuilt.bucket_rows} activity rows"
+            )
         elif args.command == "deploy":
             result = engine.deploy(*args.files)
             for d in result.definitions:
@@ -229,6 +243,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
 
     from engine.api import Engine
     from engine.jobs import JobExecutor
+    from engine.summaries import Folder
     from engine.webhooks.dispatcher import Dispatcher
 
     with Engine() as engine:
@@ -246,12 +261,16 @@ def _run_jobs(args: argparse.Namespace) -> int:
         # Webhooks are delivered wherever jobs run.
         dispatcher = Dispatcher.from_env(engine)
         dispatcher.start()
+        # The summary rows' fold runs wherever jobs run (engine/summaries.py).
+        folder = Folder(engine)
+        folder.start()
         # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
         # that does not keeps its lock until it expires, as after a crash).
         try:
             with contextlib.suppress(KeyboardInterrupt, SystemExit):
                 executor.run_forever(stop_timeout=_grace_seconds())
         finally:
+            folder.stop()
             dispatcher.stop()
     return 0
 

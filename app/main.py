@@ -34,6 +34,7 @@ from engine import accounts
 from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import DatabaseUnavailable, InterlockError
+from engine.summaries import Folder
 
 log = logging.getLogger("interlock")
 
@@ -96,6 +97,10 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
         dispatcher = None
+        # The summary rows' fold runs in every server (engine/summaries.py).
+        folder = Folder(running)
+        folder.start()
+        shutdown.on_begin(folder.request_stop)
         if settings.run_jobs:
             from engine.jobs import JobExecutor
             from engine.webhooks.dispatcher import Dispatcher
@@ -122,6 +127,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             if demo is not None:
                 await run_in_threadpool(demo.stop)
             await stream.stop_hub(app)
+            await run_in_threadpool(folder.stop)
             if dispatcher is not None:
                 await run_in_threadpool(dispatcher.stop)
             if executor is not None:

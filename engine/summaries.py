@@ -27,14 +27,21 @@ deleted by the fold.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import psycopg
 
+if TYPE_CHECKING:
+    from engine.executor import Command, Idempotency, Result
+
+T = TypeVar("T", bound="Result")
+
 Connection = psycopg.Connection[Any]
+log = logging.getLogger(__name__)
 
 # The five-minute bucket of a timestamp, as the triggers compute it.
 BUCKET_SECONDS = 300
@@ -290,3 +297,57 @@ def recount(conn: Connection) -> Summaries:
 def current(conn: Connection) -> Summaries:
     """Every summary as the summary rows and the unfolded deltas say."""
     return _summaries(conn, INSTANCES, NODES, BUCKETS)
+
+
+# -- the folder: a background thread of the serve and jobs processes ------------------------------
+
+# Seconds between folds. Reads are exact either way; folding keeps the deltas they add up few.
+FOLD_INTERVAL_SECONDS = 1.0
+_MAX_BACKOFF_SECONDS = 30.0
+
+
+class FoldingEngine(Protocol):
+    """What the folder needs of an engine (engine.api.Engine is one)."""
+
+    def run(self, command: Command[T], idempotency_key: str | Idempotency | None = None) -> T: ...
+
+
+class Folder:
+    """Folds the deltas every `interval` seconds in a daemon thread, until stopped. Any number
+    of processes may run one: a fold that finds another running leaves the deltas to it."""
+
+    def __init__(self, engine: FoldingEngine, interval: float = FOLD_INTERVAL_SECONDS) -> None:
+        from engine.loops import Loops
+
+        self.engine = engine
+        self.interval = interval
+        self._loops = Loops("interlock-summaries", "summary folder")
+
+    def start(self) -> None:
+        self._loops.start(self._loop, 1)
+
+    def request_stop(self) -> None:
+        self._loops.request_stop()
+
+    def stop(self, timeout: float = 5.0) -> bool:
+        return self._loops.stop(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._loops.running
+
+    def _loop(self) -> None:
+        from engine.commands.summaries import FoldSummaries
+
+        failures = 0
+        stopping = self._loops.stopping
+        while not stopping.wait(self.interval if failures == 0 else self._backoff(failures)):
+            try:
+                self.engine.run(FoldSummaries())
+                failures = 0
+            except Exception:
+                failures += 1
+                log.exception("summary fold failed; again in %.1fs", self._backoff(failures))
+
+    def _backoff(self, failures: int) -> float:
+        return float(min(_MAX_BACKOFF_SECONDS, self.interval * 2 ** min(failures, 10)))

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from uuid import UUID
 
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query
+from engine.queries import summaries as summary_reads
 from engine.states import JobKind, SubscriptionKind
 from engine.store.incidents import IncidentInfo
 
@@ -95,25 +95,19 @@ class Activity:
     external_open: int
     external_locked: int
     workers: list[tuple[str, int]]
-    # Twelve five-minute buckets, oldest first: (instances started, instances completed).
+    # Twelve five-minute buckets, oldest first (the last is the one now is in): (instances
+    # started, instances completed).
     buckets: list[tuple[int, int]]
+    # Started, completed and incidents over the last hour and the last day.
+    trends: summary_reads.Trends
 
 
 @query
 def activity(conn: Connection, now: datetime) -> Activity:
-    states = {
-        state: count
-        for state, count in conn.execute(
-            "SELECT state, count(*) FROM process_instance GROUP BY state"
-        ).fetchall()
-    }
-    (counts,) = fetch_dicts(
-        conn,
-        "SELECT (SELECT count(*) FROM incident WHERE state = 'Open') AS open_incidents, "
-        "(SELECT count(*) FROM process_instance "
-        "  WHERE started_at >= %(now)s - interval '1 hour') AS started_last_hour",
-        {"now": now},
-    )
+    """The overview's numbers: counts from the summary rows (engine/summaries.py), the last
+    hour's events from a window over the newest outbox rows, and the open work of now."""
+    states, open_incidents = summary_reads.totals(conn)
+    trend = summary_reads.trends(conn, now)
     events = {
         event: count
         for event, count in conn.execute(
@@ -145,28 +139,14 @@ def activity(conn: Connection, now: datetime) -> Activity:
         "GROUP BY worker_id ORDER BY worker_id",
         (now,),
     ).fetchall()
-    buckets = [[0, 0] for _ in range(12)]
-    for bucket, count in conn.execute(
-        "SELECT floor(extract(epoch FROM %(now)s - started_at) / 300)::int, count(*) "
-        "FROM process_instance WHERE started_at >= %(now)s - interval '1 hour' "
-        "AND started_at <= %(now)s GROUP BY 1",
-        {"now": now},
-    ).fetchall():
-        buckets[11 - min(bucket, 11)][0] += count
-    for bucket, count in conn.execute(
-        "SELECT floor(extract(epoch FROM %(now)s - created_at) / 300)::int, count(*) FROM ("
-        "  SELECT event, created_at FROM outbox ORDER BY seq DESC LIMIT %(window)s"
-        ") recent WHERE event = 'instance.completed' "
-        "AND created_at >= %(now)s - interval '1 hour' AND created_at <= %(now)s GROUP BY 1",
-        {"now": now, "window": ACTIVITY_WINDOW},
-    ).fetchall():
-        buckets[11 - min(bucket, 11)][1] += count
     return Activity(
         states=states,
+        open_incidents=open_incidents,
+        started_last_hour=trend.hour_started,
         events_last_hour=events,
         workers=[(w, n) for w, n in workers],
-        buckets=[(a, b) for a, b in buckets],
-        **counts,
+        buckets=[(p.started, p.completed) for p in trend.hour],
+        trends=trend,
         **jobs,
         **external,
     )
@@ -191,20 +171,7 @@ def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
         "(array_agg(name ORDER BY version DESC))[1] AS name "
         "FROM process_definition GROUP BY key ORDER BY key",
     )
-    states: dict[str, dict[str, int]] = {}
-    for key, state, count in conn.execute(
-        "SELECT definition_key, state, count(*) FROM process_instance "
-        "GROUP BY definition_key, state"
-    ).fetchall():
-        states.setdefault(key, {})[state] = count
-    incidents = {
-        key: count
-        for key, count in conn.execute(
-            "SELECT p.definition_key, count(*) FROM incident i "
-            "JOIN process_instance p ON p.id = i.instance_id WHERE i.state = 'Open' "
-            "GROUP BY p.definition_key"
-        ).fetchall()
-    }
+    states, incidents = summary_reads.key_counts(conn)
     return [
         DefinitionSummary(
             key=row["key"],
@@ -229,11 +196,7 @@ def definition_keys(conn: Connection) -> list[str]:
 def version_counts(conn: Connection, key: str) -> dict[str, dict[str, int]]:
     """Instances per state of each version (definition id) of `key`."""
     found: dict[str, dict[str, int]] = {}
-    for definition_id, state, count in conn.execute(
-        "SELECT definition_id, state, count(*) FROM process_instance WHERE definition_key = %s "
-        "GROUP BY definition_id, state",
-        (key,),
-    ).fetchall():
+    for (definition_id, state), count in summary_reads.key_instance_counts(conn, key).items():
         found.setdefault(definition_id, {})[state] = count
     return found
 
@@ -252,32 +215,23 @@ class NodeStats:
 
 @query
 def definition_node_stats(conn: Connection, definition_id: str) -> list[NodeStats]:
-    stats: dict[str, dict[str, Any]] = {}
-    for node_id, count in conn.execute(
-        "SELECT t.node_id, count(*) FROM token t JOIN process_instance p ON p.id = t.instance_id "
-        "WHERE p.definition_id = %s AND p.ended_at IS NULL "
-        "AND t.state NOT IN ('Completed', 'Terminated') GROUP BY t.node_id",
-        (definition_id,),
-    ).fetchall():
-        stats.setdefault(node_id, {})["active_tokens"] = count
-    for node_id, count in conn.execute(
-        "SELECT node_id, count(*) FROM incident WHERE definition_id = %s AND state = 'Open' "
-        "GROUP BY node_id",
-        (definition_id,),
-    ).fetchall():
-        stats.setdefault(node_id, {})["open_incidents"] = count
-    for node_id, visits, completed, average in conn.execute(
-        "SELECT h.node_id, count(*), count(h.ended_at), "
-        "avg(extract(epoch FROM h.ended_at - h.started_at)) "
-        "FROM history h JOIN process_instance p ON p.id = h.instance_id "
-        "WHERE p.definition_id = %s GROUP BY h.node_id",
-        (definition_id,),
-    ).fetchall():
-        entry = stats.setdefault(node_id, {})
-        entry["visits"] = visits
-        entry["completed_visits"] = completed
-        entry["average_seconds"] = float(average) if average is not None else None
-    return [NodeStats(node_id=node_id, **values) for node_id, values in sorted(stats.items())]
+    """Every node of `definition_id` with live tokens, open incidents or visits, from the
+    summary rows: the average is the ended visits' total duration over their number."""
+    return [
+        NodeStats(
+            node_id=node_id,
+            active_tokens=counts.active_tokens,
+            open_incidents=counts.open_incidents,
+            visits=counts.visits,
+            completed_visits=counts.completed_visits,
+            average_seconds=(
+                float(counts.total_seconds) / counts.completed_visits
+                if counts.completed_visits
+                else None
+            ),
+        )
+        for node_id, counts in sorted(summary_reads.node_counts(conn, definition_id).items())
+    ]
 
 
 @query

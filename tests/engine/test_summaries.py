@@ -4,12 +4,16 @@ compared inside one snapshot mid-run and at the end."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -27,6 +31,7 @@ from engine.retention import RetentionSettings
 from engine.summaries import NodeCounts
 
 WORKER = "summary-worker"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def mixed_model(name: str | None = None) -> Any:
@@ -421,3 +426,28 @@ def test_the_rebuild_writes_the_recount_and_keeps_later_deltas(
     counted = assert_exact(database_url)
     definition = summary_engine.latest_definition("quick").id
     assert counted.instances == {(definition, "Completed"): 4}
+
+
+def test_interlock_summaries_rebuild_recounts_from_the_command_line(
+    summary_engine: Engine, database_url: str
+) -> None:
+    summary_engine.deploy(quick_model())
+    summary_engine.start_latest("quick")
+    with psycopg.connect(database_url) as conn:
+        conn.execute("DELETE FROM summary_delta")
+        conn.commit()
+    assert snapshot_compare(database_url)[0].instances == {}
+
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "summaries", "rebuild"],
+        cwd=ROOT,
+        env={**os.environ, "DATABASE_URL": database_url},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert "summaries rebuilt: 1 instance, 2 node and 1 activity rows" in done.stdout
+    counted = assert_exact(database_url)
+    assert counted.instances == {(summary_engine.latest_definition("quick").id, "Completed"): 1}

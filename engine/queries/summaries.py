@@ -1,0 +1,217 @@
+"""Reads of the summary rows (engine/summaries.py): instances per definition and state, per-node
+counts, activity buckets and the trends drawn from them. Each is one statement over the base
+rows and the unfolded deltas (and process_definition, for keys): exact, and never a scan of the
+big tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from engine import summaries
+from engine.queries import Connection, query
+from engine.summaries import NodeCounts
+
+FIVE_MINUTES = timedelta(seconds=summaries.BUCKET_SECONDS)
+HOUR = timedelta(hours=1)
+# The trends: twelve five-minute points (the last hour) and twenty-four hourly points (the day).
+HOUR_POINTS = 12
+DAY_POINTS = 24
+
+_BY_KEY = "SELECT id FROM process_definition WHERE key = %(key)s"
+
+
+def _definitions(key: str | None) -> str:
+    """The filter on definition_id of a key's definitions (every definition when `key` is None,
+    which binds no parameter)."""
+    return f"AND definition_id IN ({_BY_KEY})" if key is not None else ""
+
+
+def instance_counts(
+    conn: Connection, definition_ids: list[str] | None = None
+) -> dict[tuple[str, str], int]:
+    """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
+    rows = conn.execute(summaries.INSTANCES, {"definitions": definition_ids}).fetchall()
+    return {(d, s): int(n) for d, s, n in rows}
+
+
+def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int]:
+    """Instances by (definition id, state) of every version of `key`."""
+    rows = conn.execute(
+        "SELECT definition_id, state, sum(instances) FROM ("
+        "  SELECT definition_id, state, instances FROM instance_summary "
+        f"  WHERE true {_definitions(key)}"
+        "  UNION ALL SELECT definition_id, state, instances FROM summary_delta "
+        f"  WHERE state IS NOT NULL {_definitions(key)}"
+        ") s GROUP BY definition_id, state HAVING sum(instances) <> 0",
+        {"key": key},
+    ).fetchall()
+    return {(d, s): int(n) for d, s, n in rows}
+
+
+def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """Instances by state and open incidents, per definition key."""
+    states: dict[str, dict[str, int]] = {}
+    for key, state, count in conn.execute(
+        "SELECT d.key, s.state, sum(s.instances) FROM ("
+        "  SELECT definition_id, state, instances FROM instance_summary"
+        "  UNION ALL SELECT definition_id, state, instances FROM summary_delta "
+        "  WHERE state IS NOT NULL"
+        ") s JOIN process_definition d ON d.id = s.definition_id "
+        "GROUP BY d.key, s.state HAVING sum(s.instances) <> 0"
+    ).fetchall():
+        states.setdefault(key, {})[state] = int(count)
+    incidents = {
+        key: int(count)
+        for key, count in conn.execute(
+            "SELECT d.key, sum(s.open_incidents) FROM ("
+            "  SELECT definition_id, open_incidents FROM node_summary WHERE open_incidents <> 0"
+            "  UNION ALL SELECT definition_id, open_incidents FROM summary_delta "
+            "  WHERE node_id IS NOT NULL AND open_incidents <> 0"
+            ") s JOIN process_definition d ON d.id = s.definition_id "
+            "GROUP BY d.key HAVING sum(s.open_incidents) <> 0"
+        ).fetchall()
+    }
+    return states, incidents
+
+
+def totals(conn: Connection) -> tuple[dict[str, int], int]:
+    """Instances by state and open incidents, over every definition."""
+    states = {
+        state: int(count)
+        for state, count in conn.execute(
+            "SELECT state, sum(instances) FROM ("
+            "  SELECT state, instances FROM instance_summary"
+            "  UNION ALL SELECT state, instances FROM summary_delta WHERE state IS NOT NULL"
+            ") s GROUP BY state HAVING sum(instances) <> 0"
+        ).fetchall()
+    }
+    row = conn.execute(
+        "SELECT coalesce(sum(open_incidents), 0) FROM ("
+        "  SELECT open_incidents FROM node_summary WHERE open_incidents <> 0"
+        "  UNION ALL SELECT open_incidents FROM summary_delta "
+        "  WHERE node_id IS NOT NULL AND open_incidents <> 0"
+        ") s"
+    ).fetchone()
+    assert row is not None
+    return states, int(row[0])
+
+
+def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
+    """The counts of every node of `definition_id` that has any."""
+    rows = conn.execute(summaries.NODES, {"definitions": [definition_id]}).fetchall()
+    return {
+        node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
+    }
+
+
+def node_visits(conn: Connection, node_id: str, definition_ids: list[str] | None) -> int:
+    """Visits (history rows) of `node_id` in `definition_ids` (every definition: None)."""
+    row = conn.execute(
+        "SELECT coalesce(sum(visits), 0) FROM ("
+        "  SELECT visits FROM node_summary WHERE node_id = %(node)s"
+        "  AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))"
+        "  UNION ALL SELECT visits FROM summary_delta WHERE node_id = %(node)s"
+        "  AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))"
+        ") s",
+        {"node": node_id, "definitions": definition_ids},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tuple[Any, ...]]:
+    """(definition key, bucket, started, completed, incidents) of every bucket from `since`."""
+    return conn.execute(
+        "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) FROM ("
+        "  SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket"
+        f"  WHERE bucket >= %(since)s {_definitions(key)}"
+        "  UNION ALL SELECT bucket, definition_id, started, completed, incidents "
+        f"  FROM summary_delta WHERE bucket >= %(since)s {_definitions(key)}"
+        ") s JOIN process_definition d ON d.id = s.definition_id "
+        "GROUP BY d.key, s.bucket",
+        {"since": since, "key": key},
+    ).fetchall()
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One interval of a trend: when it starts, and the instances started, the instances
+    completed and the incidents created in it."""
+
+    start: datetime
+    started: int = 0
+    completed: int = 0
+    incidents: int = 0
+
+
+@dataclass(frozen=True)
+class Trends:
+    """The last hour in five-minute points and the last day in hourly points, oldest first; the
+    last point of each is the one `now` is in."""
+
+    hour: list[TrendPoint]
+    day: list[TrendPoint]
+
+    @property
+    def hour_started(self) -> int:
+        return sum(p.started for p in self.hour)
+
+    @property
+    def hour_completed(self) -> int:
+        return sum(p.completed for p in self.hour)
+
+
+def bucket_start(moment: datetime) -> datetime:
+    """The start of the five-minute bucket `moment` is in (as the triggers bin)."""
+    epoch = int(moment.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % summaries.BUCKET_SECONDS, UTC)
+
+
+def _trends(now: datetime, rows: list[tuple[datetime, int, int, int]]) -> Trends:
+    last_bucket = bucket_start(now)
+    hour_first = last_bucket - FIVE_MINUTES * (HOUR_POINTS - 1)
+    last_hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    day_first = last_hour - HOUR * (DAY_POINTS - 1)
+    hour = [[0, 0, 0] for _ in range(HOUR_POINTS)]
+    day = [[0, 0, 0] for _ in range(DAY_POINTS)]
+    for bucket, started, completed, incidents in rows:
+        values = (int(started), int(completed), int(incidents))
+        if hour_first <= bucket <= last_bucket:
+            point = hour[int((bucket - hour_first) / FIVE_MINUTES)]
+            point[:] = [a + b for a, b in zip(point, values, strict=True)]
+        if day_first <= bucket <= now:
+            point = day[int((bucket - day_first) / HOUR)]
+            point[:] = [a + b for a, b in zip(point, values, strict=True)]
+    return Trends(
+        hour=[TrendPoint(hour_first + FIVE_MINUTES * n, *p) for n, p in enumerate(hour)],
+        day=[TrendPoint(day_first + HOUR * n, *p) for n, p in enumerate(day)],
+    )
+
+
+def _since(now: datetime) -> datetime:
+    last_hour = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    return min(last_hour - HOUR * (DAY_POINTS - 1), bucket_start(now) - FIVE_MINUTES * HOUR_POINTS)
+
+
+@query
+def trends(conn: Connection, now: datetime, definition_key: str | None = None) -> Trends:
+    """Started, completed and incidents over the last hour (per five minutes) and the last day
+    (per hour), of every definition or of `definition_key`'s versions."""
+    merged: dict[datetime, list[int]] = {}
+    for _, bucket, started, completed, incidents in _bucket_rows(conn, _since(now), definition_key):
+        point = merged.setdefault(bucket, [0, 0, 0])
+        point[0] += int(started)
+        point[1] += int(completed)
+        point[2] += int(incidents)
+    return _trends(now, [(b, *p) for b, p in merged.items()])  # type: ignore[misc]
+
+
+@query
+def trends_by_key(conn: Connection, now: datetime) -> dict[str, Trends]:
+    """`trends` of each definition key with activity in the last day."""
+    rows: dict[str, list[tuple[datetime, int, int, int]]] = {}
+    for key, bucket, started, completed, incidents in _bucket_rows(conn, _since(now), None):
+        rows.setdefault(key, []).append((bucket, started, completed, incidents))
+    return {key: _trends(now, found) for key, found in rows.items()}
