@@ -1517,6 +1517,11 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
     return root
 
 
+def load_document(data: bytes, file: str) -> Element:
+    """The root element of a BPMN document, read as safely as the parser reads it."""
+    return _load(data, file, _PARSER)
+
+
 def parse_bpmn(
     data: bytes | str, file: str = "<string>", limits: ModelLimits | None = DEFAULT_LIMITS
 ) -> list[ProcessModel]:
