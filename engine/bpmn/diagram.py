@@ -10,6 +10,7 @@ the ids the parser gives them, so the diagram's elements carry the ids the engin
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +55,7 @@ POOL_BAND = 30.0
 POOL_GAP = 40.0
 
 Element = Any
+log = logging.getLogger(__name__)
 
 
 def _bpmn(local: str) -> str:
@@ -75,12 +77,11 @@ def has_diagram(root: Element) -> bool:
 def generated_diagram(
     data: bytes | str, file: str = "<string>", first: str | None = None
 ) -> str | None:
-    """The document with a generated diagram, or None when it has a diagram of its own. With no
-    collaboration each process gets a diagram of its own, process `first` first (a viewer shows
-    the first)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    root = load_document(raw, file)
-    if has_diagram(root):
+    """The document with a generated diagram, or None when it has a diagram of its own (or no
+    process to draw). With no collaboration each process gets a diagram of its own, process
+    `first` first (a viewer shows the first)."""
+    root = load_document(data, file)
+    if root.tag != _bpmn("definitions") or has_diagram(root) or root.find(_bpmn("process")) is None:
         return None
     for empty in root.findall(f"{{{BPMNDI_NS}}}BPMNDiagram"):
         root.remove(empty)
@@ -100,6 +101,16 @@ def generated_diagram(
         etree.indent(diagram, space="  ", level=1)
         diagram.tail = "\n"
     return str(etree.tostring(root, encoding="unicode"))
+
+
+def diagram_for_deployment(data: bytes | str, file: str, key: str) -> str | None:
+    """`generated_diagram` for a definition being deployed; a document that cannot be laid out
+    is deployed without a generated diagram (and the failure is logged)."""
+    try:
+        return generated_diagram(data, file, first=key)
+    except Exception:
+        log.warning("no diagram layout could be generated for %s (%s)", key, file, exc_info=True)
+        return None
 
 
 def read_scope(element: Element) -> Scope:

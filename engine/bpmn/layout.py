@@ -459,6 +459,8 @@ def _order(layers: list[list[str]], chains: list[_Chain], vertices: dict[str, _V
         forward = sweep % 2 == 0
         indices = range(1, len(layers)) if forward else range(len(layers) - 2, -1, -1)
         for index in indices:
+            if len(layers[index]) < 2:
+                continue
             fixed = layers[index - 1] if forward else layers[index + 1]
             position = {key: i for i, key in enumerate(fixed)}
             neighbours = up if forward else down
@@ -502,6 +504,8 @@ def _initial_order(layers: list[list[str]], chains: list[_Chain]) -> None:
 def _crossings(layers: list[list[str]], down: dict[str, list[tuple[str, float]]]) -> int:
     total = 0
     for upper, lower in zip(layers, layers[1:], strict=False):
+        if len(upper) < 2 or len(lower) < 2:
+            continue
         position = {key: i for i, key in enumerate(lower)}
         ends = [
             position[b]
@@ -562,6 +566,9 @@ def _drop(vertex: _Vertex, bias: float) -> float:
 def _settle(layer: list[str], desired: list[float], vertices: dict[str, _Vertex]) -> None:
     """Centres as close to `desired` (least squares) as the order and spacing allow: an
     isotonic regression over the centres less their minimal offsets (pool adjacent violators)."""
+    if len(layer) == 1:
+        vertices[layer[0]].y = desired[0]
+        return
     offsets: list[float] = []
     offset = 0.0
     for index, key in enumerate(layer):

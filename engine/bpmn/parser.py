@@ -1517,8 +1517,10 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
     return root
 
 
-def load_document(data: bytes, file: str) -> Element:
+def load_document(data: bytes | str, file: str) -> Element:
     """The root element of a BPMN document, read as safely as the parser reads it."""
+    if isinstance(data, str):
+        return _load(data.encode("utf-8"), file, _UTF8_PARSER)
     return _load(data, file, _PARSER)
 
 
