@@ -33,6 +33,7 @@ V_GAP = 40.0
 MARGIN = 40.0
 # External labels of events and gateways; edges' labels.
 LABEL_WIDTH = 90.0
+GATEWAY_LABEL_WIDTH = 80.0
 LABEL_LINE = 14.0
 CHAR_WIDTH = 6.5
 BOUNDARY_STEP = 46.0
@@ -159,11 +160,11 @@ class Layout:
         return Box(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
 
 
-def label_size(text: str) -> tuple[float, float]:
-    """The box an external label of `text` needs, wrapped at LABEL_WIDTH."""
+def label_size(text: str, wrap: float = LABEL_WIDTH) -> tuple[float, float]:
+    """The box an external label of `text` needs, wrapped at `wrap`."""
     width = len(text) * CHAR_WIDTH
-    lines = max(1, math.ceil(width / LABEL_WIDTH))
-    return min(LABEL_WIDTH, width + 4), lines * LABEL_LINE
+    lines = max(1, math.ceil(width / wrap))
+    return min(wrap, width + 4), lines * LABEL_LINE
 
 
 def layout(scope: Scope) -> Layout:
@@ -303,21 +304,26 @@ def _vertex(item: Item, content: Layout | None, events: list[Item]) -> _Vertex:
     w = max(w, BOUNDARY_STEP * len(events) + 10)
     up = down = h / 2
     if item.name and item.shape == Shape.GATEWAY:
-        up += 5 + label_size(item.name)[1]
+        up += 2 + label_size(item.name, GATEWAY_LABEL_WIDTH)[1]
     elif item.name and item.shape == Shape.EVENT:
         down += 5 + label_size(item.name)[1]
     if events:
-        named = [label_size(e.name)[1] + 5 for e in events if e.name]
-        down += EVENT[1] / 2 + max(named, default=0)
+        named = [label_size(e.name)[1] + 4 - EVENT[1] / 2 for e in events if e.name]
+        down += EVENT[1] / 2 + max([0.0, *named])
     return _Vertex(item.id, w, h, up, down, item)
 
 
 def _label(item: Item, box: Box) -> Box | None:
+    """A gateway's label above it, right of the branches leaving its top corner; a boundary
+    event's right of the flow leaving its bottom; another event's under it."""
     if not item.name or item.shape in (Shape.TASK, Shape.CONTAINER):
         return None
-    w, h = label_size(item.name)
     if item.shape == Shape.GATEWAY:
-        return Box(box.cx - w / 2, box.y - 5 - h, w, h)
+        w, h = label_size(item.name, GATEWAY_LABEL_WIDTH)
+        return Box(box.cx + 4, box.y - 2 - h, w, h)
+    w, h = label_size(item.name)
+    if item.attached_to is not None:
+        return Box(box.right + 2, box.cy + 4, w, h)
     return Box(box.cx - w / 2, box.bottom + 5, w, h)
 
 
