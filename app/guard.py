@@ -74,8 +74,8 @@ DEPLOYMENT_ROUTES = frozenset(
 )
 
 # 'unsafe-inline' is allowed for styles only: templates set custom properties in style="--x: .."
-# attributes and bpmn-js positions its overlays with inline styles. Scripts never run inline:
-# the one inline script (the import map of the diagram pages) carries the response's nonce.
+# attributes and bpmn-js positions its overlays with inline styles. Scripts never run inline
+# unless they carry the response's nonce (no page has one today).
 PAGE_POLICY = (
     "default-src 'self'; "
     "script-src 'self' 'nonce-{nonce}'; "

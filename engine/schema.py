@@ -95,6 +95,9 @@ class ProcessDefinition(SQLModel, table=True):
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
     # camunda:historyTimeToLive in days; null: the model set none (the default setting applies).
     history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
+    # The source with a diagram layout generated at deployment (engine/bpmn/diagram.py); null:
+    # the source has a layout of its own (or none could be generated). The console draws this.
+    diagram_xml: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class ProcessInstance(SQLModel, table=True):

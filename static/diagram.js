@@ -32,39 +32,41 @@ function errorLine(container) {
   return line;
 }
 
-function hasLayout(xml) {
-  return /<([\w-]+:)?BPMNShape[\s>]/.test(xml);
-}
-
+// The diagram's XML; the server says whether its layout was generated at deployment (the
+// model had none) or is the model's own.
 async function source(url) {
   const response = await fetch(url, { credentials: "same-origin" });
   if (!response.ok) {
     throw new Error("could not load the diagram (" + response.status + ")");
   }
-  const xml = await response.text();
-  if (hasLayout(xml)) {
-    return { xml, generated: false };
-  }
-  const { layoutProcess } = await import("bpmn-auto-layout");
-  return { xml: await layoutProcess(xml), generated: true };
+  const generated = response.headers.get("X-Diagram-Layout") === "generated";
+  return { xml: await response.text(), generated };
 }
+
+// The smallest default zoom: a task (100 units wide) stays at least 80 pixels wide. A diagram
+// too large to fit at this zoom shows its start (left, and top when too tall) and pans.
+const MIN_SCALE = 0.8;
 
 // Fit the diagram with margins, the bottom one wide enough that nothing covers the watermark.
 function fit(canvas) {
   canvas.zoom("fit-viewport", "auto");
   const { inner, outer } = canvas.viewbox();
   const margin = { x: 28, top: 36, bottom: 60 };
-  const scale = Math.min(
-    1.25,
-    (outer.width - 2 * margin.x) / Math.max(inner.width, 1),
-    (outer.height - margin.top - margin.bottom) / Math.max(inner.height, 1),
+  const scale = Math.max(
+    MIN_SCALE,
+    Math.min(
+      1.25,
+      (outer.width - 2 * margin.x) / Math.max(inner.width, 1),
+      (outer.height - margin.top - margin.bottom) / Math.max(inner.height, 1),
+    ),
   );
   const width = outer.width / scale;
   const height = outer.height / scale;
-  const spare = height - inner.height - (margin.top + margin.bottom) / scale;
+  const spareX = width - inner.width - (2 * margin.x) / scale;
+  const spareY = height - inner.height - (margin.top + margin.bottom) / scale;
   canvas.viewbox({
-    x: inner.x - (width - inner.width) / 2,
-    y: inner.y - margin.top / scale - Math.max(0, spare) / 2,
+    x: inner.x - margin.x / scale - Math.max(0, spareX) / 2,
+    y: inner.y - margin.top / scale - Math.max(0, spareY) / 2,
     width,
     height,
   });

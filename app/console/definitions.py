@@ -112,23 +112,29 @@ async def diagram_state(request: Request) -> Response:
     return JSONResponse(state, headers={"Cache-Control": "no-store"})
 
 
-def _xml(engine: Engine, key: str, version: int | None) -> str:
+def _xml(engine: Engine, key: str, version: int | None) -> tuple[str, bool]:
     definition = _definition(engine, key, version)
-    found = definition_store.source_xml(engine, definition.id)
+    found = definition_store.diagram_xml(engine, definition.id)
     if found is None:
         raise NotFound(f"'{key}' is not deployed")
-    return found[1]
+    return found
 
 
 async def definition_xml(request: Request) -> Response:
+    """The XML the diagram is drawn from: the layout generated at deployment when the source
+    has none (the header X-Diagram-Layout says "generated"), else the source as deployed."""
     key = request.path_params["key"]
-    xml = await read(request, _xml, engine_of(request), key, _version(request))
+    xml, generated = await read(request, _xml, engine_of(request), key, _version(request))
     # As text, never as XML: an uploaded file may carry XHTML <script> elements, which a
     # browser would run in the console's origin if it rendered the file as a document.
     return Response(
         xml,
         media_type="text/plain; charset=utf-8",
-        headers={**raw_file_headers(), "Cache-Control": "no-store"},
+        headers={
+            **raw_file_headers(),
+            "Cache-Control": "no-store",
+            "X-Diagram-Layout": "generated" if generated else "model",
+        },
     )
 
 

@@ -1517,6 +1517,13 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
     return root
 
 
+def load_document(data: bytes | str, file: str) -> Element:
+    """The root element of a BPMN document, read as safely as the parser reads it."""
+    if isinstance(data, str):
+        return _load(data.encode("utf-8"), file, _UTF8_PARSER)
+    return _load(data, file, _PARSER)
+
+
 def parse_bpmn(
     data: bytes | str, file: str = "<string>", limits: ModelLimits | None = DEFAULT_LIMITS
 ) -> list[ProcessModel]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine.bpmn.diagram import diagram_for_deployment
 from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.errors import BadRequest
@@ -76,7 +77,8 @@ class Deploy:
             tx.conn, deployment_id, self.deployment_name, self.source, tx.now
         )
         for row, resource, model in created:
-            definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"))
+            diagram = diagram_for_deployment(resource.content, resource.name, model.key)
+            definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
             start_triggers.replace(
                 tx.conn,
                 model,

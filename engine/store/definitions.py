@@ -91,6 +91,18 @@ def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, 
     return (row[0], row[1]) if row else None
 
 
+def diagram_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, bool] | None:
+    """The XML a diagram is drawn from, and whether its layout was generated: the generated
+    diagram when there is one, else the source."""
+    cur = conn.execute(
+        "SELECT coalesce(diagram_xml, source_xml), diagram_xml IS NOT NULL "
+        "FROM process_definition WHERE id = %s",
+        (definition_id,),
+    )
+    row = cur.fetchone()
+    return (row[0], row[1]) if row else None
+
+
 def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DefinitionRow]:
     return fetch_all(
         conn,
@@ -119,10 +131,13 @@ def insert_deployment(
     )
 
 
-def insert_definition(conn: psycopg.Connection[Any], row: DefinitionRow, xml: str) -> None:
+def insert_definition(
+    conn: psycopg.Connection[Any], row: DefinitionRow, xml: str, diagram: str | None = None
+) -> None:
+    """A definition with its source `xml` and, when its layout was generated, `diagram`."""
     conn.execute(
-        f"INSERT INTO process_definition ({_COLUMNS}, source_xml) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        f"INSERT INTO process_definition ({_COLUMNS}, source_xml, diagram_xml) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
         (
             row.id,
             row.key,
@@ -135,5 +150,6 @@ def insert_definition(conn: psycopg.Connection[Any], row: DefinitionRow, xml: st
             row.created_at,
             row.history_ttl_days,
             xml,
+            diagram,
         ),
     )

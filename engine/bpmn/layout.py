@@ -1,0 +1,711 @@
+"""A layered, left-to-right layout of a process graph: where each shape, label and edge goes.
+
+Nodes go into columns by their longest path from the sources, ignoring the back edges that a
+depth-first search finds (loops). Edges that span several columns pass through dummy points, one
+per column. Barycenter sweeps order each column to reduce crossings (the order with the fewest
+crossings seen is kept), and each column's nodes are then placed as close to the mean height of
+their neighbours as their order and spacing allow (an isotonic regression per column, swept
+forwards and backwards). Expanded subprocesses are laid out first, recursively, and sized to fit
+their content; event subprocesses go in a row under the graph of their scope; boundary events sit
+on their host's bottom edge and their flows leave downwards. Edges are orthogonal polylines.
+
+Pure and deterministic: the same graph always gives the same coordinates (integers).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+# Camunda Modeler's sizes.
+TASK = (100.0, 80.0)
+EVENT = (36.0, 36.0)
+GATEWAY = (50.0, 50.0)
+# The smallest expanded subprocess, and the padding around its content (its name sits on top).
+CONTAINER_MIN = (350.0, 200.0)
+PAD_X, PAD_TOP, PAD_BOTTOM = 30.0, 40.0, 30.0
+# Between columns, between neighbours in a column, around the whole diagram.
+H_GAP = 60.0
+V_GAP = 40.0
+MARGIN = 40.0
+# External labels of events and gateways; edges' labels.
+LABEL_WIDTH = 90.0
+GATEWAY_LABEL_WIDTH = 80.0
+LABEL_LINE = 14.0
+CHAR_WIDTH = 6.5
+BOUNDARY_STEP = 46.0
+SWEEPS = 4
+MAX_DUMMIES = 100_000
+
+Point = tuple[float, float]
+
+
+class Shape(StrEnum):
+    EVENT = "event"
+    GATEWAY = "gateway"
+    TASK = "task"
+    CONTAINER = "container"
+
+
+class LayoutTooLarge(ValueError):
+    """The graph's long edges would need more dummy points than MAX_DUMMIES."""
+
+
+@dataclass(frozen=True)
+class Box:
+    x: float
+    y: float
+    w: float
+    h: float
+
+    @property
+    def right(self) -> float:
+        return self.x + self.w
+
+    @property
+    def bottom(self) -> float:
+        return self.y + self.h
+
+    @property
+    def cx(self) -> float:
+        return self.x + self.w / 2
+
+    @property
+    def cy(self) -> float:
+        return self.y + self.h / 2
+
+    def moved(self, dx: float, dy: float) -> Box:
+        return Box(self.x + dx, self.y + dy, self.w, self.h)
+
+    def overlaps(self, other: Box) -> bool:
+        return (
+            self.x < other.right
+            and other.x < self.right
+            and self.y < other.bottom
+            and other.y < self.bottom
+        )
+
+    def contains(self, other: Box) -> bool:
+        return (
+            self.x <= other.x
+            and self.y <= other.y
+            and other.right <= self.right
+            and other.bottom <= self.bottom
+        )
+
+
+@dataclass
+class Item:
+    """A flow node of a scope. `inner` is the content of an expanded subprocess; `attached_to`
+    names the host of a boundary event; `event_subprocess` puts it under its scope's graph."""
+
+    id: str
+    shape: Shape
+    name: str | None = None
+    inner: Scope | None = None
+    attached_to: str | None = None
+    event_subprocess: bool = False
+
+
+@dataclass
+class Link:
+    """A sequence flow (or an association drawn like one) between two items of one scope."""
+
+    id: str
+    source: str
+    target: str
+    name: str | None = None
+
+
+@dataclass
+class Scope:
+    items: list[Item] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+
+
+@dataclass
+class Layout:
+    """Coordinates of every shape, external label and edge; `expanded` lists the containers."""
+
+    shapes: dict[str, Box] = field(default_factory=dict)
+    labels: dict[str, Box] = field(default_factory=dict)
+    edges: dict[str, list[Point]] = field(default_factory=dict)
+    expanded: list[str] = field(default_factory=list)
+
+    def moved(self, dx: float, dy: float) -> Layout:
+        return Layout(
+            shapes={k: b.moved(dx, dy) for k, b in self.shapes.items()},
+            labels={k: b.moved(dx, dy) for k, b in self.labels.items()},
+            edges={k: [(x + dx, y + dy) for x, y in ps] for k, ps in self.edges.items()},
+            expanded=list(self.expanded),
+        )
+
+    def merge(self, other: Layout) -> None:
+        self.shapes.update(other.shapes)
+        self.labels.update(other.labels)
+        self.edges.update(other.edges)
+        self.expanded.extend(other.expanded)
+
+    def bounds(self) -> Box:
+        boxes = [*self.shapes.values(), *self.labels.values()]
+        xs = [x for b in boxes for x in (b.x, b.right)]
+        ys = [y for b in boxes for y in (b.y, b.bottom)]
+        xs += [x for ps in self.edges.values() for x, _ in ps]
+        ys += [y for ps in self.edges.values() for _, y in ps]
+        if not xs:
+            return Box(0, 0, 0, 0)
+        return Box(min(xs), min(ys), max(xs) - min(xs), max(ys) - min(ys))
+
+
+def label_size(text: str, wrap: float = LABEL_WIDTH) -> tuple[float, float]:
+    """The box an external label of `text` needs, wrapped at `wrap`."""
+    width = len(text) * CHAR_WIDTH
+    lines = max(1, math.ceil(width / wrap))
+    return min(wrap, width + 4), lines * LABEL_LINE
+
+
+def layout(scope: Scope) -> Layout:
+    """The layout of a process's top scope, with MARGIN around it, rounded to integers."""
+    result = _scope(scope)
+    box = result.bounds()
+    return _rounded(result.moved(MARGIN - box.x, MARGIN - box.y))
+
+
+def _rounded(result: Layout) -> Layout:
+    def box(b: Box) -> Box:
+        return Box(round(b.x), round(b.y), round(b.w), round(b.h))
+
+    edges: dict[str, list[Point]] = {}
+    for key, points in result.edges.items():
+        kept: list[Point] = []
+        for x, y in points:
+            point = (float(round(x)), float(round(y)))
+            if kept and kept[-1] == point:
+                continue
+            if len(kept) > 1 and _collinear(kept[-2], kept[-1], point):
+                kept[-1] = point
+            else:
+                kept.append(point)
+        edges[key] = kept
+    return Layout(
+        shapes={k: box(b) for k, b in result.shapes.items()},
+        labels={k: box(b) for k, b in result.labels.items()},
+        edges=edges,
+        expanded=result.expanded,
+    )
+
+
+def _collinear(a: Point, b: Point, c: Point) -> bool:
+    return (a[0] == b[0] == c[0] and (a[1] - b[1]) * (b[1] - c[1]) >= 0) or (
+        a[1] == b[1] == c[1] and (a[0] - b[0]) * (b[0] - c[0]) >= 0
+    )
+
+
+# --- one scope ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Vertex:
+    """A node of the layered graph: an item (with its size) or a dummy point of a long edge."""
+
+    key: str
+    w: float
+    h: float
+    # How far the node's footprint reaches above and below its centre (labels, boundary events).
+    up: float
+    down: float
+    item: Item | None = None
+    layer: int = 0
+    y: float = 0.0
+
+
+@dataclass
+class _Chain:
+    link: Link
+    vertices: list[str]
+    # The link leaves from a boundary event of the chain's first vertex.
+    from_boundary: bool
+
+
+def _scope(scope: Scope) -> Layout:
+    result = Layout()
+    inner: dict[str, Layout] = {}
+    for item in scope.items:
+        if item.inner is not None:
+            inner[item.id] = _scope(item.inner)
+    main = [i for i in scope.items if i.attached_to is None and not i.event_subprocess]
+    ids = {i.id for i in main}
+    boundary: dict[str, list[Item]] = {}
+    for item in scope.items:
+        if item.attached_to is not None and item.attached_to in ids:
+            boundary.setdefault(item.attached_to, []).append(item)
+        elif item.attached_to is not None:
+            main.append(item)
+            ids.add(item.id)
+    vertices = {
+        item.id: _vertex(item, inner.get(item.id), boundary.get(item.id, [])) for item in main
+    }
+    host_of = {b.id: host for host, events in boundary.items() for b in events}
+    links = [lk for lk in scope.links if _end(lk.source, host_of) in ids and lk.target in ids]
+    forward, back = _split_back_edges(main, links, host_of)
+    _assign_layers(vertices, forward, host_of)
+    layers, chains = _add_dummies(vertices, forward, host_of)
+    _order(layers, chains, vertices)
+    column_x = _columns(layers, vertices)
+    _place(layers, chains, vertices, host_of)
+    shapes: dict[str, Box] = {}
+    for key, vertex in vertices.items():
+        if vertex.item is None:
+            continue
+        layer_left, layer_width = column_x[vertex.layer]
+        x = layer_left + (layer_width - vertex.w) / 2
+        box = Box(x, vertex.y - vertex.h / 2, vertex.w, vertex.h)
+        shapes[key] = box
+        result.shapes[key] = box
+        label = _label(vertex.item, box)
+        if label is not None:
+            result.labels[key] = label
+        if key in inner:
+            result.expanded.append(key)
+            content = inner[key]
+            cbox = content.bounds()
+            result.merge(content.moved(box.x + PAD_X - cbox.x, box.y + PAD_TOP - cbox.y))
+        for index, event in enumerate(boundary.get(key, [])):
+            ebox = _on_bottom_edge(box, index, len(boundary[key]))
+            shapes[event.id] = ebox
+            result.shapes[event.id] = ebox
+            label = _label(event, ebox)
+            if label is not None:
+                result.labels[event.id] = label
+    for chain in chains:
+        points = _route(chain, vertices, shapes, column_x)
+        result.edges[chain.link.id] = points
+        label = _edge_label(chain.link, points)
+        if label is not None:
+            result.labels[chain.link.id] = label
+    _route_back_edges(back, vertices, shapes, host_of, column_x, result)
+    _event_subprocesses(scope, inner, result)
+    return result
+
+
+def _end(node: str, host_of: dict[str, str]) -> str:
+    return host_of.get(node, node)
+
+
+def _vertex(item: Item, content: Layout | None, events: list[Item]) -> _Vertex:
+    w, h = {Shape.EVENT: EVENT, Shape.GATEWAY: GATEWAY}.get(item.shape, TASK)
+    if content is not None:
+        box = content.bounds()
+        w = max(CONTAINER_MIN[0], box.w + 2 * PAD_X)
+        h = max(CONTAINER_MIN[1], box.h + PAD_TOP + PAD_BOTTOM)
+    w = max(w, BOUNDARY_STEP * len(events) + 10)
+    up = down = h / 2
+    if item.name and item.shape == Shape.GATEWAY:
+        up += 2 + label_size(item.name, GATEWAY_LABEL_WIDTH)[1]
+    elif item.name and item.shape == Shape.EVENT:
+        down += 5 + label_size(item.name)[1]
+    if events:
+        named = [label_size(e.name)[1] + 4 - EVENT[1] / 2 for e in events if e.name]
+        down += EVENT[1] / 2 + max([0.0, *named])
+    return _Vertex(item.id, w, h, up, down, item)
+
+
+def _label(item: Item, box: Box) -> Box | None:
+    """A gateway's label above it, right of the branches leaving its top corner; a boundary
+    event's right of the flow leaving its bottom; another event's under it."""
+    if not item.name or item.shape in (Shape.TASK, Shape.CONTAINER):
+        return None
+    if item.shape == Shape.GATEWAY:
+        w, h = label_size(item.name, GATEWAY_LABEL_WIDTH)
+        return Box(box.cx + 4, box.y - 2 - h, w, h)
+    w, h = label_size(item.name)
+    if item.attached_to is not None:
+        return Box(box.right + 2, box.cy + 4, w, h)
+    return Box(box.cx - w / 2, box.bottom + 5, w, h)
+
+
+def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
+    w, h = EVENT
+    span = BOUNDARY_STEP * (count - 1)
+    cx = host.cx + span / 2 - index * BOUNDARY_STEP if count > 1 else host.x + host.w * 0.7
+    cx = min(max(cx, host.x + w / 2), host.right - w / 2)
+    return Box(cx - w / 2, host.bottom - h / 2, w, h)
+
+
+def _edge_label(link: Link, points: list[Point]) -> Box | None:
+    if not link.name or len(points) < 2:
+        return None
+    w, h = label_size(link.name)
+    # Above the last horizontal run into the target, or beside the first segment.
+    for (x1, y1), (x2, y2) in reversed(list(zip(points, points[1:], strict=False))):
+        if y1 == y2 and abs(x2 - x1) >= 20:
+            return Box(min(x1, x2) + 5, y1 - h - 3, w, h)
+    (x1, y1), (x2, y2) = points[0], points[1]
+    return Box(x1 + 5, (y1 + y2) / 2 - h / 2, w, h)
+
+
+# --- layering ----------------------------------------------------------------------------------
+
+
+def _split_back_edges(
+    items: list[Item], links: list[Link], host_of: dict[str, str]
+) -> tuple[list[Link], list[Link]]:
+    """The links that keep the graph acyclic, and the back edges a depth-first search finds (from
+    the nodes without incoming links first, in document order)."""
+    outgoing: dict[str, list[Link]] = {i.id: [] for i in items}
+    has_incoming: set[str] = set()
+    for link in links:
+        outgoing[_end(link.source, host_of)].append(link)
+        if _end(link.source, host_of) != link.target:
+            has_incoming.add(link.target)
+    roots = [i.id for i in items if i.id not in has_incoming] + [i.id for i in items]
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+    back: set[str] = set()
+    for root in roots:
+        if root in state:
+            continue
+        state[root] = 1
+        stack: list[tuple[str, int]] = [(root, 0)]
+        while stack:
+            node, index = stack[-1]
+            if index < len(outgoing[node]):
+                stack[-1] = (node, index + 1)
+                link = outgoing[node][index]
+                seen = state.get(link.target)
+                if seen == 1:
+                    back.add(link.id)
+                elif seen is None:
+                    state[link.target] = 1
+                    stack.append((link.target, 0))
+            else:
+                state[node] = 2
+                stack.pop()
+    return [lk for lk in links if lk.id not in back], [lk for lk in links if lk.id in back]
+
+
+def _assign_layers(
+    vertices: dict[str, _Vertex], forward: list[Link], host_of: dict[str, str]
+) -> None:
+    """Longest path from the sources; a source feeding only later columns moves up to them."""
+    preds: dict[str, list[str]] = {key: [] for key in vertices}
+    succs: dict[str, list[str]] = {key: [] for key in vertices}
+    for link in forward:
+        source = _end(link.source, host_of)
+        preds[link.target].append(source)
+        succs[source].append(link.target)
+    remaining = {key: len(p) for key, p in preds.items()}
+    ready = deque(key for key in vertices if remaining[key] == 0)
+    order: list[str] = []
+    while ready:
+        key = ready.popleft()
+        order.append(key)
+        for nxt in succs[key]:
+            vertices[nxt].layer = max(vertices[nxt].layer, vertices[key].layer + 1)
+            remaining[nxt] -= 1
+            if remaining[nxt] == 0:
+                ready.append(nxt)
+    for key in order:
+        if not preds[key] and succs[key]:
+            vertices[key].layer = max(0, min(vertices[s].layer for s in succs[key]) - 1)
+
+
+def _add_dummies(
+    vertices: dict[str, _Vertex], forward: list[Link], host_of: dict[str, str]
+) -> tuple[list[list[str]], list[_Chain]]:
+    chains: list[_Chain] = []
+    dummies = 0
+    for link in forward:
+        source = _end(link.source, host_of)
+        path = [source]
+        first, last = vertices[source].layer, vertices[link.target].layer
+        for layer in range(first + 1, last):
+            key = f"\0{link.id}\0{layer}"
+            vertices[key] = _Vertex(key, 0, 0, 0, 0, None, layer)
+            path.append(key)
+            dummies += 1
+        if dummies > MAX_DUMMIES:
+            raise LayoutTooLarge(f"more than {MAX_DUMMIES} bends")
+        path.append(link.target)
+        chains.append(_Chain(link, path, link.source != source))
+    count = 1 + max((v.layer for v in vertices.values()), default=0)
+    layers: list[list[str]] = [[] for _ in range(count)]
+    for key, vertex in vertices.items():
+        layers[vertex.layer].append(key)
+    return layers, chains
+
+
+# --- ordering ----------------------------------------------------------------------------------
+
+
+def _neighbours(
+    chains: list[_Chain],
+) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[tuple[str, float]]]]:
+    """Per vertex, its neighbours in the column before and after, each with a bias (flows of a
+    boundary event count as leaving from under their host)."""
+    up: dict[str, list[tuple[str, float]]] = {}
+    down: dict[str, list[tuple[str, float]]] = {}
+    for chain in chains:
+        path = chain.vertices
+        for index, (a, b) in enumerate(zip(path, path[1:], strict=False)):
+            bias = 0.5 if index == 0 and chain.from_boundary else 0.0
+            up.setdefault(b, []).append((a, bias))
+            down.setdefault(a, []).append((b, -bias))
+    return up, down
+
+
+def _order(layers: list[list[str]], chains: list[_Chain], vertices: dict[str, _Vertex]) -> None:
+    up, down = _neighbours(chains)
+    _initial_order(layers, chains)
+    best = [list(layer) for layer in layers]
+    fewest = _crossings(layers, down)
+    for sweep in range(SWEEPS * 2):
+        forward = sweep % 2 == 0
+        indices = range(1, len(layers)) if forward else range(len(layers) - 2, -1, -1)
+        for index in indices:
+            if len(layers[index]) < 2:
+                continue
+            fixed = layers[index - 1] if forward else layers[index + 1]
+            position = {key: i for i, key in enumerate(fixed)}
+            neighbours = up if forward else down
+            keyed = [
+                (_barycentre(neighbours.get(key, []), position, at), at, key)
+                for at, key in enumerate(layers[index])
+            ]
+            layers[index] = [key for _, _, key in sorted(keyed)]
+        count = _crossings(layers, down)
+        if count <= fewest:
+            fewest, best = count, [list(layer) for layer in layers]
+    layers[:] = best
+
+
+def _barycentre(neighbours: list[tuple[str, float]], position: dict[str, int], at: int) -> float:
+    found = [position[n] + bias for n, bias in neighbours]
+    return sum(found) / len(found) if found else float(at)
+
+
+def _initial_order(layers: list[list[str]], chains: list[_Chain]) -> None:
+    """Depth-first from the first column, following links in document order."""
+    succs: dict[str, list[str]] = {}
+    # Flows of boundary events after the others: their targets go under the host's.
+    for chain in sorted(chains, key=lambda chain: chain.from_boundary):
+        for a, b in zip(chain.vertices, chain.vertices[1:], strict=False):
+            succs.setdefault(a, []).append(b)
+    seen: dict[str, int] = {}
+    for layer in layers:
+        for root in layer:
+            stack = [root]
+            while stack:
+                key = stack.pop()
+                if key in seen:
+                    continue
+                seen[key] = len(seen)
+                stack.extend(reversed(succs.get(key, [])))
+    for layer in layers:
+        layer.sort(key=lambda key: seen[key])
+
+
+def _crossings(layers: list[list[str]], down: dict[str, list[tuple[str, float]]]) -> int:
+    total = 0
+    for upper, lower in zip(layers, layers[1:], strict=False):
+        if len(upper) < 2 or len(lower) < 2:
+            continue
+        position = {key: i for i, key in enumerate(lower)}
+        ends = [
+            position[b]
+            for a in upper
+            for b, _ in sorted(down.get(a, []), key=lambda n: position[n[0]])
+        ]
+        seen: list[int] = []
+        for end in ends:
+            total += len(seen) - bisect_right(seen, end)
+            seen.insert(bisect_right(seen, end), end)
+    return total
+
+
+# --- coordinates -------------------------------------------------------------------------------
+
+
+def _columns(layers: list[list[str]], vertices: dict[str, _Vertex]) -> list[tuple[float, float]]:
+    """Each column's left edge and width."""
+    columns: list[tuple[float, float]] = []
+    x = 0.0
+    for layer in layers:
+        width = max((vertices[key].w for key in layer), default=0.0)
+        columns.append((x, width))
+        x += width + H_GAP
+    return columns
+
+
+def _place(
+    layers: list[list[str]],
+    chains: list[_Chain],
+    vertices: dict[str, _Vertex],
+    host_of: dict[str, str],
+) -> None:
+    up, down = _neighbours(chains)
+    for layer in layers:
+        _settle(layer, [0.0] * len(layer), vertices)
+
+    def wanted(key: str, neighbours: dict[str, list[tuple[str, float]]]) -> float:
+        found = [vertices[n].y + _drop(vertices[n], bias) for n, bias in neighbours.get(key, [])]
+        return sum(found) / len(found) if found else vertices[key].y
+
+    for _ in range(SWEEPS):
+        for layer in layers[1:]:
+            _settle(layer, [wanted(key, up) for key in layer], vertices)
+        for layer in reversed(layers[:-1]):
+            _settle(layer, [wanted(key, down) for key in layer], vertices)
+    for layer in layers[1:]:
+        _settle(layer, [wanted(key, up) for key in layer], vertices)
+
+
+def _drop(vertex: _Vertex, bias: float) -> float:
+    """How far below (or, negative, above) a neighbour's centre a boundary flow pulls."""
+    if bias == 0:
+        return 0.0
+    return math.copysign(vertex.h / 2 + V_GAP + EVENT[1], bias)
+
+
+def _settle(layer: list[str], desired: list[float], vertices: dict[str, _Vertex]) -> None:
+    """Centres as close to `desired` (least squares) as the order and spacing allow: an
+    isotonic regression over the centres less their minimal offsets (pool adjacent violators)."""
+    if len(layer) == 1:
+        vertices[layer[0]].y = desired[0]
+        return
+    offsets: list[float] = []
+    offset = 0.0
+    for index, key in enumerate(layer):
+        if index:
+            before = vertices[layer[index - 1]]
+            offset += before.down + _gap(before, vertices[key]) + vertices[key].up
+        offsets.append(offset)
+    blocks: list[list[float]] = []  # [sum, count]
+    for target, off in zip(desired, offsets, strict=True):
+        blocks.append([target - off, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    index = 0
+    for total, count in blocks:
+        for _ in range(int(count)):
+            key = layer[index]
+            vertices[key].y = total / count + offsets[index]
+            index += 1
+
+
+def _gap(a: _Vertex, b: _Vertex) -> float:
+    return V_GAP if a.item is not None and b.item is not None else V_GAP / 2
+
+
+# --- edges -------------------------------------------------------------------------------------
+
+
+def _route(
+    chain: _Chain,
+    vertices: dict[str, _Vertex],
+    shapes: dict[str, Box],
+    columns: list[tuple[float, float]],
+) -> list[Point]:
+    """An orthogonal polyline through the chain's dummy points; a split gateway sends its
+    branches out of its top or bottom corner, a join takes them in the same way."""
+    path = chain.vertices
+    first, last = vertices[path[0]], vertices[path[-1]]
+    source = shapes[chain.link.source] if chain.from_boundary else shapes[path[0]]
+    target = shapes[path[-1]]
+    next_y = vertices[path[1]].y
+    points: list[Point]
+    if chain.from_boundary:
+        points = [(source.cx, source.bottom)]
+        y = max(next_y, source.bottom + V_GAP / 2)
+        points.append((source.cx, y))
+    elif first.item and first.item.shape == Shape.GATEWAY and next_y != first.y:
+        corner = source.bottom if next_y > first.y else source.y
+        points = [(source.cx, corner), (source.cx, next_y)]
+    else:
+        points = [(source.right, first.y)]
+    for index in range(1, len(path)):
+        vertex = vertices[path[index]]
+        x, y = points[-1]
+        left = (
+            shapes[path[index]].x
+            if vertex.item
+            else columns[vertex.layer][0] + columns[vertex.layer][1] / 2
+        )
+        if (
+            index == len(path) - 1
+            and last.item
+            and last.item.shape == Shape.GATEWAY
+            and y != last.y
+        ):
+            corner = target.bottom if y > last.y else target.y
+            points += [(target.cx, y), (target.cx, corner)]
+            return points
+        if y != vertex.y:
+            before_left, before_width = columns[vertex.layer - 1]
+            middle = (before_left + before_width + columns[vertex.layer][0]) / 2
+            middle = max(middle, x)
+            points += [(middle, y), (middle, vertex.y)]
+        points.append((left, vertex.y))
+    return points
+
+
+def _route_back_edges(
+    back: list[Link],
+    vertices: dict[str, _Vertex],
+    shapes: dict[str, Box],
+    host_of: dict[str, str],
+    columns: list[tuple[float, float]],
+    result: Layout,
+) -> None:
+    """A loop goes back under the columns it spans: out of its source's bottom (or right side,
+    when something lies under the source), back into its target's bottom (or left side)."""
+    lowest: dict[int, float] = {}
+    bottom_of_layer: dict[int, float] = {}
+    for vertex in vertices.values():
+        lowest[vertex.layer] = max(lowest.get(vertex.layer, -math.inf), vertex.y + vertex.down)
+        bottom_of_layer[vertex.layer] = max(bottom_of_layer.get(vertex.layer, -math.inf), vertex.y)
+    for index, link in enumerate(back):
+        host = _end(link.source, host_of)
+        source = shapes[link.source]
+        target = shapes[link.target]
+        s, t = vertices[host], vertices[link.target]
+        span = range(min(s.layer, t.layer), max(s.layer, t.layer) + 1)
+        floor = max(lowest[layer] for layer in span) + V_GAP / 2 + 12 * index
+        if link.source != host or (host != link.target and s.y >= bottom_of_layer[s.layer]):
+            start = [(source.cx, source.bottom), (source.cx, floor)]
+        else:
+            gx = columns[s.layer][0] + columns[s.layer][1] + H_GAP / 2 - 6 * index
+            start = [(source.right, source.cy), (gx, source.cy), (gx, floor)]
+        if t.y >= bottom_of_layer[t.layer]:
+            end = [(target.cx, floor), (target.cx, target.bottom)]
+        else:
+            gx = columns[t.layer][0] - H_GAP / 2 + 6 * index
+            end = [(gx, floor), (gx, target.cy), (target.x, target.cy)]
+        result.edges[link.id] = start + end
+        label = _edge_label(link, start + end)
+        if label is not None:
+            result.labels[link.id] = label
+
+
+def _event_subprocesses(scope: Scope, inner: dict[str, Layout], result: Layout) -> None:
+    """Event subprocesses in a row under the scope's graph."""
+    box = result.bounds()
+    x = box.x
+    y = box.bottom + V_GAP if result.shapes else 0.0
+    for item in scope.items:
+        if not item.event_subprocess:
+            continue
+        content = inner.get(item.id, Layout())
+        cbox = content.bounds()
+        w = max(CONTAINER_MIN[0], cbox.w + 2 * PAD_X)
+        h = max(CONTAINER_MIN[1] * 0.7, cbox.h + PAD_TOP + PAD_BOTTOM)
+        shape = Box(x, y, w, h)
+        result.shapes[item.id] = shape
+        if item.id in inner:
+            result.expanded.append(item.id)
+            result.merge(content.moved(x + PAD_X - cbox.x, y + PAD_TOP - cbox.y))
+        x += w + H_GAP
