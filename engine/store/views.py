@@ -66,8 +66,10 @@ def update_query(conn: psycopg.Connection[Any], view_id: UUID, query: str) -> No
 
 def delete(conn: psycopg.Connection[Any], owner: str, view_id: UUID) -> bool:
     """Delete `owner`'s view `view_id`; False if `owner` has no such view."""
-    cursor = conn.execute("DELETE FROM saved_view WHERE id = %s AND owner = %s", (view_id, owner))
-    return cursor.rowcount == 1
+    found = conn.execute(
+        "DELETE FROM saved_view WHERE id = %s AND owner = %s RETURNING id", (view_id, owner)
+    ).fetchall()
+    return bool(found)
 
 
 def of_owner(conn: psycopg.Connection[Any], owner: str, page: str) -> list[SavedViewRow]:
