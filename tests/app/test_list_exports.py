@@ -231,3 +231,28 @@ def test_batches_borrow_a_connection_for_one_batch_at_a_time(filled: LiveServer)
     ids = [str(r.info.id) for b in lists.instances(filled.engine, InstanceFilter()) for r in b]
     assert ids == listed_ids(filled, InstanceFilter())
     assert len(ids) == len(set(ids)) == COMPLETED + ACTIVE
+
+
+def test_the_list_pages_render_the_filters_their_url_names(filled: LiveServer) -> None:
+    with client_as(filled, "viewer") as client:
+        incidents = client.get("/incidents?type=failedJob&node=t&text=order-1050").text
+        assert incidents.count("data-incident=") == 1 and "boom order-1050" in incidents
+        assert "<option selected>failedJob</option>" in incidents
+        assert 'name="node" size="12" value="t"' in incidents
+        assert 'name="text" value="order-1050"' in incidents
+        # The live refresh asks for the rows of the same filters.
+        assert (
+            'hx-get="/incidents?type=failedJob&amp;node=t&amp;text=order-1050&amp;fragment=rows"'
+            in incidents
+        )
+
+        tasks = client.get(f"/tasks?show=mine&definition={KEY}").text
+        assert tasks.count("data-task=") == (COMPLETED + ACTIVE) // 80
+        assert '<option value="mine" selected>' in tasks
+        assert f"<option selected>{KEY}</option>" in tasks
+        assert f'hx-get="/tasks?show=mine&amp;definition={KEY}&amp;fragment=rows"' in tasks
+
+        refused = client.get("/tasks?show=everything")
+        assert refused.status_code == 200
+        assert "query parameter &#39;show&#39; must be one of all, mine, unassigned" in refused.text
+        assert client.get("/tasks?show=everything&fragment=rows").status_code == 400
