@@ -21,6 +21,7 @@ from engine.states import (
     IncidentState,
     InstanceState,
     JobKind,
+    ListPage,
     SubscriptionKind,
     TaskState,
     TokenMode,
@@ -51,6 +52,7 @@ JOB_KINDS = tuple(JobKind)
 CLEANUP_STATES = tuple(CleanupState)
 SUBSCRIPTION_KINDS = tuple(SubscriptionKind)
 DELIVERY_STATES = tuple(DeliveryState)
+LIST_PAGES = tuple(ListPage)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -603,6 +605,25 @@ class SummaryDelta(SQLModel, table=True):
     incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
 
 
+class SavedView(SQLModel, table=True):
+    """A console user's named filters of one list page: opening it opens the page with them."""
+
+    __tablename__ = "saved_view"
+    __table_args__ = (
+        _one_of("page", LIST_PAGES),
+        sa.UniqueConstraint("owner", "page", "name"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    # Whose: the console user's name (the views of one user name, whoever logs in with it).
+    owner: str = Field(sa_type=sa.Text)
+    page: str = Field(sa_type=sa.String(16))
+    name: str = Field(sa_type=sa.Text)
+    # The filters, as the page's normalized query string (only its filter names, in its order).
+    query: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -633,6 +654,7 @@ instance_summary = table_of(InstanceSummary)
 node_summary = table_of(NodeSummary)
 activity_bucket = table_of(ActivityBucket)
 summary_delta = table_of(SummaryDelta)
+saved_view = table_of(SavedView)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

@@ -259,3 +259,11 @@ class DeliveryOutcome(StrEnum):
     FAILED = "failed"  # another attempt follows, after a backoff
     DEAD_LETTER = "dead_letter"  # that was the last attempt
     NOT_OWNER = "not-owner"  # the lease had passed to another dispatcher meanwhile
+
+
+class ListPage(StrEnum):
+    """The console's filtered lists: a saved view belongs to one of them, and each exports."""
+
+    INSTANCES = "instances"
+    INCIDENTS = "incidents"
+    TASKS = "tasks"

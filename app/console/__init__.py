@@ -15,6 +15,7 @@ from app.console import (
     overview,
     sessions,
     tasks,
+    views,
     webhooks,
     workers,
 )
@@ -26,6 +27,7 @@ routes: list[BaseRoute] = [
     *inspector.routes,
     *incidents.routes,
     *tasks.routes,
+    *views.routes,
     *workers.routes,
     *cleanup.routes,
     *sessions.routes,

@@ -10,20 +10,48 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.console.exports import Column, check_format, export
+from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
-from engine.queries import console
+from engine.queries import console, lists
+from engine.queries.lists import FILTERS, IncidentFilter
+from engine.states import ListPage
 
-FILTER_FIELDS = ("definition", "type", "node", "text")
+FILTER_FIELDS = FILTERS[ListPage.INCIDENTS]
+COLUMNS: list[Column] = [
+    ("id", lambda i: i.id),
+    ("type", lambda i: i.type),
+    ("message", lambda i: i.message),
+    ("instance_id", lambda i: i.instance_id),
+    ("definition_key", lambda i: i.definition_key),
+    ("business_key", lambda i: i.business_key),
+    ("definition_id", lambda i: i.definition_id),
+    ("node_id", lambda i: i.node_id),
+    ("token_id", lambda i: i.token_id),
+    ("job_id", lambda i: i.job_id),
+    ("external_task_id", lambda i: i.external_task_id),
+    ("created_at", lambda i: i.created_at),
+]
 
 
-def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
+def filter_of(params: dict[str, str]) -> IncidentFilter:
+    """The filter the page's URL names: the page and its export read it this one way."""
+    return IncidentFilter(
+        definition_key=params.get("definition"),
+        incident_type=params.get("type"),
+        node_id=params.get("node"),
+        text=params.get("text"),
+    )
+
+
+def _incidents(engine: Engine, where: IncidentFilter) -> dict[str, Any]:
     incidents = console.open_incidents(
         engine,
-        definition_key=params.get("definition") or None,
-        incident_type=params.get("type") or None,
-        node_id=params.get("node") or None,
-        text=params.get("text") or None,
+        definition_key=where.definition_key,
+        incident_type=where.incident_type,
+        node_id=where.node_id,
+        text=where.text,
     )
     keys = console.definition_keys(engine)
     types = console.incident_types(engine)
@@ -33,14 +61,27 @@ def _incidents(engine: Engine, params: dict[str, str]) -> dict[str, Any]:
 async def incidents_page(request: Request) -> Response:
     parameters = Query(request.query_params)
     params = parameters.fields(FILTER_FIELDS)
-    context = await read(request, _incidents, engine_of(request), params)
+    context = await read(request, _incidents, engine_of(request), filter_of(params))
     query = urlencode({k: v for k, v in params.items() if v})
     context.update(
-        params=params, rows_url="/incidents?" + (query + "&" if query else "") + "fragment=rows"
+        params=params,
+        query=query,
+        rows_url="/incidents?" + (query + "&" if query else "") + "fragment=rows",
     )
     if parameters.text("fragment") == "rows":
         return render(request, "_incident_rows.html", context)
+    context.update(await saved_views(request, ListPage.INCIDENTS, query))
     return render(request, "incidents.html", {"page": "incidents", **context})
 
 
-routes = [Route("/incidents", incidents_page, methods=["GET"])]
+async def incidents_export(request: Request) -> Response:
+    """Every open incident the list's filters match, oldest first: CSV or JSON, streamed."""
+    format = check_format(request.path_params["format"])
+    where = filter_of(Query(request.query_params).fields(FILTER_FIELDS))
+    return await export("incidents", format, COLUMNS, lists.incidents(engine_of(request), where))
+
+
+routes = [
+    Route("/incidents", incidents_page, methods=["GET"]),
+    Route("/incidents/export.{format}", incidents_export, methods=["GET"]),
+]

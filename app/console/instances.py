@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -13,34 +12,31 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import engine_of, read, render
+from app.console.exports import Column, check_format, export
+from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
-from engine.queries import console
-from engine.queries.instances import InstanceFilter, InstanceInfo
+from engine.queries import console, lists
+from engine.queries.instances import InstanceFilter
+from engine.queries.lists import FILTERS, InstanceRow
+from engine.states import ListPage
 
 PAGE_SIZE = 50
 STATES = ("Active", "Suspended", "Completed", "Terminated")
-FILTER_FIELDS = (
-    "definition",
-    "version",
-    "state",
-    "business_key",
-    "incident",
-    "started_from",
-    "started_to",
-    "var_name",
-    "var_value",
-    "root",
-    "called_by",
-)
-
-
-@dataclass(frozen=True)
-class Row:
-    info: InstanceInfo
-    version: int | None
-    incidents: int
+FILTER_FIELDS = FILTERS[ListPage.INSTANCES]
+COLUMNS: list[Column] = [
+    ("id", lambda r: r.info.id),
+    ("definition_key", lambda r: r.info.definition_key),
+    ("version", lambda r: r.version),
+    ("business_key", lambda r: r.info.business_key),
+    ("state", lambda r: r.info.state),
+    ("open_incidents", lambda r: r.incidents),
+    ("started_at", lambda r: r.info.started_at),
+    ("ended_at", lambda r: r.info.ended_at),
+    ("super_instance_id", lambda r: r.info.super_instance_id),
+    ("root_instance_id", lambda r: r.info.root_instance_id),
+]
 
 
 def _value(raw: str) -> Any:
@@ -70,12 +66,16 @@ def parse_filter(parameters: Query) -> InstanceFilter:
     )
 
 
-def _page(engine: Engine, where: InstanceFilter, after: str | None) -> tuple[list[Row], str | None]:
+def filter_of(parameters: Query) -> InstanceFilter:
+    """The filter the page's URL names: the page and its export read it this one way."""
+    return parse_filter(Query(QueryParams(parameters.fields(FILTER_FIELDS))))
+
+
+def _page(
+    engine: Engine, where: InstanceFilter, after: str | None
+) -> tuple[list[InstanceRow], str | None]:
     page = engine.list_instances(where, limit=PAGE_SIZE, after=after)
-    versions = console.definition_versions(engine, sorted({i.definition_id for i in page.items}))
-    incidents = console.open_incident_counts(engine, [i.id for i in page.items])
-    rows = [Row(i, versions.get(i.definition_id), incidents.get(i.id, 0)) for i in page.items]
-    return rows, page.next
+    return lists.instance_rows(engine, page.items), page.next
 
 
 def _keys(engine: Engine) -> list[str]:
@@ -88,10 +88,10 @@ async def instances_page(request: Request) -> Response:
     params = parameters.fields(FILTER_FIELDS)
     after = parameters.text("after")
     error: str | None = None
-    rows: list[Row] = []
+    rows: list[InstanceRow] = []
     next_cursor: str | None = None
     try:
-        where = parse_filter(Query(QueryParams(params)))
+        where = filter_of(parameters)
         rows, next_cursor = await read(request, _page, engine, where, after)
     except InterlockError as exc:
         error = exc.message
@@ -115,6 +115,7 @@ async def instances_page(request: Request) -> Response:
     if parameters.text("fragment") == "rows":
         return render(request, "_instance_rows.html", context, status_code=400 if error else 200)
     keys = await read(request, _keys, engine)
+    context.update(await saved_views(request, ListPage.INSTANCES, query))
     return render(
         request,
         "instances.html",
@@ -122,4 +123,15 @@ async def instances_page(request: Request) -> Response:
     )
 
 
-routes = [Route("/instances", instances_page, methods=["GET"])]
+async def instances_export(request: Request) -> Response:
+    """Every instance the list's filters match, newest first: CSV or JSON, streamed. A filter
+    that does not read is a 400 naming it."""
+    format = check_format(request.path_params["format"])
+    where = filter_of(Query(request.query_params))
+    return await export("instances", format, COLUMNS, lists.instances(engine_of(request), where))
+
+
+routes = [
+    Route("/instances", instances_page, methods=["GET"]),
+    Route("/instances/export.{format}", instances_export, methods=["GET"]),
+]

@@ -11,37 +11,80 @@ from starlette.routing import Route
 
 from app.auth import principal_of
 from app.console.common import can_operate, engine_of, read, render
+from app.console.exports import Column, check_format, export
 from app.console.forms import task_forms
+from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
-from engine.queries import console
+from engine.errors import InterlockError
+from engine.queries import console, lists
+from engine.queries.lists import FILTERS, TaskFilter
+from engine.states import ListPage
 
 SHOW = ("all", "mine", "unassigned")
+FILTER_FIELDS = FILTERS[ListPage.TASKS]
+COLUMNS: list[Column] = [
+    ("id", lambda t: t.id),
+    ("name", lambda t: t.name),
+    ("node_id", lambda t: t.node_id),
+    ("instance_id", lambda t: t.instance_id),
+    ("definition_key", lambda t: t.definition_key),
+    ("business_key", lambda t: t.business_key),
+    ("assignee", lambda t: t.assignee),
+    ("candidate_users", lambda t: t.candidate_users),
+    ("candidate_groups", lambda t: t.candidate_groups),
+    ("priority", lambda t: t.priority),
+    ("due_at", lambda t: t.due_at),
+    ("created_at", lambda t: t.created_at),
+]
 
 
-def _tasks(
-    engine: Engine, show: str, me: str, key: str | None, can_complete: bool
-) -> dict[str, Any]:
-    tasks = engine.user_tasks(definition_key=key, assignee=me if show == "mine" else None)
-    if show == "unassigned":
-        tasks = [t for t in tasks if t.assignee is None]
-    keys = console.definition_keys(engine)
+def filter_of(parameters: Query, me: str) -> TaskFilter:
+    """The filter the page's URL names (`mine`: assigned to `me`): the page and its export read
+    it this one way."""
+    show = parameters.one_of("show", SHOW) or "all"
+    return TaskFilter(
+        definition_key=parameters.text("definition", strip=True),
+        assignee=me if show == "mine" else None,
+        unassigned=show == "unassigned",
+    )
+
+
+def _tasks(engine: Engine, where: TaskFilter, can_complete: bool) -> dict[str, Any]:
+    tasks = lists.open_tasks(engine, where)
     forms = task_forms(engine, tasks) if can_complete else {}
-    return {"tasks": tasks, "keys": keys, "forms": forms}
+    return {"tasks": tasks, "forms": forms}
 
 
 async def tasks_page(request: Request) -> Response:
     parameters = Query(request.query_params)
-    show = parameters.text("show", "all")
-    show = show if show in SHOW else "all"
-    key = parameters.text("definition")
-    me = principal_of(request).name
-    context = await read(request, _tasks, engine_of(request), show, me, key, can_operate(request))
+    params = parameters.fields(FILTER_FIELDS)
+    show = params.get("show", "all")
+    key = params.get("definition")
+    context: dict[str, Any] = {"tasks": [], "forms": {}, "error": None}
+    try:
+        where = filter_of(parameters, principal_of(request).name)
+        context = await read(request, _tasks, engine_of(request), where, can_operate(request))
+    except InterlockError as exc:
+        context["error"] = exc.message
     query = urlencode({"show": show, **({"definition": key} if key else {})})
-    context.update(show=show, key=key, rows_url=f"/tasks?{query}&fragment=rows")
+    context.update(show=show, key=key, query=query, rows_url=f"/tasks?{query}&fragment=rows")
     if parameters.text("fragment") == "rows":
-        return render(request, "_task_rows.html", context)
-    return render(request, "tasks.html", {"page": "tasks", "shows": SHOW, **context})
+        status = 400 if context.get("error") else 200
+        return render(request, "_task_rows.html", context, status_code=status)
+    keys = await read(request, console.definition_keys, engine_of(request))
+    context.update(await saved_views(request, ListPage.TASKS, query))
+    return render(request, "tasks.html", {"page": "tasks", "shows": SHOW, "keys": keys, **context})
 
 
-routes = [Route("/tasks", tasks_page, methods=["GET"])]
+async def tasks_export(request: Request) -> Response:
+    """Every open task the inbox's filters match, oldest first: CSV or JSON, streamed."""
+    format = check_format(request.path_params["format"])
+    where = filter_of(Query(request.query_params), principal_of(request).name)
+    return await export("tasks", format, COLUMNS, lists.tasks(engine_of(request), where))
+
+
+routes = [
+    Route("/tasks", tasks_page, methods=["GET"]),
+    Route("/tasks/export.{format}", tasks_export, methods=["GET"]),
+]

@@ -273,7 +273,11 @@ def open_incidents(
     node_id: str | None = None,
     text: str | None = None,
     limit: int = 500,
+    after: tuple[datetime, UUID] | None = None,
 ) -> list[IncidentRow]:
+    """Open incidents matching the filters, oldest first; with `after` (created_at, id), only
+    those that come after it (the batches of an export)."""
+    after_at, after_id = after or (None, None)
     return fetch_all(
         conn,
         IncidentRow,
@@ -286,6 +290,8 @@ def open_incidents(
         "AND (%(type)s::text IS NULL OR i.type = %(type)s) "
         "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
         "AND (%(text)s::text IS NULL OR strpos(lower(i.message), lower(%(text)s)) > 0) "
+        "AND (%(after_at)s::timestamptz IS NULL "
+        "  OR (i.created_at, i.id) > (%(after_at)s, %(after_id)s::uuid)) "
         "ORDER BY i.created_at, i.id LIMIT %(limit)s",
         {
             "key": definition_key,
@@ -293,6 +299,8 @@ def open_incidents(
             "node": node_id,
             "text": text,
             "limit": limit,
+            "after_at": after_at,
+            "after_id": after_id,
         },
     )
 

@@ -152,14 +152,22 @@ def list_page(
     """One page of instances matching `where`, newest first, after the cursor `after`."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-    parts, params = _conditions(where, Cursor.decode(after) if after is not None else None)
-    query: sql.Composable = _SELECT
-    if parts:
-        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
-    query = query + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC LIMIT %(limit)s")
-    params["limit"] = limit + 1
-    rows = fetch_all(conn, InstanceInfo, query, params)
+    rows = rows_after(conn, where, Cursor.decode(after) if after is not None else None, limit + 1)
     items = rows[:limit]
     more = len(rows) > limit
     last = items[-1] if more else None
     return InstancePage(items, Cursor(last.started_at, last.id).encode() if last else None)
+
+
+def rows_after(
+    conn: psycopg.Connection[Any], where: InstanceFilter, after: Cursor | None, limit: int
+) -> list[InstanceInfo]:
+    """At most `limit` instances matching `where`, newest first, strictly after `after`: the
+    statement of a page, and of each batch of an export of the whole list."""
+    parts, params = _conditions(where, after)
+    query: sql.Composable = _SELECT
+    if parts:
+        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
+    query = query + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC LIMIT %(limit)s")
+    params["limit"] = limit
+    return fetch_all(conn, InstanceInfo, query, params)

@@ -54,7 +54,12 @@ def query(
     candidate_user: str | None = None,
     candidate_group: str | None = None,
     limit: int = 1000,
+    unassigned: bool = False,
+    after: tuple[datetime, UUID] | None = None,
 ) -> list[TaskRow]:
+    """Tasks matching the filters, oldest first; `unassigned`: only those nobody holds; with
+    `after` (created_at, id), only those that come after it (the batches of an export)."""
+    after_at, after_id = after or (None, None)
     return fetch_all(
         conn,
         TaskRow,
@@ -65,6 +70,9 @@ def query(
         "AND (%(assignee)s::text IS NULL OR t.assignee = %(assignee)s) "
         "AND (%(user)s::text IS NULL OR %(user)s = ANY(t.candidate_users)) "
         "AND (%(group)s::text IS NULL OR %(group)s = ANY(t.candidate_groups)) "
+        "AND (NOT %(unassigned)s OR t.assignee IS NULL) "
+        "AND (%(after_at)s::timestamptz IS NULL "
+        "  OR (t.created_at, t.id) > (%(after_at)s, %(after_id)s::uuid)) "
         "ORDER BY t.created_at, t.id LIMIT %(limit)s",
         {
             "instance": instance_id,
@@ -74,5 +82,8 @@ def query(
             "user": candidate_user,
             "group": candidate_group,
             "limit": limit,
+            "unassigned": unassigned,
+            "after_at": after_at,
+            "after_id": after_id,
         },
     )

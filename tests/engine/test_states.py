@@ -30,6 +30,7 @@ from engine.states import (
     InstanceState,
     JobKind,
     JobOutcome,
+    ListPage,
     OutboxEvent,
     SubscriptionKind,
     TaskState,
@@ -197,6 +198,7 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "updated",
     ]
     assert [s.value for s in DeliveryState] == ["pending", "delivered", "dead"]
+    assert [s.value for s in ListPage] == ["instances", "incidents", "tasks"]
 
 
 def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
@@ -262,6 +264,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
         "ck_history_cleanup_run_state_allowed": "state IN ('Running', 'Finished', 'Stopped')",
         "ck_webhook_delivery_state_allowed": "state IN ('pending', 'delivered', 'dead')",
+        "ck_saved_view_page_allowed": "page IN ('instances', 'incidents', 'tasks')",
     }
 
 

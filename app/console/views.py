@@ -1,0 +1,88 @@
+"""Saved views and exports on the list pages (instances, incidents, tasks).
+
+Everyone who may read a list keeps views of it, a viewer included: a view is the user's own
+bookmark of filters and changes nothing in the engine. Saving and deleting are POSTs (with the
+session's CSRF token, as every console mutation) that run the engine's commands for the user
+who is logged in, on that user's views only; opening a view is a link to the page with the view's
+query. The section answers with itself, re-rendered with the outcome."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import principal_of, require
+from app.console.common import engine_of, read, refusal, render
+from app.errors import status_of
+from engine.accounts import Role
+from engine.api import Engine
+from engine.commands.views import DeleteView, SaveView
+from engine.errors import InterlockError
+from engine.queries import views as reads
+from engine.states import ListPage
+
+
+async def saved_views(request: Request, page: ListPage, query: str) -> dict[str, Any]:
+    """What `_saved_views.html` shows on a list page: the user's views of it, and the page's
+    current query (to save, and for the export links)."""
+    owner = principal_of(request).name
+    views = await read(request, reads.of_owner, engine_of(request), owner, page)
+    return {"list_page": page.value, "views": views, "list_query": query}
+
+
+def _text(form: FormData, name: str) -> str:
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
+
+
+Work = Callable[[Engine, str, FormData], str]
+
+
+async def _change(request: Request, work: Work) -> Response:
+    outcome: dict[str, Any]
+    status = 200
+    form = await request.form()
+    page = ListPage(_text(form, "page")) if _text(form, "page") in set(ListPage) else None
+    try:
+        owner = require(request, Role.VIEWER).name
+        message = await run_in_threadpool(work, engine_of(request), owner, form)
+        outcome = {"ok": True, "message": message}
+    except InterlockError as error:
+        outcome, status = refusal(error), status_of(error)
+    context: dict[str, Any] = {"list_page": None, "views": [], "list_query": ""}
+    if page is not None:
+        context = await saved_views(request, page, _text(form, "query"))
+    return render(request, "_saved_views.html", {**context, "outcome": outcome}, status_code=status)
+
+
+async def save(request: Request) -> Response:
+    def work(engine: Engine, owner: str, form: FormData) -> str:
+        title, page = _text(form, "name"), _text(form, "page")
+        result = engine.run(SaveView(owner, page, title, _text(form, "query")))
+        verb = "replaced" if result.replaced else "saved"
+        return f"View '{title.strip()}' {verb}."
+
+    return await _change(request, work)
+
+
+async def delete(request: Request) -> Response:
+    view_id: UUID = request.path_params["view_id"]
+
+    def work(engine: Engine, owner: str, form: FormData) -> str:
+        engine.run(DeleteView(owner, view_id))
+        return "View deleted."
+
+    return await _change(request, work)
+
+
+routes = [
+    Route("/views", save, methods=["POST"]),
+    Route("/views/{view_id:uuid}/delete", delete, methods=["POST"]),
+]

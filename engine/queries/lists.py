@@ -1,0 +1,155 @@
+"""The console's filtered lists (instances, incidents, user tasks): the filters each page reads
+from its URL, a page of each, and every row of each in batches, for the exports. A page and its
+export run the same statement, so an export holds exactly the rows its list shows, in the same
+order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from uuid import UUID
+
+from engine.queries import Connection, batched, query
+from engine.queries.console import (
+    IncidentRow,
+    definition_versions,
+    open_incident_counts,
+    open_incidents,
+)
+from engine.states import ListPage, TaskState
+from engine.store import instances as instance_store
+from engine.store import tasks as task_store
+from engine.store.instances import InstanceFilter
+from engine.store.queries import InstanceInfo
+from engine.store.tasks import TaskRow
+
+__all__ = [
+    "FILTERS",
+    "IncidentFilter",
+    "IncidentRow",
+    "InstanceRow",
+    "TaskFilter",
+    "TaskRow",
+    "incidents",
+    "instance_rows",
+    "instances",
+    "open_tasks",
+    "tasks",
+]
+
+# The query parameters each list page reads as its filters, in the order its form shows them.
+FILTERS: dict[ListPage, tuple[str, ...]] = {
+    ListPage.INSTANCES: (
+        "definition",
+        "version",
+        "state",
+        "business_key",
+        "incident",
+        "started_from",
+        "started_to",
+        "var_name",
+        "var_value",
+        "root",
+        "called_by",
+    ),
+    ListPage.INCIDENTS: ("definition", "type", "node", "text"),
+    ListPage.TASKS: ("show", "definition"),
+}
+
+
+# -- instances ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InstanceRow:
+    """An instance as the list shows it: with its definition's version and its open incidents."""
+
+    info: InstanceInfo
+    version: int | None
+    incidents: int
+
+
+@query
+def instance_rows(conn: Connection, infos: list[InstanceInfo]) -> list[InstanceRow]:
+    """`infos` with their versions and open incident counts (two statements for all of them)."""
+    versions = definition_versions(conn, sorted({i.definition_id for i in infos}))
+    counts = open_incident_counts(conn, [i.id for i in infos])
+    return [InstanceRow(i, versions.get(i.definition_id), counts.get(i.id, 0)) for i in infos]
+
+
+@batched
+def instances(
+    conn: Connection, after: InstanceRow | None, limit: int, where: InstanceFilter
+) -> list[InstanceRow]:
+    """Every instance matching `where`, newest first, as the list's pages show them."""
+    cursor = instance_store.Cursor(after.info.started_at, after.info.id) if after else None
+    return instance_rows(conn, instance_store.rows_after(conn, where, cursor, limit))
+
+
+# -- incidents ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IncidentFilter:
+    """The incident list's filters; None means "any". `text`: the message contains it (in any
+    case)."""
+
+    definition_key: str | None = None
+    incident_type: str | None = None
+    node_id: str | None = None
+    text: str | None = None
+
+
+@batched
+def incidents(
+    conn: Connection, after: IncidentRow | None, limit: int, where: IncidentFilter
+) -> list[IncidentRow]:
+    """Every open incident matching `where`, oldest first, as the list shows them."""
+    return open_incidents(
+        conn,
+        definition_key=where.definition_key,
+        incident_type=where.incident_type,
+        node_id=where.node_id,
+        text=where.text,
+        limit=limit,
+        after=(after.created_at, after.id) if after else None,
+    )
+
+
+# -- user tasks -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    """The task inbox's filters: open tasks of a definition (None: any), assigned to `assignee`
+    (None: anyone), or only those nobody holds (`unassigned`)."""
+
+    definition_key: str | None = None
+    assignee: str | None = None
+    unassigned: bool = False
+
+
+def _tasks(
+    conn: Connection, where: TaskFilter, limit: int, after: tuple[datetime, UUID] | None
+) -> list[TaskRow]:
+    return task_store.query(
+        conn,
+        state=TaskState.OPEN,
+        definition_key=where.definition_key,
+        assignee=where.assignee,
+        unassigned=where.unassigned,
+        limit=limit,
+        after=after,
+    )
+
+
+@query
+def open_tasks(conn: Connection, where: TaskFilter, limit: int = 1000) -> list[TaskRow]:
+    """The oldest `limit` open tasks matching `where`: the inbox page."""
+    return _tasks(conn, where, limit, None)
+
+
+@batched
+def tasks(conn: Connection, after: TaskRow | None, limit: int, where: TaskFilter) -> list[TaskRow]:
+    """Every open task matching `where`, oldest first, as the inbox shows them."""
+    return _tasks(conn, where, limit, (after.created_at, after.id) if after else None)
