@@ -21,7 +21,7 @@
     document.querySelectorAll("[data-theme-toggle]").forEach(function (button) {
       var next = CHOICES[(CHOICES.indexOf(choice) + 1) % CHOICES.length];
       button.setAttribute("data-choice", choice);
-      button.textContent = "Theme: " + choice;
+      button.setAttribute("aria-label", "Theme: " + choice);
       button.title = "Colour theme: " + choice + " (click for " + next + ")";
     });
   }
