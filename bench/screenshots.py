@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from pathlib import Path
+from typing import Literal
 
 from playwright.sync_api import Browser, sync_playwright
 
@@ -27,7 +28,7 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 
 PAGES = ("overview", "instances", "inspector")
-THEMES = ("light", "dark")
+THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 USER = "screenshots"
 PASSWORD = "screenshots-password"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")

@@ -139,9 +139,9 @@ def test_copy_buttons_and_json_variables(console: ConsoleServer, login: Login) -
     expect(customer).to_contain_text('"Ada <b>"')  # markup shown as text
     assert lines.get_attribute("open") is None  # twelve objects: collapsed, with a preview
     expect(lines.locator("> summary")).to_have_text('"lines": [ 12 items ],')
-    expect(lines.locator('.string:text-is(\'"A-11"\')')).to_be_hidden()
+    expect(lines.locator(".string:text-is('\"A-11\"')")).to_be_hidden()
     lines.locator("> summary").click()
-    expect(lines.locator('.string:text-is(\'"A-11"\')')).to_be_visible()
+    expect(lines.locator(".string:text-is('\"A-11\"')")).to_be_visible()
     expect(tree.locator(".null")).to_have_text("null")
     expect(tree.locator(".boolean")).to_have_text("true")
 
@@ -170,9 +170,7 @@ def test_keyboard_moves_through_lists_and_keeps_its_row_over_live_refreshes(
 ) -> None:
     engine = console.engine
     engine.deploy(parallel_approval())
-    handles = [
-        engine.start_latest("parallel-approval", business_key=f"k-{n}") for n in range(3)
-    ]
+    handles = [engine.start_latest("parallel-approval", business_key=f"k-{n}") for n in range(3)]
     page = login("operator")
     live(page, "/instances")
     rows = page.locator("#instance-rows tr[data-instance]")
