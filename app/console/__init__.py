@@ -12,6 +12,7 @@ from app.console import (
     incidents,
     inspector,
     instances,
+    jump,
     overview,
     sessions,
     tasks,
@@ -34,4 +35,5 @@ routes: list[BaseRoute] = [
     *webhooks.routes,
     *actions.routes,
     *forms.routes,
+    *jump.routes,
 ]

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from app.auth import csrf_token, principal_of, require
+from app.console.json_view import json_tree
 from app.errors import status_of
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.templating import templates
@@ -213,4 +214,5 @@ templates.env.filters["when"] = when
 templates.env.filters["duration"] = duration
 templates.env.globals["between"] = between
 templates.env.filters["variable_text"] = variable_text
+templates.env.filters["json_tree"] = json_tree
 templates.env.globals["EDITABLE_TYPES"] = EDITABLE_TYPES

@@ -45,7 +45,9 @@ def test_viewer_sees_no_actions_and_cannot_retry(console: ConsoleServer, login: 
     page = login("viewer")
     page.goto(f"/instances/{handle.id}")
     expect(page.locator("#incidents-body .incident")).to_have_count(1)
-    expect(page.locator("main button")).to_have_count(0)
+    # No action: the only buttons a viewer sees copy ids to the clipboard.
+    expect(page.locator("main button:not([data-copy])")).to_have_count(0)
+    expect(page.locator("main [hx-post]")).to_have_count(0)
     expect(page.locator("main form[hx-post]")).to_have_count(0)
     page.goto("/incidents")
     expect(page.locator("tr[data-incident]")).to_have_count(1)
