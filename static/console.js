@@ -59,8 +59,6 @@
 
   // -- live refresh ------------------------------------------------------------------------------
 
-  var timers = new WeakMap();
-
   function editing(el) {
     var active = document.activeElement;
     return (
@@ -71,28 +69,111 @@
     );
   }
 
-  // At most one refresh per `data-throttle` ms per element, and always one after the last event.
-  function refresh(el) {
-    var state = timers.get(el) || { last: 0, timer: null };
-    timers.set(el, state);
-    if (state.timer) {
+  // One request per page per burst of events. The first event of a burst asks at once (once the
+  // events delivered with it are in); events that arrive while that request runs are gathered
+  // into one request after it ends, at least `data-throttle` ms after the previous one began.
+  // A page with a live source ([data-live-source]) asks for every changed part ([data-live] with
+  // its `data-part`) in one request, whose answer swaps them out of band; on other pages each
+  // [data-live] element asks for itself (they have one). A part the user is typing in is left
+  // alone until the focus leaves it.
+  var live = { wanted: new Set(), timer: null, busy: 0, since: 0, last: 0, parts: [] };
+  var deferred = new WeakSet();
+  Interlock.live = live;
+
+  function liveSource() {
+    return document.querySelector("[data-live-source]");
+  }
+
+  function schedule() {
+    if (live.busy && Date.now() - live.since > 15000) {
+      live.busy = 0;  // an answer that never came: do not stop refreshing
+    }
+    if (live.timer || live.busy || !live.wanted.size) {
       return;
     }
-    var wait = Number(el.getAttribute("data-throttle") || 150);
-    var delay = Math.max(0, state.last + wait - Date.now());
-    state.timer = window.setTimeout(function () {
-      state.timer = null;
+    var paced = liveSource() || live.wanted.values().next().value;
+    var wait = Number(paced.getAttribute("data-throttle") || 150);
+    live.timer = window.setTimeout(fire, Math.max(0, live.last + wait - Date.now()));
+  }
+
+  function refresh(el) {
+    live.wanted.add(el);
+    schedule();
+  }
+
+  function fire() {
+    live.timer = null;
+    var ready = [];
+    live.wanted.forEach(function (el) {
       if (!document.body.contains(el)) {
         return;
       }
-      if (editing(el)) {
-        el.addEventListener("focusout", function () { refresh(el); }, { once: true });
-        return;
+      if (!editing(el)) {
+        ready.push(el);
+      } else if (!deferred.has(el)) {
+        deferred.add(el);
+        el.addEventListener("focusout", function () { deferred.delete(el); refresh(el); }, { once: true });
       }
-      state.last = Date.now();
-      htmx.trigger(el, "live-refresh");
-    }, delay);
+    });
+    live.wanted.clear();
+    if (!ready.length) {
+      return;
+    }
+    live.last = live.since = Date.now();
+    var source = liveSource();
+    if (source) {
+      live.parts = ready.map(function (el) { return el.getAttribute("data-part"); });
+      live.busy = 1;
+      htmx.trigger(source, "live-refresh");
+      return;
+    }
+    live.busy = ready.length;
+    ready.forEach(function (el) { htmx.trigger(el, "live-refresh"); });
   }
+
+  document.addEventListener("htmx:configRequest", function (evt) {
+    if (evt.detail.elt && evt.detail.elt.hasAttribute("data-live-source")) {
+      evt.detail.parameters.parts = live.parts.join(",");
+    }
+  });
+
+  // The diagram's state comes with the live source's answer, in #diagram-state.
+  function liveState(evt) {
+    if (live.parts.indexOf("diagram") < 0) {
+      return;
+    }
+    var holder = document.getElementById("diagram-state");
+    var detail = null;
+    if (!evt.detail.successful) {
+      var status = evt.detail.xhr ? evt.detail.xhr.status : 0;
+      detail = { error: "its state could not be loaded (" + status + ")" };
+    } else if (holder && holder.hasAttribute("data-state")) {
+      try {
+        detail = { state: JSON.parse(holder.getAttribute("data-state")) };
+      } catch (e) {
+        detail = { error: "its state could not be read" };
+      }
+      holder.removeAttribute("data-state");
+    }
+    if (detail) {
+      document.dispatchEvent(new CustomEvent("interlock:state", { detail: detail }));
+    }
+  }
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var config = evt.detail.requestConfig;
+    var cause = config && config.triggeringEvent;
+    if (!cause || cause.type !== "live-refresh" || !evt.detail.elt) {
+      return;
+    }
+    if (evt.detail.elt.hasAttribute("data-live-source")) {
+      liveState(evt);
+    }
+    live.busy = Math.max(0, live.busy - 1);
+    if (!live.busy) {
+      schedule();
+    }
+  });
 
   // `foreign`: the event is another instance's of the family the page follows (the inspector
   // follows its instance's whole family); only elements that list "family" want those.
@@ -250,11 +331,13 @@
       });
     }
   });
-  document.addEventListener("htmx:afterSwap", function (evt) {
+  function reselect(evt) {
     evt.target.querySelectorAll("input[data-select]").forEach(function (b) {
       b.checked = selected.has(b.value);
     });
-  });
+  }
+  document.addEventListener("htmx:afterSwap", reselect);
+  document.addEventListener("htmx:oobAfterSwap", reselect);
 
   function postRetry(id) {
     return fetch("/incidents/" + encodeURIComponent(id) + "/retry", {

@@ -97,8 +97,13 @@ class LiveDiagram {
     this.registry = this.viewer.get("elementRegistry");
     fit(this.canvas);
     this.viewer.on("element.click", (event) => this.clicked(event.element));
-    document.addEventListener("interlock:event", () => this.schedule());
-    document.addEventListener("interlock:resync", () => this.schedule());
+    if (this.container.hasAttribute("data-part")) {
+      // The page's live refresh brings the state (console.js): no request of its own.
+      document.addEventListener("interlock:state", (event) => this.receive(event.detail));
+    } else {
+      document.addEventListener("interlock:event", () => this.schedule());
+      document.addEventListener("interlock:resync", () => this.schedule());
+    }
     document.addEventListener("interlock:node", (event) => this.select(event.detail || null));
     document.querySelectorAll("input[name=diagram-mode]").forEach((input) => {
       input.addEventListener("change", () => {
@@ -124,12 +129,35 @@ class LiveDiagram {
     try {
       await this.refresh();
     } catch (error) {
-      this.container.classList.add("stale");
-      this.report("The diagram is not up to date: " + error.message + ". It is updated again with the next change.");
+      this.stale(error.message);
       return;
     }
-    this.container.classList.remove("stale");
-    this.report(null);
+    this.stale(null);
+  }
+
+  // Mark the diagram out of date because of `problem`; null: it is up to date.
+  stale(problem) {
+    this.container.classList.toggle("stale", Boolean(problem));
+    this.report(problem ? "The diagram is not up to date: " + problem + ". It is updated again with the next change." : null);
+  }
+
+  // A state, or the problem loading it ({state} or {error}), from the page's live refresh.
+  receive(detail) {
+    if (detail.error) {
+      this.stale(detail.error);
+      return;
+    }
+    const serial = ++this.serial;
+    this.applied = serial;
+    this.show(detail.state, serial);
+    this.stale(null);
+  }
+
+  show(state, serial) {
+    this.state = state;
+    this.apply(state);
+    this.container.dataset.ready = "true";
+    this.container.dataset.serial = String(serial);
   }
 
   schedule() {
@@ -161,10 +189,7 @@ class LiveDiagram {
       return;
     }
     this.applied = serial;
-    this.state = state;
-    this.apply(state);
-    this.container.dataset.ready = "true";
-    this.container.dataset.serial = String(serial);
+    this.show(state, serial);
   }
 
   mark(id, className) {

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 from uuid import UUID
 
@@ -17,15 +18,15 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
-from app.params import Query
-from engine.api import Engine
+from app.params import ParameterError, Query
+from engine.api import Engine, ExternalTaskView, IncidentView, JobView, UserTaskView
 from engine.errors import NotFound
 from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
 from engine.queries import console, definitions
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
-from engine.queries.instances import InstanceInfo, TokenRow, VisitRow
-from engine.states import TokenMode, TokenState, VisitState
+from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
+from engine.states import InstanceState, TokenMode, TokenState, VisitState
 from engine.variables import TypedValue, from_row
 
 PANELS = (
@@ -53,6 +54,66 @@ def _info(engine: Engine, instance_id: UUID) -> tuple[InstanceInfo, int, Process
 
 def _node_choices(model: ProcessModel) -> list[tuple[str, str]]:
     return sorted(((n.id, n.label) for n in model.nodes), key=lambda pair: pair[1].lower())
+
+
+class InstanceReads:
+    """The rows of one instance that the inspector's header, panels and diagram show, each read
+    at most once however many of them one request renders."""
+
+    def __init__(self, engine: Engine, instance_id: UUID) -> None:
+        self.engine = engine
+        self.instance_id = instance_id
+
+    @cached_property
+    def info(self) -> InstanceInfo:
+        info = queries.instance(self.engine, self.instance_id)
+        if info is None:
+            raise NotFound(f"process instance {self.instance_id} does not exist")
+        return info
+
+    @cached_property
+    def model(self) -> ProcessModel:
+        return self.engine.model(self.info.definition_id, self.info.definition_key)
+
+    @cached_property
+    def tokens(self) -> list[TokenRow]:
+        return queries.tokens(self.engine, self.instance_id)
+
+    @cached_property
+    def visits(self) -> list[VisitRow]:
+        return queries.visits(self.engine, self.instance_id)
+
+    @cached_property
+    def joins(self) -> list[JoinState]:
+        return console.join_states(self.engine, self.instance_id)
+
+    @cached_property
+    def waits(self) -> list[EventWait]:
+        return console.event_waits(self.engine, self.instance_id)
+
+    @cached_property
+    def scoped(self) -> list[VariableRow]:
+        return queries.variables_in_scopes(self.engine, self.instance_id)
+
+    @cached_property
+    def family(self) -> Family:
+        return family_of(self.engine, self.instance_id)
+
+    @cached_property
+    def incidents(self) -> list[IncidentView]:
+        return self.engine.incidents(instance_id=self.instance_id)
+
+    @cached_property
+    def user_tasks(self) -> list[UserTaskView]:
+        return self.engine.user_tasks(self.instance_id)
+
+    @cached_property
+    def external_tasks(self) -> list[ExternalTaskView]:
+        return self.engine.external_tasks(instance_id=self.instance_id)
+
+    @cached_property
+    def jobs(self) -> list[JobView]:
+        return self.engine.jobs(self.instance_id)
 
 
 @dataclass(frozen=True)
@@ -210,29 +271,24 @@ def _timeline(
     return entries
 
 
-def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> dict[str, Any]:
+def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     def keep(node_id: str) -> bool:
         return node is None or node_id == node
 
+    engine, instance_id = reads.engine, reads.instance_id
     handle = engine.instance(instance_id)
     context: dict[str, Any] = {"node": node}
     if name == "family":
-        context["family"] = family_of(engine, instance_id)
+        context["family"] = reads.family
     elif name == "incidents":
-        context["incidents"] = [
-            i for i in engine.incidents(instance_id=instance_id) if keep(i.node_id)
-        ]
+        context["incidents"] = [i for i in reads.incidents if keep(i.node_id)]
     elif name == "tokens":
-        tokens = queries.tokens(engine, instance_id)
-        joins = console.join_states(engine, instance_id)
-        info = queries.instance(engine, instance_id)
-        assert info is not None
-        model = engine.model(info.definition_id, info.definition_key)
+        tokens, joins, model = reads.tokens, reads.joins, reads.model
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
         context["joins"] = [
             line for line in _join_lines(model, joins, tokens) if keep(line.join.gateway_id)
         ]
-        waits = console.event_waits(engine, instance_id)
+        waits = reads.waits
         context["gateway_waits"] = [
             line for line in _gateway_waits(model, tokens, waits) if keep(line.gateway_id)
         ]
@@ -242,33 +298,26 @@ def _panel(engine: Engine, instance_id: UUID, name: str, node: str | None) -> di
             if keep(line.start_id) or keep(line.subprocess_id)
         ]
         context["event_subprocesses"] = _event_subprocesses(model)
-        scoped = queries.variables_in_scopes(engine, instance_id)
         context["loops"] = [
-            line for line in loop_lines(model, tokens, scoped) if keep(line.host.node_id)
+            line for line in loop_lines(model, tokens, reads.scoped) if keep(line.host.node_id)
         ]
         context["names"] = {n.id: n.label for n in model.nodes}
-        context["calls"] = family_of(engine, instance_id).running_by_token()
+        context["calls"] = reads.family.running_by_token()
     elif name == "user_tasks":
-        context["tasks"] = [t for t in handle.user_tasks() if keep(t.node_id)]
+        context["tasks"] = [t for t in reads.user_tasks if keep(t.node_id)]
         context["forms"] = task_forms(engine, context["tasks"])
     elif name == "external_tasks":
-        context["external"] = [
-            t for t in engine.external_tasks(instance_id=instance_id) if keep(t.node_id)
-        ]
+        context["external"] = [t for t in reads.external_tasks if keep(t.node_id)]
         context["now"] = datetime.now(UTC)
     elif name == "jobs":
-        context["jobs"] = [j for j in engine.jobs(instance_id) if keep(j.node_id)]
+        context["jobs"] = [j for j in reads.jobs if keep(j.node_id)]
         context["now"] = datetime.now(UTC)
     elif name == "variables":
         context["variables"] = sorted(handle.typed_variables().items())
-        context["scopes"] = [g for g in _local_scopes(engine, instance_id) if keep(g.node_id)]
-        context["final"] = handle.state.is_final
+        context["scopes"] = [g for g in _local_scopes(reads) if keep(g.node_id)]
+        context["final"] = InstanceState(reads.info.state).is_final
     elif name == "history":
-        visits = queries.visits(engine, instance_id)
-        info = queries.instance(engine, instance_id)
-        assert info is not None
-        model = engine.model(info.definition_id, info.definition_key)
-        timeline = _timeline(visits, info, model)
+        timeline = _timeline(reads.visits, reads.info, reads.model)
         context["timeline"] = [e for e in timeline if keep(e.visit.node_id)]
     else:
         raise NotFound(f"no panel '{name}'")
@@ -285,16 +334,14 @@ class LocalScope:
     variables: list[tuple[str, TypedValue]]
 
 
-def _local_scopes(engine: Engine, instance_id: UUID) -> list[LocalScope]:
+def _local_scopes(reads: InstanceReads) -> list[LocalScope]:
     """Every scope with local variables, grouped under the activity that owns them, in the
     order of the owners' tokens."""
-    rows = [r for r in queries.variables_in_scopes(engine, instance_id) if r.scope_key]
+    rows = [r for r in reads.scoped if r.scope_key]
     if not rows:
         return []
-    info = queries.instance(engine, instance_id)
-    assert info is not None
-    model = engine.model(info.definition_id, info.definition_key)
-    tokens = {str(t.id): t for t in queries.tokens(engine, instance_id)}
+    model = reads.model
+    tokens = {str(t.id): t for t in reads.tokens}
     grouped: dict[str, list[tuple[str, TypedValue]]] = {}
     for row in rows:
         grouped.setdefault(row.scope_key, []).append((row.name, from_row(row.type, row.value)))
@@ -308,25 +355,26 @@ def _local_scopes(engine: Engine, instance_id: UUID) -> list[LocalScope]:
     return scopes
 
 
-def _panels(engine: Engine, instance_id: UUID) -> dict[str, dict[str, Any]]:
-    return {name: _panel(engine, instance_id, name, None) for name in PANELS}
+def _panels(reads: InstanceReads) -> dict[str, dict[str, Any]]:
+    return {name: _panel(reads, name, None) for name in PANELS}
 
 
-def _counts(engine: Engine, instance_id: UUID) -> dict[str, int]:
+def _counts(reads: InstanceReads) -> dict[str, int]:
     return {
-        "incidents": len(engine.incidents(instance_id=instance_id)),
-        "user_tasks": len(engine.user_tasks(instance_id)),
-        "external_tasks": len(engine.external_tasks(instance_id=instance_id)),
-        "jobs": len(engine.jobs(instance_id)),
+        "incidents": len(reads.incidents),
+        "user_tasks": len(reads.user_tasks),
+        "external_tasks": len(reads.external_tasks),
+        "jobs": len(reads.jobs),
     }
 
 
 async def inspector(request: Request) -> Response:
     engine = engine_of(request)
     instance_id: UUID = request.path_params["instance_id"]
+    reads = InstanceReads(engine, instance_id)
     info, version, model = await read(request, _info, engine, instance_id)
-    panels = await read(request, _panels, engine, instance_id)
-    counts = await read(request, _counts, engine, instance_id)
+    panels = await read(request, _panels, reads)
+    counts = await read(request, _counts, reads)
     family: Family = panels["family"]["family"]
     return render(
         request,
@@ -346,17 +394,22 @@ async def inspector(request: Request) -> Response:
     )
 
 
+def _header(reads: InstanceReads) -> dict[str, Any]:
+    """What `_inspector_header.html` shows."""
+    definition = definitions.by_id(reads.engine, reads.info.definition_id)
+    if definition is None:
+        raise NotFound(f"process definition {reads.info.definition_id} does not exist")
+    return {
+        "info": reads.info,
+        "version": definition.version,
+        "counts": _counts(reads),
+        "family": reads.family,
+    }
+
+
 async def header(request: Request) -> Response:
-    engine = engine_of(request)
-    instance_id: UUID = request.path_params["instance_id"]
-    info, version, _ = await read(request, _info, engine, instance_id)
-    counts = await read(request, _counts, engine, instance_id)
-    family = await read(request, family_of, engine, instance_id)
-    return render(
-        request,
-        "_inspector_header.html",
-        {"info": info, "version": version, "counts": counts, "family": family},
-    )
+    reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
+    return render(request, "_inspector_header.html", await read(request, _header, reads))
 
 
 async def panel(request: Request) -> Response:
@@ -365,22 +418,16 @@ async def panel(request: Request) -> Response:
         raise NotFound(f"no panel '{name}'")
     instance_id: UUID = request.path_params["instance_id"]
     node = Query(request.query_params).text("node")
-    context = await read(request, _panel, engine_of(request), instance_id, name, node)
+    reads = InstanceReads(engine_of(request), instance_id)
+    context = await read(request, _panel, reads, name, node)
     return render(request, f"_panel_{name}.html", {"instance_id": instance_id, "p": context})
 
 
-def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
+def diagram_state(reads: InstanceReads) -> dict[str, Any]:
     """Where the tokens are, which joins wait, where incidents are, which path was taken."""
-    info = queries.instance(engine, instance_id)
-    if info is None:
-        raise NotFound(f"process instance {instance_id} does not exist")
-    model = engine.model(info.definition_id, info.definition_key)
-    tokens = queries.tokens(engine, instance_id)
-    visits = queries.visits(engine, instance_id)
-    joins = console.join_states(engine, instance_id)
-    incidents = engine.incidents(instance_id=instance_id)
-    waits = console.event_waits(engine, instance_id)
-    family = family_of(engine, instance_id)
+    info, model, tokens, visits = reads.info, reads.model, reads.tokens, reads.visits
+    joins, incidents, waits, family = reads.joins, reads.incidents, reads.waits, reads.family
+    instance_id = reads.instance_id
     live: dict[str, Counter[str]] = {}
     compensating: Counter[str] = Counter()
     for token in tokens:
@@ -416,7 +463,7 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
         },
         "gateway_waits": gateway_waits,
         "loops": loop_badges(
-            loop_lines(model, tokens, queries.variables_in_scopes(engine, instance_id))
+            loop_lines(model, tokens, reads.scoped)
         ),
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
@@ -426,14 +473,45 @@ def diagram_state(engine: Engine, instance_id: UUID) -> dict[str, Any]:
 
 
 async def diagram(request: Request) -> Response:
-    instance_id: UUID = request.path_params["instance_id"]
-    state = await read(request, diagram_state, engine_of(request), instance_id)
+    reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
+    state = await read(request, diagram_state, reads)
     return JSONResponse(state, headers={"Cache-Control": "no-store"})
+
+
+# What the inspector's live refresh can ask for: the header, each panel, the diagram's state.
+LIVE_PARTS = ("header", *PANELS, "diagram")
+
+
+def _live(reads: InstanceReads, parts: list[str], node: str | None) -> dict[str, Any]:
+    """Everything `parts` names, from one set of reads of the instance."""
+    return {
+        "header": _header(reads) if "header" in parts else None,
+        "panels": {name: _panel(reads, name, node) for name in PANELS if name in parts},
+        "diagram": diagram_state(reads) if "diagram" in parts else None,
+        "instance_id": reads.instance_id,
+    }
+
+
+async def live(request: Request) -> Response:
+    """The parts of an open inspector that an event burst changed, in one answer: each as an
+    out-of-band swap of its element on the page (the diagram's state as JSON in
+    `#diagram-state`). `parts` is a comma-separated list of LIVE_PARTS (default: all);
+    `node` filters the panels as /panel/{name} does."""
+    query = Query(request.query_params)
+    parts = query.csv("parts") or list(LIVE_PARTS)
+    for part in parts:
+        if part not in LIVE_PARTS:
+            raise ParameterError("parts", part, f"names unknown part '{part}'")
+    node = query.text("node")
+    reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
+    context = await read(request, _live, reads, parts, node)
+    return render(request, "_inspector_live.html", context)
 
 
 routes = [
     Route("/instances/{instance_id:uuid}", inspector, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/header", header, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/panel/{name}", panel, methods=["GET"]),
+    Route("/instances/{instance_id:uuid}/live", live, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/diagram.json", diagram, methods=["GET"]),
 ]

@@ -1,0 +1,94 @@
+"""GET /instances/{id}/live: the parts of an open inspector that changed, in one answer, each as
+an out-of-band swap of its element; the panels as /panel/{name} renders them (node filter
+included) and the diagram's state as /diagram.json gives it."""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from html import unescape
+
+import httpx
+
+from engine.builder import ProcessBuilder
+from tests.server import LiveServer, console_login
+
+OOB = re.compile(r'<div id="([a-z_-]+)" hx-swap-oob="(innerHTML|true)"')
+
+
+def swapped(html: str) -> list[str]:
+    return [found.group(1) for found in OOB.finditer(html)]
+
+
+def inner(html: str, element_id: str) -> str:
+    """The content of the out-of-band element `element_id`, white space collapsed."""
+    start = html.index(f'<div id="{element_id}" hx-swap-oob="innerHTML">')
+    body = html[html.index(">", start) + 1 :]
+    ends = [m.start() for m in re.finditer(r'</div>\s*(?=<div id="[a-z_-]+" hx-swap-oob|$)', body)]
+    return " ".join(body[: ends[0]].split())
+
+
+def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
+    engine = server.engine
+    engine.deploy(
+        ProcessBuilder("live-parts")
+        .start_event("Start")
+        .parallel_gateway("Split")
+        .user_task("Pack", "Pack goods")
+        .user_task("Invoice", "Write invoice")
+        .parallel_gateway("Join")
+        .end_event("End")
+        .chain("Start", "Split")
+        .chain("Split", "Pack", "Join")
+        .chain("Split", "Invoice", "Join")
+        .chain("Join", "End")
+        .build()
+    )
+    instance = engine.start_latest("live-parts")
+    [pack] = [t for t in instance.user_tasks() if t.node_id == "Pack"]
+    engine.complete_task(pack.id)
+    login = console_login(server.url, "viewer")
+    cookies = {"interlock_session": login.cookies["interlock_session"]}
+
+    def get(path: str, **params: str) -> httpx.Response:
+        return httpx.get(f"{server.url}{path}", params=params, cookies=cookies)
+
+    base = f"/instances/{instance.id}"
+    every = get(f"{base}/live")
+    assert every.status_code == 200
+    assert swapped(every.text) == [
+        "inspector-header",
+        "family-body",
+        "incidents-body",
+        "tokens-body",
+        "user_tasks-body",
+        "external_tasks-body",
+        "jobs-body",
+        "variables-body",
+        "history-body",
+        "diagram-state",
+    ]
+
+    some = get(f"{base}/live", parts="tokens,diagram", node="Invoice")
+    assert some.status_code == 200
+    assert swapped(some.text) == ["tokens-body", "diagram-state"]
+    tokens = inner(some.text, "tokens-body")
+    panel = get(f"{base}/panel/tokens", node="Invoice")
+    assert tokens == " ".join(panel.text.split())
+    assert 'data-node="Invoice"' in tokens and 'data-node="Pack"' not in tokens
+    state = re.search(r"data-state='([^']*)'", some.text)
+    assert state is not None
+    assert json.loads(unescape(state.group(1))) == get(f"{base}/diagram.json").json()
+    assert json.loads(unescape(state.group(1)))["joins"] == {
+        "Join": {"arrived": 1, "expected": 2, "upstream": None}
+    }
+
+    header = get(f"{base}/live", parts="header")
+    assert swapped(header.text) == ["inspector-header"]
+    assert f"<code>{instance.id}</code>" in header.text
+
+    unknown = get(f"{base}/live", parts="tokens,gossip")
+    assert unknown.status_code == 400
+    assert "parts" in unknown.text and "gossip" in unknown.text
+    assert get(f"/instances/{uuid.uuid4()}/live").status_code == 404

@@ -1,0 +1,124 @@
+"""An open inspector refreshes with one request per burst of events, never two at once, and that
+request brings every changed part: the tokens panel, the other panels, the diagram. A part the
+user is typing in is left alone until the focus leaves it."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, Request, expect
+
+from tests.browser.conftest import Login
+from tests.browser.live import ConsoleServer
+from tests.browser.processes import parallel_approval
+
+pytestmark = pytest.mark.browser
+
+SETTLED = """() => {
+  const live = window.Interlock.live;
+  return live.busy === 0 && live.timer === null && live.wanted.size === 0;
+}"""
+
+
+class Requests:
+    """The page's requests besides its event stream and static files, and the most that were
+    in flight at once."""
+
+    def __init__(self, page: Page) -> None:
+        self.urls: list[str] = []
+        self.open: set[Request] = set()
+        self.most = 0
+        page.on("request", self.started)
+        page.on("requestfinished", self.ended)
+        page.on("requestfailed", self.ended)
+
+    def wanted(self, request: Request) -> bool:
+        return "/stream" not in request.url and "/static/" not in request.url
+
+    def started(self, request: Request) -> None:
+        if self.wanted(request):
+            self.urls.append(request.url)
+            self.open.add(request)
+            self.most = max(self.most, len(self.open))
+
+    def ended(self, request: Request) -> None:
+        self.open.discard(request)
+
+    def clear(self) -> None:
+        """Count afresh (the page has settled: what it asked for before has been answered)."""
+        self.urls.clear()
+        self.open.clear()
+        self.most = 0
+
+
+def settle(page: Page) -> None:
+    """Wait until the page asks for nothing more, then a while longer to be sure."""
+    page.wait_for_function(SETTLED)
+    page.wait_for_timeout(400)
+    page.wait_for_function(SETTLED)
+
+
+def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Login) -> None:
+    engine = console.engine
+    engine.deploy(parallel_approval())
+    handle = engine.start_latest("parallel-approval")
+    page = login("viewer")
+    requests = Requests(page)
+    page.goto(f"/instances/{handle.id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    settle(page)
+    requests.clear()
+    events = page.evaluate("window.Interlock.received.length")
+
+    # One commit: several events, one request, and the tokens panel shows the move.
+    pack = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Pack")
+    engine.complete_task(pack.id)
+    expect(page.locator("#tokens-body .join-count")).to_have_text("1/2")
+    expect(page.locator('.djs-overlays[data-container-id="Join"] .join-badge')).to_have_text("1/2")
+    settle(page)
+    assert page.evaluate("window.Interlock.received.length") - events >= 2
+    assert len(requests.urls) == 1, requests.urls
+    assert f"/instances/{handle.id}/live?" in requests.urls[0]
+    assert requests.most == 1
+    expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
+    expect(page.locator("#history-body li[data-node]")).to_have_count(5)
+
+    # A burst of commits: the first event asks at once, the rest wait for that answer and are
+    # asked for together after it.
+    requests.clear()
+    events = page.evaluate("window.Interlock.received.length")
+    for n in range(8):
+        handle.set_variables({"step": n})
+    expect(page.locator('#variables-body tr[data-variable="step"] .value')).to_have_text("7")
+    settle(page)
+    assert page.evaluate("window.Interlock.received.length") - events >= 8
+    assert 1 <= len(requests.urls) <= 2, requests.urls
+    assert all("/live?" in url for url in requests.urls), requests.urls
+    assert requests.most == 1
+
+
+def test_a_part_being_edited_waits_for_the_focus_to_leave(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(parallel_approval())
+    handle = engine.start_latest("parallel-approval")
+    page = login("operator")
+    page.goto(f"/instances/{handle.id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    settle(page)
+
+    pack = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Pack")
+    typing = page.locator(f"#vars-{pack.id}")
+    typing.fill('{"note": "half-typed"}')
+    typing.focus()
+    invoice = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Invoice")
+    engine.complete_task(invoice.id)
+    expect(page.locator("#tokens-body .join-count")).to_have_text("1/2")
+    settle(page)
+    expect(typing).to_have_value('{"note": "half-typed"}')
+    expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(2)
+
+    page.locator("#h-diagram").click()
+    expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
