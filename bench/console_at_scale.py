@@ -3,7 +3,7 @@ fragment, list and count over HTTP while instances flow.
 
     python -m bench.console_at_scale [--instances 1000000] [--history-per-instance 10]
         [--active 100000] [--outbox 200000] [--variables-every 5] [--requests 30]
-        [--rate 20] [--database-url URL]
+        [--budget 20] [--rate 20] [--database-url URL]
 
 The fill deploys real models through the engine (a parallel split and join whose join node is
 `join`, user tasks, external tasks, a service task, a boundary timer), then writes generated rows
@@ -205,6 +205,7 @@ def flowing(database_url: str, rate: float) -> Iterator[None]:
 class Timing:
     probe: Probe
     status: int
+    requests: int
     p50_ms: float
     p99_ms: float
 
@@ -223,31 +224,35 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def measure(
-    surfaces: dict[str, httpx.Client], all_probes: Sequence[Probe], requests: int
+    surfaces: dict[str, httpx.Client], all_probes: Sequence[Probe], requests: int, budget: float
 ) -> list[Timing]:
-    """Each probe once to warm up, then `requests` times; a probe answering other than it
-    should is reported with that status and its timings."""
+    """Each probe once to warm up, then `requests` times, or fewer when its requests have taken
+    `budget` seconds (a route far off its target would otherwise hold the run for hours). A probe
+    answering other than it should is reported with that status."""
     found = []
     for probe in all_probes:
         client = surfaces[probe.surface]
         status = client.get(probe.path).status_code
-        samples = []
-        for _ in range(requests):
+        samples: list[float] = []
+        while len(samples) < requests and sum(samples) < budget * 1000:
             began = time.perf_counter()
             response = client.get(probe.path)
             samples.append((time.perf_counter() - began) * 1000)
             if response.status_code != probe.expect:
                 status = response.status_code
-        found.append(Timing(probe, status, percentile(samples, 0.5), percentile(samples, 0.99)))
+        found.append(
+            Timing(probe, status, len(samples), percentile(samples, 0.5), percentile(samples, 0.99))
+        )
     return found
 
 
 def table(timings: Sequence[Timing]) -> str:
     width = max(len(t.probe.path) for t in timings)
-    lines = [f"{'surface':<8} {'request':<{width}} {'status':>6} {'p50 ms':>8} {'p99 ms':>8}  ok"]
+    head = f"{'surface':<8} {'request':<{width}} {'status':>6} {'n':>4}"
+    lines = [f"{head} {'p50 ms':>8} {'p99 ms':>8}  ok"]
     for t in timings:
         lines.append(
-            f"{t.probe.surface:<8} {t.probe.path:<{width}} {t.status:>6} "
+            f"{t.probe.surface:<8} {t.probe.path:<{width}} {t.status:>6} {t.requests:>4} "
             f"{t.p50_ms:>8.1f} {t.p99_ms:>8.1f}  {'yes' if t.ok else 'NO'}"
         )
     slow = [t for t in timings if not t.ok]
@@ -261,7 +266,7 @@ def table(timings: Sequence[Timing]) -> str:
 # -- the run --------------------------------------------------------------------------------------
 
 
-def run(url: str | None, sizes: Sizes, requests: int, rate: float) -> None:
+def run(url: str | None, sizes: Sizes, requests: int, budget: float, rate: float) -> None:
     with tempfile.TemporaryDirectory(prefix="interlock-bench-") as home:
         database = Database.open(url, home=Path(home))
         try:
@@ -293,7 +298,7 @@ def run(url: str | None, sizes: Sizes, requests: int, rate: float) -> None:
                 flowing(database.url, rate),
                 clients(base, creds) as surfaces,
             ):
-                timings = measure(surfaces, all_probes, requests)
+                timings = measure(surfaces, all_probes, requests, budget)
             print(
                 f"\n{len(all_probes)} requests x {requests}, one at a time over keep-alive, "
                 f"while {rate:g} instances/s start and complete; client-measured time, ms"
@@ -316,6 +321,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--outbox", type=int, default=Sizes.outbox)
     parser.add_argument("--variables-every", type=int, default=Sizes.variables_every)
     parser.add_argument("--requests", type=int, default=30, help="timed requests per probe")
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of requests per probe at most"
+    )
     parser.add_argument("--rate", type=float, default=20.0, help="instances/s flowing meanwhile")
     parser.add_argument("--database-url")
     args = parser.parse_args(arguments)
@@ -329,7 +337,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     except ValueError as exc:
         parser.error(str(exc))
-    run(args.database_url, sizes, args.requests, args.rate)
+    run(args.database_url, sizes, args.requests, args.budget, args.rate)
 
 
 if __name__ == "__main__":
