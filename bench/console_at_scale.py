@@ -1,0 +1,344 @@
+"""The console, /api/v1 and /engine-rest at scale: fill a large database, then time every page,
+fragment, list and count over HTTP while instances flow.
+
+    python -m bench.console_at_scale [--instances 1000000] [--history-per-instance 10]
+        [--active 100000] [--outbox 200000] [--variables-every 5] [--requests 30]
+        [--budget 20] [--rate 20] [--database-url URL]
+
+The fill deploys real models through the engine (a parallel split and join whose join node is
+`join`, user tasks, external tasks, a service task, a boundary timer), then writes generated rows
+with INSERT ... SELECT over generate_series, in chunks, through plain INSERTs (so any trigger on
+the tables sees them): `--instances` process instances over those definitions, most ended
+(Completed or Terminated, with `ended_at`), `--active` of them running, each with a completed fork
+token and two waiting tokens (a user task and an external task), one open incident (half failed
+external tasks, half failed timer jobs), a timer job; `--history-per-instance` visits per
+instance with node ids taken from the models; variables for every `--variables-every`-th
+instance; `--outbox` outbox rows of the last hour. Then ANALYZE.
+
+A server runs in a subprocess (uvicorn, the real app, auth on, job executor off). The client logs
+in as an admin (a console session cookie for pages and fragments, an API token as Bearer for
+/api/v1 and /engine-rest). While another process starts and completes `--rate` instances a
+second (a start, and the user task of the instance started a second earlier), every probe
+of bench/scale_probes.py is requested `--requests` times, one at a time, over one keep-alive
+connection to 127.0.0.1. Server time is the response time measured by the client (the app sends no
+Server-Timing header), so it includes the client's own overhead of well under a millisecond.
+Prints p50 and p99 per route against the targets (p50 < 100 ms, p99 < 250 ms) and the fill time.
+
+Without `--database-url` everything runs on a new embedded server in a temporary folder. A
+database already filled by an earlier run (same generated ids) is used as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import re
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from multiprocessing.synchronize import Event as EventType
+from pathlib import Path
+
+import httpx
+import psycopg
+
+from bench.scale_fill import ADMIN, APPROVAL, Sizes, deploy, fill, filled
+from bench.scale_probes import Probe, probes, sample
+from engine import accounts
+from engine.accounts import Role
+from engine.api import Engine
+from engine.database import Database, connect_url_for
+
+P50_TARGET_MS = 100.0
+P99_TARGET_MS = 250.0
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the server, the client and the flow ----------------------------------------------------------
+
+
+def serve(database_url: str, port: int) -> None:
+    import uvicorn
+
+    from app.main import create_app
+    from app.settings import Settings
+
+    settings = Settings(database_url=database_url, auth=True, run_jobs=False, secret="bench")
+    uvicorn.run(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextmanager
+def serving(database_url: str) -> Iterator[str]:
+    """The real app in a subprocess on 127.0.0.1; its base URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "bench.console_at_scale", "serve", database_url, str(port)],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the bench server did not start")
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@dataclass(frozen=True)
+class Credentials:
+    name: str
+    password: str
+    token: str
+
+
+def admin_credentials(engine: Engine) -> Credentials:
+    password = secrets.token_urlsafe(12)
+    with engine.connection() as conn:
+        name = (
+            ADMIN
+            if accounts.password_record(conn, ADMIN) is None
+            else f"{ADMIN}-{secrets.token_hex(3)}"
+        )
+        accounts.create_password(conn, name, Role.ADMIN, password)
+        token = accounts.create_token(conn, f"{name}-token", Role.ADMIN)
+    return Credentials(name, password, token)
+
+
+@contextmanager
+def clients(url: str, creds: Credentials) -> Iterator[dict[str, httpx.Client]]:
+    """One keep-alive client per surface: the console's with a session cookie (logged in through
+    the form, as a browser does), the APIs' with the admin's Bearer token."""
+    console = httpx.Client(base_url=url, timeout=120)
+    bearer = {"Authorization": f"Bearer {creds.token}"}
+    api = httpx.Client(base_url=url, timeout=120, headers=bearer)
+    try:
+        found = re.search(r'name="login_token" value="([^"]+)"', console.get("/login").text)
+        if found is None:
+            raise RuntimeError("the log-in page has no login token")
+        login = console.post(
+            "/login",
+            data={
+                "name": creds.name,
+                "password": creds.password,
+                "next": "/",
+                "login_token": found[1],
+            },
+        )
+        if login.status_code not in (200, 303) or "interlock_session" not in console.cookies:
+            raise RuntimeError(f"console log-in failed: {login.status_code}")
+        yield {"console": console, "api": api, "camunda": api}
+    finally:
+        console.close()
+        api.close()
+
+
+def flow(database_url: str, rate: float, stop: EventType, started: EventType) -> None:
+    """Start an APPROVAL instance and complete the task of the one started a second earlier,
+    `rate` times a second, until `stop` (in its own process)."""
+    with Engine(database_url, migrate=False, pool_size=2) as engine:
+        waiting: deque[str] = deque()
+        began = time.monotonic()
+        n = 0
+        started.set()
+        while not stop.is_set():
+            delay = began + n / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            handle = engine.start_latest(APPROVAL, {"n": n})
+            waiting.extend(str(t.id) for t in handle.user_tasks())
+            if len(waiting) > rate:
+                engine.complete_task(waiting.popleft())
+            n += 1
+
+
+@contextmanager
+def flowing(database_url: str, rate: float) -> Iterator[None]:
+    if rate <= 0:
+        yield
+        return
+    context = multiprocessing.get_context("spawn")
+    stop, started = context.Event(), context.Event()
+    proc = context.Process(target=flow, args=(database_url, rate, stop, started))
+    proc.start()
+    try:
+        if not started.wait(60):
+            raise RuntimeError("the flow did not start")
+        yield
+    finally:
+        stop.set()
+        proc.join(timeout=30)
+        if proc.is_alive():
+            proc.kill()
+
+
+@dataclass(frozen=True)
+class Timing:
+    probe: Probe
+    status: int
+    requests: int
+    p50_ms: float
+    p99_ms: float
+
+    @property
+    def ok(self) -> bool:
+        return (
+            self.status == self.probe.expect
+            and self.p50_ms < P50_TARGET_MS
+            and self.p99_ms < P99_TARGET_MS
+        )
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def measure(
+    surfaces: dict[str, httpx.Client], all_probes: Sequence[Probe], requests: int, budget: float
+) -> list[Timing]:
+    """Each probe once to warm up, then `requests` times, or fewer when its requests have taken
+    `budget` seconds (a route far off its target would otherwise hold the run for hours). A probe
+    answering other than it should is reported with that status."""
+    found = []
+    for probe in all_probes:
+        client = surfaces[probe.surface]
+        status = client.get(probe.path).status_code
+        samples: list[float] = []
+        while len(samples) < requests and sum(samples) < budget * 1000:
+            began = time.perf_counter()
+            response = client.get(probe.path)
+            samples.append((time.perf_counter() - began) * 1000)
+            if response.status_code != probe.expect:
+                status = response.status_code
+        found.append(
+            Timing(probe, status, len(samples), percentile(samples, 0.5), percentile(samples, 0.99))
+        )
+    return found
+
+
+def table(timings: Sequence[Timing]) -> str:
+    width = max(len(t.probe.path) for t in timings)
+    head = f"{'surface':<8} {'request':<{width}} {'status':>6} {'n':>4}"
+    lines = [f"{head} {'p50 ms':>8} {'p99 ms':>8}  ok"]
+    for t in timings:
+        lines.append(
+            f"{t.probe.surface:<8} {t.probe.path:<{width}} {t.status:>6} {t.requests:>4} "
+            f"{t.p50_ms:>8.1f} {t.p99_ms:>8.1f}  {'yes' if t.ok else 'NO'}"
+        )
+    slow = [t for t in timings if not t.ok]
+    lines.append(
+        f"{len(timings) - len(slow)} of {len(timings)} requests within p50 < "
+        f"{P50_TARGET_MS:.0f} ms and p99 < {P99_TARGET_MS:.0f} ms"
+    )
+    return "\n".join(lines)
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+
+def run(url: str | None, sizes: Sizes, requests: int, budget: float, rate: float) -> None:
+    with tempfile.TemporaryDirectory(prefix="interlock-bench-") as home:
+        database = Database.open(url, home=Path(home))
+        try:
+            if database.embedded:  # our own throwaway server: durability buys nothing here
+                with psycopg.connect(
+                    connect_url_for(database.url, "postgres"), autocommit=True
+                ) as conn:
+                    conn.execute("ALTER SYSTEM SET synchronous_commit = off")
+                    conn.execute("ALTER SYSTEM SET full_page_writes = off")
+                    conn.execute("ALTER SYSTEM SET max_wal_size = '4GB'")
+                    conn.execute("SELECT pg_reload_conf()")
+            with Engine(database.url, pool_size=2) as engine:
+                definitions = deploy(engine)
+                creds = admin_credentials(engine)
+            if filled(database.url):
+                print("the database holds an earlier fill: used as it is")
+                seconds = 0.0
+            else:
+                print(
+                    f"filling: {sizes.instances:,} instances ({sizes.active:,} running), "
+                    f"{sizes.instances * sizes.history_per_instance:,} history rows",
+                    flush=True,
+                )
+                seconds = fill(database.url, sizes, definitions)
+            print(f"fill: {seconds:.0f} s", flush=True)
+            all_probes = probes(sample(sizes, definitions))
+            with (
+                serving(database.url) as base,
+                flowing(database.url, rate),
+                clients(base, creds) as surfaces,
+            ):
+                timings = measure(surfaces, all_probes, requests, budget)
+            print(
+                f"\n{len(all_probes)} requests x {requests}, one at a time over keep-alive, "
+                f"while {rate:g} instances/s start and complete; client-measured time, ms"
+            )
+            print(table(timings))
+            print(f"fill time: {seconds:.0f} s")
+        finally:
+            database.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    arguments = sys.argv[1:] if argv is None else argv
+    if len(arguments) == 3 and arguments[0] == "serve":
+        serve(arguments[1], int(arguments[2]))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", type=int, default=Sizes.instances)
+    parser.add_argument("--history-per-instance", type=int, default=Sizes.history_per_instance)
+    parser.add_argument("--active", type=int, default=Sizes.active)
+    parser.add_argument("--outbox", type=int, default=Sizes.outbox)
+    parser.add_argument("--variables-every", type=int, default=Sizes.variables_every)
+    parser.add_argument("--requests", type=int, default=30, help="timed requests per probe")
+    parser.add_argument(
+        "--budget", type=float, default=20.0, help="seconds of requests per probe at most"
+    )
+    parser.add_argument("--rate", type=float, default=20.0, help="instances/s flowing meanwhile")
+    parser.add_argument("--database-url")
+    args = parser.parse_args(arguments)
+    try:
+        sizes = Sizes(
+            args.instances,
+            args.history_per_instance,
+            args.active,
+            args.outbox,
+            args.variables_every,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    run(args.database_url, sizes, args.requests, args.budget, args.rate)
+
+
+if __name__ == "__main__":
+    main()

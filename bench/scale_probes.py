@@ -1,0 +1,353 @@
+"""What bench/console_at_scale.py times: every console page and fragment, every /api/v1 and
+/engine-rest GET (lists and counts with each filter), against ids of the generated database.
+
+Every declared GET route must be exercised by a probe or be listed in NOT_TIMED with a reason:
+tests/integration/test_console_at_scale.py checks it and requests each probe once on a small fill.
+A new GET route goes into its surface's list here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from bench.scale_fill import (
+    ADMIN,
+    KIND_EXTERNAL_TASK,
+    KIND_INCIDENT,
+    KIND_INSTANCE,
+    KIND_JOB,
+    KIND_USER_TASK,
+    PARALLEL,
+    WEBHOOK_ID,
+    Sizes,
+    uid,
+)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Ids the probes address: a running instance (with variables, a task, an incident...), an
+    ended one, the running instance's user task, external task, incident and job."""
+
+    definition_id: str
+    running: str
+    ended: str
+    user_task: str
+    external_task: str
+    incident: str
+    job: str
+    webhook: str = WEBHOOK_ID
+    key: str = PARALLEL
+
+
+def sample(sizes: Sizes, definitions: dict[str, str]) -> Sample:
+    # The first running instance whose number is a multiple of --variables-every has variables.
+    n = sizes.every
+    while n % sizes.variables_every:
+        n += sizes.every
+    if n / sizes.every > sizes.active:
+        n = sizes.every
+    return Sample(
+        definition_id=definitions[PARALLEL],
+        running=uid(KIND_INSTANCE, n),
+        ended=uid(KIND_INSTANCE, 1),
+        user_task=uid(KIND_USER_TASK, n),
+        external_task=uid(KIND_EXTERNAL_TASK, n),
+        incident=uid(KIND_INCIDENT, n),
+        job=uid(KIND_JOB, n),
+    )
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One timed GET: `surface` is console, api or camunda; `route` the declared path template
+    it exercises (every GET route must have a probe: a test checks it); `path` the request."""
+
+    surface: str
+    route: str
+    path: str
+    # The status the route answers the generated database with.
+    expect: int = 200
+
+
+# Console panels of the inspector (app/console/inspector.py PANELS).
+PANELS = (
+    "family",
+    "incidents",
+    "tokens",
+    "user_tasks",
+    "external_tasks",
+    "jobs",
+    "variables",
+    "history",
+)
+
+
+def console_probes(s: Sample) -> list[Probe]:
+    def p(route: str, path: str | None = None) -> Probe:
+        return Probe("console", route, path or route)
+
+    instance = "/instances/{instance_id:uuid}"
+    rows = "/instances?fragment=rows"
+    return [
+        p("/"),
+        p("/overview/body"),
+        p("/definitions"),
+        p("/definitions/{key}", f"/definitions/{s.key}"),
+        p("/definitions/{key}/stats", f"/definitions/{s.key}/stats"),
+        p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json"),
+        p("/definitions/{key}/xml", f"/definitions/{s.key}/xml"),
+        p("/instances"),
+        p("/instances", rows),
+        p("/instances", f"{rows}&definition={s.key}"),
+        p("/instances", f"{rows}&definition={s.key}&version=1"),
+        p("/instances", f"{rows}&state=Active"),
+        p("/instances", f"{rows}&state=Suspended"),
+        p("/instances", f"{rows}&state=Completed"),
+        p("/instances", f"{rows}&state=Terminated"),
+        p("/instances", f"{rows}&business_key=order-3"),
+        p("/instances", f"{rows}&incident=yes"),
+        p("/instances", f"{rows}&incident=no"),
+        p("/instances", f"{rows}&started_from=2020-01-01&started_to=2100-01-01"),
+        p("/instances", f"{rows}&var_name=customer&var_value=customer-5"),
+        p("/instances", f"{rows}&root=true"),
+        p("/instances", f"{rows}&called_by={s.running}"),
+        p("/instances", f"{rows}&definition={s.key}&state=Active&incident=yes"),
+        p(instance, f"/instances/{s.running}"),
+        p(instance, f"/instances/{s.ended}"),
+        p(f"{instance}/header", f"/instances/{s.running}/header"),
+        *(p(f"{instance}/panel/{{name}}", f"/instances/{s.running}/panel/{n}") for n in PANELS),
+        *(p(f"{instance}/panel/{{name}}", f"/instances/{s.ended}/panel/{n}") for n in PANELS),
+        p(f"{instance}/diagram.json", f"/instances/{s.running}/diagram.json"),
+        p("/incidents"),
+        p("/incidents", "/incidents?fragment=rows"),
+        p("/incidents", f"/incidents?fragment=rows&definition={s.key}"),
+        p("/incidents", "/incidents?fragment=rows&type=failedJob"),
+        p("/incidents", "/incidents?fragment=rows&node=check"),
+        p("/incidents", "/incidents?fragment=rows&text=unavailable"),
+        p("/tasks"),
+        p("/tasks", "/tasks?fragment=rows&show=all"),
+        p("/tasks", "/tasks?fragment=rows&show=mine"),
+        p("/tasks", "/tasks?fragment=rows&show=unassigned"),
+        p("/tasks", f"/tasks?fragment=rows&show=all&definition={s.key}"),
+        p("/workers"),
+        p("/workers", "/workers?fragment=1"),
+        p("/cleanup"),
+        p("/webhooks"),
+        p("/webhooks/{subscription_id:uuid}", f"/webhooks/{s.webhook}"),
+        p("/sessions"),
+    ]
+
+
+def api_probes(s: Sample) -> list[Probe]:
+    def p(route: str, path: str | None = None) -> Probe:
+        return Probe("api", route, "/api/v1" + (path or route))
+
+    return [
+        p("/definitions"),
+        p("/definitions", f"/definitions?key={s.key}"),
+        p("/definitions/key/{key}", f"/definitions/key/{s.key}"),
+        p("/definitions/{id}", f"/definitions/{quote(s.definition_id)}"),
+        p("/definitions/{id}/xml", f"/definitions/{quote(s.definition_id)}/xml"),
+        p("/instances"),
+        p("/instances", f"/instances?definition_key={s.key}"),
+        p("/instances", f"/instances?definition_id={quote(s.definition_id)}"),
+        p("/instances", f"/instances?definition_key={s.key}&version=1"),
+        p("/instances", "/instances?state=Active"),
+        p("/instances", "/instances?state=Completed"),
+        p("/instances", "/instances?business_key=order-3"),
+        p("/instances", "/instances?has_incident=true"),
+        p("/instances", "/instances?has_incident=false"),
+        p("/instances", "/instances?started_after=2020-01-01T00:00:00Z"),
+        p("/instances", "/instances?started_before=2100-01-01T00:00:00Z"),
+        p("/instances", '/instances?var=customer:"customer-5"'),
+        p("/instances", "/instances?root_only=true"),
+        p("/instances", f"/instances?called_by={s.running}"),
+        p("/instances", "/instances?limit=500"),
+        p("/instances/{id}", f"/instances/{s.running}"),
+        p("/instances/{id}/tokens", f"/instances/{s.running}/tokens"),
+        p("/instances/{id}/history", f"/instances/{s.running}/history"),
+        p("/instances/{id}/variables", f"/instances/{s.running}/variables"),
+        p("/user-tasks"),
+        p("/user-tasks", f"/user-tasks?instance_id={s.running}"),
+        p("/user-tasks", f"/user-tasks?definition_key={s.key}"),
+        p("/user-tasks", f"/user-tasks?assignee={ADMIN}"),
+        p("/user-tasks", "/user-tasks?candidate_group=clerks"),
+        p("/user-tasks", "/user-tasks?candidate_user=nobody"),
+        p("/user-tasks", "/user-tasks?state=Completed"),
+        p("/user-tasks/{id}", f"/user-tasks/{s.user_task}"),
+        p("/external-tasks"),
+        p("/external-tasks", "/external-tasks?topic=check"),
+        p("/external-tasks", f"/external-tasks?instance_id={s.running}"),
+        p("/external-tasks", "/external-tasks?worker_id=worker-0"),
+        p("/external-tasks", "/external-tasks?locked=true"),
+        p("/external-tasks", "/external-tasks?locked=false"),
+        p("/external-tasks/{id}", f"/external-tasks/{s.external_task}"),
+        p("/incidents"),
+        p("/incidents", f"/incidents?instance_id={s.running}"),
+        p("/incidents", f"/incidents?definition_key={s.key}"),
+        p("/incidents", f"/incidents?definition_id={quote(s.definition_id)}"),
+        p("/incidents", "/incidents?type=failedJob"),
+        p("/incidents", "/incidents?node_id=check"),
+        p("/incidents", "/incidents?state=Resolved"),
+        p("/incidents/{id}", f"/incidents/{s.incident}"),
+        p("/jobs"),
+        p("/jobs", f"/jobs?instance_id={s.running}"),
+        p("/jobs", "/jobs?with_retries_left=false"),
+        p("/jobs/{id}", f"/jobs/{s.job}"),
+        p("/users"),
+        p("/tokens"),
+        p("/sessions"),
+        p("/webhooks"),
+        p("/webhooks/{id}", f"/webhooks/{s.webhook}"),
+        p("/webhooks/{id}/deliveries", f"/webhooks/{s.webhook}/deliveries"),
+        p("/openapi.json"),
+    ]
+
+
+def camunda_probes(s: Sample) -> list[Probe]:
+    def p(route: str, path: str | None = None) -> Probe:
+        return Probe("camunda", route, "/engine-rest" + (path or route))
+
+    def listed(route: str, *filters: str) -> list[Probe]:
+        """The list (first page of 50) and the count, unfiltered and with each filter."""
+        found = []
+        for f in ("", *filters):
+            found.append(p(route, f"{route}?maxResults=50{'&' + f if f else ''}"))
+            found.append(p(f"{route}/count", f"{route}/count{'?' + f if f else ''}"))
+        return found
+
+    pid = quote(s.definition_id)
+    return [
+        *listed("/process-definition", f"key={s.key}", "latestVersion=true"),
+        p("/process-definition/key/{key}", f"/process-definition/key/{s.key}"),
+        p("/process-definition/key/{key}/xml", f"/process-definition/key/{s.key}/xml"),
+        p("/process-definition/{id}", f"/process-definition/{pid}"),
+        p("/process-definition/{id}/xml", f"/process-definition/{pid}/xml"),
+        p("/process-definition/key/{key}/startForm", f"/process-definition/key/{s.key}/startForm"),
+        p(
+            "/process-definition/key/{key}/form-variables",
+            f"/process-definition/key/{s.key}/form-variables",
+        ),
+        p("/process-definition/{id}/startForm", f"/process-definition/{pid}/startForm"),
+        p("/process-definition/{id}/form-variables", f"/process-definition/{pid}/form-variables"),
+        *listed("/event-subscription", "eventType=message", f"processInstanceId={s.running}"),
+        *listed(
+            "/external-task",
+            "topicName=check",
+            "locked=true",
+            "notLocked=true",
+            "workerId=worker-0",
+            "withRetriesLeft=true",
+            "noRetriesLeft=true",
+            f"processInstanceId={s.running}",
+            "activityId=check",
+            f"processDefinitionId={pid}",
+        ),
+        p("/external-task/{id}", f"/external-task/{s.external_task}"),
+        # No cleanup job is scheduled: the bench's server runs without the job executor.
+        Probe("camunda", "/history/cleanup/job", "/engine-rest/history/cleanup/job", 404),
+        p("/history/cleanup/jobs"),
+        p("/history/cleanup/configuration"),
+        *listed(
+            "/incident",
+            "incidentType=failedJob",
+            f"processDefinitionId={pid}",
+            f"processDefinitionKeyIn={s.key}",
+            f"processInstanceId={s.running}",
+            "activityId=check",
+        ),
+        p("/incident/{id}", f"/incident/{s.incident}"),
+        *listed(
+            "/process-instance",
+            f"processDefinitionKey={s.key}",
+            f"processDefinitionId={pid}",
+            "businessKey=order-3",
+            "businessKeyLike=order-3%25",
+            "active=true",
+            "suspended=true",
+            "withIncident=true",
+            "variables=customer_eq_customer-5",
+            "rootProcessInstances=true",
+        ),
+        p("/process-instance/{id}", f"/process-instance/{s.running}"),
+        p("/process-instance/{id}/variables", f"/process-instance/{s.running}/variables"),
+        p(
+            "/process-instance/{id}/variables/{name}",
+            f"/process-instance/{s.running}/variables/amount",
+        ),
+        p(
+            "/process-instance/{id}/activity-instances",
+            f"/process-instance/{s.running}/activity-instances",
+        ),
+        *listed(
+            "/history/process-instance",
+            f"processDefinitionKey={s.key}",
+            "finished=true",
+            "unfinished=true",
+            "completed=true",
+            "externallyTerminated=true",
+            "withIncidents=true",
+            "businessKey=order-3",
+            "startedAfter=2020-01-01T00:00:00.000%2B0000",
+            "finishedAfter=2020-01-01T00:00:00.000%2B0000",
+            f"processInstanceId={s.ended}",
+        ),
+        p("/history/process-instance/{id}", f"/history/process-instance/{s.ended}"),
+        *listed(
+            "/history/activity-instance",
+            "activityId=join",
+            f"processInstanceId={s.running}",
+            f"processDefinitionId={pid}",
+            "activityType=userTask",
+            "unfinished=true",
+            "finished=true",
+        ),
+        *listed(
+            "/job",
+            f"processInstanceId={s.running}",
+            "withException=true",
+            "noRetriesLeft=true",
+            "timers=true",
+            "executable=true",
+            f"processDefinitionKey={s.key}",
+            "activityId=remind",
+        ),
+        p("/job/{id}", f"/job/{s.job}"),
+        p("/engine"),
+        p("/version"),
+        *listed(
+            "/task",
+            f"assignee={ADMIN}",
+            "unassigned=true",
+            "candidateGroup=clerks",
+            f"processDefinitionKey={s.key}",
+            f"processInstanceId={s.running}",
+            "taskDefinitionKey=review",
+            "name=Review",
+        ),
+        p("/task/{id}", f"/task/{s.user_task}"),
+        p("/task/{id}/form", f"/task/{s.user_task}/form"),
+        p("/task/{id}/form-variables", f"/task/{s.user_task}/form-variables"),
+        p("/task/{id}/variables", f"/task/{s.user_task}/variables"),
+        p("/task/{id}/variables/{name}", f"/task/{s.user_task}/variables/amount"),
+        p("/task/{id}/localVariables", f"/task/{s.user_task}/localVariables"),
+        *listed(
+            "/variable-instance",
+            "variableName=customer",
+            f"processInstanceIdIn={s.running}",
+            "variableNameLike=cust%25",
+        ),
+    ]
+
+
+# Declared GET routes no probe times, by (surface, route), and why. A test fails on any other
+# GET route left out.
+NOT_TIMED: dict[tuple[str, str], str] = {
+    ("camunda", "/task/{id}/localVariables/{name}"): "the fill writes no task-local variable",
+}
+
+
+def probes(s: Sample) -> list[Probe]:
+    """Everything timed, in order. Extend the surface's list when a GET route is added."""
+    return [*console_probes(s), *api_probes(s), *camunda_probes(s)]
