@@ -29,6 +29,7 @@ from engine.model import (
 )
 from engine.queries import camunda as cq
 from engine.queries import instances as queries
+from engine.queries import summaries as summary_reads
 from engine.states import InstanceState, TokenState
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
@@ -97,7 +98,29 @@ def list_instances(call: Call) -> Response:
     return json_response([dto.instance_from_row(call.base, row) for row in rows])
 
 
+# The filters a count of running instances is served with from the summary rows (any other
+# filter: the query over the instances).
+SUMMARY_INSTANCE_FILTERS = frozenset(
+    {"processDefinitionId", "processDefinitionKey", "processDefinitionKeyIn", "suspended", "active"}
+)
+
+
 def count_instances(call: Call) -> Response:
+    if set(call.query.keys()) <= SUMMARY_INSTANCE_FILTERS:
+        suspended = call.flag_unless("suspended", "active")
+        states = [
+            state
+            for state in cq.RUNNING_STATES
+            if suspended is None or (state == InstanceState.SUSPENDED) == suspended
+        ]
+        counted = summary_reads.instance_count(
+            call.engine,
+            states,
+            definition_id=call.text("processDefinitionId"),
+            definition_key=call.text("processDefinitionKey"),
+            definition_keys=call.csv("processDefinitionKeyIn"),
+        )
+        return json_response({"count": counted})
     return json_response({"count": _instance_query(call, count=True)})
 
 
@@ -417,7 +440,19 @@ def historic_activities(call: Call) -> Response:
     return json_response(_activity_query(call))
 
 
+# The filters a count of activity instances is served with from the summary rows.
+SUMMARY_ACTIVITY_FILTERS = frozenset({"activityId", "processDefinitionId"})
+
+
 def count_historic_activities(call: Call) -> Response:
+    activity_id = call.text("activityId")
+    if set(call.query.keys()) <= SUMMARY_ACTIVITY_FILTERS and not (
+        activity_id or ""
+    ).endswith(f"#{MULTI_INSTANCE_BODY}"):
+        counted = summary_reads.visit_count(
+            call.engine, activity_id, call.text("processDefinitionId")
+        )
+        return json_response({"count": counted})
     return json_response({"count": len(_activity_query(_unpaged(call)))})
 
 

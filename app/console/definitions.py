@@ -3,6 +3,7 @@ per-node counts and a heatmap of visits and their average durations."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -22,12 +23,16 @@ from engine.forms import FormInvalid
 from engine.model import ProcessModel
 from engine.queries import console
 from engine.queries import definitions as definition_store
+from engine.queries import summaries as summary_reads
 from engine.queries.console import NodeStats
 from engine.queries.definitions import DefinitionRow
 
 
-def _summaries(engine: Engine) -> list[console.DefinitionSummary]:
-    return console.definition_summaries(engine)
+def _summaries(engine: Engine) -> dict[str, Any]:
+    return {
+        "summaries": console.definition_summaries(engine),
+        "trends": summary_reads.trends_by_key(engine, datetime.now(UTC)),
+    }
 
 
 def _version(request: Request) -> int | None:
@@ -71,10 +76,10 @@ def _rows(model: ProcessModel, stats: list[NodeStats]) -> list[tuple[str, str, s
 
 
 async def definitions_page(request: Request) -> Response:
-    summaries = await read(request, _summaries, engine_of(request))
+    found = await read(request, _summaries, engine_of(request))
     if Query(request.query_params).text("fragment"):
-        return render(request, "_definitions.html", {"summaries": summaries})
-    return render(request, "definitions.html", {"page": "definitions", "summaries": summaries})
+        return render(request, "_definitions.html", found)
+    return render(request, "definitions.html", {"page": "definitions", **found})
 
 
 async def definition_page(request: Request) -> Response:

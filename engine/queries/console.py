@@ -106,7 +106,8 @@ class Activity:
 def activity(conn: Connection, now: datetime) -> Activity:
     """The overview's numbers: counts from the summary rows (engine/summaries.py), the last
     hour's events from a window over the newest outbox rows, and the open work of now."""
-    states, open_incidents = summary_reads.totals(conn)
+    states = summary_reads.state_counts(conn)
+    open_incidents = summary_reads.open_incident_count(conn)
     trend = summary_reads.trends(conn, now)
     events = {
         event: count

@@ -76,9 +76,10 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     return states, incidents
 
 
-def totals(conn: Connection) -> tuple[dict[str, int], int]:
-    """Instances by state and open incidents, over every definition."""
-    states = {
+@query
+def state_counts(conn: Connection) -> dict[str, int]:
+    """Instances by state, over every definition."""
+    return {
         state: int(count)
         for state, count in conn.execute(
             "SELECT state, sum(instances) FROM ("
@@ -87,6 +88,10 @@ def totals(conn: Connection) -> tuple[dict[str, int], int]:
             ") s GROUP BY state HAVING sum(instances) <> 0"
         ).fetchall()
     }
+
+
+def open_incident_count(conn: Connection) -> int:
+    """Open incidents, over every definition."""
     row = conn.execute(
         "SELECT coalesce(sum(open_incidents), 0) FROM ("
         "  SELECT open_incidents FROM node_summary WHERE open_incidents <> 0"
@@ -95,7 +100,7 @@ def totals(conn: Connection) -> tuple[dict[str, int], int]:
         ") s"
     ).fetchone()
     assert row is not None
-    return states, int(row[0])
+    return int(row[0])
 
 
 def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
@@ -106,16 +111,49 @@ def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
     }
 
 
-def node_visits(conn: Connection, node_id: str, definition_ids: list[str] | None) -> int:
-    """Visits (history rows) of `node_id` in `definition_ids` (every definition: None)."""
+@query
+def visit_count(conn: Connection, node_id: str | None, definition_id: str | None) -> int:
+    """History rows (visits), of `node_id` and of `definition_id` when given."""
     row = conn.execute(
         "SELECT coalesce(sum(visits), 0) FROM ("
-        "  SELECT visits FROM node_summary WHERE node_id = %(node)s"
-        "  AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))"
-        "  UNION ALL SELECT visits FROM summary_delta WHERE node_id = %(node)s"
-        "  AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))"
-        ") s",
-        {"node": node_id, "definitions": definition_ids},
+        "  SELECT definition_id, node_id, visits FROM node_summary"
+        "  UNION ALL SELECT definition_id, node_id, visits FROM summary_delta "
+        "  WHERE node_id IS NOT NULL"
+        ") s WHERE (%(node)s::text IS NULL OR node_id = %(node)s::text) "
+        "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text)",
+        {"node": node_id, "definition": definition_id},
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@query
+def instance_count(
+    conn: Connection,
+    states: list[str],
+    *,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    definition_keys: list[str] | None = None,
+) -> int:
+    """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
+    when given)."""
+    row = conn.execute(
+        "SELECT coalesce(sum(instances), 0) FROM ("
+        "  SELECT definition_id, instances FROM instance_summary WHERE state = ANY(%(states)s)"
+        "  UNION ALL SELECT definition_id, instances FROM summary_delta "
+        "  WHERE state = ANY(%(states)s)"
+        ") s WHERE (%(definition)s::text IS NULL OR definition_id = %(definition)s::text) "
+        "AND (%(key)s::text IS NULL OR definition_id IN "
+        "  (SELECT id FROM process_definition WHERE key = %(key)s::text)) "
+        "AND (%(keys)s::text[] IS NULL OR definition_id IN "
+        "  (SELECT id FROM process_definition WHERE key = ANY(%(keys)s::text[])))",
+        {
+            "states": states,
+            "definition": definition_id,
+            "key": definition_key,
+            "keys": definition_keys,
+        },
     ).fetchone()
     assert row is not None
     return int(row[0])

@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.queries.summaries import state_counts
 from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one
 
@@ -164,5 +165,5 @@ def variables_in_scopes(conn: psycopg.Connection[Any], instance_id: UUID) -> lis
 
 
 def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    rows = conn.execute("SELECT state, count(*) FROM process_instance GROUP BY state").fetchall()
-    return {state: count for state, count in rows}
+    """Instances by state, from the summary rows (engine/summaries.py)."""
+    return state_counts(conn)

@@ -150,3 +150,43 @@ def test_the_console_counts_equal_the_tables(filled: Engine) -> None:
     assert trends.hour[-1].start <= now < trends.hour[-1].start + timedelta(minutes=5)
     assert summary_reads.trends(engine, now, "elsewhere").day[-1].started == 0
     assert set(summary_reads.trends_by_key(engine, now)) == {"reads"}
+
+
+COUNTS: dict[str, Callable[[psycopg.Connection[Any]], Any]] = {
+    "visit_count of a node": lambda conn: summary_reads.visit_count(conn, "review", None),
+    "visit_count of a definition": lambda conn: summary_reads.visit_count(
+        conn,
+        None,
+        conn.execute("SELECT id FROM process_definition").fetchone()[0],  # type: ignore[index]
+    ),
+    "instance_count": lambda conn: summary_reads.instance_count(
+        conn, ["Active", "Suspended"], definition_key="reads", definition_keys=["reads"]
+    ),
+    "state_counts": lambda conn: summary_reads.state_counts(conn),
+}
+
+
+@pytest.mark.parametrize("name", list(COUNTS))
+def test_the_engine_rest_counts_scan_no_big_table(filled: Engine, name: str) -> None:
+    scanned = scanned_by(filled, COUNTS[name])
+
+    assert scanned & BIG_TABLES == set()
+
+
+def test_the_engine_rest_counts_equal_the_tables(filled: Engine) -> None:
+    engine = filled
+    with engine.connection() as conn:
+        definition = conn.execute("SELECT id FROM process_definition").fetchone()
+        review = conn.execute("SELECT count(*) FROM history WHERE node_id = 'review'").fetchone()
+        visits = conn.execute("SELECT count(*) FROM history").fetchone()
+    assert definition is not None and review == (7,) and visits is not None
+    assert summary_reads.visit_count(engine, "review", None) == 7
+    assert summary_reads.visit_count(engine, "review", definition[0]) == 7
+    assert summary_reads.visit_count(engine, "review", "other:1:x") == 0
+    assert summary_reads.visit_count(engine, None, None) == visits[0]
+    running = ["Created", "Active", "Suspended", "Terminating"]
+    assert summary_reads.instance_count(engine, running) == 4
+    assert summary_reads.instance_count(engine, running, definition_id=definition[0]) == 4
+    assert summary_reads.instance_count(engine, running, definition_key="other") == 0
+    assert summary_reads.instance_count(engine, ["Suspended"], definition_keys=["reads"]) == 0
+    assert engine.instance_counts() == {"Active": 4, "Completed": 3}
