@@ -257,3 +257,43 @@ def test_wide_splits_stay_in_one_column_without_overlaps(branches: int) -> None:
     assert_complete(model, diagram)
     assert_no_overlap(model, diagram)
     assert len({diagram.shapes[f"T{i}"].x for i in range(branches)}) == 1
+
+
+COLLABORATION = """<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+  <collaboration id="Shop">
+    <participant id="CustomerPool" name="Customer" processRef="customer"/>
+    <participant id="ShopPool" name="Shop" processRef="shop"/>
+    <participant id="BankPool" name="Bank"/>
+    <messageFlow id="Order" sourceRef="SendOrder" targetRef="Received"/>
+    <messageFlow id="Charge" sourceRef="Bill" targetRef="BankPool"/>
+  </collaboration>
+  <process id="customer" isExecutable="false">
+    <startEvent id="Want"/><sequenceFlow id="c1" sourceRef="Want" targetRef="SendOrder"/>
+    <sendTask id="SendOrder" name="Send order"/>
+    <sequenceFlow id="c2" sourceRef="SendOrder" targetRef="Sent"/><endEvent id="Sent"/>
+  </process>
+  <process id="shop" isExecutable="true">
+    <startEvent id="Received"/><sequenceFlow id="s1" sourceRef="Received" targetRef="Bill"/>
+    <serviceTask id="Bill" name="Bill"/>
+    <sequenceFlow id="s2" sourceRef="Bill" targetRef="Done"/><endEvent id="Done"/>
+  </process>
+</definitions>"""
+
+
+def test_a_collaboration_gets_a_pool_per_participant_and_its_message_flows() -> None:
+    xml = generated_diagram(COLLABORATION)
+    assert xml is not None
+    diagram = Diagram(xml)
+    [plane] = diagram.root.findall(".//bpmndi:BPMNPlane", NS)
+    assert plane.get("bpmnElement") == "Shop"
+    customer, shop, bank = (diagram.shapes[k] for k in ("CustomerPool", "ShopPool", "BankPool"))
+    assert customer.bottom < shop.y and shop.bottom < bank.y
+    assert customer.w == shop.w == bank.w
+    for pool, nodes in ((customer, ("Want", "SendOrder", "Sent")), (shop, ("Received", "Bill"))):
+        for node in nodes:
+            assert pool.contains(diagram.shapes[node]), node
+    order = diagram.edges["Order"]
+    assert touches(diagram.shapes["SendOrder"], order[0])
+    assert touches(diagram.shapes["Received"], order[-1])
+    assert touches(bank, diagram.edges["Charge"][-1])
+    assert set(diagram.edges) == {"Order", "Charge", "c1", "c2", "s1", "s2"}
