@@ -277,7 +277,7 @@ def _scope(scope: Scope) -> Layout:
             ebox = _on_bottom_edge(box, index, len(boundary[key]))
             shapes[event.id] = ebox
             result.shapes[event.id] = ebox
-            label = _label(event, ebox)
+            label = _boundary_label(event, ebox, len(boundary[key]))
             if label is not None:
                 result.labels[event.id] = label
     for chain in chains:
@@ -308,23 +308,35 @@ def _vertex(item: Item, content: Layout | None, events: list[Item]) -> _Vertex:
     elif item.name and item.shape == Shape.EVENT:
         down += 5 + label_size(item.name)[1]
     if events:
-        named = [label_size(e.name)[1] + 4 - EVENT[1] / 2 for e in events if e.name]
+        wrap = _boundary_wrap(len(events))
+        named = [label_size(e.name, wrap)[1] + 2 for e in events if e.name]
         down += EVENT[1] / 2 + max([0.0, *named])
     return _Vertex(item.id, w, h, up, down, item)
 
 
 def _label(item: Item, box: Box) -> Box | None:
-    """A gateway's label above it, right of the branches leaving its top corner; a boundary
-    event's right of the flow leaving its bottom; another event's under it."""
+    """A gateway's label above it, left of the branches leaving its top corner (the labels of
+    flows go right of them); an event's under it."""
     if not item.name or item.shape in (Shape.TASK, Shape.CONTAINER):
         return None
     if item.shape == Shape.GATEWAY:
         w, h = label_size(item.name, GATEWAY_LABEL_WIDTH)
-        return Box(box.cx + 4, box.y - 2 - h, w, h)
+        return Box(box.cx - 4 - w, box.y - 2 - h, w, h)
     w, h = label_size(item.name)
-    if item.attached_to is not None:
-        return Box(box.right + 2, box.cy + 4, w, h)
     return Box(box.cx - w / 2, box.bottom + 5, w, h)
+
+
+def _boundary_label(event: Item, box: Box, count: int) -> Box | None:
+    """Under the host, left of the flow leaving the event's bottom, narrow enough to stay clear
+    of the event to its left."""
+    if not event.name:
+        return None
+    w, h = label_size(event.name, _boundary_wrap(count))
+    return Box(box.cx - 4 - w, box.bottom + 2, w, h)
+
+
+def _boundary_wrap(count: int) -> float:
+    return BOUNDARY_STEP - 8 if count > 1 else GATEWAY_LABEL_WIDTH
 
 
 def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
@@ -338,11 +350,13 @@ def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
 def _edge_label(link: Link, points: list[Point]) -> Box | None:
     if not link.name or len(points) < 2:
         return None
-    w, h = label_size(link.name)
-    # Above the last horizontal run into the target, or beside the first segment.
+    # Above the last horizontal run into the target, no wider than the run; or beside the
+    # first segment.
     for (x1, y1), (x2, y2) in reversed(list(zip(points, points[1:], strict=False))):
-        if y1 == y2 and abs(x2 - x1) >= 20:
+        if y1 == y2 and abs(x2 - x1) >= 40:
+            w, h = label_size(link.name, min(LABEL_WIDTH, abs(x2 - x1) - 10))
             return Box(min(x1, x2) + 5, y1 - h - 3, w, h)
+    w, h = label_size(link.name)
     (x1, y1), (x2, y2) = points[0], points[1]
     return Box(x1 + 5, (y1 + y2) / 2 - h / 2, w, h)
 
@@ -622,7 +636,7 @@ def _route(
         points = [(source.cx, source.bottom)]
         y = max(next_y, source.bottom + V_GAP / 2)
         points.append((source.cx, y))
-    elif first.item and first.item.shape == Shape.GATEWAY and next_y != first.y:
+    elif first.item and first.item.shape == Shape.GATEWAY and not source.y < next_y < source.bottom:
         corner = source.bottom if next_y > first.y else source.y
         points = [(source.cx, corner), (source.cx, next_y)]
     else:
@@ -639,7 +653,7 @@ def _route(
             index == len(path) - 1
             and last.item
             and last.item.shape == Shape.GATEWAY
-            and y != last.y
+            and not target.y < y < target.bottom
         ):
             corner = target.bottom if y > last.y else target.y
             points += [(target.cx, y), (target.cx, corner)]
