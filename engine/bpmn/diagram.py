@@ -235,33 +235,42 @@ class _Writer:
         )
         plane = self.plane(collaboration.get("id"))
         boxes: dict[str, Box] = {}
+        pool_of: dict[str, Box] = {}
         y = 0.0
         for pool in pools:
             height = pool.content.bounds().bottom + MARGIN if pool.content else 100.0
             box = Box(0, y, width, height)
             self.shape(plane, pool.id, box).set("isHorizontal", "true")
             boxes[pool.id] = box
+            pool_of[pool.id] = box
             if pool.content is not None:
                 moved = pool.content.moved(POOL_BAND, y)
                 self.write(plane, moved)
                 boxes.update(moved.shapes)
+                pool_of.update(dict.fromkeys(moved.shapes, box))
             y += height + POOL_GAP
         for flow in collaboration.findall(_bpmn("messageFlow")):
-            source = boxes.get(_ref(flow.get("sourceRef")))
-            target = boxes.get(_ref(flow.get("targetRef")))
+            source_id, target_id = _ref(flow.get("sourceRef")), _ref(flow.get("targetRef"))
+            source, target = boxes.get(source_id), boxes.get(target_id)
             if flow.get("id") and source is not None and target is not None:
-                self.edge(plane, flow.get("id"), _message_route(source, target), None)
+                route = _message_route(source, target, pool_of[source_id])
+                self.edge(plane, flow.get("id"), route, None)
         for key, process in processes.items():
             if key not in drawn:
                 self.write(self.plane(key), layout(read_scope(process)))
 
 
-def _message_route(source: Box, target: Box) -> list[Point]:
+def _message_route(source: Box, target: Box, pool: Box) -> list[Point]:
+    """Out of the source's bottom (top), across in the gap under (over) the source's pool, into
+    the target's top (bottom)."""
     if target.y >= source.bottom:
         start, end = (source.cx, source.bottom), (target.cx, target.y)
+        below = target.y >= pool.bottom
+        middle = pool.bottom + POOL_GAP / 2 if below else (start[1] + end[1]) / 2
     else:
         start, end = (source.cx, source.y), (target.cx, target.bottom)
-    middle = (start[1] + end[1]) / 2
+        above = target.bottom <= pool.y
+        middle = pool.y - POOL_GAP / 2 if above else (start[1] + end[1]) / 2
     return [start, (start[0], middle), (end[0], middle), end]
 
 

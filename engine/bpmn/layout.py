@@ -1,13 +1,11 @@
 """A layered, left-to-right layout of a process graph: where each shape, label and edge goes.
 
-Nodes go into columns by their longest path from the sources, ignoring the back edges that a
-depth-first search finds (loops). Edges that span several columns pass through dummy points, one
-per column. Barycenter sweeps order each column to reduce crossings (the order with the fewest
-crossings seen is kept), and each column's nodes are then placed as close to the mean height of
-their neighbours as their order and spacing allow (an isotonic regression per column, swept
-forwards and backwards). Expanded subprocesses are laid out first, recursively, and sized to fit
-their content; event subprocesses go in a row under the graph of their scope; boundary events sit
-on their host's bottom edge and their flows leave downwards. Edges are orthogonal polylines.
+The columns, the order within them and the heights come from engine/bpmn/layers.py (columns by
+longest path once loops are set aside, barycenter sweeps against crossings, each column placed as
+close to its neighbours' heights as order and spacing allow). Expanded subprocesses are laid out
+first, recursively, and sized to fit their content; event subprocesses go in a row under the
+graph of their scope; boundary events sit on their host's bottom edge and their flows leave
+downwards. Edges are orthogonal polylines.
 
 Pure and deterministic: the same graph always gives the same coordinates (integers).
 """
@@ -15,10 +13,22 @@ Pure and deterministic: the same graph always gives the same coordinates (intege
 from __future__ import annotations
 
 import math
-from bisect import bisect_right
-from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from engine.bpmn.layers import (
+    H_GAP,
+    V_GAP,
+    Chain,
+    Vertex,
+    add_dummies,
+    anchor,
+    assign_layers,
+    column_bounds,
+    order,
+    place,
+    split_back_edges,
+)
 
 # Camunda Modeler's sizes.
 TASK = (100.0, 80.0)
@@ -27,9 +37,7 @@ GATEWAY = (50.0, 50.0)
 # The smallest expanded subprocess, and the padding around its content (its name sits on top).
 CONTAINER_MIN = (350.0, 200.0)
 PAD_X, PAD_TOP, PAD_BOTTOM = 30.0, 40.0, 30.0
-# Between columns, between neighbours in a column, around the whole diagram.
-H_GAP = 60.0
-V_GAP = 40.0
+# Around the whole diagram.
 MARGIN = 40.0
 # External labels of events and gateways; edges' labels.
 LABEL_WIDTH = 90.0
@@ -37,8 +45,6 @@ GATEWAY_LABEL_WIDTH = 80.0
 LABEL_LINE = 14.0
 CHAR_WIDTH = 6.5
 BOUNDARY_STEP = 46.0
-SWEEPS = 4
-MAX_DUMMIES = 100_000
 
 Point = tuple[float, float]
 
@@ -48,10 +54,6 @@ class Shape(StrEnum):
     GATEWAY = "gateway"
     TASK = "task"
     CONTAINER = "container"
-
-
-class LayoutTooLarge(ValueError):
-    """The graph's long edges would need more dummy points than MAX_DUMMIES."""
 
 
 @dataclass(frozen=True)
@@ -204,32 +206,6 @@ def _collinear(a: Point, b: Point, c: Point) -> bool:
     )
 
 
-# --- one scope ---------------------------------------------------------------------------------
-
-
-@dataclass
-class _Vertex:
-    """A node of the layered graph: an item (with its size) or a dummy point of a long edge."""
-
-    key: str
-    w: float
-    h: float
-    # How far the node's footprint reaches above and below its centre (labels, boundary events).
-    up: float
-    down: float
-    item: Item | None = None
-    layer: int = 0
-    y: float = 0.0
-
-
-@dataclass
-class _Chain:
-    link: Link
-    vertices: list[str]
-    # The link leaves from a boundary event of the chain's first vertex.
-    from_boundary: bool
-
-
 def _scope(scope: Scope) -> Layout:
     result = Layout()
     inner: dict[str, Layout] = {}
@@ -249,13 +225,13 @@ def _scope(scope: Scope) -> Layout:
         item.id: _vertex(item, inner.get(item.id), boundary.get(item.id, [])) for item in main
     }
     host_of = {b.id: host for host, events in boundary.items() for b in events}
-    links = [lk for lk in scope.links if _end(lk.source, host_of) in ids and lk.target in ids]
-    forward, back = _split_back_edges(main, links, host_of)
-    _assign_layers(vertices, forward, host_of)
-    layers, chains = _add_dummies(vertices, forward, host_of)
-    _order(layers, chains, vertices)
-    column_x = _columns(layers, vertices)
-    _place(layers, chains, vertices, host_of)
+    links = [lk for lk in scope.links if anchor(lk.source, host_of) in ids and lk.target in ids]
+    forward, back = split_back_edges(main, links, host_of)
+    assign_layers(vertices, forward, host_of)
+    layers, chains = add_dummies(vertices, forward, host_of)
+    order(layers, chains, vertices)
+    column_x = column_bounds(layers, vertices)
+    place(layers, chains, vertices, host_of)
     shapes: dict[str, Box] = {}
     for key, vertex in vertices.items():
         if vertex.item is None:
@@ -277,7 +253,7 @@ def _scope(scope: Scope) -> Layout:
             ebox = _on_bottom_edge(box, index, len(boundary[key]))
             shapes[event.id] = ebox
             result.shapes[event.id] = ebox
-            label = _label(event, ebox)
+            label = _boundary_label(event, ebox, len(boundary[key]))
             if label is not None:
                 result.labels[event.id] = label
     for chain in chains:
@@ -291,11 +267,7 @@ def _scope(scope: Scope) -> Layout:
     return result
 
 
-def _end(node: str, host_of: dict[str, str]) -> str:
-    return host_of.get(node, node)
-
-
-def _vertex(item: Item, content: Layout | None, events: list[Item]) -> _Vertex:
+def _vertex(item: Item, content: Layout | None, events: list[Item]) -> Vertex:
     w, h = {Shape.EVENT: EVENT, Shape.GATEWAY: GATEWAY}.get(item.shape, TASK)
     if content is not None:
         box = content.bounds()
@@ -308,23 +280,35 @@ def _vertex(item: Item, content: Layout | None, events: list[Item]) -> _Vertex:
     elif item.name and item.shape == Shape.EVENT:
         down += 5 + label_size(item.name)[1]
     if events:
-        named = [label_size(e.name)[1] + 4 - EVENT[1] / 2 for e in events if e.name]
+        wrap = _boundary_wrap(len(events))
+        named = [label_size(e.name, wrap)[1] + 2 for e in events if e.name]
         down += EVENT[1] / 2 + max([0.0, *named])
-    return _Vertex(item.id, w, h, up, down, item)
+    return Vertex(item.id, w, h, up, down, item)
 
 
 def _label(item: Item, box: Box) -> Box | None:
-    """A gateway's label above it, right of the branches leaving its top corner; a boundary
-    event's right of the flow leaving its bottom; another event's under it."""
+    """A gateway's label above it, left of the branches leaving its top corner (the labels of
+    flows go right of them); an event's under it."""
     if not item.name or item.shape in (Shape.TASK, Shape.CONTAINER):
         return None
     if item.shape == Shape.GATEWAY:
         w, h = label_size(item.name, GATEWAY_LABEL_WIDTH)
-        return Box(box.cx + 4, box.y - 2 - h, w, h)
+        return Box(box.cx - 4 - w, box.y - 2 - h, w, h)
     w, h = label_size(item.name)
-    if item.attached_to is not None:
-        return Box(box.right + 2, box.cy + 4, w, h)
     return Box(box.cx - w / 2, box.bottom + 5, w, h)
+
+
+def _boundary_label(event: Item, box: Box, count: int) -> Box | None:
+    """Under the host, left of the flow leaving the event's bottom, narrow enough to stay clear
+    of the event to its left."""
+    if not event.name:
+        return None
+    w, h = label_size(event.name, _boundary_wrap(count))
+    return Box(box.cx - 4 - w, box.bottom + 2, w, h)
+
+
+def _boundary_wrap(count: int) -> float:
+    return BOUNDARY_STEP - 8 if count > 1 else GATEWAY_LABEL_WIDTH
 
 
 def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
@@ -338,275 +322,23 @@ def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
 def _edge_label(link: Link, points: list[Point]) -> Box | None:
     if not link.name or len(points) < 2:
         return None
-    w, h = label_size(link.name)
-    # Above the last horizontal run into the target, or beside the first segment.
+    # Above the last horizontal run into the target, no wider than the run; or beside the
+    # first segment.
     for (x1, y1), (x2, y2) in reversed(list(zip(points, points[1:], strict=False))):
-        if y1 == y2 and abs(x2 - x1) >= 20:
+        if y1 == y2 and abs(x2 - x1) >= 40:
+            w, h = label_size(link.name, min(LABEL_WIDTH, abs(x2 - x1) - 10))
             return Box(min(x1, x2) + 5, y1 - h - 3, w, h)
+    w, h = label_size(link.name)
     (x1, y1), (x2, y2) = points[0], points[1]
     return Box(x1 + 5, (y1 + y2) / 2 - h / 2, w, h)
-
-
-# --- layering ----------------------------------------------------------------------------------
-
-
-def _split_back_edges(
-    items: list[Item], links: list[Link], host_of: dict[str, str]
-) -> tuple[list[Link], list[Link]]:
-    """The links that keep the graph acyclic, and the back edges a depth-first search finds (from
-    the nodes without incoming links first, in document order)."""
-    outgoing: dict[str, list[Link]] = {i.id: [] for i in items}
-    has_incoming: set[str] = set()
-    for link in links:
-        outgoing[_end(link.source, host_of)].append(link)
-        if _end(link.source, host_of) != link.target:
-            has_incoming.add(link.target)
-    roots = [i.id for i in items if i.id not in has_incoming] + [i.id for i in items]
-    state: dict[str, int] = {}  # 1: on the stack, 2: done
-    back: set[str] = set()
-    for root in roots:
-        if root in state:
-            continue
-        state[root] = 1
-        stack: list[tuple[str, int]] = [(root, 0)]
-        while stack:
-            node, index = stack[-1]
-            if index < len(outgoing[node]):
-                stack[-1] = (node, index + 1)
-                link = outgoing[node][index]
-                seen = state.get(link.target)
-                if seen == 1:
-                    back.add(link.id)
-                elif seen is None:
-                    state[link.target] = 1
-                    stack.append((link.target, 0))
-            else:
-                state[node] = 2
-                stack.pop()
-    return [lk for lk in links if lk.id not in back], [lk for lk in links if lk.id in back]
-
-
-def _assign_layers(
-    vertices: dict[str, _Vertex], forward: list[Link], host_of: dict[str, str]
-) -> None:
-    """Longest path from the sources; a source feeding only later columns moves up to them."""
-    preds: dict[str, list[str]] = {key: [] for key in vertices}
-    succs: dict[str, list[str]] = {key: [] for key in vertices}
-    for link in forward:
-        source = _end(link.source, host_of)
-        preds[link.target].append(source)
-        succs[source].append(link.target)
-    remaining = {key: len(p) for key, p in preds.items()}
-    ready = deque(key for key in vertices if remaining[key] == 0)
-    order: list[str] = []
-    while ready:
-        key = ready.popleft()
-        order.append(key)
-        for nxt in succs[key]:
-            vertices[nxt].layer = max(vertices[nxt].layer, vertices[key].layer + 1)
-            remaining[nxt] -= 1
-            if remaining[nxt] == 0:
-                ready.append(nxt)
-    for key in order:
-        if not preds[key] and succs[key]:
-            vertices[key].layer = max(0, min(vertices[s].layer for s in succs[key]) - 1)
-
-
-def _add_dummies(
-    vertices: dict[str, _Vertex], forward: list[Link], host_of: dict[str, str]
-) -> tuple[list[list[str]], list[_Chain]]:
-    chains: list[_Chain] = []
-    dummies = 0
-    for link in forward:
-        source = _end(link.source, host_of)
-        path = [source]
-        first, last = vertices[source].layer, vertices[link.target].layer
-        for layer in range(first + 1, last):
-            key = f"\0{link.id}\0{layer}"
-            vertices[key] = _Vertex(key, 0, 0, 0, 0, None, layer)
-            path.append(key)
-            dummies += 1
-        if dummies > MAX_DUMMIES:
-            raise LayoutTooLarge(f"more than {MAX_DUMMIES} bends")
-        path.append(link.target)
-        chains.append(_Chain(link, path, link.source != source))
-    count = 1 + max((v.layer for v in vertices.values()), default=0)
-    layers: list[list[str]] = [[] for _ in range(count)]
-    for key, vertex in vertices.items():
-        layers[vertex.layer].append(key)
-    return layers, chains
-
-
-# --- ordering ----------------------------------------------------------------------------------
-
-
-def _neighbours(
-    chains: list[_Chain],
-) -> tuple[dict[str, list[tuple[str, float]]], dict[str, list[tuple[str, float]]]]:
-    """Per vertex, its neighbours in the column before and after, each with a bias (flows of a
-    boundary event count as leaving from under their host)."""
-    up: dict[str, list[tuple[str, float]]] = {}
-    down: dict[str, list[tuple[str, float]]] = {}
-    for chain in chains:
-        path = chain.vertices
-        for index, (a, b) in enumerate(zip(path, path[1:], strict=False)):
-            bias = 0.5 if index == 0 and chain.from_boundary else 0.0
-            up.setdefault(b, []).append((a, bias))
-            down.setdefault(a, []).append((b, -bias))
-    return up, down
-
-
-def _order(layers: list[list[str]], chains: list[_Chain], vertices: dict[str, _Vertex]) -> None:
-    up, down = _neighbours(chains)
-    _initial_order(layers, chains)
-    best = [list(layer) for layer in layers]
-    fewest = _crossings(layers, down)
-    for sweep in range(SWEEPS * 2):
-        forward = sweep % 2 == 0
-        indices = range(1, len(layers)) if forward else range(len(layers) - 2, -1, -1)
-        for index in indices:
-            if len(layers[index]) < 2:
-                continue
-            fixed = layers[index - 1] if forward else layers[index + 1]
-            position = {key: i for i, key in enumerate(fixed)}
-            neighbours = up if forward else down
-            keyed = [
-                (_barycentre(neighbours.get(key, []), position, at), at, key)
-                for at, key in enumerate(layers[index])
-            ]
-            layers[index] = [key for _, _, key in sorted(keyed)]
-        count = _crossings(layers, down)
-        if count <= fewest:
-            fewest, best = count, [list(layer) for layer in layers]
-    layers[:] = best
-
-
-def _barycentre(neighbours: list[tuple[str, float]], position: dict[str, int], at: int) -> float:
-    found = [position[n] + bias for n, bias in neighbours]
-    return sum(found) / len(found) if found else float(at)
-
-
-def _initial_order(layers: list[list[str]], chains: list[_Chain]) -> None:
-    """Depth-first from the first column, following links in document order."""
-    succs: dict[str, list[str]] = {}
-    # Flows of boundary events after the others: their targets go under the host's.
-    for chain in sorted(chains, key=lambda chain: chain.from_boundary):
-        for a, b in zip(chain.vertices, chain.vertices[1:], strict=False):
-            succs.setdefault(a, []).append(b)
-    seen: dict[str, int] = {}
-    for layer in layers:
-        for root in layer:
-            stack = [root]
-            while stack:
-                key = stack.pop()
-                if key in seen:
-                    continue
-                seen[key] = len(seen)
-                stack.extend(reversed(succs.get(key, [])))
-    for layer in layers:
-        layer.sort(key=lambda key: seen[key])
-
-
-def _crossings(layers: list[list[str]], down: dict[str, list[tuple[str, float]]]) -> int:
-    total = 0
-    for upper, lower in zip(layers, layers[1:], strict=False):
-        if len(upper) < 2 or len(lower) < 2:
-            continue
-        position = {key: i for i, key in enumerate(lower)}
-        ends = [
-            position[b]
-            for a in upper
-            for b, _ in sorted(down.get(a, []), key=lambda n: position[n[0]])
-        ]
-        seen: list[int] = []
-        for end in ends:
-            total += len(seen) - bisect_right(seen, end)
-            seen.insert(bisect_right(seen, end), end)
-    return total
-
-
-# --- coordinates -------------------------------------------------------------------------------
-
-
-def _columns(layers: list[list[str]], vertices: dict[str, _Vertex]) -> list[tuple[float, float]]:
-    """Each column's left edge and width."""
-    columns: list[tuple[float, float]] = []
-    x = 0.0
-    for layer in layers:
-        width = max((vertices[key].w for key in layer), default=0.0)
-        columns.append((x, width))
-        x += width + H_GAP
-    return columns
-
-
-def _place(
-    layers: list[list[str]],
-    chains: list[_Chain],
-    vertices: dict[str, _Vertex],
-    host_of: dict[str, str],
-) -> None:
-    up, down = _neighbours(chains)
-    for layer in layers:
-        _settle(layer, [0.0] * len(layer), vertices)
-
-    def wanted(key: str, neighbours: dict[str, list[tuple[str, float]]]) -> float:
-        found = [vertices[n].y + _drop(vertices[n], bias) for n, bias in neighbours.get(key, [])]
-        return sum(found) / len(found) if found else vertices[key].y
-
-    for _ in range(SWEEPS):
-        for layer in layers[1:]:
-            _settle(layer, [wanted(key, up) for key in layer], vertices)
-        for layer in reversed(layers[:-1]):
-            _settle(layer, [wanted(key, down) for key in layer], vertices)
-    for layer in layers[1:]:
-        _settle(layer, [wanted(key, up) for key in layer], vertices)
-
-
-def _drop(vertex: _Vertex, bias: float) -> float:
-    """How far below (or, negative, above) a neighbour's centre a boundary flow pulls."""
-    if bias == 0:
-        return 0.0
-    return math.copysign(vertex.h / 2 + V_GAP + EVENT[1], bias)
-
-
-def _settle(layer: list[str], desired: list[float], vertices: dict[str, _Vertex]) -> None:
-    """Centres as close to `desired` (least squares) as the order and spacing allow: an
-    isotonic regression over the centres less their minimal offsets (pool adjacent violators)."""
-    if len(layer) == 1:
-        vertices[layer[0]].y = desired[0]
-        return
-    offsets: list[float] = []
-    offset = 0.0
-    for index, key in enumerate(layer):
-        if index:
-            before = vertices[layer[index - 1]]
-            offset += before.down + _gap(before, vertices[key]) + vertices[key].up
-        offsets.append(offset)
-    blocks: list[list[float]] = []  # [sum, count]
-    for target, off in zip(desired, offsets, strict=True):
-        blocks.append([target - off, 1.0])
-        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            total, count = blocks.pop()
-            blocks[-1][0] += total
-            blocks[-1][1] += count
-    index = 0
-    for total, count in blocks:
-        for _ in range(int(count)):
-            key = layer[index]
-            vertices[key].y = total / count + offsets[index]
-            index += 1
-
-
-def _gap(a: _Vertex, b: _Vertex) -> float:
-    return V_GAP if a.item is not None and b.item is not None else V_GAP / 2
 
 
 # --- edges -------------------------------------------------------------------------------------
 
 
 def _route(
-    chain: _Chain,
-    vertices: dict[str, _Vertex],
+    chain: Chain,
+    vertices: dict[str, Vertex],
     shapes: dict[str, Box],
     columns: list[tuple[float, float]],
 ) -> list[Point]:
@@ -622,7 +354,7 @@ def _route(
         points = [(source.cx, source.bottom)]
         y = max(next_y, source.bottom + V_GAP / 2)
         points.append((source.cx, y))
-    elif first.item and first.item.shape == Shape.GATEWAY and next_y != first.y:
+    elif first.item and first.item.shape == Shape.GATEWAY and not source.y < next_y < source.bottom:
         corner = source.bottom if next_y > first.y else source.y
         points = [(source.cx, corner), (source.cx, next_y)]
     else:
@@ -639,7 +371,7 @@ def _route(
             index == len(path) - 1
             and last.item
             and last.item.shape == Shape.GATEWAY
-            and y != last.y
+            and not target.y < y < target.bottom
         ):
             corner = target.bottom if y > last.y else target.y
             points += [(target.cx, y), (target.cx, corner)]
@@ -655,7 +387,7 @@ def _route(
 
 def _route_back_edges(
     back: list[Link],
-    vertices: dict[str, _Vertex],
+    vertices: dict[str, Vertex],
     shapes: dict[str, Box],
     host_of: dict[str, str],
     columns: list[tuple[float, float]],
@@ -669,7 +401,7 @@ def _route_back_edges(
         lowest[vertex.layer] = max(lowest.get(vertex.layer, -math.inf), vertex.y + vertex.down)
         bottom_of_layer[vertex.layer] = max(bottom_of_layer.get(vertex.layer, -math.inf), vertex.y)
     for index, link in enumerate(back):
-        host = _end(link.source, host_of)
+        host = anchor(link.source, host_of)
         source = shapes[link.source]
         target = shapes[link.target]
         s, t = vertices[host], vertices[link.target]

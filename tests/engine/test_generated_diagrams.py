@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.bpmn import layout, write_bpmn
+from engine.bpmn import layers, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.model import ProcessModel
 from engine.queries import definitions
@@ -59,7 +59,7 @@ def test_a_file_with_its_own_layout_is_drawn_from_its_source(engine: Engine) -> 
 def test_a_model_that_cannot_be_laid_out_is_deployed_without_a_diagram(
     engine: Engine, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(layout, "MAX_DUMMIES", 0)
+    monkeypatch.setattr(layers, "MAX_DUMMIES", 0)
     source = write_bpmn([skipping()])
     with caplog.at_level(logging.WARNING, logger="engine.bpmn.diagram"):
         [deployed] = engine.deploy(source).definitions

@@ -26,12 +26,17 @@ class Diagram:
         self.shapes: dict[str, Box] = {}
         self.expanded: set[str] = set()
         self.edges: dict[str, list[tuple[float, float]]] = {}
+        self.labels: dict[str, Box] = {}
         for shape in self.root.iterfind(".//bpmndi:BPMNShape", NS):
             b = shape.find("dc:Bounds", NS)
             box = Box(*(float(b.get(a)) for a in ("x", "y", "width", "height")))
             self.shapes[shape.get("bpmnElement")] = box
-            if shape.get("isExpanded") == "true":
+            if shape.get("isExpanded") == "true" or shape.get("isHorizontal") == "true":
                 self.expanded.add(shape.get("bpmnElement"))
+        for owner in self.root.iterfind(".//bpmndi:BPMNLabel/..", NS):
+            b = owner.find("bpmndi:BPMNLabel/dc:Bounds", NS)
+            box = Box(*(float(b.get(a)) for a in ("x", "y", "width", "height")))
+            self.labels[owner.get("bpmnElement")] = box
         for edge in self.root.iterfind(".//bpmndi:BPMNEdge", NS):
             points = [
                 (float(p.get("x")), float(p.get("y"))) for p in edge.iterfind("di:waypoint", NS)
@@ -101,9 +106,14 @@ def nested() -> ProcessModel:
     )
 
 
-def assert_complete(model: ProcessModel, diagram: Diagram) -> None:
-    assert {n.id for n in model.nodes} == set(diagram.shapes)
-    assert {f.id for f in model.flows} == set(diagram.edges)
+def assert_complete(model: ProcessModel, diagram: Diagram, *, only: bool = True) -> None:
+    """Every node has a shape and every flow an edge (and, `only`, nothing else is drawn)."""
+    nodes, flows = {n.id for n in model.nodes}, {f.id for f in model.flows}
+    if only:
+        assert nodes == set(diagram.shapes)
+        assert flows == set(diagram.edges)
+    assert nodes <= set(diagram.shapes)
+    assert flows <= set(diagram.edges)
     for flow in model.flows:
         points = diagram.edges[flow.id]
         assert len(points) >= 2
@@ -120,14 +130,30 @@ def touches(box: Box, point: tuple[float, float]) -> bool:
     return (on_x and y in (box.y, box.bottom)) or (on_y and x in (box.x, box.right))
 
 
+def assert_labels_clear(diagram: Diagram) -> None:
+    """No label covers a shape (but the subprocess or pool it lies in) or another label."""
+    for owner, label in diagram.labels.items():
+        for key, box in diagram.shapes.items():
+            if key != owner and key not in diagram.expanded:
+                assert not label.overlaps(box), (owner, key)
+    for (a, one), (b, other) in combinations(diagram.labels.items(), 2):
+        assert not one.overlaps(other), (a, b)
+
+
 def assert_no_overlap(model: ProcessModel, diagram: Diagram) -> None:
     """No two shapes overlap, but for a boundary event on its host and a subprocess around its
     content."""
+    above = {n.id: getattr(n, "attached_to", None) or n.parent for n in model.nodes}
+
+    def holds(outer: str, inner: str | None) -> bool:
+        while inner is not None:
+            if inner == outer:
+                return True
+            inner = above.get(inner)
+        return False
+
     for a, b in combinations(model.nodes, 2):
-        if {a.parent, getattr(a, "attached_to", None)} & {b.id} or {
-            b.parent,
-            getattr(b, "attached_to", None),
-        } & {a.id}:
+        if holds(a.id, b.id) or holds(b.id, a.id):
             continue
         assert not diagram.shapes[a.id].overlaps(diagram.shapes[b.id]), (a.id, b.id)
 
@@ -257,3 +283,61 @@ def test_wide_splits_stay_in_one_column_without_overlaps(branches: int) -> None:
     assert_complete(model, diagram)
     assert_no_overlap(model, diagram)
     assert len({diagram.shapes[f"T{i}"].x for i in range(branches)}) == 1
+
+
+COLLABORATION = """<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="d">
+  <collaboration id="Shop">
+    <participant id="CustomerPool" name="Customer" processRef="customer"/>
+    <participant id="ShopPool" name="Shop" processRef="shop"/>
+    <participant id="BankPool" name="Bank"/>
+    <messageFlow id="Order" sourceRef="SendOrder" targetRef="Received"/>
+    <messageFlow id="Charge" sourceRef="Bill" targetRef="BankPool"/>
+  </collaboration>
+  <process id="customer" isExecutable="false">
+    <startEvent id="Want"/><sequenceFlow id="c1" sourceRef="Want" targetRef="SendOrder"/>
+    <sendTask id="SendOrder" name="Send order"/>
+    <sequenceFlow id="c2" sourceRef="SendOrder" targetRef="Sent"/><endEvent id="Sent"/>
+  </process>
+  <process id="shop" isExecutable="true">
+    <startEvent id="Received"/><sequenceFlow id="s1" sourceRef="Received" targetRef="Bill"/>
+    <serviceTask id="Bill" name="Bill"/>
+    <sequenceFlow id="s2" sourceRef="Bill" targetRef="Done"/><endEvent id="Done"/>
+  </process>
+</definitions>"""
+
+
+def test_a_collaboration_gets_a_pool_per_participant_and_its_message_flows() -> None:
+    xml = generated_diagram(COLLABORATION)
+    assert xml is not None
+    diagram = Diagram(xml)
+    [plane] = diagram.root.findall(".//bpmndi:BPMNPlane", NS)
+    assert plane.get("bpmnElement") == "Shop"
+    customer, shop, bank = (diagram.shapes[k] for k in ("CustomerPool", "ShopPool", "BankPool"))
+    assert customer.bottom < shop.y and shop.bottom < bank.y
+    assert customer.w == shop.w == bank.w
+    for pool, nodes in ((customer, ("Want", "SendOrder", "Sent")), (shop, ("Received", "Bill"))):
+        for node in nodes:
+            assert pool.contains(diagram.shapes[node]), node
+    order = diagram.edges["Order"]
+    assert touches(diagram.shapes["SendOrder"], order[0])
+    assert touches(diagram.shapes["Received"], order[-1])
+    assert touches(bank, diagram.edges["Charge"][-1])
+    assert set(diagram.edges) == {"Order", "Charge", "c1", "c2", "s1", "s2"}
+
+
+FIXTURES = sorted(DATA.glob("*.bpmn"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_every_fixture_without_its_layout_gets_a_complete_one(path: Path) -> None:
+    root = etree.fromstring(path.read_bytes())
+    for own in root.findall("bpmndi:BPMNDiagram", NS):
+        root.remove(own)
+    source = etree.tostring(root)
+    xml = generated_diagram(source, path.name)
+    assert xml is not None
+    diagram = Diagram(xml)
+    for model in parse_bpmn(source, path.name):
+        assert_complete(model, diagram, only=False)
+        assert_no_overlap(model, diagram)
+    assert_labels_clear(diagram)
