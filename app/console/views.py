@@ -36,10 +36,11 @@ async def saved_views(request: Request, page: ListPage, query: str) -> dict[str,
     """What `_saved_views.html` shows on a list page: the user's views of it, and the page's
     current query (to save, and for the export links)."""
     principal = principal_of(request)
+    keeps = principal.role.allows(VIEWS_ROLE)
     views = []
-    if principal.role.allows(VIEWS_ROLE):
+    if keeps:
         views = await read(request, reads.of_owner, engine_of(request), principal.name, page)
-    return {"list_page": page.value, "views": views, "list_query": query}
+    return {"list_page": page.value, "views": views, "list_query": query, "keeps_views": keeps}
 
 
 def _text(form: FormData, name: str) -> str:
