@@ -203,13 +203,19 @@ def count(conn: psycopg.Connection[Any]) -> int:
 
 @query
 def delete(conn: psycopg.Connection[Any], kind: str, name: str) -> bool:
-    """Delete a credential; a user's sessions go with it (the foreign key cascades)."""
+    """Delete a credential; a user's sessions go with it (the foreign key cascades), and so do
+    their saved views, in the same statement (a later user of the name starts without them)."""
     if not valid_name(name):
         return False
-    return (
-        conn.execute("DELETE FROM credential WHERE kind = %s AND name = %s", (kind, name)).rowcount
-        == 1
-    )
+    row = conn.execute(
+        "WITH gone AS (DELETE FROM credential WHERE kind = %(kind)s AND name = %(name)s "
+        "  RETURNING kind, name), "
+        "views AS (DELETE FROM saved_view WHERE owner IN "
+        "  (SELECT name FROM gone WHERE kind = 'password')) "
+        "SELECT count(*) FROM gone",
+        {"kind": kind, "name": name},
+    ).fetchone()
+    return row is not None and row[0] == 1
 
 
 @query

@@ -1,10 +1,10 @@
 """Saved views and exports on the list pages (instances, incidents, tasks).
 
-Everyone who may read a list keeps views of it, a viewer included: a view is the user's own
-bookmark of filters and changes nothing in the engine. Saving and deleting are POSTs (with the
-session's CSRF token, as every console mutation) that run the engine's commands for the user
-who is logged in, on that user's views only; opening a view is a link to the page with the view's
-query. The section answers with itself, re-rendered with the outcome."""
+Operators and admins keep views (VIEWS_ROLE): the console shows a viewer no action that writes,
+and a view is a row written. Saving and deleting are POSTs (with the session's CSRF token, as
+every console mutation) that run the engine's commands for the user who is logged in, on that
+user's views only; opening a view is a link to the page with the view's query. The section
+answers with itself, re-rendered with the outcome. Every role exports (a read)."""
 
 from __future__ import annotations
 
@@ -28,13 +28,19 @@ from engine.errors import InterlockError
 from engine.queries import views as reads
 from engine.states import ListPage
 
+# Who keeps saved views in the console.
+VIEWS_ROLE = Role.OPERATOR
+
 
 async def saved_views(request: Request, page: ListPage, query: str) -> dict[str, Any]:
     """What `_saved_views.html` shows on a list page: the user's views of it, and the page's
     current query (to save, and for the export links)."""
-    owner = principal_of(request).name
-    views = await read(request, reads.of_owner, engine_of(request), owner, page)
-    return {"list_page": page.value, "views": views, "list_query": query}
+    principal = principal_of(request)
+    keeps = principal.role.allows(VIEWS_ROLE)
+    views = []
+    if keeps:
+        views = await read(request, reads.of_owner, engine_of(request), principal.name, page)
+    return {"list_page": page.value, "views": views, "list_query": query, "keeps_views": keeps}
 
 
 def _text(form: FormData, name: str) -> str:
@@ -51,7 +57,7 @@ async def _change(request: Request, work: Work) -> Response:
     form = await request.form()
     page = ListPage(_text(form, "page")) if _text(form, "page") in set(ListPage) else None
     try:
-        owner = require(request, Role.VIEWER).name
+        owner = require(request, VIEWS_ROLE).name
         message = await run_in_threadpool(work, engine_of(request), owner, form)
         outcome = {"ok": True, "message": message}
     except InterlockError as error:

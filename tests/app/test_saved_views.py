@@ -11,6 +11,8 @@ from uuid import UUID
 
 import pytest
 
+from engine import accounts
+from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.views import MAX_VIEWS, DeleteView, SaveView
 from engine.errors import BadRequest, Conflict, NotFound
@@ -101,15 +103,24 @@ def view_id(html: str, name: str) -> str:
     return found.group(1)
 
 
-def test_in_the_console_a_viewer_saves_opens_and_deletes_views(server: LiveServer) -> None:
-    viewer, operator = Browser(server.url, "viewer"), Browser(server.url, "operator")
+def test_in_the_console_a_user_saves_opens_and_deletes_views(server: LiveServer) -> None:
+    owner, other = Browser(server.url, "operator"), Browser(server.url, "admin")
+    reader = Browser(server.url, "viewer")
     try:
-        page = viewer.get("/incidents?type=failedJob&text=timeout")
+        # A viewer exports, and keeps no views: no form, and a POST is refused.
+        shown = reader.get("/incidents?type=failedJob").text
+        assert 'href="/incidents/export.csv?type=failedJob"' in shown
+        assert 'hx-post="/views"' not in shown
+        denied = reader.post("/views", data={"page": "incidents", "name": "x", "query": ""})
+        assert denied.status_code == 403 and "viewer" in denied.text
+        assert views.of_owner(server.engine, "viewer", ListPage.INCIDENTS) == []
+
+        page = owner.get("/incidents?type=failedJob&text=timeout")
         assert page.status_code == 200
         # The section offers the page's current filters to save, and exports of them.
         assert 'name="query" value="type=failedJob&amp;text=timeout"' in page.text
         assert 'href="/incidents/export.csv?type=failedJob&amp;text=timeout"' in page.text
-        answer = viewer.post(
+        answer = owner.post(
             "/views",
             data={"page": "incidents", "name": "timeouts", "query": "type=failedJob&text=timeout"},
         )
@@ -118,14 +129,14 @@ def test_in_the_console_a_viewer_saves_opens_and_deletes_views(server: LiveServe
         assert view_links(answer.text, "incidents") == {
             "timeouts": "/incidents?type=failedJob&text=timeout"
         }
-        assert view_links(viewer.get("/incidents").text, "incidents") == {
+        assert view_links(owner.get("/incidents").text, "incidents") == {
             "timeouts": "/incidents?type=failedJob&text=timeout"
         }
         # Opening the view's link is opening the page with its filters in the form.
-        opened = viewer.get("/incidents?type=failedJob&text=timeout").text
+        opened = owner.get("/incidents?type=failedJob&text=timeout").text
         assert 'name="text" value="timeout"' in opened
 
-        refused = viewer.post(
+        refused = owner.post(
             "/views", data={"page": "incidents", "name": "bad", "query": "state=Open"}
         )
         assert refused.status_code == 400
@@ -135,20 +146,35 @@ def test_in_the_console_a_viewer_saves_opens_and_deletes_views(server: LiveServe
         }
 
         # Another user sees none of them and cannot delete them.
-        assert view_links(operator.get("/incidents").text, "incidents") == {}
+        assert view_links(other.get("/incidents").text, "incidents") == {}
         mine = view_id(answer.text, "timeouts")
-        theirs = operator.post(f"/views/{mine}/delete", data={"page": "incidents"})
+        theirs = other.post(f"/views/{mine}/delete", data={"page": "incidents"})
         assert theirs.status_code == 404
-        assert len(views.of_owner(server.engine, "viewer", ListPage.INCIDENTS)) == 1
+        assert len(views.of_owner(server.engine, "operator", ListPage.INCIDENTS)) == 1
 
-        forged = viewer.post(
+        forged = owner.post(
             f"/views/{mine}/delete", data={"page": "incidents"}, headers={"X-CSRF-Token": "x"}
         )
         assert forged.status_code == 403
-        gone = viewer.post(f"/views/{mine}/delete", data={"page": "incidents"})
+        gone = owner.post(f"/views/{mine}/delete", data={"page": "incidents"})
         assert gone.status_code == 200 and "View deleted." in gone.text
         assert view_links(gone.text, "incidents") == {}
-        assert views.of_owner(server.engine, "viewer", ListPage.INCIDENTS) == []
+        assert views.of_owner(server.engine, "operator", ListPage.INCIDENTS) == []
     finally:
-        viewer.close()
-        operator.close()
+        owner.close()
+        other.close()
+        reader.close()
+
+
+def test_a_deleted_users_views_go_with_them(engine: Engine) -> None:
+    with engine.connection() as conn:
+        accounts.create_password(conn, "ann", Role.VIEWER, "a-long-password")
+        accounts.create_token(conn, "bob", Role.VIEWER)
+    engine.run(SaveView("ann", "tasks", "mine", "show=mine"))
+    engine.run(SaveView("bob", "tasks", "mine", "show=mine"))
+    # A token of the same name as a user's views is no user: deleting it leaves the views.
+    assert accounts.delete(engine, "token", "bob")
+    assert saved(engine, "bob", ListPage.TASKS) == [("mine", "show=mine")]
+    assert accounts.delete(engine, "password", "ann")
+    assert saved(engine, "ann", ListPage.TASKS) == []
+    assert not accounts.delete(engine, "password", "ann")

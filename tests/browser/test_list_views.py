@@ -82,7 +82,7 @@ def test_filters_live_in_the_url_and_a_saved_view_restores_them(
     console: ConsoleServer, login: Login
 ) -> None:
     fill(console.engine, 60, 10)
-    page = login("viewer")
+    page = login("operator")
     page.goto("/instances")
     assert page.evaluate(CHECKS) == []
     page.get_by_label("State").select_option("Active")
@@ -94,7 +94,7 @@ def test_filters_live_in_the_url_and_a_saved_view_restores_them(
     active = shown_ids(page)
 
     # The URL alone, opened in another browser context, shows the same list and inputs.
-    other = login("operator")
+    other = login("admin")
     other.goto(page.url)
     expect(other.locator("#instance-rows tr[data-instance]")).to_have_count(10)
     assert shown_ids(other) == active
