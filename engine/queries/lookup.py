@@ -16,16 +16,31 @@ from uuid import UUID
 
 from engine.queries import Connection, fetch_dicts, fetch_one, query
 
-__all__ = ["DefinitionMatch", "IdMatch", "by_business_key", "by_id", "definition"]
+__all__ = [
+    "BY_BUSINESS_KEY",
+    "BY_ID",
+    "DEFINITION",
+    "DefinitionMatch",
+    "IdMatch",
+    "by_business_key",
+    "by_id",
+    "definition",
+]
 
 # What a row id can name, in the order they are tried.
-_BY_ID = (
+BY_ID = (
     "SELECT 'instance' AS kind, id AS instance_id FROM process_instance WHERE id = %(id)s "
     "UNION ALL SELECT 'incident', instance_id FROM incident WHERE id = %(id)s "
     "UNION ALL SELECT 'user task', instance_id FROM user_task WHERE id = %(id)s "
     "UNION ALL SELECT 'external task', instance_id FROM external_task WHERE id = %(id)s "
     "UNION ALL SELECT 'job', instance_id FROM job WHERE id = %(id)s AND instance_id IS NOT NULL "
     "LIMIT 1"
+)
+BY_BUSINESS_KEY = "SELECT id FROM process_instance WHERE business_key = %(key)s LIMIT %(limit)s"
+DEFINITION = (
+    "(SELECT key, version FROM process_definition WHERE id = %(text)s) "
+    "UNION ALL (SELECT key, version FROM process_definition WHERE key = %(text)s "
+    "ORDER BY version DESC LIMIT 1) LIMIT 1"
 )
 
 
@@ -46,29 +61,18 @@ class DefinitionMatch:
 
 @query
 def by_id(conn: Connection, row_id: UUID) -> IdMatch | None:
-    return fetch_one(conn, IdMatch, _BY_ID, {"id": row_id})
+    return fetch_one(conn, IdMatch, BY_ID, {"id": row_id})
 
 
 @query
 def by_business_key(conn: Connection, business_key: str, limit: int = 2) -> list[UUID]:
     """Up to `limit` of the instances with this business key (any: the caller asks whether
     there are none, one or several)."""
-    rows = fetch_dicts(
-        conn,
-        "SELECT id FROM process_instance WHERE business_key = %s LIMIT %s",
-        (business_key, limit),
-    )
+    rows = fetch_dicts(conn, BY_BUSINESS_KEY, {"key": business_key, "limit": limit})
     return [row["id"] for row in rows]
 
 
 @query
 def definition(conn: Connection, text: str) -> DefinitionMatch | None:
     """The definition with this id, else the latest version of the definitions with this key."""
-    return fetch_one(
-        conn,
-        DefinitionMatch,
-        "(SELECT key, version FROM process_definition WHERE id = %(text)s) "
-        "UNION ALL (SELECT key, version FROM process_definition WHERE key = %(text)s "
-        "ORDER BY version DESC LIMIT 1) LIMIT 1",
-        {"text": text},
-    )
+    return fetch_one(conn, DefinitionMatch, DEFINITION, {"text": text})

@@ -4,13 +4,16 @@ instances with one business key to the filtered list, and anything else to a pag
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
+from typing import Any
 from urllib.parse import quote
 
 import httpx
 
 from engine.builder import ProcessBuilder
-from engine.queries import definitions
+from engine.queries import definitions, lookup
 from tests.browser.processes import parallel_approval, quick_charge
 from tests.server import LiveServer, console_login
 
@@ -91,3 +94,33 @@ def test_jump_leads_to_the_page_of_what_the_text_names(server: LiveServer) -> No
     # Bytes that are no UTF-8 read as replacement characters: a text that names nothing.
     broken = httpx.get(f"{server.url}/jump?q=%ED%A0%80", cookies=cookies)
     assert broken.status_code == 404 and "Nothing found for" in broken.text
+
+
+def test_jump_lookups_are_served_by_indexes(server: LiveServer) -> None:
+    """Each lookup reads through a primary key or an index, never a scan of a whole table."""
+    some_id = uuid.uuid4()
+    cases: dict[str, tuple[str, dict[str, Any]]] = {
+        "id": (lookup.BY_ID, {"id": some_id}),
+        "business key": (lookup.BY_BUSINESS_KEY, {"key": "order-1", "limit": 2}),
+        "definition": (lookup.DEFINITION, {"text": "order"}),
+    }
+    wanted = {
+        "id": {
+            "pk_process_instance",
+            "pk_incident",
+            "pk_user_task",
+            "pk_external_task",
+            "pk_job",
+        },
+        "business key": {"ix_process_instance_business_key"},
+        "definition": {"pk_process_definition", "uq_process_definition_key_version"},
+    }
+    with server.engine.connection() as conn:
+        conn.execute("SET enable_seqscan = off")
+        for name, (sql, params) in cases.items():
+            row = conn.execute("EXPLAIN (FORMAT JSON) " + sql, params).fetchone()
+            assert row is not None
+            plan = json.dumps(row[0])
+            assert "Seq Scan" not in plan, (name, plan)
+            used = set(re.findall(r'"Index Name": "([^"]+)"', plan))
+            assert used == wanted[name], (name, plan)

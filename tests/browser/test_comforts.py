@@ -65,6 +65,19 @@ def test_dark_theme_follows_the_system_and_the_toggle_and_is_remembered(
     )
     page.screenshot(path=str(tmp_path / "inspector-dark.png"), full_page=True)
 
+    # The heatmap keeps its light-paper colours too.
+    live(page, "/definitions/parallel-approval")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    page.get_by_label("Visit heatmap").check()
+    split = page.locator('.djs-element[data-element-id="Split"]')
+    expect(split).to_have_class(re.compile(r"\bheat-[1-5]\b"))
+    heat = re.search(r"heat-([1-5])", split.get_attribute("class") or "")
+    assert heat is not None
+    fills = {"1": "255, 248, 197", "2": "255, 229, 143", "3": "255, 198, 128"}
+    fills.update({"4": "255, 154, 107", "5": "244, 100, 90"})
+    fill = split.locator(".djs-visual > :nth-child(1)").evaluate("e => getComputedStyle(e).fill")
+    assert fill == f"rgb({fills[heat.group(1)]})"
+
     # The toggle: system -> light -> dark -> system, remembered across reloads.
     toggle = page.locator("[data-theme-toggle]")
     expect(toggle).to_have_attribute("aria-label", "Theme: system")
