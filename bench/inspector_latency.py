@@ -13,7 +13,9 @@ performance.now()) each time the set of nodes holding a live token changes. A co
 in a page when that page first shows the node the commit moved the token to; latency = that time
 - the commit's return, over every (commit, page on its instance) pair. The pages also count their
 requests besides the event stream: requests per page per commit (one commit = one burst of events
-on the page's stream) and per event.
+on the page's stream) and per event. Before the browsers, one refresh's server time is taken
+without them: the header, each panel and the diagram's state one request each, against one
+/live request.
 
 `--tree PATH` serves the console of another checkout (its app, templates and static files) over
 the same database, to measure an older refresh mechanism in the same run:
@@ -51,6 +53,16 @@ from engine.builder import ProcessBuilder
 from engine.database import Database
 
 PROCESS_KEY = "inspector-latency"
+PANEL_NAMES = (
+    "family",
+    "incidents",
+    "tokens",
+    "user_tasks",
+    "external_tasks",
+    "jobs",
+    "variables",
+    "history",
+)
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -79,6 +91,10 @@ OBSERVE = """() => {
   const nodes = () => Array.from(body.querySelectorAll("tr.token-live[data-node]"))
     .map((row) => row.dataset.node).sort().join(",");
   window.benchSeen = [[performance.timeOrigin + performance.now(), nodes()]];
+  window.benchEvents = [];
+  document.addEventListener("interlock:event", () => {
+    window.benchEvents.push(performance.timeOrigin + performance.now());
+  });
   new MutationObserver(() => {
     const now = nodes();
     const seen = window.benchSeen;
@@ -201,6 +217,36 @@ def open_viewer(browser: Browser, url: str, name: str, password: str, instance: 
     return viewer
 
 
+def server_times(url: str, login: tuple[str, str], instance: UUID, rounds: int) -> dict[str, Any]:
+    """Median wall time of one inspector refresh as the old pages asked for it (the header, each
+    panel and the diagram's state, one request each, one after the other) and as one /live
+    request (None where the console has no /live)."""
+    with httpx.Client(base_url=url) as client:
+        form = client.get("/login")
+        token = re.search(r'name="login_token" value="([^"]+)"', form.text)
+        fields = {"name": login[0], "password": login[1], "next": "/"}
+        client.post("/login", data={**fields, "login_token": token.group(1) if token else ""})
+        base = f"/instances/{instance}"
+        parts = [f"{base}/header", f"{base}/diagram.json"]
+        parts += [f"{base}/panel/{name}" for name in PANEL_NAMES]
+        has_live = client.get(f"{base}/live").status_code == 200
+        separate: list[float] = []
+        together: list[float] = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for path in parts:
+                client.get(path).raise_for_status()
+            separate.append((time.perf_counter() - start) * 1000)
+            if has_live:
+                start = time.perf_counter()
+                client.get(f"{base}/live").raise_for_status()
+                together.append((time.perf_counter() - start) * 1000)
+    return {
+        "separate_ms": statistics.median(separate),
+        "live_ms": statistics.median(together) if together else None,
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -242,11 +288,13 @@ def measure(
         for viewer in viewers:
             viewer.counting[0] = False
         latencies: list[float] = []
+        arrivals: list[float] = []
         missing = 0
         requests: list[float] = []
         per_event: list[float] = []
         for viewer, before in zip(viewers, events_before, strict=True):
             seen: list[list[Any]] = viewer.page.evaluate("window.benchSeen")
+            heard: list[float] = viewer.page.evaluate("window.benchEvents")
             mine = [c for c in commits if c.instance_id == viewer.instance_id]
             for commit in mine:
                 shown = [at / 1000 for at, nodes in seen if nodes == commit.node]
@@ -255,6 +303,9 @@ def measure(
                     latencies.append((later[0] - commit.at) * 1000)
                 else:
                     missing += 1
+                events = [at / 1000 for at in heard if at / 1000 >= commit.at - 0.002]
+                if events:
+                    arrivals.append((events[0] - commit.at) * 1000)
             events = viewer.page.evaluate(EVENTS) - before
             if mine:
                 requests.append(len(viewer.requests) / len(mine))
@@ -265,6 +316,8 @@ def measure(
             "instances": len(instances),
             "commits": len(commits),
             "rate": achieved,
+            "event_p50_ms": percentile(arrivals, 0.50),
+            "event_p99_ms": percentile(arrivals, 0.99),
             "p50_ms": percentile(latencies, 0.50),
             "p99_ms": percentile(latencies, 0.99),
             "max_ms": max(latencies),
@@ -304,6 +357,7 @@ def run(
                         for tree in trees:
                             server, url = start_server(database.url, tree)
                             try:
+                                timed = server_times(url, (name, password), instances[0], 30)
                                 figures = measure(
                                     browser,
                                     engine,
@@ -317,7 +371,7 @@ def run(
                             finally:
                                 server.send_signal(signal.SIGINT)
                                 server.wait(timeout=30)
-                            runs.append({"tree": str(tree), **figures})
+                            runs.append({"tree": str(tree), **timed, **figures})
                     finally:
                         browser.close()
         finally:
@@ -342,9 +396,16 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     runs = run(args.database_url, args.tree, args.pages, args.instances, args.rate, args.seconds)
     for r in runs:
+        live = f"{r['live_ms']:.1f} ms" if r["live_ms"] is not None else "none"
+        print(
+            f"{r['tree']}: one inspector refresh, server: header + 8 panels + diagram state "
+            f"{r['separate_ms']:.1f} ms one after the other; /live {live}"
+        )
         print(
             f"{r['tree']}: {r['pages']} pages on {r['instances']} instances, "
-            f"{r['commits']} commits at {r['rate']:.1f}/s; commit -> tokens panel "
+            f"{r['commits']} commits at {r['rate']:.1f}/s; commit -> stream event "
+            f"p50 {r['event_p50_ms']:.1f} ms, p99 {r['event_p99_ms']:.1f} ms; "
+            "commit -> tokens panel "
             f"p50 {r['p50_ms']:.1f} ms, p99 {r['p99_ms']:.1f} ms, max {r['max_ms']:.1f} ms, "
             f"missing {r['missing']}; requests per page per commit "
             f"{r['requests_per_commit']:.2f}, per event {r['requests_per_event']:.2f}"

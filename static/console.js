@@ -73,9 +73,9 @@
   // events delivered with it are in); events that arrive while that request runs are gathered
   // into one request after it ends, at least `data-throttle` ms after the previous one began.
   // A page with a live source ([data-live-source]) asks for every changed part ([data-live] with
-  // its `data-part`) in one request, whose answer swaps them out of band; on other pages each
-  // [data-live] element asks for itself (they have one). A part the user is typing in is left
-  // alone until the focus leaves it.
+  // its `data-part`) in one request, whose answer swaps them out of band; any other [data-live]
+  // element asks for itself (the other pages have one each). A part the user is typing in is
+  // left alone until the focus leaves it.
   var live = { wanted: new Set(), timer: null, busy: 0, since: 0, last: 0, parts: [] };
   var deferred = new WeakSet();
   Interlock.live = live;
@@ -121,14 +121,14 @@
     }
     live.last = live.since = Date.now();
     var source = liveSource();
-    if (source) {
-      live.parts = ready.map(function (el) { return el.getAttribute("data-part"); });
-      live.busy = 1;
+    var parts = source ? ready.filter(function (el) { return el.hasAttribute("data-part"); }) : [];
+    var own = ready.filter(function (el) { return parts.indexOf(el) < 0; });
+    live.busy = own.length + (parts.length ? 1 : 0);
+    if (parts.length) {
+      live.parts = parts.map(function (el) { return el.getAttribute("data-part"); });
       htmx.trigger(source, "live-refresh");
-      return;
     }
-    live.busy = ready.length;
-    ready.forEach(function (el) { htmx.trigger(el, "live-refresh"); });
+    own.forEach(function (el) { htmx.trigger(el, "live-refresh"); });
   }
 
   document.addEventListener("htmx:configRequest", function (evt) {

@@ -15,7 +15,7 @@ from app.auth import require
 from app.console.common import duration, engine_of, flash, read, render
 from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
-from app.params import Query
+from app.params import ParameterError, Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import InterlockError, NotFound
@@ -117,6 +117,30 @@ async def diagram_state(request: Request) -> Response:
     return JSONResponse(state, headers={"Cache-Control": "no-store"})
 
 
+# What the definition page's live refresh can ask for: the per-node table, the diagram's state.
+LIVE_PARTS = ("stats", "diagram")
+
+
+def _live(engine: Engine, key: str, version: int | None, parts: list[str]) -> dict[str, Any]:
+    details = _details(engine, key, version) if "stats" in parts else {}
+    diagram = _diagram_state(engine, key, version) if "diagram" in parts else None
+    return {**details, "stats": "stats" in parts, "diagram": diagram}
+
+
+async def live(request: Request) -> Response:
+    """The parts of an open definition page that an event burst changed, in one answer: each as
+    an out-of-band swap (the diagram's state as JSON in `#diagram-state`). `parts` is a
+    comma-separated list of LIVE_PARTS (default: both)."""
+    query = Query(request.query_params)
+    parts = query.csv("parts") or list(LIVE_PARTS)
+    for part in parts:
+        if part not in LIVE_PARTS:
+            raise ParameterError("parts", part, f"names unknown part '{part}'")
+    key = request.path_params["key"]
+    context = await read(request, _live, engine_of(request), key, _version(request), parts)
+    return render(request, "_definition_live.html", context)
+
+
 def _xml(engine: Engine, key: str, version: int | None) -> tuple[str, bool]:
     definition = _definition(engine, key, version)
     found = definition_store.diagram_xml(engine, definition.id)
@@ -179,6 +203,7 @@ routes = [
     Route("/definitions/{key}", definition_page, methods=["GET"]),
     Route("/definitions/{key}/stats", definition_stats, methods=["GET"]),
     Route("/definitions/{key}/diagram.json", diagram_state, methods=["GET"]),
+    Route("/definitions/{key}/live", live, methods=["GET"]),
     Route("/definitions/{key}/xml", definition_xml, methods=["GET"]),
     Route("/definitions/{key}/start", start_instance, methods=["POST"]),
 ]

@@ -19,7 +19,14 @@ from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
 from app.params import ParameterError, Query
-from engine.api import Engine, ExternalTaskView, IncidentView, JobView, UserTaskView
+from engine.api import (
+    Engine,
+    ExternalTaskView,
+    IncidentView,
+    InstanceHandle,
+    JobView,
+    UserTaskView,
+)
 from engine.errors import NotFound
 from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
 from engine.queries import console, definitions
@@ -275,8 +282,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     def keep(node_id: str) -> bool:
         return node is None or node_id == node
 
-    engine, instance_id = reads.engine, reads.instance_id
-    handle = engine.instance(instance_id)
+    info = reads.info  # NotFound for an unknown instance, whatever the panel
     context: dict[str, Any] = {"node": node}
     if name == "family":
         context["family"] = reads.family
@@ -305,7 +311,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["calls"] = reads.family.running_by_token()
     elif name == "user_tasks":
         context["tasks"] = [t for t in reads.user_tasks if keep(t.node_id)]
-        context["forms"] = task_forms(engine, context["tasks"])
+        context["forms"] = task_forms(reads.engine, context["tasks"])
     elif name == "external_tasks":
         context["external"] = [t for t in reads.external_tasks if keep(t.node_id)]
         context["now"] = datetime.now(UTC)
@@ -313,9 +319,10 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["jobs"] = [j for j in reads.jobs if keep(j.node_id)]
         context["now"] = datetime.now(UTC)
     elif name == "variables":
+        handle = InstanceHandle(reads.engine, reads.instance_id)
         context["variables"] = sorted(handle.typed_variables().items())
         context["scopes"] = [g for g in _local_scopes(reads) if keep(g.node_id)]
-        context["final"] = InstanceState(reads.info.state).is_final
+        context["final"] = InstanceState(info.state).is_final
     elif name == "history":
         timeline = _timeline(reads.visits, reads.info, reads.model)
         context["timeline"] = [e for e in timeline if keep(e.visit.node_id)]

@@ -1,6 +1,7 @@
-"""GET /instances/{id}/live: the parts of an open inspector that changed, in one answer, each as
-an out-of-band swap of its element; the panels as /panel/{name} renders them (node filter
-included) and the diagram's state as /diagram.json gives it."""
+"""GET /instances/{id}/live and /definitions/{key}/live: the parts of an open page that changed,
+in one answer, each as an out-of-band swap of its element; the inspector's panels as
+/panel/{name} renders them (node filter included), the definition's table as /stats does, and
+the diagram's state as /diagram.json gives it."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ def inner(html: str, element_id: str) -> str:
     body = html[html.index(">", start) + 1 :]
     ends = [m.start() for m in re.finditer(r'</div>\s*(?=<div id="[a-z_-]+" hx-swap-oob|$)', body)]
     return " ".join(body[: ends[0]].split())
+
+
+def state_of(html: str) -> object:
+    found = re.search(r"data-state='([^']*)'", html)
+    assert found is not None
+    return json.loads(unescape(found.group(1)))
 
 
 def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
@@ -77,10 +84,9 @@ def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
     panel = get(f"{base}/panel/tokens", node="Invoice")
     assert tokens == " ".join(panel.text.split())
     assert 'data-node="Invoice"' in tokens and 'data-node="Pack"' not in tokens
-    state = re.search(r"data-state='([^']*)'", some.text)
-    assert state is not None
-    assert json.loads(unescape(state.group(1))) == get(f"{base}/diagram.json").json()
-    assert json.loads(unescape(state.group(1)))["joins"] == {
+    state = state_of(some.text)
+    assert state == get(f"{base}/diagram.json").json()
+    assert isinstance(state, dict) and state["joins"] == {
         "Join": {"arrived": 1, "expected": 2, "upstream": None}
     }
 
@@ -92,3 +98,17 @@ def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
     assert unknown.status_code == 400
     assert "parts" in unknown.text and "gossip" in unknown.text
     assert get(f"/instances/{uuid.uuid4()}/live").status_code == 404
+
+    definition = get("/definitions/live-parts/live", version="1")
+    assert definition.status_code == 200
+    assert swapped(definition.text) == ["definition-stats", "diagram-state"]
+    stats = get("/definitions/live-parts/stats", version="1")
+    assert inner(definition.text, "definition-stats") == " ".join(stats.text.split())
+    only = get("/definitions/live-parts/live", version="1", parts="diagram")
+    assert swapped(only.text) == ["diagram-state"]
+    assert state_of(only.text) == get("/definitions/live-parts/diagram.json", version="1").json()
+    nodes = state_of(only.text)
+    assert isinstance(nodes, dict) and nodes["nodes"]["Invoice"]["active_tokens"] == 1
+    wrong = get("/definitions/live-parts/live", parts="tokens")
+    assert wrong.status_code == 400 and "parts" in wrong.text
+    assert get("/definitions/no-such-key/live").status_code == 404
