@@ -101,7 +101,9 @@ class ProcessInstance(SQLModel, table=True):
     __tablename__ = "process_instance"
     __table_args__ = (
         _one_of("state", INSTANCE_STATES),
-        sa.Index("ix_process_instance_definition_id", "definition_id"),
+        # A definition's (a key's) instances in start order: lists filtered by either.
+        sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
+        sa.Index("ix_process_instance_key_started", "definition_key", "started_at", "id"),
         sa.Index(
             "ix_process_instance_business_key",
             "business_key",
@@ -109,6 +111,14 @@ class ProcessInstance(SQLModel, table=True):
         ),
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
         sa.Index("ix_process_instance_started", "started_at", "id"),
+        # The running instances (ended_at is set when an instance ends) in start order: small, and
+        # an instance leaves it when it ends.
+        sa.Index(
+            "ix_process_instance_unfinished",
+            "started_at",
+            "id",
+            postgresql_where=sa.text("ended_at IS NULL"),
+        ),
         sa.Index(
             "ix_process_instance_super_instance_id",
             "super_instance_id",

@@ -88,8 +88,10 @@ class InstancePage:
 
 
 def _conditions(
-    where: InstanceFilter, after: Cursor | None
+    where: InstanceFilter, after: Cursor | None, version_id: str | None
 ) -> tuple[list[sql.Composable], dict[str, Any]]:
+    """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
+    the planner sees the value (and how many instances have it) when it picks an index."""
     parts: list[sql.Composable] = []
     params: dict[str, Any] = {}
 
@@ -97,13 +99,8 @@ def _conditions(
         parts.append(sql.SQL(fragment))
         params.update(values)
 
-    if where.definition_key is not None and where.version is not None:
-        add(
-            "p.definition_id = (SELECT d.id FROM process_definition d "
-            "WHERE d.key = %(key)s AND d.version = %(version)s)",
-            key=where.definition_key,
-            version=where.version,
-        )
+    if version_id is not None:
+        add("p.definition_id = %(version_id)s", version_id=version_id)
     elif where.definition_key is not None:
         add("p.definition_key = %(key)s", key=where.definition_key)
     if where.definition_id is not None:
@@ -152,7 +149,17 @@ def list_page(
     """One page of instances matching `where`, newest first, after the cursor `after`."""
     if not 1 <= limit <= MAX_LIMIT:
         raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-    parts, params = _conditions(where, Cursor.decode(after) if after is not None else None)
+    cursor = Cursor.decode(after) if after is not None else None
+    version_id = None
+    if where.definition_key is not None and where.version is not None:
+        row = conn.execute(
+            "SELECT id FROM process_definition WHERE key = %s AND version = %s",
+            (where.definition_key, where.version),
+        ).fetchone()
+        if row is None:
+            return InstancePage([], None)
+        version_id = row[0]
+    parts, params = _conditions(where, cursor, version_id)
     query: sql.Composable = _SELECT
     if parts:
         query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
