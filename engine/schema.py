@@ -254,6 +254,13 @@ class ExternalTask(SQLModel, table=True):
             "id",
             postgresql_where=sa.text("state = 'Open'"),
         ),
+        # Lists of open tasks, oldest first, whatever their topic.
+        sa.Index(
+            "ix_external_task_open",
+            "created_at",
+            "id",
+            postgresql_where=sa.text("state = 'Open'"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -325,6 +332,8 @@ class Incident(SQLModel, table=True):
         _one_of("state", INCIDENT_STATES),
         sa.Index("ix_incident_instance_id", "instance_id"),
         sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+        # Open incidents of a type; the types there are, one index probe each.
+        sa.Index("ix_incident_open_type", "type", postgresql_where=sa.text("state = 'Open'")),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)

@@ -942,7 +942,8 @@ def jobs(
         )
         + source
         + where.clause()
-        + _order(page, JOB_SORT, "j.due_at, j.id")
+        # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
+        + _order(page, JOB_SORT, "j.id")
         + _limit(where, page)
     )
     return fetch_all(conn, JobRow, statement, where.params)

@@ -13,6 +13,7 @@ EXPLAIN of each statement before running it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -109,6 +110,7 @@ def filled(
 
 RUNNING = UUID(uid(KIND_INSTANCE, SIZES.every))
 RARE = "rare"
+NOW = datetime.now(UTC)
 
 
 def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], str]]:
@@ -162,6 +164,12 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
             lambda conn: cq.activity_instances(conn, PAGE, instance_id=RUNNING),
             "ix_history_instance_id",
         ),
+        "camunda: open external tasks": (
+            lambda conn: cq.external_tasks(conn, PAGE, NOW),
+            "ix_external_task_open",
+        ),
+        "camunda: jobs": (lambda conn: cq.jobs(conn, PAGE, NOW), "pk_job"),
+        "console: the types of open incidents": (console.incident_types, "ix_incident_open_type"),
         "console: open incidents": (
             lambda conn: console.open_incidents(conn, limit=50),
             "ix_incident_open",
