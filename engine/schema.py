@@ -106,7 +106,9 @@ class ProcessInstance(SQLModel, table=True):
     __tablename__ = "process_instance"
     __table_args__ = (
         _one_of("state", INSTANCE_STATES),
-        sa.Index("ix_process_instance_definition_id", "definition_id"),
+        # A definition's (a key's) instances in start order: lists filtered by either.
+        sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
+        sa.Index("ix_process_instance_key_started", "definition_key", "started_at", "id"),
         sa.Index(
             "ix_process_instance_business_key",
             "business_key",
@@ -114,6 +116,14 @@ class ProcessInstance(SQLModel, table=True):
         ),
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
         sa.Index("ix_process_instance_started", "started_at", "id"),
+        # The running instances (ended_at is set when an instance ends) in start order: small, and
+        # an instance leaves it when it ends.
+        sa.Index(
+            "ix_process_instance_unfinished",
+            "started_at",
+            "id",
+            postgresql_where=sa.text("ended_at IS NULL"),
+        ),
         sa.Index(
             "ix_process_instance_super_instance_id",
             "super_instance_id",
@@ -249,6 +259,13 @@ class ExternalTask(SQLModel, table=True):
             "id",
             postgresql_where=sa.text("state = 'Open'"),
         ),
+        # Lists of open tasks, oldest first, whatever their topic.
+        sa.Index(
+            "ix_external_task_open",
+            "created_at",
+            "id",
+            postgresql_where=sa.text("state = 'Open'"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -320,6 +337,8 @@ class Incident(SQLModel, table=True):
         _one_of("state", INCIDENT_STATES),
         sa.Index("ix_incident_instance_id", "instance_id"),
         sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+        # Open incidents of a type; the types there are, one index probe each.
+        sa.Index("ix_incident_open_type", "type", postgresql_where=sa.text("state = 'Open'")),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)

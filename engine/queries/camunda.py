@@ -211,6 +211,9 @@ def process_instances(
     """Running instances (Camunda's runtime: ended ones are history only)."""
     where = _Where()
     where.add("p.state = ANY({})", list(RUNNING_STATES))
+    # Implied by the states (an instance gets its end time as it ends): lets the partial index
+    # of unfinished instances serve the list in start order.
+    where.fixed("p.ended_at IS NULL")
     if family is not None:
         _family_clauses(where, family, running=True)
     where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
@@ -497,16 +500,29 @@ def activity_instances(
     where.when(started_after, "h.started_at >= {}")
     where.when(finished_before, "h.ended_at <= {}")
     where.when(finished_after, "h.ended_at >= {}")
-    source = sql.SQL(
-        "FROM history h JOIN process_instance p ON p.id = h.instance_id "
-        "LEFT JOIN token t ON t.id = h.token_id "
-        "LEFT JOIN LATERAL (SELECT u.id, u.assignee FROM user_task u "
-        "  WHERE u.token_id = h.token_id AND u.node_id = h.node_id "
-        "  AND u.created_at >= h.started_at ORDER BY u.created_at LIMIT 1) ut "
-        "  ON h.node_type = 'userTask'"
+    # The user task a visit opened: among its instance's tasks (their index), the first its
+    # token opened at the node from the visit's start on.
+    task = sql.SQL(
+        " LEFT JOIN LATERAL (SELECT u.id, u.assignee FROM user_task u "
+        "  WHERE u.instance_id = h.instance_id AND u.token_id = h.token_id "
+        "  AND u.node_id = h.node_id AND u.created_at >= h.started_at "
+        "  ORDER BY u.created_at LIMIT 1) ut ON h.node_type = 'userTask'"
     )
     if count:
+        # Only what the filters read: a count joins nothing else.
+        source: sql.Composable = sql.SQL("FROM history h")
+        if definition_id is not None:
+            source += sql.SQL(" JOIN process_instance p ON p.id = h.instance_id")
+        if assignee is not None:
+            source += task
         return _count(conn, source, where)
+    source = (
+        sql.SQL(
+            "FROM history h JOIN process_instance p ON p.id = h.instance_id "
+            "LEFT JOIN token t ON t.id = h.token_id"
+        )
+        + task
+    )
     statement = (
         sql.SQL(
             "SELECT h.id, h.instance_id, p.definition_id, p.definition_key, h.token_id, "
@@ -516,7 +532,9 @@ def activity_instances(
         )
         + source
         + where.clause()
-        + _order(page, ACTIVITY_SORT, "h.started_at, h.id")
+        # By id, as Camunda's default: visit ids are time-ordered, and the primary key walks
+        # them in order, so a first page reads only the rows it shows.
+        + _order(page, ACTIVITY_SORT, "h.id")
         + _limit(where, page)
     )
     return fetch_all(conn, ActivityRow, statement, where.params)
@@ -924,7 +942,8 @@ def jobs(
         )
         + source
         + where.clause()
-        + _order(page, JOB_SORT, "j.due_at, j.id")
+        # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
+        + _order(page, JOB_SORT, "j.id")
         + _limit(where, page)
     )
     return fetch_all(conn, JobRow, statement, where.params)

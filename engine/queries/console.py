@@ -310,8 +310,15 @@ def open_incidents(
 def incident_types(conn: Connection) -> list[str]:
     return [
         row[0]
+        # One probe of the partial index on open incidents' types per type there is, instead
+        # of reading every open incident.
         for row in conn.execute(
-            "SELECT DISTINCT type FROM incident WHERE state = 'Open' ORDER BY type"
+            "WITH RECURSIVE found AS ("
+            "  SELECT min(type) AS type FROM incident WHERE state = 'Open' "
+            "  UNION ALL SELECT (SELECT min(i.type) FROM incident i "
+            "    WHERE i.state = 'Open' AND i.type > found.type) "
+            "  FROM found WHERE found.type IS NOT NULL"
+            ") SELECT type FROM found WHERE type IS NOT NULL ORDER BY type"
         ).fetchall()
     ]
 

@@ -88,8 +88,10 @@ class InstancePage:
 
 
 def _conditions(
-    where: InstanceFilter, after: Cursor | None
+    where: InstanceFilter, after: Cursor | None, version_id: str | None
 ) -> tuple[list[sql.Composable], dict[str, Any]]:
+    """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
+    the planner sees the value (and how many instances have it) when it picks an index."""
     parts: list[sql.Composable] = []
     params: dict[str, Any] = {}
 
@@ -97,13 +99,8 @@ def _conditions(
         parts.append(sql.SQL(fragment))
         params.update(values)
 
-    if where.definition_key is not None and where.version is not None:
-        add(
-            "p.definition_id = (SELECT d.id FROM process_definition d "
-            "WHERE d.key = %(key)s AND d.version = %(version)s)",
-            key=where.definition_key,
-            version=where.version,
-        )
+    if version_id is not None:
+        add("p.definition_id = %(version_id)s", version_id=version_id)
     elif where.definition_key is not None:
         add("p.definition_key = %(key)s", key=where.definition_key)
     if where.definition_id is not None:
@@ -164,7 +161,16 @@ def rows_after(
 ) -> list[InstanceInfo]:
     """At most `limit` instances matching `where`, newest first, strictly after `after`: the
     statement of a page, and of each batch of an export of the whole list."""
-    parts, params = _conditions(where, after)
+    version_id = None
+    if where.definition_key is not None and where.version is not None:
+        row = conn.execute(
+            "SELECT id FROM process_definition WHERE key = %s AND version = %s",
+            (where.definition_key, where.version),
+        ).fetchone()
+        if row is None:
+            return []
+        version_id = row[0]
+    parts, params = _conditions(where, after, version_id)
     query: sql.Composable = _SELECT
     if parts:
         query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
