@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import psycopg
 
+from engine.outage import is_database_outage
+
 if TYPE_CHECKING:
     from engine.executor import Command, Idempotency, Result
 
@@ -345,9 +347,15 @@ class Folder:
             try:
                 self.engine.run(FoldSummaries())
                 failures = 0
-            except Exception:
+            except Exception as exc:
                 failures += 1
-                log.exception("summary fold failed; again in %.1fs", self._backoff(failures))
+                if is_database_outage(exc):
+                    log.warning(
+                        "summary fold: the database is away; again in %.1fs",
+                        self._backoff(failures),
+                    )
+                else:
+                    log.exception("summary fold failed; again in %.1fs", self._backoff(failures))
 
     def _backoff(self, failures: int) -> float:
         return float(min(_MAX_BACKOFF_SECONDS, self.interval * 2 ** min(failures, 10)))

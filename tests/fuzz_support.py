@@ -23,7 +23,7 @@ from starlette.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from engine import accounts
+from engine import accounts, summaries
 from engine.accounts import Role
 from engine.api import Engine
 from engine.database import connect_url_for
@@ -215,12 +215,17 @@ class SharedLifespan:
 
 Snapshot = dict[str, tuple[int, str]]
 
+# Compared by what they count (see `Tables`).
+SUMMARY_TABLES = frozenset({"instance_summary", "node_summary", "activity_bucket", "summary_delta"})
+
 
 class Tables:
     """Row count and a hash of the contents of every table of the public schema, in one
     statement. Nothing is left out: a refused request must not write anywhere (the idempotency
     table included: only a command that ran records its key; history and outbox rows only come
-    from a committed command)."""
+    from a committed command). The summary rows are compared by what they say (base rows plus
+    deltas, engine/summaries.py), not row by row: the fold moves deltas into base rows in the
+    background without changing a count."""
 
     def __init__(self, database_url: str) -> None:
         self.conn: psycopg.Connection[Any] = psycopg.connect(database_url, autocommit=True)
@@ -232,6 +237,7 @@ class Tables:
             ).fetchall()
         ]
         assert names, "no tables to watch"
+        names = [name for name in names if name not in SUMMARY_TABLES]
         self.names = names
         parts = [
             sql.SQL(
@@ -243,7 +249,13 @@ class Tables:
         self.query = sql.SQL(" UNION ALL ").join(parts)
 
     def snapshot(self) -> Snapshot:
-        return {row[0]: (row[1], row[2]) for row in self.conn.execute(self.query).fetchall()}
+        found = {row[0]: (row[1], row[2]) for row in self.conn.execute(self.query).fetchall()}
+        said = summaries.current(self.conn)
+        counts = len(said.instances) + len(said.nodes) + len(said.buckets)
+        rows = [sorted(said.instances.items()), sorted(said.nodes.items())]
+        rows.append(sorted(said.buckets.items()))
+        found["summaries"] = (counts, repr(rows))
+        return found
 
     def close(self) -> None:
         self.conn.close()

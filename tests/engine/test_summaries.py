@@ -451,3 +451,30 @@ def test_interlock_summaries_rebuild_recounts_from_the_command_line(
     assert "summaries rebuilt: 1 instance, 2 node and 1 activity rows" in done.stdout
     counted = assert_exact(database_url)
     assert counted.instances == {(summary_engine.latest_definition("quick").id, "Completed"): 1}
+
+
+def test_the_folder_thread_folds_until_stopped(summary_engine: Engine, database_url: str) -> None:
+    summary_engine.deploy(quick_model())
+    folder = summaries.Folder(summary_engine, interval=0.05)
+    folder.start()
+    try:
+        for _ in range(5):
+            summary_engine.start_latest("quick")
+        deadline = time.monotonic() + 10
+        left: Any = None
+        while time.monotonic() < deadline:
+            with psycopg.connect(database_url) as conn:
+                left = conn.execute("SELECT count(*) FROM summary_delta").fetchone()
+            if left == (0,):
+                break
+            time.sleep(0.05)
+        assert left == (0,)
+    finally:
+        assert folder.stop(5)
+    assert not folder.running
+    counted = assert_exact(database_url)
+    definition = summary_engine.latest_definition("quick").id
+    assert counted.instances == {(definition, "Completed"): 5}
+    with psycopg.connect(database_url) as conn:
+        base = conn.execute("SELECT instances FROM instance_summary").fetchall()
+    assert base == [(5,)]
