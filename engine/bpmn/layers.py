@@ -273,6 +273,37 @@ def place(
             _settle(layer, [wanted(key, down) for key in layer], vertices)
     for layer in layers[1:]:
         _settle(layer, [wanted(key, up) for key in layer], vertices)
+    _straighten(layers[1:], up, down, vertices)
+    _straighten(layers[-2::-1], down, up, vertices)
+
+
+def _straighten(
+    layers: list[list[str]],
+    before: dict[str, list[tuple[str, float]]],
+    after: dict[str, list[tuple[str, float]]],
+    vertices: dict[str, Vertex],
+) -> None:
+    """Put a vertex level with its one neighbour in the column before when it is that
+    neighbour's one plain neighbour the other way (flows of boundary events aside) and its own
+    neighbours in the column leave room; `layers` in the order to visit them."""
+    for layer in layers:
+        for index, key in enumerate(layer):
+            linked = [n for n, bias in before.get(key, []) if bias == 0]
+            if len(linked) != 1:
+                continue
+            source = linked[0]
+            if [n for n, bias in after.get(source, []) if bias == 0] != [key]:
+                continue
+            vertex, y = vertices[key], vertices[source].y
+            if index > 0:
+                above = vertices[layer[index - 1]]
+                if y - vertex.up < above.y + above.down + _gap(above, vertex):
+                    continue
+            if index + 1 < len(layer):
+                below = vertices[layer[index + 1]]
+                if y + vertex.down > below.y - below.up - _gap(vertex, below):
+                    continue
+            vertex.y = y
 
 
 def _drop(vertex: Vertex, bias: float) -> float:

@@ -44,7 +44,9 @@ LABEL_WIDTH = 90.0
 GATEWAY_LABEL_WIDTH = 80.0
 LABEL_LINE = 14.0
 CHAR_WIDTH = 6.5
-BOUNDARY_STEP = 46.0
+# The least and the most room between the centres of boundary events on one host.
+BOUNDARY_STEP = 60.0
+BOUNDARY_STEP_MAX = 100.0
 
 Point = tuple[float, float]
 
@@ -253,7 +255,7 @@ def _scope(scope: Scope) -> Layout:
             ebox = _on_bottom_edge(box, index, len(boundary[key]))
             shapes[event.id] = ebox
             result.shapes[event.id] = ebox
-            label = _boundary_label(event, ebox, len(boundary[key]))
+            label = _boundary_label(event, ebox, box, len(boundary[key]))
             if label is not None:
                 result.labels[event.id] = label
     for chain in chains:
@@ -273,14 +275,15 @@ def _vertex(item: Item, content: Layout | None, events: list[Item]) -> Vertex:
         box = content.bounds()
         w = max(CONTAINER_MIN[0], box.w + 2 * PAD_X)
         h = max(CONTAINER_MIN[1], box.h + PAD_TOP + PAD_BOTTOM)
-    w = max(w, BOUNDARY_STEP * len(events) + 10)
+    if len(events) > 1:
+        w = max(w, BOUNDARY_STEP * len(events) + 10)
     up = down = h / 2
     if item.name and item.shape == Shape.GATEWAY:
         up += 2 + label_size(item.name, GATEWAY_LABEL_WIDTH)[1]
     elif item.name and item.shape == Shape.EVENT:
         down += 5 + label_size(item.name)[1]
     if events:
-        wrap = _boundary_wrap(len(events))
+        wrap = _boundary_wrap(w, len(events))
         named = [label_size(e.name, wrap)[1] + 2 for e in events if e.name]
         down += EVENT[1] / 2 + max([0.0, *named])
     return Vertex(item.id, w, h, up, down, item)
@@ -298,23 +301,30 @@ def _label(item: Item, box: Box) -> Box | None:
     return Box(box.cx - w / 2, box.bottom + 5, w, h)
 
 
-def _boundary_label(event: Item, box: Box, count: int) -> Box | None:
+def _boundary_label(event: Item, box: Box, host: Box, count: int) -> Box | None:
     """Under the host, left of the flow leaving the event's bottom, narrow enough to stay clear
     of the event to its left."""
     if not event.name:
         return None
-    w, h = label_size(event.name, _boundary_wrap(count))
+    w, h = label_size(event.name, _boundary_wrap(host.w, count))
     return Box(box.cx - 4 - w, box.bottom + 2, w, h)
 
 
-def _boundary_wrap(count: int) -> float:
-    return BOUNDARY_STEP - 8 if count > 1 else GATEWAY_LABEL_WIDTH
+def _boundary_step(host_width: float, count: int) -> float:
+    return max(BOUNDARY_STEP, min(BOUNDARY_STEP_MAX, (host_width - 10) / count))
+
+
+def _boundary_wrap(host_width: float, count: int) -> float:
+    if count == 1:
+        return GATEWAY_LABEL_WIDTH
+    return min(GATEWAY_LABEL_WIDTH, _boundary_step(host_width, count) - 8)
 
 
 def _on_bottom_edge(host: Box, index: int, count: int) -> Box:
+    """The first event right of the host's middle, the others each a step further left."""
     w, h = EVENT
-    span = BOUNDARY_STEP * (count - 1)
-    cx = host.cx + span / 2 - index * BOUNDARY_STEP if count > 1 else host.x + host.w * 0.7
+    step = _boundary_step(host.w, count)
+    cx = host.cx + step * (count - 1) / 2 - index * step if count > 1 else host.x + host.w * 0.8
     cx = min(max(cx, host.x + w / 2), host.right - w / 2)
     return Box(cx - w / 2, host.bottom - h / 2, w, h)
 

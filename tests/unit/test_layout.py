@@ -341,3 +341,30 @@ def test_every_fixture_without_its_layout_gets_a_complete_one(path: Path) -> Non
         assert_complete(model, diagram, only=False)
         assert_no_overlap(model, diagram)
     assert_labels_clear(diagram)
+
+
+def test_a_main_line_with_boundary_events_stays_straight() -> None:
+    model = (
+        ProcessBuilder("guarded")
+        .start_event("Start", "Drafted")
+        .user_task("Review", "Review")
+        .user_task("Sign", "Sign")
+        .end_event("End", "Signed")
+        .boundary_event("Withdrawn", "Review", "Withdrawn", message="withdrawn")
+        .boundary_event("Late", "Sign", "Late", timer=TIMER)
+        .end_event("Stopped", "Stopped")
+        .end_event("Expired", "Expired")
+        .chain("Start", "Review", "Sign", "End")
+        .chain("Withdrawn", "Stopped")
+        .chain("Late", "Expired")
+        .build()
+    )
+    diagram = diagram_of(model)
+    assert_complete(model, diagram)
+    assert_no_overlap(model, diagram)
+    assert_labels_clear(diagram)
+    line = {diagram.shapes[key].cy for key in ("Start", "Review", "Sign", "End")}
+    assert len(line) == 1
+    for host, event, target in (("Review", "Withdrawn", "Stopped"), ("Sign", "Late", "Expired")):
+        assert diagram.shapes[event].cy == diagram.shapes[host].bottom
+        assert diagram.shapes[target].y > diagram.shapes[host].bottom
