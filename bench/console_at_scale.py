@@ -13,7 +13,7 @@ the tables sees them): `--instances` process instances over those definitions, m
 token and two waiting tokens (a user task and an external task), one open incident (half failed
 external tasks, half failed timer jobs), a timer job; `--history-per-instance` visits per
 instance with node ids taken from the models; variables for every `--variables-every`-th
-instance; `--outbox` outbox rows of the last hour. Then ANALYZE.
+instance; `--outbox` outbox rows of the last hour. Then VACUUM ANALYZE.
 
 A server runs in a subprocess (uvicorn, the real app, auth on, job executor off). The client logs
 in as an admin (a console session cookie for pages and fragments, an API token as Bearer for
@@ -224,7 +224,12 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 
 def measure(
-    surfaces: dict[str, httpx.Client], all_probes: Sequence[Probe], requests: int, budget: float
+    surfaces: dict[str, httpx.Client],
+    all_probes: Sequence[Probe],
+    requests: int,
+    budget: float,
+    *,
+    progress: bool = False,
 ) -> list[Timing]:
     """Each probe once to warm up, then `requests` times, or fewer when its requests have taken
     `budget` seconds (a route far off its target would otherwise hold the run for hours). A probe
@@ -240,9 +245,12 @@ def measure(
             samples.append((time.perf_counter() - began) * 1000)
             if response.status_code != probe.expect:
                 status = response.status_code
-        found.append(
-            Timing(probe, status, len(samples), percentile(samples, 0.5), percentile(samples, 0.99))
+        timing = Timing(
+            probe, status, len(samples), percentile(samples, 0.5), percentile(samples, 0.99)
         )
+        if progress:
+            print(f"  {timing.p50_ms:8.1f} {timing.p99_ms:8.1f}  {probe.path}", flush=True)
+        found.append(timing)
     return found
 
 
@@ -298,7 +306,7 @@ def run(url: str | None, sizes: Sizes, requests: int, budget: float, rate: float
                 flowing(database.url, rate),
                 clients(base, creds) as surfaces,
             ):
-                timings = measure(surfaces, all_probes, requests, budget)
+                timings = measure(surfaces, all_probes, requests, budget, progress=True)
             print(
                 f"\n{len(all_probes)} requests x {requests}, one at a time over keep-alive, "
                 f"while {rate:g} instances/s start and complete; client-measured time, ms"
