@@ -288,7 +288,7 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "completed=true",
             "externallyTerminated=true",
             "withIncidents=true",
-            "businessKey=order-3",
+            "processInstanceBusinessKey=order-3",
             "startedAfter=2020-01-01T00:00:00.000%2B0000",
             "finishedAfter=2020-01-01T00:00:00.000%2B0000",
             f"processInstanceId={s.ended}",
