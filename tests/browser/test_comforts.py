@@ -212,7 +212,7 @@ def test_keyboard_moves_through_lists_and_keeps_its_row_over_live_refreshes(
 
     # Typing in a field moves nothing; "/" goes to the page's filter.
     page.keyboard.press("/")
-    expect(page.locator("form.filters select").first).to_be_focused()
+    expect(page.locator("main form.filters :focus")).to_have_count(1)
     page.locator("form.filters input[name=business_key]").focus()
     page.keyboard.type("jk")
     expect(page.locator("form.filters input[name=business_key]")).to_have_value("jk")
@@ -240,6 +240,7 @@ def test_keyboard_moves_through_lists_and_keeps_its_row_over_live_refreshes(
     page.keyboard.press("j")
     page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(f"/instances/{failing.id}$"))
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
     page.keyboard.press("g")
     expect(page.locator("#jump-q")).to_be_focused()
 
