@@ -122,3 +122,38 @@ def test_a_part_being_edited_waits_for_the_focus_to_leave(
 
     page.locator("#h-diagram").click()
     expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
+
+
+def test_the_other_pages_ask_once_per_burst(console: ConsoleServer, login: Login) -> None:
+    engine = console.engine
+    engine.deploy(parallel_approval())
+    handle = engine.start_latest("parallel-approval")
+    page = login("viewer")
+    requests = Requests(page)
+
+    # The definition page: its per-node table and its diagram's state in one request.
+    page.goto("/definitions/parallel-approval")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    settle(page)
+    requests.clear()
+    pack = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Pack")
+    engine.complete_task(pack.id)
+    expect(page.locator('tr[data-node="Join"] [data-col="tokens"]')).to_have_text("1")
+    expect(page.locator('.djs-overlays[data-container-id="Join"] .token-badge')).to_have_text("1")
+    settle(page)
+    assert len(requests.urls) == 1, requests.urls
+    assert "/definitions/parallel-approval/live?" in requests.urls[0]
+    assert requests.most == 1
+
+    # The instance list: a burst of starts, the first asks at once, the rest together after it.
+    page.goto("/instances")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    settle(page)
+    requests.clear()
+    for _ in range(6):
+        engine.start_latest("parallel-approval")
+    expect(page.locator("#instance-rows tr[data-instance]")).to_have_count(7)
+    settle(page)
+    assert 1 <= len(requests.urls) <= 2, requests.urls
+    assert requests.most == 1
