@@ -119,6 +119,18 @@ def console_probes(s: Sample) -> list[Probe]:
         *(p(f"{instance}/panel/{{name}}", f"/instances/{s.running}/panel/{n}") for n in PANELS),
         *(p(f"{instance}/panel/{{name}}", f"/instances/{s.ended}/panel/{n}") for n in PANELS),
         p(f"{instance}/diagram.json", f"/instances/{s.running}/diagram.json"),
+        # One live refresh of an open inspector: every part, and the tokens panel alone.
+        p(f"{instance}/live", f"/instances/{s.running}/live"),
+        p(f"{instance}/live", f"/instances/{s.running}/live?parts=tokens"),
+        p("/definitions/{key}/live", f"/definitions/{s.key}/live"),
+        # Exports are streams: a narrow filter, so the probe times a whole answer.
+        p("/instances/export.{format}", "/instances/export.csv?business_key=order-3"),
+        p("/instances/export.{format}", "/instances/export.json?business_key=order-3"),
+        p("/incidents/export.{format}", f"/incidents/export.csv?definition={s.key}&text=zz-none"),
+        p("/tasks/export.{format}", "/tasks/export.json?show=mine"),
+        Probe("console", "/jump", f"/jump?q={s.running}", expect=303),
+        Probe("console", "/jump", "/jump?q=order-3", expect=303),
+        Probe("console", "/jump", f"/jump?q={s.key}", expect=303),
         p("/incidents"),
         p("/incidents", "/incidents?fragment=rows"),
         p("/incidents", f"/incidents?fragment=rows&definition={s.key}"),

@@ -1,7 +1,7 @@
 """generated layout
 
 Revision ID: 0017
-Revises: 0015
+Revises: 0016
 Create Date: 2026-12-05 08:00:00.000000
 
 A definition keeps the diagram generated for it at deployment when its source has no layout of
@@ -16,7 +16,7 @@ from alembic import op
 from engine.bpmn.diagram import diagram_for_deployment
 
 revision: str = "0017"
-down_revision: str | Sequence[str] | None = "0015"
+down_revision: str | Sequence[str] | None = "0016"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

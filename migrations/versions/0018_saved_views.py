@@ -1,7 +1,7 @@
 """saved views
 
 Revision ID: 0018
-Revises: 0015
+Revises: 0017
 Create Date: 2026-12-05 09:00:00.000000
 
 Saved views: a console user's named filters of a list page (instances, incidents, tasks), one
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0018"
-down_revision: str | Sequence[str] | None = "0015"
+down_revision: str | Sequence[str] | None = "0017"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """list indexes
 
 Revision ID: 0019
-Revises: 0015
+Revises: 0018
 Create Date: 2026-12-05 09:00:00.000000
 
 Lists filtered by a definition id or key come in start order from an index on (definition_id,
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0015"
+down_revision: str | Sequence[str] | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
