@@ -97,10 +97,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
         dispatcher = None
-        # The summary rows' fold runs in every server (engine/summaries.py).
-        folder = Folder(running)
-        folder.start()
-        shutdown.on_begin(folder.request_stop)
+        folder = None
         if settings.run_jobs:
             from engine.jobs import JobExecutor
             from engine.webhooks.dispatcher import Dispatcher
@@ -112,6 +109,10 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             dispatcher = Dispatcher.from_env(running)
             dispatcher.start()
             shutdown.on_begin(dispatcher.request_stop)
+            # So do the summary rows' folds (engine/summaries.py).
+            folder = Folder(running)
+            folder.start()
+            shutdown.on_begin(folder.request_stop)
         app.state.dispatcher = dispatcher
         hub = await stream.start_hub(app)
         shutdown.on_begin(hub.close_streams)
@@ -127,7 +128,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             if demo is not None:
                 await run_in_threadpool(demo.stop)
             await stream.stop_hub(app)
-            await run_in_threadpool(folder.stop)
+            if folder is not None:
+                await run_in_threadpool(folder.stop)
             if dispatcher is not None:
                 await run_in_threadpool(dispatcher.stop)
             if executor is not None:
