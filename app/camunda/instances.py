@@ -446,9 +446,9 @@ SUMMARY_ACTIVITY_FILTERS = frozenset({"activityId", "processDefinitionId"})
 
 def count_historic_activities(call: Call) -> Response:
     activity_id = call.text("activityId")
-    if set(call.query.keys()) <= SUMMARY_ACTIVITY_FILTERS and not (
-        activity_id or ""
-    ).endswith(f"#{MULTI_INSTANCE_BODY}"):
+    if set(call.query.keys()) <= SUMMARY_ACTIVITY_FILTERS and not (activity_id or "").endswith(
+        f"#{MULTI_INSTANCE_BODY}"
+    ):
         counted = summary_reads.visit_count(
             call.engine, activity_id, call.text("processDefinitionId")
         )

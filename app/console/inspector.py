@@ -469,9 +469,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
             for line in _join_lines(model, joins, tokens)
         },
         "gateway_waits": gateway_waits,
-        "loops": loop_badges(
-            loop_lines(model, tokens, reads.scoped)
-        ),
+        "loops": loop_badges(loop_lines(model, tokens, reads.scoped)),
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
         "completed": sorted(completed),

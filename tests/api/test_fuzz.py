@@ -188,7 +188,7 @@ def fuzz_case(
     case.validate_response(response, checks=CHECKS, headers=headers)
 
 
-@settings(DEFAULT, max_examples=12)
+@settings(DEFAULT, max_examples=6)
 @schema.parametrize()
 @schema.given(which=st.sampled_from(CREDENTIALS), pick=st.none() | st.integers(0, 50))
 def test_every_operation_from_the_document(

@@ -35,6 +35,7 @@ def assert_sound(figures: Figures) -> None:
     assert figures.sound, report
 
 
+@pytest.mark.slow
 def test_a_short_soak_loses_and_doubles_nothing(tmp_path: Path) -> None:
     figures = soak(
         Options(

@@ -508,7 +508,7 @@ def tables(fuzzed: FuzzApp) -> Iterator[Tables]:
 
 
 def test_every_route_refuses_hostile_input_cleanly(fuzzed: FuzzApp, tables: Tables) -> None:
-    @settings(DEFAULT, max_examples=250)
+    @settings(DEFAULT, max_examples=150)
     @given(request=requests(fuzzed.seeded))
     def run(request: dict[str, Any]) -> None:
         send(fuzzed, tables, request)
@@ -522,7 +522,7 @@ def test_each_route_once_with_hostile_input(
     """Every route gets examples of its own, not only those a random draw happens to pick."""
     for route in ROUTES:
 
-        @settings(DEFAULT, max_examples=6)
+        @settings(DEFAULT, max_examples=3)
         @given(request=requests(fuzzed.seeded, route))
         def run(request: dict[str, Any]) -> None:
             send(fuzzed, tables, request)
