@@ -21,6 +21,7 @@ from app.api.http import (
     run,
     same_target,
 )
+from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import STRING, VARIABLES_IN, nullable, ref, request
 from app.auth import principal_of
 from app.params import Query
@@ -37,16 +38,26 @@ NO_BODY = request({})
 async def list_tasks(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.text("state", "Open")
-    found = await call(
-        engine_of(request).user_tasks,
-        query.uuid("instance_id"),
-        None if state == "any" else state,
-        definition_key=query.text("definition_key"),
-        assignee=query.text("assignee"),
-        candidate_user=query.text("candidate_user"),
-        candidate_group=query.text("candidate_group"),
+    engine = engine_of(request)
+    instance_id = query.uuid("instance_id")
+    filters = {
+        "definition_key": query.text("definition_key"),
+        "assignee": query.text("assignee"),
+        "candidate_user": query.text("candidate_user"),
+        "candidate_group": query.text("candidate_group"),
+    }
+    found = await page(
+        query,
+        lambda limit, after: engine.user_tasks(
+            instance_id,
+            None if state == "any" else state,
+            **filters,
+            limit=limit,
+            after=after,
+        ),
+        lambda t: (t.created_at, t.id),
     )
-    return reply(views.items([views.user_task(t) for t in found]))
+    return reply(views.items([views.user_task(t) for t in found.items], found.next))
 
 
 async def get_task(request: Request) -> Response:
@@ -102,7 +113,7 @@ operations = [
         "GET",
         "/user-tasks",
         list_tasks,
-        "Query user tasks (open ones unless `state` says otherwise)",
+        "Query user tasks (open ones unless `state` says otherwise), with keyset pagination",
         Role.VIEWER,
         query=(
             Param("instance_id", STRING),
@@ -111,8 +122,9 @@ operations = [
             Param("assignee", STRING),
             Param("candidate_user", STRING),
             Param("candidate_group", STRING),
+            *PAGE_PARAMS,
         ),
-        replies={200: Reply("User tasks", ref("UserTaskList"))},
+        replies={200: Reply("A page of user tasks, oldest first", ref("UserTaskPage"))},
     ),
     Op(
         "GET",
