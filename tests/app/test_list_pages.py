@@ -93,3 +93,27 @@ def test_a_bad_cursor_is_refused_naming_after(server: LiveServer, path: str) -> 
         rows = client.get(path, params={"after": "@@@", "fragment": "rows"})
         assert rows.status_code == 400
         assert "not a valid page cursor" in rows.text
+
+
+def test_the_workers_page_shows_the_first_leases_and_says_so(filled: LiveServer) -> None:
+    """101 tasks locked now and 3 whose lease ran out: the first list shows the 100 whose lock
+    expires first and says that more are not shown; the second shows all 3."""
+    with filled.engine.connection() as conn, conn.transaction():
+        conn.execute(
+            "INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, "
+            "priority, worker_id, lock_expires_at, created_at) "
+            "SELECT gen_random_uuid(), p.id, gen_random_uuid(), 'work', 'charge', 'Open', 0, "
+            "'worker-' || n, now() + (CASE WHEN n <= 101 THEN n ELSE -n END) * interval '1 hour', "
+            "now() FROM generate_series(1, 104) n, "
+            "(SELECT id FROM process_instance ORDER BY started_at LIMIT 1) p"
+        )
+    with client_as(filled, "viewer") as client:
+        page = client.get("/workers").text
+    locked = page.split('id="h-locked"')[1].split('id="h-expired"')[0]
+    assert locked.count("data-external=") == 100
+    assert "worker-1<" in locked and "worker-100<" in locked and "worker-101<" not in locked
+    assert 'id="locked-shown">Showing the first 100' in locked
+    expired = page.split('id="h-expired"')[1]
+    assert expired.count("data-external=") == 3
+    assert "expired-shown" not in expired
+    assert '<tr data-topic="charge"><td>charge</td><td class="num">104</td>' in page
