@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -39,22 +40,18 @@ async def list_tasks(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.text("state", "Open")
     engine = engine_of(request)
-    instance_id = query.uuid("instance_id")
-    filters = {
-        "definition_key": query.text("definition_key"),
-        "assignee": query.text("assignee"),
-        "candidate_user": query.text("candidate_user"),
-        "candidate_group": query.text("candidate_group"),
-    }
+    fetch = partial(
+        engine.user_tasks,
+        query.uuid("instance_id"),
+        None if state == "any" else state,
+        definition_key=query.text("definition_key"),
+        assignee=query.text("assignee"),
+        candidate_user=query.text("candidate_user"),
+        candidate_group=query.text("candidate_group"),
+    )
     found = await page(
         query,
-        lambda limit, after: engine.user_tasks(
-            instance_id,
-            None if state == "any" else state,
-            **filters,
-            limit=limit,
-            after=after,
-        ),
+        lambda limit, after: fetch(limit=limit, after=after),
         lambda t: (t.created_at, t.id),
     )
     return reply(views.items([views.user_task(t) for t in found.items], found.next))
