@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from uuid import UUID
@@ -441,7 +442,10 @@ class Engine:
         instance_id: UUID | str | None = None,
         worker_id: str | None = None,
         locked: bool | None = None,
+        limit: int = 1000,
+        after: tuple[datetime, UUID] | None = None,
     ) -> list[ExternalTaskView]:
+        """Open external tasks, oldest first; `after` (created_at, id): only those after it."""
         with self.connection() as conn:
             return external_task_store.query(
                 conn,
@@ -450,6 +454,8 @@ class Engine:
                 worker_id=worker_id,
                 locked=locked,
                 now=self.clock(),
+                limit=limit,
+                after=after,
             )
 
     # -- messages, signals, incidents, jobs -------------------------------------------------------
@@ -511,7 +517,10 @@ class Engine:
         incident_type: str | None = None,
         node_id: str | None = None,
         state: str | None = IncidentState.OPEN,
+        limit: int = 1000,
+        after: tuple[datetime, UUID] | None = None,
     ) -> list[IncidentView]:
+        """Incidents, oldest first; `after` (created_at, id): only those after it."""
         with self.connection() as conn:
             return incident_store.query(
                 conn,
@@ -521,16 +530,26 @@ class Engine:
                 incident_type=incident_type,
                 node_id=node_id,
                 state=state,
+                limit=limit,
+                after=after,
             )
 
     def jobs(
-        self, instance_id: UUID | str | None = None, with_retries_left: bool | None = None
+        self,
+        instance_id: UUID | str | None = None,
+        with_retries_left: bool | None = None,
+        *,
+        limit: int = 1000,
+        after: tuple[datetime, UUID] | None = None,
     ) -> list[JobView]:
+        """Jobs, earliest due first; `after` (due_at, id): only those after it."""
         with self.connection() as conn:
             return job_store.query(
                 conn,
                 instance_id=_uuid(instance_id) if instance_id else None,
                 with_retries_left=with_retries_left,
+                limit=limit,
+                after=after,
             )
 
     def set_job_retries(self, job_id: UUID | str, retries: int) -> None:
@@ -581,7 +600,10 @@ class Engine:
         assignee: str | None = None,
         candidate_user: str | None = None,
         candidate_group: str | None = None,
+        limit: int = 1000,
+        after: tuple[datetime, UUID] | None = None,
     ) -> list[UserTaskView]:
+        """User tasks, oldest first; `after` (created_at, id): only those after it."""
         with self.connection() as conn:
             return tasks.query(
                 conn,
@@ -591,6 +613,8 @@ class Engine:
                 assignee=assignee,
                 candidate_user=candidate_user,
                 candidate_group=candidate_group,
+                limit=limit,
+                after=after,
             )
 
     def instance_counts(self) -> dict[str, int]:

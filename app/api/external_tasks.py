@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -23,6 +24,7 @@ from app.api.http import (
     run,
     same_target,
 )
+from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
 from app.params import Query
 from engine import fetching
@@ -129,14 +131,20 @@ async def fetch_and_lock(request: Request) -> Response:
 
 async def list_tasks(request: Request) -> Response:
     query = Query(request.query_params)
-    found = await call(
-        engine_of(request).external_tasks,
+    engine = engine_of(request)
+    fetch = partial(
+        engine.external_tasks,
         topic=query.text("topic"),
         instance_id=query.uuid("instance_id"),
         worker_id=query.text("worker_id"),
         locked=query.flag("locked", digits=True),
     )
-    return reply(views.items([views.external_task(t) for t in found]))
+    found = await page(
+        query,
+        lambda limit, after: fetch(limit=limit, after=after),
+        lambda t: (t.created_at, t.id),
+    )
+    return reply(views.items([views.external_task(t) for t in found.items], found.next))
 
 
 async def get_task(request: Request) -> Response:
@@ -226,15 +234,16 @@ operations = [
         "GET",
         "/external-tasks",
         list_tasks,
-        "Query open external tasks",
+        "Query open external tasks, oldest first, with keyset pagination",
         Role.VIEWER,
         query=(
             Param("topic", STRING),
             Param("instance_id", STRING),
             Param("worker_id", STRING),
             Param("locked", BOOLEAN, "true: locked by a worker now; false: available"),
+            *PAGE_PARAMS,
         ),
-        replies={200: Reply("External tasks", ref("ExternalTaskList"))},
+        replies={200: Reply("A page of open external tasks", ref("ExternalTaskPage"))},
     ),
     Op(
         "POST",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -18,6 +20,7 @@ from app.api.http import (
     run,
     same_target,
 )
+from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import INTEGER, STRING, UUID, nullable, record, ref, request
 from app.params import Query
 from engine.accounts import Role
@@ -42,8 +45,9 @@ RETRIES_SET = record(
 async def list_incidents(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.text("state", "Open")
-    found = await call(
-        engine_of(request).incidents,
+    engine = engine_of(request)
+    fetch = partial(
+        engine.incidents,
         instance_id=query.uuid("instance_id"),
         definition_key=query.text("definition_key"),
         definition_id=query.text("definition_id"),
@@ -51,7 +55,12 @@ async def list_incidents(request: Request) -> Response:
         node_id=query.text("node_id"),
         state=None if state == "any" else state,
     )
-    return reply(views.items([views.incident(i) for i in found]))
+    found = await page(
+        query,
+        lambda limit, after: fetch(limit=limit, after=after),
+        lambda i: (i.created_at, i.id),
+    )
+    return reply(views.items([views.incident(i) for i in found.items], found.next))
 
 
 async def get_incident(request: Request) -> Response:
@@ -114,7 +123,7 @@ operations = [
         "GET",
         "/incidents",
         list_incidents,
-        "Query incidents (open ones unless `state` says otherwise)",
+        "Query incidents (open ones unless `state` says otherwise), with keyset pagination",
         Role.VIEWER,
         query=(
             Param("instance_id", STRING),
@@ -123,8 +132,9 @@ operations = [
             Param("type", STRING, "failedJob, failedExternalTask, ..."),
             Param("node_id", STRING),
             Param("state", STRING, "Open (default), Resolved, or any"),
+            *PAGE_PARAMS,
         ),
-        replies={200: Reply("Incidents", ref("IncidentList"))},
+        replies={200: Reply("A page of incidents, oldest first", ref("IncidentPage"))},
     ),
     Op(
         "GET",

@@ -19,6 +19,7 @@ from app.api.http import (
     run,
     same_target,
 )
+from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from app.params import Query
 from engine.accounts import Role
@@ -32,12 +33,15 @@ RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
 
 async def list_jobs(request: Request) -> Response:
     query = Query(request.query_params)
-    found = await call(
-        engine_of(request).jobs,
-        query.uuid("instance_id"),
-        query.flag("with_retries_left", digits=True),
+    engine = engine_of(request)
+    instance_id = query.uuid("instance_id")
+    with_retries_left = query.flag("with_retries_left", digits=True)
+    found = await page(
+        query,
+        lambda limit, after: engine.jobs(instance_id, with_retries_left, limit=limit, after=after),
+        lambda j: (j.due_at, j.id),
     )
-    return reply(views.items([views.job(j) for j in found]))
+    return reply(views.items([views.job(j) for j in found.items], found.next))
 
 
 async def get_job(request: Request) -> Response:
@@ -80,13 +84,14 @@ operations = [
         "GET",
         "/jobs",
         list_jobs,
-        "Query jobs, earliest due first",
+        "Query jobs, earliest due first, with keyset pagination",
         Role.VIEWER,
         query=(
             Param("instance_id", STRING),
             Param("with_retries_left", BOOLEAN, "false: the jobs that stopped with an incident"),
+            *PAGE_PARAMS,
         ),
-        replies={200: Reply("Jobs", ref("JobList"))},
+        replies={200: Reply("A page of jobs, earliest due first", ref("JobPage"))},
     ),
     Op(
         "GET",

@@ -112,6 +112,10 @@ COMPONENTS: dict[str, Schema] = {
     ),
     "Instance": record({**_STARTED_INSTANCE, "ended_at": nullable(TIME)}),
     "InstancePage": page("Instance"),
+    "UserTaskPage": page("UserTask"),
+    "ExternalTaskPage": page("ExternalTask"),
+    "IncidentPage": page("Incident"),
+    "JobPage": page("Job"),
     "StartedInstance": record(
         _STARTED_INSTANCE, "A new instance; `state` is its state when the start committed."
     ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -21,6 +22,7 @@ from app.api.http import (
     run,
     same_target,
 )
+from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import STRING, VARIABLES_IN, nullable, ref, request
 from app.auth import principal_of
 from app.params import Query
@@ -37,8 +39,9 @@ NO_BODY = request({})
 async def list_tasks(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.text("state", "Open")
-    found = await call(
-        engine_of(request).user_tasks,
+    engine = engine_of(request)
+    fetch = partial(
+        engine.user_tasks,
         query.uuid("instance_id"),
         None if state == "any" else state,
         definition_key=query.text("definition_key"),
@@ -46,7 +49,12 @@ async def list_tasks(request: Request) -> Response:
         candidate_user=query.text("candidate_user"),
         candidate_group=query.text("candidate_group"),
     )
-    return reply(views.items([views.user_task(t) for t in found]))
+    found = await page(
+        query,
+        lambda limit, after: fetch(limit=limit, after=after),
+        lambda t: (t.created_at, t.id),
+    )
+    return reply(views.items([views.user_task(t) for t in found.items], found.next))
 
 
 async def get_task(request: Request) -> Response:
@@ -102,7 +110,7 @@ operations = [
         "GET",
         "/user-tasks",
         list_tasks,
-        "Query user tasks (open ones unless `state` says otherwise)",
+        "Query user tasks (open ones unless `state` says otherwise), with keyset pagination",
         Role.VIEWER,
         query=(
             Param("instance_id", STRING),
@@ -111,8 +119,9 @@ operations = [
             Param("assignee", STRING),
             Param("candidate_user", STRING),
             Param("candidate_group", STRING),
+            *PAGE_PARAMS,
         ),
-        replies={200: Reply("User tasks", ref("UserTaskList"))},
+        replies={200: Reply("A page of user tasks, oldest first", ref("UserTaskPage"))},
     ),
     Op(
         "GET",

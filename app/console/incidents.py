@@ -1,4 +1,5 @@
-"""Every open incident, with filters; retry one, or many with visible progress."""
+"""The open incidents, with filters, a page at a time (oldest first, continuing after a cursor);
+retry one, or many with visible progress."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.console.exports import Column, check_format, export
 from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
+from engine.errors import InterlockError
 from engine.queries import console, lists
 from engine.queries.lists import FILTERS, IncidentFilter
 from engine.states import ListPage
@@ -45,31 +47,38 @@ def filter_of(params: dict[str, str]) -> IncidentFilter:
     )
 
 
-def _incidents(engine: Engine, where: IncidentFilter) -> dict[str, Any]:
-    incidents = console.open_incidents(
-        engine,
-        definition_key=where.definition_key,
-        incident_type=where.incident_type,
-        node_id=where.node_id,
-        text=where.text,
-    )
-    keys = console.definition_keys(engine)
-    types = console.incident_types(engine)
-    return {"incidents": incidents, "keys": keys, "types": types}
+def _incidents(engine: Engine, where: IncidentFilter, after: str | None) -> dict[str, Any]:
+    page = lists.incident_page(engine, where, after)
+    return {"incidents": page.items, "next_cursor": page.next}
+
+
+def _choices(engine: Engine) -> dict[str, Any]:
+    return {"keys": console.definition_keys(engine), "types": console.incident_types(engine)}
 
 
 async def incidents_page(request: Request) -> Response:
     parameters = Query(request.query_params)
     params = parameters.fields(FILTER_FIELDS)
-    context = await read(request, _incidents, engine_of(request), filter_of(params))
-    query = urlencode({k: v for k, v in params.items() if v})
+    after = parameters.text("after")
+    context: dict[str, Any] = {"incidents": [], "next_cursor": None, "error": None}
+    try:
+        context = await read(request, _incidents, engine_of(request), filter_of(params), after)
+    except InterlockError as exc:
+        context["error"] = exc.message
+    filters = {k: v for k, v in params.items() if v}
+    query = urlencode(filters)
     context.update(
         params=params,
         query=query,
-        rows_url="/incidents?" + (query + "&" if query else "") + "fragment=rows",
+        after=after,
+        page_size=lists.PAGE_SIZE,
+        rows_url="/incidents?"
+        + urlencode({**filters, "fragment": "rows", **({"after": after} if after else {})}),
     )
     if parameters.text("fragment") == "rows":
-        return render(request, "_incident_rows.html", context)
+        status = 400 if context.get("error") else 200
+        return render(request, "_incident_rows.html", context, status_code=status)
+    context.update(await read(request, _choices, engine_of(request)))
     context.update(await saved_views(request, ListPage.INCIDENTS, query))
     return render(request, "incidents.html", {"page": "incidents", **context})
 

@@ -1,4 +1,5 @@
-"""The user-task inbox: open tasks to claim and complete."""
+"""The user-task inbox: open tasks to claim and complete, a page at a time (oldest first,
+continuing after a cursor)."""
 
 from __future__ import annotations
 
@@ -50,10 +51,12 @@ def filter_of(parameters: Query, me: str) -> TaskFilter:
     )
 
 
-def _tasks(engine: Engine, where: TaskFilter, can_complete: bool) -> dict[str, Any]:
-    tasks = lists.open_tasks(engine, where)
-    forms = task_forms(engine, tasks) if can_complete else {}
-    return {"tasks": tasks, "forms": forms}
+def _tasks(
+    engine: Engine, where: TaskFilter, after: str | None, can_complete: bool
+) -> dict[str, Any]:
+    page = lists.task_page(engine, where, after)
+    forms = task_forms(engine, page.items) if can_complete else {}
+    return {"tasks": page.items, "forms": forms, "next_cursor": page.next}
 
 
 async def tasks_page(request: Request) -> Response:
@@ -61,14 +64,26 @@ async def tasks_page(request: Request) -> Response:
     params = parameters.fields(FILTER_FIELDS)
     show = params.get("show", "all")
     key = params.get("definition")
-    context: dict[str, Any] = {"tasks": [], "forms": {}, "error": None}
+    after = parameters.text("after")
+    context: dict[str, Any] = {"tasks": [], "forms": {}, "next_cursor": None, "error": None}
     try:
         where = filter_of(parameters, principal_of(request).name)
-        context = await read(request, _tasks, engine_of(request), where, can_operate(request))
+        context = await read(
+            request, _tasks, engine_of(request), where, after, can_operate(request)
+        )
     except InterlockError as exc:
         context["error"] = exc.message
     query = urlencode({"show": show, **({"definition": key} if key else {})})
-    context.update(show=show, key=key, query=query, rows_url=f"/tasks?{query}&fragment=rows")
+    page = f"&{urlencode({'after': after})}" if after else ""
+    rows_url = f"/tasks?{query}&fragment=rows{page}"
+    context.update(
+        show=show,
+        key=key,
+        query=query,
+        after=after,
+        page_size=lists.PAGE_SIZE,
+        rows_url=rows_url,
+    )
     if parameters.text("fragment") == "rows":
         status = 400 if context.get("error") else 200
         return render(request, "_task_rows.html", context, status_code=status)

@@ -1,4 +1,5 @@
-"""External-task workers: topics, tasks locked now with their owners, and expired leases."""
+"""External-task workers: topics, tasks locked now with their owners, and expired leases (the
+LEASES_SHOWN whose locks expire, or expired, first)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,18 @@ from app.params import Query
 from engine.api import Engine
 from engine.queries import console
 
+# How many leases each list shows at most.
+LEASES_SHOWN = 100
+
 
 def _workers(engine: Engine) -> dict[str, Any]:
     now = datetime.now(UTC)
     return {
         "now": now,
         "topics": console.topics(engine, now),
-        "locked": console.leases(engine, now, expired=False),
-        "expired": console.leases(engine, now, expired=True),
+        "locked": console.leases(engine, now, expired=False, limit=LEASES_SHOWN),
+        "expired": console.leases(engine, now, expired=True, limit=LEASES_SHOWN),
+        "leases_shown": LEASES_SHOWN,
     }
 
 

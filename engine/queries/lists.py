@@ -1,7 +1,7 @@
 """The console's filtered lists (instances, incidents, user tasks): the filters each page reads
 from its URL, a page of each, and every row of each in batches, for the exports. A page and its
 export run the same statement, so an export holds exactly the rows its list shows, in the same
-order."""
+order; the pages of incidents and tasks continue by keyset after a cursor, as the instances'."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from engine.paging import Key, Page, keyset
 from engine.queries import Connection, batched, query
 from engine.queries.console import (
     IncidentRow,
@@ -30,12 +31,17 @@ __all__ = [
     "InstanceRow",
     "TaskFilter",
     "TaskRow",
+    "PAGE_SIZE",
+    "incident_page",
     "incidents",
     "instance_rows",
     "instances",
-    "open_tasks",
+    "task_page",
     "tasks",
 ]
+
+# How many incidents or tasks a console page shows.
+PAGE_SIZE = 100
 
 # The query parameters each list page reads as its filters, in the order its form shows them.
 FILTERS: dict[ListPage, tuple[str, ...]] = {
@@ -100,11 +106,9 @@ class IncidentFilter:
     text: str | None = None
 
 
-@batched
-def incidents(
-    conn: Connection, after: IncidentRow | None, limit: int, where: IncidentFilter
+def _incidents(
+    conn: Connection, where: IncidentFilter, limit: int, after: Key | None
 ) -> list[IncidentRow]:
-    """Every open incident matching `where`, oldest first, as the list shows them."""
     return open_incidents(
         conn,
         definition_key=where.definition_key,
@@ -112,8 +116,30 @@ def incidents(
         node_id=where.node_id,
         text=where.text,
         limit=limit,
-        after=(after.created_at, after.id) if after else None,
+        after=after,
     )
+
+
+@query
+def incident_page(
+    conn: Connection, where: IncidentFilter, after: str | None, limit: int = PAGE_SIZE
+) -> Page[IncidentRow]:
+    """The open incidents matching `where`, oldest first, after the cursor `after`: a page of
+    the list (a cursor that is not one is a BadRequest naming `after`)."""
+    return keyset(
+        lambda n, key: _incidents(conn, where, n, key),
+        lambda i: (i.created_at, i.id),
+        limit=limit,
+        after=after,
+    )
+
+
+@batched
+def incidents(
+    conn: Connection, after: IncidentRow | None, limit: int, where: IncidentFilter
+) -> list[IncidentRow]:
+    """Every open incident matching `where`, oldest first, as the list shows them."""
+    return _incidents(conn, where, limit, (after.created_at, after.id) if after else None)
 
 
 # -- user tasks -----------------------------------------------------------------------------------
@@ -144,9 +170,17 @@ def _tasks(
 
 
 @query
-def open_tasks(conn: Connection, where: TaskFilter, limit: int = 1000) -> list[TaskRow]:
-    """The oldest `limit` open tasks matching `where`: the inbox page."""
-    return _tasks(conn, where, limit, None)
+def task_page(
+    conn: Connection, where: TaskFilter, after: str | None, limit: int = PAGE_SIZE
+) -> Page[TaskRow]:
+    """The open tasks matching `where`, oldest first, after the cursor `after`: a page of the
+    inbox (a cursor that is not one is a BadRequest naming `after`)."""
+    return keyset(
+        lambda n, key: _tasks(conn, where, n, key),
+        lambda t: (t.created_at, t.id),
+        limit=limit,
+        after=after,
+    )
 
 
 @batched

@@ -171,7 +171,11 @@ def query(
     locked: bool | None = None,
     now: datetime | None = None,
     limit: int = 1000,
+    after: tuple[datetime, UUID] | None = None,
 ) -> list[ExternalTaskInfo]:
+    """Open external tasks matching the filters, oldest first; with `after` (created_at, id),
+    only those that come after it (the next page)."""
+    after_at, after_id = after or (None, None)
     return fetch_all(
         conn,
         ExternalTaskInfo,
@@ -182,6 +186,8 @@ def query(
         "AND (%(worker)s::text IS NULL OR e.worker_id = %(worker)s) "
         "AND (%(locked)s::boolean IS NULL OR "
         "     (e.worker_id IS NOT NULL AND e.lock_expires_at > %(now)s) = %(locked)s) "
+        "AND (%(after_at)s::timestamptz IS NULL "
+        "  OR (e.created_at, e.id) > (%(after_at)s, %(after_id)s::uuid)) "
         "ORDER BY e.created_at, e.id LIMIT %(limit)s",
         {
             "topic": topic,
@@ -190,6 +196,8 @@ def query(
             "locked": locked,
             "now": now,
             "limit": limit,
+            "after_at": after_at,
+            "after_id": after_id,
         },
     )
 

@@ -51,7 +51,11 @@ def query(
     node_id: str | None = None,
     state: str | None = IncidentState.OPEN,
     limit: int = 1000,
+    after: tuple[datetime, UUID] | None = None,
 ) -> list[IncidentInfo]:
+    """Incidents matching the filters, oldest first; with `after` (created_at, id), only those
+    that come after it (the next page)."""
+    after_at, after_id = after or (None, None)
     return fetch_all(
         conn,
         IncidentInfo,
@@ -62,6 +66,8 @@ def query(
         "AND (%(definition)s::text IS NULL OR i.definition_id = %(definition)s) "
         "AND (%(type)s::text IS NULL OR i.type = %(type)s) "
         "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
+        "AND (%(after_at)s::timestamptz IS NULL "
+        "  OR (i.created_at, i.id) > (%(after_at)s, %(after_id)s::uuid)) "
         "ORDER BY i.created_at, i.id LIMIT %(limit)s",
         {
             "state": state,
@@ -71,5 +77,7 @@ def query(
             "type": incident_type,
             "node": node_id,
             "limit": limit,
+            "after_at": after_at,
+            "after_id": after_id,
         },
     )

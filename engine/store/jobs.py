@@ -87,15 +87,27 @@ def query(
     instance_id: UUID | None = None,
     with_retries_left: bool | None = None,
     limit: int = 1000,
+    after: tuple[datetime, UUID] | None = None,
 ) -> list[JobInfo]:
+    """Jobs matching the filters, earliest due first; with `after` (due_at, id), only those that
+    come after it (the next page)."""
+    after_at, after_id = after or (None, None)
     return fetch_all(
         conn,
         JobInfo,
         f"SELECT {_COLUMNS} FROM job "
         "WHERE (%(instance)s::uuid IS NULL OR instance_id = %(instance)s) "
         "AND (%(retries)s::boolean IS NULL OR (retries > 0) = %(retries)s) "
+        "AND (%(after_at)s::timestamptz IS NULL "
+        "  OR (due_at, id) > (%(after_at)s, %(after_id)s::uuid)) "
         "ORDER BY due_at, id LIMIT %(limit)s",
-        {"instance": instance_id, "retries": with_retries_left, "limit": limit},
+        {
+            "instance": instance_id,
+            "retries": with_retries_left,
+            "limit": limit,
+            "after_at": after_at,
+            "after_id": after_id,
+        },
     )
 
 

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from uuid import UUID
 
 import pytest
 from playwright.sync_api import expect
 
 from engine.api import Engine, InstanceHandle
+from engine.commands.incidents import ResolveIncident
+from engine.queries import lists
 from engine.states import InstanceState
 from engine.worker import Task, Worker
+from tests.app.list_data import fill
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import flaky_charge, quick_charge
@@ -145,3 +150,37 @@ def bulk_retry(console: ConsoleServer, login: Login, broken: threading.Event) ->
     expect(page.locator("tr[data-incident]")).to_have_count(0)
     expect(page.locator("#incident-count")).to_have_text("No open incidents.")
     assert engine.incidents() == []
+
+
+def test_next_page_shows_the_next_incidents_and_live_refresh_keeps_the_page(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    fill(engine, 12_500)  # 250 open incidents, oldest first in the list
+    listed = [str(i.id) for batch in lists.incidents(engine, lists.IncidentFilter()) for i in batch]
+    assert len(listed) == 250
+
+    page = login("operator")
+    page.goto("/incidents")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    rows = page.locator("#incident-rows tr[data-incident]")
+    expect(rows).to_have_count(100)
+    expect(rows.first).to_have_attribute("data-incident", listed[0])
+    expect(rows.last).to_have_attribute("data-incident", listed[99])
+
+    page.get_by_role("link", name="Next page").click()
+    expect(page).to_have_url(re.compile(r"/incidents\?after="))
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    expect(rows).to_have_count(100)
+    expect(rows.first).to_have_attribute("data-incident", listed[100])
+    expect(rows.last).to_have_attribute("data-incident", listed[199])
+
+    # An incident of this page resolves: the refresh asks for this page again, which now ends
+    # with the first incident of the next one.
+    with page.expect_request(lambda r: "fragment=rows" in r.url) as refresh:
+        engine.run(ResolveIncident(UUID(listed[101])))
+    assert "after=" in refresh.value.url
+    expect(page.locator(f'tr[data-incident="{listed[101]}"]')).to_have_count(0)
+    expect(rows).to_have_count(100)
+    expect(rows.first).to_have_attribute("data-incident", listed[100])
+    expect(rows.last).to_have_attribute("data-incident", listed[200])

@@ -27,12 +27,16 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.queries import camunda as cq
 from engine.queries import console
+from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
+from engine.store import jobs as job_store
 from engine.store import tasks as task_store
 from engine.store.instances import InstanceFilter, list_page
 
 SIZES = Sizes(instances=6000, history_per_instance=4, active=600, outbox=100)
 PAGE = cq.Page(max=50)
+# The cursor of a page after the first one: (time, id) of its last row.
+LATER = (datetime(2000, 1, 1, tzinfo=UTC), UUID(int=0))
 
 
 class ExplainingCursor(psycopg.Cursor[Any]):
@@ -185,6 +189,22 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
         "api: a user's open tasks": (
             lambda conn: task_store.query(conn, assignee="rare-user", limit=50),
             "ix_user_task_assignee",
+        ),
+        "api and console: a later page of open incidents": (
+            lambda conn: incident_store.query(conn, limit=50, after=LATER),
+            "ix_incident_open",
+        ),
+        "api and console: a later page of open user tasks": (
+            lambda conn: task_store.query(conn, limit=50, after=LATER),
+            "ix_user_task_open",
+        ),
+        "api: a later page of open external tasks": (
+            lambda conn: external_task_store.query(conn, limit=50, after=LATER, now=NOW),
+            "ix_external_task_open",
+        ),
+        "api: a later page of jobs with retries left": (
+            lambda conn: job_store.query(conn, with_retries_left=True, limit=50, after=LATER),
+            "ix_job_due",
         ),
     }
 
