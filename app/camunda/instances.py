@@ -357,6 +357,10 @@ def count_historic_instances(call: Call) -> Response:
     return json_response({"count": _historic_query(call, count=True)})
 
 
+# Visits read at a time when a page filters on what the model tells (activityType, completeScope).
+ACTIVITY_BATCH = 1000
+
+
 def _activity_query(call: Call) -> list[Json]:
     engine = call.engine
     page = call.page(cq.ACTIVITY_SORT)
@@ -370,26 +374,61 @@ def _activity_query(call: Call) -> list[Json]:
         node_types = [MULTI_INSTANCE_BODY]
     finished = call.flag_unless("finished", "unfinished")
     complete_scope = call.flag("completeScope")
-    in_python = wanted_type is not None or complete_scope is not None
-    sql_page = cq.Page(sort=page.sort) if in_python else page
-    rows = cq.activity_instances(
-        engine,
-        sql_page,
-        activity_instance_id=call.uuid("activityInstanceId"),
-        instance_id=call.uuid("processInstanceId"),
-        definition_id=call.text("processDefinitionId"),
-        execution_id=call.uuid("executionId"),
-        activity_id=activity_id,
-        activity_name=call.text("activityName"),
-        node_types=node_types,
-        assignee=call.text("taskAssignee"),
-        finished=finished,
-        canceled=call.flag("canceled"),
-        started_before=call.date("startedBefore"),
-        started_after=call.date("startedAfter"),
-        finished_before=call.date("finishedBefore"),
-        finished_after=call.date("finishedAfter"),
-    )
+    activity_instance_id = call.uuid("activityInstanceId")
+    instance_id = call.uuid("processInstanceId")
+    definition_id = call.text("processDefinitionId")
+    execution_id = call.uuid("executionId")
+    activity_name = call.text("activityName")
+    assignee = call.text("taskAssignee")
+    canceled = call.flag("canceled")
+    started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
+    finished_before, finished_after = call.date("finishedBefore"), call.date("finishedAfter")
+
+    def fetch(page: cq.Page) -> Any:
+        return cq.activity_instances(
+            engine,
+            page,
+            activity_instance_id=activity_instance_id,
+            instance_id=instance_id,
+            definition_id=definition_id,
+            execution_id=execution_id,
+            activity_id=activity_id,
+            activity_name=activity_name,
+            node_types=node_types,
+            assignee=assignee,
+            finished=finished,
+            canceled=canceled,
+            started_before=started_before,
+            started_after=started_after,
+            finished_before=finished_before,
+            finished_after=finished_after,
+        )
+
+    checks: list[Callable[[Json], bool]] = []
+    if wanted_type is not None:
+        checks.append(lambda entry: entry["activityType"] == wanted_type)
+    if complete_scope is not None:
+        checks.append(lambda entry: entry["completeScope"] == complete_scope)
+    if not checks:
+        return _activities(engine, fetch(page))
+    # activityType and completeScope are told from the model, not from a column: read the rows
+    # in batches in the page's order and stop once the page is full, so a page costs what it
+    # shows rather than every visit the SQL filters let through.
+    end = None if page.max is None else page.first + page.max
+    shown: list[Json] = []
+    first = 0
+    while end is None or len(shown) < end:
+        batch = fetch(cq.Page(first=first, max=ACTIVITY_BATCH, sort=page.sort))
+        assert isinstance(batch, list)
+        shown.extend(e for e in _activities(engine, batch) if all(c(e) for c in checks))
+        if len(batch) < ACTIVITY_BATCH:
+            break
+        first += ACTIVITY_BATCH
+    return shown[page.first : end]
+
+
+def _activities(engine: Any, rows: Any) -> list[Json]:
+    """Camunda's historic activity instances of `rows`."""
     assert isinstance(rows, list)
     keys = {row.definition_id: row.definition_key for row in rows}
     models = {found: engine.model(found, key) for found, key in keys.items()}
@@ -397,20 +436,10 @@ def _activity_query(call: Call) -> list[Json]:
         engine, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
     )
     parent_of = _parent_finder(models, scopes)
-    shown = [
+    return [
         dto.historic_activity_instance(row, models.get(row.definition_id), parent_of(row))
         for row in rows
     ]
-    checks: list[Callable[[Json], bool]] = []
-    if wanted_type is not None:
-        checks.append(lambda entry: entry["activityType"] == wanted_type)
-    if complete_scope is not None:
-        checks.append(lambda entry: entry["completeScope"] == complete_scope)
-    if in_python:
-        shown = [entry for entry in shown if all(check(entry) for check in checks)]
-        end = None if page.max is None else page.first + page.max
-        shown = shown[page.first : end]
-    return shown
 
 
 def _parent_finder(
