@@ -361,7 +361,11 @@ def count_historic_instances(call: Call) -> Response:
 ACTIVITY_BATCH = 1000
 
 
-def _activity_query(call: Call) -> list[Json]:
+def _activity_reader(
+    call: Call,
+) -> tuple[cq.Page, Callable[..., Any], list[Callable[[Json], bool]]]:
+    """The page a historic activity query asks for, a reader of its SQL filters (a page of
+    rows, or their count with `count=True`), and the checks only the model can tell."""
     engine = call.engine
     page = call.page(cq.ACTIVITY_SORT)
     wanted_type = call.text("activityType")
@@ -384,10 +388,11 @@ def _activity_query(call: Call) -> list[Json]:
     started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
     finished_before, finished_after = call.date("finishedBefore"), call.date("finishedAfter")
 
-    def fetch(page: cq.Page) -> Any:
+    def fetch(page: cq.Page, count: bool = False) -> Any:
         return cq.activity_instances(
             engine,
             page,
+            count=count,
             activity_instance_id=activity_instance_id,
             instance_id=instance_id,
             definition_id=definition_id,
@@ -409,6 +414,12 @@ def _activity_query(call: Call) -> list[Json]:
         checks.append(lambda entry: entry["activityType"] == wanted_type)
     if complete_scope is not None:
         checks.append(lambda entry: entry["completeScope"] == complete_scope)
+    return page, fetch, checks
+
+
+def _activity_query(call: Call) -> list[Json]:
+    engine = call.engine
+    page, fetch, checks = _activity_reader(call)
     if not checks:
         return _activities(engine, fetch(page))
     # activityType and completeScope are told from the model, not from a column: read the rows
@@ -482,6 +493,9 @@ def count_historic_activities(call: Call) -> Response:
             call.engine, activity_id, call.text("processDefinitionId")
         )
         return json_response({"count": counted})
+    page, fetch, checks = _activity_reader(call)
+    if not checks:
+        return json_response({"count": fetch(page, count=True)})
     return json_response({"count": len(_activity_query(_unpaged(call)))})
 
 

@@ -39,3 +39,13 @@ def test_pages_filtered_by_type_cross_batches(
     assert _ids(rest, **mine, firstResult=len(whole), maxResults=2) == []
     count = rest.get("/history/activity-instance/count", params={"activityType": "userTask"})
     assert count.json() == {"count": len(whole)}
+
+
+def test_counts_without_model_checks_count_in_the_database(rest: httpx.Client) -> None:
+    deploy(rest, ("approval.bpmn", processes.approval()))
+    for _ in range(3):
+        start(rest, "approval")
+    for flag in ("finished", "unfinished"):
+        listed = _ids(rest, **{flag: "true"})
+        counted = rest.get("/history/activity-instance/count", params={flag: "true"}).json()
+        assert counted == {"count": len(listed)} and len(listed) >= 3
