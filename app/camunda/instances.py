@@ -353,7 +353,42 @@ def historic_instances(call: Call) -> Response:
     return json_response([dto.historic_process_instance(row) for row in rows])
 
 
+# The filters of a historic instance count that the summary rows answer: definitions, and
+# states (an instance has ended exactly when its state is final).
+SUMMARY_HISTORIC_FILTERS = frozenset(
+    {
+        "processDefinitionId",
+        "processDefinitionKey",
+        "processDefinitionKeyIn",
+        "finished",
+        "unfinished",
+        *cq.HISTORIC_STATE_FILTERS,
+    }
+)
+
+
 def count_historic_instances(call: Call) -> Response:
+    if set(call.query.keys()) <= SUMMARY_HISTORIC_FILTERS:
+        finished = call.flag_unless("finished", "unfinished")
+        wanted = {
+            state
+            for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
+            if call.flag(flag)
+            for state in rows
+        }
+        states: list[str] = [
+            state
+            for state in InstanceState
+            if (finished is None or state.is_final == finished) and (not wanted or state in wanted)
+        ]
+        counted = summary_reads.instance_count(
+            call.engine,
+            states,
+            definition_id=call.text("processDefinitionId"),
+            definition_key=call.text("processDefinitionKey"),
+            definition_keys=call.csv("processDefinitionKeyIn"),
+        )
+        return json_response({"count": counted})
     return json_response({"count": _historic_query(call, count=True)})
 
 

@@ -9,8 +9,10 @@ import httpx
 import pytest
 
 from app.camunda import instances
+from engine.builder import ProcessBuilder
 from tests.compat import processes
 from tests.compat.conftest import deploy, start
+from tests.server import LiveServer
 
 
 def _ids(client: httpx.Client, **params: Any) -> list[str]:
@@ -49,3 +51,37 @@ def test_counts_without_model_checks_count_in_the_database(rest: httpx.Client) -
         listed = _ids(rest, **{flag: "true"})
         counted = rest.get("/history/activity-instance/count", params={flag: "true"}).json()
         assert counted == {"count": len(listed)} and len(listed) >= 3
+
+
+def test_historic_instance_counts_from_summaries_equal_the_row_counts(
+    server: LiveServer, rest: httpx.Client
+) -> None:
+    engine = server.engine
+    engine.deploy(
+        ProcessBuilder("quick").start_event("s").end_event("e").chain("s", "e").build(),
+        ProcessBuilder("held")
+        .start_event("s")
+        .user_task("t")
+        .end_event("e")
+        .chain("s", "t", "e")
+        .build(),
+    )
+    for _ in range(3):
+        engine.start_latest("quick")
+    held = [engine.start_latest("held") for _ in range(4)]
+    held[0].cancel()
+    held[1].suspend()
+    flags = ["finished", "unfinished", "active", "suspended", "completed", "externallyTerminated"]
+    cases: list[dict[str, str]] = [{}, {"processDefinitionKey": "held"}]
+    cases += [{flag: "true"} for flag in flags]
+    cases += [{flag: "true", "processDefinitionKey": "held"} for flag in flags]
+    cases += [{"finished": "true", "completed": "true"}, {"unfinished": "true", "active": "true"}]
+    # A filter no summary answers (every instance started after 2000) takes the row count.
+    rows = {"startedAfter": "2000-01-01T00:00:00.000+0000"}
+    counted = []
+    for case in cases:
+        summary = rest.get("/history/process-instance/count", params=case).json()
+        scanned = rest.get("/history/process-instance/count", params={**case, **rows}).json()
+        assert summary == scanned, case
+        counted.append(summary["count"])
+    assert counted[:8] == [7, 4, 4, 3, 2, 1, 3, 1]
