@@ -279,6 +279,8 @@ def _run_worker(args: argparse.Namespace) -> int:
     """Run the module's `worker` until SIGINT or SIGTERM; the tasks in hand finish first."""
     import importlib
     import logging
+    import signal
+    import threading
 
     from engine.worker import Worker
 
@@ -292,18 +294,26 @@ def _run_worker(args: argparse.Namespace) -> int:
     if not worker.topics:
         raise InterlockError(f"the worker of module '{args.module}' handles no topic")
     grace = _grace_seconds()
-    thread = worker.start()
-    logging.getLogger("interlock").info(
-        "worker %s handles %s", worker.worker_id, ", ".join(worker.topics)
-    )
+    # SIGINT and SIGTERM only set a flag the main thread waits on: an exception raised into
+    # whatever the main thread is doing (a join, a log call) could leave it half done.
+    asked = threading.Event()
+    previous = {
+        signum: signal.signal(signum, lambda *_: asked.set())
+        for signum in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
-        while thread.is_alive():
-            thread.join(0.5)
-    except (KeyboardInterrupt, SystemExit):
+        thread = worker.start()
+        logging.getLogger("interlock").info(
+            "worker %s handles %s", worker.worker_id, ", ".join(worker.topics)
+        )
+        while thread.is_alive() and not asked.wait(0.5):
+            pass
         # No new fetch; a long poll ends without locking; the tasks in hand are handled and
         # reported within the grace period.
         worker.stop(timeout=grace)
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         worker.engine.close()
     return 0
 

@@ -24,7 +24,13 @@ def interlock(database_url: str, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "DATABASE_URL": database_url, "PYTHONPATH": str(ROOT)},
+        # With the fault handler on, a process that does not stop dumps its threads on SIGABRT.
+        env={
+            **os.environ,
+            "DATABASE_URL": database_url,
+            "PYTHONPATH": str(ROOT),
+            "PYTHONFAULTHANDLER": "1",
+        },
     )
 
 
@@ -33,8 +39,12 @@ def stop(proc: subprocess.Popen[str], signum: int) -> tuple[int, str]:
     try:
         _, stderr = proc.communicate(timeout=20)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        _, stderr = proc.communicate()
+        proc.send_signal(signal.SIGABRT)  # its stderr then tells where each thread waits
+        try:
+            _, stderr = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, stderr = proc.communicate()
     return proc.returncode, stderr
 
 
