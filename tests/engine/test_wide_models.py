@@ -138,6 +138,7 @@ def cancel_traced(engine: Engine, database_url: str, key: str) -> tuple[UUID, di
     return instance.id, seen
 
 
+@pytest.mark.slow
 def test_a_split_of_5000_branches_cancels_in_one_command_of_a_few_statements(
     wide_engine: Engine, database_url: str
 ) -> None:
@@ -243,6 +244,7 @@ def command_work(engine: Engine, branches: int) -> dict[str, int]:
     return work
 
 
+@pytest.mark.slow
 def test_commands_on_wide_instances_grow_linearly_with_the_branches(engine: Engine) -> None:
     """The Python each command runs (lines counted, as in tests/unit/test_parse_scaling.py) about
     doubles with twice the branches: no token, task, visit or join arrival is found by a scan of
@@ -252,6 +254,7 @@ def test_commands_on_wide_instances_grow_linearly_with_the_branches(engine: Engi
     assert all(ratio < LINEAR for ratio in growth.values()), growth
 
 
+@pytest.mark.slow
 def test_a_split_of_5000_straight_branches_joins_once(database_url: str) -> None:
     model = straight_split(WIDE)
     with Engine(database_url, migrate=False, settings=settings_for(model, WIDE)) as engine:
