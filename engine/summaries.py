@@ -103,48 +103,50 @@ GROUP BY bucket, definition_id
 
 # -- the summaries as they are now: base rows plus unfolded deltas, in one statement --------------
 
-INSTANCES = """
-SELECT definition_id, state, sum(instances) AS instances FROM (
-    SELECT definition_id, state, instances FROM instance_summary
-    WHERE %(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[])
-    UNION ALL
-    SELECT definition_id, state, instances FROM summary_delta
-    WHERE state IS NOT NULL
-      AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))
-) s
+_NODE_COUNTS = "active_tokens, open_incidents, visits, completed_visits, total_seconds"
+
+# Each summary as it is now, as a FROM item: its base rows and its unfolded deltas. A query
+# filters and sums it (PostgreSQL pushes the filters down into both arms).
+LIVE_INSTANCES = (
+    "(SELECT definition_id, state, instances FROM instance_summary "
+    "UNION ALL SELECT definition_id, state, instances FROM summary_delta "
+    "WHERE state IS NOT NULL)"
+)
+LIVE_NODES = (
+    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary "
+    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta "
+    "WHERE node_id IS NOT NULL)"
+)
+LIVE_BUCKETS = (
+    "(SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket "
+    "UNION ALL SELECT bucket, definition_id, started, completed, incidents FROM summary_delta "
+    "WHERE bucket IS NOT NULL)"
+)
+
+_OF_DEFINITIONS = "%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[])"
+
+INSTANCES = f"""
+SELECT definition_id, state, sum(instances) AS instances FROM {LIVE_INSTANCES} s
+WHERE {_OF_DEFINITIONS}
 GROUP BY definition_id, state HAVING sum(instances) <> 0
 """
-
-_NODE_COUNTS = "active_tokens, open_incidents, visits, completed_visits, total_seconds"
 
 NODES = f"""
 SELECT definition_id, node_id, sum(active_tokens) AS active_tokens,
     sum(open_incidents) AS open_incidents, sum(visits) AS visits,
     sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds
-FROM (
-    SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary
-    WHERE %(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[])
-    UNION ALL
-    SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta
-    WHERE node_id IS NOT NULL
-      AND (%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[]))
-) s
+FROM {LIVE_NODES} s
+WHERE {_OF_DEFINITIONS}
 GROUP BY definition_id, node_id
 HAVING sum(active_tokens) <> 0 OR sum(open_incidents) <> 0 OR sum(visits) <> 0
     OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0
 """
 
-BUCKETS = """
+BUCKETS = f"""
 SELECT bucket, definition_id, sum(started) AS started, sum(completed) AS completed,
     sum(incidents) AS incidents
-FROM (
-    SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket
-    WHERE %(since)s::timestamptz IS NULL OR bucket >= %(since)s::timestamptz
-    UNION ALL
-    SELECT bucket, definition_id, started, completed, incidents FROM summary_delta
-    WHERE bucket IS NOT NULL
-      AND (%(since)s::timestamptz IS NULL OR bucket >= %(since)s::timestamptz)
-) s
+FROM {LIVE_BUCKETS} s
+WHERE %(since)s::timestamptz IS NULL OR bucket >= %(since)s::timestamptz
 GROUP BY bucket, definition_id
 HAVING sum(started) <> 0 OR sum(completed) <> 0 OR sum(incidents) <> 0
 """

@@ -86,7 +86,6 @@ class Activity:
 
     states: dict[str, int]
     open_incidents: int
-    started_last_hour: int
     events_last_hour: dict[str, int]
     jobs_due: int
     jobs_locked: int
@@ -95,9 +94,6 @@ class Activity:
     external_open: int
     external_locked: int
     workers: list[tuple[str, int]]
-    # Twelve five-minute buckets, oldest first (the last is the one now is in): (instances
-    # started, instances completed).
-    buckets: list[tuple[int, int]]
     # Started, completed and incidents over the last hour and the last day.
     trends: summary_reads.Trends
 
@@ -143,10 +139,8 @@ def activity(conn: Connection, now: datetime) -> Activity:
     return Activity(
         states=states,
         open_incidents=open_incidents,
-        started_last_hour=trend.hour_started,
         events_last_hour=events,
         workers=[(w, n) for w, n in workers],
-        buckets=[(p.started, p.completed) for p in trend.hour],
         trends=trend,
         **jobs,
         **external,

@@ -19,13 +19,16 @@ HOUR = timedelta(hours=1)
 HOUR_POINTS = 12
 DAY_POINTS = 24
 
-_BY_KEY = "SELECT id FROM process_definition WHERE key = %(key)s"
-
-
-def _definitions(key: str | None) -> str:
-    """The filter on definition_id of a key's definitions (every definition when `key` is None,
-    which binds no parameter)."""
-    return f"AND definition_id IN ({_BY_KEY})" if key is not None else ""
+# The definition ids of the key %(key)s (any definition when it is NULL), and of the keys
+# %(keys)s (when not NULL).
+_OF_KEY = (
+    "(%(key)s::text IS NULL OR definition_id IN "
+    "(SELECT id FROM process_definition WHERE key = %(key)s::text))"
+)
+_OF_KEYS = (
+    "(%(keys)s::text[] IS NULL OR definition_id IN "
+    "(SELECT id FROM process_definition WHERE key = ANY(%(keys)s::text[])))"
+)
 
 
 def instance_counts(
@@ -39,12 +42,8 @@ def instance_counts(
 def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state) of every version of `key`."""
     rows = conn.execute(
-        "SELECT definition_id, state, sum(instances) FROM ("
-        "  SELECT definition_id, state, instances FROM instance_summary "
-        f"  WHERE true {_definitions(key)}"
-        "  UNION ALL SELECT definition_id, state, instances FROM summary_delta "
-        f"  WHERE state IS NOT NULL {_definitions(key)}"
-        ") s GROUP BY definition_id, state HAVING sum(instances) <> 0",
+        f"SELECT definition_id, state, sum(instances) FROM {summaries.LIVE_INSTANCES} s "
+        f"WHERE {_OF_KEY} GROUP BY definition_id, state HAVING sum(instances) <> 0",
         {"key": key},
     ).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
@@ -54,22 +53,16 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     """Instances by state and open incidents, per definition key."""
     states: dict[str, dict[str, int]] = {}
     for key, state, count in conn.execute(
-        "SELECT d.key, s.state, sum(s.instances) FROM ("
-        "  SELECT definition_id, state, instances FROM instance_summary"
-        "  UNION ALL SELECT definition_id, state, instances FROM summary_delta "
-        "  WHERE state IS NOT NULL"
-        ") s JOIN process_definition d ON d.id = s.definition_id "
+        f"SELECT d.key, s.state, sum(s.instances) FROM {summaries.LIVE_INSTANCES} s "
+        "JOIN process_definition d ON d.id = s.definition_id "
         "GROUP BY d.key, s.state HAVING sum(s.instances) <> 0"
     ).fetchall():
         states.setdefault(key, {})[state] = int(count)
     incidents = {
         key: int(count)
         for key, count in conn.execute(
-            "SELECT d.key, sum(s.open_incidents) FROM ("
-            "  SELECT definition_id, open_incidents FROM node_summary WHERE open_incidents <> 0"
-            "  UNION ALL SELECT definition_id, open_incidents FROM summary_delta "
-            "  WHERE node_id IS NOT NULL AND open_incidents <> 0"
-            ") s JOIN process_definition d ON d.id = s.definition_id "
+            f"SELECT d.key, sum(s.open_incidents) FROM {summaries.LIVE_NODES} s "
+            "JOIN process_definition d ON d.id = s.definition_id WHERE s.open_incidents <> 0 "
             "GROUP BY d.key HAVING sum(s.open_incidents) <> 0"
         ).fetchall()
     }
@@ -82,10 +75,8 @@ def state_counts(conn: Connection) -> dict[str, int]:
     return {
         state: int(count)
         for state, count in conn.execute(
-            "SELECT state, sum(instances) FROM ("
-            "  SELECT state, instances FROM instance_summary"
-            "  UNION ALL SELECT state, instances FROM summary_delta WHERE state IS NOT NULL"
-            ") s GROUP BY state HAVING sum(instances) <> 0"
+            f"SELECT state, sum(instances) FROM {summaries.LIVE_INSTANCES} s "
+            "GROUP BY state HAVING sum(instances) <> 0"
         ).fetchall()
     }
 
@@ -93,11 +84,8 @@ def state_counts(conn: Connection) -> dict[str, int]:
 def open_incident_count(conn: Connection) -> int:
     """Open incidents, over every definition."""
     row = conn.execute(
-        "SELECT coalesce(sum(open_incidents), 0) FROM ("
-        "  SELECT open_incidents FROM node_summary WHERE open_incidents <> 0"
-        "  UNION ALL SELECT open_incidents FROM summary_delta "
-        "  WHERE node_id IS NOT NULL AND open_incidents <> 0"
-        ") s"
+        f"SELECT coalesce(sum(open_incidents), 0) FROM {summaries.LIVE_NODES} s "
+        "WHERE open_incidents <> 0"
     ).fetchone()
     assert row is not None
     return int(row[0])
@@ -115,11 +103,8 @@ def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
 def visit_count(conn: Connection, node_id: str | None, definition_id: str | None) -> int:
     """History rows (visits), of `node_id` and of `definition_id` when given."""
     row = conn.execute(
-        "SELECT coalesce(sum(visits), 0) FROM ("
-        "  SELECT definition_id, node_id, visits FROM node_summary"
-        "  UNION ALL SELECT definition_id, node_id, visits FROM summary_delta "
-        "  WHERE node_id IS NOT NULL"
-        ") s WHERE (%(node)s::text IS NULL OR node_id = %(node)s::text) "
+        f"SELECT coalesce(sum(visits), 0) FROM {summaries.LIVE_NODES} s "
+        "WHERE (%(node)s::text IS NULL OR node_id = %(node)s::text) "
         "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text)",
         {"node": node_id, "definition": definition_id},
     ).fetchone()
@@ -139,15 +124,10 @@ def instance_count(
     """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
     when given)."""
     row = conn.execute(
-        "SELECT coalesce(sum(instances), 0) FROM ("
-        "  SELECT definition_id, instances FROM instance_summary WHERE state = ANY(%(states)s)"
-        "  UNION ALL SELECT definition_id, instances FROM summary_delta "
-        "  WHERE state = ANY(%(states)s)"
-        ") s WHERE (%(definition)s::text IS NULL OR definition_id = %(definition)s::text) "
-        "AND (%(key)s::text IS NULL OR definition_id IN "
-        "  (SELECT id FROM process_definition WHERE key = %(key)s::text)) "
-        "AND (%(keys)s::text[] IS NULL OR definition_id IN "
-        "  (SELECT id FROM process_definition WHERE key = ANY(%(keys)s::text[])))",
+        f"SELECT coalesce(sum(instances), 0) FROM {summaries.LIVE_INSTANCES} s "
+        "WHERE state = ANY(%(states)s) "
+        "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text) "
+        f"AND {_OF_KEY} AND {_OF_KEYS}",
         {
             "states": states,
             "definition": definition_id,
@@ -162,13 +142,9 @@ def instance_count(
 def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tuple[Any, ...]]:
     """(definition key, bucket, started, completed, incidents) of every bucket from `since`."""
     return conn.execute(
-        "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) FROM ("
-        "  SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket"
-        f"  WHERE bucket >= %(since)s {_definitions(key)}"
-        "  UNION ALL SELECT bucket, definition_id, started, completed, incidents "
-        f"  FROM summary_delta WHERE bucket >= %(since)s {_definitions(key)}"
-        ") s JOIN process_definition d ON d.id = s.definition_id "
-        "GROUP BY d.key, s.bucket",
+        "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "
+        f"FROM {summaries.LIVE_BUCKETS} s JOIN process_definition d ON d.id = s.definition_id "
+        f"WHERE s.bucket >= %(since)s AND {_OF_KEY} GROUP BY d.key, s.bucket",
         {"since": since, "key": key},
     ).fetchall()
 
@@ -195,10 +171,6 @@ class Trends:
     @property
     def hour_started(self) -> int:
         return sum(p.started for p in self.hour)
-
-    @property
-    def hour_completed(self) -> int:
-        return sum(p.completed for p in self.hour)
 
 
 def bucket_start(moment: datetime) -> datetime:

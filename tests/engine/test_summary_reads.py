@@ -129,10 +129,10 @@ def test_the_console_counts_equal_the_tables(filled: Engine) -> None:
     activity = console.activity(engine, now)
     assert activity.states == states
     assert activity.open_incidents == 1
-    assert activity.started_last_hour == 7
-    assert sum(started for started, _ in activity.buckets) == 7
-    assert activity.buckets[-1][0] >= 1
-    assert sum(completed for _, completed in activity.buckets) == 3
+    assert activity.trends.hour_started == 7
+    assert sum(p.started for p in activity.trends.hour) == 7
+    assert activity.trends.hour[-1].started >= 1
+    assert sum(p.completed for p in activity.trends.hour) == 3
     [summary] = console.definition_summaries(engine)
     assert (summary.key, summary.states, summary.open_incidents) == ("reads", states, 1)
     assert definition is not None
