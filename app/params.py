@@ -43,11 +43,16 @@ class ParameterError(BadRequest):
 
     @property
     def shown(self) -> str:
-        """The value, safe to quote in a message: escaped, and cut short when long."""
-        text = printable(self.value)
-        if len(text) > SHOWN_CHARACTERS:
-            return text[:SHOWN_CHARACTERS] + "..."
-        return text
+        """The value, safe to quote in a message (see `shown`)."""
+        return shown(self.value)
+
+
+def shown(value: str) -> str:
+    """A value sent, safe to quote in a message: escaped, and cut short when long."""
+    text = printable(value)
+    if len(text) > SHOWN_CHARACTERS:
+        return text[:SHOWN_CHARACTERS] + "..."
+    return text
 
 
 # -- one value ------------------------------------------------------------------------------------
@@ -226,6 +231,15 @@ class Query:
         if value is None or value in choices:
             return value
         raise ParameterError(name, value, f"must be one of {', '.join(choices)}")
+
+    def some_of(self, name: str, choices: Collection[str]) -> list[str] | None:
+        """A comma-separated list of `choices` (see `csv`)."""
+        parts = self.csv(name)
+        for part in parts or ():
+            if part not in choices:
+                problem = f"names '{shown(part)}', not one of {', '.join(choices)}"
+                raise ParameterError(name, part, problem)
+        return parts
 
     def _id(self, name: str, value: str) -> UUID:
         if self.unknown_ids_match_nothing:

@@ -15,7 +15,7 @@ from app.auth import require
 from app.console.common import duration, engine_of, flash, read, render
 from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
-from app.params import ParameterError, Query
+from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import InterlockError, NotFound
@@ -53,9 +53,13 @@ def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
 
 def _details(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
     definition = _definition(engine, key, version)
-    versions = definition_store.list_all(engine, key)
-    counts = console.version_counts(engine, key)
-    stats = console.definition_node_stats(engine, definition.id)
+    return _shown(engine, definition, console.definition_node_stats(engine, definition.id))
+
+
+def _shown(engine: Engine, definition: DefinitionRow, stats: list[NodeStats]) -> dict[str, Any]:
+    """What the page and its per-node table show of `definition`, whose node stats are `stats`."""
+    versions = definition_store.list_all(engine, definition.key)
+    counts = console.version_counts(engine, definition.key)
     model = engine.model(definition.id, definition.key)
     return {
         "definition": definition,
@@ -96,9 +100,13 @@ async def definition_stats(request: Request) -> Response:
 
 def _diagram_state(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
     definition = _definition(engine, key, version)
-    stats = console.definition_node_stats(engine, definition.id)
+    return _node_state(definition.id, console.definition_node_stats(engine, definition.id))
+
+
+def _node_state(definition_id: str, stats: list[NodeStats]) -> dict[str, Any]:
+    """The diagram's state: each node's counts and average duration."""
     return {
-        "definition_id": definition.id,
+        "definition_id": definition_id,
         "nodes": {
             s.node_id: {
                 "active_tokens": s.active_tokens,
@@ -122,8 +130,11 @@ LIVE_PARTS = ("stats", "diagram")
 
 
 def _live(engine: Engine, key: str, version: int | None, parts: list[str]) -> dict[str, Any]:
-    details = _details(engine, key, version) if "stats" in parts else {}
-    diagram = _diagram_state(engine, key, version) if "diagram" in parts else None
+    """The parts asked for, from one read of the definition's node stats."""
+    definition = _definition(engine, key, version)
+    stats = console.definition_node_stats(engine, definition.id)
+    details = _shown(engine, definition, stats) if "stats" in parts else {}
+    diagram = _node_state(definition.id, stats) if "diagram" in parts else None
     return {**details, "stats": "stats" in parts, "diagram": diagram}
 
 
@@ -132,10 +143,7 @@ async def live(request: Request) -> Response:
     an out-of-band swap (the diagram's state as JSON in `#diagram-state`). `parts` is a
     comma-separated list of LIVE_PARTS (default: both)."""
     query = Query(request.query_params)
-    parts = query.csv("parts") or list(LIVE_PARTS)
-    for part in parts:
-        if part not in LIVE_PARTS:
-            raise ParameterError("parts", part, f"names unknown part '{part}'")
+    parts = query.some_of("parts", LIVE_PARTS) or list(LIVE_PARTS)
     key = request.path_params["key"]
     context = await read(request, _live, engine_of(request), key, _version(request), parts)
     return render(request, "_definition_live.html", context)

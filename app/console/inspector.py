@@ -18,7 +18,7 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
-from app.params import ParameterError, Query
+from app.params import Query
 from engine.api import (
     Engine,
     ExternalTaskView,
@@ -48,17 +48,6 @@ PANELS = (
 )
 
 
-def _info(engine: Engine, instance_id: UUID) -> tuple[InstanceInfo, int, ProcessModel]:
-    info = queries.instance(engine, instance_id)
-    if info is None:
-        raise NotFound(f"process instance {instance_id} does not exist")
-    definition = definitions.by_id(engine, info.definition_id)
-    if definition is None:
-        raise NotFound(f"process definition {info.definition_id} does not exist")
-    model = engine.model(info.definition_id, info.definition_key)
-    return info, definition.version, model
-
-
 def _node_choices(model: ProcessModel) -> list[tuple[str, str]]:
     return sorted(((n.id, n.label) for n in model.nodes), key=lambda pair: pair[1].lower())
 
@@ -77,6 +66,14 @@ class InstanceReads:
         if info is None:
             raise NotFound(f"process instance {self.instance_id} does not exist")
         return info
+
+    @cached_property
+    def version(self) -> int:
+        """The version of the instance's definition."""
+        definition = definitions.by_id(self.engine, self.info.definition_id)
+        if definition is None:
+            raise NotFound(f"process definition {self.info.definition_id} does not exist")
+        return definition.version
 
     @cached_property
     def model(self) -> ProcessModel:
@@ -375,40 +372,33 @@ def _counts(reads: InstanceReads) -> dict[str, int]:
     }
 
 
+def _page(reads: InstanceReads) -> dict[str, Any]:
+    """What `inspector.html` shows."""
+    info, panels = reads.info, _panels(reads)
+    return {
+        "page": "instances",
+        "info": info,
+        "version": reads.version,
+        "nodes": _node_choices(reads.model),
+        "panels": panels,
+        "counts": _counts(reads),
+        "family": reads.family,
+        # The page follows the events of the whole family: a called instance's incident shows
+        # on its caller's call activity.
+        "family_root": info.root_instance_id or info.id,
+    }
+
+
 async def inspector(request: Request) -> Response:
-    engine = engine_of(request)
-    instance_id: UUID = request.path_params["instance_id"]
-    reads = InstanceReads(engine, instance_id)
-    info, version, model = await read(request, _info, engine, instance_id)
-    panels = await read(request, _panels, reads)
-    counts = await read(request, _counts, reads)
-    family: Family = panels["family"]["family"]
-    return render(
-        request,
-        "inspector.html",
-        {
-            "page": "instances",
-            "info": info,
-            "version": version,
-            "nodes": _node_choices(model),
-            "panels": panels,
-            "counts": counts,
-            "family": family,
-            # The page follows the events of the whole family: a called instance's incident
-            # shows on its caller's call activity.
-            "family_root": info.root_instance_id or info.id,
-        },
-    )
+    reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
+    return render(request, "inspector.html", await read(request, _page, reads))
 
 
 def _header(reads: InstanceReads) -> dict[str, Any]:
     """What `_inspector_header.html` shows."""
-    definition = definitions.by_id(reads.engine, reads.info.definition_id)
-    if definition is None:
-        raise NotFound(f"process definition {reads.info.definition_id} does not exist")
     return {
         "info": reads.info,
-        "version": definition.version,
+        "version": reads.version,
         "counts": _counts(reads),
         "family": reads.family,
     }
@@ -503,10 +493,7 @@ async def live(request: Request) -> Response:
     `#diagram-state`). `parts` is a comma-separated list of LIVE_PARTS (default: all);
     `node` filters the panels as /panel/{name} does."""
     query = Query(request.query_params)
-    parts = query.csv("parts") or list(LIVE_PARTS)
-    for part in parts:
-        if part not in LIVE_PARTS:
-            raise ParameterError("parts", part, f"names unknown part '{part}'")
+    parts = query.some_of("parts", LIVE_PARTS) or list(LIVE_PARTS)
     node = query.text("node")
     reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
     context = await read(request, _live, reads, parts, node)
