@@ -67,6 +67,7 @@ from engine.handlers import Handler, HandlerRegistry
 from engine.model import ProcessModel, UserTask
 from engine.notifier import Notifier
 from engine.outage import Availability, PoolCheck
+from engine.paging import Page
 from engine.queries import variables as variable_reads
 from engine.states import (
     IncidentState,
@@ -83,7 +84,7 @@ from engine.store import incidents as incident_store
 from engine.store import instances as instance_store
 from engine.store import jobs as job_store
 from engine.store import queries, tasks
-from engine.store.instances import InstanceFilter, InstancePage
+from engine.store.instances import InstanceFilter
 from engine.store.queries import StepVisit
 from engine.variables import TypedValue, from_row, infer
 
@@ -623,7 +624,7 @@ class Engine:
 
     def list_instances(
         self, where: InstanceFilter | None = None, *, limit: int = 50, after: str | None = None
-    ) -> InstancePage:
+    ) -> Page[queries.InstanceInfo]:
         """A page of instances matching `where`, newest first. Pass the page's `next` as `after`
         for the following page."""
         with self.connection() as conn:

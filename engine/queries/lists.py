@@ -6,8 +6,6 @@ order; the pages of incidents and tasks continue by keyset after a cursor, as th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from uuid import UUID
 
 from engine.paging import Key, Page, keyset
 from engine.queries import Connection, batched, query
@@ -88,8 +86,8 @@ def instances(
     conn: Connection, after: InstanceRow | None, limit: int, where: InstanceFilter
 ) -> list[InstanceRow]:
     """Every instance matching `where`, newest first, as the list's pages show them."""
-    cursor = instance_store.Cursor(after.info.started_at, after.info.id) if after else None
-    return instance_rows(conn, instance_store.rows_after(conn, where, cursor, limit))
+    key = (after.info.started_at, after.info.id) if after else None
+    return instance_rows(conn, instance_store.rows_after(conn, where, key, limit))
 
 
 # -- incidents ------------------------------------------------------------------------------------
@@ -155,9 +153,7 @@ class TaskFilter:
     unassigned: bool = False
 
 
-def _tasks(
-    conn: Connection, where: TaskFilter, limit: int, after: tuple[datetime, UUID] | None
-) -> list[TaskRow]:
+def _tasks(conn: Connection, where: TaskFilter, limit: int, after: Key | None) -> list[TaskRow]:
     return task_store.query(
         conn,
         state=TaskState.OPEN,

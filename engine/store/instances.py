@@ -8,8 +8,6 @@ pages never repeat or skip a row however many instances start meanwhile.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, LiteralString
@@ -20,6 +18,7 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.errors import BadRequest
+from engine.paging import Key, Page, keyset
 from engine.store.columns import fetch_all
 from engine.store.queries import InstanceInfo
 
@@ -30,30 +29,6 @@ _SELECT = sql.SQL(
     "p.ended_at, p.super_instance_id, p.super_token_id, p.root_instance_id "
     "FROM process_instance p"
 )
-
-
-@dataclass(frozen=True)
-class Cursor:
-    """Where a page ends: the last row's (started_at, id)."""
-
-    started_at: datetime
-    id: UUID
-
-    def encode(self) -> str:
-        text = f"{self.started_at.isoformat()}|{self.id}"
-        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-    @classmethod
-    def decode(cls, token: str) -> Cursor:
-        try:
-            text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
-            started, _, instance_id = text.partition("|")
-            moment = datetime.fromisoformat(started)
-            if moment.tzinfo is None:
-                raise ValueError("naive time")
-            return cls(moment, UUID(instance_id))
-        except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-            raise BadRequest(f"'{token}' is not a valid page cursor", field="after") from exc
 
 
 @dataclass(frozen=True)
@@ -79,16 +54,8 @@ class InstanceFilter:
             raise BadRequest("filtering by version needs a definition key", field="version")
 
 
-@dataclass(frozen=True)
-class InstancePage:
-    """A page and the opaque cursor of the next one (None on the last page)."""
-
-    items: list[InstanceInfo]
-    next: str | None
-
-
 def _conditions(
-    where: InstanceFilter, after: Cursor | None, version_id: str | None
+    where: InstanceFilter, after: Key | None, version_id: str | None
 ) -> tuple[list[sql.Composable], dict[str, Any]]:
     """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
     the planner sees the value (and how many instances have it) when it picks an index."""
@@ -131,10 +98,11 @@ def _conditions(
         params[f"var_name_{n}"] = name
         params[f"var_value_{n}"] = Jsonb(value)
     if after is not None:
+        after_at, after_id = after
         add(
             "(p.started_at, p.id) < (%(after_at)s, %(after_id)s)",
-            after_at=after.started_at,
-            after_id=after.id,
+            after_at=after_at,
+            after_id=after_id,
         )
     return parts, params
 
@@ -145,19 +113,19 @@ def list_page(
     *,
     limit: int = 50,
     after: str | None = None,
-) -> InstancePage:
+) -> Page[InstanceInfo]:
     """One page of instances matching `where`, newest first, after the cursor `after`."""
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
-    rows = rows_after(conn, where, Cursor.decode(after) if after is not None else None, limit + 1)
-    items = rows[:limit]
-    more = len(rows) > limit
-    last = items[-1] if more else None
-    return InstancePage(items, Cursor(last.started_at, last.id).encode() if last else None)
+    return keyset(
+        lambda n, key: rows_after(conn, where, key, n),
+        lambda i: (i.started_at, i.id),
+        limit=limit,
+        after=after,
+        max_limit=MAX_LIMIT,
+    )
 
 
 def rows_after(
-    conn: psycopg.Connection[Any], where: InstanceFilter, after: Cursor | None, limit: int
+    conn: psycopg.Connection[Any], where: InstanceFilter, after: Key | None, limit: int
 ) -> list[InstanceInfo]:
     """At most `limit` instances matching `where`, newest first, strictly after `after`: the
     statement of a page, and of each batch of an export of the whole list."""
