@@ -113,15 +113,20 @@ def count_instances(call: Call) -> Response:
             for state in cq.RUNNING_STATES
             if suspended is None or (state == InstanceState.SUSPENDED) == suspended
         ]
-        counted = summary_reads.instance_count(
-            call.engine,
-            states,
-            definition_id=call.text("processDefinitionId"),
-            definition_key=call.text("processDefinitionKey"),
-            definition_keys=call.csv("processDefinitionKeyIn"),
-        )
-        return json_response({"count": counted})
+        return json_response({"count": _summary_count(call, states)})
     return json_response({"count": _instance_query(call, count=True)})
+
+
+def _summary_count(call: Call, states: list[str]) -> int:
+    """Instances in `states` of the definitions the call's definition filters name, from the
+    summary rows."""
+    return summary_reads.instance_count(
+        call.engine,
+        states,
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        definition_keys=call.csv("processDefinitionKeyIn"),
+    )
 
 
 def _running(call: Call) -> queries.InstanceInfo:
@@ -315,12 +320,7 @@ def historic_instance(call: Call) -> Response:
 
 def _historic_query(call: Call, *, count: bool) -> list[cq.HistoricInstanceRow] | int:
     ids = call.uuids("processInstanceIds")
-    states = [
-        state
-        for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
-        if call.flag(flag)
-        for state in rows
-    ]
+    states = _historic_states(call)
     return cq.historic_instances(
         call.engine,
         call.page(cq.HISTORIC_INSTANCE_SORT),
@@ -370,26 +370,25 @@ SUMMARY_HISTORIC_FILTERS = frozenset(
 def count_historic_instances(call: Call) -> Response:
     if set(call.query.keys()) <= SUMMARY_HISTORIC_FILTERS:
         finished = call.flag_unless("finished", "unfinished")
-        wanted = {
-            state
-            for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
-            if call.flag(flag)
-            for state in rows
-        }
+        wanted = _historic_states(call)
         states: list[str] = [
             state
             for state in InstanceState
             if (finished is None or state.is_final == finished) and (not wanted or state in wanted)
         ]
-        counted = summary_reads.instance_count(
-            call.engine,
-            states,
-            definition_id=call.text("processDefinitionId"),
-            definition_key=call.text("processDefinitionKey"),
-            definition_keys=call.csv("processDefinitionKeyIn"),
-        )
-        return json_response({"count": counted})
+        return json_response({"count": _summary_count(call, states)})
     return json_response({"count": _historic_query(call, count=True)})
+
+
+def _historic_states(call: Call) -> list[str]:
+    """The states the call's state flags (active, suspended, completed, externallyTerminated)
+    ask for together; none: any state."""
+    return [
+        state
+        for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
+        if call.flag(flag)
+        for state in rows
+    ]
 
 
 # Visits read at a time when a page filters on what the model tells (activityType, completeScope).
