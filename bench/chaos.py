@@ -46,6 +46,7 @@ from typing import IO, Any
 import httpx
 import psycopg
 
+from bench.serving import free_port
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.database import Database
@@ -225,15 +226,6 @@ class Proc:
         return code
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _processes(home: Path, logs: Path) -> tuple[list[Proc], list[str]]:
     base = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "INTERLOCK_HOME")}
     env = {
@@ -246,7 +238,7 @@ def _processes(home: Path, logs: Path) -> tuple[list[Proc], list[str]]:
     }
     procs, urls = [], []
     for n in (1, 2):
-        port = _free_port()
+        port = free_port()
         urls.append(f"http://127.0.0.1:{port}")
         procs.append(
             Proc(f"serve-{n}", "serve", ["serve", "--no-auth", "--port", str(port)], env, logs)

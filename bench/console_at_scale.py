@@ -32,12 +32,8 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import re
 import secrets
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -53,6 +49,7 @@ import psycopg
 
 from bench.scale_fill import ADMIN, APPROVAL, Sizes, deploy, fill, filled
 from bench.scale_probes import Probe, probes, sample
+from bench.serving import console_login, serving
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -67,54 +64,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 # -- the server, the client and the flow ----------------------------------------------------------
-
-
-def serve(database_url: str, port: int) -> None:
-    import uvicorn
-
-    from app.main import create_app
-    from app.settings import Settings
-
-    settings = Settings(database_url=database_url, auth=True, run_jobs=False, secret="bench")
-    uvicorn.run(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def serving(database_url: str) -> Iterator[str]:
-    """The real app in a subprocess on 127.0.0.1; its base URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.console_at_scale", "serve", database_url, str(port)],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("the bench server did not start")
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @dataclass(frozen=True)
@@ -145,18 +94,7 @@ def clients(url: str, creds: Credentials) -> Iterator[dict[str, httpx.Client]]:
     bearer = {"Authorization": f"Bearer {creds.token}"}
     api = httpx.Client(base_url=url, timeout=TIMEOUT_SECONDS, headers=bearer)
     try:
-        found = re.search(r'name="login_token" value="([^"]+)"', console.get("/login").text)
-        if found is None:
-            raise RuntimeError("the log-in page has no login token")
-        login = console.post(
-            "/login",
-            data={
-                "name": creds.name,
-                "password": creds.password,
-                "next": "/",
-                "login_token": found[1],
-            },
-        )
+        login = console_login(console, creds.name, creds.password)
         if login.status_code not in (200, 303) or "interlock_session" not in console.cookies:
             raise RuntimeError(f"console log-in failed: {login.status_code}")
         yield {"console": console, "api": api, "camunda": api}
@@ -339,9 +277,6 @@ def run(
 
 def main(argv: list[str] | None = None) -> None:
     arguments = sys.argv[1:] if argv is None else argv
-    if len(arguments) == 3 and arguments[0] == "serve":
-        serve(arguments[1], int(arguments[2]))
-        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--instances", type=int, default=Sizes.instances)
     parser.add_argument("--history-per-instance", type=int, default=Sizes.history_per_instance)

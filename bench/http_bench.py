@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from bench.serving import free_port
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -50,15 +51,6 @@ def prepare(url: str) -> str:
         engine.deploy(straight_through().build())
         with engine.connection() as conn:
             return accounts.create_token(conn, f"bench-{time.time_ns()}", Role.ADMIN)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -28,6 +27,7 @@ from typing import Any
 import httpx
 
 from bench.scratch import scratch_engine
+from bench.serving import free_port
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -144,15 +144,8 @@ def over_http(engine: Engine, base: str, workers: int, tasks: int) -> float:
             client.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _serve(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = _free_port()
+    port = free_port()
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     process = subprocess.Popen([sys.executable, "-c", SERVER, database_url, str(port)], env=env)

@@ -28,13 +28,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import secrets
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -46,6 +41,7 @@ from uuid import UUID
 import httpx
 from playwright.sync_api import Browser, BrowserContext, Page, Request, sync_playwright
 
+from bench import serving
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -77,14 +73,6 @@ CHROMIUM_ARGS = [
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
 ]
-SERVE = (
-    "import sys, uvicorn\n"
-    "from app.main import create_app\n"
-    "from app.settings import Settings\n"
-    "settings = Settings(database_url=sys.argv[1], auth=True, run_jobs=False, secret='bench')\n"
-    "uvicorn.run(create_app(settings), host='127.0.0.1', port=int(sys.argv[2]),"
-    " log_level='warning')\n"
-)
 # Notes, in the page, each change of the nodes that hold a live token in the tokens panel.
 OBSERVE = """() => {
   const body = document.getElementById("tokens-body");
@@ -107,34 +95,6 @@ EVENTS = "() => window.Interlock.received.filter(([seq, type]) => type !== 'read
 
 
 # -- the server (subprocess) -----------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_server(database_url: str, tree: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """The console of the checkout at `tree`, in a subprocess."""
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": str(tree)}
-    proc = subprocess.Popen(
-        [sys.executable, "-c", SERVE, database_url, str(port)], env=env, cwd=tree
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("the bench server did not start")
-        time.sleep(0.1)
 
 
 # -- the process and the writer --------------------------------------------------------------------
@@ -197,16 +157,9 @@ class Viewer:
 def open_viewer(browser: Browser, url: str, name: str, password: str, instance: UUID) -> Viewer:
     context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=url)
     form = context.request.get("/login")
-    token = re.search(r'name="login_token" value="([^"]+)"', form.text())
-    response = context.request.post(
-        "/login",
-        form={
-            "name": name,
-            "password": password,
-            "next": "/",
-            "login_token": token.group(1) if token else "",
-        },
-    )
+    fields = {"name": name, "password": password, "next": "/"}
+    token = serving.login_token(form.text())
+    response = context.request.post("/login", form={**fields, "login_token": token})
     if not response.ok:
         raise RuntimeError(f"log-in failed: {response.status}")
     page = context.new_page()
@@ -222,10 +175,7 @@ def server_times(url: str, login: tuple[str, str], instance: UUID, rounds: int) 
     panel and the diagram's state, one request each, one after the other) and as one /live
     request (None where the console has no /live)."""
     with httpx.Client(base_url=url) as client:
-        form = client.get("/login")
-        token = re.search(r'name="login_token" value="([^"]+)"', form.text)
-        fields = {"name": login[0], "password": login[1], "next": "/"}
-        client.post("/login", data={**fields, "login_token": token.group(1) if token else ""})
+        serving.console_login(client, *login)
         base = f"/instances/{instance}"
         parts = [f"{base}/header", f"{base}/diagram.json"]
         parts += [f"{base}/panel/{name}" for name in PANEL_NAMES]
@@ -355,7 +305,7 @@ def run(
                     )
                     try:
                         for tree in trees:
-                            server, url = start_server(database.url, tree)
+                            server, url = serving.start(database.url, tree)
                             try:
                                 timed = server_times(url, (name, password), instances[0], 30)
                                 figures = measure(
@@ -369,8 +319,7 @@ def run(
                                     seconds,
                                 )
                             finally:
-                                server.send_signal(signal.SIGINT)
-                                server.wait(timeout=30)
+                                serving.stop(server)
                             runs.append({"tree": str(tree), **timed, **figures})
                     finally:
                         browser.close()

@@ -11,7 +11,6 @@ is set high enough not to interfere.
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import tempfile
 import threading
@@ -24,29 +23,18 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
+from bench.serving import free_port, login_token
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.database import Database
 
-TOKEN = re.compile(r'name="login_token" value="([^"]+)"')
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
 
 def failed_login(client: httpx.Client, name: str) -> float:
-    found = TOKEN.search(client.get("/login").text)
-    assert found, "no login token on the form"
+    token = login_token(client.get("/login").text)
     began = time.perf_counter()
     response = client.post(
-        "/login", data={"name": name, "password": "not-the-password", "login_token": found[1]}
+        "/login", data={"name": name, "password": "not-the-password", "login_token": token}
     )
     elapsed = time.perf_counter() - began
     if response.status_code != 401:

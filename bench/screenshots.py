@@ -101,7 +101,7 @@ def main() -> None:
 
     from app.main import create_app
     from app.settings import Settings
-    from bench.http_bench import free_port
+    from bench.serving import free_port
 
     with scratch_engine(args.database_url) as engine:
         with engine.connection() as conn:

@@ -19,13 +19,8 @@ import argparse
 import asyncio
 import json
 import multiprocessing
-import os
 import secrets
-import signal
-import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -35,6 +30,7 @@ from typing import Any
 
 import httpx
 
+from bench import serving
 from bench.engine_throughput import minimal_transactions
 from engine import accounts
 from engine.accounts import Role
@@ -44,46 +40,6 @@ from engine.database import Database
 
 PROCESS_KEY = "stream-bench"
 CLIENTS_PER_PROCESS = 25
-
-
-# -- the server (subprocess) -----------------------------------------------------------------------
-
-
-def serve(database_url: str, port: int) -> None:
-    import uvicorn
-
-    from app.main import create_app
-    from app.settings import Settings
-
-    settings = Settings(database_url=database_url, auth=True, run_jobs=False, secret="bench")
-    uvicorn.run(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def start_server(database_url: str) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bench.stream_bench", "serve", database_url, str(port)], env=env
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return proc, url
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            raise RuntimeError("the bench server did not start")
-        time.sleep(0.1)
 
 
 # -- the clients (other processes) -----------------------------------------------------------------
@@ -274,14 +230,14 @@ def run(
                     accounts.create_password(conn, name, Role.VIEWER, password)
                 deploy(engine)
                 baseline = minimal_transactions(database.url, 3.0)
-                server, url = start_server(database.url)
+                server, url = serving.start(database.url)
                 try:
-                    login = httpx.post(f"{url}/login", data={"name": name, "password": password})
-                    cookies = {"interlock_session": login.cookies["interlock_session"]}
+                    with httpx.Client(base_url=url) as client:
+                        serving.console_login(client, name, password)
+                        cookies = {"interlock_session": client.cookies["interlock_session"]}
                     runs = [measure(engine, url, cookies, n, rate, seconds) for n in streams]
                 finally:
-                    server.send_signal(signal.SIGINT)
-                    server.wait(timeout=30)
+                    serving.stop(server)
                 baseline_after = minimal_transactions(database.url, 3.0)
         finally:
             database.close()
@@ -289,9 +245,6 @@ def run(
 
 
 def main() -> None:
-    if len(sys.argv) == 4 and sys.argv[1] == "serve":
-        serve(sys.argv[2], int(sys.argv[3]))
-        return
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate", type=float, default=20.0, help="instances per second")
     parser.add_argument("--seconds", type=float, default=10.0)

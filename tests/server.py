@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +14,9 @@ import uvicorn
 
 from app.main import create_app
 from app.settings import Settings
+from bench import serving
+from bench.serving import free_port as free_port
+from bench.serving import login_token as login_token
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
@@ -34,33 +35,10 @@ class LiveServer:
         return {"Authorization": f"Bearer {self.tokens[role]}"}
 
 
-def login_token(page: str) -> str:
-    """The log-in form's pre-session token, from the HTML of GET /login."""
-    found = re.search(r'name="login_token" value="([^"]+)"', page)
-    assert found, "the log-in page has no login token"
-    return found.group(1)
-
-
 def console_login(url: str, name: str, password: str = PASSWORD) -> httpx.Response:
     """POST /login as a browser does: GET the form first (its cookie and token), then submit."""
     with httpx.Client(base_url=url) as client:
-        form = client.get("/login")
-        return client.post(
-            "/login",
-            data={
-                "name": name,
-                "password": password,
-                "next": "/",
-                "login_token": login_token(form.text),
-            },
-        )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        return serving.console_login(client, name, password)
 
 
 @contextmanager

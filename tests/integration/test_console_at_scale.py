@@ -7,9 +7,10 @@ from __future__ import annotations
 from starlette.routing import Route
 
 from app import api, camunda, console
-from bench.console_at_scale import admin_credentials, clients, serving
+from bench.console_at_scale import admin_credentials, clients
 from bench.scale_fill import Sizes, deploy, fill
 from bench.scale_probes import NOT_TIMED, Sample, probes, sample
+from bench.serving import serving
 from engine.api import Engine
 
 
