@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -122,6 +123,12 @@ async def act(
     except InterlockError as error:
         return flash(request, error=error)
     return flash(request, message=message)
+
+
+def form_text(form: FormData, name: str) -> str:
+    """A text field of a submitted form; "" when it is absent or a file."""
+    value = form.get(name)
+    return value if isinstance(value, str) else ""
 
 
 def parse_int(value: str | None, what: str) -> int:

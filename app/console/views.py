@@ -19,7 +19,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import principal_of, require
-from app.console.common import engine_of, read, refusal, render
+from app.console.common import engine_of, form_text, read, refusal, render
 from app.errors import status_of
 from engine.accounts import Role
 from engine.api import Engine
@@ -43,11 +43,6 @@ async def saved_views(request: Request, page: ListPage, query: str) -> dict[str,
     return {"list_page": page.value, "views": views, "list_query": query, "keeps_views": keeps}
 
 
-def _text(form: FormData, name: str) -> str:
-    value = form.get(name)
-    return value if isinstance(value, str) else ""
-
-
 Work = Callable[[Engine, str, FormData], str]
 
 
@@ -55,7 +50,7 @@ async def _change(request: Request, work: Work) -> Response:
     outcome: dict[str, Any]
     status = 200
     form = await request.form()
-    page = ListPage(_text(form, "page")) if _text(form, "page") in set(ListPage) else None
+    page = ListPage(form_text(form, "page")) if form_text(form, "page") in set(ListPage) else None
     try:
         owner = require(request, VIEWS_ROLE).name
         message = await run_in_threadpool(work, engine_of(request), owner, form)
@@ -64,14 +59,14 @@ async def _change(request: Request, work: Work) -> Response:
         outcome, status = refusal(error), status_of(error)
     context: dict[str, Any] = {"list_page": None, "views": [], "list_query": ""}
     if page is not None:
-        context = await saved_views(request, page, _text(form, "query"))
+        context = await saved_views(request, page, form_text(form, "query"))
     return render(request, "_saved_views.html", {**context, "outcome": outcome}, status_code=status)
 
 
 async def save(request: Request) -> Response:
     def work(engine: Engine, owner: str, form: FormData) -> str:
-        title, page = _text(form, "name"), _text(form, "page")
-        result = engine.run(SaveView(owner, page, title, _text(form, "query")))
+        title, page = form_text(form, "name"), form_text(form, "page")
+        result = engine.run(SaveView(owner, page, title, form_text(form, "query")))
         verb = "replaced" if result.replaced else "saved"
         return f"View '{title.strip()}' {verb}."
 

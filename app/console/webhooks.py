@@ -16,7 +16,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import require
-from app.console.common import engine_of, flash, read, render
+from app.console.common import engine_of, flash, form_text, read, render
 from app.params import Query
 from engine.accounts import Principal, Role
 from engine.api import Engine
@@ -85,11 +85,6 @@ async def _mutate(request: Request, role: Role, work: Work) -> Response:
     return flash(request, message=message)
 
 
-def _text(form: FormData, name: str) -> str:
-    value = form.get(name)
-    return value if isinstance(value, str) else ""
-
-
 def _events(form: FormData) -> tuple[str, ...]:
     return tuple(v for v in form.getlist("event_types") if isinstance(v, str))
 
@@ -98,15 +93,15 @@ async def create(request: Request) -> Response:
     def work(engine: Engine, who: Principal, form: FormData) -> str:
         engine.run(
             CreateSubscription(
-                _text(form, "name"),
-                _text(form, "url"),
-                _text(form, "secret"),
+                form_text(form, "name"),
+                form_text(form, "url"),
+                form_text(form, "secret"),
                 event_types=_events(form),
-                definition_key=_text(form, "definition_key") or None,
-                enabled=_text(form, "enabled") == "on",
+                definition_key=form_text(form, "definition_key") or None,
+                enabled=form_text(form, "enabled") == "on",
             )
         )
-        return f"Subscription '{_text(form, 'name').strip()}' created."
+        return f"Subscription '{form_text(form, 'name').strip()}' created."
 
     return await _mutate(request, Role.ADMIN, work)
 
@@ -118,13 +113,13 @@ async def update(request: Request) -> Response:
         engine.run(
             UpdateSubscription(
                 subscription_id,
-                title=_text(form, "name"),
-                url=_text(form, "url"),
+                title=form_text(form, "name"),
+                url=form_text(form, "url"),
                 # Empty: keep the secret that is set.
-                secret=_text(form, "secret") or None,
+                secret=form_text(form, "secret") or None,
                 event_types=_events(form),
-                definition_key=_text(form, "definition_key"),
-                enabled=_text(form, "enabled") == "on",
+                definition_key=form_text(form, "definition_key"),
+                enabled=form_text(form, "enabled") == "on",
             )
         )
         return "Subscription saved."
