@@ -19,6 +19,7 @@ from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
+from engine.api import Engine
 from engine.errors import BadRequest, Conflict, ExpressionError, NotFound
 from engine.model import (
     MULTI_INSTANCE_BODY,
@@ -472,9 +473,8 @@ def _activity_query(call: Call) -> list[Json]:
     return shown[page.first : end]
 
 
-def _activities(engine: Any, rows: Any) -> list[Json]:
+def _activities(engine: Engine, rows: list[cq.ActivityRow]) -> list[Json]:
     """Camunda's historic activity instances of `rows`."""
-    assert isinstance(rows, list)
     keys = {row.definition_id: row.definition_key for row in rows}
     models = {found: engine.model(found, key) for found, key in keys.items()}
     scopes = cq.visits_of_tokens(
