@@ -27,7 +27,6 @@ the same database, to measure an older refresh mechanism in the same run:
 from __future__ import annotations
 
 import argparse
-import os
 import secrets
 import statistics
 import tempfile
@@ -41,6 +40,7 @@ from uuid import UUID
 import httpx
 from playwright.sync_api import Browser, BrowserContext, Page, Request, sync_playwright
 
+from app.console.inspector import PANELS
 from bench import serving
 from engine import accounts
 from engine.accounts import Role
@@ -49,26 +49,9 @@ from engine.builder import ProcessBuilder
 from engine.database import Database
 
 PROCESS_KEY = "inspector-latency"
-PANEL_NAMES = (
-    "family",
-    "incidents",
-    "tokens",
-    "user_tasks",
-    "external_tasks",
-    "jobs",
-    "variables",
-    "history",
-)
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# Pages in the background must not be throttled: every open inspector is measured.
 CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *serving.CHROMIUM_ARGS,
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
@@ -178,7 +161,7 @@ def server_times(url: str, login: tuple[str, str], instance: UUID, rounds: int) 
         serving.console_login(client, *login)
         base = f"/instances/{instance}"
         parts = [f"{base}/header", f"{base}/diagram.json"]
-        parts += [f"{base}/panel/{name}" for name in PANEL_NAMES]
+        parts += [f"{base}/panel/{name}" for name in PANELS]
         has_live = client.get(f"{base}/live").status_code == 200
         separate: list[float] = []
         together: list[float] = []
@@ -301,7 +284,7 @@ def run(
                 instances = deploy(engine, instance_count)
                 with sync_playwright() as playwright:
                     browser = playwright.chromium.launch(
-                        executable_path=CHROMIUM, args=CHROMIUM_ARGS
+                        executable_path=serving.CHROMIUM, args=CHROMIUM_ARGS
                     )
                     try:
                         for tree in trees:

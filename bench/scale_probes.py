@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from app.console.inspector import PANELS
 from bench.scale_fill import (
     ADMIN,
     KIND_EXTERNAL_TASK,
@@ -68,19 +69,6 @@ class Probe:
     path: str
     # The status the route answers the generated database with.
     expect: int = 200
-
-
-# Console panels of the inspector (app/console/inspector.py PANELS).
-PANELS = (
-    "family",
-    "incidents",
-    "tokens",
-    "user_tasks",
-    "external_tasks",
-    "jobs",
-    "variables",
-    "history",
-)
 
 
 def console_probes(s: Sample) -> list[Probe]:

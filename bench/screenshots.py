@@ -12,7 +12,6 @@ dark-theme browser test calls, on its own server.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import threading
 import time
@@ -21,6 +20,7 @@ from typing import Literal
 
 from playwright.sync_api import Browser, sync_playwright
 
+from bench import serving
 from bench.scratch import scratch_engine
 from engine import accounts
 from engine.accounts import Role
@@ -31,7 +31,6 @@ PAGES = ("overview", "instances", "inspector")
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 USER = "screenshots"
 PASSWORD = "screenshots-password"
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
 
 
 def capture(
@@ -101,13 +100,12 @@ def main() -> None:
 
     from app.main import create_app
     from app.settings import Settings
-    from bench.serving import free_port
 
     with scratch_engine(args.database_url) as engine:
         with engine.connection() as conn:
             accounts.create_password(conn, USER, Role.OPERATOR, PASSWORD)
         instance_id = sample_data(engine)
-        port = free_port()
+        port = serving.free_port()
         settings = Settings(
             database_url=engine.database.url, auth=True, run_jobs=False, secret="screenshots"
         )
@@ -123,7 +121,7 @@ def main() -> None:
         try:
             with sync_playwright() as playwright:
                 browser = playwright.chromium.launch(
-                    executable_path=CHROMIUM, args=["--headless", "--no-sandbox"]
+                    executable_path=serving.CHROMIUM, args=serving.CHROMIUM_ARGS
                 )
                 written = capture(
                     browser, f"http://127.0.0.1:{port}", args.folder, instance_id, USER, PASSWORD

@@ -1,5 +1,6 @@
 """The console's server for benchmarks: the real app under uvicorn in a subprocess on 127.0.0.1,
-authentication on and no job executor, started and awaited the one way.
+authentication on and no job executor, started, awaited and logged in to the one way; and the
+Chromium that browser benchmarks and tests drive.
 
 The program runs with `-c`, so `start` can serve another checkout (`tree`) as it is, whatever
 benchmark support that checkout has."""
@@ -29,6 +30,21 @@ SERVE = (
     "uvicorn.run(create_app(settings), host='127.0.0.1', port=int(sys.argv[2]),"
     " log_level='warning')\n"
 )
+
+
+# Chromium for Playwright: Debian's, or the one CHROMIUM_PATH names; headless, without the
+# background traffic that would disturb a measurement.
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
