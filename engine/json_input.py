@@ -127,6 +127,19 @@ def text_problem(text: str) -> str | None:
     return f"must not contain {what} ({ascii(character)[1:-1]})"
 
 
+def checked_name(name: str, limit: int, field: str = "name") -> str:
+    """A name someone gives a thing (a view, a subscription): stripped, not empty, at most
+    `limit` characters a text column holds."""
+    name = name.strip()
+    if not name:
+        raise BadRequest(f"field '{field}' must be a non-empty string", field=field)
+    if len(name) > limit or text_problem(name):
+        raise BadRequest(
+            f"field '{field}' must be at most {limit} printable characters", field=field
+        )
+    return name
+
+
 def check_integer(value: int, where: str, *, bits: int) -> None:
     """Refuse an integer outside the signed range of `bits` bits (32: Integer, 64: Long)."""
     low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1

@@ -16,7 +16,7 @@ from uuid import UUID
 
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
-from engine.json_input import text_problem
+from engine.json_input import checked_name, text_problem
 from engine.queries.lists import FILTERS
 from engine.states import ListPage
 from engine.store import views as store
@@ -34,17 +34,6 @@ def check_page(page: str) -> ListPage:
         raise BadRequest(
             f"field 'page' must be one of {', '.join(ListPage)}, not '{page}'", field="page"
         ) from None
-
-
-def check_name(name: str) -> str:
-    name = name.strip()
-    if not name:
-        raise BadRequest("field 'name' must be a non-empty string", field="name")
-    if len(name) > MAX_NAME or text_problem(name):
-        raise BadRequest(
-            f"field 'name' must be at most {MAX_NAME} printable characters", field="name"
-        )
-    return name
 
 
 def normalized_query(page: ListPage, query: str) -> str:
@@ -93,7 +82,7 @@ class SaveView:
 
     def execute(self, tx: Tx) -> ViewResult:
         page = check_page(self.page)
-        title = check_name(self.title)
+        title = checked_name(self.title, MAX_NAME)
         query = normalized_query(page, self.query)
         store.lock_owner(tx.conn, self.owner, page)
         existing = store.find(tx.conn, self.owner, page, title)

@@ -17,7 +17,7 @@ from uuid import UUID
 from engine import outbox
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
-from engine.json_input import text_problem
+from engine.json_input import checked_name, text_problem
 from engine.states import DeliveryOutcome, DeliveryState, OutboxEvent
 from engine.webhooks import store
 
@@ -28,17 +28,6 @@ MAX_SECRET = 1000
 
 
 # -- validation (one place for the API and the console) ---------------------------------------
-
-
-def check_name(name: str) -> str:
-    name = name.strip()
-    if not name:
-        raise BadRequest("field 'name' must be a non-empty string", field="name")
-    if len(name) > MAX_NAME or text_problem(name):
-        raise BadRequest(
-            f"field 'name' must be at most {MAX_NAME} printable characters", field="name"
-        )
-    return name
 
 
 def check_url(url: str) -> str:
@@ -126,7 +115,7 @@ class CreateSubscription:
     def execute(self, tx: Tx) -> SubscriptionResult:
         subscription_id = store.insert_subscription(
             tx.conn,
-            name=check_name(self.title),
+            name=checked_name(self.title, MAX_NAME),
             url=check_url(self.url),
             event_types=check_event_types(self.event_types),
             definition_key=check_definition_key(self.definition_key),
@@ -161,7 +150,7 @@ class UpdateSubscription:
             raise NotFound(f"webhook subscription {self.subscription_id} does not exist")
         changes: dict[str, object] = {"updated_at": tx.now}
         if self.title is not None:
-            changes["name"] = check_name(self.title)
+            changes["name"] = checked_name(self.title, MAX_NAME)
         if self.url is not None:
             changes["url"] = check_url(self.url)
         if self.secret is not None:
