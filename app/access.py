@@ -14,8 +14,9 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine import logs
+from engine import audit, logs
 from engine.accounts import Principal
+from engine.states import AuditChannel
 
 log = logging.getLogger("interlock.access")
 
@@ -79,14 +80,28 @@ class AccessLog:
             )
 
 
+def _channel(scope: Scope) -> AuditChannel:
+    """The channel a request's mutations are audited under, told by its mount."""
+    path = str(scope.get("path", ""))
+    if path.startswith("/engine-rest/") or path == "/engine-rest":
+        return AuditChannel.ENGINE_REST
+    if path.startswith("/api/"):
+        return AuditChannel.API
+    return AuditChannel.CONSOLE
+
+
 class BindUser:
-    """Binds the authenticated caller's name (`user`) to the logging context."""
+    """Binds the authenticated caller's name (`user`) to the logging context, and makes the
+    caller the actor of the commands the request runs (engine/audit.py)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         user = _user(scope) if scope["type"] == "http" else None
-        if user is not None:
-            logs.bind(user=user)
-        await self.app(scope, receive, send)
+        if user is None:
+            await self.app(scope, receive, send)
+            return
+        logs.bind(user=user)
+        with audit.acting(audit.Actor(user, _channel(scope))):
+            await self.app(scope, receive, send)

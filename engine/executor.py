@@ -29,7 +29,9 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
+from engine import audit
 from engine.announcer import Announcer
+from engine.audit import Actor
 from engine.connections import env_setting
 from engine.definitions import DefinitionCache
 from engine.errors import (
@@ -176,6 +178,8 @@ class Tx:
     # whether this attempt runs over one.
     snapshots: SnapshotCache = dataclasses.field(default_factory=SnapshotCache)
     from_snapshot: bool = False
+    # The operator the command is done for, or None (engine/audit.py).
+    actor: Actor | None = None
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -291,6 +295,7 @@ class Executor:
             self.settings,
             optimistic=optimistic,
             snapshots=self.snapshots,
+            actor=audit.current(),
         )
 
     def _announce(self, tx: Tx) -> None:

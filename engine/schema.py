@@ -16,6 +16,9 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
 from engine.states import (
+    AuditChannel,
+    AuditEntity,
+    AuditOperation,
     CleanupState,
     DeliveryState,
     IncidentState,
@@ -53,6 +56,9 @@ CLEANUP_STATES = tuple(CleanupState)
 SUBSCRIPTION_KINDS = tuple(SubscriptionKind)
 DELIVERY_STATES = tuple(DeliveryState)
 LIST_PAGES = tuple(ListPage)
+AUDIT_CHANNELS = tuple(AuditChannel)
+AUDIT_OPERATIONS = tuple(AuditOperation)
+AUDIT_ENTITIES = tuple(AuditEntity)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -643,6 +649,49 @@ class SavedView(SQLModel, table=True):
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
 
+class AuditEntry(SQLModel, table=True):
+    """One operator mutation (engine/audit.py): who, when, through which channel, what, on which
+    instance or entity; a variable's value before and after; the operator's annotation. Written
+    in the mutation's own transaction, so it exists exactly when the mutation committed."""
+
+    __tablename__ = "audit_entry"
+    __table_args__ = (
+        _one_of("channel", AUDIT_CHANNELS),
+        _one_of("operation", AUDIT_OPERATIONS),
+        _one_of("entity", AUDIT_ENTITIES),
+        # The audit page, newest first; an instance's entries (the inspector's timeline).
+        sa.Index("ix_audit_entry_at", "at", "id"),
+        sa.Index(
+            "ix_audit_entry_instance",
+            "instance_id",
+            "at",
+            postgresql_where=sa.text("instance_id IS NOT NULL"),
+        ),
+        sa.Index("ix_audit_entry_user", "user_id", "at"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    at: datetime = Field(sa_type=TS)
+    user_id: str = Field(sa_type=sa.Text)
+    channel: str = Field(sa_type=sa.String(16))
+    operation: str = Field(sa_type=sa.String(40))
+    entity: str = Field(sa_type=sa.String(40))
+    # The changed entity's id (a task's, a job's, a deployment's, a user's name...).
+    entity_id: str | None = Field(sa_type=sa.Text)
+    # No foreign key: an entry outlives the instance it names (the history cleanup deletes it).
+    instance_id: UUID | None = Field(sa_type=sa.Uuid)
+    definition_id: str | None = Field(sa_type=sa.Text)
+    definition_key: str | None = Field(sa_type=sa.Text)
+    batch_id: UUID | None = Field(sa_type=sa.Uuid)
+    # The changed property (a variable's name, "retries", "suspensionState"...) and its values.
+    property: str | None = Field(sa_type=sa.Text)
+    before: Any = Field(default=None, sa_type=JSONB, nullable=True)
+    after: Any = Field(default=None, sa_type=JSONB, nullable=True)
+    annotation: str | None = Field(sa_type=sa.Text)
+    # The operation's other parameters (a modification's instructions, a migration's plan...).
+    details: Any = Field(default=None, sa_type=JSONB, nullable=True)
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -674,6 +723,7 @@ node_summary = table_of(NodeSummary)
 activity_bucket = table_of(ActivityBucket)
 summary_delta = table_of(SummaryDelta)
 saved_view = table_of(SavedView)
+audit_entry = table_of(AuditEntry)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

@@ -267,3 +267,63 @@ class ListPage(StrEnum):
     INSTANCES = "instances"
     INCIDENTS = "incidents"
     TASKS = "tasks"
+
+
+class AuditChannel(StrEnum):
+    """Where an operator's mutation came from: the console, `/api/v1`, `/engine-rest`, the
+    command line, or a batch (whose items run as the operator who created it)."""
+
+    CONSOLE = "console"
+    API = "api"
+    ENGINE_REST = "engine-rest"
+    CLI = "cli"
+    BATCH = "batch"
+
+
+class AuditEntity(StrEnum):
+    """What an audit entry changed (Camunda's user operation `entityType`)."""
+
+    PROCESS_INSTANCE = "ProcessInstance"
+    PROCESS_DEFINITION = "ProcessDefinition"
+    DEPLOYMENT = "Deployment"
+    VARIABLE = "Variable"
+    TASK = "Task"
+    JOB = "Job"
+    EXTERNAL_TASK = "ExternalTask"
+    INCIDENT = "Incident"
+    BATCH = "Batch"
+    USER = "User"
+    API_TOKEN = "ApiToken"
+    HISTORY = "ProcessInstanceHistory"
+    CONFIGURATION = "Configuration"
+
+
+class AuditOperation(StrEnum):
+    """What an operator did (Camunda's user operation `operationType` where it has one)."""
+
+    CREATE = "Create"  # a deployment, an account, an API token, a saved view, a webhook
+    UPDATE = "Update"
+    DELETE = "Delete"  # an instance cancelled, an account or token removed
+    SUSPEND = "Suspend"
+    ACTIVATE = "Activate"
+    MODIFY_INSTANCE = "ModifyProcessInstance"
+    MIGRATE = "Migrate"
+    SET_VARIABLE = "SetVariable"
+    MODIFY_VARIABLE = "ModifyVariable"
+    REMOVE_VARIABLE = "RemoveVariable"
+    SET_JOB_RETRIES = "SetJobRetries"
+    SET_EXTERNAL_TASK_RETRIES = "SetExternalTaskRetries"
+    EXECUTE_JOB = "Execute"
+    UNLOCK = "Unlock"
+    RETRY_INCIDENT = "Retry"
+    RESOLVE_INCIDENT = "Resolve"
+    CLAIM = "Claim"
+    ASSIGN = "Assign"
+    COMPLETE = "Complete"
+    CORRELATE_MESSAGE = "CorrelateMessage"
+    START_INSTANCE = "StartProcessInstance"
+    DELETE_HISTORY = "DeleteHistory"
+    CREATE_BATCH = "CreateBatch"
+    RETRY_BATCH = "RetryBatch"
+    CLEANUP = "CleanupHistory"
+    SET_ANNOTATION = "SetAnnotation"

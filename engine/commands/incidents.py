@@ -6,13 +6,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
+from engine import audit
 from engine.commands.common import load, persist
 from engine.commands.external_tasks import restore_external_task
 from engine.commands.jobs import restore_after_incident
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import IncidentRow, InstanceRun
-from engine.states import IncidentState
+from engine.states import AuditEntity, AuditOperation, IncidentState
 from engine.store import incidents as store
 
 
@@ -64,6 +65,16 @@ class RetryIncident:
                 incident_type=incident.type,
             )
         persist(tx, run)
+        audit.record(
+            tx,
+            AuditOperation.RETRY_INCIDENT,
+            AuditEntity.INCIDENT,
+            entity_id=str(incident.id),
+            instance_id=run.instance.id,
+            definition_id=run.instance.definition_id,
+            definition_key=run.instance.definition_key,
+            details={"type": incident.type, "node": incident.node_id},
+        )
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)
 
 

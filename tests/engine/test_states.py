@@ -265,6 +265,22 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_history_cleanup_run_state_allowed": "state IN ('Running', 'Finished', 'Stopped')",
         "ck_webhook_delivery_state_allowed": "state IN ('pending', 'delivered', 'dead')",
         "ck_saved_view_page_allowed": "page IN ('instances', 'incidents', 'tasks')",
+        "ck_audit_entry_channel_allowed": (
+            "channel IN ('console', 'api', 'engine-rest', 'cli', 'batch')"
+        ),
+        "ck_audit_entry_entity_allowed": (
+            "entity IN ('ProcessInstance', 'ProcessDefinition', 'Deployment', 'Variable', "
+            "'Task', 'Job', 'ExternalTask', 'Incident', 'Batch', 'User', 'ApiToken', "
+            "'ProcessInstanceHistory', 'Configuration')"
+        ),
+        "ck_audit_entry_operation_allowed": (
+            "operation IN ('Create', 'Update', 'Delete', 'Suspend', 'Activate', "
+            "'ModifyProcessInstance', 'Migrate', 'SetVariable', 'ModifyVariable', "
+            "'RemoveVariable', 'SetJobRetries', 'SetExternalTaskRetries', 'Execute', "
+            "'Unlock', 'Retry', 'Resolve', 'Claim', 'Assign', 'Complete', 'CorrelateMessage', "
+            "'StartProcessInstance', 'DeleteHistory', 'CreateBatch', 'RetryBatch', "
+            "'CleanupHistory', 'SetAnnotation')"
+        ),
     }
 
 

@@ -1,0 +1,106 @@
+"""The audit log: one `audit_entry` row per operator mutation, in the mutation's transaction.
+
+Who acts is the request's authenticated caller: the web layer binds an `Actor` around each
+request (`acting`), the executor hands it to the command's transaction (`Tx.actor`), and an
+audited command calls `record` once it knows what it changed. A command run with no actor (the
+engine's own loops, the Python API of a hosting program) writes no entry: the audit log is of
+people and their tokens, as Camunda's user operation log is. A batch's items run as the operator
+who created the batch, with the batch's id on each entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from psycopg.types.json import Jsonb
+
+from engine.errors import NeedsTransaction
+from engine.ids import new_id
+from engine.states import AuditChannel, AuditEntity, AuditOperation
+
+if TYPE_CHECKING:
+    from engine.executor import Tx
+
+__all__ = ["Actor", "acting", "current", "record"]
+
+
+@dataclass(frozen=True)
+class Actor:
+    """The operator a mutation is done for, and the channel it came through."""
+
+    user: str
+    channel: AuditChannel
+    # The batch whose item this is.
+    batch_id: UUID | None = None
+
+
+_ACTOR: ContextVar[Actor | None] = ContextVar("interlock_actor", default=None)
+
+
+def current() -> Actor | None:
+    return _ACTOR.get()
+
+
+@contextmanager
+def acting(actor: Actor | None) -> Iterator[None]:
+    """Commands run in this context are done for `actor` (None: for nobody, not audited)."""
+    token = _ACTOR.set(actor)
+    try:
+        yield
+    finally:
+        _ACTOR.reset(token)
+
+
+def record(
+    tx: Tx,
+    operation: AuditOperation,
+    entity: AuditEntity,
+    *,
+    entity_id: str | None = None,
+    instance_id: UUID | None = None,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    property: str | None = None,
+    before: Any = None,
+    after: Any = None,
+    annotation: str | None = None,
+    details: Any = None,
+) -> UUID | None:
+    """Write one audit entry for the transaction's actor; the entry's id, or None when nobody
+    acts (nothing is written). Values are JSON-native (before/after of a variable, details)."""
+    actor = tx.actor
+    if actor is None:
+        return None
+    if tx.optimistic:
+        raise NeedsTransaction()  # an entry needs the command's own transaction
+    entry_id = new_id()
+    tx.conn.execute(
+        "INSERT INTO audit_entry (id, at, user_id, channel, operation, entity, entity_id, "
+        "instance_id, definition_id, definition_key, batch_id, property, before, after, "
+        "annotation, details) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            entry_id,
+            tx.now,
+            actor.user,
+            actor.channel.value,
+            operation.value,
+            entity.value,
+            entity_id,
+            instance_id,
+            definition_id,
+            definition_key,
+            actor.batch_id,
+            property,
+            None if before is None else Jsonb(before),
+            None if after is None else Jsonb(after),
+            annotation,
+            None if details is None else Jsonb(details),
+        ),
+    )
+    return entry_id

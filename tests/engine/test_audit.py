@@ -1,0 +1,58 @@
+"""The audit log's foundation: an entry exactly when an operator's mutation commits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine import audit
+from engine.api import Engine
+from engine.builder import ProcessBuilder
+from engine.errors import Conflict
+from engine.states import AuditChannel
+
+
+def _failing(engine: Engine) -> Any:
+    model = (
+        ProcessBuilder("audited")
+        .start_event("start")
+        .service_task("charge", topic="charge")
+        .end_event("end")
+        .chain("start", "charge", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("audited")
+    [task] = engine.fetch_and_lock("w", {"charge": 1000})
+    engine.fail_external_task(task["id"], "w", "card declined", retries=0)
+    [incident] = engine.incidents(instance_id=instance.id)
+    return instance, incident
+
+
+def _entries(engine: Engine, instance_id: Any) -> list[tuple[Any, ...]]:
+    with engine.pool.connection() as conn:
+        return conn.execute(
+            "SELECT user_id, channel, operation, entity, entity_id, definition_key "
+            "FROM audit_entry WHERE instance_id = %s ORDER BY at, id",
+            (instance_id,),
+        ).fetchall()
+
+
+def test_an_operator_mutation_leaves_one_entry_and_nobodys_none(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    assert _entries(engine, instance.id) == []  # the worker's failure: nobody's operation
+    with audit.acting(audit.Actor("olga", AuditChannel.CONSOLE)):
+        engine.retry_incident(incident.id)
+    assert _entries(engine, instance.id) == [
+        ("olga", "console", "Retry", "Incident", str(incident.id), "audited")
+    ]
+
+
+def test_a_refused_mutation_leaves_no_entry(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.API)):
+        engine.retry_incident(incident.id)
+        with pytest.raises(Conflict):
+            engine.retry_incident(incident.id)  # already retried: refused, rolled back
+    assert len(_entries(engine, instance.id)) == 1
