@@ -207,7 +207,7 @@ def _run(args: argparse.Namespace) -> int:
         from examples.parallel_gateway import main as demo_main
 
         return demo_main()
-    with Engine() as engine:
+    with Engine() as engine, _as_cli_user():
         if args.command == "db":
             print("database is at the latest migration")
         elif args.command == "summaries":
@@ -443,18 +443,34 @@ def _retry(engine: Engine, args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _as_cli_user() -> contextlib.AbstractContextManager[None]:
+    """The command line's mutations are audited as the operating-system user who runs it."""
+    import getpass
+
+    from engine import audit
+    from engine.states import AuditChannel
+
+    try:
+        user = getpass.getuser() or "cli"
+    except (KeyError, OSError):
+        user = "cli"
+    return audit.acting(audit.Actor(user, AuditChannel.CLI))
+
+
 def _add_credential(engine: Engine, kind: str, name: str, role: str) -> None:
     import secrets
 
     from engine import accounts
     from engine.accounts import Role
+    from engine.commands.accounts import CreateToken, CreateUser
 
     if kind == "user":
         password = secrets.token_urlsafe(12)
-        accounts.create_password(engine, name, Role(role), password)
+        engine.run(CreateUser(name, Role(role), password))
         print(f"user {name} ({role}) created; password (shown once): {password}")
     else:
-        token = accounts.create_token(engine, name, Role(role))
+        token = accounts.new_token()
+        engine.run(CreateToken(name, Role(role), token))
         print(f"token {name} ({role}) created (shown once): {token}")
 
 

@@ -123,25 +123,45 @@ def create_password(conn: psycopg.Connection[Any], name: str, role: Role, passwo
 @query
 def create_token(conn: psycopg.Connection[Any], name: str, role: Role) -> str:
     """A new API token; the only time its text is known. Returns it."""
-    token = "il_" + secrets.token_urlsafe(32)
+    token = new_token()
+    add_token(conn, name, role, token)
+    return token
+
+
+def new_token() -> str:
+    """The text of a new API token (random, high entropy)."""
+    return "il_" + secrets.token_urlsafe(32)
+
+
+def add_token(conn: psycopg.Connection[Any], name: str, role: Role, token: str) -> None:
+    """Keep the API token `token` (its hash) under `name`."""
     _insert_credential(
         conn, name, "token", role, _token_hash(token), f"a token named '{name}' already exists"
     )
-    return token
 
 
 def _insert_credential(
     conn: psycopg.Connection[Any], name: str, kind: str, role: Role, secret_hash: str, taken: str
 ) -> None:
-    """Write a new credential; a name already in use is a conflict with the message `taken`."""
-    try:
-        conn.execute(
-            "INSERT INTO credential (id, name, kind, role, secret_hash) "
-            "VALUES (%s, %s, %s, %s, %s)",
-            (new_id(), name, kind, role.value, secret_hash),
-        )
-    except psycopg.errors.UniqueViolation as exc:
-        raise Conflict(taken) from exc
+    """Write a new credential; a name already in use is a conflict with the message `taken`
+    (nothing written: the statement is fine inside a transaction)."""
+    row = conn.execute(
+        "INSERT INTO credential (id, name, kind, role, secret_hash) "
+        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (kind, name) DO NOTHING RETURNING id",
+        (new_id(), name, kind, role.value, secret_hash),
+    ).fetchone()
+    if row is None:
+        raise Conflict(taken)
+
+
+def role_of(conn: psycopg.Connection[Any], kind: str, name: str) -> Role | None:
+    """The role of the credential, locked until the transaction ends; None: there is none."""
+    if not valid_name(name):
+        return None
+    row = conn.execute(
+        "SELECT role FROM credential WHERE kind = %s AND name = %s FOR UPDATE", (kind, name)
+    ).fetchone()
+    return Role(row[0]) if row else None
 
 
 @query

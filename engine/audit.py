@@ -10,7 +10,7 @@ who created the batch, with the batch's id on each entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -25,8 +25,19 @@ from engine.states import AuditChannel, AuditEntity, AuditOperation
 
 if TYPE_CHECKING:
     from engine.executor import Tx
+    from engine.runtime import InstanceRun
+    from engine.variables import TypedValue
 
-__all__ = ["Actor", "acting", "current", "record"]
+__all__ = [
+    "Actor",
+    "acting",
+    "current",
+    "record",
+    "record_on",
+    "record_variables",
+    "require_transaction",
+    "variable_values",
+]
 
 
 @dataclass(frozen=True)
@@ -104,3 +115,85 @@ def record(
         ),
     )
     return entry_id
+
+
+def require_transaction(tx: Tx) -> None:
+    """An optimistic command that is audited calls this before it writes: with an actor, its
+    entry needs the command's own transaction, so the attempt runs again under the lock."""
+    if tx.actor is not None and tx.optimistic:
+        raise NeedsTransaction()
+
+
+def record_on(
+    tx: Tx,
+    run: InstanceRun,
+    operation: AuditOperation,
+    entity: AuditEntity,
+    **fields: Any,
+) -> UUID | None:
+    """`record` for a mutation of the instance `run`: its id, definition and key filled in."""
+    return record(
+        tx,
+        operation,
+        entity,
+        instance_id=run.instance.id,
+        definition_id=run.instance.definition_id,
+        definition_key=run.instance.definition_key,
+        **fields,
+    )
+
+
+def variable_values(
+    scope: Mapping[str, TypedValue], names: Iterable[str]
+) -> dict[str, Any]:
+    """The JSON values of those of `names` that `scope` holds (a name it lacks is left out)."""
+    return {name: scope[name].to_json() for name in names if name in scope}
+
+
+def record_variables(
+    tx: Tx,
+    run: InstanceRun,
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    *,
+    entity: AuditEntity = AuditEntity.VARIABLE,
+    entity_id: str | None = None,
+    details: Any = None,
+) -> UUID | None:
+    """One entry for a change of variables: `before` holds the values the changed names had
+    (a name that did not exist is left out), `after` the values they have now (a removed one is
+    left out). One name: `property` is the name and before/after are its values; several: the
+    two maps. Removals only: RemoveVariable; no name existed before: SetVariable; else
+    ModifyVariable."""
+    names = list(dict.fromkeys([*before, *after]))
+    if not names:
+        return None
+    if not after:
+        operation = AuditOperation.REMOVE_VARIABLE
+    elif not before:
+        operation = AuditOperation.SET_VARIABLE
+    else:
+        operation = AuditOperation.MODIFY_VARIABLE
+    if len(names) == 1:
+        [name] = names
+        return record_on(
+            tx,
+            run,
+            operation,
+            entity,
+            entity_id=entity_id,
+            property=name,
+            before=before.get(name),
+            after=after.get(name),
+            details=details,
+        )
+    return record_on(
+        tx,
+        run,
+        operation,
+        entity,
+        entity_id=entity_id,
+        before=dict(before),
+        after=dict(after),
+        details=details,
+    )

@@ -18,7 +18,15 @@ from app.api.schemas import STRING, ref, request
 from engine import accounts
 from engine.accounts import Role, SessionRow
 from engine.api import Engine
-from engine.errors import BadRequest, NotFound
+from engine.commands.accounts import (
+    CreateToken,
+    CreateUser,
+    DeleteCredential,
+    EndSessions,
+    SetPassword,
+    SetRole,
+)
+from engine.errors import BadRequest
 
 ROLE = {**STRING, "enum": [r.value for r in Role]}
 USER_BODY = request({"name": STRING, "role": ROLE, "password": STRING}, required=("name", "role"))
@@ -38,11 +46,13 @@ def _role(body: Body) -> Role:
 
 
 def _create_user(engine: Engine, name: str, role: Role, password: str) -> None:
-    accounts.create_password(engine, name, role, password)
+    engine.run(CreateUser(name, role, password))
 
 
 def _create_token(engine: Engine, name: str, role: Role) -> str:
-    return accounts.create_token(engine, name, role)
+    token = accounts.new_token()
+    engine.run(CreateToken(name, role, token))
+    return token
 
 
 def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
@@ -54,18 +64,15 @@ def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
 
 
 def _delete(engine: Engine, kind: str, name: str) -> None:
-    if not accounts.delete(engine, kind, name):
-        raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+    engine.run(DeleteCredential(kind, name))
 
 
 def _set_password(engine: Engine, name: str, password: str) -> None:
-    if not accounts.set_password(engine, name, password):
-        raise NotFound(f"no user named '{name}'")
+    engine.run(SetPassword(name, password))
 
 
 def _set_role(engine: Engine, kind: str, name: str, role: Role) -> None:
-    if not accounts.set_role(engine, kind, name, role):
-        raise NotFound(f"no {'user' if kind == 'password' else 'token'} named '{name}'")
+    engine.run(SetRole(kind, name, role))
 
 
 def session_view(row: SessionRow) -> dict[str, Any]:
@@ -86,15 +93,11 @@ def list_sessions(engine: Engine, idle_seconds: float) -> list[SessionRow]:
 
 
 def end_session(engine: Engine, session_id: UUID) -> None:
-    if not accounts.end_session(engine, session_id):
-        raise NotFound(f"no session with id '{session_id}'")
+    engine.run(EndSessions(session_id=session_id))
 
 
 def end_sessions_of(engine: Engine, name: str, keep: UUID | None = None) -> int:
-    ended = accounts.end_sessions_of(engine, name, keep=keep)
-    if ended is None:
-        raise NotFound(f"no user named '{name}'")
-    return ended
+    return engine.run(EndSessions(user=name, keep=keep)).ended
 
 
 def _idle_seconds(request: Request) -> float:

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
 
-from engine import metrics
+from engine import audit, metrics
 from engine.errors import BadRequest
 from engine.executor import Result, Tx
 from engine.retention import outbox_floor
 from engine.schema import JOB_CHANNEL
-from engine.states import CleanupState
+from engine.states import AuditEntity, AuditOperation, CleanupState
 from engine.store import cleanup as store
 from engine.store.cleanup import CLEANUP_JOB_ID
 
@@ -183,4 +183,11 @@ class StartHistoryCleanup:
             else:
                 store.mark_manual(tx.conn, run.id)
         tx.announcements.add(JOB_CHANNEL)
+        audit.record(
+            tx,
+            AuditOperation.CLEANUP,
+            AuditEntity.HISTORY,
+            entity_id=str(CLEANUP_JOB_ID),
+            details={"immediately_due": self.immediately_due},
+        )
         return CleanupJobResult(str(CLEANUP_JOB_ID))

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import audit
 from engine.bpmn.diagram import diagram_for_deployment
 from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
@@ -19,6 +20,7 @@ from engine.model import (
     ProcessModel,
 )
 from engine.schema import JOB_CHANNEL
+from engine.states import AuditEntity, AuditOperation
 from engine.store import definitions, start_triggers
 
 
@@ -89,6 +91,19 @@ class Deploy:
             )
             tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
+        audit.record(
+            tx,
+            AuditOperation.CREATE,
+            AuditEntity.DEPLOYMENT,
+            entity_id=str(deployment_id),
+            definition_id=created[0][0].id if len(created) == 1 else None,
+            definition_key=created[0][0].key if len(created) == 1 else None,
+            details={
+                "name": self.deployment_name,
+                "source": self.source,
+                "definitions": [row.id for row, _, _ in created],
+            },
+        )
         return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
 
 

@@ -17,12 +17,12 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import waits
+from engine import audit, waits
 from engine.commands.common import advance, load, persist, require_running
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import ExternalTaskRow, InstanceRun, Token
-from engine.states import TaskState, TokenState
+from engine.states import AuditEntity, AuditOperation, TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
 
@@ -314,8 +314,18 @@ class UnlockExternalTask:
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, None)
+        before = task.worker_id
         task.worker_id, task.lock_expires_at, task.dirty = None, None, True
         persist(tx, run)
+        audit.record_on(
+            tx,
+            run,
+            AuditOperation.UNLOCK,
+            AuditEntity.EXTERNAL_TASK,
+            entity_id=str(task.id),
+            property="workerId",
+            before=before,
+        )
         return _result(run, task)
 
 
@@ -332,10 +342,21 @@ class SetExternalTaskRetries:
             raise BadRequest("retries cannot be negative")
         _bound_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, None)
+        before = task.retries
         task.retries, task.dirty = self.retries, True
         if self.retries > 0:
             restore_external_task(run, task)
         persist(tx, run)
+        audit.record_on(
+            tx,
+            run,
+            AuditOperation.SET_EXTERNAL_TASK_RETRIES,
+            AuditEntity.EXTERNAL_TASK,
+            entity_id=str(task.id),
+            property="retries",
+            before=before,
+            after=self.retries,
+        )
         return _result(run, task)
 
 

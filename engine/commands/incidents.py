@@ -94,4 +94,12 @@ class ResolveIncident:
         incident.dirty = True
         run.emit_incident("incident.resolved", incident)
         persist(tx, run)
+        audit.record_on(
+            tx,
+            run,
+            AuditOperation.RESOLVE_INCIDENT,
+            AuditEntity.INCIDENT,
+            entity_id=str(incident.id),
+            details={"type": incident.type, "node": incident.node_id},
+        )
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)

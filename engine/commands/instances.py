@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import audit
 from engine.commands.common import advance, load, persist, require_running
 from engine.commands.family import start_run
 from engine.errors import BadRequest, Conflict, NotFound
@@ -15,7 +16,7 @@ from engine.forms import submit
 from engine.model import ProcessModel, StartEvent
 from engine.runtime import InstanceRun
 from engine.semantics import conditions
-from engine.states import InstanceState
+from engine.states import AuditEntity, AuditOperation, InstanceState
 from engine.store import definitions
 from engine.variables import TypedValue, infer
 
@@ -120,7 +121,9 @@ class CancelInstance(_InstanceCommand):
                 instance_id=str(self.instance_id),
                 super_instance_id=str(caller),
             )
+        before = run.instance.state.value
         advance(tx, run).terminate_all(instance_state=InstanceState.TERMINATED)
+        _record_state(tx, run, AuditOperation.DELETE, before)
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class SuspendInstance(_InstanceCommand):
         require_running(run)
         run.instance.move_to(InstanceState.SUSPENDED, tx.now)
         run.emit("instance.suspended")
+        _record_state(tx, run, AuditOperation.SUSPEND, InstanceState.ACTIVE.value)
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,20 @@ class ResumeInstance(_InstanceCommand):
             # Rewriting the instance's jobs wakes the job executors: they skipped them while the
             # instance was suspended, and due ones should not wait for the next poll.
             job.dirty = True
+        _record_state(tx, run, AuditOperation.ACTIVATE, InstanceState.SUSPENDED.value)
+
+
+def _record_state(tx: Tx, run: InstanceRun, operation: AuditOperation, before: str) -> None:
+    audit.record_on(
+        tx,
+        run,
+        operation,
+        AuditEntity.PROCESS_INSTANCE,
+        entity_id=str(run.instance.id),
+        property="state",
+        before=before,
+        after=run.instance.state.value,
+    )
 
 
 @dataclass(frozen=True)
@@ -165,11 +183,14 @@ class SetVariables(_InstanceCommand):
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
             raise Conflict(f"process instance {self.instance_id} has ended")
+        names = [*self.variables, *self.deletions]
+        before = audit.variable_values(run.variables, names)
         for name, value in self.variables.items():
             run.set_variable(name, value)
         for name in self.deletions:
             if name in run.variables:
                 run.remove_variable(None, name)
+        audit.record_variables(tx, run, before, audit.variable_values(run.variables, names))
         conditions.variables_changed(advance(tx, run))
 
 

@@ -6,12 +6,12 @@ import logging
 import traceback
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Protocol, TypeVar
 from uuid import UUID
 
 import psycopg
 
-from engine import timers, waits
+from engine import audit, timers, waits
 from engine.commands.cleanup import run_cleanup_job
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
@@ -23,7 +23,15 @@ from engine.model import StartEvent
 from engine.outage import is_database_outage
 from engine.runtime import IncidentRow, InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
-from engine.states import IncidentState, InstanceState, JobKind, JobOutcome, TokenState
+from engine.states import (
+    AuditEntity,
+    AuditOperation,
+    IncidentState,
+    InstanceState,
+    JobKind,
+    JobOutcome,
+    TokenState,
+)
 from engine.store import definitions, runs
 from engine.store import jobs as job_store
 
@@ -119,17 +127,36 @@ class ExecuteJob:
     def execute(self, tx: Tx) -> JobResult:
         if self.failure is not None:
             failed = FailJob(self.job_id, self.owner, self.failure.message, self.failure.details)
-            return failed.execute(tx)
+            return self._audited(tx, failed.execute(tx))
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
             return JobResult(str(self.job_id), JobOutcome.GONE)
         if instance_id is None:
-            return self._start_timer(tx)
+            return self._audited(tx, self._start_timer(tx))
         run = load(tx, instance_id)
         outcome = _execute_in(tx, run, self.job_id, self.owner)
         if outcome not in UNTOUCHED:
             persist(tx, run)
-        return JobResult(str(self.job_id), outcome, str(instance_id))
+        return self._audited(tx, JobResult(str(self.job_id), outcome, str(instance_id)), run)
+
+    def _audited(self, tx: Tx, result: JobResult, run: InstanceRun | None = None) -> JobResult:
+        """An operator's request to run the job now is audited with its outcome (the job
+        executors act for nobody: their runs write no entry)."""
+        if result.outcome in UNTOUCHED:
+            return result
+        fields: dict[str, Any] = {
+            "entity_id": str(self.job_id),
+            "details": {"outcome": result.outcome}
+            | ({"error": self.failure.message} if self.failure else {}),
+        }
+        if run is not None:
+            audit.record_on(tx, run, AuditOperation.EXECUTE_JOB, AuditEntity.JOB, **fields)
+        else:
+            instance_id = UUID(result.instance_id) if result.instance_id else None
+            audit.record(
+                tx, AuditOperation.EXECUTE_JOB, AuditEntity.JOB, instance_id=instance_id, **fields
+            )
+        return result
 
     def _start_timer(self, tx: Tx) -> JobResult:
         job = job_store.get(tx.conn, self.job_id, lock=True)
@@ -331,6 +358,11 @@ class SetJobRetries:
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
             raise NotFound(f"job {self.job_id} does not exist", job_id=str(self.job_id))
+        fields: dict[str, Any] = {
+            "entity_id": str(self.job_id),
+            "property": "retries",
+            "after": self.retries,
+        }
         if instance_id is None:
             info = job_store.get(tx.conn, self.job_id, lock=True)
             assert info is not None
@@ -343,13 +375,25 @@ class SetJobRetries:
                 repetitions_left=info.repetitions_left,
                 error_message=info.error_message,
             )
+            audit.record(
+                tx,
+                AuditOperation.SET_JOB_RETRIES,
+                AuditEntity.JOB,
+                definition_id=info.definition_id,
+                before=info.retries,
+                **fields,
+            )
             return JobResult(str(self.job_id), JobOutcome.UPDATED)
         run = load(tx, instance_id)
         job = run.jobs[self.job_id]
+        before = job.retries
         job.retries, job.dirty = self.retries, True
         if self.retries > 0:
             restore_after_incident(run, job)
         persist(tx, run)
+        audit.record_on(
+            tx, run, AuditOperation.SET_JOB_RETRIES, AuditEntity.JOB, before=before, **fields
+        )
         return JobResult(str(self.job_id), JobOutcome.UPDATED, str(instance_id))
 
 

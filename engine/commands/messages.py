@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import audit
 from engine.commands.common import advance, load, persist
 from engine.commands.family import Family, settle_and_save, triggered_start
 from engine.commands.instances import start_instance
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
-from engine.states import SubscriptionKind
+from engine.states import AuditEntity, AuditOperation, SubscriptionKind
 from engine.store import start_triggers, subscriptions
 
 
@@ -104,6 +105,7 @@ class CorrelateMessage:
         for start in starts:
             values = {**self.variables, **self.local_variables}
             delivered.append(_start(tx, start, values, self.business_key))
+        _audit(tx, "messageName", self.message_name, delivered, self.variables)
         return DeliveryResult(delivered)
 
     def _no_match(self) -> NotFound:
@@ -140,4 +142,28 @@ class BroadcastSignal:
         family = Family(tx, ())
         delivered = family.broadcast(self.signal_name, self.variables)
         settle_and_save(tx, family)
+        _audit(tx, "signalName", self.signal_name, delivered, self.variables)
         return DeliveryResult(delivered)
+
+
+def _audit(
+    tx: Tx,
+    property: str,
+    name: str,
+    delivered: list[dict[str, str]],
+    variables: Mapping[str, Any],
+) -> None:
+    """A message or signal sent through the console or an API: one entry, on the instance when
+    exactly one received it or was started by it (a throw event's send, inside the engine, acts
+    for nobody). A signal has no operation of its own in Camunda's log; it is recorded as the
+    nearest, CorrelateMessage, with the property `signalName`."""
+    instances = {d["instance_id"] for d in delivered}
+    audit.record(
+        tx,
+        AuditOperation.CORRELATE_MESSAGE,
+        AuditEntity.PROCESS_INSTANCE,
+        instance_id=UUID(next(iter(instances))) if len(instances) == 1 else None,
+        property=property,
+        after=name,
+        details={"deliveries": delivered, "variables": sorted(variables)},
+    )

@@ -7,14 +7,15 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import audit
 from engine.commands.common import advance, load, model_of, persist, require_running
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.forms import submit
 from engine.model import UserTask
-from engine.runtime import InstanceRun
+from engine.runtime import InstanceRun, Token
 from engine.semantics import conditions
-from engine.states import TaskState
+from engine.states import AuditEntity, AuditOperation, TaskState
 from engine.store import runs, tasks
 from engine.variables import TypedValue
 
@@ -48,6 +49,7 @@ class CompleteUserTask:
     form: Mapping[str, Any] | None = None
 
     def execute(self, tx: Tx) -> TaskResult:
+        audit.require_transaction(tx)
         run = _load(tx, self.task_id)
         task = run.tasks.get(self.task_id)
         if task is None:  # not open: say precisely why
@@ -74,6 +76,14 @@ class CompleteUserTask:
         run.emit("task.completed", token)
         advance(tx, run).complete_task(task, token, variables)
         persist(tx, run)
+        audit.record_on(
+            tx,
+            run,
+            AuditOperation.COMPLETE,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            details={"node": task.node_id, "variables": sorted(variables)} if variables else None,
+        )
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
 
@@ -104,12 +114,23 @@ class AssignUserTask:
                 task_id=str(self.task_id),
                 assignee=task.assignee,
             )
-        changed = task.assignee != self.user_id
+        before = task.assignee
+        changed = before != self.user_id
         task.assignee, task.dirty = self.user_id, True
         if changed and self.user_id is not None:
             advance(tx, run).assigned(task)
         run.emit("task.assigned", run.tokens.get(task.token_id))
         persist(tx, run)
+        audit.record_on(
+            tx,
+            run,
+            AuditOperation.ASSIGN if self.force else AuditOperation.CLAIM,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="assignee",
+            before=before,
+            after=self.user_id,
+        )
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
 
@@ -139,6 +160,8 @@ class ModifyTaskVariables:
                 instance_id=str(run.instance.id),
             )
         token = run.tokens[task.token_id]
+        names = [*self.modifications, *self.deletions]
+        before = audit.variable_values(self._visible(run, token), names)
         for name in self.deletions:
             owners = [task.token_id] if self.local else run.scope_chain(token)
             holder = next((o for o in owners if name in run.locals.get(o, {})), None)
@@ -151,6 +174,18 @@ class ModifyTaskVariables:
                 run.set_local(task.token_id, name, value)
             else:
                 run.set_visible(token, name, value)
+        audit.record_variables(
+            tx,
+            run,
+            before,
+            audit.variable_values(self._visible(run, token), names),
+            entity_id=str(task.id),
+            details={"task": str(task.id), "local": self.local},
+        )
         conditions.variables_changed(advance(tx, run))
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
+
+    def _visible(self, run: InstanceRun, token: Token) -> dict[str, TypedValue]:
+        """The variables the change reads and writes: the task's locals, or all it sees."""
+        return dict(run.locals.get(token.id, {})) if self.local else run.typed_for(token)

@@ -10,15 +10,16 @@ form shows them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
+from engine import audit
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.json_input import checked_name, text_problem
 from engine.queries.lists import FILTERS
-from engine.states import ListPage
+from engine.states import AuditEntity, AuditOperation, ListPage
 from engine.store import views as store
 
 MAX_NAME = 100
@@ -86,15 +87,19 @@ class SaveView:
         query = normalized_query(page, self.query)
         store.lock_owner(tx.conn, self.owner, page)
         existing = store.find(tx.conn, self.owner, page, title)
+        shown = {"page": page.value, "title": title, "query": query}
         if existing is not None:
             store.update_query(tx.conn, existing, query)
+            _audit(tx, AuditOperation.UPDATE, existing, after=shown)
             return ViewResult(str(existing), replaced=True)
         if store.count(tx.conn, self.owner, page) >= MAX_VIEWS:
             raise Conflict(
                 f"you keep {MAX_VIEWS} views of the {page} page already; delete one first",
                 limit=MAX_VIEWS,
             )
-        return ViewResult(str(store.insert(tx.conn, self.owner, page, title, query, tx.now)))
+        view_id = store.insert(tx.conn, self.owner, page, title, query, tx.now)
+        _audit(tx, AuditOperation.CREATE, view_id, after=shown)
+        return ViewResult(str(view_id))
 
 
 @dataclass(frozen=True)
@@ -110,4 +115,10 @@ class DeleteView:
     def execute(self, tx: Tx) -> ViewResult:
         if not store.delete(tx.conn, self.owner, self.view_id):
             raise NotFound(f"saved view {self.view_id} does not exist")
+        _audit(tx, AuditOperation.DELETE, self.view_id)
         return ViewResult(str(self.view_id))
+
+
+def _audit(tx: Tx, operation: AuditOperation, view_id: UUID, **fields: Any) -> None:
+    """A change of a saved view: the console's configuration of its owner."""
+    audit.record(tx, operation, AuditEntity.CONFIGURATION, entity_id=f"view:{view_id}", **fields)

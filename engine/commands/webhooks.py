@@ -10,15 +10,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 from uuid import UUID
 
-from engine import outbox
+from engine import audit, outbox
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.json_input import checked_name, text_problem
-from engine.states import DeliveryOutcome, DeliveryState, OutboxEvent
+from engine.states import (
+    AuditEntity,
+    AuditOperation,
+    DeliveryOutcome,
+    DeliveryState,
+    OutboxEvent,
+)
 from engine.webhooks import store
 
 MAX_NAME = 200
@@ -113,17 +119,21 @@ class CreateSubscription:
     enabled: bool = True
 
     def execute(self, tx: Tx) -> SubscriptionResult:
+        fields: dict[str, Any] = {
+            "name": checked_name(self.title, MAX_NAME),
+            "url": check_url(self.url),
+            "event_types": check_event_types(self.event_types),
+            "definition_key": check_definition_key(self.definition_key),
+            "enabled": self.enabled,
+        }
         subscription_id = store.insert_subscription(
             tx.conn,
-            name=checked_name(self.title, MAX_NAME),
-            url=check_url(self.url),
-            event_types=check_event_types(self.event_types),
-            definition_key=check_definition_key(self.definition_key),
+            **fields,
             secret=check_secret(self.secret),
-            enabled=self.enabled,
             fanned_out_seq=outbox.last_seq(tx.conn),
             now=tx.now,
         )
+        _audit(tx, AuditOperation.CREATE, subscription_id, after=_shown(fields))
         return SubscriptionResult(str(subscription_id))
 
 
@@ -164,6 +174,16 @@ class UpdateSubscription:
             if self.enabled and not current.enabled:
                 changes["fanned_out_seq"] = max(current.fanned_out_seq, outbox.last_seq(tx.conn))
         store.update_subscription(tx.conn, self.subscription_id, changes)
+        changed = {k: v for k, v in changes.items() if k in AUDITED and v != getattr(current, k)}
+        if self.secret is not None:
+            changed["secret"] = "(changed)"
+        _audit(
+            tx,
+            AuditOperation.UPDATE,
+            self.subscription_id,
+            before=_shown({k: getattr(current, k) for k in changed if k != "secret"}),
+            after=_shown(changed),
+        )
         return SubscriptionResult(str(self.subscription_id))
 
 
@@ -177,8 +197,11 @@ class DeleteSubscription:
     subscription_id: UUID
 
     def execute(self, tx: Tx) -> SubscriptionResult:
-        if not store.delete_subscription(tx.conn, self.subscription_id):
+        current = store.lock_subscription(tx.conn, self.subscription_id)
+        if current is None or not store.delete_subscription(tx.conn, self.subscription_id):
             raise NotFound(f"webhook subscription {self.subscription_id} does not exist")
+        shown = {k: getattr(current, k) for k in AUDITED}
+        _audit(tx, AuditOperation.DELETE, self.subscription_id, before=_shown(shown))
         return SubscriptionResult(str(self.subscription_id))
 
 
@@ -209,7 +232,38 @@ class ReplayDeadLetters:
                 f"{self.subscription_id}",
                 delivery_id=str(self.delivery_id),
             )
+        _audit(
+            tx,
+            AuditOperation.UPDATE,
+            self.subscription_id,
+            property="deadLetters",
+            details={
+                "replayed": replayed,
+                "delivery": None if self.delivery_id is None else str(self.delivery_id),
+            },
+        )
         return ReplayResult(str(self.subscription_id), replayed)
+
+
+# What an audit entry shows of a subscription (never its secret; its URL without credentials
+# or query, which may carry them).
+AUDITED = ("name", "url", "event_types", "definition_key", "enabled")
+
+
+def _shown(fields: dict[str, Any]) -> dict[str, Any]:
+    shown = dict(fields)
+    if isinstance(shown.get("url"), str):
+        parts = urlsplit(shown["url"])
+        port = f":{parts.port}" if parts.port else ""
+        shown["url"] = f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+    return shown
+
+
+def _audit(tx: Tx, operation: AuditOperation, subscription_id: UUID, **fields: Any) -> None:
+    """A change of a webhook subscription: the engine's configuration."""
+    audit.record(
+        tx, operation, AuditEntity.CONFIGURATION, entity_id=f"webhook:{subscription_id}", **fields
+    )
 
 
 # -- the dispatcher's commands ----------------------------------------------------------------
