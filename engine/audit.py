@@ -143,9 +143,7 @@ def record_on(
     )
 
 
-def variable_values(
-    scope: Mapping[str, TypedValue], names: Iterable[str]
-) -> dict[str, Any]:
+def variable_values(scope: Mapping[str, TypedValue], names: Iterable[str]) -> dict[str, Any]:
     """The JSON values of those of `names` that `scope` holds (a name it lacks is left out)."""
     return {name: scope[name].to_json() for name in names if name in scope}
 

@@ -124,7 +124,8 @@ class AssignUserTask:
         audit.record_on(
             tx,
             run,
-            AuditOperation.ASSIGN if self.force else AuditOperation.CLAIM,
+            # Taking or releasing it is a claim; setting somebody as the assignee, an assignment.
+            AuditOperation.ASSIGN if self.force and self.user_id else AuditOperation.CLAIM,
             AuditEntity.TASK,
             entity_id=str(task.id),
             property="assignee",

@@ -3,6 +3,7 @@ not depend on each other run side by side: each one pays for a Python start-up."
 
 from __future__ import annotations
 
+import getpass
 import os
 import subprocess
 import sys
@@ -88,3 +89,16 @@ def test_the_command_line(database_url: str, tmp_path: Path) -> None:
     assert retried == f"retried {incident.id}: incident Resolved\n"
     with Engine(database_url, migrate=False) as engine:
         assert engine.incidents() == []
+        with engine.connection() as conn:
+            audited = conn.execute(
+                "SELECT user_id, channel, operation, entity, entity_id FROM audit_entry "
+                "ORDER BY operation, entity"
+            ).fetchall()
+    # The command line acts as the operating-system user who runs it; a start is not audited.
+    user = getpass.getuser()
+    assert audited == [
+        (user, "cli", "Create", "ApiToken", "robot"),
+        (user, "cli", "Create", "Deployment", audited[1][4]),
+        (user, "cli", "Create", "User", "erin"),
+        (user, "cli", "Retry", "Incident", str(incident.id)),
+    ]

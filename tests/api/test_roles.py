@@ -277,6 +277,12 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
     ]
 
 
+def audit_entries(engine: Engine) -> int:
+    with engine.connection() as conn:
+        row = conn.execute("SELECT count(*) FROM audit_entry").fetchone()
+    return int(row[0]) if row else 0
+
+
 def mutation_routes() -> set[tuple[str, str]]:
     return {
         (method, route.path)
@@ -303,10 +309,12 @@ def test_viewer_is_refused_and_nothing_changes(
     method, _ = route
     target = SCENARIOS[route](api.engine)
     before = snapshot(api.engine, target)
+    entries = audit_entries(api.engine)
     response = call(viewer, method, target)
     assert response.status_code == 403, response.text
     assert response.json()["type"] == "Forbidden"
     assert snapshot(api.engine, target) == before
+    assert audit_entries(api.engine) == entries  # a refused request is no operation
 
 
 @pytest.mark.parametrize("route", sorted(SCENARIOS), ids=" ".join)
