@@ -56,3 +56,48 @@ def test_a_refused_mutation_leaves_no_entry(engine: Engine) -> None:
         with pytest.raises(Conflict):
             engine.retry_incident(incident.id)  # already retried: refused, rolled back
     assert len(_entries(engine, instance.id)) == 1
+
+
+def _values(engine: Engine, instance_id: Any) -> list[tuple[Any, ...]]:
+    with engine.pool.connection() as conn:
+        return conn.execute(
+            "SELECT operation, entity, property, before, after FROM audit_entry "
+            "WHERE instance_id = %s ORDER BY at, id",
+            (instance_id,),
+        ).fetchall()
+
+
+def test_entries_hold_the_values_before_and_after(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("valued")
+        .start_event("start")
+        .user_task("review")
+        .end_event("end")
+        .chain("start", "review", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("valued", {"amount": 1, "note": "old", "gone": True})
+    [task] = instance.user_tasks()
+    with audit.acting(audit.Actor("olga", AuditChannel.API)):
+        instance.set_variables({"amount": 2})
+        instance.set_variables({"note": "new", "extra": [1]}, deletions=["gone"])
+        instance.set_variables({}, deletions=["absent"])  # no change: no entry
+        engine.claim_task(task.id, "ann")
+        engine.set_assignee(task.id, "bob")
+        instance.suspend()
+        instance.resume()
+    assert _values(engine, instance.id) == [
+        ("ModifyVariable", "Variable", "amount", 1, 2),
+        (
+            "ModifyVariable",
+            "Variable",
+            None,
+            {"note": "old", "gone": True},
+            {"note": "new", "extra": [1]},
+        ),
+        ("Claim", "Task", "assignee", None, "ann"),
+        ("Assign", "Task", "assignee", "ann", "bob"),
+        ("Suspend", "ProcessInstance", "state", "Active", "Suspended"),
+        ("Activate", "ProcessInstance", "state", "Suspended", "Active"),
+    ]
