@@ -136,6 +136,10 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/webhooks"),
         p("/webhooks/{subscription_id:uuid}", f"/webhooks/{s.webhook}"),
         p("/sessions"),
+        p("/audit"),
+        p("/audit", "/audit?fragment=rows"),
+        p("/audit", f"/audit?fragment=rows&instance={s.running}"),
+        p("/audit", "/audit?fragment=rows&user=admin&operation=Retry&from=2020-01-01T00:00"),
     ]
 
 

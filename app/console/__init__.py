@@ -6,6 +6,7 @@ from starlette.routing import BaseRoute
 
 from app.console import (
     actions,
+    audit,
     cleanup,
     definitions,
     forms,
@@ -33,6 +34,7 @@ routes: list[BaseRoute] = [
     *cleanup.routes,
     *sessions.routes,
     *webhooks.routes,
+    *audit.routes,
     *actions.routes,
     *forms.routes,
     *jump.routes,

@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.camunda.dto import node_activity_type
+from app.console import audit_timeline
 from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
@@ -323,6 +324,9 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     elif name == "history":
         timeline = _timeline(reads.visits, reads.info, reads.model)
         context["timeline"] = [e for e in timeline if keep(e.visit.node_id)]
+        context["audit"] = audit_timeline.placed(
+            reads.engine, reads.instance_id, context["timeline"], node
+        )
     else:
         raise NotFound(f"no panel '{name}'")
     return context

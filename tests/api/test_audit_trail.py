@@ -6,6 +6,8 @@ mutation leaves none (the entry rolls back with it)."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 from uuid import UUID
@@ -13,7 +15,9 @@ from uuid import UUID
 import httpx
 import pytest
 
+from engine import audit
 from engine.api import Engine
+from engine.states import AuditChannel
 from tests.api import processes
 from tests.api.test_roles import (
     SCENARIOS,
@@ -507,3 +511,74 @@ def test_a_refused_mutation_leaves_no_entry(
     assert refused.status_code == 400, refused.text
     assert "fine" not in api.engine.instance(i).variables()
     assert new_entries(api.engine, before) == []
+
+
+# -- reading the log ----------------------------------------------------------------------------
+
+
+def audit_rows(html: str) -> list[tuple[str, str]]:
+    """(entry id, operation) of each row the audit page shows, in order."""
+    return re.findall(
+        r'<tr data-audit="([^"]+)">\s*<td>[^<]*</td>\s*<td>[^<]*</td>\s*'
+        r"<td>[^<]*</td>\s*<td>([^<]*)</td>",
+        html,
+    )
+
+
+def test_the_audit_page_lists_entries_newest_first_and_filters_them(
+    api: LiveServer, console: Callable[[str], Browser]
+) -> None:
+    operator = console("operator")
+    i = _instance(api.engine)
+    for action in ("suspend", "resume"):
+        assert operator.post(f"/instances/{i}/{action}").status_code == 200
+    page = operator.get(f"/audit?instance={i}")
+    assert page.status_code == 200
+    assert [operation for _, operation in audit_rows(page.text)] == ["Activate", "Suspend"]
+    only = operator.get(f"/audit?fragment=rows&instance={i}&operation=Suspend&user=operator")
+    assert [operation for _, operation in audit_rows(only.text)] == ["Suspend"]
+    nobody = operator.get(f"/audit?fragment=rows&instance={i}&user=admin")
+    assert audit_rows(nobody.text) == []
+    later = operator.get(f"/audit?fragment=rows&instance={i}&from=2999-01-01T00:00")
+    assert audit_rows(later.text) == []
+    refused = operator.get("/audit?fragment=rows&operation=Nothing")
+    assert refused.status_code == 400
+    assert "query parameter &#39;operation&#39;" in refused.text
+    assert console("viewer").get("/audit").status_code == 403
+    assert 'href="/audit"' in operator.get("/").text
+    assert 'href="/audit"' not in console("viewer").get("/").text
+
+
+def test_the_audit_page_pages_by_100(api: LiveServer, console: Callable[[str], Browser]) -> None:
+    handle = api.engine.instance(_instance(api.engine))
+    with audit.acting(audit.Actor("pager", AuditChannel.API)):
+        for n in range(101):
+            handle.set_variables({"n": n})
+    operator = console("operator")
+    first = operator.get("/audit?user=pager")
+    shown = audit_rows(first.text)
+    assert len(shown) == 100
+    found = re.search(r'<a rel="next" href="([^"]+)"', first.text)
+    assert found
+    rest = audit_rows(operator.get(html.unescape(found.group(1))).text)
+    assert len(rest) == 1
+    assert rest[0] not in shown
+
+
+def test_the_inspector_timeline_shows_who_did_what(
+    api: LiveServer, console: Callable[[str], Browser]
+) -> None:
+    i = _instance(api.engine)
+    operator = console("operator")
+    assert operator.post(f"/instances/{i}/suspend").status_code == 200
+    assert operator.post(f"/instances/{i}/resume").status_code == 200
+    for reader in ("operator", "viewer"):
+        panel = console(reader).get(f"/instances/{i}/panel/history")
+        assert panel.status_code == 200
+        entries = re.findall(
+            r'<li class="audit-entry".*?<strong>([^<]+)</strong>', panel.text, re.S
+        )
+        assert entries == ["Suspend", "Activate"]
+        assert panel.text.count("by operator (console)") == 2
+        # After the visits of the start event and the split, where the instance then waits.
+        assert panel.text.index('data-node="split"') < panel.text.index('class="audit-entry"')

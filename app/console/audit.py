@@ -1,0 +1,79 @@
+"""The audit log (operators and admins): who did what, when, through which channel, on which
+instance; newest first, filtered by the URL's parameters, a keyset page of 100 at a time.
+
+Viewers do not read it: it names the people and tokens who act, and keeps values a viewer can
+no longer see anywhere else (a removed variable's, a changed role's)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import require
+from app.console.common import engine_of, read, render
+from app.params import Query
+from engine.accounts import Role
+from engine.api import Engine
+from engine.errors import InterlockError
+from engine.queries import audit as audit_reads
+from engine.queries.audit import AuditFilter
+from engine.states import AuditEntity, AuditOperation
+
+# The page's filters, in the order its form shows them.
+FILTER_FIELDS = ("user", "operation", "entity", "instance", "from", "to")
+READ_ROLE = Role.OPERATOR
+
+
+def filter_of(parameters: Query) -> AuditFilter:
+    """The filter the page's URL names."""
+    operation = parameters.one_of("operation", [o.value for o in AuditOperation])
+    entity = parameters.one_of("entity", [e.value for e in AuditEntity])
+    return AuditFilter(
+        user=parameters.text("user", strip=True),
+        operations=(operation,) if operation else (),
+        entities=(entity,) if entity else (),
+        instance_id=parameters.uuid("instance"),
+        since=parameters.date("from"),
+        until=parameters.date("to"),
+    )
+
+
+def _entries(engine: Engine, where: AuditFilter, after: str | None) -> dict[str, Any]:
+    page = audit_reads.audit_page(engine, where, after)
+    return {"entries": page.items, "next_cursor": page.next}
+
+
+async def audit_page(request: Request) -> Response:
+    require(request, READ_ROLE)
+    parameters = Query(request.query_params)
+    params = parameters.fields(FILTER_FIELDS)
+    after = parameters.text("after")
+    context: dict[str, Any] = {"entries": [], "next_cursor": None, "error": None}
+    try:
+        where = filter_of(Query(QueryParams(params)))
+        context = await read(request, _entries, engine_of(request), where, after)
+    except InterlockError as exc:
+        context["error"] = exc.message
+    filters = {k: v for k, v in params.items() if v}
+    context.update(
+        params=params,
+        query=urlencode(filters),
+        after=after,
+        page_size=audit_reads.PAGE_SIZE,
+        operations=[o.value for o in AuditOperation],
+        entities=[e.value for e in AuditEntity],
+        rows_url="/audit?"
+        + urlencode({**filters, "fragment": "rows", **({"after": after} if after else {})}),
+    )
+    if parameters.text("fragment") == "rows":
+        status = 400 if context.get("error") else 200
+        return render(request, "_audit_rows.html", context, status_code=status)
+    return render(request, "audit.html", {"page": "audit", **context})
+
+
+routes = [Route("/audit", audit_page, methods=["GET"])]
