@@ -258,6 +258,14 @@ def camunda_probes(s: Sample) -> list[Probe]:
         p("/history/cleanup/jobs"),
         p("/history/cleanup/configuration"),
         *listed(
+            "/history/user-operation",
+            f"processInstanceId={s.running}",
+            "userId=admin",
+            "entityType=Incident",
+            "category=Operator",
+            "afterTimestamp=2020-01-01T00:00:00.000%2B0000",
+        ),
+        *listed(
             "/incident",
             "incidentType=failedJob",
             f"processDefinitionId={pid}",

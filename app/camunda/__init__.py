@@ -21,6 +21,7 @@ from app.camunda import (
     messages,
     probes,
     tasks,
+    user_operations,
     variable_instances,
 )
 from app.camunda.http import Endpoint, not_found
@@ -40,6 +41,7 @@ ENDPOINTS: list[Endpoint] = [
     *messages.endpoints,
     *probes.endpoints,
     *tasks.endpoints,
+    *user_operations.endpoints,
     *variable_instances.endpoints,
 ]
 

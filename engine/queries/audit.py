@@ -58,12 +58,13 @@ class AuditRow:
 
 @dataclass(frozen=True)
 class AuditFilter:
-    """Entries by whom, of which operations and entities (empty: any), on which instance or
-    definition, at or after `since` and before `until`."""
+    """Entries by whom, of which operations and entities (empty: any), on which entity (its
+    id), instance or definition, at or after `since` and before `until`."""
 
     user: str | None = None
     operations: tuple[str, ...] = ()
     entities: tuple[str, ...] = ()
+    entity_id: str | None = None
     instance_id: UUID | None = None
     definition_id: str | None = None
     definition_key: str | None = None
@@ -85,6 +86,7 @@ def _where(where: AuditFilter, params: dict[str, Any], after: Key | None = None)
     add("user_id = %(user)s", "user", where.user)
     add("operation = ANY(%(operations)s)", "operations", where.operations)
     add("entity = ANY(%(entities)s)", "entities", where.entities)
+    add("entity_id = %(entity_id)s", "entity_id", where.entity_id)
     add("instance_id = %(instance)s", "instance", where.instance_id)
     add("definition_id = %(definition_id)s", "definition_id", where.definition_id)
     add("definition_key = %(definition_key)s", "definition_key", where.definition_key)

@@ -1,0 +1,66 @@
+"""An operator's note on an audit entry (Camunda's annotation of a user operation)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+from uuid import UUID
+
+from engine import audit
+from engine.errors import BadRequest, NotFound
+from engine.executor import Result, Tx
+from engine.json_input import text_problem
+from engine.states import AuditEntity, AuditOperation
+
+MAX_ANNOTATION = 4000
+
+
+@dataclass(frozen=True)
+class AnnotationResult(Result):
+    entry_id: str
+
+
+@dataclass(frozen=True)
+class AnnotateEntry:
+    """Set (None: clear) the annotation of the audit entry `entry_id`. The change is itself an
+    entry: SetAnnotation, on the annotated entry's entity and instance, with the annotation
+    before and after (the log has no entity of its own for its entries)."""
+
+    name: ClassVar[str] = "AnnotateEntry"
+    result_type: ClassVar[type[Result]] = AnnotationResult
+
+    entry_id: UUID
+    annotation: str | None
+
+    def execute(self, tx: Tx) -> AnnotationResult:
+        text = self.annotation
+        if text is not None and (len(text) > MAX_ANNOTATION or text_problem(text)):
+            raise BadRequest(
+                f"an annotation is at most {MAX_ANNOTATION} printable characters",
+                field="annotation",
+            )
+        row = tx.conn.execute(
+            "SELECT annotation, entity, entity_id, instance_id, definition_id, definition_key "
+            "FROM audit_entry WHERE id = %s FOR UPDATE",
+            (self.entry_id,),
+        ).fetchone()
+        if row is None:
+            raise NotFound(f"audit entry {self.entry_id} does not exist")
+        before, entity, entity_id, instance_id, definition_id, definition_key = row
+        tx.conn.execute(
+            "UPDATE audit_entry SET annotation = %s WHERE id = %s", (text, self.entry_id)
+        )
+        audit.record(
+            tx,
+            AuditOperation.SET_ANNOTATION,
+            AuditEntity(entity),
+            entity_id=entity_id,
+            instance_id=instance_id,
+            definition_id=definition_id,
+            definition_key=definition_key,
+            property="annotation",
+            before=before,
+            after=text,
+            details={"entry": str(self.entry_id)},
+        )
+        return AnnotationResult(str(self.entry_id))
