@@ -148,7 +148,7 @@ def count_entries(call: Call) -> Response:
 
 
 def _annotate(call: Call, annotation: str | None) -> Response:
-    text = call.path["operationId"]
+    text = call.path["id"]
     try:
         entry_id = UUID(text)
     except ValueError:
@@ -172,14 +172,14 @@ endpoints = [
     Endpoint("/history/user-operation", "GET", Role.OPERATOR, list_entries),
     Endpoint("/history/user-operation/count", "GET", Role.OPERATOR, count_entries),
     Endpoint(
-        "/history/user-operation/{operationId}/set-annotation",
+        "/history/user-operation/{id}/set-annotation",
         "PUT",
         Role.OPERATOR,
         set_annotation,
         body="json",
     ),
     Endpoint(
-        "/history/user-operation/{operationId}/clear-annotation",
+        "/history/user-operation/{id}/clear-annotation",
         "PUT",
         Role.OPERATOR,
         clear_annotation,
