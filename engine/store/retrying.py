@@ -83,7 +83,8 @@ def counts(conn: psycopg.Connection[Any], instance_ids: list[UUID]) -> dict[UUID
         return {}
     rows = conn.execute(
         "SELECT instance_id, count(*) FROM ("
-        "  SELECT j.instance_id FROM job j WHERE j.instance_id = ANY(%(ids)s) AND " + JOB_RETRYING
+        "  SELECT j.instance_id FROM job j WHERE j.instance_id = ANY(%(ids)s) AND "
+        + JOB_RETRYING
         + "  UNION ALL SELECT e.instance_id FROM external_task e "
         "  WHERE e.instance_id = ANY(%(ids)s) AND " + TASK_RETRYING + ") AS r GROUP BY instance_id",
         {"ids": instance_ids},
