@@ -30,10 +30,10 @@ JOB_RETRYING = "j.error_message IS NOT NULL AND j.retries > 0"
 # `ix_external_task_retrying`'s predicate.
 TASK_RETRYING = "e.state = 'Open' AND e.retries > 0 AND e.error_message IS NOT NULL"
 
-# The ids of the instances retrying now, once per failed job or task (a timer start event's
-# job belongs to no instance).
+# The ids of the instances retrying now, once per failed job or task; null for a timer start
+# event's job, which belongs to no instance (`IN` and `count(DISTINCT ...)` pass nulls over).
 RETRYING_IDS = (
-    "SELECT j.instance_id FROM job j WHERE " + JOB_RETRYING + " AND j.instance_id IS NOT NULL "
+    "SELECT j.instance_id FROM job j WHERE " + JOB_RETRYING + " "
     "UNION ALL SELECT e.instance_id FROM external_task e WHERE " + TASK_RETRYING
 )
 
