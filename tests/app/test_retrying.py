@@ -19,6 +19,7 @@ from app.console.common import when
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.handlers import TaskContext
+from engine.model import TimerDefinition
 from engine.queries import retrying
 from engine.queries.instances import InstanceFilter
 from engine.states import InstanceState, JobOutcome
@@ -243,3 +244,43 @@ def test_an_external_task_failed_with_retries_left_is_retrying_until_completed_o
     assert retrying.of_instance(engine, spent.id) == []
     assert console.retrying_count() == 0 and console.listed("yes") == []
     assert console.listed("no") == [str(spent.id), str(shipped.id)]
+
+
+def test_a_cycle_timer_that_fires_after_a_failure_stops_retrying(
+    database_url: str, clock: ManualClock, charging: Charging
+) -> None:
+    """A repeating timer's job stays after it fires: the firing that succeeds after a failure
+    clears its error, so that it is not retrying any more."""
+    with Engine(database_url, migrate=False, clock=clock) as engine:
+        engine.register_handler("charge", charging.charge)
+        engine.deploy(
+            ProcessBuilder("retry-remind")
+            .start_event("start")
+            .user_task("review")
+            .end_event("done")
+            .boundary_event(
+                "every_minute",
+                "review",
+                cancel_activity=False,
+                timer=TimerDefinition(kind="cycle", text="R5/PT1M"),
+            )
+            .service_task("remind", handler="charge")
+            .end_event("reminded")
+            .chain("start", "review", "done")
+            .chain("every_minute", "remind", "reminded")
+            .build()
+        )
+        instance = engine.start_latest("retry-remind")
+        [timer] = engine.jobs(instance.id)
+        clock.advance(minutes=1)
+        assert engine.execute_job(timer.id) == JobOutcome.FAILED
+        [work] = retrying.of_instance(engine, instance.id)
+        assert (work.id, work.node_id, work.retries) == (timer.id, "every_minute", 2)
+        assert retrying_ids(engine, True) == [instance.id]
+
+        charging.broken = False
+        assert engine.execute_job(timer.id) == JobOutcome.EXECUTED
+        [timer] = engine.jobs(instance.id)
+        assert (timer.error_message, timer.repetitions_left) == (None, 4)
+        assert retrying.of_instance(engine, instance.id) == []
+        assert retrying_ids(engine, True) == [] and retrying.count(engine) == 0
