@@ -272,6 +272,14 @@ class ExternalTask(SQLModel, table=True):
             "id",
             postgresql_where=sa.text("state = 'Open'"),
         ),
+        # Open tasks a worker failed that have retries left: the instances retrying now.
+        sa.Index(
+            "ix_external_task_retrying",
+            "instance_id",
+            postgresql_where=sa.text(
+                "state = 'Open' AND retries > 0 AND error_message IS NOT NULL"
+            ),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -297,6 +305,12 @@ class Job(SQLModel, table=True):
         _one_of("kind", JOB_KINDS),
         sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
         sa.Index("ix_job_instance_id", "instance_id"),
+        # Jobs that failed and have retries left: the instances retrying now.
+        sa.Index(
+            "ix_job_retrying",
+            "instance_id",
+            postgresql_where=sa.text("error_message IS NOT NULL AND retries > 0"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)

@@ -67,6 +67,7 @@ def instance_filter(query: Query) -> InstanceFilter:
         state=query.text("state"),
         business_key=query.text("business_key"),
         has_incident=query.flag("has_incident", digits=True),
+        retrying=query.flag("retrying", digits=True),
         started_after=query.date("started_after", offset_required=True),
         started_before=query.date("started_before", offset_required=True),
         variables=tuple(variable_filter(v) for v in query.texts("var")),
@@ -146,6 +147,11 @@ LIST_PARAMS = (
     Param("state", STRING, "Created, Active, Suspended, Completed, Terminating or Terminated"),
     Param("business_key", STRING),
     Param("has_incident", BOOLEAN, "true: with an open incident; false: without"),
+    Param(
+        "retrying",
+        BOOLEAN,
+        "true: a job or external task failed and has retries left; false: none has",
+    ),
     Param("started_after", TIME, "started at or after this time"),
     Param("started_before", TIME, "started before this time"),
     Param(

@@ -19,6 +19,7 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
+from app.console.retrying import Retrying, retrying_of
 from app.params import Query
 from engine.api import (
     Engine,
@@ -119,6 +120,10 @@ class InstanceReads:
     @cached_property
     def jobs(self) -> list[JobView]:
         return self.engine.jobs(self.instance_id)
+
+    @cached_property
+    def retrying(self) -> Retrying:
+        return retrying_of(self.engine, self.instance_id)
 
 
 @dataclass(frozen=True)
@@ -313,9 +318,11 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     elif name == "external_tasks":
         context["external"] = [t for t in reads.external_tasks if keep(t.node_id)]
         context["now"] = datetime.now(UTC)
+        context["retrying"] = reads.retrying
     elif name == "jobs":
         context["jobs"] = [j for j in reads.jobs if keep(j.node_id)]
         context["now"] = datetime.now(UTC)
+        context["retrying"] = reads.retrying
     elif name == "variables":
         handle = InstanceHandle(reads.engine, reads.instance_id)
         context["variables"] = sorted(handle.typed_variables().items())
@@ -387,6 +394,7 @@ def _page(reads: InstanceReads) -> dict[str, Any]:
         "panels": panels,
         "counts": _counts(reads),
         "family": reads.family,
+        "retrying": reads.retrying,
         # The page follows the events of the whole family: a called instance's incident shows
         # on its caller's call activity.
         "family_root": info.root_instance_id or info.id,
@@ -405,6 +413,7 @@ def _header(reads: InstanceReads) -> dict[str, Any]:
         "version": reads.version,
         "counts": _counts(reads),
         "family": reads.family,
+        "retrying": reads.retrying,
     }
 
 

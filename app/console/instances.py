@@ -24,6 +24,7 @@ from engine.states import ListPage
 
 PAGE_SIZE = 50
 STATES = ("Active", "Suspended", "Completed", "Terminated")
+YES_NO = {"yes": True, "no": False}
 FILTER_FIELDS = FILTERS[ListPage.INSTANCES]
 COLUMNS: list[Column] = [
     ("id", lambda r: r.info.id),
@@ -58,6 +59,7 @@ def parse_filter(parameters: Query) -> InstanceFilter:
         state=parameters.text("state"),
         business_key=parameters.text("business_key"),
         has_incident={"yes": True, "no": False}.get(parameters.text("incident") or ""),
+        retrying=YES_NO.get(parameters.one_of("retrying", YES_NO) or ""),
         started_after=parameters.date("started_from"),
         started_before=parameters.date("started_to"),
         variables=variables,

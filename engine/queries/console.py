@@ -12,7 +12,7 @@ from uuid import UUID
 
 from psycopg import sql
 
-from engine.queries import Connection, fetch_all, fetch_dicts, query
+from engine.queries import Connection, fetch_all, fetch_dicts, query, retrying
 from engine.queries import summaries as summary_reads
 from engine.states import JobKind, SubscriptionKind
 from engine.store.incidents import IncidentInfo
@@ -96,6 +96,8 @@ class Activity:
     workers: list[tuple[str, int]]
     # Started, completed and incidents over the last hour and the last day.
     trends: summary_reads.Trends
+    # Instances whose failed jobs or external tasks have retries left (engine/store/retrying.py).
+    retrying: int = 0
 
 
 @query
@@ -142,6 +144,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
         events_last_hour=events,
         workers=[(w, n) for w, n in workers],
         trends=trend,
+        retrying=retrying.count(conn),
         **jobs,
         **external,
     )

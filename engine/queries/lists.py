@@ -15,6 +15,7 @@ from engine.queries.console import (
     open_incident_counts,
     open_incidents,
 )
+from engine.queries.retrying import counts as retrying_counts
 from engine.states import ListPage, TaskState
 from engine.store import instances as instance_store
 from engine.store import tasks as task_store
@@ -49,6 +50,7 @@ FILTERS: dict[ListPage, tuple[str, ...]] = {
         "state",
         "business_key",
         "incident",
+        "retrying",
         "started_from",
         "started_to",
         "var_name",
@@ -66,19 +68,26 @@ FILTERS: dict[ListPage, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class InstanceRow:
-    """An instance as the list shows it: with its definition's version and its open incidents."""
+    """An instance as the list shows it: with its definition's version, its open incidents and
+    its failed jobs and external tasks that have retries left (`retrying`)."""
 
     info: InstanceInfo
     version: int | None
     incidents: int
+    retrying: int = 0
 
 
 @query
 def instance_rows(conn: Connection, infos: list[InstanceInfo]) -> list[InstanceRow]:
-    """`infos` with their versions and open incident counts (two statements for all of them)."""
+    """`infos` with their versions, open incident counts and retrying counts (three statements
+    for all of them)."""
+    ids = [i.id for i in infos]
     versions = definition_versions(conn, sorted({i.definition_id for i in infos}))
-    counts = open_incident_counts(conn, [i.id for i in infos])
-    return [InstanceRow(i, versions.get(i.definition_id), counts.get(i.id, 0)) for i in infos]
+    counts, retrying = open_incident_counts(conn, ids), retrying_counts(conn, ids)
+    return [
+        InstanceRow(i, versions.get(i.definition_id), counts.get(i.id, 0), retrying.get(i.id, 0))
+        for i in infos
+    ]
 
 
 @batched

@@ -151,6 +151,7 @@ class EventMoves(ScopeMoves):
         job.repetitions_left = None if left is None else left - 1
         job.lock_owner = None
         job.lock_expires_at = None
+        job.error_message = None  # this firing succeeded: the job is no longer retrying
         job.dirty = True
 
     def _end(self, token: Token, node: EndEvent) -> None:

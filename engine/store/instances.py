@@ -19,6 +19,7 @@ from psycopg.types.json import Jsonb
 
 from engine.errors import BadRequest
 from engine.paging import Key, Page, keyset
+from engine.store import retrying
 from engine.store.columns import fetch_all
 from engine.store.queries import InstanceInfo
 
@@ -48,6 +49,8 @@ class InstanceFilter:
     variables: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     root_only: bool | None = None
     super_instance_id: UUID | None = None
+    # A job or external task failed and has retries left (see engine/store/retrying.py).
+    retrying: bool | None = None
 
     def __post_init__(self) -> None:
         if self.version is not None and self.definition_key is None:
@@ -79,6 +82,16 @@ def _conditions(
     if where.has_incident is not None:
         exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
         add(exists if where.has_incident else f"NOT {exists}")
+    if where.retrying is not None:
+        add(
+            "p.id IN (" + retrying.RETRYING_IDS + ")"
+            if where.retrying
+            else "NOT EXISTS (SELECT 1 FROM job j WHERE j.instance_id = p.id AND "
+            + retrying.JOB_RETRYING
+            + ") AND NOT EXISTS (SELECT 1 FROM external_task e WHERE e.instance_id = p.id AND "
+            + retrying.TASK_RETRYING
+            + ")"
+        )
     if where.root_only is not None:
         # Roots: served by the partial index on (started_at, id) of instances nobody called.
         add("p.super_instance_id IS NULL" if where.root_only else "p.super_instance_id IS NOT NULL")

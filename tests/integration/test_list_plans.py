@@ -26,7 +26,8 @@ from bench.scale_fill import KIND_INSTANCE, Sizes, deploy, fill, uid
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.queries import camunda as cq
-from engine.queries import console
+from engine.queries import console, retrying
+from engine.states import JobKind
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
 from engine.store import jobs as job_store
@@ -107,6 +108,26 @@ def filled(
             engine.start_latest(RARE)
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("UPDATE user_task SET assignee = 'rare-user' WHERE node_id = 'task'")
+        # A few failures with retries left (those of the fill have none): instances retrying.
+        # Failed jobs are a few among many, as in production (the fill fails half of its few
+        # jobs): the planner estimates "error_message IS NOT NULL AND retries > 0" from each
+        # column alone, and reads a table of a few pages whole.
+        conn.execute(
+            "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "
+            "retries, created_at) SELECT gen_random_uuid(), %s, id, gen_random_uuid(), 'remind', "
+            "definition_id, now() + interval '1 day', 3, now() FROM process_instance",
+            (JobKind.TIMER.value,),
+        )
+        conn.execute(
+            "UPDATE job SET retries = CASE WHEN b < 25 THEN 2 WHEN b < 50 THEN 0 ELSE 3 END, "
+            "error_message = CASE WHEN b < 50 THEN error_message END "
+            "FROM (SELECT id AS job_id, get_byte(uuid_send(instance_id), 15) AS b FROM job) AS f "
+            "WHERE job.id = f.job_id AND job.error_message IS NOT NULL"
+        )
+        conn.execute(
+            "UPDATE external_task SET retries = 2 WHERE error_message IS NOT NULL "
+            "AND get_byte(uuid_send(instance_id), 15) < 25"
+        )
         conn.execute("ANALYZE")
     yield url, definitions
     admin_connection.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
@@ -144,6 +165,25 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
             "ix_process_instance_business_key",
         ),
         "root instances": (instances(root_only=True), "ix_process_instance_roots_started"),
+        "instances retrying, by their failed jobs": (instances(retrying=True), "ix_job_retrying"),
+        "instances retrying, by their failed external tasks": (
+            instances(retrying=True),
+            "ix_external_task_retrying",
+        ),
+        "instances not retrying": (instances(retrying=False), "ix_job_retrying"),
+        "console: how many instances retry, by their jobs": (retrying.count, "ix_job_retrying"),
+        "console: how many instances retry, by their external tasks": (
+            retrying.count,
+            "ix_external_task_retrying",
+        ),
+        "console: a page's retrying instances": (
+            lambda conn: retrying.counts(conn, [RUNNING]),
+            "ix_job_retrying",
+        ),
+        "console: an instance's retrying work": (
+            lambda conn: retrying.of_instance(conn, RUNNING),
+            "ix_external_task_retrying",
+        ),
         "camunda: running instances": (
             lambda conn: cq.process_instances(conn, PAGE),
             "ix_process_instance_unfinished",
