@@ -85,6 +85,9 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}/stats", f"/definitions/{s.key}/stats"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json"),
         p("/definitions/{key}/xml", f"/definitions/{s.key}/xml"),
+        # The history view: a definition's visits, durations and incidents over 30 days.
+        p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
+        p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
         p("/instances"),
         p("/instances", rows),
         p("/instances", f"{rows}&definition={s.key}"),
