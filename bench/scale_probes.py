@@ -302,6 +302,19 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/history/process-instance/{id}", f"/history/process-instance/{s.ended}"),
         *listed(
+            "/history/variable-instance",
+            f"processInstanceId={s.ended}",
+            f"processDefinitionKey={s.key}",
+            "variableName=customer",
+        ),
+        *listed(
+            "/history/incident",
+            f"processInstanceId={s.running}",
+            "open=true",
+            "resolved=true",
+            f"processDefinitionKey={s.key}",
+        ),
+        *listed(
             "/history/activity-instance",
             "activityId=join",
             f"processInstanceId={s.running}",

@@ -218,6 +218,9 @@ class Variable(SQLModel, table=True):
     type: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     value: Any = Field(sa_type=JSONB, nullable=True, sa_column_kwargs=MUTABLE)
     updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # When the variable was first set (a later set keeps it); null for variables set before
+    # the column existed. Camunda's historic variable instance's createTime.
+    created_at: datetime | None = Field(default=None, sa_type=TS)
 
 
 class UserTask(SQLModel, table=True):
