@@ -96,3 +96,36 @@ def test_a_parallel_split_and_join_count_each_arrival_once(engine: Engine) -> No
         ("join", "c_join"),
         ("start", None),
     ]
+
+
+def test_a_join_parked_before_it_runs_knows_the_flow_each_token_came_by(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("path-async-join")
+        .start_event("start")
+        .parallel_gateway("fork")
+        .task("a")
+        .task("b")
+        .parallel_gateway("join", async_before=True)
+        .end_event("end")
+        .chain("start", "fork")
+        .chain("fork", "a", "join")
+        .chain("fork", "b", "join")
+        .chain("join", "end")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("path-async-join")
+    jobs = engine.jobs(instance.id)
+    assert len(jobs) == 2
+    for job in jobs:
+        assert engine.execute_job(job.id) is JobOutcome.EXECUTED
+    # Each token's job kept the flow it arrived by: the join saw both flows and fired.
+    assert instance.state is InstanceState.COMPLETED
+    assert history.taken_flows(engine, instance.id) == {
+        "Flow_a_join": 1,
+        "Flow_b_join": 1,
+        "Flow_fork_a": 1,
+        "Flow_fork_b": 1,
+        "Flow_join_end": 1,
+        "Flow_start_fork": 1,
+    }
