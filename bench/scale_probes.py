@@ -85,6 +85,9 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}/stats", f"/definitions/{s.key}/stats"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json"),
         p("/definitions/{key}/xml", f"/definitions/{s.key}/xml"),
+        # The history view: a definition's visits, durations and incidents over 30 days.
+        p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
+        p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
         p("/instances"),
         p("/instances", rows),
         p("/instances", f"{rows}&definition={s.key}"),
@@ -310,6 +313,19 @@ def camunda_probes(s: Sample) -> list[Probe]:
             f"processInstanceId={s.ended}",
         ),
         p("/history/process-instance/{id}", f"/history/process-instance/{s.ended}"),
+        *listed(
+            "/history/variable-instance",
+            f"processInstanceId={s.ended}",
+            f"processDefinitionKey={s.key}",
+            "variableName=customer",
+        ),
+        *listed(
+            "/history/incident",
+            f"processInstanceId={s.running}",
+            "open=true",
+            "resolved=true",
+            f"processDefinitionKey={s.key}",
+        ),
         *listed(
             "/history/activity-instance",
             "activityId=join",

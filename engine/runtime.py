@@ -117,6 +117,8 @@ class Visit:
     # The visiting token's mode, and the instance a call activity's visit called.
     mode: str = TokenMode.FORWARD
     called_instance_id: UUID | None = None
+    # The sequence flow the visit was entered by (see `schema.History.flow_id`).
+    flow_id: str | None = None
     is_new: bool = False
 
 
@@ -203,6 +205,8 @@ class JobRow:
     lock_owner: str | None = None
     lock_expires_at: datetime | None = None
     error_message: str | None = None
+    # An asynchronous continuation before a node: the flow its token arrived by.
+    flow_id: str | None = None
     is_new: bool = False
     dirty: bool = False
     deleted: bool = False

@@ -115,6 +115,9 @@ class ProcessInstance(SQLModel, table=True):
         # A definition's (a key's) instances in start order: lists filtered by either.
         sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
         sa.Index("ix_process_instance_key_started", "definition_key", "started_at", "id"),
+        # A definition's instances alive in a period (ended in it or after it, or running: a
+        # btree keeps the nulls): the history heatmap reads their visits.
+        sa.Index("ix_process_instance_definition_ended", "definition_id", "ended_at"),
         sa.Index(
             "ix_process_instance_business_key",
             "business_key",
@@ -215,6 +218,9 @@ class Variable(SQLModel, table=True):
     type: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     value: Any = Field(sa_type=JSONB, nullable=True, sa_column_kwargs=MUTABLE)
     updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # When the variable was first set (a later set keeps it); null for variables set before
+    # the column existed. Camunda's historic variable instance's createTime.
+    created_at: datetime | None = Field(default=None, sa_type=TS)
 
 
 class UserTask(SQLModel, table=True):
@@ -330,6 +336,9 @@ class Job(SQLModel, table=True):
     repetitions_left: int | None = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
     error_message: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
     created_at: datetime = Field(sa_type=TS)
+    # An asynchronous continuation before a node: the sequence flow its token arrived by (the
+    # visit the job opens records it).
+    flow_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class EventSubscription(SQLModel, table=True):
@@ -399,6 +408,9 @@ class History(SQLModel, table=True):
     )
     # A call activity's visit: the instance it called.
     called_instance_id: UUID | None = Field(sa_type=sa.Uuid)
+    # The sequence flow the visit was entered by; null for a start event, a boundary event, an
+    # event subprocess's start, a link's catch event and a multi-instance iteration.
+    flow_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Outbox(SQLModel, table=True):

@@ -152,9 +152,15 @@ def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
 
 
 def async_job(
-    token: Token, node_id: str, retries: int, now: datetime, kind: JobKind = JobKind.ASYNC
+    token: Token,
+    node_id: str,
+    retries: int,
+    now: datetime,
+    kind: JobKind = JobKind.ASYNC,
+    flow_id: str | None = None,
 ) -> JobRow:
-    """An asynchronous continuation: before the node (`ASYNC`) or after it (`ASYNC_AFTER`)."""
+    """An asynchronous continuation: before the node (`ASYNC`, with the flow its token arrived
+    by, which the visit it opens records) or after it (`ASYNC_AFTER`)."""
     return JobRow(
         id=new_id(),
         kind=kind,
@@ -163,6 +169,7 @@ def async_job(
         due_at=now,
         retries=retries,
         created_at=now,
+        flow_id=flow_id,
         is_new=True,
     )
 

@@ -233,6 +233,7 @@ class LiveDiagram {
   applyInstance(state) {
     (state.completed || []).forEach((id) => this.mark(id, "done"));
     (state.flows || []).forEach((id) => this.mark(id, "taken"));
+    Object.entries(state.flow_counts || {}).forEach(([id, count]) => this.flowCount(id, count));
     Object.entries(state.tokens || {}).forEach(([id, info]) => {
       // Tokens running a compensation handler are drawn in their own colour.
       const compensating = info.compensation > 0;
@@ -276,6 +277,21 @@ class LiveDiagram {
     Object.entries(state.calls || {}).forEach(([id, call]) => this.applyCall(id, call));
   }
 
+  // How often a sequence flow taken more than once was taken: a label at its middle.
+  flowCount(id, count) {
+    const connection = this.registry.get(id);
+    if (!connection || !connection.waypoints || !connection.waypoints.length) {
+      return;
+    }
+    const points = connection.waypoints;
+    const a = points[Math.floor((points.length - 1) / 2)];
+    const b = points[Math.floor(points.length / 2)];
+    const badge = el("div", "badge flow-count-badge", "\u00d7" + count, "taken " + count + " times");
+    badge.dataset.flow = id;
+    const position = { left: (a.x + b.x) / 2 - connection.x - 10, top: (a.y + b.y) / 2 - connection.y - 10 };
+    this.overlays.add(id, OVERLAY, { position, html: badge });
+  }
+
   // A call activity: a link to the instance it called (to the list of them when it called
   // several), and the open incidents of the called instances and those below them.
   applyCall(id, call) {
@@ -314,6 +330,10 @@ class LiveDiagram {
 
   applyDefinition(state) {
     const nodes = state.nodes || {};
+    if (state.history) {
+      this.applyHistory(nodes);
+      return;
+    }
     if (this.mode === "heatmap") {
       const max = Math.max(1, ...Object.values(nodes).map((n) => n.visits));
       Object.entries(nodes).forEach(([id, n]) => {
@@ -340,6 +360,29 @@ class LiveDiagram {
         const badge = el("div", "badge incident-badge", plural(n.open_incidents, "incident"));
         badge.dataset.node = id;
         this.badge(id, { top: -12, left: -6 }, badge);
+      }
+    });
+  }
+
+  // The history of a period: a heat level by visits, the visits with their average and 95th
+  // percentile durations, and the incidents created in the period.
+  applyHistory(nodes) {
+    const max = Math.max(1, ...Object.values(nodes).map((n) => n.visits));
+    Object.entries(nodes).forEach(([id, n]) => {
+      if (n.visits) {
+        const level = Math.min(5, Math.max(1, Math.ceil((n.visits / max) * 5)));
+        if (this.mark(id, "heat-" + level)) {
+          const times = n.average ? " · " + n.average + " · p95 " + n.p95 : "";
+          const title = plural(n.visits, "visit") + (n.average ? ", average " + n.average + ", 95th percentile " + n.p95 : "");
+          const badge = el("div", "badge heat-badge history-badge", n.visits + times, title);
+          badge.dataset.node = id;
+          this.badge(id, { top: -14, left: 0 }, badge);
+        }
+      }
+      if (n.incidents && this.mark(id, "has-incident")) {
+        const badge = el("div", "badge incident-badge", plural(n.incidents, "incident"), plural(n.incidents, "incident") + " in the period");
+        badge.dataset.node = id;
+        this.badge(id, { bottom: -6, left: 0 }, badge);
       }
     });
   }

@@ -1,5 +1,6 @@
 """Definitions: every key with its versions and counts; one definition's diagram with live
-per-node counts and a heatmap of visits and their average durations."""
+per-node counts and a heatmap of visits and their average durations, or its history over a
+period (app/console/definition_history.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.console.common import duration, engine_of, flash, read, render
+from app.console.definition_history import (
+    PERIOD_LABELS,
+    Period,
+    history_rows,
+    history_state,
+    period_of,
+)
 from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
 from app.params import Query
@@ -51,9 +59,25 @@ def _definition(engine: Engine, key: str, version: int | None) -> DefinitionRow:
     return found
 
 
-def _details(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
+def _period(request: Request) -> Period | None:
+    return period_of(Query(request.query_params), engine_of(request).clock())
+
+
+def _details(
+    engine: Engine, key: str, version: int | None, period: Period | None = None
+) -> dict[str, Any]:
     definition = _definition(engine, key, version)
-    return _shown(engine, definition, console.definition_node_stats(engine, definition.id))
+    shown = _shown(engine, definition, console.definition_node_stats(engine, definition.id))
+    return {**shown, **_history(engine, definition, period)}
+
+
+def _history(engine: Engine, definition: DefinitionRow, period: Period | None) -> dict[str, Any]:
+    """The history view's rows and period (none in the "now" view)."""
+    if period is None:
+        return {"period": None, "periods": PERIOD_LABELS}
+    model = engine.model(definition.id, definition.key)
+    rows = history_rows(engine, model, definition.id, period)
+    return {"period": period, "periods": PERIOD_LABELS, "history_rows": rows}
 
 
 def _shown(engine: Engine, definition: DefinitionRow, stats: list[NodeStats]) -> dict[str, Any]:
@@ -88,18 +112,27 @@ async def definitions_page(request: Request) -> Response:
 
 async def definition_page(request: Request) -> Response:
     key = request.path_params["key"]
-    details = await read(request, _details, engine_of(request), key, _version(request))
+    version, period = _version(request), _period(request)
+    details = await read(request, _details, engine_of(request), key, version, period)
     return render(request, "definition.html", {"page": "definitions", **details})
 
 
 async def definition_stats(request: Request) -> Response:
     key = request.path_params["key"]
-    details = await read(request, _details, engine_of(request), key, _version(request))
-    return render(request, "_definition_stats.html", details)
+    version, period = _version(request), _period(request)
+    details = await read(request, _details, engine_of(request), key, version, period)
+    template = "_definition_history.html" if period is not None else "_definition_stats.html"
+    return render(request, template, details)
 
 
-def _diagram_state(engine: Engine, key: str, version: int | None) -> dict[str, Any]:
+def _diagram_state(
+    engine: Engine, key: str, version: int | None, period: Period | None = None
+) -> dict[str, Any]:
     definition = _definition(engine, key, version)
+    if period is not None:
+        model = engine.model(definition.id, definition.key)
+        rows = history_rows(engine, model, definition.id, period)
+        return history_state(definition.id, period, rows)
     return _node_state(definition.id, console.definition_node_stats(engine, definition.id))
 
 
@@ -121,7 +154,8 @@ def _node_state(definition_id: str, stats: list[NodeStats]) -> dict[str, Any]:
 
 async def diagram_state(request: Request) -> Response:
     key = request.path_params["key"]
-    state = await read(request, _diagram_state, engine_of(request), key, _version(request))
+    version, period = _version(request), _period(request)
+    state = await read(request, _diagram_state, engine_of(request), key, version, period)
     return JSONResponse(state, headers={"Cache-Control": "no-store"})
 
 
@@ -129,13 +163,19 @@ async def diagram_state(request: Request) -> Response:
 LIVE_PARTS = ("stats", "diagram")
 
 
-def _live(engine: Engine, key: str, version: int | None, parts: list[str]) -> dict[str, Any]:
-    """The parts asked for, from one read of the definition's node stats."""
+def _live(
+    engine: Engine, key: str, version: int | None, parts: list[str], period: Period | None = None
+) -> dict[str, Any]:
+    """The parts asked for, from one read of the definition's node stats (and, in the history
+    view, one read of its history in the period)."""
     definition = _definition(engine, key, version)
     stats = console.definition_node_stats(engine, definition.id)
     details = _shown(engine, definition, stats) if "stats" in parts else {}
+    history = _history(engine, definition, period)
     diagram = _node_state(definition.id, stats) if "diagram" in parts else None
-    return {**details, "stats": "stats" in parts, "diagram": diagram}
+    if period is not None and diagram is not None:
+        diagram = history_state(definition.id, period, history["history_rows"])
+    return {**details, **history, "stats": "stats" in parts, "diagram": diagram}
 
 
 async def live(request: Request) -> Response:
@@ -145,7 +185,8 @@ async def live(request: Request) -> Response:
     query = Query(request.query_params)
     parts = query.some_of("parts", LIVE_PARTS) or list(LIVE_PARTS)
     key = request.path_params["key"]
-    context = await read(request, _live, engine_of(request), key, _version(request), parts)
+    version, period = _version(request), _period(request)
+    context = await read(request, _live, engine_of(request), key, version, parts, period)
     return render(request, "_definition_live.html", context)
 
 

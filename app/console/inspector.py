@@ -20,6 +20,7 @@ from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
 from app.console.retrying import Retrying, retrying_of
+from app.console.path import diagram_path, ended_incidents, path_panel
 from app.params import Query
 from engine.api import (
     Engine,
@@ -291,6 +292,9 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["family"] = reads.family
     elif name == "incidents":
         context["incidents"] = [i for i in reads.incidents if keep(i.node_id)]
+        context["ended_incidents"] = [
+            i for i in ended_incidents(reads.engine, reads.instance_id) if keep(i.node_id)
+        ]
     elif name == "tokens":
         tokens, joins, model = reads.tokens, reads.joins, reads.model
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
@@ -334,6 +338,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["audit"] = audit_timeline.placed(
             reads.engine, reads.instance_id, context["timeline"], node
         )
+        context.update(path_panel(reads.engine, reads.instance_id, reads.model, node))
     else:
         raise NotFound(f"no panel '{name}'")
     return context
@@ -446,8 +451,6 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
             if token.mode == TokenMode.COMPENSATION:
                 compensating[token.node_id] += 1
     completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
-    entered = {v.node_id for v in visits}
-    taken = [f.id for f in model.flows if f.source in completed and f.target in entered]
     # Per gateway, what its waiting tokens wait for (several tokens: one after the other).
     gateway_waits: dict[str, list[str]] = {}
     for line in _gateway_waits(model, tokens, waits):
@@ -476,7 +479,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
         "completed": sorted(completed),
-        "flows": taken,
+        **diagram_path(reads.engine, instance_id),
     }
 
 

@@ -104,16 +104,15 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
     def execute_ready(self, token: Token) -> None:
         """A claimed token (Ready -> Executing by compare-and-swap) runs the node it was parked
         at; parked after the node (`camunda:asyncAfter`), it takes the node's outgoing flows."""
-        after = any(
-            job.token_id == token.id and job.kind == JobKind.ASYNC_AFTER
-            for job in self.run.jobs.values()
-        )
-        if after:
+        kinds = {job.kind: job for job in self.run.jobs.values() if job.token_id == token.id}
+        if JobKind.ASYNC_AFTER in kinds:
             node = self.model.node(token.node_id)
             self.run.drop_listeners(token)
             self._follow(token, node, self._flows_after(token, node))
         else:
-            self._queue.append((token, token.node_id, None, True))
+            before = kinds.get(JobKind.ASYNC)
+            via = before.flow_id if before is not None else None
+            self._queue.append((token, token.node_id, via, True))
         self._drain()
 
     def _flows_after(self, token: Token, node: Node) -> list[SequenceFlow] | None:
@@ -233,9 +232,9 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
         token.node_id = node.id
         token.dirty = True
         if node.async_before and not skip_async:
-            self._park(token, node, JobKind.ASYNC)
+            self._park(token, node, JobKind.ASYNC, via)
             return
-        self._open_visit(token, node)
+        self._open_visit(token, node, via)
         if node.loop is not None and self._loops(token, node):
             return  # a loop's body: its iterations run the activity, mappings and listeners
         map_inputs(run, token, node)  # input parameters first: start listeners see them

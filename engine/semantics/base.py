@@ -97,14 +97,14 @@ class Moves:
             return
         self._follow(token, node, flows)
 
-    def _park(self, token: Token, node: Node, kind: JobKind) -> None:
+    def _park(self, token: Token, node: Node, kind: JobKind, via: str | None = None) -> None:
         """The token waits Ready at `node` for an asynchronous continuation job: before the node
         runs (`camunda:asyncBefore`) or after its work is done (`camunda:asyncAfter`). The job is
         a row: the continuation survives a restart, and its failure retries only the job."""
         run = self.run
         token.move_to(TokenState.READY, run.now)
         retries = waits.retries_of(node.retry_cycle, self.default_retries)
-        run.add_job(waits.async_job(token, node.id, retries, run.now, kind))
+        run.add_job(waits.async_job(token, node.id, retries, run.now, kind, via))
         run.emit("token.ready", token)
 
     def _follow(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
@@ -190,7 +190,8 @@ class Moves:
     def _wait(self, token: Token) -> None:
         token.move_to(TokenState.WAITING, self.run.now)
 
-    def _open_visit(self, token: Token, node: Node) -> None:
+    def _open_visit(self, token: Token, node: Node, via: str | None = None) -> None:
+        """The token visits `node`, entered by the sequence flow `via` (None: by no flow)."""
         visit = Visit(
             id=new_id(),
             token_id=token.id,
@@ -200,6 +201,7 @@ class Moves:
             state=VisitState.ACTIVE,
             started_at=self.run.now,
             mode=token.mode,
+            flow_id=via,
             is_new=True,
         )
         self.run.add_visit(visit)

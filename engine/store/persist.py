@@ -438,6 +438,7 @@ def _variable_rows(run: InstanceRun) -> list[dict[str, Any]]:
             "type": typed.type,
             "value": typed.to_json(),
             "updated_at": run.now,
+            "created_at": run.now,  # kept by a later update (not a mutable column)
         }
         for scope, name, typed in rows
     ]

@@ -1,0 +1,88 @@
+"""The executed path of one instance in the inspector: the sequence flows taken (drawn on the
+diagram, with a count when taken more than once), visits and durations per node, and the
+incidents that ended with how they ended. Running instances show the path so far."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from engine.api import Engine
+from engine.model import ProcessModel
+from engine.queries import history
+from engine.queries.history import EndedIncident
+from engine.states import IncidentState
+
+
+@dataclass(frozen=True)
+class NodeLine:
+    """One visited node: how often, and how long its ended visits took."""
+
+    node_id: str
+    label: str
+    visits: int
+    ended: int
+    average_seconds: float | None
+    max_seconds: float | None
+
+
+@dataclass(frozen=True)
+class FlowLine:
+    """One sequence flow taken, from which node to which, and how often."""
+
+    flow_id: str
+    source: str
+    target: str
+    count: int
+
+
+def _label(model: ProcessModel, node_id: str) -> str:
+    return model.node(node_id).label if model.has_node(node_id) else node_id
+
+
+def path_panel(
+    engine: Engine, instance_id: UUID, model: ProcessModel, node: str | None = None
+) -> dict[str, Any]:
+    """What the history panel shows of the path: nodes by visits, flows by count (those into
+    or out of `node` only, when the panel shows one node)."""
+    nodes = [
+        NodeLine(
+            v.node_id,
+            _label(model, v.node_id),
+            v.visits,
+            v.ended,
+            v.average_seconds,
+            v.max_seconds,
+        )
+        for v in history.node_visits(engine, instance_id)
+        if node is None or v.node_id == node
+    ]
+    flows = []
+    for flow_id, count in history.taken_flows(engine, instance_id).items():
+        flow = model.flow(flow_id) if model.has_flow(flow_id) else None
+        if node is not None and (flow is None or node not in (flow.source, flow.target)):
+            continue
+        source = _label(model, flow.source) if flow is not None else "?"
+        target = _label(model, flow.target) if flow is not None else "?"
+        flows.append(FlowLine(flow_id, source, target, count))
+    nodes.sort(key=lambda line: (-line.visits, line.label.lower()))
+    flows.sort(key=lambda line: (-line.count, line.flow_id))
+    return {"path_nodes": nodes, "path_flows": flows}
+
+
+def ended_incidents(engine: Engine, instance_id: UUID) -> list[EndedIncident]:
+    """The instance's incidents that ended (the open ones are the panel's own rows)."""
+    return [
+        i for i in history.instance_incidents(engine, instance_id) if i.state != IncidentState.OPEN
+    ]
+
+
+def diagram_path(engine: Engine, instance_id: UUID) -> dict[str, Any]:
+    """The diagram's part of the path: every flow taken, and the counts of those taken more
+    than once (a label on the flow)."""
+    taken = history.taken_flows(engine, instance_id)
+    return {
+        "flows": sorted(taken),
+        "flow_counts": {flow_id: count for flow_id, count in taken.items() if count > 1},
+    }

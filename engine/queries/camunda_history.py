@@ -1,0 +1,229 @@
+"""Camunda's history of variables and incidents over Interlock's rows: the variable rows of
+running and ended instances (kept until the history cleanup deletes the instance; a variable
+deleted earlier, a local whose activity ended among them, is gone), and every incident, open or
+ended. Filters bind parameters only; a list filter matches any of its values (an empty list
+matches nothing)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, LiteralString
+from uuid import UUID
+
+from psycopg import sql
+
+from engine.queries import Connection, fetch_all, query
+from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
+from engine.states import IncidentState, InstanceState
+
+# -- variables ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoricVariableRow:
+    instance_id: UUID
+    definition_id: str
+    definition_key: str
+    root_instance_id: UUID | None
+    scope_key: str
+    name: str
+    type: str
+    value: Any
+    execution_id: UUID
+    activity_instance_id: UUID
+    created_at: datetime | None
+
+
+HISTORIC_VARIABLE_SORT: dict[str, LiteralString] = {
+    "instanceId": "v.instance_id",
+    "variableName": "v.name",
+}
+
+_EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
+_ACTIVITY_INSTANCE: LiteralString = (
+    "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
+)
+
+
+def _listed(values: Sequence[Any] | None) -> list[Any] | None:
+    return None if values is None else list(values)
+
+
+@query
+def historic_variables(
+    conn: Connection,
+    page: Page,
+    *,
+    instance_id: UUID | None = None,
+    instance_ids: Sequence[UUID] | None = None,
+    execution_ids: Sequence[UUID] | None = None,
+    activity_instance_ids: Sequence[UUID] | None = None,
+    name: str | None = None,
+    name_like: str | None = None,
+    names: Sequence[str] | None = None,
+    types: Sequence[str] | None = None,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    count: bool = False,
+) -> list[HistoricVariableRow] | int:
+    """The variable rows of every instance, running or ended, with Camunda's filters."""
+    where = _Where()
+    where.when(instance_id, "v.instance_id = {}")
+    where.when(_listed(instance_ids), "v.instance_id = ANY({})")
+    where.when(_listed(execution_ids), f"{_EXECUTION} = ANY({{}})")
+    where.when(_listed(activity_instance_ids), f"{_ACTIVITY_INSTANCE} = ANY({{}})")
+    where.when(name, "v.name = {}")
+    if name_like is not None:
+        where.add(f"v.name LIKE {{}} {LIKE_ESCAPE}", like_pattern(name_like))
+    where.when(_listed(names), "v.name = ANY({})")
+    # Camunda's type names ("string", "String"): stored lower-case, matched in any case.
+    where.when(None if types is None else [t.lower() for t in types], "lower(v.type) = ANY({})")
+    where.when(definition_id, "p.definition_id = {}")
+    where.when(definition_key, "p.definition_key = {}")
+    source = sql.SQL(
+        "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
+        "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
+    )
+    if count:
+        return _count(conn, source, where)
+    statement = (
+        sql.SQL(
+            "SELECT v.instance_id, p.definition_id, p.definition_key, p.root_instance_id, "
+            "v.scope_key, v.name, v.type, v.value, "
+            f"{_EXECUTION} AS execution_id, {_ACTIVITY_INSTANCE} AS activity_instance_id, "
+            "v.created_at "
+        )
+        + source
+        + where.clause()
+        + _order(page, HISTORIC_VARIABLE_SORT, "v.instance_id, v.scope_key, v.name")
+        + _limit(where, page)
+    )
+    return fetch_all(conn, HistoricVariableRow, statement, where.params)
+
+
+# -- incidents ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoricIncidentRow:
+    id: UUID
+    type: str
+    instance_id: UUID
+    definition_id: str
+    definition_key: str
+    root_instance_id: UUID | None
+    token_id: UUID | None
+    node_id: str
+    job_id: UUID | None
+    external_task_id: UUID | None
+    message: str
+    state: str
+    created_at: datetime
+    resolved_at: datetime | None
+    deleted: bool
+
+    @property
+    def open(self) -> bool:
+        return self.state == IncidentState.OPEN
+
+    @property
+    def resolved(self) -> bool:
+        return not self.open and not self.deleted
+
+
+HISTORIC_INCIDENT_SORT: dict[str, LiteralString] = {
+    "incidentId": "i.id",
+    "incidentMessage": "i.message",
+    "createTime": "i.created_at",
+    "endTime": "i.resolved_at",
+    "incidentType": "i.type",
+    "executionId": "i.token_id",
+    "activityId": "i.node_id",
+    "processInstanceId": "i.instance_id",
+    "processDefinitionId": "i.definition_id",
+    "processDefinitionKey": "p.definition_key",
+    "causeIncidentId": "i.id",
+    "rootCauseIncidentId": "i.id",
+    "configuration": "COALESCE(i.job_id, i.external_task_id)",
+    "incidentState": "i.state",
+}
+
+# An incident ends deleted (Camunda's word) when its instance was cancelled with it open: the
+# cancellation resolved it at the moment the instance ended Terminated. Any other end (a retry,
+# a resolve, its job's retries set again) is a resolution.
+
+
+@dataclass(frozen=True)
+class IncidentFilter:
+    """Camunda's historic incident filters (None: not filtered)."""
+
+    incident_id: UUID | None = None
+    incident_type: str | None = None
+    message: str | None = None
+    message_like: str | None = None
+    definition_id: str | None = None
+    definition_keys: Sequence[str] | None = None
+    instance_id: UUID | None = None
+    execution_id: UUID | None = None
+    node_id: str | None = None
+    configuration: UUID | None = None
+    created_before: datetime | None = None
+    created_after: datetime | None = None
+    ended_before: datetime | None = None
+    ended_after: datetime | None = None
+    open: bool | None = None
+    resolved: bool | None = None
+    deleted: bool | None = None
+
+
+@query
+def historic_incidents(
+    conn: Connection, page: Page, found: IncidentFilter, *, count: bool = False
+) -> list[HistoricIncidentRow] | int:
+    """Every incident, open or ended, with Camunda's historic filters. `open`, `resolved` and
+    `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
+    where = _Where()
+    open_state, terminated = IncidentState.OPEN.value, InstanceState.TERMINATED.value
+    where.when(found.incident_id, "i.id = {}")
+    where.when(found.incident_type, "i.type = {}")
+    where.when(found.message, "i.message = {}")
+    if found.message_like is not None:
+        where.add(f"i.message LIKE {{}} {LIKE_ESCAPE}", like_pattern(found.message_like))
+    where.when(found.definition_id, "i.definition_id = {}")
+    where.when(_listed(found.definition_keys), "p.definition_key = ANY({})")
+    where.when(found.instance_id, "i.instance_id = {}")
+    where.when(found.execution_id, "i.token_id = {}")
+    where.when(found.node_id, "i.node_id = {}")
+    where.when(found.configuration, "(i.job_id = {} OR i.external_task_id = {})")
+    where.when(found.created_before, "i.created_at <= {}")
+    where.when(found.created_after, "i.created_at >= {}")
+    where.when(found.ended_before, "i.resolved_at <= {}")
+    where.when(found.ended_after, "i.resolved_at >= {}")
+    deleted = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
+    if found.open:
+        where.add("i.state = {}", open_state)
+    if found.resolved:
+        where.add(f"i.state <> {{}} AND NOT {deleted}", open_state, open_state, terminated)
+    if found.deleted:
+        where.add(deleted, open_state, terminated)
+    source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
+    if count:
+        return _count(conn, source, where)
+    flag = sql.SQL(
+        "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at) AS deleted "
+    ).format(where.param(open_state), where.param(terminated))
+    statement = (
+        sql.SQL(
+            "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, "
+            "p.root_instance_id, i.token_id, i.node_id, i.job_id, i.external_task_id, "
+            "i.message, i.state, i.created_at, i.resolved_at, "
+        )
+        + flag
+        + source
+        + where.clause()
+        + _order(page, HISTORIC_INCIDENT_SORT, "i.created_at, i.id")
+        + _limit(where, page)
+    )
+    return fetch_all(conn, HistoricIncidentRow, statement, where.params)
