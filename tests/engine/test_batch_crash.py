@@ -57,7 +57,8 @@ def _crash_twice(engine: Engine, database_url: str, count: int, kills: int) -> N
     for kill in range(1, kills + 1):
         worker = _executor(database_url)
         # Killed as it works, a chunk in hand: after each kill part of the batch is done.
-        _until(lambda k=kill: batch_row(engine, batch_id)[2] >= count * k // (kills + 1))
+        share = count * kill // (kills + 1)
+        _until(lambda: int(batch_row(engine, batch_id)[2]) >= share)  # noqa: B023
         _kill(worker)
         seen.append(batch_row(engine, batch_id)[2])
     assert seen[0] > 0 and seen == sorted(set(seen)) and seen[-1] < count, seen
