@@ -6,6 +6,7 @@ from starlette.routing import BaseRoute
 
 from app.console import (
     actions,
+    batches,
     cleanup,
     definitions,
     forms,
@@ -31,6 +32,7 @@ routes: list[BaseRoute] = [
     *views.routes,
     *workers.routes,
     *cleanup.routes,
+    *batches.routes,
     *sessions.routes,
     *webhooks.routes,
     *actions.routes,
