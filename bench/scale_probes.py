@@ -24,6 +24,9 @@ from bench.scale_fill import (
     uid,
 )
 
+# A batch id the fill never creates.
+NO_BATCH = "00000000-0000-4000-8000-0000000ba7c4"
+
 
 @dataclass(frozen=True)
 class Sample:
@@ -136,6 +139,10 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/workers"),
         p("/workers", "/workers?fragment=1"),
         p("/cleanup"),
+        p("/batches"),
+        p("/batches", "/batches?fragment=rows"),
+        # The fill creates no batch.
+        Probe("console", "/batches/{batch_id:uuid}", f"/batches/{NO_BATCH}", 404),
         p("/webhooks"),
         p("/webhooks/{subscription_id:uuid}", f"/webhooks/{s.webhook}"),
         p("/sessions"),
@@ -260,6 +267,9 @@ def camunda_probes(s: Sample) -> list[Probe]:
         Probe("camunda", "/history/cleanup/job", "/engine-rest/history/cleanup/job", 404),
         p("/history/cleanup/jobs"),
         p("/history/cleanup/configuration"),
+        *listed("/batch", "type=instance-deletion", "suspended=true"),
+        *listed("/batch/statistics", "type=set-job-retries"),
+        Probe("camunda", "/batch/{id}", f"/engine-rest/batch/{NO_BATCH}", 404),
         *listed(
             "/history/user-operation",
             f"processInstanceId={s.running}",

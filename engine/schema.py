@@ -19,6 +19,9 @@ from engine.states import (
     AuditChannel,
     AuditEntity,
     AuditOperation,
+    BatchItemState,
+    BatchState,
+    BatchType,
     CleanupState,
     DeliveryState,
     IncidentState,
@@ -59,6 +62,9 @@ LIST_PAGES = tuple(ListPage)
 AUDIT_CHANNELS = tuple(AuditChannel)
 AUDIT_OPERATIONS = tuple(AuditOperation)
 AUDIT_ENTITIES = tuple(AuditEntity)
+BATCH_STATES = tuple(BatchState)
+BATCH_ITEM_STATES = tuple(BatchItemState)
+BATCH_TYPES = tuple(BatchType)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -718,6 +724,58 @@ class AuditEntry(SQLModel, table=True):
     details: Any = Field(default=None, sa_type=JSONB, nullable=True)
 
 
+class Batch(SQLModel, table=True):
+    """One operation over many items (engine/commands/batches.py), worked through by the job
+    executors a chunk at a time. Its items were fixed when it was created; the counters move
+    with them, in the same transactions."""
+
+    __tablename__ = "batch"
+    __table_args__ = (
+        _one_of("type", BATCH_TYPES),
+        _one_of("state", BATCH_STATES),
+        sa.Index("ix_batch_created_at", "created_at", "id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    type: str = Field(sa_type=sa.String(40))
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    # The operation's parameters: retries, variables, a modification's instructions, a plan...
+    payload: Any = Field(default=None, sa_type=JSONB, nullable=False)
+    total: int = Field(sa_type=sa.Integer)
+    done: int = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
+    failed: int = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
+    # The operator who created it, as whom its items run (null: nobody's, not audited).
+    created_by: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS)
+    updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
+class BatchItem(SQLModel, table=True):
+    """One item of a batch: an incident's, a job's, an external task's or an instance's id,
+    in the order it was found; done or failed in the transaction that ran it."""
+
+    __tablename__ = "batch_item"
+    __table_args__ = (
+        _one_of("state", BATCH_ITEM_STATES),
+        # The next pending items of a batch, in order.
+        sa.Index(
+            "ix_batch_item_pending",
+            "batch_id",
+            "seq",
+            postgresql_where=sa.text("state = 'Pending'"),
+        ),
+    )
+
+    batch_id: UUID = Field(sa_type=sa.Uuid, foreign_key="batch.id", primary_key=True)
+    seq: int = Field(sa_type=sa.Integer, primary_key=True)
+    item_id: str = Field(sa_type=sa.Text)
+    state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
+    error: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    attempts: int = Field(sa_type=sa.Integer, sa_column_kwargs=MUTABLE)
+    updated_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+
+
 def table_of(model: type[SQLModel]) -> sa.Table:
     """The table `model` declares."""
     table = model.__table__  # type: ignore[attr-defined]
@@ -750,6 +808,8 @@ activity_bucket = table_of(ActivityBucket)
 summary_delta = table_of(SummaryDelta)
 saved_view = table_of(SavedView)
 audit_entry = table_of(AuditEntry)
+batch = table_of(Batch)
+batch_item = table_of(BatchItem)
 
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"

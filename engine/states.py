@@ -159,6 +159,8 @@ class JobKind(StrEnum):
     TIMER_START = "timer-start"
     # The one history cleanup job (engine/commands/cleanup.py): no instance, no definition.
     HISTORY_CLEANUP = "history-cleanup"
+    # A batch's job (engine/commands/batches.py): its id is the batch's; each run is one chunk.
+    BATCH = "batch"
 
 
 class CleanupState(StrEnum):
@@ -168,6 +170,43 @@ class CleanupState(StrEnum):
     RUNNING = "Running"
     FINISHED = "Finished"
     STOPPED = "Stopped"
+
+
+class BatchState(StrEnum):
+    """A batch: working through its items; suspended by an operator; every item done or failed;
+    or cancelled with the rest left undone."""
+
+    RUNNING = "Running"
+    SUSPENDED = "Suspended"
+    COMPLETED = "Completed"
+    CANCELLED = "Cancelled"
+
+    @property
+    def is_final(self) -> bool:
+        return self in (BatchState.COMPLETED, BatchState.CANCELLED)
+
+
+class BatchItemState(StrEnum):
+    """One item of a batch: not run yet, done, or failed with its error (retried by hand)."""
+
+    PENDING = "Pending"
+    DONE = "Done"
+    FAILED = "Failed"
+
+
+class BatchType(StrEnum):
+    """What a batch does to each of its items (Camunda's batch `type` where it has one)."""
+
+    RETRY_INCIDENTS = "retry-incidents"
+    SET_JOB_RETRIES = "set-job-retries"
+    SET_EXTERNAL_TASK_RETRIES = "set-external-task-retries"
+    CANCEL_INSTANCES = "cancel-instances"
+    SUSPEND_INSTANCES = "suspend-instances"
+    RESUME_INSTANCES = "resume-instances"
+    SET_VARIABLES = "set-variables"
+    DELETE_HISTORY = "delete-history"
+    MODIFY = "modify"
+    MIGRATE = "migrate"
 
 
 class JobOutcome(StrEnum):

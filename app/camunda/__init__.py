@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from app.camunda import (
+    batches,
     conditions,
     definitions,
     event_subscriptions,
@@ -30,6 +31,7 @@ from app.camunda.http import Endpoint, not_found
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *batches.endpoints,
     *conditions.endpoints,
     *definitions.endpoints,
     *event_subscriptions.endpoints,

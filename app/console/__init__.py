@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute
 from app.console import (
     actions,
     audit,
+    batches,
     cleanup,
     definitions,
     forms,
@@ -32,6 +33,7 @@ routes: list[BaseRoute] = [
     *views.routes,
     *workers.routes,
     *cleanup.routes,
+    *batches.routes,
     *sessions.routes,
     *webhooks.routes,
     *audit.routes,

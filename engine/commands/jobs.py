@@ -12,6 +12,7 @@ from uuid import UUID
 import psycopg
 
 from engine import audit, timers, waits
+from engine.commands.batches import run_batch_job
 from engine.commands.cleanup import run_cleanup_job
 from engine.commands.common import advance, load, model_of, persist
 from engine.commands.instances import start_instance
@@ -165,6 +166,9 @@ class ExecuteJob:
             return JobResult(str(self.job_id), skipped or JobOutcome.GONE)
         if job.kind == JobKind.HISTORY_CLEANUP:
             run_cleanup_job(tx)
+            return JobResult(str(self.job_id), JobOutcome.EXECUTED)
+        if job.kind == JobKind.BATCH:
+            run_batch_job(tx, job.id)
             return JobResult(str(self.job_id), JobOutcome.EXECUTED)
         assert job.definition_id is not None
         definition = definitions.by_id(tx.conn, job.definition_id)

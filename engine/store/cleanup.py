@@ -109,6 +109,29 @@ def lock_families(
     return Families(len(ids), roots, roots + [row[0] for row in called])
 
 
+# One ended root whose family has ended, locked (waiting for a command that holds it).
+LOCK_ROOT = f"""
+SELECT p.id FROM process_instance p
+WHERE p.id = %(id)s AND p.super_instance_id IS NULL AND p.state = ANY(%(final)s)
+  AND NOT {_RUNNING_FAMILY.format(root="p.id")}
+FOR UPDATE OF p
+"""
+
+
+def lock_family(conn: psycopg.Connection[Any], root_id: UUID) -> list[UUID] | None:
+    """Lock the ended root `root_id` of an ended family for deletion, whatever its time to live;
+    every instance of its family, or None when it is no such root."""
+    found = conn.execute(LOCK_ROOT, {"id": root_id, "final": FINAL_STATES}).fetchone()
+    if found is None:
+        return None
+    called = conn.execute(
+        "SELECT id FROM process_instance "
+        "WHERE super_instance_id IS NOT NULL AND root_instance_id = %s",
+        (root_id,),
+    ).fetchall()
+    return [root_id, *(row[0] for row in called)]
+
+
 def delete_instances(conn: psycopg.Connection[Any], ids: list[UUID]) -> int:
     """Delete instances `ids` with every row of theirs; the number of instances deleted."""
     if not ids:

@@ -24,6 +24,9 @@ from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.runtime import InstanceRow
 from engine.states import (
+    BatchItemState,
+    BatchState,
+    BatchType,
     CleanupState,
     DeliveryState,
     IncidentState,
@@ -186,6 +189,7 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "timer",
         "timer-start",
         "history-cleanup",
+        "batch",
     ]
     assert [s.value for s in CleanupState] == ["Running", "Finished", "Stopped"]
     assert [s.value for s in SubscriptionKind] == ["message", "signal", "conditional", "compensate"]
@@ -199,6 +203,20 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
     ]
     assert [s.value for s in DeliveryState] == ["pending", "delivered", "dead"]
     assert [s.value for s in ListPage] == ["instances", "incidents", "tasks"]
+    assert [s.value for s in BatchState] == ["Running", "Suspended", "Completed", "Cancelled"]
+    assert [s.value for s in BatchItemState] == ["Pending", "Done", "Failed"]
+    assert [s.value for s in BatchType] == [
+        "retry-incidents",
+        "set-job-retries",
+        "set-external-task-retries",
+        "cancel-instances",
+        "suspend-instances",
+        "resume-instances",
+        "set-variables",
+        "delete-history",
+        "modify",
+        "migrate",
+    ]
 
 
 def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
@@ -252,7 +270,8 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_job_kind_allowed": (
-            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup')"
+            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', "
+            "'batch')"
         ),
         "ck_event_subscription_kind_allowed": (
             "kind IN ('message', 'signal', 'conditional', 'compensate')"
@@ -281,6 +300,13 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
             "'StartProcessInstance', 'DeleteHistory', 'CreateBatch', 'RetryBatch', "
             "'CleanupHistory', 'SetAnnotation')"
         ),
+        "ck_batch_type_allowed": (
+            "type IN ('retry-incidents', 'set-job-retries', 'set-external-task-retries', "
+            "'cancel-instances', 'suspend-instances', 'resume-instances', 'set-variables', "
+            "'delete-history', 'modify', 'migrate')"
+        ),
+        "ck_batch_state_allowed": "state IN ('Running', 'Suspended', 'Completed', 'Cancelled')",
+        "ck_batch_item_state_allowed": "state IN ('Pending', 'Done', 'Failed')",
     }
 
 

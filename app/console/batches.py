@@ -1,0 +1,207 @@
+"""Batches: every batch with its progress, one batch with its failed items, and the operator's
+buttons (suspend, resume, cancel, retry failed items); and creating a batch from a list's filter
+(retry every incident it matches, cancel every instance it matches), its items fixed then.
+
+Progress is polled: a batch is no instance, and the outbox's events belong to instances. While a
+batch on the page is unfinished, its fragment asks for itself again every second (one small read
+of a few rows); once every batch shown has ended, the fragment comes back without the trigger
+and the polling stops."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import require
+from app.console import incidents as incident_page
+from app.console import instances as instance_page
+from app.console.common import act, engine_of, flash, read, render
+from app.params import Query
+from engine import batch as operations
+from engine.accounts import Principal, Role
+from engine.api import Engine
+from engine.commands.batches import (
+    MAX_ITEMS,
+    BatchResult,
+    CancelBatch,
+    CreateBatch,
+    RetryBatchItems,
+    SuspendBatch,
+)
+from engine.errors import BadRequest, InterlockError, NotFound
+from engine.executor import Command
+from engine.queries import batches as bq
+from engine.queries import lists
+from engine.states import BatchType, InstanceState
+
+# Batches the list shows, newest first.
+LIST_SIZE = 100
+
+
+def _list(engine: Engine) -> dict[str, Any]:
+    rows = bq.batches(engine, limit=LIST_SIZE)
+    return {
+        "batches": rows,
+        "labels": {t.value: op.label for t, op in operations.registered().items()},
+        "live": any(row.state in bq.UNFINISHED for row in rows),
+    }
+
+
+async def batches_page(request: Request) -> Response:
+    context = await read(request, _list, engine_of(request))
+    if Query(request.query_params).text("fragment"):
+        return render(request, "_batch_rows.html", context)
+    return render(request, "batches.html", {"page": "batches", **context})
+
+
+def _detail(engine: Engine, batch_id: UUID) -> dict[str, Any]:
+    row = bq.batch(engine, batch_id)
+    if row is None:
+        raise NotFound(f"batch {batch_id} does not exist")
+    operation = operations.registered().get(BatchType(row.type))
+    return {
+        "batch": row,
+        "label": operation.label if operation else row.type,
+        "item": operation.item if operation else "item",
+        "failures": bq.failed_items(engine, batch_id),
+        "live": row.state in bq.UNFINISHED,
+    }
+
+
+async def batch_page(request: Request) -> Response:
+    batch_id: UUID = request.path_params["batch_id"]
+    try:
+        context = await read(request, _detail, engine_of(request), batch_id)
+    except NotFound as exc:
+        return render(
+            request, "batch.html", {"page": "batches", "missing": exc.message}, status_code=404
+        )
+    if Query(request.query_params).text("fragment"):
+        return render(request, "_batch.html", context)
+    return render(request, "batch.html", {"page": "batches", **context})
+
+
+def _post(path: str, message: str, command: Callable[[UUID], Command[BatchResult]]) -> Route:
+    """The POST route running `command` on the batch the path names; `message` may name
+    `{retried}`, the items a retry made pending again."""
+
+    async def endpoint(request: Request) -> Response:
+        batch_id: UUID = request.path_params["batch_id"]
+
+        def work(engine: Engine, who: Principal, form: Mapping[str, str]) -> str:
+            result = engine.run(command(batch_id))
+            return message.format(retried=result.retried)
+
+        return await act(request, work)
+
+    return Route(path, endpoint, methods=["POST"])
+
+
+# -- creating batches from a list's filter --------------------------------------------------------
+
+
+def _ids(batches: Iterable[list[Any]], key: str) -> list[str]:
+    """The `key` of every row, batch after batch, refused past MAX_ITEMS."""
+    ids: list[str] = []
+    for rows in batches:
+        ids += [str(getattr(row, key)) for row in rows]
+        if len(ids) > MAX_ITEMS:
+            raise BadRequest(f"the filter matches more than {MAX_ITEMS} items: narrow it")
+    return ids
+
+
+def _incident_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
+    where = incident_page.filter_of(
+        {k: v for k, v in fields.items() if k in incident_page.FILTER_FIELDS and v}
+    )
+    return _ids(lists.incidents(engine, where), "id")
+
+
+def _instance_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
+    """The instances the filter matches that a cancellation can end: running roots (a called
+    instance ends with its root)."""
+    where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
+    cancellable = ((row.info for row in rows) for rows in lists.instances(engine, where))
+    return _ids(
+        (
+            [
+                i
+                for i in infos
+                if not InstanceState(i.state).is_final and i.super_instance_id is None
+            ]
+            for infos in cancellable
+        ),
+        "id",
+    )
+
+
+async def _create(request: Request, kind: BatchType, find: Any, nothing: str) -> Response:
+    """Create a batch of `kind` over what the form's filter matches now; the browser goes to
+    the batch's page."""
+    try:
+        require(request, Role.OPERATOR)
+        if operations.operation(kind).admin_only:
+            require(request, Role.ADMIN)
+        form = await request.form()
+        fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        engine = engine_of(request)
+
+        def create() -> str:
+            items = find(engine, fields)
+            if not items:
+                raise BadRequest(nothing)
+            return engine.run(CreateBatch(kind, tuple(items))).batch_id
+
+        batch_id = await run_in_threadpool(create)
+    except InterlockError as error:
+        return flash(request, error=error)
+    response = flash(request, message="Batch created.")
+    response.headers["HX-Redirect"] = f"/batches/{batch_id}"
+    return response
+
+
+async def retry_incidents(request: Request) -> Response:
+    return await _create(
+        request, BatchType.RETRY_INCIDENTS, _incident_ids, "no open incident matches the filter"
+    )
+
+
+async def cancel_instances(request: Request) -> Response:
+    return await _create(
+        request, BatchType.CANCEL_INSTANCES, _instance_ids, "no instance matches the filter"
+    )
+
+
+routes = [
+    Route("/batches", batches_page, methods=["GET"]),
+    Route("/batches/{batch_id:uuid}", batch_page, methods=["GET"]),
+    _post(
+        "/batches/{batch_id:uuid}/suspend",
+        "Batch suspended: the chunk in hand finishes, no other starts.",
+        lambda batch_id: SuspendBatch(batch_id, True),
+    ),
+    _post(
+        "/batches/{batch_id:uuid}/resume",
+        "Batch resumed.",
+        lambda batch_id: SuspendBatch(batch_id, False),
+    ),
+    _post(
+        "/batches/{batch_id:uuid}/cancel",
+        "Batch cancelled: the items not done yet stay undone.",
+        CancelBatch,
+    ),
+    _post(
+        "/batches/{batch_id:uuid}/retry",
+        "{retried} failed items will run again.",
+        RetryBatchItems,
+    ),
+    Route("/incidents/batch", retry_incidents, methods=["POST"]),
+    Route("/instances/batch-cancel", cancel_instances, methods=["POST"]),
+]

@@ -1,0 +1,70 @@
+"""What each type of batch does to one item: a registry from `BatchType` to the operation.
+
+An operation runs one item inside the transaction of the chunk that holds it (under a savepoint:
+raising fails the item alone, with its message as the item's error), as the operator who created
+the batch. It checks the batch's payload once, when the batch is created, so that items never
+fail over a parameter. The built-in operations are engine/batch/operations.py; a module that
+adds a type registers it there, on import (`register`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from engine.errors import BadRequest
+from engine.states import BatchType
+
+if TYPE_CHECKING:
+    from engine.executor import Tx
+
+__all__ = ["BatchOperation", "ItemRun", "PayloadCheck", "operation", "register", "registered"]
+
+# Run one item (its id, the batch's payload) in the caller's transaction; raise to fail it.
+ItemRun = Callable[["Tx", str, Mapping[str, Any]], None]
+# The payload as the batch keeps it, or BadRequest naming the field.
+PayloadCheck = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+
+def no_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
+    return {}
+
+
+@dataclass(frozen=True)
+class BatchOperation:
+    type: BatchType
+    # What is done to each item, and what an item is, as the console says it.
+    label: str
+    item: str
+    run: ItemRun
+    check: PayloadCheck = no_payload
+    # Only an administrator may create a batch of this type (history deletion, migration).
+    admin_only: bool = False
+
+
+_OPERATIONS: dict[BatchType, BatchOperation] = {}
+
+
+def register(operation: BatchOperation) -> BatchOperation:
+    _OPERATIONS[operation.type] = operation
+    return operation
+
+
+def registered() -> dict[BatchType, BatchOperation]:
+    """Every type a batch can be created with now."""
+    from engine.batch import operations  # noqa: F401  (registers the built-in types)
+
+    return dict(_OPERATIONS)
+
+
+def operation(batch_type: str) -> BatchOperation:
+    """The operation of `batch_type`; BadRequest naming `type` when there is none."""
+    known = registered()
+    try:
+        return known[BatchType(batch_type)]
+    except (ValueError, KeyError):
+        names = ", ".join(sorted(t.value for t in known))
+        raise BadRequest(
+            f"unknown batch type '{batch_type}'; known: {names}", field="type"
+        ) from None

@@ -1,0 +1,178 @@
+"""The built-in batch operations: each item is one existing operator command, run in the chunk's
+transaction (engine/commands/batches.py), so it is audited like the command run by hand, with the
+batch's id on its entry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+from uuid import UUID
+
+from engine import audit, waits
+from engine.batch import BatchOperation, ItemRun, register
+from engine.commands.external_tasks import SetExternalTaskRetries
+from engine.commands.incidents import RetryIncident
+from engine.commands.instances import (
+    CancelInstance,
+    ResumeInstance,
+    SetVariables,
+    SuspendInstance,
+)
+from engine.commands.jobs import SetJobRetries
+from engine.errors import BadRequest, Conflict, NotFound
+from engine.executor import Command, Tx
+from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState
+from engine.store import cleanup
+from engine.variables import TypedValue, check_name, infer, typed
+
+
+def _retries(payload: Mapping[str, Any]) -> dict[str, Any]:
+    retries = payload.get("retries")
+    if isinstance(retries, bool) or not isinstance(retries, int):
+        raise BadRequest("retries must be a whole number", field="retries")
+    if not 0 <= retries <= waits.MAX_RETRIES:
+        raise BadRequest(f"retries must be between 0 and {waits.MAX_RETRIES}", field="retries")
+    return {"retries": retries}
+
+
+def _variable(name: str, given: Any) -> TypedValue:
+    """A variable as a batch keeps it: {"value": ..., "type": ...} (type optional)."""
+    if not isinstance(given, Mapping) or "value" not in given:
+        raise BadRequest(
+            f"variable {name!r} must be an object with a value (and optionally a type)",
+            field="variables",
+        )
+    kind = given.get("type")
+    if kind is not None and not isinstance(kind, str):
+        raise BadRequest(f"the type of variable {name!r} must be a string", field="variables")
+    return typed(kind, given["value"]) if kind else infer(given["value"])
+
+
+def _variables(payload: Mapping[str, Any]) -> dict[str, Any]:
+    given = payload.get("variables")
+    if not isinstance(given, Mapping) or not given:
+        raise BadRequest("variables must be a non-empty object", field="variables")
+    kept: dict[str, Any] = {}
+    for name, value in given.items():
+        check_name(name)
+        checked = _variable(name, value)  # refused now, not item after item
+        kept[name] = {"value": value["value"], "type": value.get("type") or checked.type}
+    return {"variables": kept}
+
+
+def _set_variables(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
+    variables = {name: _variable(name, v) for name, v in payload["variables"].items()}
+    SetVariables(UUID(item), variables).execute(tx)
+
+
+def _delete_history(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
+    """Delete an ended root instance and everything it called, with every row of theirs, as the
+    history cleanup deletes a family past its time to live."""
+    instance_id = UUID(item)
+    row = tx.conn.execute(
+        "SELECT state, super_instance_id, definition_id, definition_key FROM process_instance "
+        "WHERE id = %s",
+        (instance_id,),
+    ).fetchone()
+    if row is None:
+        raise NotFound(f"process instance {instance_id} does not exist")
+    state, caller, definition_id, definition_key = row
+    if caller is not None:
+        raise Conflict(
+            f"process instance {instance_id} was called by {caller}: delete its root's history"
+        )
+    if not InstanceState(state).is_final:
+        raise Conflict(f"process instance {instance_id} has not ended ({state})")
+    family = cleanup.lock_family(tx.conn, instance_id)
+    if family is None:
+        raise Conflict(f"an instance called by process instance {instance_id} has not ended")
+    cleanup.delete_instances(tx.conn, family)
+    audit.record(
+        tx,
+        AuditOperation.DELETE_HISTORY,
+        AuditEntity.HISTORY,
+        entity_id=str(instance_id),
+        instance_id=instance_id,
+        definition_id=definition_id,
+        definition_key=definition_key,
+        details={"instances": len(family)},
+    )
+
+
+def _each(make: Callable[[UUID, Mapping[str, Any]], Command[Any]]) -> ItemRun:
+    """Run the command `make` gives for each item, in the chunk's transaction."""
+
+    def run(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
+        make(UUID(item), payload).execute(tx)
+
+    return run
+
+
+register(
+    BatchOperation(
+        BatchType.RETRY_INCIDENTS,
+        "Retry incidents",
+        "incident",
+        _each(lambda item, payload: RetryIncident(item)),
+    )
+)
+register(
+    BatchOperation(
+        BatchType.SET_JOB_RETRIES,
+        "Set job retries",
+        "job",
+        _each(lambda item, payload: SetJobRetries(item, payload["retries"])),
+        _retries,
+    )
+)
+register(
+    BatchOperation(
+        BatchType.SET_EXTERNAL_TASK_RETRIES,
+        "Set external task retries",
+        "external task",
+        _each(lambda item, payload: SetExternalTaskRetries(item, payload["retries"])),
+        _retries,
+    )
+)
+register(
+    BatchOperation(
+        BatchType.CANCEL_INSTANCES,
+        "Cancel instances",
+        "process instance",
+        _each(lambda item, payload: CancelInstance(item)),
+    )
+)
+register(
+    BatchOperation(
+        BatchType.SUSPEND_INSTANCES,
+        "Suspend instances",
+        "process instance",
+        _each(lambda item, payload: SuspendInstance(item)),
+    )
+)
+register(
+    BatchOperation(
+        BatchType.RESUME_INSTANCES,
+        "Resume instances",
+        "process instance",
+        _each(lambda item, payload: ResumeInstance(item)),
+    )
+)
+register(
+    BatchOperation(
+        BatchType.SET_VARIABLES,
+        "Set variables",
+        "process instance",
+        _set_variables,
+        _variables,
+    )
+)
+register(
+    BatchOperation(
+        BatchType.DELETE_HISTORY,
+        "Delete history",
+        "ended process instance",
+        _delete_history,
+        admin_only=True,
+    )
+)

@@ -1,0 +1,117 @@
+"""The console's batches over HTTP: a batch created from a list's filter, its page with progress,
+failed items and the operator's buttons; a viewer sees no button and a forged POST is refused.
+The server runs no job executor: the test runs the chunks itself."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from engine.builder import ProcessBuilder
+from engine.states import InstanceState
+from tests.api.test_sessions import Browser
+from tests.engine.batches import batch_row, run_to_end
+from tests.server import LiveServer, live_server
+
+
+@pytest.fixture
+def idle(database_url: str) -> Iterator[LiveServer]:
+    with live_server(database_url, run_jobs=False) as server:
+        for key in ("console-a", "console-b"):
+            server.engine.deploy(
+                ProcessBuilder(key)
+                .start_event("start")
+                .service_task("charge", topic=key)
+                .end_event("end")
+                .chain("start", "charge", "end")
+                .build()
+            )
+        yield server
+
+
+def _incidents(server: LiveServer, key: str, count: int) -> list[str]:
+    for _ in range(count):
+        server.engine.start_latest(key)
+    for task in server.engine.fetch_and_lock("w", {key: 60_000}, max_tasks=count):
+        server.engine.fail_external_task(task["id"], "w", "declined", retries=0)
+    return [str(i.id) for i in server.engine.incidents(definition_key=key)]
+
+
+def _browser(server: LiveServer, role: str) -> Browser:
+    return Browser(server.url, role)
+
+
+def test_a_retry_batch_from_the_incident_filter_with_its_buttons(idle: LiveServer) -> None:
+    wanted = _incidents(idle, "console-a", 2)
+    _incidents(idle, "console-b", 1)
+    operator, viewer = _browser(idle, "operator"), _browser(idle, "viewer")
+    try:
+        assert 'hx-post="/incidents/batch"' in operator.get("/incidents").text
+        assert 'hx-post="/incidents/batch"' not in viewer.get("/incidents").text
+        created = operator.post("/incidents/batch", data={"definition": "console-a"})
+        assert created.status_code == 200, created.text
+        found = re.fullmatch(r"/batches/([0-9a-f-]{36})", created.headers["HX-Redirect"])
+        assert found
+        batch_id = found.group(1)
+        assert batch_row(idle.engine, batch_id)[:5] == ("Running", 2, 0, 0, "operator")
+
+        listed = viewer.get("/batches")
+        assert f'data-batch="{batch_id}" data-state="Running"' in listed.text
+        assert 'hx-trigger="every 1s"' in listed.text  # polled while it runs
+        page = viewer.get(f"/batches/{batch_id}")
+        assert page.status_code == 200 and "0 done of 2" in page.text
+        assert 'hx-post="/batches/' not in page.text
+        assert viewer.post(f"/batches/{batch_id}/cancel").status_code == 403
+        forged = operator.post(f"/batches/{batch_id}/cancel", headers={"X-CSRF-Token": "forged"})
+        assert forged.status_code == 403
+        assert batch_row(idle.engine, batch_id)[0] == "Running"
+
+        assert (
+            'hx-post="/batches/' + batch_id + '/suspend"'
+            in operator.get(f"/batches/{batch_id}").text
+        )
+        assert operator.post(f"/batches/{batch_id}/suspend").status_code == 200
+        assert batch_row(idle.engine, batch_id)[0] == "Suspended"
+        assert f'/batches/{batch_id}/resume"' in operator.get(f"/batches/{batch_id}").text
+        assert operator.post(f"/batches/{batch_id}/resume").status_code == 200
+
+        idle.engine.resolve_incident(wanted[0])  # resolved meanwhile: that item fails
+        run_to_end(idle.engine, batch_id)
+        done = operator.get(f"/batches/{batch_id}?fragment=1").text
+        assert "1 done, " in done and "1 failed</span> of 2" in done
+        assert f"incident {wanted[0]} is already resolved" in done
+        assert "every 1s" not in done  # ended: no more polling
+        retried = operator.post(f"/batches/{batch_id}/retry")
+        assert "1 failed items will run again." in retried.text
+        assert batch_row(idle.engine, batch_id)[:4] == ("Running", 2, 1, 0)
+        assert idle.engine.incidents(definition_key="console-b")  # not in the filter: untouched
+    finally:
+        operator.close()
+        viewer.close()
+
+
+def test_cancel_every_running_instance_a_filter_matches(idle: LiveServer) -> None:
+    running = [str(idle.engine.start_latest("console-b").id) for _ in range(2)]
+    ended = idle.engine.start_latest("console-b")
+    ended.cancel()
+    other = idle.engine.start_latest("console-a")
+    operator, viewer = _browser(idle, "operator"), _browser(idle, "viewer")
+    try:
+        assert (
+            viewer.post("/instances/batch-cancel", data={"definition": "console-b"}).status_code
+            == 403
+        )
+        created = operator.post("/instances/batch-cancel", data={"definition": "console-b"})
+        batch_id = created.headers["HX-Redirect"].rsplit("/", 1)[1]
+        assert batch_row(idle.engine, batch_id)[:2] == ("Running", 2)  # the ended one is left out
+        run_to_end(idle.engine, batch_id)
+        assert {idle.engine.instance(i).state for i in running} == {InstanceState.TERMINATED}
+        assert other.state is InstanceState.ACTIVE
+        empty = operator.post("/instances/batch-cancel", data={"definition": "console-b"})
+        assert empty.status_code == 400
+        assert "no instance matches the filter" in empty.text
+    finally:
+        operator.close()
+        viewer.close()
