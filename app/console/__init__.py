@@ -13,6 +13,7 @@ from app.console import (
     inspector,
     instances,
     jump,
+    modification,
     overview,
     sessions,
     tasks,
@@ -34,6 +35,7 @@ routes: list[BaseRoute] = [
     *sessions.routes,
     *webhooks.routes,
     *actions.routes,
+    *modification.routes,
     *forms.routes,
     *jump.routes,
 ]
