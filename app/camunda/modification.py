@@ -197,6 +197,8 @@ def execute(call: Call) -> Response:
     definition_id = body.get("processDefinitionId")
     if not isinstance(definition_id, str) or not definition_id:
         raise invalid_request("'processDefinitionId' is required")
+    if body.get("historicProcessInstanceQuery") is not None:
+        raise invalid_request("'historicProcessInstanceQuery' is not supported")
     ids = instance_ids(call, body)
     commands = [modification_command(instance_id, body) for instance_id in ids]
     for instance_id in ids:
