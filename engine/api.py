@@ -41,6 +41,11 @@ from engine.commands.instances import (
 )
 from engine.commands.jobs import JobResult, SetJobRetries, run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
+from engine.commands.modification import (
+    ModificationResult,
+    ModifyInstance,
+    PreviewModification,
+)
 from engine.commands.tasks import (
     AssignUserTask,
     CompleteUserTask,
@@ -69,6 +74,7 @@ from engine.notifier import Notifier
 from engine.outage import Availability, PoolCheck
 from engine.paging import Page
 from engine.queries import variables as variable_reads
+from engine.semantics.modification import Instruction
 from engine.states import (
     IncidentState,
     InstanceState,
@@ -502,6 +508,40 @@ class Engine:
         conditional start event holds over `variables` (Camunda's evaluateStartConditions)."""
         values = {name: infer(value) for name, value in (variables or {}).items()}
         return self.run(EvaluateStartConditions(values, business_key, definition_id))
+
+    def modify(
+        self,
+        instance_id: UUID | str,
+        *instructions: Instruction,
+        skip_custom_listeners: bool = False,
+        skip_io_mappings: bool = False,
+        annotation: str | None = None,
+    ) -> ModificationResult:
+        """Modify the instance's tokens: the instructions (engine/semantics/modification.py)
+        apply in order in one transaction, or none does."""
+        return self.run(
+            ModifyInstance(
+                _uuid(instance_id),
+                instructions,
+                skip_custom_listeners,
+                skip_io_mappings,
+                annotation,
+            )
+        )
+
+    def preview_modification(
+        self,
+        instance_id: UUID | str,
+        *instructions: Instruction,
+        skip_custom_listeners: bool = False,
+        skip_io_mappings: bool = False,
+    ) -> ModificationResult:
+        """Where `modify` would leave the tokens, with nothing written."""
+        return self.run(
+            PreviewModification(
+                _uuid(instance_id), instructions, skip_custom_listeners, skip_io_mappings
+            )
+        )
 
     def retry_incident(self, incident_id: UUID | str) -> IncidentResult:
         return self.run(RetryIncident(_uuid(incident_id)))

@@ -360,6 +360,8 @@ class InstanceRun:
     authenticated_user_id: str | None = None
     # Variable changes and conditional waits of this command (see `ConditionLog`).
     conditions: ConditionLog = field(default_factory=ConditionLog)
+    # An instance modification asked to skip input and output parameters (see mappings.py).
+    skip_io_mappings: bool = False
     # Look-ups asked once per token, answered from indexes instead of scans (see `_Grouped`).
     _scopes: _Grouped[Token] = field(
         default_factory=lambda: _Grouped(_scope_of), init=False, repr=False, compare=False

@@ -4,6 +4,7 @@
 const host = document.getElementById("diagram");
 
 const OVERLAY = "interlock";
+const GHOST = "interlock-ghost";
 
 function el(tag, className, text, title) {
   const node = document.createElement(tag);
@@ -397,12 +398,29 @@ class LiveDiagram {
     }
   }
 
+  // Where the tokens would be after a modification the operator previews (modify.js): a
+  // dashed badge per node with its count; null takes them away.
+  ghosts(tokens) {
+    this.overlays.remove({ type: GHOST });
+    Object.entries(tokens || {}).forEach(([id, count]) => {
+      if (this.registry.get(id)) {
+        const badge = el("div", "badge ghost-badge", String(count), "after the modification: " + plural(count, "token"));
+        badge.dataset.node = id;
+        this.overlays.add(id, GHOST, { position: { bottom: 10, left: -12 }, html: badge });
+      }
+    });
+  }
+
   clicked(element) {
     const filter = document.getElementById("node-filter");
     if (!filter || !element || element.type === "label") {
       return;
     }
     const id = element.businessObject && element.businessObject.id;
+    // A modification being put together may take the click (modify.js), not the panel filter.
+    if (!document.dispatchEvent(new CustomEvent("interlock:pick", { detail: id, cancelable: true }))) {
+      return;
+    }
     const known = Array.from(filter.options).some((option) => option.value === id);
     filter.value = known && this.selected !== id ? id : "";
     filter.dispatchEvent(new Event("change", { bubbles: true }));

@@ -15,6 +15,7 @@ from app.console import (
     inspector,
     instances,
     jump,
+    modification,
     overview,
     sessions,
     tasks,
@@ -38,6 +39,7 @@ routes: list[BaseRoute] = [
     *webhooks.routes,
     *audit.routes,
     *actions.routes,
+    *modification.routes,
     *forms.routes,
     *jump.routes,
 ]

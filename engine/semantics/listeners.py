@@ -70,6 +70,9 @@ class Scripts:
         self.connection = connection
         self.optimistic = optimistic
         self.isolate = Isolate(limits)
+        # An instance modification asked to skip execution listeners (Camunda's
+        # skipCustomListeners).
+        self.skip_listeners = False
 
     # --- variables: the one place scripts and listeners read and write them -------------------
 
@@ -92,7 +95,7 @@ class Scripts:
     ) -> None:
         """Run the listeners of `owner` (a node, a sequence flow or the process) on `event`."""
         listeners = [listener for listener in owner.listeners if listener.event == event]
-        if not listeners:
+        if not listeners or self.skip_listeners:
             return
         node = activity if activity is not None else owner if isinstance(owner, Node) else None
         for listener in listeners:

@@ -36,7 +36,7 @@ def _computed(
 
 def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
     """The node's input parameters become local variables of `token` (a no-op without)."""
-    if node.io is None or not node.io.inputs:
+    if node.io is None or not node.io.inputs or run.skip_io_mappings:
         return
     values = run.values_for(token)
     context = context_for(run, token, values)
@@ -47,7 +47,7 @@ def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
 
 def map_outputs(run: InstanceRun, token: Token, node: Node) -> None:
     """The node's output parameters, computed with what `token` sees, set in its parent scope."""
-    if node.io is None or not node.io.outputs:
+    if node.io is None or not node.io.outputs or run.skip_io_mappings:
         return
     values = run.values_for(token)
     context = context_for(run, token, values)

@@ -318,6 +318,18 @@ BODY_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "deletions": either(st.sampled_from([[], ["amount"], ["text", "x"]]), hostile_json()),
     "value": either(st.sampled_from([1, "y", True]), hostile_json()),
     "type": either(st.sampled_from(["String", "Integer", "Json"]), hostile_text()),
+    "instructions": either(
+        st.sampled_from(
+            [
+                [{"type": "cancel", "activityId": "review"}],
+                [{"type": "startBeforeActivity", "activityId": "review", "variables": {}}],
+                [{"type": "startTransition", "transitionId": "x"}],
+            ]
+        ),
+        hostile_json(),
+    ),
+    "annotation": TEXT,
+    "processInstanceQuery": either(st.just({}), hostile_json()),
 }
 
 
@@ -542,7 +554,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 99
+    assert len(set(ROUTES)) == len(ROUTES) == 101
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.

@@ -1,0 +1,97 @@
+"""Instance modification: cancel tokens and start new ones, in one transaction under the
+instance's lock, audited (engine/semantics/modification.py says what each instruction does).
+
+`PreviewModification` runs the same checks and moves and answers where the tokens would be,
+writing nothing: the instance is not persisted and whatever a handler wrote on the way is rolled
+back to a savepoint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine import audit
+from engine.commands.common import advance, load, persist, require_running
+from engine.executor import Result, Tx
+from engine.runtime import InstanceRun
+from engine.semantics.modification import Instruction, Modification, positions
+from engine.states import AuditEntity, AuditOperation
+
+PREVIEW_SAVEPOINT = "modification_preview"
+
+
+@dataclass(frozen=True)
+class ModificationResult(Result):
+    instance_id: str
+    state: str
+    # Live tokens per node once the instructions applied.
+    tokens: dict[str, int]
+
+
+@dataclass(frozen=True)
+class _Modification:
+    result_type: ClassVar[type[Result]] = ModificationResult
+
+    instance_id: UUID
+    instructions: tuple[Instruction, ...]
+    skip_custom_listeners: bool = False
+    skip_io_mappings: bool = False
+
+    def _apply(self, tx: Tx) -> tuple[InstanceRun, ModificationResult]:
+        run = load(tx, self.instance_id)
+        require_running(run)
+        run.skip_io_mappings = self.skip_io_mappings
+        moves = advance(tx, run)
+        moves.scripts.skip_listeners = self.skip_custom_listeners
+        Modification(moves).apply(self.instructions)
+        result = ModificationResult(
+            str(run.instance.id), run.instance.state.value, positions(moves)
+        )
+        return run, result
+
+    def details(self) -> dict[str, Any]:
+        return {
+            "instructions": [instruction.describe() for instruction in self.instructions],
+            "skipCustomListeners": self.skip_custom_listeners,
+            "skipIoMappings": self.skip_io_mappings,
+        }
+
+
+@dataclass(frozen=True)
+class ModifyInstance(_Modification):
+    """Apply `instructions` in order; refused whole (nothing written) if any cannot apply."""
+
+    name: ClassVar[str] = "ModifyInstance"
+
+    annotation: str | None = None
+
+    def execute(self, tx: Tx) -> ModificationResult:
+        run, result = self._apply(tx)
+        persist(tx, run)
+        audit.record(
+            tx,
+            AuditOperation.MODIFY_INSTANCE,
+            AuditEntity.PROCESS_INSTANCE,
+            entity_id=str(run.instance.id),
+            instance_id=run.instance.id,
+            definition_id=run.instance.definition_id,
+            definition_key=run.instance.definition_key,
+            annotation=self.annotation,
+            details=self.details(),
+        )
+        return result
+
+
+@dataclass(frozen=True)
+class PreviewModification(_Modification):
+    """Where the tokens would be after `instructions`, with nothing written."""
+
+    name: ClassVar[str] = "PreviewModification"
+
+    def execute(self, tx: Tx) -> ModificationResult:
+        tx.conn.execute(f"SAVEPOINT {PREVIEW_SAVEPOINT}")
+        _, result = self._apply(tx)
+        tx.conn.execute(f"ROLLBACK TO SAVEPOINT {PREVIEW_SAVEPOINT}")
+        return result
