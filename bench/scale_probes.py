@@ -85,6 +85,7 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}/stats", f"/definitions/{s.key}/stats"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json"),
         p("/definitions/{key}/xml", f"/definitions/{s.key}/xml"),
+        p("/definitions/{key}/migrate", f"/definitions/{s.key}/migrate"),
         p("/instances"),
         p("/instances", rows),
         p("/instances", f"{rows}&definition={s.key}"),

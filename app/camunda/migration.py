@@ -18,7 +18,7 @@ from engine.accounts import Role
 from engine.commands.migration import MigrationInvalid, ValidationReport
 from engine.errors import BadRequest, NotFound
 from engine.migration import MigrationPlan
-from engine.store.instances import InstanceFilter
+from engine.queries.instances import InstanceFilter
 
 # The most instances one synchronous execute migrates; more go through executeAsync.
 MAX_SYNC_INSTANCES = 1000

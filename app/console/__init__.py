@@ -13,6 +13,7 @@ from app.console import (
     inspector,
     instances,
     jump,
+    migration,
     overview,
     sessions,
     tasks,
@@ -24,6 +25,7 @@ from app.console import (
 routes: list[BaseRoute] = [
     *overview.routes,
     *definitions.routes,
+    *migration.routes,
     *instances.routes,
     *inspector.routes,
     *incidents.routes,
