@@ -99,7 +99,7 @@ def _instance_ids(call: Call) -> list[UUID]:
     if len(unique) > MAX_SYNC_INSTANCES:
         raise invalid_request(
             f"{len(unique)} instances selected: execute migrates at most {MAX_SYNC_INSTANCES}, "
-            "use /migration/executeAsync"
+            "select fewer"
         )
     return unique
 

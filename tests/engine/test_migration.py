@@ -15,7 +15,7 @@ from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.migration import MigrationInvalid
-from engine.migration import Instruction, MigrationPlan
+from engine.migration import Instruction, MigrationPlan, generate_plan, validate_plan
 from engine.model import TimerDefinition
 from engine.states import AuditChannel, InstanceState
 from tests.engine.clock import ManualClock
@@ -291,3 +291,95 @@ def test_every_migrated_instance_leaves_one_audit_row(engine: Engine, database_u
     assert visit == ("T2",)  # the open visit is of v2's node now
     with pytest.raises(MigrationInvalid, match="not the plan's source"):
         engine.migrate(engine.migration_plan(source, target), [started[0].id])
+
+
+def test_boundary_events_the_target_adds_listen_and_those_it_drops_go(
+    timed: Engine, clock: ManualClock
+) -> None:
+    v1 = (
+        ProcessBuilder("mig_boundary")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .boundary_event("cancelled", "review", message="mig-cancel")
+        .end_event("gone")
+        .chain("s", "review", "e")
+        .chain("cancelled", "gone")
+    )
+    v2 = (
+        ProcessBuilder("mig_boundary")
+        .start_event("s")
+        .user_task("review")
+        .end_event("e")
+        .boundary_event("late", "review", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .user_task("escalate")
+        .chain("s", "review", "e")
+        .chain("late", "escalate")
+    )
+    source, target = versions(timed, v1, v2)
+    instance = timed.start_version("mig_boundary", 1)
+    timed.migrate(timed.migration_plan(source, target), [instance.id])
+    with timed.connection() as conn:
+        waits = conn.execute(
+            "SELECT 'job', node_id, definition_id FROM job WHERE instance_id = %(i)s UNION ALL "
+            "SELECT 'subscription', node_id, definition_id FROM event_subscription "
+            "WHERE instance_id = %(i)s",
+            {"i": instance.id},
+        ).fetchall()
+    assert waits == [("job", "late", target)]
+    clock.advance(hours=2)
+    assert fire_due_jobs(timed) == 1
+    assert nodes(instance) == ["escalate"]
+
+
+def _nested(key: str, inner_parent: str | None, name: str | None = None) -> ProcessBuilder:
+    model = (
+        ProcessBuilder(key)
+        .start_event("s")
+        .sub_process("sub")
+        .start_event("sub_s", parent="sub")
+        .end_event("sub_e", parent="sub")
+        .end_event("e")
+        .chain("s", "sub", "e")
+    )
+    if inner_parent == "sub":
+        return model.user_task("work", name, parent="sub").chain("sub_s", "work", "sub_e")
+    return model.chain("sub_s", "sub_e")
+
+
+def test_a_token_in_a_subprocess_moves_with_its_scope(engine: Engine) -> None:
+    source, target = versions(
+        engine, _nested("mig_sub", "sub"), _nested("mig_sub", "sub", "Work v2")
+    )
+    instance = engine.start_version("mig_sub", 1)
+    assert nodes(instance) == ["sub", "work"]
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    assert nodes(instance) == ["sub", "work"]
+    [task] = instance.user_tasks()
+    engine.complete_task(task.id)
+    assert instance.state is InstanceState.COMPLETED
+
+
+def test_a_node_moved_to_another_scope_is_refused() -> None:
+    source = _nested("scoped", "sub").build()
+    target = (
+        ProcessBuilder("scoped")
+        .start_event("s")
+        .user_task("work")
+        .sub_process("sub")
+        .start_event("sub_s", parent="sub")
+        .end_event("sub_e", parent="sub")
+        .end_event("e")
+        .chain("s", "work", "sub", "e")
+        .chain("sub_s", "sub_e")
+        .build()
+    )
+    plan = generate_plan(source, target, "scoped:1", "scoped:2")
+    assert ("work",) not in [i.source for i in plan.instructions]
+    forced = MigrationPlan(
+        "scoped:1", "scoped:2", (*plan.instructions, Instruction(("work",), ("work",)))
+    )
+    [report] = validate_plan(forced, source, target)
+    assert report.failures == [
+        "the parent of 'work' (sub) is not mapped to the parent of 'work' (the process)"
+    ]
