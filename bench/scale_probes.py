@@ -91,6 +91,7 @@ def console_probes(s: Sample) -> list[Probe]:
         # The history view: a definition's visits, durations and incidents over 30 days.
         p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
+        p("/definitions/{key}/migrate", f"/definitions/{s.key}/migrate"),
         p("/instances"),
         p("/instances", rows),
         p("/instances", f"{rows}&definition={s.key}"),

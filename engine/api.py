@@ -41,6 +41,14 @@ from engine.commands.instances import (
 )
 from engine.commands.jobs import JobResult, SetJobRetries, run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
+from engine.commands.migration import (
+    MigrateInstance,
+    MigrationInvalid,
+    MigrationResult,
+    ValidationReport,
+    models_of,
+    validation_report,
+)
 from engine.commands.modification import (
     ModificationResult,
     ModifyInstance,
@@ -69,6 +77,7 @@ from engine.executor import (
 )
 from engine.forms import Form
 from engine.handlers import Handler, HandlerRegistry
+from engine.migration import MigrationPlan, generate_plan
 from engine.model import ProcessModel, UserTask
 from engine.notifier import Notifier
 from engine.outage import Availability, PoolCheck
@@ -608,6 +617,47 @@ class Engine:
         the job counts its retries down, and the outcome is "failed". A repeated idempotency key
         replays the first outcome, a failure included."""
         return run_job(self.run, _uuid(job_id), None, idempotency_key)
+
+    # -- version migration -----------------------------------------------------------------------
+
+    def migration_plan(
+        self, source_id: str, target_id: str, update_event_triggers: bool = False
+    ) -> MigrationPlan:
+        """The plan Camunda's generator makes: the nodes of the same id and type in both."""
+        plan = MigrationPlan(source_id, target_id)
+        with self.connection() as conn:
+            models = models_of(conn, self.definition_cache, plan)
+        return generate_plan(
+            models.source, models.target, source_id, target_id, update_event_triggers
+        )
+
+    def validate_migration(
+        self, plan: MigrationPlan, instance_ids: Sequence[UUID | str] = ()
+    ) -> ValidationReport:
+        """The plan's instruction failures and what of each instance cannot follow it; nothing
+        is written."""
+        ids = [_uuid(i) for i in instance_ids]
+        with self.connection() as conn:
+            return validation_report(conn, self.definition_cache, plan, ids, self.clock())
+
+    def migrate(
+        self, plan: MigrationPlan, instance_ids: Sequence[UUID | str]
+    ) -> list[MigrationResult]:
+        """Migrate every instance, one transaction each, once all of them validated (otherwise
+        MigrationInvalid and none is migrated). An instance that changed in between and no
+        longer validates is refused in its own transaction, the ones before it stay migrated."""
+        report = self.validate_migration(plan, instance_ids)
+        if not report.valid:
+            raise MigrationInvalid(
+                "the migration is invalid: "
+                + "; ".join(
+                    [f for r in report.instructions for f in r.failures]
+                    + [f"{r.instance_id}: {f}" for r in report.instances for f in r.failures]
+                ),
+                instructions=[r.to_json() for r in report.instructions],
+                instances=[r.to_json() for r in report.instances if r.failures],
+            )
+        return [self.run(MigrateInstance(_uuid(i), plan)) for i in instance_ids]
 
     # -- reads ------------------------------------------------------------------------------------
 

@@ -436,3 +436,23 @@ if (host) {
     host.dataset.ready = "error";
   });
 }
+
+// Diagrams drawn without state ([data-diagram-static]: the migration page's source and target,
+// side by side): the viewer alone, fitted.
+async function drawStatic(container) {
+  const { xml } = await source(container.dataset.xml);
+  const viewer = new window.BpmnJS({ container });
+  await viewer.importXML(xml);
+  fit(viewer.get("canvas"));
+  container.dataset.ready = "true";
+  return viewer;
+}
+
+document.querySelectorAll("[data-diagram-static]").forEach((container) => {
+  drawStatic(container).catch((error) => {
+    const line = el("p", "diagram-error", "The diagram could not be drawn: " + error.message);
+    line.setAttribute("role", "alert");
+    container.after(line);
+    container.dataset.ready = "error";
+  });
+});

@@ -15,6 +15,7 @@ from app.console import (
     inspector,
     instances,
     jump,
+    migration,
     modification,
     overview,
     sessions,
@@ -27,6 +28,7 @@ from app.console import (
 routes: list[BaseRoute] = [
     *overview.routes,
     *definitions.routes,
+    *migration.routes,
     *instances.routes,
     *inspector.routes,
     *incidents.routes,

@@ -19,8 +19,8 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
-from app.console.retrying import Retrying, retrying_of
 from app.console.path import diagram_path, ended_incidents, path_panel
+from app.console.retrying import Retrying, retrying_of
 from app.params import Query
 from engine.api import (
     Engine,

@@ -1,0 +1,244 @@
+"""The migration page of a definition: both versions' diagrams side by side, the plan as an
+editable table, the instances chosen by filter, a validation report per instance, and the
+migration itself (admins only).
+
+What the page submits is a plan and a selection; `MigrationRequest` is the two resolved into
+the plan and the list of instance ids, which `run_migration` migrates one transaction each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from uuid import UUID
+
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from app.auth import principal_of, require
+from app.console.common import engine_of, flash, read, render
+from app.params import Query
+from engine.accounts import Role
+from engine.api import Engine
+from engine.commands.migration import MigrateInstance, ValidationReport
+from engine.errors import BadRequest, InterlockError, NotFound
+from engine.migration import Instruction, MigrationPlan, has_event_trigger, wait_kind
+from engine.queries import console
+from engine.queries import definitions as definition_store
+from engine.queries.definitions import DefinitionRow
+from engine.queries.instances import InstanceFilter
+from engine.states import InstanceState
+
+# The most instances one submission migrates: the page runs them while the request waits.
+MAX_INSTANCES = 200
+# The states an instance may be selected in (a migration moves running instances).
+SELECTABLE_STATES = (InstanceState.ACTIVE.value, InstanceState.SUSPENDED.value)
+NO_MAPPING = ""
+
+
+def _version_of(engine: Engine, key: str, definition_id: str | None, default: int) -> DefinitionRow:
+    """The version `definition_id` names (of `key`), else the `default`-th from the latest."""
+    versions = definition_store.list_all(engine, key)
+    if not versions:
+        raise NotFound(f"'{key}' is not deployed")
+    if definition_id:
+        for row in versions:
+            if row.id == definition_id:
+                return row
+        raise NotFound(f"'{definition_id}' is not a version of '{key}'")
+    ordered = sorted(versions, key=lambda v: v.version)
+    return ordered[max(0, len(ordered) - 1 - default)]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the plan table: a source node and the target it maps to (NO_MAPPING: none)."""
+
+    node_id: str
+    label: str
+    kind: str
+    target: str
+    update: bool
+    has_trigger: bool
+
+
+def _page(engine: Engine, key: str, source_id: str | None, target_id: str | None) -> dict[str, Any]:
+    source = _version_of(engine, key, source_id, 1)
+    target = _version_of(engine, key, target_id, 0)
+    source_model = engine.model(source.id, source.key)
+    target_model = engine.model(target.id, target.key)
+    plan = engine.migration_plan(source.id, target.id)
+    mapped = {i.source[0]: i for i in plan.instructions}
+    rows = [
+        Row(
+            node.id,
+            node.label,
+            wait_kind(node),
+            mapped[node.id].target[0] if node.id in mapped else NO_MAPPING,
+            False,
+            has_event_trigger(node),
+        )
+        for node in sorted(source_model.nodes, key=lambda n: n.label.lower())
+    ]
+    targets = sorted(
+        ((n.id, n.label, wait_kind(n)) for n in target_model.nodes), key=lambda t: t[1].lower()
+    )
+    counts = console.version_counts(engine, key).get(source.id, {})
+    return {
+        "key": key,
+        "source": source,
+        "target": target,
+        "versions": sorted(definition_store.list_all(engine, key), key=lambda v: -v.version),
+        "rows": rows,
+        "targets": targets,
+        "running": sum(counts.get(s, 0) for s in SELECTABLE_STATES),
+        "states": SELECTABLE_STATES,
+        "max_instances": MAX_INSTANCES,
+    }
+
+
+async def migration_page(request: Request) -> Response:
+    query = Query(request.query_params)
+    key = request.path_params["key"]
+    context = await read(
+        request, _page, engine_of(request), key, query.text("source"), query.text("target")
+    )
+    can_migrate = principal_of(request).role.allows(Role.ADMIN)
+    return render(
+        request, "migration.html", {"page": "definitions", "can_migrate": can_migrate, **context}
+    )
+
+
+# -- what the page submits -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MigrationRequest:
+    """A plan and the instances it is to migrate: what a submission comes to."""
+
+    plan: MigrationPlan
+    instance_ids: tuple[UUID, ...]
+
+
+def plan_of(form: Mapping[str, str]) -> MigrationPlan:
+    """The plan the table submitted: `target:<node>` (empty: no mapping) and `update:<node>`."""
+    source, target = form.get("source", ""), form.get("target", "")
+    if not source or not target:
+        raise BadRequest("the form names no source and target version", field="source")
+    instructions = tuple(
+        Instruction((name[7:],), (value,), form.get(f"update:{name[7:]}") == "on")
+        for name, value in sorted(form.items())
+        if name.startswith("target:") and value != NO_MAPPING
+    )
+    return MigrationPlan(source, target, instructions)
+
+
+def _ids(text: str) -> list[UUID]:
+    found = []
+    for part in text.replace(",", " ").split():
+        try:
+            found.append(UUID(part))
+        except ValueError as exc:
+            raise BadRequest(f"'{part}' is not an instance id", field="instances") from exc
+    return found
+
+
+def selection(engine: Engine, plan: MigrationPlan, form: Mapping[str, str]) -> list[UUID]:
+    """The instances chosen: the ids typed in, else the running instances of the source
+    version that the filters (state, business key) select."""
+    typed = _ids(form.get("instances", ""))
+    if typed:
+        return list(dict.fromkeys(typed))
+    state = form.get("state", "")
+    if state and state not in SELECTABLE_STATES:
+        raise BadRequest(f"state must be one of {', '.join(SELECTABLE_STATES)}", field="state")
+    where = InstanceFilter(
+        definition_id=plan.source_definition_id,
+        state=state or None,
+        business_key=form.get("business_key", "").strip() or None,
+    )
+    page = engine.list_instances(where, limit=MAX_INSTANCES + 1)
+    return [i.id for i in page.items if i.ended_at is None]
+
+
+def request_of(engine: Engine, form: Mapping[str, str]) -> MigrationRequest:
+    plan = plan_of(form)
+    ids = selection(engine, plan, form)
+    if len(ids) > MAX_INSTANCES:
+        raise BadRequest(
+            f"more than {MAX_INSTANCES} instances are selected: narrow the filters",
+            field="instances",
+        )
+    return MigrationRequest(plan, tuple(ids))
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a submission went: instances migrated, and those refused with why."""
+
+    migrated: list[str]
+    refused: list[tuple[str, str]]
+
+
+def run_migration(engine: Engine, request: MigrationRequest) -> Outcome:
+    """Migrate each instance in a transaction of its own; a refused one is reported, the
+    others go on."""
+    migrated, refused = [], []
+    for instance_id in request.instance_ids:
+        try:
+            engine.run(MigrateInstance(instance_id, request.plan))
+        except InterlockError as error:
+            refused.append((str(instance_id), error.message))
+        else:
+            migrated.append(str(instance_id))
+    return Outcome(migrated, refused)
+
+
+async def _submitted(request: Request) -> tuple[Engine, dict[str, str]]:
+    require(request, Role.ADMIN)
+    form = await request.form()
+    return engine_of(request), {k: v for k, v in form.items() if isinstance(v, str)}
+
+
+def _validate(engine: Engine, form: Mapping[str, str]) -> tuple[MigrationRequest, ValidationReport]:
+    submitted = request_of(engine, form)
+    return submitted, engine.validate_migration(submitted.plan, submitted.instance_ids)
+
+
+async def validate(request: Request) -> Response:
+    try:
+        engine, form = await _submitted(request)
+        submitted, report = await run_in_threadpool(_validate, engine, form)
+    except InterlockError as error:
+        return flash(request, error=error)
+    return render(
+        request, "_migration_report.html", {"report": report, "selected": submitted.instance_ids}
+    )
+
+
+def _migrate(engine: Engine, form: Mapping[str, str]) -> Outcome:
+    return run_migration(engine, request_of(engine, form))
+
+
+async def migrate(request: Request) -> Response:
+    try:
+        engine, form = await _submitted(request)
+        outcome = await run_in_threadpool(_migrate, engine, form)
+    except InterlockError as error:
+        return flash(request, error=error)
+    return render(
+        request,
+        "_migration_outcome.html",
+        {"outcome": outcome},
+        headers={"HX-Trigger": "interlock:changed"},
+    )
+
+
+routes = [
+    Route("/definitions/{key}/migrate", migration_page, methods=["GET"]),
+    Route("/definitions/{key}/migrate/validate", validate, methods=["POST"]),
+    Route("/definitions/{key}/migrate/run", migrate, methods=["POST"]),
+]

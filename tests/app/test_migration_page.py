@@ -1,0 +1,114 @@
+"""The console's migration page: an admin edits the plan, validates the selection and migrates
+it; viewers and operators see no controls, and a POST without the admin role or the CSRF token
+is refused before anything is written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from html import unescape
+
+import pytest
+
+from engine.api import Engine
+from engine.builder import ProcessBuilder
+from tests.api.test_sessions import Browser
+from tests.server import LiveServer
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    with Engine(database_url, migrate=False) as running:
+        yield running
+
+
+def _deploy(engine: Engine) -> tuple[str, str]:
+    v1 = ProcessBuilder("page_mig").start_event("s").user_task("review").end_event("e")
+    v2 = (
+        ProcessBuilder("page_mig")
+        .start_event("s")
+        .user_task("review", "Review v2")
+        .user_task("check")
+        .end_event("e")
+    )
+    engine.deploy(v1.chain("s", "review", "e").build())
+    source = engine.latest_definition("page_mig").id
+    engine.deploy(v2.chain("s", "review", "check", "e").build())
+    return source, engine.latest_definition("page_mig").id
+
+
+def _form(source: str, target: str, **extra: str) -> dict[str, str]:
+    return {
+        "source": source,
+        "target": target,
+        "target:s": "s",
+        "target:review": "review",
+        "target:e": "e",
+        **extra,
+    }
+
+
+def _text(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+def test_only_an_admin_sees_the_controls_and_may_post(server: LiveServer, engine: Engine) -> None:
+    source, target = _deploy(engine)
+    instance = engine.start_version("page_mig", 1)
+    admin, operator, viewer = (Browser(server.url, n) for n in ("admin", "operator", "viewer"))
+    page = f"/definitions/page_mig/migrate?source={source}&target={target}"
+    for reader in (operator, viewer):
+        shown = reader.get(page)
+        assert shown.status_code == 200
+        assert 'name="target:review"' not in shown.text and "migration-run" not in shown.text
+        assert "migrate-link" not in reader.get("/definitions/page_mig?version=1").text
+        refused = reader.post("/definitions/page_mig/migrate/run", data=_form(source, target))
+        assert refused.status_code == 403
+    shown = admin.get(page)
+    assert 'name="target:review"' in shown.text and 'id="migration-run"' in shown.text
+    assert shown.text.count("data-diagram-static") == 2
+    assert "migrate-link" in admin.get("/definitions/page_mig?version=1").text
+    forged = admin.post(
+        "/definitions/page_mig/migrate/run",
+        data=_form(source, target),
+        headers={"X-CSRF-Token": "forged"},
+    )
+    assert forged.status_code == 403
+    assert engine.instance(instance.id).info().definition_id == source
+
+
+def test_an_admin_validates_then_migrates_the_filtered_instances(
+    server: LiveServer, engine: Engine
+) -> None:
+    source, target = _deploy(engine)
+    chosen = engine.start_version("page_mig", 1, business_key="pick-me")
+    other = engine.start_version("page_mig", 1, business_key="leave-me")
+    admin = Browser(server.url, "admin")
+
+    dropped = {k: v for k, v in _form(source, target).items() if k != "target:review"}
+    report = admin.post("/definitions/page_mig/migrate/validate", data=dropped)
+    assert report.status_code == 200, report.text
+    assert 'data-valid="false"' in report.text
+    assert "0 of 2 selected instances can be migrated; 2 cannot" in _text(report.text)
+    assert "'review' is not mapped by the plan" in _text(report.text)
+
+    narrowed = _form(source, target, business_key="pick-me")
+    report = admin.post("/definitions/page_mig/migrate/validate", data=narrowed)
+    assert "1 of 1 selected instance can be migrated" in _text(report.text)
+
+    done = admin.post("/definitions/page_mig/migrate/run", data=narrowed)
+    assert done.status_code == 200, done.text
+    assert 'data-migrated="1" data-refused="0"' in done.text
+    assert engine.instance(chosen.id).info().definition_id == target
+    assert engine.instance(other.id).info().definition_id == source
+    with engine.connection() as conn:
+        entries = conn.execute(
+            "SELECT user_id, channel, operation FROM audit_entry WHERE instance_id = %s",
+            (chosen.id,),
+        ).fetchall()
+    assert entries == [("admin", "console", "Migrate")]
+
+    bad = admin.post(
+        "/definitions/page_mig/migrate/run", data=_form(source, target, instances="nope")
+    )
+    assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)

@@ -1,0 +1,71 @@
+"""The migration page in Chromium: an admin opens it from the definition, sees both diagrams,
+validates the plan over the running instances and migrates them."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from engine.builder import ProcessBuilder
+from tests.browser.conftest import Login
+from tests.browser.live import ConsoleServer
+from tests.browser.test_csp import watch
+
+pytestmark = pytest.mark.browser
+
+
+def test_an_admin_validates_and_migrates_from_the_page(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    v1 = ProcessBuilder("browser_mig").start_event("s").user_task("review").end_event("e")
+    v2 = (
+        ProcessBuilder("browser_mig")
+        .start_event("s")
+        .user_task("review")
+        .user_task("check")
+        .end_event("e")
+    )
+    engine.deploy(v1.chain("s", "review", "e").build())
+    engine.deploy(v2.chain("s", "review", "check", "e").build())
+    instance = engine.start_version("browser_mig", 1)
+    target = engine.latest_definition("browser_mig").id
+
+    page = login("admin")
+    violations = watch(page)
+    page.goto("/definitions/browser_mig?version=1")
+    page.locator("#migrate-link").click()
+    expect(page.locator("#diagram-source")).to_have_attribute("data-ready", "true")
+    expect(page.locator("#diagram-target")).to_have_attribute("data-ready", "true")
+    expect(page.locator('#diagram-target .djs-element[data-element-id="check"]')).to_have_count(1)
+    expect(page.locator('#diagram-source .djs-element[data-element-id="check"]')).to_have_count(0)
+    expect(page.get_by_label("Target of review")).to_have_value("review")
+
+    page.get_by_label("Target of review").select_option("")
+    page.locator("#migration-validate").click()
+    expect(page.locator("#migration-result")).to_contain_text("0 of 1 selected instance")
+    expect(page.locator(".migration-failures")).to_contain_text("'review' is not mapped")
+
+    page.get_by_label("Target of review").select_option("review")
+    page.locator("#migration-validate").click()
+    expect(page.locator("#migration-result")).to_contain_text(
+        "1 of 1 selected instance can be migrated"
+    )
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#migration-run").click()
+    expect(page.locator("#migration-result")).to_contain_text("1 instance migrated, 0 refused.")
+    assert engine.instance(instance.id).info().definition_id == target
+    assert violations == []
+
+
+def test_an_operator_sees_the_plan_without_controls(console: ConsoleServer, login: Login) -> None:
+    engine = console.engine
+    for name in ("Review", "Review again"):
+        model = ProcessBuilder("browser_mig_ro").start_event("s").user_task("review", name)
+        engine.deploy(model.end_event("e").chain("s", "review", "e").build())
+    page = login("operator")
+    page.goto("/definitions/browser_mig_ro/migrate")
+    expect(page.locator("#diagram-target")).to_have_attribute("data-ready", "true")
+    expect(page.locator('tr[data-node="review"]')).to_contain_text("review")
+    expect(page.locator("#migration-run")).to_have_count(0)
+    expect(page.locator("select[name^='target:']")).to_have_count(0)
