@@ -1,7 +1,7 @@
 """executed path
 
 Revision ID: 0022
-Revises: 0020
+Revises: 0021
 Create Date: 2026-12-05 12:10:00.000000
 
 A visit records the sequence flow it was entered by (history.flow_id), and an asynchronous
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0022"
-down_revision: str | Sequence[str] | None = "0020"
+down_revision: str | Sequence[str] | None = "0021"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """retrying indexes
 
 Revision ID: 0023
-Revises: 0020
+Revises: 0022
 Create Date: 2026-12-05 12:10:00.000000
 
 The instances retrying now (a job or an open external task failed and has retries left) come
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0023"
-down_revision: str | Sequence[str] | None = "0020"
+down_revision: str | Sequence[str] | None = "0022"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
