@@ -151,6 +151,12 @@ QUERY_NAMES = [
     "withIncidents",
     "completed",
     "externallyTerminated",
+    "open",
+    "resolved",
+    "deleted",
+    "variableTypeIn",
+    "createTimeBefore",
+    "endTimeAfter",
 ]
 PLAUSIBLE_QUERY = [
     "asc",
@@ -542,7 +548,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 81
+    assert len(set(ROUTES)) == len(ROUTES) == 85
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.
