@@ -121,9 +121,15 @@ class ProcessInstance(SQLModel, table=True):
         # A definition's (a key's) instances in start order: lists filtered by either.
         sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
         sa.Index("ix_process_instance_key_started", "definition_key", "started_at", "id"),
-        # A definition's instances alive in a period (ended in it or after it, or running: a
-        # btree keeps the nulls): the history heatmap reads their visits.
-        sa.Index("ix_process_instance_definition_ended", "definition_id", "ended_at"),
+        # A definition's instances that ended in a period or after it (the running ones are in
+        # ix_process_instance_unfinished): the history heatmap reads their visits. Partial, so
+        # that lists by definition keep reading ix_process_instance_definition_started.
+        sa.Index(
+            "ix_process_instance_definition_ended",
+            "definition_id",
+            "ended_at",
+            postgresql_where=sa.text("ended_at IS NOT NULL"),
+        ),
         sa.Index(
             "ix_process_instance_business_key",
             "business_key",

@@ -289,7 +289,10 @@ class LiveDiagram {
     const b = points[Math.floor(points.length / 2)];
     const badge = el("div", "badge flow-count-badge", "\u00d7" + count, "taken " + count + " times");
     badge.dataset.flow = id;
-    const position = { left: (a.x + b.x) / 2 - connection.x - 10, top: (a.y + b.y) / 2 - connection.y - 10 };
+    // An overlay's position is relative to the connection's bounding box (its waypoints').
+    const left = Math.min(...points.map((p) => p.x));
+    const top = Math.min(...points.map((p) => p.y));
+    const position = { left: (a.x + b.x) / 2 - left - 10, top: (a.y + b.y) / 2 - top - 10 };
     this.overlays.add(id, OVERLAY, { position, html: badge });
   }
 

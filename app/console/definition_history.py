@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from app.console.common import duration
 from app.params import ParameterError, Query
+from engine.api import Engine
 from engine.model import ProcessModel
 from engine.queries import history
 from engine.queries.history import NodeHistory
@@ -70,7 +71,7 @@ def period_of(query: Query, now: datetime) -> Period | None:
 
 
 def history_rows(
-    engine: Any, model: ProcessModel, definition_id: str, period: Period
+    engine: Engine, model: ProcessModel, definition_id: str, period: Period
 ) -> list[tuple[str, str, str, NodeHistory]]:
     """(node id, name, kind, its history) for every node of the model, in name order."""
     found = history.definition_history(engine, definition_id, period.start, period.end)

@@ -479,7 +479,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
         "completed": sorted(completed),
-        **diagram_path(reads.engine, instance_id),
+        **diagram_path(reads.engine, instance_id, model, visits),
     }
 
 

@@ -12,7 +12,8 @@ from engine.api import Engine
 from engine.model import ProcessModel
 from engine.queries import history
 from engine.queries.history import EndedIncident
-from engine.states import IncidentState
+from engine.queries.instances import VisitRow
+from engine.states import IncidentState, VisitState
 
 
 @dataclass(frozen=True)
@@ -78,10 +79,18 @@ def ended_incidents(engine: Engine, instance_id: UUID) -> list[EndedIncident]:
     ]
 
 
-def diagram_path(engine: Engine, instance_id: UUID) -> dict[str, Any]:
+def diagram_path(
+    engine: Engine, instance_id: UUID, model: ProcessModel, visits: list[VisitRow]
+) -> dict[str, Any]:
     """The diagram's part of the path: every flow taken, and the counts of those taken more
-    than once (a label on the flow)."""
+    than once (a label on the flow). An instance whose visits recorded no flow (it ran before
+    visits did) shows, as before, the flows from a completed node to a visited one, uncounted."""
     taken = history.taken_flows(engine, instance_id)
+    if not taken and any(v.node_id != visits[0].node_id for v in visits[1:]):
+        completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
+        entered = {v.node_id for v in visits}
+        flows = [f.id for f in model.flows if f.source in completed and f.target in entered]
+        return {"flows": flows, "flow_counts": {}}
     return {
         "flows": sorted(taken),
         "flow_counts": {flow_id: count for flow_id, count in taken.items() if count > 1},

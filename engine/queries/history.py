@@ -113,8 +113,8 @@ class NodeHistory:
 
 
 # The definition's instances alive at some moment of [start, end): started before its end, and
-# running or ended after its start (ix_process_instance_definition_ended finds them; a running
-# instance's ended_at is null, which the btree keeps).
+# running (ix_process_instance_unfinished) or ended after its start
+# (ix_process_instance_definition_ended).
 _ALIVE = (
     "SELECT id FROM process_instance WHERE definition_id = %(definition)s "
     "AND (ended_at IS NULL OR ended_at >= %(start)s) AND started_at < %(end)s"

@@ -6,8 +6,9 @@ Create Date: 2026-12-05 12:10:00.000000
 
 A visit records the sequence flow it was entered by (history.flow_id), and an asynchronous
 continuation before a node the flow its token arrived by (job.flow_id), so the executed path of
-an instance is its visits' flows. The history heatmap finds a definition's instances alive in a
-period by ix_process_instance_definition_ended. A variable keeps when it was first set
+an instance is its visits' flows. The history heatmap finds a definition's instances that ended
+in or after a period by ix_process_instance_definition_ended (the running ones by
+ix_process_instance_unfinished). A variable keeps when it was first set
 (variable.created_at; null for those set before).
 """
 
@@ -31,6 +32,7 @@ def upgrade() -> None:
         "process_instance",
         ["definition_id", "ended_at"],
         unique=False,
+        postgresql_where=sa.text("ended_at IS NOT NULL"),
     )
 
 

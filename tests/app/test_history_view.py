@@ -137,6 +137,10 @@ def test_an_ended_instance_shows_its_path_variables_and_ended_incidents(
     )
     assert values == [("n", "integer", "3"), ("note", "string", "charged")]
     assert "<form" not in variables  # read-only: the instance ended
+    with engine.connection() as conn:  # as an instance that ran before visits kept their flow
+        conn.execute("UPDATE history SET flow_id = NULL WHERE instance_id = %s", (instance.id,))
+    before = get("/diagram.json").json()
+    assert sorted(before["flows"]) == state["flows"] and before["flow_counts"] == {}
 
 
 def test_the_definition_heatmap_shows_a_period_of_history(timed: LiveServer, clock: Clock) -> None:

@@ -45,6 +45,12 @@ def test_the_executed_path_and_the_history_heatmap(console: ConsoleServer, login
     back = page.locator('.djs-overlays[data-container-id="back"] .flow-count-badge')
     expect(back).to_have_text("\u00d72")
     expect(back).to_have_attribute("title", "taken 2 times")
+    # The label sits on its flow: its centre inside the flow's bounding box (give or take).
+    label, line = back.bounding_box(), page.locator(connection("back")).bounding_box()
+    assert label is not None and line is not None
+    x, y = label["x"] + label["width"] / 2, label["y"] + label["height"] / 2
+    assert line["x"] - 20 <= x <= line["x"] + line["width"] + 20, (label, line)
+    assert line["y"] - 20 <= y <= line["y"] + line["height"] + 20, (label, line)
     looped = page.locator('.djs-overlays[data-container-id="Flow_count_again"] .flow-count-badge')
     expect(looped).to_have_text("\u00d73")
     expect(page.locator('.djs-overlays[data-container-id="done"] .flow-count-badge')).to_have_count(

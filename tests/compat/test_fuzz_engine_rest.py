@@ -151,6 +151,12 @@ QUERY_NAMES = [
     "withIncidents",
     "completed",
     "externallyTerminated",
+    "open",
+    "resolved",
+    "deleted",
+    "variableTypeIn",
+    "createTimeBefore",
+    "endTimeAfter",
 ]
 PLAUSIBLE_QUERY = [
     "asc",
