@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,31 @@ def template_database(pg_server: str, admin_connection: AdminConnection) -> Iter
     _drop_database(admin_connection, TEMPLATE_DATABASE)
 
 
+@contextmanager
+def _fresh_database(pg_server: str, admin: AdminConnection, template: str) -> Iterator[str]:
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    _create_database(admin, name, template=template)
+    yield connect_url_for(pg_server, name)
+    _drop_database(admin, name)
+
+
 @pytest.fixture
 def database_url(
     pg_server: str, admin_connection: AdminConnection, template_database: str
 ) -> Iterator[str]:
     """libpq URL of a fresh, fully migrated database of this test's own (usable by subprocesses)."""
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    _create_database(admin_connection, name, template=template_database)
-    yield connect_url_for(pg_server, name)
-    _drop_database(admin_connection, name)
+    with _fresh_database(pg_server, admin_connection, template_database) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_database_url(
+    pg_server: str, admin_connection: AdminConnection, template_database: str
+) -> Iterator[str]:
+    """A fresh, fully migrated database shared by one module's tests: the rounds of a race,
+    each over instances of its own, need no database each."""
+    with _fresh_database(pg_server, admin_connection, template_database) as url:
+        yield url
 
 
 @pytest.fixture
