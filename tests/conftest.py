@@ -2,14 +2,18 @@
 
 One PostgreSQL server per session (`DATABASE_URL`'s, or an embedded one in a temporary folder), one
 template database migrated once, and a fresh copy of it for every test that asks for
-`database_url`: `CREATE DATABASE ... TEMPLATE` takes tens of milliseconds, a migration much longer.
+`database_url`: `CREATE DATABASE ... TEMPLATE` takes a fraction of a second (made ahead, while
+the previous test runs), a migration much longer.
 """
 
 from __future__ import annotations
 
 import os
+import queue
+import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +85,84 @@ def template_database(pg_server: str, admin_connection: AdminConnection) -> Iter
     _drop_database(admin_connection, TEMPLATE_DATABASE)
 
 
+class _Copies:
+    """Fresh copies of the template, made ahead on a thread with a connection of its own: a copy
+    takes longer than many tests, so the next one is made while the current test runs."""
+
+    AHEAD = 2
+
+    def __init__(self, pg_server: str, template: str) -> None:
+        self.pg_server, self.template = pg_server, template
+        self.ready: queue.Queue[str | BaseException] = queue.Queue(maxsize=self.AHEAD)
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._make, name="database-copies", daemon=True)
+        self.thread.start()
+
+    def _make(self) -> None:
+        try:
+            with psycopg.connect(self.pg_server, autocommit=True) as conn:
+                while not self.stopping.is_set():
+                    name = f"test_{uuid.uuid4().hex[:12]}"
+                    _create_database(conn, name, template=self.template)
+                    while True:
+                        try:
+                            self.ready.put(name, timeout=0.2)
+                            break
+                        except queue.Full:
+                            if self.stopping.is_set():
+                                _drop_database(conn, name)
+                                return
+        except BaseException as exc:  # the next test that asks fails with it
+            self.ready.put(exc)
+
+    def take(self) -> str:
+        made = self.ready.get(timeout=120)
+        if isinstance(made, BaseException):
+            raise made
+        return made
+
+    def close(self, admin: AdminConnection) -> None:
+        self.stopping.set()
+        self.thread.join(timeout=60)
+        while not self.ready.empty():
+            made = self.ready.get_nowait()
+            if isinstance(made, str):
+                _drop_database(admin, made)
+
+
+@pytest.fixture(scope="session")
+def template_copies(
+    pg_server: str, admin_connection: AdminConnection, template_database: str
+) -> Iterator[_Copies]:
+    copies = _Copies(pg_server, template_database)
+    yield copies
+    copies.close(admin_connection)
+
+
+@contextmanager
+def _fresh_database(pg_server: str, admin: AdminConnection, copies: _Copies) -> Iterator[str]:
+    name = copies.take()
+    yield connect_url_for(pg_server, name)
+    _drop_database(admin, name)
+
+
 @pytest.fixture
 def database_url(
-    pg_server: str, admin_connection: AdminConnection, template_database: str
+    pg_server: str, admin_connection: AdminConnection, template_copies: _Copies
 ) -> Iterator[str]:
     """libpq URL of a fresh, fully migrated database of this test's own (usable by subprocesses)."""
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    _create_database(admin_connection, name, template=template_database)
-    yield connect_url_for(pg_server, name)
-    _drop_database(admin_connection, name)
+    with _fresh_database(pg_server, admin_connection, template_copies) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def module_database_url(
+    pg_server: str, admin_connection: AdminConnection, template_copies: _Copies
+) -> Iterator[str]:
+    """A fresh, fully migrated database shared by one module's tests: the rounds of a race,
+    each over instances of its own, need no database each."""
+    with _fresh_database(pg_server, admin_connection, template_copies) as url:
+        yield url
 
 
 @pytest.fixture

@@ -69,7 +69,8 @@ def test_exactly_one_of_eight_claimers_wins_every_round(engine: Engine) -> None:
 
 
 @pytest.mark.parametrize("round_", range(JOIN_ROUNDS))
-def test_exactly_one_token_leaves_the_join(engine: Engine, round_: int) -> None:
+def test_exactly_one_token_leaves_the_join(round_engine: Engine, round_: int) -> None:
+    engine = round_engine
     branches = 5 + round_ % 16
     after_calls: Counter[str] = Counter()
     lock = threading.Lock()

@@ -46,7 +46,8 @@ def checks(branches: int) -> ProcessModel:
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_exactly_one_token_leaves_the_inclusive_join(engine: Engine, round_: int) -> None:
+def test_exactly_one_token_leaves_the_inclusive_join(round_engine: Engine, round_: int) -> None:
+    engine = round_engine
     branches = 3 + round_ % 6
     leave = round_ % 2 == 0
     after_calls: Counter[str] = Counter()

@@ -33,7 +33,8 @@ def approvals() -> ProcessModel:
 
 
 @pytest.mark.parametrize("round_", range(ROUNDS))
-def test_exactly_one_token_leaves_a_raced_parallel_body(engine: Engine, round_: int) -> None:
+def test_exactly_one_token_leaves_a_raced_parallel_body(round_engine: Engine, round_: int) -> None:
+    engine = round_engine
     size = 3 + round_ % 6
     after_calls: Counter[str] = Counter()
     lock = threading.Lock()

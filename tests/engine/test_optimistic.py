@@ -151,9 +151,12 @@ def test_a_handler_after_a_report_runs_once_in_the_transaction(
 
 
 @pytest.mark.parametrize("round_", range(RACE_ROUNDS))
-def test_racing_reports_on_one_instance_join_exactly_once(engine: Engine, round_: int) -> None:
+def test_racing_reports_on_one_instance_join_exactly_once(
+    round_engine: Engine, round_: int
+) -> None:
     """Workers complete every branch of one instance at once: optimistic writes lose races and
     run again under the lock; the join lets exactly one token through and nothing is lost."""
+    engine = round_engine
     branches = 4 + round_ % 5
     engine.deploy(external_fan_out(branches))
     instance = engine.start_latest(f"external-fan-out-{branches}")
@@ -176,10 +179,11 @@ def test_racing_reports_on_one_instance_join_exactly_once(engine: Engine, round_
 
 @pytest.mark.parametrize("round_", range(RACE_ROUNDS))
 def test_a_report_racing_a_cancellation_either_completes_or_is_refused(
-    engine: Engine, round_: int
+    round_engine: Engine, round_: int
 ) -> None:
     """A worker's report against an operator's cancellation of the instance: exactly one of them
     takes effect, and the other is told so."""
+    engine = round_engine
     engine.deploy(external_work())
     instance = engine.start_latest("external-work")
     [task] = engine.fetch_and_lock("w1", {"work": 60_000})
