@@ -241,7 +241,10 @@ class Modification:
             if isinstance(instruction, CancelToken | CancelNode):
                 for token in self._targets(index, instruction):
                     self.cancel(token)
-                ended_by_cancel = True
+                ended_by_cancel = not self.run.has_live_tokens()
+                if not ended_by_cancel:
+                    # An inclusive join may now have no upstream token left to wait for.
+                    self.advance._drain()
             else:
                 self.start(index, instruction)
                 self.advance._drain()

@@ -12,6 +12,7 @@ from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest, Conflict, NotFound
+from engine.model import TimerDefinition
 from engine.semantics.modification import (
     CancelNode,
     CancelToken,
@@ -355,3 +356,52 @@ def test_a_preview_answers_the_positions_and_writes_nothing(engine: Engine) -> N
     ended = engine.preview_modification(instance.id, CancelNode("a"), CancelNode("b"))
     assert (ended.state, ended.tokens) == ("Terminated", {})
     assert rows(engine, instance.id) == before
+
+
+def test_an_inclusive_join_fires_once_its_last_upstream_token_is_cancelled(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-inclusive")
+        .start_event("start")
+        .inclusive_gateway("split")
+        .user_task("x")
+        .user_task("y")
+        .inclusive_gateway("merge")
+        .user_task("after")
+        .end_event("end")
+        .chain("start", "split", "x", "merge", "after", "end")
+        .chain("split", "y", "merge")
+        .build()
+    )
+    instance = engine.start_latest("mod-inclusive")
+    [x] = _tasks(engine, instance.id, "x")
+    engine.complete_task(x.id)
+    assert positions(engine, instance.id) == {"merge": 1, "y": 1}
+    engine.modify(instance.id, CancelNode("y"))
+    assert positions(engine, instance.id) == {"after": 1}
+    assert _joins(engine, instance.id) == []
+    check_invariants(engine, instance.id)
+
+
+def test_a_cancelled_task_takes_its_boundary_timer_and_a_boundary_event_can_be_started(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-boundary")
+        .start_event("start")
+        .user_task("t")
+        .boundary_event("late", "t", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .user_task("escalated")
+        .end_event("end")
+        .chain("start", "t", "end")
+        .chain("late", "escalated")
+        .build()
+    )
+    instance = engine.start_latest("mod-boundary")
+    jobs = "SELECT count(*) FROM job WHERE instance_id = %s"
+    assert scalar(engine, jobs, instance.id) == 1
+    engine.modify(instance.id, CancelNode("t"), StartBefore(node_id="late"))
+    assert positions(engine, instance.id) == {"escalated": 1}
+    assert scalar(engine, jobs, instance.id) == 0
+    check_invariants(engine, instance.id)
