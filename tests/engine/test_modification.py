@@ -3,6 +3,8 @@ with joins, waits, scopes, multi-instance bodies and history kept consistent."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -11,6 +13,7 @@ import pytest
 from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.modification import ModifyInstance, from_spec, to_spec
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.model import TimerDefinition
 from engine.semantics.modification import (
@@ -405,3 +408,23 @@ def test_a_cancelled_task_takes_its_boundary_timer_and_a_boundary_event_can_be_s
     assert positions(engine, instance.id) == {"escalated": 1}
     assert scalar(engine, jobs, instance.id) == 0
     check_invariants(engine, instance.id)
+
+
+def test_a_modification_stored_as_json_reads_back_the_same() -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    command = ModifyInstance(
+        UUID(int=1),
+        (
+            CancelNode("a"),
+            CancelToken(UUID(int=2)),
+            StartBefore(start_variables({"n": 1, "at": when}), UUID(int=3), node_id="x"),
+            StartAfter(start_variables(local={"doc": {"k": [1]}}), node_id="y"),
+            StartOnFlow(flow_id="f"),
+        ),
+        skip_custom_listeners=True,
+        annotation="why",
+    )
+    stored = json.loads(json.dumps(to_spec(command)))
+    assert from_spec(UUID(int=1), stored) == command
+    with pytest.raises(BadRequest, match="unknown type 'jump'"):
+        from_spec(UUID(int=1), {"instructions": [{"type": "jump"}]})
