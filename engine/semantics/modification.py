@@ -394,10 +394,13 @@ class Modification:
             node = model.node(node_id_of(instruction.node_id))
             flow = model.flow(node.outgoing[0]) if isinstance(instruction, StartAfter) else None
         if isinstance(node, SubProcess) and node.triggered_by_event:
-            start = _event_start(advance, node)  # StartBefore: StartAfter needs one flow out
+            # A new run of the event subprocess (StartBefore: StartAfter needs a flow out).
+            start = _event_start(advance, node)
             assert start is not None  # see `check`
+            scope = self._open_scope(node, self._scope_for(node, instruction.ancestor, where))
             node = start
-        scope = self._scope_for(node, instruction.ancestor, where)
+        else:
+            scope = self._scope_for(node, instruction.ancestor, where)
         token = run.new_token(node.id, scope_id=scope.id if scope is not None else None)
         advance._activate(token)
         for variable in instruction.variables:

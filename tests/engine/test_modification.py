@@ -428,3 +428,28 @@ def test_a_modification_stored_as_json_reads_back_the_same() -> None:
     assert from_spec(UUID(int=1), stored) == command
     with pytest.raises(BadRequest, match="unknown type 'jump'"):
         from_spec(UUID(int=1), {"instructions": [{"type": "jump"}]})
+
+
+def test_starting_before_an_event_subprocess_starts_a_new_run_of_it(engine: Engine) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-event-sub")
+        .start_event("start")
+        .user_task("work")
+        .end_event("end")
+        .chain("start", "work", "end")
+        .sub_process("changed", triggered_by_event=True)
+        .start_event("changed_start", parent="changed", message="changed", interrupting=False)
+        .user_task("recheck", parent="changed")
+        .end_event("changed_end", parent="changed")
+        .chain("changed_start", "recheck", "changed_end")
+        .build()
+    )
+    instance = engine.start_latest("mod-event-sub")
+    engine.modify(instance.id, StartBefore(node_id="changed"), StartBefore(node_id="changed"))
+    assert positions(engine, instance.id) == {"changed": 2, "recheck": 2, "work": 1}
+    check_invariants(engine, instance.id)
+    for task in _tasks(engine, instance.id, "recheck"):
+        engine.complete_task(task.id)
+    assert positions(engine, instance.id) == {"work": 1}
+    assert _visit_states(engine, instance.id, "changed") == ["Completed", "Completed"]
+    check_invariants(engine, instance.id)
