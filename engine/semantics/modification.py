@@ -393,6 +393,7 @@ class Modification:
         else:
             node = model.node(node_id_of(instruction.node_id))
             flow = model.flow(node.outgoing[0]) if isinstance(instruction, StartAfter) else None
+        scope: Token | None
         if isinstance(node, SubProcess) and node.triggered_by_event:
             # A new run of the event subprocess (StartBefore: StartAfter needs a flow out).
             start = _event_start(advance, node)
