@@ -404,6 +404,9 @@ class LiveDiagram {
   // Where the tokens would be after a modification the operator previews (modify.js): a
   // dashed badge per node with its count; null takes them away.
   ghosts(tokens) {
+    if (!this.overlays) {
+      return; // not drawn (yet): nothing to show them on
+    }
     this.overlays.remove({ type: GHOST });
     Object.entries(tokens || {}).forEach(([id, count]) => {
       if (this.registry.get(id)) {

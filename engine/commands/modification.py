@@ -16,6 +16,7 @@ from engine import audit
 from engine.commands.common import advance, load, persist, require_running
 from engine.executor import Result, Tx
 from engine.runtime import InstanceRun
+from engine.semantics import modification
 from engine.semantics.modification import Instruction, Modification, positions
 from engine.states import AuditEntity, AuditOperation
 
@@ -82,6 +83,28 @@ class ModifyInstance(_Modification):
             details=self.details(),
         )
         return result
+
+
+def to_spec(command: ModifyInstance) -> dict[str, Any]:
+    """`command` but its instance as JSON: what a batch stores to modify each of its instances
+    alike (`from_spec` makes the command for one)."""
+    return {
+        "instructions": [modification.to_spec(i) for i in command.instructions],
+        "skipCustomListeners": command.skip_custom_listeners,
+        "skipIoMappings": command.skip_io_mappings,
+        "annotation": command.annotation,
+    }
+
+
+def from_spec(instance_id: UUID, spec: dict[str, Any]) -> ModifyInstance:
+    """The modification `to_spec` stored, for the instance `instance_id`."""
+    return ModifyInstance(
+        instance_id,
+        tuple(modification.from_spec(entry) for entry in spec["instructions"]),
+        bool(spec.get("skipCustomListeners", False)),
+        bool(spec.get("skipIoMappings", False)),
+        spec.get("annotation"),
+    )
 
 
 @dataclass(frozen=True)

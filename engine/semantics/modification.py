@@ -42,7 +42,7 @@ from engine.semantics import conditions
 from engine.semantics.loops import ACTIVE, INSTANCES
 from engine.semantics.mappings import map_inputs
 from engine.states import InstanceState, TokenState, VisitState
-from engine.variables import TypedValue, infer
+from engine.variables import TypedValue, infer, typed
 
 if TYPE_CHECKING:
     from engine.semantics import Advance
@@ -138,6 +138,46 @@ def start_variables(
     return tuple(StartVariable(name, infer(value)) for name, value in (variables or {}).items()) + (
         tuple(StartVariable(name, infer(value), True) for name, value in (local or {}).items())
     )
+
+
+def to_spec(instruction: Instruction) -> dict[str, Any]:
+    """`instruction` as JSON (Camunda's instruction fields; variables with their typed values),
+    which `from_spec` reads back: how a modification is stored to run later (a batch)."""
+    found = instruction.describe()
+    if isinstance(instruction, START_TYPES) and instruction.variables:
+        found["variables"] = [
+            {"name": v.name, "type": v.value.type, "value": v.value.to_json(), "local": v.local}
+            for v in instruction.variables
+        ]
+    return found
+
+
+def from_spec(entry: dict[str, Any]) -> Instruction:
+    """The instruction `to_spec` wrote (BadRequest for anything else)."""
+    try:
+        kind = entry["type"]
+        if kind == "cancel":
+            if "activityId" in entry:
+                return CancelNode(str(entry["activityId"]))
+            return CancelToken(UUID(str(entry["activityInstanceId"])))
+        variables = tuple(
+            StartVariable(v["name"], typed(v["type"], v["value"]), bool(v["local"]))
+            for v in entry.get("variables", ())
+        )
+        ancestor = entry.get("ancestorActivityInstanceId")
+        common: dict[str, Any] = {
+            "variables": variables,
+            "ancestor": UUID(ancestor) if ancestor else None,
+        }
+        if kind == "startTransition":
+            return StartOnFlow(flow_id=str(entry["transitionId"]), **common)
+        if kind == "startBeforeActivity":
+            return StartBefore(node_id=str(entry["activityId"]), **common)
+        if kind == "startAfterActivity":
+            return StartAfter(node_id=str(entry["activityId"]), **common)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise BadRequest(f"a stored modification instruction does not read: {exc!r}") from exc
+    raise BadRequest(f"a stored modification instruction has the unknown type {kind!r}")
 
 
 def _where(index: int, instruction: Instruction) -> str:
@@ -241,7 +281,10 @@ class Modification:
             if isinstance(instruction, CancelToken | CancelNode):
                 for token in self._targets(index, instruction):
                     self.cancel(token)
-                ended_by_cancel = True
+                ended_by_cancel = not self.run.has_live_tokens()
+                if not ended_by_cancel:
+                    # An inclusive join may now have no upstream token left to wait for.
+                    self.advance._drain()
             else:
                 self.start(index, instruction)
                 self.advance._drain()
@@ -350,11 +393,15 @@ class Modification:
         else:
             node = model.node(node_id_of(instruction.node_id))
             flow = model.flow(node.outgoing[0]) if isinstance(instruction, StartAfter) else None
+        scope: Token | None
         if isinstance(node, SubProcess) and node.triggered_by_event:
-            start = _event_start(advance, node)  # StartBefore: StartAfter needs one flow out
+            # A new run of the event subprocess (StartBefore: StartAfter needs a flow out).
+            start = _event_start(advance, node)
             assert start is not None  # see `check`
+            scope = self._open_scope(node, self._scope_for(node, instruction.ancestor, where))
             node = start
-        scope = self._scope_for(node, instruction.ancestor, where)
+        else:
+            scope = self._scope_for(node, instruction.ancestor, where)
         token = run.new_token(node.id, scope_id=scope.id if scope is not None else None)
         advance._activate(token)
         for variable in instruction.variables:

@@ -3,6 +3,8 @@ with joins, waits, scopes, multi-instance bodies and history kept consistent."""
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -11,7 +13,9 @@ import pytest
 from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.modification import ModifyInstance, from_spec, to_spec
 from engine.errors import BadRequest, Conflict, NotFound
+from engine.model import TimerDefinition
 from engine.semantics.modification import (
     CancelNode,
     CancelToken,
@@ -355,3 +359,97 @@ def test_a_preview_answers_the_positions_and_writes_nothing(engine: Engine) -> N
     ended = engine.preview_modification(instance.id, CancelNode("a"), CancelNode("b"))
     assert (ended.state, ended.tokens) == ("Terminated", {})
     assert rows(engine, instance.id) == before
+
+
+def test_an_inclusive_join_fires_once_its_last_upstream_token_is_cancelled(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-inclusive")
+        .start_event("start")
+        .inclusive_gateway("split")
+        .user_task("x")
+        .user_task("y")
+        .inclusive_gateway("merge")
+        .user_task("after")
+        .end_event("end")
+        .chain("start", "split", "x", "merge", "after", "end")
+        .chain("split", "y", "merge")
+        .build()
+    )
+    instance = engine.start_latest("mod-inclusive")
+    [x] = _tasks(engine, instance.id, "x")
+    engine.complete_task(x.id)
+    assert positions(engine, instance.id) == {"merge": 1, "y": 1}
+    engine.modify(instance.id, CancelNode("y"))
+    assert positions(engine, instance.id) == {"after": 1}
+    assert _joins(engine, instance.id) == []
+    check_invariants(engine, instance.id)
+
+
+def test_a_cancelled_task_takes_its_boundary_timer_and_a_boundary_event_can_be_started(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-boundary")
+        .start_event("start")
+        .user_task("t")
+        .boundary_event("late", "t", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .user_task("escalated")
+        .end_event("end")
+        .chain("start", "t", "end")
+        .chain("late", "escalated")
+        .build()
+    )
+    instance = engine.start_latest("mod-boundary")
+    jobs = "SELECT count(*) FROM job WHERE instance_id = %s"
+    assert scalar(engine, jobs, instance.id) == 1
+    engine.modify(instance.id, CancelNode("t"), StartBefore(node_id="late"))
+    assert positions(engine, instance.id) == {"escalated": 1}
+    assert scalar(engine, jobs, instance.id) == 0
+    check_invariants(engine, instance.id)
+
+
+def test_a_modification_stored_as_json_reads_back_the_same() -> None:
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    command = ModifyInstance(
+        UUID(int=1),
+        (
+            CancelNode("a"),
+            CancelToken(UUID(int=2)),
+            StartBefore(start_variables({"n": 1, "at": when}), UUID(int=3), node_id="x"),
+            StartAfter(start_variables(local={"doc": {"k": [1]}}), node_id="y"),
+            StartOnFlow(flow_id="f"),
+        ),
+        skip_custom_listeners=True,
+        annotation="why",
+    )
+    stored = json.loads(json.dumps(to_spec(command)))
+    assert from_spec(UUID(int=1), stored) == command
+    with pytest.raises(BadRequest, match="unknown type 'jump'"):
+        from_spec(UUID(int=1), {"instructions": [{"type": "jump"}]})
+
+
+def test_starting_before_an_event_subprocess_starts_a_new_run_of_it(engine: Engine) -> None:
+    engine.deploy(
+        ProcessBuilder("mod-event-sub")
+        .start_event("start")
+        .user_task("work")
+        .end_event("end")
+        .chain("start", "work", "end")
+        .sub_process("changed", triggered_by_event=True)
+        .start_event("changed_start", parent="changed", message="changed", interrupting=False)
+        .user_task("recheck", parent="changed")
+        .end_event("changed_end", parent="changed")
+        .chain("changed_start", "recheck", "changed_end")
+        .build()
+    )
+    instance = engine.start_latest("mod-event-sub")
+    engine.modify(instance.id, StartBefore(node_id="changed"), StartBefore(node_id="changed"))
+    assert positions(engine, instance.id) == {"changed": 2, "recheck": 2, "work": 1}
+    check_invariants(engine, instance.id)
+    for task in _tasks(engine, instance.id, "recheck"):
+        engine.complete_task(task.id)
+    assert positions(engine, instance.id) == {"work": 1}
+    assert _visit_states(engine, instance.id, "changed") == ["Completed", "Completed"]
+    check_invariants(engine, instance.id)
