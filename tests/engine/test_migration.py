@@ -383,3 +383,57 @@ def test_a_node_moved_to_another_scope_is_refused() -> None:
     assert report.failures == [
         "the parent of 'work' (sub) is not mapped to the parent of 'work' (the process)"
     ]
+
+
+def test_a_multi_instance_activity_moves_with_its_iterations(engine: Engine) -> None:
+    def model(after: bool) -> ProcessBuilder:
+        built = (
+            ProcessBuilder("mig_mi")
+            .start_event("s")
+            .user_task("sign")
+            .multi_instance("sign", cardinality=2)
+            .end_event("e")
+        )
+        if after:
+            return built.user_task("file").chain("s", "sign", "file", "e")
+        return built.chain("s", "sign", "e")
+
+    source, target = versions(engine, model(False), model(True))
+    instance = engine.start_version("mig_mi", 1)
+    first, second = instance.user_tasks()
+    engine.complete_task(first.id)
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    engine.complete_task(second.id)
+    assert nodes(instance) == ["file"]
+
+
+def test_a_caller_migrates_and_its_called_instance_stays(engine: Engine) -> None:
+    engine.deploy(
+        ProcessBuilder("mig_callee")
+        .start_event("s")
+        .user_task("inner")
+        .end_event("e")
+        .chain("s", "inner", "e")
+        .build()
+    )
+
+    def caller(after: bool) -> ProcessBuilder:
+        built = (
+            ProcessBuilder("mig_caller")
+            .start_event("s")
+            .call_activity("call", called_element="mig_callee")
+            .end_event("e")
+        )
+        if after:
+            return built.user_task("after").chain("s", "call", "after", "e")
+        return built.chain("s", "call", "e")
+
+    source, target = versions(engine, caller(False), caller(True))
+    instance = engine.start_version("mig_caller", 1)
+    [called] = instance.children()
+    callee_definition = called.info().definition_id
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    assert called.info().definition_id == callee_definition
+    [task] = called.user_tasks()
+    engine.complete_task(task.id)
+    assert nodes(instance) == ["after"]
