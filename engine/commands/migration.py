@@ -271,8 +271,9 @@ def _listen_new(
     limits: TimerLimits,
     retries: int,
 ) -> None:
-    """The target's boundary events on a migrated token's activity that no migrated listener
-    maps to start listening, as they would have when the token entered the activity."""
+    """The target's events that no migrated listener maps to start listening for a waiting
+    token (boundary events of its activity, the catch events after its event-based gateway), as
+    they would have when the token entered the node."""
     kept: dict[UUID | None, list[str]] = {}
     for job in run.jobs.values():
         if not job.deleted:
@@ -283,12 +284,16 @@ def _listen_new(
     for token in run.live_tokens():
         if token.state is not TokenState.WAITING:
             continue  # not in its activity yet (a job runs it) or stopped by an incident
-        for boundary in new_listeners(target, mapping[token.node_id], kept.get(token.id, ())):
-            _listen(run, token, boundary, limits, retries)
+        for event in new_listeners(target, mapping[token.node_id], kept.get(token.id, ())):
+            _listen(run, token, event, limits, retries)
 
 
 def _listen(
-    run: InstanceRun, token: Token, event: BoundaryEvent, limits: TimerLimits, retries: int
+    run: InstanceRun,
+    token: Token,
+    event: BoundaryEvent | IntermediateCatchEvent,
+    limits: TimerLimits,
+    retries: int,
 ) -> None:
     if event.timer is not None:
         count = waits.retries_of(event.retry_cycle, retries)

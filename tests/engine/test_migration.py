@@ -437,3 +437,27 @@ def test_a_caller_migrates_and_its_called_instance_stays(engine: Engine) -> None
     [task] = called.user_tasks()
     engine.complete_task(task.id)
     assert nodes(instance) == ["after"]
+
+
+def test_an_event_based_gateway_listens_for_the_targets_events(engine: Engine) -> None:
+    def model(events: tuple[str, ...]) -> ProcessBuilder:
+        built = ProcessBuilder("mig_gate").start_event("s").event_based_gateway("gate")
+        built.chain("s", "gate")
+        for name in events:
+            built.intermediate_catch_event(name, message=f"mig-{name}").user_task(f"after_{name}")
+            built.end_event(f"end_{name}").chain("gate", name, f"after_{name}", f"end_{name}")
+        return built
+
+    source, target = versions(engine, model(("paid", "cancelled")), model(("paid", "expired")))
+    instance = engine.start_version("mig_gate", 1)
+    report = engine.validate_migration(engine.migration_plan(source, target), [instance.id])
+    assert report.valid
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    with engine.connection() as conn:
+        names = conn.execute(
+            "SELECT name FROM event_subscription WHERE instance_id = %s ORDER BY name",
+            (instance.id,),
+        ).fetchall()
+    assert names == [("mig-expired",), ("mig-paid",)]
+    engine.correlate_message("mig-expired", instance_id=instance.id)
+    assert nodes(instance) == ["after_expired"]
