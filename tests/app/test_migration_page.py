@@ -108,7 +108,12 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
     assert "0 of 2 selected instances can be migrated; 2 cannot" in _text(report.text)
     assert "'review' is not mapped by the plan" in _text(report.text)
 
-    narrowed = _form(source, target, business_key="pick-me")
+    none = admin.post(
+        "/definitions/page_mig/migrate/validate", data=_form(source, target, incident="yes")
+    )
+    assert "No running instance of the source version matches the filters" in none.text
+
+    narrowed = _form(source, target, business_key="pick-me", incident="no")
     report = admin.post("/definitions/page_mig/migrate/validate", data=narrowed)
     assert "1 of 1 selected instance can be migrated" in _text(report.text)
 
