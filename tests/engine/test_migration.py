@@ -4,6 +4,7 @@ is refused before anything is written."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -461,3 +462,37 @@ def test_an_event_based_gateway_listens_for_the_targets_events(engine: Engine) -
     assert names == [("mig-expired",), ("mig-paid",)]
     engine.correlate_message("mig-expired", instance_id=instance.id)
     assert nodes(instance) == ["after_expired"]
+
+
+def test_a_node_mapped_to_another_id_takes_its_timer_along(
+    timed: Engine, clock: ManualClock
+) -> None:
+    hour = TimerDefinition(kind="duration", text="PT1H")
+    v1 = ProcessBuilder("mig_renamed").start_event("s").intermediate_catch_event("wait", timer=hour)
+    v2 = (
+        ProcessBuilder("mig_renamed")
+        .start_event("s")
+        .intermediate_catch_event("pause", timer=hour)
+        .user_task("after")
+        .end_event("e")
+    )
+    source, target = versions(
+        timed, v1.end_event("e").chain("s", "wait", "e"), v2.chain("s", "pause", "after", "e")
+    )
+    instance = timed.start_version("mig_renamed", 1)
+    generated = timed.migration_plan(source, target)
+    assert ("wait",) not in [i.source for i in generated.instructions]
+    plan = MigrationPlan(
+        source, target, (*generated.instructions, Instruction(("wait",), ("pause",)))
+    )
+    timed.migrate(plan, [instance.id])
+    assert nodes(instance) == ["pause"]
+    with timed.connection() as conn:
+        [job] = conn.execute(
+            "SELECT node_id, due_at FROM job WHERE instance_id = %s", (instance.id,)
+        ).fetchall()
+    assert job == ("pause", clock.now + timedelta(hours=1))
+    clock.advance(hours=1, seconds=1)
+    assert fire_due_jobs(timed) == 1
+    assert fire_due_jobs(timed) == 0
+    assert nodes(instance) == ["after"]
