@@ -4,13 +4,14 @@ One instance, one transaction, under the instance's lock: the plan and the insta
 first and nothing is written when either fails. Then the instance runs the target definition, and
 every token, its open visit, its user or external task, its jobs and subscriptions, its incidents
 and the joins it waits at move to their mapped nodes, keeping their ids. A batch migrates many
-instances by running `MigrateInstance` once per instance.
+instances by running `MigrateInstance(instance_id, MigrationPlan.from_json(plan))` once per
+instance, its plan kept as the JSON of `MigrationPlan.to_json` (Camunda's MigrationPlanDto).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
@@ -127,8 +128,6 @@ class MigrateInstance:
 
     instance_id: UUID
     plan: MigrationPlan
-    # The instructions as the caller gave them, for the audit entry (the plan's JSON).
-    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def execute(self, tx: Tx) -> MigrationResult:
         models = models_of(tx.conn, tx.definitions, self.plan)

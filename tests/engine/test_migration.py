@@ -16,6 +16,7 @@ from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.migration import MigrationInvalid
+from engine.errors import BadRequest
 from engine.migration import Instruction, MigrationPlan, generate_plan, validate_plan
 from engine.model import TimerDefinition
 from engine.states import AuditChannel, InstanceState
@@ -496,3 +497,23 @@ def test_a_node_mapped_to_another_id_takes_its_timer_along(
     assert fire_due_jobs(timed) == 1
     assert fire_due_jobs(timed) == 0
     assert nodes(instance) == ["after"]
+
+
+def test_a_plan_travels_as_camundas_json() -> None:
+    plan = MigrationPlan("k:1:a", "k:2:b", (Instruction(("wait",), ("pause",), True),))
+    assert plan.to_json() == {
+        "sourceProcessDefinitionId": "k:1:a",
+        "targetProcessDefinitionId": "k:2:b",
+        "instructions": [
+            {
+                "sourceActivityIds": ["wait"],
+                "targetActivityIds": ["pause"],
+                "updateEventTrigger": True,
+            }
+        ],
+        "variables": None,
+    }
+    assert MigrationPlan.from_json(plan.to_json()) == plan
+    broken = {**plan.to_json(), "instructions": [{"sourceActivityIds": "wait"}]}
+    with pytest.raises(BadRequest, match=r"instructions\[0\]\.sourceActivityIds"):
+        MigrationPlan.from_json(broken)
