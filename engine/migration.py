@@ -22,7 +22,9 @@ from typing import Any
 from engine.errors import BadRequest
 from engine.model import (
     BoundaryEvent,
+    EventBasedGateway,
     InclusiveGateway,
+    IntermediateCatchEvent,
     Node,
     ParallelGateway,
     ProcessModel,
@@ -33,7 +35,7 @@ from engine.model import (
     triggers,
 )
 from engine.runtime import InstanceRun
-from engine.states import SubscriptionKind
+from engine.states import JobKind, SubscriptionKind
 
 
 @dataclass(frozen=True)
@@ -323,11 +325,14 @@ def _unmapped_reason(node_id: str, source: ProcessModel, target: ProcessModel) -
 
 
 def is_dropped_listener(model: ProcessModel, node_id: str) -> bool:
-    """A listener that may go when its event is not mapped: a boundary event's or an event
-    subprocess start's (the event is no longer there for the token), as in Camunda."""
+    """A listener that may go when its event is not mapped: a boundary event's, an event
+    subprocess start's, or that of a catch event after an event-based gateway (the event is no
+    longer there for the token), as in Camunda."""
     if not model.has_node(node_id):
         return False
     node = model.node(node_id)
+    if isinstance(node, IntermediateCatchEvent):
+        return model.follows_event_gateway(node_id)
     return isinstance(node, BoundaryEvent | StartEvent)
 
 
@@ -381,6 +386,8 @@ def validate_instance(
     for job in run.jobs.values():
         if job.node_id not in mapping and not is_dropped_listener(source, job.node_id):
             reason = _unmapped_reason(job.node_id, source, target)
+            if job.kind == JobKind.TIMER:
+                reason = f"the timer must be re-created: {reason}"
             failures.append(Failure(job.node_id, "job", str(job.id), f"{job.kind} job: {reason}"))
     for sub in run.subscriptions.values():
         if sub.node_id in mapping:
@@ -397,11 +404,18 @@ def validate_instance(
     return failures
 
 
-def new_listeners(target: ProcessModel, node_id: str, kept: Iterable[str]) -> list[BoundaryEvent]:
-    """The target's boundary events of `node_id` with a timer, message or signal that none of
-    the token's migrated listeners maps to (`kept`): they start listening, as they would have
-    when the token entered the node."""
+def new_listeners(
+    target: ProcessModel, node_id: str, kept: Iterable[str]
+) -> list[BoundaryEvent | IntermediateCatchEvent]:
+    """The target's events that listen for a token at `node_id` (its boundary events; the catch
+    events after it, when it is an event-based gateway) with a timer, message or signal that
+    none of the token's migrated listeners maps to (`kept`): they start listening, as they would
+    have when the token entered the node."""
     taken = set(kept)
-    return [
-        b for b in target.boundary_events(node_id) if b.id not in taken and has_event_trigger(b)
-    ]
+    events: list[BoundaryEvent | IntermediateCatchEvent] = list(target.boundary_events(node_id))
+    if isinstance(target.node(node_id), EventBasedGateway):
+        for flow_id in target.node(node_id).outgoing:
+            event = target.node(target.flow(flow_id).target)
+            if isinstance(event, IntermediateCatchEvent):
+                events.append(event)
+    return [e for e in events if e.id not in taken and has_event_trigger(e)]

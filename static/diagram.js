@@ -450,8 +450,35 @@ async function drawStatic(container) {
   const viewer = new window.BpmnJS({ container });
   await viewer.importXML(xml);
   fit(viewer.get("canvas"));
+  markUnmapped(viewer, container);
   container.dataset.ready = "true";
   return viewer;
+}
+
+// The source diagram of a plan ([data-plan-form]: the form with a `target:<node>` select per
+// node) marks the nodes that have no mapping, again whenever a select changes.
+function markUnmapped(viewer, container) {
+  const form = document.getElementById(container.dataset.planForm || "");
+  if (!form) {
+    return;
+  }
+  const canvas = viewer.get("canvas");
+  const registry = viewer.get("elementRegistry");
+  const marked = new Set();
+  const update = () => {
+    marked.forEach((id) => canvas.removeMarker(id, "unmapped"));
+    marked.clear();
+    form.querySelectorAll("select[name^='target:']").forEach((select) => {
+      const id = select.name.slice("target:".length);
+      if (!select.value && registry.get(id)) {
+        canvas.addMarker(id, "unmapped");
+        marked.add(id);
+      }
+    });
+    container.dataset.unmapped = Array.from(marked).sort().join(" ");
+  };
+  form.addEventListener("change", update);
+  update();
 }
 
 document.querySelectorAll("[data-diagram-static]").forEach((container) => {

@@ -148,17 +148,21 @@ def _ids(text: str) -> list[UUID]:
 
 def selection(engine: Engine, plan: MigrationPlan, form: Mapping[str, str]) -> list[UUID]:
     """The instances chosen: the ids typed in, else the running instances of the source
-    version that the filters (state, business key) select."""
+    version that the filters (state, business key, incidents) select."""
     typed = _ids(form.get("instances", ""))
     if typed:
         return list(dict.fromkeys(typed))
     state = form.get("state", "")
     if state and state not in SELECTABLE_STATES:
         raise BadRequest(f"state must be one of {', '.join(SELECTABLE_STATES)}", field="state")
+    incident = form.get("incident", "")
+    if incident not in ("", "yes", "no"):
+        raise BadRequest("incident must be yes, no or empty", field="incident")
     where = InstanceFilter(
         definition_id=plan.source_definition_id,
         state=state or None,
         business_key=form.get("business_key", "").strip() or None,
+        has_incident={"yes": True, "no": False}.get(incident),
     )
     page = engine.list_instances(where, limit=MAX_INSTANCES + 1)
     return [i.id for i in page.items if i.ended_at is None]

@@ -4,13 +4,14 @@ One instance, one transaction, under the instance's lock: the plan and the insta
 first and nothing is written when either fails. Then the instance runs the target definition, and
 every token, its open visit, its user or external task, its jobs and subscriptions, its incidents
 and the joins it waits at move to their mapped nodes, keeping their ids. A batch migrates many
-instances by running `MigrateInstance` once per instance.
+instances by running `MigrateInstance(instance_id, MigrationPlan.from_json(plan))` once per
+instance, its plan kept as the JSON of `MigrationPlan.to_json` (Camunda's MigrationPlanDto).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
@@ -127,8 +128,6 @@ class MigrateInstance:
 
     instance_id: UUID
     plan: MigrationPlan
-    # The instructions as the caller gave them, for the audit entry (the plan's JSON).
-    details: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     def execute(self, tx: Tx) -> MigrationResult:
         models = models_of(tx.conn, tx.definitions, self.plan)
@@ -271,8 +270,9 @@ def _listen_new(
     limits: TimerLimits,
     retries: int,
 ) -> None:
-    """The target's boundary events on a migrated token's activity that no migrated listener
-    maps to start listening, as they would have when the token entered the activity."""
+    """The target's events that no migrated listener maps to start listening for a waiting
+    token (boundary events of its activity, the catch events after its event-based gateway), as
+    they would have when the token entered the node."""
     kept: dict[UUID | None, list[str]] = {}
     for job in run.jobs.values():
         if not job.deleted:
@@ -283,12 +283,16 @@ def _listen_new(
     for token in run.live_tokens():
         if token.state is not TokenState.WAITING:
             continue  # not in its activity yet (a job runs it) or stopped by an incident
-        for boundary in new_listeners(target, mapping[token.node_id], kept.get(token.id, ())):
-            _listen(run, token, boundary, limits, retries)
+        for event in new_listeners(target, mapping[token.node_id], kept.get(token.id, ())):
+            _listen(run, token, event, limits, retries)
 
 
 def _listen(
-    run: InstanceRun, token: Token, event: BoundaryEvent, limits: TimerLimits, retries: int
+    run: InstanceRun,
+    token: Token,
+    event: BoundaryEvent | IntermediateCatchEvent,
+    limits: TimerLimits,
+    retries: int,
 ) -> None:
     if event.timer is not None:
         count = waits.retries_of(event.retry_cycle, retries)

@@ -5,7 +5,7 @@ is refused before anything is written."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html import unescape
 
 import pytest
@@ -20,6 +20,20 @@ from tests.server import LiveServer
 def engine(database_url: str) -> Iterator[Engine]:
     with Engine(database_url, migrate=False) as running:
         yield running
+
+
+@pytest.fixture
+def clients(server: LiveServer) -> Iterator[Callable[[str], Browser]]:
+    """A console client logged in as the role named, closed after the test."""
+    made: list[Browser] = []
+
+    def make(name: str) -> Browser:
+        made.append(Browser(server.url, name))
+        return made[-1]
+
+    yield make
+    for client in made:
+        client.close()
 
 
 def _deploy(engine: Engine) -> tuple[str, str]:
@@ -52,10 +66,12 @@ def _text(html: str) -> str:
     return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
 
 
-def test_only_an_admin_sees_the_controls_and_may_post(server: LiveServer, engine: Engine) -> None:
+def test_only_an_admin_sees_the_controls_and_may_post(
+    clients: Callable[[str], Browser], engine: Engine
+) -> None:
     source, target = _deploy(engine)
     instance = engine.start_version("page_mig", 1)
-    admin, operator, viewer = (Browser(server.url, n) for n in ("admin", "operator", "viewer"))
+    admin, operator, viewer = (clients(n) for n in ("admin", "operator", "viewer"))
     page = f"/definitions/page_mig/migrate?source={source}&target={target}"
     for reader in (operator, viewer):
         shown = reader.get(page)
@@ -78,12 +94,12 @@ def test_only_an_admin_sees_the_controls_and_may_post(server: LiveServer, engine
 
 
 def test_an_admin_validates_then_migrates_the_filtered_instances(
-    server: LiveServer, engine: Engine
+    clients: Callable[[str], Browser], engine: Engine
 ) -> None:
     source, target = _deploy(engine)
     chosen = engine.start_version("page_mig", 1, business_key="pick-me")
     other = engine.start_version("page_mig", 1, business_key="leave-me")
-    admin = Browser(server.url, "admin")
+    admin = clients("admin")
 
     dropped = {k: v for k, v in _form(source, target).items() if k != "target:review"}
     report = admin.post("/definitions/page_mig/migrate/validate", data=dropped)
@@ -92,7 +108,12 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
     assert "0 of 2 selected instances can be migrated; 2 cannot" in _text(report.text)
     assert "'review' is not mapped by the plan" in _text(report.text)
 
-    narrowed = _form(source, target, business_key="pick-me")
+    none = admin.post(
+        "/definitions/page_mig/migrate/validate", data=_form(source, target, incident="yes")
+    )
+    assert "No running instance of the source version matches the filters" in none.text
+
+    narrowed = _form(source, target, business_key="pick-me", incident="no")
     report = admin.post("/definitions/page_mig/migrate/validate", data=narrowed)
     assert "1 of 1 selected instance can be migrated" in _text(report.text)
 

@@ -3,6 +3,8 @@ validates the plan over the running instances and migrates them."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -41,7 +43,12 @@ def test_an_admin_validates_and_migrates_from_the_page(
     expect(page.locator('#diagram-source .djs-element[data-element-id="check"]')).to_have_count(0)
     expect(page.get_by_label("Target of review")).to_have_value("review")
 
+    expect(page.locator("#diagram-source")).to_have_attribute("data-unmapped", "")
     page.get_by_label("Target of review").select_option("")
+    expect(page.locator("#diagram-source")).to_have_attribute("data-unmapped", "review")
+    expect(page.locator('#diagram-source .djs-element[data-element-id="review"]')).to_have_class(
+        re.compile(r"\bunmapped\b")
+    )
     page.locator("#migration-validate").click()
     expect(page.locator("#migration-result")).to_contain_text("0 of 1 selected instance")
     expect(page.locator(".migration-failures")).to_contain_text("'review' is not mapped")

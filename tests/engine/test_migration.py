@@ -4,6 +4,7 @@ is refused before anything is written."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -15,6 +16,7 @@ from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.migration import MigrationInvalid
+from engine.errors import BadRequest
 from engine.migration import Instruction, MigrationPlan, generate_plan, validate_plan
 from engine.model import TimerDefinition
 from engine.states import AuditChannel, InstanceState
@@ -383,3 +385,135 @@ def test_a_node_moved_to_another_scope_is_refused() -> None:
     assert report.failures == [
         "the parent of 'work' (sub) is not mapped to the parent of 'work' (the process)"
     ]
+
+
+def test_a_multi_instance_activity_moves_with_its_iterations(engine: Engine) -> None:
+    def model(after: bool) -> ProcessBuilder:
+        built = (
+            ProcessBuilder("mig_mi")
+            .start_event("s")
+            .user_task("sign")
+            .multi_instance("sign", cardinality=2)
+            .end_event("e")
+        )
+        if after:
+            return built.user_task("file").chain("s", "sign", "file", "e")
+        return built.chain("s", "sign", "e")
+
+    source, target = versions(engine, model(False), model(True))
+    instance = engine.start_version("mig_mi", 1)
+    first, second = instance.user_tasks()
+    engine.complete_task(first.id)
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    engine.complete_task(second.id)
+    assert nodes(instance) == ["file"]
+
+
+def test_a_caller_migrates_and_its_called_instance_stays(engine: Engine) -> None:
+    engine.deploy(
+        ProcessBuilder("mig_callee")
+        .start_event("s")
+        .user_task("inner")
+        .end_event("e")
+        .chain("s", "inner", "e")
+        .build()
+    )
+
+    def caller(after: bool) -> ProcessBuilder:
+        built = (
+            ProcessBuilder("mig_caller")
+            .start_event("s")
+            .call_activity("call", called_element="mig_callee")
+            .end_event("e")
+        )
+        if after:
+            return built.user_task("after").chain("s", "call", "after", "e")
+        return built.chain("s", "call", "e")
+
+    source, target = versions(engine, caller(False), caller(True))
+    instance = engine.start_version("mig_caller", 1)
+    [called] = instance.children()
+    callee_definition = called.info().definition_id
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    assert called.info().definition_id == callee_definition
+    [task] = called.user_tasks()
+    engine.complete_task(task.id)
+    assert nodes(instance) == ["after"]
+
+
+def test_an_event_based_gateway_listens_for_the_targets_events(engine: Engine) -> None:
+    def model(events: tuple[str, ...]) -> ProcessBuilder:
+        built = ProcessBuilder("mig_gate").start_event("s").event_based_gateway("gate")
+        built.chain("s", "gate")
+        for name in events:
+            built.intermediate_catch_event(name, message=f"mig-{name}").user_task(f"after_{name}")
+            built.end_event(f"end_{name}").chain("gate", name, f"after_{name}", f"end_{name}")
+        return built
+
+    source, target = versions(engine, model(("paid", "cancelled")), model(("paid", "expired")))
+    instance = engine.start_version("mig_gate", 1)
+    report = engine.validate_migration(engine.migration_plan(source, target), [instance.id])
+    assert report.valid
+    engine.migrate(engine.migration_plan(source, target), [instance.id])
+    with engine.connection() as conn:
+        names = conn.execute(
+            "SELECT name FROM event_subscription WHERE instance_id = %s ORDER BY name",
+            (instance.id,),
+        ).fetchall()
+    assert names == [("mig-expired",), ("mig-paid",)]
+    engine.correlate_message("mig-expired", instance_id=instance.id)
+    assert nodes(instance) == ["after_expired"]
+
+
+def test_a_node_mapped_to_another_id_takes_its_timer_along(
+    timed: Engine, clock: ManualClock
+) -> None:
+    hour = TimerDefinition(kind="duration", text="PT1H")
+    v1 = ProcessBuilder("mig_renamed").start_event("s").intermediate_catch_event("wait", timer=hour)
+    v2 = (
+        ProcessBuilder("mig_renamed")
+        .start_event("s")
+        .intermediate_catch_event("pause", timer=hour)
+        .user_task("after")
+        .end_event("e")
+    )
+    source, target = versions(
+        timed, v1.end_event("e").chain("s", "wait", "e"), v2.chain("s", "pause", "after", "e")
+    )
+    instance = timed.start_version("mig_renamed", 1)
+    generated = timed.migration_plan(source, target)
+    assert ("wait",) not in [i.source for i in generated.instructions]
+    plan = MigrationPlan(
+        source, target, (*generated.instructions, Instruction(("wait",), ("pause",)))
+    )
+    timed.migrate(plan, [instance.id])
+    assert nodes(instance) == ["pause"]
+    with timed.connection() as conn:
+        [job] = conn.execute(
+            "SELECT node_id, due_at FROM job WHERE instance_id = %s", (instance.id,)
+        ).fetchall()
+    assert job == ("pause", clock.now + timedelta(hours=1))
+    clock.advance(hours=1, seconds=1)
+    assert fire_due_jobs(timed) == 1
+    assert fire_due_jobs(timed) == 0
+    assert nodes(instance) == ["after"]
+
+
+def test_a_plan_travels_as_camundas_json() -> None:
+    plan = MigrationPlan("k:1:a", "k:2:b", (Instruction(("wait",), ("pause",), True),))
+    assert plan.to_json() == {
+        "sourceProcessDefinitionId": "k:1:a",
+        "targetProcessDefinitionId": "k:2:b",
+        "instructions": [
+            {
+                "sourceActivityIds": ["wait"],
+                "targetActivityIds": ["pause"],
+                "updateEventTrigger": True,
+            }
+        ],
+        "variables": None,
+    }
+    assert MigrationPlan.from_json(plan.to_json()) == plan
+    broken = {**plan.to_json(), "instructions": [{"sourceActivityIds": "wait"}]}
+    with pytest.raises(BadRequest, match=r"instructions\[0\]\.sourceActivityIds"):
+        MigrationPlan.from_json(broken)
