@@ -270,8 +270,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_job_kind_allowed": (
-            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', "
-            "'batch')"
+            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch')"
         ),
         "ck_event_subscription_kind_allowed": (
             "kind IN ('message', 'signal', 'conditional', 'compensate')"
