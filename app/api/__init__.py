@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute
 
 from app.api import (
     accounts,
+    batches,
     definitions,
     deployments,
     external_tasks,
@@ -29,6 +30,7 @@ OPERATIONS: list[Op] = [
     *messages.operations,
     *incidents.operations,
     *jobs.operations,
+    *batches.operations,
     *accounts.operations,
     *webhooks.operations,
 ]

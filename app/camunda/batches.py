@@ -225,6 +225,25 @@ def delete_instances(call: Call) -> Response:
     )
 
 
+def delete_history(call: Call) -> Response:
+    """Camunda's asynchronous deletion of historic instances (administrators): each ended root
+    named in `historicProcessInstanceIds` is deleted with everything it called, as the history
+    cleanup deletes a family past its time to live. `historicProcessInstanceQuery` is not
+    supported: name the instances."""
+    if call.field("historicProcessInstanceQuery") is not None:
+        raise invalid_request(
+            "'historicProcessInstanceQuery' is not supported: name the instances in "
+            "historicProcessInstanceIds"
+        )
+    reason = call.body_text("deleteReason")
+    call.body_flag("failIfNotExists")
+    items = _ids(call, "historicProcessInstanceIds")
+    payload = {"deleteReason": reason} if reason else {}
+    return _create(
+        call, BatchType.DELETE_HISTORY, items, payload, "historicProcessInstanceIds is empty"
+    )
+
+
 def _retries(call: Call) -> int:
     retries = call.body_int("retries")
     if retries is None or retries < 0:
@@ -289,6 +308,7 @@ endpoints = [
     Endpoint("/batch/{id}/suspended", "PUT", Role.OPERATOR, suspend, body="json"),
     Endpoint("/batch/{id}", "DELETE", Role.OPERATOR, cancel),
     Endpoint("/process-instance/delete", "POST", Role.OPERATOR, delete_instances, body="json"),
+    Endpoint("/history/process-instance/delete", "POST", Role.ADMIN, delete_history, body="json"),
     Endpoint("/job/retries", "POST", Role.OPERATOR, job_retries, body="json"),
     Endpoint(
         "/external-task/retries-async",

@@ -35,6 +35,16 @@ def _retries(payload: Mapping[str, Any]) -> dict[str, Any]:
     return {"retries": retries}
 
 
+def _reason(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """An optional `deleteReason`, kept with the batch for the record."""
+    reason = payload.get("deleteReason")
+    if reason is None:
+        return {}
+    if not isinstance(reason, str):
+        raise BadRequest("deleteReason must be a string", field="deleteReason")
+    return {"deleteReason": reason[:2000]}
+
+
 def _variable(name: str, given: Any) -> TypedValue:
     """A variable as a batch keeps it: {"value": ..., "type": ...} (type optional)."""
     if not isinstance(given, Mapping) or "value" not in given:
@@ -140,6 +150,7 @@ register(
         "Cancel instances",
         "process instance",
         _each(lambda item, payload: CancelInstance(item)),
+        _reason,
     )
 )
 register(
@@ -173,6 +184,7 @@ register(
         "Delete history",
         "ended process instance",
         _delete_history,
+        _reason,
         admin_only=True,
     )
 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+from engine.paging import Key
 from engine.queries import Connection, fetch_all, fetch_one, query
 from engine.states import BatchItemState, BatchState
 from engine.store.batches import BATCH_COLUMNS, ITEM_COLUMNS, BatchRow, ItemRow
@@ -16,10 +17,16 @@ UNFINISHED = (BatchState.RUNNING, BatchState.SUSPENDED)
 
 
 def _where(
-    batch_id: UUID | None, types: Sequence[str] | None, states: Sequence[str] | None
+    batch_id: UUID | None,
+    types: Sequence[str] | None,
+    states: Sequence[str] | None,
+    after: Key | None = None,
 ) -> tuple[str, list[object]]:
     clauses: list[str] = ["TRUE"]
     params: list[object] = []
+    if after is not None:
+        clauses.append("(created_at, id) < (%s, %s)")
+        params += list(after)
     if batch_id is not None:
         clauses.append("id = %s")
         params.append(batch_id)
@@ -41,9 +48,10 @@ def batches(
     states: Sequence[str] | None = None,
     first: int = 0,
     limit: int | None = None,
+    after: Key | None = None,
 ) -> list[BatchRow]:
-    """Batches, newest first."""
-    where, params = _where(batch_id, types, states)
+    """Batches, newest first; `after` (created_at, id): only those after it in that order."""
+    where, params = _where(batch_id, types, states, after)
     return fetch_all(
         conn,
         BatchRow,

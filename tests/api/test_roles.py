@@ -7,7 +7,8 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import httpx
 import pytest
@@ -17,8 +18,12 @@ from app.api import OPERATIONS, routes
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.batches import BatchResult, CreateBatch, RunBatchItems, SuspendBatch
 from engine.commands.webhooks import CreateSubscription
+from engine.executor import Result, Tx
+from engine.queries import batches as batch_reads
 from engine.queries import webhooks as webhook_reads
+from engine.states import BatchType
 from tests.api import processes
 from tests.server import LiveServer
 
@@ -155,6 +160,40 @@ def dead_letter(engine: Engine) -> Call:
     return f"/webhooks/{hook}/deliveries/{row[0]}/replay", {}
 
 
+@dataclass(frozen=True)
+class _HeldBatch:
+    """A batch whose job has no retries left: running, and left alone by the job executors."""
+
+    name: ClassVar[str] = "HeldBatch"
+    result_type: ClassVar[type[Result]] = BatchResult
+
+    create: CreateBatch
+
+    def execute(self, tx: Tx) -> BatchResult:
+        result = self.create.execute(tx)
+        tx.conn.execute("UPDATE job SET retries = 0 WHERE id = %s", (result.batch_id,))
+        return result
+
+
+def held_batch(engine: Engine, *items: str) -> str:
+    kind = BatchType.RETRY_INCIDENTS if items else BatchType.CANCEL_INSTANCES
+    create = CreateBatch(kind, items or (instance_of(engine, "waiting"),))
+    return engine.run(_HeldBatch(create)).batch_id
+
+
+def suspended_batch(engine: Engine) -> str:
+    batch_id = held_batch(engine)
+    engine.run(SuspendBatch(uuid.UUID(batch_id)))
+    return batch_id
+
+
+def failed_batch(engine: Engine) -> str:
+    """A completed batch with one failed item."""
+    batch_id = held_batch(engine, str(uuid.uuid4()))
+    engine.run(RunBatchItems(uuid.UUID(batch_id)))
+    return batch_id
+
+
 def _at(path: str, target: Callable[[Engine], str], **request: Any) -> Callable[[Engine], Call]:
     return lambda engine: (path.format(target(engine)), request)
 
@@ -244,6 +283,14 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
     ("DELETE", "/webhooks/{id}"): _at("/webhooks/{}", webhook),
     ("POST", "/webhooks/{id}/replay"): _at("/webhooks/{}/replay", webhook),
     ("POST", "/webhooks/{id}/deliveries/{delivery_id}/replay"): dead_letter,
+    ("POST", "/batches"): lambda e: (
+        "/batches",
+        {"json": {"type": "cancel-instances", "items": [instance_of(e, "waiting")]}},
+    ),
+    ("POST", "/batches/{id}/suspend"): _at("/batches/{}/suspend", held_batch),
+    ("POST", "/batches/{id}/resume"): _at("/batches/{}/resume", suspended_batch),
+    ("POST", "/batches/{id}/cancel"): _at("/batches/{}/cancel", held_batch),
+    ("POST", "/batches/{id}/retry"): _at("/batches/{}/retry", failed_batch),
 }
 ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op in OPERATIONS}
 
@@ -274,6 +321,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         sessions,
         [(s.id, s.name, s.url, s.enabled) for s in webhook_reads.subscriptions(engine)],
         dead_letters,
+        [(b.id, b.state, b.done, b.failed) for b in batch_reads.batches(engine)],
     ]
 
 

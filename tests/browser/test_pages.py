@@ -65,6 +65,7 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
         "/tasks",
         "/workers",
         "/cleanup",
+        "/batches",
     ):
         check(page, path)
 

@@ -164,3 +164,29 @@ def test_a_viewer_reads_batches_and_changes_none(idle_server: LiveServer) -> Non
     with _client(idle_server, "viewer") as viewer:
         assert viewer.get(f"/batch/{batch_id}").json()["suspended"] is False  # untouched
         assert viewer.get("/batch/count").json() == {"count": 1}
+
+
+def test_deleting_history_as_a_batch_needs_an_administrator(idle_server: LiveServer) -> None:
+    ids = _instances(idle_server, 2)
+    for instance in ids:
+        idle_server.engine.instance(instance).cancel()
+    body = {"historicProcessInstanceIds": ids, "deleteReason": "tidy"}
+    with _client(idle_server, "operator") as operator:
+        assert operator.post("/history/process-instance/delete", json=body).status_code == 403
+    with _client(idle_server, "admin") as admin:
+        refused = admin.post(
+            "/history/process-instance/delete", json={"historicProcessInstanceQuery": {}}
+        )
+        assert refused.status_code == 400
+        assert "historicProcessInstanceQuery" in refused.json()["message"]
+        created = admin.post("/history/process-instance/delete", json=body)
+        assert created.status_code == 200, created.text
+        assert (created.json()["type"], created.json()["totalJobs"]) == (
+            "historic-process-instance-deletion",
+            2,
+        )
+        run_to_end(idle_server.engine, created.json()["id"])
+        gone = admin.get(
+            "/history/process-instance/count", params={"processDefinitionKey": "rest-batch"}
+        )
+        assert gone.json() == {"count": 0}

@@ -1,0 +1,230 @@
+"""Batches: one operation over many items, run in the background by the job executors (see
+engine/commands/batches.py); create one over a list of ids, follow it, suspend, resume, cancel it
+or retry its failed items."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from app.api.body import Body
+from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run
+from app.api.paging import PAGE_PARAMS, page
+from app.api.schemas import (
+    ANY,
+    COMPONENTS,
+    INTEGER,
+    STRING,
+    TIME,
+    UUID,
+    array,
+    nullable,
+    record,
+    ref,
+    request,
+)
+from app.auth import require
+from app.params import Query
+from engine import batch as registry
+from engine.accounts import Role
+from engine.commands.batches import (
+    BatchResult,
+    CancelBatch,
+    CreateBatch,
+    RetryBatchItems,
+    SuspendBatch,
+)
+from engine.errors import NotFound
+from engine.executor import Command
+from engine.queries import batches as bq
+from engine.states import BatchState, BatchType
+
+NO_BODY = request({})
+CREATE_BODY = request(
+    {"type": STRING, "items": array(STRING), "payload": {"type": "object"}},
+    required=("type", "items"),
+)
+BATCH = record(
+    {
+        "id": UUID,
+        "type": STRING,
+        "state": STRING,
+        "payload": ANY,
+        "total": INTEGER,
+        "done": INTEGER,
+        "failed": INTEGER,
+        "remaining": INTEGER,
+        "created_by": nullable(STRING),
+        "created_at": TIME,
+        "updated_at": TIME,
+        "ended_at": nullable(TIME),
+        "failures": array(record({"item": STRING, "error": nullable(STRING), "attempts": INTEGER})),
+    },
+    "A batch; `failures` lists its failed items (at most 200) on the batch's own page only.",
+)
+# This module's schemas, in the document's components.
+COMPONENTS.update(
+    {
+        "Batch": BATCH,
+        "BatchPage": record({"items": array(ref("Batch")), "next": nullable(STRING)}),
+    }
+)
+
+
+def batch_view(row: bq.BatchRow, failures: list[bq.ItemRow] | None = None) -> dict[str, Any]:
+    return {
+        "id": str(row.id),
+        "type": row.type,
+        "state": row.state,
+        "payload": row.payload,
+        "total": row.total,
+        "done": row.done,
+        "failed": row.failed,
+        "remaining": row.remaining,
+        "created_by": row.created_by,
+        "created_at": row.created_at.isoformat(),
+        "updated_at": row.updated_at.isoformat(),
+        "ended_at": row.ended_at.isoformat() if row.ended_at else None,
+        "failures": [
+            {"item": f.item_id, "error": f.error, "attempts": f.attempts} for f in failures or []
+        ],
+    }
+
+
+async def list_batches(request: Request) -> Response:
+    query = Query(request.query_params)
+    state = query.one_of("state", [s.value for s in BatchState])
+    kind = query.one_of("type", [t.value for t in BatchType])
+    engine = engine_of(request)
+    found = await page(
+        query,
+        lambda limit, after: bq.batches(
+            engine,
+            types=[kind] if kind else None,
+            states=[state] if state else None,
+            limit=limit,
+            after=after,
+        ),
+        lambda b: (b.created_at, b.id),
+    )
+    return reply({"items": [batch_view(b) for b in found.items], "next": found.next})
+
+
+def _found(request: Request) -> dict[str, Any]:
+    engine = engine_of(request)
+    batch_id = path_id(request)
+    row = bq.batch(engine, batch_id)
+    if row is None:
+        raise NotFound(f"batch {batch_id} does not exist", batch_id=str(batch_id))
+    return batch_view(row, bq.failed_items(engine, batch_id))
+
+
+async def get_batch(request: Request) -> Response:
+    return reply(await call(_found, request))
+
+
+async def create_batch(request: Request) -> Response:
+    """Operators; a type that needs an administrator (delete-history, migrate) is refused to
+    others."""
+    body = await Body.read(request, CREATE_BODY)
+    kind = body.required_text("type")
+    if registry.operation(kind).admin_only:
+        require(request, Role.ADMIN)
+    items = body.strings("items") or ()
+    payload = body.mapping("payload")
+    result = await run(request, CreateBatch(kind, items, payload))
+    return await _answer(request, result, 201)
+
+
+async def _answer(request: Request, result: BatchResult, status: int = 200) -> Response:
+    engine = engine_of(request)
+    row = await call(bq.batch, engine, uuid.UUID(result.batch_id))
+    assert row is not None
+    return reply(batch_view(row), status)
+
+
+BatchCommand = Callable[[uuid.UUID], Command[BatchResult]]
+
+
+def _on_batch(name: str, command: BatchCommand) -> Callable[[Request], Any]:
+    async def handler(request: Request) -> Response:
+        await Body.read(request, NO_BODY)
+        return await _answer(request, await run(request, command(path_id(request))))
+
+    handler.__name__ = handler.__qualname__ = name
+    return handler
+
+
+_BATCH_REPLY = {200: Reply("The batch", ref("Batch"))}
+
+
+def _mutation(path: str, summary: str, command: BatchCommand) -> Op:
+    return Op(
+        "POST",
+        path,
+        _on_batch(f"{path.rsplit('/', 1)[1]}_batch", command),
+        summary,
+        Role.OPERATOR,
+        body=NO_BODY,
+        replies=_BATCH_REPLY,
+    )
+
+
+operations = [
+    Op(
+        "GET",
+        "/batches",
+        list_batches,
+        "Query batches, newest first, with keyset pagination",
+        Role.VIEWER,
+        query=(
+            Param("state", STRING, "Running, Suspended, Completed or Cancelled"),
+            Param("type", STRING, "retry-incidents, set-job-retries, cancel-instances..."),
+            *PAGE_PARAMS,
+        ),
+        replies={200: Reply("A page of batches, newest first", ref("BatchPage"))},
+    ),
+    Op(
+        "GET",
+        "/batches/{id}",
+        get_batch,
+        "One batch, with its failed items and their errors",
+        Role.VIEWER,
+        replies=_BATCH_REPLY,
+    ),
+    Op(
+        "POST",
+        "/batches",
+        create_batch,
+        "Create a batch of `type` over `items` (ids), with the type's `payload` (`retries`; "
+        "`variables`); the job executors run it",
+        Role.OPERATOR,
+        body=CREATE_BODY,
+        body_required=True,
+        replies={201: Reply("The batch, running", ref("Batch"))},
+    ),
+    _mutation(
+        "/batches/{id}/suspend",
+        "Suspend the batch: the chunk in hand finishes, no other starts",
+        lambda batch_id: SuspendBatch(batch_id, True),
+    ),
+    _mutation(
+        "/batches/{id}/resume",
+        "Resume a suspended batch",
+        lambda batch_id: SuspendBatch(batch_id, False),
+    ),
+    _mutation(
+        "/batches/{id}/cancel",
+        "Cancel the batch: the items not done yet stay undone",
+        CancelBatch,
+    ),
+    _mutation(
+        "/batches/{id}/retry",
+        "Make the batch's failed items pending again",
+        RetryBatchItems,
+    ),
+]
