@@ -8,7 +8,7 @@ query's answer at creation: the set is fixed then."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -251,50 +251,55 @@ def _retries(call: Call) -> int:
     return retries
 
 
+def _retries_batch(
+    call: Call,
+    type_: BatchType,
+    ids: str,
+    query: str,
+    answer: Callable[[Any], Any],
+    of_instances: Callable[..., Any],
+    empty: str,
+) -> Response:
+    """A batch setting retries of the rows named in `ids`, those `query` finds (`answer` runs
+    it), and those of the instances named or found (`of_instances` reads them)."""
+    retries = _retries(call)
+    items = _ids(call, ids)
+    queried = _queried(call, query)
+    if queried is not None:
+        items += [str(row.id) for row in listed(answer(queried))]
+    instances = _instance_ids(call)
+    if instances:
+        rows = of_instances(
+            call.engine, cq.Page(), call.engine.clock(), instance_ids=[UUID(i) for i in instances]
+        )
+        items += [str(row.id) for row in listed(rows)]
+    return _create(call, type_, items, {"retries": retries}, empty)
+
+
 def job_retries(call: Call) -> Response:
     """Camunda's POST /job/retries: the jobs named, those `jobQuery` finds, and those of the
     instances named or found by `processInstanceQuery`."""
-    retries = _retries(call)
-    items = _ids(call, "jobIds")
-    queried = _queried(call, "jobQuery")
-    if queried is not None:
-        items += [str(row.id) for row in listed(job_rest._query(queried))]
-    instances = _instance_ids(call)
-    if instances:
-        rows = cq.jobs(
-            call.engine,
-            cq.Page(),
-            call.engine.clock(),
-            instance_ids=[UUID(i) for i in instances],
-        )
-        items += [str(row.id) for row in listed(rows)]
-    return _create(
-        call, BatchType.SET_JOB_RETRIES, items, {"retries": retries}, "job ids are empty"
+    return _retries_batch(
+        call,
+        BatchType.SET_JOB_RETRIES,
+        "jobIds",
+        "jobQuery",
+        job_rest._query,
+        cq.jobs,
+        "job ids are empty",
     )
 
 
 def external_task_retries(call: Call) -> Response:
     """Camunda's POST /external-task/retries-async: the tasks named, those
     `externalTaskQuery` finds, and those of the instances named or found."""
-    retries = _retries(call)
-    items = _ids(call, "externalTaskIds")
-    queried = _queried(call, "externalTaskQuery")
-    if queried is not None:
-        items += [str(row.id) for row in listed(external_task_rest._query(queried))]
-    instances = _instance_ids(call)
-    if instances:
-        rows = cq.external_tasks(
-            call.engine,
-            cq.Page(),
-            call.engine.clock(),
-            instance_ids=[UUID(i) for i in instances],
-        )
-        items += [str(row.id) for row in listed(rows)]
-    return _create(
+    return _retries_batch(
         call,
         BatchType.SET_EXTERNAL_TASK_RETRIES,
-        items,
-        {"retries": retries},
+        "externalTaskIds",
+        "externalTaskQuery",
+        external_task_rest._query,
+        cq.external_tasks,
         "externalTaskIds is empty",
     )
 
