@@ -23,6 +23,7 @@ from engine.model import TimerDefinition
 from engine.queries import retrying
 from engine.queries.instances import InstanceFilter
 from engine.states import InstanceState, JobOutcome
+from engine.store import retrying as store
 from tests.engine.clock import ManualClock
 from tests.server import LiveServer, console_login, live_server
 
@@ -117,7 +118,17 @@ class Console:
 
 
 def retrying_ids(engine: Engine, wanted: bool) -> list[UUID]:
-    return [i.id for i in engine.list_instances(InstanceFilter(retrying=wanted)).items]
+    """The instances the list filter keeps, read both ways: by the ids of those retrying looked
+    up first, and (with more of them than that lookup takes) by the filter's subquery."""
+    listed = [i.id for i in engine.list_instances(InstanceFilter(retrying=wanted)).items]
+    limit = store.ID_LOOKUP_LIMIT
+    try:
+        store.ID_LOOKUP_LIMIT = 0
+        unlisted = [i.id for i in engine.list_instances(InstanceFilter(retrying=wanted)).items]
+    finally:
+        store.ID_LOOKUP_LIMIT = limit
+    assert unlisted == listed
+    return listed
 
 
 def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_out(
