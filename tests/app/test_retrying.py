@@ -141,6 +141,14 @@ def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_ou
     [other] = engine.jobs(spent.id)
     assert (job.retries, job.error_message) == (3, None)
     assert console.retrying_count() == 0 and retrying_ids(engine, True) == []
+    # A filter value that is not one is refused, naming the parameter.
+    refused = console.client.get("/instances?retrying=maybe&fragment=rows")
+    assert refused.status_code == 400
+    assert "query parameter &#39;retrying&#39; must be one of yes, no" in refused.text
+    refused = console.client.get("/instances/export.csv?retrying=maybe")
+    assert refused.status_code == 400 and "retrying" in refused.text
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=maybe", headers=live.bearer("viewer"))
+    assert api.status_code == 400 and api.json()["detail"]["field"] == "retrying"
 
     assert engine.execute_job(job.id) == JobOutcome.FAILED
     [job] = engine.jobs(fixed.id)
@@ -154,6 +162,10 @@ def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_ou
     assert retrying_ids(engine, False) == [spent.id]
     assert console.listed("yes") == [str(fixed.id)]
     assert console.listed("no") == [str(spent.id)]
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=true", headers=live.bearer("viewer"))
+    assert [i["id"] for i in api.json()["items"]] == [str(fixed.id)]
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=0", headers=live.bearer("viewer"))
+    assert [i["id"] for i in api.json()["items"]] == [str(spent.id)]
     assert console.marked_in_list(fixed.id) and not console.marked_in_list(spent.id)
 
     header = console.get(f"/instances/{fixed.id}/header")
