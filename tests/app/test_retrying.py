@@ -18,11 +18,12 @@ import pytest
 from app.console.common import when
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.views import SaveView
 from engine.handlers import TaskContext
 from engine.model import TimerDefinition
-from engine.queries import retrying
+from engine.queries import retrying, views
 from engine.queries.instances import InstanceFilter
-from engine.states import InstanceState, JobOutcome
+from engine.states import InstanceState, JobOutcome, ListPage
 from engine.store import retrying as store
 from tests.engine.clock import ManualClock
 from tests.server import LiveServer, console_login, live_server
@@ -149,6 +150,12 @@ def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_ou
     assert refused.status_code == 400 and "retrying" in refused.text
     api = httpx.get(f"{live.url}/api/v1/instances?retrying=maybe", headers=live.bearer("viewer"))
     assert api.status_code == 400 and api.json()["detail"]["field"] == "retrying"
+    # A saved view keeps the filter, in the list's order of filters.
+    saved = engine.run(SaveView("viewer", "instances", "retrying", "retrying=yes&state=Active"))
+    assert views.of_owner(engine, "viewer", ListPage.INSTANCES)[0].query == (
+        "state=Active&retrying=yes"
+    )
+    assert saved.replaced is False
 
     assert engine.execute_job(job.id) == JobOutcome.FAILED
     [job] = engine.jobs(fixed.id)
