@@ -58,14 +58,10 @@ class InstanceFilter:
 
 
 def _conditions(
-    where: InstanceFilter,
-    after: Key | None,
-    version_id: str | None,
-    retrying_ids: list[UUID] | None = None,
+    where: InstanceFilter, after: Key | None, version_id: str | None
 ) -> tuple[list[sql.Composable], dict[str, Any]]:
     """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
-    the planner sees the value (and how many instances have it) when it picks an index; likewise
-    `retrying_ids`, the instances retrying now when they are not too many to list."""
+    the planner sees the value (and how many instances have it) when it picks an index."""
     parts: list[sql.Composable] = []
     params: dict[str, Any] = {}
 
@@ -86,9 +82,11 @@ def _conditions(
     if where.has_incident is not None:
         exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
         add(exists if where.has_incident else f"NOT {exists}")
-    if where.retrying and retrying_ids is not None:
-        add("p.id = ANY(%(retrying_ids)s)", retrying_ids=retrying_ids)
-    elif where.retrying is not None:
+    if where.retrying is not None:
+        # Retrying ones: the few failed rows' instance ids, deduplicated, then each instance by
+        # its key, and the page sorted from those (whatever the planner reckons of the failed
+        # rows, it expects a few distinct instances of them); the others: each row of the list's
+        # order probes the two small indexes.
         add(
             "p.id IN (" + retrying.RETRYING_IDS + ")"
             if where.retrying
@@ -157,14 +155,7 @@ def rows_after(
         if row is None:
             return []
         version_id = row[0]
-    retrying_ids = None
-    if where.retrying:
-        found = retrying.instance_ids(conn, retrying.ID_LOOKUP_LIMIT + 1)
-        if not found:
-            return []
-        if len(found) <= retrying.ID_LOOKUP_LIMIT:
-            retrying_ids = found
-    parts, params = _conditions(where, after, version_id, retrying_ids)
+    parts, params = _conditions(where, after, version_id)
     query: sql.Composable = _SELECT
     if parts:
         query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)

@@ -38,23 +38,6 @@ RETRYING_IDS = (
 )
 
 
-# Up to this many instances retrying, a list of them looks their ids up first and reads the
-# instances by id, whatever the planner estimates of the failed rows (it reckons error_message and
-# retries independently, and failures whose retries ran out make it expect many more). Beyond it,
-# retrying instances are so many that walking the list in its order finds a page at once.
-ID_LOOKUP_LIMIT = 10_000
-
-
-def instance_ids(conn: psycopg.Connection[Any], limit: int) -> list[UUID]:
-    """The ids of at most `limit` instances retrying now, in no order."""
-    rows = conn.execute(
-        "SELECT DISTINCT instance_id FROM (" + RETRYING_IDS + ") AS r "
-        "WHERE instance_id IS NOT NULL LIMIT %s",
-        (limit,),
-    ).fetchall()
-    return [row[0] for row in rows]
-
-
 @dataclass(frozen=True)
 class RetryingWork:
     """A failed job or external task with retries left: its last error, the retries left and

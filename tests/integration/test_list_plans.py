@@ -170,7 +170,6 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
             instances(retrying=True),
             "ix_external_task_retrying",
         ),
-        "instances retrying, read by id": (instances(retrying=True), "pk_process_instance"),
         "instances not retrying": (instances(retrying=False), "ix_job_retrying"),
         "console: how many instances retry, by their jobs": (retrying.count, "ix_job_retrying"),
         "console: how many instances retry, by their external tasks": (
