@@ -237,6 +237,8 @@ def test_an_external_task_failed_with_retries_left_is_retrying_until_completed_o
     ) in header
     panel = console.get(f"/instances/{shipped.id}/panel/external_tasks")
     assert f'<p class="retrying-line" data-retrying="{task_id}">' in panel
+    # No worker holds it: its lock time is when it may be fetched again, not a lock.
+    assert "<dt>Lock expires</dt><dd>not locked</dd>" in panel
 
     # Not fetchable before its retry timeout; then a worker tries it again: still retrying,
     # being tried by that worker, until it completes.
