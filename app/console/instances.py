@@ -58,7 +58,7 @@ def parse_filter(parameters: Query) -> InstanceFilter:
         version=parameters.integer("version"),
         state=parameters.text("state"),
         business_key=parameters.text("business_key"),
-        has_incident={"yes": True, "no": False}.get(parameters.text("incident") or ""),
+        has_incident=YES_NO.get(parameters.text("incident") or ""),
         retrying=YES_NO.get(parameters.one_of("retrying", YES_NO) or ""),
         started_after=parameters.date("started_from"),
         started_before=parameters.date("started_to"),

@@ -83,6 +83,10 @@ def _conditions(
         exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
         add(exists if where.has_incident else f"NOT {exists}")
     if where.retrying is not None:
+        # Retrying ones: the few failed rows' instance ids, deduplicated, then each instance by
+        # its key, and the page sorted from those (whatever the planner reckons of the failed
+        # rows, it expects a few distinct instances of them); the others: each row of the list's
+        # order probes the two small indexes.
         add(
             "p.id IN (" + retrying.RETRYING_IDS + ")"
             if where.retrying

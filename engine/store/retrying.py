@@ -59,13 +59,6 @@ class RetryingWork:
         """Being tried again right now: a job executor or a worker holds an unexpired lock."""
         return self.held_by is not None and self.held_until is not None and self.held_until > now
 
-    def due(self, now: datetime) -> bool:
-        """Nothing holds it and its next attempt time has come: the next executor or worker
-        that looks takes it."""
-        return not self.in_progress(now) and (
-            self.next_attempt_at is None or self.next_attempt_at <= now
-        )
-
 
 def count(conn: psycopg.Connection[Any]) -> int:
     """How many instances are retrying now (each once, however many of its jobs and tasks

@@ -18,11 +18,12 @@ import pytest
 from app.console.common import when
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.views import SaveView
 from engine.handlers import TaskContext
 from engine.model import TimerDefinition
-from engine.queries import retrying
+from engine.queries import retrying, views
 from engine.queries.instances import InstanceFilter
-from engine.states import InstanceState, JobOutcome
+from engine.states import InstanceState, JobOutcome, ListPage
 from tests.engine.clock import ManualClock
 from tests.server import LiveServer, console_login, live_server
 
@@ -130,6 +131,20 @@ def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_ou
     [other] = engine.jobs(spent.id)
     assert (job.retries, job.error_message) == (3, None)
     assert console.retrying_count() == 0 and retrying_ids(engine, True) == []
+    # A filter value that is not one is refused, naming the parameter.
+    refused = console.client.get("/instances?retrying=maybe&fragment=rows")
+    assert refused.status_code == 400
+    assert "query parameter &#39;retrying&#39; must be one of yes, no" in refused.text
+    refused = console.client.get("/instances/export.csv?retrying=maybe")
+    assert refused.status_code == 400 and "retrying" in refused.text
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=maybe", headers=live.bearer("viewer"))
+    assert api.status_code == 400 and api.json()["detail"]["field"] == "retrying"
+    # A saved view keeps the filter, in the list's order of filters.
+    saved = engine.run(SaveView("viewer", "instances", "retrying", "retrying=yes&state=Active"))
+    assert views.of_owner(engine, "viewer", ListPage.INSTANCES)[0].query == (
+        "state=Active&retrying=yes"
+    )
+    assert saved.replaced is False
 
     assert engine.execute_job(job.id) == JobOutcome.FAILED
     [job] = engine.jobs(fixed.id)
@@ -143,6 +158,10 @@ def test_a_failed_job_with_retries_left_is_retrying_until_it_succeeds_or_runs_ou
     assert retrying_ids(engine, False) == [spent.id]
     assert console.listed("yes") == [str(fixed.id)]
     assert console.listed("no") == [str(spent.id)]
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=true", headers=live.bearer("viewer"))
+    assert [i["id"] for i in api.json()["items"]] == [str(fixed.id)]
+    api = httpx.get(f"{live.url}/api/v1/instances?retrying=0", headers=live.bearer("viewer"))
+    assert [i["id"] for i in api.json()["items"]] == [str(spent.id)]
     assert console.marked_in_list(fixed.id) and not console.marked_in_list(spent.id)
 
     header = console.get(f"/instances/{fixed.id}/header")
@@ -218,6 +237,8 @@ def test_an_external_task_failed_with_retries_left_is_retrying_until_completed_o
     ) in header
     panel = console.get(f"/instances/{shipped.id}/panel/external_tasks")
     assert f'<p class="retrying-line" data-retrying="{task_id}">' in panel
+    # No worker holds it: its lock time is when it may be fetched again, not a lock.
+    assert "<dt>Lock expires</dt><dd>not locked</dd>" in panel
 
     # Not fetchable before its retry timeout; then a worker tries it again: still retrying,
     # being tried by that worker, until it completes.
