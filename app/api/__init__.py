@@ -7,6 +7,7 @@ from starlette.routing import BaseRoute
 
 from app.api import (
     accounts,
+    audit,
     definitions,
     deployments,
     external_tasks,
@@ -31,6 +32,7 @@ OPERATIONS: list[Op] = [
     *jobs.operations,
     *accounts.operations,
     *webhooks.operations,
+    *audit.operations,
 ]
 OPERATIONS.append(openapi.spec_operation(OPERATIONS))
 
