@@ -11,6 +11,7 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import Conflict
 from engine.states import AuditChannel
+from engine.store import cleanup as cleanup_store
 
 
 def _failing(engine: Engine) -> Any:
@@ -101,3 +102,14 @@ def test_entries_hold_the_values_before_and_after(engine: Engine) -> None:
         ("Suspend", "ProcessInstance", "state", "Active", "Suspended"),
         ("Activate", "ProcessInstance", "state", "Suspended", "Active"),
     ]
+
+
+def test_the_history_cleanup_deletes_an_instances_entries(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.CONSOLE)):
+        engine.retry_incident(incident.id)
+        instance.cancel()
+    assert len(_entries(engine, instance.id)) == 2
+    with engine.pool.connection() as conn, conn.transaction():
+        assert cleanup_store.delete_instances(conn, [instance.id]) == 1
+    assert _entries(engine, instance.id) == []
