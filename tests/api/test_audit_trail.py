@@ -418,6 +418,16 @@ def console_webhook_update(e: Engine) -> ConsoleCall:
     return f"/webhooks/{hook}", {"data": data}, None
 
 
+def console_annotation(e: Engine) -> ConsoleCall:
+    handle = e.instance(_instance(e))
+    with audit.acting(audit.Actor("ann", AuditChannel.API)):
+        handle.suspend()
+    with e.connection() as conn:
+        row = conn.execute("SELECT id FROM audit_entry WHERE instance_id = %s", (handle.id,))
+        [(entry_id,)] = row.fetchall()
+    return f"/audit/{entry_id}/annotation", {"data": {"annotation": "a ticket"}}, str(handle.id)
+
+
 CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
     "cancel": (
         "operator",
@@ -477,6 +487,11 @@ CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
         "admin",
         lambda e: (f"/sessions/{session(e)}/end", {}, None),
         ("Update", "User", False),
+    ),
+    "annotate an entry": (
+        "operator",
+        console_annotation,
+        ("SetAnnotation", "ProcessInstance", True),
     ),
     "start (client traffic)": (
         "operator",

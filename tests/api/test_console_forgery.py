@@ -13,7 +13,9 @@ import pytest
 from starlette.routing import Route
 
 from app.console import routes
+from engine import audit
 from engine.api import Engine
+from engine.states import AuditChannel
 from tests.api.test_roles import (
     audit_entries,
     claimed,
@@ -48,6 +50,19 @@ def _view(engine: Engine) -> str:
     from engine.commands.views import SaveView
 
     return engine.run(SaveView("operator", "instances", unique("view"), "state=Active")).view_id
+
+
+def _entry(engine: Engine) -> str:
+    """An audit entry: an operator suspended an instance."""
+    handle = engine.instance(_waiting(engine))
+    with audit.acting(audit.Actor("operator", AuditChannel.CONSOLE)):
+        handle.suspend()
+    with engine.connection() as conn:
+        row = conn.execute(
+            "SELECT id FROM audit_entry WHERE instance_id = %s", (handle.id,)
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
 
 
 CONSOLE: dict[str, Callable[[Engine], Target]] = {
@@ -89,6 +104,7 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     ),
     "/external-tasks/{task_id:uuid}/unlock": _at("/external-tasks/{}/unlock", locked_external),
     "/tasks/{task_id:uuid}/form": _at("/tasks/{}/form", review_task),
+    "/audit/{entry_id:uuid}/annotation": _at("/audit/{}/annotation", _entry, annotation="x"),
 }
 # Routes only an admin may use; the others need an operator (replaying dead letters included).
 ADMIN_ONLY = {

@@ -38,3 +38,11 @@ def test_an_operation_appears_live_in_the_timeline(console: ConsoleServer, login
     page.goto("/audit")
     expect(page.locator("tr[data-audit]")).to_have_count(1)
     expect(page.locator("tr[data-audit]")).to_contain_text("Suspended")
+
+    # An annotation: saved from the page, which then lists that change as an entry of its own.
+    page.get_by_label("Annotation of entry").fill("customer asked, ticket 42")
+    page.get_by_role("button", name="Annotate").click()
+    expect(page.locator("#flash-audit")).to_contain_text("Annotation saved")
+    expect(page.locator("tr[data-audit]")).to_have_count(2)
+    expect(page.locator("tr[data-audit]").first).to_contain_text("SetAnnotation")
+    expect(page.locator("tr[data-audit]").nth(1)).to_contain_text("customer asked, ticket 42")
