@@ -36,6 +36,7 @@ def test_an_operation_appears_live_in_the_timeline(console: ConsoleServer, login
         expect(entry).to_contain_text("by operator (console)")
 
     page.goto("/audit")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
     expect(page.locator("tr[data-audit]")).to_have_count(1)
     expect(page.locator("tr[data-audit]")).to_contain_text("Suspended")
 
