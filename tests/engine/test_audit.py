@@ -53,6 +53,13 @@ def test_an_operator_mutation_leaves_one_entry_and_nobodys_none(engine: Engine) 
     ]
 
 
+def test_resolving_an_incident_names_its_state_before_and_after(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.CONSOLE)):
+        engine.resolve_incident(incident.id)
+    assert _values(engine, instance.id) == [("Resolve", "Incident", "state", "Open", "Resolved")]
+
+
 def test_a_refused_mutation_leaves_no_entry(engine: Engine) -> None:
     instance, incident = _failing(engine)
     with audit.acting(audit.Actor("olga", AuditChannel.API)):
