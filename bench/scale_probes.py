@@ -228,6 +228,9 @@ def api_probes(s: Sample) -> list[Probe]:
         p("/webhooks"),
         p("/webhooks/{id}", f"/webhooks/{s.webhook}"),
         p("/webhooks/{id}/deliveries", f"/webhooks/{s.webhook}/deliveries"),
+        p("/audit"),
+        p("/audit", f"/audit?instance_id={s.running}"),
+        p("/audit", "/audit?user=admin&operation=Retry,Delete&entity=Incident"),
         p("/openapi.json"),
     ]
 

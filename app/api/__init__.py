@@ -8,6 +8,7 @@ from starlette.routing import BaseRoute
 from app.api import (
     accounts,
     batches,
+    audit,
     definitions,
     deployments,
     external_tasks,
@@ -33,6 +34,7 @@ OPERATIONS: list[Op] = [
     *batches.operations,
     *accounts.operations,
     *webhooks.operations,
+    *audit.operations,
 ]
 OPERATIONS.append(openapi.spec_operation(OPERATIONS))
 

@@ -116,6 +116,28 @@ COMPONENTS: dict[str, Schema] = {
     "ExternalTaskPage": page("ExternalTask"),
     "IncidentPage": page("Incident"),
     "JobPage": page("Job"),
+    "AuditEntryPage": page("AuditEntry"),
+    "AuditEntry": record(
+        {
+            "id": UUID,
+            "at": TIME,
+            "user": STRING,
+            "channel": STRING,
+            "operation": STRING,
+            "entity": STRING,
+            "entity_id": nullable(STRING),
+            "instance_id": nullable(UUID),
+            "definition_id": nullable(STRING),
+            "definition_key": nullable(STRING),
+            "batch_id": nullable(UUID),
+            "property": nullable(STRING),
+            "before": ANY,
+            "after": ANY,
+            "annotation": nullable(STRING),
+            "details": ANY,
+        },
+        "Who changed what: `before` and `after` are JSON values (a variable's, a role's...).",
+    ),
     "StartedInstance": record(
         _STARTED_INSTANCE, "A new instance; `state` is its state when the start committed."
     ),

@@ -6,8 +6,10 @@ no longer see anywhere else (a removed variable's, a changed role's)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -15,10 +17,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import require
-from app.console.common import engine_of, read, render
+from app.console.common import act, engine_of, read, render
 from app.params import Query
-from engine.accounts import Role
+from engine.accounts import Principal, Role
 from engine.api import Engine
+from engine.commands.audit import AnnotateEntry
 from engine.errors import InterlockError
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter
@@ -76,4 +79,19 @@ async def audit_page(request: Request) -> Response:
     return render(request, "audit.html", {"page": "audit", **context})
 
 
-routes = [Route("/audit", audit_page, methods=["GET"])]
+async def annotate(request: Request) -> Response:
+    """Set (empty: clear) an entry's annotation; the change is an entry of its own."""
+    entry_id: UUID = request.path_params["entry_id"]
+
+    def work(engine: Engine, who: Principal, form: Mapping[str, str]) -> str:
+        text = form.get("annotation", "").strip()
+        engine.run(AnnotateEntry(entry_id, text or None))
+        return "Annotation saved." if text else "Annotation cleared."
+
+    return await act(request, work)
+
+
+routes = [
+    Route("/audit", audit_page, methods=["GET"]),
+    Route("/audit/{entry_id:uuid}/annotation", annotate, methods=["POST"]),
+]

@@ -100,6 +100,9 @@ class ResolveIncident:
             AuditOperation.RESOLVE_INCIDENT,
             AuditEntity.INCIDENT,
             entity_id=str(incident.id),
+            property="state",
+            before=IncidentState.OPEN.value,
+            after=IncidentState.RESOLVED.value,
             details={"type": incident.type, "node": incident.node_id},
         )
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)

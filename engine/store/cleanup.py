@@ -35,7 +35,9 @@ def _dependents() -> tuple[str, ...]:
     )
 
 
-DEPENDENTS = _dependents()
+# The instance's audit entries go with it too: they name it without a foreign key (an entry
+# outlives a cancelled instance until the cleanup removes its history).
+DEPENDENTS = (*_dependents(), schema.audit_entry.name)
 
 # A family still running: a called instance of root `{root}` has not ended. Its root is never
 # deleted, however long ago it ended.

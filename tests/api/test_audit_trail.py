@@ -418,6 +418,16 @@ def console_webhook_update(e: Engine) -> ConsoleCall:
     return f"/webhooks/{hook}", {"data": data}, None
 
 
+def console_annotation(e: Engine) -> ConsoleCall:
+    handle = e.instance(_instance(e))
+    with audit.acting(audit.Actor("ann", AuditChannel.API)):
+        handle.suspend()
+    with e.connection() as conn:
+        row = conn.execute("SELECT id FROM audit_entry WHERE instance_id = %s", (handle.id,))
+        [(entry_id,)] = row.fetchall()
+    return f"/audit/{entry_id}/annotation", {"data": {"annotation": "a ticket"}}, str(handle.id)
+
+
 CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
     "cancel": (
         "operator",
@@ -477,6 +487,11 @@ CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
         "admin",
         lambda e: (f"/sessions/{session(e)}/end", {}, None),
         ("Update", "User", False),
+    ),
+    "annotate an entry": (
+        "operator",
+        console_annotation,
+        ("SetAnnotation", "ProcessInstance", True),
     ),
     "start (client traffic)": (
         "operator",
@@ -582,3 +597,28 @@ def test_the_inspector_timeline_shows_who_did_what(
         assert panel.text.count("by operator (console)") == 2
         # After the visits of the start event and the split, where the instance then waits.
         assert panel.text.index('data-node="split"') < panel.text.index('class="audit-entry"')
+
+
+def test_the_api_lists_the_log(
+    api: LiveServer, operator: httpx.Client, viewer: httpx.Client
+) -> None:
+    i = _instance(api.engine)
+    for action in ("suspend", "resume"):
+        assert operator.post(f"/instances/{i}/{action}").status_code == 200
+    page = operator.get("/audit", params={"instance_id": i})
+    assert page.status_code == 200
+    body = page.json()
+    assert [(e["operation"], e["user"], e["channel"]) for e in body["items"]] == [
+        ("Activate", "operator-token", "api"),
+        ("Suspend", "operator-token", "api"),
+    ]
+    assert body["items"][1]["before"] == "Active" and body["items"][1]["after"] == "Suspended"
+    one = operator.get("/audit", params={"instance_id": i, "limit": 1}).json()
+    assert len(one["items"]) == 1 and one["next"]
+    rest = operator.get("/audit", params={"instance_id": i, "after": one["next"]}).json()
+    assert [e["operation"] for e in rest["items"]] == ["Suspend"] and rest["next"] is None
+    only = operator.get("/audit", params={"instance_id": i, "operation": "Suspend,Delete"})
+    assert [e["operation"] for e in only.json()["items"]] == ["Suspend"]
+    refused = operator.get("/audit", params={"entity": "Nothing"})
+    assert refused.status_code == 400 and "entity" in refused.text
+    assert viewer.get("/audit").status_code == 403

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from engine import audit
+from engine.states import AuditChannel
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import parallel_approval
@@ -54,6 +56,9 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
         )
         for n in range(60)
     ]
+    with audit.acting(audit.Actor("operator", AuditChannel.CONSOLE)):
+        handles[0].suspend()  # audit entries: the audit page and the inspector's timeline
+        handles[0].resume()
     page = login("operator")
     for path in (
         "/",
@@ -66,8 +71,10 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
         "/workers",
         "/cleanup",
         "/batches",
+        "/audit",
     ):
         check(page, path)
+    expect(page.locator("tr[data-audit]")).to_have_count(2)
 
     page.goto("/instances")
     page.keyboard.press("Tab")

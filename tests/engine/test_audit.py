@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
+from uuid import UUID
 
 import pytest
 
@@ -10,7 +12,9 @@ from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import Conflict
-from engine.states import AuditChannel
+from engine.executor import Result, Tx
+from engine.states import AuditChannel, AuditEntity, AuditOperation
+from engine.store import cleanup as cleanup_store
 
 
 def _failing(engine: Engine) -> Any:
@@ -47,6 +51,13 @@ def test_an_operator_mutation_leaves_one_entry_and_nobodys_none(engine: Engine) 
     assert _entries(engine, instance.id) == [
         ("olga", "console", "Retry", "Incident", str(incident.id), "audited")
     ]
+
+
+def test_resolving_an_incident_names_its_state_before_and_after(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.CONSOLE)):
+        engine.resolve_incident(incident.id)
+    assert _values(engine, instance.id) == [("Resolve", "Incident", "state", "Open", "Resolved")]
 
 
 def test_a_refused_mutation_leaves_no_entry(engine: Engine) -> None:
@@ -101,3 +112,37 @@ def test_entries_hold_the_values_before_and_after(engine: Engine) -> None:
         ("Suspend", "ProcessInstance", "state", "Active", "Suspended"),
         ("Activate", "ProcessInstance", "state", "Suspended", "Active"),
     ]
+
+
+def test_the_history_cleanup_deletes_an_instances_entries(engine: Engine) -> None:
+    instance, incident = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.CONSOLE)):
+        engine.retry_incident(incident.id)
+        instance.cancel()
+    assert len(_entries(engine, instance.id)) == 2
+    with engine.pool.connection() as conn, conn.transaction():
+        assert cleanup_store.delete_instances(conn, [instance.id]) == 1
+    assert _entries(engine, instance.id) == []
+
+
+@dataclass(frozen=True)
+class _RecordThenRefuse:
+    """Writes its entry, then is refused: the entry must roll back with the command."""
+
+    name: ClassVar[str] = "RecordThenRefuse"
+    result_type: ClassVar[type[Result]] = Result
+
+    instance_id: UUID
+
+    def execute(self, tx: Tx) -> Result:
+        audit.record(
+            tx, AuditOperation.SUSPEND, AuditEntity.PROCESS_INSTANCE, instance_id=self.instance_id
+        )
+        raise Conflict("refused after the entry was written")
+
+
+def test_an_entry_written_before_a_refusal_rolls_back_with_it(engine: Engine) -> None:
+    instance, _ = _failing(engine)
+    with audit.acting(audit.Actor("olga", AuditChannel.API)), pytest.raises(Conflict):
+        engine.run(_RecordThenRefuse(instance.id))
+    assert _entries(engine, instance.id) == []
