@@ -20,6 +20,8 @@ from tests.api.test_roles import (
     audit_entries,
     claimed,
     dead_letter,
+    failed_batch,
+    held_batch,
     incident,
     instance_of,
     locked_external,
@@ -27,6 +29,7 @@ from tests.api.test_roles import (
     session,
     snapshot,
     suspended,
+    suspended_batch,
     timer_job,
     unique,
     webhook,
@@ -105,12 +108,29 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     "/external-tasks/{task_id:uuid}/unlock": _at("/external-tasks/{}/unlock", locked_external),
     "/tasks/{task_id:uuid}/form": _at("/tasks/{}/form", review_task),
     "/audit/{entry_id:uuid}/annotation": _at("/audit/{}/annotation", _entry, annotation="x"),
+    "/batches/{batch_id:uuid}/suspend": _at("/batches/{}/suspend", held_batch),
+    "/batches/{batch_id:uuid}/resume": _at("/batches/{}/resume", suspended_batch),
+    "/batches/{batch_id:uuid}/cancel": _at("/batches/{}/cancel", held_batch),
+    "/batches/{batch_id:uuid}/retry": _at("/batches/{}/retry", failed_batch),
+    "/incidents/batch": lambda e: ("/incidents/batch", {}),
+    "/instances/batch-cancel": lambda e: ("/instances/batch-cancel", {}),
+    "/instances/{instance_id:uuid}/modify": _at(
+        "/instances/{}/modify", _waiting, instructions='[{"type": "cancel", "activityId": "wait"}]'
+    ),
+    "/instances/{instance_id:uuid}/modify/preview": _at(
+        "/instances/{}/modify/preview",
+        _waiting,
+        instructions='[{"type": "cancel", "activityId": "wait"}]',
+    ),
+    "/definitions/{key}/migrate/validate": lambda e: ("/definitions/straight/migrate/validate", {}),
+    "/definitions/{key}/migrate/run": lambda e: ("/definitions/straight/migrate/run", {}),
 }
 # Routes only an admin may use; the others need an operator (replaying dead letters included).
 ADMIN_ONLY = {
     path
     for path in CONSOLE
-    if path.startswith(("/webhooks", "/sessions")) and not path.endswith("/replay")
+    if path.startswith(("/webhooks", "/sessions", "/definitions/{key}/migrate"))
+    and not path.endswith("/replay")
 }
 
 

@@ -5,6 +5,7 @@ succeeds everywhere. Every target is made fresh, so each success acts on somethi
 from __future__ import annotations
 
 import itertools
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -304,10 +305,9 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
             "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
         ).fetchall()
     path = target[0]
+    named = path.split("/")[2] if path.startswith("/instances/") else ""
     variables = (
-        engine.instance(path.split("/")[2]).typed_variables()
-        if path.startswith("/instances/")
-        else None
+        engine.instance(named).typed_variables() if re.fullmatch(r"[0-9a-f-]{36}", named) else None
     )
     return [
         [(i.id, i.state) for i in engine.list_instances(limit=500).items],
