@@ -9,6 +9,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from app.camunda import (
+    async_changes,
     batches,
     conditions,
     definitions,
@@ -33,6 +34,7 @@ from app.camunda.http import Endpoint, not_found
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *async_changes.endpoints,
     *batches.endpoints,
     *conditions.endpoints,
     *definitions.endpoints,

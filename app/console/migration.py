@@ -1,6 +1,7 @@
 """The migration page of a definition: both versions' diagrams side by side, the plan as an
 editable table, the instances chosen by filter, a validation report per instance, and the
-migration itself (admins only).
+migration itself (admins only): at once, at most MAX_INSTANCES while the request waits, or as a
+`migrate` batch of every selected instance, worked through by the job executors.
 
 What the page submits is a plan and a selection; `MigrationRequest` is the two resolved into
 the plan and the list of instance ids, which `run_migration` migrates one transaction each.
@@ -23,6 +24,7 @@ from app.console.common import engine_of, flash, read, render
 from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.batches import MAX_ITEMS, CreateBatch
 from engine.commands.migration import MigrateInstance, ValidationReport
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.migration import Instruction, MigrationPlan, has_event_trigger, wait_kind
@@ -30,13 +32,15 @@ from engine.queries import console
 from engine.queries import definitions as definition_store
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceFilter
-from engine.states import InstanceState
+from engine.states import BatchType, InstanceState
 
 # The most instances one submission migrates: the page runs them while the request waits.
 MAX_INSTANCES = 200
 # The states an instance may be selected in (a migration moves running instances).
 SELECTABLE_STATES = (InstanceState.ACTIVE.value, InstanceState.SUSPENDED.value)
 NO_MAPPING = ""
+# Instances read per query while a selection is gathered.
+PAGE = 500
 
 
 def _version_of(engine: Engine, key: str, definition_id: str | None, default: int) -> DefinitionRow:
@@ -146,9 +150,13 @@ def _ids(text: str) -> list[UUID]:
     return found
 
 
-def selection(engine: Engine, plan: MigrationPlan, form: Mapping[str, str]) -> list[UUID]:
-    """The instances chosen: the ids typed in, else the running instances of the source
-    version that the filters (state, business key, incidents) select."""
+def selection(
+    engine: Engine, plan: MigrationPlan, form: Mapping[str, str], limit: int | None = None
+) -> list[UUID]:
+    """The instances chosen: the ids typed in, else (up to `limit` of, one past MAX_INSTANCES
+    unless given) the running instances of the source version that the filters (state,
+    business key, incidents) select."""
+    limit = MAX_INSTANCES + 1 if limit is None else limit
     typed = _ids(form.get("instances", ""))
     if typed:
         return list(dict.fromkeys(typed))
@@ -164,8 +172,15 @@ def selection(engine: Engine, plan: MigrationPlan, form: Mapping[str, str]) -> l
         business_key=form.get("business_key", "").strip() or None,
         has_incident={"yes": True, "no": False}.get(incident),
     )
-    page = engine.list_instances(where, limit=MAX_INSTANCES + 1)
-    return [i.id for i in page.items if i.ended_at is None]
+    found: list[UUID] = []
+    after = None
+    while len(found) < limit:
+        page = engine.list_instances(where, limit=min(PAGE, limit - len(found)), after=after)
+        found.extend(i.id for i in page.items if i.ended_at is None)
+        if page.next is None:
+            break
+        after = page.next
+    return found
 
 
 def request_of(engine: Engine, form: Mapping[str, str]) -> MigrationRequest:
@@ -241,8 +256,36 @@ async def migrate(request: Request) -> Response:
     )
 
 
+def _create_batch(engine: Engine, form: Mapping[str, str]) -> str:
+    """A migrate batch of every instance the form selects (the batch holds up to MAX_ITEMS):
+    the plan is checked once, now, and each instance is migrated in a chunk of its batch."""
+    plan = plan_of(form)
+    ids = selection(engine, plan, form, limit=MAX_ITEMS + 1)
+    if not ids:
+        raise BadRequest("no running instance of the source version is selected", field="instances")
+    if len(ids) > MAX_ITEMS:
+        raise BadRequest(
+            f"more than {MAX_ITEMS} instances are selected: narrow the filters", field="instances"
+        )
+    items = tuple(str(i) for i in ids)
+    return engine.run(CreateBatch(BatchType.MIGRATE, items, plan.to_json())).batch_id
+
+
+async def migrate_as_batch(request: Request) -> Response:
+    """Migrate the selection as a batch; the browser goes to the batch's page."""
+    try:
+        engine, form = await _submitted(request)
+        batch_id = await run_in_threadpool(_create_batch, engine, form)
+    except InterlockError as error:
+        return flash(request, error=error)
+    response = flash(request, message="Migration batch created.")
+    response.headers["HX-Redirect"] = f"/batches/{batch_id}"
+    return response
+
+
 routes = [
     Route("/definitions/{key}/migrate", migration_page, methods=["GET"]),
     Route("/definitions/{key}/migrate/validate", validate, methods=["POST"]),
     Route("/definitions/{key}/migrate/run", migrate, methods=["POST"]),
+    Route("/definitions/{key}/migrate/batch", migrate_as_batch, methods=["POST"]),
 ]

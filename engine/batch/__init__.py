@@ -19,12 +19,22 @@ from engine.states import BatchType
 if TYPE_CHECKING:
     from engine.executor import Tx
 
-__all__ = ["BatchOperation", "ItemRun", "PayloadCheck", "operation", "register", "registered"]
+__all__ = [
+    "BatchOperation",
+    "ItemRun",
+    "PayloadCheck",
+    "PayloadValidation",
+    "operation",
+    "register",
+    "registered",
+]
 
 # Run one item (its id, the batch's payload) in the caller's transaction; raise to fail it.
 ItemRun = Callable[["Tx", str, Mapping[str, Any]], None]
 # The payload as the batch keeps it, or BadRequest naming the field.
 PayloadCheck = Callable[[Mapping[str, Any]], dict[str, Any]]
+# The kept payload checked against the database, in the creating transaction (BadRequest).
+PayloadValidation = Callable[["Tx", Mapping[str, Any]], None]
 
 
 def no_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,6 +51,8 @@ class BatchOperation:
     check: PayloadCheck = no_payload
     # Only an administrator may create a batch of this type (history deletion, migration).
     admin_only: bool = False
+    # What the payload must also satisfy in the database (a migration plan's definitions).
+    validate: PayloadValidation | None = None
 
 
 _OPERATIONS: dict[BatchType, BatchOperation] = {}

@@ -188,3 +188,5 @@ register(
         admin_only=True,
     )
 )
+
+from engine.batch import instance_changes  # noqa: E402, F401  (registers modify and migrate)

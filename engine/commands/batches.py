@@ -94,6 +94,8 @@ class CreateBatch:
     def execute(self, tx: Tx) -> BatchResult:
         operation = batch.operation(self.type)
         payload = operation.check(self.payload)
+        if operation.validate is not None:
+            operation.validate(tx, payload)
         items = _unique_ids(self.item_ids)
         if not items:
             raise BadRequest("a batch needs at least one item", field="items")

@@ -124,6 +124,7 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     ),
     "/definitions/{key}/migrate/validate": lambda e: ("/definitions/straight/migrate/validate", {}),
     "/definitions/{key}/migrate/run": lambda e: ("/definitions/straight/migrate/run", {}),
+    "/definitions/{key}/migrate/batch": lambda e: ("/definitions/straight/migrate/batch", {}),
 }
 # Routes only an admin may use; the others need an operator (replaying dead letters included).
 ADMIN_ONLY = {

@@ -5,11 +5,13 @@ is refused before anything is written."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterator
 from html import unescape
 
 import pytest
 
+from app.console import migration as migration_page
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from tests.api.test_sessions import Browser
@@ -133,3 +135,54 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
         "/definitions/page_mig/migrate/run", data=_form(source, target, instances="nope")
     )
     assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)
+
+
+def _batch_state(engine: Engine, batch_id: str) -> tuple[str, int, int, int, str]:
+    with engine.connection() as conn:
+        row = conn.execute(
+            "SELECT state, total, done, failed, type FROM batch WHERE id = %s", (batch_id,)
+        ).fetchone()
+    assert row is not None
+    return (row[0], row[1], row[2], row[3], row[4])
+
+
+def test_an_admin_migrates_more_than_a_submission_holds_as_a_batch(
+    clients: Callable[[str], Browser], engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(migration_page, "MAX_INSTANCES", 2)
+    source, target = _deploy(engine)
+    instances = [engine.start_version("page_mig", 1) for _ in range(3)]
+    admin, operator = clients("admin"), clients("operator")
+    path = "/definitions/page_mig/migrate/batch"
+    assert "Migrate as a batch" in admin.get("/definitions/page_mig/migrate").text
+    assert "migration-batch" not in operator.get("/definitions/page_mig/migrate").text
+    assert operator.post(path, data=_form(source, target)).status_code == 403
+    forged = admin.post(path, data=_form(source, target), headers={"X-CSRF-Token": "forged"})
+    assert forged.status_code == 403
+    too_many = admin.post("/definitions/page_mig/migrate/run", data=_form(source, target))
+    assert too_many.status_code == 400
+    assert "more than 2 instances are selected" in _text(too_many.text)
+    invalid = admin.post(path, data={**_form(source, target), "target:review": "nope"})
+    assert invalid.status_code == 400
+    assert "the migration plan is invalid" in _text(invalid.text) and "nope" in invalid.text
+    with engine.connection() as conn:
+        assert conn.execute("SELECT count(*) FROM batch").fetchone() == (0,)
+
+    created = admin.post(path, data=_form(source, target))
+    assert created.status_code == 200, created.text
+    batch_id = created.headers["HX-Redirect"].removeprefix("/batches/")
+    assert created.headers["HX-Redirect"] == f"/batches/{batch_id}"
+    deadline = time.monotonic() + 30
+    while _batch_state(engine, batch_id)[0] != "Completed":
+        assert time.monotonic() < deadline, _batch_state(engine, batch_id)
+        time.sleep(0.05)
+    assert _batch_state(engine, batch_id) == ("Completed", 3, 3, 0, "migrate")
+    for instance in instances:
+        assert engine.instance(instance.id).info().definition_id == target
+    with engine.connection() as conn:
+        entries = conn.execute(
+            "SELECT user_id, channel, operation FROM audit_entry WHERE batch_id = %s",
+            (batch_id,),
+        ).fetchall()
+    assert entries == [("admin", "batch", "Migrate")] * 3
+    assert "Migrate instances" in admin.get(f"/batches/{batch_id}").text

@@ -76,3 +76,37 @@ def test_an_operator_sees_the_plan_without_controls(console: ConsoleServer, logi
     expect(page.locator('tr[data-node="review"]')).to_contain_text("review")
     expect(page.locator("#migration-run")).to_have_count(0)
     expect(page.locator("select[name^='target:']")).to_have_count(0)
+
+
+def test_an_admin_migrates_as_a_batch_and_watches_it_to_the_end(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    v1 = ProcessBuilder("browser_mig_batch").start_event("s").user_task("review").end_event("e")
+    v2 = (
+        ProcessBuilder("browser_mig_batch")
+        .start_event("s")
+        .user_task("review")
+        .user_task("check")
+        .end_event("e")
+    )
+    engine.deploy(v1.chain("s", "review", "e").build())
+    engine.deploy(v2.chain("s", "review", "check", "e").build())
+    # More than one chunk of the batch (50 items), so that it runs in several transactions.
+    instances = [engine.start_version("browser_mig_batch", 1) for _ in range(60)]
+    target = engine.latest_definition("browser_mig_batch").id
+
+    page = login("admin")
+    violations = watch(page)
+    page.goto("/definitions/browser_mig_batch/migrate")
+    expect(page.locator("#diagram-target")).to_have_attribute("data-ready", "true")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#migration-batch").click()
+    expect(page).to_have_url(re.compile(r"/batches/[0-9a-f-]{36}$"))
+    bar = page.locator(".batch-progress progress")
+    expect(bar).to_have_attribute("max", "60")
+    expect(page.locator("#batch-body")).to_have_attribute("data-state", "Completed", timeout=30_000)
+    expect(bar).to_have_attribute("value", "60")
+    expect(page.locator(".batch-progress [data-progress-text]")).to_have_text("60 done of 60")
+    assert {engine.instance(i.id).info().definition_id for i in instances} == {target}
+    assert violations == []

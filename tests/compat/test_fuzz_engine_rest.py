@@ -336,6 +336,11 @@ BODY_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     ),
     "annotation": TEXT,
     "processInstanceQuery": either(st.just({}), hostile_json()),
+    "processDefinitionId": TEXT,
+    "migrationPlan": either(
+        st.just({"sourceProcessDefinitionId": "x", "targetProcessDefinitionId": "y"}),
+        hostile_json(),
+    ),
 }
 
 
@@ -560,7 +565,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 105
+    assert len(set(ROUTES)) == len(ROUTES) == 107
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.

@@ -252,7 +252,15 @@ def test_retries_batches_set_retries(engine: Engine) -> None:
     ("kind", "items", "payload", "field", "message"),
     [
         ("reboot", [MISSING], {}, "type", "unknown batch type 'reboot'"),
-        (BatchType.MODIFY, [MISSING], {}, "type", "unknown batch type 'modify'"),
+        (BatchType.MODIFY, [MISSING], {}, "instructions", "non-empty list"),
+        (
+            BatchType.MODIFY,
+            [MISSING],
+            {"instructions": [{"type": "cancel"}]},
+            "instructions",
+            r"instructions\[0\]: a stored modification instruction does not read",
+        ),
+        (BatchType.MIGRATE, [MISSING], {}, "sourceProcessDefinitionId", "definition id"),
         (BatchType.SET_JOB_RETRIES, [MISSING], {}, "retries", "retries must be a whole number"),
         (BatchType.SET_JOB_RETRIES, [MISSING], {"retries": -1}, "retries", "between 0"),
         (BatchType.SET_VARIABLES, [MISSING], {"variables": {}}, "variables", "non-empty"),
