@@ -7,8 +7,8 @@ from starlette.routing import BaseRoute
 
 from app.api import (
     accounts,
-    batches,
     audit,
+    batches,
     definitions,
     deployments,
     external_tasks,
