@@ -6,7 +6,6 @@ one item, modified or migrated in its own chunk's transaction (engine/batch/inst
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from uuid import UUID
 
 from starlette.responses import Response
@@ -27,14 +26,7 @@ _ANY_INSTANCE = UUID(int=0)
 
 
 def modify(call: Call) -> Response:
-    body = call.body
-    if not isinstance(body, Mapping):
-        raise invalid_request("the request body must be a JSON object")
-    definition_id = body.get("processDefinitionId")
-    if not isinstance(definition_id, str) or not definition_id:
-        raise invalid_request("'processDefinitionId' is required")
-    if body.get("historicProcessInstanceQuery") is not None:
-        raise invalid_request("'historicProcessInstanceQuery' is not supported")
+    body, definition_id = modification_rest.definition_body(call)
     spec = to_spec(modification_rest.modification_command(_ANY_INSTANCE, body))
     items = batches._instance_ids(call)
     payload = {**spec, "processDefinitionId": definition_id}

@@ -187,10 +187,8 @@ def instance_ids(call: Call, body: Mapping[str, Any]) -> list[UUID]:
     return unique
 
 
-def execute(call: Call) -> Response:
-    """Modify every selected instance of `processDefinitionId`, one transaction each, in order,
-    once each has been tried without writing: a refusal of any leaves them all as they were
-    (unless one changed between its try and its turn)."""
+def definition_body(call: Call) -> tuple[Mapping[str, Any], str]:
+    """The body of a modification of many instances, and its `processDefinitionId`."""
     body = call.body
     if not isinstance(body, Mapping):
         raise invalid_request("the request body must be a JSON object")
@@ -199,6 +197,14 @@ def execute(call: Call) -> Response:
         raise invalid_request("'processDefinitionId' is required")
     if body.get("historicProcessInstanceQuery") is not None:
         raise invalid_request("'historicProcessInstanceQuery' is not supported")
+    return body, definition_id
+
+
+def execute(call: Call) -> Response:
+    """Modify every selected instance of `processDefinitionId`, one transaction each, in order,
+    once each has been tried without writing: a refusal of any leaves them all as they were
+    (unless one changed between its try and its turn)."""
+    body, definition_id = definition_body(call)
     ids = instance_ids(call, body)
     commands = [modification_command(instance_id, body) for instance_id in ids]
     for instance_id in ids:

@@ -8,6 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from engine.api import Engine
 from engine.builder import ProcessBuilder
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
@@ -16,20 +17,19 @@ from tests.browser.test_csp import watch
 pytestmark = pytest.mark.browser
 
 
+def _two_versions(engine: Engine, key: str) -> None:
+    """Version 1 waits at a review; version 2 adds a check after it."""
+    v1 = ProcessBuilder(key).start_event("s").user_task("review").end_event("e")
+    v2 = ProcessBuilder(key).start_event("s").user_task("review").user_task("check")
+    engine.deploy(v1.chain("s", "review", "e").build())
+    engine.deploy(v2.end_event("e").chain("s", "review", "check", "e").build())
+
+
 def test_an_admin_validates_and_migrates_from_the_page(
     console: ConsoleServer, login: Login
 ) -> None:
     engine = console.engine
-    v1 = ProcessBuilder("browser_mig").start_event("s").user_task("review").end_event("e")
-    v2 = (
-        ProcessBuilder("browser_mig")
-        .start_event("s")
-        .user_task("review")
-        .user_task("check")
-        .end_event("e")
-    )
-    engine.deploy(v1.chain("s", "review", "e").build())
-    engine.deploy(v2.chain("s", "review", "check", "e").build())
+    _two_versions(engine, "browser_mig")
     instance = engine.start_version("browser_mig", 1)
     target = engine.latest_definition("browser_mig").id
 
@@ -82,16 +82,7 @@ def test_an_admin_migrates_as_a_batch_and_watches_it_to_the_end(
     console: ConsoleServer, login: Login
 ) -> None:
     engine = console.engine
-    v1 = ProcessBuilder("browser_mig_batch").start_event("s").user_task("review").end_event("e")
-    v2 = (
-        ProcessBuilder("browser_mig_batch")
-        .start_event("s")
-        .user_task("review")
-        .user_task("check")
-        .end_event("e")
-    )
-    engine.deploy(v1.chain("s", "review", "e").build())
-    engine.deploy(v2.chain("s", "review", "check", "e").build())
+    _two_versions(engine, "browser_mig_batch")
     # More than one chunk of the batch (50 items), so that it runs in several transactions.
     instances = [engine.start_version("browser_mig_batch", 1) for _ in range(60)]
     target = engine.latest_definition("browser_mig_batch").id
