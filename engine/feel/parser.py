@@ -1,0 +1,422 @@
+"""The FEEL lexer and recursive-descent parser, bounded in text length and nesting depth."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from engine.feel import nodes as n
+from engine.feel.errors import FeelError
+
+MAX_TEXT = 10_000
+MAX_NESTING = 40
+MAX_TREE_DEPTH = 120
+
+KEYWORDS = {"if", "then", "else", "and", "or", "in", "between", "true", "false", "null"}
+# Built-in function names with spaces, recognised as one name before an opening parenthesis.
+MULTI_WORD_FUNCTIONS = (
+    "years and months duration",
+    "date and time",
+    "string length",
+    "upper case",
+    "lower case",
+    "starts with",
+    "ends with",
+)
+
+_TOKEN = re.compile(
+    r"""(?P<space>\s+)
+    |(?P<number>\d+(?:\.\d+)?)
+    |(?P<string>"(?:[^"\\]|\\.)*")
+    |(?P<name>[A-Za-z_][A-Za-z0-9_]*)
+    |(?P<op>\.\.|\*\*|<=|>=|!=|[-+*/=<>()\[\]{},.:?])""",
+    re.VERBOSE,
+)
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r", "'": "'"}
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: str  # number | string | name | op | end
+    text: str
+    position: int
+
+
+def tokenize(text: str) -> list[Token]:
+    if len(text) > MAX_TEXT:
+        raise FeelError(f"expression longer than {MAX_TEXT} characters")
+    tokens: list[Token] = []
+    position = 0
+    while position < len(text):
+        match = _TOKEN.match(text, position)
+        if match is None:
+            raise FeelError(f"unexpected character {text[position]!r}", position)
+        kind = match.lastgroup or ""
+        if kind != "space":
+            tokens.append(Token(kind, match.group(), position))
+        position = match.end()
+    tokens.append(Token("end", "", len(text)))
+    return tokens
+
+
+def _unescape(token: Token) -> str:
+    body = token.text[1:-1]
+    out: list[str] = []
+    index = 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\":
+            escaped = body[index + 1]
+            if escaped not in _ESCAPES:
+                raise FeelError(f"unknown escape \\{escaped}", token.position + index + 1)
+            out.append(_ESCAPES[escaped])
+            index += 2
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _depth(node: n.Node) -> int:
+    return getattr(node, "_depth", 1)
+
+
+class Parser:
+    def __init__(self, text: str, *, allow_input: bool) -> None:
+        self.tokens = tokenize(text)
+        self.index = 0
+        self.nesting = 0
+        self.allow_input = allow_input
+        self.uses_input = False
+        self.range_end = False
+
+    # -- token helpers -------------------------------------------------------------------------
+    @property
+    def token(self) -> Token:
+        return self.tokens[self.index]
+
+    def peek(self, offset: int = 1) -> Token:
+        return self.tokens[min(self.index + offset, len(self.tokens) - 1)]
+
+    def at(self, text: str) -> bool:
+        token = self.token
+        return token.kind in ("op", "name") and token.text == text
+
+    def advance(self) -> Token:
+        token = self.token
+        if token.kind != "end":
+            self.index += 1
+        return token
+
+    def expect(self, text: str) -> Token:
+        if not self.at(text):
+            raise FeelError(f"expected {text!r} but found {self.describe()}", self.token.position)
+        return self.advance()
+
+    def describe(self) -> str:
+        return "end of text" if self.token.kind == "end" else repr(self.token.text)
+
+    def finish(self) -> None:
+        if self.token.kind != "end":
+            raise FeelError(f"unexpected {self.describe()}", self.token.position)
+
+    def make(self, node: n.Node, *children: n.Node) -> n.Node:
+        depth = 1 + max((_depth(child) for child in children), default=0)
+        if depth > MAX_TREE_DEPTH:
+            raise FeelError(f"expression nested deeper than {MAX_TREE_DEPTH}", node.position)
+        object.__setattr__(node, "_depth", depth)
+        return node
+
+    # -- expressions ---------------------------------------------------------------------------
+    def expression(self) -> n.Node:
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise FeelError(f"expression nested deeper than {MAX_NESTING}", self.token.position)
+        try:
+            if self.at("if"):
+                start = self.advance().position
+                condition = self.expression()
+                self.expect("then")
+                then = self.expression()
+                self.expect("else")
+                otherwise = self.expression()
+                return self.make(
+                    n.If(start, condition, then, otherwise), condition, then, otherwise
+                )
+            return self.disjunction()
+        finally:
+            self.nesting -= 1
+
+    def disjunction(self) -> n.Node:
+        node = self.conjunction()
+        while self.at("or"):
+            position = self.advance().position
+            right = self.conjunction()
+            node = self.make(n.Logical(position, "or", node, right), node, right)
+        return node
+
+    def conjunction(self) -> n.Node:
+        node = self.comparison()
+        while self.at("and"):
+            position = self.advance().position
+            right = self.comparison()
+            node = self.make(n.Logical(position, "and", node, right), node, right)
+        return node
+
+    def comparison(self) -> n.Node:
+        node = self.additive()
+        token = self.token
+        if token.kind == "op" and token.text in ("=", "!=", "<", "<=", ">", ">="):
+            self.advance()
+            right = self.additive()
+            return self.make(n.Binary(token.position, token.text, node, right), node, right)
+        if self.at("between"):
+            self.advance()
+            low = self.additive()
+            self.expect("and")
+            high = self.additive()
+            return self.make(n.Between(token.position, node, low, high), node, low, high)
+        if self.at("in"):
+            self.advance()
+            test = self.positive_test()
+            return self.make(n.In(token.position, node, test), node, test)
+        return node
+
+    def additive(self) -> n.Node:
+        node = self.multiplicative()
+        while self.at("+") or self.at("-"):
+            token = self.advance()
+            right = self.multiplicative()
+            node = self.make(n.Binary(token.position, token.text, node, right), node, right)
+        return node
+
+    def multiplicative(self) -> n.Node:
+        node = self.power()
+        while self.at("*") or self.at("/"):
+            token = self.advance()
+            right = self.power()
+            node = self.make(n.Binary(token.position, token.text, node, right), node, right)
+        return node
+
+    def power(self) -> n.Node:
+        node = self.unary()
+        while self.at("**"):
+            token = self.advance()
+            right = self.unary()
+            node = self.make(n.Binary(token.position, "**", node, right), node, right)
+        return node
+
+    def unary(self) -> n.Node:
+        signs: list[int] = []
+        while self.at("-"):
+            signs.append(self.advance().position)
+        node = self.postfix()
+        for position in reversed(signs):
+            node = self.make(n.Negate(position, node), node)
+        return node
+
+    def postfix(self) -> n.Node:
+        node = self.primary()
+        while True:
+            if self.at("."):
+                position = self.advance().position
+                key = self.name_token()
+                node = self.make(n.Path(position, node, key), node)
+            elif self.at("[") and not self.range_end:
+                position = self.advance().position
+                condition = self.expression()
+                self.expect("]")
+                node = self.make(n.Filter(position, node, condition), node, condition)
+            else:
+                return node
+
+    def name_token(self) -> str:
+        token = self.token
+        if token.kind != "name":
+            raise FeelError(f"expected a name but found {self.describe()}", token.position)
+        if "__" in token.text:
+            raise FeelError(f"name {token.text!r} is not allowed", token.position)
+        self.advance()
+        return token.text
+
+    def primary(self) -> n.Node:
+        token = self.token
+        if token.kind == "number":
+            self.advance()
+            return self.make(n.Literal(token.position, Decimal(token.text)))
+        if token.kind == "string":
+            self.advance()
+            return self.make(n.Literal(token.position, _unescape(token)))
+        if token.kind == "op":
+            return self.bracketed(token)
+        if token.kind == "name":
+            if token.text in ("true", "false"):
+                self.advance()
+                return self.make(n.Literal(token.position, token.text == "true"))
+            if token.text == "null":
+                self.advance()
+                return self.make(n.Literal(token.position, None))
+            function = self.function_name()
+            if function is not None:
+                return self.call(token.position, function)
+            if token.text in KEYWORDS:
+                raise FeelError(f"unexpected {token.text!r}", token.position)
+            return self.make(n.Name(token.position, self.name_token()))
+        raise FeelError(f"unexpected {self.describe()}", token.position)
+
+    def bracketed(self, token: Token) -> n.Node:
+        if token.text == "?":
+            if not self.allow_input:
+                raise FeelError("'?' is only allowed in unary tests", token.position)
+            self.advance()
+            self.uses_input = True
+            return self.make(n.InputValue(token.position))
+        if token.text == "(":
+            self.advance()
+            inner = self.expression()
+            self.expect(")")
+            return inner
+        if token.text == "[":
+            self.advance()
+            items: list[n.Node] = []
+            if not self.at("]"):
+                items.append(self.expression())
+                while self.at(","):
+                    self.advance()
+                    items.append(self.expression())
+            self.expect("]")
+            return self.make(n.ListNode(token.position, tuple(items)), *items)
+        if token.text == "{":
+            self.advance()
+            entries: list[tuple[str, n.Node]] = []
+            while not self.at("}"):
+                if entries:
+                    self.expect(",")
+                key_token = self.token
+                key = _unescape(key_token) if key_token.kind == "string" else None
+                if key is None:
+                    key = self.name_token()
+                else:
+                    self.advance()
+                self.expect(":")
+                entries.append((key, self.expression()))
+            self.expect("}")
+            values = [value for _, value in entries]
+            return self.make(n.ContextNode(token.position, tuple(entries)), *values)
+        raise FeelError(f"unexpected {self.describe()}", token.position)
+
+    def function_name(self) -> str | None:
+        for name in MULTI_WORD_FUNCTIONS:
+            words = name.split(" ")
+            if (
+                all(
+                    self.peek(offset).kind == "name" and self.peek(offset).text == word
+                    for offset, word in enumerate(words)
+                )
+                and self.peek(len(words)).text == "("
+            ):
+                self.index += len(words)
+                return name
+        if self.token.kind == "name" and self.peek().text == "(" and self.token.text != "in":
+            return self.advance().text
+        return None
+
+    def call(self, position: int, function: str) -> n.Node:
+        from engine.feel.builtins import check_arity
+
+        self.expect("(")
+        arguments: list[n.Node] = []
+        if not self.at(")"):
+            arguments.append(self.expression())
+            while self.at(","):
+                self.advance()
+                arguments.append(self.expression())
+        self.expect(")")
+        check_arity(function, len(arguments), position)
+        return self.make(n.Call(position, function, tuple(arguments)), *arguments)
+
+    # -- unary tests ---------------------------------------------------------------------------
+    def unary_tests(self) -> n.Node:
+        start = self.token.position
+        if self.at("-") and self.peek().kind == "end":
+            self.advance()
+            return self.make(n.Anything(start))
+        if self.at("not") and self.peek().text == "(":
+            self.advance()
+            self.advance()
+            tests = self.positive_tests(closing=")", opened=True)
+            self.finish()
+            assert isinstance(tests, n.TestList)
+            return self.make(n.TestList(start, tests.tests, True), tests)
+        tests = self.positive_tests(closing=None)
+        self.finish()
+        return tests
+
+    def positive_tests(self, closing: str | None, opened: bool = False) -> n.Node:
+        start = self.token.position
+        if closing is not None and not opened:
+            self.expect("(")
+        tests = [self.positive_test()]
+        while self.at(","):
+            self.advance()
+            tests.append(self.positive_test())
+        if closing is not None:
+            self.expect(closing)
+        return self.make(n.TestList(start, tuple(tests), False), *tests)
+
+    def positive_test(self) -> n.Node:
+        token = self.token
+        if token.kind == "op" and token.text in ("<", "<=", ">", ">=", "=", "!="):
+            self.advance()
+            endpoint = self.additive()
+            return self.make(n.Compare(token.position, token.text, endpoint), endpoint)
+        if token.kind == "op" and token.text in ("[", "]", "("):
+            saved = (self.index, self.nesting, self.uses_input)
+            try:
+                interval = self.interval()
+            except FeelError:
+                interval = None
+            if interval is not None:
+                return interval
+            self.index, self.nesting, self.uses_input = saved
+        before = self.uses_input
+        self.uses_input = False
+        expression = self.expression()
+        uses_input = self.uses_input
+        self.uses_input = before or uses_input
+        return self.make(n.Equals(token.position, expression, uses_input), expression)
+
+    def interval(self) -> n.Node | None:
+        opening = self.advance()
+        low = self.additive()
+        if not self.at(".."):
+            return None
+        self.advance()
+        self.range_end = True
+        try:
+            high = self.additive()
+        finally:
+            self.range_end = False
+        closing = self.token
+        if closing.text not in ("]", "[", ")"):
+            raise FeelError(
+                f"expected the end of a range but found {self.describe()}", closing.position
+            )
+        self.advance()
+        node = n.Range(opening.position, low, high, opening.text == "[", closing.text == "]")
+        return self.make(node, low, high)
+
+
+def parse_expression(text: str) -> n.Node:
+    parser = Parser(text, allow_input=False)
+    node = parser.expression()
+    parser.finish()
+    return node
+
+
+def parse_unary_tests(text: str) -> n.Node:
+    parser = Parser(text, allow_input=True)
+    if parser.token.kind == "end":
+        raise FeelError("empty unary test", 0)
+    return parser.unary_tests()
