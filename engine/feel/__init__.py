@@ -62,9 +62,17 @@ class UnaryTests:
         self.text = text
         self.tree = tree
 
-    def matches(self, value: Any, variables: Mapping[str, Any] | None = None) -> bool:
+    def matches(
+        self,
+        value: Any,
+        variables: Mapping[str, Any] | None = None,
+        input_variable: str = "cellInput",
+    ) -> bool:
+        """Whether `value` passes; entries may also name it as `input_variable` (Camunda's
+        `camunda:inputVariable`, `cellInput` by default) or as `?`."""
+        scope = Scope({input_variable: value}, parent=Scope(variables or {}))
         try:
-            return test(self.tree, to_feel(value), Scope(variables or {})) is True
+            return test(self.tree, to_feel(value), scope) is True
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
 

@@ -66,8 +66,21 @@ def _string(value: Any) -> str:
         return value
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
-    if isinstance(value, YearsMonths | dt.timedelta | list | dict):
-        return check_string(str(value))
+    if isinstance(value, list):
+        return check_string("[" + ", ".join(_string(item) for item in value) + "]")
+    if isinstance(value, dict):
+        entries = (f"{key}: {_string(item)}" for key, item in value.items())
+        return check_string("{" + ", ".join(entries) + "}")
+    if isinstance(value, YearsMonths):
+        return (
+            f"P{value.months // 12}Y{value.months % 12}M"
+            if value.months >= 0
+            else (f"-P{-value.months // 12}Y{-value.months % 12}M")
+        )
+    if isinstance(value, dt.timedelta):
+        sign, span = ("-", -value) if value < dt.timedelta(0) else ("", value)
+        hours, rest = divmod(span.seconds, 3600)
+        return f"{sign}P{span.days}DT{hours}H{rest // 60}M{rest % 60}S"
     raise FeelError(f"string() cannot convert {type_name(value)}")
 
 

@@ -12,6 +12,14 @@ from engine.feel.errors import FeelError
 from engine.feel.values import arithmetic, compare, equals, to_feel, type_name
 
 _MISSING = object()
+# The only attributes a path may read from a value that is not a context: a fixed list per type.
+_TEMPORAL_PROPERTIES = {
+    "date": ("year", "month", "day"),
+    "datetime": ("year", "month", "day", "hour", "minute", "second"),
+    "time": ("hour", "minute", "second"),
+    "timedelta": ("days", "seconds"),
+    "YearsMonths": ("months",),
+}
 
 
 class Scope:
@@ -109,6 +117,9 @@ def _path(target: Any, node: n.Path) -> Any:
         return target.get(node.key)
     if isinstance(target, list):
         return [_path(item, node) for item in target]
+    properties = _TEMPORAL_PROPERTIES.get(type(target).__name__, ())
+    if node.key in properties:
+        return Decimal(getattr(target, node.key))
     raise FeelError(f"cannot read {node.key!r} of a {type_name(target)}", node.position)
 
 

@@ -108,6 +108,13 @@ EXPRESSIONS: list[tuple[str, Any]] = [
     ('time("10:30:00")', dt.time(10, 30)),
     ('duration("PT2H") > duration("PT90M")', True),
     ('duration("P1DT1H")', dt.timedelta(days=1, hours=1)),
+    ("day.year + day.month + day.day", 2030),
+    ('string(duration("P1DT2H"))', "P1DT2H0M0S"),
+    ('string(duration("P14M"))', "P1Y2M"),
+    ('string([1, "a", null])', "[1, a, null]"),
+    ("string({a: 1})", "{a: 1}"),
+    ("x in (1..5)", False),
+    ("x in (1..6)", True),
     ('years and months duration(date("2020-01-15"), date("2021-03-14")) = duration("P1Y1M")', True),
 ]
 
@@ -166,6 +173,8 @@ UNARY_TESTS: list[tuple[str, Any, bool]] = [
     ("[1, 2, 3]", 2, True),
     ("< limit", 5, True),
     ("x", 5, True),
+    ("cellInput > 3", 4, True),
+    ("cellInput > 3", 3, False),
 ]
 
 
@@ -271,6 +280,17 @@ def test_path_reads_only_context_keys_never_attributes() -> None:
         compile_expression("v.token").evaluate({"v": Secret()})
     with pytest.raises(FeelError, match="cannot read"):
         compile_expression("v.real").evaluate({"v": 3})
+
+
+def test_input_variable_names_the_value_under_test() -> None:
+    tests = compile_unary_tests("amount >= limit")
+    assert tests.matches(12, {"limit": 10}, input_variable="amount") is True
+    assert tests.matches(8, {"limit": 10}, input_variable="amount") is False
+
+
+def test_path_on_a_date_reads_only_its_listed_properties() -> None:
+    with pytest.raises(FeelError, match="cannot read 'isoformat' of a date"):
+        compile_expression("day.isoformat").evaluate(VARIABLES)
 
 
 def test_compiled_once_evaluates_many_times() -> None:
