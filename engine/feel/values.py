@@ -79,7 +79,10 @@ def to_python(value: Any) -> Any:
     if isinstance(value, Decimal):
         if value == value.to_integral_value() and abs(value.adjusted()) < 40:
             return int(value)
-        return float(value)
+        number = float(value)
+        if number in (float("inf"), float("-inf")):
+            raise FeelError(f"number result {value} is too large")
+        return number
     if isinstance(value, list):
         return [to_python(item) for item in value]
     if isinstance(value, dict):

@@ -242,6 +242,7 @@ EVALUATION_ERRORS: list[tuple[str, str]] = [
         "failed",
     ),
     ('sum([1, "a"])', "expects a number"),
+    ("10 ** 999", "too large"),
 ]
 
 
