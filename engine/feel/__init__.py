@@ -15,6 +15,11 @@ failed evaluation. Null is the one value every type accepts: `null = null` is tr
 false, an ordering comparison or arithmetic with null is null, and a unary test that yields null
 does not match. So on a null input only `-`, `null`, and `not(...)` of equality tests match
 (`< 10` is null there, and `not(< 10)` is null too). A missing variable is a `FeelError`.
+
+Names: variables are identifiers (`[A-Za-z_][A-Za-z0-9_]*`, no `__`); the built-in functions
+whose names hold spaces (`string length`, `date and time`, ...) are recognised as one name before
+their opening parenthesis. Not supported: variable names with spaces, `for`/`some`/`every`,
+function definitions, named arguments, and `instance of`; each fails to compile.
 """
 
 from __future__ import annotations
