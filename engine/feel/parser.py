@@ -78,6 +78,10 @@ def _unescape(token: Token) -> str:
     return "".join(out)
 
 
+class TooComplex(FeelError):
+    """A text whose parse would backtrack without bound; never caught by backtracking."""
+
+
 def _depth(node: n.Node) -> int:
     return getattr(node, "_depth", 1)
 
@@ -90,6 +94,9 @@ class Parser:
         self.allow_input = allow_input
         self.uses_input = False
         self.range_end = False
+        # Backtracking (ranges against parenthesised expressions) is bounded by a step budget.
+        self.steps = 0
+        self.budget = 20 * len(self.tokens) + 200
 
     # -- token helpers -------------------------------------------------------------------------
     @property
@@ -105,6 +112,9 @@ class Parser:
 
     def advance(self) -> Token:
         token = self.token
+        self.steps += 1
+        if self.steps > self.budget:
+            raise TooComplex("expression too complex to parse", token.position)
         if token.kind != "end":
             self.index += 1
         return token
@@ -179,9 +189,22 @@ class Parser:
             return self.make(n.Between(token.position, node, low, high), node, low, high)
         if self.at("in"):
             self.advance()
-            test = self.positive_test()
+            test = self.in_test()
             return self.make(n.In(token.position, node, test), node, test)
         return node
+
+    def in_test(self) -> n.Node:
+        """After `in`: one positive unary test, or a parenthesised list of them."""
+        if not self.at("("):
+            return self.positive_test()
+        saved = (self.index, self.nesting, self.uses_input)
+        try:
+            return self.positive_test()
+        except TooComplex:
+            raise
+        except FeelError:
+            self.index, self.nesting, self.uses_input = saved
+            return self.positive_tests(closing=")")
 
     def additive(self) -> n.Node:
         node = self.multiplicative()
@@ -375,6 +398,8 @@ class Parser:
             saved = (self.index, self.nesting, self.uses_input)
             try:
                 interval = self.interval()
+            except TooComplex:
+                raise
             except FeelError:
                 interval = None
             if interval is not None:

@@ -115,6 +115,10 @@ EXPRESSIONS: list[tuple[str, Any]] = [
     ("string({a: 1})", "{a: 1}"),
     ("x in (1..5)", False),
     ("x in (1..6)", True),
+    ('name in ("Gold Card", "Silver Card")', True),
+    ("x in (< 3, > 4)", True),
+    ("x in (< 3, > 5)", False),
+    ("x in (x)", True),
     ('years and months duration(date("2020-01-15"), date("2021-03-14")) = duration("P1Y1M")', True),
 ]
 
@@ -208,6 +212,14 @@ COMPILE_ERRORS: list[tuple[str, str]] = [
 def test_compile_error(text: str, message: str) -> None:
     with pytest.raises(FeelError, match=re.escape(message)):
         compile_expression(text)
+
+
+@pytest.mark.parametrize("text", ["x in (" * 30 + "1", "x in [(x in [" * 30 + "1", "[(" * 30 + "1"])
+def test_backtracking_texts_fail_fast(text: str) -> None:
+    with pytest.raises(FeelError):
+        compile_expression(text)
+    with pytest.raises(FeelError):
+        compile_unary_tests(text)
 
 
 def test_compile_error_carries_position() -> None:
