@@ -68,6 +68,11 @@ def _unescape(token: Token) -> str:
         char = body[index]
         if char == "\\":
             escaped = body[index + 1]
+            code = body[index + 2 : index + 6]
+            if escaped == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", code):
+                out.append(chr(int(code, 16)))
+                index += 6
+                continue
             if escaped not in _ESCAPES:
                 raise FeelError(f"unknown escape \\{escaped}", token.position + index + 1)
             out.append(_ESCAPES[escaped])

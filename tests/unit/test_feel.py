@@ -33,6 +33,7 @@ EXPRESSIONS: list[tuple[str, Any]] = [
     ("amount * 2", 5),
     ("x + null", None),
     ('"a" + "b"', "ab"),
+    ('"say \\"hi\\"\\n\\u0041"', 'say "hi"\nA'),
     ("1 < 2", True),
     ("2 <= 1", False),
     ("x = 5", True),
