@@ -25,7 +25,8 @@ from engine.dmn.model import (
     OutputClause,
     Rule,
 )
-from engine.errors import ModelError
+from engine.errors import ExpressionError, ModelError
+from engine.expressions import compile_expression
 from engine.model import DEFAULT_LIMITS
 from engine.retention import parse_history_ttl
 
@@ -97,7 +98,13 @@ class _Reader:
         self, element: Element, inherited: ExpressionLanguage, owner_id: str | None = None
     ) -> Entry:
         language = self.language(element, inherited, owner_id)
-        return Entry(text=self.text(element), language=language, id=element.get("id"))
+        text = self.text(element)
+        if language is ExpressionLanguage.JUEL and ("${" in text or "#{" in text):
+            try:
+                compile_expression(text)
+            except ExpressionError as error:
+                raise self.error(error.message, element, element.get("id") or owner_id) from None
+        return Entry(text=text, language=language, id=element.get("id"))
 
     def required_id(self, element: Element, what: str, owner_id: str | None = None) -> str:
         value = (element.get("id") or "").strip()
@@ -228,6 +235,10 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
         if any(existing.name == output.name for existing in outputs):
             raise reader.error(f"the output name '{output.name}' is used twice", item)
         outputs.append(output)
+    ordered = hit_policy in (HitPolicy.PRIORITY, HitPolicy.OUTPUT_ORDER)
+    if ordered and not any(output.output_values for output in outputs):
+        message = f"hitPolicy {hit_policy.value} needs outputValues on at least one output"
+        raise reader.error(message, element)
     if aggregation is not None and len(outputs) > 1:
         message = f"aggregation {aggregation.value} needs a table with exactly one output"
         raise reader.error(message, element)

@@ -243,6 +243,19 @@ BAD: list[tuple[str, str, str, str]] = [
         "twice",
     ),
     (
+        "needs outputValues",
+        table(OUT, ' hitPolicy="OUTPUT ORDER"'),
+        'id="T_d"',
+        "T_d",
+    ),
+    (
+        "names starting with '_' are not allowed",
+        '<decision id="juel">\n<literalExpression id="Lj" expressionLanguage="juel">'
+        "<text>${x.__class__}</text></literalExpression></decision>",
+        'id="Lj"',
+        "Lj",
+    ),
+    (
         "expressionLanguage 'javascript'",
         '<decision id="js">\n<literalExpression id="L" expressionLanguage="javascript">'
         "<text>1</text></literalExpression></decision>",
