@@ -243,6 +243,15 @@ BAD: list[tuple[str, str, str, str]] = [
         "twice",
     ),
     (
+        "needs a table with exactly one output",
+        table(
+            f'{OUT}\n<output id="Out_2" name="y" typeRef="integer" />',
+            ' hitPolicy="COLLECT" aggregation="COUNT"',
+        ),
+        'id="T_d"',
+        "T_d",
+    ),
+    (
         "needs outputValues",
         table(OUT, ' hitPolicy="OUTPUT ORDER"'),
         'id="T_d"',
@@ -290,6 +299,13 @@ def test_doctype_and_entities_are_refused() -> None:
     assert (caught.value.file, caught.value.line) == ("entity.dmn", 2)
 
 
+def test_undeclared_entities_and_malformed_xml_are_refused_with_their_line() -> None:
+    text = document('<decision id="d">\n<literalExpression><text>&boom;</text></literalExpression>')
+    with pytest.raises(ModelError, match="malformed XML") as caught:
+        parse_dmn(text.encode(), "broken.dmn")
+    assert (caught.value.file, caught.value.line) == ("broken.dmn", 4)
+
+
 def test_size_limit_and_foreign_root_are_refused() -> None:
     with pytest.raises(ModelError, match="larger than 100 bytes"):
         parse_dmn(read("dish_first.dmn"), "dish_first.dmn", max_bytes=100)
@@ -320,3 +336,6 @@ def test_evaluation_order_visits_shared_requirements_once() -> None:
     )
     definitions = parse_dmn(text, "diamond.dmn")
     assert [d.id for d in evaluation_order(definitions, "top")] == ["base", "left", "right", "top"]
+    assert [d.id for d in evaluation_order(definitions, "right")] == ["base", "right"]
+    with pytest.raises(KeyError):
+        evaluation_order(definitions, "missing")
