@@ -61,7 +61,7 @@ class InputClause:
 class OutputClause:
     id: str
     label: str | None
-    # The key of this output in each result entry.
+    # The key of this output in each result entry (its id when a table's only output has no name).
     name: str
     type_ref: str | None
     # The allowed values in priority order (PRIORITY, OUTPUT ORDER), each as written: `"gold"`.

@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine.dmn import (
     Aggregation,
@@ -339,3 +341,21 @@ def test_evaluation_order_visits_shared_requirements_once() -> None:
     assert [d.id for d in evaluation_order(definitions, "right")] == ["base", "right"]
     with pytest.raises(KeyError):
         evaluation_order(definitions, "missing")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.sampled_from(sorted(path.name for path in DATA.glob("*.dmn"))),
+    start=st.integers(min_value=0, max_value=4000),
+    length=st.integers(min_value=0, max_value=40),
+    insert=st.binary(max_size=12) | st.sampled_from([b"<", b"&x;", b'"', b"</rule>", b"#"]),
+)
+def test_damaged_files_parse_or_are_refused_as_model_errors(
+    name: str, start: int, length: int, insert: bytes
+) -> None:
+    data = read(name)
+    damaged = data[:start] + insert + data[start + length :]
+    try:
+        parse_dmn(damaged, name)
+    except ModelError as error:
+        assert error.file == name
