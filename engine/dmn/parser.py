@@ -242,17 +242,19 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
     if aggregation is not None and len(outputs) > 1:
         message = f"aggregation {aggregation.value} needs a table with exactly one output"
         raise reader.error(message, element)
-    rules = tuple(
-        _rule(item, reader, language, len(inputs), len(outputs))
-        for item in reader.children(element, "rule")
-    )
+    rules: list[Rule] = []
+    for item in reader.children(element, "rule"):
+        rule = _rule(item, reader, language, len(inputs), len(outputs))
+        if any(existing.id == rule.id for existing in rules):
+            raise reader.error(f"the rule id '{rule.id}' is used twice in the table", item)
+        rules.append(rule)
     return DecisionTable(
         id=table_id,
         hit_policy=hit_policy,
         aggregation=aggregation,
         inputs=inputs,
         outputs=tuple(outputs),
-        rules=rules,
+        rules=tuple(rules),
     )
 
 

@@ -199,6 +199,18 @@ BAD: list[tuple[str, str, str, str]] = [
         "R_out",
     ),
     (
+        "rule id 'R_1' is used twice",
+        table(
+            f"{OUT}\n"
+            '<rule id="R_1"><inputEntry><text>1</text></inputEntry>'
+            "<outputEntry><text>1</text></outputEntry></rule>\n"
+            '<rule id="R_1"><inputEntry><text>2</text></inputEntry>'
+            "<outputEntry><text>2</text></outputEntry></rule>"
+        ),
+        'id="R_1"><inputEntry><text>2',
+        "R_1",
+    ),
+    (
         "used twice",
         table(f'{OUT}\n<output id="Out_2" name="x" typeRef="string" />'),
         'id="Out_2"',
