@@ -371,3 +371,22 @@ def test_damaged_files_parse_or_are_refused_as_model_errors(
         parse_dmn(damaged, name)
     except ModelError as error:
         assert error.file == name
+
+
+def test_expression_language_is_inherited_from_definitions_then_table_then_entry() -> None:
+    text = document(
+        table(
+            f"{OUT}\n"
+            '<rule id="R_1"><inputEntry expressionLanguage="juel"><text>${cellInput > 1}</text>'
+            "</inputEntry><outputEntry><text>1</text></outputEntry></rule>",
+            ' expressionLanguage="feel"',
+        )
+    ).replace('name="Bad"', 'name="Bad" expressionLanguage="juel"')
+    definitions = parse_dmn(text, "languages.dmn")
+    assert definitions.expression_language is ExpressionLanguage.JUEL
+    logic = definitions.decision("d").logic
+    assert isinstance(logic, DecisionTable)
+    assert logic.inputs[0].expression.language is ExpressionLanguage.FEEL
+    [rule] = logic.rules
+    assert rule.input_entries[0].language is ExpressionLanguage.JUEL
+    assert rule.output_entries[0].language is ExpressionLanguage.FEEL
