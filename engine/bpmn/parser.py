@@ -1505,7 +1505,7 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
     doctype = _prolog_doctype(data)
     if doctype is not None:
         line = data.count(b"\n", 0, doctype) + 1
-        raise ModelError("DOCTYPE declarations are not allowed in BPMN", file=file, line=line)
+        raise ModelError("DOCTYPE declarations are not allowed", file=file, line=line)
     try:
         root = etree.fromstring(data, parser=parser)
     except etree.XMLSyntaxError as error:
@@ -1513,12 +1513,12 @@ def _load(data: bytes, file: str, parser: Any) -> Element:
         raise ModelError(f"malformed XML: {reason}", file=file, line=error.lineno) from None
     docinfo = root.getroottree().docinfo
     if docinfo.doctype or docinfo.internalDTD is not None or docinfo.externalDTD is not None:
-        raise ModelError("DOCTYPE declarations are not allowed in BPMN", file=file)
+        raise ModelError("DOCTYPE declarations are not allowed", file=file)
     return root
 
 
 def load_document(data: bytes | str, file: str) -> Element:
-    """The root element of a BPMN document, read as safely as the parser reads it."""
+    """The root element of a BPMN or DMN document, read as safely as the parser reads it."""
     if isinstance(data, str):
         return _load(data.encode("utf-8"), file, _UTF8_PARSER)
     return _load(data, file, _PARSER)
