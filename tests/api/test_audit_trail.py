@@ -587,16 +587,23 @@ def test_the_inspector_timeline_shows_who_did_what(
     operator = console("operator")
     assert operator.post(f"/instances/{i}/suspend").status_code == 200
     assert operator.post(f"/instances/{i}/resume").status_code == 200
+    with audit.acting(audit.Actor("operator", AuditChannel.CONSOLE)):
+        api.engine.instance(i).set_variables({"note": "seen-by-operators-only"})
+    panels = {}
     for reader in ("operator", "viewer"):
         panel = console(reader).get(f"/instances/{i}/panel/history")
         assert panel.status_code == 200
         entries = re.findall(
             r'<li class="audit-entry".*?<strong>([^<]+)</strong>', panel.text, re.S
         )
-        assert entries == ["Suspend", "Activate"]
-        assert panel.text.count("by operator (console)") == 2
+        assert entries == ["Suspend", "Activate", "SetVariable"]
+        assert panel.text.count("by operator (console)") == 3
         # After the visits of the start event and the split, where the instance then waits.
         assert panel.text.index('data-node="split"') < panel.text.index('class="audit-entry"')
+        panels[reader] = panel.text
+    # Who did what and when for everyone; the values only for those who can operate.
+    assert "seen-by-operators-only" in panels["operator"]
+    assert "seen-by-operators-only" not in panels["viewer"]
 
 
 def test_the_api_lists_the_log(
