@@ -30,13 +30,15 @@ CATEGORY: dict[AuditEntity, str] = {
     AuditEntity.CONFIGURATION: ADMIN,
 }
 CATEGORIES = (TASK_WORKER, OPERATOR, ADMIN)
-# Filters naming one entity's id: the entity they name.
-ID_FILTERS = {
-    "deploymentId": AuditEntity.DEPLOYMENT,
-    "taskId": AuditEntity.TASK,
-    "jobId": AuditEntity.JOB,
-    "externalTaskId": AuditEntity.EXTERNAL_TASK,
+# Filters naming one entity's id: the entities whose entries carry it (a task's variables'
+# entries carry the task's id).
+ID_FILTERS: dict[str, frozenset[AuditEntity]] = {
+    "deploymentId": frozenset({AuditEntity.DEPLOYMENT}),
+    "taskId": frozenset({AuditEntity.TASK, AuditEntity.VARIABLE}),
+    "jobId": frozenset({AuditEntity.JOB}),
+    "externalTaskId": frozenset({AuditEntity.EXTERNAL_TASK}),
 }
+TASK_ENTITIES = {entity.value for entity in ID_FILTERS["taskId"]}
 
 
 def category_of(entity: str) -> str:
@@ -57,9 +59,7 @@ def _id_of(row: AuditRow, entity: AuditEntity) -> str | None:
 def entry(row: AuditRow) -> dict[str, Any]:
     """Camunda's UserOperationLogEntryDto."""
     instance = str(row.instance_id) if row.instance_id else None
-    task = _id_of(row, AuditEntity.TASK)
-    if task is None and isinstance(row.details, dict) and isinstance(row.details.get("task"), str):
-        task = row.details["task"]  # a task's variables
+    task = row.entity_id if row.entity in TASK_ENTITIES else None  # a task's or its variables'
     return {
         "id": str(row.id),
         "deploymentId": _id_of(row, AuditEntity.DEPLOYMENT),
@@ -109,13 +109,11 @@ def _filter(call: Call) -> AuditFilter:
     for category in dict.fromkeys(categories):
         narrow({e.value for e in AuditEntity if category_of(e.value) == category})
     entity_id: str | None = None
-    for name, entity in ID_FILTERS.items():
+    for name, named in ID_FILTERS.items():
         value = call.text(name)
         if value is not None:
-            if entity_id is not None and entity_id != value:
-                narrow(set())
             entity_id = value
-            narrow({entity.value})
+            narrow({entity.value for entity in named})
     operation = call.one_of("operationType", [o.value for o in AuditOperation])
     if entities is not None and not entities:
         entities = {""}  # filters that exclude each other: no entity is named ""

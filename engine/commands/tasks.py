@@ -181,7 +181,7 @@ class ModifyTaskVariables:
             before,
             audit.variable_values(self._visible(run, token), names),
             entity_id=str(task.id),
-            details={"task": str(task.id), "local": self.local},
+            details={"local": self.local},
         )
         conditions.variables_changed(advance(tx, run))
         persist(tx, run)

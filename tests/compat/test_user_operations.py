@@ -125,3 +125,28 @@ def test_user_operation_log(server: LiveServer, rest: httpx.Client, operator: ht
     with httpx.Client(base_url=f"{server.url}/engine-rest", auth=("viewer", PASSWORD)) as viewer:
         assert viewer.get("/history/user-operation").status_code == 403
         assert viewer.put(f"{path}/clear-annotation").status_code == 403
+
+
+def test_a_task_filter_finds_the_changes_of_its_variables(
+    rest: httpx.Client, operator: httpx.Client
+) -> None:
+    deploy(rest, ("approval.bpmn", processes.approval()))
+    instance = start(rest, "approval")["id"]
+    [task] = operator.get("/task", params={"processInstanceId": instance}).json()
+    put = operator.put(f"/task/{task['id']}/localVariables/note", json={"value": "checked"})
+    assert put.status_code == 204, put.text
+    assert operator.post(f"/task/{task['id']}/claim", json={"userId": "ann"}).status_code == 204
+    put = operator.put(f"/process-instance/{instance}/variables/amount", json={"value": 5})
+    assert put.status_code == 204, put.text
+
+    entries = listed(operator, taskId=task["id"])
+    assert [(e["operationType"], e["entityType"]) for e in entries] == [
+        ("SetVariable", "Variable"),
+        ("Claim", "Task"),
+    ]
+    assert [e["taskId"] for e in entries] == [task["id"], task["id"]]
+    assert (entries[0]["property"], entries[0]["newValue"]) == ("note", "checked")
+    # The instance's own variable names no task.
+    [amount] = listed(operator, processInstanceId=instance, operationType="SetVariable")[1:]
+    assert (amount["property"], amount["taskId"]) == ("amount", None)
+    assert listed(operator, taskId=task["id"], jobId="any") == []
