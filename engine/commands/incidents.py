@@ -65,14 +65,12 @@ class RetryIncident:
                 incident_type=incident.type,
             )
         persist(tx, run)
-        audit.record(
+        audit.record_on(
             tx,
+            run,
             AuditOperation.RETRY_INCIDENT,
             AuditEntity.INCIDENT,
             entity_id=str(incident.id),
-            instance_id=run.instance.id,
-            definition_id=run.instance.definition_id,
-            definition_key=run.instance.definition_key,
             details={"type": incident.type, "node": incident.node_id},
         )
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)
