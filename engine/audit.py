@@ -84,11 +84,10 @@ def record(
 ) -> UUID | None:
     """Write one audit entry for the transaction's actor; the entry's id, or None when nobody
     acts (nothing is written). Values are JSON-native (before/after of a variable, details)."""
+    require_transaction(tx)
     actor = tx.actor
     if actor is None:
         return None
-    if tx.optimistic:
-        raise NeedsTransaction()  # an entry needs the command's own transaction
     entry_id = new_id()
     tx.conn.execute(
         "INSERT INTO audit_entry (id, at, user_id, channel, operation, entity, entity_id, "
@@ -154,7 +153,6 @@ def record_variables(
     before: Mapping[str, Any],
     after: Mapping[str, Any],
     *,
-    entity: AuditEntity = AuditEntity.VARIABLE,
     entity_id: str | None = None,
     details: Any = None,
 ) -> UUID | None:
@@ -178,7 +176,7 @@ def record_variables(
             tx,
             run,
             operation,
-            entity,
+            AuditEntity.VARIABLE,
             entity_id=entity_id,
             property=name,
             before=before.get(name),
@@ -189,7 +187,7 @@ def record_variables(
         tx,
         run,
         operation,
-        entity,
+        AuditEntity.VARIABLE,
         entity_id=entity_id,
         before=dict(before),
         after=dict(after),
