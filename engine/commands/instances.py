@@ -184,13 +184,16 @@ class SetVariables(_InstanceCommand):
         if run.instance.state.is_final:
             raise Conflict(f"process instance {self.instance_id} has ended")
         names = [*self.variables, *self.deletions]
-        before = audit.variable_values(run.variables, names)
+        # The values before and after, read only when someone acts (an entry is written).
+        audited = tx.actor is not None
+        before = audit.variable_values(run.variables, names) if audited else {}
         for name, value in self.variables.items():
             run.set_variable(name, value)
         for name in self.deletions:
             if name in run.variables:
                 run.remove_variable(None, name)
-        audit.record_variables(tx, run, before, audit.variable_values(run.variables, names))
+        if audited:
+            audit.record_variables(tx, run, before, audit.variable_values(run.variables, names))
         conditions.variables_changed(advance(tx, run))
 
 

@@ -162,9 +162,11 @@ class ModifyTaskVariables:
             )
         token = run.tokens[task.token_id]
         names = [*self.modifications, *self.deletions]
-        before = audit.variable_values(self._visible(run, token), names)
+        # The values before and after, read only when someone acts (an entry is written).
+        audited = tx.actor is not None
+        before = audit.variable_values(self._visible(run, token), names) if audited else {}
+        owners = [task.token_id] if self.local else run.scope_chain(token)
         for name in self.deletions:
-            owners = [task.token_id] if self.local else run.scope_chain(token)
             holder = next((o for o in owners if name in run.locals.get(o, {})), None)
             if holder is not None:
                 run.remove_variable(holder, name)
@@ -175,14 +177,15 @@ class ModifyTaskVariables:
                 run.set_local(task.token_id, name, value)
             else:
                 run.set_visible(token, name, value)
-        audit.record_variables(
-            tx,
-            run,
-            before,
-            audit.variable_values(self._visible(run, token), names),
-            entity_id=str(task.id),
-            details={"local": self.local},
-        )
+        if audited:
+            audit.record_variables(
+                tx,
+                run,
+                before,
+                audit.variable_values(self._visible(run, token), names),
+                entity_id=str(task.id),
+                details={"local": self.local},
+            )
         conditions.variables_changed(advance(tx, run))
         persist(tx, run)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
