@@ -721,7 +721,7 @@ class AuditEntry(SQLModel, table=True):
     definition_id: str | None = Field(sa_type=sa.Text)
     definition_key: str | None = Field(sa_type=sa.Text)
     batch_id: UUID | None = Field(sa_type=sa.Uuid)
-    # The changed property (a variable's name, "retries", "suspensionState"...) and its values.
+    # The changed property (a variable's name, "retries", an instance's "state"...) and its values.
     property: str | None = Field(sa_type=sa.Text)
     before: Any = Field(default=None, sa_type=JSONB, nullable=True)
     after: Any = Field(default=None, sa_type=JSONB, nullable=True)
