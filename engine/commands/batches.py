@@ -168,7 +168,7 @@ def run_chunk(tx: Tx, batch_id: UUID, limit: int) -> ChunkResult:
         done, failed = (done + 1, failed) if error is None else (done, failed + 1)
     after = store.count(tx.conn, batch_id, done, failed, tx.now)
     assert after is not None
-    more = after.state == BatchState.RUNNING and store.has_pending(tx.conn, batch_id)
+    more = after.state == BatchState.RUNNING
     return ChunkResult(str(batch_id), done, failed, after.state, more)
 
 
