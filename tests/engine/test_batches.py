@@ -158,7 +158,7 @@ def test_retrying_failed_items_runs_them_again(engine: Engine) -> None:
     with pytest.raises(Conflict, match="cancelled"):
         engine.run(RetryBatchItems(batch_id))
     assert ("RetryBatch", "olga") in _operator_entries(engine, str(batch_id))
-    assert again.state == "Open"
+    assert engine.incident(again.id).state == "Open"
 
 
 def _instances(engine: Engine, key: str, count: int) -> list[str]:
