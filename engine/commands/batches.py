@@ -193,10 +193,11 @@ def run_batch_job(tx: Tx, batch_id: UUID) -> None:
     """The batch job's work, in the transaction that holds its row locked: one chunk, then the
     job due again at once while items remain, else gone."""
     tx.announcements.add(JOB_CHANNEL)
-    if store.get(tx.conn, batch_id) is None:
+    try:
+        chunk = run_chunk(tx, batch_id, CHUNK_SIZE)
+    except NotFound:  # the batch is gone: so is its job
         store.delete_job(tx.conn, batch_id)
         return
-    chunk = run_chunk(tx, batch_id, CHUNK_SIZE)
     if chunk.more:
         store.schedule_job(tx.conn, batch_id, tx.now, tx.settings.default_retries)
     else:

@@ -22,6 +22,7 @@ from engine.commands.batches import (
 from engine.errors import BadRequest, Conflict
 from engine.jobs import JobExecutor
 from engine.states import AuditChannel, BatchType, InstanceState
+from engine.store import batches as store
 from tests.engine.batches import (
     batch_entries,
     batch_row,
@@ -94,6 +95,14 @@ def test_the_job_executor_runs_a_batch_to_its_end(engine: Engine) -> None:
     assert batch_row(engine, batch_id) == ("Completed", 3, 3, 0, "olga", True)
     assert _open_incidents(engine, incidents) == 0
     assert engine.jobs() == []  # the batch's job is gone with its work
+
+
+def test_a_batch_job_without_its_batch_is_deleted(engine: Engine) -> None:
+    with engine.connection() as conn:
+        store.schedule_job(conn, UUID(MISSING), engine.clock(), 3)
+    assert len(engine.jobs()) == 1
+    JobExecutor(engine, lock_seconds=30).run_once()
+    assert engine.jobs() == []
 
 
 def test_suspend_stops_resume_continues_cancel_stops_for_good(engine: Engine) -> None:
