@@ -9,23 +9,22 @@ and the polling stops."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from uuid import UUID
 
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.auth import require
 from app.console import incidents as incident_page
 from app.console import instances as instance_page
-from app.console.common import act, engine_of, flash, read, render
+from app.console.common import act, engine_of, read, render
 from app.params import Query
 from engine import batch as operations
-from engine.accounts import Principal, Role
+from engine.accounts import Principal
 from engine.api import Engine
 from engine.commands.batches import (
     MAX_ITEMS,
@@ -35,7 +34,7 @@ from engine.commands.batches import (
     RetryBatchItems,
     SuspendBatch,
 )
-from engine.errors import BadRequest, InterlockError, NotFound
+from engine.errors import BadRequest, NotFound
 from engine.executor import Command
 from engine.queries import batches as bq
 from engine.queries import lists
@@ -128,43 +127,31 @@ def _instance_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
     """The instances the filter matches that a cancellation can end: running roots (a called
     instance ends with its root)."""
     where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
-    cancellable = ((row.info for row in rows) for rows in lists.instances(engine, where))
-    return _ids(
-        (
-            [
-                i
-                for i in infos
-                if not InstanceState(i.state).is_final and i.super_instance_id is None
-            ]
-            for infos in cancellable
-        ),
-        "id",
-    )
+    roots = lists.instance_infos(engine, dataclasses.replace(where, root_only=True))
+    return _ids(([i for i in rows if not InstanceState(i.state).is_final] for rows in roots), "id")
+
+
+def batch_created(response: Response, batch_id: str | None) -> Response:
+    """`response`, sending the browser to the batch's page when one was created."""
+    if batch_id is not None:
+        response.headers["HX-Redirect"] = f"/batches/{batch_id}"
+    return response
 
 
 async def _create(request: Request, kind: BatchType, find: Any, nothing: str) -> Response:
     """Create a batch of `kind` over what the form's filter matches now; the browser goes to
     the batch's page."""
-    try:
-        require(request, Role.OPERATOR)
-        if operations.operation(kind).admin_only:
-            require(request, Role.ADMIN)
-        form = await request.form()
-        fields = {k: v for k, v in form.items() if isinstance(v, str)}
-        engine = engine_of(request)
+    created: list[str] = []
 
-        def create() -> str:
-            items = find(engine, fields)
-            if not items:
-                raise BadRequest(nothing)
-            return engine.run(CreateBatch(kind, tuple(items))).batch_id
+    def create(engine: Engine, who: Principal, fields: Mapping[str, str]) -> str:
+        items = find(engine, fields)
+        if not items:
+            raise BadRequest(nothing)
+        created.append(engine.run(CreateBatch(kind, tuple(items))).batch_id)
+        return "Batch created."
 
-        batch_id = await run_in_threadpool(create)
-    except InterlockError as error:
-        return flash(request, error=error)
-    response = flash(request, message="Batch created.")
-    response.headers["HX-Redirect"] = f"/batches/{batch_id}"
-    return response
+    response = await act(request, create)
+    return batch_created(response, created[0] if created else None)
 
 
 async def retry_incidents(request: Request) -> Response:

@@ -22,7 +22,7 @@ from engine.commands.jobs import SetJobRetries
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Command, Tx
 from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState
-from engine.store import cleanup
+from engine.store import cleanup, queries
 from engine.variables import TypedValue, check_name, infer, typed
 
 
@@ -79,20 +79,16 @@ def _delete_history(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
     """Delete an ended root instance and everything it called, with every row of theirs, as the
     history cleanup deletes a family past its time to live."""
     instance_id = UUID(item)
-    row = tx.conn.execute(
-        "SELECT state, super_instance_id, definition_id, definition_key FROM process_instance "
-        "WHERE id = %s",
-        (instance_id,),
-    ).fetchone()
+    row = queries.instance(tx.conn, instance_id)
     if row is None:
         raise NotFound(f"process instance {instance_id} does not exist")
-    state, caller, definition_id, definition_key = row
-    if caller is not None:
+    if row.super_instance_id is not None:
         raise Conflict(
-            f"process instance {instance_id} was called by {caller}: delete its root's history"
+            f"process instance {instance_id} was called by {row.super_instance_id}: "
+            "delete its root's history"
         )
-    if not InstanceState(state).is_final:
-        raise Conflict(f"process instance {instance_id} has not ended ({state})")
+    if not InstanceState(row.state).is_final:
+        raise Conflict(f"process instance {instance_id} has not ended ({row.state})")
     family = cleanup.lock_family(tx.conn, instance_id)
     if family is None:
         raise Conflict(f"an instance called by process instance {instance_id} has not ended")
@@ -103,8 +99,8 @@ def _delete_history(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
         AuditEntity.HISTORY,
         entity_id=str(instance_id),
         instance_id=instance_id,
-        definition_id=definition_id,
-        definition_key=definition_key,
+        definition_id=row.definition_id,
+        definition_key=row.definition_key,
         details={"instances": len(family)},
     )
 

@@ -168,7 +168,7 @@ def run_chunk(tx: Tx, batch_id: UUID, limit: int) -> ChunkResult:
         done, failed = (done + 1, failed) if error is None else (done, failed + 1)
     after = store.count(tx.conn, batch_id, done, failed, tx.now)
     assert after is not None
-    more = after.state == BatchState.RUNNING and store.has_pending(tx.conn, batch_id)
+    more = after.state == BatchState.RUNNING
     return ChunkResult(str(batch_id), done, failed, after.state, more)
 
 
@@ -193,10 +193,11 @@ def run_batch_job(tx: Tx, batch_id: UUID) -> None:
     """The batch job's work, in the transaction that holds its row locked: one chunk, then the
     job due again at once while items remain, else gone."""
     tx.announcements.add(JOB_CHANNEL)
-    if store.get(tx.conn, batch_id) is None:
+    try:
+        chunk = run_chunk(tx, batch_id, CHUNK_SIZE)
+    except NotFound:  # the batch is gone: so is its job
         store.delete_job(tx.conn, batch_id)
         return
-    chunk = run_chunk(tx, batch_id, CHUNK_SIZE)
     if chunk.more:
         store.schedule_job(tx.conn, batch_id, tx.now, tx.settings.default_retries)
     else:

@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from uuid import UUID
 
 from engine.paging import Key
-from engine.queries import Connection, fetch_all, fetch_one, query
+from engine.queries import Connection, fetch_all, query
 from engine.states import BatchItemState, BatchState
+from engine.store import batches as store
 from engine.store.batches import BATCH_COLUMNS, ITEM_COLUMNS, BatchRow, ItemRow
 
-__all__ = ["BatchRow", "ItemRow", "batch", "batches", "count", "failed_items", "unfinished"]
+__all__ = ["BatchRow", "ItemRow", "batch", "batches", "count", "failed_items"]
 
 # The states of a batch that still has work to do (Camunda's runtime batches).
 UNFINISHED = (BatchState.RUNNING, BatchState.SUSPENDED)
@@ -76,18 +77,7 @@ def count(
 
 @query
 def batch(conn: Connection, batch_id: UUID) -> BatchRow | None:
-    return fetch_one(
-        conn, BatchRow, f"SELECT {BATCH_COLUMNS} FROM batch WHERE id = %s", (batch_id,)
-    )
-
-
-@query
-def unfinished(conn: Connection) -> int:
-    """How many batches are running or suspended."""
-    row = conn.execute(
-        "SELECT count(*) FROM batch WHERE state = ANY(%s)", (list(UNFINISHED),)
-    ).fetchone()
-    return int(row[0]) if row else 0
+    return store.get(conn, batch_id)
 
 
 @query

@@ -33,6 +33,7 @@ __all__ = [
     "PAGE_SIZE",
     "incident_page",
     "incidents",
+    "instance_infos",
     "instance_rows",
     "instances",
     "task_page",
@@ -97,6 +98,15 @@ def instances(
     """Every instance matching `where`, newest first, as the list's pages show them."""
     key = (after.info.started_at, after.info.id) if after else None
     return instance_rows(conn, instance_store.rows_after(conn, where, key, limit))
+
+
+@batched
+def instance_infos(
+    conn: Connection, after: InstanceInfo | None, limit: int, where: InstanceFilter
+) -> list[InstanceInfo]:
+    """Every instance matching `where`, newest first, as it is (without what the list adds)."""
+    key = (after.started_at, after.id) if after else None
+    return instance_store.rows_after(conn, where, key, limit)
 
 
 # -- incidents ------------------------------------------------------------------------------------

@@ -132,12 +132,11 @@ def count(
         BatchRow,
         "UPDATE batch SET done = done + %(done)s, failed = failed + %(failed)s, "
         "updated_at = %(now)s, "
-        "state = CASE WHEN state = %(running)s AND NOT EXISTS ("
-        "  SELECT 1 FROM batch_item WHERE batch_id = %(id)s AND state = %(pending)s) "
-        "  THEN %(completed)s ELSE state END, "
-        "ended_at = CASE WHEN state = %(running)s AND NOT EXISTS ("
-        "  SELECT 1 FROM batch_item WHERE batch_id = %(id)s AND state = %(pending)s) "
-        "  THEN %(now)s ELSE ended_at END "
+        "state = CASE WHEN state = %(running)s AND drained.yes THEN %(completed)s ELSE state END, "
+        "ended_at = CASE WHEN state = %(running)s AND drained.yes THEN %(now)s ELSE ended_at END "
+        "FROM (SELECT NOT EXISTS ("
+        "  SELECT 1 FROM batch_item WHERE batch_id = %(id)s AND state = %(pending)s) AS yes"
+        ") AS drained "
         f"WHERE id = %(id)s RETURNING {BATCH_COLUMNS}",
         {
             "done": done,
@@ -176,14 +175,6 @@ def retry_failed(conn: psycopg.Connection[Any], batch_id: UUID, now: datetime) -
         (again, now, batch_id),
     )
     return again
-
-
-def has_pending(conn: psycopg.Connection[Any], batch_id: UUID) -> bool:
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM batch_item WHERE batch_id = %s AND state = %s)",
-        (batch_id, BatchItemState.PENDING),
-    ).fetchone()
-    return bool(row and row[0])
 
 
 # -- the batch's job ------------------------------------------------------------------------------

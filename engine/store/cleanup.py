@@ -62,15 +62,33 @@ CROSS JOIN LATERAL (
 LIMIT %(limit)s
 """
 
-# The candidates still there, ended, with their families ended, locked. Commands lock a family's
-# root first, so no command runs on a family while it is deleted, and a cleanup never waits for
-# one (nor for another cleanup: SKIP LOCKED).
-LOCK_ROOTS = f"""
+
+def _lock_roots(skip_locked: bool) -> str:
+    """The roots among `ids` still there, ended, with their families ended, locked. Commands
+    lock a family's root first, so no command runs on a family while it is deleted. With
+    `skip_locked` a root another transaction holds is left out instead of waited for."""
+    return f"""
 SELECT p.id FROM process_instance p
 WHERE p.id = ANY(%(ids)s) AND p.super_instance_id IS NULL AND p.state = ANY(%(final)s)
   AND NOT {_RUNNING_FAMILY.format(root="p.id")}
-FOR UPDATE OF p SKIP LOCKED
+FOR UPDATE OF p{" SKIP LOCKED" if skip_locked else ""}
 """
+
+
+# The cleanup never waits for a command nor for another cleanup; a batch deleting one family
+# waits for the command that holds its root.
+LOCK_ROOTS = _lock_roots(skip_locked=True)
+LOCK_ROOT = _lock_roots(skip_locked=False)
+
+
+def _called(conn: psycopg.Connection[Any], roots: list[UUID]) -> list[UUID]:
+    """Every instance called below the roots `roots`."""
+    rows = conn.execute(
+        "SELECT id FROM process_instance "
+        "WHERE super_instance_id IS NOT NULL AND root_instance_id = ANY(%s)",
+        (roots,),
+    ).fetchall()
+    return [row[0] for row in rows]
 
 
 @dataclass(frozen=True)
@@ -103,35 +121,16 @@ def lock_families(
     roots = [
         row[0] for row in conn.execute(LOCK_ROOTS, {"ids": ids, "final": FINAL_STATES}).fetchall()
     ]
-    called = conn.execute(
-        "SELECT id FROM process_instance "
-        "WHERE super_instance_id IS NOT NULL AND root_instance_id = ANY(%s)",
-        (roots,),
-    ).fetchall()
-    return Families(len(ids), roots, roots + [row[0] for row in called])
-
-
-# One ended root whose family has ended, locked (waiting for a command that holds it).
-LOCK_ROOT = f"""
-SELECT p.id FROM process_instance p
-WHERE p.id = %(id)s AND p.super_instance_id IS NULL AND p.state = ANY(%(final)s)
-  AND NOT {_RUNNING_FAMILY.format(root="p.id")}
-FOR UPDATE OF p
-"""
+    return Families(len(ids), roots, roots + _called(conn, roots))
 
 
 def lock_family(conn: psycopg.Connection[Any], root_id: UUID) -> list[UUID] | None:
     """Lock the ended root `root_id` of an ended family for deletion, whatever its time to live;
     every instance of its family, or None when it is no such root."""
-    found = conn.execute(LOCK_ROOT, {"id": root_id, "final": FINAL_STATES}).fetchone()
+    found = conn.execute(LOCK_ROOT, {"ids": [root_id], "final": FINAL_STATES}).fetchone()
     if found is None:
         return None
-    called = conn.execute(
-        "SELECT id FROM process_instance "
-        "WHERE super_instance_id IS NOT NULL AND root_instance_id = %s",
-        (root_id,),
-    ).fetchall()
-    return [root_id, *(row[0] for row in called)]
+    return [root_id, *_called(conn, [root_id])]
 
 
 def delete_instances(conn: psycopg.Connection[Any], ids: list[UUID]) -> int:

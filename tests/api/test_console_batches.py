@@ -112,6 +112,7 @@ def test_cancel_every_running_instance_a_filter_matches(idle: LiveServer) -> Non
         empty = operator.post("/instances/batch-cancel", data={"definition": "console-b"})
         assert empty.status_code == 400
         assert "no instance matches the filter" in empty.text
+        assert "HX-Redirect" not in empty.headers
     finally:
         operator.close()
         viewer.close()

@@ -22,6 +22,7 @@ from engine.commands.batches import (
 from engine.errors import BadRequest, Conflict
 from engine.jobs import JobExecutor
 from engine.states import AuditChannel, BatchType, InstanceState
+from engine.store import batches as store
 from tests.engine.batches import (
     batch_entries,
     batch_row,
@@ -96,6 +97,14 @@ def test_the_job_executor_runs_a_batch_to_its_end(engine: Engine) -> None:
     assert engine.jobs() == []  # the batch's job is gone with its work
 
 
+def test_a_batch_job_without_its_batch_is_deleted(engine: Engine) -> None:
+    with engine.connection() as conn:
+        store.schedule_job(conn, UUID(MISSING), engine.clock(), 3)
+    assert len(engine.jobs()) == 1
+    JobExecutor(engine, lock_seconds=30).run_once()
+    assert engine.jobs() == []
+
+
 def test_suspend_stops_resume_continues_cancel_stops_for_good(engine: Engine) -> None:
     deploy_charge(engine)
     incidents = failed_charges(engine, 6)
@@ -158,7 +167,7 @@ def test_retrying_failed_items_runs_them_again(engine: Engine) -> None:
     with pytest.raises(Conflict, match="cancelled"):
         engine.run(RetryBatchItems(batch_id))
     assert ("RetryBatch", "olga") in _operator_entries(engine, str(batch_id))
-    assert again.state == "Open"
+    assert engine.incident(again.id).state == "Open"
 
 
 def _instances(engine: Engine, key: str, count: int) -> list[str]:
