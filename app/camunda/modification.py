@@ -6,17 +6,15 @@ what an asynchronous modification batch runs for each of its instances."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
+from app.camunda import batches
 from app.camunda.errors import CamundaError, invalid_request
-from app.camunda.http import Call, Endpoint, listed, no_content
-from app.camunda.instances import _instance_query
+from app.camunda.http import Call, Endpoint, no_content
 from app.camunda.variables import to_typed
 from app.params import as_uuid
 from engine.accounts import Role
@@ -154,39 +152,6 @@ def modify(call: Call) -> Response:
     return no_content()
 
 
-def _query_params(query: Any) -> QueryParams:
-    """A processInstanceQuery body (Camunda's POST query) as the GET list's parameters."""
-    if not isinstance(query, Mapping):
-        raise invalid_request("'processInstanceQuery' must be an object")
-    params: list[tuple[str, str]] = []
-    for key, value in query.items():
-        if isinstance(value, bool):
-            params.append((key, "true" if value else "false"))
-        elif isinstance(value, list):
-            params.append((key, ",".join(str(v) for v in value)))
-        elif isinstance(value, str | int | float):
-            params.append((key, str(value)))
-        else:
-            raise invalid_request(f"'processInstanceQuery.{key}' is not supported")
-    return QueryParams(params)
-
-
-def instance_ids(call: Call, body: Mapping[str, Any]) -> list[UUID]:
-    """The instances `processInstanceIds` and `processInstanceQuery` select, in that order."""
-    ids = body.get("processInstanceIds") or []
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise invalid_request("'processInstanceIds' must be a list of process instance ids")
-    found = [as_uuid(i) for i in ids]
-    query = body.get("processInstanceQuery")
-    if query is not None:
-        selected = dataclasses.replace(call, query=_query_params(query))
-        found.extend(row.id for row in listed(_instance_query(selected, count=False)))
-    unique = list(dict.fromkeys(found))
-    if not unique:
-        raise invalid_request("Process instance ids is empty")
-    return unique
-
-
 def definition_body(call: Call) -> tuple[Mapping[str, Any], str]:
     """The body of a modification of many instances, and its `processDefinitionId`."""
     body = call.body
@@ -205,7 +170,9 @@ def execute(call: Call) -> Response:
     once each has been tried without writing: a refusal of any leaves them all as they were
     (unless one changed between its try and its turn)."""
     body, definition_id = definition_body(call)
-    ids = instance_ids(call, body)
+    ids = list(dict.fromkeys(UUID(i) for i in batches._instance_ids(call)))
+    if not ids:
+        raise invalid_request("Process instance ids is empty")
     commands = [modification_command(instance_id, body) for instance_id in ids]
     for instance_id in ids:
         info = queries.instance(call.engine, instance_id)
