@@ -6,6 +6,7 @@ what an asynchronous modification batch runs for each of its instances."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
@@ -20,7 +21,6 @@ from app.params import as_uuid
 from engine.accounts import Role
 from engine.commands.modification import ModifyInstance, PreviewModification
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.queries import instances as queries
 from engine.semantics.modification import (
     CancelNode,
     CancelToken,
@@ -173,16 +173,10 @@ def execute(call: Call) -> Response:
     ids = list(dict.fromkeys(UUID(i) for i in batches._instance_ids(call)))
     if not ids:
         raise invalid_request("Process instance ids is empty")
-    commands = [modification_command(instance_id, body) for instance_id in ids]
-    for instance_id in ids:
-        info = queries.instance(call.engine, instance_id)
-        if info is None:
-            raise invalid_request(f"Process instance with id {instance_id} does not exist")
-        if info.definition_id != definition_id:
-            raise invalid_request(
-                f"Process instance {instance_id} is an instance of {info.definition_id}, not "
-                f"of the modification's process definition {definition_id}"
-            )
+    commands = [
+        dataclasses.replace(modification_command(instance_id, body), definition_id=definition_id)
+        for instance_id in ids
+    ]
     # Each instance's modification is tried first (nothing written), so that a refusal of one
     # leaves every instance as it was rather than the ones before it modified.
     for command in commands:
@@ -191,6 +185,7 @@ def execute(call: Call) -> Response:
             command.instructions,
             command.skip_custom_listeners,
             command.skip_io_mappings,
+            definition_id=command.definition_id,
         )
         _refused_as_400(call, preview)
     for command in commands:
