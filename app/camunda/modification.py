@@ -148,7 +148,10 @@ def modification_command(instance_id: UUID, body: Any) -> ModifyInstance:
 
 def modify(call: Call) -> Response:
     command = modification_command(as_uuid(call.path["id"]), call.body)
-    call.engine.run(command)
+    try:
+        call.engine.run(command)
+    except Conflict as exc:  # the instance is suspended or has ended
+        raise invalid_request(exc.message) from exc
     return no_content()
 
 
