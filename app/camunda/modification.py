@@ -176,10 +176,8 @@ def execute(call: Call) -> Response:
     ids = list(dict.fromkeys(UUID(i) for i in batches._instance_ids(call)))
     if not ids:
         raise invalid_request("Process instance ids is empty")
-    commands = [
-        dataclasses.replace(modification_command(instance_id, body), definition_id=definition_id)
-        for instance_id in ids
-    ]
+    parsed = dataclasses.replace(modification_command(ids[0], body), definition_id=definition_id)
+    commands = [dataclasses.replace(parsed, instance_id=instance_id) for instance_id in ids]
     # Each instance's modification is tried first (nothing written), so that a refusal of one
     # leaves every instance as it was rather than the ones before it modified.
     for command in commands:
