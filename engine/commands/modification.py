@@ -80,14 +80,12 @@ class ModifyInstance(_Modification):
     def execute(self, tx: Tx) -> ModificationResult:
         run, result = self._apply(tx)
         persist(tx, run)
-        audit.record(
+        audit.record_on(
             tx,
+            run,
             AuditOperation.MODIFY_INSTANCE,
             AuditEntity.PROCESS_INSTANCE,
             entity_id=str(run.instance.id),
-            instance_id=run.instance.id,
-            definition_id=run.instance.definition_id,
-            definition_key=run.instance.definition_key,
             annotation=self.annotation,
             details=self.details(),
         )
