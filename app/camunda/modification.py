@@ -11,18 +11,16 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
+from app.camunda import batches
 from app.camunda.errors import CamundaError, invalid_request
-from app.camunda.http import Call, Endpoint, listed, no_content
-from app.camunda.instances import _instance_query
+from app.camunda.http import Call, Endpoint, no_content
 from app.camunda.variables import to_typed
 from app.params import as_uuid
 from engine.accounts import Role
 from engine.commands.modification import ModifyInstance, PreviewModification
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.queries import instances as queries
 from engine.semantics.modification import (
     CancelNode,
     CancelToken,
@@ -150,41 +148,11 @@ def modification_command(instance_id: UUID, body: Any) -> ModifyInstance:
 
 def modify(call: Call) -> Response:
     command = modification_command(as_uuid(call.path["id"]), call.body)
-    call.engine.run(command)
+    try:
+        call.engine.run(command)
+    except Conflict as exc:  # the instance is suspended or has ended
+        raise invalid_request(exc.message) from exc
     return no_content()
-
-
-def _query_params(query: Any) -> QueryParams:
-    """A processInstanceQuery body (Camunda's POST query) as the GET list's parameters."""
-    if not isinstance(query, Mapping):
-        raise invalid_request("'processInstanceQuery' must be an object")
-    params: list[tuple[str, str]] = []
-    for key, value in query.items():
-        if isinstance(value, bool):
-            params.append((key, "true" if value else "false"))
-        elif isinstance(value, list):
-            params.append((key, ",".join(str(v) for v in value)))
-        elif isinstance(value, str | int | float):
-            params.append((key, str(value)))
-        else:
-            raise invalid_request(f"'processInstanceQuery.{key}' is not supported")
-    return QueryParams(params)
-
-
-def instance_ids(call: Call, body: Mapping[str, Any]) -> list[UUID]:
-    """The instances `processInstanceIds` and `processInstanceQuery` select, in that order."""
-    ids = body.get("processInstanceIds") or []
-    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-        raise invalid_request("'processInstanceIds' must be a list of process instance ids")
-    found = [as_uuid(i) for i in ids]
-    query = body.get("processInstanceQuery")
-    if query is not None:
-        selected = dataclasses.replace(call, query=_query_params(query))
-        found.extend(row.id for row in listed(_instance_query(selected, count=False)))
-    unique = list(dict.fromkeys(found))
-    if not unique:
-        raise invalid_request("Process instance ids is empty")
-    return unique
 
 
 def definition_body(call: Call) -> tuple[Mapping[str, Any], str]:
@@ -205,17 +173,11 @@ def execute(call: Call) -> Response:
     once each has been tried without writing: a refusal of any leaves them all as they were
     (unless one changed between its try and its turn)."""
     body, definition_id = definition_body(call)
-    ids = instance_ids(call, body)
-    commands = [modification_command(instance_id, body) for instance_id in ids]
-    for instance_id in ids:
-        info = queries.instance(call.engine, instance_id)
-        if info is None:
-            raise invalid_request(f"Process instance with id {instance_id} does not exist")
-        if info.definition_id != definition_id:
-            raise invalid_request(
-                f"Process instance {instance_id} is an instance of {info.definition_id}, not "
-                f"of the modification's process definition {definition_id}"
-            )
+    ids = list(dict.fromkeys(UUID(i) for i in batches._instance_ids(call)))
+    if not ids:
+        raise invalid_request("Process instance ids is empty")
+    parsed = dataclasses.replace(modification_command(ids[0], body), definition_id=definition_id)
+    commands = [dataclasses.replace(parsed, instance_id=instance_id) for instance_id in ids]
     # Each instance's modification is tried first (nothing written), so that a refusal of one
     # leaves every instance as it was rather than the ones before it modified.
     for command in commands:
@@ -224,6 +186,7 @@ def execute(call: Call) -> Response:
             command.instructions,
             command.skip_custom_listeners,
             command.skip_io_mappings,
+            definition_id=command.definition_id,
         )
         _refused_as_400(call, preview)
     for command in commands:

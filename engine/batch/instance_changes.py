@@ -11,7 +11,7 @@ from uuid import UUID
 from engine.batch import BatchOperation, register
 from engine.commands.migration import MigrateInstance, check_plan, models_of
 from engine.commands.modification import from_spec, to_spec
-from engine.errors import BadRequest, Conflict, NotFound
+from engine.errors import BadRequest
 from engine.executor import Tx
 from engine.migration import MigrationPlan
 from engine.semantics import modification
@@ -42,26 +42,12 @@ def _modification(payload: Mapping[str, Any]) -> dict[str, Any]:
     definition_id = payload.get("processDefinitionId")
     if definition_id is not None and (not isinstance(definition_id, str) or not definition_id):
         raise BadRequest("processDefinitionId must be a definition id", field="processDefinitionId")
-    spec = to_spec(from_spec(_NO_INSTANCE, dict(payload)))
-    return spec if definition_id is None else {**spec, "processDefinitionId": definition_id}
+    return to_spec(from_spec(_NO_INSTANCE, dict(payload)))
 
 
 def _modify(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
     """The modification, of an instance of `processDefinitionId` when the payload names one."""
-    instance_id = UUID(item)
-    wanted = payload.get("processDefinitionId")
-    if wanted is not None:
-        row = tx.conn.execute(
-            "SELECT definition_id FROM process_instance WHERE id = %s", (instance_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFound(f"process instance {instance_id} does not exist")
-        if row[0] != wanted:
-            raise Conflict(
-                f"process instance {instance_id} is an instance of {row[0]}, not of the "
-                f"modification's process definition {wanted}"
-            )
-    from_spec(instance_id, dict(payload)).execute(tx)
+    from_spec(UUID(item), dict(payload)).execute(tx)
 
 
 def _plan(payload: Mapping[str, Any]) -> dict[str, Any]:

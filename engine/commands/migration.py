@@ -158,14 +158,12 @@ class MigrateInstance:
         run.instance.definition_key = models.target_key
         run.instance.dirty = True  # its version goes up: a report loaded before cannot write
         persist(tx, run)
-        audit.record(
+        audit.record_on(  # the run's definition is the target's by now
             tx,
+            run,
             AuditOperation.MIGRATE,
             AuditEntity.PROCESS_INSTANCE,
             entity_id=str(run.instance.id),
-            instance_id=run.instance.id,
-            definition_id=self.plan.target_definition_id,
-            definition_key=models.target_key,
             details={
                 "source": self.plan.source_definition_id,
                 "target": self.plan.target_definition_id,

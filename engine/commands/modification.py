@@ -8,12 +8,13 @@ back to a savepoint.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
 from engine import audit
 from engine.commands.common import advance, load, persist, require_running
+from engine.errors import Conflict
 from engine.executor import Result, Tx
 from engine.runtime import InstanceRun
 from engine.semantics import modification
@@ -39,9 +40,17 @@ class _Modification:
     instructions: tuple[Instruction, ...]
     skip_custom_listeners: bool = False
     skip_io_mappings: bool = False
+    # The definition the instance must be an instance of (Camunda's processDefinitionId).
+    definition_id: str | None = field(default=None, kw_only=True)
 
     def _apply(self, tx: Tx) -> tuple[InstanceRun, ModificationResult]:
         run = load(tx, self.instance_id)
+        if self.definition_id is not None and run.instance.definition_id != self.definition_id:
+            raise Conflict(
+                f"process instance {self.instance_id} is an instance of "
+                f"{run.instance.definition_id}, not of the modification's process definition "
+                f"{self.definition_id}"
+            )
         require_running(run)
         run.skip_io_mappings = self.skip_io_mappings
         moves = advance(tx, run)
@@ -71,14 +80,12 @@ class ModifyInstance(_Modification):
     def execute(self, tx: Tx) -> ModificationResult:
         run, result = self._apply(tx)
         persist(tx, run)
-        audit.record(
+        audit.record_on(
             tx,
+            run,
             AuditOperation.MODIFY_INSTANCE,
             AuditEntity.PROCESS_INSTANCE,
             entity_id=str(run.instance.id),
-            instance_id=run.instance.id,
-            definition_id=run.instance.definition_id,
-            definition_key=run.instance.definition_key,
             annotation=self.annotation,
             details=self.details(),
         )
@@ -93,6 +100,7 @@ def to_spec(command: ModifyInstance) -> dict[str, Any]:
         "skipCustomListeners": command.skip_custom_listeners,
         "skipIoMappings": command.skip_io_mappings,
         "annotation": command.annotation,
+        "processDefinitionId": command.definition_id,
     }
 
 
@@ -103,7 +111,8 @@ def from_spec(instance_id: UUID, spec: dict[str, Any]) -> ModifyInstance:
         tuple(modification.from_spec(entry) for entry in spec["instructions"]),
         bool(spec.get("skipCustomListeners", False)),
         bool(spec.get("skipIoMappings", False)),
-        spec.get("annotation"),
+        annotation=spec.get("annotation"),
+        definition_id=spec.get("processDefinitionId"),
     )
 
 

@@ -289,7 +289,7 @@ class Modification:
                 self.start(index, instruction)
                 self.advance._drain()
                 ended_by_cancel = False
-        if ended_by_cancel and not self.run.has_live_tokens():
+        if ended_by_cancel:  # the last instruction cancelled the last live token
             self._end_cancelled()
 
     # --- cancelling ------------------------------------------------------------------------

@@ -155,6 +155,19 @@ def test_unknown_instances_and_viewers_are_refused(
     assert set(_activities(operator, instance_id)) == {"a", "b"}
 
 
+def test_a_suspended_instance_is_not_modified(deployed: LiveServer, operator: httpx.Client) -> None:
+    instance_id = start(operator, KEY)["id"]
+    deployed.engine.instance(instance_id).suspend()
+    body = {"instructions": [{"type": "cancel", "activityId": "a"}]}
+    _error(
+        operator.post(f"/process-instance/{instance_id}/modification", json=body),
+        400,
+        "InvalidRequestException",
+        f"process instance {instance_id} is suspended",
+    )
+    assert set(_activities(operator, instance_id)) == {"a", "b"}
+
+
 def test_execute_a_modification_over_ids_and_a_query(
     deployed: LiveServer, operator: httpx.Client
 ) -> None:

@@ -423,6 +423,7 @@ def test_a_modification_stored_as_json_reads_back_the_same() -> None:
         ),
         skip_custom_listeners=True,
         annotation="why",
+        definition_id="def:1",
     )
     stored = json.loads(json.dumps(to_spec(command)))
     assert from_spec(UUID(int=1), stored) == command
