@@ -32,7 +32,7 @@ from engine.api import (
 )
 from engine.errors import NotFound
 from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
-from engine.queries import console, definitions
+from engine.queries import console, definitions, history
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
@@ -125,6 +125,11 @@ class InstanceReads:
     @cached_property
     def retrying(self) -> Retrying:
         return retrying_of(self.engine, self.instance_id)
+
+    @cached_property
+    def taken(self) -> dict[str, int]:
+        """How often each sequence flow of the instance was taken."""
+        return history.taken_flows(self.engine, self.instance_id)
 
 
 @dataclass(frozen=True)
@@ -338,7 +343,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["audit"] = audit_timeline.placed(
             reads.engine, reads.instance_id, context["timeline"], node
         )
-        context.update(path_panel(reads.engine, reads.instance_id, reads.model, node))
+        context.update(path_panel(reads.engine, reads.instance_id, reads.model, reads.taken, node))
     else:
         raise NotFound(f"no panel '{name}'")
     return context
@@ -479,7 +484,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
         "completed": sorted(completed),
-        **diagram_path(reads.engine, instance_id, model, visits),
+        **diagram_path(model, visits, reads.taken),
     }
 
 

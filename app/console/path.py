@@ -43,10 +43,14 @@ def _label(model: ProcessModel, node_id: str) -> str:
 
 
 def path_panel(
-    engine: Engine, instance_id: UUID, model: ProcessModel, node: str | None = None
+    engine: Engine,
+    instance_id: UUID,
+    model: ProcessModel,
+    taken: dict[str, int],
+    node: str | None = None,
 ) -> dict[str, Any]:
     """What the history panel shows of the path: nodes by visits, flows by count (those into
-    or out of `node` only, when the panel shows one node)."""
+    or out of `node` only, when the panel shows one node), from the flows `taken`."""
     nodes = [
         NodeLine(
             v.node_id,
@@ -60,7 +64,7 @@ def path_panel(
         if node is None or v.node_id == node
     ]
     flows = []
-    for flow_id, count in history.taken_flows(engine, instance_id).items():
+    for flow_id, count in taken.items():
         flow = model.flow(flow_id) if model.has_flow(flow_id) else None
         if node is not None and (flow is None or node not in (flow.source, flow.target)):
             continue
@@ -80,12 +84,11 @@ def ended_incidents(engine: Engine, instance_id: UUID) -> list[EndedIncident]:
 
 
 def diagram_path(
-    engine: Engine, instance_id: UUID, model: ProcessModel, visits: list[VisitRow]
+    model: ProcessModel, visits: list[VisitRow], taken: dict[str, int]
 ) -> dict[str, Any]:
     """The diagram's part of the path: every flow taken, and the counts of those taken more
     than once (a label on the flow). An instance whose visits recorded no flow (it ran before
     visits did) shows, as before, the flows from a completed node to a visited one, uncounted."""
-    taken = history.taken_flows(engine, instance_id)
     if not taken and any(v.node_id != visits[0].node_id for v in visits[1:]):
         completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
         entered = {v.node_id for v in visits}
