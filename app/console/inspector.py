@@ -343,7 +343,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["audit"] = audit_timeline.placed(
             reads.engine, reads.instance_id, context["timeline"], node
         )
-        context.update(path_panel(reads.engine, reads.instance_id, reads.model, reads.taken, node))
+        context.update(path_panel(reads.model, reads.visits, reads.taken, node))
     else:
         raise NotFound(f"no panel '{name}'")
     return context

@@ -4,6 +4,7 @@ incidents that ended with how they ended. Running instances show the path so far
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -42,27 +43,41 @@ def _label(model: ProcessModel, node_id: str) -> str:
     return model.node(node_id).label if model.has_node(node_id) else node_id
 
 
+def _node_lines(model: ProcessModel, visits: list[VisitRow]) -> list[NodeLine]:
+    """Per visited node, its visits, those ended, and their average and longest durations."""
+    counts = Counter(visit.node_id for visit in visits)
+    ended: dict[str, list[float]] = {}
+    for visit in visits:
+        if visit.ended_at is not None:
+            seconds = (visit.ended_at - visit.started_at).total_seconds()
+            ended.setdefault(visit.node_id, []).append(seconds)
+    lines = []
+    for node_id, count in counts.items():
+        durations = ended.get(node_id, [])
+        average = sum(durations) / len(durations) if durations else None
+        lines.append(
+            NodeLine(
+                node_id,
+                _label(model, node_id),
+                count,
+                len(durations),
+                average,
+                max(durations, default=None),
+            )
+        )
+    return lines
+
+
 def path_panel(
-    engine: Engine,
-    instance_id: UUID,
     model: ProcessModel,
+    visits: list[VisitRow],
     taken: dict[str, int],
     node: str | None = None,
 ) -> dict[str, Any]:
     """What the history panel shows of the path: nodes by visits, flows by count (those into
-    or out of `node` only, when the panel shows one node), from the flows `taken`."""
-    nodes = [
-        NodeLine(
-            v.node_id,
-            _label(model, v.node_id),
-            v.visits,
-            v.ended,
-            v.average_seconds,
-            v.max_seconds,
-        )
-        for v in history.node_visits(engine, instance_id)
-        if node is None or v.node_id == node
-    ]
+    or out of `node` only, when the panel shows one node), from the instance's `visits` and the
+    flows `taken`."""
+    nodes = [line for line in _node_lines(model, visits) if node is None or line.node_id == node]
     flows = []
     for flow_id, count in taken.items():
         flow = model.flow(flow_id) if model.has_flow(flow_id) else None

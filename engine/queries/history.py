@@ -31,35 +31,6 @@ def taken_flows(conn: Connection, instance_id: UUID) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class NodeVisits:
-    """One node of one instance: its visits, those ended, and their durations in seconds."""
-
-    node_id: str
-    visits: int
-    ended: int
-    total_seconds: float
-    max_seconds: float | None
-
-    @property
-    def average_seconds(self) -> float | None:
-        return self.total_seconds / self.ended if self.ended else None
-
-
-@query
-def node_visits(conn: Connection, instance_id: UUID) -> list[NodeVisits]:
-    """Visits per node of the instance, with the durations of the ended ones."""
-    return fetch_all(
-        conn,
-        NodeVisits,
-        "SELECT node_id, count(*) AS visits, count(ended_at) AS ended, "
-        "coalesce(sum(extract(epoch FROM ended_at - started_at)), 0)::float AS total_seconds, "
-        "max(extract(epoch FROM ended_at - started_at))::float AS max_seconds "
-        "FROM history WHERE instance_id = %s GROUP BY node_id ORDER BY node_id",
-        (instance_id,),
-    )
-
-
-@dataclass(frozen=True)
 class EndedIncident:
     """An incident of the instance, open or not, with how it ended: the operator command that
     ended it (Retry or Resolve, from the audit log) and who ran it, when the log tells; an
