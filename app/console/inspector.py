@@ -19,7 +19,7 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
-from app.console.path import diagram_path, ended_incidents, path_panel
+from app.console.path import diagram_path, path_panel
 from app.console.retrying import Retrying, retrying_of
 from app.params import Query
 from engine.api import (
@@ -298,7 +298,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     elif name == "incidents":
         context["incidents"] = [i for i in reads.incidents if keep(i.node_id)]
         context["ended_incidents"] = [
-            i for i in ended_incidents(reads.engine, reads.instance_id) if keep(i.node_id)
+            i for i in history.ended_incidents(reads.engine, reads.instance_id) if keep(i.node_id)
         ]
     elif name == "tokens":
         tokens, joins, model = reads.tokens, reads.joins, reads.model

@@ -1,20 +1,16 @@
 """The executed path of one instance in the inspector: the sequence flows taken (drawn on the
-diagram, with a count when taken more than once), visits and durations per node, and the
-incidents that ended with how they ended. Running instances show the path so far."""
+diagram, with a count when taken more than once) and visits and durations per node. Running
+instances show the path so far."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
-from engine.api import Engine
 from engine.model import ProcessModel
-from engine.queries import history
-from engine.queries.history import EndedIncident
 from engine.queries.instances import VisitRow
-from engine.states import IncidentState, VisitState
+from engine.states import VisitState
 
 
 @dataclass(frozen=True)
@@ -89,13 +85,6 @@ def path_panel(
     nodes.sort(key=lambda line: (-line.visits, line.label.lower()))
     flows.sort(key=lambda line: (-line.count, line.flow_id))
     return {"path_nodes": nodes, "path_flows": flows}
-
-
-def ended_incidents(engine: Engine, instance_id: UUID) -> list[EndedIncident]:
-    """The instance's incidents that ended (the open ones are the panel's own rows)."""
-    return [
-        i for i in history.instance_incidents(engine, instance_id) if i.state != IncidentState.OPEN
-    ]
 
 
 def diagram_path(

@@ -14,7 +14,7 @@ from datetime import datetime
 from uuid import UUID
 
 from engine.queries import Connection, fetch_all, query
-from engine.states import AuditEntity, AuditOperation, JobKind
+from engine.states import AuditEntity, AuditOperation, IncidentState, JobKind
 
 
 @query
@@ -32,9 +32,9 @@ def taken_flows(conn: Connection, instance_id: UUID) -> dict[str, int]:
 
 @dataclass(frozen=True)
 class EndedIncident:
-    """An incident of the instance, open or not, with how it ended: the operator command that
-    ended it (Retry or Resolve, from the audit log) and who ran it, when the log tells; an
-    incident resolved otherwise (its job's retries set, its token cancelled) has neither."""
+    """An ended incident of the instance, with how it ended: the operator command that ended it
+    (Retry or Resolve, from the audit log) and who ran it, when the log tells; an incident
+    resolved otherwise (its job's retries set, its token cancelled) has neither."""
 
     id: UUID
     type: str
@@ -48,8 +48,9 @@ class EndedIncident:
 
 
 @query
-def instance_incidents(conn: Connection, instance_id: UUID) -> list[EndedIncident]:
-    """Every incident of the instance, the open and the ended, oldest first."""
+def ended_incidents(conn: Connection, instance_id: UUID) -> list[EndedIncident]:
+    """The incidents of the instance that ended, oldest first (the open ones are the
+    inspector's own rows)."""
     return fetch_all(
         conn,
         EndedIncident,
@@ -58,9 +59,10 @@ def instance_incidents(conn: Connection, instance_id: UUID) -> list[EndedInciden
         "FROM audit_entry WHERE instance_id = i.instance_id AND entity = %(entity)s "
         "AND entity_id = i.id::text AND operation = ANY(%(operations)s) "
         "ORDER BY at DESC LIMIT 1) a ON true WHERE i.instance_id = %(id)s "
-        "ORDER BY i.created_at, i.id",
+        "AND i.state <> %(open)s ORDER BY i.created_at, i.id",
         {
             "id": instance_id,
+            "open": IncidentState.OPEN.value,
             "entity": AuditEntity.INCIDENT.value,
             "operations": [
                 AuditOperation.RETRY_INCIDENT.value,
