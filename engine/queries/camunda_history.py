@@ -16,6 +16,7 @@ from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
+from engine.queries.variables import _ACTIVITY_INSTANCE, _EXECUTION, _VARIABLE_SOURCE, _listed
 from engine.states import IncidentState, InstanceState
 
 # -- variables ------------------------------------------------------------------------------------
@@ -40,15 +41,6 @@ HISTORIC_VARIABLE_SORT: dict[str, LiteralString] = {
     "instanceId": "v.instance_id",
     "variableName": "v.name",
 }
-
-_EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
-_ACTIVITY_INSTANCE: LiteralString = (
-    "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
-)
-
-
-def _listed(values: Sequence[Any] | None) -> list[Any] | None:
-    return None if values is None else list(values)
 
 
 @query
@@ -82,10 +74,7 @@ def historic_variables(
     where.when(None if types is None else [t.lower() for t in types], "lower(v.type) = ANY({})")
     where.when(definition_id, "p.definition_id = {}")
     where.when(definition_key, "p.definition_key = {}")
-    source = sql.SQL(
-        "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
-        "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
-    )
+    source = sql.SQL(_VARIABLE_SOURCE)
     if count:
         return _count(conn, source, where)
     statement = (
