@@ -141,7 +141,8 @@ HISTORIC_INCIDENT_SORT: dict[str, LiteralString] = {
 
 # An incident ends deleted (Camunda's word) when its instance was cancelled with it open: the
 # cancellation resolved it at the moment the instance ended Terminated. Any other end (a retry,
-# a resolve, its job's retries set again) is a resolution.
+# a resolve, its job's retries set again) is a resolution. Its values: Open, Terminated.
+_DELETED: LiteralString = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
 
 
 @dataclass(frozen=True)
@@ -190,19 +191,18 @@ def historic_incidents(
     where.when(found.created_after, "i.created_at >= {}")
     where.when(found.ended_before, "i.resolved_at <= {}")
     where.when(found.ended_after, "i.resolved_at >= {}")
-    deleted = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
     if found.open:
         where.add("i.state = {}", open_state)
     if found.resolved:
-        where.add(f"i.state <> {{}} AND NOT {deleted}", open_state, open_state, terminated)
+        where.add(f"i.state <> {{}} AND NOT {_DELETED}", open_state, open_state, terminated)
     if found.deleted:
-        where.add(deleted, open_state, terminated)
+        where.add(_DELETED, open_state, terminated)
     source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
         return _count(conn, source, where)
-    flag = sql.SQL(
-        "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at) AS deleted "
-    ).format(where.param(open_state), where.param(terminated))
+    flag = sql.SQL(f"{_DELETED} AS deleted ").format(
+        where.param(open_state), where.param(terminated)
+    )
     statement = (
         sql.SQL(
             "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, "
