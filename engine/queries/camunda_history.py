@@ -15,7 +15,16 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
+from engine.queries.camunda import (
+    LIKE_ESCAPE,
+    Page,
+    _count,
+    _incident_filters,
+    _limit,
+    _order,
+    _Where,
+    like_pattern,
+)
 from engine.queries.variables import _ACTIVITY_INSTANCE, _EXECUTION, _VARIABLE_SOURCE, _listed
 from engine.states import IncidentState, InstanceState
 
@@ -176,17 +185,19 @@ def historic_incidents(
     `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
     where = _Where()
     open_state, terminated = IncidentState.OPEN.value, InstanceState.TERMINATED.value
-    where.when(found.incident_id, "i.id = {}")
-    where.when(found.incident_type, "i.type = {}")
-    where.when(found.message, "i.message = {}")
-    if found.message_like is not None:
-        where.add(f"i.message LIKE {{}} {LIKE_ESCAPE}", like_pattern(found.message_like))
-    where.when(found.definition_id, "i.definition_id = {}")
-    where.when(_listed(found.definition_keys), "p.definition_key = ANY({})")
-    where.when(found.instance_id, "i.instance_id = {}")
-    where.when(found.execution_id, "i.token_id = {}")
-    where.when(found.node_id, "i.node_id = {}")
-    where.when(found.configuration, "(i.job_id = {} OR i.external_task_id = {})")
+    _incident_filters(
+        where,
+        incident_id=found.incident_id,
+        incident_type=found.incident_type,
+        message=found.message,
+        message_like=found.message_like,
+        definition_id=found.definition_id,
+        definition_keys=_listed(found.definition_keys),
+        instance_id=found.instance_id,
+        execution_id=found.execution_id,
+        node_id=found.node_id,
+        configuration=found.configuration,
+    )
     where.when(found.created_before, "i.created_at <= {}")
     where.when(found.created_after, "i.created_at >= {}")
     where.when(found.ended_before, "i.resolved_at <= {}")
