@@ -66,31 +66,51 @@ def _period(request: Request) -> Period | None:
 def _details(
     engine: Engine, key: str, version: int | None, period: Period | None = None
 ) -> dict[str, Any]:
+    """The definition page: its versions, its start form, and the per-node table of the view."""
     definition = _definition(engine, key, version)
-    shown = _shown(engine, definition, console.definition_node_stats(engine, definition.id))
-    return {**shown, **_history(engine, definition, period)}
+    return {
+        "versions": definition_store.list_all(engine, definition.key),
+        "start_form": start_form(engine, definition),
+        **_view(engine, definition, period),
+    }
 
 
-def _history(engine: Engine, definition: DefinitionRow, period: Period | None) -> dict[str, Any]:
-    """The history view's rows and period (none in the "now" view)."""
-    if period is None:
-        return {"period": None, "periods": PERIOD_LABELS}
+def _table(
+    engine: Engine, key: str, version: int | None, period: Period | None = None
+) -> dict[str, Any]:
+    """The per-node table of the view alone."""
+    return _view(engine, _definition(engine, key, version), period)
+
+
+def _view(engine: Engine, definition: DefinitionRow, period: Period | None) -> dict[str, Any]:
+    """The per-node table of the view: each node's stats now, or its history in `period`."""
+    if period is not None:
+        return _history(engine, definition, period)
+    return _now(engine, definition, console.definition_node_stats(engine, definition.id))
+
+
+def _history(engine: Engine, definition: DefinitionRow, period: Period) -> dict[str, Any]:
+    """What the history view's table shows: each node's visits and incidents in `period`."""
     model = engine.model(definition.id, definition.key)
     rows = history_rows(engine, model, definition.id, period)
-    return {"period": period, "periods": PERIOD_LABELS, "history_rows": rows}
+    return {
+        "definition": definition,
+        "period": period,
+        "periods": PERIOD_LABELS,
+        "history_rows": rows,
+    }
 
 
-def _shown(engine: Engine, definition: DefinitionRow, stats: list[NodeStats]) -> dict[str, Any]:
-    """What the page and its per-node table show of `definition`, whose node stats are `stats`."""
-    versions = definition_store.list_all(engine, definition.key)
-    counts = console.version_counts(engine, definition.key)
+def _now(engine: Engine, definition: DefinitionRow, stats: list[NodeStats]) -> dict[str, Any]:
+    """What the "now" view's table shows: the version's instance counts and each node's
+    `stats`."""
     model = engine.model(definition.id, definition.key)
     return {
         "definition": definition,
-        "versions": versions,
-        "counts": counts,
+        "period": None,
+        "periods": PERIOD_LABELS,
+        "counts": console.version_counts(engine, definition.key),
         "rows": _rows(model, stats),
-        "start_form": start_form(engine, definition),
     }
 
 
@@ -120,7 +140,7 @@ async def definition_page(request: Request) -> Response:
 async def definition_stats(request: Request) -> Response:
     key = request.path_params["key"]
     version, period = _version(request), _period(request)
-    details = await read(request, _details, engine_of(request), key, version, period)
+    details = await read(request, _table, engine_of(request), key, version, period)
     template = "_definition_history.html" if period is not None else "_definition_stats.html"
     return render(request, template, details)
 
@@ -166,16 +186,21 @@ LIVE_PARTS = ("stats", "diagram")
 def _live(
     engine: Engine, key: str, version: int | None, parts: list[str], period: Period | None = None
 ) -> dict[str, Any]:
-    """The parts asked for, from one read of the definition's node stats (and, in the history
-    view, one read of its history in the period)."""
+    """The parts asked for, from one read of what the view shows per node: the node stats now,
+    or the history in the period."""
     definition = _definition(engine, key, version)
-    stats = console.definition_node_stats(engine, definition.id)
-    details = _shown(engine, definition, stats) if "stats" in parts else {}
-    history = _history(engine, definition, period)
-    diagram = _node_state(definition.id, stats) if "diagram" in parts else None
-    if period is not None and diagram is not None:
-        diagram = history_state(definition.id, period, history["history_rows"])
-    return {**details, **history, "stats": "stats" in parts, "diagram": diagram}
+    if period is not None:
+        view = _history(engine, definition, period)
+        diagram = history_state(definition.id, period, view["history_rows"])
+    else:
+        stats = console.definition_node_stats(engine, definition.id)
+        view = _now(engine, definition, stats) if "stats" in parts else {}
+        diagram = _node_state(definition.id, stats)
+    return {
+        **view,
+        "stats": "stats" in parts,
+        "diagram": diagram if "diagram" in parts else None,
+    }
 
 
 async def live(request: Request) -> Response:

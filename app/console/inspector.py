@@ -19,7 +19,7 @@ from app.console.common import engine_of, read, render, when
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
-from app.console.path import diagram_path, ended_incidents, path_panel
+from app.console.path import diagram_path, path_panel
 from app.console.retrying import Retrying, retrying_of
 from app.params import Query
 from engine.api import (
@@ -32,7 +32,7 @@ from engine.api import (
 )
 from engine.errors import NotFound
 from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
-from engine.queries import console, definitions
+from engine.queries import console, definitions, history
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
@@ -125,6 +125,11 @@ class InstanceReads:
     @cached_property
     def retrying(self) -> Retrying:
         return retrying_of(self.engine, self.instance_id)
+
+    @cached_property
+    def taken(self) -> dict[str, int]:
+        """How often each sequence flow of the instance was taken."""
+        return history.taken_flows(self.engine, self.instance_id)
 
 
 @dataclass(frozen=True)
@@ -293,7 +298,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
     elif name == "incidents":
         context["incidents"] = [i for i in reads.incidents if keep(i.node_id)]
         context["ended_incidents"] = [
-            i for i in ended_incidents(reads.engine, reads.instance_id) if keep(i.node_id)
+            i for i in history.ended_incidents(reads.engine, reads.instance_id) if keep(i.node_id)
         ]
     elif name == "tokens":
         tokens, joins, model = reads.tokens, reads.joins, reads.model
@@ -338,7 +343,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["audit"] = audit_timeline.placed(
             reads.engine, reads.instance_id, context["timeline"], node
         )
-        context.update(path_panel(reads.engine, reads.instance_id, reads.model, node))
+        context.update(path_panel(reads.model, reads.visits, reads.taken, node))
     else:
         raise NotFound(f"no panel '{name}'")
     return context
@@ -479,7 +484,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
         "incidents": dict(Counter(i.node_id for i in incidents)),
         "calls": call_badges(family),
         "completed": sorted(completed),
-        **diagram_path(reads.engine, instance_id, model, visits),
+        **diagram_path(model, visits, reads.taken),
     }
 
 

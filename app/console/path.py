@@ -1,19 +1,16 @@
 """The executed path of one instance in the inspector: the sequence flows taken (drawn on the
-diagram, with a count when taken more than once), visits and durations per node, and the
-incidents that ended with how they ended. Running instances show the path so far."""
+diagram, with a count when taken more than once) and visits and durations per node. Running
+instances show the path so far."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
-from uuid import UUID
 
-from engine.api import Engine
 from engine.model import ProcessModel
-from engine.queries import history
-from engine.queries.history import EndedIncident
 from engine.queries.instances import VisitRow
-from engine.states import IncidentState, VisitState
+from engine.states import VisitState
 
 
 @dataclass(frozen=True)
@@ -42,25 +39,43 @@ def _label(model: ProcessModel, node_id: str) -> str:
     return model.node(node_id).label if model.has_node(node_id) else node_id
 
 
+def _node_lines(model: ProcessModel, visits: list[VisitRow]) -> list[NodeLine]:
+    """Per visited node, its visits, those ended, and their average and longest durations."""
+    counts = Counter(visit.node_id for visit in visits)
+    ended: dict[str, list[float]] = {}
+    for visit in visits:
+        if visit.ended_at is not None:
+            seconds = (visit.ended_at - visit.started_at).total_seconds()
+            ended.setdefault(visit.node_id, []).append(seconds)
+    lines = []
+    for node_id, count in counts.items():
+        durations = ended.get(node_id, [])
+        average = sum(durations) / len(durations) if durations else None
+        lines.append(
+            NodeLine(
+                node_id,
+                _label(model, node_id),
+                count,
+                len(durations),
+                average,
+                max(durations, default=None),
+            )
+        )
+    return lines
+
+
 def path_panel(
-    engine: Engine, instance_id: UUID, model: ProcessModel, node: str | None = None
+    model: ProcessModel,
+    visits: list[VisitRow],
+    taken: dict[str, int],
+    node: str | None = None,
 ) -> dict[str, Any]:
     """What the history panel shows of the path: nodes by visits, flows by count (those into
-    or out of `node` only, when the panel shows one node)."""
-    nodes = [
-        NodeLine(
-            v.node_id,
-            _label(model, v.node_id),
-            v.visits,
-            v.ended,
-            v.average_seconds,
-            v.max_seconds,
-        )
-        for v in history.node_visits(engine, instance_id)
-        if node is None or v.node_id == node
-    ]
+    or out of `node` only, when the panel shows one node), from the instance's `visits` and the
+    flows `taken`."""
+    nodes = [line for line in _node_lines(model, visits) if node is None or line.node_id == node]
     flows = []
-    for flow_id, count in history.taken_flows(engine, instance_id).items():
+    for flow_id, count in taken.items():
         flow = model.flow(flow_id) if model.has_flow(flow_id) else None
         if node is not None and (flow is None or node not in (flow.source, flow.target)):
             continue
@@ -72,20 +87,12 @@ def path_panel(
     return {"path_nodes": nodes, "path_flows": flows}
 
 
-def ended_incidents(engine: Engine, instance_id: UUID) -> list[EndedIncident]:
-    """The instance's incidents that ended (the open ones are the panel's own rows)."""
-    return [
-        i for i in history.instance_incidents(engine, instance_id) if i.state != IncidentState.OPEN
-    ]
-
-
 def diagram_path(
-    engine: Engine, instance_id: UUID, model: ProcessModel, visits: list[VisitRow]
+    model: ProcessModel, visits: list[VisitRow], taken: dict[str, int]
 ) -> dict[str, Any]:
     """The diagram's part of the path: every flow taken, and the counts of those taken more
     than once (a label on the flow). An instance whose visits recorded no flow (it ran before
     visits did) shows, as before, the flows from a completed node to a visited one, uncounted."""
-    taken = history.taken_flows(engine, instance_id)
     if not taken and any(v.node_id != visits[0].node_id for v in visits[1:]):
         completed = {v.node_id for v in visits if v.state == VisitState.COMPLETED}
         entered = {v.node_id for v in visits}

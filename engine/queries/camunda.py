@@ -808,6 +808,35 @@ INCIDENT_SORT: dict[str, LiteralString] = {
 }
 
 
+def _incident_filters(
+    where: _Where,
+    *,
+    incident_id: UUID | None,
+    incident_type: str | None,
+    message: str | None,
+    message_like: str | None,
+    definition_id: str | None,
+    definition_keys: list[str] | None,
+    instance_id: UUID | None,
+    execution_id: UUID | None,
+    node_id: str | None,
+    configuration: UUID | None,
+) -> None:
+    """Camunda's filters of incidents, runtime and historic, over `incident i` joined to its
+    `process_instance p` (None: not filtered; `configuration` is the incident's job or external
+    task)."""
+    where.when(incident_id, "i.id = {}")
+    where.when(incident_type, "i.type = {}")
+    where.when(message, "i.message = {}")
+    where.when(_like(message_like), "i.message LIKE {} " + LIKE_ESCAPE)
+    where.when(definition_id, "i.definition_id = {}")
+    where.when(definition_keys, "p.definition_key = ANY({})")
+    where.when(instance_id, "i.instance_id = {}")
+    where.when(execution_id, "i.token_id = {}")
+    where.when(node_id, "i.node_id = {}")
+    where.when(configuration, "(i.job_id = {} OR i.external_task_id = {})")
+
+
 @query
 def incidents(
     conn: Connection,
@@ -828,16 +857,19 @@ def incidents(
     """Open incidents."""
     where = _Where()
     where.fixed("i.state = 'Open'")
-    where.when(incident_id, "i.id = {}")
-    where.when(incident_type, "i.type = {}")
-    where.when(message, "i.message = {}")
-    where.when(_like(message_like), "i.message LIKE {} " + LIKE_ESCAPE)
-    where.when(definition_id, "i.definition_id = {}")
-    where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
-    where.when(instance_id, "i.instance_id = {}")
-    where.when(execution_id, "i.token_id = {}")
-    where.when(node_id, "i.node_id = {}")
-    where.when(configuration, "(i.job_id = {} OR i.external_task_id = {})")
+    _incident_filters(
+        where,
+        incident_id=incident_id,
+        incident_type=incident_type,
+        message=message,
+        message_like=message_like,
+        definition_id=definition_id,
+        definition_keys=list(definition_keys) if definition_keys else None,
+        instance_id=instance_id,
+        execution_id=execution_id,
+        node_id=node_id,
+        configuration=configuration,
+    )
     source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
         return _count(conn, source, where)

@@ -15,7 +15,17 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
+from engine.queries.camunda import (
+    LIKE_ESCAPE,
+    Page,
+    _count,
+    _incident_filters,
+    _limit,
+    _order,
+    _Where,
+    like_pattern,
+)
+from engine.queries.variables import _ACTIVITY_INSTANCE, _EXECUTION, _VARIABLE_SOURCE, _listed
 from engine.states import IncidentState, InstanceState
 
 # -- variables ------------------------------------------------------------------------------------
@@ -40,15 +50,6 @@ HISTORIC_VARIABLE_SORT: dict[str, LiteralString] = {
     "instanceId": "v.instance_id",
     "variableName": "v.name",
 }
-
-_EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
-_ACTIVITY_INSTANCE: LiteralString = (
-    "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
-)
-
-
-def _listed(values: Sequence[Any] | None) -> list[Any] | None:
-    return None if values is None else list(values)
 
 
 @query
@@ -82,10 +83,7 @@ def historic_variables(
     where.when(None if types is None else [t.lower() for t in types], "lower(v.type) = ANY({})")
     where.when(definition_id, "p.definition_id = {}")
     where.when(definition_key, "p.definition_key = {}")
-    source = sql.SQL(
-        "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
-        "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
-    )
+    source = sql.SQL(_VARIABLE_SOURCE)
     if count:
         return _count(conn, source, where)
     statement = (
@@ -152,7 +150,8 @@ HISTORIC_INCIDENT_SORT: dict[str, LiteralString] = {
 
 # An incident ends deleted (Camunda's word) when its instance was cancelled with it open: the
 # cancellation resolved it at the moment the instance ended Terminated. Any other end (a retry,
-# a resolve, its job's retries set again) is a resolution.
+# a resolve, its job's retries set again) is a resolution. Its values: Open, Terminated.
+_DELETED: LiteralString = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
 
 
 @dataclass(frozen=True)
@@ -186,34 +185,35 @@ def historic_incidents(
     `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
     where = _Where()
     open_state, terminated = IncidentState.OPEN.value, InstanceState.TERMINATED.value
-    where.when(found.incident_id, "i.id = {}")
-    where.when(found.incident_type, "i.type = {}")
-    where.when(found.message, "i.message = {}")
-    if found.message_like is not None:
-        where.add(f"i.message LIKE {{}} {LIKE_ESCAPE}", like_pattern(found.message_like))
-    where.when(found.definition_id, "i.definition_id = {}")
-    where.when(_listed(found.definition_keys), "p.definition_key = ANY({})")
-    where.when(found.instance_id, "i.instance_id = {}")
-    where.when(found.execution_id, "i.token_id = {}")
-    where.when(found.node_id, "i.node_id = {}")
-    where.when(found.configuration, "(i.job_id = {} OR i.external_task_id = {})")
+    _incident_filters(
+        where,
+        incident_id=found.incident_id,
+        incident_type=found.incident_type,
+        message=found.message,
+        message_like=found.message_like,
+        definition_id=found.definition_id,
+        definition_keys=_listed(found.definition_keys),
+        instance_id=found.instance_id,
+        execution_id=found.execution_id,
+        node_id=found.node_id,
+        configuration=found.configuration,
+    )
     where.when(found.created_before, "i.created_at <= {}")
     where.when(found.created_after, "i.created_at >= {}")
     where.when(found.ended_before, "i.resolved_at <= {}")
     where.when(found.ended_after, "i.resolved_at >= {}")
-    deleted = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
     if found.open:
         where.add("i.state = {}", open_state)
     if found.resolved:
-        where.add(f"i.state <> {{}} AND NOT {deleted}", open_state, open_state, terminated)
+        where.add(f"i.state <> {{}} AND NOT {_DELETED}", open_state, open_state, terminated)
     if found.deleted:
-        where.add(deleted, open_state, terminated)
+        where.add(_DELETED, open_state, terminated)
     source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
         return _count(conn, source, where)
-    flag = sql.SQL(
-        "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at) AS deleted "
-    ).format(where.param(open_state), where.param(terminated))
+    flag = sql.SQL(f"{_DELETED} AS deleted ").format(
+        where.param(open_state), where.param(terminated)
+    )
     statement = (
         sql.SQL(
             "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, "

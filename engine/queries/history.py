@@ -14,7 +14,7 @@ from datetime import datetime
 from uuid import UUID
 
 from engine.queries import Connection, fetch_all, query
-from engine.states import AuditEntity, AuditOperation, JobKind
+from engine.states import AuditEntity, AuditOperation, IncidentState, JobKind
 
 
 @query
@@ -31,39 +31,10 @@ def taken_flows(conn: Connection, instance_id: UUID) -> dict[str, int]:
 
 
 @dataclass(frozen=True)
-class NodeVisits:
-    """One node of one instance: its visits, those ended, and their durations in seconds."""
-
-    node_id: str
-    visits: int
-    ended: int
-    total_seconds: float
-    max_seconds: float | None
-
-    @property
-    def average_seconds(self) -> float | None:
-        return self.total_seconds / self.ended if self.ended else None
-
-
-@query
-def node_visits(conn: Connection, instance_id: UUID) -> list[NodeVisits]:
-    """Visits per node of the instance, with the durations of the ended ones."""
-    return fetch_all(
-        conn,
-        NodeVisits,
-        "SELECT node_id, count(*) AS visits, count(ended_at) AS ended, "
-        "coalesce(sum(extract(epoch FROM ended_at - started_at)), 0)::float AS total_seconds, "
-        "max(extract(epoch FROM ended_at - started_at))::float AS max_seconds "
-        "FROM history WHERE instance_id = %s GROUP BY node_id ORDER BY node_id",
-        (instance_id,),
-    )
-
-
-@dataclass(frozen=True)
 class EndedIncident:
-    """An incident of the instance, open or not, with how it ended: the operator command that
-    ended it (Retry or Resolve, from the audit log) and who ran it, when the log tells; an
-    incident resolved otherwise (its job's retries set, its token cancelled) has neither."""
+    """An ended incident of the instance, with how it ended: the operator command that ended it
+    (Retry or Resolve, from the audit log) and who ran it, when the log tells; an incident
+    resolved otherwise (its job's retries set, its token cancelled) has neither."""
 
     id: UUID
     type: str
@@ -77,8 +48,9 @@ class EndedIncident:
 
 
 @query
-def instance_incidents(conn: Connection, instance_id: UUID) -> list[EndedIncident]:
-    """Every incident of the instance, the open and the ended, oldest first."""
+def ended_incidents(conn: Connection, instance_id: UUID) -> list[EndedIncident]:
+    """The incidents of the instance that ended, oldest first (the open ones are the
+    inspector's own rows)."""
     return fetch_all(
         conn,
         EndedIncident,
@@ -87,9 +59,10 @@ def instance_incidents(conn: Connection, instance_id: UUID) -> list[EndedInciden
         "FROM audit_entry WHERE instance_id = i.instance_id AND entity = %(entity)s "
         "AND entity_id = i.id::text AND operation = ANY(%(operations)s) "
         "ORDER BY at DESC LIMIT 1) a ON true WHERE i.instance_id = %(id)s "
-        "ORDER BY i.created_at, i.id",
+        "AND i.state <> %(open)s ORDER BY i.created_at, i.id",
         {
             "id": instance_id,
+            "open": IncidentState.OPEN.value,
             "entity": AuditEntity.INCIDENT.value,
             "operations": [
                 AuditOperation.RETRY_INCIDENT.value,

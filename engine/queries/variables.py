@@ -99,6 +99,11 @@ _EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
 _ACTIVITY_INSTANCE: LiteralString = (
     "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
 )
+# Every variable row with its instance (p) and, for a local, its owner token (t).
+_VARIABLE_SOURCE: LiteralString = (
+    "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
+    "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
+)
 
 
 @query
@@ -130,10 +135,7 @@ def variable_instances(
     where.when(name, "v.name = {}")
     if name_like is not None:
         where.add(f"v.name LIKE {{}} {LIKE_ESCAPE}", like_pattern(name_like))
-    source = sql.SQL(
-        "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
-        "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
-    )
+    source = sql.SQL(_VARIABLE_SOURCE)
     if count:
         return _count(conn, source, where)
     statement = (

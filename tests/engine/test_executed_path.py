@@ -3,10 +3,23 @@ taken flows are counted exactly, loops, parallel joins and asynchronous continua
 
 from __future__ import annotations
 
+from uuid import UUID
+
+from app.console.path import NodeLine, path_panel
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.queries import history
+from engine.model import ProcessModel
+from engine.queries import history, instances
 from engine.states import InstanceState, JobOutcome
+
+
+def _path_nodes(engine: Engine, instance_id: UUID, model: ProcessModel) -> list[NodeLine]:
+    """The nodes of the inspector's history panel: the instance's visits counted per node."""
+    visits = instances.visits(engine, instance_id)
+    nodes: list[NodeLine] = path_panel(model, visits, history.taken_flows(engine, instance_id))[
+        "path_nodes"
+    ]
+    return nodes
 
 
 def test_a_loop_taken_three_times_counts_every_flow(engine: Engine) -> None:
@@ -31,7 +44,9 @@ def test_a_loop_taken_three_times_counts_every_flow(engine: Engine) -> None:
         "back": 3,
         "done": 1,
     }
-    visits = {v.node_id: (v.visits, v.ended) for v in history.node_visits(engine, instance.id)}
+    visits = {
+        line.node_id: (line.visits, line.ended) for line in _path_nodes(engine, instance.id, model)
+    }
     assert visits == {"start": (1, 1), "count": (4, 4), "again": (4, 4), "end": (1, 1)}
 
 
@@ -81,7 +96,7 @@ def test_a_parallel_split_and_join_count_each_arrival_once(engine: Engine) -> No
         "to_b": 1,
         "to_c": 1,
     }
-    visits = {v.node_id: v.visits for v in history.node_visits(engine, instance.id)}
+    visits = {line.node_id: line.visits for line in _path_nodes(engine, instance.id, model)}
     # The join is visited once per arrival: the merged tokens' visits end there.
     assert visits == {"start": 1, "fork": 1, "a": 1, "b": 1, "c": 1, "join": 3, "end": 1}
     with engine.connection() as conn:
