@@ -18,6 +18,7 @@ from engine import fetching
 from engine.announcer import QUIET_TRIGGERS, Announcer
 from engine.bpmn.writer import write_bpmn
 from engine.commands.conditions import ConditionResult, EvaluateStartConditions
+from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
 from engine.commands.deployments import Deploy, DeploymentResult, Resource
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -252,7 +253,7 @@ class Engine:
         duplicate_filtering: bool = True,
         idempotency_key: str | None = None,
     ) -> DeploymentResult:
-        """Deploy BPMN files, XML text or built models in one deployment."""
+        """Deploy BPMN and DMN files, XML text or built models in one deployment."""
         resources = tuple(_resource(source, index) for index, source in enumerate(sources))
         command = Deploy(resources, name, "python", duplicate_filtering)
         return self.run(command, idempotency_key)
@@ -517,6 +518,21 @@ class Engine:
         conditional start event holds over `variables` (Camunda's evaluateStartConditions)."""
         values = {name: infer(value) for name, value in (variables or {}).items()}
         return self.run(EvaluateStartConditions(values, business_key, definition_id))
+
+    def evaluate_decision(
+        self,
+        key: str | None = None,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        version: int | None = None,
+        version_tag: str | None = None,
+        definition_id: str | None = None,
+    ) -> DecisionEvaluated:
+        """Evaluate the latest version of the decision `key` (or `version`, or the latest with
+        `version_tag`, or the definition `definition_id`) over `variables`, in one transaction
+        that writes its evaluations' history rows; `.result` is its list of result entries."""
+        command = EvaluateDecision(dict(variables or {}), key, definition_id, version, version_tag)
+        return self.run(command)
 
     def modify(
         self,
@@ -936,9 +952,10 @@ def _resource(source: Source, index: int) -> Resource:
         return Resource(f"{source.key}.bpmn", write_bpmn([source]).encode("utf-8"))
     if isinstance(source, Path):
         return Resource(source.name, source.read_bytes())
-    if isinstance(source, bytes):
-        return Resource(f"resource-{index + 1}.bpmn", source)
-    return Resource(f"resource-{index + 1}.bpmn", source.encode("utf-8"))
+    content = source if isinstance(source, bytes) else source.encode("utf-8")
+    # Text names no file: a document in a DMN namespace is a DMN file, anything else BPMN.
+    suffix = ".dmn" if b"omg.org/spec/DMN/" in content[:4096] else ".bpmn"
+    return Resource(f"resource-{index + 1}{suffix}", content)
 
 
 def _uuid(value: UUID | str) -> UUID:

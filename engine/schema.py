@@ -114,6 +114,30 @@ class ProcessDefinition(SQLModel, table=True):
     diagram_xml: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class DecisionDefinition(SQLModel, table=True):
+    """One version of one decision of a deployed DMN file (engine/commands/deployments.py): each
+    decision of a file is a definition of its own, versioned per decision key as processes are.
+    A decision that requires others is evaluated with the decisions of its own deployment."""
+
+    __tablename__ = "decision_definition"
+    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+
+    # "key:version:uuid", as a process definition's.
+    id: str = Field(sa_type=sa.Text, primary_key=True)
+    key: str = Field(sa_type=sa.Text)
+    version: int = Field(sa_type=sa.Integer)
+    name: str | None = Field(sa_type=sa.Text)
+    version_tag: str | None = Field(sa_type=sa.Text)
+    deployment_id: UUID = Field(sa_type=sa.Uuid, foreign_key="deployment.id")
+    resource_name: str = Field(sa_type=sa.Text)
+    # The whole DMN file the decision came from (its required decisions are read from it too).
+    source_xml: str = Field(sa_type=sa.Text)
+    content_hash: str = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # camunda:historyTimeToLive in days; null: the file set none.
+    history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
+
+
 class ProcessInstance(SQLModel, table=True):
     __tablename__ = "process_instance"
     __table_args__ = (
@@ -423,6 +447,52 @@ class History(SQLModel, table=True):
     # The sequence flow the visit was entered by; null for a start event, a boundary event, an
     # event subprocess's start, a link's catch event and a multi-instance iteration.
     flow_id: str | None = Field(default=None, sa_type=sa.Text)
+
+
+class DecisionEvaluation(SQLModel, table=True):
+    """One decision evaluated (engine/dmn/evaluate.py), written in the evaluating command's
+    transaction: the decision a business rule task or a direct evaluation asked for, and before
+    it each decision it requires (their `root_id` names the asked one's row). Its inputs, the
+    rules that matched and their outputs reproduce the result."""
+
+    __tablename__ = "decision_evaluation"
+    __table_args__ = (
+        sa.Index("ix_decision_evaluation_definition", "definition_id", "evaluated_at"),
+        sa.Index("ix_decision_evaluation_key", "decision_key", "evaluated_at", "id"),
+        sa.Index(
+            "ix_decision_evaluation_instance",
+            "instance_id",
+            "evaluated_at",
+            postgresql_where=sa.text("instance_id IS NOT NULL"),
+        ),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    # The evaluation of the decision that required this one; null: this one was asked for.
+    root_id: UUID | None = Field(sa_type=sa.Uuid)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="decision_definition.id")
+    decision_key: str = Field(sa_type=sa.Text)
+    evaluated_at: datetime = Field(sa_type=TS)
+    # Where a business rule task evaluated it; all null for a direct evaluation.
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    process_definition_id: str | None = Field(sa_type=sa.Text)
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str | None = Field(sa_type=sa.Text)
+    # The visit of the business rule task (Camunda's activity instance).
+    history_id: UUID | None = Field(sa_type=sa.Uuid)
+    # Who asked for a direct evaluation.
+    user_id: str | None = Field(sa_type=sa.Text)
+    # [{"id", "label", "type", "value"}] per input clause, in order.
+    inputs: Any = Field(sa_type=JSONB)
+    # The ids of the rules that matched, in rule order (empty for a literal expression).
+    matched_rules: Any = Field(sa_type=JSONB)
+    # [{"id", "label", "name", "rule_id", "rule_order", "type", "value"}] per output of each
+    # rule in the result (a literal expression's one value: no rule).
+    outputs: Any = Field(sa_type=JSONB)
+    # The decision's result: a list of entries (output name to value).
+    result: Any = Field(sa_type=JSONB)
+    # COLLECT with an aggregator: the aggregated value.
+    collect_value: Any = Field(default=None, sa_type=JSONB, nullable=True)
 
 
 class Outbox(SQLModel, table=True):
@@ -791,6 +861,8 @@ def table_of(model: type[SQLModel]) -> sa.Table:
 
 deployment = table_of(Deployment)
 process_definition = table_of(ProcessDefinition)
+decision_definition = table_of(DecisionDefinition)
+decision_evaluation = table_of(DecisionEvaluation)
 process_instance = table_of(ProcessInstance)
 token = table_of(Token)
 join_state = table_of(JoinState)

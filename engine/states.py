@@ -280,6 +280,9 @@ class OutboxEvent(StrEnum):
     JOB_FAILED = "job.failed"
     EXTERNAL_TASK_COMPLETED = "external_task.completed"
     EXTERNAL_TASK_FAILED = "external_task.failed"
+    # A decision was evaluated (its decision_evaluation row is the history id; a direct
+    # evaluation, outside any instance, names that row as its instance id too).
+    DECISION_EVALUATED = "decision.evaluated"
 
 
 class DeliveryState(StrEnum):

@@ -12,6 +12,9 @@ from engine import audit
 from engine.bpmn.diagram import diagram_for_deployment
 from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
+from engine.dmn import parse_dmn
+from engine.dmn.evaluate import compile_definitions
+from engine.dmn.model import Decision
 from engine.errors import BadRequest
 from engine.executor import EngineSettings, Result, Tx
 from engine.ids import new_id
@@ -21,7 +24,13 @@ from engine.model import (
 )
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation
-from engine.store import definitions, start_triggers
+from engine.store import decisions, definitions, start_triggers
+
+DMN_SUFFIXES = (".dmn", ".dmn11.xml")
+
+
+def is_dmn_resource(name: str) -> bool:
+    return name.lower().endswith(DMN_SUFFIXES)
 
 
 @dataclass(frozen=True)
@@ -35,11 +44,15 @@ class DeploymentResult(Result):
     deployment_id: str | None
     # [{"id", "key", "version", "name", "resource_name", "created": bool}]
     definitions: list[dict[str, Any]] = field(default_factory=list)
+    # The decisions of the deployment's DMN files, described alike.
+    decisions: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Deploy:
-    """Deploy the processes of `resources` in one deployment.
+    """Deploy the processes and decisions of `resources` in one deployment: BPMN files, DMN
+    files (`.dmn`, `.dmn11.xml`: each decision a definition of its own, versioned per decision
+    key), and the scripts BPMN files name.
 
     With `duplicate_filtering`, a process whose resource is unchanged since its latest version
     gets no new version. With `whole_deployment` as well (Camunda's enable-duplicate-filtering
@@ -61,20 +74,34 @@ class Deploy:
         processes = [
             Resource(r.name, embed_scripts(r.content, r.name, scripts))
             for r in self.resources
-            if not is_script_resource(r.name)
+            if not is_script_resource(r.name) and not is_dmn_resource(r.name)
         ]
         parsed = [(resource, model) for resource in processes for model in _parse(resource, limits)]
-        if not parsed:
-            raise BadRequest("the deployment contains no executable process")
+        rules = [
+            (resource, decision)
+            for resource in self.resources
+            if is_dmn_resource(resource.name)
+            for decision in _parse_dmn(resource, limits)
+        ]
+        if not parsed and not rules:
+            raise BadRequest("the deployment contains no executable process and no decision")
         keys = [model.key for _, model in parsed]
         if len(set(keys)) != len(keys):
             raise BadRequest(f"the deployment defines process '{keys[0]}' more than once")
+        decision_keys = [decision.id for _, decision in rules]
+        if len(set(decision_keys)) != len(decision_keys):
+            twice = next(k for k in decision_keys if decision_keys.count(k) > 1)
+            raise BadRequest(f"the deployment defines decision '{twice}' more than once")
         deployment_id = new_id()
-        created, listed = _plan(tx, parsed, deployment_id, self.duplicate_filtering)
-        if self.whole_deployment and created and len(created) < len(parsed):
+        filtering = self.duplicate_filtering
+        created, listed = _plan(tx, parsed, deployment_id, filtering)
+        created_rules, listed_rules = _plan_decisions(tx, rules, deployment_id, filtering)
+        total = len(created) + len(created_rules)
+        if self.whole_deployment and total and total < len(parsed) + len(rules):
             created, listed = _plan(tx, parsed, deployment_id, filtering=False)
-        if not created:
-            return DeploymentResult(deployment_id=None, definitions=listed)
+            created_rules, listed_rules = _plan_decisions(tx, rules, deployment_id, False)
+        if not created and not created_rules:
+            return DeploymentResult(None, definitions=listed, decisions=listed_rules)
         definitions.insert_deployment(
             tx.conn, deployment_id, self.deployment_name, self.source, tx.now
         )
@@ -91,6 +118,8 @@ class Deploy:
             )
             tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
+        for decision_row, resource in created_rules:
+            decisions.insert_definition(tx.conn, decision_row, resource.content.decode("utf-8"))
         audit.record(
             tx,
             AuditOperation.CREATE,
@@ -102,9 +131,10 @@ class Deploy:
                 "name": self.deployment_name,
                 "source": self.source,
                 "definitions": [row.id for row, _, _ in created],
+                "decisions": [row.id for row, _ in created_rules],
             },
         )
-        return DeploymentResult(deployment_id=str(deployment_id), definitions=listed)
+        return DeploymentResult(str(deployment_id), definitions=listed, decisions=listed_rules)
 
 
 _Created = list[tuple[definitions.DefinitionRow, Resource, ProcessModel]]
@@ -145,6 +175,51 @@ def _plan(
     return created, listed
 
 
+_CreatedDecisions = list[tuple[decisions.DecisionRow, Resource]]
+
+
+def _plan_decisions(
+    tx: Tx,
+    parsed: list[tuple[Resource, Decision]],
+    deployment_id: UUID,
+    filtering: bool,
+) -> tuple[_CreatedDecisions, list[dict[str, Any]]]:
+    """`_plan` for the decisions of the DMN files: a decision whose file is unchanged since its
+    latest version is filtered out; every other gets its key's next version."""
+    created: _CreatedDecisions = []
+    listed: list[dict[str, Any]] = []
+    for resource, decision in sorted(parsed, key=lambda pair: pair[1].id):
+        decisions.lock_key(tx.conn, decision.id)
+        content_hash = hashlib.sha256(decision.id.encode() + b"\0" + resource.content).hexdigest()
+        latest = decisions.latest(tx.conn, decision.id)
+        if filtering and latest is not None and latest.content_hash == content_hash:
+            listed.append(_describe(latest, created=False))
+            continue
+        version = latest.version + 1 if latest else 1
+        row = decisions.DecisionRow(
+            id=f"{decision.id}:{version}:{new_id()}",
+            key=decision.id,
+            version=version,
+            name=decision.name,
+            version_tag=decision.version_tag,
+            deployment_id=deployment_id,
+            resource_name=resource.name,
+            content_hash=content_hash,
+            created_at=tx.now,
+            history_ttl_days=decision.history_time_to_live,
+        )
+        created.append((row, resource))
+        listed.append(_describe(row, created=True))
+    return created, listed
+
+
+def _parse_dmn(resource: Resource, limits: ModelLimits) -> tuple[Decision, ...]:
+    """The decisions of a DMN file, every expression compiled (refused naming file and line)."""
+    parsed = parse_dmn(resource.content, resource.name, limits.max_bytes)
+    compile_definitions(parsed, resource.name)
+    return parsed.decisions
+
+
 def _limits(settings: EngineSettings) -> ModelLimits:
     return ModelLimits(
         max_bytes=settings.max_bpmn_bytes,
@@ -158,7 +233,9 @@ def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
     return parse_bpmn(resource.content, resource.name, limits)
 
 
-def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:
+def _describe(
+    row: definitions.DefinitionRow | decisions.DecisionRow, *, created: bool
+) -> dict[str, Any]:
     return {
         "id": row.id,
         "key": row.key,

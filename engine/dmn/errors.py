@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.errors import InterlockError
+from engine.errors import ExpressionError
 
 
-class DmnEvaluationError(InterlockError):
+class DmnEvaluationError(ExpressionError):
     """A decision whose evaluation breaks its table's rules (two matches under UNIQUE, ...).
     Names the decision and the rules involved."""
 

@@ -44,6 +44,7 @@ class Entry:
     text: str
     language: ExpressionLanguage = ExpressionLanguage.FEEL
     id: str | None = None
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -104,7 +104,7 @@ class _Reader:
                 compile_expression(text)
             except ExpressionError as error:
                 raise self.error(error.message, element, element.get("id") or owner_id) from None
-        return Entry(text=text, language=language, id=element.get("id"))
+        return Entry(text=text, language=language, id=element.get("id"), line=element.sourceline)
 
     def required_id(self, element: Element, what: str, owner_id: str | None = None) -> str:
         value = (element.get("id") or "").strip()

@@ -245,6 +245,7 @@ def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
         "job.failed",
         "external_task.completed",
         "external_task.failed",
+        "decision.evaluated",
     ]
     assert [s.value for s in OutboxEvent] == pinned
     # The console's pages listen on their stream for every one of them.

@@ -1,0 +1,206 @@
+"""Evaluating decisions inside a command's transaction, and the direct evaluation command.
+
+A business rule task (engine/semantics/tasks.py) and `EvaluateDecision` both go through
+`Decisions.evaluate`: it finds the decision definition the binding picks, evaluates it with the
+DMN file compiled once per process (`_COMPILED`; definitions never change), and writes one
+decision_evaluation row per decision evaluated (the asked one and each it required) in the
+command's transaction, so the history holds an evaluation exactly when its command committed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.dmn import parse_dmn
+from engine.dmn.evaluate import CompiledDefinitions, DecisionResult, compile_definitions
+from engine.errors import BadRequest, NotFound
+from engine.executor import Result, Tx
+from engine.ids import new_id
+from engine.schema import OUTBOX_CHANNEL
+from engine.states import OutboxEvent
+from engine.store import decisions
+from engine.store import definitions as process_definitions
+
+
+@dataclass(frozen=True)
+class Compiled:
+    row: decisions.DecisionRow
+    definitions: CompiledDefinitions
+    # The definition ids of the decisions deployed with this one, by key (required decisions).
+    deployed_with: dict[str, str]
+
+
+_COMPILED: dict[str, Compiled] = {}
+_LOCK = threading.Lock()
+
+
+def compiled(tx: Tx, row: decisions.DecisionRow) -> Compiled:
+    found = _COMPILED.get(row.id)
+    if found is not None:
+        return found
+    source = decisions.source_xml(tx.conn, row.id)
+    if source is None:
+        raise NotFound(f"decision definition {row.id} does not exist")
+    parsed = compile_definitions(parse_dmn(source, row.resource_name, None), row.resource_name)
+    found = Compiled(row, parsed, decisions.in_deployment(tx.conn, row.deployment_id))
+    with _LOCK:
+        _COMPILED[row.id] = found
+    return found
+
+
+@dataclass(frozen=True)
+class Where:
+    """Where a decision is evaluated: a business rule task's token, or nowhere (direct)."""
+
+    instance_id: UUID | None = None
+    process_definition_id: str | None = None
+    token_id: UUID | None = None
+    node_id: str | None = None
+    history_id: UUID | None = None
+    user_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Evaluated:
+    result: DecisionResult
+    definition: decisions.DecisionRow
+    # The decision_evaluation row of the asked decision.
+    evaluation_id: UUID
+
+
+def find(
+    tx: Tx,
+    key: str,
+    *,
+    binding: str = "latest",
+    version: int | None = None,
+    version_tag: str | None = None,
+    process_definition_id: str | None = None,
+) -> decisions.DecisionRow:
+    """The decision definition `key` that `binding` picks (Camunda's decisionRefBinding)."""
+    deployment_id = None
+    if binding == "deployment" and process_definition_id is not None:
+        process = process_definitions.by_id(tx.conn, process_definition_id)
+        deployment_id = process.deployment_id if process is not None else None
+    row = decisions.find(
+        tx.conn,
+        key,
+        version=version if binding == "version" else None,
+        version_tag=version_tag if binding == "versionTag" else None,
+        deployment_id=deployment_id,
+    )
+    if row is None:
+        picked = {
+            "version": f" version {version}",
+            "versionTag": f" with version tag '{version_tag}'",
+            "deployment": " in the process's deployment",
+        }.get(binding, "")
+        raise NotFound(f"no decision definition '{key}'{picked} is deployed", decision_key=key)
+    return row
+
+
+def evaluate(
+    tx: Tx, row: decisions.DecisionRow, variables: Mapping[str, Any], where: Where
+) -> Evaluated:
+    """Evaluate the decision `row` over `variables` and write its evaluations' rows."""
+    found = compiled(tx, row)
+    outcome = found.definitions.evaluate(row.key, variables)
+    root_id = new_id()
+    rows: list[decisions.EvaluationRow] = []
+    for evaluation in outcome.evaluations:
+        asked = evaluation.decision_id == row.key
+        rows.append(
+            decisions.EvaluationRow(
+                id=root_id if asked else new_id(),
+                root_id=None if asked else root_id,
+                definition_id=found.deployed_with.get(evaluation.decision_id, row.id),
+                decision_key=evaluation.decision_id,
+                evaluated_at=tx.now,
+                instance_id=where.instance_id,
+                process_definition_id=where.process_definition_id,
+                token_id=where.token_id,
+                node_id=where.node_id,
+                history_id=where.history_id,
+                user_id=where.user_id,
+                inputs=[
+                    {"id": i.id, "label": i.label, "type": i.type_ref, "value": i.value}
+                    for i in evaluation.inputs
+                ],
+                matched_rules=list(evaluation.matched_rules),
+                outputs=[
+                    {
+                        "id": o.id,
+                        "label": o.label,
+                        "name": o.name,
+                        "rule_id": o.rule_id,
+                        "rule_order": o.rule_order,
+                        "type": o.type_ref,
+                        "value": o.value,
+                    }
+                    for o in evaluation.outputs
+                ],
+                result=evaluation.result,
+                collect_value=evaluation.collect_value,
+            )
+        )
+    # The required decisions' rows first, the asked one's last, as they were evaluated.
+    decisions.insert_evaluations(tx.conn, rows)
+    return Evaluated(outcome, row, root_id)
+
+
+@dataclass(frozen=True)
+class DecisionEvaluated(Result):
+    evaluation_id: str
+    definition_id: str
+    key: str
+    version: int
+    # The decision's result: a list of entries (output name to value).
+    result: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EvaluateDecision:
+    """Evaluate a decision outside any instance: by definition id, or the latest version of a
+    key (or the version / version tag given). Its evaluations are history rows like a business
+    rule task's, naming the user who asked, and an outbox event names the asked one's row."""
+
+    name: ClassVar[str] = "EvaluateDecision"
+    result_type: ClassVar[type[Result]] = DecisionEvaluated
+
+    variables: Mapping[str, Any]
+    key: str | None = None
+    definition_id: str | None = None
+    version: int | None = None
+    version_tag: str | None = None
+
+    def execute(self, tx: Tx) -> DecisionEvaluated:
+        if self.definition_id is not None:
+            row = decisions.by_id(tx.conn, self.definition_id)
+            if row is None:
+                raise NotFound(f"decision definition {self.definition_id} does not exist")
+        elif self.key is not None:
+            binding = (
+                "version"
+                if self.version is not None
+                else "versionTag"
+                if self.version_tag is not None
+                else "latest"
+            )
+            row = find(
+                tx, self.key, binding=binding, version=self.version, version_tag=self.version_tag
+            )
+        else:
+            raise BadRequest("a decision to evaluate needs a key or a definition id", field="key")
+        user = tx.actor.user if tx.actor is not None else None
+        evaluated = evaluate(tx, row, self.variables, Where(user_id=user))
+        decisions.insert_outbox(
+            tx.conn, OutboxEvent.DECISION_EVALUATED, evaluated.evaluation_id, row.key
+        )
+        tx.announcements.add(OUTBOX_CHANNEL)
+        return DecisionEvaluated(
+            str(evaluated.evaluation_id), row.id, row.key, row.version, evaluated.result.result
+        )

@@ -1,0 +1,440 @@
+"""Evaluating decisions: a DMN file compiled once at deployment, then evaluated over variables.
+
+`compile_definitions` compiles every expression of every decision (FEEL through engine/feel,
+JUEL `${...}` through engine/expressions: no other language is ever evaluated) and refuses the
+file with a ModelError naming the file, line and element of the first that does not compile.
+
+`CompiledDefinitions.evaluate` evaluates a decision after the decisions it requires, as Camunda 7
+does: a required decision's single result entry becomes variables of the requiring decision (its
+outputs by name); several entries, or a COLLECT or RULE ORDER table's, give each output name the
+list of its values. Each decision evaluated is one `Evaluation` (its inputs with their values,
+the rules that matched, their outputs and the result): what the history records, and enough to
+evaluate the table again from its inputs alone (`replay`).
+
+Types: an input's `typeRef` converts the input expression's value, an output's the output entry's
+(string, boolean, integer, long, double, date; others leave the value as it is). A value that
+does not convert, a unary test comparing values of different types, a missing variable: each is
+a DmnEvaluationError naming the decision and the clause or rule, never a silent non-match.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from engine.dmn.errors import DmnEvaluationError
+from engine.dmn.graph import evaluation_order
+from engine.dmn.hit_policy import MatchedRule, apply_hit_policy
+from engine.dmn.model import (
+    Decision,
+    DecisionTable,
+    DmnDefinitions,
+    Entry,
+    ExpressionLanguage,
+    HitPolicy,
+    LiteralExpression,
+)
+from engine.errors import ExpressionError, ModelError
+from engine.expressions import compile_expression as compile_juel
+from engine.feel import FeelError, compile_expression, compile_unary_tests
+
+_INT_RANGE = {"integer": 2**31, "long": 2**63}
+
+
+@dataclass(frozen=True)
+class InputValue:
+    id: str
+    label: str | None
+    type_ref: str | None
+    value: Any
+
+
+@dataclass(frozen=True)
+class OutputValue:
+    id: str
+    label: str | None
+    name: str
+    # The rule that gave it and its place in the table (1-based); None for a literal
+    # expression's value and a default output entry's.
+    rule_id: str | None
+    rule_order: int | None
+    type_ref: str | None
+    value: Any
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One decision evaluated."""
+
+    decision_id: str
+    decision_name: str | None
+    inputs: tuple[InputValue, ...]
+    matched_rules: tuple[str, ...]
+    outputs: tuple[OutputValue, ...]
+    # The decision's result: entries of output name to value.
+    result: list[dict[str, Any]]
+    # COLLECT with an aggregator: the aggregated value.
+    collect_value: Any = None
+
+
+@dataclass(frozen=True)
+class DecisionResult:
+    """The asked decision's result, and every decision evaluated for it (the asked one last)."""
+
+    result: list[dict[str, Any]]
+    evaluations: tuple[Evaluation, ...]
+
+
+class _Compiled:
+    """One entry compiled in its language: a FEEL expression or unary tests, a JUEL `${...}`, or
+    a JUEL text without one (a literal string, as JUEL reads it)."""
+
+    def __init__(self, entry: Entry, unary: bool) -> None:
+        self.text = entry.text
+        self.empty = not entry.text.strip() or (unary and entry.text.strip() == "-")
+        self.juel = entry.language is ExpressionLanguage.JUEL
+        self._feel: Any = None
+        self._juel: Any = None
+        if self.empty:
+            return
+        if self.juel:
+            if "${" in entry.text or "#{" in entry.text:
+                self._juel = compile_juel(entry.text)
+        elif unary:
+            self._feel = compile_unary_tests(entry.text)
+        else:
+            self._feel = compile_expression(entry.text)
+
+    def value(self, variables: Mapping[str, Any]) -> Any:
+        if self.empty:
+            return None
+        if self._feel is not None:
+            return self._feel.evaluate(variables)
+        if self._juel is not None:
+            return self._juel.evaluate(variables)
+        return self.text
+
+    def matches(self, value: Any, variables: Mapping[str, Any], input_variable: str) -> bool:
+        if self.empty:
+            return True
+        if self._feel is not None:
+            return bool(self._feel.matches(value, variables, input_variable))
+        scope = {**variables, input_variable: value}
+        return self._juel is not None and self._juel.evaluate(scope) is True
+
+
+def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:
+    try:
+        return _Compiled(entry, unary)
+    except FeelError as error:
+        what = "input entry" if unary else "expression"
+        message = f"the {what} '{_shorten(entry.text)}' does not parse: {error}"
+        raise ModelError(
+            message, file=file, line=entry.line, element_id=entry.id or owner
+        ) from None
+    except ExpressionError as error:
+        raise ModelError(
+            error.message, file=file, line=entry.line, element_id=entry.id or owner
+        ) from None
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Table:
+    def __init__(self, table: DecisionTable, file: str) -> None:
+        self.table = table
+        self.inputs = [_compile(i.expression, False, file, i.id) for i in table.inputs]
+        self.rules = [
+            (
+                [_compile(e, True, file, rule.id) for e in rule.input_entries],
+                [_compile(e, False, file, rule.id) for e in rule.output_entries],
+            )
+            for rule in table.rules
+        ]
+        self.defaults = [
+            _compile(o.default_output_entry, False, file, o.id)
+            if o.default_output_entry is not None
+            else None
+            for o in table.outputs
+        ]
+
+
+class CompiledDefinitions:
+    """A DMN file's decisions, every expression compiled."""
+
+    def __init__(self, definitions: DmnDefinitions, file: str) -> None:
+        self.definitions = definitions
+        self.file = file
+        self._logic: dict[str, _Table | _Compiled] = {}
+        for decision in definitions.decisions:
+            logic = decision.logic
+            if isinstance(logic, DecisionTable):
+                self._logic[decision.id] = _Table(logic, file)
+            else:
+                self._logic[decision.id] = _compile(logic.expression, False, file, decision.id)
+
+    def decision(self, decision_id: str) -> Decision:
+        return self.definitions.decision(decision_id)
+
+    def evaluate(self, decision_id: str, variables: Mapping[str, Any]) -> DecisionResult:
+        """Evaluate `decision_id` (after what it requires) over `variables`."""
+        scope = dict(variables)
+        evaluations: list[Evaluation] = []
+        for decision in evaluation_order(self.definitions, decision_id):
+            evaluation = self._evaluate_one(decision, scope)
+            evaluations.append(evaluation)
+            if decision.id != decision_id:
+                scope.update(_as_variables(decision, evaluation.result))
+        return DecisionResult(evaluations[-1].result, tuple(evaluations))
+
+    def replay(self, decision_id: str, inputs: list[Any]) -> Evaluation:
+        """The table `decision_id` evaluated again from its inputs' recorded values (entries
+        that read other variables than their input see none)."""
+        decision = self.decision(decision_id)
+        logic = self._logic[decision.id]
+        assert isinstance(logic, _Table)
+        return self._table(decision, logic, {}, inputs)
+
+    def _evaluate_one(self, decision: Decision, variables: Mapping[str, Any]) -> Evaluation:
+        logic = self._logic[decision.id]
+        if isinstance(logic, _Table):
+            return self._table(decision, logic, variables, None)
+        literal = decision.logic
+        assert isinstance(literal, LiteralExpression)
+        value = _convert(
+            _run(decision.id, f"literal expression '{literal.id}'", logic.value, variables),
+            literal.type_ref,
+            decision.id,
+            f"the literal expression '{literal.id}'",
+        )
+        output = OutputValue(
+            literal.id, None, literal.variable_name, None, None, literal.type_ref, value
+        )
+        return Evaluation(
+            decision.id,
+            decision.name,
+            (),
+            (),
+            (output,),
+            [{literal.variable_name: value}],
+        )
+
+    def _table(
+        self,
+        decision: Decision,
+        compiled: _Table,
+        variables: Mapping[str, Any],
+        recorded: list[Any] | None,
+    ) -> Evaluation:
+        table = compiled.table
+        inputs: list[InputValue] = []
+        for index, (clause, expression) in enumerate(
+            zip(table.inputs, compiled.inputs, strict=True)
+        ):
+            where = f"input '{clause.label or clause.id}'"
+            raw = (
+                recorded[index]
+                if recorded is not None
+                else _run(decision.id, where, expression.value, variables)
+            )
+            value = _convert(raw, clause.type_ref, decision.id, f"the {where}")
+            inputs.append(InputValue(clause.id, clause.label, clause.type_ref, value))
+        matched: list[MatchedRule] = []
+        outputs_of: dict[str, tuple[int, list[OutputValue]]] = {}
+        for order, (rule, (entries, results)) in enumerate(
+            zip(table.rules, compiled.rules, strict=True), start=1
+        ):
+            if not all(
+                self._matches(decision, rule.id, entry, clause, item.value, variables)
+                for entry, clause, item in zip(entries, table.inputs, inputs, strict=True)
+            ):
+                continue
+            values: list[OutputValue] = []
+            for output, entry in zip(table.outputs, results, strict=True):
+                where = f"output '{output.name}' of rule '{rule.id}'"
+                raw = _run(decision.id, where, entry.value, variables)
+                value = _convert(raw, output.type_ref, decision.id, f"the {where}")
+                values.append(
+                    OutputValue(
+                        output.id, output.label, output.name, rule.id, order, output.type_ref, value
+                    )
+                )
+            outputs_of[rule.id] = (order, values)
+            matched.append(MatchedRule(rule, {v.name: v.value for v in values}))
+            if table.hit_policy is HitPolicy.FIRST:
+                break  # the rules below are not evaluated, as Camunda's engine stops here
+        defaults: dict[str, Any] = {}
+        for output, default in zip(table.outputs, compiled.defaults, strict=True):
+            if default is not None and not matched:
+                where = f"default output of '{output.name}'"
+                raw = _run(decision.id, where, default.value, variables)
+                defaults[output.name] = _convert(raw, output.type_ref, decision.id, f"the {where}")
+        outcome = apply_hit_policy(decision.id, table, matched, defaults)
+        collect_value = None
+        if table.hit_policy is HitPolicy.COLLECT and table.aggregation is not None:
+            name = table.outputs[0].name
+            collect_value = outcome.entries[0][name] if outcome.entries else None
+            recorded_outputs = [v for rule_id in outcome.rule_ids for v in outputs_of[rule_id][1]]
+        elif matched:
+            recorded_outputs = [v for rule_id in outcome.rule_ids for v in outputs_of[rule_id][1]]
+        else:
+            recorded_outputs = [
+                OutputValue(o.id, o.label, o.name, None, None, o.type_ref, defaults[o.name])
+                for o in table.outputs
+                if o.name in defaults
+            ]
+        return Evaluation(
+            decision.id,
+            decision.name,
+            tuple(inputs),
+            tuple(m.rule.id for m in matched),
+            tuple(recorded_outputs),
+            outcome.entries,
+            _plain(collect_value),
+        )
+
+    @staticmethod
+    def _matches(
+        decision: Decision,
+        rule_id: str,
+        entry: _Compiled,
+        clause: Any,
+        value: Any,
+        variables: Mapping[str, Any],
+    ) -> bool:
+        try:
+            return entry.matches(value, variables, clause.input_variable)
+        except (FeelError, ExpressionError) as error:
+            message = getattr(error, "message", str(error))
+            raise DmnEvaluationError(
+                f"the input entry '{_shorten(entry.text)}' of rule '{rule_id}' for input "
+                f"'{clause.label or clause.id}' failed: {message}",
+                decision_id=decision.id,
+                rule_ids=[rule_id],
+            ) from None
+
+
+def compile_definitions(definitions: DmnDefinitions, file: str) -> CompiledDefinitions:
+    """Compile every expression of `definitions`; raises ModelError naming file, line and
+    element of the first that does not compile."""
+    return CompiledDefinitions(definitions, file)
+
+
+def _run(decision_id: str, where: str, evaluate: Any, variables: Mapping[str, Any]) -> Any:
+    try:
+        return _plain(evaluate(variables))
+    except (FeelError, ExpressionError) as error:
+        if isinstance(error, DmnEvaluationError):
+            raise
+        message = getattr(error, "message", str(error))
+        raise DmnEvaluationError(
+            f"the {where} failed: {message}", decision_id=decision_id
+        ) from None
+
+
+def _plain(value: Any) -> Any:
+    """Numbers as int or float (never Decimal), so results store and compare plainly."""
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def _as_variables(decision: Decision, result: list[dict[str, Any]]) -> dict[str, Any]:
+    """A required decision's result as the requiring decision's variables (Camunda's rule)."""
+    if not result:
+        return {}
+    logic = decision.logic
+    collects = isinstance(logic, DecisionTable) and (
+        (logic.hit_policy is HitPolicy.COLLECT and logic.aggregation is None)
+        or logic.hit_policy is HitPolicy.RULE_ORDER
+    )
+    if len(result) == 1 and not collects:
+        return dict(result[0])
+    names = list(dict.fromkeys(name for entry in result for name in entry))
+    return {name: [entry.get(name) for entry in result] for name in names}
+
+
+def _convert(value: Any, type_ref: str | None, decision_id: str, where: str) -> Any:
+    """`value` as the `typeRef` says (Camunda's data type transformers); None stays None."""
+    if value is None or type_ref is None:
+        return value
+    kind = type_ref.strip().lower()
+    if kind.startswith("feel:"):
+        kind = kind[5:]
+    try:
+        if kind == "string":
+            return _to_string(value)
+        if kind == "boolean":
+            return _to_boolean(value)
+        if kind in _INT_RANGE:
+            return _to_integer(value, _INT_RANGE[kind])
+        if kind == "double":
+            return _to_double(value)
+        if kind in ("date", "datetime", "date and time"):
+            return _to_date(value)
+    except (ValueError, TypeError, InvalidOperation, OverflowError):
+        shown = repr(value) if not isinstance(value, str) else f"'{_shorten(value)}'"
+        raise DmnEvaluationError(
+            f"{where} has the value {shown}, which is not of typeRef '{type_ref}'",
+            decision_id=decision_id,
+        ) from None
+    return value
+
+
+def _to_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    raise TypeError(value)
+
+
+def _to_boolean(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise TypeError(value)
+
+
+def _to_integer(value: Any, bound: int) -> int:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        number = int(value.strip())
+    else:
+        raise TypeError(value)
+    if not -bound <= number < bound:
+        raise OverflowError(value)
+    return number
+
+
+def _to_double(value: Any) -> float:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        return float(Decimal(value.strip()))
+    raise TypeError(value)
+
+
+def _to_date(value: Any) -> dt.datetime:
+    if isinstance(value, dt.datetime):
+        return value
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if isinstance(value, str):
+        return dt.datetime.fromisoformat(value.strip())
+    raise TypeError(value)
