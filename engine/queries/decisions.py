@@ -1,0 +1,16 @@
+"""Reads of deployed decision definitions: by id, by key (latest, one version or with a tag),
+every version, and the DMN file as deployed."""
+
+from __future__ import annotations
+
+from engine.queries import query
+from engine.store import decisions as store
+from engine.store.decisions import DecisionRow
+
+__all__ = ["DecisionRow", "by_id", "find", "latest", "list_all", "source_xml"]
+
+by_id = query(store.by_id)
+find = query(store.find)
+latest = query(store.latest)
+list_all = query(store.list_all)
+source_xml = query(store.source_xml)
