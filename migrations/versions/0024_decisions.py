@@ -75,6 +75,8 @@ def upgrade() -> None:
             ["instance_id"],
             ["process_instance.id"],
             name=op.f("fk_decision_evaluation_instance_id_process_instance"),
+            deferrable=True,
+            initially="DEFERRED",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_decision_evaluation")),
     )
