@@ -489,6 +489,8 @@ class DecisionEvaluation(SQLModel, table=True):
     history_id: UUID | None = Field(sa_type=sa.Uuid)
     # Who asked for a direct evaluation.
     user_id: str | None = Field(sa_type=sa.Text)
+    # The variables the evaluation read, with their values: enough to evaluate it again.
+    variables: Any = Field(sa_type=JSONB)
     # [{"id", "label", "type", "value"}] per input clause, in order.
     inputs: Any = Field(sa_type=JSONB)
     # The ids of the rules that matched, in rule order (empty for a literal expression).

@@ -127,6 +127,7 @@ def evaluate(
                 node_id=where.node_id,
                 history_id=where.history_id,
                 user_id=where.user_id,
+                variables=evaluation.variables,
                 inputs=[
                     {"id": i.id, "label": i.label, "type": i.type_ref, "value": i.value}
                     for i in evaluation.inputs

@@ -61,6 +61,7 @@ def upgrade() -> None:
         sa.Column("node_id", sa.Text(), nullable=True),
         sa.Column("history_id", sa.Uuid(), nullable=True),
         sa.Column("user_id", sa.Text(), nullable=True),
+        sa.Column("variables", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("inputs", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("matched_rules", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("outputs", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
