@@ -312,3 +312,31 @@ def test_a_business_rule_task_is_refused_naming_file_line_and_element(
     assert message in caught.value.message
     assert (caught.value.detail["file"], caught.value.detail["line"]) == ("rules.bpmn", 5)
     assert caught.value.detail["element_id"] == "Rules"
+
+
+def test_a_workers_report_reaching_a_business_rule_task_evaluates_under_the_lock(
+    engine: Engine,
+) -> None:
+    """A worker's report runs optimistically first, outside a transaction; reaching the task, it
+    runs again the ordinary way, and the decision is evaluated and recorded once."""
+    engine.deploy(DATA / "dmn" / "dish_first.dmn")
+    engine.deploy(
+        ProcessBuilder("after-work")
+        .start_event("s")
+        .service_task("Count", topic="count-guests")
+        .business_rule_task(
+            "Decide", decision_ref="dish", result_variable="dish", map_decision_result="singleEntry"
+        )
+        .user_task("Cook")
+        .end_event("e")
+        .chain("s", "Count", "Decide", "Cook", "e")
+        .build()
+    )
+    instance = engine.start_latest("after-work", {"season": "Fall"})
+    [task] = engine.fetch_and_lock("w", {"count-guests": 30_000})
+    engine.complete_external_task(task["id"], "w", {"guestCount": 6})
+    assert instance.variables() == {"season": "Fall", "guestCount": 6, "dish": "Spareribs"}
+    assert rows(engine, "SELECT instance_id, matched_rules FROM decision_evaluation") == [
+        (instance.id, ["Rule_Fall"])
+    ]
+    assert [t.node_id for t in instance.user_tasks()] == ["Cook"]
