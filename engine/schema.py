@@ -92,9 +92,9 @@ class Deployment(SQLModel, table=True):
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
 
-class ProcessDefinition(SQLModel, table=True):
-    __tablename__ = "process_definition"
-    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+class Deployed(SQLModel):
+    """The columns of a deployed definition, a process's or a decision's: one version of one key
+    (`UNIQUE (key, version)`), the file it came from, when and with which deployment."""
 
     # Camunda-style "key:version:uuid", so ids read well in logs and in the compatible REST API.
     id: str = Field(sa_type=sa.Text, primary_key=True)
@@ -107,35 +107,27 @@ class ProcessDefinition(SQLModel, table=True):
     source_xml: str = Field(sa_type=sa.Text)
     content_hash: str = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
-    # camunda:historyTimeToLive in days; null: the model set none (the default setting applies).
+    # camunda:historyTimeToLive in days; null: the file set none (the default setting applies).
     history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
+
+
+class ProcessDefinition(Deployed, table=True):
+    __tablename__ = "process_definition"
+    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+
     # The source with a diagram layout generated at deployment (engine/bpmn/diagram.py); null:
     # the source has a layout of its own (or none could be generated). The console draws this.
     diagram_xml: str | None = Field(default=None, sa_type=sa.Text)
 
 
-class DecisionDefinition(SQLModel, table=True):
+class DecisionDefinition(Deployed, table=True):
     """One version of one decision of a deployed DMN file (engine/commands/deployments.py): each
-    decision of a file is a definition of its own, versioned per decision key as processes are.
-    A decision that requires others is evaluated with the decisions of its own deployment."""
+    decision of a file is a definition of its own, versioned per decision key as processes are;
+    `source_xml` is the whole file (a decision that requires others is evaluated with the
+    decisions of its own deployment)."""
 
     __tablename__ = "decision_definition"
     __table_args__ = (sa.UniqueConstraint("key", "version"),)
-
-    # "key:version:uuid", as a process definition's.
-    id: str = Field(sa_type=sa.Text, primary_key=True)
-    key: str = Field(sa_type=sa.Text)
-    version: int = Field(sa_type=sa.Integer)
-    name: str | None = Field(sa_type=sa.Text)
-    version_tag: str | None = Field(sa_type=sa.Text)
-    deployment_id: UUID = Field(sa_type=sa.Uuid, foreign_key="deployment.id")
-    resource_name: str = Field(sa_type=sa.Text)
-    # The whole DMN file the decision came from (its required decisions are read from it too).
-    source_xml: str = Field(sa_type=sa.Text)
-    content_hash: str = Field(sa_type=sa.Text)
-    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
-    # camunda:historyTimeToLive in days; null: the file set none.
-    history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
 
 
 class ProcessInstance(SQLModel, table=True):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
 from engine import audit
@@ -24,7 +24,8 @@ from engine.model import (
 )
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation
-from engine.store import decisions, definitions, start_triggers
+from engine.store import definitions, start_triggers
+from engine.store.definitions import DECISIONS
 
 DMN_SUFFIXES = (".dmn", ".dmn11.xml")
 
@@ -76,36 +77,35 @@ class Deploy:
             for r in self.resources
             if not is_script_resource(r.name) and not is_dmn_resource(r.name)
         ]
-        parsed = [(resource, model) for resource in processes for model in _parse(resource, limits)]
+        parsed = [_process(r, model) for r in processes for model in _parse(r, limits)]
         rules = [
-            (resource, decision)
+            _decision(resource, decision)
             for resource in self.resources
             if is_dmn_resource(resource.name)
             for decision in _parse_dmn(resource, limits)
         ]
         if not parsed and not rules:
             raise BadRequest("the deployment contains no executable process and no decision")
-        keys = [model.key for _, model in parsed]
-        if len(set(keys)) != len(keys):
-            raise BadRequest(f"the deployment defines process '{keys[0]}' more than once")
-        decision_keys = [decision.id for _, decision in rules]
-        if len(set(decision_keys)) != len(decision_keys):
-            twice = next(k for k in decision_keys if decision_keys.count(k) > 1)
-            raise BadRequest(f"the deployment defines decision '{twice}' more than once")
+        for items, what in ((parsed, "process"), (rules, "decision")):
+            keys = [item.key for item in items]
+            twice = next((key for key in keys if keys.count(key) > 1), None)
+            if twice is not None:
+                raise BadRequest(f"the deployment defines {what} '{twice}' more than once")
         deployment_id = new_id()
         filtering = self.duplicate_filtering
         created, listed = _plan(tx, parsed, deployment_id, filtering)
-        created_rules, listed_rules = _plan_decisions(tx, rules, deployment_id, filtering)
+        created_rules, listed_rules = _plan(tx, rules, deployment_id, filtering, DECISIONS)
         total = len(created) + len(created_rules)
         if self.whole_deployment and total and total < len(parsed) + len(rules):
             created, listed = _plan(tx, parsed, deployment_id, filtering=False)
-            created_rules, listed_rules = _plan_decisions(tx, rules, deployment_id, False)
+            created_rules, listed_rules = _plan(tx, rules, deployment_id, False, DECISIONS)
         if not created and not created_rules:
             return DeploymentResult(None, definitions=listed, decisions=listed_rules)
         definitions.insert_deployment(
             tx.conn, deployment_id, self.deployment_name, self.source, tx.now
         )
-        for row, resource, model in created:
+        for row, item in created:
+            model, resource = item.parsed, item.resource
             diagram = diagram_for_deployment(resource.content, resource.name, model.key)
             definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
             start_triggers.replace(
@@ -118,8 +118,9 @@ class Deploy:
             )
             tx.announcements.add(JOB_CHANNEL)
             tx.definitions.put(row.id, model)
-        for decision_row, resource in created_rules:
-            decisions.insert_definition(tx.conn, decision_row, resource.content.decode("utf-8"))
+        for row, rule in created_rules:
+            source = rule.resource.content.decode("utf-8")
+            definitions.insert_definition(tx.conn, row, source, table=DECISIONS)
         audit.record(
             tx,
             AuditOperation.CREATE,
@@ -130,85 +131,76 @@ class Deploy:
             details={
                 "name": self.deployment_name,
                 "source": self.source,
-                "definitions": [row.id for row, _, _ in created],
+                "definitions": [row.id for row, _ in created],
                 "decisions": [row.id for row, _ in created_rules],
             },
         )
         return DeploymentResult(str(deployment_id), definitions=listed, decisions=listed_rules)
 
 
-_Created = list[tuple[definitions.DefinitionRow, Resource, ProcessModel]]
+T = TypeVar("T", ProcessModel, Decision)
+
+
+@dataclass(frozen=True)
+class _Item(Generic[T]):
+    """One process or decision of the deployment, with what its definition row takes from it."""
+
+    resource: Resource
+    parsed: T
+    key: str
+    name: str | None
+    version_tag: str | None
+    history_ttl_days: int | None
+
+
+def _process(resource: Resource, model: ProcessModel) -> _Item[ProcessModel]:
+    return _Item(resource, model, model.key, model.name, model.version_tag, model.history_ttl_days)
+
+
+def _decision(resource: Resource, decision: Decision) -> _Item[Decision]:
+    return _Item(
+        resource,
+        decision,
+        decision.id,
+        decision.name,
+        decision.version_tag,
+        decision.history_time_to_live,
+    )
 
 
 def _plan(
     tx: Tx,
-    parsed: list[tuple[Resource, ProcessModel]],
+    items: list[_Item[T]],
     deployment_id: UUID,
     filtering: bool,
-) -> tuple[_Created, list[dict[str, Any]]]:
-    """The definitions to create (each process's next version, unless filtered out as unchanged)
-    and the description of every process of the deployment; locks each key."""
-    created: _Created = []
+    table: str = definitions.PROCESSES,
+) -> tuple[list[tuple[definitions.DefinitionRow, _Item[T]]], list[dict[str, Any]]]:
+    """The definitions to create (each key's next version, unless filtered out as unchanged:
+    the same key and resource as its latest version) and the description of every process or
+    decision of the deployment; locks each key."""
+    created: list[tuple[definitions.DefinitionRow, _Item[T]]] = []
     listed: list[dict[str, Any]] = []
-    for resource, model in sorted(parsed, key=lambda pair: pair[1].key):
-        definitions.lock_key(tx.conn, model.key)
-        content_hash = hashlib.sha256(model.key.encode() + b"\0" + resource.content).hexdigest()
-        latest = definitions.latest(tx.conn, model.key)
+    for item in sorted(items, key=lambda item: item.key):
+        definitions.lock_key(tx.conn, item.key, table)
+        content_hash = hashlib.sha256(item.key.encode() + b"\0" + item.resource.content).hexdigest()
+        latest = definitions.latest(tx.conn, item.key, table)
         if filtering and latest is not None and latest.content_hash == content_hash:
             listed.append(_describe(latest, created=False))
             continue
         version = latest.version + 1 if latest else 1
         row = definitions.DefinitionRow(
-            id=f"{model.key}:{version}:{new_id()}",
-            key=model.key,
+            id=f"{item.key}:{version}:{new_id()}",
+            key=item.key,
             version=version,
-            name=model.name,
-            version_tag=model.version_tag,
+            name=item.name,
+            version_tag=item.version_tag,
             deployment_id=deployment_id,
-            resource_name=resource.name,
+            resource_name=item.resource.name,
             content_hash=content_hash,
             created_at=tx.now,
-            history_ttl_days=model.history_ttl_days,
+            history_ttl_days=item.history_ttl_days,
         )
-        created.append((row, resource, model))
-        listed.append(_describe(row, created=True))
-    return created, listed
-
-
-_CreatedDecisions = list[tuple[decisions.DecisionRow, Resource]]
-
-
-def _plan_decisions(
-    tx: Tx,
-    parsed: list[tuple[Resource, Decision]],
-    deployment_id: UUID,
-    filtering: bool,
-) -> tuple[_CreatedDecisions, list[dict[str, Any]]]:
-    """`_plan` for the decisions of the DMN files: a decision whose file is unchanged since its
-    latest version is filtered out; every other gets its key's next version."""
-    created: _CreatedDecisions = []
-    listed: list[dict[str, Any]] = []
-    for resource, decision in sorted(parsed, key=lambda pair: pair[1].id):
-        decisions.lock_key(tx.conn, decision.id)
-        content_hash = hashlib.sha256(decision.id.encode() + b"\0" + resource.content).hexdigest()
-        latest = decisions.latest(tx.conn, decision.id)
-        if filtering and latest is not None and latest.content_hash == content_hash:
-            listed.append(_describe(latest, created=False))
-            continue
-        version = latest.version + 1 if latest else 1
-        row = decisions.DecisionRow(
-            id=f"{decision.id}:{version}:{new_id()}",
-            key=decision.id,
-            version=version,
-            name=decision.name,
-            version_tag=decision.version_tag,
-            deployment_id=deployment_id,
-            resource_name=resource.name,
-            content_hash=content_hash,
-            created_at=tx.now,
-            history_ttl_days=decision.history_time_to_live,
-        )
-        created.append((row, resource))
+        created.append((row, item))
         listed.append(_describe(row, created=True))
     return created, listed
 
@@ -233,9 +225,7 @@ def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
     return parse_bpmn(resource.content, resource.name, limits)
 
 
-def _describe(
-    row: definitions.DefinitionRow | decisions.DecisionRow, *, created: bool
-) -> dict[str, Any]:
+def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:
     return {
         "id": row.id,
         "key": row.key,

@@ -1,4 +1,5 @@
-"""Decision definitions and the decision evaluations written in a command's transaction."""
+"""Decision definitions (stored as process definitions are: engine/store/definitions.py, with
+`table=DECISIONS`) and the decision evaluations written in a command's transaction."""
 
 from __future__ import annotations
 
@@ -13,26 +14,12 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
-from engine.store.columns import fetch_all, fetch_one
+from engine.store import definitions
+from engine.store.columns import fetch_one
+from engine.store.definitions import COLUMNS, DECISIONS, DefinitionRow
 
-_COLUMNS = (
-    "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
-    "history_ttl_days"
-)
-
-
-@dataclass(frozen=True)
-class DecisionRow:
-    id: str
-    key: str
-    version: int
-    name: str | None
-    version_tag: str | None
-    deployment_id: UUID
-    resource_name: str
-    content_hash: str
-    created_at: datetime
-    history_ttl_days: int | None = None
+# A decision definition has a process definition's columns.
+DecisionRow = DefinitionRow
 
 
 @dataclass(frozen=True)
@@ -59,12 +46,7 @@ class EvaluationRow:
 
 
 def latest(conn: psycopg.Connection[Any], key: str) -> DecisionRow | None:
-    return fetch_one(
-        conn,
-        DecisionRow,
-        f"SELECT {_COLUMNS} FROM decision_definition WHERE key = %s ORDER BY version DESC LIMIT 1",
-        (key,),
-    )
+    return definitions.latest(conn, key, DECISIONS)
 
 
 def find(
@@ -80,7 +62,7 @@ def find(
     return fetch_one(
         conn,
         DecisionRow,
-        f"SELECT {_COLUMNS} FROM decision_definition WHERE key = %(key)s "
+        f"SELECT {COLUMNS} FROM {DECISIONS} WHERE key = %(key)s "
         "AND (%(version)s::int IS NULL OR version = %(version)s::int) "
         "AND (%(tag)s::text IS NULL OR version_tag = %(tag)s::text) "
         "AND (%(deployment)s::uuid IS NULL OR deployment_id = %(deployment)s::uuid) "
@@ -90,12 +72,7 @@ def find(
 
 
 def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DecisionRow | None:
-    return fetch_one(
-        conn,
-        DecisionRow,
-        f"SELECT {_COLUMNS} FROM decision_definition WHERE id = %s",
-        (definition_id,),
-    )
+    return definitions.by_id(conn, definition_id, DECISIONS)
 
 
 def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> str | None:
@@ -114,39 +91,7 @@ def in_deployment(conn: psycopg.Connection[Any], deployment_id: UUID) -> dict[st
 
 
 def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DecisionRow]:
-    return fetch_all(
-        conn,
-        DecisionRow,
-        f"SELECT {_COLUMNS} FROM decision_definition WHERE %s::text IS NULL OR key = %s "
-        "ORDER BY key, version",
-        (key, key),
-    )
-
-
-def lock_key(conn: psycopg.Connection[Any], key: str) -> None:
-    """Serialise deployments of one decision key until the transaction ends."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('decision:' || %s, 0))", (key,))
-
-
-def insert_definition(conn: psycopg.Connection[Any], row: DecisionRow, source: str) -> None:
-    conn.execute(
-        "INSERT INTO decision_definition (id, key, version, name, version_tag, deployment_id, "
-        "resource_name, source_xml, content_hash, created_at, history_ttl_days) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            row.id,
-            row.key,
-            row.version,
-            row.name,
-            row.version_tag,
-            row.deployment_id,
-            row.resource_name,
-            source,
-            row.content_hash,
-            row.created_at,
-            row.history_ttl_days,
-        ),
-    )
+    return definitions.list_all(conn, key, DECISIONS)
 
 
 _FIELDS = tuple(EvaluationRow.__dataclass_fields__)

@@ -1,4 +1,5 @@
-"""Deployments and process definitions."""
+"""Deployments, and the definitions deployed: process definitions, and decision definitions
+(`table=DECISIONS`), which share their columns and their versioning per key."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import psycopg
 
 from engine.store.columns import fetch_all, fetch_one
 
-_COLUMNS = (
+PROCESSES = "process_definition"
+DECISIONS = "decision_definition"
+
+COLUMNS = (
     "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
     "history_ttl_days"
 )
@@ -31,11 +35,11 @@ class DefinitionRow:
     history_ttl_days: int | None = None
 
 
-def latest(conn: psycopg.Connection[Any], key: str) -> DefinitionRow | None:
+def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> DefinitionRow | None:
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s ORDER BY version DESC LIMIT 1",
+        f"SELECT {COLUMNS} FROM {table} WHERE key = %s ORDER BY version DESC LIMIT 1",
         (key,),
     )
 
@@ -44,7 +48,7 @@ def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> Definit
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version = %s",
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s",
         (key, version),
     )
 
@@ -55,7 +59,7 @@ def latest_in_deployment(
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND deployment_id = %s "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND deployment_id = %s "
         "ORDER BY version DESC LIMIT 1",
         (key, deployment_id),
     )
@@ -67,18 +71,17 @@ def latest_with_tag(
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s "
         "ORDER BY version DESC LIMIT 1",
         (key, version_tag),
     )
 
 
-def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DefinitionRow | None:
+def by_id(
+    conn: psycopg.Connection[Any], definition_id: str, table: str = PROCESSES
+) -> DefinitionRow | None:
     return fetch_one(
-        conn,
-        DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE id = %s",
-        (definition_id,),
+        conn, DefinitionRow, f"SELECT {COLUMNS} FROM {table} WHERE id = %s", (definition_id,)
     )
 
 
@@ -103,19 +106,21 @@ def diagram_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str,
     return (row[0], row[1]) if row else None
 
 
-def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DefinitionRow]:
+def list_all(
+    conn: psycopg.Connection[Any], key: str | None = None, table: str = PROCESSES
+) -> list[DefinitionRow]:
     return fetch_all(
         conn,
         DefinitionRow,
-        f"SELECT {_COLUMNS} FROM process_definition WHERE %s::text IS NULL OR key = %s "
-        "ORDER BY key, version",
+        f"SELECT {COLUMNS} FROM {table} WHERE %s::text IS NULL OR key = %s ORDER BY key, version",
         (key, key),
     )
 
 
-def lock_key(conn: psycopg.Connection[Any], key: str) -> None:
+def lock_key(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> None:
     """Serialise deployments of one key until the transaction ends, so versions never collide."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended('definition:' || %s, 0))", (key,))
+    namespace = "definition:" if table == PROCESSES else f"{table}:"
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s || %s, 0))", (namespace, key))
 
 
 def insert_deployment(
@@ -132,12 +137,18 @@ def insert_deployment(
 
 
 def insert_definition(
-    conn: psycopg.Connection[Any], row: DefinitionRow, xml: str, diagram: str | None = None
+    conn: psycopg.Connection[Any],
+    row: DefinitionRow,
+    xml: str,
+    diagram: str | None = None,
+    table: str = PROCESSES,
 ) -> None:
-    """A definition with its source `xml` and, when its layout was generated, `diagram`."""
+    """A definition with its source `xml` and, for a process whose layout was generated,
+    `diagram`."""
+    columns = f"{COLUMNS}, source_xml" + (", diagram_xml" if table == PROCESSES else "")
+    values = ", ".join(["%s"] * columns.count(","))
     conn.execute(
-        f"INSERT INTO process_definition ({_COLUMNS}, source_xml, diagram_xml) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        f"INSERT INTO {table} ({columns}) VALUES (%s, {values})",
         (
             row.id,
             row.key,
@@ -150,6 +161,6 @@ def insert_definition(
             row.created_at,
             row.history_ttl_days,
             xml,
-            diagram,
+            *((diagram,) if table == PROCESSES else ()),
         ),
     )
