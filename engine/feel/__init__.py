@@ -28,12 +28,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.feel import nodes
+from engine.feel.builtins import _string as string_of
 from engine.feel.errors import FeelError
 from engine.feel.interpreter import Scope, evaluate, test
 from engine.feel.parser import parse_expression, parse_unary_tests
 from engine.feel.values import to_feel, to_python
 
-__all__ = ["Expression", "FeelError", "UnaryTests", "compile_expression", "compile_unary_tests"]
+__all__ = [
+    "Expression",
+    "FeelError",
+    "UnaryTests",
+    "compile_expression",
+    "compile_unary_tests",
+    "feel_string",
+]
 
 
 def _guarded(text: str, parse: Any) -> nodes.Node:
@@ -80,6 +88,12 @@ class UnaryTests:
             return test(self.tree, to_feel(value), scope) is True
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
+
+
+def feel_string(value: Any) -> str:
+    """A value as FEEL's `string()` writes it: dates and times in ISO form, durations as
+    `P1DT2H0M0S` or `P1Y2M`."""
+    return string_of(to_feel(value))
 
 
 def compile_expression(text: str) -> Expression:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,6 +13,7 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
+from engine.feel import FeelError, feel_string
 from engine.store import definitions
 from engine.store.columns import fetch_one
 from engine.store.definitions import COLUMNS, DECISIONS, DefinitionRow
@@ -120,36 +120,20 @@ def insert_evaluations(conn: psycopg.Connection[Any], rows: Sequence[EvaluationR
 
 
 def json_ready(value: Any) -> Any:
-    """A value as JSON keeps it: dates and durations as ISO text, decimals as numbers."""
+    """A value as JSON keeps it: dates as ISO text, durations as FEEL writes them, decimals as
+    numbers."""
     if isinstance(value, dict):
         return {str(k): json_ready(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [json_ready(v) for v in value]
-    if isinstance(value, dt.datetime | dt.date | dt.time):
-        return value.isoformat()
-    if isinstance(value, dt.timedelta):
-        return _iso_duration(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    return str(value)
-
-
-def _iso_duration(value: dt.timedelta) -> str:
-    seconds = value.total_seconds()
-    sign = "-" if seconds < 0 else ""
-    seconds = abs(seconds)
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, rest = divmod(rest, 60)
-    time = "".join(
-        f"{int(n) if part != 'S' else (int(n) if n == int(n) else n)}{part}"
-        for n, part in ((hours, "H"), (minutes, "M"), (rest, "S"))
-        if n
-    )
-    text = f"{sign}P{f'{int(days)}D' if days else ''}{'T' + time if time else ''}"
-    return text if text not in ("P", "-P") else "PT0S"
+    try:
+        return feel_string(value)
+    except FeelError:  # not a FEEL value (a variable of another kind): its text
+        return str(value)
 
 
 def insert_outbox(
