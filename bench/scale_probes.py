@@ -167,6 +167,13 @@ def api_probes(s: Sample) -> list[Probe]:
         p("/definitions/key/{key}", f"/definitions/key/{s.key}"),
         p("/definitions/{id}", f"/definitions/{quote(s.definition_id)}"),
         p("/definitions/{id}/xml", f"/definitions/{quote(s.definition_id)}/xml"),
+        # The fill deploys no decision and evaluates none.
+        p("/decisions"),
+        p("/decisions", f"/decisions?key={s.key}"),
+        Probe("api", "/decisions/{id}", f"/api/v1/decisions/{quote(s.definition_id)}", 404),
+        p("/decision-evaluations"),
+        p("/decision-evaluations", f"/decision-evaluations?key={s.key}"),
+        p("/decision-evaluations", f"/decision-evaluations?instance_id={s.running}"),
         p("/instances"),
         p("/instances", f"/instances?definition_key={s.key}"),
         p("/instances", f"/instances?definition_id={quote(s.definition_id)}"),
