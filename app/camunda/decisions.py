@@ -16,7 +16,7 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variables import to_typed_map
 from engine.accounts import Role
-from engine.errors import BadRequest, ExpressionError, NotFound
+from engine.errors import BadRequest, ExpressionError
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
 from engine.queries.camunda import Page
@@ -175,8 +175,6 @@ def _evaluate(call: Call, row: dh.DecisionDefinitionRow) -> Response:
     plain = {name: typed.value for name, typed in variables.items()}
     try:
         evaluated = call.engine.evaluate_decision(definition_id=row.id, variables=plain)
-    except NotFound:
-        raise
     except (BadRequest, ExpressionError) as exc:
         raise rest_error(400, f"Cannot evaluate decision {row.id}: {exc.message}", exc) from exc
     history = dh.evaluation(call.engine, UUID(evaluated.evaluation_id))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, LiteralString
 from uuid import UUID
@@ -118,11 +118,7 @@ def decision_definitions(
     )
     rows = fetch_all(conn, DecisionDefinitionRow, statement, where.params)
     named = categories(conn, [row.id for row in rows])
-    return [_with_category(row, named.get(row.id)) for row in rows]
-
-
-def _with_category(row: DecisionDefinitionRow, category: str | None) -> DecisionDefinitionRow:
-    return DecisionDefinitionRow(**{**row.__dict__, "category": category})
+    return [replace(row, category=named.get(row.id)) for row in rows]
 
 
 # The namespace of each definition's DMN file, read once per definition (they never change).
