@@ -11,12 +11,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
+from uuid import UUID
 
 import httpx
 import pytest
 
 from app.camunda.dto import format_date
+from engine.api import Engine
+from engine.commands.decisions import DecisionEvaluated, Where, evaluate, find
+from engine.executor import Result, Tx
 from tests.compat import processes
 from tests.server import PASSWORD, live_server
 
@@ -50,10 +54,31 @@ PARCEL = {
 
 @dataclass
 class Served:
+    engine: Engine
     rest: httpx.Client
     operator: httpx.Client
     viewer: httpx.Client
     deployment: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class EvaluateAtActivity:
+    """Evaluate a decision where a business rule task would: at a token of an instance, through
+    the evaluation every business rule task goes through."""
+
+    name: ClassVar[str] = "EvaluateAtActivity"
+    result_type: ClassVar[type[Result]] = DecisionEvaluated
+
+    key: str
+    variables: dict[str, Any]
+    where: Where
+
+    def execute(self, tx: Tx) -> DecisionEvaluated:
+        row = find(tx, self.key)
+        done = evaluate(tx, row, self.variables, self.where)
+        return DecisionEvaluated(
+            str(done.evaluation_id), row.id, row.key, row.version, done.result.result
+        )
 
 
 def _client(url: str, user: str) -> httpx.Client:
@@ -77,7 +102,7 @@ def served(module_database_url: str) -> Iterator[Served]:
             "/deployment/create", data={"deployment-name": "decisions"}, files=files
         )
         assert response.status_code == 200, response.text
-        yield Served(rest, operator, viewer, response.json())
+        yield Served(server.engine, rest, operator, viewer, response.json())
 
 
 def test_a_deployment_of_dmn_and_bpmn_answers_both(served: Served) -> None:
@@ -355,3 +380,45 @@ def test_historic_decision_instances_of_a_drd(served: Served) -> None:
     assert [(o["variableName"], o["value"]) for o in with_outputs["outputs"]] == [
         ("dish", "Light salad")
     ]
+
+
+def test_historic_decision_instances_of_an_activity(served: Served) -> None:
+    rest = served.rest
+    started = rest.post("/process-definition/key/dmn-approval/start", json={}).json()
+    tree = rest.get(f"/process-instance/{started['id']}/activity-instances").json()
+    (task,) = tree["childActivityInstances"]
+    where = Where(
+        instance_id=UUID(started["id"]),
+        process_definition_id=started["definitionId"],
+        token_id=UUID(task["executionIds"][0]),
+        node_id="Approve",
+        history_id=UUID(task["id"]),
+    )
+    variables = {"season": "Winter", "guestCount": 3}
+    done = served.engine.run(EvaluateAtActivity("dish", variables, where))
+    assert done.result == [{"dish": "Roastbeef"}]
+    (found,) = rest.get(
+        "/history/decision-instance", params={"processInstanceId": started["id"]}
+    ).json()
+    assert found["id"] == done.evaluation_id
+    assert (found["processDefinitionId"], found["processDefinitionKey"]) == (
+        started["definitionId"],
+        "dmn-approval",
+    )
+    assert found["rootProcessInstanceId"] == started["id"]
+    assert (found["activityId"], found["activityInstanceId"]) == ("Approve", task["id"])
+    assert found["userId"] is None
+    for params in (
+        {"processDefinitionKey": "dmn-approval"},
+        {"processDefinitionId": started["definitionId"]},
+        {"activityIdIn": "Other,Approve"},
+        {"activityInstanceIdIn": task["id"]},
+    ):
+        listed = rest.get("/history/decision-instance", params=params).json()
+        assert [e["id"] for e in listed] == [done.evaluation_id], params
+    assert rest.get("/history/decision-instance", params={"activityIdIn": "Other"}).json() == []
+    (with_inputs,) = rest.get(
+        "/history/decision-instance",
+        params={"processInstanceId": started["id"], "includeInputs": "true"},
+    ).json()
+    assert {i["rootProcessInstanceId"] for i in with_inputs["inputs"]} == {started["id"]}
