@@ -167,6 +167,13 @@ def api_probes(s: Sample) -> list[Probe]:
         p("/definitions/key/{key}", f"/definitions/key/{s.key}"),
         p("/definitions/{id}", f"/definitions/{quote(s.definition_id)}"),
         p("/definitions/{id}/xml", f"/definitions/{quote(s.definition_id)}/xml"),
+        # The fill deploys no decision and evaluates none.
+        p("/decisions"),
+        p("/decisions", f"/decisions?key={s.key}"),
+        Probe("api", "/decisions/{id}", f"/api/v1/decisions/{quote(s.definition_id)}", 404),
+        p("/decision-evaluations"),
+        p("/decision-evaluations", f"/decision-evaluations?key={s.key}"),
+        p("/decision-evaluations", f"/decision-evaluations?instance_id={s.running}"),
         p("/instances"),
         p("/instances", f"/instances?definition_key={s.key}"),
         p("/instances", f"/instances?definition_id={quote(s.definition_id)}"),
@@ -247,6 +254,9 @@ def camunda_probes(s: Sample) -> list[Probe]:
             found.append(p(f"{route}/count", f"{route}/count{'?' + f if f else ''}"))
         return found
 
+    def missing(route: str, path: str) -> Probe:
+        return Probe("camunda", route, "/engine-rest" + path, 404)
+
     pid = quote(s.definition_id)
     return [
         *listed("/process-definition", f"key={s.key}", "latestVersion=true"),
@@ -261,6 +271,21 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/process-definition/{id}/startForm", f"/process-definition/{pid}/startForm"),
         p("/process-definition/{id}/form-variables", f"/process-definition/{pid}/form-variables"),
+        # The fill deploys no decision: the lists are empty, a decision by key or id a 404.
+        *listed("/decision-definition", f"key={s.key}", "latestVersion=true", "nameLike=Dish%25"),
+        missing("/decision-definition/key/{key}", f"/decision-definition/key/{s.key}"),
+        missing("/decision-definition/key/{key}/xml", f"/decision-definition/key/{s.key}/xml"),
+        missing("/decision-definition/{id}", f"/decision-definition/{pid}"),
+        missing("/decision-definition/{id}/xml", f"/decision-definition/{pid}/xml"),
+        *listed(
+            "/history/decision-instance",
+            f"decisionDefinitionKey={s.key}",
+            f"processInstanceId={s.running}",
+            "rootDecisionInstancesOnly=true",
+            "evaluatedAfter=2020-01-01T00:00:00.000%2B0000",
+            "includeInputs=true&includeOutputs=true",
+        ),
+        missing("/history/decision-instance/{id}", f"/history/decision-instance/{s.running}"),
         *listed("/event-subscription", "eventType=message", f"processInstanceId={s.running}"),
         *listed(
             "/external-task",

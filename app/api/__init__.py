@@ -9,6 +9,7 @@ from app.api import (
     accounts,
     audit,
     batches,
+    decisions,
     definitions,
     deployments,
     external_tasks,
@@ -25,6 +26,7 @@ from app.api.http import Op
 OPERATIONS: list[Op] = [
     *deployments.operations,
     *definitions.operations,
+    *decisions.operations,
     *instances.operations,
     *tasks.operations,
     *external_tasks.operations,

@@ -1,4 +1,5 @@
-"""Deployments: upload BPMN files (multipart); each executable process becomes a new version."""
+"""Deployments: upload BPMN and DMN files (multipart); each executable process and each decision
+becomes a new version of its key."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ UPLOAD = {
         "name": {**STRING, "description": "a name for the deployment"},
         "duplicate_filtering": {
             **BOOLEAN,
-            "description": "skip processes whose content is unchanged (default true)",
+            "description": "skip processes and decisions whose file is unchanged (default true)",
         },
     },
     "required": ["files"],
@@ -38,7 +39,7 @@ def _flag(value: str | None, field: str) -> bool:
 async def deploy(request: Request) -> Response:
     content_type = request.headers.get("content-type", "")
     if not content_type.startswith("multipart/form-data"):
-        raise BadRequest("upload the BPMN files as multipart/form-data", field="files")
+        raise BadRequest("upload the BPMN and DMN files as multipart/form-data", field="files")
     async with request.form(max_files=MAX_FILES) as form:
         resources: list[Resource] = []
         name: str | None = None
@@ -61,7 +62,7 @@ async def deploy(request: Request) -> Response:
             else:
                 raise BadRequest(f"unknown form field '{field}'", field=field)
     if not resources:
-        raise BadRequest("attach at least one BPMN file", field="files")
+        raise BadRequest("attach at least one BPMN or DMN file", field="files")
     result = await run(request, Deploy(tuple(resources), name, "api", filtering))
     return reply(result.to_json(), 201 if result.deployment_id else 200)
 
@@ -71,15 +72,15 @@ operations = [
         "POST",
         "/deployments",
         deploy,
-        "Deploy BPMN files; a file that does not parse or validate is a 400 naming file, line "
-        "and element",
+        "Deploy BPMN and DMN files (`.bpmn`, `.dmn`); a file that does not parse or validate is "
+        "a 400 naming file, line and element",
         Role.ADMIN,
         body=UPLOAD,
         body_media_type="multipart/form-data",
         body_required=True,
         replies={
             201: Reply("Deployed", ref("Deployment")),
-            200: Reply("Nothing new: every process was unchanged", ref("Deployment")),
+            200: Reply("Nothing new: every file was unchanged", ref("Deployment")),
         },
     ),
 ]

@@ -107,9 +107,58 @@ COMPONENTS: dict[str, Schema] = {
                     }
                 )
             ),
+            "decisions": array(
+                record(
+                    {
+                        "id": STRING,
+                        "key": STRING,
+                        "version": INTEGER,
+                        "name": nullable(STRING),
+                        "resource_name": STRING,
+                        "created": BOOLEAN,
+                    }
+                )
+            ),
         },
-        "A deployment; `deployment_id` is null when every process was unchanged.",
+        "A deployment; `deployment_id` is null when every process and decision was unchanged.",
     ),
+    "Decision": record(
+        {
+            "id": STRING,
+            "key": STRING,
+            "version": INTEGER,
+            "name": nullable(STRING),
+            "version_tag": nullable(STRING),
+            "deployment_id": UUID,
+            "resource_name": STRING,
+            "history_ttl_days": nullable(INTEGER),
+            "created_at": TIME,
+        }
+    ),
+    "DecisionEvaluation": record(
+        {
+            "id": UUID,
+            "root_id": nullable(UUID),
+            "definition_id": STRING,
+            "key": STRING,
+            "name": nullable(STRING),
+            "version": INTEGER,
+            "evaluated_at": TIME,
+            "instance_id": nullable(UUID),
+            "process_definition_id": nullable(STRING),
+            "node_id": nullable(STRING),
+            "user_id": nullable(STRING),
+            "inputs": array({"type": "object"}),
+            "outputs": array({"type": "object"}),
+            "result": array({"type": "object"}),
+            "collect_value": ANY,
+        },
+        "One decision evaluated: `root_id` names the evaluation of the decision that required "
+        "it (null: it was asked for); `inputs` are `{id, label, type, value}` per input clause, "
+        "`outputs` `{id, label, name, rule_id, rule_order, type, value}` per output of each "
+        "matched rule, `result` the list of result entries (output name to value).",
+    ),
+    "DecisionEvaluationPage": page("DecisionEvaluation"),
     "Instance": record({**_STARTED_INSTANCE, "ended_at": nullable(TIME)}),
     "InstancePage": page("Instance"),
     "UserTaskPage": page("UserTask"),
@@ -303,6 +352,7 @@ COMPONENTS: dict[str, Schema] = {
 
 _LISTED = (
     "Definition",
+    "Decision",
     "Token",
     "Track",
     "UserTask",

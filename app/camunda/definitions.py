@@ -1,5 +1,5 @@
-"""Deployments and process definitions: create a deployment from multipart resources, list and
-read definitions and their XML, start instances."""
+"""Deployments and process definitions: create a deployment from multipart resources (BPMN and
+DMN files), list and read definitions and their XML, start instances."""
 
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ from starlette.responses import Response
 
 from app.auth import user_id_of
 from app.camunda import dto
+from app.camunda.decisions import definition_dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response
+from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variables import dto_map, to_typed_map
 from engine.accounts import Role
 from engine.bpmn.resources import is_script_resource
-from engine.commands.deployments import Deploy, Resource
+from engine.commands.deployments import Deploy, Resource, is_dmn_resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
 from engine.queries import camunda as cq
+from engine.queries import decision_history as dh
 from engine.queries.definitions import DefinitionRow
 
 DEPLOYMENT_FIELDS = {
@@ -70,19 +72,21 @@ async def create_deployment(call: Call) -> Response:
     ):
         filtering = "whole"
     processes = tuple(r for r in resources if _is_bpmn(r.name, r.content))
+    rules = tuple(r for r in resources if is_dmn_resource(r.name))
     # Scripts that processes name with camunda:resource travel with them (engine/bpmn/resources.py).
     scripts = tuple(r for r in resources if is_script_resource(r.name))
     command = Deploy(
-        processes + scripts,
+        processes + rules + scripts,
         settings.get("deployment-name"),
         settings.get("deployment-source"),
         duplicate_filtering=filtering != "none",
         whole_deployment=filtering == "whole",
     )
-    if not processes:
+    if not processes and not rules:
         names = ", ".join(r.name for r in resources)
         raise invalid_request(
-            f"No BPMN resource in the deployment ({names}): name resources *.bpmn or *.bpmn20.xml"
+            f"No BPMN or DMN resource in the deployment ({names}): name resources *.bpmn, "
+            "*.bpmn20.xml, *.dmn or *.dmn11.xml"
         )
     return await run_in_threadpool(_deploy, call, command)
 
@@ -96,15 +100,25 @@ def _deploy(call: Call, command: Deploy) -> Response:
     except BadRequest as exc:
         raise invalid_request(exc.message) from exc
     found = [engine.definition(d["id"]) for d in result.definitions]
+    rules = listed(
+        dh.decision_definitions(
+            engine,
+            cq.Page(),
+            dh.DecisionDefinitionFilter(definition_ids=[d["id"] for d in result.decisions]),
+        )
+    )
     if result.deployment_id is not None:
         deployment_id = UUID(result.deployment_id)
     else:
-        deployment_id = max(found, key=lambda row: row.created_at).deployment_id
+        moments = [(row.created_at, row.deployment_id) for row in found]
+        moments += [(row.created_at, row.deployment_id) for row in rules]
+        deployment_id = max(moments)[1]
     deployment = cq.deployment(engine, deployment_id)
     assert deployment is not None
-    created_ids = {d["id"] for d in result.definitions if d["created"]}
+    created_ids = {d["id"] for d in [*result.definitions, *result.decisions] if d["created"]}
     deployed = [row for row in found if row.id in created_ids]
-    return json_response(dto.deployment(call.base, deployment, deployed))
+    decided = {row.id: definition_dto(row) for row in rules if row.id in created_ids}
+    return json_response(dto.deployment(call.base, deployment, deployed, decided or None))
 
 
 # -- process definitions --------------------------------------------------------------------------

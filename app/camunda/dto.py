@@ -257,6 +257,7 @@ def deployment(
     base: str,
     row: cq.DeploymentRow,
     deployed: list[DefinitionRow] | None,
+    decisions: dict[str, Json] | None = None,
 ) -> Json:
     return {
         "links": [link(base, f"/deployment/{row.id}")],
@@ -269,7 +270,7 @@ def deployment(
             {d.id: process_definition(d) for d in deployed} if deployed else None
         ),
         "deployedCaseDefinitions": None,
-        "deployedDecisionDefinitions": None,
+        "deployedDecisionDefinitions": decisions or None,
         "deployedDecisionRequirementsDefinitions": None,
     }
 

@@ -23,6 +23,7 @@ from tests.api.test_roles import (
     SCENARIOS,
     Call,
     claimed,
+    evaluation,
     incident,
     instance_of,
     locked_external,
@@ -94,6 +95,7 @@ API_EXPECTED: dict[tuple[str, str], Expected] = {
     ("POST", "/user-tasks/{id}/claim"): ("Claim", "Task", True),
     ("POST", "/user-tasks/{id}/unclaim"): ("Claim", "Task", True),
     ("POST", "/user-tasks/{id}/assignee"): ("Assign", "Task", True),
+    ("POST", "/decisions/{key}/evaluate"): None,
     ("POST", "/external-tasks/fetch-and-lock"): None,
     ("POST", "/external-tasks/{id}/complete"): None,
     ("POST", "/external-tasks/{id}/failure"): None,
@@ -280,6 +282,13 @@ def rest_start(e: Engine) -> RestCall:
     return "POST", "/process-definition/key/straight/start", {"json": {}}, None
 
 
+def rest_evaluate(e: Engine) -> RestCall:
+    _, request = evaluation(e)
+    variables = {name: {"value": value} for name, value in request["json"]["variables"].items()}
+    body = {"json": {"variables": variables}}
+    return "POST", "/decision-definition/key/dish/evaluate", body, None
+
+
 def rest_fetch(e: Engine) -> RestCall:
     topic = unique("rest-fetch")
     e.deploy(processes.external(key=topic, topic=topic))
@@ -314,6 +323,7 @@ REST: dict[str, tuple[Callable[[Engine], RestCall], Expected]] = {
     "message": (rest_message, ("CorrelateMessage", "ProcessInstance", True)),
     "history cleanup": (rest_cleanup, ("CleanupHistory", "ProcessInstanceHistory", False)),
     "start (client traffic)": (rest_start, None),
+    "evaluate a decision (client traffic)": (rest_evaluate, None),
     "fetch and lock (worker traffic)": (rest_fetch, None),
     "worker's completion (worker traffic)": (rest_worker_complete, None),
 }

@@ -9,6 +9,7 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import httpx
@@ -29,6 +30,7 @@ from tests.api import processes
 from tests.server import LiveServer
 
 Call = tuple[str, dict[str, Any]]
+DMN = Path(__file__).resolve().parents[1] / "data" / "dmn"
 _serial = itertools.count()
 
 
@@ -70,6 +72,13 @@ def timer_job(engine: Engine) -> str:
 def deploy(engine: Engine) -> Call:
     source = processes.xml(processes.straight(unique("deployed"))).encode()
     return "/deployments", {"files": {"files": ("p.bpmn", source)}}
+
+
+def evaluation(engine: Engine) -> Call:
+    """The decision `dish` (deployed once: the same file again is unchanged)."""
+    engine.deploy(DMN / "dish_first.dmn")
+    body = {"variables": {"season": "Winter", "guestCount": 4}}
+    return "/decisions/dish/evaluate", {"json": body}
 
 
 def fetch(engine: Engine) -> Call:
@@ -229,6 +238,7 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
     ("POST", "/user-tasks/{id}/assignee"): _at(
         "/user-tasks/{}/assignee", review_task, json={"user_id": "x"}
     ),
+    ("POST", "/decisions/{key}/evaluate"): evaluation,
     ("POST", "/external-tasks/fetch-and-lock"): fetch,
     ("POST", "/external-tasks/{id}/complete"): _at(
         "/external-tasks/{}/complete", locked_external, json=WORKER
@@ -304,6 +314,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         dead_letters = conn.execute(
             "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
         ).fetchall()
+        evaluations = conn.execute("SELECT id FROM decision_evaluation ORDER BY id").fetchall()
     path = target[0]
     named = path.split("/")[2] if path.startswith("/instances/") else ""
     variables = (
@@ -322,6 +333,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         [(s.id, s.name, s.url, s.enabled) for s in webhook_reads.subscriptions(engine)],
         dead_letters,
         [(b.id, b.state, b.done, b.failed) for b in batch_reads.batches(engine)],
+        evaluations,
     ]
 
 
