@@ -11,16 +11,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, ClassVar
-from uuid import UUID
+from typing import Any
 
 import httpx
 import pytest
 
 from app.camunda.dto import format_date
 from engine.api import Engine
-from engine.commands.decisions import DecisionEvaluated, Where, evaluate, find
-from engine.executor import Result, Tx
 from tests.compat import processes
 from tests.server import PASSWORD, live_server
 
@@ -59,26 +56,6 @@ class Served:
     operator: httpx.Client
     viewer: httpx.Client
     deployment: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class EvaluateAtActivity:
-    """Evaluate a decision where a business rule task would: at a token of an instance, through
-    the evaluation every business rule task goes through."""
-
-    name: ClassVar[str] = "EvaluateAtActivity"
-    result_type: ClassVar[type[Result]] = DecisionEvaluated
-
-    key: str
-    variables: dict[str, Any]
-    where: Where
-
-    def execute(self, tx: Tx) -> DecisionEvaluated:
-        row = find(tx, self.key)
-        done = evaluate(tx, row, self.variables, self.where)
-        return DecisionEvaluated(
-            str(done.evaluation_id), row.id, row.key, row.version, done.result.result
-        )
 
 
 def _client(url: str, user: str) -> httpx.Client:
@@ -384,38 +361,45 @@ def test_historic_decision_instances_of_a_drd(served: Served) -> None:
 
 def test_historic_decision_instances_of_an_activity(served: Served) -> None:
     rest = served.rest
-    started = rest.post("/process-definition/key/dmn-approval/start", json={}).json()
-    tree = rest.get(f"/process-instance/{started['id']}/activity-instances").json()
-    (task,) = tree["childActivityInstances"]
-    where = Where(
-        instance_id=UUID(started["id"]),
-        process_definition_id=started["definitionId"],
-        token_id=UUID(task["executionIds"][0]),
-        node_id="Approve",
-        history_id=UUID(task["id"]),
+    bpmn = DMN.parent / "bpmn" / "dinner_planning.bpmn"
+    deployed = rest.post(
+        "/deployment/create", files=[("d", ("dinner.bpmn", bpmn.read_bytes(), "text/xml"))]
     )
-    variables = {"season": "Winter", "guestCount": 3}
-    done = served.engine.run(EvaluateAtActivity("dish", variables, where))
-    assert done.result == [{"dish": "Roastbeef"}]
+    assert deployed.status_code == 200, deployed.text
+    variables = {
+        "season": {"value": "Winter", "type": "String"},
+        "guestCount": {"value": 3, "type": "Integer"},
+    }
+    started = rest.post(
+        "/process-definition/key/dinner_planning/start", json={"variables": variables}
+    ).json()
+    (task,) = rest.get(
+        "/history/activity-instance",
+        params={"processInstanceId": started["id"], "activityId": "Task_Dish"},
+    ).json()
     (found,) = rest.get(
         "/history/decision-instance", params={"processInstanceId": started["id"]}
     ).json()
-    assert found["id"] == done.evaluation_id
+    assert found["decisionDefinitionKey"] == "dish"
     assert (found["processDefinitionId"], found["processDefinitionKey"]) == (
         started["definitionId"],
-        "dmn-approval",
+        "dinner_planning",
     )
     assert found["rootProcessInstanceId"] == started["id"]
-    assert (found["activityId"], found["activityInstanceId"]) == ("Approve", task["id"])
+    assert (found["activityId"], found["activityInstanceId"]) == ("Task_Dish", task["id"])
     assert found["userId"] is None
+    evaluation_id = found["id"]
+    # The task mapped the decision's single entry into its result variable.
+    dish = rest.get(f"/process-instance/{started['id']}/variables/dish").json()
+    assert (dish["type"], dish["value"]) == ("String", "Roastbeef")
     for params in (
-        {"processDefinitionKey": "dmn-approval"},
+        {"processDefinitionKey": "dinner_planning"},
         {"processDefinitionId": started["definitionId"]},
-        {"activityIdIn": "Other,Approve"},
+        {"activityIdIn": "Other,Task_Dish"},
         {"activityInstanceIdIn": task["id"]},
     ):
         listed = rest.get("/history/decision-instance", params=params).json()
-        assert [e["id"] for e in listed] == [done.evaluation_id], params
+        assert [e["id"] for e in listed] == [evaluation_id], params
     assert rest.get("/history/decision-instance", params={"activityIdIn": "Other"}).json() == []
     (with_inputs,) = rest.get(
         "/history/decision-instance",
