@@ -10,6 +10,7 @@ import math
 import threading
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from app.templating import templates
 from engine.api import Engine
@@ -22,8 +23,8 @@ from engine.dmn import (
     parse_dmn,
 )
 from engine.errors import NotFound
-from engine.queries import decisions
-from engine.queries.decision_console import RuleCounts
+from engine.queries import decision_console, decisions
+from engine.queries.decision_console import Evaluation, RuleCounts
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,30 @@ def with_counts(view: DecisionView, counts: RuleCounts) -> DecisionView:
     )
     table = TableView(view.table.hit_policy, view.table.inputs, view.table.outputs, rules)
     return DecisionView(view.id, view.name, table, view.literal, view.requirements)
+
+
+@dataclass(frozen=True)
+class EvaluationLine:
+    """One decision an instance evaluated, with its decision as deployed and, for a required
+    decision, the key of the decision that required it."""
+
+    evaluation: Evaluation
+    decision: DecisionView
+    required_by: str | None
+
+
+def evaluation_lines(engine: Engine, instance_id: UUID) -> list[EvaluationLine]:
+    """Every decision the instance evaluated, in the order they were evaluated."""
+    found = decision_console.instance_evaluations(engine, instance_id)
+    keys = {e.id: e.decision_key for e in found}
+    return [
+        EvaluationLine(
+            e,
+            decision_view(engine, e.definition_id, e.decision_key),
+            keys.get(e.root_id) if e.root_id is not None else None,
+        )
+        for e in found
+    ]
 
 
 def dmn_value(value: Any) -> str:
