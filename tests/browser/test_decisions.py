@@ -1,0 +1,60 @@
+"""The Decisions pages in a browser: the list links each decision, whose page draws its table
+with how often each rule matched and its latest evaluations, for the period chosen."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.conftest import Login
+from tests.browser.live import ConsoleServer
+from tests.browser.test_pages import check
+
+pytestmark = pytest.mark.browser
+
+DMN = Path(__file__).parents[1] / "data" / "dmn"
+
+
+def test_a_decision_page_shows_how_often_each_rule_matched(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(DMN / "dish_first.dmn")
+    for season, guests in (("Fall", 4), ("Fall", 8), ("Winter", 12), ("Fall", 9)):
+        engine.evaluate_decision("dish", {"season": season, "guestCount": guests})
+
+    page = login("viewer")
+    # Both pages fit 1280 px and label their fields.
+    check(page, "/decisions")
+    check(page, "/decisions/dish")
+    page.goto("/")
+    page.get_by_role("navigation", name="Console").get_by_role("link", name="Decisions").click()
+    expect(page).to_have_url(f"{console.url}/decisions")
+    dish = page.locator('tr[data-key="dish"]')
+    expect(dish.locator('[data-col="evaluations"]')).to_have_text("4")
+    expect(dish.locator('[data-col="versions"]')).to_have_text("1")
+    dish.get_by_role("link", name="dish", exact=True).click()
+
+    expect(page.locator(".hit-policy")).to_have_text("FIRST")
+    fall = page.locator('tr[data-rule="Rule_Fall"]')
+    winter = page.locator('tr[data-rule="Rule_Winter"]')
+    expect(fall.locator('[data-col="matched"]')).to_have_text("2")
+    expect(fall.locator('[data-col="share"]')).to_have_text("50%")
+    expect(fall).to_have_class("heat-row heat-5")
+    expect(winter.locator('[data-col="matched"]')).to_have_text("1")
+    expect(winter.locator('[data-col="share"]')).to_have_text("25%")
+    expect(winter).to_have_class("heat-row heat-3")
+    expect(fall.locator("td").first).to_have_text('"Fall"')
+    evaluations = page.locator("tr[data-evaluation]")
+    expect(evaluations).to_have_count(4)
+    # Newest first: the fourth one (nine guests in autumn) matched no rule.
+    expect(evaluations.first.locator('[data-col="matched"]')).to_have_text("none")
+    expect(evaluations.nth(1).locator('[data-col="matched"]')).to_have_text("Rule_Winter")
+
+    page.get_by_label("Rule matches").select_option("hour")
+    page.locator("#period-switch").get_by_role("button", name="Show").click()
+    expect(page).to_have_url(f"{console.url}/decisions/dish?version=1&period=hour")
+    expect(fall.locator('[data-col="matched"]')).to_have_text("2")
+    expect(page.locator("#period-evaluations")).to_contain_text("4 evaluations")
