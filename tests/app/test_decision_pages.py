@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from engine.queries import decision_console
 from tests.server import LiveServer, console_login, live_server
 
 DMN = Path(__file__).parents[1] / "data" / "dmn"
@@ -167,3 +168,42 @@ def test_unknown_decisions_and_bad_parameters(timed: LiveServer) -> None:
             assert words in refused.json()["message"], (params, refused.json())
         cursor = client.get("/decisions/dish", params={"after": "not-a-cursor"}).json()
         assert cursor["detail"]["field"] == "after"
+
+
+def test_the_inspector_shows_what_a_business_rule_task_evaluated(server: LiveServer) -> None:
+    engine = server.engine
+    engine.deploy(DMN / "dish_first.dmn", DMN.parent / "bpmn" / "dinner_planning.bpmn")
+    instance = engine.start_latest("dinner_planning", {"season": "Winter", "guestCount": 6})
+    [evaluation] = decision_console.instance_evaluations(engine, instance.id)
+    with viewer(server) as client:
+        panel = client.get(f"/instances/{instance.id}/panel/evaluations")
+        assert panel.status_code == 200
+        html = flat(panel.text)
+        assert f'data-evaluation="{evaluation.id}" data-node="Task_Dish"' in html
+        assert '<a href="/decisions/dish?version=1">Dish' in html
+        assert "<dt>Season</dt><dd><code>&#34;Winter&#34;</code>" in html
+        assert "<dt>How many guests</dt><dd><code>6</code>" in html
+        winter, fall = rule_row(html, "Rule_Winter"), rule_row(html, "Rule_Fall")
+        assert 'class="rule-matched" data-matched="true"' in winter
+        assert "rule-matched" not in fall
+        assert (
+            'Result: <span class="dmn-entry"><code>dish</code>: <code>&#34;Roastbeef&#34;</code>'
+            in html
+        )
+        # Filtered to another node, the panel has none; the whole inspector has the panel.
+        other = client.get(
+            f"/instances/{instance.id}/panel/evaluations", params={"node": "Task_Serve"}
+        )
+        assert (
+            "data-evaluation" not in other.text
+            and "No decision evaluated at this node" in other.text
+        )
+        page = client.get(f"/instances/{instance.id}")
+        assert 'id="evaluations-body" data-part="evaluations"' in flat(page.text)
+        assert f'data-evaluation="{evaluation.id}"' in page.text
+        # The decision page links the evaluation to its instance.
+        decision = flat(client.get("/decisions/dish").text)
+        assert (
+            f'<a href="/instances/{instance.id}">' in decision
+            and "<code>Task_Dish</code>" in decision
+        )

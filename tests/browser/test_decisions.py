@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from engine.builder import ProcessBuilder
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.test_pages import check
@@ -58,3 +59,51 @@ def test_a_decision_page_shows_how_often_each_rule_matched(
     expect(page).to_have_url(f"{console.url}/decisions/dish?version=1&period=hour")
     expect(fall.locator('[data-col="matched"]')).to_have_text("2")
     expect(page.locator("#period-evaluations")).to_contain_text("4 evaluations")
+
+
+def test_the_inspector_shows_a_business_rule_task_evaluation_as_it_happens(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(DMN / "dish_first.dmn")
+    engine.deploy(
+        ProcessBuilder("dinner")
+        .start_event("Start")
+        .user_task("Plan", "Plan the dinner")
+        .business_rule_task(
+            "Task_Dish",
+            decision_ref="dish",
+            result_variable="dish",
+            map_decision_result="singleEntry",
+        )
+        .user_task("Serve", "Serve the dish")
+        .end_event("End")
+        .chain("Start", "Plan", "Task_Dish", "Serve", "End")
+        .build()
+    )
+    instance = engine.start_latest("dinner", {"season": "Fall", "guestCount": 6})
+    page = login("viewer")
+    page.goto(f"/instances/{instance.id}")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    panel = page.locator("#evaluations-body")
+    expect(panel).to_contain_text("No decision evaluated")
+
+    [plan] = engine.user_tasks(instance.id)
+    engine.complete_task(plan.id)
+    evaluation = panel.locator('article.evaluation[data-node="Task_Dish"]')
+    expect(evaluation).to_have_count(1)
+    expect(evaluation.get_by_role("link", name="Dish dish v1")).to_have_attribute(
+        "href", "/decisions/dish?version=1"
+    )
+    expect(evaluation.locator('tr[data-rule="Rule_Fall"]')).to_have_class("rule-matched")
+    expect(evaluation.locator('tr[data-rule="Rule_Winter"]')).not_to_have_class("rule-matched")
+    inputs = evaluation.locator(".dmn-inputs")
+    expect(inputs.locator("dt")).to_have_text(["Season", "How many guests"])
+    expect(inputs.locator("dd code")).to_have_text(['"Fall"', "6"])
+    expect(evaluation.locator(".dmn-result")).to_contain_text('dish: "Spareribs"')
+
+    # The decision page counts the task's evaluation and links back to the instance.
+    evaluation.get_by_role("link", name="Dish dish v1").click()
+    expect(page.locator('tr[data-rule="Rule_Fall"] [data-col="matched"]')).to_have_text("1")
+    page.locator("tr[data-evaluation]").get_by_role("link", name=str(instance.id)[-8:]).click()
+    expect(page).to_have_url(f"{console.url}/instances/{instance.id}")
