@@ -2,7 +2,9 @@
 version's table with how often each rule matched in a period, and its latest evaluations.
 
 The decision page's URL carries the version (`version`, the latest by default), the period of
-the rule counts (`period`: all, hour, day, 7d or 30d) and the page of evaluations (`after`)."""
+the rule counts (`period`: all, hour, day, 7d or 30d) and the page of evaluations (`after`). Its
+first page refreshes itself when a decision is evaluated (`fragment`: the table and the
+evaluations alone)."""
 
 from __future__ import annotations
 
@@ -82,7 +84,7 @@ async def decision_page(request: Request) -> Response:
     shown = {"version": details["definition"].version, "period": period}
     return render(
         request,
-        "decision.html",
+        "_decision_body.html" if query.text("fragment") else "decision.html",
         {
             "page": "decisions",
             "period": period,

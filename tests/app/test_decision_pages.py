@@ -116,6 +116,13 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
         assert (cell(winter, "matched"), cell(winter, "share")) == ("1", "33%")
         assert "3 evaluations of this version (last hour)" in flat(hour.text)
 
+        # What the page's live refresh swaps in: the table and the evaluations alone.
+        body = client.get("/decisions/dish", params={"period": "hour", "fragment": "1"})
+        assert body.status_code == 200 and "<html" not in body.text
+        assert flat(body.text).count('<tr data-rule="') == 2
+        assert cell(rule_row(body.text, "Rule_Fall"), "matched") == "1"
+        assert len(re.findall(r"<tr data-evaluation=", body.text)) == 6
+
         drd = client.get("/decisions/beverages")
         assert drd.status_code == 200
         assert 'Requires <a href="/decisions/season_dish">season_dish</a>' in flat(drd.text)

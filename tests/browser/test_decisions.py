@@ -60,6 +60,13 @@ def test_a_decision_page_shows_how_often_each_rule_matched(
     expect(fall.locator('[data-col="matched"]')).to_have_text("2")
     expect(page.locator("#period-evaluations")).to_contain_text("4 evaluations")
 
+    # The page follows new evaluations by itself.
+    engine.evaluate_decision("dish", {"season": "Fall", "guestCount": 2})
+    expect(fall.locator('[data-col="matched"]')).to_have_text("3")
+    expect(fall.locator('[data-col="share"]')).to_have_text("60%")
+    expect(evaluations).to_have_count(5)
+    expect(page.locator("#period-evaluations")).to_contain_text("5 evaluations")
+
 
 def test_the_inspector_shows_a_business_rule_task_evaluation_as_it_happens(
     console: ConsoleServer, login: Login
