@@ -65,7 +65,12 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
     timed: LiveServer, clock: Clock
 ) -> None:
     engine = timed.engine
-    engine.deploy(DMN / "dish_first.dmn", DMN / "beverages_drd.dmn", DMN / "greeting_literal.dmn")
+    engine.deploy(
+        DMN / "dish_first.dmn",
+        DMN / "beverages_drd.dmn",
+        DMN / "greeting_literal.dmn",
+        DMN / "points_collect_sum.dmn",
+    )
     # Three hours ago: two autumn dinners and a winter one; now: one of each, and a summer one
     # no rule matches.
     for season in ("Fall", "Fall", "Winter"):
@@ -81,7 +86,7 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
         text = flat(listed.text)
         assert '<a href="/decisions" aria-current="page">Decisions</a>' in text
         rows = dict(re.findall(r'<tr data-key="([^"]+)">(.*?)</tr>', text))
-        assert sorted(rows) == ["beverages", "dish", "greeting", "season_dish"]
+        assert sorted(rows) == ["beverages", "dish", "greeting", "points", "season_dish"]
         assert 'data-col="latest"><a href="/decisions/dish?version=1">v1</a>' in rows["dish"]
         assert cell(rows["dish"], "versions") == "1"
         assert cell(rows["dish"], "evaluations") == "6"
@@ -129,6 +134,9 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
         assert "COLLECT" in drd.text
         juice = rule_row(drd.text, "Rule_Juice")
         assert cell(juice, "matched") == "1"
+
+        points = client.get("/decisions/points")
+        assert 'Hit policy <strong class="hit-policy">COLLECT SUM</strong>' in points.text
 
         literal = client.get("/decisions/greeting")
         assert literal.status_code == 200
