@@ -42,6 +42,8 @@ PERIOD_LABELS = {
 
 async def decisions_page(request: Request) -> Response:
     found = await read(request, decision_console.summaries, engine_of(request))
+    if Query(request.query_params).text("fragment"):
+        return render(request, "_decisions.html", {"summaries": found})
     return render(request, "decisions.html", {"page": "decisions", "summaries": found})
 
 

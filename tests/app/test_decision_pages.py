@@ -95,6 +95,11 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
         assert cell(rows["season_dish"], "evaluations") == "1"
         assert cell(rows["greeting"], "evaluations") == "0"
 
+        # What the list's live refresh swaps in: its table alone.
+        fragment = client.get("/decisions", params={"fragment": "1"})
+        assert fragment.status_code == 200 and "<html" not in fragment.text
+        assert re.findall(r'<tr data-key="([^"]+)">', fragment.text) == sorted(rows)
+
         page = client.get("/decisions/dish")
         assert page.status_code == 200
         html = page.text

@@ -36,36 +36,39 @@ def test_a_decision_page_shows_how_often_each_rule_matched(
     dish = page.locator('tr[data-key="dish"]')
     expect(dish.locator('[data-col="evaluations"]')).to_have_text("4")
     expect(dish.locator('[data-col="versions"]')).to_have_text("1")
+    # The list follows new evaluations: a summer one, which no rule matches.
+    engine.evaluate_decision("dish", {"season": "Summer", "guestCount": 3})
+    expect(dish.locator('[data-col="evaluations"]')).to_have_text("5")
     dish.get_by_role("link", name="dish", exact=True).click()
 
     expect(page.locator(".hit-policy")).to_have_text("FIRST")
     fall = page.locator('tr[data-rule="Rule_Fall"]')
     winter = page.locator('tr[data-rule="Rule_Winter"]')
     expect(fall.locator('[data-col="matched"]')).to_have_text("2")
-    expect(fall.locator('[data-col="share"]')).to_have_text("50%")
+    expect(fall.locator('[data-col="share"]')).to_have_text("40%")
     expect(fall).to_have_class("heat-row heat-5")
     expect(winter.locator('[data-col="matched"]')).to_have_text("1")
-    expect(winter.locator('[data-col="share"]')).to_have_text("25%")
+    expect(winter.locator('[data-col="share"]')).to_have_text("20%")
     expect(winter).to_have_class("heat-row heat-3")
     expect(fall.locator("td").first).to_have_text('"Fall"')
     evaluations = page.locator("tr[data-evaluation]")
-    expect(evaluations).to_have_count(4)
-    # Newest first: the fourth one (nine guests in autumn) matched no rule.
-    expect(evaluations.first.locator('[data-col="matched"]')).to_have_text("none")
-    expect(evaluations.nth(1).locator('[data-col="matched"]')).to_have_text("Rule_Winter")
+    expect(evaluations).to_have_count(5)
+    # Newest first: the summer one and nine guests in autumn matched no rule.
+    matched = evaluations.locator('[data-col="matched"]')
+    expect(matched).to_have_text(["none", "none", "Rule_Winter", "Rule_Fall", "Rule_Fall"])
 
     page.get_by_label("Rule matches").select_option("hour")
     page.locator("#period-switch").get_by_role("button", name="Show").click()
     expect(page).to_have_url(f"{console.url}/decisions/dish?version=1&period=hour")
     expect(fall.locator('[data-col="matched"]')).to_have_text("2")
-    expect(page.locator("#period-evaluations")).to_contain_text("4 evaluations")
+    expect(page.locator("#period-evaluations")).to_contain_text("5 evaluations")
 
     # The page follows new evaluations by itself.
     engine.evaluate_decision("dish", {"season": "Fall", "guestCount": 2})
     expect(fall.locator('[data-col="matched"]')).to_have_text("3")
-    expect(fall.locator('[data-col="share"]')).to_have_text("60%")
-    expect(evaluations).to_have_count(5)
-    expect(page.locator("#period-evaluations")).to_contain_text("5 evaluations")
+    expect(fall.locator('[data-col="share"]')).to_have_text("50%")
+    expect(evaluations).to_have_count(6)
+    expect(page.locator("#period-evaluations")).to_contain_text("6 evaluations")
 
 
 def test_the_inspector_shows_a_business_rule_task_evaluation_as_it_happens(
