@@ -92,6 +92,9 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
         p("/definitions/{key}/migrate", f"/definitions/{s.key}/migrate"),
+        p("/decisions"),
+        # The fill deploys no decision.
+        Probe("console", "/decisions/{key}", f"/decisions/{s.key}?period=30d", 404),
         p("/instances"),
         p("/instances", rows),
         p("/instances", f"{rows}&definition={s.key}"),

@@ -9,6 +9,7 @@ from app.console import (
     audit,
     batches,
     cleanup,
+    decisions,
     definitions,
     forms,
     incidents,
@@ -28,6 +29,7 @@ from app.console import (
 routes: list[BaseRoute] = [
     *overview.routes,
     *definitions.routes,
+    *decisions.routes,
     *migration.routes,
     *instances.routes,
     *inspector.routes,

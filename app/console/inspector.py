@@ -16,6 +16,7 @@ from starlette.routing import Route
 from app.camunda.dto import node_activity_type
 from app.console import audit_timeline
 from app.console.common import engine_of, read, render, when
+from app.console.decision_table import evaluation_lines
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
@@ -47,6 +48,7 @@ PANELS = (
     "external_tasks",
     "jobs",
     "variables",
+    "evaluations",
     "history",
 )
 
@@ -337,6 +339,12 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["variables"] = sorted(handle.typed_variables().items())
         context["scopes"] = [g for g in _local_scopes(reads) if keep(g.node_id)]
         context["final"] = InstanceState(info.state).is_final
+    elif name == "evaluations":
+        context["evaluations"] = [
+            line
+            for line in evaluation_lines(reads.engine, reads.instance_id)
+            if keep(line.evaluation.node_id or "")
+        ]
     elif name == "history":
         timeline = _timeline(reads.visits, reads.info, reads.model)
         context["timeline"] = [e for e in timeline if keep(e.visit.node_id)]

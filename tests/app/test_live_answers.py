@@ -73,6 +73,7 @@ def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
         "external_tasks-body",
         "jobs-body",
         "variables-body",
+        "evaluations-body",
         "history-body",
         "diagram-state",
     ]

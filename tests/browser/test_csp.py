@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Response, expect
@@ -13,6 +14,8 @@ from playwright.sync_api import Browser, Page, Response, expect
 from tests.browser.conftest import VIEWPORT, Login
 from tests.browser.live import PASSWORD, ConsoleServer
 from tests.browser.processes import parallel_approval, quick_charge
+
+DMN = Path(__file__).parents[1] / "data" / "dmn"
 
 pytestmark = pytest.mark.browser
 
@@ -72,6 +75,8 @@ def test_every_page_loads_with_no_violation(
     failing = engine.start_latest("quick-charge", business_key="order-2")
     [task] = engine.fetch_and_lock("csp-worker", {"charge": 10_000})
     engine.fail_external_task(task["id"], "csp-worker", "card declined")
+    engine.deploy(DMN / "dish_first.dmn")
+    engine.evaluate_decision("dish", {"season": "Fall", "guestCount": 4})
 
     page = login("operator")
     violations = watch(page)
@@ -84,10 +89,12 @@ def test_every_page_loads_with_no_violation(
         visit(page, "/tasks"),
         visit(page, "/workers"),
         visit(page, "/audit"),
+        visit(page, "/decisions"),
+        visit(page, "/decisions/dish"),
     }
     nonce = visit(page, f"/instances/{order.id}", diagram=True)
     nonces.add(nonce)
-    assert len(nonces) == 9, "every response has a nonce of its own"
+    assert len(nonces) == 11, "every response has a nonce of its own"
     # No script is inline: each is a file of the console's origin. An inline script carrying
     # this response's nonce would run.
     assert page.evaluate("[...document.scripts].every((s) => s.src.startsWith(location.origin))")
