@@ -19,6 +19,7 @@ from typing import Any
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.deployments import Resource
 from engine.errors import InterlockError
 from engine.handlers import TaskContext
 from engine.model import ProcessModel, TimerDefinition
@@ -359,7 +360,8 @@ def install_demo(engine: Engine, *, start: bool = True, **options: Any) -> Demo:
     """Deploy the demo processes (unchanged ones keep their version), register their handlers,
     and start the worker and the trickle. The first order starts at once."""
     register_handlers(engine)
-    engine.deploy(ORDER_BPMN, refund_process(), REFUND_POLICY_DMN, name="demo")
+    policy = Resource("refund-policy.dmn", REFUND_POLICY_DMN.encode("utf-8"))
+    engine.deploy(ORDER_BPMN, refund_process(), policy, name="demo")
     demo = Demo(engine, **options)
     if start:
         demo.start()

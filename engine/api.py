@@ -105,7 +105,7 @@ from engine.store.queries import StepVisit
 from engine.variables import TypedValue, from_row, infer
 
 T = TypeVar("T", bound=Result)
-Source = str | bytes | Path | ProcessModel
+Source = str | bytes | Path | ProcessModel | Resource
 
 
 @dataclass(frozen=True)
@@ -253,7 +253,8 @@ class Engine:
         duplicate_filtering: bool = True,
         idempotency_key: str | None = None,
     ) -> DeploymentResult:
-        """Deploy BPMN and DMN files, XML text or built models in one deployment."""
+        """Deploy BPMN and DMN files, XML text, named resources or built models in one
+        deployment."""
         resources = tuple(_resource(source, index) for index, source in enumerate(sources))
         command = Deploy(resources, name, "python", duplicate_filtering)
         return self.run(command, idempotency_key)
@@ -948,6 +949,8 @@ class InstanceHandle:
 
 
 def _resource(source: Source, index: int) -> Resource:
+    if isinstance(source, Resource):
+        return source
     if isinstance(source, ProcessModel):
         return Resource(f"{source.key}.bpmn", write_bpmn([source]).encode("utf-8"))
     if isinstance(source, Path):
