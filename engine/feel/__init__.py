@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.feel import nodes
+from engine.feel import budget, nodes
 from engine.feel.errors import FeelError
 from engine.feel.interpreter import Scope, evaluate, test
 from engine.feel.parser import parse_expression, parse_unary_tests
@@ -54,10 +54,13 @@ class Expression:
         self.tree = tree
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
+        token = budget.start()
         try:
             return to_python(evaluate(self.tree, Scope(variables)))
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
+        finally:
+            budget.stop(token)
 
 
 class UnaryTests:
@@ -75,11 +78,15 @@ class UnaryTests:
     ) -> bool:
         """Whether `value` passes; entries may also name it as `input_variable` (Camunda's
         `camunda:inputVariable`, `cellInput` by default) or as `?`."""
-        scope = Scope({input_variable: value}, parent=Scope(variables or {}))
+        token = budget.start()
         try:
-            return test(self.tree, to_feel(value), scope) is True
+            tested = to_feel(value)
+            scope = Scope({input_variable: tested}, tested, Scope(variables or {}), feel=True)
+            return test(self.tree, tested, scope) is True
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
+        finally:
+            budget.stop(token)
 
 
 def compile_expression(text: str) -> Expression:

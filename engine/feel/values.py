@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 from typing import Any
 
+from engine.feel.budget import spend
 from engine.feel.errors import FeelError
 
 MAX_STRING = 1_000_000
@@ -53,6 +54,7 @@ def type_name(value: Any) -> str:
 
 def to_feel(value: Any, depth: int = 0) -> Any:
     """A Python variable value as a FEEL value (numbers become Decimal)."""
+    spend()
     if depth > 50:
         raise FeelError("variable value nested too deeply")
     if value is None or isinstance(value, bool | str | Decimal | YearsMonths):
@@ -76,6 +78,7 @@ def to_feel(value: Any, depth: int = 0) -> Any:
 
 def to_python(value: Any) -> Any:
     """A FEEL value as the engine's Python value: int when integral, float otherwise."""
+    spend()
     if isinstance(value, Decimal):
         if value == value.to_integral_value() and abs(value.adjusted()) < 40:
             return int(value)
@@ -112,6 +115,7 @@ def _comparable(left: Any, right: Any) -> bool:
 
 def equals(left: Any, right: Any, position: int | None = None) -> bool:
     """FEEL `=`: null equals only null; values of different types are an error."""
+    spend()
     if left is None or right is None:
         return left is None and right is None
     if isinstance(left, list) and isinstance(right, list):
