@@ -20,6 +20,7 @@ a DmnEvaluationError naming the decision and the clause or rule, never a silent 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -327,7 +328,7 @@ def compile_definitions(definitions: DmnDefinitions, file: str) -> CompiledDefin
 
 def _run(decision_id: str, where: str, evaluate: Any, variables: Mapping[str, Any]) -> Any:
     try:
-        return _plain(evaluate(variables))
+        value = _plain(evaluate(variables))
     except (FeelError, ExpressionError) as error:
         if isinstance(error, DmnEvaluationError):
             raise
@@ -335,6 +336,23 @@ def _run(decision_id: str, where: str, evaluate: Any, variables: Mapping[str, An
         raise DmnEvaluationError(
             f"the {where} failed: {message}", decision_id=decision_id
         ) from None
+    if not _finite(value):
+        # A JUEL expression passes a variable's NaN or overflows to infinity; no JSON holds it.
+        raise DmnEvaluationError(
+            f"the {where} has the value {_shorten(repr(value))}, which is not a finite number",
+            decision_id=decision_id,
+        )
+    return value
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_finite(item) for item in value)
+    if isinstance(value, dict):
+        return all(_finite(item) for item in value.values())
+    return True
 
 
 def _plain(value: Any) -> Any:
@@ -412,7 +430,7 @@ def _to_integer(value: Any, bound: int) -> int:
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
     elif isinstance(value, str):
-        number = int(value.strip())
+        number = int(_digits(value))
     else:
         raise TypeError(value)
     if not -bound <= number < bound:
@@ -424,10 +442,21 @@ def _to_double(value: Any) -> float:
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        return float(Decimal(value.strip()))
-    raise TypeError(value)
+        number = float(value)
+    elif isinstance(value, str):
+        number = float(Decimal(_digits(value)))
+    else:
+        raise TypeError(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
+
+
+def _digits(text: str) -> str:
+    """A number's text as Java reads it: Python's `_` digit separators are not part of it."""
+    if "_" in text:
+        raise ValueError(text)
+    return text.strip()
 
 
 def _to_date(value: Any) -> dt.datetime:

@@ -1,9 +1,9 @@
 """A safe subset of FEEL (DMN 1.3), compiled once into a syntax tree of our own and interpreted.
 
 Nothing here reaches Python's evaluator or attributes: a path `a.b` reads only the key `b` of a
-context (a dict), names with `__` are refused, and text length, nesting depth, string results and
-exponents are bounded. Every failure is a `FeelError` carrying a message and, when known, the
-position in the text.
+context (a dict), names with `__` are refused, and text length, nesting depth, string results,
+exponents and the steps of one evaluation (engine/feel/budget.py) are bounded. Every failure is
+a `FeelError` carrying a message and, when known, the position in the text.
 
 Numbers are `Decimal` inside (34 digits, so `0.1 + 0.2 = 0.3` holds); variables given as int or
 float are read exactly, and results come back as `int` when integral and `float` otherwise.

@@ -414,6 +414,12 @@ NOT_CONVERTING: list[tuple[str, Any]] = [
     ("date", "not a date"),
     ("date", 5),
     ("string", [1, 2]),
+    ("integer", "1_000"),
+    ("long", "1_000"),
+    ("double", "1_0.5"),
+    ("double", "NaN"),
+    ("double", "Infinity"),
+    ("double", "-1e999"),
 ]
 
 
@@ -549,6 +555,27 @@ def test_juel_text_without_an_expression_is_a_literal_string() -> None:
         attributes='expressionLanguage="juel"',
     )
     assert evaluate(document, {}) == [{"size": "big"}]
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [("${x * 10}", 1e308), ("${x}", float("nan")), ("${x}", {"a": [1.5, float("inf")]})],
+)
+def test_a_juel_value_that_is_no_finite_number_is_an_evaluation_error(
+    expression: str, value: Any
+) -> None:
+    document = definitions(
+        table(
+            "d",
+            [In(expression, label="X", expression_attributes='expressionLanguage="juel"')],
+            [Out("out")],
+            [(["-"], ['"x"'])],
+        )
+    )
+    with pytest.raises(DmnEvaluationError) as raised:
+        evaluate(document, {"x": value})
+    assert raised.value.message.startswith("decision 'd': the input 'X' has the value ")
+    assert "which is not a finite number" in raised.value.message
 
 
 def test_juel_input_variable_and_missing_variable() -> None:
