@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         "rebuild", help="recount every summary row from the tables (a full scan of each)"
     )
 
-    deploy = commands.add_parser("deploy", help="deploy BPMN files")
+    deploy = commands.add_parser("deploy", help="deploy BPMN and DMN files")
     deploy.add_argument("files", nargs="+", type=Path)
 
     start = commands.add_parser("start", help="start the latest version of a process")
@@ -220,9 +220,10 @@ def _run(args: argparse.Namespace) -> int:
             )
         elif args.command == "deploy":
             result = engine.deploy(*args.files)
-            for d in result.definitions:
-                status = "deployed" if d["created"] else "unchanged"
-                print(f"{status}: {d['key']} version {d['version']} ({d['id']})")
+            for kind, listed in (("", result.definitions), ("decision ", result.decisions)):
+                for d in listed:
+                    status = "deployed" if d["created"] else "unchanged"
+                    print(f"{status}: {kind}{d['key']} version {d['version']} ({d['id']})")
         elif args.command == "start":
             variables = dict(_parse_var(v) for v in args.var)
             handle = engine.start_latest(args.key, variables, business_key=args.business_key)

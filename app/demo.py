@@ -1,7 +1,8 @@
 """The living demo that `make run` (`interlock serve --demo`) starts.
 
 It deploys an order process (a parallel split into an external task and a user task, a join, a
-timer) and a small refund process that has no diagram layout, serves the external tasks with a
+timer) and a small refund process that has no diagram layout and asks a decision table which
+refund policy applies, serves the external tasks with a
 bundled worker that sometimes fails so incidents appear, approves orders that waited a while,
 retries incidents nobody retried for a while, and keeps a gentle trickle of new instances flowing.
 `Demo.stop()` ends all of it.
@@ -161,18 +162,56 @@ CUSTOMERS = ("Ada Lovelace", "Grace Hopper", "Alan Turing", "Edsger Dijkstra", "
 PRODUCTS = ("keyboard", "monitor", "dock", "headset", "webcam", "cable")
 
 
+POLICY_KEY = "demo-refund-policy"
+# The refund policy: which way a refund of `amount` goes (FIRST matching rule).
+REFUND_POLICY_DMN = f"""<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/"
+  id="RefundPolicy" name="Refund policy" namespace="http://camunda.org/schema/1.0/dmn">
+  <decision id="{POLICY_KEY}" name="Refund policy (demo)">
+    <decisionTable id="PolicyTable" hitPolicy="FIRST">
+      <input id="Amount" label="Amount">
+        <inputExpression id="AmountIn" typeRef="double"><text>amount</text></inputExpression>
+      </input>
+      <output id="Policy" label="Policy" name="policy" typeRef="string" />
+      <rule id="Small">
+        <description>Small refunds are paid without a look</description>
+        <inputEntry id="SmallAmount"><text>&lt; 20</text></inputEntry>
+        <outputEntry id="SmallPolicy"><text>"automatic"</text></outputEntry>
+      </rule>
+      <rule id="Usual">
+        <inputEntry id="UsualAmount"><text>[20..100[</text></inputEntry>
+        <outputEntry id="UsualPolicy"><text>"standard"</text></outputEntry>
+      </rule>
+      <rule id="Large">
+        <description>Large refunds are checked by a person first</description>
+        <inputEntry id="LargeAmount"><text>&gt;= 100</text></inputEntry>
+        <outputEntry id="LargePolicy"><text>"review"</text></outputEntry>
+      </rule>
+    </decisionTable>
+  </decision>
+</definitions>
+"""
+
+
 def refund_process() -> ProcessModel:
     """A process built in Python: it has no diagram layout, so the console generates one."""
     return (
         ProcessBuilder(REFUND_KEY, name="Refund (demo)")
         .start_event("Start", "Refund requested")
+        .business_rule_task(
+            "RefundPolicy",
+            "Choose refund policy",
+            decision_ref=POLICY_KEY,
+            result_variable="policy",
+            map_decision_result="singleEntry",
+        )
         .service_task("ComputeRefund", "Compute refund", handler="computeRefund")
         .intermediate_catch_event(
             "CoolingOff", "Cooling-off", timer=TimerDefinition(kind="duration", text="PT5S")
         )
         .service_task("PayRefund", "Pay refund", topic="pay-refund")
         .end_event("End", "Refunded")
-        .chain("Start", "ComputeRefund", "CoolingOff", "PayRefund", "End")
+        .chain("Start", "RefundPolicy", "ComputeRefund", "CoolingOff", "PayRefund", "End")
         .build()
     )
 
@@ -320,7 +359,7 @@ def install_demo(engine: Engine, *, start: bool = True, **options: Any) -> Demo:
     """Deploy the demo processes (unchanged ones keep their version), register their handlers,
     and start the worker and the trickle. The first order starts at once."""
     register_handlers(engine)
-    engine.deploy(ORDER_BPMN, refund_process(), name="demo")
+    engine.deploy(ORDER_BPMN, refund_process(), REFUND_POLICY_DMN, name="demo")
     demo = Demo(engine, **options)
     if start:
         demo.start()

@@ -55,11 +55,13 @@ from engine.model import (
     TASK_EVENTS,
     VARIABLE_EVENTS,
     BoundaryEvent,
+    BusinessRuleTask,
     CallActivity,
     CalledBinding,
     CallMapping,
     CompensateThrow,
     ConditionalTrigger,
+    DecisionResultMapping,
     EndEvent,
     EventBasedGateway,
     ExclusiveGateway,
@@ -754,6 +756,51 @@ class ProcessBuilder:
                 async_after=async_after,
                 retry_cycle=retry,
                 **fields,
+            )
+        )
+
+    def business_rule_task(
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        decision_ref: str,
+        binding: CalledBinding = "latest",
+        version: int | str | None = None,
+        version_tag: str | None = None,
+        result_variable: str | None = None,
+        map_decision_result: DecisionResultMapping = "resultList",
+        parent: str | None = None,
+        async_before: bool = False,
+        async_after: bool = False,
+        retry_cycle: str | None = None,
+    ) -> ProcessBuilder:
+        """Evaluates the decision `decision_ref` (a key or a `${...}` expression) in the version
+        `binding` picks; its result, mapped as `map_decision_result` says (singleEntry,
+        singleResult, collectEntries, resultList), goes to `result_variable`."""
+        if not decision_ref.strip():
+            raise self._error("a business rule task needs a decision", id)
+        self._checked(id, "decisionRef", decision_ref)
+        if (binding == "version") != (version is not None):
+            raise self._error('a version goes with binding="version", and only with it', id)
+        if (binding == "versionTag") != (version_tag is not None):
+            raise self._error('a version tag goes with binding="versionTag", and only with it', id)
+        if map_decision_result != "resultList" and result_variable is None:
+            raise self._error("a result mapping needs a result variable", id)
+        return self._add(
+            BusinessRuleTask(
+                id=id,
+                name=name,
+                parent=parent,
+                decision_ref=decision_ref,
+                binding=binding,
+                version=str(version) if version is not None else None,
+                version_tag=version_tag,
+                result_variable=result_variable,
+                map_decision_result=map_decision_result,
+                async_before=async_before,
+                async_after=async_after,
+                retry_cycle=self._retry(id, retry_cycle),
             )
         )
 

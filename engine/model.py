@@ -41,6 +41,7 @@ class NodeKind(StrEnum):
     SEND_TASK = "sendTask"
     SCRIPT_TASK = "scriptTask"
     CALL_ACTIVITY = "callActivity"
+    BUSINESS_RULE_TASK = "businessRuleTask"
 
 
 TimerKind = Literal["date", "duration", "cycle"]
@@ -621,10 +622,39 @@ class CallActivity(Node):
         return NodeKind.CALL_ACTIVITY
 
 
+# camunda:mapDecisionResult: how a business rule task's decision result becomes its variable.
+DecisionResultMapping = Literal["singleEntry", "singleResult", "collectEntries", "resultList"]
+DECISION_RESULT_MAPPINGS: tuple[DecisionResultMapping, ...] = (
+    "singleEntry",
+    "singleResult",
+    "collectEntries",
+    "resultList",
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class BusinessRuleTask(Node):
+    """Evaluates the decision `decision_ref` (a key, or a `${...}` expression that yields one)
+    in the command's transaction; `binding` picks its version as a call activity's does. The
+    result, mapped as `map_decision_result` says, goes to `result_variable` when one is named."""
+
+    decision_ref: str
+    binding: CalledBinding = "latest"
+    version: str | None = None
+    version_tag: str | None = None
+    result_variable: str | None = None
+    map_decision_result: DecisionResultMapping = "resultList"
+
+    @property
+    def kind(self) -> NodeKind:
+        return NodeKind.BUSINESS_RULE_TASK
+
+
 ACTIVITY_TYPES = (
     NoneTask,
     ServiceTask,
     ScriptTask,
+    BusinessRuleTask,
     UserTask,
     ReceiveTask,
     SubProcess,

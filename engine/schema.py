@@ -474,7 +474,14 @@ class DecisionEvaluation(SQLModel, table=True):
     decision_key: str = Field(sa_type=sa.Text)
     evaluated_at: datetime = Field(sa_type=TS)
     # Where a business rule task evaluated it; all null for a direct evaluation.
-    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    # Checked at commit: a business rule task of a starting instance evaluates before the
+    # command writes the instance's row.
+    instance_id: UUID | None = Field(
+        sa_type=sa.Uuid,
+        sa_column_args=[
+            sa.ForeignKey("process_instance.id", deferrable=True, initially="DEFERRED")
+        ],
+    )
     process_definition_id: str | None = Field(sa_type=sa.Text)
     token_id: UUID | None = Field(sa_type=sa.Uuid)
     node_id: str | None = Field(sa_type=sa.Text)
@@ -482,6 +489,8 @@ class DecisionEvaluation(SQLModel, table=True):
     history_id: UUID | None = Field(sa_type=sa.Uuid)
     # Who asked for a direct evaluation.
     user_id: str | None = Field(sa_type=sa.Text)
+    # The variables the evaluation read, with their values: enough to evaluate it again.
+    variables: Any = Field(sa_type=JSONB)
     # [{"id", "label", "type", "value"}] per input clause, in order.
     inputs: Any = Field(sa_type=JSONB)
     # The ids of the rules that matched, in rule order (empty for a literal expression).

@@ -55,38 +55,7 @@ def call_activity(element: Element, ctx: _Context) -> Node:
     if not called:
         raise ctx.error("a call activity needs a calledElement", element, node_id)
     _checked(called, "calledElement", element, ctx, node_id)
-    binding = element.get(_camunda("calledElementBinding")) or "latest"
-    if binding not in _BINDINGS:
-        message = f"camunda:calledElementBinding '{binding}' is not one of {', '.join(_BINDINGS)}"
-        raise ctx.error(message, element, node_id)
-    version = element.get(_camunda("calledElementVersion"))
-    version_tag = element.get(_camunda("calledElementVersionTag"))
-    if binding == "version":
-        version = (version or "").strip()
-        if not version:
-            raise ctx.error(
-                'calledElementBinding="version" needs camunda:calledElementVersion',
-                element,
-                node_id,
-            )
-        if not is_expression(version) and not version.isdigit():
-            message = f"camunda:calledElementVersion '{version}' is not a version number"
-            raise ctx.error(message, element, node_id)
-        _checked(version, "camunda:calledElementVersion", element, ctx, node_id)
-    elif version is not None:
-        message = 'camunda:calledElementVersion needs calledElementBinding="version"'
-        raise ctx.error(message, element, node_id)
-    if binding == "versionTag":
-        version_tag = (version_tag or "").strip()
-        if not version_tag:
-            raise ctx.error(
-                'calledElementBinding="versionTag" needs camunda:calledElementVersionTag',
-                element,
-                node_id,
-            )
-    elif version_tag is not None:
-        message = 'camunda:calledElementVersionTag needs calledElementBinding="versionTag"'
-        raise ctx.error(message, element, node_id)
+    binding, version, version_tag = read_binding(element, ctx, node_id, "calledElement")
     inputs, outputs = _mappings(element, ctx, node_id)
     return CallActivity(
         **common,
@@ -97,6 +66,42 @@ def call_activity(element: Element, ctx: _Context) -> Node:
         inputs=inputs,
         outputs=outputs,
     )
+
+
+def read_binding(
+    element: Element, ctx: _Context, node_id: str, prefix: str
+) -> tuple[CalledBinding, str | None, str | None]:
+    """Camunda's binding attributes `camunda:{prefix}Binding` (latest, deployment, version,
+    versionTag), `{prefix}Version` (a number or an expression) and `{prefix}VersionTag`, each
+    refused where the binding does not use it: the binding, the version and the version tag."""
+    written = element.get(_camunda(f"{prefix}Binding")) or "latest"
+    if written not in _BINDINGS:
+        message = f"camunda:{prefix}Binding '{written}' is not one of {', '.join(_BINDINGS)}"
+        raise ctx.error(message, element, node_id)
+    binding: CalledBinding = written
+    version = element.get(_camunda(f"{prefix}Version"))
+    version_tag = element.get(_camunda(f"{prefix}VersionTag"))
+    if binding == "version":
+        version = (version or "").strip()
+        if not version:
+            message = f'{prefix}Binding="version" needs camunda:{prefix}Version'
+            raise ctx.error(message, element, node_id)
+        if not is_expression(version) and not version.isdigit():
+            message = f"camunda:{prefix}Version '{version}' is not a version number"
+            raise ctx.error(message, element, node_id)
+        _checked(version, f"camunda:{prefix}Version", element, ctx, node_id)
+    elif version is not None:
+        message = f'camunda:{prefix}Version needs {prefix}Binding="version"'
+        raise ctx.error(message, element, node_id)
+    if binding == "versionTag":
+        version_tag = (version_tag or "").strip()
+        if not version_tag:
+            message = f'{prefix}Binding="versionTag" needs camunda:{prefix}VersionTag'
+            raise ctx.error(message, element, node_id)
+    elif version_tag is not None:
+        message = f'camunda:{prefix}VersionTag needs {prefix}Binding="versionTag"'
+        raise ctx.error(message, element, node_id)
+    return binding, version, version_tag
 
 
 def _checked(text: str, what: str, element: Element, ctx: _Context, node_id: str) -> None:

@@ -1192,6 +1192,12 @@ def _event_based_gateway(element: Element, ctx: _Context) -> Node:
     return EventBasedGateway(**common)
 
 
+def _business_rule_task(element: Element, ctx: _Context) -> Node:
+    from engine.bpmn.rules import business_rule_task  # it reads elements with this module's helpers
+
+    return business_rule_task(element, ctx)
+
+
 def _call_activity(element: Element, ctx: _Context) -> Node:
     from engine.bpmn.calls import call_activity  # it reads elements with this module's helpers
 
@@ -1205,6 +1211,7 @@ NODE_PARSERS: dict[str, Callable[[Element, _Context], Node]] = {
     "serviceTask": _service_task,
     "sendTask": _service_task,
     "scriptTask": _script_task,
+    "businessRuleTask": _business_rule_task,
     "userTask": _user_task,
     "task": _task,
     "manualTask": _task,

@@ -26,6 +26,7 @@ from engine.forms import FormField
 from engine.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
+    BusinessRuleTask,
     CallActivity,
     CallMapping,
     ConditionalTrigger,
@@ -414,6 +415,15 @@ def _node(
     elif isinstance(node, ScriptTask):
         element.set("scriptFormat", _SCRIPT_FORMATS[node.script.format])
         _set(element, _camunda("resultVariable"), node.result_variable)
+    elif isinstance(node, BusinessRuleTask):
+        element.set(_camunda("decisionRef"), node.decision_ref)
+        if node.binding != "latest":
+            element.set(_camunda("decisionRefBinding"), node.binding)
+        _set(element, _camunda("decisionRefVersion"), node.version)
+        _set(element, _camunda("decisionRefVersionTag"), node.version_tag)
+        _set(element, _camunda("resultVariable"), node.result_variable)
+        if node.map_decision_result != "resultList":
+            element.set(_camunda("mapDecisionResult"), node.map_decision_result)
     task_listeners = node.task_listeners if isinstance(node, UserTask) else ()
     described = (node.documentation, node.properties, node.retry_cycle)
     form_fields = node.form_fields if isinstance(node, StartEvent | UserTask) else ()

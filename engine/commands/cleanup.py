@@ -1,6 +1,7 @@
 """The history cleanup: batch after batch, each one transaction, delete the families of ended
-instances past their removal time with every row of theirs, forget expired idempotency entries
-and delete outbox rows every consumer has passed (rules: engine/retention.py).
+instances past their removal time with every row of theirs (their decision evaluations too),
+delete direct decision evaluations past their decision's time to live, forget expired
+idempotency entries and delete outbox rows every consumer has passed (rules: engine/retention.py).
 
 It runs as one job (kind history-cleanup, a well-known id) that the job executors acquire like
 any other, so one batch runs at a time whatever the number of executors; a batch run outside the
@@ -68,11 +69,13 @@ def cleanup_batch(tx: Tx) -> BatchResult:
         tx.conn, tx.now - timedelta(days=settings.idempotency_days), rows
     )
     outbox = store.trim_outbox(tx.conn, tx.now - timedelta(days=settings.outbox_days), floor, rows)
+    evaluations = store.expire_evaluations(tx.conn, tx.now, settings.history_ttl_days, rows)
     more = (
         families.found >= settings.batch_size
         or len(families.roots) < families.found
         or idempotency >= rows
         or outbox >= rows
+        or evaluations >= rows
     )
     # Counted as the batch's last step: only a failed commit can take the rows back now.
     for kind, count in (("instances", instances), ("idempotency", idempotency), ("outbox", outbox)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from uuid import UUID
 
+from engine.commands import decisions
 from engine.errors import Conflict
 from engine.executor import Tx
 from engine.model import ProcessModel
@@ -50,6 +51,7 @@ def new_advance(tx: Tx, run: InstanceRun, model: ProcessModel) -> Advance:
         script_limits=ScriptLimits(
             tx.settings.script_timeout_ms / 1000, tx.settings.script_max_memory_bytes
         ),
+        decisions=None if tx.optimistic else decisions.evaluator(tx),
     )
 
 

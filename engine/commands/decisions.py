@@ -21,6 +21,7 @@ from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.schema import OUTBOX_CHANNEL
+from engine.semantics.rules import DecisionCall, DecisionEvaluator
 from engine.states import OutboxEvent
 from engine.store import decisions
 from engine.store import definitions as process_definitions
@@ -126,6 +127,7 @@ def evaluate(
                 node_id=where.node_id,
                 history_id=where.history_id,
                 user_id=where.user_id,
+                variables=evaluation.variables,
                 inputs=[
                     {"id": i.id, "label": i.label, "type": i.type_ref, "value": i.value}
                     for i in evaluation.inputs
@@ -150,6 +152,31 @@ def evaluate(
     # The required decisions' rows first, the asked one's last, as they were evaluated.
     decisions.insert_evaluations(tx.conn, rows)
     return Evaluated(outcome, row, root_id)
+
+
+def evaluator(tx: Tx) -> DecisionEvaluator:
+    """What a business rule task of this command calls to evaluate its decision."""
+
+    def evaluate_call(call: DecisionCall) -> tuple[list[dict[str, Any]], UUID]:
+        row = find(
+            tx,
+            call.key,
+            binding=call.binding,
+            version=call.version,
+            version_tag=call.version_tag,
+            process_definition_id=call.process_definition_id,
+        )
+        where = Where(
+            instance_id=call.instance_id,
+            process_definition_id=call.process_definition_id,
+            token_id=call.token_id,
+            node_id=call.node_id,
+            history_id=call.history_id,
+        )
+        evaluated = evaluate(tx, row, call.variables, where)
+        return evaluated.result.result, evaluated.evaluation_id
+
+    return evaluate_call
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ file with a ModelError naming the file, line and element of the first that does 
 does: a required decision's single result entry becomes variables of the requiring decision (its
 outputs by name); several entries, or a COLLECT or RULE ORDER table's, give each output name the
 list of its values. Each decision evaluated is one `Evaluation` (its inputs with their values,
-the rules that matched, their outputs and the result): what the history records, and enough to
-evaluate the table again from its inputs alone (`replay`).
+the rules that matched, their outputs and the result, and the variables it read): what the
+history records, and enough to evaluate the decision again from its record alone (`replay`).
 
 Types: an input's `typeRef` converts the input expression's value, an output's the output entry's
 (string, boolean, integer, long, double, date; others leave the value as it is). A value that
@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import ChainMap
+from collections.abc import Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, cast
 
 from engine.dmn.errors import DmnEvaluationError
 from engine.dmn.graph import evaluation_order
@@ -79,6 +80,31 @@ class Evaluation:
     result: list[dict[str, Any]]
     # COLLECT with an aggregator: the aggregated value.
     collect_value: Any = None
+    # The variables the evaluation read, with the values it read: evaluating the decision again
+    # over these alone (`replay`) gives the same inputs, rules and result.
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
+class _Reads(Mapping[str, Any]):
+    """Variables that remember which of them an evaluation read."""
+
+    def __init__(self, variables: Mapping[str, Any]) -> None:
+        self._variables = variables
+        self.read: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._variables[name]
+        self.read[name] = value
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._variables
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._variables)
+
+    def __len__(self) -> int:
+        return len(self._variables)
 
 
 @dataclass(frozen=True)
@@ -123,7 +149,8 @@ class _Compiled:
             return True
         if self._feel is not None:
             return bool(self._feel.matches(value, variables, input_variable))
-        scope = {**variables, input_variable: value}
+        # Looks up each name it reads, and only those (the variables record their reads).
+        scope = ChainMap({input_variable: value}, cast("MutableMapping[str, Any]", variables))
         return self._juel is not None and self._juel.evaluate(scope) is True
 
 
@@ -193,18 +220,20 @@ class CompiledDefinitions:
                 scope.update(_as_variables(decision, evaluation.result))
         return DecisionResult(evaluations[-1].result, tuple(evaluations))
 
-    def replay(self, decision_id: str, inputs: list[Any]) -> Evaluation:
-        """The table `decision_id` evaluated again from its inputs' recorded values (entries
-        that read other variables than their input see none)."""
-        decision = self.decision(decision_id)
-        logic = self._logic[decision.id]
-        assert isinstance(logic, _Table)
-        return self._table(decision, logic, {}, inputs)
+    def replay(self, decision_id: str, variables: Mapping[str, Any]) -> Evaluation:
+        """The decision `decision_id` alone evaluated again over the variables an evaluation
+        of it read (`Evaluation.variables`; a required decision's outputs are among them)."""
+        return self._evaluate_one(self.decision(decision_id), variables)
 
     def _evaluate_one(self, decision: Decision, variables: Mapping[str, Any]) -> Evaluation:
+        reads = _Reads(variables)
+        evaluation = self._logic_of(decision, reads)
+        return replace(evaluation, variables=reads.read)
+
+    def _logic_of(self, decision: Decision, variables: Mapping[str, Any]) -> Evaluation:
         logic = self._logic[decision.id]
         if isinstance(logic, _Table):
-            return self._table(decision, logic, variables, None)
+            return self._table(decision, logic, variables)
         literal = decision.logic
         assert isinstance(literal, LiteralExpression)
         value = _convert(
@@ -230,19 +259,12 @@ class CompiledDefinitions:
         decision: Decision,
         compiled: _Table,
         variables: Mapping[str, Any],
-        recorded: list[Any] | None,
     ) -> Evaluation:
         table = compiled.table
         inputs: list[InputValue] = []
-        for index, (clause, expression) in enumerate(
-            zip(table.inputs, compiled.inputs, strict=True)
-        ):
+        for clause, expression in zip(table.inputs, compiled.inputs, strict=True):
             where = f"input '{clause.label or clause.id}'"
-            raw = (
-                recorded[index]
-                if recorded is not None
-                else _run(decision.id, where, expression.value, variables)
-            )
+            raw = _run(decision.id, where, expression.value, variables)
             value = _convert(raw, clause.type_ref, decision.id, f"the {where}")
             inputs.append(InputValue(clause.id, clause.label, clause.type_ref, value))
         matched: list[MatchedRule] = []

@@ -19,6 +19,7 @@ from engine.errors import InterlockError
 from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
+    BusinessRuleTask,
     CallActivity,
     EndEvent,
     EventBasedGateway,
@@ -45,6 +46,7 @@ from engine.semantics.compensation import CompensationMoves
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
+from engine.semantics.rules import RuleMoves
 from engine.semantics.tasks import TaskMoves
 from engine.semantics.throws import ThrowMoves
 from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
@@ -52,7 +54,9 @@ from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
-class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves):
+class Advance(
+    CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves, RuleMoves
+):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 
     def start(self, start: StartEvent) -> Token:
@@ -255,6 +259,8 @@ class Advance(CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves,
             self._leave(token, node)
         elif isinstance(node, ServiceTask):
             self._service_task(token, node)
+        elif isinstance(node, BusinessRuleTask):
+            self._business_rule_task(token, node)
         elif isinstance(node, ScriptTask):
             self.scripts.script_task(token, node)
             if conditions.settle(self, token):

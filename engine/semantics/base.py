@@ -42,8 +42,12 @@ class Moves:
         unhandled_error: UnhandledError = "end",
         timer_limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
         script_limits: ScriptLimits = DEFAULT_SCRIPT_LIMITS,
+        decisions: Any = None,
     ) -> None:
         self.run = run
+        # Evaluates a business rule task's decision in the command's transaction (see
+        # engine/semantics/rules.py); None where no transaction is at hand.
+        self.decisions = decisions
         self.model = model
         self.handlers = handlers
         self.connection = connection

@@ -57,18 +57,24 @@ class CallMoves(Moves):
 
 
 def _text(node: CallActivity, written: str, what: str, values: dict[str, Any], context: Any) -> str:
+    return expression_text(f"call activity '{node.id}'", node.id, written, what, values, context)
+
+
+def expression_text(
+    owner: str, node_id: str, written: str, what: str, values: dict[str, Any], context: Any
+) -> str:
+    """An attribute naming something (a key, a version): as written, or the value of its
+    `${...}` expression, which must be a non-empty string or a number."""
     if "${" not in written and "#{" not in written:
         return written
     try:
         value = Expression(written).evaluate(values, context)
     except ExpressionError as error:
         raise ExpressionError(
-            f"{what} of call activity '{node.id}' failed: {error.message}", node_id=node.id
+            f"{what} of {owner} failed: {error.message}", node_id=node_id
         ) from error
     if not isinstance(value, str | int) or isinstance(value, bool) or value == "":
-        raise ExpressionError(
-            f"{what} of call activity '{node.id}' is {value!r}, not a name", node_id=node.id
-        )
+        raise ExpressionError(f"{what} of {owner} is {value!r}, not a name", node_id=node_id)
     return str(value)
 
 

@@ -167,6 +167,23 @@ def expire_idempotency(conn: psycopg.Connection[Any], before: datetime, limit: i
     )
 
 
+def expire_evaluations(
+    conn: psycopg.Connection[Any], now: datetime, ttl_days: int | None, limit: int
+) -> int:
+    """Delete up to `limit` decision evaluations made outside any instance (direct ones) past
+    their decision's time to live (camunda:historyTimeToLive, else the default), oldest first;
+    an instance's evaluations go with the instance."""
+    return _count(
+        conn,
+        "DELETE FROM decision_evaluation WHERE id IN ("
+        "  SELECT e.id FROM decision_evaluation e JOIN decision_definition d "
+        "  ON d.id = e.definition_id WHERE e.instance_id IS NULL AND e.evaluated_at <= "
+        "  %(now)s - make_interval(days => COALESCE(d.history_ttl_days, %(ttl)s::int)) "
+        "  ORDER BY e.evaluated_at LIMIT %(limit)s FOR UPDATE OF e SKIP LOCKED)",
+        {"now": now, "ttl": ttl_days, "limit": limit},
+    )
+
+
 def trim_outbox(
     conn: psycopg.Connection[Any], before: datetime, floor: int | None, limit: int
 ) -> int:

@@ -50,6 +50,7 @@ class EvaluationRow:
     node_id: str | None
     history_id: UUID | None
     user_id: str | None
+    variables: dict[str, Any]
     inputs: list[dict[str, Any]]
     matched_rules: list[str]
     outputs: list[dict[str, Any]]
@@ -149,7 +150,9 @@ def insert_definition(conn: psycopg.Connection[Any], row: DecisionRow, source: s
 
 
 _FIELDS = tuple(EvaluationRow.__dataclass_fields__)
-_JSON_FIELDS = frozenset({"inputs", "matched_rules", "outputs", "result", "collect_value"})
+_JSON_FIELDS = frozenset(
+    {"variables", "inputs", "matched_rules", "outputs", "result", "collect_value"}
+)
 
 
 def insert_evaluations(conn: psycopg.Connection[Any], rows: Sequence[EvaluationRow]) -> None:

@@ -61,6 +61,7 @@ def upgrade() -> None:
         sa.Column("node_id", sa.Text(), nullable=True),
         sa.Column("history_id", sa.Uuid(), nullable=True),
         sa.Column("user_id", sa.Text(), nullable=True),
+        sa.Column("variables", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("inputs", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("matched_rules", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("outputs", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
@@ -75,6 +76,8 @@ def upgrade() -> None:
             ["instance_id"],
             ["process_instance.id"],
             name=op.f("fk_decision_evaluation_instance_id_process_instance"),
+            deferrable=True,
+            initially="DEFERRED",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_decision_evaluation")),
     )

@@ -40,13 +40,15 @@ def together(database_url: str, *commands: tuple[str, ...]) -> list[str]:
 def test_the_command_line(database_url: str, tmp_path: Path) -> None:
     model = tmp_path / "flow.bpmn"
     model.write_text(processes.xml(processes.external("cli-flow", topic="cli")))
+    dish = Path(__file__).parent.parent / "data" / "dmn" / "dish_first.dmn"
     deployed, made_user, made_token = together(
         database_url,
-        ("deploy", str(model)),
+        ("deploy", str(model), str(dish)),
         ("user", "add", "erin", "--role", "operator"),
         ("token", "add", "robot", "--role", "viewer"),
     )
     assert "deployed: cli-flow version 1" in deployed
+    assert "deployed: decision dish version 1" in deployed
     password = made_user.strip().rsplit(" ", 1)[-1]
     token = made_token.strip().rsplit(" ", 1)[-1]
     assert token.startswith("il_")

@@ -365,3 +365,55 @@ def test_families_a_consumer_may_still_need_are_kept(
         pass
     with psycopg.connect(database_url) as conn:
         check_families(conn, n, finished=True)
+
+
+DECISION = """<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/"
+  xmlns:camunda="http://camunda.org/schema/1.0/dmn" id="D" name="D" namespace="n">
+  <decision id="{key}" name="Greeting" {ttl}>
+    <literalExpression id="L_{key}"><text>"hello " + name</text></literalExpression>
+    <variable id="V_{key}" name="greeting" />
+  </decision>
+</definitions>
+"""
+
+
+def test_the_cleanup_deletes_evaluations_past_their_decisions_time_to_live(
+    database_url: str, clock: ManualClock
+) -> None:
+    with Engine(database_url, migrate=False, clock=clock, settings=settings(50)) as engine:
+        # "short" keeps 10 days; "plain" the default (60 days); an instance's evaluation stays
+        # while its instance does (the instance never ends here).
+        engine.deploy(DECISION.format(key="short", ttl='camunda:historyTimeToLive="10"'))
+        engine.deploy(DECISION.format(key="plain", ttl=""))
+        engine.deploy(
+            ProcessBuilder("greet")
+            .start_event("s")
+            .business_rule_task("Greet", decision_ref="plain", result_variable="g")
+            .user_task("wait")
+            .end_event("e")
+            .chain("s", "Greet", "wait", "e")
+            .build()
+        )
+        old_short = engine.evaluate_decision("short", {"name": "a"})
+        old_plain = engine.evaluate_decision("plain", {"name": "b"})
+        instance = engine.start_latest("greet", {"name": "c"})
+        assert instance.variables()["g"] == [{"greeting": "hello c"}]
+        clock.advance(days=30)
+        new_short = engine.evaluate_decision("short", {"name": "d"})
+        engine.run(CleanupBatch())
+        with psycopg.connect(database_url) as conn:
+            left = {
+                row[0]
+                for row in conn.execute("SELECT id::text FROM decision_evaluation").fetchall()
+            }
+        assert old_short.evaluation_id not in left
+        assert {old_plain.evaluation_id, new_short.evaluation_id} <= left
+        clock.advance(days=40)
+        engine.run(CleanupBatch())
+        with psycopg.connect(database_url) as conn:
+            rows = conn.execute(
+                "SELECT decision_key, instance_id FROM decision_evaluation ORDER BY decision_key"
+            ).fetchall()
+        # 70 days on: the direct "plain" one is gone (60 days), the instance's stays.
+        assert rows == [("plain", instance.id)]

@@ -543,6 +543,7 @@ def test_all_activity_kinds_take_boundary_events() -> None:
         "NoneTask",
         "ServiceTask",
         "ScriptTask",
+        "BusinessRuleTask",
         "UserTask",
         "ReceiveTask",
         "SubProcess",
@@ -550,6 +551,7 @@ def test_all_activity_kinds_take_boundary_events() -> None:
     }
     for activity in (
         '<bpmn:serviceTask id="t" camunda:class="A" />',
+        '<bpmn:businessRuleTask id="t" camunda:decisionRef="d" />',
         '<bpmn:scriptTask id="t" scriptFormat="javascript"><bpmn:script>1</bpmn:script>'
         "</bpmn:scriptTask>",
         '<bpmn:userTask id="t" />',

@@ -360,6 +360,23 @@ def test_default_namespace_comments_and_processing_instructions() -> None:
     assert task.line == 8
 
 
+def test_a_business_rule_task_needs_a_decision_or_an_implementation() -> None:
+    text = definitions(
+        '<bpmn:process id="p" isExecutable="true"><bpmn:businessRuleTask id="n" /></bpmn:process>'
+    )
+    with pytest.raises(ModelError) as caught:
+        parse_bpmn(text, "rules.bpmn")
+    assert "a business rule task needs camunda:decisionRef" in caught.value.message
+    assert caught.value.element_id == "n"
+    external = definitions(
+        '<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s" />'
+        '<bpmn:businessRuleTask id="n" camunda:type="external" camunda:topic="rules" />'
+        '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="n" /></bpmn:process>'
+    )
+    [model] = parse_bpmn(external, "rules.bpmn")
+    assert model.node("n").topic == "rules"  # type: ignore[attr-defined]
+
+
 def test_only_executable_processes_unless_none_is_marked() -> None:
     def two(first: str, second: str) -> str:
         body = (
@@ -388,7 +405,6 @@ UNSUPPORTED = [
         "n",
     ),
     ("complexGateway", '<bpmn:complexGateway id="n" />', "n"),
-    ("businessRuleTask", '<bpmn:businessRuleTask id="n" />', "n"),
     (
         "camunda:caseRef on a call activity",
         '<bpmn:callActivity id="n" camunda:caseRef="claims" />',

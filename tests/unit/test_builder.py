@@ -305,6 +305,41 @@ def payment_retry() -> ProcessModel:
     )
 
 
+def decisions_everything() -> ProcessModel:
+    """Business rule tasks with every binding and result mapping."""
+    return (
+        ProcessBuilder("rules")
+        .start_event("s")
+        .business_rule_task("Latest", decision_ref="dish")
+        .business_rule_task(
+            "Version",
+            decision_ref="${which}",
+            binding="version",
+            version="${v}",
+            result_variable="r1",
+            map_decision_result="singleEntry",
+        )
+        .business_rule_task(
+            "Tagged",
+            decision_ref="dish",
+            binding="versionTag",
+            version_tag="v3",
+            result_variable="r2",
+            map_decision_result="collectEntries",
+        )
+        .business_rule_task(
+            "Own",
+            decision_ref="dish",
+            binding="deployment",
+            result_variable="r3",
+            async_before=True,
+        )
+        .end_event("e")
+        .chain("s", "Latest", "Version", "Tagged", "Own", "e")
+        .build()
+    )
+
+
 def events_everything() -> ProcessModel:
     """Every new node kind and option, with scopes three levels deep."""
     every_hour = TimerDefinition(kind="cycle", text="R/PT1H")
@@ -403,6 +438,7 @@ def test_write_then_parse_roundtrips_every_fixture(path: Path) -> None:
         shipment_tracking,
         payment_retry,
         events_everything,
+        decisions_everything,
     ],
 )
 def test_write_then_parse_roundtrips_builder_models(build: Callable[[], ProcessModel]) -> None:
