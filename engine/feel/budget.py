@@ -1,10 +1,12 @@
 """The step budget of one FEEL evaluation, so no text of bounded length runs for long.
 
-Every syntax node evaluated, unary test applied and element of a value compared, converted or
-walked costs one step; an evaluation that needs more than MAX_STEPS fails with a FeelError. Text
-length and nesting are bounded by the parser, but filters nested in filters, or lists that list
-the same list many times over, multiply work far beyond a text's length: the budget bounds that.
-The budget belongs to the evaluation running in the current context (thread or task).
+The parser bounds a text's length and nesting, so evaluating each node once is cheap; work beyond
+that comes from loops over values. So the steps counted are those: a filter costs its condition's
+size (in nodes) per item, and comparing, converting, printing or walking a list or context costs
+one step per element. Filters nested in filters, or lists that list the same list many times
+over, multiply work far beyond a text's length; an evaluation that needs more than MAX_STEPS
+fails with a FeelError. The budget belongs to the evaluation running in the current context
+(thread or task).
 """
 
 from __future__ import annotations

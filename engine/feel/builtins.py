@@ -54,7 +54,6 @@ def _substring(text: Any, start: Any, length: Any = None) -> str:
 
 
 def _string(value: Any) -> str:
-    spend()
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -70,8 +69,10 @@ def _string(value: Any) -> str:
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, list):
+        spend(len(value))
         return check_string("[" + ", ".join(_string(item) for item in value) + "]")
     if isinstance(value, dict):
+        spend(len(value))
         entries = (f"{key}: {_string(item)}" for key, item in value.items())
         return check_string("{" + ", ".join(entries) + "}")
     if isinstance(value, YearsMonths):

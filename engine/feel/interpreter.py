@@ -10,6 +10,7 @@ from engine.feel import nodes as n
 from engine.feel.budget import spend
 from engine.feel.builtins import call
 from engine.feel.errors import FeelError
+from engine.feel.parser import size
 from engine.feel.values import arithmetic, compare, equals, to_feel, type_name
 
 _MISSING = object()
@@ -72,7 +73,6 @@ def _boolean(value: Any, node: n.Node) -> bool | None:
 
 
 def evaluate(node: n.Node, scope: Scope) -> Any:
-    spend()
     if isinstance(node, n.Literal):
         return node.value
     if isinstance(node, n.Name):
@@ -137,12 +137,12 @@ def _and(left: bool | None, right: bool | None) -> bool | None:
 
 
 def _path(target: Any, node: n.Path) -> Any:
-    spend()
     if target is None:
         return None
     if isinstance(target, dict):
         return target.get(node.key)
     if isinstance(target, list):
+        spend(len(target))
         return [_path(item, node) for item in target]
     properties = _TEMPORAL_PROPERTIES.get(type(target).__name__, ())
     if node.key in properties:
@@ -154,6 +154,8 @@ def _filter(target: Any, node: n.Filter, scope: Scope) -> Any:
     if target is None:
         return None
     items = target if isinstance(target, list) else [target]
+    # The condition runs once per item: charged up front, so filters nested in filters stop early.
+    spend(len(items) * size(node.condition))
     kept = []
     for item in items:
         names = dict(item) if isinstance(item, dict) else {}
@@ -178,7 +180,6 @@ def _index(items: list[Any], position: Decimal) -> Any:
 
 def test(node: n.Node, value: Any, scope: Scope) -> bool | None:
     """A unary test against a value: True, False or null (null never matches a rule)."""
-    spend()
     if isinstance(node, n.Anything):
         return True
     if isinstance(node, n.TestList):

@@ -110,6 +110,11 @@ def _depth(node: n.Node) -> int:
     return getattr(node, "_depth", 1)
 
 
+def size(node: n.Node) -> int:
+    """How many nodes the tree under `node` has (what evaluating it once costs at most)."""
+    return getattr(node, "_size", 1)
+
+
 class Parser:
     def __init__(self, text: str, *, allow_input: bool) -> None:
         self.tokens = tokenize(text)
@@ -160,6 +165,7 @@ class Parser:
         if depth > MAX_TREE_DEPTH:
             raise FeelError(f"expression nested deeper than {MAX_TREE_DEPTH}", node.position)
         object.__setattr__(node, "_depth", depth)
+        object.__setattr__(node, "_size", 1 + sum(size(child) for child in children))
         return node
 
     # -- expressions ---------------------------------------------------------------------------

@@ -54,7 +54,6 @@ def type_name(value: Any) -> str:
 
 def to_feel(value: Any, depth: int = 0) -> Any:
     """A Python variable value as a FEEL value (numbers become Decimal)."""
-    spend()
     if depth > 50:
         raise FeelError("variable value nested too deeply")
     if value is None or isinstance(value, bool | str | Decimal | YearsMonths):
@@ -70,15 +69,16 @@ def to_feel(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dt.date | dt.time | dt.timedelta):
         return value
     if isinstance(value, Mapping):
+        spend(len(value))
         return {str(key): to_feel(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
+        spend(len(value))
         return [to_feel(item, depth + 1) for item in value]
     raise FeelError(f"variable values of type {type(value).__name__} are not supported")
 
 
 def to_python(value: Any) -> Any:
     """A FEEL value as the engine's Python value: int when integral, float otherwise."""
-    spend()
     if isinstance(value, Decimal):
         if value == value.to_integral_value() and abs(value.adjusted()) < 40:
             return int(value)
@@ -87,8 +87,10 @@ def to_python(value: Any) -> Any:
             raise FeelError(f"number result {value} is too large")
         return number
     if isinstance(value, list):
+        spend(len(value))
         return [to_python(item) for item in value]
     if isinstance(value, dict):
+        spend(len(value))
         return {key: to_python(item) for key, item in value.items()}
     return value
 
@@ -115,14 +117,15 @@ def _comparable(left: Any, right: Any) -> bool:
 
 def equals(left: Any, right: Any, position: int | None = None) -> bool:
     """FEEL `=`: null equals only null; values of different types are an error."""
-    spend()
     if left is None or right is None:
         return left is None and right is None
     if isinstance(left, list) and isinstance(right, list):
+        spend(len(left))
         return len(left) == len(right) and all(
             equals(a, b, position) for a, b in zip(left, right, strict=True)
         )
     if isinstance(left, dict) and isinstance(right, dict):
+        spend(len(left))
         return left.keys() == right.keys() and all(
             equals(left[key], right[key], position) for key in left
         )
