@@ -116,8 +116,9 @@ class DecisionResult:
 
 
 class _Compiled:
-    """One entry compiled in its language: a FEEL expression or unary tests, a JUEL `${...}`, or
-    a JUEL text without one (a literal string, as JUEL reads it)."""
+    """One entry compiled in its language: a FEEL expression or unary tests, or a JUEL `${...}`.
+    A JUEL text without `${` is read as if written inside one (`amount` is `${amount}`), as
+    Camunda's DMN engine reads it."""
 
     def __init__(self, entry: Entry, unary: bool) -> None:
         self.text = entry.text
@@ -128,8 +129,8 @@ class _Compiled:
         if self.empty:
             return
         if self.juel:
-            if "${" in entry.text or "#{" in entry.text:
-                self._juel = compile_juel(entry.text)
+            braced = "${" in entry.text or "#{" in entry.text
+            self._juel = compile_juel(entry.text if braced else "${" + entry.text + "}")
         elif unary:
             self._feel = compile_unary_tests(entry.text)
         else:
@@ -140,9 +141,7 @@ class _Compiled:
             return None
         if self._feel is not None:
             return self._feel.evaluate(variables)
-        if self._juel is not None:
-            return self._juel.evaluate(variables)
-        return self.text
+        return self._juel.evaluate(variables)
 
     def matches(self, value: Any, variables: Mapping[str, Any], input_variable: str) -> bool:
         if self.empty:
@@ -151,7 +150,7 @@ class _Compiled:
             return bool(self._feel.matches(value, variables, input_variable))
         # Looks up each name it reads, and only those (the variables record their reads).
         scope = ChainMap({input_variable: value}, cast("MutableMapping[str, Any]", variables))
-        return self._juel is not None and self._juel.evaluate(scope) is True
+        return self._juel.evaluate(scope) is True
 
 
 def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:

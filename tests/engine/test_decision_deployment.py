@@ -111,6 +111,11 @@ def test_a_modeler_file_deploys_evaluates_and_versions_per_key(
     assert rows(engine, "SELECT version_tag FROM decision_definition WHERE key = 'discount'") == [
         ("1.0",)
     ]
+    # Its input expression `customerStatus` reads the variable, as `${customerStatus}`.
+    assert engine.evaluate_decision("discount", {"customerStatus": "gold"}).result == [
+        {"discount": "gold"}
+    ]
+    assert engine.evaluate_decision("discount", {"customerStatus": "bronze"}).result == []
 
     with pytest.raises(NotFound):
         engine.evaluate_decision("loanEligibility", premium, version=3)

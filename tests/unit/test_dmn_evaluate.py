@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from engine.dmn import DmnEvaluationError
+from engine.errors import ModelError
 from tests.unit.dmn_documents import In, Out, compiled, definitions, evaluate, literal, table
 
 # -- hit policies ---------------------------------------------------------------------------------
@@ -549,12 +550,33 @@ def test_juel_on_single_entries_in_a_feel_table() -> None:
     assert evaluate(document, {"amount": 4}) == [{"size": "small"}]
 
 
-def test_juel_text_without_an_expression_is_a_literal_string() -> None:
+def test_juel_text_without_braces_is_read_as_one_expression() -> None:
+    # As Camunda's DMN engine does, `text` is evaluated as `${text}`: `amount` is the variable,
+    # `"big"` a string literal, `cellInput > 100` a condition on the input.
     document = definitions(
-        table("d", [], [Out("size", "string")], [([], ["big"])]),
+        table(
+            "d",
+            [In("amount * 2", "integer")],
+            [Out("size", "string")],
+            [(["cellInput > 100"], ['"big"']), (["cellInput <= 100"], ["name"])],
+            "FIRST",
+        ),
         attributes='expressionLanguage="juel"',
     )
-    assert evaluate(document, {}) == [{"size": "big"}]
+    assert evaluate(document, {"amount": 60, "name": "n"}) == [{"size": "big"}]
+    assert evaluate(document, {"amount": 50, "name": "small"}) == [{"size": "small"}]
+    with pytest.raises(DmnEvaluationError, match="name"):
+        evaluate(document, {"amount": 5})
+
+
+def test_juel_text_without_braces_that_does_not_compile_is_refused_at_deployment() -> None:
+    document = definitions(
+        table("d", [], [Out("size", "string")], [([], ["big deal"])]),
+        attributes='expressionLanguage="juel"',
+    )
+    with pytest.raises(ModelError) as raised:
+        compiled(document)
+    assert (raised.value.file, raised.value.element_id) == ("test.dmn", "R1_o1")
 
 
 @pytest.mark.parametrize(
