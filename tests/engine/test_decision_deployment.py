@@ -13,7 +13,7 @@ import pytest
 
 from engine.api import Engine
 from engine.dmn import DmnEvaluationError
-from engine.errors import ModelError, NotFound
+from engine.errors import BadRequest, ModelError, NotFound
 from engine.states import OutboxEvent
 
 DMN = Path(__file__).parent.parent / "data" / "dmn"
@@ -235,5 +235,17 @@ def test_every_evaluation_writes_its_history_and_outbox_rows_in_its_transaction(
     # A failed evaluation writes nothing at all.
     with pytest.raises(DmnEvaluationError, match="guestsWithChildren"):
         engine.evaluate_decision("beverages", {"season": "Summer"})
+    # Variables no history row could hold are refused naming the variable, not left to the
+    # database to reject.
+    engine.deploy(DMN / "dish_first.dmn")
+    refused: list[tuple[dict[str, Any], str]] = [
+        ({"season": "Fa\x00ll", "guestCount": 4}, "season"),
+        ({"season": "\ud800", "guestCount": 4}, "season"),
+        ({"season": "Fall", "guestCount": 4, "extra": [1.0, float("nan")]}, "extra[1]"),
+    ]
+    for variables, where in refused:
+        with pytest.raises(BadRequest) as raised:
+            engine.evaluate_decision("dish", variables)
+        assert raised.value.message.startswith(f"field '{where}' must "), raised.value.message
     assert count(engine, "decision_evaluation") == 4
     assert len(rows(engine, "SELECT 1 FROM outbox WHERE event = 'decision.evaluated'")) == 2
