@@ -6,6 +6,7 @@ import sys
 from bench import (
     acquisition_bench,
     call_bench,
+    decisions,
     engine_throughput,
     external_tasks_bench,
     jobs_bench,
@@ -25,6 +26,8 @@ print("\n== parallel multi-instance: 100 iterations and a join; cost at 10, 100,
 mi_bench.main(forward)
 print("\n== call activities: a tree against straight-through instances", flush=True)
 call_bench.main(forward)
+print("\n== decisions: a 50-rule table in process, through the engine, in a process", flush=True)
+decisions.main(forward)
 print("\n== external tasks", flush=True)
 external_tasks_bench.main(forward)
 print("\n== job executor: timer lateness", flush=True)

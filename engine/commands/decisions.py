@@ -20,6 +20,7 @@ from engine.dmn.evaluate import CompiledDefinitions, DecisionResult, compile_def
 from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx
 from engine.ids import new_id
+from engine.json_input import check
 from engine.schema import OUTBOX_CHANNEL
 from engine.semantics.rules import DecisionCall, DecisionEvaluator
 from engine.states import OutboxEvent
@@ -205,6 +206,8 @@ class EvaluateDecision:
     version_tag: str | None = None
 
     def execute(self, tx: Tx) -> DecisionEvaluated:
+        # What no history row could hold (NUL, lone surrogates, NaN) is refused naming its path.
+        check(dict(self.variables))
         if self.definition_id is not None:
             row = decisions.by_id(tx.conn, self.definition_id)
             if row is None:

@@ -20,6 +20,7 @@ a DmnEvaluationError naming the decision and the clause or rule, never a silent 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections import ChainMap
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
@@ -115,8 +116,9 @@ class DecisionResult:
 
 
 class _Compiled:
-    """One entry compiled in its language: a FEEL expression or unary tests, a JUEL `${...}`, or
-    a JUEL text without one (a literal string, as JUEL reads it)."""
+    """One entry compiled in its language: a FEEL expression or unary tests, or a JUEL `${...}`.
+    A JUEL text without `${` is read as if written inside one (`amount` is `${amount}`), as
+    Camunda's DMN engine reads it."""
 
     def __init__(self, entry: Entry, unary: bool) -> None:
         self.text = entry.text
@@ -127,8 +129,8 @@ class _Compiled:
         if self.empty:
             return
         if self.juel:
-            if "${" in entry.text or "#{" in entry.text:
-                self._juel = compile_juel(entry.text)
+            braced = "${" in entry.text or "#{" in entry.text
+            self._juel = compile_juel(entry.text if braced else "${" + entry.text + "}")
         elif unary:
             self._feel = compile_unary_tests(entry.text)
         else:
@@ -139,9 +141,7 @@ class _Compiled:
             return None
         if self._feel is not None:
             return self._feel.evaluate(variables)
-        if self._juel is not None:
-            return self._juel.evaluate(variables)
-        return self.text
+        return self._juel.evaluate(variables)
 
     def matches(self, value: Any, variables: Mapping[str, Any], input_variable: str) -> bool:
         if self.empty:
@@ -150,7 +150,7 @@ class _Compiled:
             return bool(self._feel.matches(value, variables, input_variable))
         # Looks up each name it reads, and only those (the variables record their reads).
         scope = ChainMap({input_variable: value}, cast("MutableMapping[str, Any]", variables))
-        return self._juel is not None and self._juel.evaluate(scope) is True
+        return self._juel.evaluate(scope) is True
 
 
 def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:
@@ -349,7 +349,7 @@ def compile_definitions(definitions: DmnDefinitions, file: str) -> CompiledDefin
 
 def _run(decision_id: str, where: str, evaluate: Any, variables: Mapping[str, Any]) -> Any:
     try:
-        return _plain(evaluate(variables))
+        value = _plain(evaluate(variables))
     except (FeelError, ExpressionError) as error:
         if isinstance(error, DmnEvaluationError):
             raise
@@ -357,6 +357,23 @@ def _run(decision_id: str, where: str, evaluate: Any, variables: Mapping[str, An
         raise DmnEvaluationError(
             f"the {where} failed: {message}", decision_id=decision_id
         ) from None
+    if not _finite(value):
+        # A JUEL expression passes a variable's NaN or overflows to infinity; no JSON holds it.
+        raise DmnEvaluationError(
+            f"the {where} has the value {_shorten(repr(value))}, which is not a finite number",
+            decision_id=decision_id,
+        )
+    return value
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list | tuple):
+        return all(_finite(item) for item in value)
+    if isinstance(value, dict):
+        return all(_finite(item) for item in value.values())
+    return True
 
 
 def _plain(value: Any) -> Any:
@@ -434,7 +451,7 @@ def _to_integer(value: Any, bound: int) -> int:
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
     elif isinstance(value, str):
-        number = int(value.strip())
+        number = int(_digits(value))
     else:
         raise TypeError(value)
     if not -bound <= number < bound:
@@ -446,10 +463,21 @@ def _to_double(value: Any) -> float:
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str):
-        return float(Decimal(value.strip()))
-    raise TypeError(value)
+        number = float(value)
+    elif isinstance(value, str):
+        number = float(Decimal(_digits(value)))
+    else:
+        raise TypeError(value)
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
+
+
+def _digits(text: str) -> str:
+    """A number's text as Java reads it: Python's `_` digit separators are not part of it."""
+    if "_" in text:
+        raise ValueError(text)
+    return text.strip()
 
 
 def _to_date(value: Any) -> dt.datetime:

@@ -1,9 +1,9 @@
 """A safe subset of FEEL (DMN 1.3), compiled once into a syntax tree of our own and interpreted.
 
 Nothing here reaches Python's evaluator or attributes: a path `a.b` reads only the key `b` of a
-context (a dict), names with `__` are refused, and text length, nesting depth, string results and
-exponents are bounded. Every failure is a `FeelError` carrying a message and, when known, the
-position in the text.
+context (a dict), names with `__` are refused, and text length, nesting depth, string results,
+exponents and the steps of one evaluation (engine/feel/budget.py) are bounded. Every failure is
+a `FeelError` carrying a message and, when known, the position in the text.
 
 Numbers are `Decimal` inside (34 digits, so `0.1 + 0.2 = 0.3` holds); variables given as int or
 float are read exactly, and results come back as `int` when integral and `float` otherwise.
@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine.feel import nodes
+from engine.feel import budget, nodes
 from engine.feel.builtins import _string as string_of
 from engine.feel.errors import FeelError
 from engine.feel.interpreter import Scope, evaluate, test
@@ -62,10 +62,13 @@ class Expression:
         self.tree = tree
 
     def evaluate(self, variables: Mapping[str, Any]) -> Any:
+        token = budget.start()
         try:
             return to_python(evaluate(self.tree, Scope(variables)))
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
+        finally:
+            budget.stop(token)
 
 
 class UnaryTests:
@@ -83,11 +86,15 @@ class UnaryTests:
     ) -> bool:
         """Whether `value` passes; entries may also name it as `input_variable` (Camunda's
         `camunda:inputVariable`, `cellInput` by default) or as `?`."""
-        scope = Scope({input_variable: value}, parent=Scope(variables or {}))
+        token = budget.start()
         try:
-            return test(self.tree, to_feel(value), scope) is True
+            tested = to_feel(value)
+            scope = Scope({input_variable: tested}, tested, Scope(variables or {}), feel=True)
+            return test(self.tree, tested, scope) is True
         except RecursionError:
             raise FeelError("evaluation nested too deeply") from None
+        finally:
+            budget.stop(token)
 
 
 def feel_string(value: Any) -> str:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
+from engine.feel.budget import spend
 from engine.feel.errors import FeelError
 from engine.feel.values import (
     NUMBERS,
@@ -36,9 +37,10 @@ def _number(name: str, value: Any) -> Decimal:
 
 
 def _items(name: str, arguments: tuple[Any, ...]) -> list[Any]:
-    if len(arguments) == 1 and isinstance(arguments[0], list):
-        return list(arguments[0])
-    return list(arguments)
+    single = len(arguments) == 1 and isinstance(arguments[0], list)
+    items = list(arguments[0]) if single else list(arguments)
+    spend(len(items))
+    return items
 
 
 def _substring(text: Any, start: Any, length: Any = None) -> str:
@@ -67,8 +69,10 @@ def _string(value: Any) -> str:
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     if isinstance(value, list):
+        spend(len(value))
         return check_string("[" + ", ".join(_string(item) for item in value) + "]")
     if isinstance(value, dict):
+        spend(len(value))
         entries = (f"{key}: {_string(item)}" for key, item in value.items())
         return check_string("{" + ", ".join(entries) + "}")
     if isinstance(value, YearsMonths):

@@ -7,8 +7,10 @@ from decimal import Decimal
 from typing import Any
 
 from engine.feel import nodes as n
+from engine.feel.budget import spend
 from engine.feel.builtins import call
 from engine.feel.errors import FeelError
+from engine.feel.parser import size
 from engine.feel.values import arithmetic, compare, equals, to_feel, type_name
 
 _MISSING = object()
@@ -23,21 +25,45 @@ _TEMPORAL_PROPERTIES = {
 
 
 class Scope:
+    """Names visible to an expression, innermost first. A scope over a caller's variables
+    converts each value to FEEL once, when first read; a scope the evaluation made (a context's
+    entries, a filter's item) holds FEEL values already. `value` is the value under test (`?`)
+    in the unary tests this scope belongs to."""
+
     def __init__(
-        self, variables: Mapping[str, Any], value: Any = None, parent: Scope | None = None
+        self,
+        variables: Mapping[str, Any],
+        value: Any = _MISSING,
+        parent: Scope | None = None,
+        *,
+        feel: bool = False,
     ) -> None:
         self.variables = variables
         self.value = value
         self.parent = parent
+        self.converted: dict[str, Any] | None = None if feel else {}
 
     def lookup(self, name: str, position: int) -> Any:
         scope: Scope | None = self
         while scope is not None:
             found = scope.variables.get(name, _MISSING)
             if found is not _MISSING:
-                return to_feel(found)
+                if scope.converted is None:
+                    return found
+                if name not in scope.converted:
+                    scope.converted[name] = to_feel(found)
+                return scope.converted[name]
             scope = scope.parent
         raise FeelError(f"no variable named {name!r}", position)
+
+    def tested(self) -> Any:
+        """The value under test (`?`) of the innermost unary test, or null outside one."""
+        scope: Scope | None = self
+        while scope is not None:
+            if scope.value is not _MISSING:
+                return scope.value
+            scope = scope.parent
+        return None
 
 
 def _boolean(value: Any, node: n.Node) -> bool | None:
@@ -52,7 +78,7 @@ def evaluate(node: n.Node, scope: Scope) -> Any:
     if isinstance(node, n.Name):
         return scope.lookup(node.name, node.position)
     if isinstance(node, n.InputValue):
-        return scope.value
+        return scope.tested()
     if isinstance(node, n.Binary):
         left, right = evaluate(node.left, scope), evaluate(node.right, scope)
         if node.operator in ("=", "!=", "<", "<=", ">", ">="):
@@ -89,7 +115,7 @@ def evaluate(node: n.Node, scope: Scope) -> Any:
     if isinstance(node, n.ContextNode):
         context: dict[str, Any] = {}
         for key, value in node.entries:
-            context[key] = evaluate(value, Scope(context, parent=scope))
+            context[key] = evaluate(value, Scope(context, parent=scope, feel=True))
         return context
     if isinstance(node, n.Call):
         arguments = [evaluate(argument, scope) for argument in node.arguments]
@@ -116,6 +142,7 @@ def _path(target: Any, node: n.Path) -> Any:
     if isinstance(target, dict):
         return target.get(node.key)
     if isinstance(target, list):
+        spend(len(target))
         return [_path(item, node) for item in target]
     properties = _TEMPORAL_PROPERTIES.get(type(target).__name__, ())
     if node.key in properties:
@@ -127,11 +154,14 @@ def _filter(target: Any, node: n.Filter, scope: Scope) -> Any:
     if target is None:
         return None
     items = target if isinstance(target, list) else [target]
+    # The condition runs once per item: charged up front, so filters nested in filters stop early.
+    spend(len(items) * size(node.condition))
     kept = []
     for item in items:
         names = dict(item) if isinstance(item, dict) else {}
+        spend(len(names))
         names["item"] = item
-        outcome = evaluate(node.condition, Scope(names, parent=scope))
+        outcome = evaluate(node.condition, Scope(names, parent=scope, feel=True))
         if isinstance(outcome, Decimal):
             return _index(items, outcome)
         if _boolean(outcome, node.condition):
@@ -172,7 +202,7 @@ def test(node: n.Node, value: Any, scope: Scope) -> bool | None:
         below = compare("<=" if node.high_closed else "<", value, high, node.position)
         return _and(above, below)
     if isinstance(node, n.Equals):
-        inner = Scope({}, value, parent=scope)
+        inner = Scope({}, value, parent=scope, feel=True)
         expected = evaluate(node.expression, inner)
         if node.uses_input:
             return _boolean(expected, node)

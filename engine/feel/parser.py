@@ -60,7 +60,17 @@ def tokenize(text: str) -> list[Token]:
     return tokens
 
 
+def _code_unit(body: str, index: int) -> int | None:
+    """The code unit of a `\\uXXXX` escape starting at `index`, or None."""
+    code = body[index + 2 : index + 6]
+    if body[index : index + 2] == "\\u" and re.fullmatch(r"[0-9A-Fa-f]{4}", code):
+        return int(code, 16)
+    return None
+
+
 def _unescape(token: Token) -> str:
+    """A string literal's value. `\\uXXXX` escapes of a surrogate pair make one character; a
+    lone surrogate or a NUL character is refused, as no text column can hold either."""
     body = token.text[1:-1]
     out: list[str] = []
     index = 0
@@ -68,9 +78,18 @@ def _unescape(token: Token) -> str:
         char = body[index]
         if char == "\\":
             escaped = body[index + 1]
-            code = body[index + 2 : index + 6]
-            if escaped == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", code):
-                out.append(chr(int(code, 16)))
+            unit = _code_unit(body, index)
+            if unit is not None:
+                low = _code_unit(body, index + 6) if 0xD800 <= unit < 0xDC00 else None
+                if low is not None and 0xDC00 <= low < 0xE000:
+                    out.append(chr(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)))
+                    index += 12
+                    continue
+                if 0xD800 <= unit < 0xE000:
+                    raise FeelError("a lone surrogate escape", token.position + index + 1)
+                if unit == 0:
+                    raise FeelError("a NUL character escape", token.position + index + 1)
+                out.append(chr(unit))
                 index += 6
                 continue
             if escaped not in _ESCAPES:
@@ -89,6 +108,11 @@ class TooComplex(FeelError):
 
 def _depth(node: n.Node) -> int:
     return getattr(node, "_depth", 1)
+
+
+def size(node: n.Node) -> int:
+    """How many nodes the tree under `node` has (what evaluating it once costs at most)."""
+    return getattr(node, "_size", 1)
 
 
 class Parser:
@@ -141,6 +165,7 @@ class Parser:
         if depth > MAX_TREE_DEPTH:
             raise FeelError(f"expression nested deeper than {MAX_TREE_DEPTH}", node.position)
         object.__setattr__(node, "_depth", depth)
+        object.__setattr__(node, "_size", 1 + sum(size(child) for child in children))
         return node
 
     # -- expressions ---------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from decimal import Context, Decimal, DivisionByZero, InvalidOperation, Overflow
 from typing import Any
 
+from engine.feel.budget import spend
 from engine.feel.errors import FeelError
 
 MAX_STRING = 1_000_000
@@ -68,8 +69,10 @@ def to_feel(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dt.date | dt.time | dt.timedelta):
         return value
     if isinstance(value, Mapping):
+        spend(len(value))
         return {str(key): to_feel(item, depth + 1) for key, item in value.items()}
     if isinstance(value, list | tuple):
+        spend(len(value))
         return [to_feel(item, depth + 1) for item in value]
     raise FeelError(f"variable values of type {type(value).__name__} are not supported")
 
@@ -84,8 +87,10 @@ def to_python(value: Any) -> Any:
             raise FeelError(f"number result {value} is too large")
         return number
     if isinstance(value, list):
+        spend(len(value))
         return [to_python(item) for item in value]
     if isinstance(value, dict):
+        spend(len(value))
         return {key: to_python(item) for key, item in value.items()}
     return value
 
@@ -115,10 +120,12 @@ def equals(left: Any, right: Any, position: int | None = None) -> bool:
     if left is None or right is None:
         return left is None and right is None
     if isinstance(left, list) and isinstance(right, list):
+        spend(len(left))
         return len(left) == len(right) and all(
             equals(a, b, position) for a, b in zip(left, right, strict=True)
         )
     if isinstance(left, dict) and isinstance(right, dict):
+        spend(len(left))
         return left.keys() == right.keys() and all(
             equals(left[key], right[key], position) for key in left
         )
