@@ -23,23 +23,8 @@ from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
 from engine.errors import NotFound
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
-from engine.queries.decisions import DecisionRow
 
 EVALUATE_BODY = request({"variables": VARIABLES_IN, "version": INTEGER, "version_tag": STRING})
-
-
-def decision(row: DecisionRow) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "key": row.key,
-        "version": row.version,
-        "name": row.name,
-        "version_tag": row.version_tag,
-        "deployment_id": str(row.deployment_id),
-        "resource_name": row.resource_name,
-        "history_ttl_days": row.history_ttl_days,
-        "created_at": views.iso(row.created_at),
-    }
 
 
 def evaluation(row: dh.EvaluationRow) -> dict[str, Any]:
@@ -65,7 +50,7 @@ def evaluation(row: dh.EvaluationRow) -> dict[str, Any]:
 async def list_decisions(request: Request) -> Response:
     query = Query(request.query_params)
     rows = await call(decision_reads.list_all, engine_of(request), query.text("key"))
-    return reply(views.items([decision(row) for row in rows]))
+    return reply(views.items([views.definition(row) for row in rows]))
 
 
 async def get_decision(request: Request) -> Response:
@@ -73,7 +58,7 @@ async def get_decision(request: Request) -> Response:
     row = await call(decision_reads.by_id, engine_of(request), definition_id)
     if row is None:
         raise NotFound(f"decision definition {definition_id} does not exist")
-    return reply(decision(row))
+    return reply(views.definition(row))
 
 
 async def evaluate(request: Request) -> Response:

@@ -73,6 +73,32 @@ _STARTED_INSTANCE: dict[str, Schema] = {
     "started_at": TIME,
 }
 
+# A deployed process or decision definition.
+DEFINITION = record(
+    {
+        "id": STRING,
+        "key": STRING,
+        "version": INTEGER,
+        "name": nullable(STRING),
+        "version_tag": nullable(STRING),
+        "deployment_id": UUID,
+        "resource_name": STRING,
+        "history_ttl_days": nullable(INTEGER),
+        "created_at": TIME,
+    }
+)
+# A process or decision of a deployment, and whether this deployment created its version.
+DEPLOYED = record(
+    {
+        "id": STRING,
+        "key": STRING,
+        "version": INTEGER,
+        "name": nullable(STRING),
+        "resource_name": STRING,
+        "created": BOOLEAN,
+    }
+)
+
 COMPONENTS: dict[str, Schema] = {
     "Error": record(
         {"type": STRING, "message": STRING, "detail": {"type": "object"}},
@@ -80,61 +106,16 @@ COMPONENTS: dict[str, Schema] = {
     ),
     "TypedValue": record({"type": STRING, "value": ANY}),
     "Variables": {"type": "object", "additionalProperties": ref("TypedValue")},
-    "Definition": record(
-        {
-            "id": STRING,
-            "key": STRING,
-            "version": INTEGER,
-            "name": nullable(STRING),
-            "version_tag": nullable(STRING),
-            "deployment_id": UUID,
-            "resource_name": STRING,
-            "created_at": TIME,
-        }
-    ),
+    "Definition": DEFINITION,
     "Deployment": record(
         {
             "deployment_id": nullable(UUID),
-            "definitions": array(
-                record(
-                    {
-                        "id": STRING,
-                        "key": STRING,
-                        "version": INTEGER,
-                        "name": nullable(STRING),
-                        "resource_name": STRING,
-                        "created": BOOLEAN,
-                    }
-                )
-            ),
-            "decisions": array(
-                record(
-                    {
-                        "id": STRING,
-                        "key": STRING,
-                        "version": INTEGER,
-                        "name": nullable(STRING),
-                        "resource_name": STRING,
-                        "created": BOOLEAN,
-                    }
-                )
-            ),
+            "definitions": array(DEPLOYED),
+            "decisions": array(DEPLOYED),
         },
         "A deployment; `deployment_id` is null when every process and decision was unchanged.",
     ),
-    "Decision": record(
-        {
-            "id": STRING,
-            "key": STRING,
-            "version": INTEGER,
-            "name": nullable(STRING),
-            "version_tag": nullable(STRING),
-            "deployment_id": UUID,
-            "resource_name": STRING,
-            "history_ttl_days": nullable(INTEGER),
-            "created_at": TIME,
-        }
-    ),
+    "Decision": DEFINITION,
     "DecisionEvaluation": record(
         {
             "id": UUID,

@@ -49,6 +49,7 @@ def definition(row: DefinitionRow) -> dict[str, Any]:
         "version_tag": row.version_tag,
         "deployment_id": str(row.deployment_id),
         "resource_name": row.resource_name,
+        "history_ttl_days": row.history_ttl_days,
         "created_at": iso(row.created_at),
     }
 

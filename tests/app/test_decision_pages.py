@@ -13,27 +13,20 @@ import httpx
 import pytest
 
 from engine.queries import decision_console
+from tests.engine.clock import ManualClock
 from tests.server import LiveServer, console_login, live_server
 
 DMN = Path(__file__).parents[1] / "data" / "dmn"
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=3)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = BASE
-
-    def __call__(self) -> datetime:
-        return self.now
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(BASE)
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def timed(database_url: str, clock: Clock) -> Iterator[LiveServer]:
+def timed(database_url: str, clock: ManualClock) -> Iterator[LiveServer]:
     with live_server(database_url, run_jobs=False, clock=clock) as running:
         yield running
 
@@ -62,7 +55,7 @@ def cell(row: str, column: str) -> str:
 
 
 def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
-    timed: LiveServer, clock: Clock
+    timed: LiveServer, clock: ManualClock
 ) -> None:
     engine = timed.engine
     engine.deploy(
@@ -148,7 +141,7 @@ def test_the_decision_list_and_a_decision_table_with_its_rule_counts(
         assert "Literal expression <code>&#34;Hello &#34; + name</code>" in flat(literal.text)
 
 
-def test_evaluations_page_newest_first_by_cursor(timed: LiveServer, clock: Clock) -> None:
+def test_evaluations_page_newest_first_by_cursor(timed: LiveServer, clock: ManualClock) -> None:
     engine = timed.engine
     engine.deploy(DMN / "dish_first.dmn")
     evaluated = []

@@ -16,26 +16,19 @@ import pytest
 from engine.api import Engine
 from engine.queries import decision_console
 from engine.queries.decision_console import RuleCounts
+from tests.engine.clock import ManualClock
 
 DMN = Path(__file__).parents[1] / "data" / "dmn"
 BASE = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = BASE
-
-    def __call__(self) -> datetime:
-        return self.now
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(BASE)
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def timed(database_url: str, clock: Clock) -> Iterator[Engine]:
+def timed(database_url: str, clock: ManualClock) -> Iterator[Engine]:
     with Engine(database_url, migrate=False, clock=clock) as running:
         yield running
 
@@ -51,7 +44,7 @@ def second_version() -> str:
     return source.replace("</decisionTable>", extra + "</decisionTable>")
 
 
-def test_rule_counts_per_version_per_key_and_per_period(timed: Engine, clock: Clock) -> None:
+def test_rule_counts_per_version_per_key_and_per_period(timed: Engine, clock: ManualClock) -> None:
     engine = timed
     engine.deploy(DMN / "dish_first.dmn")
     v1 = [
@@ -129,7 +122,7 @@ def test_rule_counts_read_the_definition_index(timed: Engine, by: str) -> None:
     assert "ix_decision_evaluation_definition" in plan, plan
 
 
-def test_evaluations_newest_first_by_keyset(timed: Engine, clock: Clock) -> None:
+def test_evaluations_newest_first_by_keyset(timed: Engine, clock: ManualClock) -> None:
     timed.deploy(DMN / "dish_first.dmn")
     done = []
     for n in range(5):
