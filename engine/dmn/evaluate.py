@@ -37,11 +37,12 @@ from engine.dmn.model import (
     Entry,
     ExpressionLanguage,
     HitPolicy,
+    InputClause,
     LiteralExpression,
 )
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression as compile_juel
-from engine.feel import FeelError, compile_expression, compile_unary_tests
+from engine.feel import Cell, FeelError, compile_expression, compile_unary_tests
 
 _INT_RANGE = {"integer": 2**31, "long": 2**63}
 
@@ -143,14 +144,34 @@ class _Compiled:
             return self._feel.evaluate(variables)
         return self._juel.evaluate(variables)
 
-    def matches(self, value: Any, variables: Mapping[str, Any], input_variable: str) -> bool:
+    def matches(self, cell: _Cell) -> bool:
         if self.empty:
             return True
         if self._feel is not None:
-            return bool(self._feel.matches(value, variables, input_variable))
+            return bool(self._feel.passes(cell.feel()))
+        return self._juel.evaluate(cell.scope()) is True
+
+
+class _Cell:
+    """One input's value as its column's entries test it, prepared once for all the rules."""
+
+    __slots__ = ("_feel", "input_variable", "value", "variables")
+
+    def __init__(self, value: Any, variables: Mapping[str, Any], input_variable: str) -> None:
+        self.value = value
+        self.variables = variables
+        self.input_variable = input_variable
+        self._feel: Cell | None = None
+
+    def feel(self) -> Cell:
+        if self._feel is None:
+            self._feel = Cell(self.value, self.variables, self.input_variable)
+        return self._feel
+
+    def scope(self) -> Mapping[str, Any]:
         # Looks up each name it reads, and only those (the variables record their reads).
-        scope = ChainMap({input_variable: value}, cast("MutableMapping[str, Any]", variables))
-        return self._juel.evaluate(scope) is True
+        variables = cast("MutableMapping[str, Any]", self.variables)
+        return ChainMap({self.input_variable: self.value}, variables)
 
 
 def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:
@@ -266,15 +287,16 @@ class CompiledDefinitions:
             raw = _run(decision.id, where, expression.value, variables)
             value = _convert(raw, clause.type_ref, decision.id, f"the {where}")
             inputs.append(InputValue(clause.id, clause.label, clause.type_ref, value))
+        cells = [
+            _Cell(item.value, variables, clause.input_variable)
+            for clause, item in zip(table.inputs, inputs, strict=True)
+        ]
         matched: list[MatchedRule] = []
         outputs_of: dict[str, tuple[int, list[OutputValue]]] = {}
         for order, (rule, (entries, results)) in enumerate(
             zip(table.rules, compiled.rules, strict=True), start=1
         ):
-            if not all(
-                self._matches(decision, rule.id, entry, clause, item.value, variables)
-                for entry, clause, item in zip(entries, table.inputs, inputs, strict=True)
-            ):
+            if not self._matches(decision, rule.id, entries, table.inputs, cells):
                 continue
             values: list[OutputValue] = []
             for output, entry in zip(table.outputs, results, strict=True):
@@ -324,21 +346,24 @@ class CompiledDefinitions:
     def _matches(
         decision: Decision,
         rule_id: str,
-        entry: _Compiled,
-        clause: Any,
-        value: Any,
-        variables: Mapping[str, Any],
+        entries: list[_Compiled],
+        clauses: tuple[InputClause, ...],
+        cells: list[_Cell],
     ) -> bool:
-        try:
-            return entry.matches(value, variables, clause.input_variable)
-        except (FeelError, ExpressionError) as error:
-            message = getattr(error, "message", str(error))
-            raise DmnEvaluationError(
-                f"the input entry '{_shorten(entry.text)}' of rule '{rule_id}' for input "
-                f"'{clause.label or clause.id}' failed: {message}",
-                decision_id=decision.id,
-                rule_ids=[rule_id],
-            ) from None
+        """Whether every input entry of the rule holds, tried left to right."""
+        for entry, clause, cell in zip(entries, clauses, cells, strict=True):
+            try:
+                if not entry.matches(cell):
+                    return False
+            except (FeelError, ExpressionError) as error:
+                message = getattr(error, "message", str(error))
+                raise DmnEvaluationError(
+                    f"the input entry '{_shorten(entry.text)}' of rule '{rule_id}' for input "
+                    f"'{clause.label or clause.id}' failed: {message}",
+                    decision_id=decision.id,
+                    rule_ids=[rule_id],
+                ) from None
+        return True
 
 
 def compile_definitions(definitions: DmnDefinitions, file: str) -> CompiledDefinitions:
