@@ -313,9 +313,12 @@ def _run_worker(args: argparse.Namespace) -> int:
         # reported within the grace period.
         worker.stop(timeout=grace)
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
         worker.engine.close()
+        # Stopping on a signal, the handlers stay: another SIGTERM until the process has exited
+        # changes nothing (the default handler would kill it mid-exit).
+        if not asked.is_set():
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
     return 0
 
 
