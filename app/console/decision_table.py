@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from dataclasses import dataclass
 from typing import Any
 from uuid import UUID
@@ -20,7 +19,6 @@ from engine.dmn import (
     InputClause,
     LiteralExpression,
     OutputClause,
-    parse_dmn,
 )
 from engine.errors import NotFound
 from engine.queries import decision_console, decisions
@@ -93,26 +91,12 @@ def _view(decision: Decision) -> DecisionView:
     )
 
 
-# Deployed definitions never change: each is parsed once per process.
-_VIEWS: dict[str, DecisionView] = {}
-_LOCK = threading.Lock()
-_MAX_VIEWS = 512
-
-
 def decision_view(engine: Engine, definition_id: str, key: str) -> DecisionView:
     """The decision `key` of the decision definition `definition_id`, as deployed."""
-    found = _VIEWS.get(definition_id)
-    if found is not None:
-        return found
-    source = decisions.source_xml(engine, definition_id)
-    if source is None:
+    found = decisions.deployed(engine, definition_id)
+    if found is None:
         raise NotFound(f"decision definition {definition_id} does not exist")
-    found = _view(parse_dmn(source, definition_id, None).decision(key))
-    with _LOCK:
-        if len(_VIEWS) >= _MAX_VIEWS:
-            _VIEWS.clear()
-        _VIEWS[definition_id] = found
-    return found
+    return _view(found.file.definitions.decision(key))
 
 
 def with_counts(view: DecisionView, counts: RuleCounts) -> DecisionView:

@@ -1,22 +1,20 @@
 """Evaluating decisions inside a command's transaction, and the direct evaluation command.
 
-A business rule task (engine/semantics/tasks.py) and `EvaluateDecision` both go through
-`Decisions.evaluate`: it finds the decision definition the binding picks, evaluates it with the
-DMN file compiled once per process (`_COMPILED`; definitions never change), and writes one
+A business rule task (engine/semantics/rules.py) and `EvaluateDecision` both go through
+`evaluate`: it evaluates the decision definition the binding picked (`find`) with its DMN file
+compiled once per process (engine/store/decisions.py `deployed`), and writes one
 decision_evaluation row per decision evaluated (the asked one and each it required) in the
 command's transaction, so the history holds an evaluation exactly when its command committed.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.dmn import parse_dmn
-from engine.dmn.evaluate import CompiledDefinitions, DecisionResult, compile_definitions
+from engine.dmn.evaluate import DecisionResult
 from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx
 from engine.ids import new_id
@@ -25,33 +23,6 @@ from engine.schema import OUTBOX_CHANNEL
 from engine.semantics.rules import DecisionCall, DecisionEvaluator
 from engine.states import OutboxEvent
 from engine.store import decisions
-from engine.store import definitions as process_definitions
-
-
-@dataclass(frozen=True)
-class Compiled:
-    row: decisions.DecisionRow
-    definitions: CompiledDefinitions
-    # The definition ids of the decisions deployed with this one, by key (required decisions).
-    deployed_with: dict[str, str]
-
-
-_COMPILED: dict[str, Compiled] = {}
-_LOCK = threading.Lock()
-
-
-def compiled(tx: Tx, row: decisions.DecisionRow) -> Compiled:
-    found = _COMPILED.get(row.id)
-    if found is not None:
-        return found
-    source = decisions.source_xml(tx.conn, row.id)
-    if source is None:
-        raise NotFound(f"decision definition {row.id} does not exist")
-    parsed = compile_definitions(parse_dmn(source, row.resource_name, None), row.resource_name)
-    found = Compiled(row, parsed, decisions.in_deployment(tx.conn, row.deployment_id))
-    with _LOCK:
-        _COMPILED[row.id] = found
-    return found
 
 
 @dataclass(frozen=True)
@@ -84,16 +55,12 @@ def find(
     process_definition_id: str | None = None,
 ) -> decisions.DecisionRow:
     """The decision definition `key` that `binding` picks (Camunda's decisionRefBinding)."""
-    deployment_id = None
-    if binding == "deployment" and process_definition_id is not None:
-        process = process_definitions.by_id(tx.conn, process_definition_id)
-        deployment_id = process.deployment_id if process is not None else None
     row = decisions.find(
         tx.conn,
         key,
         version=version if binding == "version" else None,
         version_tag=version_tag if binding == "versionTag" else None,
-        deployment_id=deployment_id,
+        deployed_with=process_definition_id if binding == "deployment" else None,
     )
     if row is None:
         picked = {
@@ -109,8 +76,10 @@ def evaluate(
     tx: Tx, row: decisions.DecisionRow, variables: Mapping[str, Any], where: Where
 ) -> Evaluated:
     """Evaluate the decision `row` over `variables` and write its evaluations' rows."""
-    found = compiled(tx, row)
-    outcome = found.definitions.evaluate(row.key, variables)
+    found = decisions.deployed(tx.conn, row.id)
+    if found is None:
+        raise NotFound(f"decision definition {row.id} does not exist")
+    outcome = found.file.evaluate(row.key, variables)
     root_id = new_id()
     rows: list[decisions.EvaluationRow] = []
     for evaluation in outcome.evaluations:

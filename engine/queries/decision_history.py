@@ -9,7 +9,6 @@ evaluation)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -18,11 +17,11 @@ from uuid import UUID
 
 from psycopg import sql
 
-from engine.bpmn.parser import load_document
 from engine.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
 from engine.queries.variables import _listed
+from engine.store import decisions
 
 # -- decision definitions -------------------------------------------------------------------------
 
@@ -122,23 +121,10 @@ def decision_definitions(
 
 
 # The namespace of each definition's DMN file, read once per definition (they never change).
-_CATEGORIES: dict[str, str | None] = {}
-_CATEGORIES_LOCK = threading.Lock()
-
-
-@query
 def categories(conn: Connection, definition_ids: Sequence[str]) -> dict[str, str | None]:
     """The namespace of the DMN definitions each decision definition came from."""
-    missing = [i for i in definition_ids if i not in _CATEGORIES]
-    if missing:
-        rows = conn.execute(
-            "SELECT id, resource_name, source_xml FROM decision_definition WHERE id = ANY(%s)",
-            (missing,),
-        ).fetchall()
-        read = {row[0]: load_document(row[2], row[1]).get("namespace") for row in rows}
-        with _CATEGORIES_LOCK:
-            _CATEGORIES.update(read)
-    return {i: _CATEGORIES[i] for i in definition_ids if i in _CATEGORIES}
+    found = {i: decisions.deployed(conn, i) for i in definition_ids}
+    return {i: d.file.definitions.namespace for i, d in found.items() if d is not None}
 
 
 # -- decision evaluations -------------------------------------------------------------------------

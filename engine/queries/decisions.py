@@ -1,5 +1,6 @@
 """Reads of deployed decision definitions: by id, by key (latest, one version or with a tag),
-every version, and the DMN file as deployed."""
+every version, the DMN file as deployed, and that file parsed and compiled (cached per
+definition)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from engine.queries import query
 from engine.store import decisions as store
 from engine.store.decisions import DecisionRow
 
-__all__ = ["DecisionRow", "by_id", "find", "latest", "list_all", "source_xml"]
+__all__ = ["DecisionRow", "by_id", "deployed", "find", "latest", "list_all", "source_xml"]
 
 by_id = query(store.by_id)
+deployed = query(store.deployed)
 find = query(store.find)
 latest = query(store.latest)
 list_all = query(store.list_all)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,10 +14,12 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
+from engine.dmn.evaluate import CompiledDefinitions, compile_definitions
+from engine.dmn.parser import parse_dmn
 from engine.feel import FeelError, feel_string
 from engine.store import definitions
 from engine.store.columns import fetch_one
-from engine.store.definitions import COLUMNS, DECISIONS, DefinitionRow
+from engine.store.definitions import COLUMNS, DECISIONS, PROCESSES, DefinitionRow
 
 # A decision definition has a process definition's columns.
 DecisionRow = DefinitionRow
@@ -55,19 +58,20 @@ def find(
     *,
     version: int | None = None,
     version_tag: str | None = None,
-    deployment_id: UUID | None = None,
+    deployed_with: str | None = None,
 ) -> DecisionRow | None:
     """The decision `key` a binding picks: a version, the latest with a version tag, the latest
-    of a deployment, or else the latest."""
+    deployed with the process definition `deployed_with`, or else the latest."""
     return fetch_one(
         conn,
         DecisionRow,
         f"SELECT {COLUMNS} FROM {DECISIONS} WHERE key = %(key)s "
         "AND (%(version)s::int IS NULL OR version = %(version)s::int) "
         "AND (%(tag)s::text IS NULL OR version_tag = %(tag)s::text) "
-        "AND (%(deployment)s::uuid IS NULL OR deployment_id = %(deployment)s::uuid) "
+        "AND (%(process)s::text IS NULL OR deployment_id = "
+        f"(SELECT deployment_id FROM {PROCESSES} WHERE id = %(process)s::text)) "
         "ORDER BY version DESC LIMIT 1",
-        {"key": key, "version": version, "tag": version_tag, "deployment": deployment_id},
+        {"key": key, "version": version, "tag": version_tag, "process": deployed_with},
     )
 
 
@@ -82,12 +86,38 @@ def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> str | None:
     return row[0] if row else None
 
 
-def in_deployment(conn: psycopg.Connection[Any], deployment_id: UUID) -> dict[str, str]:
-    """The decision keys of a deployment and their definition ids."""
-    rows = conn.execute(
-        "SELECT key, id FROM decision_definition WHERE deployment_id = %s", (deployment_id,)
-    ).fetchall()
-    return {key: definition_id for key, definition_id in rows}
+@dataclass(frozen=True)
+class Deployed:
+    """A decision definition's DMN file, every expression compiled, and the definition ids of
+    the decisions deployed with it, by key (the decisions it requires)."""
+
+    file: CompiledDefinitions
+    deployed_with: dict[str, str]
+
+
+# Deployed definitions never change: each file is parsed and compiled once per process.
+_DEPLOYED: dict[str, Deployed] = {}
+_LOCK = threading.Lock()
+
+
+def deployed(conn: psycopg.Connection[Any], definition_id: str) -> Deployed | None:
+    """The decision definition's file as deployed, compiled (None: no such definition)."""
+    found = _DEPLOYED.get(definition_id)
+    if found is not None:
+        return found
+    row = conn.execute(
+        f"SELECT d.resource_name, d.source_xml, (SELECT jsonb_object_agg(o.key, o.id) "
+        f"FROM {DECISIONS} o WHERE o.deployment_id = d.deployment_id) "
+        f"FROM {DECISIONS} d WHERE d.id = %s",
+        (definition_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    name, source, keys = row
+    found = Deployed(compile_definitions(parse_dmn(source, name, None), name), keys)
+    with _LOCK:
+        _DEPLOYED[definition_id] = found
+    return found
 
 
 def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DecisionRow]:
