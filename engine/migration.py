@@ -274,7 +274,7 @@ def _instruction_failures(
             f"boundary event '{source_id}' is attached to '{node.attached_to}', which is not "
             f"mapped to '{other.attached_to}'"
         )
-    if _is_join(source, node) and len(node.incoming) != len(other.incoming):
+    if _is_join(node) and len(node.incoming) != len(other.incoming):
         failures.append(
             f"join '{source_id}' has {len(node.incoming)} incoming flows, "
             f"'{target_id}' has {len(other.incoming)}: its branches change"
@@ -282,8 +282,8 @@ def _instruction_failures(
     return failures
 
 
-def _is_join(model: ProcessModel, node: Node) -> bool:
-    return isinstance(node, ParallelGateway | InclusiveGateway) and len(node.incoming) > 1
+def _is_join(node: Node) -> bool:
+    return isinstance(node, ParallelGateway | InclusiveGateway) and node.is_join
 
 
 # -- validating an instance ----------------------------------------------------------------------

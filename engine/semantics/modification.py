@@ -223,7 +223,11 @@ def check(advance: Advance, instructions: Sequence[Instruction]) -> None:
                 field="activityId",
                 node_id=node_id,
             )
-        if isinstance(instruction, StartBefore) and _is_parallel_join(node):
+        if (
+            isinstance(instruction, StartBefore)
+            and isinstance(node, ParallelGateway)
+            and node.is_join
+        ):
             raise BadRequest(
                 f"{where}: parallel gateway '{node_id}' joins {len(node.incoming)} flows; a "
                 "token started before it would arrive by none of them: start on one of its "
@@ -250,10 +254,6 @@ def check(advance: Advance, instructions: Sequence[Instruction]) -> None:
                 field="activityId",
                 node_id=node_id,
             )
-
-
-def _is_parallel_join(node: Node) -> bool:
-    return isinstance(node, ParallelGateway) and len(node.incoming) > 1
 
 
 def _event_start(advance: Advance, sub: SubProcess) -> StartEvent | None:

@@ -62,4 +62,10 @@ def _race(engine: Engine) -> tuple[str, dict[str, int]]:
 def test_a_modification_racing_a_completion_is_whole_or_refused(engine: Engine) -> None:
     engine.deploy(forked())
     winners = Counter(_race(engine)[0] for _ in range(ROUNDS))
-    assert sum(winners.values()) == ROUNDS
+    # Both orders happen: the race is real, and each outcome was checked whole above. A run
+    # that happened to go one way goes on for more rounds before it counts as one-sided.
+    for _ in range(2 * ROUNDS):
+        if len(winners) == 2:
+            break
+        winners[_race(engine)[0]] += 1
+    assert set(winners) == {"modify", "complete"}, winners
