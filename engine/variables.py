@@ -117,10 +117,20 @@ def from_row(type_name: str, stored: Any) -> TypedValue:
     return TypedValue(type_name, stored)
 
 
+# As Camunda 7's NAME_ column: scripts' facade (engine/scripting/prelude.js) keeps the same limit.
+MAX_NAME_LENGTH = 255
+
+
 def check_name(name: Any) -> None:
-    """Refuse a variable name that is not a non-empty string a text column can hold."""
+    """Refuse a variable name that is not a non-empty string a text column can hold, of at most
+    MAX_NAME_LENGTH characters."""
     if not isinstance(name, str) or not name:
-        raise BadRequest(f"variable names must be non-empty strings, got {name!r}")
+        raise BadRequest(f"variable names must be non-empty strings, got {_shown(name)}")
+    if len(name) > MAX_NAME_LENGTH:
+        raise BadRequest(
+            f"variable name {_shown(name)} has {len(name)} characters; "
+            f"at most {MAX_NAME_LENGTH} are allowed"
+        )
     problem = text_problem(name)
     if problem is not None:
         raise BadRequest(f"variable name {name!r} {problem}")
