@@ -8,8 +8,8 @@ effect at the next request. Every console mutation must also carry the session's
 the `X-CSRF-Token` header and, when the browser sends an `Origin`, come from this server's own
 origin. With authentication switched off (loopback only), everyone is an admin.
 
-Failed log-ins (console form, HTTP Basic, Bearer) are throttled per user name and per client
-address; see `Throttle`.
+Failed log-ins (console form, HTTP Basic) are throttled per user name and per client address,
+unknown API tokens per address; a valid API token is never throttled. See `Throttle`.
 
 Anything malformed in a credential (a cookie, an Authorization header, a CSRF token) counts as
 no credential or a wrong one, never as an error of the server.
@@ -21,6 +21,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import ipaddress
 import math
 import re
 import secrets
@@ -102,67 +103,110 @@ class Attempt:
     keys: tuple[tuple[str, str], ...]
 
 
-class Throttle:
-    """Failed log-ins per user name and per client address, counted in a moving window with the
-    `limits` library.
+def address_key(address: str | None) -> str:
+    """What the throttle counts an address under: an IPv6 client by its /64 (one host usually
+    has the whole /64), anything else as it is."""
+    if not address:
+        return "unknown"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
-    A check is admitted only while the failures already counted plus the checks still running
-    stay under the limit, for the name and for the address; so however many requests arrive at
-    once, no more than the limit are ever checked against a password. Successful log-ins do not
-    count. A user name is blocked only by failures for that name, and an address only by its own
-    failures: another user logging in from another address is not held up.
+
+class Throttle:
+    """Failed log-ins, counted in a moving window with the `limits` library, so that guessing is
+    slow and nobody's correct credentials are refused because of someone else's failures.
+
+    A password check (console form, HTTP Basic) is admitted only while, counting the failures
+    already recorded plus the checks still running (so that however many requests arrive at
+    once, no more than the limit are ever checked):
+    - the user name has fewer than `per_user` failures from this address;
+    - the user name has fewer than `per_user_all` failures from all addresses (a guesser using
+      many addresses: a higher limit, so that one address can never refuse a user elsewhere);
+    - the address is under `per_address` failures (password guesses of any name and unknown API
+      tokens), or else the name has not failed from this address at all: past its limit an
+      address gets no further guess at any name it has guessed, while a user behind the same
+      address (a proxy, a NAT) whose name was not guessed still logs in.
+    Successful log-ins do not count. A valid API token is never throttled (`Authenticator`
+    checks it first); an unknown one counts against its address, and past the address's limit
+    unknown tokens are refused without a look-up.
 
     The counts live in memory, in this process: every server process keeps its own, and they
     start from zero when it restarts.
     """
 
-    def __init__(self, *, per_user: int, per_address: int, window_seconds: int) -> None:
+    def __init__(
+        self, *, per_user: int, per_user_all: int, per_address: int, window_seconds: int
+    ) -> None:
+        window = max(window_seconds, 1)
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
         self._items: dict[str, RateLimitItem] = {
-            "user": RateLimitItemPerSecond(max(per_user, 1), max(window_seconds, 1)),
-            "address": RateLimitItemPerSecond(max(per_address, 1), max(window_seconds, 1)),
+            "pair": RateLimitItemPerSecond(max(per_user, 1), window),
+            "user": RateLimitItemPerSecond(max(per_user_all, 1), window),
+            "address": RateLimitItemPerSecond(max(per_address, 1), window),
         }
         self._running: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
 
     @staticmethod
     def _keys(name: str | None, address: str | None) -> tuple[tuple[str, str], ...]:
-        keys = []
-        if name is not None:
-            # A digest: any name, however long, takes the same room.
-            keys.append(("user", hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()))
-        keys.append(("address", address or "unknown"))
-        return tuple(keys)
+        where = address_key(address)
+        if name is None:
+            return (("address", where),)
+        # A digest: any name, however long, takes the same room.
+        user = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        return (("pair", f"{user} {where}"), ("user", user), ("address", where))
 
-    def _wait(self, kind: str, value: str) -> int | None:
-        """Seconds until a check for this key is admitted again; None: admitted now."""
+    def _wait(self, kind: str, value: str, allowed: int | None = None) -> int | None:
+        """Seconds until a check for this key is admitted again (with `allowed` places instead
+        of the key's limit); None: admitted now."""
         item = self._items[kind]
         stats = self._limiter.get_window_stats(item, kind, value)
-        if stats.remaining - self._running[(kind, value)] > 0:
+        failures = item.amount - stats.remaining
+        limit = item.amount if allowed is None else allowed
+        if failures + self._running[(kind, value)] < limit:
             return None
-        if stats.remaining > 0:
+        if failures < limit:
             return 1  # only checks in flight hold the places: they end in moments
         return max(1, math.ceil(stats.reset_time - time.time()))
 
-    def blocked(self, name: str | None, address: str | None) -> int | None:
-        """Retry-After seconds if a check now would not be admitted, else None."""
-        with self._lock:
-            waits = [self._wait(kind, value) for kind, value in self._keys(name, address)]
-        found = [w for w in waits if w is not None]
-        return max(found) if found else None
+    def _waits(self, name: str | None, address: str | None) -> list[int]:
+        keys = dict(self._keys(name, address))
+        address_wait = self._wait("address", keys["address"])
+        if name is None:
+            return [] if address_wait is None else [address_wait]
+        waits = [self._wait("pair", keys["pair"]), self._wait("user", keys["user"])]
+        if address_wait is not None and self._wait("pair", keys["pair"], allowed=1) is not None:
+            # The address is full and this name has failed from it: admitted again once the
+            # address frees a place.
+            waits.append(address_wait)
+        return [w for w in waits if w is not None]
 
-    def admit(self, name: str | None, address: str | None) -> Attempt | TooManyAttempts:
-        keys = self._keys(name, address)
+    def blocked(self, name: str | None, address: str | None) -> int | None:
+        """Retry-After seconds if a check now would not be admitted, else None. Without a name:
+        whether an unknown API token from this address is refused."""
         with self._lock:
-            waits = [w for w in (self._wait(kind, value) for kind, value in keys) if w is not None]
+            waits = self._waits(name, address)
+        return max(waits) if waits else None
+
+    def admit(self, name: str, address: str | None) -> Attempt | TooManyAttempts:
+        with self._lock:
+            waits = self._waits(name, address)
             if waits:
                 return TooManyAttempts(max(waits))
+            keys = self._keys(name, address)
             for key in keys:
                 self._running[key] += 1
         return Attempt(keys)
 
     def failed(self, name: str | None, address: str | None) -> None:
-        """Count a failure that took no place among the checks."""
+        """Count a failure that took no place among the checks (an unknown API token)."""
         with self._lock:
             for kind, value in self._keys(name, address):
                 self._limiter.hit(self._items[kind], kind, value)
@@ -308,6 +352,7 @@ class Authenticator:
         sessions.bind(engine, self.settings)
         self.throttle = Throttle(
             per_user=self.settings.login_failures_per_user,
+            per_user_all=self.settings.login_failures_per_user_all_addresses,
             per_address=self.settings.login_failures_per_address,
             window_seconds=self.settings.login_failure_window_seconds,
         )
@@ -321,15 +366,17 @@ class Authenticator:
         scheme, _, value = header.strip().partition(" ")
         value = value.strip()
         if scheme.lower() == "bearer" and value:
-            # A token is random and looked up by its digest: nothing to gain from guessing in
-            # parallel, so tokens take no place among the checks, but failures count.
+            # A token is random (256 bits) and looked up by its digest: it cannot be guessed, so
+            # a valid one is accepted whatever else came from this address. An unknown one
+            # counts against the address; past the address's limit the answer is 429.
+            found = accounts.verify_token(self.engine, value)
+            if found is not None:
+                return found
             wait = self.throttle.blocked(None, address)
             if wait is not None:
                 return TooManyAttempts(wait)
-            found = accounts.verify_token(self.engine, value)
-            if found is None:
-                self.throttle.failed(None, address)
-            return found
+            self.throttle.failed(None, address)
+            return None
         if scheme.lower() == "basic" and value:
             credentials = _basic_credentials(value)
             if credentials is None:
