@@ -5,8 +5,9 @@ Basic). Console users log in once and carry a session cookie: a random id whose 
 database (`console_session`) says whose session it is; the user's role is read from their
 credential on every request, so log-out, deleting a user, changing a password or a role take
 effect at the next request. Every console mutation must also carry the session's CSRF token in
-the `X-CSRF-Token` header and, when the browser sends an `Origin`, come from this server's own
-origin. With authentication switched off (loopback only), everyone is an admin.
+the `X-CSRF-Token` header (and, on every surface, come from this server's own origin when a
+browser sends it: app.guard checks that first). With authentication switched off (loopback
+only), everyone is an admin.
 
 Failed log-ins (console form, HTTP Basic) are throttled per user name and per client address,
 unknown API tokens per address; a valid API token is never throttled. See `Throttle`.
@@ -32,7 +33,6 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.storage import MemoryStorage
@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized, error_response
+from app.guard import SAFE_METHODS
 from app.settings import Settings
 from engine import accounts
 from engine.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
@@ -60,7 +61,6 @@ PUBLIC_PATHS = ("/login", "/health", "/static/")
 # Read by machines and by people: credentials in a header are checked as for the API, else a
 # console session; without either the answer is a 401, never the redirect to /login.
 MACHINE_PATHS = ("/metrics",)
-SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)
 # What `secrets.token_urlsafe(32)` makes; any other cookie value names no session.
 _SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
@@ -444,33 +444,6 @@ def client_address(scope: Scope) -> str | None:
     return str(client[0]) if client else None
 
 
-def own_origin(scope: Scope, headers: dict[str, str], settings: Settings) -> str:
-    """This server's origin: from the configured public URL, else the Host the request came to."""
-    if settings.public_url:
-        parts = urlsplit(settings.public_url)
-        return _origin(parts.scheme, parts.netloc)
-    return _origin(str(scope.get("scheme", "http")), headers.get("host", ""))
-
-
-def _origin(scheme: str, netloc: str) -> str:
-    scheme, netloc = scheme.lower(), netloc.lower().rstrip("/")
-    default = {"http": ":80", "https": ":443"}.get(scheme)
-    if default and netloc.endswith(default):
-        netloc = netloc[: -len(default)]
-    return f"{scheme}://{netloc}"
-
-
-def origin_allowed(scope: Scope, headers: dict[str, str], settings: Settings) -> bool:
-    """A request without `Origin` (not from a browser's cross-site fetch) or from our origin."""
-    origin = headers.get("origin")
-    if origin is None:
-        return True
-    parts = urlsplit(origin.strip())
-    if not parts.scheme or not parts.netloc:
-        return False  # "null" (sandboxed or privacy-sensitive contexts) included
-    return _origin(parts.scheme, parts.netloc) == own_origin(scope, headers, settings)
-
-
 def _headers(scope: Scope) -> dict[str, str]:
     # latin-1 maps every byte: whatever a client sends, reading the headers cannot fail.
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -479,8 +452,8 @@ def _headers(scope: Scope) -> dict[str, str]:
 class AuthMiddleware:
     """Pure ASGI: sets `scope["principal"]` (and `scope["session_id"]`, `scope["session"]` for
     console sessions), answers 401 for API calls without valid credentials (429 when throttled),
-    sends console visitors to /login, and refuses console mutations from another origin or
-    without the session's CSRF token."""
+    sends console visitors to /login, and refuses console mutations without the session's CSRF
+    token."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -496,13 +469,6 @@ class AuthMiddleware:
         headers = _headers(scope)
         machine = path in MACHINE_PATHS
         api = path.startswith(API_PREFIXES) or (machine and "authorization" in headers)
-        if (
-            not api
-            and method not in SAFE_METHODS
-            and not origin_allowed(scope, headers, auth.settings)
-        ):
-            await error_response(Forbidden("cross-origin request refused"))(scope, receive, send)
-            return
         if not auth.enabled:
             scope["principal"] = ANONYMOUS_ADMIN
             scope["session_id"] = "anonymous"
