@@ -5,11 +5,12 @@ Basic). Console users log in once and carry a session cookie: a random id whose 
 database (`console_session`) says whose session it is; the user's role is read from their
 credential on every request, so log-out, deleting a user, changing a password or a role take
 effect at the next request. Every console mutation must also carry the session's CSRF token in
-the `X-CSRF-Token` header and, when the browser sends an `Origin`, come from this server's own
-origin. With authentication switched off (loopback only), everyone is an admin.
+the `X-CSRF-Token` header (and, on every surface, come from this server's own origin when a
+browser sends it: app.guard checks that first). With authentication switched off (loopback
+only), everyone is an admin.
 
-Failed log-ins (console form, HTTP Basic, Bearer) are throttled per user name and per client
-address; see `Throttle`.
+Failed log-ins (console form, HTTP Basic) are throttled per user name and per client address,
+unknown API tokens per address; a valid API token is never throttled. See `Throttle`.
 
 Anything malformed in a credential (a cookie, an Authorization header, a CSRF token) counts as
 no credential or a wrong one, never as an error of the server.
@@ -21,6 +22,7 @@ import base64
 import binascii
 import hashlib
 import hmac
+import ipaddress
 import math
 import re
 import secrets
@@ -31,7 +33,6 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.storage import MemoryStorage
@@ -41,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized, error_response
+from app.guard import SAFE_METHODS
 from app.settings import Settings
 from engine import accounts
 from engine.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
@@ -59,7 +61,6 @@ PUBLIC_PATHS = ("/login", "/health", "/static/")
 # Read by machines and by people: credentials in a header are checked as for the API, else a
 # console session; without either the answer is a 401, never the redirect to /login.
 MACHINE_PATHS = ("/metrics",)
-SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 ANONYMOUS_ADMIN = Principal("anonymous", Role.ADMIN)
 # What `secrets.token_urlsafe(32)` makes; any other cookie value names no session.
 _SESSION_TOKEN = re.compile(r"[A-Za-z0-9_-]{43}")
@@ -102,67 +103,110 @@ class Attempt:
     keys: tuple[tuple[str, str], ...]
 
 
-class Throttle:
-    """Failed log-ins per user name and per client address, counted in a moving window with the
-    `limits` library.
+def address_key(address: str | None) -> str:
+    """What the throttle counts an address under: an IPv6 client by its /64 (one host usually
+    has the whole /64), anything else as it is."""
+    if not address:
+        return "unknown"
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
 
-    A check is admitted only while the failures already counted plus the checks still running
-    stay under the limit, for the name and for the address; so however many requests arrive at
-    once, no more than the limit are ever checked against a password. Successful log-ins do not
-    count. A user name is blocked only by failures for that name, and an address only by its own
-    failures: another user logging in from another address is not held up.
+
+class Throttle:
+    """Failed log-ins, counted in a moving window with the `limits` library, so that guessing is
+    slow and nobody's correct credentials are refused because of someone else's failures.
+
+    A password check (console form, HTTP Basic) is admitted only while, counting the failures
+    already recorded plus the checks still running (so that however many requests arrive at
+    once, no more than the limit are ever checked):
+    - the user name has fewer than `per_user` failures from this address;
+    - the user name has fewer than `per_user_all` failures from all addresses (a guesser using
+      many addresses: a higher limit, so that one address can never refuse a user elsewhere);
+    - the address is under `per_address` failures (password guesses of any name and unknown API
+      tokens), or else the name has not failed from this address at all: past its limit an
+      address gets no further guess at any name it has guessed, while a user behind the same
+      address (a proxy, a NAT) whose name was not guessed still logs in.
+    Successful log-ins do not count. A valid API token is never throttled (`Authenticator`
+    checks it first); an unknown one counts against its address, and past the address's limit
+    unknown tokens are refused without a look-up.
 
     The counts live in memory, in this process: every server process keeps its own, and they
     start from zero when it restarts.
     """
 
-    def __init__(self, *, per_user: int, per_address: int, window_seconds: int) -> None:
+    def __init__(
+        self, *, per_user: int, per_user_all: int, per_address: int, window_seconds: int
+    ) -> None:
+        window = max(window_seconds, 1)
         self._limiter = MovingWindowRateLimiter(MemoryStorage())
         self._items: dict[str, RateLimitItem] = {
-            "user": RateLimitItemPerSecond(max(per_user, 1), max(window_seconds, 1)),
-            "address": RateLimitItemPerSecond(max(per_address, 1), max(window_seconds, 1)),
+            "pair": RateLimitItemPerSecond(max(per_user, 1), window),
+            "user": RateLimitItemPerSecond(max(per_user_all, 1), window),
+            "address": RateLimitItemPerSecond(max(per_address, 1), window),
         }
         self._running: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
 
     @staticmethod
     def _keys(name: str | None, address: str | None) -> tuple[tuple[str, str], ...]:
-        keys = []
-        if name is not None:
-            # A digest: any name, however long, takes the same room.
-            keys.append(("user", hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()))
-        keys.append(("address", address or "unknown"))
-        return tuple(keys)
+        where = address_key(address)
+        if name is None:
+            return (("address", where),)
+        # A digest: any name, however long, takes the same room.
+        user = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()
+        return (("pair", f"{user} {where}"), ("user", user), ("address", where))
 
-    def _wait(self, kind: str, value: str) -> int | None:
-        """Seconds until a check for this key is admitted again; None: admitted now."""
+    def _wait(self, kind: str, value: str, allowed: int | None = None) -> int | None:
+        """Seconds until a check for this key is admitted again (with `allowed` places instead
+        of the key's limit); None: admitted now."""
         item = self._items[kind]
         stats = self._limiter.get_window_stats(item, kind, value)
-        if stats.remaining - self._running[(kind, value)] > 0:
+        failures = item.amount - stats.remaining
+        limit = item.amount if allowed is None else allowed
+        if failures + self._running[(kind, value)] < limit:
             return None
-        if stats.remaining > 0:
+        if failures < limit:
             return 1  # only checks in flight hold the places: they end in moments
         return max(1, math.ceil(stats.reset_time - time.time()))
 
-    def blocked(self, name: str | None, address: str | None) -> int | None:
-        """Retry-After seconds if a check now would not be admitted, else None."""
-        with self._lock:
-            waits = [self._wait(kind, value) for kind, value in self._keys(name, address)]
-        found = [w for w in waits if w is not None]
-        return max(found) if found else None
+    def _waits(self, name: str | None, address: str | None) -> list[int]:
+        keys = dict(self._keys(name, address))
+        address_wait = self._wait("address", keys["address"])
+        if name is None:
+            return [] if address_wait is None else [address_wait]
+        waits = [self._wait("pair", keys["pair"]), self._wait("user", keys["user"])]
+        if address_wait is not None and self._wait("pair", keys["pair"], allowed=1) is not None:
+            # The address is full and this name has failed from it: admitted again once the
+            # address frees a place.
+            waits.append(address_wait)
+        return [w for w in waits if w is not None]
 
-    def admit(self, name: str | None, address: str | None) -> Attempt | TooManyAttempts:
-        keys = self._keys(name, address)
+    def blocked(self, name: str | None, address: str | None) -> int | None:
+        """Retry-After seconds if a check now would not be admitted, else None. Without a name:
+        whether an unknown API token from this address is refused."""
         with self._lock:
-            waits = [w for w in (self._wait(kind, value) for kind, value in keys) if w is not None]
+            waits = self._waits(name, address)
+        return max(waits) if waits else None
+
+    def admit(self, name: str, address: str | None) -> Attempt | TooManyAttempts:
+        with self._lock:
+            waits = self._waits(name, address)
             if waits:
                 return TooManyAttempts(max(waits))
+            keys = self._keys(name, address)
             for key in keys:
                 self._running[key] += 1
         return Attempt(keys)
 
     def failed(self, name: str | None, address: str | None) -> None:
-        """Count a failure that took no place among the checks."""
+        """Count a failure that took no place among the checks (an unknown API token)."""
         with self._lock:
             for kind, value in self._keys(name, address):
                 self._limiter.hit(self._items[kind], kind, value)
@@ -308,6 +352,7 @@ class Authenticator:
         sessions.bind(engine, self.settings)
         self.throttle = Throttle(
             per_user=self.settings.login_failures_per_user,
+            per_user_all=self.settings.login_failures_per_user_all_addresses,
             per_address=self.settings.login_failures_per_address,
             window_seconds=self.settings.login_failure_window_seconds,
         )
@@ -321,15 +366,17 @@ class Authenticator:
         scheme, _, value = header.strip().partition(" ")
         value = value.strip()
         if scheme.lower() == "bearer" and value:
-            # A token is random and looked up by its digest: nothing to gain from guessing in
-            # parallel, so tokens take no place among the checks, but failures count.
+            # A token is random (256 bits) and looked up by its digest: it cannot be guessed, so
+            # a valid one is accepted whatever else came from this address. An unknown one
+            # counts against the address; past the address's limit the answer is 429.
+            found = accounts.verify_token(self.engine, value)
+            if found is not None:
+                return found
             wait = self.throttle.blocked(None, address)
             if wait is not None:
                 return TooManyAttempts(wait)
-            found = accounts.verify_token(self.engine, value)
-            if found is None:
-                self.throttle.failed(None, address)
-            return found
+            self.throttle.failed(None, address)
+            return None
         if scheme.lower() == "basic" and value:
             credentials = _basic_credentials(value)
             if credentials is None:
@@ -397,33 +444,6 @@ def client_address(scope: Scope) -> str | None:
     return str(client[0]) if client else None
 
 
-def own_origin(scope: Scope, headers: dict[str, str], settings: Settings) -> str:
-    """This server's origin: from the configured public URL, else the Host the request came to."""
-    if settings.public_url:
-        parts = urlsplit(settings.public_url)
-        return _origin(parts.scheme, parts.netloc)
-    return _origin(str(scope.get("scheme", "http")), headers.get("host", ""))
-
-
-def _origin(scheme: str, netloc: str) -> str:
-    scheme, netloc = scheme.lower(), netloc.lower().rstrip("/")
-    default = {"http": ":80", "https": ":443"}.get(scheme)
-    if default and netloc.endswith(default):
-        netloc = netloc[: -len(default)]
-    return f"{scheme}://{netloc}"
-
-
-def origin_allowed(scope: Scope, headers: dict[str, str], settings: Settings) -> bool:
-    """A request without `Origin` (not from a browser's cross-site fetch) or from our origin."""
-    origin = headers.get("origin")
-    if origin is None:
-        return True
-    parts = urlsplit(origin.strip())
-    if not parts.scheme or not parts.netloc:
-        return False  # "null" (sandboxed or privacy-sensitive contexts) included
-    return _origin(parts.scheme, parts.netloc) == own_origin(scope, headers, settings)
-
-
 def _headers(scope: Scope) -> dict[str, str]:
     # latin-1 maps every byte: whatever a client sends, reading the headers cannot fail.
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -432,8 +452,8 @@ def _headers(scope: Scope) -> dict[str, str]:
 class AuthMiddleware:
     """Pure ASGI: sets `scope["principal"]` (and `scope["session_id"]`, `scope["session"]` for
     console sessions), answers 401 for API calls without valid credentials (429 when throttled),
-    sends console visitors to /login, and refuses console mutations from another origin or
-    without the session's CSRF token."""
+    sends console visitors to /login, and refuses console mutations without the session's CSRF
+    token."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -449,13 +469,6 @@ class AuthMiddleware:
         headers = _headers(scope)
         machine = path in MACHINE_PATHS
         api = path.startswith(API_PREFIXES) or (machine and "authorization" in headers)
-        if (
-            not api
-            and method not in SAFE_METHODS
-            and not origin_allowed(scope, headers, auth.settings)
-        ):
-            await error_response(Forbidden("cross-origin request refused"))(scope, receive, send)
-            return
         if not auth.enabled:
             scope["principal"] = ANONYMOUS_ADMIN
             scope["session_id"] = "anonymous"

@@ -8,6 +8,14 @@ Before the application:
   (`scope["csp_nonce"]`, which templates read as `csp_nonce`);
 - a header value that is not UTF-8 is a 400; so is a NUL character in the path or in a query
   parameter (the database refuses NUL in text, and it never means anything here);
+- with authentication off (`--no-auth`, loopback only), a `Host` that is not a loopback name or
+  address or the host of the public URL is a 421 on every route: a page of another site whose
+  name was rebound to 127.0.0.1 (DNS rebinding) reaches nothing;
+- a mutation (any method but GET, HEAD and OPTIONS) on any surface, the console's, /api/v1 and
+  /engine-rest, whose `Origin` is not this server's own, or whose `Sec-Fetch-Site` says another
+  origin, is a 403: a page of another site cannot make a browser change anything here, whether
+  authentication is off or the browser holds credentials. Scripts, workers and CLI clients send
+  no `Origin` and pass;
 - a body larger than the route's limit is a 413: a too large `Content-Length` is refused before
   anything is read, and the bytes of a chunked body are counted as they arrive, so that reading
   stops at the limit instead of after the whole body.
@@ -27,6 +35,7 @@ streamed body's bytes before the application reads them and also checks the enco
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import re
@@ -35,7 +44,7 @@ import uuid
 from collections.abc import Iterable
 from contextvars import ContextVar
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlsplit
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -116,6 +125,7 @@ class Refused(Exception):
 class Guard:
     def __init__(self, app: ASGIApp, *, settings: Settings) -> None:
         self.app = app
+        self.settings = settings
         self.max_body = settings.max_body_bytes
         self.max_deployment = settings.max_deployment_bytes
         public = (settings.public_url or "").lower()
@@ -151,6 +161,7 @@ class Guard:
         limit = self._limit(scope)
         try:
             _check_request(scope, limit)
+            _check_browser(scope, self.settings)
         except Refused as problem:
             await refuse(problem)
             return
@@ -256,6 +267,104 @@ def _check_request(scope: Scope, limit: int) -> None:
             )
 
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+# What a browser says of a request from this server's own pages (or one the user typed).
+_OWN_FETCH_SITES = ("same-origin", "none")
+
+
+def _header(scope: Scope, wanted: bytes) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name.lower() == wanted:
+            return str(value.decode("latin-1"))
+    return None
+
+
+def own_origin(scope: Scope, settings: Settings) -> str:
+    """This server's origin: from the configured public URL, else the Host the request came to
+    (with authentication off, `_check_browser` has made sure that Host is ours)."""
+    if settings.public_url:
+        parts = urlsplit(settings.public_url)
+        return _origin(parts.scheme, parts.netloc)
+    return _origin(str(scope.get("scheme", "http")), _header(scope, b"host") or "")
+
+
+def _origin(scheme: str, netloc: str) -> str:
+    scheme, netloc = scheme.lower(), netloc.lower().rstrip("/")
+    default = {"http": ":80", "https": ":443"}.get(scheme)
+    if default and netloc.endswith(default):
+        netloc = netloc[: -len(default)]
+    return f"{scheme}://{netloc}"
+
+
+def origin_allowed(scope: Scope, settings: Settings) -> bool:
+    """A request without `Origin` (not a browser's cross-origin request) or from our origin."""
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return True
+    parts = urlsplit(origin.strip())
+    if not parts.scheme or not parts.netloc:
+        return False  # "null" (sandboxed or privacy-sensitive contexts) included
+    return _origin(parts.scheme, parts.netloc) == own_origin(scope, settings)
+
+
+def _host_name(host: str) -> str:
+    """The name or address of a Host header's value, without port, brackets or final dot."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    if host.count(":") == 1:
+        host = host.partition(":")[0]
+    return host.rstrip(".")
+
+
+def loopback_host(host: str, settings: Settings) -> bool:
+    """Whether a Host header names this server in the loopback mode: `localhost`, a loopback
+    address (127.0.0.0/8, ::1), or the host of the public URL; any port."""
+    name = _host_name(host)
+    if not name:
+        return False
+    if name == "localhost":
+        return True
+    if settings.public_url and name == (urlsplit(settings.public_url).hostname or "").rstrip("."):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_browser(scope: Scope, settings: Settings) -> None:
+    """Raise `Refused` for what a page of another site could make a browser send."""
+    if not settings.auth:
+        host = _header(scope, b"host")
+        if host is None or not loopback_host(host, settings):
+            shown = _shown(host or "")
+            raise Refused(
+                421,
+                f"this server does not answer for host '{shown}': with authentication off it "
+                "answers only for localhost, loopback addresses and the host of the public URL",
+                host=shown,
+            )
+    if scope.get("method") in SAFE_METHODS:
+        return
+    if not origin_allowed(scope, settings):
+        origin = _shown(_header(scope, b"origin") or "")
+        raise Refused(
+            403,
+            f"cross-origin request refused: a {scope.get('method')} from origin '{origin}' is "
+            "accepted only from this server's own origin",
+            origin=origin,
+        )
+    site = (_header(scope, b"sec-fetch-site") or "").strip().lower()
+    if site and site not in _OWN_FETCH_SITES:
+        raise Refused(
+            403,
+            "cross-origin request refused: the browser sent it from another page "
+            f"(Sec-Fetch-Site: {_shown(site)})",
+            sec_fetch_site=_shown(site),
+        )
+
+
 def _shown(text: str) -> str:
     return text.replace("\x00", "%00")[:200]
 
@@ -266,7 +375,10 @@ async def _answer(
     """A JSON error in the shape of the surface asked: Camunda's `{type, message}` under
     /engine-rest, `{type, message, detail}` everywhere else."""
     if type_ is None:
-        type_ = "InvalidRequestException" if camunda else _TYPES.get(problem.status, "BadRequest")
+        if camunda:
+            type_ = _CAMUNDA_TYPES.get(problem.status, "InvalidRequestException")
+        else:
+            type_ = _TYPES.get(problem.status, "BadRequest")
     body: dict[str, Any] = {"type": type_, "message": problem.message}
     body["detail"] = {**problem.detail, "request_id": request_id}
     raw = json.dumps(body).encode()
@@ -280,4 +392,11 @@ async def _answer(
     await send({"type": "http.response.body", "body": raw})
 
 
-_TYPES = {400: "BadRequest", 413: "PayloadTooLarge", 500: "InternalError"}
+_TYPES = {
+    400: "BadRequest",
+    403: "Forbidden",
+    413: "PayloadTooLarge",
+    421: "MisdirectedRequest",
+    500: "InternalError",
+}
+_CAMUNDA_TYPES = {403: "AuthorizationException"}

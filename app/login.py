@@ -2,9 +2,9 @@
 
 The log-in form is protected against login CSRF by a pre-session token: GET /login sets a
 short-lived cookie with a random value and puts the same value in the form; a POST whose field
-does not match the cookie is refused (403) without checking the password. (The middleware also
-refuses a POST whose `Origin` is another site's.) A successful log-in creates a new session row
-and cookie; log-out deletes the row.
+does not match the cookie is refused (403) without checking the password. (The guard,
+app/guard.py, also refuses a POST whose `Origin` is another site's.) A successful log-in creates
+a new session row and cookie; log-out deletes the row.
 """
 
 from __future__ import annotations

@@ -32,9 +32,12 @@ class Settings:
     # Console sessions end this long after log-in, or after this long without a request.
     session_max_seconds: int = 12 * 3600
     session_idle_seconds: int = 30 * 60
-    # Failed log-ins (console, HTTP Basic, Bearer) allowed per user name and per client address
-    # within the window (moving, in seconds); more are answered 429 with Retry-After.
+    # Failed log-ins (console, HTTP Basic) allowed per user name from one client address, per
+    # user name from all addresses, and per client address (unknown API tokens count there too)
+    # within the window (moving, in seconds); more are answered 429 with Retry-After. See
+    # app.auth.Throttle for what a full address still lets through.
     login_failures_per_user: int = 10
+    login_failures_per_user_all_addresses: int = 100
     login_failures_per_address: int = 100
     login_failure_window_seconds: int = 300
     # Send cookies with `Secure` (HTTPS only); always when public_url is https.
@@ -112,6 +115,7 @@ _LOGIN = {
     "session_max_seconds": "INTERLOCK_SESSION_MAX_SECONDS",
     "session_idle_seconds": "INTERLOCK_SESSION_IDLE_SECONDS",
     "login_failures_per_user": "INTERLOCK_LOGIN_FAILURES_PER_USER",
+    "login_failures_per_user_all_addresses": "INTERLOCK_LOGIN_FAILURES_PER_USER_ALL_ADDRESSES",
     "login_failures_per_address": "INTERLOCK_LOGIN_FAILURES_PER_ADDRESS",
     "login_failure_window_seconds": "INTERLOCK_LOGIN_FAILURE_WINDOW_SECONDS",
 }

@@ -54,6 +54,7 @@ def run(url: str | None, rounds: int) -> tuple[float, float]:
                 database_url=database.url,
                 run_jobs=False,
                 login_failures_per_user=10 * rounds,
+                login_failures_per_user_all_addresses=10 * rounds,
                 login_failures_per_address=10 * rounds,
             )
             port = free_port()

@@ -147,6 +147,7 @@ def seed(engine: Engine) -> Seeded:
 # request with 429, and the endpoints behind the log-in would go untested.
 _UNTHROTTLED: dict[str, Any] = {
     "login_failures_per_user": 10**9,
+    "login_failures_per_user_all_addresses": 10**9,
     "login_failures_per_address": 10**9,
 }
 

@@ -297,18 +297,15 @@ def test_an_unhandled_fault_is_a_generic_500_logged_with_its_request_id(
 def test_links_come_from_the_public_url_when_set(database_url: str) -> None:
     with serve(database_url, public_url="https://bpm.example.com/") as (url, engine):
         engine.deploy(processes.straight())
-        with httpx.Client(base_url=url, timeout=30) as http:
-            started = http.post(
-                "/engine-rest/process-definition/key/straight/start",
-                json={},
-                headers={"Host": "evil.example"},
-            )
-            page = http.get("/definitions", headers={"Host": "evil.example"})
+        # Without authentication only loopback names reach the server (test_loopback_mode.py).
+        with httpx.Client(base_url=url, timeout=30, headers={"Host": "localhost.:1"}) as http:
+            started = http.post("/engine-rest/process-definition/key/straight/start", json={})
+            page = http.get("/definitions")
     assert started.status_code == 200, started.text
     href = started.json()["links"][0]["href"]
     assert href.startswith("https://bpm.example.com/engine-rest/process-instance/"), href
     assert started.headers["strict-transport-security"].startswith("max-age=")
-    assert page.status_code == 200 and "evil.example" not in page.text
+    assert page.status_code == 200 and "localhost" not in page.text
 
 
 # -- Host header, /health -----------------------------------------------------------------------
@@ -328,6 +325,32 @@ def test_the_host_header_is_never_reflected(api: LiveServer) -> None:
     assert login.status_code == 200
     assert "evil.example" not in login.text
     assert 'href="/static/console.css"' in login.text
+
+
+def test_with_authentication_mutations_from_another_origin_are_refused(api: LiveServer) -> None:
+    """With authentication on, `Host` is not checked (test above: a rebinding page has no
+    credentials, and proxies and probes send all kinds of Host), but a mutation from another
+    site's page is refused even when the browser holds credentials (HTTP Basic it cached)."""
+    evil = {"Origin": "http://evil.example", "Content-Type": "text/plain"}
+    start = "/engine-rest/process-definition/key/straight/start"
+    with httpx.Client(base_url=api.url, timeout=30) as http:
+        count = http.get("/engine-rest/history/process-instance/count", headers=api.bearer())
+        for auth in (basic("operator"), f"Bearer {api.tokens['operator']}"):
+            refused = http.post(start, content="{}", headers={**evil, "Authorization": auth})
+            assert refused.status_code == 403, refused.text
+            assert refused.json()["type"] == "AuthorizationException"
+            created = http.post(
+                "/api/v1/users",
+                content='{"name": "intruder", "role": "admin"}',
+                headers={**evil, "Authorization": basic("admin")},
+            )
+            assert created.status_code == 403 and created.json()["type"] == "Forbidden"
+        again = http.get("/engine-rest/history/process-instance/count", headers=api.bearer())
+        assert again.json() == count.json()
+        users = http.get("/api/v1/users", headers=api.bearer()).json()["items"]
+        assert "intruder" not in {user["name"] for user in users}
+        started = http.post(start, json={}, headers={"Authorization": basic("operator")})
+        assert started.status_code == 200, started.text
 
 
 def test_health_shows_counts_only_to_known_callers(api: LiveServer) -> None:

@@ -1,7 +1,9 @@
-"""Failed log-ins are throttled per user name and per client address (console form, HTTP Basic,
-Bearer): past the limit the answer is 429 with Retry-After and the password is not even
-checked, however many attempts arrive at once. A failed log-in costs the same PBKDF2 whether
-the user exists or not."""
+"""Failed log-ins are throttled (console form, HTTP Basic) per user name from one address, per
+user name from all addresses and per client address, unknown API tokens per address: past a
+limit the answer is 429 with Retry-After and the password is not even checked, however many
+attempts arrive at once. Nobody's failures refuse another principal's correct credentials: a
+valid API token always passes, and a full address still lets a user whose name it did not guess
+log in. A failed log-in costs the same PBKDF2 whether the user exists or not."""
 
 from __future__ import annotations
 
@@ -16,15 +18,18 @@ from typing import Any
 import httpx
 import pytest
 
+from app.auth import address_key
 from engine import accounts
 from engine.accounts import PBKDF2_ITERATIONS, Role
 from engine.api import Engine
 from tests.server import PASSWORD, LiveServer, live_server, login_token
 
 PER_USER = 5
+PER_USER_ALL = 8
 PER_ADDRESS = 12
 LIMITS = {
     "login_failures_per_user": PER_USER,
+    "login_failures_per_user_all_addresses": PER_USER_ALL,
     "login_failures_per_address": PER_ADDRESS,
     "login_failure_window_seconds": 120,
 }
@@ -90,28 +95,54 @@ def test_console_log_in_is_throttled_per_user(throttled: LiveServer) -> None:
         # Successful log-ins do not count.
         for _ in range(PER_USER + 2):
             assert form_login(client, url, "viewer", PASSWORD).status_code == 303
+    # The guessed user, from another address, is not held up by one address's guesses.
+    with from_address("127.0.0.20") as elsewhere:
+        assert form_login(elsewhere, url, "operator", PASSWORD).status_code == 303
 
 
-def test_an_address_is_throttled_but_not_others(throttled: LiveServer) -> None:
+def test_guessing_a_name_from_many_addresses_meets_its_own_limit(throttled: LiveServer) -> None:
+    url = throttled.url
+    add_user(throttled, "spread")
+    failures = 0
+    for n in range(PER_USER_ALL):
+        with from_address(f"127.0.1.{n // 2 + 1}") as client:
+            assert form_login(client, url, "spread", f"guess-{n}").status_code == 401
+            failures += 1
+    assert failures == PER_USER_ALL
+    # From an address that never guessed: refused, even with the right password.
+    with from_address("127.0.1.100") as client:
+        refused = client.get(f"{url}/api/v1/definitions", headers=basic("spread", PASSWORD))
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert form_login(client, url, "spread", PASSWORD).status_code == 429
+        assert form_login(client, url, "viewer", PASSWORD).status_code == 303
+
+
+def test_a_full_address_guesses_no_more_but_its_other_users_log_in(throttled: LiveServer) -> None:
     url = throttled.url
     for n in range(3):
         add_user(throttled, f"user-{n}")
     with from_address("127.0.0.2") as attacker, from_address("127.0.0.3") as other:
         for n in range(PER_ADDRESS):
             assert form_login(attacker, url, f"user-{n % 3}", "guess").status_code == 401
-        assert form_login(attacker, url, "admin", PASSWORD).status_code == 429
+        # Each name has 4 failures, under its own limit of 5: the address's limit refuses them.
+        for n in range(3):
+            assert form_login(attacker, url, f"user-{n}", "guess").status_code == 429
+            assert form_login(attacker, url, f"user-{n}", PASSWORD).status_code == 429
+            wrong = attacker.get(f"{url}/api/v1/definitions", headers=basic(f"user-{n}", "guess"))
+            assert wrong.status_code == 429 and wrong.json()["type"] == "TooManyRequests"
+        # Users behind the same address whose names were not guessed still log in.
+        assert form_login(attacker, url, "admin", PASSWORD).status_code == 303
         assert (
             attacker.get(f"{url}/api/v1/definitions", headers=basic("admin", PASSWORD)).status_code
-            == 429
-        )
-        # A different user from a different address logs in.
-        assert form_login(other, url, "admin", PASSWORD).status_code == 303
-        assert (
-            other.get(f"{url}/api/v1/definitions", headers=basic("admin", PASSWORD)).status_code
             == 200
         )
-        # The names the attacker tried have their own failures (4 each, under the limit of 5).
+        # A name the full address never tried gets one check; once it failed, no more.
+        assert form_login(attacker, url, "viewer", "guess").status_code == 401
+        assert form_login(attacker, url, "viewer", "guess-2").status_code == 429
+        assert form_login(attacker, url, "viewer", PASSWORD).status_code == 429
+        # Elsewhere, the guessed names log in (4 or 5 failures each, under PER_USER_ALL).
         assert form_login(other, url, "user-0", PASSWORD).status_code == 303
+        assert form_login(other, url, "viewer", PASSWORD).status_code == 303
 
 
 def test_basic_and_bearer_are_throttled_with_json(throttled: LiveServer) -> None:
@@ -135,12 +166,71 @@ def test_basic_and_bearer_are_throttled_with_json(throttled: LiveServer) -> None
         bearer = {"Authorization": "Bearer il_not-a-token"}
         for _ in range(PER_ADDRESS):
             assert client.get(f"{url}/api/v1/definitions", headers=bearer).status_code == 401
-        blocked = client.get(f"{url}/api/v1/definitions", headers=bearer)
-        assert blocked.status_code == 429 and blocked.json()["type"] == "TooManyRequests"
-        good = {"Authorization": f"Bearer {throttled.tokens['viewer']}"}
-        assert client.get(f"{url}/api/v1/definitions", headers=good).status_code == 429
-    good = {"Authorization": f"Bearer {throttled.tokens['viewer']}"}
-    assert httpx.get(f"{url}/api/v1/definitions", headers=good).status_code == 200
+        for path in ("/api/v1/definitions", "/engine-rest/process-definition"):
+            blocked = client.get(f"{url}{path}", headers=bearer)
+            assert blocked.status_code == 429 and blocked.json()["type"] == "TooManyRequests"
+            assert int(blocked.headers["retry-after"]) >= 1
+
+
+def test_valid_credentials_pass_after_many_failures_from_their_address(
+    throttled: LiveServer,
+) -> None:
+    """One address (a proxy every client shares) sends far more bad tokens, bad Basic
+    credentials and bad console log-ins than its limit allows; valid credentials from it still
+    work, while the guessing stays refused."""
+    url = throttled.url
+    add_user(throttled, "victim")
+    paths = ("/api/v1/definitions", "/engine-rest/process-definition")
+    with from_address("127.0.0.11") as shared:
+        guesses: Counter[int] = Counter()
+        for n in range(PER_USER + 3):
+            basic_guess = basic("victim", f"guess-{n}")
+            guesses[shared.get(f"{url}{paths[n % 2]}", headers=basic_guess).status_code] += 1
+            guesses[form_login(shared, url, "victim", f"guess-{n}").status_code] += 1
+        assert guesses == Counter({401: PER_USER, 429: PER_USER + 6}), guesses
+        bad_token = {"Authorization": "Bearer il_not-a-token"}
+        tokens = Counter(
+            shared.get(f"{url}{paths[n % 2]}", headers=bad_token).status_code
+            for n in range(8 * PER_ADDRESS)
+        )
+        left = PER_ADDRESS - PER_USER
+        assert tokens == Counter({401: left, 429: 8 * PER_ADDRESS - left}), tokens
+
+        # The admin token, and every other valid token, answer as if nothing had happened.
+        for path in paths:
+            for role in ("admin", "viewer"):
+                answer = shared.get(f"{url}{path}", headers=throttled.bearer(role))
+                assert answer.status_code == 200, (path, role, answer.text)
+        # So do the correct passwords of users whose names were not guessed.
+        for path in paths:
+            answer = shared.get(f"{url}{path}", headers=basic("operator", PASSWORD))
+            assert answer.status_code == 200, (path, answer.text)
+        assert form_login(shared, url, "admin", PASSWORD).status_code == 303
+
+        # The guessing itself stays refused: more bad tokens, the guessed name (even with the
+        # right password: it is not checked), and any further name's second guess.
+        assert shared.get(f"{url}{paths[0]}", headers=bad_token).status_code == 429
+        guessed = shared.get(f"{url}{paths[1]}", headers=basic("victim", PASSWORD))
+        assert guessed.status_code == 429 and guessed.json()["type"] == "TooManyRequests"
+        assert form_login(shared, url, "victim", PASSWORD).status_code == 429
+        assert form_login(shared, url, "viewer", "wrong-guess").status_code == 401
+        assert form_login(shared, url, "viewer", "wrong-guess-2").status_code == 429
+
+    # The victim logs in from an address that did not guess (PER_USER failures, under the
+    # limit for all addresses).
+    with from_address("127.0.0.12") as elsewhere:
+        assert form_login(elsewhere, url, "victim", PASSWORD).status_code == 303
+        answer = elsewhere.get(f"{url}{paths[0]}", headers=basic("victim", PASSWORD))
+        assert answer.status_code == 200
+
+
+def test_throttle_counts_an_ipv6_client_by_its_64() -> None:
+    assert address_key("2001:db8:1:2:aaaa::1") == address_key("2001:db8:1:2:bbbb::7")
+    assert address_key("2001:db8:1:2::1") == "2001:db8:1:2::/64"
+    assert address_key("2001:db8:1:3::1") != address_key("2001:db8:1:2::1")
+    assert address_key("::ffff:10.0.0.7") == "10.0.0.7"
+    assert address_key("127.0.0.1") == "127.0.0.1"
+    assert address_key(None) == "unknown"
 
 
 def parallel(count: int, attempt: Callable[[int], int]) -> Counter[int]:
@@ -218,8 +308,10 @@ def test_failed_log_ins_on_health_count_for_their_address(throttled: LiveServer)
         for n in range(PER_ADDRESS):
             wrong = client.get(f"{url}/health", headers=basic(f"nobody-{n}", "wrong-password"))
             assert wrong.json() == {"status": "ok"}
-        refused = client.get(f"{url}/api/v1/instances", headers=throttled.bearer("viewer"))
+        refused = client.get(f"{url}/api/v1/instances", headers=basic("nobody-0", "again"))
         assert refused.status_code == 429
         assert int(refused.headers["retry-after"]) >= 1
-    with from_address("127.0.0.10") as other:
-        assert other.get(f"{url}/api/v1/instances", headers=throttled.bearer()).status_code == 200
+        bad = {"Authorization": "Bearer il_not-a-token"}
+        assert client.get(f"{url}/api/v1/instances", headers=bad).status_code == 429
+        valid = client.get(f"{url}/api/v1/instances", headers=throttled.bearer("viewer"))
+        assert valid.status_code == 200
