@@ -21,6 +21,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.api.batches import require_batch_role
+from app.auth import principal_of
 from app.console import incidents as incident_page
 from app.console import instances as instance_page
 from app.console.common import act, engine_of, read, render
@@ -84,6 +85,9 @@ async def batch_page(request: Request) -> Response:
         return render(
             request, "batch.html", {"page": "batches", "missing": exc.message}, status_code=404
         )
+    # The buttons only for the role the batch's type needs (the POSTs check it again).
+    needed = operations.role_of(context["batch"].type)
+    context["can_act"] = principal_of(request).role.allows(needed)
     if Query(request.query_params).text("fragment"):
         return render(request, "_batch.html", context)
     return render(request, "batch.html", {"page": "batches", **context})

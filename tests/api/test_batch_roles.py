@@ -201,6 +201,9 @@ def test_an_operator_cannot_act_on_a_history_deletion_in_the_console(idle: LiveS
     before = _snapshot(idle, batch_id)
     operator, admin = Browser(idle.url, "operator"), Browser(idle.url, "admin")
     try:
+        retry_button = f'hx-post="/batches/{batch_id}/retry"'
+        assert retry_button not in operator.get(f"/batches/{batch_id}").text
+        assert retry_button in admin.get(f"/batches/{batch_id}").text
         for action in ("retry", "suspend", "resume", "cancel"):
             response = operator.post(f"/batches/{batch_id}/{action}")
             assert response.status_code == 403, response.text
