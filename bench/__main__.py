@@ -7,6 +7,7 @@ from bench import (
     acquisition_bench,
     call_bench,
     decisions,
+    dmn_deploy_bench,
     engine_throughput,
     external_tasks_bench,
     jobs_bench,
@@ -28,6 +29,8 @@ print("\n== call activities: a tree against straight-through instances", flush=T
 call_bench.main(forward)
 print("\n== decisions: a 50-rule table in process, through the engine, in a process", flush=True)
 decisions.main(forward)
+print("\n== DMN deployment against table size: 1,500 to 12,000 rules", flush=True)
+dmn_deploy_bench.main(forward)
 print("\n== external tasks", flush=True)
 external_tasks_bench.main(forward)
 print("\n== job executor: timer lateness", flush=True)

@@ -122,10 +122,13 @@ class EngineSettings:
     default_retries: int = 3
     unhandled_bpmn_error: Literal["end", "incident"] = "end"
     # How large a model a deployment accepts (engine.model.ModelLimits; these are its defaults):
-    # bytes of BPMN input, flow nodes in one process, sequence flows into or out of one node.
+    # bytes of BPMN or DMN input, flow nodes in one process, sequence flows into or out of one
+    # node, rules in one decision table, decisions in one DMN file.
     max_bpmn_bytes: int = 5 * 1024 * 1024
     max_process_nodes: int = 10_000
     max_fan_out: int = 1_000
+    max_decision_rules: int = 10_000
+    max_dmn_decisions: int = 100
     # The shortest interval of a timer cycle and the longest timer duration, at deployment and
     # whenever a timer starts (an expression's result included).
     min_timer_cycle_ms: int = 1000

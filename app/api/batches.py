@@ -1,6 +1,10 @@
 """Batches: one operation over many items, run in the background by the job executors (see
 engine/commands/batches.py); create one over a list of ids, follow it, suspend, resume, cancel it
-or retry its failed items."""
+or retry its failed items.
+
+Creating a batch and acting on one need the role of its type (engine/batch's `role_of`): an
+operator's for most, an administrator's for history deletion and migration. `require_batch_role`
+is that check for an existing batch, on this surface, /engine-rest's and the console's."""
 
 from __future__ import annotations
 
@@ -27,10 +31,11 @@ from app.api.schemas import (
     ref,
     request,
 )
-from app.auth import require
+from app.auth import principal_of, require
+from app.errors import Forbidden
 from app.params import Query
 from engine import batch as registry
-from engine.accounts import Role
+from engine.accounts import Principal, Role
 from engine.commands.batches import (
     BatchResult,
     CancelBatch,
@@ -127,13 +132,29 @@ async def get_batch(request: Request) -> Response:
     return reply(await call(_found, request))
 
 
+def require_batch_role(request: Request, row: bq.BatchRow) -> Principal:
+    """The caller, if their role is the one the batch's type needs (as creating such a batch
+    does); else Forbidden naming the batch, its type and the role it needs."""
+    principal = principal_of(request)
+    needed = registry.role_of(row.type)
+    if not principal.role.allows(needed):
+        raise Forbidden(
+            f"batch {row.id} is a {row.type} batch: acting on it needs the {needed.value} role, "
+            f"and '{principal.name}' is {principal.role.value}",
+            batch_id=str(row.id),
+            batch_type=row.type,
+            role=principal.role.value,
+            needed=needed.value,
+        )
+    return principal
+
+
 async def create_batch(request: Request) -> Response:
     """Operators; a type that needs an administrator (delete-history, migrate) is refused to
     others."""
     body = await Body.read(request, CREATE_BODY)
     kind = body.required_text("type")
-    if registry.operation(kind).admin_only:
-        require(request, Role.ADMIN)
+    require(request, registry.operation(kind).role)
     items = body.strings("items") or ()
     payload = body.mapping("payload")
     result = await run(request, CreateBatch(kind, items, payload))
@@ -153,7 +174,12 @@ BatchCommand = Callable[[uuid.UUID], Command[BatchResult]]
 def _on_batch(name: str, command: BatchCommand) -> Callable[[Request], Any]:
     async def handler(request: Request) -> Response:
         await Body.read(request, NO_BODY)
-        return await _answer(request, await run(request, command(path_id(request))))
+        batch_id = path_id(request)
+        row = await call(bq.batch, engine_of(request), batch_id)
+        if row is None:
+            raise NotFound(f"batch {batch_id} does not exist", batch_id=str(batch_id))
+        require_batch_role(request, row)
+        return await _answer(request, await run(request, command(batch_id)))
 
     handler.__name__ = handler.__qualname__ = name
     return handler
@@ -163,11 +189,12 @@ _BATCH_REPLY = {200: Reply("The batch", ref("Batch"))}
 
 
 def _mutation(path: str, summary: str, command: BatchCommand) -> Op:
+    """Operators, and administrators for a batch whose type needs them (`require_batch_role`)."""
     return Op(
         "POST",
         path,
         _on_batch(f"{path.rsplit('/', 1)[1]}_batch", command),
-        summary,
+        summary + " (the role the batch's type needs: administrators for delete-history, migrate)",
         Role.OPERATOR,
         body=NO_BODY,
         replies=_BATCH_REPLY,

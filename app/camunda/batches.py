@@ -3,7 +3,9 @@ operations that create them: delete process instances, set job or external task 
 
 Camunda's runtime batches are the unfinished ones: a batch leaves /batch when its last item is
 done (or it is cancelled), as Camunda's does. The items of a batch created from a query are the
-query's answer at creation: the set is fixed then."""
+query's answer at creation: the set is fixed then. Suspending and cancelling a batch need the role
+its type needs (app/api/batches.py's `require_batch_role`): an administrator's for a history
+deletion or a migration."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from uuid import UUID
 from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
+from app.api.batches import require_batch_role
 from app.camunda import dto
 from app.camunda import external_tasks as external_task_rest
 from app.camunda import instances as instance_rest
@@ -121,6 +124,7 @@ def get_batch(call: Call) -> Response:
 
 def suspend(call: Call) -> Response:
     row = _runtime(call)
+    require_batch_role(call.request, row)
     if not isinstance(call.field("suspended"), bool):
         raise invalid_request("'suspended' must be a boolean")
     try:
@@ -132,6 +136,7 @@ def suspend(call: Call) -> Response:
 
 def cancel(call: Call) -> Response:
     row = _runtime(call)
+    require_batch_role(call.request, row)
     try:
         call.engine.run(CancelBatch(row.id))
     except Conflict as exc:  # finished meanwhile

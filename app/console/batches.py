@@ -1,5 +1,6 @@
 """Batches: every batch with its progress, one batch with its failed items, and the operator's
-buttons (suspend, resume, cancel, retry failed items); and creating a batch from a list's filter
+buttons (suspend, resume, cancel, retry failed items: each for the role the batch's type needs,
+app/api/batches.py's `require_batch_role`); and creating a batch from a list's filter
 (retry every incident it matches, cancel every instance it matches), its items fixed then.
 
 Progress is polled: a batch is no instance, and the outbox's events belong to instances. While a
@@ -19,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app.api.batches import require_batch_role
+from app.auth import principal_of
 from app.console import incidents as incident_page
 from app.console import instances as instance_page
 from app.console.common import act, engine_of, read, render
@@ -82,6 +85,9 @@ async def batch_page(request: Request) -> Response:
         return render(
             request, "batch.html", {"page": "batches", "missing": exc.message}, status_code=404
         )
+    # The buttons only for the role the batch's type needs (the POSTs check it again).
+    needed = operations.role_of(context["batch"].type)
+    context["can_act"] = principal_of(request).role.allows(needed)
     if Query(request.query_params).text("fragment"):
         return render(request, "_batch.html", context)
     return render(request, "batch.html", {"page": "batches", **context})
@@ -95,6 +101,10 @@ def _post(path: str, message: str, command: Callable[[UUID], Command[BatchResult
         batch_id: UUID = request.path_params["batch_id"]
 
         def work(engine: Engine, who: Principal, form: Mapping[str, str]) -> str:
+            row = bq.batch(engine, batch_id)
+            if row is None:
+                raise NotFound(f"batch {batch_id} does not exist")
+            require_batch_role(request, row)
             result = engine.run(command(batch_id))
             return message.format(retried=result.retried)
 

@@ -5,6 +5,11 @@ raising fails the item alone, with its message as the item's error), as the oper
 the batch. It checks the batch's payload once, when the batch is created, so that items never
 fail over a parameter. The built-in operations are engine/batch/operations.py; a module that
 adds a type registers it there, on import (`register`).
+
+Each type names the role its batches need (`BatchOperation.role`, read by `role_of`): the role
+that creates one, and the role that acts on one afterwards (suspends, resumes, cancels it,
+retries its failed items), on every surface. Otherwise an operator could re-run the items of an
+administrator's history deletion by retrying them.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from engine.accounts import Role
 from engine.errors import BadRequest
 from engine.states import BatchType
 
@@ -27,6 +33,7 @@ __all__ = [
     "operation",
     "register",
     "registered",
+    "role_of",
 ]
 
 # Run one item (its id, the batch's payload) in the caller's transaction; raise to fail it.
@@ -49,8 +56,9 @@ class BatchOperation:
     item: str
     run: ItemRun
     check: PayloadCheck = no_payload
-    # Only an administrator may create a batch of this type (history deletion, migration).
-    admin_only: bool = False
+    # Who may create a batch of this type and act on one (history deletion and migration need
+    # an administrator).
+    role: Role = Role.OPERATOR
     # What the payload must also satisfy in the database (a migration plan's definitions).
     validate: PayloadValidation | None = None
 
@@ -80,3 +88,13 @@ def operation(batch_type: str) -> BatchOperation:
         raise BadRequest(
             f"unknown batch type '{batch_type}'; known: {names}", field="type"
         ) from None
+
+
+def role_of(batch_type: str) -> Role:
+    """The role a batch of `batch_type` needs, to be created or acted on; an administrator's
+    for a type no longer registered (a batch kept from another version)."""
+    try:
+        found = registered().get(BatchType(batch_type))
+    except ValueError:
+        return Role.ADMIN
+    return found.role if found is not None else Role.ADMIN

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from engine.accounts import Role
 from engine.batch import BatchOperation, register
 from engine.commands.migration import MigrateInstance, check_plan, models_of
 from engine.commands.modification import from_spec, to_spec
@@ -82,7 +83,7 @@ register(
         "process instance",
         _migrate,
         _plan,
-        admin_only=True,
+        role=Role.ADMIN,
         validate=_plan_valid,
     )
 )

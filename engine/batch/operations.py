@@ -9,6 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from engine import audit, waits
+from engine.accounts import Role
 from engine.batch import BatchOperation, ItemRun, register
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import RetryIncident
@@ -181,7 +182,7 @@ register(
         "ended process instance",
         _delete_history,
         _reason,
-        admin_only=True,
+        role=Role.ADMIN,
     )
 )
 

@@ -87,10 +87,11 @@ class Deploy:
         if not parsed and not rules:
             raise BadRequest("the deployment contains no executable process and no decision")
         for items, what in ((parsed, "process"), (rules, "decision")):
-            keys = [item.key for item in items]
-            twice = next((key for key in keys if keys.count(key) > 1), None)
-            if twice is not None:
-                raise BadRequest(f"the deployment defines {what} '{twice}' more than once")
+            seen: set[str] = set()
+            for item in items:
+                if item.key in seen:
+                    raise BadRequest(f"the deployment defines {what} '{item.key}' more than once")
+                seen.add(item.key)
         deployment_id = new_id()
         filtering = self.duplicate_filtering
         created, listed = _plan(tx, parsed, deployment_id, filtering)
@@ -207,7 +208,7 @@ def _plan(
 
 def _parse_dmn(resource: Resource, limits: ModelLimits) -> tuple[Decision, ...]:
     """The decisions of a DMN file, every expression compiled (refused naming file and line)."""
-    parsed = parse_dmn(resource.content, resource.name, limits.max_bytes)
+    parsed = parse_dmn(resource.content, resource.name, limits)
     compile_definitions(parsed, resource.name)
     return parsed.decisions
 
@@ -217,6 +218,8 @@ def _limits(settings: EngineSettings) -> ModelLimits:
         max_bytes=settings.max_bpmn_bytes,
         max_nodes=settings.max_process_nodes,
         max_fan_out=settings.max_fan_out,
+        max_rules=settings.max_decision_rules,
+        max_decisions=settings.max_dmn_decisions,
         timers=settings.timer_limits,
     )
 

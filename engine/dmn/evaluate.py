@@ -174,9 +174,18 @@ class _Cell:
         return ChainMap({self.input_variable: self.value}, variables)
 
 
-def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:
+# Entries already compiled in one file, by (text, language, unary): a table repeats its cells
+# (`-`, `>= 18`, `"gold"`) across rules, and a compiled entry holds no state of its own.
+_Seen = dict[tuple[str, ExpressionLanguage, bool], "_Compiled"]
+
+
+def _compile(entry: Entry, unary: bool, file: str, owner: str, seen: _Seen) -> _Compiled:
+    key = (entry.text, entry.language, unary)
+    found = seen.get(key)
+    if found is not None:
+        return found
     try:
-        return _Compiled(entry, unary)
+        compiled = seen[key] = _Compiled(entry, unary)
     except FeelError as error:
         what = "input entry" if unary else "expression"
         message = f"the {what} '{_shorten(entry.text)}' does not parse: {error}"
@@ -187,6 +196,7 @@ def _compile(entry: Entry, unary: bool, file: str, owner: str) -> _Compiled:
         raise ModelError(
             error.message, file=file, line=entry.line, element_id=entry.id or owner
         ) from None
+    return compiled
 
 
 def _shorten(text: str) -> str:
@@ -194,18 +204,18 @@ def _shorten(text: str) -> str:
 
 
 class _Table:
-    def __init__(self, table: DecisionTable, file: str) -> None:
+    def __init__(self, table: DecisionTable, file: str, seen: _Seen) -> None:
         self.table = table
-        self.inputs = [_compile(i.expression, False, file, i.id) for i in table.inputs]
+        self.inputs = [_compile(i.expression, False, file, i.id, seen) for i in table.inputs]
         self.rules = [
             (
-                [_compile(e, True, file, rule.id) for e in rule.input_entries],
-                [_compile(e, False, file, rule.id) for e in rule.output_entries],
+                [_compile(e, True, file, rule.id, seen) for e in rule.input_entries],
+                [_compile(e, False, file, rule.id, seen) for e in rule.output_entries],
             )
             for rule in table.rules
         ]
         self.defaults = [
-            _compile(o.default_output_entry, False, file, o.id)
+            _compile(o.default_output_entry, False, file, o.id, seen)
             if o.default_output_entry is not None
             else None
             for o in table.outputs
@@ -219,12 +229,14 @@ class CompiledDefinitions:
         self.definitions = definitions
         self.file = file
         self._logic: dict[str, _Table | _Compiled] = {}
+        seen: _Seen = {}
         for decision in definitions.decisions:
             logic = decision.logic
             if isinstance(logic, DecisionTable):
-                self._logic[decision.id] = _Table(logic, file)
+                self._logic[decision.id] = _Table(logic, file, seen)
             else:
-                self._logic[decision.id] = _compile(logic.expression, False, file, decision.id)
+                expression = logic.expression
+                self._logic[decision.id] = _compile(expression, False, file, decision.id, seen)
 
     def decision(self, decision_id: str) -> Decision:
         return self.definitions.decision(decision_id)

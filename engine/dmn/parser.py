@@ -3,6 +3,12 @@
 The document is read exactly as safely as BPMN (engine/bpmn/parser.py's `load_document`: no DTD,
 no entities, no network, a size limit). Diagram interchange (DMNDI) and other decoration are
 skipped. Every refusal is a ModelError naming the file, line and element.
+
+Reading is linear in the file: every check of uniqueness (rule ids, output names, decision ids,
+required decisions) is a set or dict lookup, never a walk of what came before. What a deployment
+accepts is bounded by `ModelLimits` as for BPMN: the file's bytes (`max_bytes`) and the rules of
+one decision table (`max_rules`, the engine's `max_decision_rules`) and the decisions of one file
+(`max_decisions`, the engine's `max_dmn_decisions`).
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from engine.dmn.model import (
 )
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
-from engine.model import DEFAULT_LIMITS
+from engine.model import DEFAULT_LIMITS, ModelLimits
 from engine.retention import parse_history_ttl
 
 MAX_DMN_BYTES = DEFAULT_LIMITS.max_bytes
@@ -52,9 +58,11 @@ def _camunda(local: str) -> str:
 
 
 class _Reader:
-    def __init__(self, file: str, namespace: str) -> None:
+    def __init__(self, file: str, namespace: str, limits: ModelLimits | None) -> None:
         self.file = file
         self.namespace = namespace
+        # What one file may hold; None: anything (a definition already deployed).
+        self.limits = limits
 
     def tag(self, local: str) -> str:
         return f"{{{self.namespace}}}{local}"
@@ -230,10 +238,12 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
         raise reader.error("a decision table needs at least one output", element)
     single = len(output_elements) == 1
     outputs: list[OutputClause] = []
+    output_names: set[str] = set()
     for item in output_elements:
         output = _output(item, reader, language, single)
-        if any(existing.name == output.name for existing in outputs):
+        if output.name in output_names:
             raise reader.error(f"the output name '{output.name}' is used twice", item)
+        output_names.add(output.name)
         outputs.append(output)
     ordered = hit_policy in (HitPolicy.PRIORITY, HitPolicy.OUTPUT_ORDER)
     if ordered and not any(output.output_values for output in outputs):
@@ -242,11 +252,21 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
     if aggregation is not None and len(outputs) > 1:
         message = f"aggregation {aggregation.value} needs a table with exactly one output"
         raise reader.error(message, element)
+    rule_elements = reader.children(element, "rule")
+    limits = reader.limits
+    if limits is not None and len(rule_elements) > limits.max_rules:
+        message = (
+            f"the decision table has {len(rule_elements)} rules, more than {limits.max_rules}, "
+            "the limit (max_decision_rules in the engine's settings)"
+        )
+        raise reader.error(message, rule_elements[limits.max_rules])
     rules: list[Rule] = []
-    for item in reader.children(element, "rule"):
+    rule_ids: set[str] = set()
+    for item in rule_elements:
         rule = _rule(item, reader, language, len(inputs), len(outputs))
-        if any(existing.id == rule.id for existing in rules):
+        if rule.id in rule_ids:
             raise reader.error(f"the rule id '{rule.id}' is used twice in the table", item)
+        rule_ids.add(rule.id)
         rules.append(rule)
     return DecisionTable(
         id=table_id,
@@ -275,15 +295,15 @@ def _literal(
 
 
 def _requirements(element: Element, reader: _Reader, decision_id: str) -> tuple[str, ...]:
-    required: list[str] = []
+    # A dict keeps the order written and each decision once.
+    required: dict[str, None] = {}
     for requirement in reader.children(element, "informationRequirement"):
         for reference in reader.children(requirement, "requiredDecision"):
             href = (reference.get("href") or "").strip()
             if not href.startswith("#") or len(href) < 2:
                 message = f"requiredDecision href '{href}' must name a decision as '#id'"
                 raise reader.error(message, reference, decision_id)
-            if href[1:] not in required:
-                required.append(href[1:])
+            required[href[1:]] = None
     return tuple(required)
 
 
@@ -316,22 +336,37 @@ def _decision(element: Element, reader: _Reader, language: ExpressionLanguage) -
 
 
 def parse_dmn(
-    data: bytes | str, source_name: str = "<string>", max_bytes: int | None = MAX_DMN_BYTES
+    data: bytes | str,
+    source_name: str = "<string>",
+    limits: ModelLimits | None = DEFAULT_LIMITS,
 ) -> DmnDefinitions:
-    """The decisions of one DMN file; raises ModelError naming the file, line and element."""
+    """The decisions of one DMN file; raises ModelError naming the file, line and element.
+    `limits` bounds the file's bytes and each table's rules (None: anything, for a definition
+    deployed under raised limits)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    if max_bytes is not None and len(raw) > max_bytes:
-        raise ModelError(f"DMN input is larger than {max_bytes} bytes", file=source_name)
+    if limits is not None and len(raw) > limits.max_bytes:
+        message = (
+            f"DMN input is larger than {limits.max_bytes} bytes "
+            "(max_bpmn_bytes in the engine's settings)"
+        )
+        raise ModelError(message, file=source_name)
     root = load_document(data, source_name)
     namespace = root.tag[1 : root.tag.index("}")] if root.tag.startswith("{") else None
     if _local(root) != "definitions" or namespace not in DMN_NAMESPACES:
         message = "the root element is not the definitions of DMN 1.1, 1.2 or 1.3"
         raise ModelError(message, file=source_name, line=root.sourceline)
-    reader = _Reader(source_name, namespace)
+    reader = _Reader(source_name, namespace, limits)
     language = reader.language(root, ExpressionLanguage.FEEL)
+    decision_elements = reader.children(root, "decision")
+    if limits is not None and len(decision_elements) > limits.max_decisions:
+        message = (
+            f"the file has {len(decision_elements)} decisions, more than {limits.max_decisions}, "
+            "the limit (max_dmn_decisions in the engine's settings)"
+        )
+        raise reader.error(message, decision_elements[limits.max_decisions])
     decisions: list[Decision] = []
     elements: dict[str, Element] = {}
-    for element in reader.children(root, "decision"):
+    for element in decision_elements:
         decision = _decision(element, reader, language)
         if decision.id in elements:
             raise reader.error(f"the decision id '{decision.id}' is used twice", element)

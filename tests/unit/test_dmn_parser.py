@@ -20,6 +20,7 @@ from engine.dmn import (
 )
 from engine.dmn.graph import evaluation_order, find_cycle
 from engine.errors import ModelError
+from engine.model import ModelLimits
 
 DATA = Path(__file__).parent.parent / "data" / "dmn"
 DMN13 = "https://www.omg.org/spec/DMN/20191111/MODEL/"
@@ -322,7 +323,7 @@ def test_undeclared_entities_and_malformed_xml_are_refused_with_their_line() -> 
 
 def test_size_limit_and_foreign_root_are_refused() -> None:
     with pytest.raises(ModelError, match="larger than 100 bytes"):
-        parse_dmn(read("dish_first.dmn"), "dish_first.dmn", max_bytes=100)
+        parse_dmn(read("dish_first.dmn"), "dish_first.dmn", ModelLimits(max_bytes=100))
     bpmn = '<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" id="x" />'
     with pytest.raises(ModelError, match="not the definitions of DMN"):
         parse_dmn(bpmn, "process.bpmn")
