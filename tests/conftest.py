@@ -23,6 +23,8 @@ from psycopg import sql
 
 from engine import migrate
 from engine.database import Database, connect_url_for, normalize_url
+from engine.scripting import hosts
+from engine.scripting.hosts import HostPool
 
 TEMPLATE_DATABASE = "interlock_template"
 
@@ -181,3 +183,14 @@ def server(database_url: str) -> Iterator[Any]:
 
     with live_server(database_url) as running:
         yield running
+
+
+@pytest.fixture
+def one_script_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[HostPool]:
+    """A pool of one script process for this test alone: every script of the test runs in the
+    same process, one after another, as scripts of unrelated instances may."""
+    pool = HostPool(1)
+    monkeypatch.setattr(hosts, "_POOL", pool)
+    monkeypatch.setattr(hosts, "_POOL_PID", os.getpid())
+    yield pool
+    pool.close()

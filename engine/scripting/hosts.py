@@ -154,6 +154,7 @@ class HostPool:
     def __init__(self, size: int) -> None:
         self.size = size
         self._idle: list[Host] = []
+        self._live: set[Host] = set()
         self._count = 0
         self._ready = threading.Condition()
         self.started = 0  # processes started so far (tests and benchmarks read it)
@@ -177,12 +178,15 @@ class HostPool:
             self._count += 1
             self.started += 1
         try:
-            return Host()
+            host = Host()
         except BaseException:
             with self._ready:
                 self._count -= 1
                 self._ready.notify()
             raise
+        with self._ready:
+            self._live.add(host)
+        return host
 
     def _give_back(self, host: Host) -> None:
         with self._ready:
@@ -190,17 +194,24 @@ class HostPool:
                 self._idle.append(host)
             else:
                 self._count -= 1
+                self._live.discard(host)
             self._ready.notify()
 
     def idle_pids(self) -> list[int]:
         with self._ready:
             return [host.pid for host in self._idle]
 
+    def pids(self) -> list[int]:
+        """The processes of the pool, idle or serving a script."""
+        with self._ready:
+            return sorted(host.pid for host in self._live)
+
     def close(self) -> None:
         """End the idle processes (at exit; busy ones end when their input closes)."""
         with self._ready:
             idle, self._idle = self._idle, []
             self._count -= len(idle)
+            self._live.difference_update(idle)
         for host in idle:
             host.retire()
 

@@ -8,8 +8,9 @@
 //   the bindings below (the facade's helpers, `clean`, the captured built-ins) is in its reach;
 // - every built-in reachable from the global object (and those reachable only through syntax) is
 //   frozen, and the global object's own bindings cannot be reassigned;
-// - globals a script adds are deleted before and after each script (`clean`; false if one cannot
-//   be, and the process is then retired), and the RegExp statics (`RegExp.input`, `lastMatch`,
+// - globals a script adds are deleted and the global object's prototype restored before and after
+//   each script (`clean`; false if that cannot be done, and the process is then retired), and
+//   the RegExp statics (`RegExp.input`, `lastMatch`,
 //   `$1`...) are reset to an empty match;
 // - timers, WeakRef and FinalizationRegistry (work that would run later, outside the script) are
 //   removed; promise jobs a script leaves run before its process serves another script, within
@@ -50,35 +51,36 @@
     return match(BAD_TEXT, text) !== null &&
       (text.indexOf('\u0000') >= 0 || match(BAD_TEXT, text.replace(SURROGATE_PAIR, '')) !== null);
   }
-  function checkValue(value, depth, what) {
+  // Why no variable can hold `value` (a JSON copy), or null: checked as request input is.
+  function problem(value, depth) {
     if (typeof value === 'string') {
-      if (badText(value)) {
-        throw new TypeError(what + ' contains a NUL character or a lone surrogate');
-      }
-      return;
+      return badText(value) ? 'contains a NUL character or a lone surrogate' : null;
     }
-    if (value === null || typeof value !== 'object') { return; }
-    if (depth >= MAX_DEPTH) {
-      throw new RangeError(what + ' is nested deeper than ' + MAX_DEPTH + ' levels');
-    }
+    if (value === null || typeof value !== 'object') { return null; }
+    if (depth >= MAX_DEPTH) { return 'is nested deeper than ' + MAX_DEPTH + ' levels'; }
+    var found = null;
     if (isArray(value)) {
-      for (var i = 0; i < value.length; i++) { checkValue(value[i], depth + 1, what); }
-      return;
+      for (var i = 0; i < value.length && found === null; i++) {
+        found = problem(value[i], depth + 1);
+      }
+      return found;
     }
     for (var key in value) {
-      if (apply(own, value, [key])) {
-        if (badText(key)) {
-          throw new TypeError(what + ' has a key with a NUL character or a lone surrogate');
-        }
-        checkValue(value[key], depth + 1, what);
+      if (found === null && apply(own, value, [key])) {
+        found = badText(key) ? 'has a key with a NUL character or a lone surrogate'
+                             : problem(value[key], depth + 1);
       }
     }
+    return found;
   }
   function copy(v, what) {
     var text = stringify(v);
     if (text === undefined) { return null; }
     var value = parse(text);
-    checkValue(value, 0, what);
+    var found = problem(value, 0);
+    if (found !== null) {
+      throw new (found.indexOf('nested') >= 0 ? RangeError : TypeError)(what + ' ' + found);
+    }
     return value;
   }
   function checkedName(n) {
@@ -253,7 +255,14 @@
     }
   });
   var count = Reflect.ownKeys(global).length;
+  var globalPrototype = Object.getPrototypeOf(global);
+  var getPrototype = Object.getPrototypeOf, setPrototype = Reflect.setPrototypeOf;
+  var isExtensible = Object.isExtensible;
   function clean() {
+    if (!isExtensible(global) ||
+        (getPrototype(global) !== globalPrototype && !setPrototype(global, globalPrototype))) {
+      return false;
+    }
     var keys = Reflect.ownKeys(global);
     if (keys.length === count) { return true; }
     return keys.every(function (key) {
