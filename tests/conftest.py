@@ -32,6 +32,9 @@ TEMPLATE_DATABASE = "interlock_template"
 # executors the suite starts would schedule (and, inside the window, run) a cleanup job beside
 # the jobs a test counts, depending on the time of day. Tests of the window set their own.
 os.environ.setdefault("INTERLOCK_CLEANUP_WINDOW", "off")
+# Test webhook receivers listen on loopback, which deliveries may reach only when allowed
+# (engine/webhooks/urls.py). Tests of the refusal remove this.
+os.environ.setdefault("INTERLOCK_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
 
 AdminConnection = psycopg.Connection[tuple[Any, ...]]
 

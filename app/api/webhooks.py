@@ -1,6 +1,8 @@
 """Webhook subscriptions and their deliveries. Viewers read; admins create, change and delete
 subscriptions (each one sends the engine's events to a URL of their choosing); operators replay
-dead letters. A subscription's secret is write-only: no answer carries it, only `has_secret`."""
+dead letters. A subscription's secret is write-only: no answer carries it, only `has_secret`.
+Only admins see a URL whole; others see it masked (`engine.webhooks.urls.masked`: the userinfo
+and every query value as `***`)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run, same_target
 from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, Schema, array, nullable, record, request
 from app.api.schemas import UUID as UUID_SCHEMA
+from app.auth import principal_of
 from app.params import Query
 from engine.accounts import Role
 from engine.commands.webhooks import (
@@ -25,6 +28,7 @@ from engine.commands.webhooks import (
 )
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
+from engine.webhooks.urls import masked
 
 EVENT = {**STRING, "enum": [event.value for event in OutboxEvent]}
 _FIELDS: dict[str, Schema] = {
@@ -58,7 +62,11 @@ SUBSCRIPTION = record(
     {
         "id": UUID_SCHEMA,
         "name": STRING,
-        "url": STRING,
+        "url": {
+            **STRING,
+            "description": "in full for admins; for others with its user, password, every "
+            "query value and fragment as ***",
+        },
         "event_types": array(EVENT),
         "definition_key": nullable(STRING),
         "enabled": BOOLEAN,
@@ -92,11 +100,14 @@ DELIVERIES = record({"items": array(DELIVERY), "next": {"type": "null"}})
 REPLAYED = record({"subscription_id": UUID_SCHEMA, "replayed": INTEGER})
 
 
-def subscription_view(row: reads.SubscriptionRow, counts: dict[str, int]) -> dict[str, Any]:
+def subscription_view(
+    row: reads.SubscriptionRow, counts: dict[str, int], whole_url: bool
+) -> dict[str, Any]:
+    """A subscription as answers show it; its URL whole only when `whole_url` (admins)."""
     return {
         "id": str(row.id),
         "name": row.name,
-        "url": row.url,
+        "url": row.url if whole_url else masked(row.url),
         "event_types": list(row.event_types),
         "definition_key": row.definition_key,
         "enabled": row.enabled,
@@ -126,15 +137,21 @@ def delivery_view(row: reads.DeliveryRow) -> dict[str, Any]:
     }
 
 
-def _one(engine: Any, subscription_id: UUID) -> dict[str, Any]:
+def _one(engine: Any, subscription_id: UUID, whole_url: bool) -> dict[str, Any]:
     row = reads.subscription(engine, subscription_id)
-    return subscription_view(row, reads.counts(engine, subscription_id))
+    return subscription_view(row, reads.counts(engine, subscription_id), whole_url)
 
 
-def _all(engine: Any) -> list[dict[str, Any]]:
+def _all(engine: Any, whole_url: bool) -> list[dict[str, Any]]:
     return [
-        subscription_view(row, reads.counts(engine, row.id)) for row in reads.subscriptions(engine)
+        subscription_view(row, reads.counts(engine, row.id), whole_url)
+        for row in reads.subscriptions(engine)
     ]
+
+
+def _whole_url(request: Request) -> bool:
+    """Whether the caller may see URLs whole: admins, who manage subscriptions."""
+    return principal_of(request).role.allows(Role.ADMIN)
 
 
 def _events(body: Body) -> tuple[str, ...] | None:
@@ -142,11 +159,11 @@ def _events(body: Body) -> tuple[str, ...] | None:
 
 
 async def list_subscriptions(request: Request) -> Response:
-    return reply(views.items(await call(_all, engine_of(request))))
+    return reply(views.items(await call(_all, engine_of(request), _whole_url(request))))
 
 
 async def get_subscription(request: Request) -> Response:
-    return reply(await call(_one, engine_of(request), path_id(request)))
+    return reply(await call(_one, engine_of(request), path_id(request), _whole_url(request)))
 
 
 async def create_subscription(request: Request) -> Response:
@@ -160,7 +177,8 @@ async def create_subscription(request: Request) -> Response:
         enabled=body.boolean("enabled", True),
     )
     made = await run(request, command)
-    return reply(await call(_one, engine_of(request), UUID(made.subscription_id)), 201)
+    shown = await call(_one, engine_of(request), UUID(made.subscription_id), _whole_url(request))
+    return reply(shown, 201)
 
 
 async def update_subscription(request: Request) -> Response:
@@ -179,7 +197,7 @@ async def update_subscription(request: Request) -> Response:
     )
     done = await run(request, command)
     same_target(request, str(subscription_id), done.subscription_id)
-    return reply(await call(_one, engine_of(request), subscription_id))
+    return reply(await call(_one, engine_of(request), subscription_id, _whole_url(request)))
 
 
 async def delete_subscription(request: Request) -> Response:

@@ -1,11 +1,13 @@
 """Webhooks in the console: the subscriptions (everyone reads; admins create, change and delete
 them), and a subscription's page with its recent deliveries, failures and dead letters, where an
 operator replays one dead letter or all of them. The secret is write-only: a form may set it,
-no page shows it."""
+no page shows it. URLs are shown whole to admins only; others see them masked
+(`engine.webhooks.urls.masked`: the userinfo and every query value as `***`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 from uuid import UUID
 
@@ -29,19 +31,27 @@ from engine.commands.webhooks import (
 from engine.errors import InterlockError
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
+from engine.webhooks.urls import masked
 
 EVENTS = [event.value for event in OutboxEvent]
 
 
-def _listing(engine: Engine) -> dict[str, Any]:
+def _shown(row: reads.SubscriptionRow, whole_url: bool) -> reads.SubscriptionRow:
+    """The row as a page shows it: its URL whole only for admins."""
+    return row if whole_url else replace(row, url=masked(row.url))
+
+
+def _listing(engine: Engine, whole_url: bool) -> dict[str, Any]:
     rows = reads.subscriptions(engine)
-    return {"subscriptions": [(row, reads.counts(engine, row.id)) for row in rows]}
+    return {
+        "subscriptions": [(_shown(row, whole_url), reads.counts(engine, row.id)) for row in rows]
+    }
 
 
-def _details(engine: Engine, subscription_id: UUID) -> dict[str, Any]:
+def _details(engine: Engine, subscription_id: UUID, whole_url: bool) -> dict[str, Any]:
     pending = reads.deliveries(engine, subscription_id, DeliveryState.PENDING, 200)
     return {
-        "subscription": reads.subscription(engine, subscription_id),
+        "subscription": _shown(reads.subscription(engine, subscription_id), whole_url),
         "counts": reads.counts(engine, subscription_id),
         "recent": reads.deliveries(engine, subscription_id, None, 50),
         "failing": [d for d in pending if d.last_status is not None],
@@ -55,7 +65,8 @@ def _page_context(request: Request) -> dict[str, Any]:
 
 
 async def webhooks_page(request: Request) -> Response:
-    context = {**_page_context(request), **await read(request, _listing, engine_of(request))}
+    context = _page_context(request)
+    context |= await read(request, _listing, engine_of(request), context["can_admin"])
     if Query(request.query_params).text("fragment"):
         return render(request, "_webhook_rows.html", context)
     return render(request, "webhooks.html", {"page": "webhooks", **context})
@@ -63,10 +74,10 @@ async def webhooks_page(request: Request) -> Response:
 
 async def webhook_page(request: Request) -> Response:
     subscription_id: UUID = request.path_params["subscription_id"]
-    context = {
-        **_page_context(request),
-        **await read(request, _details, engine_of(request), subscription_id),
-    }
+    context = _page_context(request)
+    context |= await read(
+        request, _details, engine_of(request), subscription_id, context["can_admin"]
+    )
     if Query(request.query_params).text("fragment"):
         return render(request, "_webhook_deliveries.html", context)
     return render(request, "webhook.html", {"page": "webhooks", **context})

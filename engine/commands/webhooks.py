@@ -25,7 +25,8 @@ from engine.states import (
     DeliveryState,
     OutboxEvent,
 )
-from engine.webhooks import store
+from engine.webhooks import store, urls
+from engine.webhooks.settings import WebhookSettings
 
 MAX_NAME = 200
 MAX_URL = 2000
@@ -58,6 +59,10 @@ def check_url(url: str) -> str:
         raise BadRequest("field 'url' has no host", field="url")
     if port == 0:
         raise BadRequest("field 'url' has port 0", field="url")
+    # Literal addresses and metadata names now; a name's addresses when a delivery resolves it.
+    refused = urls.check_registered(parts.hostname, WebhookSettings.from_env().allowed_networks)
+    if refused is not None:
+        raise BadRequest(f"field 'url' is refused: {refused}", field="url")
     return url
 
 
@@ -245,17 +250,15 @@ class ReplayDeadLetters:
         return ReplayResult(str(self.subscription_id), replayed)
 
 
-# What an audit entry shows of a subscription (never its secret; its URL without credentials
-# or query, which may carry them).
+# What an audit entry shows of a subscription (never its secret; its URL masked, as viewers
+# see it: the credentials and query values it may carry are not kept).
 AUDITED = ("name", "url", "event_types", "definition_key", "enabled")
 
 
 def _shown(fields: dict[str, Any]) -> dict[str, Any]:
     shown = dict(fields)
     if isinstance(shown.get("url"), str):
-        parts = urlsplit(shown["url"])
-        port = f":{parts.port}" if parts.port else ""
-        shown["url"] = f"{parts.scheme}://{parts.hostname}{port}{parts.path}"
+        shown["url"] = urls.masked(shown["url"])
     return shown
 
 

@@ -10,7 +10,9 @@ One round of a thread:
 3. `LeaseDeliveries`: a batch of due deliveries (SKIP LOCKED; expired leases are taken over),
    each the first undelivered one of its instance for its subscription, so an instance's events
    go out in order, one at a time.
-4. POST each with its signature; `RecordAttempt` marks it delivered, or schedules the next
+4. POST each with its signature (engine/webhooks/sender.py: only to addresses the destination
+   policy allows, within one deadline, the answer read up to a cap, no redirects);
+   `RecordAttempt` marks it delivered, or schedules the next
    attempt with exponential backoff and jitter, or parks it as a dead letter after the last.
    A dead letter holds back the later events of its instance for its subscription (order stays
    true) until an operator replays it; other instances go on.
@@ -34,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from uuid import UUID
 
-import httpx
 import psycopg
 
 from engine import metrics
@@ -53,6 +54,7 @@ from engine.notifier import Notifier
 from engine.outbox import OutboxTail
 from engine.schema import OUTBOX_CHANNEL
 from engine.states import DeliveryOutcome
+from engine.webhooks.sender import Sender
 from engine.webhooks.settings import WebhookSettings
 
 log = logging.getLogger(__name__)
@@ -108,7 +110,7 @@ def backoff_seconds(attempts: int, settings: WebhookSettings, rng: random.Random
     return delay / 2 + rng.uniform(0, delay / 2)
 
 
-def post(client: httpx.Client, delivery: Leased) -> tuple[bool, str]:
+def post(sender: Sender, delivery: Leased) -> tuple[bool, str]:
     """POST one delivery: (delivered, the status to record). The status is an HTTP status or a
     short reason; never an exception's text, which may quote the URL's query or a trace."""
     body = body_of(delivery)
@@ -120,22 +122,13 @@ def post(client: httpx.Client, delivery: Leased) -> tuple[bool, str]:
         TIMESTAMP_HEADER: str(int(time.time())),
         SIGNATURE_HEADER: signature(delivery.secret, body),
     }
-    try:
-        response = client.post(delivery.url, content=body, headers=headers)
-    except httpx.ConnectError as exc:
-        return False, "connection refused" if "refused" in str(exc).lower() else "cannot connect"
-    except httpx.TimeoutException:
-        return False, "timeout"
-    except httpx.HTTPError as exc:
-        return False, f"request failed ({type(exc).__name__})"
-    return 200 <= response.status_code < 300, f"HTTP {response.status_code}"
+    return sender.post(delivery.url, body, headers)
 
 
 @dataclass
 class _ThreadState:
-    """What one dispatcher thread keeps: its view of the outbox tail and its HTTP client."""
+    """What one dispatcher thread keeps: its view of the outbox tail."""
 
-    client: httpx.Client
     tail: OutboxTail | None = None
     rng: random.Random = field(default_factory=random.Random)
 
@@ -158,9 +151,8 @@ class Dispatcher:
         self.owner = owner or default_owner()
         self._loops = Loops("interlock-webhooks", "webhook dispatcher")
         self._stopping = self._loops.stopping
+        self._sender = Sender(self.settings)
         self._local = threading.local()
-        self._states: list[_ThreadState] = []
-        self._states_lock = threading.Lock()
         self._next_prune = 0.0
 
     @classmethod
@@ -199,7 +191,7 @@ class Dispatcher:
         return len(leased)
 
     def _attempt(self, state: _ThreadState, delivery: Leased) -> None:
-        delivered, status = post(state.client, delivery)
+        delivered, status = post(self._sender, delivery)
         outcome = self.engine.run(
             RecordAttempt(
                 UUID(delivery.id),
@@ -234,10 +226,8 @@ class Dispatcher:
     def _state(self) -> _ThreadState:
         state: _ThreadState | None = getattr(self._local, "state", None)
         if state is None:
-            state = _ThreadState(httpx.Client(timeout=self.settings.timeout_seconds))
+            state = _ThreadState()
             self._local.state = state
-            with self._states_lock:
-                self._states.append(state)
         return state
 
     # -- the loop ---------------------------------------------------------------------------------
@@ -255,11 +245,7 @@ class Dispatcher:
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop: every thread finishes the attempt in hand and gives back the rest of its batch."""
-        if self._loops.stop(timeout):
-            with self._states_lock:
-                for state in self._states:
-                    state.client.close()
-                self._states.clear()
+        self._loops.stop(timeout)
         log.info("webhook dispatcher %s stopped", self.owner)
 
     @property

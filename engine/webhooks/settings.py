@@ -1,10 +1,30 @@
-"""How webhooks are delivered: attempts, backoff, timeouts, leases. Each is a setting with an
-environment variable (`INTERLOCK_WEBHOOK_...`); docs/operator-guide.md lists them."""
+"""How webhooks are delivered: attempts, backoff, timeouts, leases, the networks deliveries may
+reach besides public addresses. Each is a setting with an environment variable
+(`INTERLOCK_WEBHOOK_...`); docs/operator-guide.md lists them."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, fields
+from ipaddress import IPv4Network, IPv6Network, ip_network
+
+Network = IPv4Network | IPv6Network
+
+
+def parse_networks(
+    text: str, source: str = "INTERLOCK_WEBHOOK_ALLOWED_NETWORKS"
+) -> tuple[Network, ...]:
+    """Comma-separated networks (`10.0.0.0/8, 127.0.0.1, ::1/128`); host bits are dropped."""
+    found: list[Network] = []
+    for part in text.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            found.append(ip_network(part, strict=False))
+        except ValueError:
+            raise ValueError(f"{source} lists {part!r}, which is not an IP network") from None
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -15,7 +35,8 @@ class WebhookSettings:
     # random part (up to half) is left out so that retries of many deliveries spread.
     backoff_base_seconds: float = 1.0
     backoff_cap_seconds: float = 300.0
-    # One POST may take this long (connecting, sending, reading the answer).
+    # One POST may take this long in all (resolving, connecting, sending, reading the answer):
+    # a deadline for the whole attempt, not a limit per read.
     timeout_seconds: float = 5.0
     # A leased delivery belongs to its dispatcher this long; then another may take it over.
     lease_seconds: float = 60.0
@@ -28,10 +49,14 @@ class WebhookSettings:
     # Delivered deliveries are deleted this long after delivery (dead letters stay until they
     # are replayed and delivered, or their subscription is deleted).
     keep_delivered_hours: float = 168.0
+    # Networks deliveries may reach although they are not public (loopback, private, link-local,
+    # shared, reserved addresses). Empty: public addresses only. Cloud metadata services stay
+    # refused whatever this says (engine/webhooks/urls.py).
+    allowed_networks: tuple[Network, ...] = ()
 
     def __post_init__(self) -> None:
         for field in fields(self):
-            if getattr(self, field.name) <= 0:
+            if field.name != "allowed_networks" and getattr(self, field.name) <= 0:
                 raise ValueError(f"the webhook setting {field.name} must be positive")
         if self.timeout_seconds >= self.lease_seconds:
             raise ValueError("the webhook timeout must be shorter than the lease")
@@ -42,11 +67,15 @@ class WebhookSettings:
         for field in fields(cls):
             variable = f"INTERLOCK_WEBHOOK_{field.name.upper()}"
             text = os.environ.get(variable)
-            if text:
-                kind = int if field.type in (int, "int") else float
-                try:
-                    values[field.name] = kind(text)
-                except ValueError:
-                    raise ValueError(f"{variable} must be a number, not {text!r}") from None
+            if not text:
+                continue
+            if field.name == "allowed_networks":
+                values[field.name] = parse_networks(text, variable)
+                continue
+            kind = int if field.type in (int, "int") else float
+            try:
+                values[field.name] = kind(text)
+            except ValueError:
+                raise ValueError(f"{variable} must be a number, not {text!r}") from None
         values.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**values)  # type: ignore[arg-type]

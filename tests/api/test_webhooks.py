@@ -311,3 +311,112 @@ def test_dead_letters_replayed_from_the_console_are_delivered(
     )
     assert {r.delivery_id for r in accepted} == {d["id"] for d in dead}
     assert all(verify(SECRET, r) for r in receiver.received)
+
+
+SECRET_URL = "https://hookuser:hookpass@hooks.example/in?token=tok-123&team=ops#frag-9x"
+MASKED_URL = "https://***:***@hooks.example/in?token=***&team=***#***"
+
+
+def test_only_admins_see_a_url_whole_in_the_api_the_console_and_the_audit_log(
+    api: LiveServer,
+    admin: httpx.Client,
+    operator: httpx.Client,
+    viewer: httpx.Client,
+    browser: Callable[[str], Browser],
+) -> None:
+    made = create(admin, name="masked hook", url=SECRET_URL)
+    assert made.status_code == 201, made.text
+    assert made.json()["url"] == SECRET_URL
+    hook = made.json()["id"]
+    assert admin.get(f"/webhooks/{hook}").json()["url"] == SECRET_URL
+    listed = [s for s in admin.get("/webhooks").json()["items"] if s["id"] == hook]
+    assert listed[0]["url"] == SECRET_URL
+
+    secrets = ("hookuser", "hookpass", "tok-123", "frag-9x")
+    for client in (viewer, operator):
+        one = client.get(f"/webhooks/{hook}")
+        assert one.json()["url"] == MASKED_URL
+        every = client.get("/webhooks")
+        assert [s["url"] for s in every.json()["items"] if s["id"] == hook] == [MASKED_URL]
+        for answer in (one, every):
+            assert not any(secret in answer.text for secret in secrets), answer.text
+    validate(
+        admin.get("/openapi.json").json(), "get", "/webhooks/{id}", viewer.get(f"/webhooks/{hook}")
+    )
+
+    console_viewer, console_admin = browser("viewer"), browser("admin")
+    for path in ("/webhooks", f"/webhooks/{hook}", "/webhooks?fragment=1"):
+        page = console_viewer.get(path)
+        assert page.status_code == 200
+        assert "masked hook" in page.text
+        assert not any(secret in page.text for secret in secrets), path
+    assert (
+        "https://***:***@hooks.example/in?token=***&amp;team=***#***"
+        in console_viewer.get(f"/webhooks/{hook}").text
+    )
+    admin_page = console_admin.get(f"/webhooks/{hook}").text
+    assert "hookpass" in admin_page and "tok-123" in admin_page
+
+    with api.engine.connection() as conn:
+        entries = conn.execute(
+            "SELECT a::text FROM audit_entry a WHERE entity_id = %s", (f"webhook:{hook}",)
+        ).fetchall()
+    assert len(entries) == 1
+    assert "token=***" in entries[0][0]
+    assert not any(secret in entries[0][0] for secret in secrets)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/hook",
+        "http://2130706433/hook",
+        "http://0x7f000001/hook",
+        "http://017700000001/hook",
+        "http://127.1/hook",
+        "http://[::ffff:127.0.0.1]/hook",
+        "http://[::1]:8080/hook",
+        "http://localhost/hook",
+        "http://10.0.0.5/hook",
+        "http://192.168.1.20/hook",
+        "http://169.254.10.10/hook",
+        "http://[fe80::1]/hook",
+        "http://0.0.0.0/hook",
+    ],
+)
+def test_a_literal_address_that_is_not_public_is_a_400_naming_the_url_unless_allowed(
+    api: LiveServer, admin: httpx.Client, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("INTERLOCK_WEBHOOK_ALLOWED_NETWORKS")
+    before = subscription_count(api)
+    refused = create(admin, url=url)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["detail"]["field"] == "url"
+    assert "INTERLOCK_WEBHOOK_ALLOWED_NETWORKS" in refused.text
+    assert subscription_count(api) == before
+    hook = create(admin).json()["id"]
+    changed = admin.post(f"/webhooks/{hook}", json={"url": url})
+    assert changed.status_code == 400 and changed.json()["detail"]["field"] == "url"
+
+    monkeypatch.setenv("INTERLOCK_WEBHOOK_ALLOWED_NETWORKS", "0.0.0.0/0,::/0")
+    allowed = create(admin, url=url)
+    assert allowed.status_code == 201, allowed.text
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://METADATA/computeMetadata/v1/",
+        "http://[::ffff:169.254.169.254]/",
+    ],
+)
+def test_metadata_services_are_refused_even_when_every_network_is_allowed(
+    api: LiveServer, admin: httpx.Client, url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INTERLOCK_WEBHOOK_ALLOWED_NETWORKS", "0.0.0.0/0,::/0")
+    refused = create(admin, url=url)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["detail"]["field"] == "url"
+    assert "cloud metadata" in refused.text

@@ -1,5 +1,5 @@
 """Fixtures for webhook tests: an engine over a fresh database, a receiver on 127.0.0.1, and
-delivery settings short enough for a test."""
+delivery settings short enough for a test that allow loopback destinations."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.model import ProcessModel
-from engine.webhooks.settings import WebhookSettings
+from engine.webhooks.settings import WebhookSettings, parse_networks
 from tests.webhooks.receiver import Receiver
 
 SECRET = "a-secret-of-the-receiver"
+# The receivers listen on 127.0.0.1; without this, deliveries to them are refused.
+LOOPBACK = parse_networks("127.0.0.0/8,::1/128")
 
 FAST = WebhookSettings(
     max_attempts=60,
@@ -24,6 +26,7 @@ FAST = WebhookSettings(
     batch_size=10,
     poll_seconds=0.2,
     threads=1,
+    allowed_networks=LOOPBACK,
 )
 
 

@@ -1,6 +1,11 @@
 """A webhook receiver for tests: a real HTTP server on 127.0.0.1 in a thread that records every
 POST, fails a share of them with 500s, can go down (its port refuses connections) and come back
-on the same port, and notes any delivery id that arrives while the same id is still in flight."""
+on the same port, and notes any delivery id that arrives while the same id is still in flight.
+
+Besides `url` it answers badly on purpose: `drip_url` answers 200 and then its body a byte every
+half second (DRIP_BYTES of them: 30 s); `endless_url` answers 200 with a body that never ends;
+`redirect_url` answers 302 to `url`. Each such answer is noted in `streams` once the client has
+gone away or the body is complete."""
 
 from __future__ import annotations
 
@@ -14,6 +19,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+DRIP_BYTES = 60
+DRIP_EVERY_SECONDS = 0.5
+
 
 @dataclass(frozen=True)
 class Received:
@@ -23,6 +31,15 @@ class Received:
     raw: bytes
     signature: str
     status: int
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """A body `path` sent: how many bytes, and whether it was complete or the client left."""
+
+    path: str
+    sent: int
+    complete: bool
 
 
 @dataclass
@@ -36,6 +53,7 @@ class Receiver:
     seed: int = 21
     received: list[Received] = field(default_factory=list)
     overlaps: list[str] = field(default_factory=list)
+    streams: list[Streamed] = field(default_factory=list)
     _in_flight: set[str] = field(default_factory=set)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -49,6 +67,18 @@ class Receiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/hook"
 
+    @property
+    def drip_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/drip"
+
+    @property
+    def endless_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/endless"
+
+    @property
+    def redirect_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/redirect"
+
     def start(self) -> Receiver:
         receiver = self
 
@@ -56,6 +86,9 @@ class Receiver:
             def do_POST(self) -> None:  # noqa: N802 - the http.server API
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                if self.path != "/hook":
+                    receiver._misbehave(self, raw)
+                    return
                 status = receiver._answer(
                     raw,
                     self.headers.get("X-Interlock-Delivery", ""),
@@ -106,6 +139,48 @@ class Receiver:
         finally:
             with self._lock:
                 self._in_flight.discard(delivery_id)
+
+    def _misbehave(self, handler: BaseHTTPRequestHandler, raw: bytes) -> None:
+        with self._lock:
+            self.received.append(
+                Received(
+                    handler.headers.get("X-Interlock-Delivery", ""),
+                    handler.headers.get("X-Interlock-Event", ""),
+                    json.loads(raw),
+                    raw,
+                    handler.headers.get("X-Interlock-Signature", ""),
+                    302 if handler.path == "/redirect" else 200,
+                )
+            )
+        if handler.path == "/redirect":
+            handler.send_response(302)
+            handler.send_header("Location", self.url)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        handler.send_response(200)
+        if handler.path == "/drip":
+            handler.send_header("Content-Length", str(DRIP_BYTES))
+        handler.end_headers()
+        sent, complete = 0, False
+        chunk = b"x" * 65536
+        try:
+            while True:
+                if handler.path == "/drip":
+                    if sent == DRIP_BYTES:
+                        complete = True
+                        break
+                    handler.wfile.write(b"x")
+                    handler.wfile.flush()
+                    sent += 1
+                    time.sleep(DRIP_EVERY_SECONDS)
+                else:
+                    handler.wfile.write(chunk)
+                    sent += len(chunk)
+        except OSError:
+            pass  # the client went away
+        with self._lock:
+            self.streams.append(Streamed(handler.path, sent, complete))
 
     # -- what arrived -----------------------------------------------------------------------------
 
