@@ -21,7 +21,6 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
@@ -30,18 +29,9 @@ import psycopg
 from engine.errors import BadRequest, Conflict
 from engine.ids import new_id
 from engine.queries import query
+from engine.states import Role as Role  # declared there; imported from here by many
 
 PBKDF2_ITERATIONS = 120_000
-
-
-class Role(StrEnum):
-    VIEWER = "viewer"
-    OPERATOR = "operator"
-    ADMIN = "admin"
-
-    def allows(self, needed: Role) -> bool:
-        order = (Role.VIEWER, Role.OPERATOR, Role.ADMIN)
-        return order.index(self) >= order.index(needed)
 
 
 @dataclass(frozen=True)

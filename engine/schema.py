@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from engine.sql.filters import state_literal
 from engine.states import (
     AuditChannel,
     AuditEntity,
@@ -28,6 +29,7 @@ from engine.states import (
     InstanceState,
     JobKind,
     ListPage,
+    Role,
     SubscriptionKind,
     TaskState,
     TokenMode,
@@ -65,6 +67,12 @@ AUDIT_ENTITIES = tuple(AuditEntity)
 BATCH_STATES = tuple(BatchState)
 BATCH_ITEM_STATES = tuple(BatchItemState)
 BATCH_TYPES = tuple(BatchType)
+ROLES = tuple(Role)
+
+# The partial indexes on a state write it with `state_literal`, as the statements that use them
+# do (see engine/sql/filters.py).
+OPEN_TASK = f"state = {state_literal(TaskState.OPEN)}"
+OPEN_INCIDENT = f"state = {state_literal(IncidentState.OPEN)}"
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> sa.CheckConstraint:
@@ -256,8 +264,8 @@ class UserTask(SQLModel, table=True):
     __table_args__ = (
         _one_of("state", TASK_STATES),
         sa.Index("ix_user_task_instance_id", "instance_id"),
-        sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
-        sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text("state = 'Open'")),
+        sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text(OPEN_TASK)),
+        sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text(OPEN_TASK)),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -290,29 +298,27 @@ class ExternalTask(SQLModel, table=True):
             sa.text("priority DESC"),
             "created_at",
             "id",
-            postgresql_where=sa.text("state = 'Open'"),
+            postgresql_where=sa.text(OPEN_TASK),
         ),
         sa.Index(
             "ix_external_task_fetch_oldest",
             "topic",
             "created_at",
             "id",
-            postgresql_where=sa.text("state = 'Open'"),
+            postgresql_where=sa.text(OPEN_TASK),
         ),
         # Lists of open tasks, oldest first, whatever their topic.
         sa.Index(
             "ix_external_task_open",
             "created_at",
             "id",
-            postgresql_where=sa.text("state = 'Open'"),
+            postgresql_where=sa.text(OPEN_TASK),
         ),
         # Open tasks a worker failed that have retries left: the instances retrying now.
         sa.Index(
             "ix_external_task_retrying",
             "instance_id",
-            postgresql_where=sa.text(
-                "state = 'Open' AND retries > 0 AND error_message IS NOT NULL"
-            ),
+            postgresql_where=sa.text(OPEN_TASK + " AND retries > 0 AND error_message IS NOT NULL"),
         ),
     )
 
@@ -393,9 +399,9 @@ class Incident(SQLModel, table=True):
     __table_args__ = (
         _one_of("state", INCIDENT_STATES),
         sa.Index("ix_incident_instance_id", "instance_id"),
-        sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text("state = 'Open'")),
+        sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text(OPEN_INCIDENT)),
         # Open incidents of a type; the types there are, one index probe each.
-        sa.Index("ix_incident_open_type", "type", postgresql_where=sa.text("state = 'Open'")),
+        sa.Index("ix_incident_open_type", "type", postgresql_where=sa.text(OPEN_INCIDENT)),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -535,7 +541,7 @@ class Credential(SQLModel, table=True):
     __tablename__ = "credential"
     __table_args__ = (
         _one_of("kind", ("password", "token")),
-        _one_of("role", ("viewer", "operator", "admin")),
+        _one_of("role", ROLES),
         sa.UniqueConstraint("kind", "name"),
         sa.Index("ix_credential_secret_hash", "secret_hash"),
     )
@@ -628,13 +634,13 @@ class WebhookDelivery(SQLModel, table=True):
         sa.Index(
             "ix_webhook_delivery_due",
             "next_attempt_at",
-            postgresql_where=sa.text("state = 'pending'"),
+            postgresql_where=sa.text(f"state = {state_literal(DeliveryState.PENDING)}"),
         ),
         # Delivered ones, oldest first, for their deletion.
         sa.Index(
             "ix_webhook_delivery_delivered",
             "delivered_at",
-            postgresql_where=sa.text("state = 'delivered'"),
+            postgresql_where=sa.text(f"state = {state_literal(DeliveryState.DELIVERED)}"),
         ),
         # Per-instance order: the undelivered deliveries of one instance for one subscription.
         sa.Index(
@@ -642,7 +648,7 @@ class WebhookDelivery(SQLModel, table=True):
             "subscription_id",
             "instance_id",
             "seq",
-            postgresql_where=sa.text("state <> 'delivered'"),
+            postgresql_where=sa.text(f"state <> {state_literal(DeliveryState.DELIVERED)}"),
         ),
     )
 
@@ -840,7 +846,7 @@ class BatchItem(SQLModel, table=True):
             "ix_batch_item_pending",
             "batch_id",
             "seq",
-            postgresql_where=sa.text("state = 'Pending'"),
+            postgresql_where=sa.text(f"state = {state_literal(BatchItemState.PENDING)}"),
         ),
     )
 

@@ -303,6 +303,18 @@ class DeliveryOutcome(StrEnum):
     NOT_OWNER = "not-owner"  # the lease had passed to another dispatcher meanwhile
 
 
+class Role(StrEnum):
+    """A credential's role (its `role` column): each allows what the ones before it allow."""
+
+    VIEWER = "viewer"
+    OPERATOR = "operator"
+    ADMIN = "admin"
+
+    def allows(self, needed: Role) -> bool:
+        order = (Role.VIEWER, Role.OPERATOR, Role.ADMIN)
+        return order.index(self) >= order.index(needed)
+
+
 class ListPage(StrEnum):
     """The console's filtered lists: a saved view belongs to one of them, and each exports."""
 

@@ -7,7 +7,6 @@ Camunda's `sortBy` values; unknown names are refused by the caller before they g
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,13 +17,30 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.queries import Connection, fetch_all, fetch_dicts, fetch_one, query
+from engine.sql.filters import LIKE_ESCAPE, Where, like_pattern, order_by
+from engine.sql.filters import count as count_rows
+from engine.sql.filters import like_matches as like_matches  # app/camunda reads it here
+from engine.states import (
+    FINAL_TOKEN_STATES,
+    IncidentState,
+    InstanceState,
+    JobKind,
+    TaskState,
+    VisitState,
+)
 from engine.store import tasks as task_store
+from engine.store.columns import select_list
 from engine.store.external_tasks import ExternalTaskInfo
 from engine.store.incidents import IncidentInfo
 from engine.store.jobs import JobInfo
 from engine.store.queries import StepVisit
 
-RUNNING_STATES = ("Created", "Active", "Suspended", "Terminating")
+RUNNING_STATES: tuple[str, ...] = (
+    InstanceState.CREATED,
+    InstanceState.ACTIVE,
+    InstanceState.SUSPENDED,
+    InstanceState.TERMINATING,
+)
 
 
 @dataclass(frozen=True)
@@ -48,127 +64,45 @@ class VariableFilter:
     values: tuple[Any, ...]
 
 
-class _Where:
-    """A WHERE clause composed of SQL fragments; every value is a bound parameter."""
-
-    def __init__(self) -> None:
-        self.clauses: list[sql.Composable] = []
-        self.params: dict[str, Any] = {}
-
-    def param(self, value: Any) -> sql.Placeholder:
-        name = f"p{len(self.params)}"
-        self.params[name] = value
-        return sql.Placeholder(name)
-
-    def add(self, clause: LiteralString, *values: Any) -> None:
-        """`clause` with `{}` placeholders, one per value."""
-        self.clauses.append(sql.SQL(clause).format(*(self.param(v) for v in values)))
-
-    def fixed(self, clause: LiteralString) -> None:
-        """A condition without values."""
-        self.clauses.append(sql.SQL(clause))
-
-    def when(self, value: Any, clause: LiteralString) -> None:
-        if value is not None:
-            self.add(clause, *([value] * clause.count("{}")))
-
-    def clause(self) -> sql.Composable:
-        if not self.clauses:
-            return sql.SQL("")
-        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(self.clauses)
-
-
-LIKE_ESCAPE = "ESCAPE '\\'"
-
-
-def like_pattern(text: str) -> str:
-    r"""Camunda's `*Like` value as a LIKE pattern with backslash as its escape character (see
-    LIKE_ESCAPE). `%` and `_` are wildcards, as in Camunda; `\%`, `\_` and `\\` stand for the
-    character itself; any other backslash (a trailing one, which PostgreSQL refuses) is a literal
-    backslash."""
-    out: list[str] = []
-    chars = iter(text)
-    for char in chars:
-        if char != "\\":
-            out.append(char)
-            continue
-        following = next(chars, None)
-        if following in ("%", "_", "\\"):
-            out.append("\\" + following)
-        else:
-            out.append("\\\\")
-            if following is not None:
-                out.append(following)
-    return "".join(out)
-
-
-def like_matches(value: str, text: str) -> bool:
-    """Whether `value` matches Camunda's `*Like` value `text`, as `like_pattern` matches in SQL:
-    for filters applied to rows already in memory."""
-    out: list[str] = []
-    chars = iter(like_pattern(text))
-    for char in chars:
-        if char == "\\":
-            out.append(re.escape(next(chars)))
-        else:
-            out.append({"%": ".*", "_": "."}.get(char) or re.escape(char))
-    return re.fullmatch("".join(out), value, re.DOTALL) is not None
-
-
-def _like(text: str | None) -> str | None:
-    return None if text is None else like_pattern(text)
-
-
-def _order(page: Page, columns: dict[str, LiteralString], default: LiteralString) -> sql.Composed:
-    parts = [
-        sql.SQL("{} DESC" if desc else "{} ASC").format(sql.SQL(columns[key]))
-        for key, desc in page.sort
-    ]
-    return sql.SQL(" ORDER BY ") + sql.SQL(", ").join([*parts, sql.SQL(default)])
-
-
-def _limit(where: _Where, page: Page) -> sql.Composed:
-    text = sql.SQL(" OFFSET {}").format(where.param(max(page.first, 0)))
-    if page.max is not None:
-        text += sql.SQL(" LIMIT {}").format(where.param(max(page.max, 0)))
-    return text
-
-
 _COMPARISONS: dict[str, LiteralString] = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
 
 
 def _variable_clauses(
-    where: _Where, alias: LiteralString, filters: Sequence[VariableFilter]
+    where: Where, alias: LiteralString, filters: Sequence[VariableFilter]
 ) -> None:
     for f in filters:
-        value = where.param(f.name)
+        value = where.bind(f.name)
         test: sql.Composable
         match f.op:
             case "eq" | "neq":
-                any_of = where.param([Jsonb(v) for v in f.values])
+                any_of = where.bind([Jsonb(v) for v in f.values])
                 test = sql.SQL("v.value = ANY({}::jsonb[])").format(any_of)
                 if f.op == "neq":
                     test = sql.SQL("NOT ({})").format(test)
             case "like":
                 test = sql.SQL(
                     "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' LIKE {} " + LIKE_ESCAPE
-                ).format(where.param(like_pattern(f.text)))
+                ).format(where.bind(like_pattern(f.text)))
             case _:
                 symbol = sql.SQL(_COMPARISONS[f.op])
                 if f.number is not None:
                     test = sql.SQL(
                         "jsonb_typeof(v.value) = 'number' AND (v.value)::numeric {} {}::numeric"
-                    ).format(symbol, where.param(f.number))
+                    ).format(symbol, where.bind(f.number))
                 else:
                     test = sql.SQL(
                         "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {} {}"
-                    ).format(symbol, where.param(f.text))
-        where.clauses.append(
+                    ).format(symbol, where.bind(f.text))
+        where.compose(
             sql.SQL(
                 "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = {}.id "
                 "AND v.scope_key = '' AND v.name = {} AND {})"
             ).format(sql.SQL(alias), value, test)
         )
+
+
+# An open incident of the instance `p`.
+_OPEN_INCIDENT = "SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = {}"
 
 
 # -- process instances ----------------------------------------------------------------------------
@@ -191,6 +125,9 @@ INSTANCE_SORT: dict[str, LiteralString] = {
 }
 
 
+_INSTANCE_COLUMNS = select_list(InstanceRow, [("p", "process_instance")])
+
+
 @query
 def process_instances(
     conn: Connection,
@@ -209,37 +146,35 @@ def process_instances(
     count: bool = False,
 ) -> list[InstanceRow] | int:
     """Running instances (Camunda's runtime: ended ones are history only)."""
-    where = _Where()
-    where.add("p.state = ANY({})", list(RUNNING_STATES))
+    where = Where()
+    where.any_of("p.state", RUNNING_STATES)
     # Implied by the states (an instance gets its end time as it ends): lets the partial index
     # of unfinished instances serve the list in start order.
     where.fixed("p.ended_at IS NULL")
     if family is not None:
         _family_clauses(where, family, running=True)
-    where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
-    where.when(business_key, "p.business_key = {}")
-    where.when(_like(business_key_like), "p.business_key LIKE {} " + LIKE_ESCAPE)
-    where.when(definition_id, "p.definition_id = {}")
-    where.when(definition_key, "p.definition_key = {}")
-    where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
+    where.any_of("p.id", ids)
+    where.equals("p.business_key", business_key)
+    where.like("p.business_key", business_key_like)
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    where.any_of("p.definition_key", definition_keys or None)
     if suspended is not None:
-        where.add("(p.state = 'Suspended') = {}", suspended)
+        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
     if with_incident:
-        where.fixed(
-            "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
-        )
+        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
     _variable_clauses(where, "p", variables)
     source = sql.SQL("FROM process_instance p")
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
-        sql.SQL("SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state ")
+        sql.SQL(f"SELECT {_INSTANCE_COLUMNS} ")
         + source
-        + where.clause()
-        + _order(page, INSTANCE_SORT, "p.started_at, p.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, INSTANCE_SORT, "p.started_at, p.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, InstanceRow, statement, where.params)
+    return fetch_all(conn, InstanceRow, statement, where.params())
 
 
 @dataclass(frozen=True)
@@ -256,10 +191,10 @@ class FamilyFilter:
     leaves_only: bool | None = None
 
 
-def _family_clauses(where: _Where, family: FamilyFilter, *, running: bool) -> None:
+def _family_clauses(where: Where, family: FamilyFilter, *, running: bool) -> None:
     """The family filters on `p`; `running`: a leaf calls no running instance (the runtime's
     view), else no instance at all (the history's)."""
-    where.when(family.super_instance, "p.super_instance_id = {}")
+    where.equals("p.super_instance_id", family.super_instance)
     where.when(
         family.sub_instance,
         "p.id = (SELECT s.super_instance_id FROM process_instance s WHERE s.id = {})",
@@ -274,22 +209,16 @@ def _family_clauses(where: _Where, family: FamilyFilter, *, running: bool) -> No
         where.fixed("p.super_instance_id IS NULL" if family.roots_only else called)
     if family.leaves_only:
         if running:
-            where.add(
-                "NOT EXISTS (SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id "
-                "AND c.state = ANY({}))",
+            where.exists(
+                "SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id "
+                "AND c.state = ANY({})",
                 list(RUNNING_STATES),
+                negated=True,
             )
         else:
-            where.fixed(
-                "NOT EXISTS (SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id)"
+            where.exists(
+                "SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id", negated=True
             )
-
-
-def _count(conn: Connection, source: sql.Composable, where: _Where) -> int:
-    row = conn.execute(
-        sql.SQL("SELECT count(*) ") + source + where.clause(), where.params
-    ).fetchone()
-    return int(row[0]) if row else 0
 
 
 @dataclass(frozen=True)
@@ -343,11 +272,11 @@ HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
 }
 
 # Camunda's historic states (active, suspended, completed, externallyTerminated) by their rows'.
-HISTORIC_STATE_FILTERS: dict[str, tuple[str, ...]] = {
-    "active": ("Created", "Active", "Terminating"),
-    "suspended": ("Suspended",),
-    "completed": ("Completed",),
-    "externallyTerminated": ("Terminated",),
+HISTORIC_STATE_FILTERS: dict[str, tuple[InstanceState, ...]] = {
+    "active": (InstanceState.CREATED, InstanceState.ACTIVE, InstanceState.TERMINATING),
+    "suspended": (InstanceState.SUSPENDED,),
+    "completed": (InstanceState.COMPLETED,),
+    "externallyTerminated": (InstanceState.TERMINATED,),
 }
 
 
@@ -374,37 +303,35 @@ def historic_instances(
     count: bool = False,
 ) -> list[HistoricInstanceRow] | int:
     """Every instance, running or ended (Camunda's history)."""
-    where = _Where()
-    where.when(instance_id, "p.id = {}")
-    where.when(list(ids) if ids is not None else None, "p.id = ANY({})")
-    where.when(business_key, "p.business_key = {}")
-    where.when(_like(business_key_like), "p.business_key LIKE {} " + LIKE_ESCAPE)
-    where.when(definition_id, "p.definition_id = {}")
-    where.when(definition_key, "p.definition_key = {}")
-    where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
+    where = Where()
+    where.equals("p.id", instance_id)
+    where.any_of("p.id", ids)
+    where.equals("p.business_key", business_key)
+    where.like("p.business_key", business_key_like)
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    where.any_of("p.definition_key", definition_keys or None)
     if finished is not None:
         where.fixed("p.ended_at IS NOT NULL" if finished else "p.ended_at IS NULL")
-    where.when(list(states) if states is not None else None, "p.state = ANY({})")
+    where.any_of("p.state", states)
     if with_incidents:
-        where.fixed(
-            "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
-        )
-    where.when(started_before, "p.started_at <= {}")
-    where.when(started_after, "p.started_at >= {}")
-    where.when(finished_before, "p.ended_at <= {}")
-    where.when(finished_after, "p.ended_at >= {}")
+        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
+    where.at_most("p.started_at", started_before)
+    where.at_least("p.started_at", started_after)
+    where.at_most("p.ended_at", finished_before)
+    where.at_least("p.ended_at", finished_after)
     if family is not None:
         _family_clauses(where, family, running=False)
     if count:
-        return _count(conn, _HISTORIC_FROM, where)
+        return count_rows(conn, _HISTORIC_FROM, where)
     statement = (
         _HISTORIC_COLUMNS
         + _HISTORIC_FROM
-        + where.clause()
-        + _order(page, HISTORIC_INSTANCE_SORT, "p.started_at, p.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, HISTORIC_INSTANCE_SORT, "p.started_at, p.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, HistoricInstanceRow, statement, where.params)
+    return fetch_all(conn, HistoricInstanceRow, statement, where.params())
 
 
 # -- activity instances ---------------------------------------------------------------------------
@@ -425,9 +352,8 @@ def live_tokens(conn: Connection, instance_id: UUID) -> list[LiveToken]:
         conn,
         LiveToken,
         "SELECT id, node_id, state, scope_id, visit_id FROM token "
-        "WHERE instance_id = %s AND state NOT IN ('Completed', 'Terminated') "
-        "ORDER BY created_at, id",
-        (instance_id,),
+        "WHERE instance_id = %s AND state <> ALL(%s) ORDER BY created_at, id",
+        (instance_id, list(FINAL_TOKEN_STATES)),
     )
 
 
@@ -483,23 +409,23 @@ def activity_instances(
     finished_after: datetime | None = None,
     count: bool = False,
 ) -> list[ActivityRow] | int:
-    where = _Where()
-    where.when(activity_instance_id, "h.id = {}")
-    where.when(instance_id, "h.instance_id = {}")
-    where.when(definition_id, "p.definition_id = {}")
-    where.when(execution_id, "h.token_id = {}")
-    where.when(activity_id, "h.node_id = {}")
-    where.when(activity_name, "h.node_name = {}")
-    where.when(list(node_types) if node_types is not None else None, "h.node_type = ANY({})")
-    where.when(assignee, "ut.assignee = {}")
+    where = Where()
+    where.equals("h.id", activity_instance_id)
+    where.equals("h.instance_id", instance_id)
+    where.equals("p.definition_id", definition_id)
+    where.equals("h.token_id", execution_id)
+    where.equals("h.node_id", activity_id)
+    where.equals("h.node_name", activity_name)
+    where.any_of("h.node_type", node_types)
+    where.equals("ut.assignee", assignee)
     if finished is not None:
         where.fixed("h.ended_at IS NOT NULL" if finished else "h.ended_at IS NULL")
     if canceled is not None:
-        where.add("(h.state = 'Terminated') = {}", canceled)
-    where.when(started_before, "h.started_at <= {}")
-    where.when(started_after, "h.started_at >= {}")
-    where.when(finished_before, "h.ended_at <= {}")
-    where.when(finished_after, "h.ended_at >= {}")
+        where.add("(h.state = {}) = {}", VisitState.TERMINATED, canceled)
+    where.at_most("h.started_at", started_before)
+    where.at_least("h.started_at", started_after)
+    where.at_most("h.ended_at", finished_before)
+    where.at_least("h.ended_at", finished_after)
     # The user task a visit opened: among its instance's tasks (their index), the first its
     # token opened at the node from the visit's start on.
     task = sql.SQL(
@@ -515,7 +441,7 @@ def activity_instances(
             source += sql.SQL(" JOIN process_instance p ON p.id = h.instance_id")
         if assignee is not None:
             source += task
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     source = (
         sql.SQL(
             "FROM history h JOIN process_instance p ON p.id = h.instance_id "
@@ -531,13 +457,13 @@ def activity_instances(
             "p.root_instance_id "
         )
         + source
-        + where.clause()
+        + where.sql()
         # By id, as Camunda's default: visit ids are time-ordered, and the primary key walks
         # them in order, so a first page reads only the rows it shows.
-        + _order(page, ACTIVITY_SORT, "h.id")
-        + _limit(where, page)
+        + order_by(page.sort, ACTIVITY_SORT, "h.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, ActivityRow, statement, where.params)
+    return fetch_all(conn, ActivityRow, statement, where.params())
 
 
 @dataclass(frozen=True)
@@ -589,6 +515,11 @@ TASK_SORT: dict[str, LiteralString] = {
 }
 
 
+_TASK_COLUMNS = select_list(
+    TaskRow, [("t", "user_task"), ("p", "process_instance")], {"instance_state": "p.state"}
+)
+
+
 @query
 def user_tasks(
     conn: Connection,
@@ -619,48 +550,43 @@ def user_tasks(
     count: bool = False,
 ) -> list[TaskRow] | int:
     """Open user tasks."""
-    where = _Where()
-    where.fixed("t.state = 'Open'")
-    where.when(task_id, "t.id = {}")
-    where.when(instance_id, "t.instance_id = {}")
-    where.when(list(instance_ids) if instance_ids else None, "t.instance_id = ANY({})")
-    where.when(business_key, "p.business_key = {}")
-    where.when(definition_id, "p.definition_id = {}")
-    where.when(definition_key, "p.definition_key = {}")
-    where.when(list(definition_keys) if definition_keys else None, "p.definition_key = ANY({})")
-    where.when(node_id, "t.node_id = {}")
-    where.when(list(node_ids) if node_ids else None, "t.node_id = ANY({})")
-    where.when(name, "t.name = {}")
-    where.when(_like(name_like), "t.name LIKE {} " + LIKE_ESCAPE)
-    where.when(assignee, "t.assignee = {}")
-    where.when(_like(assignee_like), "t.assignee LIKE {} " + LIKE_ESCAPE)
+    where = Where()
+    where.state("t.state", TaskState.OPEN)
+    where.equals("t.id", task_id)
+    where.equals("t.instance_id", instance_id)
+    where.any_of("t.instance_id", instance_ids or None)
+    where.equals("p.business_key", business_key)
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    where.any_of("p.definition_key", definition_keys or None)
+    where.equals("t.node_id", node_id)
+    where.any_of("t.node_id", node_ids or None)
+    where.equals("t.name", name)
+    where.like("t.name", name_like)
+    where.equals("t.assignee", assignee)
+    where.like("t.assignee", assignee_like)
     if assigned is not None:
         where.fixed("t.assignee IS NOT NULL" if assigned else "t.assignee IS NULL")
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
     where.when(candidate_group, "{} = ANY(t.candidate_groups)")
     where.when(list(candidate_groups) if candidate_groups else None, "t.candidate_groups && {}")
     if suspended is not None:
-        where.add("(p.state = 'Suspended') = {}", suspended)
-    where.when(priority, "t.priority = {}")
-    where.when(min_priority, "t.priority >= {}")
-    where.when(max_priority, "t.priority <= {}")
-    where.when(execution_id, "t.token_id = {}")
+        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
+    where.equals("t.priority", priority)
+    where.at_least("t.priority", min_priority)
+    where.at_most("t.priority", max_priority)
+    where.equals("t.token_id", execution_id)
     source = sql.SQL("FROM user_task t JOIN process_instance p ON p.id = t.instance_id")
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
-        sql.SQL(
-            "SELECT t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, "
-            "t.ended_at, t.assignee, t.candidate_users, t.candidate_groups, t.due_at, "
-            "t.priority, p.definition_id, p.definition_key, p.business_key, "
-            "p.state AS instance_state "
-        )
+        sql.SQL(f"SELECT {_TASK_COLUMNS} ")
         + source
-        + where.clause()
-        + _order(page, TASK_SORT, "t.created_at, t.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, TASK_SORT, "t.created_at, t.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, TaskRow, statement, where.params)
+    return fetch_all(conn, TaskRow, statement, where.params())
 
 
 # -- external tasks -------------------------------------------------------------------------------
@@ -687,10 +613,13 @@ EXTERNAL_TASK_SORT: dict[str, LiteralString] = {
 }
 
 _EXTERNAL_COLUMNS = sql.SQL(
-    "SELECT e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, "
-    "e.worker_id, e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
-    "p.definition_id, p.definition_key, d.version_tag, p.business_key, "
-    "p.state AS instance_state, t.visit_id AS activity_instance_id "
+    "SELECT "
+    + select_list(
+        ExternalTaskRow,
+        [("e", "external_task"), ("p", "process_instance"), ("d", "process_definition")],
+        {"instance_state": "p.state", "activity_instance_id": "t.visit_id"},
+    )
+    + " "
 )
 _EXTERNAL_FROM = sql.SQL(
     "FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
@@ -725,38 +654,38 @@ def external_tasks(
     count: bool = False,
 ) -> list[ExternalTaskRow] | int:
     """Open external tasks."""
-    where = _Where()
-    where.fixed("e.state = 'Open'")
-    where.when(task_id, "e.id = {}")
-    where.when(list(task_ids) if task_ids else None, "e.id = ANY({})")
-    where.when(topic, "e.topic = {}")
-    where.when(worker_id, "e.worker_id = {}")
+    where = Where()
+    where.state("e.state", TaskState.OPEN)
+    where.equals("e.id", task_id)
+    where.any_of("e.id", task_ids or None)
+    where.equals("e.topic", topic)
+    where.equals("e.worker_id", worker_id)
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     if with_retries_left is not None:
         where.add("(e.retries IS NULL OR e.retries > 0) = {}", with_retries_left)
-    where.when(lock_expires_after, "e.lock_expires_at > {}")
-    where.when(lock_expires_before, "e.lock_expires_at < {}")
-    where.when(node_id, "e.node_id = {}")
-    where.when(list(node_ids) if node_ids else None, "e.node_id = ANY({})")
-    where.when(execution_id, "e.token_id = {}")
-    where.when(instance_id, "e.instance_id = {}")
-    where.when(list(instance_ids) if instance_ids else None, "e.instance_id = ANY({})")
-    where.when(definition_id, "p.definition_id = {}")
+    where.above("e.lock_expires_at", lock_expires_after)
+    where.below("e.lock_expires_at", lock_expires_before)
+    where.equals("e.node_id", node_id)
+    where.any_of("e.node_id", node_ids or None)
+    where.equals("e.token_id", execution_id)
+    where.equals("e.instance_id", instance_id)
+    where.any_of("e.instance_id", instance_ids or None)
+    where.equals("p.definition_id", definition_id)
     if suspended is not None:
-        where.add("(p.state = 'Suspended') = {}", suspended)
-    where.when(min_priority, "e.priority >= {}")
-    where.when(max_priority, "e.priority <= {}")
+        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
+    where.at_least("e.priority", min_priority)
+    where.at_most("e.priority", max_priority)
     if count:
-        return _count(conn, _EXTERNAL_FROM, where)
+        return count_rows(conn, _EXTERNAL_FROM, where)
     statement = (
         _EXTERNAL_COLUMNS
         + _EXTERNAL_FROM
-        + where.clause()
-        + _order(page, EXTERNAL_TASK_SORT, "e.created_at, e.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, EXTERNAL_TASK_SORT, "e.created_at, e.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, ExternalTaskRow, statement, where.params)
+    return fetch_all(conn, ExternalTaskRow, statement, where.params())
 
 
 @dataclass(frozen=True)
@@ -808,15 +737,15 @@ INCIDENT_SORT: dict[str, LiteralString] = {
 }
 
 
-def _incident_filters(
-    where: _Where,
+def incident_filters(
+    where: Where,
     *,
     incident_id: UUID | None,
     incident_type: str | None,
     message: str | None,
     message_like: str | None,
     definition_id: str | None,
-    definition_keys: list[str] | None,
+    definition_keys: Sequence[str] | None,
     instance_id: UUID | None,
     execution_id: UUID | None,
     node_id: str | None,
@@ -825,16 +754,19 @@ def _incident_filters(
     """Camunda's filters of incidents, runtime and historic, over `incident i` joined to its
     `process_instance p` (None: not filtered; `configuration` is the incident's job or external
     task)."""
-    where.when(incident_id, "i.id = {}")
-    where.when(incident_type, "i.type = {}")
-    where.when(message, "i.message = {}")
-    where.when(_like(message_like), "i.message LIKE {} " + LIKE_ESCAPE)
-    where.when(definition_id, "i.definition_id = {}")
-    where.when(definition_keys, "p.definition_key = ANY({})")
-    where.when(instance_id, "i.instance_id = {}")
-    where.when(execution_id, "i.token_id = {}")
-    where.when(node_id, "i.node_id = {}")
+    where.equals("i.id", incident_id)
+    where.equals("i.type", incident_type)
+    where.equals("i.message", message)
+    where.like("i.message", message_like)
+    where.equals("i.definition_id", definition_id)
+    where.any_of("p.definition_key", definition_keys)
+    where.equals("i.instance_id", instance_id)
+    where.equals("i.token_id", execution_id)
+    where.equals("i.node_id", node_id)
     where.when(configuration, "(i.job_id = {} OR i.external_task_id = {})")
+
+
+_INCIDENT_COLUMNS = select_list(IncidentInfo, [("i", "incident")])
 
 
 @query
@@ -855,9 +787,9 @@ def incidents(
     count: bool = False,
 ) -> list[IncidentInfo] | int:
     """Open incidents."""
-    where = _Where()
-    where.fixed("i.state = 'Open'")
-    _incident_filters(
+    where = Where()
+    where.state("i.state", IncidentState.OPEN)
+    incident_filters(
         where,
         incident_id=incident_id,
         incident_type=incident_type,
@@ -872,19 +804,15 @@ def incidents(
     )
     source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
-        sql.SQL(
-            "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, "
-            "i.job_id, i.external_task_id, i.message, i.details, i.state, i.created_at, "
-            "i.resolved_at "
-        )
+        sql.SQL(f"SELECT {_INCIDENT_COLUMNS} ")
         + source
-        + where.clause()
-        + _order(page, INCIDENT_SORT, "i.created_at, i.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, INCIDENT_SORT, "i.created_at, i.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, IncidentInfo, statement, where.params)
+    return fetch_all(conn, IncidentInfo, statement, where.params())
 
 
 # -- jobs -----------------------------------------------------------------------------------------
@@ -911,6 +839,11 @@ JOB_SORT: dict[str, LiteralString] = {
 }
 
 
+_JOB_COLUMNS = select_list(
+    JobRow, [("j", "job")], {"definition_key": "d.key", "instance_state": "p.state"}
+)
+
+
 @query
 def jobs(
     conn: Connection,
@@ -935,50 +868,45 @@ def jobs(
     due_after: datetime | None = None,
     count: bool = False,
 ) -> list[JobRow] | int:
-    where = _Where()
-    where.when(job_id, "j.id = {}")
-    where.when(list(job_ids) if job_ids else None, "j.id = ANY({})")
-    where.when(instance_id, "j.instance_id = {}")
-    where.when(list(instance_ids) if instance_ids else None, "j.instance_id = ANY({})")
+    where = Where()
+    where.equals("j.id", job_id)
+    where.any_of("j.id", job_ids or None)
+    where.equals("j.instance_id", instance_id)
+    where.any_of("j.instance_id", instance_ids or None)
     # A process-level event subprocess's timer belongs to the instance's own execution.
-    where.when(execution_id, "COALESCE(j.token_id, j.instance_id) = {}")
-    where.when(definition_id, "j.definition_id = {}")
-    where.when(definition_key, "d.key = {}")
-    where.when(node_id, "j.node_id = {}")
+    where.equals("COALESCE(j.token_id, j.instance_id)", execution_id)
+    where.equals("j.definition_id", definition_id)
+    where.equals("d.key", definition_key)
+    where.equals("j.node_id", node_id)
     if with_retries_left is not None:
         where.add("(j.retries > 0) = {}", with_retries_left)
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
     if timers:
-        where.fixed("j.kind IN ('timer', 'timer-start')")
+        where.any_of("j.kind", (JobKind.TIMER, JobKind.TIMER_START))
     if messages:
-        where.fixed("j.kind IN ('async', 'async-after')")
+        where.any_of("j.kind", (JobKind.ASYNC, JobKind.ASYNC_AFTER))
     if with_exception:
         where.fixed("j.error_message IS NOT NULL")
     if suspended is not None:
-        where.add("(coalesce(p.state, '') = 'Suspended') = {}", suspended)
-    where.when(due_before, "j.due_at < {}")
-    where.when(due_after, "j.due_at > {}")
+        where.add("(coalesce(p.state, '') = {}) = {}", InstanceState.SUSPENDED, suspended)
+    where.below("j.due_at", due_before)
+    where.above("j.due_at", due_after)
     source = sql.SQL(
         "FROM job j LEFT JOIN process_definition d ON d.id = j.definition_id "
         "LEFT JOIN process_instance p ON p.id = j.instance_id"
     )
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
-        sql.SQL(
-            "SELECT j.id, j.kind, j.instance_id, j.token_id, j.node_id, j.definition_id, "
-            "j.due_at, j.lock_owner, j.lock_expires_at, j.retries, j.timer_text, "
-            "j.repetitions_left, j.error_message, j.created_at, d.key AS definition_key, "
-            "p.state AS instance_state "
-        )
+        sql.SQL(f"SELECT {_JOB_COLUMNS} ")
         + source
-        + where.clause()
+        + where.sql()
         # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
-        + _order(page, JOB_SORT, "j.id")
-        + _limit(where, page)
+        + order_by(page.sort, JOB_SORT, "j.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, JobRow, statement, where.params)
+    return fetch_all(conn, JobRow, statement, where.params())
 
 
 # -- event subscriptions --------------------------------------------------------------------------
@@ -1014,27 +942,27 @@ def event_subscriptions(
     node_id: str | None = None,
     count: bool = False,
 ) -> list[EventSubscriptionRow] | int:
-    where = _Where()
-    where.when(subscription_id, "s.id = {}")
-    where.when(event_name, "s.name = {}")
-    where.when(event_type, "s.kind = {}")
-    where.when(execution_id, "coalesce(s.token_id, s.instance_id) = {}")
-    where.when(instance_id, "s.instance_id = {}")
-    where.when(node_id, "s.node_id = {}")
+    where = Where()
+    where.equals("s.id", subscription_id)
+    where.equals("s.name", event_name)
+    where.equals("s.kind", event_type)
+    where.equals("coalesce(s.token_id, s.instance_id)", execution_id)
+    where.equals("s.instance_id", instance_id)
+    where.equals("s.node_id", node_id)
     source = sql.SQL("FROM event_subscription s")
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
         sql.SQL(
             "SELECT s.id, s.kind, s.name, s.instance_id, "
             "coalesce(s.token_id, s.instance_id) AS execution_id, s.node_id, s.created_at "
         )
         + source
-        + where.clause()
-        + _order(page, EVENT_SUBSCRIPTION_SORT, "s.created_at, s.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, EVENT_SUBSCRIPTION_SORT, "s.created_at, s.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, EventSubscriptionRow, statement, where.params)
+    return fetch_all(conn, EventSubscriptionRow, statement, where.params())
 
 
 # -- deployments ----------------------------------------------------------------------------------

@@ -15,17 +15,10 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import (
-    LIKE_ESCAPE,
-    Page,
-    _count,
-    _incident_filters,
-    _limit,
-    _order,
-    _Where,
-    like_pattern,
-)
-from engine.queries.variables import _ACTIVITY_INSTANCE, _EXECUTION, _VARIABLE_SOURCE, _listed
+from engine.queries.camunda import Page, incident_filters
+from engine.queries.variables import ACTIVITY_INSTANCE, EXECUTION, VARIABLE_SOURCE
+from engine.sql.filters import Where, order_by
+from engine.sql.filters import count as count_rows
 from engine.states import IncidentState, InstanceState
 
 # -- variables ------------------------------------------------------------------------------------
@@ -70,35 +63,34 @@ def historic_variables(
     count: bool = False,
 ) -> list[HistoricVariableRow] | int:
     """The variable rows of every instance, running or ended, with Camunda's filters."""
-    where = _Where()
-    where.when(instance_id, "v.instance_id = {}")
-    where.when(_listed(instance_ids), "v.instance_id = ANY({})")
-    where.when(_listed(execution_ids), f"{_EXECUTION} = ANY({{}})")
-    where.when(_listed(activity_instance_ids), f"{_ACTIVITY_INSTANCE} = ANY({{}})")
-    where.when(name, "v.name = {}")
-    if name_like is not None:
-        where.add(f"v.name LIKE {{}} {LIKE_ESCAPE}", like_pattern(name_like))
-    where.when(_listed(names), "v.name = ANY({})")
+    where = Where()
+    where.equals("v.instance_id", instance_id)
+    where.any_of("v.instance_id", instance_ids)
+    where.any_of(EXECUTION, execution_ids)
+    where.any_of(ACTIVITY_INSTANCE, activity_instance_ids)
+    where.equals("v.name", name)
+    where.like("v.name", name_like)
+    where.any_of("v.name", names)
     # Camunda's type names ("string", "String"): stored lower-case, matched in any case.
-    where.when(None if types is None else [t.lower() for t in types], "lower(v.type) = ANY({})")
-    where.when(definition_id, "p.definition_id = {}")
-    where.when(definition_key, "p.definition_key = {}")
-    source = sql.SQL(_VARIABLE_SOURCE)
+    where.any_of("lower(v.type)", None if types is None else [t.lower() for t in types])
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    source = sql.SQL(VARIABLE_SOURCE)
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
         sql.SQL(
             "SELECT v.instance_id, p.definition_id, p.definition_key, p.root_instance_id, "
             "v.scope_key, v.name, v.type, v.value, "
-            f"{_EXECUTION} AS execution_id, {_ACTIVITY_INSTANCE} AS activity_instance_id, "
+            f"{EXECUTION} AS execution_id, {ACTIVITY_INSTANCE} AS activity_instance_id, "
             "v.created_at "
         )
         + source
-        + where.clause()
-        + _order(page, HISTORIC_VARIABLE_SORT, "v.instance_id, v.scope_key, v.name")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, HISTORIC_VARIABLE_SORT, "v.instance_id, v.scope_key, v.name")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, HistoricVariableRow, statement, where.params)
+    return fetch_all(conn, HistoricVariableRow, statement, where.params())
 
 
 # -- incidents ------------------------------------------------------------------------------------
@@ -183,37 +175,35 @@ def historic_incidents(
 ) -> list[HistoricIncidentRow] | int:
     """Every incident, open or ended, with Camunda's historic filters. `open`, `resolved` and
     `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
-    where = _Where()
+    where = Where()
     open_state, terminated = IncidentState.OPEN.value, InstanceState.TERMINATED.value
-    _incident_filters(
+    incident_filters(
         where,
         incident_id=found.incident_id,
         incident_type=found.incident_type,
         message=found.message,
         message_like=found.message_like,
         definition_id=found.definition_id,
-        definition_keys=_listed(found.definition_keys),
+        definition_keys=found.definition_keys,
         instance_id=found.instance_id,
         execution_id=found.execution_id,
         node_id=found.node_id,
         configuration=found.configuration,
     )
-    where.when(found.created_before, "i.created_at <= {}")
-    where.when(found.created_after, "i.created_at >= {}")
-    where.when(found.ended_before, "i.resolved_at <= {}")
-    where.when(found.ended_after, "i.resolved_at >= {}")
+    where.at_most("i.created_at", found.created_before)
+    where.at_least("i.created_at", found.created_after)
+    where.at_most("i.resolved_at", found.ended_before)
+    where.at_least("i.resolved_at", found.ended_after)
     if found.open:
-        where.add("i.state = {}", open_state)
+        where.equals("i.state", open_state)
     if found.resolved:
         where.add(f"i.state <> {{}} AND NOT {_DELETED}", open_state, open_state, terminated)
     if found.deleted:
         where.add(_DELETED, open_state, terminated)
     source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
     if count:
-        return _count(conn, source, where)
-    flag = sql.SQL(f"{_DELETED} AS deleted ").format(
-        where.param(open_state), where.param(terminated)
-    )
+        return count_rows(conn, source, where)
+    flag = sql.SQL(f"{_DELETED} AS deleted ").format(where.bind(open_state), where.bind(terminated))
     statement = (
         sql.SQL(
             "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, "
@@ -222,8 +212,8 @@ def historic_incidents(
         )
         + flag
         + source
-        + where.clause()
-        + _order(page, HISTORIC_INCIDENT_SORT, "i.created_at, i.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, HISTORIC_INCIDENT_SORT, "i.created_at, i.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, HistoricIncidentRow, statement, where.params)
+    return fetch_all(conn, HistoricIncidentRow, statement, where.params())

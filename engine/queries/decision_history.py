@@ -19,8 +19,9 @@ from psycopg import sql
 
 from engine.paging import Key
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import LIKE_ESCAPE, Page, _count, _limit, _order, _Where, like_pattern
-from engine.queries.variables import _listed
+from engine.queries.camunda import Page
+from engine.sql.filters import Where, order_by
+from engine.sql.filters import count as count_rows
 from engine.store import decisions
 
 # -- decision definitions -------------------------------------------------------------------------
@@ -82,40 +83,39 @@ def decision_definitions(
     conn: Connection, page: Page, found: DecisionDefinitionFilter, *, count: bool = False
 ) -> list[DecisionDefinitionRow] | int:
     """Every deployed decision definition matching Camunda's filters, each with its category."""
-    where = _Where()
-    where.when(found.definition_id, "d.id = {}")
-    where.when(_listed(found.definition_ids), "d.id = ANY({})")
-    where.when(found.key, "d.key = {}")
-    where.when(_listed(found.keys), "d.key = ANY({})")
-    where.when(found.name, "d.name = {}")
-    where.when(found.deployment_id, "d.deployment_id = {}")
-    where.when(found.version, "d.version = {}")
-    where.when(found.version_tag, "d.version_tag = {}")
-    where.when(found.resource_name, "d.resource_name = {}")
+    where = Where()
+    where.equals("d.id", found.definition_id)
+    where.any_of("d.id", found.definition_ids)
+    where.equals("d.key", found.key)
+    where.any_of("d.key", found.keys)
+    where.equals("d.name", found.name)
+    where.equals("d.deployment_id", found.deployment_id)
+    where.equals("d.version", found.version)
+    where.equals("d.version_tag", found.version_tag)
+    where.equals("d.resource_name", found.resource_name)
     for column, pattern in (
         ("d.key", found.key_like),
         ("d.name", found.name_like),
         ("d.version_tag", found.version_tag_like),
         ("d.resource_name", found.resource_name_like),
     ):
-        if pattern is not None:
-            where.add(f"{column} LIKE {{}} {LIKE_ESCAPE}", like_pattern(pattern))
+        where.like(column, pattern)
     if found.latest_version:
         where.fixed(_LATEST)
     source = sql.SQL("FROM decision_definition d")
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
         sql.SQL(
             "SELECT d.id, d.key, d.version, d.name, d.version_tag, d.deployment_id, "
             "d.resource_name, d.created_at, d.history_ttl_days "
         )
         + source
-        + where.clause()
-        + _order(page, DECISION_DEFINITION_SORT, "d.key, d.version")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, DECISION_DEFINITION_SORT, "d.key, d.version")
+        + where.offset_limit(page.first, page.max)
     )
-    rows = fetch_all(conn, DecisionDefinitionRow, statement, where.params)
+    rows = fetch_all(conn, DecisionDefinitionRow, statement, where.params())
     named = categories(conn, [row.id for row in rows])
     return [replace(row, category=named.get(row.id)) for row in rows]
 
@@ -193,23 +193,23 @@ _EVALUATION_SOURCE: LiteralString = (
 )
 
 
-def _evaluation_where(found: EvaluationFilter) -> _Where:
-    where = _Where()
-    where.when(found.evaluation_id, "e.id = {}")
-    where.when(_listed(found.evaluation_ids), "e.id = ANY({})")
-    where.when(found.definition_id, "e.definition_id = {}")
-    where.when(_listed(found.definition_ids), "e.definition_id = ANY({})")
-    where.when(found.key, "e.decision_key = {}")
-    where.when(_listed(found.keys), "e.decision_key = ANY({})")
-    where.when(found.name, "d.name = {}")
-    where.when(found.process_definition_id, "e.process_definition_id = {}")
-    where.when(found.process_definition_key, "p.definition_key = {}")
-    where.when(found.instance_id, "e.instance_id = {}")
-    where.when(_listed(found.node_ids), "e.node_id = ANY({})")
-    where.when(_listed(found.history_ids), "e.history_id = ANY({})")
-    where.when(found.evaluated_before, "e.evaluated_at <= {}")
-    where.when(found.evaluated_after, "e.evaluated_at >= {}")
-    where.when(found.user_id, "e.user_id = {}")
+def _evaluation_where(found: EvaluationFilter) -> Where:
+    where = Where()
+    where.equals("e.id", found.evaluation_id)
+    where.any_of("e.id", found.evaluation_ids)
+    where.equals("e.definition_id", found.definition_id)
+    where.any_of("e.definition_id", found.definition_ids)
+    where.equals("e.decision_key", found.key)
+    where.any_of("e.decision_key", found.keys)
+    where.equals("d.name", found.name)
+    where.equals("e.process_definition_id", found.process_definition_id)
+    where.equals("p.definition_key", found.process_definition_key)
+    where.equals("e.instance_id", found.instance_id)
+    where.any_of("e.node_id", found.node_ids)
+    where.any_of("e.history_id", found.history_ids)
+    where.at_most("e.evaluated_at", found.evaluated_before)
+    where.at_least("e.evaluated_at", found.evaluated_after)
+    where.equals("e.user_id", found.user_id)
     where.when(found.root_id, "(e.root_id = {} OR e.id = {})")
     if found.roots_only:
         where.fixed("e.root_id IS NULL")
@@ -240,14 +240,14 @@ def evaluations(
     `details`, each with its inputs, outputs and result."""
     where = _evaluation_where(found)
     if count:
-        return _count(conn, sql.SQL(_EVALUATION_SOURCE), where)
+        return count_rows(conn, sql.SQL(_EVALUATION_SOURCE), where)
     statement = (
         _evaluation_select(details)
-        + where.clause()
-        + _order(page, EVALUATION_SORT, "e.evaluated_at, e.id")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, EVALUATION_SORT, "e.evaluated_at, e.id")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, EvaluationRow, statement, where.params)
+    return fetch_all(conn, EvaluationRow, statement, where.params())
 
 
 @query
@@ -265,11 +265,11 @@ def evaluations_after(
     """At most `limit` evaluations matching `found`, newest first, strictly after the key
     `after` (evaluated_at, id): a keyset page, with inputs, outputs and result."""
     where = _evaluation_where(found)
-    if after is not None:
-        where.add("(e.evaluated_at, e.id) < ({}, {})", *after)
+    where.keyset("(e.evaluated_at, e.id)", after, descending=True)
     statement = (
         _evaluation_select(True)
-        + where.clause()
-        + sql.SQL(" ORDER BY e.evaluated_at DESC, e.id DESC LIMIT {}").format(where.param(limit))
+        + where.sql()
+        + sql.SQL(" ORDER BY e.evaluated_at DESC, e.id DESC")
+        + where.limit(limit)
     )
-    return fetch_all(conn, EvaluationRow, statement, where.params)
+    return fetch_all(conn, EvaluationRow, statement, where.params())

@@ -17,16 +17,9 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import (
-    LIKE_ESCAPE,
-    RUNNING_STATES,
-    Page,
-    _count,
-    _limit,
-    _order,
-    _Where,
-    like_pattern,
-)
+from engine.queries.camunda import RUNNING_STATES, Page
+from engine.sql.filters import Where, order_by
+from engine.sql.filters import count as count_rows
 from engine.states import TaskState
 
 
@@ -95,12 +88,12 @@ VARIABLE_INSTANCE_SORT: dict[str, LiteralString] = {
     "activityInstanceId": "activity_instance_id",
 }
 
-_EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
-_ACTIVITY_INSTANCE: LiteralString = (
+EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
+ACTIVITY_INSTANCE: LiteralString = (
     "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
 )
 # Every variable row with its instance (p) and, for a local, its owner token (t).
-_VARIABLE_SOURCE: LiteralString = (
+VARIABLE_SOURCE: LiteralString = (
     "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
     "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
 )
@@ -124,32 +117,27 @@ def variable_instances(
     """Variable rows of every scope of running instances (Camunda's runtime forgets ended
     ones), with Camunda's filters (a list filter matches any of its values; an empty list
     matches nothing)."""
-    where = _Where()
-    where.add("p.state = ANY({})", list(RUNNING_STATES))
-    where.when(_listed(instance_ids), "v.instance_id = ANY({})")
-    where.when(_listed(execution_ids), f"{_EXECUTION} = ANY({{}})")
-    where.when(_listed(scope_ids), f"{_EXECUTION} = ANY({{}})")
-    where.when(_listed(activity_instance_ids), f"{_ACTIVITY_INSTANCE} = ANY({{}})")
-    where.when(_listed(names), "v.name = ANY({})")
-    where.when(_listed(definition_ids), "p.definition_id = ANY({})")
-    where.when(name, "v.name = {}")
-    if name_like is not None:
-        where.add(f"v.name LIKE {{}} {LIKE_ESCAPE}", like_pattern(name_like))
-    source = sql.SQL(_VARIABLE_SOURCE)
+    where = Where()
+    where.any_of("p.state", RUNNING_STATES)
+    where.any_of("v.instance_id", instance_ids)
+    where.any_of(EXECUTION, execution_ids)
+    where.any_of(EXECUTION, scope_ids)
+    where.any_of(ACTIVITY_INSTANCE, activity_instance_ids)
+    where.any_of("v.name", names)
+    where.any_of("p.definition_id", definition_ids)
+    where.equals("v.name", name)
+    where.like("v.name", name_like)
+    source = sql.SQL(VARIABLE_SOURCE)
     if count:
-        return _count(conn, source, where)
+        return count_rows(conn, source, where)
     statement = (
         sql.SQL(
             "SELECT v.instance_id, p.definition_id, v.scope_key, v.name, v.type, v.value, "
-            f"{_EXECUTION} AS execution_id, {_ACTIVITY_INSTANCE} AS activity_instance_id "
+            f"{EXECUTION} AS execution_id, {ACTIVITY_INSTANCE} AS activity_instance_id "
         )
         + source
-        + where.clause()
-        + _order(page, VARIABLE_INSTANCE_SORT, "v.instance_id, v.scope_key, v.name")
-        + _limit(where, page)
+        + where.sql()
+        + order_by(page.sort, VARIABLE_INSTANCE_SORT, "v.instance_id, v.scope_key, v.name")
+        + where.offset_limit(page.first, page.max)
     )
-    return fetch_all(conn, VariableInstanceRow, statement, where.params)
-
-
-def _listed(values: Sequence[Any] | None) -> list[Any] | None:
-    return None if values is None else list(values)
+    return fetch_all(conn, VariableInstanceRow, statement, where.params())

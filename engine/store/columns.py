@@ -10,7 +10,7 @@ column names, never from column positions (`fetch_one`, `fetch_all`).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 from uuid import UUID
@@ -41,6 +41,29 @@ def shared(table: sa.Table, cls: type[Any]) -> tuple[str, ...]:
     """The table's columns that the runtime row `cls` holds, in declaration order."""
     held = field_names(cls)
     return tuple(name for name in names(table) if name in held)
+
+
+def select_list(
+    cls: type[Any],
+    sources: Sequence[tuple[str, str]],
+    computed: Mapping[str, str] | None = None,
+) -> str:
+    """The select list that reads a row of the dataclass `cls` by name (see `fetch_all`), one
+    expression per field, in the fields' order: the field's expression in `computed` (aliased
+    as the field), else the column of its name of the first of `sources` ((alias, table name)
+    pairs) whose table has one."""
+    computed = computed or {}
+    tables = [(alias, TABLES[table]) for alias, table in sources]
+    items = []
+    for field in dataclasses.fields(cls):
+        if field.name in computed:
+            items.append(f"{computed[field.name]} AS {field.name}")
+            continue
+        alias = next((a for a, table in tables if field.name in table.columns), None)
+        if alias is None:
+            raise TypeError(f"no column for {cls.__name__}.{field.name} in {sources}")
+        items.append(f"{alias}.{field.name}")
+    return ", ".join(items)
 
 
 def mutable(table: sa.Table) -> tuple[str, ...]:

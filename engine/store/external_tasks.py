@@ -9,60 +9,14 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine import metrics
 from engine.runtime import InstanceRun
+from engine.sql.filters import Where, state_literal
+from engine.states import InstanceState, TaskState
 from engine.store import runs
-from engine.store.columns import fetch_all, fetch_one
-
-# One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
-# few rows however long the backlog. The instance check is a scalar subquery on purpose: it runs
-# per candidate row instead of becoming a join that reads every open task of the topic.
-_FETCH_AND_LOCK = """
-WITH picked AS (
-    SELECT c.id FROM unnest(%(topics)s::text[]) AS t(topic)
-    CROSS JOIN LATERAL (
-        SELECT e.id, e.priority, e.created_at FROM external_task e
-        WHERE e.state = 'Open' AND e.topic = t.topic
-          AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
-          AND (e.retries IS NULL OR e.retries > 0)
-          AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = 'Active'
-        ORDER BY {order}
-        LIMIT %(max_tasks)s
-        FOR UPDATE OF e SKIP LOCKED
-    ) AS c
-    ORDER BY {order_c}
-    LIMIT %(max_tasks)s
-),
-locked AS (
-    UPDATE external_task e
-    SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
-    FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint)
-    WHERE e.id = picked.id AND d.topic = e.topic
-    RETURNING e.*
-)
-SELECT {columns}, {instance}
-FROM locked e JOIN process_instance p ON p.id = e.instance_id
-ORDER BY {order}
-"""
-_COLUMNS = (
-    "e.id, e.instance_id, e.token_id, e.node_id, e.topic, e.state, e.priority, e.worker_id, "
-    "e.lock_expires_at, e.retries, e.error_message, e.error_details, e.created_at, "
-    "p.definition_id, p.definition_key, p.business_key"
-)
-
-# Each locked task's instance loads with it, as `runs.load_run` would load it: the report on the
-# task can then run over that snapshot without loading again (see engine/snapshots.py).
-_INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
-FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
-    order="e.priority DESC, e.created_at, e.id",
-    order_c="c.priority DESC, c.created_at, c.id",
-    columns=_COLUMNS,
-    instance=_INSTANCE,
-)
-FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
-    order="e.created_at, e.id", order_c="c.created_at, c.id", columns=_COLUMNS, instance=_INSTANCE
-)
+from engine.store.columns import fetch_all, fetch_one, select_list
 
 
 @dataclass(frozen=True)
@@ -85,18 +39,78 @@ class ExternalTaskInfo:
     business_key: str | None
 
 
+# One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
+# few rows however long the backlog. The instance check is a scalar subquery on purpose: it runs
+# per candidate row instead of becoming a join that reads every open task of the topic.
+_FETCH_AND_LOCK = """
+WITH picked AS (
+    SELECT c.id FROM unnest(%(topics)s::text[]) AS t(topic)
+    CROSS JOIN LATERAL (
+        SELECT e.id, e.priority, e.created_at FROM external_task e
+        WHERE e.state = {open} AND e.topic = t.topic
+          AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
+          AND (e.retries IS NULL OR e.retries > 0)
+          AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
+        ORDER BY {order}
+        LIMIT %(max_tasks)s
+        FOR UPDATE OF e SKIP LOCKED
+    ) AS c
+    ORDER BY {order_c}
+    LIMIT %(max_tasks)s
+),
+locked AS (
+    UPDATE external_task e
+    SET worker_id = %(worker)s, lock_expires_at = %(now)s + d.ms * interval '1 millisecond'
+    FROM picked, jsonb_to_recordset(%(durations)s::jsonb) AS d(topic text, ms bigint)
+    WHERE e.id = picked.id AND d.topic = e.topic
+    RETURNING e.*
+)
+SELECT {columns}, {instance}
+FROM locked e JOIN process_instance p ON p.id = e.instance_id
+ORDER BY {order}
+"""
+# An `ExternalTaskInfo` read from the task `e` and its instance `p`.
+_COLUMNS = select_list(ExternalTaskInfo, [("e", "external_task"), ("p", "process_instance")])
+_FROM = "external_task e JOIN process_instance p ON p.id = e.instance_id"
+
+# Open tasks, as the partial indexes of the fetch name them (see engine/sql/filters.py); the
+# instance's state is written the same way, so the statement takes the same parameters as ever.
+_OPEN = state_literal(TaskState.OPEN)
+_ACTIVE = state_literal(InstanceState.ACTIVE)
+
+# Each locked task's instance loads with it, as `runs.load_run` would load it: the report on the
+# task can then run over that snapshot without loading again (see engine/snapshots.py).
+_INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
+FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
+    order="e.priority DESC, e.created_at, e.id",
+    order_c="c.priority DESC, c.created_at, c.id",
+    columns=_COLUMNS,
+    instance=_INSTANCE,
+    open=_OPEN,
+    active=_ACTIVE,
+)
+FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
+    order="e.created_at, e.id",
+    order_c="c.created_at, c.id",
+    columns=_COLUMNS,
+    instance=_INSTANCE,
+    open=_OPEN,
+    active=_ACTIVE,
+)
+
+
 # Where a fetched row's instance columns begin.
 _WIDTH = len(fields(ExternalTaskInfo))
 
 # Mirrors the fetch-and-lock statement's conditions. A read: a long poll woken for another topic's
 # task, or for one another worker got first, looks without locking (and notifying) anything.
-FETCHABLE = """
+FETCHABLE = f"""
 SELECT EXISTS (
     SELECT 1 FROM external_task e
-    WHERE e.state = 'Open' AND e.topic = ANY(%(topics)s)
+    WHERE e.state = {_OPEN} AND e.topic = ANY(%(topics)s)
       AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
       AND (e.retries IS NULL OR e.retries > 0)
-      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = 'Active')
+      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {_ACTIVE})
 """
 
 
@@ -156,8 +170,7 @@ def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None
     return fetch_one(
         conn,
         ExternalTaskInfo,
-        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
-        "WHERE e.id = %s",
+        f"SELECT {_COLUMNS} FROM {_FROM} WHERE e.id = %s",
         (task_id,),
     )
 
@@ -175,31 +188,21 @@ def query(
 ) -> list[ExternalTaskInfo]:
     """Open external tasks matching the filters, oldest first; with `after` (created_at, id),
     only those that come after it (the next page)."""
-    after_at, after_id = after or (None, None)
-    return fetch_all(
-        conn,
-        ExternalTaskInfo,
-        f"SELECT {_COLUMNS} FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
-        "WHERE e.state = 'Open' "
-        "AND (%(topic)s::text IS NULL OR e.topic = %(topic)s) "
-        "AND (%(instance)s::uuid IS NULL OR e.instance_id = %(instance)s) "
-        "AND (%(worker)s::text IS NULL OR e.worker_id = %(worker)s) "
-        "AND (%(locked)s::boolean IS NULL OR "
-        "     (e.worker_id IS NOT NULL AND e.lock_expires_at > %(now)s) = %(locked)s) "
-        "AND (%(after_at)s::timestamptz IS NULL "
-        "  OR (e.created_at, e.id) > (%(after_at)s, %(after_id)s::uuid)) "
-        "ORDER BY e.created_at, e.id LIMIT %(limit)s",
-        {
-            "topic": topic,
-            "instance": instance_id,
-            "worker": worker_id,
-            "locked": locked,
-            "now": now,
-            "limit": limit,
-            "after_at": after_at,
-            "after_id": after_id,
-        },
+    where = Where()
+    where.state("e.state", TaskState.OPEN)
+    where.equals("e.topic", topic)
+    where.equals("e.instance_id", instance_id)
+    where.equals("e.worker_id", worker_id)
+    if locked is not None:
+        where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
+    where.keyset("(e.created_at, e.id)", after, descending=False)
+    statement = (
+        sql.SQL(f"SELECT {_COLUMNS} FROM {_FROM}")
+        + where.sql()
+        + sql.SQL(" ORDER BY e.created_at, e.id")
+        + where.limit(limit)
     )
+    return fetch_all(conn, ExternalTaskInfo, statement, where.params())
 
 
 def state_of(conn: psycopg.Connection[Any], task_id: UUID) -> str | None:

@@ -1,0 +1,218 @@
+"""The one way to build a read's WHERE clause: `Where`, conditions whose values are bound
+parameters, composed with psycopg's `sql` module.
+
+Every filtered read of the engine composes its conditions here, so that what every read must
+check (later: who may see which rows) can be added in one place. A condition is SQL text with a
+`{}` per value; each value becomes a named placeholder (`%(p0)s`, `%(p1)s`, ...) in `params()`,
+never text in the statement. The conditions of a filter left as None are not added.
+
+State values are bound like any other value (`InstanceState.SUSPENDED` binds as "Suspended").
+One exception, `state_literal`: a condition that a partial index's predicate must match (open
+tasks, open incidents) writes the state as a literal, because a bound value cannot prove the
+predicate in a generic plan (which the command connections always use, see engine/executor.py).
+`engine/schema.py` writes those index predicates with the same function.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any, LiteralString
+
+import psycopg
+from psycopg import sql
+
+__all__ = [
+    "LIKE_ESCAPE",
+    "Where",
+    "count",
+    "like_matches",
+    "like_pattern",
+    "order_by",
+    "state_literal",
+]
+
+# The escape clause of every LIKE a `Where` writes (see `like_pattern`).
+LIKE_ESCAPE: LiteralString = "ESCAPE '\\'"
+
+
+def state_literal(value: StrEnum) -> LiteralString:
+    """`value` as an SQL string literal (`'Open'`): for the predicates of partial indexes and
+    the conditions that must match them (see the module docstring)."""
+    return "'" + value.value.replace("'", "''") + "'"
+
+
+def like_pattern(text: str) -> str:
+    r"""Camunda's `*Like` value as a LIKE pattern with backslash as its escape character (see
+    LIKE_ESCAPE). `%` and `_` are wildcards, as in Camunda; `\%`, `\_` and `\\` stand for the
+    character itself; any other backslash (a trailing one, which PostgreSQL refuses) is a literal
+    backslash."""
+    out: list[str] = []
+    chars = iter(text)
+    for char in chars:
+        if char != "\\":
+            out.append(char)
+            continue
+        following = next(chars, None)
+        if following in ("%", "_", "\\"):
+            out.append("\\" + following)
+        else:
+            out.append("\\\\")
+            if following is not None:
+                out.append(following)
+    return "".join(out)
+
+
+def like_matches(value: str, text: str) -> bool:
+    """Whether `value` matches Camunda's `*Like` value `text`, as `like_pattern` matches in SQL:
+    for filters applied to rows already in memory."""
+    out: list[str] = []
+    chars = iter(like_pattern(text))
+    for char in chars:
+        if char == "\\":
+            out.append(re.escape(next(chars)))
+        else:
+            out.append({"%": ".*", "_": "."}.get(char) or re.escape(char))
+    return re.fullmatch("".join(out), value, re.DOTALL) is not None
+
+
+class Where:
+    """A WHERE clause: conditions joined by AND; every value is a bound parameter."""
+
+    def __init__(self) -> None:
+        self._conditions: list[sql.Composable] = []
+        self._params: dict[str, Any] = {}
+
+    # -- values -----------------------------------------------------------------------------
+
+    def bind(self, value: Any) -> sql.Placeholder:
+        """A placeholder bound to `value` (for a condition or any other part of the statement:
+        a limit, a value in the select list)."""
+        name = f"p{len(self._params)}"
+        self._params[name] = value
+        return sql.Placeholder(name)
+
+    # -- conditions -------------------------------------------------------------------------
+
+    def add(self, condition: LiteralString, *values: Any) -> None:
+        """`condition` with a `{}` for each value, in order."""
+        self._conditions.append(sql.SQL(condition).format(*(self.bind(v) for v in values)))
+
+    def compose(self, condition: sql.Composable) -> None:
+        """A condition composed by the caller (its values bound through `bind`)."""
+        self._conditions.append(condition)
+
+    def fixed(self, condition: LiteralString) -> None:
+        """A condition without values."""
+        self._conditions.append(sql.SQL(condition))
+
+    def when(self, value: Any, condition: LiteralString) -> None:
+        """`condition` unless `value` is None; every `{}` in it is `value`."""
+        if value is not None:
+            self.add(condition, *([value] * condition.count("{}")))
+
+    def equals(self, column: LiteralString, value: Any) -> None:
+        """`column = value`, unless `value` is None."""
+        self.when(value, column + " = {}")
+
+    def any_of(self, column: LiteralString, values: Sequence[Any] | None) -> None:
+        """`column = ANY(values)`, unless `values` is None (an empty list matches nothing)."""
+        if values is not None:
+            self.add(column + " = ANY({})", list(values))
+
+    def like(self, column: LiteralString, text: str | None) -> None:
+        """`column LIKE` Camunda's `*Like` value `text` (see `like_pattern`), unless None."""
+        if text is not None:
+            self.add(column + " LIKE {} " + LIKE_ESCAPE, like_pattern(text))
+
+    def at_least(self, column: LiteralString, value: Any) -> None:
+        """`column >= value`, unless `value` is None."""
+        self.when(value, column + " >= {}")
+
+    def at_most(self, column: LiteralString, value: Any) -> None:
+        """`column <= value`, unless `value` is None."""
+        self.when(value, column + " <= {}")
+
+    def above(self, column: LiteralString, value: Any) -> None:
+        """`column > value`, unless `value` is None."""
+        self.when(value, column + " > {}")
+
+    def below(self, column: LiteralString, value: Any) -> None:
+        """`column < value`, unless `value` is None."""
+        self.when(value, column + " < {}")
+
+    def is_null(self, column: LiteralString, null: bool | None) -> None:
+        """`column IS NULL` (`null` True) or `IS NOT NULL` (False); None: no condition."""
+        if null is not None:
+            self.fixed(column + (" IS NULL" if null else " IS NOT NULL"))
+
+    def exists(self, subquery: LiteralString, *values: Any, negated: bool = False) -> None:
+        """`EXISTS (subquery)` (`NOT EXISTS` when `negated`), the subquery with a `{}` per
+        value."""
+        test: LiteralString = "NOT EXISTS (" if negated else "EXISTS ("
+        self.add(test + subquery + ")", *values)
+
+    def state(self, column: LiteralString, value: StrEnum) -> None:
+        """`column = value` with the state written as a literal: only where a partial index's
+        predicate must match (see the module docstring)."""
+        self.fixed(column + " = " + state_literal(value))
+
+    def keyset(
+        self, columns: LiteralString, key: Sequence[Any] | None, *, descending: bool
+    ) -> None:
+        """Only the rows after `key` (values of `columns`, a row constructor such as
+        `(created_at, id)`) in that order, ascending or `descending`; None: from the first."""
+        if key is not None:
+            placeholders = ", ".join("{}" for _ in key)
+            comparison: LiteralString = " < (" if descending else " > ("
+            self.add(columns + comparison + placeholders + ")", *key)
+
+    # -- outputs ----------------------------------------------------------------------------
+
+    def conditions(self) -> sql.Composable:
+        """The conditions joined by AND (TRUE when there are none)."""
+        if not self._conditions:
+            return sql.SQL("TRUE")
+        return sql.SQL(" AND ").join(self._conditions)
+
+    def params(self) -> dict[str, Any]:
+        """The bound values by their placeholders' names."""
+        return self._params
+
+    def offset_limit(self, first: int, limit: int | None) -> sql.Composed:
+        """` OFFSET first` (at least 0) and ` LIMIT limit` (at least 0; None: no limit)."""
+        text = sql.SQL(" OFFSET {}").format(self.bind(max(first, 0)))
+        if limit is not None:
+            text += sql.SQL(" LIMIT {}").format(self.bind(max(limit, 0)))
+        return text
+
+    def limit(self, limit: int) -> sql.Composed:
+        """` LIMIT limit`."""
+        return sql.SQL(" LIMIT {}").format(self.bind(limit))
+
+    # Last: below it, `sql` in this class names this method.
+    def sql(self) -> psycopg.sql.Composable:
+        """` WHERE` and the conditions, or nothing when there are none."""
+        if not self._conditions:
+            return sql.SQL("")
+        return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(self._conditions)
+
+
+def order_by(
+    sort: Sequence[tuple[str, bool]], columns: dict[str, LiteralString], default: LiteralString
+) -> sql.Composed:
+    """` ORDER BY` the (name, descending) pairs of `sort`, each name's expression in `columns`,
+    then `default` (the unique order that breaks ties)."""
+    parts = [
+        sql.SQL("{} DESC" if desc else "{} ASC").format(sql.SQL(columns[key])) for key, desc in sort
+    ]
+    return sql.SQL(" ORDER BY ") + sql.SQL(", ").join([*parts, sql.SQL(default)])
+
+
+def count(conn: psycopg.Connection[Any], source: sql.Composable, where: Where) -> int:
+    """How many rows of `source` (a FROM clause) `where` matches."""
+    row = conn.execute(
+        sql.SQL("SELECT count(*) ") + source + where.sql(), where.params()
+    ).fetchone()
+    return int(row[0]) if row else 0
