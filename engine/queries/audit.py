@@ -14,6 +14,8 @@ from psycopg.rows import dict_row
 
 from engine.paging import Key, Page, keyset
 from engine.queries import Connection, query
+from engine.sql.filters import Where
+from engine.sql.filters import count as count_rows
 
 __all__ = [
     "PAGE_SIZE",
@@ -73,45 +75,37 @@ class AuditFilter:
     until: datetime | None = None
 
 
-def _where(where: AuditFilter, params: dict[str, Any], after: Key | None = None) -> sql.Composable:
-    """The WHERE clause of `where` (and of rows before the key `after`, newest first); its
-    values go to `params`."""
-    clauses: list[LiteralString] = []
-
-    def add(clause: LiteralString, name: str, value: Any) -> None:
-        if value is not None and value != ():
-            clauses.append(clause)
-            params[name] = list(value) if isinstance(value, tuple) else value
-
-    add("user_id = %(user)s", "user", where.user)
-    add("operation = ANY(%(operations)s)", "operations", where.operations)
-    add("entity = ANY(%(entities)s)", "entities", where.entities)
-    add("entity_id = %(entity_id)s", "entity_id", where.entity_id)
-    add("instance_id = %(instance)s", "instance", where.instance_id)
-    add("definition_id = %(definition_id)s", "definition_id", where.definition_id)
-    add("definition_key = %(definition_key)s", "definition_key", where.definition_key)
-    add("id = %(entry)s", "entry", where.entry_id)
-    add("at >= %(since)s", "since", where.since)
-    add("at < %(until)s", "until", where.until)
-    if after is not None:
-        clauses.append("(at, id) < (%(after_at)s, %(after_id)s)")
-        params["after_at"], params["after_id"] = after
-    if not clauses:
-        return sql.SQL("")
-    return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(sql.SQL(c) for c in clauses)
+def _where(where: AuditFilter, after: Key | None = None) -> Where:
+    """The conditions of `where` (and of rows before the key `after`, newest first)."""
+    found = Where()
+    found.equals("user_id", where.user)
+    found.any_of("operation", where.operations or None)
+    found.any_of("entity", where.entities or None)
+    found.equals("entity_id", where.entity_id)
+    found.equals("instance_id", where.instance_id)
+    found.equals("definition_id", where.definition_id)
+    found.equals("definition_key", where.definition_key)
+    found.equals("id", where.entry_id)
+    found.at_least("at", where.since)
+    found.below("at", where.until)
+    found.keyset("(at, id)", after, descending=True)
+    return found
 
 
-def _rows(conn: Connection, statement: sql.Composed, params: dict[str, Any]) -> list[AuditRow]:
+def _rows(conn: Connection, statement: sql.Composed, where: Where) -> list[AuditRow]:
     cur = conn.cursor(row_factory=dict_row)
-    return [AuditRow(**row) for row in cur.execute(statement, params).fetchall()]
+    return [AuditRow(**row) for row in cur.execute(statement, where.params()).fetchall()]
 
 
 def _newest(conn: Connection, where: AuditFilter, limit: int, after: Key | None) -> list[AuditRow]:
-    params: dict[str, Any] = {"limit": limit}
-    statement = sql.SQL(
-        "SELECT " + _COLUMNS + " FROM audit_entry{} ORDER BY at DESC, id DESC LIMIT %(limit)s"
-    ).format(_where(where, params, after))
-    return _rows(conn, statement, params)
+    found = _where(where, after)
+    statement = (
+        sql.SQL("SELECT " + _COLUMNS + " FROM audit_entry")
+        + found.sql()
+        + sql.SQL(" ORDER BY at DESC, id DESC")
+        + found.limit(limit)
+    )
+    return _rows(conn, statement, found)
 
 
 @query
@@ -148,18 +142,17 @@ def entries(
 ) -> list[AuditRow]:
     """The entries matching `where` by time (oldest first unless `descending`), from the
     `first` on, at most `limit` (None: all)."""
-    params: dict[str, Any] = {"first": max(first, 0), "limit": limit}
-    order = "at DESC, id DESC" if descending else "at, id"
-    statement = sql.SQL(
-        "SELECT " + _COLUMNS + " FROM audit_entry{} ORDER BY " + order + " "
-        "OFFSET %(first)s LIMIT %(limit)s"
-    ).format(_where(where, params))
-    return _rows(conn, statement, params)
+    found = _where(where)
+    order: LiteralString = " ORDER BY at DESC, id DESC" if descending else " ORDER BY at, id"
+    statement = (
+        sql.SQL("SELECT " + _COLUMNS + " FROM audit_entry")
+        + found.sql()
+        + sql.SQL(order)
+        + found.offset_limit(first, limit)
+    )
+    return _rows(conn, statement, found)
 
 
 @query
 def count(conn: Connection, where: AuditFilter) -> int:
-    params: dict[str, Any] = {}
-    statement = sql.SQL("SELECT count(*) FROM audit_entry{}").format(_where(where, params))
-    row = conn.execute(statement, params).fetchone()
-    return int(row[0]) if row else 0
+    return count_rows(conn, sql.SQL("FROM audit_entry"), _where(where))

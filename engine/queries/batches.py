@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.paging import Key
 from engine.queries import Connection, fetch_all, query
+from engine.sql.filters import Where
+from engine.sql.filters import count as count_rows
 from engine.states import BatchItemState, BatchState
 from engine.store import batches as store
 from engine.store.batches import BATCH_COLUMNS, ITEM_COLUMNS, BatchRow, ItemRow
@@ -22,22 +26,13 @@ def _where(
     types: Sequence[str] | None,
     states: Sequence[str] | None,
     after: Key | None = None,
-) -> tuple[str, list[object]]:
-    clauses: list[str] = ["TRUE"]
-    params: list[object] = []
-    if after is not None:
-        clauses.append("(created_at, id) < (%s, %s)")
-        params += list(after)
-    if batch_id is not None:
-        clauses.append("id = %s")
-        params.append(batch_id)
-    if types is not None:
-        clauses.append("type = ANY(%s)")
-        params.append(list(types))
-    if states is not None:
-        clauses.append("state = ANY(%s)")
-        params.append(list(states))
-    return " AND ".join(clauses), params
+) -> Where:
+    where = Where()
+    where.keyset("(created_at, id)", after, descending=True)
+    where.equals("id", batch_id)
+    where.any_of("type", types)
+    where.any_of("state", states)
+    return where
 
 
 @query
@@ -52,14 +47,14 @@ def batches(
     after: Key | None = None,
 ) -> list[BatchRow]:
     """Batches, newest first; `after` (created_at, id): only those after it in that order."""
-    where, params = _where(batch_id, types, states, after)
-    return fetch_all(
-        conn,
-        BatchRow,
-        f"SELECT {BATCH_COLUMNS} FROM batch WHERE {where} "  # the clauses are literals
-        "ORDER BY created_at DESC, id DESC OFFSET %s LIMIT %s",
-        (*params, first, limit),
+    where = _where(batch_id, types, states, after)
+    statement = (
+        sql.SQL(f"SELECT {BATCH_COLUMNS} FROM batch")
+        + where.sql()
+        + sql.SQL(" ORDER BY created_at DESC, id DESC")
+        + where.offset_limit(first, limit)
     )
+    return fetch_all(conn, BatchRow, statement, where.params())
 
 
 @query
@@ -70,9 +65,7 @@ def count(
     types: Sequence[str] | None = None,
     states: Sequence[str] | None = None,
 ) -> int:
-    where, params = _where(batch_id, types, states)
-    row = conn.execute(f"SELECT count(*) FROM batch WHERE {where}", params).fetchone()
-    return int(row[0]) if row else 0
+    return count_rows(conn, sql.SQL("FROM batch"), _where(batch_id, types, states))
 
 
 @query

@@ -14,8 +14,14 @@ from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query, retrying
 from engine.queries import summaries as summary_reads
-from engine.states import JobKind, SubscriptionKind
+from engine.sql.filters import Where, state_literal
+from engine.states import IncidentState, JobKind, SubscriptionKind, TaskState
+from engine.store.columns import select_list
 from engine.store.incidents import IncidentInfo
+
+# Open tasks and incidents as their partial indexes name them (see engine/sql/filters.py).
+_OPEN_TASK = state_literal(TaskState.OPEN)
+_OPEN_INCIDENT = state_literal(IncidentState.OPEN)
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -129,12 +135,12 @@ def activity(conn: Connection, now: datetime) -> Activity:
         conn,
         "SELECT count(*) AS external_open, "
         "count(*) FILTER (WHERE lock_expires_at > %s) AS external_locked "
-        "FROM external_task WHERE state = 'Open'",
+        "FROM external_task WHERE state = " + _OPEN_TASK,
         (now,),
     )
     workers = conn.execute(
         "SELECT worker_id, count(*) FROM external_task "
-        "WHERE state = 'Open' AND worker_id IS NOT NULL AND lock_expires_at > %s "
+        "WHERE state = " + _OPEN_TASK + " AND worker_id IS NOT NULL AND lock_expires_at > %s "
         "GROUP BY worker_id ORDER BY worker_id",
         (now,),
     ).fetchall()
@@ -238,8 +244,8 @@ def open_incident_counts(conn: Connection, instance_ids: list[UUID]) -> dict[UUI
         instance_id: count
         for instance_id, count in conn.execute(
             "SELECT instance_id, count(*) FROM incident "
-            "WHERE instance_id = ANY(%s) AND state = 'Open' GROUP BY instance_id",
-            (instance_ids,),
+            "WHERE instance_id = ANY(%s) AND state = %s GROUP BY instance_id",
+            (instance_ids, IncidentState.OPEN),
         ).fetchall()
     }
 
@@ -262,6 +268,9 @@ class IncidentRow(IncidentInfo):
     business_key: str | None
 
 
+_INCIDENT_COLUMNS = select_list(IncidentRow, [("i", "incident"), ("p", "process_instance")])
+
+
 @query
 def open_incidents(
     conn: Connection,
@@ -275,32 +284,23 @@ def open_incidents(
 ) -> list[IncidentRow]:
     """Open incidents matching the filters, oldest first; with `after` (created_at, id), only
     those that come after it (the batches of an export)."""
-    after_at, after_id = after or (None, None)
-    return fetch_all(
-        conn,
-        IncidentRow,
-        "SELECT i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
-        "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at, "
-        "p.definition_key, p.business_key "
-        "FROM incident i JOIN process_instance p ON p.id = i.instance_id "
-        "WHERE i.state = 'Open' "
-        "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "
-        "AND (%(type)s::text IS NULL OR i.type = %(type)s) "
-        "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
-        "AND (%(text)s::text IS NULL OR strpos(lower(i.message), lower(%(text)s)) > 0) "
-        "AND (%(after_at)s::timestamptz IS NULL "
-        "  OR (i.created_at, i.id) > (%(after_at)s, %(after_id)s::uuid)) "
-        "ORDER BY i.created_at, i.id LIMIT %(limit)s",
-        {
-            "key": definition_key,
-            "type": incident_type,
-            "node": node_id,
-            "text": text,
-            "limit": limit,
-            "after_at": after_at,
-            "after_id": after_id,
-        },
+    where = Where()
+    where.state("i.state", IncidentState.OPEN)
+    where.equals("p.definition_key", definition_key)
+    where.equals("i.type", incident_type)
+    where.equals("i.node_id", node_id)
+    where.when(text, "strpos(lower(i.message), lower({})) > 0")
+    where.keyset("(i.created_at, i.id)", after, descending=False)
+    statement = (
+        sql.SQL(
+            f"SELECT {_INCIDENT_COLUMNS} "
+            "FROM incident i JOIN process_instance p ON p.id = i.instance_id"
+        )
+        + where.sql()
+        + sql.SQL(" ORDER BY i.created_at, i.id")
+        + where.limit(limit)
     )
+    return fetch_all(conn, IncidentRow, statement, where.params())
 
 
 @query
@@ -311,9 +311,9 @@ def incident_types(conn: Connection) -> list[str]:
         # of reading every open incident.
         for row in conn.execute(
             "WITH RECURSIVE found AS ("
-            "  SELECT min(type) AS type FROM incident WHERE state = 'Open' "
+            "  SELECT min(type) AS type FROM incident WHERE state = " + _OPEN_INCIDENT + " "
             "  UNION ALL SELECT (SELECT min(i.type) FROM incident i "
-            "    WHERE i.state = 'Open' AND i.type > found.type) "
+            "    WHERE i.state = " + _OPEN_INCIDENT + " AND i.type > found.type) "
             "  FROM found WHERE found.type IS NOT NULL"
             ") SELECT type FROM found WHERE type IS NOT NULL ORDER BY type"
         ).fetchall()
@@ -342,7 +342,7 @@ def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
         "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s "
         "   AND (retries IS NULL OR retries > 0)) AS expired, "
         "count(*) FILTER (WHERE retries = 0) AS without_retries "
-        "FROM external_task WHERE state = 'Open' GROUP BY topic ORDER BY topic",
+        "FROM external_task WHERE state = " + _OPEN_TASK + " GROUP BY topic ORDER BY topic",
         {"now": now},
     )
 
@@ -364,18 +364,25 @@ def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) 
     """Locked external tasks (`expired` False) or those whose lock ran out before a report. A
     task whose worker reported a failure without retries keeps its lock until it runs out (the
     worker may still complete it); after that it is an incident, not an expired lease."""
-    statement = sql.SQL(
-        "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
-        "e.retries, p.business_key FROM external_task e "
-        "JOIN process_instance p ON p.id = e.instance_id "
-        "WHERE e.state = 'Open' AND e.worker_id IS NOT NULL "
-        "AND e.lock_expires_at {comparison} %s {reported}"
-        "ORDER BY e.lock_expires_at, e.id LIMIT %s"
-    ).format(
-        comparison=sql.SQL("<=" if expired else ">"),
-        reported=sql.SQL("AND (e.retries IS NULL OR e.retries > 0) " if expired else ""),
+    where = Where()
+    where.state("e.state", TaskState.OPEN)
+    where.fixed("e.worker_id IS NOT NULL")
+    if expired:
+        where.at_most("e.lock_expires_at", now)
+        where.fixed("(e.retries IS NULL OR e.retries > 0)")
+    else:
+        where.above("e.lock_expires_at", now)
+    statement = (
+        sql.SQL(
+            "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
+            "e.retries, p.business_key FROM external_task e "
+            "JOIN process_instance p ON p.id = e.instance_id"
+        )
+        + where.sql()
+        + sql.SQL(" ORDER BY e.lock_expires_at, e.id")
+        + where.limit(limit)
     )
-    return fetch_all(conn, LeaseRow, statement, (now, limit))
+    return fetch_all(conn, LeaseRow, statement, where.params())
 
 
 # How many instances of one family the inspector shows at most.
@@ -417,7 +424,7 @@ def family_members(
         "SELECT p.id, p.definition_id, p.definition_key, d.version, p.business_key, p.state, "
         "p.started_at, p.ended_at, p.super_instance_id, p.super_token_id, "
         "c.node_id AS call_node_id, c.node_name AS call_node_name, "
-        "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open') "
+        "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = %(open)s) "
         "  AS open_incidents "
         "FROM me, process_instance p JOIN process_definition d ON d.id = p.definition_id "
         "LEFT JOIN LATERAL (SELECT h.node_id, h.node_name FROM history h "
@@ -427,5 +434,5 @@ def family_members(
         "OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root) "
         "ORDER BY (p.id IN (%(id)s, me.caller)) IS TRUE DESC, p.started_at, p.id "
         "LIMIT %(limit)s",
-        {"id": instance_id, "limit": limit},
+        {"id": instance_id, "limit": limit, "open": IncidentState.OPEN},
     )

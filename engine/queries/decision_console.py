@@ -10,8 +10,11 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.paging import Key, Page, keyset
 from engine.queries import Connection, fetch_all, query
+from engine.sql.filters import Where
 
 __all__ = [
     "PAGE_SIZE",
@@ -173,20 +176,20 @@ def rule_counts(
     version's rows are one range of ix_decision_evaluation_definition."""
     if (definition_id is None) == (key is None):
         raise ValueError("give one of definition_id and key")
-    definitions = (
-        "e.definition_id = %(definition)s"
-        if definition_id is not None
-        else "e.definition_id IN (SELECT id FROM decision_definition WHERE key = %(key)s)"
+    where = Where()
+    where.equals("e.definition_id", definition_id)
+    where.when(key, "e.definition_id IN (SELECT id FROM decision_definition WHERE key = {})")
+    where.at_least("e.evaluated_at", start)
+    where.below("e.evaluated_at", end)
+    statement = (
+        sql.SQL("WITH picked AS MATERIALIZED (SELECT e.matched_rules FROM decision_evaluation e")
+        + where.sql()
+        + sql.SQL(
+            ") SELECT NULL::text, count(*) FROM picked UNION ALL "
+            "SELECT rule.id, count(*) FROM picked, "
+            "jsonb_array_elements_text(picked.matched_rules) AS rule(id) GROUP BY rule.id"
+        )
     )
-    rows = conn.execute(
-        "WITH picked AS MATERIALIZED (SELECT e.matched_rules FROM decision_evaluation e "
-        f"WHERE {definitions} "
-        "AND e.evaluated_at >= coalesce(%(start)s::timestamptz, '-infinity') "
-        "AND e.evaluated_at < coalesce(%(end)s::timestamptz, 'infinity')) "
-        "SELECT NULL::text, count(*) FROM picked UNION ALL "
-        "SELECT rule.id, count(*) FROM picked, jsonb_array_elements_text(picked.matched_rules) "
-        "AS rule(id) GROUP BY rule.id",
-        {"definition": definition_id, "key": key, "start": start, "end": end},
-    ).fetchall()
+    rows = conn.execute(statement, where.params()).fetchall()
     total = next(count for rule_id, count in rows if rule_id is None)
     return RuleCounts(total, {rule_id: count for rule_id, count in rows if rule_id is not None})

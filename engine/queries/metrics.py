@@ -12,6 +12,8 @@ import psycopg
 from engine import metrics
 from engine.errors import DatabaseUnavailable
 from engine.queries import Connection, query
+from engine.sql.filters import state_literal
+from engine.states import IncidentState
 
 if TYPE_CHECKING:
     from engine.api import Engine
@@ -37,7 +39,9 @@ def readings(conn: Connection, timeout_ms: int) -> Readings:
     with conn.transaction():
         conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(timeout_ms),))
         row = conn.execute(
-            "SELECT (SELECT count(*) FROM incident WHERE state = 'Open'), "
+            "SELECT (SELECT count(*) FROM incident WHERE state = "
+            + state_literal(IncidentState.OPEN)
+            + "), "
             "(SELECT extract(epoch FROM now() - min(due_at)) FROM job "
             " WHERE retries > 0 AND due_at <= now() "
             " AND (lock_expires_at IS NULL OR lock_expires_at < now()))"

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from psycopg import sql
+
 from engine import summaries
 from engine.queries import Connection, query
+from engine.sql.filters import Where
 from engine.summaries import NodeCounts
 
 FIVE_MINUTES = timedelta(seconds=summaries.BUCKET_SECONDS)
@@ -20,7 +23,8 @@ HOUR_POINTS = 12
 DAY_POINTS = 24
 
 # The definition ids of the key %(key)s (any definition when it is NULL), and of the keys
-# %(keys)s (when not NULL).
+# %(keys)s (when not NULL): for `instance_count`, whose filters stay as they are while the
+# /engine-rest count that reads it moves into the engine.
 _OF_KEY = (
     "(%(key)s::text IS NULL OR definition_id IN "
     "(SELECT id FROM process_definition WHERE key = %(key)s::text))"
@@ -29,6 +33,8 @@ _OF_KEYS = (
     "(%(keys)s::text[] IS NULL OR definition_id IN "
     "(SELECT id FROM process_definition WHERE key = ANY(%(keys)s::text[])))"
 )
+# The definition ids of the key {}.
+_KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
 
 
 def instance_counts(
@@ -41,11 +47,14 @@ def instance_counts(
 
 def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state) of every version of `key`."""
-    rows = conn.execute(
-        f"SELECT definition_id, state, sum(instances) FROM {summaries.LIVE_INSTANCES} s "
-        f"WHERE {_OF_KEY} GROUP BY definition_id, state HAVING sum(instances) <> 0",
-        {"key": key},
-    ).fetchall()
+    where = Where()
+    where.add(_KEY_DEFINITIONS, key)
+    statement = (
+        sql.SQL(f"SELECT definition_id, state, sum(instances) FROM {summaries.LIVE_INSTANCES} s")
+        + where.sql()
+        + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
+    )
+    rows = conn.execute(statement, where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
 
@@ -102,12 +111,13 @@ def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
 @query
 def visit_count(conn: Connection, node_id: str | None, definition_id: str | None) -> int:
     """History rows (visits), of `node_id` and of `definition_id` when given."""
-    row = conn.execute(
-        f"SELECT coalesce(sum(visits), 0) FROM {summaries.LIVE_NODES} s "
-        "WHERE (%(node)s::text IS NULL OR node_id = %(node)s::text) "
-        "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text)",
-        {"node": node_id, "definition": definition_id},
-    ).fetchone()
+    where = Where()
+    where.equals("node_id", node_id)
+    where.equals("definition_id", definition_id)
+    statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {summaries.LIVE_NODES} s") + (
+        where.sql()
+    )
+    row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -141,12 +151,18 @@ def instance_count(
 
 def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tuple[Any, ...]]:
     """(definition key, bucket, started, completed, incidents) of every bucket from `since`."""
-    return conn.execute(
-        "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "
-        f"FROM {summaries.LIVE_BUCKETS} s JOIN process_definition d ON d.id = s.definition_id "
-        f"WHERE s.bucket >= %(since)s AND {_OF_KEY} GROUP BY d.key, s.bucket",
-        {"since": since, "key": key},
-    ).fetchall()
+    where = Where()
+    where.add("s.bucket >= {}", since)
+    where.when(key, _KEY_DEFINITIONS)
+    statement = (
+        sql.SQL(
+            "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "
+            f"FROM {summaries.LIVE_BUCKETS} s JOIN process_definition d ON d.id = s.definition_id"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY d.key, s.bucket")
+    )
+    return conn.execute(statement, where.params()).fetchall()
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def select_list(
     """The select list that reads a row of the dataclass `cls` by name (see `fetch_all`), one
     expression per field, in the fields' order: the field's expression in `computed` (aliased
     as the field), else the column of its name of the first of `sources` ((alias, table name)
-    pairs) whose table has one."""
+    pairs; an empty alias: the bare column) whose table has one."""
     computed = computed or {}
     tables = [(alias, TABLES[table]) for alias, table in sources]
     items = []
@@ -62,7 +62,7 @@ def select_list(
         alias = next((a for a, table in tables if field.name in table.columns), None)
         if alias is None:
             raise TypeError(f"no column for {cls.__name__}.{field.name} in {sources}")
-        items.append(f"{alias}.{field.name}")
+        items.append(f"{alias}.{field.name}" if alias else field.name)
     return ", ".join(items)
 
 

@@ -11,7 +11,7 @@ import psycopg
 
 from engine.queries.summaries import state_counts
 from engine.states import TokenMode
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_all, fetch_one, select_list
 
 
 @dataclass(frozen=True)
@@ -30,10 +30,7 @@ class InstanceInfo:
     root_instance_id: UUID | None = None
 
 
-_INSTANCE_COLUMNS = (
-    "id, definition_id, definition_key, business_key, state, started_at, ended_at, "
-    "super_instance_id, super_token_id, root_instance_id"
-)
+_INSTANCE_COLUMNS = select_list(InstanceInfo, [("", "process_instance")])
 
 
 @dataclass(frozen=True)
@@ -68,6 +65,10 @@ class VisitRow(StepVisit):
     token_id: UUID
     # The visiting token's mode: a compensation handler's visit is in Compensation mode.
     mode: str = TokenMode.FORWARD
+
+
+_TOKEN_COLUMNS = select_list(TokenRow, [("", "token")])
+_VISIT_COLUMNS = select_list(VisitRow, [("", "history")])
 
 
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
@@ -114,8 +115,7 @@ def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
     return fetch_all(
         conn,
         TokenRow,
-        "SELECT id, node_id, state, parent_id, merged_into, parallel_group, version, created_at, "
-        "scope_id, mode FROM token WHERE instance_id = %s ORDER BY created_at, id",
+        f"SELECT {_TOKEN_COLUMNS} FROM token WHERE instance_id = %s ORDER BY created_at, id",
         (instance_id,),
     )
 
@@ -124,8 +124,7 @@ def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
     return fetch_all(
         conn,
         VisitRow,
-        "SELECT id, token_id, node_id, node_name, node_type, state, started_at, ended_at, mode "
-        "FROM history WHERE instance_id = %s ORDER BY started_at, id",
+        f"SELECT {_VISIT_COLUMNS} FROM history WHERE instance_id = %s ORDER BY started_at, id",
         (instance_id,),
     )
 

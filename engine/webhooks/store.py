@@ -10,10 +10,12 @@ from typing import Any
 from uuid import UUID, uuid4
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
 from engine.outbox import OutboxRow
+from engine.sql.filters import Where
 from engine.states import DeliveryState
 
 PENDING, DELIVERED, DEAD = DeliveryState.PENDING, DeliveryState.DELIVERED, DeliveryState.DEAD
@@ -179,11 +181,10 @@ def lock_behind(conn: psycopg.Connection[Any], bound: int) -> list[Behind]:
     return [Behind(row[0], int(row[1]), list(row[2]), row[3]) for row in rows]
 
 
-_OUTBOX_ROWS = (
+_OUTBOX_ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
     "i.definition_key, i.definition_id "
-    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
-    "WHERE o.seq > %(after)s AND o.seq <= %(upto)s"
+    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
 
 
@@ -191,17 +192,14 @@ def matching_rows(
     conn: psycopg.Connection[Any], behind: Behind, upto: int, limit: int
 ) -> list[OutboxRow]:
     """Outbox rows after the subscription's cursor up to `upto` that it wants, in seq order."""
-    sql = _OUTBOX_ROWS
-    params: dict[str, Any] = {"after": behind.fanned_out_seq, "upto": upto, "limit": limit}
-    if behind.event_types:
-        sql += " AND o.event = ANY(%(events)s)"
-        params["events"] = behind.event_types
-    if behind.definition_key is not None:
-        sql += " AND i.definition_key = %(definition_key)s"
-        params["definition_key"] = behind.definition_key
+    where = Where()
+    where.above("o.seq", behind.fanned_out_seq)
+    where.add("o.seq <= {}", upto)
+    where.any_of("o.event", behind.event_types or None)
+    where.equals("i.definition_key", behind.definition_key)
+    statement = _OUTBOX_ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)
     cur = conn.cursor(row_factory=dict_row)
-    rows = cur.execute(sql + " ORDER BY o.seq LIMIT %(limit)s", params).fetchall()
-    return [OutboxRow(**row) for row in rows]
+    return [OutboxRow(**row) for row in cur.execute(statement, where.params()).fetchall()]
 
 
 def insert_deliveries(
@@ -345,7 +343,7 @@ def replay(
 ) -> int:
     """Dead letters of the subscription (one, or all) become pending again, due now, with a
     fresh count of attempts."""
-    sql = (
+    statement = (
         "UPDATE webhook_delivery SET state = %(pending)s, attempts = 0, next_attempt_at = %(now)s, "
         "lease_owner = NULL, lease_expires_at = NULL "
         "WHERE subscription_id = %(subscription_id)s AND state = %(dead)s"
@@ -357,9 +355,9 @@ def replay(
         "subscription_id": subscription_id,
     }
     if delivery_id is not None:
-        sql += " AND id = %(delivery_id)s"
+        statement += " AND id = %(delivery_id)s"
         params["delivery_id"] = delivery_id
-    return len(conn.execute(sql + " RETURNING id", params).fetchall())
+    return len(conn.execute(statement + " RETURNING id", params).fetchall())
 
 
 def prune(conn: psycopg.Connection[Any], before: datetime, limit: int) -> int:
@@ -399,35 +397,42 @@ def deliveries(
     now: datetime,
 ) -> list[DeliveryRow]:
     """The subscription's deliveries, newest first (optionally of one state)."""
-    sql = (
-        "SELECT id, subscription_id, seq, instance_id, event, state, attempts, next_attempt_at, "
-        "last_status, created_at, delivered_at, "
-        "coalesce(lease_expires_at > %(now)s, false) AS leased "
-        "FROM webhook_delivery WHERE subscription_id = %(subscription_id)s"
+    where = Where()
+    leased = sql.SQL("coalesce(lease_expires_at > {}, false) AS leased ").format(where.bind(now))
+    where.add("subscription_id = {}", subscription_id)
+    where.equals("state", state)
+    statement = (
+        sql.SQL(
+            "SELECT id, subscription_id, seq, instance_id, event, state, attempts, "
+            "next_attempt_at, last_status, created_at, delivered_at, "
+        )
+        + leased
+        + sql.SQL("FROM webhook_delivery")
+        + where.sql()
+        + sql.SQL(" ORDER BY seq DESC")
+        + where.limit(limit)
     )
-    params: dict[str, Any] = {"subscription_id": subscription_id, "limit": limit, "now": now}
-    if state is not None:
-        sql += " AND state = %(state)s"
-        params["state"] = state.value
     cur = conn.cursor(row_factory=dict_row)
-    rows = cur.execute(sql + " ORDER BY seq DESC LIMIT %(limit)s", params).fetchall()
+    rows = cur.execute(statement, where.params()).fetchall()
     return [DeliveryRow(**{**row, "state": DeliveryState(row["state"])}) for row in rows]
 
 
 def counts(conn: psycopg.Connection[Any], subscription_id: UUID | None) -> dict[str, int]:
     """Deliveries by state (of one subscription, or of all), every state present; `failing`:
     pending ones whose last attempt failed."""
-    sql = (
-        "SELECT state, count(*), count(*) FILTER (WHERE last_status IS NOT NULL) "
-        "FROM webhook_delivery"
+    where = Where()
+    where.equals("subscription_id", subscription_id)
+    statement = (
+        sql.SQL(
+            "SELECT state, count(*), count(*) FILTER (WHERE last_status IS NOT NULL) "
+            "FROM webhook_delivery"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY state")
     )
-    params: tuple[Any, ...] = ()
-    if subscription_id is not None:
-        sql += " WHERE subscription_id = %s"
-        params = (subscription_id,)
     found = {state.value: 0 for state in DeliveryState}
     failing = 0
-    for state, number, with_status in conn.execute(sql + " GROUP BY state", params).fetchall():
+    for state, number, with_status in conn.execute(statement, where.params()).fetchall():
         found[state] = int(number)
         if state == PENDING.value:
             failing = int(with_status)
