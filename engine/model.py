@@ -19,6 +19,7 @@ from engine.expressions import Expression
 from engine.forms import FormField
 from engine.mappings import InputOutput
 from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
+from engine.timers import TimerKind as TimerKind  # declared there
 from engine.timers import TimerLimits
 
 
@@ -44,7 +45,6 @@ class NodeKind(StrEnum):
     BUSINESS_RULE_TASK = "businessRuleTask"
 
 
-TimerKind = Literal["date", "duration", "cycle"]
 # camunda:properties: (name, value) pairs in document order, repeated names included.
 Properties = tuple[tuple[str, str], ...]
 

@@ -28,10 +28,12 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import ROUND_HALF_EVEN, Decimal
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
+# How a timer's text is read (its BPMN element: timeDate, timeDuration, timeCycle); declared
+# here only (engine/model.py imports it).
 TimerKind = Literal["date", "duration", "cycle"]
-TIMER_KINDS: Final[tuple[TimerKind, ...]] = ("date", "duration", "cycle")
+TIMER_KINDS: Final[tuple[TimerKind, ...]] = get_args(TimerKind)
 
 # Up to nine digits a component: enough for any timer, and no pathological integers.
 _DURATION = re.compile(

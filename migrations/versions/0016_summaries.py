@@ -12,7 +12,9 @@ transaction. The summaries are filled from the existing rows; the triggers are c
 in the same transaction, whose locks hold writers back until it commits.
 """
 
+import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 
 import sqlalchemy as sa
 from alembic import op
@@ -24,288 +26,22 @@ depends_on: str | Sequence[str] | None = None
 
 SUMMARISED = ("process_instance", "token", "incident", "history")
 
-TRIGGERS = r"""
-CREATE FUNCTION interlock_summarise_process_instance() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        WITH c AS (SELECT 1 AS sign, definition_id, state, started_at, ended_at FROM new_rows)
-        INSERT INTO summary_delta (definition_id, state, bucket, instances, started, completed)
-        SELECT definition_id, state, NULL::timestamptz, sum(sign), 0, 0 FROM c
-        GROUP BY definition_id, state HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, bucket, 0, sum(started), sum(completed) FROM (
-            SELECT definition_id, date_bin('5 minutes', started_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket,
-                sign AS started, 0 AS completed FROM c
-            UNION ALL
-            SELECT definition_id, date_bin('5 minutes', ended_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sign FROM c
-            WHERE state = 'Completed' AND ended_at IS NOT NULL
-        ) b
-        GROUP BY definition_id, bucket HAVING sum(started) <> 0 OR sum(completed) <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        WITH c AS (SELECT -1 AS sign, definition_id, state, started_at, ended_at FROM old_rows)
-        INSERT INTO summary_delta (definition_id, state, bucket, instances, started, completed)
-        SELECT definition_id, state, NULL::timestamptz, sum(sign), 0, 0 FROM c
-        GROUP BY definition_id, state HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, bucket, 0, sum(started), sum(completed) FROM (
-            SELECT definition_id, date_bin('5 minutes', started_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket,
-                sign AS started, 0 AS completed FROM c
-            UNION ALL
-            SELECT definition_id, date_bin('5 minutes', ended_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sign FROM c
-            WHERE state = 'Completed' AND ended_at IS NOT NULL
-        ) b
-        GROUP BY definition_id, bucket HAVING sum(started) <> 0 OR sum(completed) <> 0;
-    ELSE
-        WITH c AS (SELECT 1 AS sign, definition_id, state, started_at, ended_at FROM new_rows
-            UNION ALL SELECT -1 AS sign, definition_id, state, started_at, ended_at FROM old_rows)
-        INSERT INTO summary_delta (definition_id, state, bucket, instances, started, completed)
-        SELECT definition_id, state, NULL::timestamptz, sum(sign), 0, 0 FROM c
-        GROUP BY definition_id, state HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, bucket, 0, sum(started), sum(completed) FROM (
-            SELECT definition_id, date_bin('5 minutes', started_at, TIMESTAMPTZ '2000-01-01 00:00:00+00') AS bucket,
-                sign AS started, 0 AS completed FROM c
-            UNION ALL
-            SELECT definition_id, date_bin('5 minutes', ended_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sign FROM c
-            WHERE state = 'Completed' AND ended_at IS NOT NULL
-        ) b
-        GROUP BY definition_id, bucket HAVING sum(started) <> 0 OR sum(completed) <> 0;
-        -- An instance moved to another definition (a version migration): its tokens', incidents' and
-        -- visits' counts move with it. A statement that moves an instance must not also write those
-        -- rows of it: their triggers count them under the definition the instance has afterwards.
-        IF EXISTS (
-            SELECT 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
-            WHERE n.definition_id <> o.definition_id
-        ) THEN
-            WITH m AS (
-                SELECT n.id, o.definition_id, -1 AS sign FROM new_rows n JOIN old_rows o ON o.id = n.id
-                WHERE n.definition_id <> o.definition_id
-                UNION ALL
-                SELECT n.id, n.definition_id, 1 FROM new_rows n JOIN old_rows o ON o.id = n.id
-                WHERE n.definition_id <> o.definition_id
-            )
-            INSERT INTO summary_delta (definition_id, node_id, bucket, active_tokens, open_incidents,
-                visits, completed_visits, total_seconds, incidents)
-            SELECT definition_id, node_id, NULL::timestamptz, sum(a), sum(o), sum(v), sum(cv),
-                sum(s), 0
-            FROM (
-                SELECT m.definition_id, t.node_id, m.sign AS a, 0 AS o, 0 AS v, 0 AS cv,
-                    0::numeric AS s
-                FROM m JOIN token t ON t.instance_id = m.id WHERE t.state NOT IN ('Completed', 'Terminated')
-            UNION ALL
-            SELECT m.definition_id, i.node_id, 0, m.sign, 0, 0, 0
-            FROM m JOIN incident i ON i.instance_id = m.id WHERE i.state = 'Open'
-            UNION ALL
-            SELECT m.definition_id, h.node_id, 0, 0, m.sign,
-                CASE WHEN h.ended_at IS NULL THEN 0 ELSE m.sign END,
-                coalesce(m.sign * extract(epoch FROM h.ended_at - h.started_at), 0)
-            FROM m JOIN history h ON h.instance_id = m.id
-        ) x
-        GROUP BY definition_id, node_id
-        UNION ALL
-        SELECT m.definition_id, NULL::text, date_bin('5 minutes', i.created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'),
-            0, 0, 0, 0, 0, sum(m.sign)
-        FROM m JOIN incident i ON i.instance_id = m.id
-        GROUP BY 1, 3;
-    END IF;
-    END IF;
-    RETURN NULL;
-END
-$$;
+# The summary functions and triggers, as this revision created them: the text sits in
+# 0016_summaries.sql beside this file, which engine/sql/functions.sql includes as the current
+# definition of these objects (one text, not two copies). A migration is history, so the file
+# must never change: its digest is written here and checked before the text runs. A later
+# revision that changes these objects writes its own SQL, and functions.sql then holds the new
+# text in place of the include.
+TRIGGERS_FILE = Path(__file__).with_name("0016_summaries.sql")
+TRIGGERS_SHA256 = "f5c67b04ceebffad2dbdc7d6546ee51beb636ed03589d765088b9de7c92ab1ae"
 
-CREATE TRIGGER process_instance_summarise_insert
-AFTER INSERT ON process_instance
-REFERENCING NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_process_instance();
 
-CREATE TRIGGER process_instance_summarise_update
-AFTER UPDATE ON process_instance
-REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_process_instance();
+def _triggers() -> str:
+    text = TRIGGERS_FILE.read_bytes()
+    if hashlib.sha256(text).hexdigest() != TRIGGERS_SHA256:
+        raise RuntimeError(f"{TRIGGERS_FILE} differs from what revision 0016 ran; restore it")
+    return text.decode("utf-8")
 
-CREATE TRIGGER process_instance_summarise_delete
-AFTER DELETE ON process_instance
-REFERENCING OLD TABLE AS old_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_process_instance();
-
-CREATE FUNCTION interlock_summarise_token() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT 1 AS sign, instance_id, node_id, state FROM new_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT -1 AS sign, instance_id, node_id, state FROM old_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    ELSE
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT 1 AS sign, instance_id, node_id, state FROM new_rows
-            UNION ALL SELECT -1 AS sign, instance_id, node_id, state FROM old_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    END IF;
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER token_summarise_insert
-AFTER INSERT ON token
-REFERENCING NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_token();
-
-CREATE TRIGGER token_summarise_update
-AFTER UPDATE ON token
-REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_token();
-
-CREATE TRIGGER token_summarise_delete
-AFTER DELETE ON token
-REFERENCING OLD TABLE AS old_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_token();
-
-CREATE FUNCTION interlock_summarise_incident() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT 1 AS sign, instance_id, node_id, state, created_at FROM new_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT -1 AS sign, instance_id, node_id, state, created_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    ELSE
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT 1 AS sign, instance_id, node_id, state, created_at FROM new_rows
-            UNION ALL SELECT -1 AS sign, instance_id, node_id, state, created_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    END IF;
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER incident_summarise_insert
-AFTER INSERT ON incident
-REFERENCING NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_incident();
-
-CREATE TRIGGER incident_summarise_update
-AFTER UPDATE ON incident
-REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_incident();
-
-CREATE TRIGGER incident_summarise_delete
-AFTER DELETE ON incident
-REFERENCING OLD TABLE AS old_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_incident();
-
-CREATE FUNCTION interlock_summarise_history() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO summary_delta (definition_id, node_id, visits, completed_visits, total_seconds)
-        SELECT s.* FROM (
-            SELECT p.definition_id, c.node_id, sum(c.sign) AS visits,
-                sum(CASE WHEN c.ended_at IS NULL THEN 0 ELSE c.sign END) AS completed_visits,
-                coalesce(sum(c.sign * extract(epoch FROM c.ended_at - c.started_at)), 0) AS seconds
-            FROM (SELECT 1 AS sign, instance_id, node_id, started_at, ended_at FROM new_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-            GROUP BY p.definition_id, c.node_id
-        ) s
-        WHERE s.visits <> 0 OR s.completed_visits <> 0 OR s.seconds <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO summary_delta (definition_id, node_id, visits, completed_visits, total_seconds)
-        SELECT s.* FROM (
-            SELECT p.definition_id, c.node_id, sum(c.sign) AS visits,
-                sum(CASE WHEN c.ended_at IS NULL THEN 0 ELSE c.sign END) AS completed_visits,
-                coalesce(sum(c.sign * extract(epoch FROM c.ended_at - c.started_at)), 0) AS seconds
-            FROM (SELECT -1 AS sign, instance_id, node_id, started_at, ended_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-            GROUP BY p.definition_id, c.node_id
-        ) s
-        WHERE s.visits <> 0 OR s.completed_visits <> 0 OR s.seconds <> 0;
-    ELSE
-        INSERT INTO summary_delta (definition_id, node_id, visits, completed_visits, total_seconds)
-        SELECT s.* FROM (
-            SELECT p.definition_id, c.node_id, sum(c.sign) AS visits,
-                sum(CASE WHEN c.ended_at IS NULL THEN 0 ELSE c.sign END) AS completed_visits,
-                coalesce(sum(c.sign * extract(epoch FROM c.ended_at - c.started_at)), 0) AS seconds
-            FROM (SELECT 1 AS sign, instance_id, node_id, started_at, ended_at FROM new_rows
-            UNION ALL SELECT -1 AS sign, instance_id, node_id, started_at, ended_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-            GROUP BY p.definition_id, c.node_id
-        ) s
-        WHERE s.visits <> 0 OR s.completed_visits <> 0 OR s.seconds <> 0;
-    END IF;
-    RETURN NULL;
-END
-$$;
-
-CREATE TRIGGER history_summarise_insert
-AFTER INSERT ON history
-REFERENCING NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_history();
-
-CREATE TRIGGER history_summarise_update
-AFTER UPDATE ON history
-REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_history();
-
-CREATE TRIGGER history_summarise_delete
-AFTER DELETE ON history
-REFERENCING OLD TABLE AS old_rows
-FOR EACH STATEMENT
-EXECUTE FUNCTION interlock_summarise_history();
-"""
 
 BACKFILL = """
 INSERT INTO instance_summary (definition_id, state, instances)
@@ -406,7 +142,7 @@ def upgrade() -> None:
         "ALTER TABLE summary_delta SET (autovacuum_vacuum_scale_factor = 0, "
         "autovacuum_vacuum_threshold = 2000)"
     )
-    op.execute(TRIGGERS)
+    op.execute(_triggers())
     op.execute(BACKFILL)
 
 
