@@ -44,10 +44,13 @@ from starlette.responses import JSONResponse
 from app.errors import Forbidden, Unauthorized, error_response
 from app.guard import SAFE_METHODS
 from app.settings import Settings
-from engine import accounts
+from engine import accounts, audit
 from engine.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
 from engine.api import Engine
-from engine.errors import InterlockError
+from engine.commands.accounts import EndSessions, StartSession, TouchSession
+from engine.errors import InterlockError, NotFound
+from engine.queries import accounts as account_reads
+from engine.states import AuditChannel
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -282,9 +285,9 @@ class BasicCache:
 
 
 class Sessions:
-    """Console sessions, kept in the database (`engine.accounts`). The server's secret keys only
-    the CSRF token of the console without authentication; a session's own token is random and
-    stored with it."""
+    """Console sessions, kept in the database (`engine.accounts`), started, marked seen and
+    ended by commands. The server's secret keys only the CSRF token of the console without
+    authentication; a session's own token is random and stored with it."""
 
     def __init__(self, secret: bytes | None = None) -> None:
         self._secret = secret or secrets.token_bytes(32)
@@ -307,29 +310,47 @@ class Sessions:
     def issue(
         self, record: PasswordRecord, *, client_address: str | None, user_agent: str | None
     ) -> NewSession:
-        return accounts.create_session(
-            self.engine,
+        """Log the user `record` names in (their password checked): a new session, audited as
+        their own action in the console."""
+        session = accounts.new_session()
+        command = StartSession(
             record.id,
+            record.name,
+            session,
             max_seconds=self.settings.session_max_seconds,
             idle_seconds=self.settings.session_idle_seconds,
             client_address=client_address,
             user_agent=user_agent,
         )
+        with audit.acting(audit.Actor(record.name, AuditChannel.CONSOLE)):
+            self.engine.run(command)
+        return session
 
     def read(self, cookie: str | None) -> LiveSession | None:
         """The live session a cookie names, with its user's role as of now; None for anything
         else (no cookie, a malformed one, an ended or expired session, a deleted user)."""
         if not cookie or not _SESSION_TOKEN.fullmatch(cookie):
             return None
-        return accounts.find_session(
+        found = account_reads.find_session(
             self.engine,
             cookie,
             idle_seconds=self.settings.session_idle_seconds,
             touch_seconds=self._touch_seconds,
         )
+        if found is None:
+            return None
+        if found.touch_due:
+            self.engine.run(TouchSession(found.session.id))
+        return found.session
 
     def end(self, session_id: Any) -> bool:
-        return accounts.end_session(self.engine, session_id)
+        """Log out: end the session, audited as the caller's action (the same command and entry
+        as an admin ending it). False: it had ended already."""
+        try:
+            self.engine.run(EndSessions(session_id=session_id))
+        except NotFound:
+            return False
+        return True
 
     def csrf_token(self, session_id: str) -> str:
         """The CSRF token of the console without authentication (no session rows there)."""
@@ -369,7 +390,7 @@ class Authenticator:
             # A token is random (256 bits) and looked up by its digest: it cannot be guessed, so
             # a valid one is accepted whatever else came from this address. An unknown one
             # counts against the address; past the address's limit the answer is 429.
-            found = accounts.verify_token(self.engine, value)
+            found = account_reads.verify_token(self.engine, value)
             if found is not None:
                 return found
             wait = self.throttle.blocked(None, address)
@@ -396,7 +417,7 @@ class Authenticator:
         if wait is not None:
             return TooManyAttempts(wait)
         key = self._basic.key(name, password)
-        record = accounts.password_record(self.engine, name)
+        record = account_reads.password_record(self.engine, name)
         if record is not None and self._basic.get(key) == record.secret_hash:
             return Principal(record.name, record.role)
         with self._basic.one_at_a_time(key):
@@ -420,7 +441,7 @@ class Authenticator:
         if isinstance(attempt, TooManyAttempts):
             return attempt
         with self.throttle.checking(attempt) as ok:
-            record = accounts.password_record(self.engine, name)
+            record = account_reads.password_record(self.engine, name)
             ok.append(accounts.check_password(password, record))
         return record if ok[0] else None
 

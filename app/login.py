@@ -3,8 +3,10 @@
 The log-in form is protected against login CSRF by a pre-session token: GET /login sets a
 short-lived cookie with a random value and puts the same value in the form; a POST whose field
 does not match the cookie is refused (403) without checking the password. (The guard,
-app/guard.py, also refuses a POST whose `Origin` is another site's.) A successful log-in creates
-a new session row and cookie; log-out deletes the row.
+app/guard.py, also refuses a POST whose `Origin` is another site's.) A successful log-in starts a
+new session (the command `StartSession`) and sets its cookie; log-out ends it (`EndSessions`, as
+an admin ending it would). Both are audited as the user's own console actions; a failed log-in
+changes nothing and is not audited (it is throttled, app/auth.py).
 """
 
 from __future__ import annotations

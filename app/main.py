@@ -31,9 +31,11 @@ from app.settings import Settings
 from app.shutdown import Shutdown
 from app.templating import ROOT
 from engine import accounts
-from engine.accounts import Principal, Role
+from engine.accounts import Principal
 from engine.api import Engine
+from engine.commands.accounts import FIRST_ADMIN, CreateFirstAdmin
 from engine.errors import DatabaseUnavailable, InterlockError
+from engine.queries import accounts as account_reads
 from engine.summaries import Folder
 
 log = logging.getLogger("interlock")
@@ -50,17 +52,17 @@ def ensure_credentials(engine: Engine, settings: Settings) -> dict[str, str] | N
         if not settings.loopback:
             raise StartupRefused("--no-auth is only allowed on a loopback address")
         return None
-    if accounts.count(engine) > 0:
+    if account_reads.count(engine) > 0:
         return None
     if not settings.loopback:
         raise StartupRefused(
             f"refusing to serve on {settings.host} without credentials: create a user first "
             "(interlock user add NAME --role admin) or bind to 127.0.0.1"
         )
-    password = secrets.token_urlsafe(12)
-    accounts.create_password(engine, "admin", Role.ADMIN, password)
-    token = accounts.create_token(engine, "admin-token", Role.ADMIN)
-    return {"user": "admin", "password": password, "token": token}
+    password, token = secrets.token_urlsafe(12), accounts.new_token()
+    if not engine.run(CreateFirstAdmin(password, token)).created:
+        return None  # another server process created the first credentials meanwhile
+    return {"user": FIRST_ADMIN, "password": password, "token": token}
 
 
 def print_first_credentials(first: dict[str, str] | None) -> None:

@@ -53,7 +53,9 @@ from bench.serving import console_login, serving
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateToken, CreateUser
 from engine.database import Database, connect_url_for
+from engine.queries import accounts as account_reads
 
 P50_TARGET_MS = 100.0
 # The status reported for a request that got no answer within the client's timeout.
@@ -75,14 +77,14 @@ class Credentials:
 
 def admin_credentials(engine: Engine) -> Credentials:
     password = secrets.token_urlsafe(12)
-    with engine.connection() as conn:
-        name = (
-            ADMIN
-            if accounts.password_record(conn, ADMIN) is None
-            else f"{ADMIN}-{secrets.token_hex(3)}"
-        )
-        accounts.create_password(conn, name, Role.ADMIN, password)
-        token = accounts.create_token(conn, f"{name}-token", Role.ADMIN)
+    name = (
+        ADMIN
+        if account_reads.password_record(engine, ADMIN) is None
+        else f"{ADMIN}-{secrets.token_hex(3)}"
+    )
+    engine.run(CreateUser(name, Role.ADMIN, password))
+    token = accounts.new_token()
+    engine.run(CreateToken(f"{name}-token", Role.ADMIN, token))
     return Credentials(name, password, token)
 
 

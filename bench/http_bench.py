@@ -28,6 +28,7 @@ from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.accounts import CreateToken
 from engine.database import Database
 
 KEY = "bench-http-straight"
@@ -49,8 +50,9 @@ def prepare(url: str) -> str:
     """Migrate, deploy the process and return a fresh admin token."""
     with Engine(url) as engine:
         engine.deploy(straight_through().build())
-        with engine.connection() as conn:
-            return accounts.create_token(conn, f"bench-{time.time_ns()}", Role.ADMIN)
+        token = accounts.new_token()
+        engine.run(CreateToken(f"bench-{time.time_ns()}", Role.ADMIN, token))
+        return token
 
 
 @contextmanager

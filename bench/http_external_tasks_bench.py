@@ -28,9 +28,10 @@ import httpx
 
 from bench.scratch import scratch_engine
 from bench.serving import free_port
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateUser
+from engine.queries import accounts
 
 TOPIC = "bench-http"
 KEY = "bench-http-external"
@@ -170,9 +171,8 @@ def run(database_url: str | None, workers: int, tasks: int) -> dict[str, float]:
                 conn.execute("ALTER SYSTEM SET synchronous_commit = off")
                 conn.execute("SELECT pg_reload_conf()")
         engine.deploy(PROCESS, name="bench")
-        with engine.connection() as conn:
-            if accounts.verify_password(conn, USER, PASSWORD) is None:
-                accounts.create_password(conn, USER, Role.OPERATOR, PASSWORD)
+        if accounts.verify_password(engine, USER, PASSWORD) is None:
+            engine.run(CreateUser(USER, Role.OPERATOR, PASSWORD))
         server, base = _serve(engine.database.url)
         try:
             warm = min(200, tasks)

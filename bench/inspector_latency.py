@@ -42,10 +42,10 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, sync_pla
 
 from app.console.inspector import PANELS
 from bench import serving
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.accounts import CreateUser
 from engine.database import Database
 
 PROCESS_KEY = "inspector-latency"
@@ -279,8 +279,7 @@ def run(
             with Engine(database.url, pool_size=4) as engine:
                 name = f"bench-{secrets.token_hex(4)}"
                 password = secrets.token_urlsafe(12)
-                with engine.connection() as conn:
-                    accounts.create_password(conn, name, Role.VIEWER, password)
+                engine.run(CreateUser(name, Role.VIEWER, password))
                 instances = deploy(engine, instance_count)
                 with sync_playwright() as playwright:
                     browser = playwright.chromium.launch(

@@ -24,9 +24,9 @@ import uvicorn
 from app.main import create_app
 from app.settings import Settings
 from bench.serving import free_port, login_token
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateUser
 from engine.database import Database
 
 
@@ -48,8 +48,7 @@ def run(url: str | None, rounds: int) -> tuple[float, float]:
         try:
             engine = Engine(database.url)
             name = f"bench-{uuid.uuid4().hex[:8]}"
-            with engine.connection() as conn:
-                accounts.create_password(conn, name, Role.VIEWER, "a-long-password")
+            engine.run(CreateUser(name, Role.VIEWER, "a-long-password"))
             settings = Settings(
                 database_url=database.url,
                 run_jobs=False,

@@ -22,7 +22,6 @@ from playwright.sync_api import Browser, sync_playwright
 
 from bench import serving
 from bench.scratch import scratch_engine
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
@@ -100,10 +99,10 @@ def main() -> None:
 
     from app.main import create_app
     from app.settings import Settings
+    from engine.commands.accounts import CreateUser
 
     with scratch_engine(args.database_url) as engine:
-        with engine.connection() as conn:
-            accounts.create_password(conn, USER, Role.OPERATOR, PASSWORD)
+        engine.run(CreateUser(USER, Role.OPERATOR, PASSWORD))
         instance_id = sample_data(engine)
         port = serving.free_port()
         settings = Settings(

@@ -32,10 +32,10 @@ import httpx
 
 from bench import serving
 from bench.engine_throughput import minimal_transactions
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.accounts import CreateUser
 from engine.database import Database
 
 PROCESS_KEY = "stream-bench"
@@ -226,8 +226,7 @@ def run(
             with Engine(database.url, pool_size=4) as engine:
                 name = f"bench-{secrets.token_hex(4)}"
                 password = secrets.token_urlsafe(12)
-                with engine.connection() as conn:
-                    accounts.create_password(conn, name, Role.VIEWER, password)
+                engine.run(CreateUser(name, Role.VIEWER, password))
                 deploy(engine)
                 baseline = minimal_transactions(database.url, 3.0)
                 server, url = serving.start(database.url)

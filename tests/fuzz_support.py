@@ -23,12 +23,12 @@ from starlette.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from engine import accounts, summaries
+from engine import summaries
 from engine.accounts import Role
 from engine.api import Engine
 from engine.database import connect_url_for
 from tests.api import processes
-from tests.server import PASSWORD
+from tests.server import PASSWORD, role_credentials
 
 # -- hypothesis settings ---------------------------------------------------------------------------
 
@@ -174,11 +174,7 @@ def fuzz_app(
     try:
         engine = Engine(url, migrate=False)
         try:
-            tokens: dict[str, str] = {}
-            with engine.connection() as conn:
-                for role in Role:
-                    accounts.create_password(conn, role.value, role, PASSWORD)
-                    tokens[role.value] = accounts.create_token(conn, f"{role.value}-token", role)
+            tokens = role_credentials(engine)
             seeded = seed(engine)
             app = create_app(fuzz_settings(url), engine)
             # Refusals are what is being tested: a 500 must come back as a response, not raise.

@@ -20,6 +20,7 @@ from bench.serving import login_token as login_token
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateToken, CreateUser
 
 PASSWORD = "correct-horse-battery"
 
@@ -41,6 +42,17 @@ def console_login(url: str, name: str, password: str = PASSWORD) -> httpx.Respon
         return serving.console_login(client, name, password)
 
 
+def role_credentials(engine: Engine) -> dict[str, str]:
+    """Users `viewer`, `operator` and `admin` (password PASSWORD) and one API token per role,
+    `<role>-token`; the tokens by role."""
+    tokens: dict[str, str] = {}
+    for role in Role:
+        engine.run(CreateUser(role.value, role, PASSWORD))
+        tokens[role.value] = accounts.new_token()
+        engine.run(CreateToken(f"{role.value}-token", role, tokens[role.value]))
+    return tokens
+
+
 @contextmanager
 def live_server(
     database_url: str,
@@ -54,11 +66,7 @@ def live_server(
     `admin` (password PASSWORD) and one API token per role exist. `settings_options` are more
     fields of the server's `Settings`."""
     engine = Engine(database_url, migrate=False, **engine_options)
-    tokens: dict[str, str] = {}
-    with engine.connection() as conn:
-        for role in Role:
-            accounts.create_password(conn, role.value, role, PASSWORD)
-            tokens[role.value] = accounts.create_token(conn, f"{role.value}-token", role)
+    tokens = role_credentials(engine)
     port = free_port()
     settings = Settings(
         database_url=database_url,

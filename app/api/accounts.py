@@ -27,6 +27,7 @@ from engine.commands.accounts import (
     SetRole,
 )
 from engine.errors import BadRequest
+from engine.queries import accounts as account_reads
 
 ROLE = {**STRING, "enum": [r.value for r in Role]}
 USER_BODY = request({"name": STRING, "role": ROLE, "password": STRING}, required=("name", "role"))
@@ -58,7 +59,7 @@ def _create_token(engine: Engine, name: str, role: Role) -> str:
 def _listed(engine: Engine, kind: str) -> list[dict[str, Any]]:
     return [
         {"name": name, "role": role}
-        for found, name, role in accounts.list_all(engine)
+        for found, name, role in account_reads.list_all(engine)
         if found == kind
     ]
 
@@ -89,7 +90,7 @@ def session_view(row: SessionRow) -> dict[str, Any]:
 
 
 def list_sessions(engine: Engine, idle_seconds: float) -> list[SessionRow]:
-    return accounts.list_sessions(engine, idle_seconds=idle_seconds)
+    return account_reads.list_sessions(engine, idle_seconds=idle_seconds)
 
 
 def end_session(engine: Engine, session_id: UUID) -> None:

@@ -1,5 +1,7 @@
-"""Changes to credentials (users, API tokens) and console sessions made by an administrator,
-each audited. Secrets never reach an audit entry, a result or a command's repr."""
+"""Every change to credentials (users, API tokens) and console sessions: an administrator's, a
+user logging in and out, the first start's admin, a session marked seen. Each runs in its own
+transaction with its audit entry (engine/audit.py: written when someone acts, as for every
+command). Secrets never reach an audit entry, a result or a command's repr."""
 
 from __future__ import annotations
 
@@ -8,14 +10,25 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import accounts, audit
-from engine.accounts import Role
-from engine.errors import NotFound
+from engine import audit
+from engine.accounts import (
+    MIN_PASSWORD,
+    NewSession,
+    Role,
+    hash_password,
+    token_hash,
+    valid_name,
+)
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.states import AuditEntity, AuditOperation
+from engine.store import accounts as store
 
 PASSWORD = "password"
 TOKEN = "token"
+# The credentials a first start creates (see `CreateFirstAdmin`).
+FIRST_ADMIN = "admin"
+FIRST_ADMIN_TOKEN = "admin-token"
 
 
 @dataclass(frozen=True)
@@ -39,6 +52,20 @@ def _record(
     return CredentialResult(kind, name)
 
 
+def _add_user(tx: Tx, name: str, role: Role, password: str) -> None:
+    if not valid_name(name) or len(password) < MIN_PASSWORD:
+        raise BadRequest(
+            f"a user needs a name and a password of at least {MIN_PASSWORD} characters"
+        )
+    if not store.insert_credential(tx.conn, name, PASSWORD, role, hash_password(password)):
+        raise Conflict(f"user '{name}' already exists")
+
+
+def _add_token(tx: Tx, label: str, role: Role, token: str) -> None:
+    if not store.insert_credential(tx.conn, label, TOKEN, role, token_hash(token)):
+        raise Conflict(f"a token named '{label}' already exists")
+
+
 @dataclass(frozen=True)
 class CreateUser:
     name: ClassVar[str] = "CreateUser"
@@ -49,7 +76,7 @@ class CreateUser:
     password: str = dataclasses.field(repr=False)
 
     def execute(self, tx: Tx) -> CredentialResult:
-        accounts.create_password(tx.conn, self.user, self.role, self.password)
+        _add_user(tx, self.user, self.role, self.password)
         return _record(
             tx, AuditOperation.CREATE, PASSWORD, self.user, property="role", after=self.role.value
         )
@@ -67,10 +94,37 @@ class CreateToken:
     token: str = dataclasses.field(repr=False)
 
     def execute(self, tx: Tx) -> CredentialResult:
-        accounts.add_token(tx.conn, self.label, self.role, self.token)
+        _add_token(tx, self.label, self.role, self.token)
         return _record(
             tx, AuditOperation.CREATE, TOKEN, self.label, property="role", after=self.role.value
         )
+
+
+@dataclass(frozen=True)
+class FirstAdmin(Result):
+    # False: some credential existed already; nothing was created.
+    created: bool
+
+
+@dataclass(frozen=True)
+class CreateFirstAdmin:
+    """A first start's credentials, while there are none: the admin user `admin` with
+    `password`, and the admin API token `admin-token` (made by `accounts.new_token`)."""
+
+    name: ClassVar[str] = "CreateFirstAdmin"
+    result_type: ClassVar[type[Result]] = FirstAdmin
+
+    password: str = dataclasses.field(repr=False)
+    token: str = dataclasses.field(repr=False)
+
+    def execute(self, tx: Tx) -> FirstAdmin:
+        if store.count(tx.conn) > 0:
+            return FirstAdmin(False)
+        _add_user(tx, FIRST_ADMIN, Role.ADMIN, self.password)
+        _record(tx, AuditOperation.CREATE, PASSWORD, FIRST_ADMIN, property="role", after="admin")
+        _add_token(tx, FIRST_ADMIN_TOKEN, Role.ADMIN, self.token)
+        _record(tx, AuditOperation.CREATE, TOKEN, FIRST_ADMIN_TOKEN, property="role", after="admin")
+        return FirstAdmin(True)
 
 
 @dataclass(frozen=True)
@@ -84,8 +138,8 @@ class DeleteCredential:
     label: str
 
     def execute(self, tx: Tx) -> CredentialResult:
-        role = accounts.role_of(tx.conn, self.kind, self.label)
-        if role is None or not accounts.delete(tx.conn, self.kind, self.label):
+        role = store.lock_role(tx.conn, self.kind, self.label)
+        if role is None or not store.delete_credential(tx.conn, self.kind, self.label):
             raise _missing(self.kind, self.label)
         return _record(
             tx, AuditOperation.DELETE, self.kind, self.label, property="role", before=role.value
@@ -104,10 +158,10 @@ class SetRole:
     role: Role
 
     def execute(self, tx: Tx) -> CredentialResult:
-        before = accounts.role_of(tx.conn, self.kind, self.label)
+        before = store.lock_role(tx.conn, self.kind, self.label)
         if before is None:
             raise _missing(self.kind, self.label)
-        accounts.set_role(tx.conn, self.kind, self.label, self.role)
+        store.update_role(tx.conn, self.kind, self.label, self.role)
         return _record(
             tx,
             AuditOperation.UPDATE,
@@ -130,9 +184,84 @@ class SetPassword:
     password: str = dataclasses.field(repr=False)
 
     def execute(self, tx: Tx) -> CredentialResult:
-        if not accounts.set_password(tx.conn, self.user, self.password):
+        if len(self.password) < MIN_PASSWORD:
+            raise BadRequest(f"a password needs at least {MIN_PASSWORD} characters")
+        if not store.update_password(tx.conn, self.user, hash_password(self.password)):
             raise _missing(PASSWORD, self.user)
         return _record(tx, AuditOperation.UPDATE, PASSWORD, self.user, property="password")
+
+
+# -- console sessions ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionStarted(Result):
+    # False: the user was deleted since their password was checked; no session was kept.
+    started: bool
+
+
+@dataclass(frozen=True)
+class StartSession:
+    """Log a password user in: keep `session` (made by `accounts.new_session`; its cookie is
+    known to the browser alone) for them, and forget every session that has run out. Audited as
+    the user's own action, under the session's id."""
+
+    name: ClassVar[str] = "StartSession"
+    result_type: ClassVar[type[Result]] = SessionStarted
+
+    credential_id: UUID
+    user: str
+    session: NewSession = dataclasses.field(repr=False)
+    max_seconds: float
+    idle_seconds: float
+    client_address: str | None = None
+    user_agent: str | None = None
+
+    def execute(self, tx: Tx) -> SessionStarted:
+        started = store.insert_session(
+            tx.conn,
+            self.session,
+            self.credential_id,
+            max_seconds=self.max_seconds,
+            idle_seconds=self.idle_seconds,
+            client_address=self.client_address,
+            user_agent=self.user_agent,
+        )
+        if started:
+            details: dict[str, Any] = {"started": 1, "session": str(self.session.id)}
+            if self.client_address:
+                details["client_address"] = self.client_address
+            audit.record(
+                tx,
+                AuditOperation.UPDATE,
+                AuditEntity.USER,
+                entity_id=self.user,
+                property="sessions",
+                details=details,
+            )
+        return SessionStarted(started)
+
+
+@dataclass(frozen=True)
+class SessionTouched(Result):
+    pass
+
+
+@dataclass(frozen=True)
+class TouchSession:
+    """Mark a live session seen now, which pushes its idle timeout back. A request does this
+    only when the last mark is old (see app/auth.py), not on every request; nobody's action, so
+    not audited."""
+
+    name: ClassVar[str] = "TouchSession"
+    result_type: ClassVar[type[Result]] = SessionTouched
+    one_statement: ClassVar[bool] = True
+
+    session_id: UUID
+
+    def execute(self, tx: Tx) -> SessionTouched:
+        store.touch_session(tx.conn, self.session_id)
+        return SessionTouched()
 
 
 @dataclass(frozen=True)
@@ -142,7 +271,8 @@ class SessionsEnded(Result):
 
 @dataclass(frozen=True)
 class EndSessions:
-    """End the console sessions of a user (but `keep`), or the one session `session_id`."""
+    """End the console sessions of a user (but `keep`), or the one session `session_id`: an
+    admin ending them, or a user logging out (their own session, the same entry)."""
 
     name: ClassVar[str] = "EndSessions"
     result_type: ClassVar[type[Result]] = SessionsEnded
@@ -153,14 +283,14 @@ class EndSessions:
 
     def execute(self, tx: Tx) -> SessionsEnded:
         if self.session_id is not None:
-            user = _session_user(tx, self.session_id)
+            user = store.lock_session_user(tx.conn, self.session_id)
             if user is None:
                 raise NotFound(f"no session with id '{self.session_id}'")
-            accounts.end_session(tx.conn, self.session_id)  # found and locked above
+            store.delete_session(tx.conn, self.session_id)  # found and locked above
             ended = 1
         else:
             user = self.user or ""
-            found = accounts.end_sessions_of(tx.conn, user, keep=self.keep)
+            found = store.delete_sessions_of(tx.conn, user, keep=self.keep)
             if found is None:
                 raise _missing(PASSWORD, user)
             ended = found
@@ -174,12 +304,3 @@ class EndSessions:
             | ({"session": str(self.session_id)} if self.session_id else {}),
         )
         return SessionsEnded(ended)
-
-
-def _session_user(tx: Tx, session_id: UUID) -> str | None:
-    row = tx.conn.execute(
-        "SELECT c.name FROM console_session s JOIN credential c ON c.id = s.credential_id "
-        "WHERE s.id = %s FOR UPDATE OF s",
-        (session_id,),
-    ).fetchone()
-    return str(row[0]) if row else None

@@ -10,8 +10,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from engine import accounts
 from engine.api import Engine
+from engine.queries import accounts
 from tests.api import processes
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -19,9 +19,10 @@ import httpx
 import pytest
 
 from app.auth import address_key
-from engine import accounts
 from engine.accounts import PBKDF2_ITERATIONS, Role
 from engine.api import Engine
+from engine.commands.accounts import CreateUser
+from engine.queries import accounts
 from tests.server import PASSWORD, LiveServer, live_server, login_token
 
 PER_USER = 5
@@ -75,8 +76,7 @@ def basic(name: str, password: str) -> dict[str, str]:
 
 
 def add_user(server: LiveServer, name: str, role: Role = Role.VIEWER) -> None:
-    with server.engine.connection() as conn:
-        accounts.create_password(conn, name, role, PASSWORD)
+    server.engine.run(CreateUser(name, role, PASSWORD))
 
 
 def test_console_log_in_is_throttled_per_user(throttled: LiveServer) -> None:
@@ -287,7 +287,7 @@ def test_parallel_right_passwords_are_not_throttled(throttled: LiveServer) -> No
 
 def test_unknown_users_cost_the_same_pbkdf2(database_url: str, pbkdf2_calls: list[int]) -> None:
     with Engine(database_url, migrate=False) as engine, engine.connection() as conn:
-        accounts.create_password(conn, "known", Role.VIEWER, PASSWORD)
+        engine.run(CreateUser("known", Role.VIEWER, PASSWORD))
         accounts.verify_password(conn, "warm-up", "x")  # the dummy hash is made once
         pbkdf2_calls.clear()
         for name, password in (

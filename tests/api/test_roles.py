@@ -20,9 +20,11 @@ from app.api import OPERATIONS, routes
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateToken, CreateUser, StartSession
 from engine.commands.batches import BatchResult, CreateBatch, RunBatchItems, SuspendBatch
 from engine.commands.webhooks import CreateSubscription
 from engine.executor import Result, Tx
+from engine.queries import accounts as account_reads
 from engine.queries import batches as batch_reads
 from engine.queries import webhooks as webhook_reads
 from engine.states import BatchType
@@ -114,24 +116,22 @@ def signal(engine: Engine) -> Call:
 
 def user(engine: Engine) -> str:
     name = unique("user")
-    with engine.connection() as conn:
-        accounts.create_password(conn, name, Role.VIEWER, "a-long-password")
+    engine.run(CreateUser(name, Role.VIEWER, "a-long-password"))
     return name
 
 
 def token(engine: Engine) -> str:
     name = unique("token")
-    with engine.connection() as conn:
-        accounts.create_token(conn, name, Role.VIEWER)
+    engine.run(CreateToken(name, Role.VIEWER, accounts.new_token()))
     return name
 
 
 def user_with_session(engine: Engine) -> str:
     name = user(engine)
-    with engine.connection() as conn:
-        record = accounts.password_record(conn, name)
-        assert record is not None
-        accounts.create_session(conn, record.id, max_seconds=3600, idle_seconds=1800)
+    record = account_reads.password_record(engine, name)
+    assert record is not None
+    new = accounts.new_session()
+    engine.run(StartSession(record.id, name, new, max_seconds=3600, idle_seconds=1800))
     return name
 
 
@@ -139,7 +139,9 @@ def session(engine: Engine) -> str:
     name = user_with_session(engine)
     with engine.connection() as conn:
         return str(
-            next(s.id for s in accounts.list_sessions(conn, idle_seconds=1800) if s.user == name)
+            next(
+                s.id for s in account_reads.list_sessions(conn, idle_seconds=1800) if s.user == name
+            )
         )
 
 
@@ -309,8 +311,8 @@ ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op
 def snapshot(engine: Engine, target: Call) -> list[Any]:
     """Everything a mutation of `target` could change, read through the engine."""
     with engine.connection() as conn:
-        credentials = accounts.list_all(conn)
-        sessions = [s.id for s in accounts.list_sessions(conn, idle_seconds=1800)]
+        credentials = account_reads.list_all(conn)
+        sessions = [s.id for s in account_reads.list_sessions(conn, idle_seconds=1800)]
         dead_letters = conn.execute(
             "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
         ).fetchall()

@@ -14,6 +14,7 @@ import pytest
 from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateToken, CreateUser, DeleteCredential
 from engine.commands.views import MAX_VIEWS, DeleteView, SaveView
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.queries import views
@@ -167,14 +168,14 @@ def test_in_the_console_a_user_saves_opens_and_deletes_views(server: LiveServer)
 
 
 def test_a_deleted_users_views_go_with_them(engine: Engine) -> None:
-    with engine.connection() as conn:
-        accounts.create_password(conn, "ann", Role.VIEWER, "a-long-password")
-        accounts.create_token(conn, "bob", Role.VIEWER)
+    engine.run(CreateUser("ann", Role.VIEWER, "a-long-password"))
+    engine.run(CreateToken("bob", Role.VIEWER, accounts.new_token()))
     engine.run(SaveView("ann", "tasks", "mine", "show=mine"))
     engine.run(SaveView("bob", "tasks", "mine", "show=mine"))
     # A token of the same name as a user's views is no user: deleting it leaves the views.
-    assert accounts.delete(engine, "token", "bob")
+    engine.run(DeleteCredential("token", "bob"))
     assert saved(engine, "bob", ListPage.TASKS) == [("mine", "show=mine")]
-    assert accounts.delete(engine, "password", "ann")
+    engine.run(DeleteCredential("password", "ann"))
     assert saved(engine, "ann", ListPage.TASKS) == []
-    assert not accounts.delete(engine, "password", "ann")
+    with pytest.raises(NotFound):
+        engine.run(DeleteCredential("password", "ann"))

@@ -14,9 +14,9 @@ from starlette.applications import Starlette
 
 from app.main import create_app
 from app.settings import Settings
-from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
+from engine.commands.accounts import CreateUser
 from tests.server import PASSWORD, free_port
 
 __all__ = ["PASSWORD", "ConsoleServer"]
@@ -53,9 +53,8 @@ class ConsoleServer:
     def __init__(self, database_url: str) -> None:
         self.database_url = database_url
         self.engine = Engine(database_url, migrate=False)
-        with self.engine.connection() as conn:
-            for role in Role:
-                accounts.create_password(conn, role.value, role, PASSWORD)
+        for role in Role:
+            self.engine.run(CreateUser(role.value, role, PASSWORD))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._server: uvicorn.Server | None = None

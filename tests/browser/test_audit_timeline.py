@@ -35,7 +35,8 @@ def test_an_operation_appears_live_in_the_timeline(console: ConsoleServer, login
         expect(entry).to_contain_text("Suspend")
         expect(entry).to_contain_text("by operator (console)")
 
-    page.goto("/audit")
+    # The instance's entries: the two log-ins above are entries of the log too.
+    page.goto(f"/audit?instance={handle.id}")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
     expect(page.locator("tr[data-audit]")).to_have_count(1)
     expect(page.locator("tr[data-audit]")).to_contain_text("Suspended")

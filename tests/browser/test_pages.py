@@ -74,7 +74,8 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
         "/audit",
     ):
         check(page, path)
-    expect(page.locator("tr[data-audit]")).to_have_count(2)
+    # The suspension, the resumption and the operator's log-in.
+    expect(page.locator("tr[data-audit]")).to_have_count(3)
 
     page.goto("/instances")
     page.keyboard.press("Tab")

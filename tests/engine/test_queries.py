@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from engine import accounts
-from engine.accounts import Role
+from engine.accounts import Role, hash_password
 from engine.api import Engine
-from engine.queries import camunda, console
+from engine.commands.accounts import CreateUser
+from engine.queries import accounts, camunda, console
 from engine.queries import instances as instance_reads
+from engine.store import accounts as account_store
 from tests.engine.processes import fan_out
 
 
@@ -41,11 +42,12 @@ def test_a_query_called_with_the_engine_returns_rows_built_by_name(engine: Engin
 
 def test_a_query_called_with_a_connection_runs_in_the_callers_transaction(engine: Engine) -> None:
     with pytest.raises(Rollback), engine.connection() as conn, conn.transaction():
-        accounts.create_password(conn, "erin", Role.VIEWER, "a-long-password")
+        secret = hash_password("a-long-password")
+        assert account_store.insert_credential(conn, "erin", "password", Role.VIEWER, secret)
         assert accounts.count(conn) == 1
         assert accounts.count(engine) == 0  # another connection: not committed yet
         raise Rollback
     assert accounts.count(engine) == 0
-    accounts.create_password(engine, "erin", Role.VIEWER, "a-long-password")
+    engine.run(CreateUser("erin", Role.VIEWER, "a-long-password"))
     assert accounts.count(engine) == 1
     assert accounts.verify_password(engine, "erin", "a-long-password") is not None

@@ -22,6 +22,7 @@ from engine import accounts
 from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.accounts import CreateToken
 from tests.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,8 +53,8 @@ def test_json_logs_carry_request_ids_commands_and_no_password(
             .chain("start", "review", "end")
             .build()
         )
-        with engine.connection() as conn:
-            token = accounts.create_token(conn, "log-reader", Role.OPERATOR)
+        token = accounts.new_token()
+        engine.run(CreateToken("log-reader", Role.OPERATOR, token))
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "serve", "--port", str(port)],

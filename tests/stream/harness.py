@@ -19,10 +19,8 @@ from starlette.applications import Starlette
 from app.main import create_app
 from app.settings import Settings
 from app.stream import Hub
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
-from tests.server import PASSWORD, console_login, free_port
+from tests.server import console_login, free_port, role_credentials
 
 
 def create_stream_app(settings: Settings, engine: Engine, **hub_options: Any) -> Starlette:
@@ -85,11 +83,7 @@ class StreamServer:
 @contextmanager
 def stream_server(database_url: str, **hub_options: Any) -> Iterator[StreamServer]:
     engine = Engine(database_url, migrate=False, pool_size=12)
-    tokens: dict[str, str] = {}
-    with engine.connection() as conn:
-        for role in Role:
-            accounts.create_password(conn, role.value, role, PASSWORD)
-            tokens[role.value] = accounts.create_token(conn, f"{role.value}-token", role)
+    tokens = role_credentials(engine)
     port = free_port()
     settings = Settings(database_url=database_url, auth=True, run_jobs=False, secret="test")
     app = create_stream_app(settings, engine, **hub_options)
