@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from app.camunda import dto
@@ -396,11 +395,15 @@ def _historic_states(call: Call) -> list[str]:
 ACTIVITY_BATCH = 1000
 
 
-def _activity_reader(
-    call: Call,
-) -> tuple[cq.Page, Callable[..., Any], list[Callable[[Json], bool]]]:
+# Whether a historic activity instance of an activity type, completing its scope or not, is
+# one a query asks for: its filters that only the model can tell.
+ModelCheck = Callable[[str, bool], bool]
+
+
+def _activity_reader(call: Call) -> tuple[cq.Page, Callable[..., Any], list[ModelCheck]]:
     """The page a historic activity query asks for, a reader of its SQL filters (a page of
-    rows, or their count with `count=True`), and the checks only the model can tell."""
+    rows; their count with `count=True`; their counts per node with `per_node=True`), and the
+    checks only the model can tell."""
     engine = call.engine
     page = call.page(cq.ACTIVITY_SORT)
     wanted_type = call.text("activityType")
@@ -423,11 +426,12 @@ def _activity_reader(
     started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
     finished_before, finished_after = call.date("finishedBefore"), call.date("finishedAfter")
 
-    def fetch(page: cq.Page, count: bool = False) -> Any:
+    def fetch(page: cq.Page, count: bool = False, per_node: bool = False) -> Any:
         return cq.activity_instances(
             engine,
             page,
             count=count,
+            per_node=per_node,
             activity_instance_id=activity_instance_id,
             instance_id=instance_id,
             definition_id=definition_id,
@@ -444,12 +448,16 @@ def _activity_reader(
             finished_after=finished_after,
         )
 
-    checks: list[Callable[[Json], bool]] = []
+    checks: list[ModelCheck] = []
     if wanted_type is not None:
-        checks.append(lambda entry: entry["activityType"] == wanted_type)
+        checks.append(lambda kind, _: kind == wanted_type)
     if complete_scope is not None:
-        checks.append(lambda entry: entry["completeScope"] == complete_scope)
+        checks.append(lambda _, completes: completes == complete_scope)
     return page, fetch, checks
+
+
+def _kept(checks: list[ModelCheck], kind: str, completes: bool) -> bool:
+    return all(check(kind, completes) for check in checks)
 
 
 def _activity_query(call: Call) -> list[Json]:
@@ -466,7 +474,11 @@ def _activity_query(call: Call) -> list[Json]:
     while end is None or len(shown) < end:
         batch = fetch(cq.Page(first=first, max=ACTIVITY_BATCH, sort=page.sort))
         assert isinstance(batch, list)
-        shown.extend(e for e in _activities(engine, batch) if all(c(e) for c in checks))
+        shown.extend(
+            e
+            for e in _activities(engine, batch)
+            if _kept(checks, e["activityType"], e["completeScope"])
+        )
         if len(batch) < ACTIVITY_BATCH:
             break
         first += ACTIVITY_BATCH
@@ -530,13 +542,19 @@ def count_historic_activities(call: Call) -> Response:
     page, fetch, checks = _activity_reader(call)
     if not checks:
         return json_response({"count": fetch(page, count=True)})
-    return json_response({"count": len(_activity_query(_unpaged(call)))})
-
-
-def _unpaged(call: Call) -> Call:
-    kept = [(k, v) for k, v in call.query.multi_items() if k not in ("firstResult", "maxResults")]
-    call.query = QueryParams(kept)
-    return call
+    # The activity type a node shows and whether it completes its scope come from the model:
+    # the visits are counted per node, and the nodes told from their models.
+    counted = 0
+    models: dict[str, ProcessModel] = {}
+    for group in fetch(page, per_node=True):
+        model = models.get(group.definition_id)
+        if model is None:
+            model = call.engine.model(group.definition_id, group.definition_key)
+            models[group.definition_id] = model
+        kind = dto.node_activity_type(model, group.node_id, group.node_type)
+        if _kept(checks, kind, dto.complete_scope(kind, group.state)):
+            counted += group.visits
+    return json_response({"count": counted})
 
 
 endpoints = [
