@@ -19,7 +19,8 @@ from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest, Conflict, ExpressionError, NotFound
+from engine.commands.instances import SetVariables
+from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, NotFound
 from engine.model import (
     MULTI_INSTANCE_BODY,
     InclusiveGateway,
@@ -31,6 +32,7 @@ from engine.queries import camunda as cq
 from engine.queries import instances as queries
 from engine.queries import summaries as summary_reads
 from engine.states import InstanceState, TokenState
+from engine.variables import TypedValue
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
 
@@ -175,16 +177,18 @@ def instance_variable(call: Call) -> Response:
     raise invalid_request(f"process instance variable with name {name} does not exist", 404)
 
 
-def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> Response:
-    """Set, then delete, root-scope variables of a running instance in one command; the
-    conditional events the changes reach are evaluated in it."""
-    info = _running(call)
+def _modify(call: Call, modifications: dict[str, TypedValue], deletions: list[str]) -> Response:
+    """Set, then delete, root-scope variables of a running instance in one command, which
+    loads the instance; the conditional events the changes reach are evaluated in it. An
+    instance that has ended is one Camunda's runtime does not know."""
+    path_id = call.path["id"]
+    instance_id = as_uuid(path_id)
     try:
-        call.engine.instance(info.id).set_variables(modifications, deletions)
-    except NotFound as exc:
-        raise invalid_request(f"Process instance with id {info.id} does not exist", 404) from exc
+        call.engine.run(SetVariables(instance_id, modifications, tuple(deletions)))
+    except (NotFound, InstanceEnded) as exc:
+        raise invalid_request(f"Process instance with id {path_id} does not exist", 404) from exc
     except (BadRequest, Conflict, ExpressionError) as exc:
-        message = f"Cannot modify variables for process instance {info.id}: {exc.message}"
+        message = f"Cannot modify variables for process instance {instance_id}: {exc.message}"
         raise invalid_request(message) from exc
     return no_content()
 
