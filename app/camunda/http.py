@@ -4,6 +4,7 @@ coroutine handlers run on the event loop. Every error leaves as Camunda's `{type
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -123,9 +124,14 @@ def listed(rows: list[T] | int) -> list[T]:
 
 def only(call: Call, query: Callable[..., list[T] | int], **key: Any) -> T | None:
     """The row `query` finds by `key` alone: the request's own query parameters are set aside."""
-    call.query = type(call.query)()
-    rows = listed(query(call, **key))
+    rows = listed(query(unfiltered(call), **key))
     return rows[0] if rows else None
+
+
+def unfiltered(call: Call) -> Call:
+    """`call` without its query parameters, for a read by key alone; the request's own call
+    keeps them."""
+    return dataclasses.replace(call, query=QueryParams())
 
 
 def found(row: T | None, missing: str) -> T:
