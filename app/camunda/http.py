@@ -19,11 +19,11 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.camunda.errors import CamundaError, invalid_request, translate
+from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest
-from engine.json_input import INT32_MAX, INT32_MIN, JsonSyntaxError, loads, text_problem
+from engine.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda import Page
 
 log = logging.getLogger("interlock.camunda")
@@ -228,19 +228,22 @@ def _check_path(request: Request) -> None:
 
 
 async def _json_body(request: Request) -> Any:
-    """The body's JSON object, read by the one strict reader (see engine/json_input.py)."""
-    raw = await request.body()
-    if not raw.strip():
-        return {}
+    """The body's JSON object, read by the one reader of both APIs (see app/json_body.py)."""
     try:
-        parsed = loads(raw)
-    except JsonSyntaxError as exc:
-        raise invalid_request(f"The request body is not valid JSON: {exc}") from exc
-    except BadRequest as exc:
-        raise invalid_request(f"The request body is refused: {exc.message}") from exc
-    if not isinstance(parsed, dict):
-        raise invalid_request("The request body must be a JSON object")
-    return parsed
+        return await json_object(request)
+    except BodyRefused as exc:
+        raise _refusal(exc) from exc
+
+
+def _refusal(exc: BodyRefused) -> CamundaError:
+    """/engine-rest's words for a body refused as a whole."""
+    match exc.problem:
+        case BodyProblem.NOT_JSON:
+            return invalid_request(f"The request body is not valid JSON: {exc.reason}")
+        case BodyProblem.REFUSED | BodyProblem.TOO_LARGE:
+            return invalid_request(f"The request body is refused: {exc.reason}")
+        case _:
+            return invalid_request("The request body must be a JSON object")
 
 
 async def not_found(request: Request) -> Response:
