@@ -36,6 +36,11 @@ class Conflict(InterlockError):
     code = "Conflict"
 
 
+class InstanceEnded(Conflict):
+    """The instance a command would change has ended (completed or terminated): a conflict like
+    any other, that a surface which forgets ended instances may answer as one it does not know."""
+
+
 class IdempotencyKeyReused(InterlockError):
     """An idempotency key the caller already used for a different request: the first request's
     result is not this request's answer, and running this one would break the key's promise."""

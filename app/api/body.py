@@ -1,10 +1,11 @@
 """Request bodies: a JSON object read field by field. Every problem is a 400 that names the field,
 raised before any command runs.
 
-The body is read by `engine.json_input.loads`: non-finite numbers, integers of more than 20
-digits, nesting deeper than 64 levels, and NUL characters or lone surrogates in any string or key
-are refused with the field's path (`variables.amount.value`). Integer fields are 32-bit unless
-the field says otherwise."""
+The body is read by the one reader of both APIs (`app.json_body.json_object`, over
+`engine.json_input.loads`): non-finite numbers, integers of more than 20 digits, nesting deeper
+than 64 levels, and NUL characters or lone surrogates in any string or key are refused with the
+field's path (`variables.amount.value`). Integer fields are 32-bit unless the field says
+otherwise."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from typing import Any
 from starlette.requests import Request
 
 from app.api.schemas import Schema
+from app.json_body import BodyProblem, BodyRefused, json_object
 from engine.errors import BadRequest
-from engine.json_input import INT32_MAX, INT32_MIN, MAX_JSON_BYTES, JsonSyntaxError, loads
+from engine.json_input import INT32_MAX, INT32_MIN, MAX_JSON_BYTES
 from engine.variables import TypedValue, infer, typed
 
 MAX_BODY_BYTES = MAX_JSON_BYTES
@@ -29,17 +31,10 @@ class Body:
     @classmethod
     async def read(cls, request: Request, schema: Schema) -> Body:
         """The request's JSON object (an empty body is `{}`)."""
-        raw = await request.body()
-        if len(raw) > MAX_BODY_BYTES:
-            raise BadRequest(f"the request body is larger than {MAX_BODY_BYTES} bytes")
-        if not raw.strip():
-            return cls.of({}, schema)
         try:
-            data = loads(raw)
-        except JsonSyntaxError as exc:
-            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
-        if not isinstance(data, dict):
-            raise BadRequest("the request body must be a JSON object")
+            data = await json_object(request)
+        except BodyRefused as exc:
+            raise _refusal(exc) from None
         return cls.of(data, schema)
 
     @classmethod
@@ -127,6 +122,19 @@ class Body:
 
     def variables(self, name: str = "variables") -> dict[str, TypedValue]:
         return parse_variables(self.mapping(name), f"{self.prefix}{name}")
+
+
+def _refusal(exc: BodyRefused) -> BadRequest:
+    """/api/v1's words for a body refused as a whole."""
+    match exc.problem:
+        case BodyProblem.TOO_LARGE:
+            return BadRequest(f"the request body is larger than {MAX_BODY_BYTES} bytes")
+        case BodyProblem.NOT_JSON:
+            return BadRequest(f"the request body is not valid JSON: {exc.reason}")
+        case BodyProblem.REFUSED if exc.refusal is not None:
+            return exc.refusal
+        case _:
+            return BadRequest("the request body must be a JSON object")
 
 
 def parse_variables(values: dict[str, Any], field: str = "variables") -> dict[str, TypedValue]:

@@ -346,6 +346,11 @@ def historic_process_instance(row: cq.HistoricInstanceRow) -> Json:
     }
 
 
+def complete_scope(activity_type: str, state: str) -> bool:
+    """Camunda's `completeScope` of a historic activity instance: an end event that completed."""
+    return activity_type.endswith("EndEvent") and state == VisitState.COMPLETED
+
+
 def historic_activity_instance(
     row: cq.ActivityRow, model: ProcessModel | None, parent_id: str
 ) -> Json:
@@ -368,7 +373,7 @@ def historic_activity_instance(
         "endTime": format_date(row.ended_at),
         "durationInMillis": duration_ms(row.started_at, row.ended_at),
         "canceled": row.state == VisitState.TERMINATED,
-        "completeScope": kind.endswith("EndEvent") and row.state == VisitState.COMPLETED,
+        "completeScope": complete_scope(kind, row.state),
         "tenantId": None,
         "removalTime": None,
         "rootProcessInstanceId": str(row.root_instance_id or row.instance_id),

@@ -1,6 +1,7 @@
 """Camunda's error bodies: `{"type": <exception class>, "message": ...}` with the status Camunda
 answers for the case. Endpoints raise `CamundaError` for the cases Camunda words in its own way;
-`translate` maps any other engine error to the closest Camunda answer."""
+`translate` answers any other engine error with the status and exception type app/errors.py's
+table gives it, in the shape of that type."""
 
 from __future__ import annotations
 
@@ -11,20 +12,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect
 from starlette.responses import JSONResponse
 
-from app.errors import Forbidden, Unauthorized
+from app.errors import Forbidden, answer_of, camunda_status
 from app.guard import current_request_id
 from app.outage import HEADERS
 from app.params import ParameterError
-from engine.errors import (
-    BadRequest,
-    DatabaseUnavailable,
-    ExpressionError,
-    InterlockError,
-    InvariantViolation,
-    InvariantViolationKind,
-    ModelError,
-    NotFound,
-)
+from engine.errors import DatabaseUnavailable, InterlockError, InvariantViolation, ModelError
 
 INVARIANT_HEADER = "X-Invariant-Violation"
 
@@ -85,8 +77,8 @@ def parse_error(exc: ModelError) -> CamundaError:
         "elementIds": [exc.element_id] if exc.element_id else [],
     }
     return CamundaError(
-        400,
-        "ParseException",
+        camunda_status(exc),
+        answer_of(exc).camunda_type,
         f"ENGINE-09005 Could not parse BPMN process. Errors: \n* {exc.message}",
         extra={"details": {resource: {"errors": [problem], "warnings": []}}},
     )
@@ -98,35 +90,8 @@ def translate(exc: Exception) -> CamundaError:
         return exc
     if isinstance(exc, HTTPException):
         return CamundaError(exc.status_code, "InvalidRequestException", str(exc.detail))
-    if isinstance(exc, Unauthorized):
-        return CamundaError(401, "AuthenticationException", exc.message)
-    if isinstance(exc, Forbidden):
-        return CamundaError(
-            403,
-            "AuthorizationException",
-            exc.message,
-            extra={"userId": None, "missingAuthorizations": []},
-        )
-    if isinstance(exc, ModelError):
-        return parse_error(exc)
-    if isinstance(exc, NotFound):
-        return invalid_request(exc.message, 404)
-    if isinstance(exc, ParameterError):
-        return invalid_request(
-            f"Cannot set query parameter '{exc.name}' to value '{exc.shown}': "
-            f"the value {exc.problem}"
-        )
-    if isinstance(exc, BadRequest | ExpressionError):
-        return invalid_request(exc.message)
-    if isinstance(exc, InvariantViolation):
-        status = 400 if exc.kind is InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT else 500
-        return CamundaError(
-            status, "ProcessEngineException", exc.message, headers=_invariant_headers(exc)
-        )
-    if isinstance(exc, DatabaseUnavailable):
-        return CamundaError(503, "ProcessEngineException", exc.message, headers=dict(HEADERS))
     if isinstance(exc, InterlockError):
-        return engine_error(exc.message)
+        return _engine_answer(exc)
     if isinstance(exc, ClientDisconnect):
         # The client went away, or the guard cut the body off at its limit (and has answered).
         return invalid_request("the request body did not arrive whole")
@@ -135,3 +100,25 @@ def translate(exc: Exception) -> CamundaError:
     request_id = current_request_id()
     log.error("request %s: unexpected %s: %s", request_id, type(exc).__name__, exc)
     return engine_error(f"internal error; request id {request_id}")
+
+
+def _engine_answer(exc: InterlockError) -> CamundaError:
+    """An engine error with the status and exception type of the one table of errors
+    (app/errors.py), in the shape Camunda gives that type."""
+    if isinstance(exc, ModelError):
+        return parse_error(exc)
+    message = exc.message
+    if isinstance(exc, ParameterError):
+        message = (
+            f"Cannot set query parameter '{exc.name}' to value '{exc.shown}': "
+            f"the value {exc.problem}"
+        )
+    extra: dict[str, Any] = {}
+    if isinstance(exc, Forbidden):
+        extra = {"userId": None, "missingAuthorizations": []}
+    headers = _invariant_headers(exc)
+    if isinstance(exc, DatabaseUnavailable):
+        headers = dict(HEADERS)
+    return CamundaError(
+        camunda_status(exc), answer_of(exc).camunda_type, message, headers=headers, extra=extra
+    )

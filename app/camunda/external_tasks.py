@@ -20,7 +20,7 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.camunda.http import Call, Endpoint, json_response, no_content, unfiltered
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.params import as_uuid
 from app.shutdown import Shutdown
@@ -334,8 +334,7 @@ def count_external_tasks(call: Call) -> Response:
 
 def get_external_task(call: Call) -> Response:
     task_id = call.path["id"]
-    call.query = type(call.query)()
-    rows = _query(call, task_id=as_uuid(task_id))
+    rows = _query(unfiltered(call), task_id=as_uuid(task_id))
     assert isinstance(rows, list)
     if not rows:
         raise _missing(task_id)

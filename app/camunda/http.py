@@ -4,6 +4,7 @@ coroutine handlers run on the event loop. Every error leaves as Camunda's `{type
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
@@ -18,11 +19,11 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.camunda.errors import CamundaError, invalid_request, translate
+from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest
-from engine.json_input import INT32_MAX, INT32_MIN, JsonSyntaxError, loads, text_problem
+from engine.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda import Page
 
 log = logging.getLogger("interlock.camunda")
@@ -123,9 +124,14 @@ def listed(rows: list[T] | int) -> list[T]:
 
 def only(call: Call, query: Callable[..., list[T] | int], **key: Any) -> T | None:
     """The row `query` finds by `key` alone: the request's own query parameters are set aside."""
-    call.query = type(call.query)()
-    rows = listed(query(call, **key))
+    rows = listed(query(unfiltered(call), **key))
     return rows[0] if rows else None
+
+
+def unfiltered(call: Call) -> Call:
+    """`call` without its query parameters, for a read by key alone; the request's own call
+    keeps them."""
+    return dataclasses.replace(call, query=QueryParams())
 
 
 def found(row: T | None, missing: str) -> T:
@@ -222,19 +228,22 @@ def _check_path(request: Request) -> None:
 
 
 async def _json_body(request: Request) -> Any:
-    """The body's JSON object, read by the one strict reader (see engine/json_input.py)."""
-    raw = await request.body()
-    if not raw.strip():
-        return {}
+    """The body's JSON object, read by the one reader of both APIs (see app/json_body.py)."""
     try:
-        parsed = loads(raw)
-    except JsonSyntaxError as exc:
-        raise invalid_request(f"The request body is not valid JSON: {exc}") from exc
-    except BadRequest as exc:
-        raise invalid_request(f"The request body is refused: {exc.message}") from exc
-    if not isinstance(parsed, dict):
-        raise invalid_request("The request body must be a JSON object")
-    return parsed
+        return await json_object(request)
+    except BodyRefused as exc:
+        raise _refusal(exc) from exc
+
+
+def _refusal(exc: BodyRefused) -> CamundaError:
+    """/engine-rest's words for a body refused as a whole."""
+    match exc.problem:
+        case BodyProblem.NOT_JSON:
+            return invalid_request(f"The request body is not valid JSON: {exc.reason}")
+        case BodyProblem.REFUSED | BodyProblem.TOO_LARGE:
+            return invalid_request(f"The request body is refused: {exc.reason}")
+        case _:
+            return invalid_request("The request body must be a JSON object")
 
 
 async def not_found(request: Request) -> Response:

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 from uuid import UUID
 
-from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from app.camunda import dto
@@ -20,7 +19,8 @@ from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
 from engine.accounts import Role
 from engine.api import Engine
-from engine.errors import BadRequest, Conflict, ExpressionError, NotFound
+from engine.commands.instances import SetVariables
+from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, NotFound
 from engine.model import (
     MULTI_INSTANCE_BODY,
     InclusiveGateway,
@@ -32,6 +32,7 @@ from engine.queries import camunda as cq
 from engine.queries import instances as queries
 from engine.queries import summaries as summary_reads
 from engine.states import InstanceState, TokenState
+from engine.variables import TypedValue
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
 
@@ -176,16 +177,18 @@ def instance_variable(call: Call) -> Response:
     raise invalid_request(f"process instance variable with name {name} does not exist", 404)
 
 
-def _modify(call: Call, modifications: dict[str, Any], deletions: list[str]) -> Response:
-    """Set, then delete, root-scope variables of a running instance in one command; the
-    conditional events the changes reach are evaluated in it."""
-    info = _running(call)
+def _modify(call: Call, modifications: dict[str, TypedValue], deletions: list[str]) -> Response:
+    """Set, then delete, root-scope variables of a running instance in one command, which
+    loads the instance; the conditional events the changes reach are evaluated in it. An
+    instance that has ended is one Camunda's runtime does not know."""
+    path_id = call.path["id"]
+    instance_id = as_uuid(path_id)
     try:
-        call.engine.instance(info.id).set_variables(modifications, deletions)
-    except NotFound as exc:
-        raise invalid_request(f"Process instance with id {info.id} does not exist", 404) from exc
+        call.engine.run(SetVariables(instance_id, modifications, tuple(deletions)))
+    except (NotFound, InstanceEnded) as exc:
+        raise invalid_request(f"Process instance with id {path_id} does not exist", 404) from exc
     except (BadRequest, Conflict, ExpressionError) as exc:
-        message = f"Cannot modify variables for process instance {info.id}: {exc.message}"
+        message = f"Cannot modify variables for process instance {instance_id}: {exc.message}"
         raise invalid_request(message) from exc
     return no_content()
 
@@ -396,11 +399,15 @@ def _historic_states(call: Call) -> list[str]:
 ACTIVITY_BATCH = 1000
 
 
-def _activity_reader(
-    call: Call,
-) -> tuple[cq.Page, Callable[..., Any], list[Callable[[Json], bool]]]:
+# Whether a historic activity instance of an activity type, completing its scope or not, is
+# one a query asks for: its filters that only the model can tell.
+ModelCheck = Callable[[str, bool], bool]
+
+
+def _activity_reader(call: Call) -> tuple[cq.Page, Callable[..., Any], list[ModelCheck]]:
     """The page a historic activity query asks for, a reader of its SQL filters (a page of
-    rows, or their count with `count=True`), and the checks only the model can tell."""
+    rows; their count with `count=True`; their counts per node with `per_node=True`), and the
+    checks only the model can tell."""
     engine = call.engine
     page = call.page(cq.ACTIVITY_SORT)
     wanted_type = call.text("activityType")
@@ -423,11 +430,12 @@ def _activity_reader(
     started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
     finished_before, finished_after = call.date("finishedBefore"), call.date("finishedAfter")
 
-    def fetch(page: cq.Page, count: bool = False) -> Any:
+    def fetch(page: cq.Page, count: bool = False, per_node: bool = False) -> Any:
         return cq.activity_instances(
             engine,
             page,
             count=count,
+            per_node=per_node,
             activity_instance_id=activity_instance_id,
             instance_id=instance_id,
             definition_id=definition_id,
@@ -444,12 +452,16 @@ def _activity_reader(
             finished_after=finished_after,
         )
 
-    checks: list[Callable[[Json], bool]] = []
+    checks: list[ModelCheck] = []
     if wanted_type is not None:
-        checks.append(lambda entry: entry["activityType"] == wanted_type)
+        checks.append(lambda kind, _: kind == wanted_type)
     if complete_scope is not None:
-        checks.append(lambda entry: entry["completeScope"] == complete_scope)
+        checks.append(lambda _, completes: completes == complete_scope)
     return page, fetch, checks
+
+
+def _kept(checks: list[ModelCheck], kind: str, completes: bool) -> bool:
+    return all(check(kind, completes) for check in checks)
 
 
 def _activity_query(call: Call) -> list[Json]:
@@ -466,7 +478,11 @@ def _activity_query(call: Call) -> list[Json]:
     while end is None or len(shown) < end:
         batch = fetch(cq.Page(first=first, max=ACTIVITY_BATCH, sort=page.sort))
         assert isinstance(batch, list)
-        shown.extend(e for e in _activities(engine, batch) if all(c(e) for c in checks))
+        shown.extend(
+            e
+            for e in _activities(engine, batch)
+            if _kept(checks, e["activityType"], e["completeScope"])
+        )
         if len(batch) < ACTIVITY_BATCH:
             break
         first += ACTIVITY_BATCH
@@ -530,13 +546,19 @@ def count_historic_activities(call: Call) -> Response:
     page, fetch, checks = _activity_reader(call)
     if not checks:
         return json_response({"count": fetch(page, count=True)})
-    return json_response({"count": len(_activity_query(_unpaged(call)))})
-
-
-def _unpaged(call: Call) -> Call:
-    kept = [(k, v) for k, v in call.query.multi_items() if k not in ("firstResult", "maxResults")]
-    call.query = QueryParams(kept)
-    return call
+    # The activity type a node shows and whether it completes its scope come from the model:
+    # the visits are counted per node, and the nodes told from their models.
+    counted = 0
+    models: dict[str, ProcessModel] = {}
+    for group in fetch(page, per_node=True):
+        model = models.get(group.definition_id)
+        if model is None:
+            model = call.engine.model(group.definition_id, group.definition_key)
+            models[group.definition_id] = model
+        kind = dto.node_activity_type(model, group.node_id, group.node_type)
+        if _kept(checks, kind, dto.complete_scope(kind, group.state)):
+            counted += group.visits
+    return json_response({"count": counted})
 
 
 endpoints = [

@@ -18,7 +18,7 @@ from engine.accounts import Role
 from engine.commands.migration import MigrationInvalid, ValidationReport
 from engine.errors import BadRequest, NotFound
 from engine.migration import MigrationPlan
-from engine.queries.instances import InstanceFilter
+from engine.queries import selection
 
 # The most instances one synchronous execute migrates; more go through executeAsync.
 MAX_SYNC_INSTANCES = 1000
@@ -105,6 +105,8 @@ def _instance_ids(call: Call) -> list[UUID]:
 
 
 def _selected(call: Call, query: Any) -> list[UUID]:
+    """The running instances `processInstanceQuery` selects, newest first; one more than an
+    execute migrates at most, so that too many are refused."""
     if not isinstance(query, dict):
         raise invalid_request("'processInstanceQuery' must be an object")
     fields: dict[str, Any] = {}
@@ -118,22 +120,15 @@ def _selected(call: Call, query: Any) -> list[UUID]:
         if not isinstance(value, str):
             raise invalid_request(f"processInstanceQuery.{name} must be a string")
         fields[_QUERY_FIELDS[name]] = value
-    where = InstanceFilter(**fields)
-    found: list[UUID] = []
-    after = None
-    while True:
-        page = call.engine.list_instances(where, limit=500, after=after)
-        found.extend(i.id for i in page.items if i.ended_at is None)
-        if page.next is None or len(found) > MAX_SYNC_INSTANCES:
-            break
-        after = page.next
     wanted = query.get("processInstanceIds")
+    allowed = None
     if wanted is not None:
         if not isinstance(wanted, list):
             raise invalid_request("processInstanceQuery.processInstanceIds must be a list")
         allowed = {_uuid(i, "processInstanceIds") for i in wanted}
-        found = [i for i in found if i in allowed]
-    return found
+    return selection.running_instance_ids(
+        call.engine, **fields, ids=allowed, limit=MAX_SYNC_INSTANCES + 1
+    )
 
 
 def _refusal(exc: MigrationInvalid) -> CamundaError:

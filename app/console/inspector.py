@@ -32,11 +32,12 @@ from engine.api import (
     UserTaskView,
 )
 from engine.errors import NotFound
-from engine.model import EventBasedGateway, InclusiveGateway, ProcessModel, StartEvent, SubProcess
+from engine.model import EventBasedGateway, ProcessModel, StartEvent, SubProcess
 from engine.queries import console, definitions, history
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
+from engine.queries.joins import join_lines
 from engine.states import InstanceState, TokenMode, TokenState, VisitState
 from engine.variables import TypedValue, from_row
 
@@ -160,41 +161,6 @@ def _lineage(tokens: list[TokenRow]) -> list[TokenLine]:
 
 
 @dataclass(frozen=True)
-class JoinLine:
-    """A waiting join: the tokens arrived, and what it waits for. A parallel join expects one
-    token per incoming flow; an inclusive join waits for the live tokens that can still reach it
-    (`upstream`), which is not a number of branches known in advance."""
-
-    join: JoinState
-    expected: int | None
-    upstream: int | None
-
-
-def _join_lines(
-    model: ProcessModel, joins: list[JoinState], tokens: list[TokenRow]
-) -> list[JoinLine]:
-    lines = []
-    for join in joins:
-        gateway = model.node(join.gateway_id) if model.has_node(join.gateway_id) else None
-        if not isinstance(gateway, InclusiveGateway):
-            expected = len(gateway.incoming) if gateway is not None else None
-            lines.append(JoinLine(join, expected, None))
-            continue
-        upstream = model.upstream_of(gateway.id)
-        scope = join.scope_key or None
-        arrived = set(join.arrived)
-        blockers = [
-            t
-            for t in tokens
-            if not TokenState(t.state).is_final
-            and (str(t.scope_id) if t.scope_id else None) == scope
-            and (t.node_id in upstream or (t.node_id == gateway.id and t.id not in arrived))
-        ]
-        lines.append(JoinLine(join, None, len(blockers)))
-    return lines
-
-
-@dataclass(frozen=True)
 class GatewayWait:
     """A token waiting at an event-based gateway and what it waits for, in the order of the
     gateway's flows: "message 'payment'", "timer due 2026-06-01 10:00:00", "signal 'cancel'"."""
@@ -306,7 +272,7 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         tokens, joins, model = reads.tokens, reads.joins, reads.model
         context["lines"] = [line for line in _lineage(tokens) if keep(line.token.node_id)]
         context["joins"] = [
-            line for line in _join_lines(model, joins, tokens) if keep(line.join.gateway_id)
+            line for line in join_lines(model, joins, tokens) if keep(line.join.gateway_id)
         ]
         waits = reads.waits
         context["gateway_waits"] = [
@@ -485,7 +451,7 @@ def diagram_state(reads: InstanceReads) -> dict[str, Any]:
                 "expected": line.expected,
                 "upstream": line.upstream,
             }
-            for line in _join_lines(model, joins, tokens)
+            for line in join_lines(model, joins, tokens)
         },
         "gateway_waits": gateway_waits,
         "loops": loop_badges(loop_lines(model, tokens, reads.scoped)),

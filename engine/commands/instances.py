@@ -10,7 +10,7 @@ from uuid import UUID
 from engine import audit
 from engine.commands.common import advance, load, persist, require_running
 from engine.commands.family import start_run
-from engine.errors import BadRequest, Conflict, NotFound
+from engine.errors import BadRequest, Conflict, InstanceEnded, NotFound
 from engine.executor import Result, Tx
 from engine.forms import submit
 from engine.model import ProcessModel, StartEvent
@@ -182,7 +182,7 @@ class SetVariables(_InstanceCommand):
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
-            raise Conflict(f"process instance {self.instance_id} has ended")
+            raise InstanceEnded(f"process instance {self.instance_id} has ended")
         names = [*self.variables, *self.deletions]
         # The values before and after, read only when someone acts (an entry is written).
         audited = tx.actor is not None

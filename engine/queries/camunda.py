@@ -373,6 +373,18 @@ class ActivityRow(StepVisit):
     root_instance_id: UUID | None
 
 
+@dataclass(frozen=True)
+class ActivityCount:
+    """How many visits of one node of one definition are in one state."""
+
+    definition_id: str
+    definition_key: str
+    node_id: str
+    node_type: str
+    state: str
+    visits: int
+
+
 ACTIVITY_SORT: dict[str, LiteralString] = {
     "activityInstanceId": "h.id",
     "instanceId": "h.instance_id",
@@ -408,7 +420,11 @@ def activity_instances(
     finished_before: datetime | None = None,
     finished_after: datetime | None = None,
     count: bool = False,
-) -> list[ActivityRow] | int:
+    per_node: bool = False,
+) -> list[ActivityRow] | int | list[ActivityCount]:
+    """A page of the visits the filters let through; with `count`, how many there are; with
+    `per_node`, how many per definition, node, node type and state (a count that filters on
+    what only the model tells, such as the activity type a node shows)."""
     where = Where()
     where.equals("h.id", activity_instance_id)
     where.equals("h.instance_id", instance_id)
@@ -434,6 +450,19 @@ def activity_instances(
         "  AND u.node_id = h.node_id AND u.created_at >= h.started_at "
         "  ORDER BY u.created_at LIMIT 1) ut ON h.node_type = 'userTask'"
     )
+    if per_node:
+        statement = (
+            sql.SQL(
+                "SELECT p.definition_id, p.definition_key, h.node_id, h.node_type, h.state, "
+                "count(*) AS visits FROM history h JOIN process_instance p ON p.id = h.instance_id"
+            )
+            + (task if assignee is not None else sql.SQL(""))
+            + where.sql()
+            + sql.SQL(
+                " GROUP BY p.definition_id, p.definition_key, h.node_id, h.node_type, h.state"
+            )
+        )
+        return fetch_all(conn, ActivityCount, statement, where.params())
     if count:
         # Only what the filters read: a count joins nothing else.
         source: sql.Composable = sql.SQL("FROM history h")

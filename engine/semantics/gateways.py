@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Container, Iterable, Iterator
+from typing import Protocol, TypeVar
 from uuid import UUID
 
 from engine.errors import InvariantViolation, InvariantViolationKind, NoMatchingFlow
-from engine.model import ExclusiveGateway, InclusiveGateway, Node, ParallelGateway, SequenceFlow
+from engine.model import (
+    ExclusiveGateway,
+    InclusiveGateway,
+    Node,
+    ParallelGateway,
+    ProcessModel,
+    SequenceFlow,
+)
 from engine.runtime import Join, Token
 from engine.semantics.base import Moves
 from engine.states import TokenState, VisitState
@@ -99,16 +108,10 @@ class GatewayMoves(Moves):
     def _inclusive_ready(self, join: Join, gateway: InclusiveGateway) -> bool:
         if join.arrived_flows.issuperset(gateway.incoming):
             return True
-        upstream = self.model.upstream_of(gateway.id)
         scope_id = UUID(join.scope_key) if join.scope_key else None
         waiting = {a["token"] for a in join.arrivals}
-        for token in self.run.live_in_scope(scope_id):
-            if token.node_id in upstream:
-                return False
-            # Parked before the gateway (asynchronous continuation): it has yet to arrive.
-            if token.node_id == gateway.id and str(token.id) not in waiting:
-                return False
-        return True
+        live = self.run.live_in_scope(scope_id)
+        return next(inclusive_blockers(self.model, gateway.id, waiting, live), None) is None
 
     def _arrival(self, token: Token, gateway: Node, via: str | None) -> Join:
         """Record the token's arrival at the join (one row per gateway and scope) and park it."""
@@ -138,6 +141,33 @@ class GatewayMoves(Moves):
         if len(tokens) > 1:
             survivor.parallel_group = _joined_group(groups)
         survivor.move_to(TokenState.EXECUTING, run.now)
+
+
+class _Placed(Protocol):
+    @property
+    def id(self) -> UUID: ...
+
+    @property
+    def node_id(self) -> str: ...
+
+
+_P = TypeVar("_P", bound=_Placed)
+
+
+def inclusive_blockers(
+    model: ProcessModel, gateway_id: str, waiting: Container[str], live: Iterable[_P]
+) -> Iterator[_P]:
+    """The tokens that keep the converging inclusive gateway `gateway_id` from firing, of
+    `live` (the live tokens of the join's scope), `waiting` being the ids of the tokens that
+    arrived there: each token that can still reach the gateway, and each one parked before it
+    (asynchronous continuation) that has yet to arrive. The join fires once every incoming
+    flow has a token or none is left."""
+    upstream = model.upstream_of(gateway_id)
+    for token in live:
+        # Parked before the gateway (asynchronous continuation): it has yet to arrive.
+        parked = token.node_id == gateway_id and str(token.id) not in waiting
+        if parked or token.node_id in upstream:
+            yield token
 
 
 def _joined_group(groups: list[str]) -> str | None:

@@ -53,6 +53,48 @@ def test_counts_without_model_checks_count_in_the_database(rest: httpx.Client) -
         assert counted == {"count": len(listed)} and len(listed) >= 3
 
 
+def test_counts_filtered_on_the_model_equal_the_lists(
+    server: LiveServer, rest: httpx.Client
+) -> None:
+    """activityType and completeScope are told from the model: their counts, alone, together
+    and with SQL filters and paging parameters, are the lengths of the lists."""
+    engine = server.engine
+    engine.deploy(
+        ProcessBuilder("quick").start_event("s").end_event("e").chain("s", "e").build(),
+        ProcessBuilder("held")
+        .start_event("s")
+        .user_task("t")
+        .end_event("e")
+        .chain("s", "t", "e")
+        .build(),
+    )
+    for _ in range(3):
+        engine.start_latest("quick")
+    held = [engine.start_latest("held") for _ in range(2)]
+    held[0].cancel()
+    cases: list[dict[str, str]] = [
+        {"completeScope": "true"},
+        {"completeScope": "false"},
+        {"activityType": "noneEndEvent"},
+        {"activityType": "noneEndEvent", "completeScope": "true"},
+        {"activityType": "userTask", "completeScope": "false"},
+        {"activityType": "userTask", "canceled": "true"},
+        {"activityType": "startEvent", "finished": "true", "firstResult": "1", "maxResults": "1"},
+        {"completeScope": "true", "processDefinitionId": held[1].info().definition_id},
+    ]
+    counted = []
+    for case in cases:
+        listed = _ids(rest, **{k: v for k, v in case.items() if k not in PAGING})
+        count = rest.get("/history/activity-instance/count", params=case)
+        assert count.status_code == 200, count.text
+        assert count.json() == {"count": len(listed)}, case
+        counted.append(len(listed))
+    assert counted == [3, 7, 3, 3, 2, 1, 5, 0]
+
+
+PAGING = ("firstResult", "maxResults")
+
+
 def test_historic_instance_counts_from_summaries_equal_the_row_counts(
     server: LiveServer, rest: httpx.Client
 ) -> None:
