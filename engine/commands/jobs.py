@@ -14,8 +14,9 @@ import psycopg
 from engine import audit, timers, waits
 from engine.commands.batches import run_batch_job
 from engine.commands.cleanup import run_cleanup_job
-from engine.commands.common import advance, load, model_of, persist
+from engine.commands.common import advance, persist
 from engine.commands.instances import start_instance
+from engine.commands.loading import load, model_of
 from engine.errors import BadRequest, Conflict, DatabaseUnavailable, InterlockError, NotFound
 from engine.executor import Command, Idempotency, Result, Tx
 from engine.ids import new_id
