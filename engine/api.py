@@ -40,7 +40,8 @@ from engine.commands.instances import (
     StartInstance,
     SuspendInstance,
 )
-from engine.commands.jobs import JobResult, SetJobRetries, run_job
+from engine.commands.job_retries import JobResult, SetJobRetries
+from engine.commands.jobs import run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
 from engine.commands.migration import (
     MigrateInstance,
