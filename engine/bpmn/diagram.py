@@ -16,7 +16,8 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from engine.bpmn.layout import MARGIN, Box, Item, Layout, Link, Point, Scope, Shape, layout
+from engine.bpmn.graph import Item, Link, Scope, Shape
+from engine.bpmn.layout import MARGIN, Box, Layout, Point, layout
 from engine.bpmn.parser import generate_ids
 from engine.bpmn.reading import BPMN_NS, load_document
 

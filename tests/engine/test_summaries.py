@@ -24,11 +24,11 @@ from engine.builder import ProcessBuilder
 from engine.commands.cleanup import CleanupBatch
 from engine.commands.summaries import FoldSummaries, RebuildSummaries
 from engine.errors import InterlockError
-from engine.executor import EngineSettings
 from engine.handlers import TaskContext
 from engine.queries import summaries
 from engine.queries.summaries import NodeCounts
 from engine.retention import RetentionSettings
+from engine.settings import EngineSettings
 from engine.summaries import Folder
 
 WORKER = "summary-worker"
