@@ -39,15 +39,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from engine.bpmn.parser import (
-    is_handler_name,
-    retry_cycle_problem,
-    script_format,
-    timer_problem,
-)
+from engine.bpmn.parser import timer_problem
+from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression, is_expression
 from engine.forms import FormField, form_problem
+from engine.history_ttl import check_history_ttl
 from engine.mappings import InputOutput, Parameter, from_python
 from engine.model import (
     EXECUTION_EVENTS,
@@ -86,9 +83,8 @@ from engine.model import (
     SubProcess,
     TimerDefinition,
     UserTask,
-    validate,
 )
-from engine.retention import check_history_ttl
+from engine.validation import validate
 
 
 class ProcessBuilder:
