@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from engine.api import Engine
 from engine.queries import decision_console
@@ -95,7 +96,9 @@ class Explaining(psycopg.Cursor[Any]):
     def execute(self, query: Any, params: Any = None, **kwargs: Any) -> Any:
         with psycopg.Cursor(self.connection) as plain:
             plain.execute("SET enable_seqscan = off")
-            row = plain.execute(f"EXPLAIN (FORMAT JSON) {query}", params).fetchone()
+            explain = sql.SQL("EXPLAIN (FORMAT JSON) ")
+            statement = explain + (query if isinstance(query, sql.Composable) else sql.SQL(query))
+            row = plain.execute(statement, params).fetchone()
             plain.execute("RESET enable_seqscan")
         assert row is not None
         Explaining.plans.append(json.dumps(row[0]))
