@@ -31,7 +31,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Final, Literal, get_args
 
 # How a timer's text is read (its BPMN element: timeDate, timeDuration, timeCycle); declared
-# here only (engine/model.py imports it).
+# here only (engine/model/ imports it).
 TimerKind = Literal["date", "duration", "cycle"]
 TIMER_KINDS: Final[tuple[TimerKind, ...]] = get_args(TimerKind)
 

@@ -4,8 +4,9 @@ The namespaces and the hardened XML loading (no DTD of any kind, no entities, no
 child helpers; the `Context` of one document (its definitions-level tables, ids and limits, and
 the errors that name file, line and element); the checks of extension elements and children that
 every flow node, sequence flow and event definition goes through; scripts and listeners.
-engine/bpmn/parser.py and the modules of each family of elements (loops.py, calls.py, rules.py,
-compensation.py, conditional.py, nodes.py) read with these, and none of them imports the parser.
+engine/bpmn/parser.py and the modules of each family of elements (events.py, tasks.py,
+gateways.py, formdata.py, loops.py, calls.py, rules.py, compensation.py, conditional.py, nodes.py)
+read with these, and none of them imports the parser.
 """
 
 from __future__ import annotations
