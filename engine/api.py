@@ -1,11 +1,10 @@
-"""The Python API: `Engine` runs commands; `InstanceHandle` is a read-only window on an instance."""
+"""The Python API: `Engine`, a facade that builds and runs commands and reads through
+`engine/queries/`; `InstanceHandle` (engine/handle.py), a window on one instance."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -32,14 +31,7 @@ from engine.commands.external_tasks import (
     UnlockExternalTask,
 )
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
-from engine.commands.instances import (
-    CancelInstance,
-    InstanceResult,
-    ResumeInstance,
-    SetVariables,
-    StartInstance,
-    SuspendInstance,
-)
+from engine.commands.instances import InstanceResult, StartInstance
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.jobs import run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
@@ -48,8 +40,6 @@ from engine.commands.migration import (
     MigrationInvalid,
     MigrationResult,
     ValidationReport,
-    models_of,
-    validation_report,
 )
 from engine.commands.modification import (
     ModificationResult,
@@ -66,7 +56,7 @@ from engine.commands.tokens import ExecuteToken, TokenResult
 from engine.connections import connect_kwargs
 from engine.database import Database
 from engine.definitions import DefinitionCache
-from engine.errors import ModelError, NotFound
+from engine.errors import NotFound
 from engine.executor import (
     PLAN_CACHE_MODE,
     Clock,
@@ -77,68 +67,47 @@ from engine.executor import (
     system_clock,
 )
 from engine.forms import Form
+from engine.handle import InstanceHandle
 from engine.handlers import Handler, HandlerRegistry
-from engine.migration import MigrationPlan, generate_plan
-from engine.model import ProcessModel, UserTask
+from engine.migration import MigrationPlan
+from engine.model import ProcessModel
 from engine.notifier import Notifier
 from engine.outage import Availability, PoolCheck
 from engine.paging import Page
-from engine.queries import variables as variable_reads
+from engine.queries import definitions as definition_reads
+from engine.queries import forms as form_reads
+from engine.queries import instances as instance_reads
+from engine.queries import migration as migration_reads
+from engine.queries import work
+from engine.queries.definitions import DefinitionRow
+from engine.queries.instances import InstanceFilter, InstanceInfo
+from engine.queries.tokens import TokenPath, TokenPosition
 from engine.semantics.modification import Instruction
 from engine.settings import EngineSettings
-from engine.states import (
-    IncidentState,
-    InstanceState,
-    TaskState,
-    TokenMode,
-    TokenState,
-    TokenView,
-    view_of,
-)
-from engine.store import definitions as definition_store
-from engine.store import external_tasks as external_task_store
-from engine.store import incidents as incident_store
-from engine.store import instances as instance_store
-from engine.store import jobs as job_store
-from engine.store import queries, tasks
-from engine.store.instances import InstanceFilter
-from engine.store.queries import StepVisit
-from engine.variables import TypedValue, from_row, infer
+from engine.states import IncidentState, TaskState
+from engine.variables import infer
+
+__all__ = [
+    "Engine",
+    "ExternalTaskView",
+    "IncidentView",
+    "InstanceHandle",
+    "JobView",
+    "Source",
+    "TokenPath",
+    "TokenPosition",
+    "UserTaskView",
+]
 
 T = TypeVar("T", bound=Result)
+R = TypeVar("R")
 Source = str | bytes | Path | ProcessModel | Resource
 
 
-@dataclass(frozen=True)
-class TokenPosition:
-    """Where a live token is: `InstanceHandle.tokens()`."""
-
-    token_id: UUID
-    node_id: str
-    node_name: str | None
-    state: TokenView
-    version: int
-    # Forward, or Compensation for a token that runs a compensation handler.
-    mode: TokenMode = TokenMode.FORWARD
-
-
-@dataclass(frozen=True)
-class TokenPath:
-    """One track's recorded path with its fork/merge lineage: `InstanceHandle.history()`."""
-
-    track_id: UUID
-    parent_id: UUID | None
-    merged_into: UUID | None
-    terminal: TokenView
-    steps: list[StepVisit]
-    # Compensation for the track of a compensation handler: every visit of it is in that mode.
-    mode: TokenMode = TokenMode.FORWARD
-
-
-UserTaskView = tasks.TaskRow
-IncidentView = incident_store.IncidentInfo
-JobView = job_store.JobInfo
-ExternalTaskView = external_task_store.ExternalTaskInfo
+UserTaskView = work.TaskRow
+IncidentView = work.IncidentInfo
+JobView = work.JobInfo
+ExternalTaskView = work.ExternalTaskInfo
 
 
 def _quiet_triggers(conn: psycopg.Connection[Any]) -> None:
@@ -460,17 +429,16 @@ class Engine:
         after: tuple[datetime, UUID] | None = None,
     ) -> list[ExternalTaskView]:
         """Open external tasks, oldest first; `after` (created_at, id): only those after it."""
-        with self.connection() as conn:
-            return external_task_store.query(
-                conn,
-                topic=topic,
-                instance_id=_uuid(instance_id) if instance_id else None,
-                worker_id=worker_id,
-                locked=locked,
-                now=self.clock(),
-                limit=limit,
-                after=after,
-            )
+        return work.external_tasks(
+            self,
+            topic=topic,
+            instance_id=_uuid(instance_id) if instance_id else None,
+            worker_id=worker_id,
+            locked=locked,
+            now=self.clock(),
+            limit=limit,
+            after=after,
+        )
 
     # -- messages, signals, incidents, jobs -------------------------------------------------------
 
@@ -584,18 +552,17 @@ class Engine:
         after: tuple[datetime, UUID] | None = None,
     ) -> list[IncidentView]:
         """Incidents, oldest first; `after` (created_at, id): only those after it."""
-        with self.connection() as conn:
-            return incident_store.query(
-                conn,
-                instance_id=_uuid(instance_id) if instance_id else None,
-                definition_key=definition_key,
-                definition_id=definition_id,
-                incident_type=incident_type,
-                node_id=node_id,
-                state=state,
-                limit=limit,
-                after=after,
-            )
+        return work.incidents(
+            self,
+            instance_id=_uuid(instance_id) if instance_id else None,
+            definition_key=definition_key,
+            definition_id=definition_id,
+            incident_type=incident_type,
+            node_id=node_id,
+            state=state,
+            limit=limit,
+            after=after,
+        )
 
     def jobs(
         self,
@@ -606,14 +573,13 @@ class Engine:
         after: tuple[datetime, UUID] | None = None,
     ) -> list[JobView]:
         """Jobs, earliest due first; `after` (due_at, id): only those after it."""
-        with self.connection() as conn:
-            return job_store.query(
-                conn,
-                instance_id=_uuid(instance_id) if instance_id else None,
-                with_retries_left=with_retries_left,
-                limit=limit,
-                after=after,
-            )
+        return work.jobs(
+            self,
+            instance_id=_uuid(instance_id) if instance_id else None,
+            with_retries_left=with_retries_left,
+            limit=limit,
+            after=after,
+        )
 
     def set_job_retries(self, job_id: UUID | str, retries: int) -> None:
         self.run(SetJobRetries(_uuid(job_id), retries))
@@ -637,12 +603,8 @@ class Engine:
         self, source_id: str, target_id: str, update_event_triggers: bool = False
     ) -> MigrationPlan:
         """The plan Camunda's generator makes: the nodes of the same id and type in both."""
-        plan = MigrationPlan(source_id, target_id)
-        with self.connection() as conn:
-            models = models_of(conn, self.definition_cache, plan)
-        return generate_plan(
-            models.source, models.target, source_id, target_id, update_event_triggers
-        )
+        cache = self.definition_cache
+        return migration_reads.plan(self, cache, source_id, target_id, update_event_triggers)
 
     def validate_migration(
         self, plan: MigrationPlan, instance_ids: Sequence[UUID | str] = ()
@@ -650,8 +612,7 @@ class Engine:
         """The plan's instruction failures and what of each instance cannot follow it; nothing
         is written."""
         ids = [_uuid(i) for i in instance_ids]
-        with self.connection() as conn:
-            return validation_report(conn, self.definition_cache, plan, ids, self.clock())
+        return migration_reads.validation(self, self.definition_cache, plan, ids, self.clock())
 
     def migrate(
         self, plan: MigrationPlan, instance_ids: Sequence[UUID | str]
@@ -691,9 +652,8 @@ class Engine:
         handle.state  # noqa: B018 - raises NotFound for an unknown id
         return handle
 
-    def definitions(self, key: str | None = None) -> list[definition_store.DefinitionRow]:
-        with self.connection() as conn:
-            return definition_store.list_all(conn, key)
+    def definitions(self, key: str | None = None) -> list[DefinitionRow]:
+        return definition_reads.list_all(self, key)
 
     def user_tasks(
         self,
@@ -708,240 +668,70 @@ class Engine:
         after: tuple[datetime, UUID] | None = None,
     ) -> list[UserTaskView]:
         """User tasks, oldest first; `after` (created_at, id): only those after it."""
-        with self.connection() as conn:
-            return tasks.query(
-                conn,
-                instance_id=_uuid(instance_id) if instance_id else None,
-                state=state,
-                definition_key=definition_key,
-                assignee=assignee,
-                candidate_user=candidate_user,
-                candidate_group=candidate_group,
-                limit=limit,
-                after=after,
-            )
+        return work.user_tasks(
+            self,
+            instance_id=_uuid(instance_id) if instance_id else None,
+            state=state,
+            definition_key=definition_key,
+            assignee=assignee,
+            candidate_user=candidate_user,
+            candidate_group=candidate_group,
+            limit=limit,
+            after=after,
+        )
 
     def instance_counts(self) -> dict[str, int]:
-        with self.connection() as conn:
-            return queries.instance_counts(conn)
+        return instance_reads.counts(self)
 
     def list_instances(
         self, where: InstanceFilter | None = None, *, limit: int = 50, after: str | None = None
-    ) -> Page[queries.InstanceInfo]:
+    ) -> Page[InstanceInfo]:
         """A page of instances matching `where`, newest first. Pass the page's `next` as `after`
         for the following page."""
-        with self.connection() as conn:
-            return instance_store.list_page(
-                conn, where or InstanceFilter(), limit=limit, after=after
-            )
+        return instance_reads.page(self, where or InstanceFilter(), limit=limit, after=after)
 
-    def definition(self, definition_id: str) -> definition_store.DefinitionRow:
-        with self.connection() as conn:
-            found = definition_store.by_id(conn, definition_id)
-        if found is None:
-            raise NotFound(f"process definition '{definition_id}' does not exist")
-        return found
+    def definition(self, definition_id: str) -> DefinitionRow:
+        found = definition_reads.by_id(self, definition_id)
+        return _found(found, f"process definition '{definition_id}' does not exist")
 
-    def latest_definition(self, key: str) -> definition_store.DefinitionRow:
-        with self.connection() as conn:
-            found = definition_store.latest(conn, key)
-        if found is None:
-            raise NotFound(f"process '{key}' is not deployed")
-        return found
+    def latest_definition(self, key: str) -> DefinitionRow:
+        return _found(definition_reads.latest(self, key), f"process '{key}' is not deployed")
 
     def model(self, definition_id: str, key: str) -> ProcessModel:
         """The parsed process `key` of a deployed definition (cached once parsed)."""
-        with self.connection() as conn:
-            return self.definition_cache.get(conn, definition_id, key)
+        return definition_reads.model(self, self.definition_cache, definition_id, key)
 
     def definition_xml(self, definition_id: str) -> tuple[str, str]:
         """(resource name, BPMN XML) of a definition as it was deployed."""
-        with self.connection() as conn:
-            found = definition_store.source_xml(conn, definition_id)
-        if found is None:
-            raise NotFound(f"process definition '{definition_id}' does not exist")
-        return found
+        found = definition_reads.source_xml(self, definition_id)
+        return _found(found, f"process definition '{definition_id}' does not exist")
 
     def user_task(self, task_id: UUID | str) -> UserTaskView:
-        with self.connection() as conn:
-            found = tasks.get(conn, _uuid(task_id))
-        if found is None:
-            raise NotFound(f"user task {task_id} does not exist")
-        return found
+        found = work.user_task(self, _uuid(task_id))
+        return _found(found, f"user task {task_id} does not exist")
 
     def task_form(self, task_id: UUID | str) -> tuple[UserTaskView, Form]:
         """An open user task with its generated form (no fields: the task has none)."""
         task = self.user_task(task_id)
         if task.state != TaskState.OPEN:
             raise NotFound(f"user task {task_id} is not open")
-        node = self.model(task.definition_id, task.definition_key).node(task.node_id)
-        fields = node.form_fields if isinstance(node, UserTask) else ()
-        visible = variable_reads.task_variables(self, task.id, local=False) or {}
-        variables = {name: from_row(kind, value) for name, (kind, value) in visible.items()}
-        return task, Form(fields, variables)
+        return task, form_reads.task_form(self, self.definition_cache, task)
 
     def start_form(self, definition_id: str) -> Form:
         """The generated form of a definition's none start event (no fields: it has none)."""
         definition = self.definition(definition_id)
-        model = self.model(definition.id, definition.key)
-        try:
-            return Form(model.none_start.form_fields, {})
-        except ModelError:  # started by messages, timers or signals only
-            return Form((), {})
+        return form_reads.start_form(self, self.definition_cache, definition)
 
     def external_task(self, task_id: UUID | str) -> ExternalTaskView:
-        with self.connection() as conn:
-            found = external_task_store.get(conn, _uuid(task_id))
-        if found is None:
-            raise NotFound(f"external task {task_id} does not exist")
-        return found
+        found = work.external_task(self, _uuid(task_id))
+        return _found(found, f"external task {task_id} does not exist")
 
     def incident(self, incident_id: UUID | str) -> IncidentView:
-        with self.connection() as conn:
-            found = incident_store.get(conn, _uuid(incident_id))
-        if found is None:
-            raise NotFound(f"incident {incident_id} does not exist")
-        return found
+        found = work.incident(self, _uuid(incident_id))
+        return _found(found, f"incident {incident_id} does not exist")
 
     def job(self, job_id: UUID | str) -> JobView:
-        with self.connection() as conn:
-            found = job_store.get(conn, _uuid(job_id))
-        if found is None:
-            raise NotFound(f"job {job_id} does not exist")
-        return found
-
-
-class InstanceHandle:
-    """A read-only window on one instance that always reflects the latest commit, plus the
-    commands that act on it as a whole."""
-
-    def __init__(self, engine: Engine, instance_id: UUID) -> None:
-        self.engine = engine
-        self.id = instance_id
-
-    def __repr__(self) -> str:
-        return f"InstanceHandle({self.id})"
-
-    @property
-    def state(self) -> InstanceState:
-        with self.engine.connection() as conn:
-            state = queries.instance_state(conn, self.id)
-        if state is None:
-            raise NotFound(f"process instance {self.id} does not exist")
-        return InstanceState(state)
-
-    def info(self) -> queries.InstanceInfo:
-        with self.engine.connection() as conn:
-            found = queries.instance(conn, self.id)
-        if found is None:
-            raise NotFound(f"process instance {self.id} does not exist")
-        return found
-
-    def children(self) -> list[InstanceHandle]:
-        """The instances this one called through its call activities, in the order they
-        started (ended ones included)."""
-        with self.engine.connection() as conn:
-            called = queries.called_instances(conn, self.id)
-        return [InstanceHandle(self.engine, info.id) for info in called]
-
-    def parent(self) -> InstanceHandle | None:
-        """The instance that called this one, or None."""
-        caller = self.info().super_instance_id
-        return None if caller is None else InstanceHandle(self.engine, caller)
-
-    def root(self) -> InstanceHandle:
-        """The root of this instance's family: the instance at the top of the calls (this one
-        when nobody called it)."""
-        root = self.info().root_instance_id
-        return InstanceHandle(self.engine, root if root is not None else self.id)
-
-    def tokens(self) -> list[TokenPosition]:
-        """Live positions: every token that has not finished."""
-        with self.engine.connection() as conn:
-            rows = queries.tokens(conn, self.id)
-            info = queries.instance(conn, self.id)
-            model = self._model(conn, info)
-        return [
-            TokenPosition(
-                r.id,
-                r.node_id,
-                model.node(r.node_id).name if model.has_node(r.node_id) else None,
-                view_of(TokenState(r.state)),
-                r.version,
-                TokenMode(r.mode),
-            )
-            for r in rows
-            if not TokenState(r.state).is_final
-        ]
-
-    def history(self) -> list[TokenPath]:
-        """Every track's recorded path, finished ones included, with fork/merge lineage."""
-        with self.engine.connection() as conn:
-            tokens = queries.tokens(conn, self.id)
-            visits = queries.visits(conn, self.id)
-        steps: dict[UUID, list[StepVisit]] = {t.id: [] for t in tokens}
-        for v in visits:
-            steps.setdefault(v.token_id, []).append(
-                StepVisit(v.node_id, v.node_name, v.node_type, v.state, v.started_at, v.ended_at)
-            )
-        return [
-            TokenPath(
-                t.id,
-                t.parent_id,
-                t.merged_into,
-                view_of(TokenState(t.state)),
-                steps[t.id],
-                TokenMode(t.mode),
-            )
-            for t in tokens
-        ]
-
-    def variables(self) -> dict[str, Any]:
-        return {name: typed.value for name, typed in self.typed_variables().items()}
-
-    def typed_variables(self) -> dict[str, TypedValue]:
-        with self.engine.connection() as conn:
-            rows = queries.variables(conn, self.id)
-        return {name: from_row(type_name, value) for name, type_name, value in rows}
-
-    def set_variables(self, values: Mapping[str, Any], deletions: Sequence[str] = ()) -> None:
-        """Set `values` in the root scope, then delete `deletions` from it, in one transaction;
-        conditional events the changes reach trigger in it."""
-        typed = {k: infer(v) for k, v in values.items()}
-        self.engine.run(SetVariables(self.id, typed, tuple(deletions)))
-
-    def delete_variables(self, *names: str) -> None:
-        self.set_variables({}, names)
-
-    def user_tasks(self) -> list[UserTaskView]:
-        return self.engine.user_tasks(self.id)
-
-    def cancel(self) -> InstanceState:
-        return InstanceState(self.engine.run(CancelInstance(self.id)).state)
-
-    def suspend(self) -> None:
-        self.engine.run(SuspendInstance(self.id))
-
-    def resume(self) -> None:
-        self.engine.run(ResumeInstance(self.id))
-
-    def wait_completion(self, timeout: float = 30.0) -> InstanceState:
-        """Block until the instance ends or `timeout` seconds pass; return the state then."""
-        deadline = time.monotonic() + timeout
-        delay = 0.005
-        while True:
-            state = self.state
-            if state.is_final or time.monotonic() >= deadline:
-                return state
-            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
-            delay = min(delay * 2, 0.2)
-
-    def _model(
-        self, conn: psycopg.Connection[Any], info: queries.InstanceInfo | None
-    ) -> ProcessModel:
-        if info is None:
-            raise NotFound(f"process instance {self.id} does not exist")
-        return self.engine.definition_cache.get(conn, info.definition_id, info.definition_key)
+        return _found(work.job(self, _uuid(job_id)), f"job {job_id} does not exist")
 
 
 def _resource(source: Source, index: int) -> Resource:
@@ -964,3 +754,10 @@ def _uuid(value: UUID | str) -> UUID:
         return UUID(value)
     except ValueError as exc:
         raise NotFound(f"'{value}' is not a valid id") from exc
+
+
+def _found(found: R | None, missing: str) -> R:
+    """What a read found; NotFound saying `missing` when it found nothing."""
+    if found is None:
+        raise NotFound(missing)
+    return found

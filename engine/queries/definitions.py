@@ -1,11 +1,17 @@
 """Reads of deployed process definitions: by id, by key (latest or one version), every version,
-the XML as deployed, and the XML a diagram is drawn from."""
+the XML as deployed, the XML a diagram is drawn from, and a definition's process parsed."""
 
 from __future__ import annotations
 
-from engine.queries import query
+from typing import TYPE_CHECKING
+
+from engine.queries import Connection, query
 from engine.store import definitions as store
 from engine.store.definitions import DefinitionRow
+
+if TYPE_CHECKING:
+    from engine.definitions import DefinitionCache
+    from engine.model import ProcessModel
 
 __all__ = [
     "DefinitionRow",
@@ -14,6 +20,7 @@ __all__ = [
     "diagram_xml",
     "latest",
     "list_all",
+    "model",
     "source_xml",
 ]
 
@@ -23,3 +30,9 @@ latest = query(store.latest)
 list_all = query(store.list_all)
 source_xml = query(store.source_xml)
 diagram_xml = query(store.diagram_xml)
+
+
+@query
+def model(conn: Connection, cache: DefinitionCache, definition_id: str, key: str) -> ProcessModel:
+    """The process `key` of a deployed definition, parsed once and then taken from `cache`."""
+    return cache.get(conn, definition_id, key)

@@ -1,9 +1,11 @@
-"""Reads of one instance as the console and the REST surfaces show it: its row, tokens, visits
-and variables, plus the filter and page size of instance lists."""
+"""Reads of one instance as the console, the REST surfaces and the Python API show it: its row,
+state, called instances, tokens, visits and variables; the counts by state and a page of a
+filtered instance list, plus the filter and page size of instance lists."""
 
 from __future__ import annotations
 
 from engine.queries import query
+from engine.store import instances as list_store
 from engine.store import queries as store
 from engine.store.instances import MAX_LIMIT, InstanceFilter
 from engine.store.queries import InstanceInfo, TokenRow, VariableRow, VisitRow
@@ -15,7 +17,11 @@ __all__ = [
     "TokenRow",
     "VariableRow",
     "VisitRow",
+    "called_instances",
+    "counts",
     "instance",
+    "page",
+    "state",
     "tokens",
     "variables",
     "variables_in_scopes",
@@ -23,6 +29,10 @@ __all__ = [
 ]
 
 instance = query(store.instance)
+state = query(store.instance_state)
+called_instances = query(store.called_instances)
+counts = query(store.instance_counts)
+page = query(list_store.list_page)
 tokens = query(store.tokens)
 visits = query(store.visits)
 variables = query(store.variables)

@@ -1,0 +1,42 @@
+"""Generated forms as they stand now (`engine/forms.py`): an open user task's, with the variables
+the task sees, and a definition's none start event's."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from engine.errors import ModelError
+from engine.forms import Form
+from engine.model import UserTask
+from engine.queries import Connection, query
+from engine.queries import variables as variable_reads
+from engine.store.definitions import DefinitionRow
+from engine.store.tasks import TaskRow
+from engine.variables import from_row
+
+if TYPE_CHECKING:
+    from engine.definitions import DefinitionCache
+
+__all__ = ["start_form", "task_form"]
+
+
+@query
+def task_form(conn: Connection, cache: DefinitionCache, task: TaskRow) -> Form:
+    """The form of the user task `task` (read open) with the variables it sees, inner names
+    hiding outer ones; no fields: the task has none."""
+    node = cache.get(conn, task.definition_id, task.definition_key).node(task.node_id)
+    fields = node.form_fields if isinstance(node, UserTask) else ()
+    visible = variable_reads.task_variables(conn, task.id, local=False) or {}
+    variables = {name: from_row(kind, value) for name, (kind, value) in visible.items()}
+    return Form(fields, variables)
+
+
+@query
+def start_form(conn: Connection, cache: DefinitionCache, definition: DefinitionRow) -> Form:
+    """The form of the definition's none start event (no fields: it has none, or the process
+    starts by messages, timers or signals only)."""
+    model = cache.get(conn, definition.id, definition.key)
+    try:
+        return Form(model.none_start.form_fields, {})
+    except ModelError:  # started by messages, timers or signals only
+        return Form((), {})

@@ -1,0 +1,44 @@
+"""Reads of a version migration, nothing written: the plan Camunda's generator makes between two
+deployed definitions, and what of a plan and of each instance cannot follow it (the checks
+`MigrateInstance` applies, over committed rows read without a lock)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING
+from uuid import UUID
+
+from engine.commands.migration import ValidationReport, models_of, validation_report
+from engine.migration import MigrationPlan, generate_plan
+from engine.queries import Connection, query
+
+if TYPE_CHECKING:
+    from engine.definitions import DefinitionCache
+
+__all__ = ["MigrationPlan", "ValidationReport", "plan", "validation"]
+
+
+@query
+def plan(
+    conn: Connection,
+    cache: DefinitionCache,
+    source_id: str,
+    target_id: str,
+    update_event_triggers: bool = False,
+) -> MigrationPlan:
+    """The nodes of the same id and type in both definitions, mapped."""
+    models = models_of(conn, cache, MigrationPlan(source_id, target_id))
+    return generate_plan(models.source, models.target, source_id, target_id, update_event_triggers)
+
+
+@query
+def validation(
+    conn: Connection,
+    cache: DefinitionCache,
+    plan: MigrationPlan,
+    instance_ids: Iterable[UUID],
+    now: datetime,
+) -> ValidationReport:
+    """The plan's instruction failures and, per instance, what of it cannot follow the plan."""
+    return validation_report(conn, cache, plan, instance_ids, now)
