@@ -59,14 +59,55 @@
 
   // -- live refresh ------------------------------------------------------------------------------
 
+  // A part is being edited while the focus is in one of its fields, or while it shows a form
+  // whose submission was refused (a task form with the errors next to what was typed): a
+  // refresh would take both away. Such a form holds its part until it is folded or accepted.
   function editing(el) {
     var active = document.activeElement;
-    return (
+    if (
       active &&
       el.contains(active) &&
       /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) &&
       active.type !== "checkbox"
-    );
+    ) {
+      return true;
+    }
+    var refused = el.querySelectorAll("form[data-refused], form:has([aria-invalid='true'])");
+    for (var i = 0; i < refused.length; i++) {
+      if (!refused[i].closest("details:not([open])")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  document.addEventListener("htmx:afterRequest", function (evt) {
+    var elt = evt.detail.elt;
+    var form = elt && elt.closest ? elt.closest("form") : null;
+    if (!form) {
+      return;
+    }
+    if (evt.detail.successful) {
+      form.removeAttribute("data-refused");
+    } else {
+      form.setAttribute("data-refused", "");
+    }
+  });
+
+  // Look again at `el` when the focus leaves it, a form in it is folded, or a request from it is
+  // answered (a form saved, or completed and gone); `fire` defers it again while still edited.
+  function deferUntilEdited(el) {
+    if (deferred.has(el)) {
+      return;
+    }
+    deferred.add(el);
+    var events = ["focusout", "toggle", "htmx:afterSwap", "htmx:afterRequest"];
+    function again() {
+      events.forEach(function (name) { el.removeEventListener(name, again, true); });
+      deferred.delete(el);
+      refresh(el);
+    }
+    events.forEach(function (name) { el.addEventListener(name, again, true); });
   }
 
   // One request per page per burst of events. The first event of a burst asks at once (once the
@@ -74,8 +115,8 @@
   // into one request after it ends, at least `data-throttle` ms after the previous one began.
   // A page with a live source ([data-live-source]) asks for every changed part ([data-live] with
   // its `data-part`) in one request, whose answer swaps them out of band; any other [data-live]
-  // element asks for itself (the other pages have one each). A part the user is typing in is
-  // left alone until the focus leaves it.
+  // element asks for itself (the other pages have one each). A part the user is typing in, or
+  // that holds an open form, is left alone until that ends (`deferUntilEdited`).
   var live = { wanted: new Set(), timer: null, busy: 0, since: 0, last: 0, parts: [] };
   var deferred = new WeakSet();
   Interlock.live = live;
@@ -110,9 +151,8 @@
       }
       if (!editing(el)) {
         ready.push(el);
-      } else if (!deferred.has(el)) {
-        deferred.add(el);
-        el.addEventListener("focusout", function () { deferred.delete(el); refresh(el); }, { once: true });
+      } else {
+        deferUntilEdited(el);
       }
     });
     live.wanted.clear();

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
+from tests.browser.test_live_refresh import settle
 from tests.browser.test_pages import CHECKS
 
 pytestmark = pytest.mark.browser
@@ -100,3 +101,38 @@ def test_the_definition_page_starts_an_instance_through_its_start_form(
     link.click()
     expect(page.locator('#variables-body tr[data-variable="employee"] .value')).to_have_text("Bea")
     expect(page.locator('#variables-body tr[data-variable="days"] td').nth(1)).to_have_text("long")
+
+
+def test_a_refused_form_keeps_what_was_typed_through_live_refreshes(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(LEAVE)
+    handle = engine.start_latest(
+        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
+    )
+    (task,) = handle.user_tasks()
+    page = login("operator")
+    page.goto("/tasks")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    form = page.locator(f"#task-form-{task.id}")
+    form.get_by_label("Approved days").fill("45")
+    form.get_by_label("Comment").fill("Whole month")
+    form.get_by_role("button", name="Complete").click()
+    expect(page.locator(f"#task-form-{task.id}-3-error")).to_have_text("must be at most 30")
+
+    # Another instance's task arrives: the page hears of it, and leaves the refused form be.
+    other = engine.start_latest(
+        "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
+    )
+    (other_task,) = other.user_tasks()
+    settle(page, console)
+    form = page.locator(f"#task-form-{task.id}")
+    expect(form.get_by_label("Approved days")).to_have_value("45")
+    expect(form.get_by_label("Comment")).to_have_value("Whole month")
+    expect(page.locator(f"#task-form-{task.id}-3-error")).to_have_text("must be at most 30")
+
+    # Folded, the form no longer holds the list: it catches up with the other task.
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
