@@ -97,11 +97,12 @@ from engine.states import (
 from engine.store import definitions as definition_store
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
+from engine.store import instance_reads as queries
 from engine.store import instances as instance_store
 from engine.store import jobs as job_store
-from engine.store import queries, tasks
+from engine.store import tasks
+from engine.store.instance_reads import StepVisit
 from engine.store.instances import InstanceFilter
-from engine.store.queries import StepVisit
 from engine.variables import TypedValue, from_row, infer
 
 T = TypeVar("T", bound=Result)

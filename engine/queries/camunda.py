@@ -32,8 +32,8 @@ from engine.store import tasks as task_store
 from engine.store.columns import select_list
 from engine.store.external_tasks import ExternalTaskInfo
 from engine.store.incidents import IncidentInfo
+from engine.store.instance_reads import StepVisit
 from engine.store.jobs import JobInfo
-from engine.store.queries import StepVisit
 
 RUNNING_STATES: tuple[str, ...] = (
     InstanceState.CREATED,

@@ -4,9 +4,9 @@ and variables, plus the filter and page size of instance lists."""
 from __future__ import annotations
 
 from engine.queries import query
-from engine.store import queries as store
+from engine.store import instance_reads as store
+from engine.store.instance_reads import InstanceInfo, TokenRow, VariableRow, VisitRow
 from engine.store.instances import MAX_LIMIT, InstanceFilter
-from engine.store.queries import InstanceInfo, TokenRow, VariableRow, VisitRow
 
 __all__ = [
     "MAX_LIMIT",
