@@ -40,7 +40,8 @@ from engine.commands.instances import (
     StartInstance,
     SuspendInstance,
 )
-from engine.commands.jobs import JobResult, SetJobRetries, run_job
+from engine.commands.job_retries import JobResult, SetJobRetries
+from engine.commands.jobs import run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
 from engine.commands.migration import (
     MigrateInstance,
@@ -70,7 +71,6 @@ from engine.executor import (
     PLAN_CACHE_MODE,
     Clock,
     Command,
-    EngineSettings,
     Executor,
     Idempotency,
     Result,
@@ -85,6 +85,7 @@ from engine.outage import Availability, PoolCheck
 from engine.paging import Page
 from engine.queries import variables as variable_reads
 from engine.semantics.modification import Instruction
+from engine.settings import EngineSettings
 from engine.states import (
     IncidentState,
     InstanceState,
@@ -395,11 +396,6 @@ class Engine:
             roll_back_if_empty=idempotency_key is not None,
         )
         return fetching.fetch_and_lock(self, command, timeout, idempotency_key=idempotency_key)
-
-    def any_fetchable(self, topics: list[str]) -> bool:
-        """Whether a fetch of `topics` would lock anything now."""
-        with self.connection() as conn:
-            return external_task_store.any_fetchable(conn, topics, self.clock())
 
     def complete_external_task(
         self,

@@ -1,27 +1,24 @@
 """The audit log: one `audit_entry` row per operator mutation, in the mutation's transaction.
 
 Who acts is the request's authenticated caller: the web layer binds an `Actor` around each
-request (`acting`), the executor hands it to the command's transaction (`Tx.actor`), and an
-audited command calls `record` once it knows what it changed. A command run with no actor (the
-engine's own loops, the Python API of a hosting program) writes no entry: the audit log is of
-people and their tokens, as Camunda's user operation log is. A batch's items run as the operator
-who created the batch, with the batch's id on each entry.
+request (`acting`, engine/actors.py), the executor hands it to the command's transaction
+(`Tx.actor`), and an audited command calls `record` once it knows what it changed; the row is
+written by engine/store/audit.py. A command run with no actor (the engine's own loops, the Python
+API of a hosting program) writes no entry: the audit log is of people and their tokens, as
+Camunda's user operation log is. A batch's items run as the operator who created the batch, with
+the batch's id on each entry.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from psycopg.types.json import Jsonb
-
+from engine.actors import Actor, acting, current
 from engine.errors import NeedsTransaction
-from engine.ids import new_id
-from engine.states import AuditChannel, AuditEntity, AuditOperation
+from engine.states import AuditEntity, AuditOperation
+from engine.store import audit as audit_store
 
 if TYPE_CHECKING:
     from engine.executor import Tx
@@ -38,33 +35,6 @@ __all__ = [
     "require_transaction",
     "variable_values",
 ]
-
-
-@dataclass(frozen=True)
-class Actor:
-    """The operator a mutation is done for, and the channel it came through."""
-
-    user: str
-    channel: AuditChannel
-    # The batch whose item this is.
-    batch_id: UUID | None = None
-
-
-_ACTOR: ContextVar[Actor | None] = ContextVar("interlock_actor", default=None)
-
-
-def current() -> Actor | None:
-    return _ACTOR.get()
-
-
-@contextmanager
-def acting(actor: Actor | None) -> Iterator[None]:
-    """Commands run in this context are done for `actor` (None: for nobody, not audited)."""
-    token = _ACTOR.set(actor)
-    try:
-        yield
-    finally:
-        _ACTOR.reset(token)
 
 
 def record(
@@ -88,32 +58,22 @@ def record(
     actor = tx.actor
     if actor is None:
         return None
-    entry_id = new_id()
-    tx.conn.execute(
-        "INSERT INTO audit_entry (id, at, user_id, channel, operation, entity, entity_id, "
-        "instance_id, definition_id, definition_key, batch_id, property, before, after, "
-        "annotation, details) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-        (
-            entry_id,
-            tx.now,
-            actor.user,
-            actor.channel.value,
-            operation.value,
-            entity.value,
-            entity_id,
-            instance_id,
-            definition_id,
-            definition_key,
-            actor.batch_id,
-            property,
-            None if before is None else Jsonb(before),
-            None if after is None else Jsonb(after),
-            annotation,
-            None if details is None else Jsonb(details),
-        ),
+    return audit_store.insert_entry(
+        tx.conn,
+        tx.now,
+        actor,
+        operation=operation,
+        entity=entity,
+        entity_id=entity_id,
+        instance_id=instance_id,
+        definition_id=definition_id,
+        definition_key=definition_key,
+        property=property,
+        before=before,
+        after=after,
+        annotation=annotation,
+        details=details,
     )
-    return entry_id
 
 
 def require_transaction(tx: Tx) -> None:

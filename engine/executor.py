@@ -20,19 +20,16 @@ import hashlib
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg.types.json import Jsonb
 from psycopg_pool import ConnectionPool
 
-from engine import audit
+from engine.actors import Actor, current
 from engine.announcer import Announcer
-from engine.audit import Actor
-from engine.connections import env_setting
 from engine.definitions import DefinitionCache
 from engine.errors import (
     STALE_WRITE_SQLSTATE,
@@ -47,9 +44,9 @@ from engine.errors import (
 from engine.handlers import HandlerRegistry
 from engine.instrument import observed
 from engine.outage import Availability
-from engine.retention import RetentionSettings
+from engine.settings import EngineSettings
 from engine.snapshots import SnapshotCache
-from engine.timers import TimerLimits
+from engine.store import idempotency as idempotency_store
 
 Clock = Callable[[], datetime]
 
@@ -114,55 +111,6 @@ def fingerprint(*parts: str | bytes) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class EngineSettings:
-    """Behaviour a deployment may tune. `unhandled_bpmn_error`: "end" ends the execution that
-    threw an uncaught BPMN error (Camunda 7's default); "incident" stops it with an incident."""
-
-    default_retries: int = 3
-    unhandled_bpmn_error: Literal["end", "incident"] = "end"
-    # How large a model a deployment accepts (engine.model.ModelLimits; these are its defaults):
-    # bytes of BPMN or DMN input, flow nodes in one process, sequence flows into or out of one
-    # node, rules in one decision table, decisions in one DMN file.
-    max_bpmn_bytes: int = 5 * 1024 * 1024
-    max_process_nodes: int = 10_000
-    max_fan_out: int = 1_000
-    max_decision_rules: int = 10_000
-    max_dmn_decisions: int = 100
-    # The shortest interval of a timer cycle and the longest timer duration, at deployment and
-    # whenever a timer starts (an expression's result included).
-    min_timer_cycle_ms: int = 1000
-    max_timer_years: int = 100
-    # Bounds of what callers of the HTTP APIs may ask for (a 400 beyond them): how long a worker
-    # may lock or extend an external task, how long a failed task may wait before its retry, and
-    # how many tasks one fetch may lock.
-    max_lock_duration_ms: int = 86_400_000
-    max_retry_timeout_ms: int = 2_592_000_000
-    max_fetch_tasks: int = 1000
-    # How long one script of a model (engine/scripting.py) may run, and how large its
-    # isolate's heap may grow, before the command that runs it fails.
-    script_timeout_ms: int = 1000
-    script_max_memory_bytes: int = 64 * 1024 * 1024
-    # Database sessions (engine/connections.py; 0 turns a timeout off): how long one statement
-    # may run, wait for a lock, or a transaction may sit idle before PostgreSQL ends it; how
-    # long connecting may take; how long a request waits for a pooled connection while the
-    # database is up (while it is down, requests fail at once: engine/outage.py). Defaults
-    # come from the INTERLOCK_* variables named in connections.ENV.
-    statement_timeout_ms: int = field(default_factory=lambda: env_setting("statement_timeout_ms"))
-    lock_timeout_ms: int = field(default_factory=lambda: env_setting("lock_timeout_ms"))
-    idle_in_transaction_timeout_ms: int = field(
-        default_factory=lambda: env_setting("idle_in_transaction_timeout_ms")
-    )
-    connect_timeout_s: int = field(default_factory=lambda: env_setting("connect_timeout_s"))
-    pool_timeout_ms: int = field(default_factory=lambda: env_setting("pool_timeout_ms"))
-    # History time to live and the cleanup (engine/retention.py), from INTERLOCK_* variables.
-    retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings.from_env)
-
-    @property
-    def timer_limits(self) -> TimerLimits:
-        return TimerLimits(timedelta(milliseconds=self.min_timer_cycle_ms), self.max_timer_years)
-
-
 @dataclass
 class Tx:
     """What a command may touch: the transaction's connection, the time, the immutable caches."""
@@ -181,7 +129,7 @@ class Tx:
     # whether this attempt runs over one.
     snapshots: SnapshotCache = dataclasses.field(default_factory=SnapshotCache)
     from_snapshot: bool = False
-    # The operator the command is done for, or None (engine/audit.py).
+    # The operator the command is done for, or None (engine/actors.py, engine/audit.py).
     actor: Actor | None = None
 
 
@@ -298,7 +246,7 @@ class Executor:
             self.settings,
             optimistic=optimistic,
             snapshots=self.snapshots,
-            actor=audit.current(),
+            actor=current(),
         )
 
     def _announce(self, tx: Tx) -> None:
@@ -332,16 +280,13 @@ class Executor:
                 return replayed
         result = command.execute(tx)
         if idempotency_key is not None:
-            tx.conn.execute(
-                "INSERT INTO idempotency (principal, key, command, fingerprint, result) "
-                "VALUES (%s, %s, %s, %s, %s)",
-                (
-                    idempotency_key.principal,
-                    idempotency_key.key,
-                    command.name,
-                    idempotency_key.fingerprint,
-                    Jsonb(result.to_json()),
-                ),
+            idempotency_store.insert(
+                tx.conn,
+                idempotency_key.principal,
+                idempotency_key.key,
+                command.name,
+                idempotency_key.fingerprint,
+                result.to_json(),
             )
         return result
 
@@ -359,11 +304,7 @@ def _replay(tx: Tx, command: Command[T], idempotency: Idempotency) -> T | None:
     # Requests repeating one key queue here, before any other lock, so the second finds the
     # first's committed entry instead of doing the work again and failing on the key.
     lock = int.from_bytes(bytes.fromhex(fingerprint(idempotency.principal, key))[:8], "big")
-    tx.conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock - 2**63,))
-    row = tx.conn.execute(
-        "SELECT command, fingerprint, result FROM idempotency WHERE principal = %s AND key = %s",
-        (idempotency.principal, key),
-    ).fetchone()
+    row = idempotency_store.locked_entry(tx.conn, lock - 2**63, idempotency.principal, key)
     if row is None:
         return None
     if row[0] != command.name:

@@ -25,18 +25,21 @@ import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
+
+import psycopg
 
 from engine.commands.external_tasks import FetchAndLock, NothingLocked
-from engine.executor import Idempotency
+from engine.executor import Clock, Command, Idempotency, Result
 from engine.metrics import EXTERNAL_TASK_FETCHES
+from engine.notifier import Notifier
 from engine.schema import EXTERNAL_TASK_CHANNEL
-
-if TYPE_CHECKING:
-    from engine.api import Engine
+from engine.store import external_tasks as external_task_store
 
 T = TypeVar("T")
+R = TypeVar("R", bound=Result)
 Tasks = list[dict[str, Any]]
 # How a caller on an event loop runs a blocking call in a thread: the face awaits it.
 RunBlocking = Callable[[Callable[[], Any]], Awaitable[Any]]
@@ -47,6 +50,18 @@ RECHECK_SECONDS = 1.0
 _STOP_CHECK_SECONDS = 0.2
 _POLL_SECONDS = 0.02
 _MAX_MISSES = 8
+
+
+class FetchingEngine(Protocol):
+    """What the fetch needs of an engine (engine.api.Engine is one): its command runner, a
+    pooled read connection, its clock and its notifier."""
+
+    notifier: Notifier
+    clock: Clock
+
+    def run(self, command: Command[R], idempotency_key: str | Idempotency | None = None) -> R: ...
+
+    def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
 
 
 # -- the plan: what to do next, whatever the face ------------------------------------------------
@@ -109,22 +124,25 @@ def _plan(timeout: float) -> Generator[_Step, Any, Tasks]:
     return tasks
 
 
-def _fetch(engine: Engine, command: FetchAndLock, key: str | Idempotency | None) -> Tasks:
+def _fetch(engine: FetchingEngine, command: FetchAndLock, key: str | Idempotency | None) -> Tasks:
     try:
         return engine.run(command, key).tasks
     except NothingLocked:
         return []
 
 
-def _fetchable(engine: Engine, command: FetchAndLock) -> bool:
-    return engine.any_fetchable([topic.topic for topic in command.topics])
+def _fetchable(engine: FetchingEngine, command: FetchAndLock) -> bool:
+    """Whether the fetch would lock anything now: one cheap read."""
+    with engine.connection() as conn:
+        topics = [topic.topic for topic in command.topics]
+        return external_task_store.any_fetchable(conn, topics, engine.clock())
 
 
 # -- the blocking face ----------------------------------------------------------------------------
 
 
 def fetch_and_lock(
-    engine: Engine,
+    engine: FetchingEngine,
     command: FetchAndLock,
     timeout: float = 0.0,
     *,
@@ -162,7 +180,7 @@ def fetch_and_lock(
             return []
 
 
-def _wait_changed(engine: Engine, step: _Changed, stopping: threading.Event | None) -> None:
+def _wait_changed(engine: FetchingEngine, step: _Changed, stopping: threading.Event | None) -> None:
     deadline = time.monotonic() + step.seconds
     while stopping is None or not stopping.is_set():
         remaining = deadline - time.monotonic()
@@ -181,7 +199,7 @@ async def _in_thread(fn: Callable[[], Any]) -> Any:
 
 
 async def fetch_and_lock_async(
-    engine: Engine,
+    engine: FetchingEngine,
     command: FetchAndLock,
     timeout: float = 0.0,
     *,

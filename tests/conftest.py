@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import queue
+import shutil
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -37,6 +39,26 @@ os.environ.setdefault("INTERLOCK_CLEANUP_WINDOW", "off")
 os.environ.setdefault("INTERLOCK_WEBHOOK_ALLOWED_NETWORKS", "127.0.0.0/8,::1/128")
 
 AdminConnection = psycopg.Connection[tuple[Any, ...]]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Give this session a base folder of its own, removed when the session ends.
+
+    By default every session of a user keeps its files in one `pytest-of-<user>` folder in the
+    machine's temporary folder, and each session, as it starts, makes that folder private to the
+    user again and prunes older sessions' folders in it. Run as root, the embedded server runs
+    as a user of its own, which then can no longer reach its files: a session started beside
+    another broke the other's database. A folder outside it is no other session's business.
+    `--basetemp` still chooses the folder (and keeps it). tests/integration/
+    test_concurrent_sessions.py runs two sessions side by side.
+    """
+    if config.option.basetemp is not None:
+        return
+    root = os.environ.get("PYTEST_DEBUG_TEMPROOT") or tempfile.gettempdir()
+    basetemp = tempfile.mkdtemp(prefix="pytest-interlock-", dir=root)
+    config.option.basetemp = basetemp
+    config.add_cleanup(lambda: shutil.rmtree(basetemp, ignore_errors=True))
 
 
 def _create_database(admin: AdminConnection, name: str, template: str | None = None) -> None:

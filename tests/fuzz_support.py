@@ -23,10 +23,10 @@ from starlette.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from engine import summaries
 from engine.accounts import Role
 from engine.api import Engine
 from engine.database import connect_url_for
+from engine.queries import summaries
 from tests.api import processes
 from tests.server import PASSWORD, role_credentials
 

@@ -41,7 +41,7 @@ from engine.commands.external_tasks import (
     UnlockExternalTask,
 )
 from engine.errors import BadRequest
-from engine.executor import EngineSettings
+from engine.settings import EngineSettings
 
 MAX_TIMEOUT_MS = 60_000
 

@@ -26,7 +26,7 @@ from app.params import Query
 from engine.accounts import Role
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
-from engine.commands.jobs import SetJobRetries
+from engine.commands.job_retries import SetJobRetries
 from engine.errors import Conflict
 
 NO_BODY = request({})

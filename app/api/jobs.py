@@ -23,7 +23,8 @@ from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from app.params import Query
 from engine.accounts import Role
-from engine.commands.jobs import ExecuteJob, JobResult, SetJobRetries
+from engine.commands.job_retries import JobResult, SetJobRetries
+from engine.commands.jobs import ExecuteJob
 from engine.errors import Conflict, NotFound
 from engine.states import JobOutcome
 

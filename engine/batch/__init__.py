@@ -3,8 +3,8 @@
 An operation runs one item inside the transaction of the chunk that holds it (under a savepoint:
 raising fails the item alone, with its message as the item's error), as the operator who created
 the batch. It checks the batch's payload once, when the batch is created, so that items never
-fail over a parameter. The built-in operations are engine/batch/operations.py; a module that
-adds a type registers it there, on import (`register`).
+fail over a parameter. The built-in operations are engine/batch/operations.py, imported here; a
+module that adds a type registers it in engine/batch/registry.py, on import (`register`).
 
 Each type names the role its batches need (`BatchOperation.role`, read by `role_of`): the role
 that creates one, and the role that acts on one afterwards (suspends, resumes, cancels it,
@@ -14,16 +14,17 @@ administrator's history deletion by retrying them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from engine.accounts import Role
-from engine.errors import BadRequest
-from engine.states import BatchType
-
-if TYPE_CHECKING:
-    from engine.executor import Tx
+from engine.batch import operations  # noqa: F401  (registers the built-in types)
+from engine.batch.registry import (
+    BatchOperation,
+    ItemRun,
+    PayloadCheck,
+    PayloadValidation,
+    operation,
+    register,
+    registered,
+    role_of,
+)
 
 __all__ = [
     "BatchOperation",
@@ -35,66 +36,3 @@ __all__ = [
     "registered",
     "role_of",
 ]
-
-# Run one item (its id, the batch's payload) in the caller's transaction; raise to fail it.
-ItemRun = Callable[["Tx", str, Mapping[str, Any]], None]
-# The payload as the batch keeps it, or BadRequest naming the field.
-PayloadCheck = Callable[[Mapping[str, Any]], dict[str, Any]]
-# The kept payload checked against the database, in the creating transaction (BadRequest).
-PayloadValidation = Callable[["Tx", Mapping[str, Any]], None]
-
-
-def no_payload(payload: Mapping[str, Any]) -> dict[str, Any]:
-    return {}
-
-
-@dataclass(frozen=True)
-class BatchOperation:
-    type: BatchType
-    # What is done to each item, and what an item is, as the console says it.
-    label: str
-    item: str
-    run: ItemRun
-    check: PayloadCheck = no_payload
-    # Who may create a batch of this type and act on one (history deletion and migration need
-    # an administrator).
-    role: Role = Role.OPERATOR
-    # What the payload must also satisfy in the database (a migration plan's definitions).
-    validate: PayloadValidation | None = None
-
-
-_OPERATIONS: dict[BatchType, BatchOperation] = {}
-
-
-def register(operation: BatchOperation) -> BatchOperation:
-    _OPERATIONS[operation.type] = operation
-    return operation
-
-
-def registered() -> dict[BatchType, BatchOperation]:
-    """Every type a batch can be created with now."""
-    from engine.batch import operations  # noqa: F401  (registers the built-in types)
-
-    return dict(_OPERATIONS)
-
-
-def operation(batch_type: str) -> BatchOperation:
-    """The operation of `batch_type`; BadRequest naming `type` when there is none."""
-    known = registered()
-    try:
-        return known[BatchType(batch_type)]
-    except (ValueError, KeyError):
-        names = ", ".join(sorted(t.value for t in known))
-        raise BadRequest(
-            f"unknown batch type '{batch_type}'; known: {names}", field="type"
-        ) from None
-
-
-def role_of(batch_type: str) -> Role:
-    """The role a batch of `batch_type` needs, to be created or acted on; an administrator's
-    for a type no longer registered (a batch kept from another version)."""
-    try:
-        found = registered().get(BatchType(batch_type))
-    except ValueError:
-        return Role.ADMIN
-    return found.role if found is not None else Role.ADMIN

@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from engine.accounts import Role
-from engine.batch import BatchOperation, register
+from engine.batch.registry import BatchOperation, register
 from engine.commands.migration import MigrateInstance, check_plan, models_of
 from engine.commands.modification import from_spec, to_spec
 from engine.errors import BadRequest

@@ -10,7 +10,7 @@ from uuid import UUID
 
 from engine import audit, waits
 from engine.accounts import Role
-from engine.batch import BatchOperation, ItemRun, register
+from engine.batch.registry import BatchOperation, ItemRun, register
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import RetryIncident
 from engine.commands.instances import (
@@ -19,7 +19,7 @@ from engine.commands.instances import (
     SetVariables,
     SuspendInstance,
 )
-from engine.commands.jobs import SetJobRetries
+from engine.commands.job_retries import SetJobRetries
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Command, Tx
 from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState

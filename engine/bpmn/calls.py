@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.bpmn.parser import (
+from engine.bpmn.nodes import common_fields
+from engine.bpmn.reading import (
     CAMUNDA_NS,
+    Context,
     Element,
-    _bpmn,
-    _camunda,
-    _check_children,
-    _children,
-    _common,
-    _Context,
-    _local,
-    _namespace,
+    bpmn_tag,
+    camunda_tag,
+    check_children,
+    element_children,
+    local_name,
+    namespace_of,
 )
 from engine.errors import ExpressionError
 from engine.expressions import Expression, compile_expression, is_expression
@@ -43,12 +43,12 @@ _REFUSED_ATTRIBUTES = (
 MAPPINGS = frozenset({"in", "out"})
 
 
-def call_activity(element: Element, ctx: _Context) -> Node:
-    common = _common(element, ctx)
+def call_activity(element: Element, ctx: Context) -> Node:
+    common = common_fields(element, ctx)
     node_id = common["id"]
-    _check_children(element, ctx)
+    check_children(element, ctx)
     for attribute in _REFUSED_ATTRIBUTES:
-        if element.get(_camunda(attribute)) is not None:
+        if element.get(camunda_tag(attribute)) is not None:
             message = f"camunda:{attribute} on a call activity is not supported by this engine"
             raise ctx.error(message, element, node_id)
     called = (element.get("calledElement") or "").strip()
@@ -69,18 +69,18 @@ def call_activity(element: Element, ctx: _Context) -> Node:
 
 
 def read_binding(
-    element: Element, ctx: _Context, node_id: str, prefix: str
+    element: Element, ctx: Context, node_id: str, prefix: str
 ) -> tuple[CalledBinding, str | None, str | None]:
     """Camunda's binding attributes `camunda:{prefix}Binding` (latest, deployment, version,
     versionTag), `{prefix}Version` (a number or an expression) and `{prefix}VersionTag`, each
     refused where the binding does not use it: the binding, the version and the version tag."""
-    written = element.get(_camunda(f"{prefix}Binding")) or "latest"
+    written = element.get(camunda_tag(f"{prefix}Binding")) or "latest"
     if written not in _BINDINGS:
         message = f"camunda:{prefix}Binding '{written}' is not one of {', '.join(_BINDINGS)}"
         raise ctx.error(message, element, node_id)
     binding: CalledBinding = written
-    version = element.get(_camunda(f"{prefix}Version"))
-    version_tag = element.get(_camunda(f"{prefix}VersionTag"))
+    version = element.get(camunda_tag(f"{prefix}Version"))
+    version_tag = element.get(camunda_tag(f"{prefix}VersionTag"))
     if binding == "version":
         version = (version or "").strip()
         if not version:
@@ -104,12 +104,12 @@ def read_binding(
     return binding, version, version_tag
 
 
-def _checked(text: str, what: str, element: Element, ctx: _Context, node_id: str) -> None:
+def _checked(text: str, what: str, element: Element, ctx: Context, node_id: str) -> None:
     if "${" in text or "#{" in text:
         _compiled(text, what, element, ctx, node_id)
 
 
-def _compiled(text: str, what: str, element: Element, ctx: _Context, node_id: str) -> Expression:
+def _compiled(text: str, what: str, element: Element, ctx: Context, node_id: str) -> Expression:
     try:
         return compile_expression(text)
     except ExpressionError as error:
@@ -117,26 +117,26 @@ def _compiled(text: str, what: str, element: Element, ctx: _Context, node_id: st
 
 
 def _mappings(
-    element: Element, ctx: _Context, node_id: str
+    element: Element, ctx: Context, node_id: str
 ) -> tuple[tuple[CallMapping, ...], tuple[CallMapping, ...]]:
     inputs: list[CallMapping] = []
     outputs: list[CallMapping] = []
-    for extensions in element.findall(_bpmn("extensionElements")):
-        for child in _children(extensions):
-            if _namespace(child) != CAMUNDA_NS or _local(child) not in MAPPINGS:
+    for extensions in element.findall(bpmn_tag("extensionElements")):
+        for child in element_children(extensions):
+            if namespace_of(child) != CAMUNDA_NS or local_name(child) not in MAPPINGS:
                 continue
             mapping = read_mapping(child, ctx, node_id)
-            if _local(child) == "out" and mapping.business_key:
+            if local_name(child) == "out" and mapping.business_key:
                 message = "camunda:out businessKey is not supported by this engine"
                 raise ctx.error(message, child, node_id)
-            (inputs if _local(child) == "in" else outputs).append(mapping)
+            (inputs if local_name(child) == "in" else outputs).append(mapping)
     return tuple(inputs), tuple(outputs)
 
 
-def read_mapping(child: Element, ctx: _Context, node_id: str) -> CallMapping:
+def read_mapping(child: Element, ctx: Context, node_id: str) -> CallMapping:
     """One camunda:in or camunda:out (of a call activity, or an in of a signal throw event)."""
-    where = f"camunda:{_local(child)}"
-    if _children(child):
+    where = f"camunda:{local_name(child)}"
+    if element_children(child):
         raise ctx.error(f"{where} has no child elements", child, node_id)
     local = ctx.boolean(child, "local")
     business_key = child.get("businessKey")

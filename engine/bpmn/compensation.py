@@ -12,25 +12,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from engine.bpmn.parser import (
-    BPMN_NS,
-    Element,
-    _Context,
-    _definition_children,
-    _local,
-)
+from engine.bpmn.reading import BPMN_NS, Context, Element, definition_children, local_name
 from engine.model import BoundaryEvent, CompensateThrow, Node
 
 COMPENSATE = "compensateEventDefinition"
 _CATCHING = ("boundaryEvent", "startEvent")
 
 
-def compensate_trigger(definition: Element, ctx: _Context, event_id: str) -> dict[str, Any]:
+def compensate_trigger(definition: Element, ctx: Context, event_id: str) -> dict[str, Any]:
     """The model fields of the compensateEventDefinition `definition` of the event `event_id`."""
-    children = _definition_children(definition, ctx, event_id)
+    children = definition_children(definition, ctx, event_id)
     if children:
         raise ctx.unsupported(children[0], event_id)
-    if _local(definition.getparent()) in _CATCHING:
+    if local_name(definition.getparent()) in _CATCHING:
         return {"is_compensation": True}
     return {
         "compensation": CompensateThrow(
@@ -41,7 +35,7 @@ def compensate_trigger(definition: Element, ctx: _Context, event_id: str) -> dic
 
 
 def link_handlers(
-    process: Element, ctx: _Context, nodes: list[tuple[Node, Element]]
+    process: Element, ctx: Context, nodes: list[tuple[Node, Element]]
 ) -> list[tuple[Node, Element]]:
     """`nodes` with each compensation boundary event's handler filled in from the associations
     of `process` (at any depth). An association from a compensation boundary event must lead to

@@ -7,24 +7,18 @@ changes evaluate it, as in Camunda 7.
 
 from __future__ import annotations
 
-from engine.bpmn.parser import (
-    Element,
-    _camunda,
-    _Context,
-    _definition_children,
-    _local,
-)
+from engine.bpmn.reading import Context, Element, camunda_tag, definition_children, local_name
 from engine.errors import ExpressionError
 from engine.expressions import compile_expression, is_expression
 from engine.model import VARIABLE_EVENTS, ConditionalTrigger
 
 
-def parse_conditional(definition: Element, ctx: _Context, event_id: str) -> ConditionalTrigger:
+def parse_conditional(definition: Element, ctx: Context, event_id: str) -> ConditionalTrigger:
     """The trigger of the conditionalEventDefinition `definition` of the event `event_id`."""
-    children = _definition_children(definition, ctx, event_id)
-    conditions = [child for child in children if _local(child) == "condition"]
+    children = definition_children(definition, ctx, event_id)
+    conditions = [child for child in children if local_name(child) == "condition"]
     for child in children:
-        if _local(child) != "condition":
+        if local_name(child) != "condition":
             raise ctx.unsupported(child, event_id)
     if not conditions:
         raise ctx.error("a conditional event needs a condition", definition, event_id)
@@ -32,7 +26,7 @@ def parse_conditional(definition: Element, ctx: _Context, event_id: str) -> Cond
         raise ctx.error("a conditional event has one condition, not several", definition, event_id)
     element = conditions[0]
     language = element.get("language")
-    if language not in (None, "", "juel") or element.get(_camunda("resource")) is not None:
+    if language not in (None, "", "juel") or element.get(camunda_tag("resource")) is not None:
         message = "the condition of a conditional event must be a ${} expression"
         raise ctx.error(message, element, event_id)
     text = "".join(element.itertext()).strip()
@@ -46,7 +40,7 @@ def parse_conditional(definition: Element, ctx: _Context, event_id: str) -> Cond
     except ExpressionError as error:
         message = f"invalid condition of conditional event '{event_id}': {error.message}"
         raise ctx.error(message, element, event_id) from None
-    name = definition.get(_camunda("variableName"))
+    name = definition.get(camunda_tag("variableName"))
     if name is not None and (not name.strip() or "${" in name or "#{" in name):
         raise ctx.error("camunda:variableName must name a variable", definition, event_id)
     events = _variable_events(definition, ctx, event_id)
@@ -57,8 +51,8 @@ def parse_conditional(definition: Element, ctx: _Context, event_id: str) -> Cond
     )
 
 
-def _variable_events(definition: Element, ctx: _Context, event_id: str) -> tuple[str, ...]:
-    written = definition.get(_camunda("variableEvents"))
+def _variable_events(definition: Element, ctx: Context, event_id: str) -> tuple[str, ...]:
+    written = definition.get(camunda_tag("variableEvents"))
     if written is None:
         return ()
     events = tuple(part.strip() for part in written.split(",") if part.strip())

@@ -16,8 +16,10 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from engine.bpmn.layout import MARGIN, Box, Item, Layout, Link, Point, Scope, Shape, layout
-from engine.bpmn.parser import BPMN_NS, generate_ids, load_document
+from engine.bpmn.graph import Item, Link, Scope, Shape
+from engine.bpmn.layout import MARGIN, Box, Layout, Point, layout
+from engine.bpmn.parser import generate_ids
+from engine.bpmn.reading import BPMN_NS, load_document
 
 BPMNDI_NS = "http://www.omg.org/spec/BPMN/20100524/DI"
 DC_NS = "http://www.omg.org/spec/DD/20100524/DC"

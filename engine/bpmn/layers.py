@@ -12,10 +12,8 @@ import math
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from engine.bpmn.layout import Item, Link
+from engine.bpmn.graph import Item, Link
 
 # Between columns, and between neighbours in a column.
 H_GAP = 60.0

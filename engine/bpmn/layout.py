@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from engine.bpmn.graph import Item, Link, Scope, Shape
 from engine.bpmn.layers import (
     H_GAP,
     V_GAP,
@@ -49,13 +49,6 @@ BOUNDARY_STEP = 60.0
 BOUNDARY_STEP_MAX = 100.0
 
 Point = tuple[float, float]
-
-
-class Shape(StrEnum):
-    EVENT = "event"
-    GATEWAY = "gateway"
-    TASK = "task"
-    CONTAINER = "container"
 
 
 @dataclass(frozen=True)
@@ -99,35 +92,6 @@ class Box:
             and other.right <= self.right
             and other.bottom <= self.bottom
         )
-
-
-@dataclass
-class Item:
-    """A flow node of a scope. `inner` is the content of an expanded subprocess; `attached_to`
-    names the host of a boundary event; `event_subprocess` puts it under its scope's graph."""
-
-    id: str
-    shape: Shape
-    name: str | None = None
-    inner: Scope | None = None
-    attached_to: str | None = None
-    event_subprocess: bool = False
-
-
-@dataclass
-class Link:
-    """A sequence flow (or an association drawn like one) between two items of one scope."""
-
-    id: str
-    source: str
-    target: str
-    name: str | None = None
-
-
-@dataclass
-class Scope:
-    items: list[Item] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
 
 
 @dataclass

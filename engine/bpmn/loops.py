@@ -12,54 +12,54 @@ from __future__ import annotations
 
 import re
 
-from engine.bpmn.parser import (
+from engine.bpmn.reading import (
     BPMN_NS,
+    Context,
     Element,
-    _camunda,
-    _children,
-    _Context,
-    _local,
-    _namespace,
-    _plain_extensions,
+    camunda_tag,
+    element_children,
+    local_name,
+    namespace_of,
+    plain_extensions,
 )
 from engine.errors import ExpressionError
 from engine.expressions import Expression, compile_expression, is_expression
 from engine.model import Loop, MultiInstance, StandardLoop
 
 LOOP_ELEMENTS = frozenset({"multiInstanceLoopCharacteristics", "standardLoopCharacteristics"})
-_DECORATION = frozenset({"documentation", "extensionElements"})
+DECORATION = frozenset({"documentation", "extensionElements"})
 _MI_CHILDREN = frozenset(
     {"loopCardinality", "completionCondition", "loopDataInputRef", "inputDataItem"}
 )
 _NAME = re.compile(r"[^\W\d]\w*")
 
 
-def parse_loop(element: Element, ctx: _Context, node_id: str) -> Loop | None:
+def parse_loop(element: Element, ctx: Context, node_id: str) -> Loop | None:
     """The loop characteristics of the flow node `element`, if it has any (at most one)."""
     found = [
         child
-        for child in _children(element)
-        if _namespace(child) == BPMN_NS and _local(child) in LOOP_ELEMENTS
+        for child in element_children(element)
+        if namespace_of(child) == BPMN_NS and local_name(child) in LOOP_ELEMENTS
     ]
     if not found:
         return None
     if len(found) > 1:
         raise ctx.error("an activity has at most one loop characteristics", found[1], node_id)
     loop = found[0]
-    _plain_extensions(loop, ctx, node_id)
-    if _local(loop) == "standardLoopCharacteristics":
+    plain_extensions(loop, ctx, node_id)
+    if local_name(loop) == "standardLoopCharacteristics":
         return _standard(loop, ctx, node_id)
     return _multi_instance(loop, ctx, node_id)
 
 
-def _parts(loop: Element, ctx: _Context, node_id: str, allowed: frozenset[str]) -> dict[str, str]:
+def _parts(loop: Element, ctx: Context, node_id: str, allowed: frozenset[str]) -> dict[str, str]:
     """The text of each meaningful child of `loop`; anything else is refused."""
     parts: dict[str, str] = {}
-    for child in _children(loop):
-        local = _local(child)
-        if _namespace(child) == BPMN_NS and local in _DECORATION:
+    for child in element_children(loop):
+        local = local_name(child)
+        if namespace_of(child) == BPMN_NS and local in DECORATION:
             continue
-        if _namespace(child) != BPMN_NS or local not in allowed:
+        if namespace_of(child) != BPMN_NS or local not in allowed:
             raise ctx.unsupported(child, node_id)
         if local in parts:
             raise ctx.error(f"more than one {local}", child, node_id)
@@ -68,15 +68,15 @@ def _parts(loop: Element, ctx: _Context, node_id: str, allowed: frozenset[str]) 
     return parts
 
 
-def _expression(loop: Element, ctx: _Context, node_id: str, what: str, text: str) -> Expression:
+def _expression(loop: Element, ctx: Context, node_id: str, what: str, text: str) -> Expression:
     try:
         return compile_expression(text)
     except ExpressionError as error:
         raise ctx.error(f"{what}: {error.message}", loop, node_id) from None
 
 
-def _multi_instance(loop: Element, ctx: _Context, node_id: str) -> MultiInstance:
-    if ctx.boolean(loop, _camunda("asyncAfter")):
+def _multi_instance(loop: Element, ctx: Context, node_id: str) -> MultiInstance:
+    if ctx.boolean(loop, camunda_tag("asyncAfter")):
         message = (
             "camunda:asyncAfter on multiInstanceLoopCharacteristics is not supported by this "
             "engine (put it on the activity)"
@@ -90,8 +90,10 @@ def _multi_instance(loop: Element, ctx: _Context, node_id: str) -> MultiInstance
         elif not re.fullmatch(r"[0-9]+", cardinality):
             message = f"loopCardinality must be a whole number or ${{...}}, not '{cardinality}'"
             raise ctx.error(message, loop, node_id)
-    collection = loop.get(_camunda("collection")) or parts.get("loopDataInputRef") or None
-    element_variable = loop.get(_camunda("elementVariable")) or parts.get("inputDataItem") or None
+    collection = loop.get(camunda_tag("collection")) or parts.get("loopDataInputRef") or None
+    element_variable = (
+        loop.get(camunda_tag("elementVariable")) or parts.get("inputDataItem") or None
+    )
     if collection is not None:
         collection = collection.strip()
         if is_expression(collection):
@@ -119,12 +121,12 @@ def _multi_instance(loop: Element, ctx: _Context, node_id: str) -> MultiInstance
         completion_condition=(
             _expression(loop, ctx, node_id, "completionCondition", condition) if condition else None
         ),
-        async_before=ctx.boolean(loop, _camunda("asyncBefore"))
-        or ctx.boolean(loop, _camunda("async")),
+        async_before=ctx.boolean(loop, camunda_tag("asyncBefore"))
+        or ctx.boolean(loop, camunda_tag("async")),
     )
 
 
-def _standard(loop: Element, ctx: _Context, node_id: str) -> StandardLoop:
+def _standard(loop: Element, ctx: Context, node_id: str) -> StandardLoop:
     parts = _parts(loop, ctx, node_id, frozenset({"loopCondition"}))
     maximum_text = (loop.get("loopMaximum") or "").strip()
     if maximum_text and not re.fullmatch(r"[0-9]+", maximum_text):

@@ -13,13 +13,13 @@ from collections.abc import Mapping
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from engine.bpmn.parser import (
-    _PARSER,
+from engine.bpmn.reading import (
     ACTIVITI_NS,
     CAMUNDA_NS,
     EMBEDDED_SCRIPT,
+    SAFE_PARSER,
     Element,
-    _load,
+    load_bytes,
 )
 from engine.errors import ModelError
 
@@ -63,7 +63,7 @@ def embed_scripts(content: bytes, file: str, resources: Mapping[str, bytes]) -> 
     and element."""
     if b"resource" not in content:
         return content
-    root = _load(content, file, _PARSER)
+    root = load_bytes(content, file, SAFE_PARSER)
     changed = False
     for element in root.iter(etree.Element):
         name = _named(element)

@@ -13,7 +13,8 @@ with a topic, `camunda:expression`, a handler) and runs as one. Refused, naming 
 from __future__ import annotations
 
 from engine.bpmn.calls import read_binding
-from engine.bpmn.parser import Element, _camunda, _check_children, _common, _Context, _service_task
+from engine.bpmn.nodes import common_fields, service_task
+from engine.bpmn.reading import Context, Element, camunda_tag, check_children
 from engine.errors import ExpressionError
 from engine.expressions import compile_expression
 from engine.model import DECISION_RESULT_MAPPINGS, BusinessRuleTask, DecisionResultMapping, Node
@@ -21,20 +22,20 @@ from engine.model import DECISION_RESULT_MAPPINGS, BusinessRuleTask, DecisionRes
 _IMPLEMENTATIONS = ("type", "topic", "expression", "class", "delegateExpression")
 
 
-def business_rule_task(element: Element, ctx: _Context) -> Node:
-    reference = element.get(_camunda("decisionRef"))
+def business_rule_task(element: Element, ctx: Context) -> Node:
+    reference = element.get(camunda_tag("decisionRef"))
     if reference is None:
-        if any(element.get(_camunda(name)) is not None for name in _IMPLEMENTATIONS):
-            return _service_task(element, ctx)
+        if any(element.get(camunda_tag(name)) is not None for name in _IMPLEMENTATIONS):
+            return service_task(element, ctx)
         message = (
             "a business rule task needs camunda:decisionRef, or an implementation as a service "
             'task has (camunda:type="external" with a topic, camunda:expression, a handler)'
         )
         raise ctx.error(message, element)
-    common = _common(element, ctx)
+    common = common_fields(element, ctx)
     node_id = common["id"]
-    _check_children(element, ctx)
-    if element.get(_camunda("decisionRefTenantId")) is not None:
+    check_children(element, ctx)
+    if element.get(camunda_tag("decisionRefTenantId")) is not None:
         message = "camunda:decisionRefTenantId is not supported by this engine"
         raise ctx.error(message, element, node_id)
     reference = reference.strip()
@@ -46,10 +47,10 @@ def business_rule_task(element: Element, ctx: _Context) -> Node:
         except ExpressionError as error:
             raise ctx.error(f"camunda:decisionRef: {error.message}", element, node_id) from None
     binding, version, version_tag = read_binding(element, ctx, node_id, "decisionRef")
-    result = element.get(_camunda("resultVariable"))
+    result = element.get(camunda_tag("resultVariable"))
     if result is not None and not result.strip():
         raise ctx.error("camunda:resultVariable is empty", element, node_id)
-    written = element.get(_camunda("mapDecisionResult"))
+    written = element.get(camunda_tag("mapDecisionResult"))
     mapping: DecisionResultMapping = "resultList"
     if written is not None:
         if written not in DECISION_RESULT_MAPPINGS:

@@ -19,7 +19,7 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.bpmn.inputoutput import write_input_output
-from engine.bpmn.parser import BPMN_NS, CAMUNDA_NS
+from engine.bpmn.reading import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
 from engine.forms import FormField

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Self, TypedDict
 
-from engine.bpmn.parser import is_handler_name, retry_cycle_problem, script_format, timer_problem
+from engine.bpmn.parser import timer_problem
+from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import Expression, compile_expression
 from engine.forms import FormField, form_problem
+from engine.history_ttl import check_history_ttl
 from engine.model import Listener, Node, Script, SequenceFlow, TimerDefinition
-from engine.retention import check_history_ttl
 
 
 class Continuations(TypedDict, total=False):

@@ -7,7 +7,7 @@ import itertools
 from dataclasses import replace
 from typing import Any
 
-from engine.bpmn.parser import script_format
+from engine.bpmn.reading import script_format
 from engine.builder.events import Events
 from engine.builder.gateways import Gateways
 from engine.builder.scopes import Scopes
@@ -26,8 +26,8 @@ from engine.model import (
     ScriptCondition,
     SequenceFlow,
     UserTask,
-    validate,
 )
+from engine.validation import validate
 
 
 class ProcessBuilder(Events, Tasks, Gateways, Scopes):

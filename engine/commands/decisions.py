@@ -2,7 +2,7 @@
 
 A business rule task (engine/semantics/rules.py) and `EvaluateDecision` both go through
 `evaluate`: it evaluates the decision definition the binding picked (`find`) with its DMN file
-compiled once per process (engine/store/decisions.py `deployed`), and writes one
+compiled once per process (engine/decision_cache.py `deployed`), and writes one
 decision_evaluation row per decision evaluated (the asked one and each it required) in the
 command's transaction, so the history holds an evaluation exactly when its command committed.
 """
@@ -11,18 +11,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine import decision_cache
 from engine.dmn.evaluate import DecisionResult
 from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx
+from engine.feel import FeelError, feel_string
 from engine.ids import new_id
 from engine.json_input import check
 from engine.schema import OUTBOX_CHANNEL
 from engine.semantics.rules import DecisionCall, DecisionEvaluator
 from engine.states import OutboxEvent
 from engine.store import decisions
+
+
+def json_ready(value: Any) -> Any:
+    """A value as JSON keeps it: dates as ISO text, durations as FEEL writes them, decimals as
+    numbers."""
+    if isinstance(value, dict):
+        return {str(k): json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_ready(v) for v in value]
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    try:
+        return feel_string(value)
+    except FeelError:  # not a FEEL value (a variable of another kind): its text
+        return str(value)
 
 
 @dataclass(frozen=True)
@@ -76,7 +96,7 @@ def evaluate(
     tx: Tx, row: decisions.DecisionRow, variables: Mapping[str, Any], where: Where
 ) -> Evaluated:
     """Evaluate the decision `row` over `variables` and write its evaluations' rows."""
-    found = decisions.deployed(tx.conn, row.id)
+    found = decision_cache.deployed(tx.conn, row.id)
     if found is None:
         raise NotFound(f"decision definition {row.id} does not exist")
     outcome = found.file.evaluate(row.key, variables)
@@ -97,26 +117,30 @@ def evaluate(
                 node_id=where.node_id,
                 history_id=where.history_id,
                 user_id=where.user_id,
-                variables=evaluation.variables,
-                inputs=[
-                    {"id": i.id, "label": i.label, "type": i.type_ref, "value": i.value}
-                    for i in evaluation.inputs
-                ],
-                matched_rules=list(evaluation.matched_rules),
-                outputs=[
-                    {
-                        "id": o.id,
-                        "label": o.label,
-                        "name": o.name,
-                        "rule_id": o.rule_id,
-                        "rule_order": o.rule_order,
-                        "type": o.type_ref,
-                        "value": o.value,
-                    }
-                    for o in evaluation.outputs
-                ],
-                result=evaluation.result,
-                collect_value=evaluation.collect_value,
+                variables=json_ready(evaluation.variables),
+                inputs=json_ready(
+                    [
+                        {"id": i.id, "label": i.label, "type": i.type_ref, "value": i.value}
+                        for i in evaluation.inputs
+                    ]
+                ),
+                matched_rules=json_ready(list(evaluation.matched_rules)),
+                outputs=json_ready(
+                    [
+                        {
+                            "id": o.id,
+                            "label": o.label,
+                            "name": o.name,
+                            "rule_id": o.rule_id,
+                            "rule_order": o.rule_order,
+                            "type": o.type_ref,
+                            "value": o.value,
+                        }
+                        for o in evaluation.outputs
+                    ]
+                ),
+                result=json_ready(evaluation.result),
+                collect_value=json_ready(evaluation.collect_value),
             )
         )
     # The required decisions' rows first, the asked one's last, as they were evaluated.

@@ -16,13 +16,14 @@ from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
 from engine.errors import BadRequest
-from engine.executor import EngineSettings, Result, Tx
+from engine.executor import Result, Tx
 from engine.ids import new_id
 from engine.model import (
     ModelLimits,
     ProcessModel,
 )
 from engine.schema import JOB_CHANNEL
+from engine.settings import EngineSettings
 from engine.states import AuditEntity, AuditOperation
 from engine.store import definitions, start_triggers
 from engine.store.definitions import DECISIONS

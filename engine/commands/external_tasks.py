@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine import audit, waits
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, persist, require_running
+from engine.commands.loading import load
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import ExternalTaskRow, InstanceRun, Token

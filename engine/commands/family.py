@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from uuid import UUID
 
-from engine.commands.common import load, model_of, new_advance
+from engine.commands.loading import load, model_of, new_advance
 from engine.effects import (
     CalledCompleted,
     CalledInstanceEnds,

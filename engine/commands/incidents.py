@@ -7,9 +7,10 @@ from typing import ClassVar
 from uuid import UUID
 
 from engine import audit
-from engine.commands.common import load, persist
+from engine.commands.common import persist
 from engine.commands.external_tasks import restore_external_task
-from engine.commands.jobs import restore_after_incident
+from engine.commands.job_retries import restore_after_incident
+from engine.commands.loading import load
 from engine.errors import Conflict, NotFound
 from engine.executor import Result, Tx
 from engine.runtime import IncidentRow, InstanceRun

@@ -8,8 +8,9 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine import audit
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, persist, require_running
 from engine.commands.family import start_run
+from engine.commands.loading import load
 from engine.errors import BadRequest, Conflict, InstanceEnded, NotFound
 from engine.executor import Result, Tx
 from engine.forms import submit

@@ -14,9 +14,11 @@ import psycopg
 from engine import audit, timers, waits
 from engine.commands.batches import run_batch_job
 from engine.commands.cleanup import run_cleanup_job
-from engine.commands.common import advance, load, model_of, persist
+from engine.commands.common import advance, persist
 from engine.commands.instances import start_instance
-from engine.errors import BadRequest, Conflict, DatabaseUnavailable, InterlockError, NotFound
+from engine.commands.job_retries import JobResult
+from engine.commands.loading import load, model_of
+from engine.errors import BadRequest, DatabaseUnavailable, InterlockError
 from engine.executor import Command, Idempotency, Result, Tx
 from engine.ids import new_id
 from engine.metrics import JOB_LAG_SECONDS
@@ -82,14 +84,6 @@ def run_job(
         log.info("job %s failed: %s", job_id, message)
         failure = JobFailure(message, traceback.format_exc())
         return run(ExecuteJob(job_id, owner, failure), key)
-
-
-@dataclass(frozen=True)
-class JobResult(Result):
-    job_id: str
-    # A JobOutcome (engine/states.py), kept a plain string so that a replayed result reads the same.
-    outcome: str
-    instance_id: str | None = None
 
 
 def _owned(job: JobRow | job_store.JobInfo | None, owner: str | None) -> JobOutcome | None:
@@ -344,68 +338,6 @@ def _fail_path(tx: Tx, run: InstanceRun, job: JobRow, message: str, details: str
         return
     incident = flow.fail(token, "failedJob", message, job_id=job.id)
     incident.details = details
-
-
-@dataclass(frozen=True)
-class SetJobRetries:
-    name: ClassVar[str] = "SetJobRetries"
-    result_type: ClassVar[type[Result]] = JobResult
-
-    job_id: UUID
-    retries: int
-
-    def execute(self, tx: Tx) -> JobResult:
-        if self.retries < 0:
-            raise Conflict("retries cannot be negative")
-        if self.retries > waits.MAX_RETRIES:
-            raise BadRequest(f"retries must be at most {waits.MAX_RETRIES}", field="retries")
-        exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
-        if not exists:
-            raise NotFound(f"job {self.job_id} does not exist", job_id=str(self.job_id))
-        fields: dict[str, Any] = {
-            "entity_id": str(self.job_id),
-            "property": "retries",
-            "after": self.retries,
-        }
-        if instance_id is None:
-            info = job_store.get(tx.conn, self.job_id, lock=True)
-            assert info is not None
-            tx.announcements.add(JOB_CHANNEL)
-            job_store.update_start_job(
-                tx.conn,
-                info,
-                due_at=info.due_at,
-                retries=self.retries,
-                repetitions_left=info.repetitions_left,
-                error_message=info.error_message,
-            )
-            audit.record(
-                tx,
-                AuditOperation.SET_JOB_RETRIES,
-                AuditEntity.JOB,
-                definition_id=info.definition_id,
-                before=info.retries,
-                **fields,
-            )
-            return JobResult(str(self.job_id), JobOutcome.UPDATED)
-        run = load(tx, instance_id)
-        job = run.jobs[self.job_id]
-        before = job.retries
-        job.retries, job.dirty = self.retries, True
-        if self.retries > 0:
-            restore_after_incident(run, job)
-        persist(tx, run)
-        audit.record_on(
-            tx, run, AuditOperation.SET_JOB_RETRIES, AuditEntity.JOB, before=before, **fields
-        )
-        return JobResult(str(self.job_id), JobOutcome.UPDATED, str(instance_id))
-
-
-def restore_after_incident(run: InstanceRun, job: JobRow) -> None:
-    """A failed job may run again: its token waits where it was and its incidents resolve."""
-    ready = job.kind in (JobKind.ASYNC, JobKind.ASYNC_AFTER)
-    state = TokenState.READY if ready else TokenState.WAITING
-    run.restore_failed(job.token_id, job_id=job.id, state=state)
 
 
 @dataclass(frozen=True)

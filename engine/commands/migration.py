@@ -19,7 +19,8 @@ from uuid import UUID
 import psycopg
 
 from engine import audit, waits
-from engine.commands.common import load, persist
+from engine.commands.common import persist
+from engine.commands.loading import load
 from engine.definitions import DefinitionCache
 from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx

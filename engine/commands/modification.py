@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine import audit
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, persist, require_running
+from engine.commands.loading import load
 from engine.errors import Conflict
 from engine.executor import Result, Tx
 from engine.runtime import InstanceRun

@@ -1,13 +1,13 @@
 """Summary rows (engine/summaries.py): fold the deltas into the base rows, or rebuild every
-summary from the big tables."""
+summary from the big tables (the statements are engine/store/summaries.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine import summaries
 from engine.executor import Result, Tx
+from engine.store import summaries
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,4 @@ class RebuildSummaries:
 
     def execute(self, tx: Tx) -> RebuildResult:
         # The transaction's first statement: the snapshot is not taken yet.
-        tx.conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        summaries.rebuild(tx.conn)
-        counts = tx.conn.execute(
-            "SELECT (SELECT count(*) FROM instance_summary), (SELECT count(*) FROM node_summary), "
-            "(SELECT count(*) FROM activity_bucket)"
-        ).fetchone()
-        assert counts is not None
-        return RebuildResult(*(int(n) for n in counts))
+        return RebuildResult(*summaries.rebuild(tx.conn))

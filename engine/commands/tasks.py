@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine import audit
-from engine.commands.common import advance, load, model_of, persist, require_running
+from engine.commands.common import advance, persist, require_running
+from engine.commands.loading import load, model_of
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.forms import submit

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, load, persist, require_running
+from engine.commands.common import advance, persist, require_running
+from engine.commands.loading import load
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
 from engine.executor import Result, Tx
 from engine.states import TokenState, check_token_transition

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.bpmn.parser import load_document
+from engine.bpmn.reading import load_document
 from engine.dmn.graph import find_cycle
 from engine.dmn.model import (
     DEFAULT_INPUT_VARIABLE,
@@ -33,8 +33,8 @@ from engine.dmn.model import (
 )
 from engine.errors import ExpressionError, ModelError
 from engine.expressions import compile_expression
+from engine.history_ttl import parse_history_ttl
 from engine.model import DEFAULT_LIMITS, ModelLimits
-from engine.retention import parse_history_ttl
 
 MAX_DMN_BYTES = DEFAULT_LIMITS.max_bytes
 DMN_NAMESPACES = (

@@ -17,12 +17,12 @@ from uuid import UUID
 
 from psycopg import sql
 
+from engine import decision_cache
 from engine.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaPage
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
-from engine.store import decisions
 
 # -- decision definitions -------------------------------------------------------------------------
 
@@ -123,7 +123,7 @@ def decision_definitions(
 # The namespace of each definition's DMN file, read once per definition (they never change).
 def categories(conn: Connection, definition_ids: Sequence[str]) -> dict[str, str | None]:
     """The namespace of the DMN definitions each decision definition came from."""
-    found = {i: decisions.deployed(conn, i) for i in definition_ids}
+    found = {i: decision_cache.deployed(conn, i) for i in definition_ids}
     return {i: d.file.definitions.namespace for i, d in found.items() if d is not None}
 
 

@@ -4,6 +4,7 @@ definition)."""
 
 from __future__ import annotations
 
+from engine import decision_cache
 from engine.queries import query
 from engine.store import decisions as store
 from engine.store.decisions import DecisionRow
@@ -11,7 +12,7 @@ from engine.store.decisions import DecisionRow
 __all__ = ["DecisionRow", "by_id", "deployed", "find", "latest", "list_all", "source_xml"]
 
 by_id = query(store.by_id)
-deployed = query(store.deployed)
+deployed = query(decision_cache.deployed)
 find = query(store.find)
 latest = query(store.latest)
 list_all = query(store.list_all)

@@ -1,22 +1,125 @@
-"""Reads of the summary rows (engine/summaries.py): instances per definition and state, per-node
-counts, activity buckets and the trends drawn from them. Each is one statement over the base
-rows and the unfolded deltas (and process_definition, for keys): exact, and never a scan of the
-big tables."""
+"""Reads of the summary rows (engine/summaries.py says what they count): instances per
+definition and state, per-node counts, activity buckets and the trends drawn from them. Each is
+one statement over the base rows and the unfolded deltas (and process_definition, for keys):
+exact, and never a scan of the big tables. `current` and `recount` read whole summaries, for
+comparisons."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from psycopg import sql
 
-from engine import summaries
 from engine.queries import Connection, query
 from engine.sql.filters import Where
-from engine.summaries import NodeCounts
+from engine.store.summaries import RECOUNT_BUCKETS, RECOUNT_INSTANCES, RECOUNT_NODES
 
-FIVE_MINUTES = timedelta(seconds=summaries.BUCKET_SECONDS)
+# The five-minute bucket of a timestamp, as the triggers compute it.
+BUCKET_SECONDS = 300
+
+# -- the summaries as they are now: base rows plus unfolded deltas, in one statement --------------
+
+_NODE_COUNTS = "active_tokens, open_incidents, visits, completed_visits, total_seconds"
+
+# Each summary as it is now, as a FROM item: its base rows and its unfolded deltas. A query
+# filters and sums it (PostgreSQL pushes the filters down into both arms).
+LIVE_INSTANCES = (
+    "(SELECT definition_id, state, instances FROM instance_summary "
+    "UNION ALL SELECT definition_id, state, instances FROM summary_delta "
+    "WHERE state IS NOT NULL)"
+)
+LIVE_NODES = (
+    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary "
+    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta "
+    "WHERE node_id IS NOT NULL)"
+)
+LIVE_BUCKETS = (
+    "(SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket "
+    "UNION ALL SELECT bucket, definition_id, started, completed, incidents FROM summary_delta "
+    "WHERE bucket IS NOT NULL)"
+)
+
+_OF_DEFINITIONS = "%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[])"
+
+INSTANCES = f"""
+SELECT definition_id, state, sum(instances) AS instances FROM {LIVE_INSTANCES} s
+WHERE {_OF_DEFINITIONS}
+GROUP BY definition_id, state HAVING sum(instances) <> 0
+"""
+
+NODES = f"""
+SELECT definition_id, node_id, sum(active_tokens) AS active_tokens,
+    sum(open_incidents) AS open_incidents, sum(visits) AS visits,
+    sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds
+FROM {LIVE_NODES} s
+WHERE {_OF_DEFINITIONS}
+GROUP BY definition_id, node_id
+HAVING sum(active_tokens) <> 0 OR sum(open_incidents) <> 0 OR sum(visits) <> 0
+    OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0
+"""
+
+BUCKETS = f"""
+SELECT bucket, definition_id, sum(started) AS started, sum(completed) AS completed,
+    sum(incidents) AS incidents
+FROM {LIVE_BUCKETS} s
+WHERE %(since)s::timestamptz IS NULL OR bucket >= %(since)s::timestamptz
+GROUP BY bucket, definition_id
+HAVING sum(started) <> 0 OR sum(completed) <> 0 OR sum(incidents) <> 0
+"""
+
+# -- whole summaries, for comparisons (tests and the fuzzer) ------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeCounts:
+    active_tokens: int
+    open_incidents: int
+    visits: int
+    completed_visits: int
+    total_seconds: Decimal
+
+
+@dataclass(frozen=True)
+class Summaries:
+    """Every summary: instances by (definition, state), node counts by (definition, node),
+    (started, completed, incidents) by (bucket, definition). Rows of zeros are left out."""
+
+    instances: dict[tuple[str, str], int]
+    nodes: dict[tuple[str, str], NodeCounts]
+    buckets: dict[tuple[datetime, str], tuple[int, int, int]]
+
+
+def _summaries(conn: Connection, instances: str, nodes: str, buckets: str) -> Summaries:
+    params = {"definitions": None, "since": None}
+    return Summaries(
+        instances={(d, s): int(n) for d, s, n in conn.execute(instances, params).fetchall() if n},
+        nodes={
+            (d, node): NodeCounts(int(a), int(o), int(v), int(cv), Decimal(s))
+            for d, node, a, o, v, cv, s in conn.execute(nodes, params).fetchall()
+            if (a, o, v, cv, s) != (0, 0, 0, 0, 0)
+        },
+        buckets={
+            (b, d): (int(st), int(co), int(inc))
+            for b, d, st, co, inc in conn.execute(buckets, params).fetchall()
+            if (st, co, inc) != (0, 0, 0)
+        },
+    )
+
+
+def recount(conn: Connection) -> Summaries:
+    """Every summary computed from the big tables (a full scan of each)."""
+    return _summaries(conn, RECOUNT_INSTANCES, RECOUNT_NODES, RECOUNT_BUCKETS)
+
+
+def current(conn: Connection) -> Summaries:
+    """Every summary as the summary rows and the unfolded deltas say."""
+    return _summaries(conn, INSTANCES, NODES, BUCKETS)
+
+
+FIVE_MINUTES = timedelta(seconds=BUCKET_SECONDS)
 HOUR = timedelta(hours=1)
 # The trends: twelve five-minute points (the last hour) and twenty-four hourly points (the day).
 HOUR_POINTS = 12
@@ -25,6 +128,7 @@ DAY_POINTS = 24
 # The definition ids of the key %(key)s (any definition when it is NULL), and of the keys
 # %(keys)s (when not NULL): for `instance_count`, whose filters stay as they are while the
 # /engine-rest count that reads it moves into the engine.
+_KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
 _OF_KEY = (
     "(%(key)s::text IS NULL OR definition_id IN "
     "(SELECT id FROM process_definition WHERE key = %(key)s::text))"
@@ -41,7 +145,7 @@ def instance_counts(
     conn: Connection, definition_ids: list[str] | None = None
 ) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
-    rows = conn.execute(summaries.INSTANCES, {"definitions": definition_ids}).fetchall()
+    rows = conn.execute(INSTANCES, {"definitions": definition_ids}).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
 
@@ -50,7 +154,7 @@ def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int
     where = Where()
     where.add(_KEY_DEFINITIONS, key)
     statement = (
-        sql.SQL(f"SELECT definition_id, state, sum(instances) FROM {summaries.LIVE_INSTANCES} s")
+        sql.SQL(f"SELECT definition_id, state, sum(instances) FROM {LIVE_INSTANCES} s")
         + where.sql()
         + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
     )
@@ -62,7 +166,7 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     """Instances by state and open incidents, per definition key."""
     states: dict[str, dict[str, int]] = {}
     for key, state, count in conn.execute(
-        f"SELECT d.key, s.state, sum(s.instances) FROM {summaries.LIVE_INSTANCES} s "
+        f"SELECT d.key, s.state, sum(s.instances) FROM {LIVE_INSTANCES} s "
         "JOIN process_definition d ON d.id = s.definition_id "
         "GROUP BY d.key, s.state HAVING sum(s.instances) <> 0"
     ).fetchall():
@@ -70,7 +174,7 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     incidents = {
         key: int(count)
         for key, count in conn.execute(
-            f"SELECT d.key, sum(s.open_incidents) FROM {summaries.LIVE_NODES} s "
+            f"SELECT d.key, sum(s.open_incidents) FROM {LIVE_NODES} s "
             "JOIN process_definition d ON d.id = s.definition_id WHERE s.open_incidents <> 0 "
             "GROUP BY d.key HAVING sum(s.open_incidents) <> 0"
         ).fetchall()
@@ -84,7 +188,7 @@ def state_counts(conn: Connection) -> dict[str, int]:
     return {
         state: int(count)
         for state, count in conn.execute(
-            f"SELECT state, sum(instances) FROM {summaries.LIVE_INSTANCES} s "
+            f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s "
             "GROUP BY state HAVING sum(instances) <> 0"
         ).fetchall()
     }
@@ -93,8 +197,7 @@ def state_counts(conn: Connection) -> dict[str, int]:
 def open_incident_count(conn: Connection) -> int:
     """Open incidents, over every definition."""
     row = conn.execute(
-        f"SELECT coalesce(sum(open_incidents), 0) FROM {summaries.LIVE_NODES} s "
-        "WHERE open_incidents <> 0"
+        f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s WHERE open_incidents <> 0"
     ).fetchone()
     assert row is not None
     return int(row[0])
@@ -102,7 +205,7 @@ def open_incident_count(conn: Connection) -> int:
 
 def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
     """The counts of every node of `definition_id` that has any."""
-    rows = conn.execute(summaries.NODES, {"definitions": [definition_id]}).fetchall()
+    rows = conn.execute(NODES, {"definitions": [definition_id]}).fetchall()
     return {
         node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
     }
@@ -114,9 +217,7 @@ def visit_count(conn: Connection, node_id: str | None, definition_id: str | None
     where = Where()
     where.equals("node_id", node_id)
     where.equals("definition_id", definition_id)
-    statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {summaries.LIVE_NODES} s") + (
-        where.sql()
-    )
+    statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {LIVE_NODES} s") + (where.sql())
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
     return int(row[0])
@@ -134,7 +235,7 @@ def instance_count(
     """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
     when given)."""
     row = conn.execute(
-        f"SELECT coalesce(sum(instances), 0) FROM {summaries.LIVE_INSTANCES} s "
+        f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s "
         "WHERE state = ANY(%(states)s) "
         "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text) "
         f"AND {_OF_KEY} AND {_OF_KEYS}",
@@ -157,7 +258,7 @@ def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tup
     statement = (
         sql.SQL(
             "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "
-            f"FROM {summaries.LIVE_BUCKETS} s JOIN process_definition d ON d.id = s.definition_id"
+            f"FROM {LIVE_BUCKETS} s JOIN process_definition d ON d.id = s.definition_id"
         )
         + where.sql()
         + sql.SQL(" GROUP BY d.key, s.bucket")
@@ -192,7 +293,7 @@ class Trends:
 def bucket_start(moment: datetime) -> datetime:
     """The start of the five-minute bucket `moment` is in (as the triggers bin)."""
     epoch = int(moment.timestamp())
-    return datetime.fromtimestamp(epoch - epoch % summaries.BUCKET_SECONDS, UTC)
+    return datetime.fromtimestamp(epoch - epoch % BUCKET_SECONDS, UTC)
 
 
 def _trends(now: datetime, rows: list[tuple[datetime, int, int, int]]) -> Trends:

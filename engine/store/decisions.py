@@ -3,20 +3,15 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 from uuid import UUID
 
 import psycopg
 from psycopg.types.json import Jsonb
 
-from engine.dmn.evaluate import CompiledDefinitions, compile_definitions
-from engine.dmn.parser import parse_dmn
-from engine.feel import FeelError, feel_string
 from engine.store import definitions
 from engine.store.columns import fetch_one
 from engine.store.definitions import COLUMNS, DECISIONS, PROCESSES, DefinitionRow
@@ -86,25 +81,11 @@ def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> str | None:
     return row[0] if row else None
 
 
-@dataclass(frozen=True)
-class Deployed:
-    """A decision definition's DMN file, every expression compiled, and the definition ids of
-    the decisions deployed with it, by key (the decisions it requires)."""
-
-    file: CompiledDefinitions
-    deployed_with: dict[str, str]
-
-
-# Deployed definitions never change: each file is parsed and compiled once per process.
-_DEPLOYED: dict[str, Deployed] = {}
-_LOCK = threading.Lock()
-
-
-def deployed(conn: psycopg.Connection[Any], definition_id: str) -> Deployed | None:
-    """The decision definition's file as deployed, compiled (None: no such definition)."""
-    found = _DEPLOYED.get(definition_id)
-    if found is not None:
-        return found
+def deployed_source(
+    conn: psycopg.Connection[Any], definition_id: str
+) -> tuple[str, str, dict[str, str]] | None:
+    """The decision definition's file as deployed: its resource name, its DMN text, and the
+    definition ids of the decisions deployed with it, by key (None: no such definition)."""
     row = conn.execute(
         f"SELECT d.resource_name, d.source_xml, (SELECT jsonb_object_agg(o.key, o.id) "
         f"FROM {DECISIONS} o WHERE o.deployment_id = d.deployment_id) "
@@ -114,10 +95,7 @@ def deployed(conn: psycopg.Connection[Any], definition_id: str) -> Deployed | No
     if row is None:
         return None
     name, source, keys = row
-    found = Deployed(compile_definitions(parse_dmn(source, name, None), name), keys)
-    with _LOCK:
-        _DEPLOYED[definition_id] = found
-    return found
+    return name, source, keys
 
 
 def list_all(conn: psycopg.Connection[Any], key: str | None = None) -> list[DecisionRow]:
@@ -136,7 +114,7 @@ def insert_evaluations(conn: psycopg.Connection[Any], rows: Sequence[EvaluationR
         return
     values = [
         tuple(
-            Jsonb(json_ready(getattr(row, name))) if name in _JSON_FIELDS else getattr(row, name)
+            Jsonb(getattr(row, name)) if name in _JSON_FIELDS else getattr(row, name)
             for name in _FIELDS
         )
         for row in rows
@@ -147,23 +125,6 @@ def insert_evaluations(conn: psycopg.Connection[Any], rows: Sequence[EvaluationR
         + ", ".join([placeholders] * len(values)),
         [item for value in values for item in value],
     )
-
-
-def json_ready(value: Any) -> Any:
-    """A value as JSON keeps it: dates as ISO text, durations as FEEL writes them, decimals as
-    numbers."""
-    if isinstance(value, dict):
-        return {str(k): json_ready(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_ready(v) for v in value]
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    try:
-        return feel_string(value)
-    except FeelError:  # not a FEEL value (a variable of another kind): its text
-        return str(value)
 
 
 def insert_outbox(

@@ -14,8 +14,8 @@ from starlette.datastructures import QueryParams
 from app.params import Query
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest
-from engine.executor import EngineSettings
 from engine.model import ProcessModel, TimerDefinition, TimerKind
+from engine.settings import EngineSettings
 from engine.store.instances import InstanceFilter
 from engine.variables import typed
 from tests.api import processes

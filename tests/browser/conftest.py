@@ -2,18 +2,36 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize
+from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
 
 from bench.serving import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.live import PASSWORD, ConsoleServer
 from tests.server import login_token
 
 VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
+
+# How long a browser test waits for what it expects before it fails: for every `expect(...)`
+# and every page action. Tests wait for the event itself; the bound only guards against a wait
+# that would never end, and is generous so that a busy machine does not fail them.
+TIMEOUT_MS = 30_000
+expect.set_options(timeout=TIMEOUT_MS)
+
+
+def wait_until(
+    condition: Callable[[], object], what: str, timeout: float = TIMEOUT_MS / 1000
+) -> None:
+    """Return once `condition()` holds (checked every 50 ms); fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
 
 
 @pytest.fixture(scope="session")
@@ -62,7 +80,7 @@ def login(browser: Browser, console: ConsoleServer) -> Iterator[Login]:
         )
         assert response.ok, response.status
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(TIMEOUT_MS)
         page.on("pageerror", lambda error: errors.append(f"{role}: {error}"))
         return page
 

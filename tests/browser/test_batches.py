@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.builder import ProcessBuilder
-from tests.browser.conftest import Login
+from tests.browser.conftest import TIMEOUT_MS, Login
 from tests.browser.live import ConsoleServer
 
 pytestmark = pytest.mark.browser
@@ -52,7 +52,7 @@ def test_a_retry_batch_from_the_console_runs_to_its_end(
     bar = page.locator("#batch-body progress")
     expect(bar).to_have_attribute("max", str(COUNT))
     # The page polls while the job executor works: the bar fills to the end by itself.
-    expect(bar).to_have_attribute("value", str(COUNT), timeout=30_000)
+    expect(bar).to_have_attribute("value", str(COUNT), timeout=2 * TIMEOUT_MS)
     expect(page.locator("#batch-body")).to_have_attribute("data-state", "Completed")
     expect(page.locator("#batch-body [data-progress-text]")).to_have_text(
         f"{COUNT} done of {COUNT}"

@@ -5,13 +5,14 @@ another origin), the diagrams render, htmx actions run and the live stream keeps
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, Response, expect
 
-from tests.browser.conftest import VIEWPORT, Login
+from tests.browser.conftest import TIMEOUT_MS, VIEWPORT, Login
 from tests.browser.live import PASSWORD, ConsoleServer
 from tests.browser.processes import parallel_approval, quick_charge
 
@@ -133,11 +134,13 @@ def test_every_page_loads_with_no_violation(
 
 
 def expect_violation(page: Page, violations: list[str], wanted: Callable[[str], bool]) -> None:
-    for _ in range(50):
-        if any(wanted(v) for v in violations):
-            return
+    """Wait for the report of a violation `wanted` accepts (reports reach the test while the page
+    is waited on)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not any(wanted(v) for v in violations):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no such violation reported: {violations}")
         page.wait_for_timeout(50)
-    raise AssertionError(f"no such violation reported: {violations}")
 
 
 def test_login_page_and_form_work_under_the_policy(
@@ -146,7 +149,7 @@ def test_login_page_and_form_work_under_the_policy(
     context = browser.new_context(viewport=VIEWPORT, base_url=console.url)
     try:
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(TIMEOUT_MS)
         violations = watch(page)
         strict(page.goto("/login"))
         expect(page.get_by_label("User")).to_be_visible()

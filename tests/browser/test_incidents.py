@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
@@ -19,7 +18,7 @@ from engine.queries import lists
 from engine.states import InstanceState
 from engine.worker import Task, Worker
 from tests.app.list_data import fill
-from tests.browser.conftest import Login
+from tests.browser.conftest import TIMEOUT_MS, Login, wait_until
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import flaky_charge, quick_charge
 
@@ -53,14 +52,6 @@ def charging_worker(engine: Engine, message: str, *, retries: int) -> Iterator[t
         worker.stop()
 
 
-def wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 def test_incident_appears_live_and_retry_completes(console: ConsoleServer, login: Login) -> None:
     engine = console.engine
     engine.deploy(flaky_charge())
@@ -88,7 +79,7 @@ def check_incident_and_retry(
     engine.complete_task(prepare.id)
 
     badge = inspector.locator('.djs-overlays[data-container-id="Charge"] .incident-badge')
-    expect(badge).to_have_text("1 incident", timeout=15_000)
+    expect(badge).to_have_text("1 incident")
     expect(inspector.locator("#incidents-body .incident-message")).to_contain_text(
         "card service unreachable"
     )
@@ -117,9 +108,9 @@ def test_bulk_retry_of_fifty_incidents_shows_progress(console: ConsoleServer, lo
     engine.deploy(quick_charge())
     handles = [engine.start_latest("quick-charge", business_key=f"bulk-{n}") for n in range(50)]
     with charging_worker(engine, "payment gateway down", retries=0) as broken:
-        wait_for(lambda: len(engine.incidents()) == 50, 30, "50 incidents")
+        wait_until(lambda: len(engine.incidents()) == 50, "50 incidents")
         bulk_retry(console, login, broken)
-        wait_for(lambda: all(h.state is InstanceState.COMPLETED for h in handles), 30, "completion")
+        wait_until(lambda: all(h.state is InstanceState.COMPLETED for h in handles), "completion")
 
 
 def bulk_retry(console: ConsoleServer, login: Login, broken: threading.Event) -> None:
@@ -141,7 +132,7 @@ def bulk_retry(console: ConsoleServer, login: Login, broken: threading.Event) ->
     page.get_by_label("Select all").check()
     page.get_by_role("button", name="Retry selected").click()
     progress_text = page.locator("#bulk-progress [data-progress-text]")
-    expect(progress_text).to_have_text("Done: 50 of 50 retried.", timeout=30_000)
+    expect(progress_text).to_have_text("Done: 50 of 50 retried.", timeout=2 * TIMEOUT_MS)
     bar = page.locator("#bulk-progress progress")
     assert bar.evaluate("p => [p.value, p.max]") == [50, 50]
     seen = page.evaluate("window.__progress")

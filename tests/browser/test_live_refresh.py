@@ -50,10 +50,12 @@ class Requests:
         self.most = 0
 
 
-def settle(page: Page) -> None:
-    """Wait until the page asks for nothing more, then a while longer to be sure."""
-    page.wait_for_function(SETTLED)
-    page.wait_for_timeout(400)
+def settle(page: Page, console: ConsoleServer) -> None:
+    """Wait until the page has had every event written so far and asks for nothing more."""
+    with console.engine.connection() as conn:
+        row = conn.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
+    newest = row[0] if row else 0
+    page.wait_for_function("n => window.Interlock.lastSeq >= n", arg=newest)
     page.wait_for_function(SETTLED)
 
 
@@ -66,7 +68,7 @@ def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Log
     page.goto(f"/instances/{handle.id}")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
-    settle(page)
+    settle(page, console)
     requests.clear()
     events = page.evaluate("window.Interlock.received.length")
 
@@ -75,7 +77,7 @@ def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Log
     engine.complete_task(pack.id)
     expect(page.locator("#tokens-body .join-count")).to_have_text("1/2")
     expect(page.locator('.djs-overlays[data-container-id="Join"] .join-badge')).to_have_text("1/2")
-    settle(page)
+    settle(page, console)
     assert page.evaluate("window.Interlock.received.length") - events >= 2
     assert len(requests.urls) == 1, requests.urls
     assert f"/instances/{handle.id}/live?" in requests.urls[0]
@@ -90,7 +92,7 @@ def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Log
     for n in range(8):
         handle.set_variables({"step": n})
     expect(page.locator('#variables-body tr[data-variable="step"] .value')).to_have_text("7")
-    settle(page)
+    settle(page, console)
     assert page.evaluate("window.Interlock.received.length") - events >= 8
     assert 1 <= len(requests.urls) <= 2, requests.urls
     assert all("/live?" in url for url in requests.urls), requests.urls
@@ -107,7 +109,7 @@ def test_a_part_being_edited_waits_for_the_focus_to_leave(
     page.goto(f"/instances/{handle.id}")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
-    settle(page)
+    settle(page, console)
 
     pack = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Pack")
     typing = page.locator(f"#vars-{pack.id}")
@@ -116,7 +118,7 @@ def test_a_part_being_edited_waits_for_the_focus_to_leave(
     invoice = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Invoice")
     engine.complete_task(invoice.id)
     expect(page.locator("#tokens-body .join-count")).to_have_text("1/2")
-    settle(page)
+    settle(page, console)
     expect(typing).to_have_value('{"note": "half-typed"}')
     expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(2)
 
@@ -135,13 +137,13 @@ def test_the_other_pages_ask_once_per_burst(console: ConsoleServer, login: Login
     page.goto("/definitions/parallel-approval")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
-    settle(page)
+    settle(page, console)
     requests.clear()
     pack = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Pack")
     engine.complete_task(pack.id)
     expect(page.locator('tr[data-node="Join"] [data-col="tokens"]')).to_have_text("1")
     expect(page.locator('.djs-overlays[data-container-id="Join"] .token-badge')).to_have_text("1")
-    settle(page)
+    settle(page, console)
     assert len(requests.urls) == 1, requests.urls
     assert "/definitions/parallel-approval/live?" in requests.urls[0]
     assert requests.most == 1
@@ -149,11 +151,11 @@ def test_the_other_pages_ask_once_per_burst(console: ConsoleServer, login: Login
     # The instance list: a burst of starts, the first asks at once, the rest together after it.
     page.goto("/instances")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
-    settle(page)
+    settle(page, console)
     requests.clear()
     for _ in range(6):
         engine.start_latest("parallel-approval")
     expect(page.locator("#instance-rows tr[data-instance]")).to_have_count(7)
-    settle(page)
+    settle(page, console)
     assert 1 <= len(requests.urls) <= 2, requests.urls
     assert requests.most == 1

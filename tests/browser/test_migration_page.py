@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from tests.browser.conftest import Login
+from tests.browser.conftest import TIMEOUT_MS, Login
 from tests.browser.live import ConsoleServer
 from tests.browser.test_csp import watch
 
@@ -96,7 +96,9 @@ def test_an_admin_migrates_as_a_batch_and_watches_it_to_the_end(
     expect(page).to_have_url(re.compile(r"/batches/[0-9a-f-]{36}$"))
     bar = page.locator(".batch-progress progress")
     expect(bar).to_have_attribute("max", "60")
-    expect(page.locator("#batch-body")).to_have_attribute("data-state", "Completed", timeout=30_000)
+    expect(page.locator("#batch-body")).to_have_attribute(
+        "data-state", "Completed", timeout=2 * TIMEOUT_MS
+    )
     expect(bar).to_have_attribute("value", "60")
     expect(page.locator(".batch-progress [data-progress-text]")).to_have_text("60 done of 60")
     assert {engine.instance(i.id).info().definition_id for i in instances} == {target}

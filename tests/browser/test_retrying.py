@@ -5,12 +5,12 @@ left makes the instance "retrying" on the overview, in the instance list and in 
 from __future__ import annotations
 
 import re
-import time
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Login
+from tests.browser.conftest import Login, wait_until
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import quick_charge
 
@@ -59,11 +59,13 @@ def test_a_failure_with_retries_left_shows_retrying_until_the_retry_succeeds(
     expect(overview.locator('select[name="retrying"]')).to_have_value("yes")
 
     # Fetchable again once the retry timeout has passed; this time the charge goes through.
-    deadline = time.monotonic() + 10
-    again = engine.fetch_and_lock("charger", {"charge": 60_000})
-    while not again and time.monotonic() < deadline:
-        time.sleep(0.1)
-        again = engine.fetch_and_lock("charger", {"charge": 60_000})
+    again: list[dict[str, Any]] = []
+
+    def fetched_again() -> bool:
+        again.extend(engine.fetch_and_lock("charger", {"charge": 60_000}))
+        return bool(again)
+
+    wait_until(fetched_again, "the task to be fetchable again")
     assert [t["id"] for t in again] == [task["id"]]
     engine.complete_external_task(task["id"], "charger")
     expect(inspector.locator("#instance-state")).to_have_text("Completed")

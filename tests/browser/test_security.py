@@ -15,6 +15,7 @@ from engine.errors import InvariantViolation, InvariantViolationKind
 from tests.browser.conftest import Login
 from tests.browser.live import PASSWORD, ConsoleServer
 from tests.browser.processes import quick_charge
+from tests.browser.test_live_refresh import SETTLED
 
 pytestmark = pytest.mark.browser
 
@@ -77,6 +78,9 @@ def test_markup_in_data_renders_as_text(console: ConsoleServer, login: Login) ->
     )
     expect(page.locator("#inspector-header")).to_contain_text("<b>bk</b>")
 
+    # The refresh that follows the stream's start would draw the panel again over the editor.
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    page.wait_for_function(SETTLED)
     field = page.locator('#variables-body tr[data-variable="note"]')
     field.get_by_text("Edit").click()
     field.get_by_label("Value").fill(SCRIPT + " again")

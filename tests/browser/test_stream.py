@@ -55,7 +55,7 @@ def test_reconnect_loses_and_repeats_nothing(console: ConsoleServer, login: Logi
     engine.complete_task(pack.id)
     console.start()
 
-    expect(page.locator("#live-status")).to_have_attribute("data-state", "live", timeout=20_000)
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
     for n in range(5):
         handle.set_variables({"step": f"after-{n}"})
     wait_until_caught_up(page, console, handle.id)

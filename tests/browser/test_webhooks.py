@@ -5,13 +5,13 @@ secret."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Login
+from engine.states import DeliveryState
+from tests.browser.conftest import Login, wait_until
 from tests.browser.live import ConsoleServer
 from tests.browser.test_csp import visit, watch
 from tests.browser.test_pages import CHECKS
@@ -31,6 +31,14 @@ def console(database_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cons
         yield server
     finally:
         server.close()
+
+
+def dead_letters(console: ConsoleServer) -> int:
+    with console.engine.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM webhook_delivery WHERE state = %s", (DeliveryState.DEAD,)
+        ).fetchone()
+    return int(row[0]) if row else 0
 
 
 @pytest.fixture
@@ -57,18 +65,12 @@ def test_create_a_subscription_and_replay_its_dead_letter(
 
     console.engine.deploy(two_steps())
     handle = console.engine.start_latest("two-steps")
-    deadline = time.monotonic() + 20
-    while not receiver.received and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(lambda: receiver.received, "the receiver to be called")
     assert [r.event for r in receiver.received] == ["instance.started"]
+    wait_until(lambda: dead_letters(console) == 1, "the refused delivery to be a dead letter")
 
     page.get_by_role("link", name="orders").click()
     dead = page.locator("section[aria-labelledby=h-dead] tr[data-delivery]")
-    for _ in range(50):
-        if dead.count() == 1:
-            break
-        page.wait_for_timeout(200)
-        page.reload()
     expect(dead).to_have_count(1)
     expect(dead).to_contain_text("HTTP 500")
     assert page.evaluate(CHECKS) == []
@@ -77,9 +79,7 @@ def test_create_a_subscription_and_replay_its_dead_letter(
     receiver.always_fail = False
     page.get_by_role("button", name="Replay all dead letters").click()
     expect(page.locator("#flash-webhooks")).to_contain_text("Replaying 1 dead letter.")
-    deadline = time.monotonic() + 20
-    while not receiver.accepted() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    wait_until(receiver.accepted, "the replayed delivery")
     (got,) = receiver.accepted()
     assert got.body["instance_id"] == str(handle.id)
     assert verify(SECRET, got)

@@ -4,6 +4,7 @@ on its /engine-rest with HTTP Basic, as Camunda's clients authenticate."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -51,3 +52,10 @@ def start(
     assert response.status_code == 200, response.text
     started: dict[str, Any] = response.json()
     return started
+
+
+def camunda_date(value: datetime) -> str:
+    """A UTC time as Camunda writes dates, 2026-01-31T10:00:00.000+0000 (spelled out here, not
+    taken from the code under test)."""
+    assert value.utcoffset() == UTC.utcoffset(None), value
+    return f"{value:%Y-%m-%dT%H:%M:%S}.{value.microsecond // 1000:03d}+0000"

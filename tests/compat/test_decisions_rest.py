@@ -16,9 +16,9 @@ from typing import Any
 import httpx
 import pytest
 
-from app.camunda.dto import format_date
 from engine.api import Engine
 from tests.compat import processes
+from tests.compat.conftest import camunda_date
 from tests.server import PASSWORD, live_server
 
 DMN = Path(__file__).parent.parent / "data" / "dmn"
@@ -264,7 +264,7 @@ def test_historic_decision_instances(served: Served) -> None:
         "/decision-definition/key/shipping/evaluate", json={"variables": PARCEL}
     )
     assert evaluated.status_code == 200, evaluated.text
-    after = {"evaluatedAfter": format_date(since), "decisionDefinitionKey": "shipping"}
+    after = {"evaluatedAfter": camunda_date(since), "decisionDefinitionKey": "shipping"}
     (plain,) = rest.get("/history/decision-instance", params=after).json()
     assert set(plain) == HISTORIC_DECISION_INSTANCE
     assert plain["inputs"] is None and plain["outputs"] is None
@@ -313,7 +313,7 @@ def test_historic_decision_instances(served: Served) -> None:
 
 def test_historic_decision_instances_of_a_drd(served: Served) -> None:
     rest = served.rest
-    since = format_date(datetime.now(UTC))
+    since = camunda_date(datetime.now(UTC))
     variables = {"season": {"value": "Summer"}, "guestsWithChildren": {"value": False}}
     evaluated = served.operator.post(
         "/decision-definition/key/beverages/evaluate", json={"variables": variables}

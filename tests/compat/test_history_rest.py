@@ -8,17 +8,18 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
-from uuid import UUID
+from uuid import NAMESPACE_URL, uuid5
 
 import httpx
 import pytest
 
-from app.camunda.dto import format_date
-from app.camunda.variable_instances import variable_instance_id
 from engine.builder import ProcessBuilder
+from tests.compat.conftest import camunda_date
 from tests.server import PASSWORD, LiveServer, live_server
 
 BASE = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+# Variable instance ids are name-based UUIDs, the same in every run and on every server.
+VARIABLE_INSTANCE_IDS = uuid5(NAMESPACE_URL, "interlock:variable-instance")
 
 HISTORIC_VARIABLE_INSTANCE = {
     "id", "name", "type", "value", "valueInfo", "processDefinitionKey", "processDefinitionId",
@@ -105,9 +106,7 @@ def _told(server: LiveServer, clock: Clock) -> Story:
 
 
 def at(seconds: int) -> str:
-    found = format_date(BASE + timedelta(seconds=seconds))
-    assert found is not None
-    return found
+    return camunda_date(BASE + timedelta(seconds=seconds))
 
 
 def ids(rest: httpx.Client, path: str, **params: Any) -> list[str]:
@@ -174,7 +173,7 @@ def test_historic_variable_instances_of_ended_and_running_instances(story: Story
         ("receipt", "String", "r-1"),
     ]
     assert rows[0] == {
-        "id": variable_instance_id(UUID(done), "", "amount"),
+        "id": str(uuid5(VARIABLE_INSTANCE_IDS, f"{done}//amount")),  # instance/scope/name
         "name": "amount",
         "type": "Integer",
         "value": 5,

@@ -17,7 +17,8 @@ from psycopg import errors as pg_errors
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, JobOutcomes, JobResult
+from engine.commands.job_retries import JobResult
+from engine.commands.jobs import AcquireJobs, ExecuteJob, ExecuteJobs, JobOutcomes
 from engine.commands.messages import DeliveryResult
 from engine.commands.tasks import TaskResult
 from engine.errors import Conflict, NotFound

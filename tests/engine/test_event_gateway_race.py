@@ -14,7 +14,8 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.jobs import AcquireJobs, ExecuteJob, JobResult
+from engine.commands.job_retries import JobResult
+from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.messages import DeliveryResult
 from engine.errors import NotFound
 from engine.model import ProcessModel, TimerDefinition

@@ -14,7 +14,8 @@ from uuid import UUID
 import pytest
 
 from engine.api import Engine
-from engine.commands.jobs import AcquireJobs, ExecuteJob, JobResult
+from engine.commands.job_retries import JobResult
+from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.messages import DeliveryResult
 from engine.commands.tasks import TaskResult
 from engine.errors import Conflict, NotFound

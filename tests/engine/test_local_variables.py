@@ -10,8 +10,8 @@ from uuid import UUID
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.common import load
 from engine.commands.instances import InstanceResult
+from engine.commands.loading import load
 from engine.executor import Result, Tx
 from engine.queries import instances as reads
 from engine.states import InstanceState

@@ -12,7 +12,8 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.commands.common import load, persist
+from engine.commands.common import persist
+from engine.commands.loading import load
 from engine.errors import Conflict
 from engine.executor import Result, Tx
 from engine.handlers import TaskContext

@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from app.console.common import EVENT_TYPES
 from engine import schema
 from engine.api import Engine
-from engine.commands.common import load
+from engine.commands.loading import load
 from engine.errors import InvariantViolation, InvariantViolationKind
 from engine.executor import Result, Tx
 from engine.ids import new_id

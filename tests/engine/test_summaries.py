@@ -19,16 +19,17 @@ from typing import Any
 import psycopg
 import pytest
 
-from engine import summaries
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.cleanup import CleanupBatch
 from engine.commands.summaries import FoldSummaries, RebuildSummaries
 from engine.errors import InterlockError
-from engine.executor import EngineSettings
 from engine.handlers import TaskContext
+from engine.queries import summaries
+from engine.queries.summaries import NodeCounts
 from engine.retention import RetentionSettings
-from engine.summaries import NodeCounts
+from engine.settings import EngineSettings
+from engine.summaries import Folder
 
 WORKER = "summary-worker"
 ROOT = Path(__file__).resolve().parents[2]
@@ -471,7 +472,7 @@ def test_interlock_summaries_rebuild_recounts_from_the_command_line(
 
 def test_the_folder_thread_folds_until_stopped(summary_engine: Engine, database_url: str) -> None:
     summary_engine.deploy(quick_model())
-    folder = summaries.Folder(summary_engine, interval=0.05)
+    folder = Folder(summary_engine, interval=0.05)
     folder.start()
     try:
         for _ in range(5):

@@ -11,7 +11,8 @@ import psycopg
 import pytest
 
 from engine.api import Engine
-from engine.commands.common import load, persist
+from engine.commands.common import persist
+from engine.commands.loading import load
 from engine.errors import Conflict, HandlerError, InvariantViolation, InvariantViolationKind
 from engine.executor import Result, Tx
 from engine.handlers import TaskContext

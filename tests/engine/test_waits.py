@@ -12,8 +12,8 @@ from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
-from engine.executor import EngineSettings
 from engine.model import TimerDefinition
+from engine.settings import EngineSettings
 from engine.states import InstanceState, TokenView
 from tests.engine.clock import ManualClock
 from tests.engine.test_transactions import snapshot

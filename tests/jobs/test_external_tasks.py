@@ -175,7 +175,7 @@ def test_long_poll_returns_soon_after_a_task_appears(
     result: dict[str, Any] = {}
 
     def poll() -> None:
-        result["tasks"] = real_engine.fetch_and_lock("w", TOPIC, timeout=5.0)
+        result["tasks"] = real_engine.fetch_and_lock("w", TOPIC, timeout=60.0)
         result["returned"] = time.monotonic()
 
     poller = threading.Thread(target=poll)
@@ -183,11 +183,12 @@ def test_long_poll_returns_soon_after_a_task_appears(
     time.sleep(0.5)
     second_engine.start_latest("charge")
     committed = time.monotonic()
-    poller.join(10)
+    poller.join(90)
     latency = result["returned"] - committed
     record_property("long_poll_latency_s", round(latency, 4))
     assert len(result["tasks"]) == 1
-    assert latency < 1.0
+    # Woken by the commit, long before its 60 s ran out (the latency itself is benchmarked).
+    assert latency < 30
 
 
 def test_long_poll_returns_empty_after_its_timeout(real_engine: Engine) -> None:

@@ -12,8 +12,8 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import DatabaseUnavailable
-from engine.executor import EngineSettings
 from engine.outage import is_database_outage
+from engine.settings import EngineSettings
 from engine.states import InstanceState
 
 

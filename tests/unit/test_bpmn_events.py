@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.bpmn import parse_bpmn
-from engine.bpmn.parser import IGNORED_EXTENSIONS, REJECTED_EXTENSIONS
+from engine.bpmn.reading import IGNORED_EXTENSIONS, REJECTED_EXTENSIONS
 from engine.errors import ModelError
 from engine.forms import FormField
 from engine.model import (
@@ -29,8 +29,8 @@ from engine.model import (
     TimerDefinition,
     UserTask,
     triggers,
-    validate,
 )
+from engine.validation import validate
 from tests.unit.test_bpmn_parser import HEAD, line_of
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"

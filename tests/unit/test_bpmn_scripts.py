@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine.bpmn import parse_bpmn, write_bpmn
-from engine.bpmn.parser import listener_handler
+from engine.bpmn.reading import listener_handler
 from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.errors import ModelError
 from engine.model import Listener, ProcessModel, Script, ScriptCondition, ScriptTask, UserTask

@@ -15,8 +15,8 @@ from bench.dmn_deploy_bench import rules_table
 from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.errors import ModelError
-from engine.executor import EngineSettings
 from engine.model import DEFAULT_LIMITS, ModelLimits
+from engine.settings import EngineSettings
 from tests.unit.test_parse_scaling import LINEAR, growth
 
 

@@ -13,7 +13,8 @@ from engine.bpmn import parse_bpmn
 from engine.bpmn.writer import write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ModelError
-from engine.retention import CleanupWindow, RetentionSettings, parse_history_ttl
+from engine.history_ttl import parse_history_ttl
+from engine.retention import CleanupWindow, RetentionSettings
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
 

@@ -417,11 +417,22 @@ def test_first_occurrence_of_an_exact_cycle_is_on_the_grid_and_not_early(
 
 
 @pytest.mark.parametrize(
-    ("kind", "text"),
-    [("date", "2026-01-01T00:00:00Z"), ("duration", "P1D"), ("cycle", "R/PT1H")],
+    ("kind", "text", "due"),
+    [
+        ("date", "2026-01-01T00:00:00Z", utc(2026, 1, 1)),
+        ("duration", "P1D", utc(2026, 5, 11, 12)),
+        ("cycle", "R/PT1H", utc(2026, 5, 10, 13)),
+    ],
 )
-def test_validate_timer_accepts(kind: str, text: str) -> None:
+def test_validate_timer_accepts(kind: TimerKind, text: str, due: datetime) -> None:
     validate_timer(kind, text)
+    # What it accepts is a timer of this kind, which fires when the text says...
+    assert first_due(kind, text, NOW) == due
+    # ...and of no other kind.
+    for other in ("date", "duration", "cycle"):
+        if other != kind:
+            with pytest.raises(ValueError, match=f"'{text}'"):
+                validate_timer(other, text)
 
 
 @pytest.mark.parametrize(
