@@ -29,7 +29,9 @@ from engine.accounts import Role
 from engine.commands.batches import CHUNK_SIZE, CancelBatch, CreateBatch, SuspendBatch
 from engine.errors import Conflict
 from engine.queries import batches as bq
-from engine.queries import camunda as cq
+from engine.queries.camunda import external_tasks as external_task_reads
+from engine.queries.camunda import jobs as job_reads
+from engine.queries.camunda.common import CamundaPage
 from engine.states import BatchState, BatchType
 
 # Camunda's batch types, where it has one for ours.
@@ -266,7 +268,10 @@ def _retries_batch(
     instances = _instance_ids(call)
     if instances:
         rows = of_instances(
-            call.engine, cq.Page(), call.engine.clock(), instance_ids=[UUID(i) for i in instances]
+            call.engine,
+            CamundaPage(),
+            call.engine.clock(),
+            instance_ids=[UUID(i) for i in instances],
         )
         items += [str(row.id) for row in listed(rows)]
     return _create(call, type_, items, {"retries": retries}, empty)
@@ -281,7 +286,7 @@ def job_retries(call: Call) -> Response:
         "jobIds",
         "jobQuery",
         job_rest._query,
-        cq.jobs,
+        job_reads.jobs,
         "job ids are empty",
     )
 
@@ -295,7 +300,7 @@ def external_task_retries(call: Call) -> Response:
         "externalTaskIds",
         "externalTaskQuery",
         external_task_rest._query,
-        cq.external_tasks,
+        external_task_reads.external_tasks,
         "externalTaskIds is empty",
     )
 

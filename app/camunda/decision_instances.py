@@ -13,7 +13,7 @@ from app.camunda.http import Call, Endpoint, found, json_response, listed
 from app.params import as_uuid
 from engine.accounts import Role
 from engine.queries import decision_history as dh
-from engine.queries.camunda import Page
+from engine.queries.camunda.common import CamundaPage
 
 
 def _inputs(row: dh.EvaluationRow) -> list[Json]:
@@ -124,7 +124,7 @@ def list_decision_instances(call: Call) -> Response:
 
 
 def count_decision_instances(call: Call) -> Response:
-    count = dh.evaluations(call.engine, Page(), _filter(call), count=True)
+    count = dh.evaluations(call.engine, CamundaPage(), _filter(call), count=True)
     return json_response({"count": count})
 
 

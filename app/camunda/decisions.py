@@ -19,7 +19,7 @@ from engine.accounts import Role
 from engine.errors import BadRequest, ExpressionError
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
-from engine.queries.camunda import Page
+from engine.queries.camunda.common import CamundaPage
 
 # Camunda's value type of each DMN typeRef (lower case, without a `feel:` prefix).
 TYPE_REFS = {
@@ -125,7 +125,7 @@ def count_definitions(call: Call) -> Response:
 
 
 def _one(call: Call, found: dh.DecisionDefinitionFilter) -> dh.DecisionDefinitionRow | None:
-    rows = listed(dh.decision_definitions(call.engine, Page(), found))
+    rows = listed(dh.decision_definitions(call.engine, CamundaPage(), found))
     return rows[0] if rows else None
 
 

@@ -21,8 +21,9 @@ from engine.accounts import Role
 from engine.bpmn.resources import is_script_resource
 from engine.commands.deployments import Deploy, Resource, is_dmn_resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
-from engine.queries import camunda as cq
 from engine.queries import decision_history as dh
+from engine.queries.camunda import deployments as deployment_reads
+from engine.queries.camunda.common import CamundaPage, like_matches
 from engine.queries.definitions import DefinitionRow
 
 DEPLOYMENT_FIELDS = {
@@ -103,7 +104,7 @@ def _deploy(call: Call, command: Deploy) -> Response:
     rules = listed(
         dh.decision_definitions(
             engine,
-            cq.Page(),
+            CamundaPage(),
             dh.DecisionDefinitionFilter(definition_ids=[d["id"] for d in result.decisions]),
         )
     )
@@ -113,7 +114,7 @@ def _deploy(call: Call, command: Deploy) -> Response:
         moments = [(row.created_at, row.deployment_id) for row in found]
         moments += [(row.created_at, row.deployment_id) for row in rules]
         deployment_id = max(moments)[1]
-    deployment = cq.deployment(engine, deployment_id)
+    deployment = deployment_reads.deployment(engine, deployment_id)
     assert deployment is not None
     created_ids = {d["id"] for d in [*result.definitions, *result.decisions] if d["created"]}
     deployed = [row for row in found if row.id in created_ids]
@@ -174,7 +175,7 @@ def _definitions(call: Call) -> list[DefinitionRow]:
 
 
 def _like(value: str | None, pattern: str) -> bool:
-    return value is not None and cq.like_matches(value, pattern)
+    return value is not None and like_matches(value, pattern)
 
 
 def _sortable(value: Any) -> tuple[bool, Any]:

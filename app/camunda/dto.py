@@ -29,7 +29,12 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
-from engine.queries import camunda as cq
+from engine.queries.camunda import activities as activity_reads
+from engine.queries.camunda import deployments as deployment_reads
+from engine.queries.camunda import external_tasks as external_task_reads
+from engine.queries.camunda import instances as instance_reads
+from engine.queries.camunda import jobs as job_reads
+from engine.queries.camunda import tasks as task_reads
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceInfo
 from engine.states import InstanceState, VisitState
@@ -255,7 +260,7 @@ def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
 
 def deployment(
     base: str,
-    row: cq.DeploymentRow,
+    row: deployment_reads.DeploymentRow,
     deployed: list[DefinitionRow] | None,
     decisions: dict[str, Json] | None = None,
 ) -> Json:
@@ -305,7 +310,7 @@ def instance_from_info(base: str, info: InstanceInfo) -> Json:
     )
 
 
-def instance_from_row(base: str, row: cq.InstanceRow) -> Json:
+def instance_from_row(base: str, row: instance_reads.InstanceRow) -> Json:
     return process_instance(
         base, row.id, row.definition_id, row.definition_key, row.business_key, row.state
     )
@@ -321,7 +326,7 @@ HISTORIC_STATES = {
 }
 
 
-def historic_process_instance(row: cq.HistoricInstanceRow) -> Json:
+def historic_process_instance(row: instance_reads.HistoricInstanceRow) -> Json:
     return {
         "id": str(row.id),
         "rootProcessInstanceId": str(row.root_instance_id or row.id),
@@ -352,7 +357,7 @@ def complete_scope(activity_type: str, state: str) -> bool:
 
 
 def historic_activity_instance(
-    row: cq.ActivityRow, model: ProcessModel | None, parent_id: str
+    row: activity_reads.ActivityRow, model: ProcessModel | None, parent_id: str
 ) -> Json:
     kind = node_activity_type(model, row.node_id, row.node_type)
     return {
@@ -383,7 +388,7 @@ def historic_activity_instance(
 # -- tasks ----------------------------------------------------------------------------------------
 
 
-def task(row: cq.TaskRow, form_key: str | None) -> Json:
+def task(row: task_reads.TaskRow, form_key: str | None) -> Json:
     return {
         "id": str(row.id),
         "name": row.name,
@@ -417,7 +422,7 @@ def task(row: cq.TaskRow, form_key: str | None) -> Json:
 # -- external tasks -------------------------------------------------------------------------------
 
 
-def external_task(row: cq.ExternalTaskRow) -> Json:
+def external_task(row: external_task_reads.ExternalTaskRow) -> Json:
     return {
         "activityId": row.node_id,
         "activityInstanceId": text(row.activity_instance_id),
@@ -443,7 +448,7 @@ def external_task(row: cq.ExternalTaskRow) -> Json:
 def locked_external_task(
     task: dict[str, Any],
     variables: dict[str, Json],
-    details: cq.LockedTaskDetails | None,
+    details: external_task_reads.LockedTaskDetails | None,
 ) -> Json:
     """One task of a fetchAndLock answer, from the engine's fetch result."""
     lock = task["lock_expires_at"]
@@ -495,7 +500,7 @@ def incident(row: IncidentView) -> Json:
     }
 
 
-def job(row: cq.JobRow) -> Json:
+def job(row: job_reads.JobRow) -> Json:
     return {
         "id": str(row.id),
         "jobDefinitionId": None,

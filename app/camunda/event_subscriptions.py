@@ -10,11 +10,11 @@ from starlette.responses import Response
 from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, Endpoint, json_response, listed
 from engine.accounts import Role
-from engine.queries import camunda as cq
+from engine.queries.camunda import event_subscriptions as subscription_reads
 from engine.states import SubscriptionKind
 
 
-def event_subscription(row: cq.EventSubscriptionRow) -> Json:
+def event_subscription(row: subscription_reads.EventSubscriptionRow) -> Json:
     """A conditional wait has no event name in Camunda (its condition is not one)."""
     return {
         "id": str(row.id),
@@ -28,11 +28,13 @@ def event_subscription(row: cq.EventSubscriptionRow) -> Json:
     }
 
 
-def _query(call: Call, *, count: bool = False) -> list[cq.EventSubscriptionRow] | int:
+def _query(
+    call: Call, *, count: bool = False
+) -> list[subscription_reads.EventSubscriptionRow] | int:
     subscription_id: UUID | None = call.uuid("eventSubscriptionId")
-    return cq.event_subscriptions(
+    return subscription_reads.event_subscriptions(
         call.engine,
-        call.page(cq.EVENT_SUBSCRIPTION_SORT),
+        call.page(subscription_reads.EVENT_SUBSCRIPTION_SORT),
         subscription_id=subscription_id,
         event_name=call.text("eventName"),
         event_type=call.text("eventType"),

@@ -37,7 +37,8 @@ from engine.errors import (
     NotFound,
 )
 from engine.json_input import INT64_MAX, INT64_MIN
-from engine.queries import camunda as cq
+from engine.queries.camunda import external_tasks as external_task_reads
+from engine.queries.camunda.common import CamundaPage
 
 MAX_ASYNC_RESPONSE_MS = 1_800_000
 LONG_POLL_THREADS = 100
@@ -99,7 +100,11 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
 
 
 def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
-    details = cq.locked_task_details(engine, [UUID(t["id"]) for t in found]) if found else {}
+    details = (
+        external_task_reads.locked_task_details(engine, [UUID(t["id"]) for t in found])
+        if found
+        else {}
+    )
     return [
         dto.locked_external_task(
             task,
@@ -195,7 +200,9 @@ def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
 
 
 def _holder(call: Call, task_id: str) -> str | None:
-    rows = cq.external_tasks(call.engine, cq.Page(), call.engine.clock(), task_id=as_uuid(task_id))
+    rows = external_task_reads.external_tasks(
+        call.engine, CamundaPage(), call.engine.clock(), task_id=as_uuid(task_id)
+    )
     assert isinstance(rows, list)
     return rows[0].worker_id if rows else None
 
@@ -285,7 +292,7 @@ def set_retries(call: Call) -> Response:
 
 def _query(
     call: Call, *, task_id: UUID | None = None, count: bool = False
-) -> list[cq.ExternalTaskRow] | int:
+) -> list[external_task_reads.ExternalTaskRow] | int:
     locked = call.flag("locked")
     if call.flag("notLocked"):
         locked = False
@@ -297,9 +304,9 @@ def _query(
         suspended = False
     priority_min = call.integer("priorityHigherThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
     priority_max = call.integer("priorityLowerThanOrEquals", minimum=INT64_MIN, maximum=INT64_MAX)
-    return cq.external_tasks(
+    return external_task_reads.external_tasks(
         call.engine,
-        call.page(cq.EXTERNAL_TASK_SORT),
+        call.page(external_task_reads.EXTERNAL_TASK_SORT),
         call.engine.clock(),
         task_id=task_id or call.uuid("externalTaskId"),
         task_ids=call.uuids("externalTaskIdIn"),

@@ -13,13 +13,13 @@ from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variable_instances import variable_instance_id
 from app.camunda.variables import stored_to_dto
 from engine.accounts import Role
-from engine.queries import camunda_history as hq
+from engine.queries.camunda import history as history_reads
 
 # Every variable row served is a live one: Interlock deletes a variable's row with it.
 CREATED = "CREATED"
 
 
-def _variable(row: hq.HistoricVariableRow) -> Json:
+def _variable(row: history_reads.HistoricVariableRow) -> Json:
     return {
         "id": variable_instance_id(row.instance_id, row.scope_key, row.name),
         "name": row.name,
@@ -43,10 +43,10 @@ def _variable(row: hq.HistoricVariableRow) -> Json:
     }
 
 
-def _variable_query(call: Call, *, count: bool) -> list[hq.HistoricVariableRow] | int:
-    return hq.historic_variables(
+def _variable_query(call: Call, *, count: bool) -> list[history_reads.HistoricVariableRow] | int:
+    return history_reads.historic_variables(
         call.engine,
-        call.page(hq.HISTORIC_VARIABLE_SORT),
+        call.page(history_reads.HISTORIC_VARIABLE_SORT),
         instance_id=call.uuid("processInstanceId"),
         instance_ids=call.uuids("processInstanceIdIn"),
         execution_ids=call.uuids("executionIdIn"),
@@ -70,7 +70,7 @@ def count_historic_variables(call: Call) -> Response:
     return json_response({"count": _variable_query(call, count=True)})
 
 
-def _incident(row: hq.HistoricIncidentRow) -> Json:
+def _incident(row: history_reads.HistoricIncidentRow) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),
@@ -99,8 +99,8 @@ def _incident(row: hq.HistoricIncidentRow) -> Json:
     }
 
 
-def _incident_query(call: Call, *, count: bool) -> list[hq.HistoricIncidentRow] | int:
-    found = hq.IncidentFilter(
+def _incident_query(call: Call, *, count: bool) -> list[history_reads.HistoricIncidentRow] | int:
+    found = history_reads.IncidentFilter(
         incident_id=call.uuid("incidentId"),
         incident_type=call.text("incidentType"),
         message=call.text("incidentMessage"),
@@ -123,8 +123,8 @@ def _incident_query(call: Call, *, count: bool) -> list[hq.HistoricIncidentRow] 
         resolved=call.flag("resolved"),
         deleted=call.flag("deleted"),
     )
-    return hq.historic_incidents(
-        call.engine, call.page(hq.HISTORIC_INCIDENT_SORT), found, count=count
+    return history_reads.historic_incidents(
+        call.engine, call.page(history_reads.HISTORIC_INCIDENT_SORT), found, count=count
     )
 
 

@@ -10,11 +10,12 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
 from engine.accounts import Role
 from engine.commands.cleanup import CLEANUP_JOB_ID, StartHistoryCleanup
-from engine.queries import camunda as cq
+from engine.queries.camunda import jobs as job_reads
+from engine.queries.camunda.common import CamundaPage
 
 
-def _job(call: Call) -> cq.JobRow | None:
-    rows = cq.jobs(call.engine, cq.Page(), call.engine.clock(), job_id=CLEANUP_JOB_ID)
+def _job(call: Call) -> job_reads.JobRow | None:
+    rows = job_reads.jobs(call.engine, CamundaPage(), call.engine.clock(), job_id=CLEANUP_JOB_ID)
     assert isinstance(rows, list)
     return rows[0] if rows else None
 

@@ -24,7 +24,7 @@ from app.params import Query
 from engine.accounts import Role
 from engine.api import Engine
 from engine.json_input import INT32_MAX, INT32_MIN, text_problem
-from engine.queries.camunda import Page
+from engine.queries.camunda.common import CamundaPage
 
 log = logging.getLogger("interlock.camunda")
 
@@ -51,7 +51,7 @@ class Call(Query):
     form: FormData | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def page(self, sortable: dict[str, str]) -> Page:
+    def page(self, sortable: dict[str, str]) -> CamundaPage:
         """Camunda's paging: firstResult and maxResults are Integers (negative counts as 0)."""
         first = self.integer("firstResult") or 0
         maximum = self.integer("maxResults")
@@ -65,7 +65,7 @@ class Call(Query):
         sort_order = self.one_of("sortOrder", ("asc", "desc"))
         if sort_by is not None:
             sort = ((sort_by, sort_order == "desc"),)
-        return Page(first=first, max=maximum, sort=sort)
+        return CamundaPage(first=first, max=maximum, sort=sort)
 
     # -- body -----------------------------------------------------------------------------------
 

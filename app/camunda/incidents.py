@@ -11,7 +11,7 @@ from app.camunda.http import Call, Endpoint, found, json_response, listed, only
 from app.params import as_uuid
 from engine.accounts import Role
 from engine.api import IncidentView
-from engine.queries import camunda as cq
+from engine.queries.camunda import incidents as incident_reads
 
 
 def _query(
@@ -23,9 +23,9 @@ def _query(
         wanted.add(incident_id)
     if len(wanted) > 1:
         wanted = {as_uuid("")}
-    return cq.incidents(
+    return incident_reads.incidents(
         call.engine,
-        call.page(cq.INCIDENT_SORT),
+        call.page(incident_reads.INCIDENT_SORT),
         incident_id=next(iter(wanted), None),
         incident_type=call.text("incidentType"),
         message=call.text("incidentMessage"),

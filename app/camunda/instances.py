@@ -28,16 +28,18 @@ from engine.model import (
     ProcessModel,
     StandardLoop,
 )
-from engine.queries import camunda as cq
 from engine.queries import instances as queries
 from engine.queries import summaries as summary_reads
+from engine.queries.camunda import activities as activity_reads
+from engine.queries.camunda import instances as instance_reads
+from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
 from engine.states import InstanceState, TokenState
 from engine.variables import TypedValue
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
 
 
-def variable_filters(call: Call, name: str = "variables") -> list[cq.VariableFilter]:
+def variable_filters(call: Call, name: str = "variables") -> list[instance_reads.VariableFilter]:
     """Camunda's `variables=name_op_value,...` query parameter."""
     raw = call.text(name)
     if raw is None:
@@ -53,7 +55,7 @@ def variable_filters(call: Call, name: str = "variables") -> list[cq.VariableFil
     return found
 
 
-def _variable_filter(name: str, op: str, text: str) -> cq.VariableFilter:
+def _variable_filter(name: str, op: str, text: str) -> instance_reads.VariableFilter:
     values: list[Any] = [text]
     number: float | None = None
     with contextlib.suppress(ValueError):
@@ -66,15 +68,15 @@ def _variable_filter(name: str, op: str, text: str) -> cq.VariableFilter:
         values.append(text.lower() == "true")
     if text.lower() == "null":
         values.append(None)
-    return cq.VariableFilter(name, op, text, number, tuple(values))
+    return instance_reads.VariableFilter(name, op, text, number, tuple(values))
 
 
-def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
+def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceRow] | int:
     suspended = call.flag_unless("suspended", "active")
     ids = call.csv("processInstanceIds")
-    return cq.process_instances(
+    return instance_reads.process_instances(
         call.engine,
-        call.page(cq.INSTANCE_SORT),
+        call.page(instance_reads.INSTANCE_SORT),
         ids=[as_uuid(i) for i in ids] if ids is not None else None,
         business_key=call.text("businessKey"),
         business_key_like=call.text("businessKeyLike"),
@@ -84,7 +86,7 @@ def _instance_query(call: Call, *, count: bool) -> list[cq.InstanceRow] | int:
         suspended=suspended,
         with_incident=call.flag("withIncident"),
         variables=variable_filters(call),
-        family=cq.FamilyFilter(
+        family=instance_reads.FamilyFilter(
             super_instance=call.uuid("superProcessInstance"),
             sub_instance=call.uuid("subProcessInstance"),
             root_instance=call.uuid("rootProcessInstanceId"),
@@ -112,7 +114,7 @@ def count_instances(call: Call) -> Response:
         suspended = call.flag_unless("suspended", "active")
         states = [
             state
-            for state in cq.RUNNING_STATES
+            for state in RUNNING_STATES
             if suspended is None or (state == InstanceState.SUSPENDED) == suspended
         ]
         return json_response({"count": _summary_count(call, states)})
@@ -216,7 +218,7 @@ def delete_instance_variable(call: Call) -> Response:
 def activity_tree(call: Call) -> Response:
     info = _running(call)
     engine = call.engine
-    tokens = cq.live_tokens(engine, info.id)
+    tokens = activity_reads.live_tokens(engine, info.id)
     model = engine.model(info.definition_id, info.definition_key)
     incidents: dict[UUID, list[str]] = {}
     for incident in engine.incidents(instance_id=info.id):
@@ -239,7 +241,7 @@ def activity_tree(call: Call) -> Response:
         "name": model.name or model.key,
     }
     nodes: dict[UUID, Json] = {}
-    pending: list[tuple[cq.LiveToken, Json]] = []
+    pending: list[tuple[activity_reads.LiveToken, Json]] = []
     by_id = {token.id: token for token in tokens}
     # A standard loop's host stands for no activity instance: its iterations take its place.
     hidden: dict[UUID, UUID | None] = {}
@@ -284,7 +286,10 @@ def _node(model: ProcessModel, node_id: str) -> Any:
 
 
 def _activity_entry(
-    token: cq.LiveToken, model: ProcessModel, info: queries.InstanceInfo, incident_ids: list[str]
+    token: activity_reads.LiveToken,
+    model: ProcessModel,
+    info: queries.InstanceInfo,
+    incident_ids: list[str],
 ) -> Json:
     node = _node(model, token.node_id)
     common: Json = {
@@ -314,7 +319,7 @@ def _activity_entry(
 
 def historic_instance(call: Call) -> Response:
     instance_id = call.path["id"]
-    row = cq.historic_instance(call.engine, as_uuid(instance_id))
+    row = instance_reads.historic_instance(call.engine, as_uuid(instance_id))
     if row is None:
         raise invalid_request(
             f"Historic process instance with id {instance_id} does not exist", 404
@@ -322,12 +327,12 @@ def historic_instance(call: Call) -> Response:
     return json_response(dto.historic_process_instance(row))
 
 
-def _historic_query(call: Call, *, count: bool) -> list[cq.HistoricInstanceRow] | int:
+def _historic_query(call: Call, *, count: bool) -> list[instance_reads.HistoricInstanceRow] | int:
     ids = call.uuids("processInstanceIds")
     states = _historic_states(call)
-    return cq.historic_instances(
+    return instance_reads.historic_instances(
         call.engine,
-        call.page(cq.HISTORIC_INSTANCE_SORT),
+        call.page(instance_reads.HISTORIC_INSTANCE_SORT),
         instance_id=call.uuid("processInstanceId"),
         ids=ids,
         business_key=call.text("processInstanceBusinessKey"),
@@ -342,7 +347,7 @@ def _historic_query(call: Call, *, count: bool) -> list[cq.HistoricInstanceRow] 
         started_after=call.date("startedAfter"),
         finished_before=call.date("finishedBefore"),
         finished_after=call.date("finishedAfter"),
-        family=cq.FamilyFilter(
+        family=instance_reads.FamilyFilter(
             super_instance=call.uuid("superProcessInstanceId"),
             sub_instance=call.uuid("subProcessInstanceId"),
             root_instance=call.uuid("rootProcessInstanceId"),
@@ -366,7 +371,7 @@ SUMMARY_HISTORIC_FILTERS = frozenset(
         "processDefinitionKeyIn",
         "finished",
         "unfinished",
-        *cq.HISTORIC_STATE_FILTERS,
+        *instance_reads.HISTORIC_STATE_FILTERS,
     }
 )
 
@@ -389,7 +394,7 @@ def _historic_states(call: Call) -> list[str]:
     ask for together; none: any state."""
     return [
         state
-        for flag, rows in cq.HISTORIC_STATE_FILTERS.items()
+        for flag, rows in instance_reads.HISTORIC_STATE_FILTERS.items()
         if call.flag(flag)
         for state in rows
     ]
@@ -404,12 +409,12 @@ ACTIVITY_BATCH = 1000
 ModelCheck = Callable[[str, bool], bool]
 
 
-def _activity_reader(call: Call) -> tuple[cq.Page, Callable[..., Any], list[ModelCheck]]:
+def _activity_reader(call: Call) -> tuple[CamundaPage, Callable[..., Any], list[ModelCheck]]:
     """The page a historic activity query asks for, a reader of its SQL filters (a page of
     rows; their count with `count=True`; their counts per node with `per_node=True`), and the
     checks only the model can tell."""
     engine = call.engine
-    page = call.page(cq.ACTIVITY_SORT)
+    page = call.page(activity_reads.ACTIVITY_SORT)
     wanted_type = call.text("activityType")
     node_types = None
     if wanted_type is not None:
@@ -430,8 +435,8 @@ def _activity_reader(call: Call) -> tuple[cq.Page, Callable[..., Any], list[Mode
     started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
     finished_before, finished_after = call.date("finishedBefore"), call.date("finishedAfter")
 
-    def fetch(page: cq.Page, count: bool = False, per_node: bool = False) -> Any:
-        return cq.activity_instances(
+    def fetch(page: CamundaPage, count: bool = False, per_node: bool = False) -> Any:
+        return activity_reads.activity_instances(
             engine,
             page,
             count=count,
@@ -476,7 +481,7 @@ def _activity_query(call: Call) -> list[Json]:
     shown: list[Json] = []
     first = 0
     while end is None or len(shown) < end:
-        batch = fetch(cq.Page(first=first, max=ACTIVITY_BATCH, sort=page.sort))
+        batch = fetch(CamundaPage(first=first, max=ACTIVITY_BATCH, sort=page.sort))
         assert isinstance(batch, list)
         shown.extend(
             e
@@ -489,11 +494,11 @@ def _activity_query(call: Call) -> list[Json]:
     return shown[page.first : end]
 
 
-def _activities(engine: Engine, rows: list[cq.ActivityRow]) -> list[Json]:
+def _activities(engine: Engine, rows: list[activity_reads.ActivityRow]) -> list[Json]:
     """Camunda's historic activity instances of `rows`."""
     keys = {row.definition_id: row.definition_key for row in rows}
     models = {found: engine.model(found, key) for found, key in keys.items()}
-    scopes = cq.visits_of_tokens(
+    scopes = activity_reads.visits_of_tokens(
         engine, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
     )
     parent_of = _parent_finder(models, scopes)
@@ -504,13 +509,13 @@ def _activities(engine: Engine, rows: list[cq.ActivityRow]) -> list[Json]:
 
 
 def _parent_finder(
-    models: dict[str, ProcessModel], scopes: list[cq.ScopeVisit]
-) -> Callable[[cq.ActivityRow], str]:
-    by_token: dict[UUID, list[cq.ScopeVisit]] = {}
+    models: dict[str, ProcessModel], scopes: list[activity_reads.ScopeVisit]
+) -> Callable[[activity_reads.ActivityRow], str]:
+    by_token: dict[UUID, list[activity_reads.ScopeVisit]] = {}
     for visit in scopes:
         by_token.setdefault(visit.token_id, []).append(visit)
 
-    def parent(row: cq.ActivityRow) -> str:
+    def parent(row: activity_reads.ActivityRow) -> str:
         model = models.get(row.definition_id)
         if row.scope_token_id is None or model is None or not model.has_node(row.node_id):
             return str(row.instance_id)

@@ -13,7 +13,7 @@ from app.camunda.http import Call, Endpoint, found, json_response, listed, no_co
 from app.params import ParameterError, as_uuid, parse_time
 from engine.accounts import Role
 from engine.errors import Conflict, NotFound
-from engine.queries import camunda as cq
+from engine.queries.camunda import jobs as job_reads
 from engine.states import JobOutcome
 
 
@@ -35,13 +35,15 @@ def _due_dates(call: Call) -> tuple[datetime | None, datetime | None]:
     return after, before
 
 
-def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> list[cq.JobRow] | int:
+def _query(
+    call: Call, *, job_id: UUID | None = None, count: bool = False
+) -> list[job_reads.JobRow] | int:
     retries_left = call.flag_unless("withRetriesLeft", "noRetriesLeft")
     suspended = call.flag_unless("suspended", "active")
     after, before = _due_dates(call)
-    return cq.jobs(
+    return job_reads.jobs(
         call.engine,
-        call.page(cq.JOB_SORT),
+        call.page(job_reads.JOB_SORT),
         call.engine.clock(),
         job_id=job_id or call.uuid("jobId"),
         job_ids=call.uuids("jobIds"),
@@ -63,7 +65,7 @@ def _query(call: Call, *, job_id: UUID | None = None, count: bool = False) -> li
     )
 
 
-def _one(call: Call) -> cq.JobRow | None:
+def _one(call: Call) -> job_reads.JobRow | None:
     return only(call, _query, job_id=as_uuid(call.path["id"]))
 
 

@@ -15,17 +15,17 @@ from app.params import as_uuid
 from engine.accounts import Role
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.model import UserTask
-from engine.queries import camunda as cq
+from engine.queries.camunda import tasks as task_reads
 
 
 def _task_query(
     call: Call, *, task_id: UUID | None = None, count: bool = False
-) -> list[cq.TaskRow] | int:
+) -> list[task_reads.TaskRow] | int:
     suspended = call.flag_unless("suspended", "active")
     assigned = call.flag_unless("assigned", "unassigned")
-    return cq.user_tasks(
+    return task_reads.user_tasks(
         call.engine,
-        call.page(cq.TASK_SORT),
+        call.page(task_reads.TASK_SORT),
         task_id=task_id or call.uuid("taskId"),
         instance_id=call.uuid("processInstanceId"),
         instance_ids=call.uuids("processInstanceIdIn"),
@@ -52,7 +52,7 @@ def _task_query(
     )
 
 
-def _shown(call: Call, rows: list[cq.TaskRow]) -> list[Json]:
+def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
     engine = call.engine
     shown = []
     for row in rows:

@@ -23,7 +23,8 @@ from engine.commands.job_retries import SetJobRetries
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.executor import Command, Tx
 from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState
-from engine.store import cleanup, queries
+from engine.store import cleanup
+from engine.store import instance_reads as queries
 from engine.variables import TypedValue, check_name, infer, typed
 
 

@@ -182,13 +182,13 @@ class MigrateInstance:
 
 def _moves(
     run: InstanceRun, plan: MigrationPlan, models: Models, limits: TimerLimits, retries: int
-) -> store.Moves:
+) -> store.MigrationMoves:
     """What the migration writes, and in `run` the listeners that go or start (persisted with
     the command's events)."""
     source, target = models.source, models.target
     instructions = plan.mapping()
     mapping = {k: v.target[0] for k, v in instructions.items()}
-    moves = store.Moves()
+    moves = store.MigrationMoves()
     for token in run.live_tokens():
         node_id = mapping[token.node_id]
         node = target.node(node_id)

@@ -20,7 +20,7 @@ from psycopg import sql
 from engine import decision_cache
 from engine.paging import Key
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import Page
+from engine.queries.camunda.common import CamundaPage
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
 
@@ -80,7 +80,7 @@ _LATEST: LiteralString = (
 
 @query
 def decision_definitions(
-    conn: Connection, page: Page, found: DecisionDefinitionFilter, *, count: bool = False
+    conn: Connection, page: CamundaPage, found: DecisionDefinitionFilter, *, count: bool = False
 ) -> list[DecisionDefinitionRow] | int:
     """Every deployed decision definition matching Camunda's filters, each with its category."""
     where = Where()
@@ -230,7 +230,7 @@ def _evaluation_select(details: bool) -> sql.Composable:
 @query
 def evaluations(
     conn: Connection,
-    page: Page,
+    page: CamundaPage,
     found: EvaluationFilter,
     *,
     details: bool = False,
@@ -253,7 +253,9 @@ def evaluations(
 @query
 def evaluation(conn: Connection, evaluation_id: UUID) -> EvaluationRow | None:
     """One decision evaluation, with its inputs, outputs and result."""
-    rows = evaluations(conn, Page(), EvaluationFilter(evaluation_id=evaluation_id), details=True)
+    rows = evaluations(
+        conn, CamundaPage(), EvaluationFilter(evaluation_id=evaluation_id), details=True
+    )
     assert isinstance(rows, list)
     return rows[0] if rows else None
 

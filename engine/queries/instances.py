@@ -5,10 +5,10 @@ filtered instance list, plus the filter and page size of instance lists."""
 from __future__ import annotations
 
 from engine.queries import query
+from engine.store import instance_reads as store
 from engine.store import instances as list_store
-from engine.store import queries as store
+from engine.store.instance_reads import InstanceInfo, TokenRow, VariableRow, VisitRow
 from engine.store.instances import MAX_LIMIT, InstanceFilter
-from engine.store.queries import InstanceInfo, TokenRow, VariableRow, VisitRow
 
 __all__ = [
     "MAX_LIMIT",

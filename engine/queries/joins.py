@@ -9,7 +9,7 @@ from engine.model import InclusiveGateway, ProcessModel
 from engine.queries.console import JoinState
 from engine.semantics.gateways import inclusive_blockers
 from engine.states import TokenState
-from engine.store.queries import TokenRow
+from engine.store.instance_reads import TokenRow
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from engine.queries.retrying import counts as retrying_counts
 from engine.states import ListPage, TaskState
 from engine.store import instances as instance_store
 from engine.store import tasks as task_store
+from engine.store.instance_reads import InstanceInfo
 from engine.store.instances import InstanceFilter
-from engine.store.queries import InstanceInfo
 from engine.store.tasks import TaskRow
 
 __all__ = [

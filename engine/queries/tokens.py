@@ -10,8 +10,8 @@ from uuid import UUID
 from engine.errors import NotFound
 from engine.queries import Connection, query
 from engine.states import TokenMode, TokenState, TokenView, view_of
-from engine.store import queries as store
-from engine.store.queries import StepVisit
+from engine.store import instance_reads as store
+from engine.store.instance_reads import StepVisit
 
 if TYPE_CHECKING:
     from engine.definitions import DefinitionCache

@@ -17,7 +17,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import RUNNING_STATES, Page
+from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
 from engine.states import TaskState
@@ -102,7 +102,7 @@ VARIABLE_SOURCE: LiteralString = (
 @query
 def variable_instances(
     conn: Connection,
-    page: Page,
+    page: CamundaPage,
     *,
     instance_ids: Sequence[UUID] | None = None,
     execution_ids: Sequence[UUID] | None = None,

@@ -21,7 +21,7 @@ from engine.errors import BadRequest
 from engine.paging import Key, Page, keyset
 from engine.store import retrying
 from engine.store.columns import fetch_all
-from engine.store.queries import InstanceInfo
+from engine.store.instance_reads import InstanceInfo
 
 MAX_LIMIT = 500
 

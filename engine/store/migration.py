@@ -17,7 +17,7 @@ from psycopg.types.json import Jsonb
 
 
 @dataclass
-class Moves:
+class MigrationMoves:
     """What one instance's migration writes; every list holds rows that keep their ids."""
 
     tokens: list[tuple[UUID, str]] = field(default_factory=list)
@@ -49,7 +49,7 @@ def move_definition(
 
 
 def apply(
-    conn: psycopg.Connection[Any], instance_id: UUID, definition_id: str, moves: Moves
+    conn: psycopg.Connection[Any], instance_id: UUID, definition_id: str, moves: MigrationMoves
 ) -> None:
     """Move the instance's rows to their nodes of `definition_id`."""
     if moves.tokens:

@@ -8,8 +8,11 @@ import pytest
 from engine.accounts import Role, hash_password
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
-from engine.queries import accounts, camunda, console
+from engine.queries import accounts, console
 from engine.queries import instances as instance_reads
+from engine.queries.camunda import instances as camunda_instances
+from engine.queries.camunda import tasks as task_reads
+from engine.queries.camunda.common import CamundaPage
 from engine.store import accounts as account_store
 from tests.engine.processes import fan_out
 
@@ -24,15 +27,15 @@ def test_a_query_called_with_the_engine_returns_rows_built_by_name(engine: Engin
     # More calls than the pool has connections: each call gives its connection back.
     for _ in range(engine.pool.max_size + 2):
         assert console.definition_keys(engine) == ["fan"]
-    rows = camunda.user_tasks(engine, camunda.Page(sort=(("taskDefinitionKey", True),)))
+    rows = task_reads.user_tasks(engine, CamundaPage(sort=(("taskDefinitionKey", True),)))
     assert isinstance(rows, list)
     assert [(r.node_id, r.definition_key, r.instance_state) for r in rows[:3]] == [
         ("task_1", "fan", "Active")
     ] * 3
     assert {r.instance_id for r in rows} == {h.id for h in started}
-    assert camunda.user_tasks(engine, camunda.Page(), count=True) == 6
-    page = camunda.process_instances(
-        engine, camunda.Page(first=1, max=1, sort=(("businessKey", True),))
+    assert task_reads.user_tasks(engine, CamundaPage(), count=True) == 6
+    page = camunda_instances.process_instances(
+        engine, CamundaPage(first=1, max=1, sort=(("businessKey", True),))
     )
     assert isinstance(page, list)
     assert [(r.business_key, r.state) for r in page] == [("order-1", "Active")]

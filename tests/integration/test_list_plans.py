@@ -25,8 +25,12 @@ from psycopg.rows import tuple_row
 from bench.scale_fill import KIND_INSTANCE, Sizes, deploy, fill, uid
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.queries import camunda as cq
 from engine.queries import console, retrying
+from engine.queries.camunda import activities as activity_reads
+from engine.queries.camunda import external_tasks as external_task_reads
+from engine.queries.camunda import instances as instance_reads
+from engine.queries.camunda import jobs as job_reads
+from engine.queries.camunda.common import CamundaPage
 from engine.states import JobKind
 from engine.store import external_tasks as external_task_store
 from engine.store import incidents as incident_store
@@ -35,7 +39,7 @@ from engine.store import tasks as task_store
 from engine.store.instances import InstanceFilter, list_page
 
 SIZES = Sizes(instances=6000, history_per_instance=4, active=600, outbox=100)
-PAGE = cq.Page(max=50)
+PAGE = CamundaPage(max=50)
 # The cursor of a page after the first one: (time, id) of its last row.
 LATER = (datetime(2000, 1, 1, tzinfo=UTC), UUID(int=0))
 
@@ -185,34 +189,34 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
             "ix_external_task_retrying",
         ),
         "camunda: running instances": (
-            lambda conn: cq.process_instances(conn, PAGE),
+            lambda conn: instance_reads.process_instances(conn, PAGE),
             "ix_process_instance_unfinished",
         ),
         "camunda: unfinished historic instances": (
-            lambda conn: cq.historic_instances(conn, PAGE, finished=False),
+            lambda conn: instance_reads.historic_instances(conn, PAGE, finished=False),
             "ix_process_instance_unfinished",
         ),
         "camunda: historic instances of a key": (
-            lambda conn: cq.historic_instances(conn, PAGE, definition_key=RARE),
+            lambda conn: instance_reads.historic_instances(conn, PAGE, definition_key=RARE),
             "ix_process_instance_key_started",
         ),
         "camunda: historic instances of a definition": (
-            lambda conn: cq.historic_instances(conn, PAGE, definition_id=definition_id),
+            lambda conn: instance_reads.historic_instances(conn, PAGE, definition_id=definition_id),
             "ix_process_instance_definition_started",
         ),
         "camunda: activity instances": (
-            lambda conn: cq.activity_instances(conn, PAGE),
+            lambda conn: activity_reads.activity_instances(conn, PAGE),
             "pk_history",
         ),
         "camunda: activity instances of an instance": (
-            lambda conn: cq.activity_instances(conn, PAGE, instance_id=RUNNING),
+            lambda conn: activity_reads.activity_instances(conn, PAGE, instance_id=RUNNING),
             "ix_history_instance_id",
         ),
         "camunda: open external tasks": (
-            lambda conn: cq.external_tasks(conn, PAGE, NOW),
+            lambda conn: external_task_reads.external_tasks(conn, PAGE, NOW),
             "ix_external_task_open",
         ),
-        "camunda: jobs": (lambda conn: cq.jobs(conn, PAGE, NOW), "pk_job"),
+        "camunda: jobs": (lambda conn: job_reads.jobs(conn, PAGE, NOW), "pk_job"),
         "console: the types of open incidents": (console.incident_types, "ix_incident_open_type"),
         "console: open incidents": (
             lambda conn: console.open_incidents(conn, limit=50),

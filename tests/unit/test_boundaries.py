@@ -67,7 +67,7 @@ def test_the_checker_sees_every_kind_of_crossing() -> None:
 import psycopg
 import psycopg_pool.pool
 from psycopg.rows import dict_row
-from engine.store import queries
+from engine.store import instance_reads
 from engine.store.instances import InstanceFilter
 from engine import store
 import engine.store.outbox

@@ -15,7 +15,8 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda import Page, incident_filters
+from engine.queries.camunda.common import CamundaPage
+from engine.queries.camunda.incidents import incident_filters
 from engine.queries.variables import ACTIVITY_INSTANCE, EXECUTION, VARIABLE_SOURCE
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
@@ -48,7 +49,7 @@ HISTORIC_VARIABLE_SORT: dict[str, LiteralString] = {
 @query
 def historic_variables(
     conn: Connection,
-    page: Page,
+    page: CamundaPage,
     *,
     instance_id: UUID | None = None,
     instance_ids: Sequence[UUID] | None = None,
@@ -171,7 +172,7 @@ class IncidentFilter:
 
 @query
 def historic_incidents(
-    conn: Connection, page: Page, found: IncidentFilter, *, count: bool = False
+    conn: Connection, page: CamundaPage, found: IncidentFilter, *, count: bool = False
 ) -> list[HistoricIncidentRow] | int:
     """Every incident, open or ended, with Camunda's historic filters. `open`, `resolved` and
     `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""

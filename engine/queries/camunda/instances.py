@@ -1,0 +1,299 @@
+"""Camunda's process instances: the running ones (runtime) and every one, running or ended
+(history), with their variable and family filters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, LiteralString
+from uuid import UUID
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from engine.queries import Connection, fetch_all, fetch_one, query
+from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
+from engine.sql.filters import LIKE_ESCAPE, Where, like_pattern, order_by
+from engine.sql.filters import count as count_rows
+from engine.states import IncidentState, InstanceState
+from engine.store.columns import select_list
+
+
+@dataclass(frozen=True)
+class VariableFilter:
+    """`name_op_value`: op is eq, neq, gt, gteq, lt, lteq or like. `values` holds the JSON
+    values the text may stand for (the text itself, and a number or boolean it spells)."""
+
+    name: str
+    op: str
+    text: str
+    number: float | None
+    values: tuple[Any, ...]
+
+
+_COMPARISONS: dict[str, LiteralString] = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
+
+
+def _variable_clauses(
+    where: Where, alias: LiteralString, filters: Sequence[VariableFilter]
+) -> None:
+    for f in filters:
+        value = where.bind(f.name)
+        test: sql.Composable
+        match f.op:
+            case "eq" | "neq":
+                any_of = where.bind([Jsonb(v) for v in f.values])
+                test = sql.SQL("v.value = ANY({}::jsonb[])").format(any_of)
+                if f.op == "neq":
+                    test = sql.SQL("NOT ({})").format(test)
+            case "like":
+                test = sql.SQL(
+                    "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' LIKE {} " + LIKE_ESCAPE
+                ).format(where.bind(like_pattern(f.text)))
+            case _:
+                symbol = sql.SQL(_COMPARISONS[f.op])
+                if f.number is not None:
+                    test = sql.SQL(
+                        "jsonb_typeof(v.value) = 'number' AND (v.value)::numeric {} {}::numeric"
+                    ).format(symbol, where.bind(f.number))
+                else:
+                    test = sql.SQL(
+                        "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {} {}"
+                    ).format(symbol, where.bind(f.text))
+        where.compose(
+            sql.SQL(
+                "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = {}.id "
+                "AND v.scope_key = '' AND v.name = {} AND {})"
+            ).format(sql.SQL(alias), value, test)
+        )
+
+
+# An open incident of the instance `p`.
+_OPEN_INCIDENT = "SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = {}"
+
+
+@dataclass(frozen=True)
+class InstanceRow:
+    id: UUID
+    definition_id: str
+    definition_key: str
+    business_key: str | None
+    state: str
+
+
+INSTANCE_SORT: dict[str, LiteralString] = {
+    "instanceId": "p.id",
+    "definitionKey": "p.definition_key",
+    "definitionId": "p.definition_id",
+    "businessKey": "p.business_key",
+}
+
+
+_INSTANCE_COLUMNS = select_list(InstanceRow, [("p", "process_instance")])
+
+
+@query
+def process_instances(
+    conn: Connection,
+    page: CamundaPage,
+    *,
+    ids: Sequence[UUID] | None = None,
+    business_key: str | None = None,
+    business_key_like: str | None = None,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    definition_keys: Sequence[str] | None = None,
+    suspended: bool | None = None,
+    with_incident: bool | None = None,
+    variables: Sequence[VariableFilter] = (),
+    family: FamilyFilter | None = None,
+    count: bool = False,
+) -> list[InstanceRow] | int:
+    """Running instances (Camunda's runtime: ended ones are history only)."""
+    where = Where()
+    where.any_of("p.state", RUNNING_STATES)
+    # Implied by the states (an instance gets its end time as it ends): lets the partial index
+    # of unfinished instances serve the list in start order.
+    where.fixed("p.ended_at IS NULL")
+    if family is not None:
+        _family_clauses(where, family, running=True)
+    where.any_of("p.id", ids)
+    where.equals("p.business_key", business_key)
+    where.like("p.business_key", business_key_like)
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    where.any_of("p.definition_key", definition_keys or None)
+    if suspended is not None:
+        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
+    if with_incident:
+        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
+    _variable_clauses(where, "p", variables)
+    source = sql.SQL("FROM process_instance p")
+    if count:
+        return count_rows(conn, source, where)
+    statement = (
+        sql.SQL(f"SELECT {_INSTANCE_COLUMNS} ")
+        + source
+        + where.sql()
+        + order_by(page.sort, INSTANCE_SORT, "p.started_at, p.id")
+        + where.offset_limit(page.first, page.max)
+    )
+    return fetch_all(conn, InstanceRow, statement, where.params())
+
+
+@dataclass(frozen=True)
+class FamilyFilter:
+    """Camunda's filters on the calls between instances: the instances `super_instance` called
+    (superProcessInstance), the one that called `sub_instance` (subProcessInstance), the members
+    of the family whose root is `root_instance` (the root included), only instances nobody called
+    (`roots_only` True; False: only called ones), only instances that call none (`leaves_only`)."""
+
+    super_instance: UUID | None = None
+    sub_instance: UUID | None = None
+    root_instance: UUID | None = None
+    roots_only: bool | None = None
+    leaves_only: bool | None = None
+
+
+def _family_clauses(where: Where, family: FamilyFilter, *, running: bool) -> None:
+    """The family filters on `p`; `running`: a leaf calls no running instance (the runtime's
+    view), else no instance at all (the history's)."""
+    where.equals("p.super_instance_id", family.super_instance)
+    where.when(
+        family.sub_instance,
+        "p.id = (SELECT s.super_instance_id FROM process_instance s WHERE s.id = {})",
+    )
+    # The root by its primary key, its called instances by their partial index.
+    where.when(
+        family.root_instance,
+        "(p.id = {} OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = {}))",
+    )
+    if family.roots_only is not None:
+        called = "p.super_instance_id IS NOT NULL"
+        where.fixed("p.super_instance_id IS NULL" if family.roots_only else called)
+    if family.leaves_only:
+        if running:
+            where.exists(
+                "SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id "
+                "AND c.state = ANY({})",
+                list(RUNNING_STATES),
+                negated=True,
+            )
+        else:
+            where.exists(
+                "SELECT 1 FROM process_instance c WHERE c.super_instance_id = p.id", negated=True
+            )
+
+
+@dataclass(frozen=True)
+class HistoricInstanceRow:
+    id: UUID
+    definition_id: str
+    definition_key: str
+    definition_name: str | None
+    definition_version: int
+    business_key: str | None
+    state: str
+    started_at: datetime
+    ended_at: datetime | None
+    start_activity_id: str | None
+    super_instance_id: UUID | None
+    root_instance_id: UUID | None
+
+
+_HISTORIC_COLUMNS = sql.SQL(
+    "SELECT p.id, p.definition_id, p.definition_key, d.name AS definition_name, "
+    "d.version AS definition_version, p.business_key, p.state, p.started_at, p.ended_at, "
+    "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
+    " ORDER BY h.started_at, h.id LIMIT 1) AS start_activity_id, "
+    "p.super_instance_id, p.root_instance_id "
+)
+_HISTORIC_FROM = sql.SQL(
+    "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id"
+)
+
+
+@query
+def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRow | None:
+    return fetch_one(
+        conn,
+        HistoricInstanceRow,
+        _HISTORIC_COLUMNS + _HISTORIC_FROM + sql.SQL(" WHERE p.id = %s"),
+        (instance_id,),
+    )
+
+
+HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
+    "instanceId": "p.id",
+    "definitionId": "p.definition_id",
+    "definitionKey": "p.definition_key",
+    "definitionName": "d.name",
+    "definitionVersion": "d.version",
+    "businessKey": "p.business_key",
+    "startTime": "p.started_at",
+    "endTime": "p.ended_at",
+    "duration": "(p.ended_at - p.started_at)",
+}
+
+# Camunda's historic states (active, suspended, completed, externallyTerminated) by their rows'.
+HISTORIC_STATE_FILTERS: dict[str, tuple[InstanceState, ...]] = {
+    "active": (InstanceState.CREATED, InstanceState.ACTIVE, InstanceState.TERMINATING),
+    "suspended": (InstanceState.SUSPENDED,),
+    "completed": (InstanceState.COMPLETED,),
+    "externallyTerminated": (InstanceState.TERMINATED,),
+}
+
+
+@query
+def historic_instances(
+    conn: Connection,
+    page: CamundaPage,
+    *,
+    instance_id: UUID | None = None,
+    ids: Sequence[UUID] | None = None,
+    business_key: str | None = None,
+    business_key_like: str | None = None,
+    definition_id: str | None = None,
+    definition_key: str | None = None,
+    definition_keys: Sequence[str] | None = None,
+    finished: bool | None = None,
+    states: Sequence[str] | None = None,
+    with_incidents: bool | None = None,
+    started_before: datetime | None = None,
+    started_after: datetime | None = None,
+    finished_before: datetime | None = None,
+    finished_after: datetime | None = None,
+    family: FamilyFilter | None = None,
+    count: bool = False,
+) -> list[HistoricInstanceRow] | int:
+    """Every instance, running or ended (Camunda's history)."""
+    where = Where()
+    where.equals("p.id", instance_id)
+    where.any_of("p.id", ids)
+    where.equals("p.business_key", business_key)
+    where.like("p.business_key", business_key_like)
+    where.equals("p.definition_id", definition_id)
+    where.equals("p.definition_key", definition_key)
+    where.any_of("p.definition_key", definition_keys or None)
+    if finished is not None:
+        where.fixed("p.ended_at IS NOT NULL" if finished else "p.ended_at IS NULL")
+    where.any_of("p.state", states)
+    if with_incidents:
+        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
+    where.at_most("p.started_at", started_before)
+    where.at_least("p.started_at", started_after)
+    where.at_most("p.ended_at", finished_before)
+    where.at_least("p.ended_at", finished_after)
+    if family is not None:
+        _family_clauses(where, family, running=False)
+    if count:
+        return count_rows(conn, _HISTORIC_FROM, where)
+    statement = (
+        _HISTORIC_COLUMNS
+        + _HISTORIC_FROM
+        + where.sql()
+        + order_by(page.sort, HISTORIC_INSTANCE_SORT, "p.started_at, p.id")
+        + where.offset_limit(page.first, page.max)
+    )
+    return fetch_all(conn, HistoricInstanceRow, statement, where.params())
