@@ -141,7 +141,7 @@ def fetch_and_lock(
             "max_tasks": max_tasks,
             "worker": worker_id,
             "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
-            "live": runs.LIVE_STATES,
+            **runs.LOAD_STATES,
             "extra": [],
         },
         prepare=True,
