@@ -8,11 +8,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 
 from engine.sql.filters import Where
 from engine.states import IncidentState
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_one, fetch_where, where_state
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
@@ -58,22 +57,12 @@ def query(
     """Incidents matching the filters, oldest first; with `after` (created_at, id), only those
     that come after it (the next page)."""
     where = Where()
-    if state == IncidentState.OPEN:
-        where.state("i.state", IncidentState.OPEN)  # the partial indexes of open incidents
-    else:
-        where.equals("i.state", state)
+    where_state(where, "i.state", state, IncidentState.OPEN)
     where.equals("i.instance_id", instance_id)
     where.equals("p.definition_key", definition_key)
     where.equals("i.definition_id", definition_id)
     where.equals("i.type", incident_type)
     where.equals("i.node_id", node_id)
     where.keyset("(i.created_at, i.id)", after, descending=False)
-    statement = (
-        sql.SQL(
-            f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id"
-        )
-        + where.sql()
-        + sql.SQL(" ORDER BY i.created_at, i.id")
-        + where.limit(limit)
-    )
-    return fetch_all(conn, IncidentInfo, statement, where.params())
+    select = f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id"
+    return fetch_where(conn, IncidentInfo, select, where, "i.created_at, i.id", limit)

@@ -14,7 +14,6 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.errors import BadRequest
@@ -22,12 +21,12 @@ from engine.paging import Key, Page, keyset
 from engine.sql.filters import Where
 from engine.states import IncidentState
 from engine.store import retrying
-from engine.store.columns import fetch_all
+from engine.store.columns import fetch_where
 from engine.store.queries import InstanceInfo
 
 MAX_LIMIT = 500
 
-_SELECT = sql.SQL(
+_SELECT = (
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
     "p.ended_at, p.super_instance_id, p.super_token_id, p.root_instance_id "
     "FROM process_instance p"
@@ -138,10 +137,5 @@ def rows_after(
             return []
         version_id = row[0]
     found = _where(where, after, version_id)
-    query = (
-        _SELECT
-        + found.sql()
-        + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC")
-        + found.limit(limit)
-    )
-    return fetch_all(conn, InstanceInfo, query, found.params())
+    order = "p.started_at DESC, p.id DESC"
+    return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)

@@ -8,11 +8,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 
 from engine.sql.filters import Where
 from engine.states import InstanceState
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_all, fetch_one, fetch_where
 
 # The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
@@ -106,13 +105,7 @@ def query(
         # Written out, as the predicate of the partial index on due jobs.
         where.fixed("retries > 0" if with_retries_left else "NOT retries > 0")
     where.keyset("(due_at, id)", after, descending=False)
-    statement = (
-        sql.SQL(f"SELECT {_COLUMNS} FROM job")
-        + where.sql()
-        + sql.SQL(" ORDER BY due_at, id")
-        + where.limit(limit)
-    )
-    return fetch_all(conn, JobInfo, statement, where.params())
+    return fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "due_at, id", limit)
 
 
 # When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active

@@ -8,11 +8,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 
 from engine.sql.filters import Where
 from engine.states import TaskState
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_one, fetch_where, where_state
 
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
@@ -63,10 +62,7 @@ def query(
     `after` (created_at, id), only those that come after it (the batches of an export)."""
     where = Where()
     where.equals("t.instance_id", instance_id)
-    if state == TaskState.OPEN:
-        where.state("t.state", TaskState.OPEN)  # the partial indexes of open tasks
-    else:
-        where.equals("t.state", state)
+    where_state(where, "t.state", state, TaskState.OPEN)
     where.equals("p.definition_key", definition_key)
     where.equals("t.assignee", assignee)
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
@@ -74,10 +70,6 @@ def query(
     if unassigned:
         where.fixed("t.assignee IS NULL")
     where.keyset("(t.created_at, t.id)", after, descending=False)
-    statement = (
-        sql.SQL(f"SELECT {_COLUMNS} FROM {_FROM}")
-        + where.sql()
-        + sql.SQL(" ORDER BY t.created_at, t.id")
-        + where.limit(limit)
+    return fetch_where(
+        conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.created_at, t.id", limit
     )
-    return fetch_all(conn, TaskRow, statement, where.params())
