@@ -11,6 +11,7 @@ from engine.errors import BadRequest, NotFound
 from engine.executor import Result, Tx
 from engine.json_input import text_problem
 from engine.states import AuditEntity, AuditOperation
+from engine.store import audit as store
 
 MAX_ANNOTATION = 4000
 
@@ -39,27 +40,20 @@ class AnnotateEntry:
                 f"an annotation is at most {MAX_ANNOTATION} printable characters",
                 field="annotation",
             )
-        row = tx.conn.execute(
-            "SELECT annotation, entity, entity_id, instance_id, definition_id, definition_key "
-            "FROM audit_entry WHERE id = %s FOR UPDATE",
-            (self.entry_id,),
-        ).fetchone()
-        if row is None:
+        entry = store.lock_entry(tx.conn, self.entry_id)
+        if entry is None:
             raise NotFound(f"audit entry {self.entry_id} does not exist")
-        before, entity, entity_id, instance_id, definition_id, definition_key = row
-        tx.conn.execute(
-            "UPDATE audit_entry SET annotation = %s WHERE id = %s", (text, self.entry_id)
-        )
+        store.set_annotation(tx.conn, self.entry_id, text)
         audit.record(
             tx,
             AuditOperation.SET_ANNOTATION,
-            AuditEntity(entity),
-            entity_id=entity_id,
-            instance_id=instance_id,
-            definition_id=definition_id,
-            definition_key=definition_key,
+            AuditEntity(entry.entity),
+            entity_id=entry.entity_id,
+            instance_id=entry.instance_id,
+            definition_id=entry.definition_id,
+            definition_key=entry.definition_key,
             property="annotation",
-            before=before,
+            before=entry.annotation,
             after=text,
             details={"entry": str(self.entry_id)},
         )

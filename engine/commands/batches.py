@@ -30,6 +30,7 @@ from engine.outage import is_database_outage
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditChannel, AuditEntity, AuditOperation, BatchState
 from engine.store import batches as store
+from engine.store import savepoints
 
 __all__ = [
     "CHUNK_SIZE",
@@ -126,6 +127,10 @@ class ChunkResult(Result):
     more: bool
 
 
+# The savepoint each item runs under.
+_ITEM = "batch_item"
+
+
 def _error_of(exc: Exception) -> str:
     message = exc.message if isinstance(exc, InterlockError) else f"{type(exc).__name__}: {exc}"
     return message[:_MAX_ERROR]
@@ -135,7 +140,7 @@ def _run_item(tx: Tx, operation: batch.BatchOperation, item_id: str, payload: An
     """Run one item under a savepoint; None when it is done, else its error (its changes rolled
     back). A failure of the database itself, or a lost race, fails the whole chunk instead."""
     conn = tx.conn
-    conn.execute("SAVEPOINT batch_item")
+    savepoints.begin(conn, _ITEM)
     try:
         # The inner pipeline ends in a sync: the item's writes have run when it exits.
         with conn.pipeline():
@@ -143,9 +148,9 @@ def _run_item(tx: Tx, operation: batch.BatchOperation, item_id: str, payload: An
     except Exception as exc:
         if is_database_outage(exc) or isinstance(exc, RETRYABLE):
             raise
-        conn.execute("ROLLBACK TO SAVEPOINT batch_item")
+        savepoints.roll_back(conn, _ITEM)
         return _error_of(exc)
-    conn.execute("RELEASE SAVEPOINT batch_item")
+    savepoints.release(conn, _ITEM)
     return None
 
 

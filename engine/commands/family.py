@@ -36,6 +36,7 @@ from engine.semantics.calls import called_outputs
 from engine.states import InstanceState, SubscriptionKind, TokenState
 from engine.store import definitions, start_triggers, subscriptions
 from engine.store.persist import save_runs
+from engine.store.runs import called_instance
 from engine.variables import TypedValue, infer
 
 # How many instances one command may start through call activities and signals: a process that
@@ -198,14 +199,10 @@ class Family:
             if other.instance.super_token_id == token_id and not other.instance.state.is_final
         ]
         if not called:
-            row = self.tx.conn.execute(
-                "SELECT id FROM process_instance WHERE super_instance_id = %s "
-                "AND super_token_id = %s AND state <> ALL(%s)",
-                (run.instance.id, token_id, FINAL_STATES),
-            ).fetchone()
-            if row is None:
+            called_id = called_instance(self.tx.conn, run.instance.id, token_id)
+            if called_id is None:
                 return
-            called = [self.run_of(row[0])]
+            called = [self.run_of(called_id)]
         for other in called:
             self._terminate(other)
 
@@ -294,9 +291,6 @@ def settle_and_save(tx: Tx, family: Family) -> None:
     runs = family.settle()
     if runs:
         tx.announcements |= save_runs(tx.conn, runs)
-
-
-FINAL_STATES = [state.value for state in InstanceState if state.is_final]
 
 
 def start_run(

@@ -21,6 +21,7 @@ from engine.runtime import InstanceRun
 from engine.semantics import modification
 from engine.semantics.modification import Instruction, Modification, positions
 from engine.states import AuditEntity, AuditOperation
+from engine.store import savepoints
 
 PREVIEW_SAVEPOINT = "modification_preview"
 
@@ -124,7 +125,7 @@ class PreviewModification(_Modification):
     name: ClassVar[str] = "PreviewModification"
 
     def execute(self, tx: Tx) -> ModificationResult:
-        tx.conn.execute(f"SAVEPOINT {PREVIEW_SAVEPOINT}")
+        savepoints.begin(tx.conn, PREVIEW_SAVEPOINT)
         _, result = self._apply(tx)
-        tx.conn.execute(f"ROLLBACK TO SAVEPOINT {PREVIEW_SAVEPOINT}")
+        savepoints.roll_back(tx.conn, PREVIEW_SAVEPOINT)
         return result

@@ -15,7 +15,12 @@ from psycopg import sql
 
 from engine.queries import Connection, query
 from engine.sql.filters import Where
-from engine.store.summaries import RECOUNT_BUCKETS, RECOUNT_INSTANCES, RECOUNT_NODES
+from engine.store.summaries import (
+    RECOUNT_BUCKETS,
+    RECOUNT_INSTANCES,
+    RECOUNT_NODES,
+    RECOUNT_PARAMS,
+)
 
 # The five-minute bucket of a timestamp, as the triggers compute it.
 BUCKET_SECONDS = 300
@@ -93,7 +98,7 @@ class Summaries:
 
 
 def _summaries(conn: Connection, instances: str, nodes: str, buckets: str) -> Summaries:
-    params = {"definitions": None, "since": None}
+    params = {"definitions": None, "since": None, **RECOUNT_PARAMS}
     return Summaries(
         instances={(d, s): int(n) for d, s, n in conn.execute(instances, params).fetchall() if n},
         nodes={

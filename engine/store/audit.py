@@ -1,8 +1,9 @@
 """Writes of the audit log (engine/audit.py): one `audit_entry` row, in the command's
-transaction."""
+transaction; an entry's annotation (engine/commands/audit.py)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 from uuid import UUID
@@ -13,6 +14,7 @@ from psycopg.types.json import Jsonb
 from engine.actors import Actor
 from engine.ids import new_id
 from engine.states import AuditEntity, AuditOperation
+from engine.store.columns import fetch_one
 
 
 def insert_entry(
@@ -59,3 +61,31 @@ def insert_entry(
         ),
     )
     return entry_id
+
+
+@dataclass(frozen=True)
+class AnnotatedEntry:
+    """What an annotation of an entry records of it: the annotation it had, and what it was
+    about."""
+
+    annotation: str | None
+    entity: str
+    entity_id: str | None
+    instance_id: UUID | None
+    definition_id: str | None
+    definition_key: str | None
+
+
+def lock_entry(conn: psycopg.Connection[Any], entry_id: UUID) -> AnnotatedEntry | None:
+    """The entry `entry_id`, locked until the transaction ends; None when there is none."""
+    return fetch_one(
+        conn,
+        AnnotatedEntry,
+        "SELECT annotation, entity, entity_id, instance_id, definition_id, definition_key "
+        "FROM audit_entry WHERE id = %s FOR UPDATE",
+        (entry_id,),
+    )
+
+
+def set_annotation(conn: psycopg.Connection[Any], entry_id: UUID, annotation: str | None) -> None:
+    conn.execute("UPDATE audit_entry SET annotation = %s WHERE id = %s", (annotation, entry_id))

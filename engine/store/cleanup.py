@@ -324,8 +324,16 @@ def record_batch(
     conn.execute(
         "UPDATE history_cleanup_run SET batches = batches + 1, instances = instances + %s, "
         "idempotency = idempotency + %s, outbox = outbox + %s, updated_at = %s, state = %s, "
-        "finished_at = CASE WHEN %s = 'Running' THEN NULL ELSE %s END WHERE id = %s",
-        (instances, idempotency, outbox, now, state, state, now, run_id),
+        "finished_at = %s WHERE id = %s",
+        (
+            instances,
+            idempotency,
+            outbox,
+            now,
+            state,
+            None if state is CleanupState.RUNNING else now,
+            run_id,
+        ),
     )
 
 

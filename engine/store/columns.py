@@ -12,16 +12,19 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from enum import StrEnum
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
 import sqlalchemy as sa
+from psycopg import sql
 from psycopg.abc import Params, QueryNoTemplate
 from psycopg.rows import class_row, dict_row
 from sqlalchemy.dialects.postgresql import JSONB
 
 from engine import schema
+from engine.sql.filters import Where
 
 TABLES: Mapping[str, sa.Table] = schema.metadata.tables
 
@@ -158,6 +161,31 @@ def fetch_all(
 ) -> list[T]:
     """The rows of `query` as `cls`es, built by name (see `fetch_one`)."""
     return conn.cursor(row_factory=class_row(cls)).execute(query, params).fetchall()
+
+
+def fetch_where(
+    conn: psycopg.Connection[Any],
+    cls: type[T],
+    select: str,
+    where: Where,
+    order: str,
+    limit: int,
+) -> list[T]:
+    """The rows of `select` (`SELECT ... FROM ...`) that `where` keeps, ordered by `order`, at
+    most `limit`, as `cls`es (see `fetch_one`)."""
+    statement = sql.SQL(select) + where.sql() + sql.SQL(" ORDER BY " + order) + where.limit(limit)
+    return fetch_all(conn, cls, statement, where.params())
+
+
+def where_state(
+    where: Where, column: LiteralString, state: str | None, open_state: StrEnum
+) -> None:
+    """`column = state` unless `state` is None; `open_state` written as a literal, as the
+    partial indexes of open rows name it (see engine/sql/filters.py)."""
+    if state == open_state:
+        where.state(column, open_state)
+    else:
+        where.equals(column, state)
 
 
 def fetch_dicts(

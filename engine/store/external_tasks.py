@@ -9,14 +9,13 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 
 from engine import metrics
 from engine.runtime import InstanceRun
 from engine.sql.filters import Where, state_literal
 from engine.states import InstanceState, TaskState
 from engine.store import runs
-from engine.store.columns import fetch_all, fetch_one, select_list
+from engine.store.columns import fetch_one, fetch_where, select_list
 
 
 @dataclass(frozen=True)
@@ -141,7 +140,7 @@ def fetch_and_lock(
             "max_tasks": max_tasks,
             "worker": worker_id,
             "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
-            "live": runs.LIVE_STATES,
+            **runs.LOAD_STATES,
             "extra": [],
         },
         prepare=True,
@@ -196,13 +195,8 @@ def query(
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     where.keyset("(e.created_at, e.id)", after, descending=False)
-    statement = (
-        sql.SQL(f"SELECT {_COLUMNS} FROM {_FROM}")
-        + where.sql()
-        + sql.SQL(" ORDER BY e.created_at, e.id")
-        + where.limit(limit)
-    )
-    return fetch_all(conn, ExternalTaskInfo, statement, where.params())
+    select = f"SELECT {_COLUMNS} FROM {_FROM}"
+    return fetch_where(conn, ExternalTaskInfo, select, where, "e.created_at, e.id", limit)
 
 
 def state_of(conn: psycopg.Connection[Any], task_id: UUID) -> str | None:

@@ -9,8 +9,9 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql.filters import Where
 from engine.states import IncidentState
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_one, fetch_where, where_state
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
@@ -55,29 +56,13 @@ def query(
 ) -> list[IncidentInfo]:
     """Incidents matching the filters, oldest first; with `after` (created_at, id), only those
     that come after it (the next page)."""
-    after_at, after_id = after or (None, None)
-    return fetch_all(
-        conn,
-        IncidentInfo,
-        f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id "
-        "WHERE (%(state)s::text IS NULL OR i.state = %(state)s) "
-        "AND (%(instance)s::uuid IS NULL OR i.instance_id = %(instance)s) "
-        "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "
-        "AND (%(definition)s::text IS NULL OR i.definition_id = %(definition)s) "
-        "AND (%(type)s::text IS NULL OR i.type = %(type)s) "
-        "AND (%(node)s::text IS NULL OR i.node_id = %(node)s) "
-        "AND (%(after_at)s::timestamptz IS NULL "
-        "  OR (i.created_at, i.id) > (%(after_at)s, %(after_id)s::uuid)) "
-        "ORDER BY i.created_at, i.id LIMIT %(limit)s",
-        {
-            "state": state,
-            "instance": instance_id,
-            "key": definition_key,
-            "definition": definition_id,
-            "type": incident_type,
-            "node": node_id,
-            "limit": limit,
-            "after_at": after_at,
-            "after_id": after_id,
-        },
-    )
+    where = Where()
+    where_state(where, "i.state", state, IncidentState.OPEN)
+    where.equals("i.instance_id", instance_id)
+    where.equals("p.definition_key", definition_key)
+    where.equals("i.definition_id", definition_id)
+    where.equals("i.type", incident_type)
+    where.equals("i.node_id", node_id)
+    where.keyset("(i.created_at, i.id)", after, descending=False)
+    select = f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id"
+    return fetch_where(conn, IncidentInfo, select, where, "i.created_at, i.id", limit)

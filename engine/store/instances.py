@@ -10,22 +10,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Any
 from uuid import UUID
 
 import psycopg
-from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.errors import BadRequest
 from engine.paging import Key, Page, keyset
+from engine.sql.filters import Where
+from engine.states import IncidentState
 from engine.store import retrying
-from engine.store.columns import fetch_all
+from engine.store.columns import fetch_where
 from engine.store.instance_reads import InstanceInfo
 
 MAX_LIMIT = 500
 
-_SELECT = sql.SQL(
+_SELECT = (
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
     "p.ended_at, p.super_instance_id, p.super_token_id, p.root_instance_id "
     "FROM process_instance p"
@@ -57,37 +58,29 @@ class InstanceFilter:
             raise BadRequest("filtering by version needs a definition key", field="version")
 
 
-def _conditions(
-    where: InstanceFilter, after: Key | None, version_id: str | None
-) -> tuple[list[sql.Composable], dict[str, Any]]:
+def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> Where:
     """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
     the planner sees the value (and how many instances have it) when it picks an index."""
-    parts: list[sql.Composable] = []
-    params: dict[str, Any] = {}
-
-    def add(fragment: LiteralString, **values: Any) -> None:
-        parts.append(sql.SQL(fragment))
-        params.update(values)
-
+    found = Where()
     if version_id is not None:
-        add("p.definition_id = %(version_id)s", version_id=version_id)
-    elif where.definition_key is not None:
-        add("p.definition_key = %(key)s", key=where.definition_key)
-    if where.definition_id is not None:
-        add("p.definition_id = %(definition_id)s", definition_id=where.definition_id)
-    if where.state is not None:
-        add("p.state = %(state)s", state=where.state)
-    if where.business_key is not None:
-        add("p.business_key = %(business_key)s", business_key=where.business_key)
+        found.equals("p.definition_id", version_id)
+    else:
+        found.equals("p.definition_key", where.definition_key)
+    found.equals("p.definition_id", where.definition_id)
+    found.equals("p.state", where.state)
+    found.equals("p.business_key", where.business_key)
     if where.has_incident is not None:
-        exists = "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = 'Open')"
-        add(exists if where.has_incident else f"NOT {exists}")
+        found.exists(
+            "SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = {}",
+            IncidentState.OPEN,
+            negated=not where.has_incident,
+        )
     if where.retrying is not None:
         # Retrying ones: the few failed rows' instance ids, deduplicated, then each instance by
         # its key, and the page sorted from those (whatever the planner reckons of the failed
         # rows, it expects a few distinct instances of them); the others: each row of the list's
         # order probes the two small indexes.
-        add(
+        found.fixed(
             "p.id IN (" + retrying.RETRYING_IDS + ")"
             if where.retrying
             else "NOT EXISTS (SELECT 1 FROM job j WHERE j.instance_id = p.id AND "
@@ -96,32 +89,20 @@ def _conditions(
             + retrying.TASK_RETRYING
             + ")"
         )
-    if where.root_only is not None:
-        # Roots: served by the partial index on (started_at, id) of instances nobody called.
-        add("p.super_instance_id IS NULL" if where.root_only else "p.super_instance_id IS NOT NULL")
-    if where.super_instance_id is not None:
-        add("p.super_instance_id = %(caller)s", caller=where.super_instance_id)
-    if where.started_after is not None:
-        add("p.started_at >= %(started_after)s", started_after=where.started_after)
-    if where.started_before is not None:
-        add("p.started_at < %(started_before)s", started_before=where.started_before)
-    for n, (name, value) in enumerate(where.variables):
-        parts.append(
-            sql.SQL(
-                "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
-                "AND v.scope_key = '' AND v.name = {name} AND v.value = {value})"
-            ).format(name=sql.Placeholder(f"var_name_{n}"), value=sql.Placeholder(f"var_value_{n}"))
+    # Roots: served by the partial index on (started_at, id) of instances nobody called.
+    found.is_null("p.super_instance_id", where.root_only)
+    found.equals("p.super_instance_id", where.super_instance_id)
+    found.at_least("p.started_at", where.started_after)
+    found.below("p.started_at", where.started_before)
+    for name, value in where.variables:
+        found.exists(
+            "SELECT 1 FROM variable v WHERE v.instance_id = p.id "
+            "AND v.scope_key = '' AND v.name = {} AND v.value = {}",
+            name,
+            Jsonb(value),
         )
-        params[f"var_name_{n}"] = name
-        params[f"var_value_{n}"] = Jsonb(value)
-    if after is not None:
-        after_at, after_id = after
-        add(
-            "(p.started_at, p.id) < (%(after_at)s, %(after_id)s)",
-            after_at=after_at,
-            after_id=after_id,
-        )
-    return parts, params
+    found.keyset("(p.started_at, p.id)", after, descending=True)
+    return found
 
 
 def list_page(
@@ -155,10 +136,6 @@ def rows_after(
         if row is None:
             return []
         version_id = row[0]
-    parts, params = _conditions(where, after, version_id)
-    query: sql.Composable = _SELECT
-    if parts:
-        query = query + sql.SQL(" WHERE ") + sql.SQL(" AND ").join(parts)
-    query = query + sql.SQL(" ORDER BY p.started_at DESC, p.id DESC LIMIT %(limit)s")
-    params["limit"] = limit
-    return fetch_all(conn, InstanceInfo, query, params)
+    found = _where(where, after, version_id)
+    order = "p.started_at DESC, p.id DESC"
+    return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)

@@ -9,7 +9,9 @@ from uuid import UUID
 
 import psycopg
 
-from engine.store.columns import fetch_all, fetch_one
+from engine.sql.filters import Where
+from engine.states import InstanceState
+from engine.store.columns import fetch_all, fetch_one, fetch_where
 
 # The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
@@ -22,7 +24,7 @@ WHERE id IN (
     WHERE j.due_at <= %(now)s AND j.retries > 0
       AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
       AND (j.instance_id IS NULL
-           OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = 'Active')
+           OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s)
     ORDER BY j.due_at
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
@@ -72,7 +74,13 @@ def acquire(
         conn,
         AcquiredJob,
         ACQUIRE,
-        {"owner": owner, "now": now, "lock_until": now + lock_for, "limit": limit},
+        {
+            "owner": owner,
+            "now": now,
+            "lock_until": now + lock_for,
+            "limit": limit,
+            "active": InstanceState.ACTIVE,
+        },
     )
 
 
@@ -91,24 +99,13 @@ def query(
 ) -> list[JobInfo]:
     """Jobs matching the filters, earliest due first; with `after` (due_at, id), only those that
     come after it (the next page)."""
-    after_at, after_id = after or (None, None)
-    return fetch_all(
-        conn,
-        JobInfo,
-        f"SELECT {_COLUMNS} FROM job "
-        "WHERE (%(instance)s::uuid IS NULL OR instance_id = %(instance)s) "
-        "AND (%(retries)s::boolean IS NULL OR (retries > 0) = %(retries)s) "
-        "AND (%(after_at)s::timestamptz IS NULL "
-        "  OR (due_at, id) > (%(after_at)s, %(after_id)s::uuid)) "
-        "ORDER BY due_at, id LIMIT %(limit)s",
-        {
-            "instance": instance_id,
-            "retries": with_retries_left,
-            "limit": limit,
-            "after_at": after_at,
-            "after_id": after_id,
-        },
-    )
+    where = Where()
+    where.equals("instance_id", instance_id)
+    if with_retries_left is not None:
+        # Written out, as the predicate of the partial index on due jobs.
+        where.fixed("retries > 0" if with_retries_left else "NOT retries > 0")
+    where.keyset("(due_at, id)", after, descending=False)
+    return fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "due_at, id", limit)
 
 
 # When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active
@@ -120,7 +117,7 @@ SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
 FROM job j
 WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
   AND (j.instance_id IS NULL
-       OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = 'Active')
+       OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s)
 """
 
 
@@ -131,7 +128,9 @@ def next_acquirable(
     first = conn.execute("SELECT min(due_at) FROM job WHERE retries > 0").fetchone()
     if first is None or first[0] is None or (first[0] - now).total_seconds() >= horizon:
         return None  # the common idle case, answered from the index alone
-    row = conn.execute(NEXT_ACQUIRABLE, {"now": now, "horizon": horizon}).fetchone()
+    row = conn.execute(
+        NEXT_ACQUIRABLE, {"now": now, "horizon": horizon, "active": InstanceState.ACTIVE}
+    ).fetchone()
     found: datetime | None = row[0] if row else None
     return found
 

@@ -22,13 +22,17 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql.filters import state_literal
+from engine.states import TaskState
 from engine.store.columns import fetch_all
 
 # A job that failed and has retries left (alias j), as `ix_job_retrying`'s predicate.
 JOB_RETRYING = "j.error_message IS NOT NULL AND j.retries > 0"
 # An open external task that a worker failed, with retries left (alias e), as
 # `ix_external_task_retrying`'s predicate.
-TASK_RETRYING = "e.state = 'Open' AND e.retries > 0 AND e.error_message IS NOT NULL"
+TASK_RETRYING = (
+    f"e.state = {state_literal(TaskState.OPEN)} AND e.retries > 0 AND e.error_message IS NOT NULL"
+)
 
 # The ids of the instances retrying now, once per failed job or task; null for a timer start
 # event's job, which belongs to no instance (`IN` and `count(DISTINCT ...)` pass nulls over).

@@ -27,11 +27,18 @@ from engine.runtime import (
     Token,
     UserTaskRow,
 )
-from engine.states import InstanceState, TokenState
+from engine.states import IncidentState, InstanceState, TaskState, TokenState
 from engine.store import columns
 from engine.variables import from_row
 
 LIVE_STATES = [s.value for s in TokenState if not s.is_final]
+# The states a load names, the parameters of every statement that loads instances: %(live)s
+# tokens, %(open_task)s tasks and %(open_incident)s incidents.
+LOAD_STATES: dict[str, Any] = {
+    "live": LIVE_STATES,
+    "open_task": TaskState.OPEN.value,
+    "open_incident": IncidentState.OPEN.value,
+}
 
 # Where the instance to load is: given by id, or as the owner of an external or a user task.
 BY_ID = "%(key)s::uuid"
@@ -41,11 +48,11 @@ BY_USER_TASK = "(SELECT instance_id FROM user_task WHERE id = %(key)s)"
 # The open work an instance command may have to retire or act on, loaded with the instance:
 # (runtime row, the run's map of it, table, condition). A row loads the columns its class holds.
 _WORK: tuple[tuple[type[Any], str, str, str], ...] = (
-    (UserTaskRow, "tasks", "user_task", "AND state = 'Open'"),
-    (ExternalTaskRow, "external_tasks", "external_task", "AND state = 'Open'"),
+    (UserTaskRow, "tasks", "user_task", "AND state = %(open_task)s"),
+    (ExternalTaskRow, "external_tasks", "external_task", "AND state = %(open_task)s"),
     (JobRow, "jobs", "job", ""),
     (Subscription, "subscriptions", "event_subscription", ""),
-    (IncidentRow, "incidents", "incident", "AND state = 'Open'"),
+    (IncidentRow, "incidents", "incident", "AND state = %(open_incident)s"),
 )
 
 
@@ -70,8 +77,8 @@ class Loader:
     tables: a column the table and the runtime row share loads without another edit.
 
     Everything of an instance but its row comes in the order `run` reads it: live tokens (and
-    %(extra)s, token ids to load even when final; %(live)s is LIVE_STATES), joins, variables of
-    every scope, then the open work of `_WORK`."""
+    %(extra)s, token ids to load even when final), joins, variables of every scope, then the
+    open work of `_WORK`; the states they name are the parameters LOAD_STATES."""
 
     def __init__(
         self, tables: Mapping[str, sa.Table] = columns.TABLES, token_class: type[Token] = Token
@@ -223,7 +230,7 @@ def load_run(
 
     Without `lock` (an optimistic command, see engine/executor.py) the instance and everything
     else load in one statement, which sees one committed state of the instance."""
-    key = {"key": instance_id, "live": LIVE_STATES, "extra": extra_token_ids or []}
+    key = {"key": instance_id, **LOAD_STATES, "extra": extra_token_ids or []}
     if not lock:
         found = conn.execute(
             loader.load_unlocked.format(where=locate), key, prepare=True
@@ -251,7 +258,7 @@ def load_runs(
 ) -> dict[UUID, InstanceRun]:
     """`load_run` for several instances at once, locked in id order (so two such loads cannot
     deadlock); instances that do not exist are left out."""
-    key = {"keys": sorted(instance_ids), "live": LIVE_STATES, "extra": []}
+    key = {"keys": sorted(instance_ids), **LOAD_STATES, "extra": []}
     instance_cur = conn.execute(_LOCK_MANY, key, prepare=True)
     rows_cur = conn.execute(_LOAD_MANY, key, prepare=True)
     instances = {row[0]: row for row in instance_cur.fetchall()}
@@ -266,9 +273,9 @@ def claim_token(conn: psycopg.Connection[Any], token: Token, now: datetime) -> N
     """The compare-and-swap claim: Ready -> Executing only if nobody moved the token since it
     was read. Exactly one of any number of racing claimers wins."""
     cur = conn.execute(
-        "UPDATE token SET state = 'Executing', version = version + 1, updated_at = %s "
-        "WHERE id = %s AND state = 'Ready' AND version = %s RETURNING id",
-        (now, token.id, token.version),
+        "UPDATE token SET state = %s, version = version + 1, updated_at = %s "
+        "WHERE id = %s AND state = %s AND version = %s RETURNING id",
+        (TokenState.EXECUTING, now, token.id, TokenState.READY, token.version),
     )
     if cur.fetchone() is None:
         raise InvariantViolation(
@@ -281,4 +288,16 @@ def claim_token(conn: psycopg.Connection[Any], token: Token, now: datetime) -> N
 
 def instance_of_token(conn: psycopg.Connection[Any], token_id: UUID) -> UUID | None:
     row = conn.execute("SELECT instance_id FROM token WHERE id = %s", (token_id,)).fetchone()
+    return row[0] if row else None
+
+
+def called_instance(
+    conn: psycopg.Connection[Any], instance_id: UUID, token_id: UUID
+) -> UUID | None:
+    """The instance the token `token_id` of `instance_id` called that has not ended, if any."""
+    row = conn.execute(
+        "SELECT id FROM process_instance WHERE super_instance_id = %s "
+        "AND super_token_id = %s AND state <> ALL(%s)",
+        (instance_id, token_id, [state.value for state in InstanceState if state.is_final]),
+    ).fetchone()
     return row[0] if row else None

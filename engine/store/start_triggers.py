@@ -33,7 +33,8 @@ def replace(
     """The new version of `model.key` takes over the start triggers of the previous ones."""
     older = "SELECT id FROM process_definition WHERE key = %s"
     conn.execute(
-        f"DELETE FROM job WHERE kind = 'timer-start' AND definition_id IN ({older})", (model.key,)
+        f"DELETE FROM job WHERE kind = %s AND definition_id IN ({older})",
+        (JobKind.TIMER_START, model.key),
     )
     conn.execute(
         f"DELETE FROM event_subscription WHERE instance_id IS NULL AND definition_id IN ({older})",

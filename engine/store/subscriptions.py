@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.states import InstanceState
 from engine.variables import infer
 
 
@@ -31,7 +32,7 @@ def waiting_instances(
     rows = conn.execute(
         "SELECT s.id, s.instance_id FROM event_subscription s "
         "JOIN process_instance p ON p.id = s.instance_id "
-        "WHERE s.kind = %(kind)s AND s.name = %(name)s AND p.state = 'Active' "
+        "WHERE s.kind = %(kind)s AND s.name = %(name)s AND p.state = %(active)s "
         "AND (%(bk)s::text IS NULL OR p.business_key = %(bk)s) "
         "AND (%(instance)s::uuid IS NULL OR p.id = %(instance)s) "
         "AND NOT EXISTS ("
@@ -39,6 +40,13 @@ def waiting_instances(
         "  WHERE NOT EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
         "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value)) "
         "ORDER BY p.root_instance_id, s.instance_id, s.created_at, s.id",
-        {"kind": kind, "name": name, "bk": business_key, "instance": instance_id, "keys": keys},
+        {
+            "kind": kind,
+            "name": name,
+            "active": InstanceState.ACTIVE,
+            "bk": business_key,
+            "instance": instance_id,
+            "keys": keys,
+        },
     ).fetchall()
     return [(row[0], row[1]) for row in rows]

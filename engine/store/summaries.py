@@ -8,6 +8,8 @@ from typing import Any
 
 import psycopg
 
+from engine.states import IncidentState, InstanceState, TokenState
+
 Connection = psycopg.Connection[Any]
 
 
@@ -15,7 +17,13 @@ def bucket_of(column: str) -> str:
     return f"date_bin('5 minutes', {column}, TIMESTAMPTZ '2000-01-01 00:00:00+00')"
 
 
-LIVE_TOKEN = "NOT IN ('Completed', 'Terminated')"
+# The values of the states the recounts name (the `RECOUNT_*` statements' parameters).
+RECOUNT_PARAMS: dict[str, Any] = {
+    # A live token: not Completed or Terminated.
+    "final_tokens": [state.value for state in TokenState if state.is_final],
+    "open_incident": IncidentState.OPEN.value,
+    "completed": InstanceState.COMPLETED.value,
+}
 
 # Only one fold at a time (pg_try_advisory_xact_lock): a second folder finds the lock taken and
 # leaves the deltas to the first. The rebuild takes it too.
@@ -28,17 +36,17 @@ RECOUNT_INSTANCES = (
     "GROUP BY definition_id, state"
 )
 
-RECOUNT_NODES = f"""
+RECOUNT_NODES = """
 SELECT definition_id, node_id, sum(a) AS active_tokens, sum(o) AS open_incidents,
     sum(v) AS visits, sum(cv) AS completed_visits, sum(s) AS total_seconds
 FROM (
     SELECT p.definition_id, t.node_id, count(*) AS a, 0 AS o, 0 AS v, 0 AS cv, 0::numeric AS s
     FROM token t JOIN process_instance p ON p.id = t.instance_id
-    WHERE t.state {LIVE_TOKEN} GROUP BY 1, 2
+    WHERE t.state <> ALL(%(final_tokens)s) GROUP BY 1, 2
     UNION ALL
     SELECT p.definition_id, i.node_id, 0, count(*), 0, 0, 0
     FROM incident i JOIN process_instance p ON p.id = i.instance_id
-    WHERE i.state = 'Open' GROUP BY 1, 2
+    WHERE i.state = %(open_incident)s GROUP BY 1, 2
     UNION ALL
     SELECT p.definition_id, h.node_id, 0, 0, count(*), count(h.ended_at),
         coalesce(sum(extract(epoch FROM h.ended_at - h.started_at)), 0)
@@ -55,7 +63,7 @@ FROM (
     FROM process_instance GROUP BY 1, 2
     UNION ALL
     SELECT {bucket_of("ended_at")}, definition_id, 0, count(*), 0 FROM process_instance
-    WHERE state = 'Completed' AND ended_at IS NOT NULL GROUP BY 1, 2
+    WHERE state = %(completed)s AND ended_at IS NOT NULL GROUP BY 1, 2
     UNION ALL
     SELECT {bucket_of("i.created_at")}, p.definition_id, 0, 0, count(*)
     FROM incident i JOIN process_instance p ON p.id = i.instance_id GROUP BY 1, 2
@@ -160,11 +168,13 @@ def rebuild(conn: Connection) -> tuple[int, int, int]:
     )
     conn.execute(
         "INSERT INTO node_summary (definition_id, node_id, active_tokens, open_incidents, "
-        f"visits, completed_visits, total_seconds) {RECOUNT_NODES}"
+        f"visits, completed_visits, total_seconds) {RECOUNT_NODES}",
+        RECOUNT_PARAMS,
     )
     conn.execute(
         "INSERT INTO activity_bucket (bucket, definition_id, started, completed, incidents) "
-        f"{RECOUNT_BUCKETS}"
+        f"{RECOUNT_BUCKETS}",
+        RECOUNT_PARAMS,
     )
     counts = conn.execute(
         "SELECT (SELECT count(*) FROM instance_summary), (SELECT count(*) FROM node_summary), "

@@ -9,8 +9,9 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql.filters import Where
 from engine.states import TaskState
-from engine.store.columns import fetch_all, fetch_one
+from engine.store.columns import fetch_one, fetch_where, where_state
 
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
@@ -59,31 +60,16 @@ def query(
 ) -> list[TaskRow]:
     """Tasks matching the filters, oldest first; `unassigned`: only those nobody holds; with
     `after` (created_at, id), only those that come after it (the batches of an export)."""
-    after_at, after_id = after or (None, None)
-    return fetch_all(
-        conn,
-        TaskRow,
-        f"SELECT {_COLUMNS} FROM {_FROM} "
-        "WHERE (%(instance)s::uuid IS NULL OR t.instance_id = %(instance)s) "
-        "AND (%(state)s::text IS NULL OR t.state = %(state)s) "
-        "AND (%(key)s::text IS NULL OR p.definition_key = %(key)s) "
-        "AND (%(assignee)s::text IS NULL OR t.assignee = %(assignee)s) "
-        "AND (%(user)s::text IS NULL OR %(user)s = ANY(t.candidate_users)) "
-        "AND (%(group)s::text IS NULL OR %(group)s = ANY(t.candidate_groups)) "
-        "AND (NOT %(unassigned)s OR t.assignee IS NULL) "
-        "AND (%(after_at)s::timestamptz IS NULL "
-        "  OR (t.created_at, t.id) > (%(after_at)s, %(after_id)s::uuid)) "
-        "ORDER BY t.created_at, t.id LIMIT %(limit)s",
-        {
-            "instance": instance_id,
-            "state": state,
-            "key": definition_key,
-            "assignee": assignee,
-            "user": candidate_user,
-            "group": candidate_group,
-            "limit": limit,
-            "unassigned": unassigned,
-            "after_at": after_at,
-            "after_id": after_id,
-        },
+    where = Where()
+    where.equals("t.instance_id", instance_id)
+    where_state(where, "t.state", state, TaskState.OPEN)
+    where.equals("p.definition_key", definition_key)
+    where.equals("t.assignee", assignee)
+    where.when(candidate_user, "{} = ANY(t.candidate_users)")
+    where.when(candidate_group, "{} = ANY(t.candidate_groups)")
+    if unassigned:
+        where.fixed("t.assignee IS NULL")
+    where.keyset("(t.created_at, t.id)", after, descending=False)
+    return fetch_where(
+        conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.created_at, t.id", limit
     )

@@ -20,6 +20,7 @@ from engine.commands.jobs import ExecuteJob
 from engine.executor import PLAN_CACHE_MODE
 from engine.model import ProcessModel, TimerDefinition
 from engine.runtime import InstanceRun
+from engine.states import InstanceState
 from engine.store import external_tasks, jobs, persist, runs
 from tests.jobs.conftest import ManualClock
 
@@ -156,7 +157,7 @@ def test_fetch_and_lock_reads_a_few_rows_not_every_open_task(
         "max_tasks": 1,
         "worker": "w",
         "durations": json.dumps([{"topic": "charge", "ms": 1000}]),
-        "live": runs.LIVE_STATES,
+        **runs.LOAD_STATES,
         "extra": [],
     }
     with psycopg.connect(database_url) as conn:
@@ -196,6 +197,7 @@ def test_acquiring_jobs_reads_their_instances_not_every_active_one(
         "now": clock(),
         "lock_until": clock() + timedelta(minutes=5),
         "limit": 200,
+        "active": InstanceState.ACTIVE,
     }
     with psycopg.connect(database_url) as conn:
         plan = explain_generic(conn, jobs.ACQUIRE, parameters)
@@ -231,7 +233,7 @@ def test_loading_a_batch_of_instances_reads_each_table_once(
 ) -> None:
     engine.deploy(timed_process())
     ids = sorted(engine.start_latest("timed", {"n": n}).id for n in range(40))
-    parameters = {"keys": ids, "live": runs.LIVE_STATES, "extra": []}
+    parameters = {"keys": ids, **runs.LOAD_STATES, "extra": []}
     with psycopg.connect(database_url) as conn:
         plan = explain_generic(conn, runs._LOAD_MANY, parameters)
         conn.rollback()
