@@ -60,8 +60,9 @@
   // -- live refresh ------------------------------------------------------------------------------
 
   // A part is being edited while the focus is in one of its fields, or while it shows a form
-  // whose submission was refused (a task form with the errors next to what was typed): a
-  // refresh would take both away. Such a form holds its part until it is folded or accepted.
+  // whose submission was refused (drawn with `data-refused`: a task form with the errors next
+  // to what was typed): a refresh would take both away. Such a form holds its part until it is
+  // folded or an answer draws it accepted.
   function editing(el) {
     var active = document.activeElement;
     if (
@@ -72,7 +73,7 @@
     ) {
       return true;
     }
-    var refused = el.querySelectorAll("form[data-refused], form:has([aria-invalid='true'])");
+    var refused = el.querySelectorAll("form[data-refused]");
     for (var i = 0; i < refused.length; i++) {
       if (!refused[i].closest("details:not([open])")) {
         return true;
@@ -81,16 +82,13 @@
     return false;
   }
 
+  // An accepted submission leaves the form in place (the answer goes elsewhere): it no longer
+  // holds its part.
   document.addEventListener("htmx:afterRequest", function (evt) {
     var elt = evt.detail.elt;
-    var form = elt && elt.closest ? elt.closest("form") : null;
-    if (!form) {
-      return;
-    }
-    if (evt.detail.successful) {
+    var form = elt && elt.closest ? elt.closest("form[data-refused]") : null;
+    if (form && evt.detail.successful) {
       form.removeAttribute("data-refused");
-    } else {
-      form.setAttribute("data-refused", "");
     }
   });
 

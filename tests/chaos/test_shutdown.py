@@ -195,7 +195,7 @@ def test_serve_drains_on_sigterm(database_url: str) -> None:
                 )
             )
             poll.start()
-            assert ready.wait(20), "the event stream never became ready"
+            assert ready.wait(60), "the event stream never became ready"
             with psycopg.connect(database_url) as lock:
                 lock.execute("SELECT id FROM process_instance WHERE id = %s FOR UPDATE", (held.id,))
                 complete = Background(
