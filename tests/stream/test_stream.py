@@ -105,7 +105,7 @@ def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> No
     alpha = SSEClient(f"{stream_srv.url}/stream?definition=alpha", cookies=cookies)
     one = SSEClient(f"{stream_srv.url}/stream?instance={first.id}&after=0", cookies=cookies)
     start = everything.ready_cursor()
-    alpha.ready_cursor()
+    alpha_start = alpha.ready_cursor()  # each stream sends what comes after its own cursor
     one.ready_cursor()
     for n in range(6):
         stream_srv.engine.start_latest("alpha" if n % 2 else "beta")
@@ -118,7 +118,9 @@ def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> No
     last = outbox_seqs(stream_srv)[-1]
     everything.wait_seq(last)
     one.wait_seq(last)
-    alpha_seqs = outbox_seqs(stream_srv, "o.seq > %s AND i.definition_key = 'alpha'", (start,))
+    alpha_seqs = outbox_seqs(
+        stream_srv, "o.seq > %s AND i.definition_key = 'alpha'", (alpha_start,)
+    )
     alpha.wait_seq(alpha_seqs[-1])
     for client in (everything, alpha, one):
         client.close()
