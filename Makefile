@@ -68,7 +68,7 @@ bench: venv
 
 migration: venv
 	@if [ -z "$(MSG)" ]; then echo 'usage: make migration MSG="what changed"' >&2; exit 2; fi
-	$(BIN)/python -m engine.migrate revision "$(MSG)"
+	$(BIN)/python -m engine.db.migrate revision "$(MSG)"
 
 clean:
 	rm -rf build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .hypothesis test-results

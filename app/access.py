@@ -14,8 +14,9 @@ import time
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from engine import audit, logs
-from engine.accounts import Principal
+from engine.core import audit
+from engine.identity.accounts import Principal
+from engine.observe import logs
 from engine.states import AuditChannel
 
 log = logging.getLogger("interlock.access")
@@ -92,7 +93,7 @@ def _channel(scope: Scope) -> AuditChannel:
 
 class BindUser:
     """Binds the authenticated caller's name (`user`) to the logging context, and makes the
-    caller the actor of the commands the request runs (engine/audit.py)."""
+    caller the actor of the commands the request runs (engine/core/audit.py)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app

@@ -44,11 +44,12 @@ from starlette.responses import JSONResponse
 from app.errors import Forbidden, Unauthorized, error_response
 from app.guard import SAFE_METHODS
 from app.settings import Settings
-from engine import accounts, audit
-from engine.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
 from engine.api import Engine
 from engine.commands.accounts import EndSessions, StartSession, TouchSession
+from engine.core import audit
 from engine.errors import InterlockError, NotFound
+from engine.identity import accounts
+from engine.identity.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
 from engine.queries import accounts as account_reads
 from engine.states import AuditChannel
 
@@ -285,7 +286,7 @@ class BasicCache:
 
 
 class Sessions:
-    """Console sessions, kept in the database (`engine.accounts`), started, marked seen and
+    """Console sessions, kept in the database (`engine.identity.accounts`), started, marked seen and
     ended by commands. The server's secret keys only the CSRF token of the console without
     authentication; a session's own token is random and stored with it."""
 

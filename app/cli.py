@@ -125,12 +125,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from engine.database import install_sigterm_exit
+    from engine.db.database import install_sigterm_exit
 
     install_sigterm_exit()
     log_format = "text"
     if args.command in ("serve", "jobs", "worker"):
-        from engine import logs
+        from engine.observe import logs
 
         try:
             log_format = logs.configure()
@@ -180,7 +180,7 @@ def _run(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             log_level="info",
-            # JSON lines: uvicorn's loggers write through the one handler (engine/logs.py).
+            # JSON lines: uvicorn's loggers write through the one handler (engine/observe/logs.py).
             log_config=None if log_format == "json" else uvicorn.config.LOGGING_CONFIG,
             # Each request's line comes from app/access.py, with its id, user and duration.
             access_log=False,
@@ -243,8 +243,8 @@ def _run_jobs(args: argparse.Namespace) -> int:
     import importlib
 
     from engine.api import Engine
-    from engine.jobs import JobExecutor
-    from engine.summaries import Folder
+    from engine.db.summaries import Folder
+    from engine.loops.jobs import JobExecutor
     from engine.webhooks.dispatcher import Dispatcher
 
     with Engine() as engine:
@@ -262,7 +262,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
         # Webhooks are delivered wherever jobs run.
         dispatcher = Dispatcher.from_env(engine)
         dispatcher.start()
-        # The summary rows' fold runs wherever jobs run (engine/summaries.py).
+        # The summary rows' fold runs wherever jobs run (engine/db/summaries.py).
         folder = Folder(engine)
         folder.start()
         # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
@@ -283,7 +283,7 @@ def _run_worker(args: argparse.Namespace) -> int:
     import signal
     import threading
 
-    from engine.worker import Worker
+    from engine.loops.worker import Worker
 
     worker = getattr(importlib.import_module(args.module), "worker", None)
     if not isinstance(worker, Worker):
@@ -451,7 +451,7 @@ def _as_cli_user() -> contextlib.AbstractContextManager[None]:
     """The command line's mutations are audited as the operating-system user who runs it."""
     import getpass
 
-    from engine import audit
+    from engine.core import audit
     from engine.states import AuditChannel
 
     try:
@@ -464,9 +464,9 @@ def _as_cli_user() -> contextlib.AbstractContextManager[None]:
 def _add_credential(engine: Engine, kind: str, name: str, role: str) -> None:
     import secrets
 
-    from engine import accounts
-    from engine.accounts import Role
     from engine.commands.accounts import CreateToken, CreateUser
+    from engine.identity import accounts
+    from engine.identity.accounts import Role
 
     if kind == "user":
         password = secrets.token_urlsafe(12)

@@ -20,10 +20,10 @@ from typing import Any
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.deployments import Resource
+from engine.core.handlers import TaskContext
 from engine.errors import InterlockError
-from engine.handlers import TaskContext
+from engine.loops.worker import ExternalTaskFailure, Task, Worker
 from engine.model import ProcessModel, TimerDefinition
-from engine.worker import ExternalTaskFailure, Task, Worker
 
 log = logging.getLogger(__name__)
 

@@ -50,8 +50,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.outage import unavailable_response
 from app.settings import Settings
-from engine import logs
-from engine.outage import UNAVAILABLE_MESSAGE, is_database_outage
+from engine.db.outage import UNAVAILABLE_MESSAGE, is_database_outage
+from engine.observe import logs
 
 log = logging.getLogger("interlock.guard")
 

@@ -1,6 +1,6 @@
 """The one reader of a JSON request body, for /api/v1 (app/api/body.py) and /engine-rest
 (app/camunda/http.py): an object, or `{}` for an empty body, read by the strict reader of
-engine/json_input.py. What it refuses it raises as `BodyRefused`, naming the problem; each
+engine/language/json_input.py. What it refuses it raises as `BodyRefused`, naming the problem; each
 surface words the refusal in its own way."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from typing import Any
 from starlette.requests import Request
 
 from engine.errors import BadRequest
-from engine.json_input import MAX_JSON_BYTES, JsonSyntaxError, loads
+from engine.language.json_input import MAX_JSON_BYTES, JsonSyntaxError, loads
 
 
 class BodyProblem(StrEnum):
     TOO_LARGE = "too large"  # longer than MAX_JSON_BYTES
     NOT_JSON = "not JSON"
-    REFUSED = "refused"  # JSON holding a value engine/json_input.py refuses
+    REFUSED = "refused"  # JSON holding a value engine/language/json_input.py refuses
     NOT_OBJECT = "not an object"
 
 

@@ -30,13 +30,13 @@ from app.outage import HEADERS as OUTAGE_HEADERS
 from app.settings import Settings
 from app.shutdown import Shutdown
 from app.templating import ROOT
-from engine import accounts
-from engine.accounts import Principal
 from engine.api import Engine
 from engine.commands.accounts import FIRST_ADMIN, CreateFirstAdmin
+from engine.db.summaries import Folder
 from engine.errors import DatabaseUnavailable, InterlockError
+from engine.identity import accounts
+from engine.identity.accounts import Principal
 from engine.queries import accounts as account_reads
-from engine.summaries import Folder
 
 log = logging.getLogger("interlock")
 
@@ -101,7 +101,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         dispatcher = None
         folder = None
         if settings.run_jobs:
-            from engine.jobs import JobExecutor
+            from engine.loops.jobs import JobExecutor
             from engine.webhooks.dispatcher import Dispatcher
 
             executor = JobExecutor(running, history_cleanup=True)
@@ -111,7 +111,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             dispatcher = Dispatcher.from_env(running)
             dispatcher.start()
             shutdown.on_begin(dispatcher.request_stop)
-            # So do the summary rows' folds (engine/summaries.py).
+            # So do the summary rows' folds (engine/db/summaries.py).
             folder = Folder(running)
             folder.start()
             shutdown.on_begin(folder.request_stop)

@@ -1,4 +1,4 @@
-"""`GET /metrics`: this process's metrics in the Prometheus text format (engine/metrics.py).
+"""`GET /metrics`: this process's metrics in the Prometheus text format (engine/observe/metrics.py).
 
 Any role may read them (viewer and above), as it may read the rest of the API: a scraper sends a
 Bearer token or HTTP Basic, a console session works too, and anyone else gets a 401. The
@@ -15,8 +15,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import require
-from engine.accounts import Role
 from engine.api import Engine
+from engine.identity.accounts import Role
 from engine.queries.metrics import exposition
 
 PATH = "/metrics"

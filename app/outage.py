@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import Scope
 
 from app.templating import templates
-from engine.outage import UNAVAILABLE_MESSAGE
+from engine.db.outage import UNAVAILABLE_MESSAGE
 
 RETRY_AFTER_SECONDS = 2
 HEADERS = {"Retry-After": str(RETRY_AFTER_SECONDS), "Cache-Control": "no-store"}

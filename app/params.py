@@ -21,7 +21,13 @@ from uuid import UUID
 from starlette.datastructures import QueryParams
 
 from engine.errors import BadRequest
-from engine.json_input import INT32_MAX, INT32_MIN, MAX_INTEGER_DIGITS, printable, text_problem
+from engine.language.json_input import (
+    INT32_MAX,
+    INT32_MIN,
+    MAX_INTEGER_DIGITS,
+    printable,
+    text_problem,
+)
 
 NO_MATCH = UUID(int=0)
 """The id a filter reads for a text that is no id, where such a filter matches nothing."""

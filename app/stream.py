@@ -1,5 +1,5 @@
 """Live outbox events over Server-Sent Events: the routes over the process's one outbox hub
-(engine/outbox_hub.py), which tails the outbox and fans rows out to every connected browser. A
+(engine/loops/outbox_hub.py), which tails the outbox and fans rows out to every connected browser. A
 subscriber whose queue is full is dropped at once and its stream ends with a `resync` event.
 
     GET /stream                      every event
@@ -46,14 +46,14 @@ from starlette.types import Receive, Scope, Send
 
 from app.auth import require
 from app.params import Query
-from engine.accounts import Role
 from engine.api import Engine
+from engine.db.outage import UNAVAILABLE_MESSAGE
+from engine.db.outbox import OutboxRow
 from engine.errors import BadRequest, DatabaseUnavailable
-from engine.json_input import INT64_MAX
-from engine.metrics import SSE_CLIENTS
-from engine.outage import UNAVAILABLE_MESSAGE
-from engine.outbox import OutboxRow
-from engine.outbox_hub import Event, Filter, OutboxHub
+from engine.identity.accounts import Role
+from engine.language.json_input import INT64_MAX
+from engine.loops.outbox_hub import Event, Filter, OutboxHub
+from engine.observe.metrics import SSE_CLIENTS
 
 log = logging.getLogger("interlock.stream")
 
@@ -79,8 +79,8 @@ def _control(
 
 
 class Hub(OutboxHub):
-    """The server's outbox hub (engine/outbox_hub.py) with its event-stream settings: rows go out
-    as SSE events, comment pings every `ping_seconds`, and a client that stops reading for
+    """The server's outbox hub (engine/loops/outbox_hub.py) with its event-stream settings: rows go
+    out as SSE events, comment pings every `ping_seconds`, and a client that stops reading for
     `send_timeout` seconds is let go."""
 
     def __init__(

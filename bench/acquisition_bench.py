@@ -17,8 +17,8 @@ import psycopg
 
 from bench import jobs_bench
 from bench.scratch import scratch_engine
-from engine.executor import GENERIC_PLANS
-from engine.jobs import JobExecutor
+from engine.core.executor import GENERIC_PLANS
+from engine.loops.jobs import JobExecutor
 from engine.store import jobs
 
 DUE = 500

@@ -49,7 +49,7 @@ import psycopg
 from bench.serving import free_port
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.database import Database
+from engine.db.database import Database
 from engine.model import ProcessModel, TimerDefinition
 from engine.states import InstanceState
 

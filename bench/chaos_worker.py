@@ -4,7 +4,7 @@ comes from DATABASE_URL or INTERLOCK_HOME). It completes every `chaos-work` task
 from __future__ import annotations
 
 from engine.api import Engine
-from engine.worker import Task, Worker
+from engine.loops.worker import Task, Worker
 
 worker = Worker(Engine(migrate=False, pool_size=2), long_poll_seconds=5.0, max_tasks=5)
 

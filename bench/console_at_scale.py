@@ -50,11 +50,11 @@ import psycopg
 from bench.scale_fill import ADMIN, APPROVAL, Sizes, deploy, fill, filled
 from bench.scale_probes import Probe, probes, sample
 from bench.serving import console_login, serving
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser
-from engine.database import Database, connect_url_for
+from engine.db.database import Database, connect_url_for
+from engine.identity import accounts
+from engine.identity.accounts import Role
 from engine.queries import accounts as account_reads
 
 P50_TARGET_MS = 100.0

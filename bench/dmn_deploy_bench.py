@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engine.api import Engine
+from engine.core.settings import EngineSettings
 from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
-from engine.settings import EngineSettings
 
 SIZES = (1_500, 3_000, 6_000, 12_000)
 TIERS = ("bronze", "silver", "gold", "platinum", "staff")

@@ -15,7 +15,7 @@ import psycopg
 from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.handlers import Handler
+from engine.core.handlers import Handler
 
 
 def minimal_transactions(url: str, seconds: float) -> float:

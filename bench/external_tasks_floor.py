@@ -39,10 +39,10 @@ from bench.external_tasks_bench import (
     warm_up,
 )
 from bench.scratch import scratch_engine
-from engine.announcer import QUIET_TRIGGERS
-from engine.executor import GENERIC_PLANS
-from engine.ids import new_id
-from engine.runtime import InstanceRun
+from engine.core.executor import GENERIC_PLANS
+from engine.core.runtime import InstanceRun
+from engine.db.ids import new_id
+from engine.loops.announcer import QUIET_TRIGGERS
 from engine.store import external_tasks, persist
 
 LOCK_MS = 60_000

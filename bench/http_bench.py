@@ -24,12 +24,12 @@ from pathlib import Path
 import httpx
 
 from bench.serving import free_port
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateToken
-from engine.database import Database
+from engine.db.database import Database
+from engine.identity import accounts
+from engine.identity.accounts import Role
 
 KEY = "bench-http-straight"
 ROOT = Path(__file__).resolve().parents[1]

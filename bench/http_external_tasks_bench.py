@@ -28,9 +28,9 @@ import httpx
 
 from bench.scratch import scratch_engine
 from bench.serving import free_port
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
+from engine.identity.accounts import Role
 from engine.queries import accounts
 
 TOPIC = "bench-http"

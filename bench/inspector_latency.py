@@ -42,11 +42,11 @@ from playwright.sync_api import Browser, BrowserContext, Page, Request, sync_pla
 
 from app.console.inspector import PANELS
 from bench import serving
-from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateUser
-from engine.database import Database
+from engine.db.database import Database
+from engine.identity.accounts import Role
 
 PROCESS_KEY = "inspector-latency"
 # Pages in the background must not be throttled: every open inspector is measured.

@@ -37,11 +37,11 @@ import psycopg
 from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.database import install_sigterm_exit
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor
+from engine.core.handlers import TaskContext
+from engine.db.database import install_sigterm_exit
+from engine.db.outbox import OutboxTail, last_seq
+from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
-from engine.outbox import OutboxTail, last_seq
 
 ROOT = Path(__file__).resolve().parents[1]
 STARTERS = 4

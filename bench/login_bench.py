@@ -24,10 +24,10 @@ import uvicorn
 from app.main import create_app
 from app.settings import Settings
 from bench.serving import free_port, login_token
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
-from engine.database import Database
+from engine.db.database import Database
+from engine.identity.accounts import Role
 
 
 def failed_login(client: httpx.Client, name: str) -> float:

@@ -18,7 +18,7 @@ from bench.engine_throughput import minimal_transactions
 from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.model import ProcessModel
 from engine.states import InstanceState
 

@@ -25,8 +25,8 @@ from typing import TypeVar
 from engine.api import Engine
 from engine.bpmn.parser import parse_bpmn
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
 from engine.model import ModelLimits, ProcessModel, TimerDefinition
-from engine.settings import EngineSettings
 
 T = TypeVar("T")
 SIZES = (1_000, 2_000, 4_000, 8_000, 50_000)

@@ -22,9 +22,9 @@ from playwright.sync_api import Browser, sync_playwright
 
 from bench import serving
 from bench.scratch import scratch_engine
-from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.identity.accounts import Role
 
 PAGES = ("overview", "instances", "inspector")
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")

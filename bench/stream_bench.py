@@ -32,11 +32,11 @@ import httpx
 
 from bench import serving
 from bench.engine_throughput import minimal_transactions
-from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateUser
-from engine.database import Database
+from engine.db.database import Database
+from engine.identity.accounts import Role
 
 PROCESS_KEY = "stream-bench"
 CLIENTS_PER_PROCESS = 25

@@ -13,8 +13,6 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from engine import fetching
-from engine.announcer import QUIET_TRIGGERS, Announcer
 from engine.bpmn.writer import write_bpmn
 from engine.commands.conditions import ConditionResult, EvaluateStartConditions
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
@@ -53,11 +51,8 @@ from engine.commands.tasks import (
     TaskResult,
 )
 from engine.commands.tokens import ExecuteToken, TokenResult
-from engine.connections import connect_kwargs
-from engine.database import Database
-from engine.definitions import DefinitionCache
-from engine.errors import NotFound
-from engine.executor import (
+from engine.core.definitions import DefinitionCache
+from engine.core.executor import (
     PLAN_CACHE_MODE,
     Clock,
     Command,
@@ -66,14 +61,20 @@ from engine.executor import (
     Result,
     system_clock,
 )
-from engine.forms import Form
+from engine.core.handlers import Handler, HandlerRegistry
+from engine.core.settings import EngineSettings
+from engine.db.connections import connect_kwargs
+from engine.db.database import Database
+from engine.db.outage import Availability, PoolCheck
+from engine.db.paging import Page
+from engine.errors import NotFound
 from engine.handle import InstanceHandle
-from engine.handlers import Handler, HandlerRegistry
-from engine.migration import MigrationPlan
+from engine.language.forms import Form
+from engine.language.variables import infer
+from engine.loops import fetching
+from engine.loops.announcer import QUIET_TRIGGERS, Announcer
+from engine.loops.notifier import Notifier
 from engine.model import ProcessModel
-from engine.notifier import Notifier
-from engine.outage import Availability, PoolCheck
-from engine.paging import Page
 from engine.queries import definitions as definition_reads
 from engine.queries import forms as form_reads
 from engine.queries import instances as instance_reads
@@ -82,10 +83,9 @@ from engine.queries import work
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceFilter, InstanceInfo
 from engine.queries.tokens import TokenPath, TokenPosition
+from engine.semantics.migration import MigrationPlan
 from engine.semantics.modification import Instruction
-from engine.settings import EngineSettings
 from engine.states import IncidentState, TaskState
-from engine.variables import infer
 
 __all__ = [
     "Engine",
@@ -132,7 +132,7 @@ class Engine:
     ) -> None:
         self.database = Database.open(database_url, home=home)
         if migrate:
-            from engine.migrate import upgrade  # Alembic is slow to import; only when needed
+            from engine.db.migrate import upgrade  # Alembic is slow to import; only when needed
 
             upgrade(self.database.url)
         settings = settings or EngineSettings()
@@ -141,7 +141,7 @@ class Engine:
         self.connect_kwargs = connect_kwargs(settings)
         self.availability = Availability(self._probe, settings.pool_timeout_ms / 1000)
         # Reads run on `pool`; commands on `command_pool`, whose sessions plan every statement
-        # generically (see GENERIC_PLANS in engine/executor.py). Both discard connections the
+        # generically (see GENERIC_PLANS in engine/core/executor.py). Both discard connections the
         # server dropped (PoolCheck), wait `pool_timeout_ms` at most for a connection, and give
         # a failed reconnection up quickly: the next request starts a fresh one, so the pools
         # fill again as soon as the database is back.
@@ -240,7 +240,7 @@ class Engine:
         started_by: str | None = None,
     ) -> InstanceHandle:
         """Start the latest version of `key`; `form` holds the submitted values of its start
-        form (typed and checked by engine/forms.py; FormInvalid names each field at fault);
+        form (typed and checked by engine/language/forms.py; FormInvalid names each field at fault);
         `started_by` is the authenticated user who starts it (see `camunda:initiator`)."""
         command = StartInstance(
             key=key,
@@ -643,7 +643,7 @@ class Engine:
 
     def ping(self) -> None:
         """Raise DatabaseUnavailable unless the database answers (at once while it is known
-        down; see engine/outage.py)."""
+        down; see engine/db/outage.py)."""
         with self.connection() as conn:
             conn.execute("SELECT 1")
 

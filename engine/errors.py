@@ -131,7 +131,7 @@ class InvariantViolation(InterlockError):
 
 
 class NeedsTransaction(Exception):
-    """An optimistic attempt (see engine/executor.py) reached work that must run inside a
+    """An optimistic attempt (see engine/core/executor.py) reached work that must run inside a
     transaction, such as a service-task handler, which may write with the command's connection.
     The executor runs the command again under the instance lock; the caller never sees this."""
 

@@ -15,6 +15,7 @@ from engine.commands.instances import (
     SuspendInstance,
 )
 from engine.errors import NotFound
+from engine.language.variables import TypedValue, from_row, infer
 from engine.queries import instances as instance_reads
 from engine.queries import tokens as token_reads
 from engine.queries import work
@@ -22,7 +23,6 @@ from engine.queries.instances import InstanceInfo
 from engine.queries.tokens import TokenPath, TokenPosition
 from engine.queries.work import TaskRow
 from engine.states import InstanceState
-from engine.variables import TypedValue, from_row, infer
 
 if TYPE_CHECKING:
     from engine.api import Engine

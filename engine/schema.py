@@ -672,7 +672,7 @@ class WebhookDelivery(SQLModel, table=True):
     delivered_at: datetime | None = Field(sa_type=TS)
 
 
-# -- summary rows (engine/summaries.py) ---------------------------------------------------------
+# -- summary rows (engine/db/summaries.py) ---------------------------------------------------------
 # Counts the console shows, kept exact by statement triggers on process_instance, token, incident
 # and history: each trigger appends its statement's net change to summary_delta (no row is
 # locked, so writers never queue on a hot counter), and the fold moves the deltas into the base
@@ -765,8 +765,9 @@ class SavedView(SQLModel, table=True):
 
 
 class AuditEntry(SQLModel, table=True):
-    """One operator mutation (engine/audit.py): who, when, through which channel, what, on which
-    instance or entity; a variable's value before and after; the operator's annotation. Written
+    """One operator mutation (engine/core/audit.py): who, when, through which channel, what, on
+    which instance or entity; a variable's value before and after; the operator's annotation.
+    Written
     in the mutation's own transaction, so it exists exactly when the mutation committed."""
 
     __tablename__ = "audit_entry"

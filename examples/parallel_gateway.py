@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.model import ProcessModel
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.api import Engine
+from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
-from engine.handlers import TaskContext
 from engine.states import InstanceState
 
 SAGA = Path(__file__).parent / "saga.bpmn"

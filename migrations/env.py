@@ -1,6 +1,6 @@
 """Alembic environment: the target is `engine.schema.metadata` (SQLModel's metadata).
 
-The URL comes from `config.attributes["url"]` (set by `engine.migrate`) or else `DATABASE_URL`,
+The URL comes from `config.attributes["url"]` (set by `engine.db.migrate`) or else `DATABASE_URL`,
 never from alembic.ini.
 """
 
@@ -12,7 +12,7 @@ from logging.config import fileConfig
 from alembic import context
 from sqlalchemy import create_engine, pool
 
-from engine.database import sqlalchemy_url_for
+from engine.db.database import sqlalchemy_url_for
 from engine.schema import metadata
 
 config = context.config
@@ -25,7 +25,7 @@ target_metadata = metadata
 def database_url() -> str:
     url = config.attributes.get("url") or os.environ.get("DATABASE_URL")
     if not url:
-        raise RuntimeError("no database: set DATABASE_URL or run through engine.migrate")
+        raise RuntimeError("no database: set DATABASE_URL or run through engine.db.migrate")
     return sqlalchemy_url_for(str(url))
 
 

@@ -23,8 +23,8 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from engine import migrate
-from engine.database import Database, connect_url_for, normalize_url
+from engine.db import migrate
+from engine.db.database import Database, connect_url_for, normalize_url
 from engine.scripting import hosts
 from engine.scripting.hosts import HostPool
 

@@ -23,9 +23,9 @@ from starlette.testclient import TestClient
 
 from app.main import create_app
 from app.settings import Settings
-from engine.accounts import Role
 from engine.api import Engine
-from engine.database import connect_url_for
+from engine.db.database import connect_url_for
+from engine.identity.accounts import Role
 from engine.queries import summaries
 from tests.api import processes
 from tests.server import PASSWORD, role_credentials
@@ -221,7 +221,7 @@ class Tables:
     statement. Nothing is left out: a refused request must not write anywhere (the idempotency
     table included: only a command that ran records its key; history and outbox rows only come
     from a committed command). The summary rows are compared by what they say (base rows plus
-    deltas, engine/summaries.py), not row by row: the fold moves deltas into base rows in the
+    deltas, engine/db/summaries.py), not row by row: the fold moves deltas into base rows in the
     background without changing a count."""
 
     def __init__(self, database_url: str) -> None:

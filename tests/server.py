@@ -17,10 +17,10 @@ from app.settings import Settings
 from bench import serving
 from bench.serving import free_port as free_port
 from bench.serving import login_token as login_token
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser
+from engine.identity import accounts
+from engine.identity.accounts import Role
 
 PASSWORD = "correct-horse-battery"
 

@@ -15,8 +15,6 @@ from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Reply, call, engine_of, path_id, path_text, reply
 from app.api.schemas import STRING, ref, request
-from engine import accounts
-from engine.accounts import Role, SessionRow
 from engine.api import Engine
 from engine.commands.accounts import (
     CreateToken,
@@ -27,6 +25,8 @@ from engine.commands.accounts import (
     SetRole,
 )
 from engine.errors import BadRequest
+from engine.identity import accounts
+from engine.identity.accounts import Role, SessionRow
 from engine.queries import accounts as account_reads
 
 ROLE = {**STRING, "enum": [r.value for r in Role]}

@@ -13,8 +13,8 @@ from app.api.http import Op, Param, Reply, call, engine_of, reply
 from app.api.paging import PAGE_PARAMS
 from app.api.schemas import STRING, TIME, ref
 from app.params import Query
-from engine.accounts import Role
-from engine.paging import DEFAULT_LIMIT, MAX_LIMIT
+from engine.db.paging import DEFAULT_LIMIT, MAX_LIMIT
+from engine.identity.accounts import Role
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter, AuditRow
 from engine.states import AuditEntity, AuditOperation

@@ -35,7 +35,6 @@ from app.auth import principal_of, require
 from app.errors import Forbidden
 from app.params import Query
 from engine import batch as registry
-from engine.accounts import Principal, Role
 from engine.commands.batches import (
     BatchResult,
     CancelBatch,
@@ -43,8 +42,9 @@ from engine.commands.batches import (
     RetryBatchItems,
     SuspendBatch,
 )
+from engine.core.executor import Command
 from engine.errors import NotFound
-from engine.executor import Command
+from engine.identity.accounts import Principal, Role
 from engine.queries import batches as bq
 from engine.states import BatchState, BatchType
 

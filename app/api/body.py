@@ -2,8 +2,9 @@
 raised before any command runs.
 
 The body is read by the one reader of both APIs (`app.json_body.json_object`, over
-`engine.json_input.loads`): non-finite numbers, integers of more than 20 digits, nesting deeper
-than 64 levels, and NUL characters or lone surrogates in any string or key are refused with the
+`engine.language.json_input.loads`): non-finite numbers, integers of more than 20 digits, nesting
+deeper than 64 levels, and NUL characters or lone surrogates in any string or key are refused with
+the
 field's path (`variables.amount.value`). Integer fields are 32-bit unless the field says
 otherwise."""
 
@@ -16,8 +17,8 @@ from starlette.requests import Request
 from app.api.schemas import Schema
 from app.json_body import BodyProblem, BodyRefused, json_object
 from engine.errors import BadRequest
-from engine.json_input import INT32_MAX, INT32_MIN, MAX_JSON_BYTES
-from engine.variables import TypedValue, infer, typed
+from engine.language.json_input import INT32_MAX, INT32_MIN, MAX_JSON_BYTES
+from engine.language.variables import TypedValue, infer, typed
 
 MAX_BODY_BYTES = MAX_JSON_BYTES
 _TYPED_KEYS = frozenset({"type", "value"})

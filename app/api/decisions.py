@@ -18,9 +18,9 @@ from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, ru
 from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import INTEGER, STRING, VARIABLES_IN, ref, request
 from app.params import Query
-from engine.accounts import Role
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
 from engine.errors import NotFound
+from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
 

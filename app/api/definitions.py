@@ -14,9 +14,9 @@ from app.api.schemas import STRING, VARIABLES_IN, ref, request
 from app.auth import user_id_of
 from app.guard import raw_file_headers
 from app.params import Query
-from engine.accounts import Role
 from engine.api import InstanceHandle
 from engine.commands.instances import InstanceResult, StartInstance
+from engine.identity.accounts import Role
 
 START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING})
 

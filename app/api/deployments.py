@@ -9,9 +9,9 @@ from starlette.responses import Response
 
 from app.api.http import Op, Reply, engine_of, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, ref
-from engine.accounts import Role
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, ModelError
+from engine.identity.accounts import Role
 
 MAX_FILES = 50
 UPLOAD = {

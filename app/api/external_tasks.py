@@ -27,8 +27,6 @@ from app.api.http import (
 from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
 from app.params import Query
-from engine import fetching
-from engine.accounts import Role
 from engine.commands.external_tasks import (
     CompleteExternalTask,
     ExtendLock,
@@ -40,8 +38,10 @@ from engine.commands.external_tasks import (
     TopicRequest,
     UnlockExternalTask,
 )
+from engine.core.settings import EngineSettings
 from engine.errors import BadRequest
-from engine.settings import EngineSettings
+from engine.identity.accounts import Role
+from engine.loops import fetching
 
 MAX_TIMEOUT_MS = 60_000
 

@@ -20,11 +20,11 @@ from starlette.routing import Route
 
 from app.api.schemas import Schema
 from app.auth import principal_of, require
-from engine.accounts import Role
 from engine.api import Engine
+from engine.core.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
-from engine.json_input import text_problem
+from engine.identity.accounts import Role
+from engine.language.json_input import text_problem
 
 Handler = Callable[[Request], Awaitable[Response]]
 R = TypeVar("R", bound=Result)

@@ -23,11 +23,11 @@ from app.api.http import (
 from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import INTEGER, STRING, UUID, nullable, record, ref, request
 from app.params import Query
-from engine.accounts import Role
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
 from engine.commands.job_retries import SetJobRetries
 from engine.errors import Conflict
+from engine.identity.accounts import Role
 
 NO_BODY = request({})
 RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))

@@ -24,7 +24,6 @@ from app.api.http import (
 )
 from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, VARIABLES_IN, ref, request
 from app.params import Query
-from engine.accounts import Role
 from engine.api import InstanceHandle
 from engine.commands.instances import (
     CancelInstance,
@@ -34,7 +33,8 @@ from engine.commands.instances import (
     SuspendInstance,
 )
 from engine.errors import BadRequest
-from engine.json_input import JsonSyntaxError, loads
+from engine.identity.accounts import Role
+from engine.language.json_input import JsonSyntaxError, loads
 from engine.queries.instances import MAX_LIMIT, InstanceFilter
 
 SET_VARIABLES_BODY = request({"variables": VARIABLES_IN}, required=("variables",))

@@ -22,10 +22,10 @@ from app.api.http import (
 from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
 from app.params import Query
-from engine.accounts import Role
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.jobs import ExecuteJob
 from engine.errors import Conflict, NotFound
+from engine.identity.accounts import Role
 from engine.states import JobOutcome
 
 NO_BODY = request({})

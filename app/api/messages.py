@@ -10,9 +10,9 @@ from starlette.responses import Response
 from app.api.body import Body
 from app.api.http import Op, Reply, reply, run
 from app.api.schemas import BOOLEAN, STRING, VARIABLES_IN, ref, request
-from engine.accounts import Role
 from engine.commands.messages import BroadcastSignal, CorrelateMessage
 from engine.errors import BadRequest
+from engine.identity.accounts import Role
 
 MESSAGE_BODY = request(
     {

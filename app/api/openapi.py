@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from app.api.http import IDEMPOTENCY_HEADER, Op, Reply, reply
 from app.api.schemas import COMPONENTS, INTEGER, STRING, ref
-from engine.accounts import Role
+from engine.identity.accounts import Role
 
 VERSION = "1"
 _ERRORS = {

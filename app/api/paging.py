@@ -9,7 +9,7 @@ from typing import TypeVar
 from app.api.http import Param, call
 from app.api.schemas import INTEGER, STRING
 from app.params import Query
-from engine.paging import DEFAULT_LIMIT, MAX_LIMIT, Key, Page, keyset
+from engine.db.paging import DEFAULT_LIMIT, MAX_LIMIT, Key, Page, keyset
 
 T = TypeVar("T")
 

@@ -26,9 +26,9 @@ from app.api.paging import PAGE_PARAMS, page
 from app.api.schemas import STRING, VARIABLES_IN, nullable, ref, request
 from app.auth import principal_of
 from app.params import Query
-from engine.accounts import Role
 from engine.commands.tasks import AssignUserTask, CompleteUserTask, TaskResult
 from engine.errors import BadRequest
+from engine.identity.accounts import Role
 
 COMPLETE_BODY = request({"variables": VARIABLES_IN})
 CLAIM_BODY = request({"user_id": STRING})

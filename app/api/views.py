@@ -16,9 +16,9 @@ from engine.api import (
     TokenPosition,
     UserTaskView,
 )
+from engine.language.variables import TypedValue
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceInfo
-from engine.variables import TypedValue
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -19,13 +19,13 @@ from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, Schema, array, nulla
 from app.api.schemas import UUID as UUID_SCHEMA
 from app.auth import principal_of
 from app.params import Query
-from engine.accounts import Role
 from engine.commands.webhooks import (
     CreateSubscription,
     DeleteSubscription,
     ReplayDeadLetters,
     UpdateSubscription,
 )
+from engine.identity.accounts import Role
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
 from engine.webhooks.urls import masked

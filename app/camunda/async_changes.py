@@ -15,10 +15,10 @@ from app.camunda import migration as migration_rest
 from app.camunda import modification as modification_rest
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint
-from engine.accounts import Role
 from engine.commands.migration import MigrationInvalid
 from engine.commands.modification import to_spec
 from engine.errors import NotFound
+from engine.identity.accounts import Role
 from engine.states import BatchType
 
 # The instance the body's modification is read for before there is one: its spec is the same.

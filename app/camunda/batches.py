@@ -25,9 +25,9 @@ from app.camunda import jobs as job_rest
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.commands.batches import CHUNK_SIZE, CancelBatch, CreateBatch, SuspendBatch
 from engine.errors import Conflict
+from engine.identity.accounts import Role
 from engine.queries import batches as bq
 from engine.queries.camunda import external_tasks as external_task_reads
 from engine.queries.camunda import jobs as job_reads

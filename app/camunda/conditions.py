@@ -9,9 +9,9 @@ from app.camunda import dto
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import to_typed_map
-from engine.accounts import Role
 from engine.commands.conditions import ConditionResult
 from engine.errors import NotFound
+from engine.identity.accounts import Role
 
 NO_SUBSCRIPTIONS = "No subscriptions were found during evaluation of the conditional start events."
 

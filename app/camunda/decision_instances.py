@@ -11,7 +11,7 @@ from app.camunda.decisions import dmn_value
 from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, Endpoint, found, json_response, listed
 from app.params import as_uuid
-from engine.accounts import Role
+from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries.camunda.common import CamundaPage
 

@@ -15,8 +15,8 @@ from app.camunda.dto import Json, format_date
 from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variables import to_typed_map
-from engine.accounts import Role
 from engine.errors import BadRequest, ExpressionError
+from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
 from engine.queries.camunda.common import CamundaPage

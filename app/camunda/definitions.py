@@ -17,10 +17,10 @@ from app.camunda.decisions import definition_dto
 from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variables import dto_map, to_typed_map
-from engine.accounts import Role
 from engine.bpmn.resources import is_script_resource
 from engine.commands.deployments import Deploy, Resource, is_dmn_resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
+from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda.common import CamundaPage, like_matches

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, Endpoint, json_response, listed
-from engine.accounts import Role
+from engine.identity.accounts import Role
 from engine.queries.camunda import event_subscriptions as subscription_reads
 from engine.states import SubscriptionKind
 

@@ -1,7 +1,8 @@
 """External tasks: fetch-and-lock with long polling, the worker's reports, queries.
 
-A long poll is the engine's waiting fetch (engine/fetching.py): it waits without holding a thread,
-and gives up early when the client has gone. Its statements run in worker threads of their own
+A long poll is the engine's waiting fetch (engine/loops/fetching.py): it waits without holding a
+thread, and gives up early when the client has gone. Its statements run in worker threads of their
+own
 limiter, so that many waiting workers cannot starve other requests of threads.
 """
 
@@ -24,8 +25,6 @@ from app.camunda.http import Call, Endpoint, json_response, no_content, unfilter
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.params import as_uuid
 from app.shutdown import Shutdown
-from engine import fetching
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.external_tasks import FetchAndLock, TopicRequest
 from engine.errors import (
@@ -36,7 +35,9 @@ from engine.errors import (
     InvariantViolationKind,
     NotFound,
 )
-from engine.json_input import INT64_MAX, INT64_MIN
+from engine.identity.accounts import Role
+from engine.language.json_input import INT64_MAX, INT64_MIN
+from engine.loops import fetching
 from engine.queries.camunda import external_tasks as external_task_reads
 from engine.queries.camunda.common import CamundaPage
 

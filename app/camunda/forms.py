@@ -20,13 +20,13 @@ from app.camunda.definitions import _by_id, _by_key
 from app.camunda.errors import rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, to_typed_map
-from engine.accounts import Role
 from engine.api import UserTaskView
 from engine.errors import InterlockError, NotFound
-from engine.forms import Form, FormInvalid
+from engine.identity.accounts import Role
+from engine.language.forms import Form, FormInvalid
+from engine.language.variables import TypedValue
 from engine.model import StartEvent, UserTask
 from engine.queries.definitions import DefinitionRow
-from engine.variables import TypedValue
 
 
 def _task_form(call: Call, doing: str) -> tuple[UserTaskView, Form]:

@@ -12,7 +12,7 @@ from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, Endpoint, json_response, listed
 from app.camunda.variable_instances import variable_instance_id
 from app.camunda.variables import stored_to_dto
-from engine.accounts import Role
+from engine.identity.accounts import Role
 from engine.queries.camunda import history as history_reads
 
 # Every variable row served is a live one: Interlock deletes a variable's row with it.

@@ -8,8 +8,8 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
-from engine.accounts import Role
 from engine.commands.cleanup import CLEANUP_JOB_ID, StartHistoryCleanup
+from engine.identity.accounts import Role
 from engine.queries.camunda import jobs as job_reads
 from engine.queries.camunda.common import CamundaPage
 

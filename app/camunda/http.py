@@ -21,9 +21,9 @@ from app.auth import require
 from app.camunda.errors import CamundaError, invalid_request, translate
 from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
-from engine.accounts import Role
 from engine.api import Engine
-from engine.json_input import INT32_MAX, INT32_MIN, text_problem
+from engine.identity.accounts import Role
+from engine.language.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda.common import CamundaPage
 
 log = logging.getLogger("interlock.camunda")

@@ -9,8 +9,8 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.http import Call, Endpoint, found, json_response, listed, only
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.api import IncidentView
+from engine.identity.accounts import Role
 from engine.queries.camunda import incidents as incident_reads
 
 

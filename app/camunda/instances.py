@@ -17,10 +17,11 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.instances import SetVariables
 from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, NotFound
+from engine.identity.accounts import Role
+from engine.language.variables import TypedValue
 from engine.model import (
     MULTI_INSTANCE_BODY,
     InclusiveGateway,
@@ -34,7 +35,6 @@ from engine.queries.camunda import activities as activity_reads
 from engine.queries.camunda import instances as instance_reads
 from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
 from engine.states import InstanceState, TokenState
-from engine.variables import TypedValue
 
 VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
 

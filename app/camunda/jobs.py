@@ -11,8 +11,8 @@ from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
 from app.params import ParameterError, as_uuid, parse_time
-from engine.accounts import Role
 from engine.errors import Conflict, NotFound
+from engine.identity.accounts import Role
 from engine.queries.camunda import jobs as job_reads
 from engine.states import JobOutcome
 

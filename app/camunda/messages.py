@@ -10,8 +10,8 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, plain_values, to_typed_map
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.errors import Conflict, InterlockError, NotFound
+from engine.identity.accounts import Role
 from engine.states import InstanceState
 
 

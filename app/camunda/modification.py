@@ -18,9 +18,9 @@ from app.camunda.errors import CamundaError, invalid_request
 from app.camunda.http import Call, Endpoint, no_content
 from app.camunda.variables import to_typed
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.commands.modification import ModifyInstance, PreviewModification
 from engine.errors import BadRequest, Conflict, NotFound
+from engine.identity.accounts import Role
 from engine.semantics.modification import (
     CancelNode,
     CancelToken,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.responses import Response
 
 from app.camunda.http import Call, Endpoint, json_response
-from engine.accounts import Role
+from engine.identity.accounts import Role
 
 # The one engine behind /engine-rest, under Camunda's default name.
 ENGINE_NAME = "default"

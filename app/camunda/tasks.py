@@ -12,8 +12,8 @@ from app.camunda.errors import engine_error, invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
+from engine.identity.accounts import Role
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
 

@@ -14,8 +14,8 @@ from starlette.responses import Response
 from app.camunda.dto import format_date
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
-from engine.accounts import Role
 from engine.commands.audit import AnnotateEntry
+from engine.identity.accounts import Role
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter, AuditRow
 from engine.states import AuditEntity, AuditOperation

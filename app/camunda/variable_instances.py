@@ -14,8 +14,8 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.camunda.variables import stored_to_dto, to_typed, to_typed_map
 from app.params import as_uuid
-from engine.accounts import Role
 from engine.errors import BadRequest, Conflict, NotFound
+from engine.identity.accounts import Role
 from engine.queries import variables as vq
 
 # Variable instances have no id column: theirs is derived from their key, so it is stable.

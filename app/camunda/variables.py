@@ -15,8 +15,8 @@ from typing import Any
 from app.camunda.dto import Json, format_date, parse_date
 from app.camunda.errors import CamundaError, invalid_request
 from engine.errors import BadRequest
-from engine.json_input import JsonSyntaxError, loads, printable, text_problem
-from engine.variables import TypedValue, from_row, infer, typed
+from engine.language.json_input import JsonSyntaxError, loads, printable, text_problem
+from engine.language.variables import TypedValue, from_row, infer, typed
 
 CAMUNDA_NAMES = {
     "string": "String",

@@ -14,10 +14,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.console.common import act, json_object, parse_int, typed_value
-from engine.accounts import Principal
 from engine.api import Engine
 from engine.commands.instances import SetVariables
 from engine.errors import BadRequest
+from engine.identity.accounts import Principal
 
 Form = Mapping[str, str]
 Action = Callable[[Engine, Principal, Form, UUID], str]

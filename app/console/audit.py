@@ -19,10 +19,10 @@ from starlette.routing import Route
 from app.auth import require
 from app.console.common import act, engine_of, read, render
 from app.params import Query
-from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.commands.audit import AnnotateEntry
 from engine.errors import InterlockError
+from engine.identity.accounts import Principal, Role
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter
 from engine.states import AuditEntity, AuditOperation

@@ -27,7 +27,6 @@ from app.console import instances as instance_page
 from app.console.common import act, engine_of, read, render
 from app.params import Query
 from engine import batch as operations
-from engine.accounts import Principal
 from engine.api import Engine
 from engine.commands.batches import (
     MAX_ITEMS,
@@ -37,8 +36,9 @@ from engine.commands.batches import (
     RetryBatchItems,
     SuspendBatch,
 )
+from engine.core.executor import Command
 from engine.errors import BadRequest, NotFound
-from engine.executor import Command
+from engine.identity.accounts import Principal
 from engine.queries import batches as bq
 from engine.queries import lists
 from engine.states import BatchType, InstanceState

@@ -13,9 +13,9 @@ from starlette.routing import Route
 
 from app.console.common import act, engine_of, read, render
 from app.params import Query
-from engine.accounts import Principal
 from engine.api import Engine
 from engine.commands.cleanup import StartHistoryCleanup
+from engine.identity.accounts import Principal
 from engine.queries import cleanup
 
 

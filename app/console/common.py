@@ -18,12 +18,12 @@ from app.console.json_view import json_tree
 from app.errors import status_of
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.templating import templates
-from engine import json_input
-from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import BadRequest, DatabaseUnavailable, InterlockError, InvariantViolation
+from engine.identity.accounts import Principal, Role
+from engine.language import json_input
+from engine.language.variables import VARIABLE_TYPES, TypedValue, typed
 from engine.states import OutboxEvent
-from engine.variables import VARIABLE_TYPES, TypedValue, typed
 
 # Every event type the outbox carries; pages listen for these on their stream.
 EVENT_TYPES = tuple(OutboxEvent)

@@ -24,10 +24,10 @@ from app.console.definition_history import (
 from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
 from app.params import Query
-from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import InterlockError, NotFound
-from engine.forms import FormInvalid
+from engine.identity.accounts import Role
+from engine.language.forms import FormInvalid
 from engine.model import ProcessModel
 from engine.queries import console
 from engine.queries import definitions as definition_store

@@ -18,13 +18,13 @@ from starlette.routing import Route
 from app.auth import require
 from app.console.common import engine_of, flash, read, refusal, render
 from app.errors import status_of
-from engine.accounts import Role
 from engine.api import Engine, UserTaskView
 from engine.errors import BadRequest, InterlockError
-from engine.forms import Form, FormField, FormInvalid, input_text, shown_value
+from engine.identity.accounts import Role
+from engine.language.forms import Form, FormField, FormInvalid, input_text, shown_value
+from engine.language.variables import TypedValue
 from engine.model import ProcessModel, UserTask
 from engine.queries.definitions import DefinitionRow
-from engine.variables import TypedValue
 
 # Where the inbox and the inspector show the result of a task action.
 TO_TASK_FLASH = {"HX-Retarget": "#flash-user_tasks", "HX-Reswap": "innerHTML"}

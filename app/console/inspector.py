@@ -32,6 +32,7 @@ from engine.api import (
     UserTaskView,
 )
 from engine.errors import NotFound
+from engine.language.variables import TypedValue, from_row
 from engine.model import EventBasedGateway, ProcessModel, StartEvent, SubProcess
 from engine.queries import console, definitions, history
 from engine.queries import instances as queries
@@ -39,7 +40,6 @@ from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
 from engine.queries.joins import join_lines
 from engine.states import InstanceState, TokenMode, TokenState, VisitState
-from engine.variables import TypedValue, from_row
 
 PANELS = (
     "family",

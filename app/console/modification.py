@@ -16,10 +16,10 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.console.common import act, engine_of, flash, form_text, render
-from engine import json_input
-from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.errors import BadRequest, InterlockError
+from engine.identity.accounts import Principal, Role
+from engine.language import json_input
 from engine.semantics.modification import CancelToken, Instruction, StartAfter, StartBefore
 
 # The most instructions one console modification carries.

@@ -16,9 +16,9 @@ from app.api.accounts import end_session, end_sessions_of, list_sessions
 from app.auth import require, session_of
 from app.console.common import engine_of, flash, read, render
 from app.params import Query
-from engine.accounts import Role
 from engine.api import Engine
 from engine.errors import InterlockError
+from engine.identity.accounts import Role
 
 
 def _sessions(engine: Engine, idle_seconds: float) -> dict[str, Any]:

@@ -21,10 +21,10 @@ from starlette.routing import Route
 from app.auth import principal_of, require
 from app.console.common import engine_of, form_text, read, refusal, render
 from app.errors import status_of
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.views import DeleteView, SaveView
 from engine.errors import InterlockError
+from engine.identity.accounts import Role
 from engine.queries import views as reads
 from engine.states import ListPage
 

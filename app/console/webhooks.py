@@ -20,7 +20,6 @@ from starlette.routing import Route
 from app.auth import require
 from app.console.common import engine_of, flash, form_text, read, render
 from app.params import Query
-from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.commands.webhooks import (
     CreateSubscription,
@@ -29,6 +28,7 @@ from engine.commands.webhooks import (
     UpdateSubscription,
 )
 from engine.errors import InterlockError
+from engine.identity.accounts import Principal, Role
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
 from engine.webhooks.urls import masked

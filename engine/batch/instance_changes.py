@@ -8,14 +8,14 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from engine.accounts import Role
 from engine.batch.registry import BatchOperation, register
 from engine.commands.migration import MigrateInstance, check_plan, models_of
 from engine.commands.modification import from_spec, to_spec
+from engine.core.executor import Tx
 from engine.errors import BadRequest
-from engine.executor import Tx
-from engine.migration import MigrationPlan
+from engine.identity.accounts import Role
 from engine.semantics import modification
+from engine.semantics.migration import MigrationPlan
 from engine.states import BatchType
 
 # An instance id no instance has: the spec is read once, for no instance, to check it.

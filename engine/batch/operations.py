@@ -8,8 +8,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
-from engine import audit, waits
-from engine.accounts import Role
 from engine.batch.registry import BatchOperation, ItemRun, register
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import RetryIncident
@@ -20,12 +18,15 @@ from engine.commands.instances import (
     SuspendInstance,
 )
 from engine.commands.job_retries import SetJobRetries
+from engine.core import audit
+from engine.core.executor import Command, Tx
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Command, Tx
+from engine.identity.accounts import Role
+from engine.language.variables import TypedValue, check_name, infer, typed
+from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState
 from engine.store import cleanup
 from engine.store import instance_reads as queries
-from engine.variables import TypedValue, check_name, infer, typed
 
 
 def _retries(payload: Mapping[str, Any]) -> dict[str, Any]:

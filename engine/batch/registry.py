@@ -8,12 +8,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from engine.accounts import Role
 from engine.errors import BadRequest
+from engine.identity.accounts import Role
 from engine.states import BatchType
 
 if TYPE_CHECKING:
-    from engine.executor import Tx
+    from engine.core.executor import Tx
 
 # Run one item (its id, the batch's payload) in the caller's transaction; raise to fail it.
 ItemRun = Callable[["Tx", str, Mapping[str, Any]], None]

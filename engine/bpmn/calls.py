@@ -27,7 +27,7 @@ from engine.bpmn.reading import (
     namespace_of,
 )
 from engine.errors import ExpressionError
-from engine.expressions import Expression, compile_expression, is_expression
+from engine.language.expressions import Expression, compile_expression, is_expression
 from engine.model import CallActivity, CalledBinding, CallMapping, Node
 
 _BINDINGS: tuple[CalledBinding, ...] = ("latest", "deployment", "version", "versionTag")

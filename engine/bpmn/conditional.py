@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from engine.bpmn.reading import Context, Element, camunda_tag, definition_children, local_name
 from engine.errors import ExpressionError
-from engine.expressions import compile_expression, is_expression
+from engine.language.expressions import compile_expression, is_expression
 from engine.model import VARIABLE_EVENTS, ConditionalTrigger
 
 

@@ -26,7 +26,9 @@ from engine.bpmn.reading import (
     plain_extensions,
 )
 from engine.errors import ExpressionError
-from engine.expressions import compile_expression
+from engine.language.expressions import compile_expression
+from engine.language.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
+from engine.language.timers import TIMER_KINDS, TimerLimits, validate_timer
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -37,8 +39,6 @@ from engine.model import (
     TimerDefinition,
     TimerKind,
 )
-from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
-from engine.timers import TIMER_KINDS, TimerLimits, validate_timer
 
 _TIMER_KINDS: dict[str, TimerKind] = {
     "timeDate": "date",

@@ -1,5 +1,5 @@
 """camunda:formData of a user task or a none start event: its form fields, each checked as the
-deployment is read (engine/forms.py says what a field may be)."""
+deployment is read (engine/language/forms.py says what a field may be)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from engine.bpmn.reading import (
     local_name,
     namespace_of,
 )
-from engine.forms import FormField, field_problem
+from engine.language.forms import FormField, field_problem
 
 
 def read_form_fields(element: Element, ctx: Context, owner_id: str) -> tuple[FormField, ...]:

@@ -1,4 +1,5 @@
-"""`camunda:inputOutput` as Camunda Modeler writes it, read into `engine.mappings.InputOutput`.
+"""`camunda:inputOutput` as Camunda Modeler writes it, read into
+`engine.language.mappings.InputOutput`.
 
     <camunda:inputOutput>
       <camunda:inputParameter name="greeting">hello</camunda:inputParameter>
@@ -23,8 +24,8 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import Expression, compile_expression
-from engine.mappings import (
+from engine.language.expressions import Expression, compile_expression
+from engine.language.mappings import (
     ExpressionValue,
     InputOutput,
     ListValue,

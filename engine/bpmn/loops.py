@@ -23,7 +23,7 @@ from engine.bpmn.reading import (
     plain_extensions,
 )
 from engine.errors import ExpressionError
-from engine.expressions import Expression, compile_expression, is_expression
+from engine.language.expressions import Expression, compile_expression, is_expression
 from engine.model import Loop, MultiInstance, StandardLoop
 
 LOOP_ELEMENTS = frozenset({"multiInstanceLoopCharacteristics", "standardLoopCharacteristics"})

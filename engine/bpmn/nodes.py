@@ -28,8 +28,8 @@ from engine.bpmn.reading import (
     retry_cycle_problem,
 )
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression, is_expression
-from engine.mappings import InputOutput
+from engine.language.expressions import compile_expression, is_expression
+from engine.language.mappings import InputOutput
 from engine.model import EXECUTION_EVENTS, Node, SendTask, ServiceTask
 
 _SERVICE_IMPLEMENTATION_REQUIRED = (
@@ -40,7 +40,7 @@ _SERVICE_IMPLEMENTATION_REQUIRED = (
 
 def _input_output(element: Element, ctx: Context, node_id: str) -> InputOutput | None:
     """The node's camunda:inputOutput parameters, if it has any (where they are allowed is
-    checked with the model, see `engine.validation.validate`)."""
+    checked with the model, see `engine.model.validation.validate`)."""
     found = [
         mapping
         for extensions in element.findall(bpmn_tag("extensionElements"))

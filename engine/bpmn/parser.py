@@ -73,8 +73,8 @@ from engine.bpmn.reading import (
 from engine.bpmn.rules import business_rule_task
 from engine.bpmn.tasks import receive_task, script_task, task, user_task
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
-from engine.history_ttl import parse_history_ttl
+from engine.language.expressions import compile_expression
+from engine.language.history_ttl import parse_history_ttl
 from engine.model import (
     DEFAULT_LIMITS,
     EXECUTION_EVENTS,
@@ -86,7 +86,7 @@ from engine.model import (
     SequenceFlow,
     SubProcess,
 )
-from engine.validation import validate
+from engine.model.validation import validate
 
 # The default size limit; a deployment's settings may raise it (see ModelLimits).
 MAX_BPMN_BYTES = DEFAULT_LIMITS.max_bytes

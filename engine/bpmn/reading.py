@@ -20,7 +20,8 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
+from engine.language.expressions import compile_expression
+from engine.language.timers import parse_cycle
 from engine.model import (
     DEFAULT_LIMITS,
     TAKE_EVENT,
@@ -29,7 +30,6 @@ from engine.model import (
     Script,
     ScriptFormat,
 )
-from engine.timers import parse_cycle
 
 BPMN_NS = "http://www.omg.org/spec/BPMN/20100524/MODEL"
 

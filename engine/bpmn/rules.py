@@ -16,7 +16,7 @@ from engine.bpmn.calls import read_binding
 from engine.bpmn.nodes import common_fields, service_task
 from engine.bpmn.reading import Context, Element, camunda_tag, check_children
 from engine.errors import ExpressionError
-from engine.expressions import compile_expression
+from engine.language.expressions import compile_expression
 from engine.model import DECISION_RESULT_MAPPINGS, BusinessRuleTask, DecisionResultMapping, Node
 
 _IMPLEMENTATIONS = ("type", "topic", "expression", "class", "delegateExpression")

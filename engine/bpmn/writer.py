@@ -21,9 +21,9 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.bpmn.inputoutput import write_input_output
 from engine.bpmn.reading import BPMN_NS, CAMUNDA_NS
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
-from engine.forms import FormField
-from engine.mappings import InputOutput
+from engine.language.expressions import compile_expression
+from engine.language.forms import FormField
+from engine.language.mappings import InputOutput
 from engine.model import (
     BoundaryEvent,
     BusinessRuleTask,

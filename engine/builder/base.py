@@ -9,9 +9,9 @@ from typing import Any, Self, TypedDict
 from engine.bpmn.parser import timer_problem
 from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import Expression, compile_expression
-from engine.forms import FormField, form_problem
-from engine.history_ttl import check_history_ttl
+from engine.language.expressions import Expression, compile_expression
+from engine.language.forms import FormField, form_problem
+from engine.language.history_ttl import check_history_ttl
 from engine.model import Listener, Node, Script, SequenceFlow, TimerDefinition
 
 

@@ -8,8 +8,8 @@ from dataclasses import replace
 from typing import Any, Self, TypedDict, Unpack
 
 from engine.builder.base import BuilderBase, Continuations, NodeOptions, unexpected
-from engine.expressions import is_expression
-from engine.forms import FormField
+from engine.language.expressions import is_expression
+from engine.language.forms import FormField
 from engine.model import (
     VARIABLE_EVENTS,
     BoundaryEvent,

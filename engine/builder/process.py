@@ -13,8 +13,8 @@ from engine.builder.gateways import Gateways
 from engine.builder.scopes import Scopes
 from engine.builder.tasks import Tasks
 from engine.errors import ExpressionError
-from engine.expressions import Expression, compile_expression
-from engine.mappings import InputOutput, Parameter, from_python
+from engine.language.expressions import Expression, compile_expression
+from engine.language.mappings import InputOutput, Parameter, from_python
 from engine.model import (
     EXECUTION_EVENTS,
     TAKE_EVENT,
@@ -27,7 +27,7 @@ from engine.model import (
     SequenceFlow,
     UserTask,
 )
-from engine.validation import validate
+from engine.model.validation import validate
 
 
 class ProcessBuilder(Events, Tasks, Gateways, Scopes):

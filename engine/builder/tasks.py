@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Self, Unpack
 
 from engine.builder.base import BuilderBase, NodeOptions
-from engine.expressions import compile_expression, is_expression
-from engine.forms import FormField
+from engine.language.expressions import compile_expression, is_expression
+from engine.language.forms import FormField
 from engine.model import (
     BusinessRuleTask,
     CallActivity,

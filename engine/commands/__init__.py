@@ -1,1 +1,1 @@
-"""Typed commands: every mutation of the engine is one of these, run by `engine.executor`."""
+"""Typed commands: every mutation of the engine is one of these, run by `engine.core.executor`."""

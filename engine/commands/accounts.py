@@ -1,6 +1,6 @@
 """Every change to credentials (users, API tokens) and console sessions: an administrator's, a
 user logging in and out, the first start's admin, a session marked seen. Each runs in its own
-transaction with its audit entry (engine/audit.py: written when someone acts, as for every
+transaction with its audit entry (engine/core/audit.py: written when someone acts, as for every
 command). Secrets never reach an audit entry, a result or a command's repr."""
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit
-from engine.accounts import (
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.errors import BadRequest, Conflict, NotFound
+from engine.identity.accounts import (
     MIN_PASSWORD,
     NewSession,
     Role,
@@ -19,8 +21,6 @@ from engine.accounts import (
     token_hash,
     valid_name,
 )
-from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Result, Tx
 from engine.states import AuditEntity, AuditOperation
 from engine.store import accounts as store
 

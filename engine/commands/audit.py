@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
-from engine import audit
+from engine.core import audit
+from engine.core.executor import Result, Tx
 from engine.errors import BadRequest, NotFound
-from engine.executor import Result, Tx
-from engine.json_input import text_problem
+from engine.language.json_input import text_problem
 from engine.states import AuditEntity, AuditOperation
 from engine.store import audit as store
 

@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit, batch
+from engine import batch
+from engine.core import audit
+from engine.core.executor import RETRYABLE, Result, Tx
+from engine.db.ids import new_id
+from engine.db.outage import is_database_outage
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
-from engine.executor import RETRYABLE, Result, Tx
-from engine.ids import new_id
-from engine.outage import is_database_outage
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditChannel, AuditEntity, AuditOperation, BatchState
 from engine.store import batches as store

@@ -1,7 +1,8 @@
 """The history cleanup: batch after batch, each one transaction, delete the families of ended
 instances past their removal time with every row of theirs (their decision evaluations too),
 delete direct decision evaluations past their decision's time to live, forget expired
-idempotency entries and delete outbox rows every consumer has passed (rules: engine/retention.py).
+idempotency entries and delete outbox rows every consumer has passed (rules:
+engine/db/retention.py).
 
 It runs as one job (kind history-cleanup, a well-known id) that the job executors acquire like
 any other, so one batch runs at a time whatever the number of executors; a batch run outside the
@@ -18,10 +19,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import ClassVar
 
-from engine import audit, metrics
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.db.retention import outbox_floor
 from engine.errors import BadRequest
-from engine.executor import Result, Tx
-from engine.retention import outbox_floor
+from engine.observe import metrics
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation, CleanupState
 from engine.store import cleanup as store

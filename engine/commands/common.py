@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from engine.commands.family import Family, settle_and_save
 from engine.commands.loading import model_of, new_advance
+from engine.core.executor import Tx
+from engine.core.runtime import InstanceRun
 from engine.errors import Conflict
-from engine.executor import Tx
-from engine.runtime import InstanceRun
 from engine.semantics import Advance
 from engine.states import InstanceState
 

@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from engine.commands.instances import start_instance
+from engine.core.executor import Result, Tx
 from engine.errors import ExpressionError, NotFound
-from engine.executor import Result, Tx
-from engine.expression_context import ExpressionContext
+from engine.language.expression_context import ExpressionContext
+from engine.language.variables import TypedValue
 from engine.model import StartEvent
 from engine.store import definitions, start_triggers
-from engine.variables import TypedValue
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 A business rule task (engine/semantics/rules.py) and `EvaluateDecision` both go through
 `evaluate`: it evaluates the decision definition the binding picked (`find`) with its DMN file
-compiled once per process (engine/decision_cache.py `deployed`), and writes one
+compiled once per process (engine/core/decision_cache.py `deployed`), and writes one
 decision_evaluation row per decision evaluated (the asked one and each it required) in the
 command's transaction, so the history holds an evaluation exactly when its command committed.
 """
@@ -15,13 +15,13 @@ from decimal import Decimal
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import decision_cache
+from engine.core import decision_cache
+from engine.core.executor import Result, Tx
+from engine.db.ids import new_id
 from engine.dmn.evaluate import DecisionResult
 from engine.errors import BadRequest, NotFound
-from engine.executor import Result, Tx
 from engine.feel import FeelError, feel_string
-from engine.ids import new_id
-from engine.json_input import check
+from engine.language.json_input import check
 from engine.schema import OUTBOX_CHANNEL
 from engine.semantics.rules import DecisionCall, DecisionEvaluator
 from engine.states import OutboxEvent

@@ -8,22 +8,22 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
-from engine import audit
 from engine.bpmn.diagram import diagram_for_deployment
 from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.settings import EngineSettings
+from engine.db.ids import new_id
 from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
 from engine.errors import BadRequest
-from engine.executor import Result, Tx
-from engine.ids import new_id
 from engine.model import (
     ModelLimits,
     ProcessModel,
 )
 from engine.schema import JOB_CHANNEL
-from engine.settings import EngineSettings
 from engine.states import AuditEntity, AuditOperation
 from engine.store import definitions, start_triggers
 from engine.store.definitions import DECISIONS

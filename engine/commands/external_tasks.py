@@ -1,7 +1,7 @@
 """The external-task protocol: workers fetch and lock work, then report back.
 
 Every report checks, over one committed state of the instance, that the reporting worker holds
-the task (the reports a worker makes run optimistically, see engine/executor.py):
+the task (the reports a worker makes run optimistically, see engine/core/executor.py):
 a report from another worker is an ExternalTaskLeaseConflict; a report about a task that was
 completed or retired changes nothing and says so. A failure report without retries opens an
 incident and leaves the worker its lock: until the lock expires it may still report (complete the
@@ -17,12 +17,13 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit, waits
 from engine.commands.common import advance, persist, require_running
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
-from engine.executor import Result, Tx
-from engine.runtime import ExternalTaskRow, InstanceRun, Token
+from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs

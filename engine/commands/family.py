@@ -1,6 +1,6 @@
 """The instances one command changes, and the effects an advance asks of other instances.
 
-A command works on the instance it loaded; its advance may reach beyond it (engine/effects.py):
+A command works on the instance it loaded; its advance may reach beyond it (engine/core/effects.py):
 start a called instance, resume the caller of one that completed, end what a cancelled call
 activity called, throw an error to a caller, broadcast a signal. `Family.settle` applies them,
 first in, first out, in the command's transaction, loading the other instances it needs (each
@@ -19,7 +19,7 @@ from typing import Any
 from uuid import UUID
 
 from engine.commands.loading import load, model_of, new_advance
-from engine.effects import (
+from engine.core.effects import (
     CalledCompleted,
     CalledInstanceEnds,
     Effect,
@@ -27,17 +27,17 @@ from engine.effects import (
     StartCalled,
     ThrownToCaller,
 )
+from engine.core.executor import Tx
+from engine.core.runtime import InstanceRow, InstanceRun
+from engine.db.ids import new_id
 from engine.errors import BadRequest, ModelError, NeedsTransaction, NotFound
-from engine.executor import Tx
-from engine.ids import new_id
+from engine.language.variables import TypedValue, infer
 from engine.model import CallActivity, ProcessModel, StartEvent
-from engine.runtime import InstanceRow, InstanceRun
 from engine.semantics.calls import called_outputs
 from engine.states import InstanceState, SubscriptionKind, TokenState
 from engine.store import definitions, start_triggers, subscriptions
 from engine.store.persist import save_runs
 from engine.store.runs import called_instance
-from engine.variables import TypedValue, infer
 
 # How many instances one command may start through call activities and signals: a process that
 # calls itself without end fails the command instead of growing without bound.

@@ -6,14 +6,14 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
-from engine import audit
 from engine.commands.common import persist
 from engine.commands.external_tasks import restore_external_task
 from engine.commands.job_retries import restore_after_incident
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import IncidentRow, InstanceRun
 from engine.errors import Conflict, NotFound
-from engine.executor import Result, Tx
-from engine.runtime import IncidentRow, InstanceRun
 from engine.states import AuditEntity, AuditOperation, IncidentState
 from engine.store import incidents as store
 

@@ -7,19 +7,19 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit
 from engine.commands.common import advance, persist, require_running
 from engine.commands.family import start_run
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import InstanceRun
 from engine.errors import BadRequest, Conflict, InstanceEnded, NotFound
-from engine.executor import Result, Tx
-from engine.forms import submit
+from engine.language.forms import submit
+from engine.language.variables import TypedValue, infer
 from engine.model import ProcessModel, StartEvent
-from engine.runtime import InstanceRun
 from engine.semantics import conditions
 from engine.states import AuditEntity, AuditOperation, InstanceState
 from engine.store import definitions
-from engine.variables import TypedValue, infer
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class StartInstance:
     variables: Mapping[str, Any] = field(default_factory=dict)
     business_key: str | None = None
     # Submitted values of the none start event's generated form (camunda:formData), checked
-    # and typed by engine/forms.py; a form that does not pass raises FormInvalid.
+    # and typed by engine/language/forms.py; a form that does not pass raises FormInvalid.
     form: Mapping[str, Any] | None = None
     # The authenticated user who starts it, when the caller knows: `camunda:initiator` names the
     # variable it goes to, and expressions read it as `authenticatedUserId`.

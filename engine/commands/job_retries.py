@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit, waits
 from engine.commands.common import persist
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import InstanceRun, JobRow
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Result, Tx
-from engine.runtime import InstanceRun, JobRow
 from engine.schema import JOB_CHANNEL
+from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, JobKind, JobOutcome, TokenState
 from engine.store import jobs as job_store
 

@@ -11,21 +11,23 @@ from uuid import UUID
 
 import psycopg
 
-from engine import audit, timers, waits
 from engine.commands.batches import run_batch_job
 from engine.commands.cleanup import run_cleanup_job
 from engine.commands.common import advance, persist
 from engine.commands.instances import start_instance
 from engine.commands.job_retries import JobResult
 from engine.commands.loading import load, model_of
+from engine.core import audit
+from engine.core.executor import Command, Idempotency, Result, Tx
+from engine.core.runtime import IncidentRow, InstanceRun, JobRow
+from engine.db.ids import new_id
+from engine.db.outage import is_database_outage
 from engine.errors import BadRequest, DatabaseUnavailable, InterlockError
-from engine.executor import Command, Idempotency, Result, Tx
-from engine.ids import new_id
-from engine.metrics import JOB_LAG_SECONDS
+from engine.language import timers
 from engine.model import StartEvent
-from engine.outage import is_database_outage
-from engine.runtime import IncidentRow, InstanceRun, JobRow
+from engine.observe.metrics import JOB_LAG_SECONDS
 from engine.schema import JOB_CHANNEL
+from engine.semantics import waits
 from engine.states import (
     AuditEntity,
     AuditOperation,
@@ -44,7 +46,7 @@ T = TypeVar("T", bound=Result)
 # Failures of the database itself, not of the job: the executor already retried serialization
 # failures and deadlocks (both OperationalErrors) and reports an outage as DatabaseUnavailable.
 # Counting them against the job's retries would turn an outage into incidents; the job's lock
-# expires instead and it runs again later. `is_database_outage` (engine/outage.py) tells them
+# expires instead and it runs again later. `is_database_outage` (engine/db/outage.py) tells them
 # apart: a statement or lock timeout is the job's own failure, counted down like any other (the
 # same job would time out again and again).
 DATABASE_ERRORS: tuple[type[Exception], ...] = (

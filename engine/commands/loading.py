@@ -7,9 +7,9 @@ from __future__ import annotations
 from uuid import UUID
 
 from engine.commands import decisions
-from engine.executor import Tx
+from engine.core.executor import Tx
+from engine.core.runtime import InstanceRun
 from engine.model import ProcessModel
-from engine.runtime import InstanceRun
 from engine.scripting import ScriptLimits
 from engine.semantics import Advance
 from engine.store import runs

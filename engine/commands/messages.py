@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit
 from engine.commands.common import advance, persist
 from engine.commands.family import Family, settle_and_save, triggered_start
 from engine.commands.instances import start_instance
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
 from engine.errors import Conflict, NotFound
-from engine.executor import Result, Tx
 from engine.states import AuditEntity, AuditOperation, SubscriptionKind
 from engine.store import start_triggers, subscriptions
 

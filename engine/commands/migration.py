@@ -1,4 +1,4 @@
-"""Migrate a process instance to another definition along a plan (engine/migration.py).
+"""Migrate a process instance to another definition along a plan (engine/semantics/migration.py).
 
 One instance, one transaction, under the instance's lock: the plan and the instance are validated
 first and nothing is written when either fails. Then the instance runs the target definition, and
@@ -18,13 +18,17 @@ from uuid import UUID
 
 import psycopg
 
-from engine import audit, waits
 from engine.commands.common import persist
 from engine.commands.loading import load
-from engine.definitions import DefinitionCache
+from engine.core import audit
+from engine.core.definitions import DefinitionCache
+from engine.core.executor import Result, Tx
+from engine.core.runtime import Event, InstanceRun, JobRow, Join, Token
 from engine.errors import BadRequest, NotFound
-from engine.executor import Result, Tx
-from engine.migration import (
+from engine.language.timers import TimerLimits
+from engine.model import BoundaryEvent, IntermediateCatchEvent, ProcessModel, StartEvent
+from engine.semantics import waits
+from engine.semantics.migration import (
     Failure,
     InstructionReport,
     MigrationPlan,
@@ -33,8 +37,6 @@ from engine.migration import (
     validate_instance,
     validate_plan,
 )
-from engine.model import BoundaryEvent, IntermediateCatchEvent, ProcessModel, StartEvent
-from engine.runtime import Event, InstanceRun, JobRow, Join, Token
 from engine.states import (
     AuditEntity,
     AuditOperation,
@@ -46,7 +48,6 @@ from engine.states import (
 from engine.store import definitions as definition_store
 from engine.store import migration as store
 from engine.store import runs
-from engine.timers import TimerLimits
 
 
 class MigrationInvalid(BadRequest):

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit
 from engine.commands.common import advance, persist, require_running
 from engine.commands.loading import load
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import InstanceRun
 from engine.errors import Conflict
-from engine.executor import Result, Tx
-from engine.runtime import InstanceRun
 from engine.semantics import modification
 from engine.semantics.modification import Instruction, Modification, positions
 from engine.states import AuditEntity, AuditOperation

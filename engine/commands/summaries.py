@@ -1,4 +1,4 @@
-"""Summary rows (engine/summaries.py): fold the deltas into the base rows, or rebuild every
+"""Summary rows (engine/db/summaries.py): fold the deltas into the base rows, or rebuild every
 summary from the big tables (the statements are engine/store/summaries.py)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.executor import Result, Tx
+from engine.core.executor import Result, Tx
 from engine.store import summaries
 
 

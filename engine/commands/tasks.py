@@ -7,18 +7,18 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine import audit
 from engine.commands.common import advance, persist, require_running
 from engine.commands.loading import load, model_of
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.runtime import InstanceRun, Token
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
-from engine.executor import Result, Tx
-from engine.forms import submit
+from engine.language.forms import submit
+from engine.language.variables import TypedValue
 from engine.model import UserTask
-from engine.runtime import InstanceRun, Token
 from engine.semantics import conditions
 from engine.states import AuditEntity, AuditOperation, TaskState
 from engine.store import runs, tasks
-from engine.variables import TypedValue
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,8 @@ class CompleteUserTask:
     task_id: UUID
     variables: Mapping[str, Any] = field(default_factory=dict)
     # Submitted values of the task's generated form (camunda:formData), checked and typed by
-    # engine/forms.py against the variables as they are in this transaction; a form that does
-    # not pass raises FormInvalid and nothing is written.
+    # engine/language/forms.py against the variables as they are in this transaction; a form that
+    # does not pass raises FormInvalid and nothing is written.
     form: Mapping[str, Any] | None = None
 
     def execute(self, tx: Tx) -> TaskResult:

@@ -8,8 +8,8 @@ from uuid import UUID
 
 from engine.commands.common import advance, persist, require_running
 from engine.commands.loading import load
+from engine.core.executor import Result, Tx
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
-from engine.executor import Result, Tx
 from engine.states import TokenState, check_token_transition
 from engine.store import runs
 

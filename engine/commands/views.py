@@ -14,10 +14,10 @@ from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlencode
 from uuid import UUID
 
-from engine import audit
+from engine.core import audit
+from engine.core.executor import Result, Tx
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Result, Tx
-from engine.json_input import checked_name, text_problem
+from engine.language.json_input import checked_name, text_problem
 from engine.queries.lists import FILTERS
 from engine.states import AuditEntity, AuditOperation, ListPage
 from engine.store import views as store

@@ -14,10 +14,11 @@ from typing import Any, ClassVar
 from urllib.parse import urlsplit
 from uuid import UUID
 
-from engine import audit, outbox
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.db import outbox
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.executor import Result, Tx
-from engine.json_input import checked_name, text_problem
+from engine.language.json_input import checked_name, text_problem
 from engine.states import (
     AuditEntity,
     AuditOperation,
@@ -283,7 +284,7 @@ class FanOutResult(Result):
 class FanOut:
     """Insert a delivery per wanted outbox row with `seq <= bound` for every enabled subscription
     behind it, and advance each cursor in the same transaction. `bound` must be settled (see
-    engine/outbox.py): every row at or below it that will ever commit has committed."""
+    engine/db/outbox.py): every row at or below it that will ever commit has committed."""
 
     name: ClassVar[str] = "FanOutWebhooks"
     result_type: ClassVar[type[Result]] = FanOutResult

@@ -41,8 +41,8 @@ from engine.dmn.model import (
     LiteralExpression,
 )
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression as compile_juel
 from engine.feel import Cell, FeelError, compile_expression, compile_unary_tests
+from engine.language.expressions import compile_expression as compile_juel
 
 _INT_RANGE = {"integer": 2**31, "long": 2**63}
 

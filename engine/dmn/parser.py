@@ -32,8 +32,8 @@ from engine.dmn.model import (
     Rule,
 )
 from engine.errors import ExpressionError, ModelError
-from engine.expressions import compile_expression
-from engine.history_ttl import parse_history_ttl
+from engine.language.expressions import compile_expression
+from engine.language.history_ttl import parse_history_ttl
 from engine.model import DEFAULT_LIMITS, ModelLimits
 
 MAX_DMN_BYTES = DEFAULT_LIMITS.max_bytes

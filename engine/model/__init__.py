@@ -9,9 +9,10 @@ One module per family, every name re-exported here (`from engine.model import St
 `node.py` (what every node shares: `Node`, its kind, listeners, scripts, loops), `events.py`,
 `tasks.py`, `gateways.py`, `scopes.py` (subprocesses and call activities), `definition.py`
 (`SequenceFlow`, `ProcessModel`) and `limits.py` (`ModelLimits`). The structural rules a model
-must satisfy are in engine/validation.py.
+must satisfy are in engine/model/validation.py.
 """
 
+from engine.language.timers import TimerKind  # declared there
 from engine.model.definition import (
     ACTIVITY_TYPES,
     IO_EVENT_TYPES,
@@ -76,7 +77,6 @@ from engine.model.tasks import (
     ServiceTask,
     UserTask,
 )
-from engine.timers import TimerKind  # declared there
 
 __all__ = [
     "ACTIVITY_TYPES",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engine.errors import ModelError
-from engine.expressions import Expression
+from engine.language.expressions import Expression
 from engine.model.events import (
     BoundaryEvent,
     EndEvent,
@@ -63,7 +63,8 @@ class ProcessModel:
     nodes: tuple[Node, ...] = ()
     flows: tuple[SequenceFlow, ...] = ()
     version_tag: str | None = None
-    # camunda:historyTimeToLive, in days (None: the default setting applies; engine/retention.py).
+    # camunda:historyTimeToLive, in days (None: the default setting applies;
+    # engine/db/retention.py).
     history_ttl_days: int | None = None
     # The process's camunda:executionListener on `start` and `end`.
     listeners: tuple[Listener, ...] = ()

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.expressions import Expression
-from engine.forms import FormField
+from engine.language.expressions import Expression
+from engine.language.forms import FormField
+from engine.language.timers import TimerKind
 from engine.model.node import Node, NodeKind
 from engine.model.scopes import CallMapping
-from engine.timers import TimerKind
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
-from engine.timers import TimerLimits
+from engine.language.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
+from engine.language.timers import TimerLimits
 
 # The largest BPMN input a deployment accepts unless its settings say otherwise.
 MAX_BPMN_BYTES = 5 * 1024 * 1024

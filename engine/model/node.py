@@ -9,8 +9,8 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from engine import scripting
-from engine.expressions import Expression
-from engine.mappings import InputOutput
+from engine.language.expressions import Expression
+from engine.language.mappings import InputOutput
 
 
 class NodeKind(StrEnum):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from engine.expressions import Expression
+from engine.language.expressions import Expression
 from engine.model.node import Node, NodeKind
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from engine.expressions import Expression
-from engine.forms import FormField
+from engine.language.expressions import Expression
+from engine.language.forms import FormField
 from engine.model.node import Listener, Node, NodeKind, Script
 from engine.model.scopes import CalledBinding
 
@@ -73,7 +73,7 @@ class UserTask(Node):
     form_key: str | None = None
     # camunda:taskListener on create, assignment, complete and delete, in document order.
     task_listeners: tuple[Listener, ...] = ()
-    # camunda:formData: the fields of the task's generated form (see engine/forms.py).
+    # camunda:formData: the fields of the task's generated form (see engine/language/forms.py).
     form_fields: tuple[FormField, ...] = ()
 
     @property

@@ -3,7 +3,8 @@
 A function here is written against a connection and decorated with `@query`. Called with the
 engine (anything with a `connection()` context manager), it borrows one of the engine's pooled
 read connections (autocommit: each statement sees the latest commits) for the call; called with a
-connection, as the engine does inside a transaction, it runs on that one. `engine/accounts.py`
+connection, as the engine does inside a transaction, it runs on that one.
+`engine/identity/accounts.py`
 exposes its reads and writes of credentials and sessions the same way.
 
 A read of every row matching a filter (an export) is `@batched` instead: a generator of batches

@@ -3,7 +3,7 @@ is, and the lists an admin sees. Never the secrets."""
 
 from __future__ import annotations
 
-from engine.accounts import Principal, check_password
+from engine.identity.accounts import Principal, check_password
 from engine.queries import Connection, query
 from engine.store import accounts as store
 

@@ -1,4 +1,4 @@
-"""Reads of the audit log (engine/audit.py): the audit page (newest first, a keyset page at a
+"""Reads of the audit log (engine/core/audit.py): the audit page (newest first, a keyset page at a
 time), an instance's entries (the inspector's timeline), and Camunda's user operation log
 (offset pages and counts)."""
 
@@ -12,7 +12,7 @@ from uuid import UUID
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from engine.paging import Key, Page, keyset
+from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, query
 from engine.sql.filters import Where
 from engine.sql.filters import count as count_rows

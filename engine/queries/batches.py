@@ -7,7 +7,7 @@ from uuid import UUID
 
 from psycopg import sql
 
-from engine.paging import Key
+from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.sql.filters import Where
 from engine.sql.filters import count as count_rows

@@ -108,7 +108,7 @@ class Activity:
 
 @query
 def activity(conn: Connection, now: datetime) -> Activity:
-    """The overview's numbers: counts from the summary rows (engine/summaries.py), the last
+    """The overview's numbers: counts from the summary rows (engine/db/summaries.py), the last
     hour's events from a window over the newest outbox rows, and the open work of now."""
     states = summary_reads.state_counts(conn)
     open_incidents = summary_reads.open_incident_count(conn)

@@ -12,7 +12,7 @@ from uuid import UUID
 
 from psycopg import sql
 
-from engine.paging import Key, Page, keyset
+from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, fetch_all, query
 from engine.sql.filters import Where
 

@@ -17,8 +17,8 @@ from uuid import UUID
 
 from psycopg import sql
 
-from engine import decision_cache
-from engine.paging import Key
+from engine.core import decision_cache
+from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaPage
 from engine.sql.filters import Where, order_by

@@ -4,7 +4,7 @@ definition)."""
 
 from __future__ import annotations
 
-from engine import decision_cache
+from engine.core import decision_cache
 from engine.queries import query
 from engine.store import decisions as store
 from engine.store.decisions import DecisionRow

@@ -10,7 +10,7 @@ from engine.store import definitions as store
 from engine.store.definitions import DefinitionRow
 
 if TYPE_CHECKING:
-    from engine.definitions import DefinitionCache
+    from engine.core.definitions import DefinitionCache
     from engine.model import ProcessModel
 
 __all__ = [

@@ -1,21 +1,21 @@
-"""Generated forms as they stand now (`engine/forms.py`): an open user task's, with the variables
-the task sees, and a definition's none start event's."""
+"""Generated forms as they stand now (`engine/language/forms.py`): an open user task's, with the
+variables the task sees, and a definition's none start event's."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from engine.errors import ModelError
-from engine.forms import Form
+from engine.language.forms import Form
+from engine.language.variables import from_row
 from engine.model import UserTask
 from engine.queries import Connection, query
 from engine.queries import variables as variable_reads
 from engine.store.definitions import DefinitionRow
 from engine.store.tasks import TaskRow
-from engine.variables import from_row
 
 if TYPE_CHECKING:
-    from engine.definitions import DefinitionCache
+    from engine.core.definitions import DefinitionCache
 
 __all__ = ["start_form", "task_form"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.paging import Key, Page, keyset
+from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, batched, query
 from engine.queries.console import (
     IncidentRow,

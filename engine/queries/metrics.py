@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from engine import metrics
 from engine.errors import DatabaseUnavailable
+from engine.observe import metrics
 from engine.queries import Connection, query
 from engine.sql.filters import state_literal
 from engine.states import IncidentState
@@ -57,7 +57,7 @@ def exposition(engine: Engine, timeout: float = SCRAPE_TIMEOUT_SECONDS) -> bytes
     read: Readings | None
     availability = engine.availability
     try:
-        # Fails at once while the engine knows the database is down (engine/outage.py).
+        # Fails at once while the engine knows the database is down (engine/db/outage.py).
         availability.admit()
         with availability.translating(), engine.pool.connection(timeout=timeout) as conn:
             read = readings(conn, max(1, int(timeout * 1000)))

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 from uuid import UUID
 
 from engine.commands.migration import ValidationReport, models_of, validation_report
-from engine.migration import MigrationPlan, generate_plan
 from engine.queries import Connection, query
+from engine.semantics.migration import MigrationPlan, generate_plan
 
 if TYPE_CHECKING:
-    from engine.definitions import DefinitionCache
+    from engine.core.definitions import DefinitionCache
 
 __all__ = ["MigrationPlan", "ValidationReport", "plan", "validation"]
 

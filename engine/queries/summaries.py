@@ -1,4 +1,4 @@
-"""Reads of the summary rows (engine/summaries.py says what they count): instances per
+"""Reads of the summary rows (engine/db/summaries.py says what they count): instances per
 definition and state, per-node counts, activity buckets and the trends drawn from them. Each is
 one statement over the base rows and the unfolded deltas (and process_definition, for keys):
 exact, and never a scan of the big tables. `current` and `recount` read whole summaries, for

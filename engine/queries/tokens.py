@@ -14,7 +14,7 @@ from engine.store import instance_reads as store
 from engine.store.instance_reads import StepVisit
 
 if TYPE_CHECKING:
-    from engine.definitions import DefinitionCache
+    from engine.core.definitions import DefinitionCache
 
 __all__ = ["StepVisit", "TokenPath", "TokenPosition", "paths", "positions"]
 

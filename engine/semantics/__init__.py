@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engine import waits
+from engine.core.runtime import JobRow, Subscription, Token, UserTaskRow
 from engine.errors import InterlockError
 from engine.model import (
     ACTIVITY_TYPES,
@@ -38,8 +38,7 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
-from engine.runtime import JobRow, Subscription, Token, UserTaskRow
-from engine.semantics import conditions
+from engine.semantics import conditions, waits
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.calls import CallMoves
 from engine.semantics.compensation import CompensationMoves

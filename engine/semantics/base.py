@@ -7,20 +7,21 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from engine import timers, waits
-from engine.effects import CalledCompleted
+from engine.core.effects import CalledCompleted
+from engine.core.handlers import HandlerRegistry
+from engine.core.runtime import IncidentRow, InstanceRun, Token, Visit
+from engine.db.ids import new_id
 from engine.errors import ExpressionError
-from engine.expression_context import ExpressionContext, TaskFacts, context_for
-from engine.handlers import HandlerRegistry
-from engine.ids import new_id
+from engine.language import timers
+from engine.language.expression_context import ExpressionContext, TaskFacts, context_for
+from engine.language.variables import infer
 from engine.model import Node, ProcessModel, ScriptCondition, SequenceFlow
-from engine.runtime import IncidentRow, InstanceRun, Token, Visit
 from engine.scripting import DEFAULT_LIMITS as DEFAULT_SCRIPT_LIMITS
 from engine.scripting import ScriptLimits
+from engine.semantics import waits
 from engine.semantics.listeners import Scripts
 from engine.semantics.mappings import map_outputs
 from engine.states import IncidentState, InstanceState, JobKind, TokenState, VisitState
-from engine.variables import infer
 
 # A token travelling to a node: (token, node id, flow it arrived by, skip the async-before park).
 Step = tuple[Token, str, str | None, bool]

@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.effects import StartCalled
+from engine.core.effects import StartCalled
+from engine.core.runtime import InstanceRun, Token
 from engine.errors import ExpressionError
-from engine.expression_context import context_for
-from engine.expressions import Expression
+from engine.language.expression_context import context_for
+from engine.language.expressions import Expression
+from engine.language.variables import TypedValue, infer
 from engine.model import CallActivity, CallMapping, Node
-from engine.runtime import InstanceRun, Token
 from engine.semantics.base import Moves
-from engine.variables import TypedValue, infer
 
 
 class CallMoves(Moves):

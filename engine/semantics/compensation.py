@@ -22,8 +22,8 @@ none of them is live, then leaves (or, at an end event, ends). When the instance
 
 from __future__ import annotations
 
-from engine.compensation_rules import compensation_boundary, compensation_start
-from engine.ids import new_id
+from engine.core.runtime import InstanceRun, Subscription, Token
+from engine.db.ids import new_id
 from engine.model import (
     ACTIVITY_TYPES,
     EndEvent,
@@ -32,7 +32,7 @@ from engine.model import (
     SequenceFlow,
     SubProcess,
 )
-from engine.runtime import InstanceRun, Subscription, Token
+from engine.model.compensation import compensation_boundary, compensation_start
 from engine.semantics.loops import LoopMoves
 from engine.states import SubscriptionKind, TokenMode, TokenState, VisitState
 
@@ -113,7 +113,7 @@ class CompensationMoves(LoopMoves):
 
     def _compensated_key(self, token: Token) -> str:
         """The key of the scope a throw by `token` compensates (see `compensated_scope` in
-        engine/compensation_rules.py): inside a compensation event subprocess, the rows of the
+        engine/model/compensation.py): inside a compensation event subprocess, the rows of the
         completed subprocess it compensates (the id of that subprocess's scope token, which its
         own scope token keeps as parent); inside another event subprocess, its scope's."""
         if token.scope_id is None:

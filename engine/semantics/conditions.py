@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
+from engine.core.runtime import InstanceRun, Subscription, Token, VariableChange
+from engine.db.ids import new_id
 from engine.errors import Conflict, ExpressionError
-from engine.ids import new_id
 from engine.model import (
     BoundaryEvent,
     ConditionalTrigger,
@@ -32,11 +33,10 @@ from engine.model import (
     StartEvent,
     SubProcess,
 )
-from engine.runtime import InstanceRun, Subscription, Token, VariableChange
 from engine.states import InstanceState, SubscriptionKind, TokenState
 
 if TYPE_CHECKING:
-    from engine.expression_context import ExpressionContext
+    from engine.language.expression_context import ExpressionContext
     from engine.model import Node, ProcessModel, SequenceFlow
     from engine.semantics import Advance
 

@@ -6,8 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
-from engine import timers, waits
-from engine.effects import ThrownToCaller
+from engine.core.effects import ThrownToCaller
+from engine.core.runtime import JobRow, Token
+from engine.language import timers
 from engine.model import (
     BoundaryEvent,
     EndEvent,
@@ -17,8 +18,7 @@ from engine.model import (
     StartEvent,
     SubProcess,
 )
-from engine.runtime import JobRow, Token
-from engine.semantics import conditions
+from engine.semantics import conditions, waits
 from engine.semantics.mappings import set_locals
 from engine.semantics.scopes import ScopeMoves
 from engine.states import InstanceState, SubscriptionKind, TokenState, VisitState

@@ -6,6 +6,7 @@ from collections.abc import Container, Iterable, Iterator
 from typing import Protocol, TypeVar
 from uuid import UUID
 
+from engine.core.runtime import Join, Token
 from engine.errors import InvariantViolation, InvariantViolationKind, NoMatchingFlow
 from engine.model import (
     ExclusiveGateway,
@@ -15,7 +16,6 @@ from engine.model import (
     ProcessModel,
     SequenceFlow,
 )
-from engine.runtime import Join, Token
 from engine.semantics.base import Moves
 from engine.states import TokenState, VisitState
 

@@ -15,10 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.core.handlers import HandlerRegistry, TaskContext
+from engine.core.runtime import InstanceRun, Token, UserTaskRow
 from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
-from engine.expression_context import context_for, task_facts
-from engine.expressions import compile_expression
-from engine.handlers import HandlerRegistry, TaskContext
+from engine.language.expression_context import context_for, task_facts
+from engine.language.expressions import compile_expression
+from engine.language.variables import infer
 from engine.model import (
     Listener,
     Node,
@@ -29,7 +31,6 @@ from engine.model import (
     SequenceFlow,
     UserTask,
 )
-from engine.runtime import InstanceRun, Token, UserTaskRow
 from engine.scripting import (
     DEFAULT_LIMITS,
     Isolate,
@@ -39,7 +40,6 @@ from engine.scripting import (
     Subject,
     TaskFacts,
 )
-from engine.variables import infer
 
 Owner = Node | SequenceFlow | ProcessModel
 

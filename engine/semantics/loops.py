@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from engine import waits
+from engine.core.runtime import Token
 from engine.errors import ExpressionError
-from engine.expressions import Expression, compile_expression, is_expression
+from engine.language.expressions import Expression, compile_expression, is_expression
+from engine.language.variables import infer
 from engine.model import MULTI_INSTANCE_BODY, MultiInstance, Node, SequenceFlow, StandardLoop
-from engine.runtime import Token
+from engine.semantics import waits
 from engine.semantics.events import EventMoves
 from engine.semantics.mappings import map_outputs
 from engine.states import TokenState, VisitState
-from engine.variables import infer
 
 INSTANCES = "nrOfInstances"
 ACTIVE = "nrOfActiveInstances"

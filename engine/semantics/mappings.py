@@ -13,12 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from engine.core.runtime import InstanceRun, Token
 from engine.errors import ExpressionError
-from engine.expression_context import ExpressionContext, context_for
-from engine.mappings import Parameter, evaluate
+from engine.language.expression_context import ExpressionContext, context_for
+from engine.language.mappings import Parameter, evaluate
+from engine.language.variables import infer
 from engine.model import Node
-from engine.runtime import InstanceRun, Token
-from engine.variables import infer
 
 
 def _computed(

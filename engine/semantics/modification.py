@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from engine.core.runtime import Token
 from engine.errors import BadRequest, Conflict
+from engine.language.variables import TypedValue, infer, typed
 from engine.model import (
     MULTI_INSTANCE_BODY,
     InclusiveGateway,
@@ -37,12 +39,10 @@ from engine.model import (
     StartEvent,
     SubProcess,
 )
-from engine.runtime import Token
 from engine.semantics import conditions
 from engine.semantics.loops import ACTIVE, INSTANCES
 from engine.semantics.mappings import map_inputs
 from engine.states import InstanceState, TokenState, VisitState
-from engine.variables import TypedValue, infer, typed
 
 if TYPE_CHECKING:
     from engine.semantics import Advance

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 from uuid import UUID
 
+from engine.core.runtime import Event, Token
 from engine.errors import ExpressionError, InterlockError, NeedsTransaction
 from engine.model import BusinessRuleTask, CalledBinding
-from engine.runtime import Event, Token
 from engine.semantics import conditions
 from engine.semantics.calls import expression_text
 from engine.semantics.events import EventMoves

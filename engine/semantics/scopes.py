@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.effects import CalledInstanceEnds
+from engine.core.effects import CalledInstanceEnds
+from engine.core.runtime import Token
 from engine.model import CallActivity, StartEvent, SubProcess, UserTask
-from engine.runtime import Token
 from engine.semantics import conditions
 from engine.semantics.base import Moves
 from engine.states import InstanceState, SubscriptionKind, TaskState, TokenState, VisitState

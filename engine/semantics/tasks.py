@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine import waits
+from engine.core.handlers import TaskContext
+from engine.core.runtime import Token
 from engine.errors import (
     BpmnError,
     ExpressionError,
@@ -13,11 +14,9 @@ from engine.errors import (
     InterlockError,
     NeedsTransaction,
 )
-from engine.expressions import Expression
-from engine.handlers import TaskContext
+from engine.language.expressions import Expression
 from engine.model import Implemented, ServiceTask
-from engine.runtime import Token
-from engine.semantics import conditions
+from engine.semantics import conditions, waits
 from engine.semantics.events import EventMoves
 
 

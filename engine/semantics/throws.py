@@ -1,7 +1,7 @@
 """Throw events: signals, escalations and links, intermediate and at the end of a path.
 
 A signal is broadcast beyond the instance: the throw records the effect and the command layer
-delivers it (engine/effects.py). An escalation is searched for outwards scope by scope, as in
+delivers it (engine/core/effects.py). An escalation is searched for outwards scope by scope, as in
 Camunda 7: the first escalation boundary event on an enclosing subprocess or escalation event
 subprocess that catches its code takes it; uncaught it is ignored (a called instance hands it to
 its caller). A link throw event sends its token on to the link catch event of its scope.
@@ -9,9 +9,9 @@ its caller). A link throw event sends its token on to the link catch event of it
 
 from __future__ import annotations
 
-from engine.effects import SignalThrown, ThrownToCaller
+from engine.core.effects import SignalThrown, ThrownToCaller
+from engine.core.runtime import Token
 from engine.model import BoundaryEvent, EndEvent, IntermediateThrowEvent, StartEvent, SubProcess
-from engine.runtime import Token
 from engine.semantics.calls import mapped_inputs
 from engine.semantics.events import EventMoves
 from engine.semantics.mappings import map_outputs

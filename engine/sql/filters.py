@@ -9,7 +9,7 @@ never text in the statement. The conditions of a filter left as None are not add
 State values are bound like any other value (`InstanceState.SUSPENDED` binds as "Suspended").
 One exception, `state_literal`: a condition that a partial index's predicate must match (open
 tasks, open incidents) writes the state as a literal, because a bound value cannot prove the
-predicate in a generic plan (which the command connections always use, see engine/executor.py).
+predicate in a generic plan (which the command connections always use, see engine/core/executor.py).
 `engine/schema.py` writes those index predicates with the same function.
 """
 

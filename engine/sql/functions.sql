@@ -35,7 +35,7 @@ END $$;
 --
 -- Once per statement, not per row: the payload carries nothing, listeners read the rows
 -- themselves. Sessions that set interlock.notify = 'after_commit' (the engine's, see
--- engine/announcer.py) skip these triggers and announce after committing, because a NOTIFY makes
+-- engine/loops/announcer.py) skip these triggers and announce after committing, because a NOTIFY makes
 -- its transaction's commit wait for a database-wide lock held through the flush. Other writers
 -- (psql, scripts) keep notifying through them.
 
@@ -107,7 +107,7 @@ FOR EACH STATEMENT
 WHEN (current_setting('interlock.notify', true) IS DISTINCT FROM 'after_commit')
 EXECUTE FUNCTION interlock_notify_external_task();
 
--- Summary rows (engine/summaries.py) -------------------------------------------------------------
+-- Summary rows (engine/db/summaries.py) -------------------------------------------------------------
 --
 -- Each statement that writes process_instance, token, incident or history appends its net change
 -- to the console's counts as rows of summary_delta, one INSERT per trigger, grouped by what they

@@ -9,7 +9,8 @@ from uuid import UUID
 
 import psycopg
 
-from engine.accounts import (
+from engine.db.ids import new_id
+from engine.identity.accounts import (
     FoundSession,
     LiveSession,
     NewSession,
@@ -21,7 +22,6 @@ from engine.accounts import (
     token_hash,
     valid_name,
 )
-from engine.ids import new_id
 
 Connection = psycopg.Connection[Any]
 

@@ -1,4 +1,4 @@
-"""Writes of the audit log (engine/audit.py): one `audit_entry` row, in the command's
+"""Writes of the audit log (engine/core/audit.py): one `audit_entry` row, in the command's
 transaction; an entry's annotation (engine/commands/audit.py)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
-from engine.actors import Actor
-from engine.ids import new_id
+from engine.core.actors import Actor
+from engine.db.ids import new_id
 from engine.states import AuditEntity, AuditOperation
 from engine.store.columns import fetch_one
 

@@ -1,6 +1,6 @@
 """The statements of the history cleanup: find and lock families of ended instances past their
 removal time, delete them with every row of theirs, expire idempotency entries and outbox rows,
-and keep the cleanup job and the record of its runs. The rules are engine/retention.py's; the
+and keep the cleanup job and the record of its runs. The rules are engine/db/retention.py's; the
 command is engine/commands/cleanup.py."""
 
 from __future__ import annotations

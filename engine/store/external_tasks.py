@@ -10,8 +10,8 @@ from uuid import UUID
 
 import psycopg
 
-from engine import metrics
-from engine.runtime import InstanceRun
+from engine.core.runtime import InstanceRun
+from engine.observe import metrics
 from engine.sql.filters import Where, state_literal
 from engine.states import InstanceState, TaskState
 from engine.store import runs
@@ -78,7 +78,7 @@ _OPEN = state_literal(TaskState.OPEN)
 _ACTIVE = state_literal(InstanceState.ACTIVE)
 
 # Each locked task's instance loads with it, as `runs.load_run` would load it: the report on the
-# task can then run over that snapshot without loading again (see engine/snapshots.py).
+# task can then run over that snapshot without loading again (see engine/core/snapshots.py).
 _INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
 FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
     order="e.priority DESC, e.created_at, e.id",

@@ -1,4 +1,4 @@
-"""Writes and reads of the idempotency entries (engine/executor.py): the result of a command
+"""Writes and reads of the idempotency entries (engine/core/executor.py): the result of a command
 run with an idempotency key, kept for a repeated request to replay."""
 
 from __future__ import annotations

@@ -164,5 +164,5 @@ def variables_in_scopes(conn: psycopg.Connection[Any], instance_id: UUID) -> lis
 
 
 def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
-    """Instances by state, from the summary rows (engine/summaries.py)."""
+    """Instances by state, from the summary rows (engine/db/summaries.py)."""
     return state_counts(conn)

@@ -16,8 +16,8 @@ from uuid import UUID
 import psycopg
 from psycopg.types.json import Jsonb
 
+from engine.db.paging import Key, Page, keyset
 from engine.errors import BadRequest
-from engine.paging import Key, Page, keyset
 from engine.sql.filters import Where
 from engine.states import IncidentState
 from engine.store import retrying

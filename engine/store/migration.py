@@ -2,7 +2,7 @@
 
 Each kind of row is one statement over arrays of (id, new values). The statement that changes the
 instance's definition writes nothing else of the instance (its summary trigger moves the
-instance's counts from one definition to the other, see engine/summaries.py).
+instance's counts from one definition to the other, see engine/db/summaries.py).
 """
 
 from __future__ import annotations

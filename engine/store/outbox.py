@@ -1,4 +1,4 @@
-"""Outbox reads for the ordered tail (`engine.outbox`): the sequence's high-water mark, the
+"""Outbox reads for the ordered tail (`engine.db.outbox`): the sequence's high-water mark, the
 transactions that may still be writing outbox rows, and committed rows in a range of `seq`."""
 
 from __future__ import annotations

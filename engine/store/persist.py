@@ -26,7 +26,7 @@ import orjson
 import psycopg
 import sqlalchemy as sa
 
-from engine.runtime import (
+from engine.core.runtime import (
     Event,
     ExternalTaskRow,
     IncidentRow,
@@ -328,7 +328,7 @@ def expected_rows(doc: dict[str, Any]) -> list[int]:
 
 def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str]:
     """Queue the one statement that writes the changes of the command's instances; the channels
-    to announce after the commit (see engine/announcer.py).
+    to announce after the commit (see engine/loops/announcer.py).
 
     Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
     must (another transaction changed what the command loaded), it fails with
@@ -413,7 +413,7 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
         "outbox": outbox,
     }
     # Every write to an existing instance bumps its version, so that a command which loaded the
-    # instance without its lock (see engine/executor.py) can tell nobody wrote in between.
+    # instance without its lock (see engine/core/executor.py) can tell nobody wrote in between.
     changed = not inst.is_new and (inst.dirty or any(changes.values()))
     return {
         "new_instance": cte["new_instance"].rows([inst] if inst.is_new else []),

@@ -15,8 +15,7 @@ from uuid import UUID
 import psycopg
 import sqlalchemy as sa
 
-from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
-from engine.runtime import (
+from engine.core.runtime import (
     ExternalTaskRow,
     IncidentRow,
     InstanceRow,
@@ -27,9 +26,10 @@ from engine.runtime import (
     Token,
     UserTaskRow,
 )
+from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
+from engine.language.variables import from_row
 from engine.states import IncidentState, InstanceState, TaskState, TokenState
 from engine.store import columns
-from engine.variables import from_row
 
 LIVE_STATES = [s.value for s in TokenState if not s.is_final]
 # The states a load names, the parameters of every statement that loads instances: %(live)s
@@ -228,7 +228,7 @@ def load_run(
     `extra_token_ids` also loads those tokens when they are final, so a command can report
     precisely that it was asked to move a finished token.
 
-    Without `lock` (an optimistic command, see engine/executor.py) the instance and everything
+    Without `lock` (an optimistic command, see engine/core/executor.py) the instance and everything
     else load in one statement, which sees one committed state of the instance."""
     key = {"key": instance_id, **LOAD_STATES, "extra": extra_token_ids or []}
     if not lock:

@@ -9,8 +9,9 @@ from typing import Any
 
 import psycopg
 
-from engine import timers, waits
+from engine.language import timers
 from engine.model import ProcessModel, StartEvent
+from engine.semantics import waits
 from engine.states import JobKind, SubscriptionKind
 from engine.store.columns import fetch_all
 

@@ -9,8 +9,8 @@ from uuid import UUID
 
 import psycopg
 
+from engine.language.variables import infer
 from engine.states import InstanceState
-from engine.variables import infer
 
 
 def waiting_instances(

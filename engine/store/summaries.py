@@ -1,4 +1,4 @@
-"""Writes of the summary rows (engine/summaries.py says what they count): the fold, which moves
+"""Writes of the summary rows (engine/db/summaries.py says what they count): the fold, which moves
 the committed deltas into the base rows, and the rebuild, which replaces every row with a recount
 of the big tables. Both run in a command's transaction (engine/commands/summaries.py)."""
 

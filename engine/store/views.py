@@ -10,7 +10,7 @@ from uuid import UUID
 
 import psycopg
 
-from engine.ids import new_id
+from engine.db.ids import new_id
 from engine.store.columns import fetch_all
 
 

@@ -2,7 +2,7 @@
 them, record each attempt. Runs in background threads of any number of processes at once.
 
 One round of a thread:
-1. Observe the outbox's settled bound (`engine.outbox.OutboxTail`): every row at or below it
+1. Observe the outbox's settled bound (`engine.db.outbox.OutboxTail`): every row at or below it
    that will ever commit has committed and is visible. Reading "everything after the cursor"
    without it would skip a row whose transaction took a smaller seq but committed later.
 2. `FanOut(bound)`: every enabled subscription behind the bound gets a delivery per wanted row
@@ -38,7 +38,6 @@ from uuid import UUID
 
 import psycopg
 
-from engine import metrics
 from engine.commands.webhooks import (
     FanOut,
     Leased,
@@ -47,11 +46,12 @@ from engine.commands.webhooks import (
     RecordAttempt,
     ReleaseDeliveries,
 )
-from engine.executor import Command, Result
-from engine.jobs import default_owner
-from engine.loops import Loops
-from engine.notifier import Notifier
-from engine.outbox import OutboxTail
+from engine.core.executor import Command, Result
+from engine.db.outbox import OutboxTail
+from engine.loops.jobs import default_owner
+from engine.loops.notifier import Notifier
+from engine.loops.threads import Loops
+from engine.observe import metrics
 from engine.schema import OUTBOX_CHANNEL
 from engine.states import DeliveryOutcome
 from engine.webhooks.sender import Sender

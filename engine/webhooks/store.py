@@ -14,7 +14,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from engine.outbox import OutboxRow
+from engine.db.outbox import OutboxRow
 from engine.sql.filters import Where
 from engine.states import DeliveryState
 

@@ -12,7 +12,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from engine.database import connect_url_for
+from engine.db.database import connect_url_for
 from tests.api import processes
 from tests.server import LiveServer, live_server
 

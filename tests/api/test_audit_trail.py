@@ -15,8 +15,8 @@ from uuid import UUID, uuid4
 import httpx
 import pytest
 
-from engine import audit
 from engine.api import Engine
+from engine.core import audit
 from engine.states import AuditChannel
 from tests.api import processes
 from tests.api.test_roles import (

@@ -13,8 +13,8 @@ import pytest
 from starlette.routing import Route
 
 from app.console import routes
-from engine import audit
 from engine.api import Engine
+from engine.core import audit
 from engine.states import AuditChannel
 from tests.api.test_roles import (
     audit_entries,

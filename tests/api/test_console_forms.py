@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine.builder import ProcessBuilder
-from engine.forms import FormField
-from engine.variables import TypedValue
+from engine.language.forms import FormField
+from engine.language.variables import TypedValue
 from tests.api.test_sessions import Browser
 from tests.server import LiveServer
 

@@ -14,8 +14,8 @@ import psycopg
 import pytest
 
 from engine.commands.cleanup import CLEANUP_JOB_ID
-from engine.retention import CleanupWindow, RetentionSettings
-from engine.settings import EngineSettings
+from engine.core.settings import EngineSettings
+from engine.db.retention import CleanupWindow, RetentionSettings
 from tests.api.test_sessions import Browser
 from tests.jobs.retention_data import check_families, deploy, expected_gone, insert_instances
 from tests.server import PASSWORD, LiveServer, live_server

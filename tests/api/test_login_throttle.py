@@ -19,9 +19,9 @@ import httpx
 import pytest
 
 from app.auth import address_key
-from engine.accounts import PBKDF2_ITERATIONS, Role
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
+from engine.identity.accounts import PBKDF2_ITERATIONS, Role
 from engine.queries import accounts
 from tests.server import PASSWORD, LiveServer, live_server, login_token
 

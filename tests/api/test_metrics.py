@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from psycopg import sql
 
 from engine.builder import ProcessBuilder
-from engine.database import database_name
-from engine.jobs import JobExecutor
+from engine.db.database import database_name
+from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel
 from tests.conftest import AdminConnection
 from tests.server import PASSWORD, LiveServer, console_login, live_server

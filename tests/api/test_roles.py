@@ -17,13 +17,13 @@ import pytest
 from starlette.routing import Route
 
 from app.api import OPERATIONS, routes
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser, StartSession
 from engine.commands.batches import BatchResult, CreateBatch, RunBatchItems, SuspendBatch
 from engine.commands.webhooks import CreateSubscription
-from engine.executor import Result, Tx
+from engine.core.executor import Result, Tx
+from engine.identity import accounts
+from engine.identity.accounts import Role
 from engine.queries import accounts as account_reads
 from engine.queries import batches as batch_reads
 from engine.queries import webhooks as webhook_reads

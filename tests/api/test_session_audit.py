@@ -16,9 +16,9 @@ import pytest
 
 from app.main import StartupRefused, ensure_credentials
 from app.settings import Settings
-from engine.accounts import Principal, Role
 from engine.api import Engine
 from engine.commands.accounts import CreateFirstAdmin, CreateUser
+from engine.identity.accounts import Principal, Role
 from engine.queries import accounts as account_reads
 from tests.api.test_metrics import scrape, value
 from tests.api.test_sessions import Browser

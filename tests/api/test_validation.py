@@ -13,11 +13,11 @@ from starlette.datastructures import QueryParams
 
 from app.params import Query
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
 from engine.errors import BadRequest
+from engine.language.variables import typed
 from engine.model import ProcessModel, TimerDefinition, TimerKind
-from engine.settings import EngineSettings
 from engine.store.instances import InstanceFilter
-from engine.variables import typed
 from tests.api import processes
 from tests.api.helpers import start
 from tests.server import LiveServer, live_server

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
-from engine.database import connect_url_for
+from engine.db.database import connect_url_for
 from engine.webhooks.dispatcher import Dispatcher
 from tests.api import processes
 from tests.api.test_openapi import validate

@@ -12,8 +12,8 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from engine import audit
 from engine.builder import ProcessBuilder
+from engine.core import audit
 from engine.states import AuditChannel, InstanceState
 from tests.server import LiveServer, console_login, live_server
 

@@ -19,7 +19,7 @@ from app.console.common import when
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.views import SaveView
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.model import TimerDefinition
 from engine.queries import retrying, views
 from engine.queries.instances import InstanceFilter

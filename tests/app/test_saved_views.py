@@ -11,12 +11,12 @@ from uuid import UUID
 
 import pytest
 
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser, DeleteCredential
 from engine.commands.views import MAX_VIEWS, DeleteView, SaveView
 from engine.errors import BadRequest, Conflict, NotFound
+from engine.identity import accounts
+from engine.identity.accounts import Role
 from engine.queries import views
 from engine.states import ListPage
 from tests.api.test_sessions import Browser

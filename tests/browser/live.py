@@ -14,9 +14,9 @@ from starlette.applications import Starlette
 
 from app.main import create_app
 from app.settings import Settings
-from engine.accounts import Role
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
+from engine.identity.accounts import Role
 from tests.server import PASSWORD, free_port
 
 __all__ = ["PASSWORD", "ConsoleServer"]

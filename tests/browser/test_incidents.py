@@ -14,9 +14,9 @@ from playwright.sync_api import expect
 
 from engine.api import Engine, InstanceHandle
 from engine.commands.incidents import ResolveIncident
+from engine.loops.worker import Task, Worker
 from engine.queries import lists
 from engine.states import InstanceState
-from engine.worker import Task, Worker
 from tests.app.list_data import fill
 from tests.browser.conftest import TIMEOUT_MS, Login, wait_until
 from tests.browser.live import ConsoleServer

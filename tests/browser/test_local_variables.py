@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from engine import audit
+from engine.core import audit
 from engine.states import AuditChannel
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer

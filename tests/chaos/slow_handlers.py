@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from engine.api import Engine
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 
 SLOW_SECONDS = 1.5
 

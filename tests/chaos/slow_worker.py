@@ -4,7 +4,7 @@ from DATABASE_URL): like tests.chaos.slow_handlers, it marks its start and takes
 from __future__ import annotations
 
 from engine.api import Engine
-from engine.worker import Task, Worker
+from engine.loops.worker import Task, Worker
 from tests.chaos.slow_handlers import started
 
 worker = Worker(Engine(migrate=False, pool_size=2), long_poll_seconds=20.0, max_tasks=1)

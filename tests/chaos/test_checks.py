@@ -13,9 +13,9 @@ import pytest
 
 from bench.chaos import KEY, TOPIC, Figures, check, model
 from engine.api import Engine
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
+from engine.loops.worker import Task, Worker
 from engine.states import InstanceState
-from engine.worker import Task, Worker
 
 KEYS = ["soak-a", "soak-b"]
 

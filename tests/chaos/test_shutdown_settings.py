@@ -8,7 +8,7 @@ import pytest
 from app.cli import _grace_seconds
 from app.settings import Settings
 from engine.errors import InterlockError
-from engine.jobs import JobExecutor, default_lock_seconds
+from engine.loops.jobs import JobExecutor, default_lock_seconds
 
 
 def test_the_grace_period_defaults_to_15_seconds(monkeypatch: pytest.MonkeyPatch) -> None:

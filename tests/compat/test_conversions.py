@@ -10,8 +10,8 @@ from app.camunda.dto import activity_type, format_date, parse_date
 from app.camunda.errors import CamundaError
 from app.camunda.variables import to_dto, to_typed
 from engine.builder import ProcessBuilder
+from engine.language.variables import TypedValue
 from engine.model import TimerDefinition
-from engine.variables import TypedValue
 
 
 def test_dates_use_camundas_format_in_utc() -> None:

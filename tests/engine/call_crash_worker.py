@@ -13,8 +13,8 @@ import sys
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.loops.worker import Task, Worker
 from engine.model import ProcessModel
-from engine.worker import Task, Worker
 from tests.engine.mi_crash_worker import run_until_killed
 
 # The processes each started tree runs, from its root: key -> the key its call activity calls.

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
+from engine.loops.worker import Task, Worker
 from engine.model import ProcessModel
-from engine.worker import Task, Worker
 
 # (process key, iterations) of every model this worker runs.
 ITERATIONS = {"mi-seq": 5, "mi-par": 4, "mi-ext": 3}

@@ -13,8 +13,8 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor
+from engine.core.handlers import TaskContext
+from engine.loops.jobs import JobExecutor
 from engine.states import InstanceState, JobKind, JobOutcome, TokenView
 from tests.engine.clock import ManualClock
 

@@ -8,11 +8,11 @@ from uuid import UUID
 
 import pytest
 
-from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.core import audit
+from engine.core.executor import Result, Tx
 from engine.errors import Conflict
-from engine.executor import Result, Tx
 from engine.states import AuditChannel, AuditEntity, AuditOperation
 from engine.store import cleanup as cleanup_store
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine import audit
 from engine.api import Engine
 from engine.commands.batches import CreateBatch
+from engine.core import audit
 from engine.states import AuditChannel, BatchType
 from tests.engine.batches import batch_entries, batch_row, deploy_charge, failed_charges
 

@@ -9,7 +9,6 @@ from uuid import UUID
 
 import pytest
 
-from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.batches import (
@@ -19,8 +18,9 @@ from engine.commands.batches import (
     RunBatchItems,
     SuspendBatch,
 )
+from engine.core import audit
 from engine.errors import BadRequest, Conflict
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from engine.states import AuditChannel, BatchType, InstanceState
 from engine.store import batches as store
 from tests.engine.batches import (

@@ -12,8 +12,8 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import BpmnError, Conflict, ModelError, NotFound
-from engine.handlers import TaskContext
 from engine.model import CallMapping, ProcessModel
 from engine.states import InstanceState
 

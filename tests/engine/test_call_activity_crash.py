@@ -13,7 +13,7 @@ from uuid import UUID
 import psycopg
 
 from engine.api import Engine
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from tests.engine.call_crash_worker import CALLS, LEAF, LOCK_MS, ROOTS, register
 from tests.engine.test_crash_safety import run_and_kill
 

@@ -15,11 +15,11 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import NeedsTransaction
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
+from engine.loops.worker import Task, Worker
 from engine.model import CallMapping, ProcessModel, TimerDefinition
 from engine.states import InstanceState
 from engine.store import definitions
-from engine.worker import Task, Worker
 from tests.engine.clock import ManualClock
 from tests.engine.test_call_activity_races import deadlocks, open_work, visits
 

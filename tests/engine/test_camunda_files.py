@@ -8,8 +8,8 @@ from typing import Any
 
 from engine.api import Engine, InstanceHandle
 from engine.bpmn import parse_bpmn
+from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
-from engine.handlers import TaskContext
 from engine.queries.console import join_states
 from engine.states import InstanceState, JobOutcome
 

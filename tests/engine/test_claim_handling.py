@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.clock import ManualClock
 from tests.engine.test_event_subprocesses import open_tasks, waits

@@ -13,7 +13,7 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.model import ProcessModel
 from engine.states import InstanceState, TokenMode, TokenView
 

@@ -12,8 +12,8 @@ from uuid import UUID
 import pytest
 
 from engine.api import Engine
+from engine.core.handlers import TaskContext
 from engine.errors import InvariantViolation, InvariantViolationKind
-from engine.handlers import TaskContext
 from engine.states import InstanceState, TokenView
 from tests.engine.processes import async_work, fan_out
 

@@ -13,8 +13,8 @@ from engine.api import Engine
 from engine.bpmn import parse_bpmn
 from engine.bpmn.writer import write_bpmn
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import BpmnError, ModelError
-from engine.handlers import TaskContext
 from engine.model import BoundaryEvent, StartEvent
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"

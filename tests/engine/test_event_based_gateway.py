@@ -15,7 +15,7 @@ from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.errors import NotFound
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from engine.model import EventBasedGateway, ProcessModel, TimerDefinition
 from engine.states import InstanceState, JobOutcome, TokenView
 from tests.engine.clock import ManualClock

@@ -1,4 +1,5 @@
-"""The one waiting fetch-and-lock (engine/fetching.py), through its blocking and awaiting faces."""
+"""The one waiting fetch-and-lock (engine/loops/fetching.py), through its blocking and awaiting
+faces."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import time
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-from engine import fetching
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.external_tasks import FetchAndLock, TopicRequest
+from engine.loops import fetching
 from engine.model import ProcessModel
 
 T = TypeVar("T")

@@ -11,9 +11,9 @@ import psycopg
 import pytest
 
 from engine.api import Engine
-from engine.forms import FormInvalid
+from engine.language.forms import FormInvalid
+from engine.language.variables import TypedValue
 from engine.states import InstanceState, TaskState
-from engine.variables import TypedValue
 from tests.engine.processes import approval
 from tests.engine.test_transactions import snapshot
 

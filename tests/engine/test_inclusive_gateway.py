@@ -11,8 +11,8 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import NoMatchingFlow
-from engine.handlers import TaskContext
 from engine.model import InclusiveGateway, ProcessModel
 from engine.states import InstanceState, TokenView
 

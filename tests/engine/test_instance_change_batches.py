@@ -7,12 +7,12 @@ from collections.abc import Mapping
 
 import pytest
 
-from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.batches import CreateBatch
 from engine.commands.migration import MigrationInvalid
 from engine.commands.modification import ModifyInstance, to_spec
+from engine.core import audit
 from engine.semantics.modification import CancelNode, StartBefore
 from engine.states import AuditChannel, BatchType, TokenState
 from tests.engine.batches import batch_entries, batch_row, item_states, run_to_end

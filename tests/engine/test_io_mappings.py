@@ -11,8 +11,8 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import ExpressionError
-from engine.handlers import TaskContext
 from engine.queries import instances as reads
 from engine.states import InstanceState
 

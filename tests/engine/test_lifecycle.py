@@ -9,8 +9,8 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import Conflict, HandlerError, NoMatchingFlow, NotFound
-from engine.handlers import TaskContext
 from engine.states import InstanceState, TokenView
 from tests.engine.processes import approval, fan_out, straight_through
 

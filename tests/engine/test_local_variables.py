@@ -12,11 +12,11 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.instances import InstanceResult
 from engine.commands.loading import load
-from engine.executor import Result, Tx
+from engine.core.executor import Result, Tx
+from engine.language.variables import infer
 from engine.queries import instances as reads
 from engine.states import InstanceState
 from engine.store.persist import save_runs
-from engine.variables import infer
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from app.camunda.dto import activity_type
 from engine.api import Engine
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import ModelError
-from engine.handlers import TaskContext
 from engine.model import ProcessModel
 from engine.states import InstanceState
 

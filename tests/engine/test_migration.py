@@ -11,14 +11,14 @@ from uuid import UUID
 import psycopg
 import pytest
 
-from engine import audit
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
 from engine.commands.migration import MigrationInvalid
+from engine.core import audit
 from engine.errors import BadRequest
-from engine.migration import Instruction, MigrationPlan, generate_plan, validate_plan
 from engine.model import TimerDefinition
+from engine.semantics.migration import Instruction, MigrationPlan, generate_plan, validate_plan
 from engine.states import AuditChannel, InstanceState
 from tests.engine.clock import ManualClock
 from tests.engine.test_summaries import assert_exact

@@ -10,10 +10,10 @@ from uuid import UUID
 
 import pytest
 
-from engine import audit
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.modification import ModifyInstance, from_spec, to_spec
+from engine.core import audit
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.model import TimerDefinition
 from engine.semantics.modification import (

@@ -14,8 +14,8 @@ import pytest
 
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
+from engine.core.handlers import TaskContext
 from engine.errors import BpmnError, Conflict, ExpressionError
-from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.clock import ManualClock
 

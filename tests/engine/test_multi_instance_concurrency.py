@@ -11,7 +11,7 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.model import ProcessModel
 from engine.states import InstanceState
 from tests.engine.test_concurrency import race

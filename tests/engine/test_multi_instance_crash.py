@@ -9,7 +9,7 @@ from typing import Any
 import psycopg
 
 from engine.api import Engine
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from tests.engine.mi_crash_worker import ITERATIONS, LOCK_MS, register
 from tests.engine.test_crash_safety import run_and_kill
 

@@ -14,12 +14,12 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.common import persist
 from engine.commands.loading import load
+from engine.core.executor import Result, Tx
+from engine.core.handlers import TaskContext
 from engine.errors import Conflict
-from engine.executor import Result, Tx
-from engine.handlers import TaskContext
+from engine.language.variables import infer
 from engine.model import ProcessModel
 from engine.states import InstanceState
-from engine.variables import infer
 from tests.engine.test_concurrency import race
 
 RACE_ROUNDS = 30

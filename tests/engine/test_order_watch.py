@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.api import Engine
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from engine.states import InstanceState
 from tests.engine.clock import ManualClock
 from tests.engine.test_event_subprocesses import open_tasks, waits

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.accounts import Role, hash_password
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
+from engine.identity.accounts import Role, hash_password
 from engine.queries import accounts, console
 from engine.queries import instances as instance_reads
 from engine.queries.camunda import instances as camunda_instances

@@ -12,8 +12,8 @@ import pytest
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.deployments import Deploy, Resource
+from engine.core.handlers import TaskContext
 from engine.errors import HandlerError, ModelError
-from engine.handlers import TaskContext
 from engine.model import ScriptTask
 from engine.scripting import ScriptError
 from engine.states import InstanceState
@@ -218,7 +218,7 @@ def test_a_non_boolean_javascript_condition_fails_and_nothing_is_persisted(
 
 
 def test_a_script_that_times_out_fails_the_command_naming_the_element(database_url: str) -> None:
-    from engine.settings import EngineSettings
+    from engine.core.settings import EngineSettings
 
     settings = EngineSettings(script_timeout_ms=200)
     with Engine(database_url, migrate=False, settings=settings) as engine:

@@ -12,8 +12,8 @@ import pytest
 
 from engine.api import Engine
 from engine.commands import common, external_tasks
+from engine.core.runtime import InstanceRun
 from engine.errors import InvariantViolation, InvariantViolationKind
-from engine.runtime import InstanceRun
 from engine.states import InstanceState
 from engine.store import runs
 from tests.engine.clock import ManualClock

@@ -19,10 +19,10 @@ from app.console.common import EVENT_TYPES
 from engine import schema
 from engine.api import Engine
 from engine.commands.loading import load
+from engine.core.executor import Result, Tx
+from engine.core.runtime import InstanceRow
+from engine.db.ids import new_id
 from engine.errors import InvariantViolation, InvariantViolationKind
-from engine.executor import Result, Tx
-from engine.ids import new_id
-from engine.runtime import InstanceRow
 from engine.states import (
     BatchItemState,
     BatchState,

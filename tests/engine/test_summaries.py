@@ -23,13 +23,13 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.cleanup import CleanupBatch
 from engine.commands.summaries import FoldSummaries, RebuildSummaries
+from engine.core.handlers import TaskContext
+from engine.core.settings import EngineSettings
+from engine.db.retention import RetentionSettings
+from engine.db.summaries import Folder
 from engine.errors import InterlockError
-from engine.handlers import TaskContext
 from engine.queries import summaries
 from engine.queries.summaries import NodeCounts
-from engine.retention import RetentionSettings
-from engine.settings import EngineSettings
-from engine.summaries import Folder
 
 WORKER = "summary-worker"
 ROOT = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.summaries import FoldSummaries
-from engine.handlers import TaskContext
+from engine.core.handlers import TaskContext
 from engine.queries import console
 from engine.queries import summaries as summary_reads
 

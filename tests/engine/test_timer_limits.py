@@ -8,9 +8,9 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
 from engine.errors import ExpressionError, ModelError
 from engine.model import TimerDefinition
-from engine.settings import EngineSettings
 
 FAST = EngineSettings(min_timer_cycle_ms=100, max_timer_years=1)
 

@@ -13,9 +13,9 @@ import pytest
 from engine.api import Engine
 from engine.commands.common import persist
 from engine.commands.loading import load
+from engine.core.executor import Result, Tx
+from engine.core.handlers import TaskContext
 from engine.errors import Conflict, HandlerError, InvariantViolation, InvariantViolationKind
-from engine.executor import Result, Tx
-from engine.handlers import TaskContext
 from engine.states import InstanceState
 from tests.engine.processes import approval, async_work, straight_through
 

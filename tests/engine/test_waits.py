@@ -11,9 +11,9 @@ import pytest
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
+from engine.core.settings import EngineSettings
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.model import TimerDefinition
-from engine.settings import EngineSettings
 from engine.states import InstanceState, TokenView
 from tests.engine.clock import ManualClock
 from tests.engine.test_transactions import snapshot
@@ -359,7 +359,7 @@ def test_lease_conflict_and_retired_reports_change_nothing(
 
 
 def test_resuming_wakes_the_job_executor(engine: Engine) -> None:
-    from engine.jobs import JobExecutor
+    from engine.loops.jobs import JobExecutor
 
     model = (
         ProcessBuilder("pause")

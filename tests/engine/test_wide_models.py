@@ -26,9 +26,9 @@ from psycopg import pq
 from engine.api import Engine
 from engine.bpmn import write_bpmn
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
 from engine.errors import ModelError
 from engine.model import ProcessModel, TimerDefinition
-from engine.settings import EngineSettings
 from tests.unit.test_parse_scaling import LINEAR, operations
 
 WIDE = 5_000

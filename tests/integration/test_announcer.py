@@ -6,7 +6,7 @@ import time
 
 import psycopg
 
-from engine.announcer import Announcer
+from engine.loops.announcer import Announcer
 
 CHANNEL = "interlock_test_announcer"
 

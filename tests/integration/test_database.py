@@ -20,7 +20,7 @@ import psutil
 import psycopg
 import pytest
 
-from engine.database import (
+from engine.db.database import (
     Database,
     connect_url_for,
     database_name,
@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 OPEN_AND_WAIT = """
 import sys, time
 from pathlib import Path
-from engine.database import Database, install_sigterm_exit
+from engine.db.database import Database, install_sigterm_exit
 if sys.argv[2] == "handle-sigterm":
     install_sigterm_exit()
 with Database.open(home=Path(sys.argv[1])):
@@ -45,7 +45,7 @@ WRITE_THEN_CLOSE = """
 import sys
 from pathlib import Path
 import psycopg
-from engine.database import Database
+from engine.db.database import Database
 with Database.open(home=Path(sys.argv[1])) as db, psycopg.connect(db.url) as conn:
     conn.execute("CREATE TABLE kept (note text)")
     conn.execute("INSERT INTO kept VALUES ('written in run 1')")
@@ -55,7 +55,7 @@ READ_THEN_EXIT = """
 import sys
 from pathlib import Path
 import psycopg
-from engine.database import Database
+from engine.db.database import Database
 db = Database.open(home=Path(sys.argv[1]))
 with psycopg.connect(db.url) as conn:
     print(conn.execute("SELECT note FROM kept").fetchone()[0])

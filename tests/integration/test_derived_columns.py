@@ -14,9 +14,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.pool import NullPool
 
-from engine.database import sqlalchemy_url_for
-from engine.ids import new_id
-from engine.runtime import (
+from engine.core.runtime import (
     Event,
     ExternalTaskRow,
     IncidentRow,
@@ -29,6 +27,8 @@ from engine.runtime import (
     UserTaskRow,
     Visit,
 )
+from engine.db.database import sqlalchemy_url_for
+from engine.db.ids import new_id
 from engine.schema import metadata
 from engine.states import InstanceState, TokenState
 from engine.store import persist, runs

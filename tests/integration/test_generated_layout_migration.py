@@ -8,10 +8,10 @@ from pathlib import Path
 
 import psycopg
 
-from engine import migrate
 from engine.bpmn import write_bpmn
 from engine.bpmn.diagram import generated_diagram
 from engine.builder import ProcessBuilder
+from engine.db import migrate
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
 

@@ -18,11 +18,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from engine import accounts
-from engine.accounts import Role
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateToken
+from engine.identity import accounts
+from engine.identity.accounts import Role
 from tests.server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -82,7 +82,7 @@ def filled(
     pg_server: str, admin_connection: Any, template_database: str
 ) -> Iterator[tuple[str, dict[str, str]]]:
     """A database of its own for the module, filled once."""
-    from engine.database import connect_url_for
+    from engine.db.database import connect_url_for
 
     name = "test_list_plans"
     admin_connection.execute(

@@ -13,11 +13,11 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
 from sqlalchemy.pool import NullPool
 
-from engine import migrate
-from engine.announcer import QUIET_TRIGGERS
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.database import sqlalchemy_url_for
+from engine.db import migrate
+from engine.db.database import sqlalchemy_url_for
+from engine.loops.announcer import QUIET_TRIGGERS
 from engine.schema import OUTBOX_CHANNEL, metadata
 
 

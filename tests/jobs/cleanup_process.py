@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 
 from engine.api import Engine
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 
 
 def main(argv: list[str]) -> int:

@@ -4,7 +4,7 @@ DATABASE_URL)."""
 from __future__ import annotations
 
 from engine.api import Engine
-from engine.worker import Task, Worker
+from engine.loops.worker import Task, Worker
 
 worker = Worker(Engine(migrate=False, pool_size=2), long_poll_seconds=2.0)
 

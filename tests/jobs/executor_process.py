@@ -16,9 +16,9 @@ import sys
 import time
 
 from engine.api import Engine
-from engine.database import install_sigterm_exit
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor
+from engine.core.handlers import TaskContext
+from engine.db.database import install_sigterm_exit
+from engine.loops.jobs import JobExecutor
 from engine.schema import JOB_CHANNEL
 
 

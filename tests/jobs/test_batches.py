@@ -13,10 +13,10 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJobs, JobOutcomes
+from engine.core.executor import Command, Idempotency, Result
+from engine.core.handlers import TaskContext
 from engine.errors import BadRequest
-from engine.executor import Command, Idempotency, Result
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
 from tests.jobs.conftest import ManualClock
 

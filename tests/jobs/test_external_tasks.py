@@ -13,7 +13,7 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
 from engine.states import InstanceState
 from tests.jobs.conftest import ManualClock, snapshot

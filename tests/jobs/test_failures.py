@@ -17,9 +17,9 @@ import pytest
 from engine.api import Engine, InstanceHandle
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import AcquireJobs, ExecuteJob
-from engine.executor import Command
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor, run_job
+from engine.core.executor import Command
+from engine.core.handlers import TaskContext
+from engine.loops.jobs import JobExecutor, run_job
 from engine.model import ProcessModel, TimerDefinition
 from engine.states import InstanceState
 from tests.jobs.conftest import ManualClock

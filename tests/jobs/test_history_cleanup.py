@@ -32,9 +32,9 @@ from engine.commands.cleanup import (
     StartHistoryCleanup,
 )
 from engine.commands.webhooks import CreateSubscription, DeleteSubscription, UpdateSubscription
-from engine.jobs import JobExecutor
-from engine.retention import CleanupWindow, RetentionSettings
-from engine.settings import EngineSettings
+from engine.core.settings import EngineSettings
+from engine.db.retention import CleanupWindow, RetentionSettings
+from engine.loops.jobs import JobExecutor
 from tests.jobs.conftest import ManualClock
 from tests.jobs.retention_data import (
     GONE_GROUPS,

@@ -10,8 +10,8 @@ from uuid import UUID
 import httpx
 import pytest
 
-from engine.handlers import TaskContext
-from engine.jobs import JobExecutor
+from engine.core.handlers import TaskContext
+from engine.loops.jobs import JobExecutor
 from tests.engine.processes import async_work
 from tests.server import LiveServer, live_server
 

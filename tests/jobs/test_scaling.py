@@ -17,9 +17,9 @@ from psycopg import sql
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.jobs import ExecuteJob
-from engine.executor import PLAN_CACHE_MODE
+from engine.core.executor import PLAN_CACHE_MODE
+from engine.core.runtime import InstanceRun
 from engine.model import ProcessModel, TimerDefinition
-from engine.runtime import InstanceRun
 from engine.states import InstanceState
 from engine.store import external_tasks, jobs, persist, runs
 from tests.jobs.conftest import ManualClock

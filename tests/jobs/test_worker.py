@@ -14,9 +14,9 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.errors import BpmnError
+from engine.loops.worker import ExternalTaskFailure, Task, Worker
 from engine.model import ProcessModel
 from engine.states import InstanceState
-from engine.worker import ExternalTaskFailure, Task, Worker
 from tests.jobs.conftest import ManualClock
 from tests.jobs.test_timers import count_commands
 

@@ -11,8 +11,8 @@ import httpx
 import psycopg
 import pytest
 
-from engine import metrics
 from engine.api import Engine
+from engine.observe import metrics
 from tests.server import LiveServer, console_login, live_server
 
 

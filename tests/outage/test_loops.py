@@ -12,9 +12,9 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.jobs import JobExecutor
+from engine.loops.jobs import JobExecutor
+from engine.loops.worker import Task, Worker
 from engine.states import InstanceState
-from engine.worker import Task, Worker
 from tests.outage.test_http import cut_off
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
+from engine.db.outage import is_database_outage
 from engine.errors import DatabaseUnavailable
-from engine.outage import is_database_outage
-from engine.settings import EngineSettings
 from engine.states import InstanceState
 
 

@@ -27,7 +27,7 @@ import psycopg
 import pytest
 
 from engine.api import Engine
-from engine.database import _create_database, _ensure_runtime_dir, postmaster_pid
+from engine.db.database import _create_database, _ensure_runtime_dir, postmaster_pid
 from tests.outage.harness import (
     KEY,
     SURFACES,

@@ -13,7 +13,7 @@ import psutil
 import psycopg
 import pytest
 
-from engine.database import Database, postmaster_pid
+from engine.db.database import Database, postmaster_pid
 from tests.integration.test_database import is_running, start_waiting
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import psycopg
 
-from engine.database import database_name
+from engine.db.database import database_name
 from tests.engine.processes import straight_through
 from tests.stream.harness import SilentClient, SSEClient, StreamServer
 

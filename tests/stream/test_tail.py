@@ -10,7 +10,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from engine.outbox import OutboxTail
+from engine.db.outbox import OutboxTail
 
 Conn = psycopg.Connection[Any]
 

@@ -1,6 +1,7 @@
 """The web layer stays on its side of the engine: no module under app/ opens a database
 connection, touches psycopg, reaches into engine.store, or defines its own command. It reads
-through engine.queries, engine/accounts.py and Engine methods, and writes through commands."""
+through engine.queries, engine/identity/accounts.py and Engine methods, and writes through
+commands."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import pytest
 from engine.bpmn import parse_bpmn
 from engine.bpmn.reading import IGNORED_EXTENSIONS, REJECTED_EXTENSIONS
 from engine.errors import ModelError
-from engine.forms import FormField
+from engine.language.forms import FormField
 from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
@@ -30,7 +30,7 @@ from engine.model import (
     UserTask,
     triggers,
 )
-from engine.validation import validate
+from engine.model.validation import validate
 from tests.unit.test_bpmn_parser import HEAD, line_of
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"

@@ -7,7 +7,7 @@ import pytest
 
 from engine.bpmn import MAX_BPMN_BYTES, parse_bpmn
 from engine.errors import ModelError
-from engine.expressions import compile_expression
+from engine.language.expressions import compile_expression
 from engine.model import (
     EndEvent,
     ExclusiveGateway,

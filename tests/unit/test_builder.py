@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ModelError
-from engine.forms import FormField
+from engine.language.forms import FormField
 from engine.model import ProcessModel, ServiceTask, StartEvent, TimerDefinition, UserTask
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"

@@ -12,11 +12,11 @@ from __future__ import annotations
 import pytest
 
 from bench.dmn_deploy_bench import rules_table
+from engine.core.settings import EngineSettings
 from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.errors import ModelError
 from engine.model import DEFAULT_LIMITS, ModelLimits
-from engine.settings import EngineSettings
 from tests.unit.test_parse_scaling import LINEAR, growth
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.jobs import _YOUNG_COLLECTION_THRESHOLD, _settle_garbage_collector
+from engine.loops.jobs import _YOUNG_COLLECTION_THRESHOLD, _settle_garbage_collector
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from engine.errors import ExpressionError
-from engine.expression_context import ExecutionFacts, ExpressionContext, TaskFacts
-from engine.expressions import compile_expression
+from engine.language.expression_context import ExecutionFacts, ExpressionContext, TaskFacts
+from engine.language.expressions import compile_expression
 
 NOW = datetime(2030, 1, 31, 9, 30, tzinfo=UTC)
 VARIABLES: dict[str, Any] = {

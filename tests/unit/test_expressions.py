@@ -8,7 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.errors import ExpressionError
-from engine.expressions import MAX_DEPTH, MAX_SOURCE_LENGTH, compile_expression, is_expression
+from engine.language.expressions import (
+    MAX_DEPTH,
+    MAX_SOURCE_LENGTH,
+    compile_expression,
+    is_expression,
+)
 
 VARIABLES: dict[str, Any] = {
     "amount": 1500,

@@ -11,9 +11,16 @@ import pytest
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import BadRequest, ModelError
-from engine.forms import FormField, FormInvalid, form_value, input_text, shown_value, submit
+from engine.language.forms import (
+    FormField,
+    FormInvalid,
+    form_value,
+    input_text,
+    shown_value,
+    submit,
+)
+from engine.language.variables import TypedValue
 from engine.model import StartEvent, UserTask
-from engine.variables import TypedValue
 from tests.unit.test_bpmn_parser import line_of
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"

@@ -12,9 +12,9 @@ import pytest
 from engine.bpmn import parse_bpmn
 from engine.bpmn.writer import write_bpmn
 from engine.builder import ProcessBuilder
+from engine.db.retention import CleanupWindow, RetentionSettings
 from engine.errors import ModelError
-from engine.history_ttl import parse_history_ttl
-from engine.retention import CleanupWindow, RetentionSettings
+from engine.language.history_ttl import parse_history_ttl
 
 DATA = Path(__file__).parent.parent / "data" / "bpmn"
 

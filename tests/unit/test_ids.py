@@ -6,7 +6,7 @@ import os
 import threading
 from uuid import UUID
 
-from engine.ids import new_id
+from engine.db.ids import new_id
 
 
 def test_ids_from_racing_threads_are_unique_and_increase_per_thread() -> None:

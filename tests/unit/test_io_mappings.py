@@ -9,7 +9,7 @@ import pytest
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ExpressionError, ModelError
-from engine.mappings import (
+from engine.language.mappings import (
     ExpressionValue,
     InputOutput,
     ListValue,

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from app.settings import Settings
-from engine import logs
-from engine.database import Database, redact
+from engine.db.database import Database, redact
+from engine.observe import logs
 
 SECRET = "s3cret-Pa55"
 INSTANCE = "4a0e1c62-94f1-4b5e-8a7e-2a2f7d0f1c11"

@@ -17,7 +17,7 @@ from app.camunda.http import Call
 from app.errors import error_response
 from app.params import NO_MATCH, ParameterError, Query, as_uuid, parse_time
 from engine.errors import BadRequest
-from engine.json_input import INT64_MAX, INT64_MIN
+from engine.language.json_input import INT64_MAX, INT64_MIN
 
 ID = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 

@@ -20,9 +20,9 @@ import pytest
 
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
+from engine.core.settings import EngineSettings
 from engine.errors import ModelError
 from engine.model import DEFAULT_LIMITS, ModelLimits, NoneTask, ParallelGateway, ProcessModel
-from engine.settings import EngineSettings
 
 UNLIMITED = ModelLimits(max_bytes=1 << 40, max_nodes=1 << 40, max_fan_out=1 << 40)
 

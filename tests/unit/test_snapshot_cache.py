@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from uuid import UUID, uuid4
 
-from engine.runtime import InstanceRow, InstanceRun
-from engine.snapshots import SnapshotCache
+from engine.core.runtime import InstanceRow, InstanceRun
+from engine.core.snapshots import SnapshotCache
 from engine.states import InstanceState
 
 FETCHED = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)

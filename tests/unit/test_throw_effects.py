@@ -11,14 +11,14 @@ from uuid import UUID, uuid4
 import pytest
 
 from engine.builder import ProcessBuilder
-from engine.effects import CalledCompleted, SignalThrown, ThrownToCaller
-from engine.expressions import compile_expression
-from engine.handlers import HandlerRegistry
+from engine.core.effects import CalledCompleted, SignalThrown, ThrownToCaller
+from engine.core.handlers import HandlerRegistry
+from engine.core.runtime import InstanceRow, InstanceRun
+from engine.language.expressions import compile_expression
+from engine.language.variables import infer
 from engine.model import CallMapping, ProcessModel
-from engine.runtime import InstanceRow, InstanceRun
 from engine.semantics import Advance, UnhandledError
 from engine.states import InstanceState, TokenState, VisitState
-from engine.variables import infer
 
 NOW = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 

@@ -11,7 +11,7 @@ import pytest
 from engine.bpmn import parse_bpmn, write_bpmn
 from engine.builder import ProcessBuilder
 from engine.errors import ModelError
-from engine.expressions import compile_expression
+from engine.language.expressions import compile_expression
 from engine.model import (
     BoundaryEvent,
     CallMapping,

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from engine.bpmn.parser import parse_bpmn
 from engine.errors import ModelError
-from engine.timers import (
+from engine.language.timers import (
     Cycle,
     Duration,
     TimerKind,

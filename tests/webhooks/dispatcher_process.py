@@ -7,7 +7,7 @@ import sys
 import time
 
 from engine.api import Engine
-from engine.database import install_sigterm_exit
+from engine.db.database import install_sigterm_exit
 from engine.webhooks.dispatcher import Dispatcher
 from tests.webhooks.conftest import FAST
 

@@ -21,7 +21,6 @@ from uuid import UUID, uuid4
 import psycopg
 import pytest
 
-from engine import metrics
 from engine.api import Engine
 from engine.commands.webhooks import (
     CreateSubscription,
@@ -30,7 +29,8 @@ from engine.commands.webhooks import (
     PruneDelivered,
     ReplayDeadLetters,
 )
-from engine.outbox import OutboxTail
+from engine.db.outbox import OutboxTail
+from engine.observe import metrics
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState
 from engine.webhooks import outbox_floor

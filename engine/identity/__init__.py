@@ -1,0 +1,1 @@
+"""Who may act: credentials of people and programs."""

@@ -1,0 +1,235 @@
+"""The rows a waiting token leaves behind: user tasks, external tasks, jobs, subscriptions.
+
+Pure constructors: given the node, the token, the variables and the time, build the row. No SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from engine.core.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
+from engine.db.ids import new_id
+from engine.errors import ExpressionError
+from engine.language import timers
+from engine.language.expression_context import ExpressionContext, TaskFacts
+from engine.language.expressions import Expression, compile_expression, is_expression
+from engine.model import Implemented, TimerDefinition, UserTask
+from engine.states import JobKind, SubscriptionKind, TaskState
+
+DEFAULT_PRIORITY = 50
+# Retries are an integer column: what a caller may set.
+MAX_RETRIES = 2**31 - 1
+
+
+@lru_cache(maxsize=4096)
+def _compiled(text: str) -> Expression:
+    return compile_expression(text)
+
+
+def resolve(
+    text: str | None, values: Mapping[str, Any], context: ExpressionContext | None = None
+) -> Any:
+    """A model attribute as written: a literal, or a `${...}` evaluated over the variables (and
+    the execution, the task, the clock... that `context` gives)."""
+    if text is None:
+        return None
+    if is_expression(text):
+        return _compiled(text).evaluate(values, context)
+    return text
+
+
+def _names(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+def _moment(value: Any, now: datetime) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    text = str(value)
+    try:
+        return timers.parse_date(text)
+    except ValueError:
+        return timers.add_duration(now, timers.parse_duration(text))
+
+
+def user_task(
+    node: UserTask,
+    token: Token,
+    values: Mapping[str, Any],
+    now: datetime,
+    context: ExpressionContext | None = None,
+) -> UserTaskRow:
+    """The task's attributes are resolved in order, with the task being created in reach as
+    `task` (its id and name; its assignee once the assignee is resolved)."""
+    task_id = new_id()
+    facts = TaskFacts(
+        id=str(task_id), task_definition_key=node.id, name=node.name, variables=values
+    )
+    context = replace(context or ExpressionContext(now=now), task=facts)
+    resolved = resolve(node.assignee, values, context)
+    assignee = str(resolved) if resolved not in (None, "") else None
+    context = replace(context, task=replace(facts, assignee=assignee))
+    priority = resolve(node.priority, values, context)
+    try:
+        due_at = _moment(resolve(node.due_date, values, context), now)
+        priority_number = int(priority) if priority not in (None, "") else DEFAULT_PRIORITY
+    except ValueError as exc:
+        raise ExpressionError(f"user task '{node.id}': {exc}", node_id=node.id) from exc
+    return UserTaskRow(
+        id=task_id,
+        token_id=token.id,
+        node_id=node.id,
+        name=node.name,
+        state=TaskState.OPEN,
+        created_at=now,
+        assignee=assignee,
+        candidate_users=_names(resolve(node.candidate_users, values, context)),
+        candidate_groups=_names(resolve(node.candidate_groups, values, context)),
+        due_at=due_at,
+        priority=priority_number,
+        is_new=True,
+    )
+
+
+def external_task(
+    node: Implemented,
+    token: Token,
+    now: datetime,
+    values: Mapping[str, Any] | None = None,
+    context: ExpressionContext | None = None,
+) -> ExternalTaskRow:
+    """The external task of `node`; a camunda:taskPriority expression is resolved over `values`
+    and `context` now, and must give an integer."""
+    assert node.topic is not None
+    priority = node.task_priority
+    if isinstance(priority, str):
+        resolved = resolve(priority, values or {}, context or ExpressionContext(now=now))
+        if isinstance(resolved, str) and resolved.strip().lstrip("+-").isdigit():
+            resolved = int(resolved)
+        if not isinstance(resolved, int) or isinstance(resolved, bool) or abs(resolved) >= 2**63:
+            raise ExpressionError(
+                f"camunda:taskPriority of '{node.id}' gave {resolved!r}, not an integer",
+                node_id=node.id,
+            )
+        priority = resolved
+    return ExternalTaskRow(
+        id=new_id(),
+        token_id=token.id,
+        node_id=node.id,
+        topic=node.topic,
+        state=TaskState.OPEN,
+        priority=priority,
+        created_at=now,
+        is_new=True,
+    )
+
+
+def retries_of(retry_cycle: str | None, default: int) -> int:
+    if retry_cycle is None:
+        return default
+    repetitions = timers.parse_cycle(retry_cycle).repetitions
+    return repetitions if repetitions is not None else default
+
+
+def retry_delay(retry_cycle: str | None, attempt: int) -> timedelta:
+    """How long a failed job waits before its next try: the cycle's interval when the model
+    says, else exponential from one second (1 s, 2 s, 4 s, ...), capped at five minutes."""
+    if retry_cycle is not None:
+        cycle = timers.parse_cycle(retry_cycle)
+        start = datetime(2000, 1, 1, tzinfo=UTC)
+        return timers.add_duration(start, cycle.interval) - start
+    return timedelta(seconds=min(300, 2 ** max(0, attempt - 1)))
+
+
+def async_job(
+    token: Token,
+    node_id: str,
+    retries: int,
+    now: datetime,
+    kind: JobKind = JobKind.ASYNC,
+    flow_id: str | None = None,
+) -> JobRow:
+    """An asynchronous continuation: before the node (`ASYNC`, with the flow its token arrived
+    by, which the visit it opens records) or after it (`ASYNC_AFTER`)."""
+    return JobRow(
+        id=new_id(),
+        kind=kind,
+        token_id=token.id,
+        node_id=node_id,
+        due_at=now,
+        retries=retries,
+        created_at=now,
+        flow_id=flow_id,
+        is_new=True,
+    )
+
+
+def timer_job(
+    timer: TimerDefinition,
+    token_id: Any,
+    node_id: str,
+    values: Mapping[str, Any],
+    now: datetime,
+    retries: int,
+    kind: str = JobKind.TIMER,
+    limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
+    context: ExpressionContext | None = None,
+) -> JobRow:
+    """A timer's job, due at its first firing. A cycle remembers its text and repetitions. An
+    expression sees `context` (by default, the clock alone: a timer start event has no
+    execution yet)."""
+    text = resolve(timer.text, values, context or ExpressionContext(now=now))
+    if isinstance(text, datetime):
+        due = text
+        text = text.isoformat()
+    else:
+        text = str(text).strip()
+        try:
+            # A literal text was held to the limits when it was deployed (perhaps under raised
+            # ones); what an expression gives is held to them now.
+            from_expression = "${" in timer.text or "#{" in timer.text
+            checked = limits if from_expression else None
+            due = timers.first_due(timer.kind, text, now, checked)
+        except ValueError as exc:
+            raise ExpressionError(f"timer of '{node_id}': {exc}", node_id=node_id) from exc
+    repetitions = None
+    if timer.kind == "cycle":
+        repetitions = timers.parse_cycle(text).repetitions
+    return JobRow(
+        id=new_id(),
+        kind=kind,
+        token_id=token_id,
+        node_id=node_id,
+        due_at=due,
+        retries=retries,
+        created_at=now,
+        timer_text=text if timer.kind == "cycle" else None,
+        repetitions_left=repetitions,
+        is_new=True,
+    )
+
+
+def subscription(
+    kind: SubscriptionKind, name: str, token: Token | None, node_id: str, now: datetime
+) -> Subscription:
+    """A subscription of `token`; with None, of the instance itself (a process-level event
+    subprocess's start event listens while the instance is active)."""
+    return Subscription(
+        id=new_id(),
+        kind=kind,
+        name=name,
+        token_id=token.id if token is not None else None,
+        node_id=node_id,
+        created_at=now,
+        is_new=True,
+    )
