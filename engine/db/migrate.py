@@ -26,7 +26,7 @@ from sqlalchemy.pool import NullPool
 
 from engine.db.database import Database, install_sigterm_exit, normalize_url, sqlalchemy_url_for
 
-MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 # Key of the session-level advisory lock that serialises upgrades ("interlck" as a bigint).
 ADVISORY_LOCK_KEY = int.from_bytes(b"interlck", "big") & 0x7FFF_FFFF_FFFF_FFFF
 
