@@ -7,15 +7,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 CHROMIUM := /usr/bin/chromium
+# The tests' OpenID provider (oidc-provider on node), its packages pinned by package-lock.json.
+OIDC_DIR := tests/oidc
+OIDC_STAMP := $(OIDC_DIR)/node_modules/.installed
 # apt-get needs root: use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
 
-.PHONY: help venv run test lint bench chromium migration clean distclean
+.PHONY: help venv run test lint bench chromium node migration clean distclean
 
 help:
 	@echo "make run        start the console with a demo process on http://127.0.0.1:8000"
-	@echo "make test       lint, type-check and run the test suite (installs Chromium if missing)"
+	@echo "make test       lint, type-check and run the test suite (installs Chromium and node if missing)"
 	@echo "make lint       ruff check, ruff format --check and mypy"
 	@echo "make bench      run the benchmarks"
 	@echo "make migration MSG='...'   autogenerate a migration from engine/schema.py"
@@ -52,12 +55,28 @@ chromium:
 			echo "warning: could not install chromium; browser tests will not run" >&2; \
 	fi
 
+# The OpenID provider the tests start needs node and npm; install them when missing.
+node:
+	@if { ! command -v node || ! command -v npm; } >/dev/null && command -v apt-get >/dev/null; then \
+		echo "installing nodejs and npm with apt-get" >&2; \
+		$(SUDO) apt-get update && $(APT_INSTALL) nodejs npm || \
+			echo "warning: could not install node; the OpenID provider tests will not run" >&2; \
+	fi
+
+# npm ci: exactly the committed lock file, again whenever it changes.
+$(OIDC_STAMP): $(OIDC_DIR)/package-lock.json | node
+	@if command -v npm >/dev/null; then \
+		npm ci --prefix $(OIDC_DIR) --no-audit --no-fund && touch $@; \
+	else \
+		echo "warning: npm is missing; the OpenID provider tests will not run" >&2; \
+	fi
+
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy engine app tests bench
 
-test: venv chromium
+test: venv chromium $(OIDC_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy engine app tests bench

@@ -27,6 +27,7 @@ from engine.db import migrate
 from engine.db.database import Database, connect_url_for, normalize_url
 from engine.scripting import hosts
 from engine.scripting.hosts import HostPool
+from tests.oidc_provider import oidc_provider as oidc_provider  # the OpenID provider fixture
 
 TEMPLATE_DATABASE = "interlock_template"
 
