@@ -8,13 +8,25 @@ yields an `OidcProvider`:
     def test_bearer(oidc_provider: OidcProvider) -> None:
         token = oidc_provider.client_credentials_token()            # JWT, aud "interlock-api"
         expired = oidc_provider.mint({"sub": "ada"}, expires_in=-60)  # signed with its real key
+        client = oidc_provider.register_client([f"{console}/auth/callback"], [f"{console}/"])
 
-Its log-in page is a plain form (`#username`, `#password`, `#login-submit`); consent is granted
-without asking; RP-initiated log-out confirms itself in a browser. Restarting it (`rotate_keys`)
-keeps the issuer and port but forgets sessions and grants; clients from `register_client` stay.
+- Accounts (`oidc_provider.accounts` by username): ada (groups engineering), grace (admin),
+  alan (viewer, research), password `<username>-password`. The `groups` claim is in the id token
+  and userinfo when the `groups` scope is asked, and always in JWT access tokens of a user.
+- Access tokens are JWTs (RS256, `typ` at+jwt) for a resource server: client_credentials ones
+  for "interlock-api" unless asked otherwise; a code flow gets one when its authorization
+  request names the resource (`resource_indicator()`), else an opaque one for userinfo.
+- Its log-in page is a plain form (`#login-form` with `#username`, `#password`,
+  `#login-submit`; a wrong password answers 401 with `#login-error`); consent is granted without
+  asking. Its log-out confirmation page submits itself in a browser; over httpx post it with
+  `submit_form(client, page, "op.logoutForm")`.
+- `rotate_keys()` restarts it on the same issuer and port; the restart forgets sessions and
+  grants but keeps clients, including those from `register_client`. A test that rotates leaves
+  the session's provider rotated: read keys from `jwks()`/`key_set()`, never remember them.
+- `running_oidc_provider(dir, access_token_ttl=2, ...)` runs one of a test's own.
 
-Needs node and `npm ci --prefix tests/oidc` (`make test` runs it): without them the fixture skips,
-and under CI=true it fails.
+Needs node >= 20.18 and `npm ci --prefix tests/oidc` (`make test` runs it): without them the
+fixture skips, and under CI=true it fails.
 """
 
 from __future__ import annotations
@@ -274,14 +286,13 @@ class OidcProvider:
         threading.Thread(target=lambda: lines.put(stdout.readline()), daemon=True).start()
         try:
             line = lines.get(timeout=READY_TIMEOUT)
+            problem = "exited before it listened"
         except queue.Empty:
-            line = ""
+            line, problem = "", f"did not listen within {READY_TIMEOUT} s"
         if not line:
             self.stop()
-            raise RuntimeError(
-                f"the OpenID provider did not start within {READY_TIMEOUT} s:\n"
-                + (self.workdir / f"provider-{self._starts}.log").read_text()
-            )
+            log_text = (self.workdir / f"provider-{self._starts}.log").read_text()
+            raise RuntimeError(f"the OpenID provider {problem}:\n{log_text}")
         ready = json.loads(line)
         self.startup_seconds = time.monotonic() - started
         self.port = int(ready["port"])

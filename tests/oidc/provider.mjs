@@ -63,11 +63,20 @@ const claims = {
 
 const ttl = (seconds) => () => seconds;
 
-function makeProvider(issuer) {
+function makeProvider(issuer, port) {
   const provider = new Provider(issuer, {
     clients: config.clients.map(({ access_token_claims: _, ...metadata }) => metadata),
     jwks: config.jwks,
-    cookies: { keys: config.cookie_keys },
+    // Cookies do not tell ports apart: names of this provider's own, beside a console's (or
+    // another provider's) on 127.0.0.1.
+    cookies: {
+      keys: config.cookie_keys,
+      names: {
+        session: `op${port}_session`,
+        interaction: `op${port}_interaction`,
+        resume: `op${port}_interaction_resume`,
+      },
+    },
     claims,
     scopes: ['openid', 'offline_access', 'profile', 'email', groupsScope],
     // The id token of the code flow carries the claims its scopes ask for, not only userinfo.
@@ -274,7 +283,7 @@ const server = http.createServer((req, res) => {
 server.listen(config.port ?? 0, '127.0.0.1', () => {
   const { port } = server.address();
   const issuer = `http://127.0.0.1:${port}`;
-  provider = makeProvider(issuer);
+  provider = makeProvider(issuer, port);
   provider.on('server_error', (ctx, error) => console.error('server_error', error));
   providerCallback = provider.callback();
   process.stdout.write(`${JSON.stringify({ ready: true, issuer, port })}\n`);
