@@ -100,5 +100,5 @@ def test_a_downgrade_gives_each_credential_its_role_back(empty_database_url: str
     migrate.downgrade(empty_database_url, BEFORE)
 
     with psycopg.connect(empty_database_url) as conn:
-        roles = dict(conn.execute("SELECT name, role FROM credential").fetchall())
+        roles: dict[str, str] = dict(conn.execute("SELECT name, role FROM credential").fetchall())
     assert roles == {"ann": "operator", "bob": "admin", "old-token": "viewer"}
