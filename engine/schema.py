@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlmodel import Field, SQLModel
 
+from engine.identity.permissions import ANY, AuthorizationType
 from engine.sql.filters import state_literal
 from engine.states import (
     AuditChannel,
@@ -29,7 +30,6 @@ from engine.states import (
     InstanceState,
     JobKind,
     ListPage,
-    Role,
     SubscriptionKind,
     TaskState,
     TokenMode,
@@ -67,7 +67,7 @@ AUDIT_ENTITIES = tuple(AuditEntity)
 BATCH_STATES = tuple(BatchState)
 BATCH_ITEM_STATES = tuple(BatchItemState)
 BATCH_TYPES = tuple(BatchType)
-ROLES = tuple(Role)
+AUTHORIZATION_TYPES = tuple(AuthorizationType)
 
 # The partial indexes on a state write it with `state_literal`, as the statements that use them
 # do (see engine/sql/filters.py).
@@ -537,20 +537,134 @@ class Idempotency(SQLModel, table=True):
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
 
 
-class Credential(SQLModel, table=True):
-    __tablename__ = "credential"
+class IdentityUser(SQLModel, table=True):
+    """A person: their id (the name they log in with) and profile. Their password, if they have
+    one, is a `credential` of kind password named by the id; what they may do comes from their
+    groups (`group_membership`) and authorizations."""
+
+    __tablename__ = "identity_user"
+
+    id: str = Field(sa_type=sa.Text, primary_key=True)
+    first_name: str | None = Field(sa_type=sa.Text)
+    last_name: str | None = Field(sa_type=sa.Text)
+    email: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class IdentityGroup(SQLModel, table=True):
+    """A group of users. The built-in ones (engine/identity/permissions.py: `viewer`,
+    `operator`, `admin`, `camunda-admin`, of type SYSTEM) make their members act with that
+    role."""
+
+    __tablename__ = "identity_group"
+
+    id: str = Field(sa_type=sa.Text, primary_key=True)
+    name: str | None = Field(sa_type=sa.Text)
+    type: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class GroupMembership(SQLModel, table=True):
+    __tablename__ = "group_membership"
+    __table_args__ = (sa.Index("ix_group_membership_user_id", "user_id"),)
+
+    group_id: str = Field(
+        sa_type=sa.Text, foreign_key="identity_group.id", ondelete="CASCADE", primary_key=True
+    )
+    user_id: str = Field(
+        sa_type=sa.Text, foreign_key="identity_user.id", ondelete="CASCADE", primary_key=True
+    )
+
+
+class Tenant(SQLModel, table=True):
+    __tablename__ = "tenant"
+
+    id: str = Field(sa_type=sa.Text, primary_key=True)
+    name: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class TenantMembership(SQLModel, table=True):
+    """A user or a group (exactly one) belonging to a tenant."""
+
+    __tablename__ = "tenant_membership"
     __table_args__ = (
-        _one_of("kind", ("password", "token")),
-        _one_of("role", ROLES),
-        sa.UniqueConstraint("kind", "name"),
-        sa.Index("ix_credential_secret_hash", "secret_hash"),
+        sa.CheckConstraint("num_nonnulls(user_id, group_id) = 1", name="one_member"),
+        sa.UniqueConstraint("tenant_id", "user_id"),
+        sa.UniqueConstraint("tenant_id", "group_id"),
+        sa.Index("ix_tenant_membership_user_id", "user_id"),
+        sa.Index("ix_tenant_membership_group_id", "group_id"),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
-    # Who: the user name for a password, a label for an API token.
+    tenant_id: str = Field(sa_type=sa.Text, foreign_key="tenant.id", ondelete="CASCADE")
+    user_id: str | None = Field(sa_type=sa.Text, foreign_key="identity_user.id", ondelete="CASCADE")
+    group_id: str | None = Field(
+        sa_type=sa.Text, foreign_key="identity_group.id", ondelete="CASCADE"
+    )
+
+
+class AuthorizationRule(SQLModel, table=True):
+    """One of Camunda's authorizations (engine/identity/permissions.py): a global one (user id
+    `*`), or a grant or revoke for one user or one group; on one resource type and one resource
+    id or `*`; the permission bits it grants (a revoke: the bits it takes away). No foreign key
+    to users or groups: as in Camunda, an authorization may name one that is not (yet) here."""
+
+    __tablename__ = "authorization_rule"
+    __table_args__ = (
+        sa.CheckConstraint(
+            f"type IN ({', '.join(str(int(t)) for t in AUTHORIZATION_TYPES)})",
+            name="type_allowed",
+        ),
+        sa.CheckConstraint(
+            f"CASE WHEN type = {int(AuthorizationType.GLOBAL)}"
+            f" THEN user_id = '{ANY}' AND group_id IS NULL"
+            " ELSE num_nonnulls(user_id, group_id) = 1 END",
+            name="one_subject",
+        ),
+        sa.UniqueConstraint("type", "user_id", "resource_type", "resource_id"),
+        sa.UniqueConstraint("type", "group_id", "resource_type", "resource_id"),
+        sa.Index("ix_authorization_rule_user_id", "user_id"),
+        sa.Index("ix_authorization_rule_group_id", "group_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    type: int = Field(sa_type=sa.SmallInteger)
+    user_id: str | None = Field(sa_type=sa.Text)
+    group_id: str | None = Field(sa_type=sa.Text)
+    resource_type: int = Field(sa_type=sa.Integer)
+    resource_id: str = Field(sa_type=sa.Text)
+    permissions: int = Field(sa_type=sa.Integer)
+    created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+
+
+class Credential(SQLModel, table=True):
+    """A password (kind password: its user's, named by the user's id) or an API token (kind
+    token: named by its label), hashed. A token belongs to a user, acting as them, or to a group
+    of its own, acting as that group's members do."""
+
+    __tablename__ = "credential"
+    __table_args__ = (
+        _one_of("kind", ("password", "token")),
+        sa.CheckConstraint(
+            "CASE kind WHEN 'password' THEN user_id = name AND group_id IS NULL"
+            " ELSE num_nonnulls(user_id, group_id) = 1 END",
+            name="owner",
+        ),
+        sa.UniqueConstraint("kind", "name"),
+        sa.Index("ix_credential_secret_hash", "secret_hash"),
+        sa.Index("ix_credential_user_id", "user_id"),
+        sa.Index("ix_credential_group_id", "group_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    # Who: the user's id for a password, a label for an API token.
     name: str = Field(sa_type=sa.Text)
     kind: str = Field(sa_type=sa.String(16))
-    role: str = Field(sa_type=sa.String(16))
+    user_id: str | None = Field(sa_type=sa.Text, foreign_key="identity_user.id", ondelete="CASCADE")
+    group_id: str | None = Field(
+        sa_type=sa.Text, foreign_key="identity_group.id", ondelete="CASCADE"
+    )
     # A password: "pbkdf2_sha256$iterations$salt$hash". A token: its SHA-256 (tokens are random).
     secret_hash: str = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})

@@ -348,6 +348,11 @@ class AuditEntity(StrEnum):
     BATCH = "Batch"
     USER = "User"
     API_TOKEN = "ApiToken"
+    GROUP = "Group"
+    GROUP_MEMBERSHIP = "Group membership"
+    TENANT = "Tenant"
+    TENANT_MEMBERSHIP = "TenantMembership"
+    AUTHORIZATION = "Authorization"
     HISTORY = "ProcessInstanceHistory"
     CONFIGURATION = "Configuration"
 

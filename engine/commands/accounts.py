@@ -23,6 +23,8 @@ from engine.identity.accounts import (
 )
 from engine.states import AuditEntity, AuditOperation
 from engine.store import accounts as store
+from engine.store import identity as identity_store
+from engine.store.identity import UserRow
 
 PASSWORD = "password"
 TOKEN = "token"
@@ -35,6 +37,10 @@ FIRST_ADMIN_TOKEN = "admin-token"
 class CredentialResult(Result):
     kind: str
     name: str
+
+
+def _value(found: tuple[Role | None]) -> str | None:
+    return found[0].value if found[0] is not None else None
 
 
 def _entity(kind: str) -> AuditEntity:
@@ -57,12 +63,15 @@ def _add_user(tx: Tx, name: str, role: Role, password: str) -> None:
         raise BadRequest(
             f"a user needs a name and a password of at least {MIN_PASSWORD} characters"
         )
-    if not store.insert_credential(tx.conn, name, PASSWORD, role, hash_password(password)):
+    if not identity_store.insert_user(tx.conn, UserRow(name, None, None, None)):
         raise Conflict(f"user '{name}' already exists")
+    store.insert_credential(tx.conn, name, PASSWORD, hash_password(password), user_id=name)
+    identity_store.insert_membership(tx.conn, role.value, name)
 
 
 def _add_token(tx: Tx, label: str, role: Role, token: str) -> None:
-    if not store.insert_credential(tx.conn, label, TOKEN, role, token_hash(token)):
+    """A token of its own group: the built-in group of `role`."""
+    if not store.insert_credential(tx.conn, label, TOKEN, token_hash(token), group_id=role.value):
         raise Conflict(f"a token named '{label}' already exists")
 
 
@@ -138,11 +147,11 @@ class DeleteCredential:
     label: str
 
     def execute(self, tx: Tx) -> CredentialResult:
-        role = store.lock_role(tx.conn, self.kind, self.label)
-        if role is None or not store.delete_credential(tx.conn, self.kind, self.label):
+        found = store.lock_role(tx.conn, self.kind, self.label)
+        if found is None or not store.delete_credential(tx.conn, self.kind, self.label):
             raise _missing(self.kind, self.label)
         return _record(
-            tx, AuditOperation.DELETE, self.kind, self.label, property="role", before=role.value
+            tx, AuditOperation.DELETE, self.kind, self.label, property="role", before=_value(found)
         )
 
 
@@ -159,16 +168,15 @@ class SetRole:
 
     def execute(self, tx: Tx) -> CredentialResult:
         before = store.lock_role(tx.conn, self.kind, self.label)
-        if before is None:
+        if before is None or not store.update_role(tx.conn, self.kind, self.label, self.role):
             raise _missing(self.kind, self.label)
-        store.update_role(tx.conn, self.kind, self.label, self.role)
         return _record(
             tx,
             AuditOperation.UPDATE,
             self.kind,
             self.label,
             property="role",
-            before=before.value,
+            before=_value(before),
             after=self.role.value,
         )
 

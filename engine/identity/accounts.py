@@ -28,6 +28,9 @@ from engine.db.ids import new_id
 from engine.states import Role as Role  # declared there; imported from here by many
 
 PBKDF2_ITERATIONS = 120_000
+# The roles from the lowest to the highest: a principal in several built-in groups acts with the
+# highest of their roles.
+ROLE_RANKS = (Role.VIEWER, Role.OPERATOR, Role.ADMIN)
 # The shortest password accepted.
 MIN_PASSWORD = 8
 

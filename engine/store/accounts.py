@@ -1,6 +1,10 @@
 """The SQL of credentials and console sessions: the commands (engine/commands/accounts.py) write
 through these, the reads (engine/queries/accounts.py) read through them; nothing else touches
-the `credential` and `console_session` tables."""
+the `credential` and `console_session` tables.
+
+A credential's role is not a column: it is read, on every request, from the built-in groups its
+user belongs to (a token: its user's, or its own group), the highest one winning. A credential
+without any acts with no role: it authenticates nobody (see `role_rank_sql`)."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import psycopg
 
 from engine.db.ids import new_id
 from engine.identity.accounts import (
+    ROLE_RANKS,
     FoundSession,
     LiveSession,
     NewSession,
@@ -22,6 +27,7 @@ from engine.identity.accounts import (
     token_hash,
     valid_name,
 )
+from engine.identity.permissions import BUILTIN_ROLES
 
 Connection = psycopg.Connection[Any]
 
@@ -29,27 +35,64 @@ Connection = psycopg.Connection[Any]
 _LIVE = "s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => %(idle)s::float8)"
 
 
+def _rank_of_group(column: str) -> str:
+    """SQL: the rank of the role the group `column` names (NULL: no built-in group)."""
+    cases = " ".join(f"WHEN '{g}' THEN {ROLE_RANKS.index(r) + 1}" for g, r in BUILTIN_ROLES.items())
+    return f"CASE {column} {cases} END"
+
+
+def role_rank_sql(alias: str) -> str:
+    """SQL: the rank (1-based in ROLE_RANKS) of the role the credential `alias` acts with: its
+    user's highest built-in group, else its own group's; NULL for none."""
+    return (
+        f"coalesce((SELECT max({_rank_of_group('m.group_id')}) FROM group_membership m"
+        f" WHERE m.user_id = {alias}.user_id), {_rank_of_group(f'{alias}.group_id')})"
+    )
+
+
+def _role(rank: int | None) -> Role | None:
+    return ROLE_RANKS[rank - 1] if rank else None
+
+
+_RANK = role_rank_sql("c")
+
 # -- reads ---------------------------------------------------------------------------------------
 
 
 def password_record(conn: Connection, name: str) -> PasswordRecord | None:
-    """The user's row (one indexed look-up), or None for an unknown or impossible name."""
+    """The user's row (one indexed look-up), or None for an unknown or impossible name, or a
+    user whose groups give them no role (who may not log in)."""
     if not valid_name(name):
         return None
     row = conn.execute(
-        "SELECT id, role, secret_hash FROM credential WHERE kind = 'password' AND name = %s",
+        "SELECT c.id, " + _RANK + ", c.secret_hash FROM credential c"
+        " WHERE c.kind = 'password' AND c.name = %s",
         (name,),
     ).fetchone()
-    return PasswordRecord(row[0], name, Role(row[1]), row[2]) if row else None
+    role = _role(row[1]) if row else None
+    return PasswordRecord(row[0], name, role, row[2]) if row and role else None
+
+
+def password_hash(conn: Connection, name: str) -> str | None:
+    """The user's password hash, whatever their role; None: no such user or no password."""
+    if not valid_name(name):
+        return None
+    row = conn.execute(
+        "SELECT secret_hash FROM credential WHERE kind = 'password' AND name = %s", (name,)
+    ).fetchone()
+    return str(row[0]) if row else None
 
 
 def token_principal(conn: Connection, token: str) -> Principal | None:
-    """Who the API token `token` is, found by its hash; None: no such token."""
+    """Who the API token `token` is, found by its hash; None: no such token, or one that acts
+    with no role."""
     row = conn.execute(
-        "SELECT name, role FROM credential WHERE kind = 'token' AND secret_hash = %s",
+        "SELECT c.name, " + _RANK + " FROM credential c"
+        " WHERE c.kind = 'token' AND c.secret_hash = %s",
         (token_hash(token),),
     ).fetchone()
-    return Principal(row[0], Role(row[1])) if row else None
+    role = _role(row[1]) if row else None
+    return Principal(row[0], role) if row and role else None
 
 
 def count(conn: Connection) -> int:
@@ -57,10 +100,13 @@ def count(conn: Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def list_all(conn: Connection) -> list[tuple[str, str, str]]:
-    """(kind, name, role) of every credential; never the secrets."""
-    rows = conn.execute("SELECT kind, name, role FROM credential ORDER BY kind, name").fetchall()
-    return [(row[0], row[1], row[2]) for row in rows]
+def list_all(conn: Connection) -> list[tuple[str, str, str | None]]:
+    """(kind, name, role) of every credential (None: it acts with no role); never the
+    secrets."""
+    rows = conn.execute(
+        "SELECT c.kind, c.name, " + _RANK + " FROM credential c ORDER BY c.kind, c.name"
+    ).fetchall()
+    return [(row[0], row[1], role.value if (role := _role(row[2])) else None) for row in rows]
 
 
 def find_session(
@@ -70,40 +116,45 @@ def find_session(
     whether it was last marked seen more than `touch_seconds` ago. One indexed read; writes
     nothing (marking it seen is the command `TouchSession`)."""
     row = conn.execute(
-        "SELECT s.id, s.csrf_token, c.name, c.role,"
+        "SELECT s.id, s.csrf_token, c.name, " + _RANK + ","
         " s.last_seen_at < now() - make_interval(secs => %(touch)s::float8)"
         " FROM console_session s JOIN credential c ON c.id = s.credential_id"
         " WHERE s.token_hash = %(hash)s AND " + _LIVE,
         {"hash": session_hash(token), "idle": idle_seconds, "touch": touch_seconds},
     ).fetchone()
-    if row is None:
+    role = _role(row[3]) if row else None
+    if row is None or role is None:
         return None
-    return FoundSession(LiveSession(row[0], Principal(row[2], Role(row[3])), row[1]), row[4])
+    return FoundSession(LiveSession(row[0], Principal(row[2], role), row[1]), row[4])
 
 
 def list_sessions(conn: Connection, *, idle_seconds: float) -> list[SessionRow]:
     """Every live session, the most recently seen first."""
     rows = conn.execute(
-        "SELECT s.id, c.name, c.role, s.created_at, s.last_seen_at, s.expires_at,"
-        " s.client_address, s.user_agent"
+        "SELECT * FROM (SELECT s.id, c.name, " + _RANK + " AS rank, s.created_at,"
+        " s.last_seen_at, s.expires_at, s.client_address, s.user_agent"
         " FROM console_session s JOIN credential c ON c.id = s.credential_id"
-        " WHERE " + _LIVE + " ORDER BY s.last_seen_at DESC, s.id",
+        " WHERE " + _LIVE + ") live WHERE rank IS NOT NULL ORDER BY last_seen_at DESC, id",
         {"idle": idle_seconds},
     ).fetchall()
-    return [SessionRow(r[0], r[1], Role(r[2]), r[3], r[4], r[5], r[6], r[7]) for r in rows]
+    return [
+        SessionRow(r[0], r[1], ROLE_RANKS[r[2] - 1], r[3], r[4], r[5], r[6], r[7]) for r in rows
+    ]
 
 
 # -- reads that lock, for the commands -----------------------------------------------------------
 
 
-def lock_role(conn: Connection, kind: str, name: str) -> Role | None:
-    """The role of the credential, locked until the transaction ends; None: there is none."""
+def lock_role(conn: Connection, kind: str, name: str) -> tuple[Role | None] | None:
+    """The role of the credential (None: it acts with none), the credential locked until the
+    transaction ends; None: there is no such credential."""
     if not valid_name(name):
         return None
     row = conn.execute(
-        "SELECT role FROM credential WHERE kind = %s AND name = %s FOR UPDATE", (kind, name)
+        "SELECT " + _RANK + " FROM credential c WHERE c.kind = %s AND c.name = %s FOR UPDATE",
+        (kind, name),
     ).fetchone()
-    return Role(row[0]) if row else None
+    return (_role(row[0]),) if row else None
 
 
 def lock_session_user(conn: Connection, session_id: UUID) -> str | None:
@@ -119,13 +170,22 @@ def lock_session_user(conn: Connection, session_id: UUID) -> str | None:
 # -- writes (commands only) ----------------------------------------------------------------------
 
 
-def insert_credential(conn: Connection, name: str, kind: str, role: Role, secret_hash: str) -> bool:
-    """Write a new credential; False: the name is taken for that kind (nothing written, and the
-    statement is fine inside a transaction)."""
+def insert_credential(
+    conn: Connection,
+    name: str,
+    kind: str,
+    secret_hash: str,
+    *,
+    user_id: str | None = None,
+    group_id: str | None = None,
+) -> bool:
+    """Write a new credential of the user `user_id` or the group `group_id` (a password: of the
+    user `name`); False: the name is taken for that kind (nothing written, and the statement is
+    fine inside a transaction)."""
     row = conn.execute(
-        "INSERT INTO credential (id, name, kind, role, secret_hash) "
-        "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (kind, name) DO NOTHING RETURNING id",
-        (new_id(), name, kind, role.value, secret_hash),
+        "INSERT INTO credential (id, name, kind, user_id, group_id, secret_hash) "
+        "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (kind, name) DO NOTHING RETURNING id",
+        (new_id(), name, kind, user_id, group_id, secret_hash),
     ).fetchone()
     return row is not None
 
@@ -148,30 +208,60 @@ def update_password(conn: Connection, name: str, secret_hash: str) -> bool:
 
 
 def update_role(conn: Connection, kind: str, name: str, role: Role) -> bool:
-    """Change a credential's role; its sessions act with the new role from their next request."""
+    """Change a credential's role: a user leaves every role-giving built-in group and joins
+    `role`'s; a token of its own group then belongs to `role`'s group (a user's token acts as its
+    user). Its sessions act with the new role from their next request."""
     if not valid_name(name):
         return False
-    return (
-        conn.execute(
-            "UPDATE credential SET role = %s WHERE kind = %s AND name = %s",
-            (role.value, kind, name),
-        ).rowcount
-        == 1
-    )
+    if kind == "token":
+        return (
+            conn.execute(
+                "UPDATE credential SET group_id = %s WHERE kind = 'token' AND name = %s"
+                " AND group_id IS NOT NULL RETURNING 1",
+                (role.value, name),
+            ).fetchone()
+            is not None
+        )
+    row = conn.execute(
+        "WITH who AS (SELECT user_id FROM credential WHERE kind = 'password' AND name = %(name)s),"
+        " gone AS (DELETE FROM group_membership WHERE user_id IN (SELECT user_id FROM who)"
+        "  AND group_id = ANY(%(builtin)s)),"
+        " joined AS (INSERT INTO group_membership (group_id, user_id)"
+        "  SELECT %(role)s, user_id FROM who ON CONFLICT DO NOTHING)"
+        " SELECT count(*) FROM who",
+        {"name": name, "role": role.value, "builtin": list(BUILTIN_ROLES)},
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def delete_credential(conn: Connection, kind: str, name: str) -> bool:
-    """Delete a credential; a user's sessions go with it (the foreign key cascades), and so do
-    their saved views, in the same statement (a later user of the name starts without them)."""
+    """Delete a credential; a password user goes with theirs (see `delete_user`), a user's
+    sessions go with it (the foreign key cascades)."""
     if not valid_name(name):
         return False
+    if kind == "password":
+        return delete_user(conn, name)
     row = conn.execute(
         "WITH gone AS (DELETE FROM credential WHERE kind = %(kind)s AND name = %(name)s "
-        "  RETURNING kind, name), "
-        "views AS (DELETE FROM saved_view WHERE owner IN "
-        "  (SELECT name FROM gone WHERE kind = 'password')) "
+        "  RETURNING kind, name) "
         "SELECT count(*) FROM gone",
         {"kind": kind, "name": name},
+    ).fetchone()
+    return row is not None and row[0] == 1
+
+
+def delete_user(conn: Connection, user_id: str) -> bool:
+    """Delete a user: their password, tokens, sessions, group and tenant memberships go with
+    them (the foreign keys cascade), and so do their own authorizations and saved views, in the
+    same statement (a later user of the name starts without them)."""
+    if not valid_name(user_id):
+        return False
+    row = conn.execute(
+        "WITH gone AS (DELETE FROM identity_user WHERE id = %(id)s RETURNING id), "
+        "views AS (DELETE FROM saved_view WHERE owner IN (SELECT id FROM gone)), "
+        "grants AS (DELETE FROM authorization_rule WHERE user_id IN (SELECT id FROM gone)) "
+        "SELECT count(*) FROM gone",
+        {"id": user_id},
     ).fetchone()
     return row is not None and row[0] == 1
 

@@ -46,7 +46,7 @@ def test_a_query_called_with_the_engine_returns_rows_built_by_name(engine: Engin
 def test_a_query_called_with_a_connection_runs_in_the_callers_transaction(engine: Engine) -> None:
     with pytest.raises(Rollback), engine.connection() as conn, conn.transaction():
         secret = hash_password("a-long-password")
-        assert account_store.insert_credential(conn, "erin", "password", Role.VIEWER, secret)
+        assert account_store.insert_credential(conn, "erin", "token", secret, group_id="viewer")
         assert accounts.count(conn) == 1
         assert accounts.count(engine) == 0  # another connection: not committed yet
         raise Rollback
