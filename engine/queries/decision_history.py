@@ -23,22 +23,16 @@ from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
 from engine.sql.filters import Filter, Where, filters_of
 from engine.store.columns import select_list
+from engine.store.definitions import DefinitionRow
 
 # -- decision definitions -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class DecisionDefinitionRow:
-    id: str
-    key: str
-    version: int
-    name: str | None
-    version_tag: str | None
-    deployment_id: UUID
-    resource_name: str
-    created_at: datetime
-    history_ttl_days: int | None
-    # The namespace of the DMN file's definitions (Camunda's category); see `categories`.
+class DecisionDefinitionRow(DefinitionRow):
+    """A decision definition's row, and the namespace of its DMN file's definitions (Camunda's
+    category; see `categories`)."""
+
     category: str | None = None
 
 

@@ -213,22 +213,33 @@ class Where:
         return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(self._conditions)
 
 
+def _on(
+    condition: Callable[[Where, LiteralString, Any], None],
+) -> Callable[[LiteralString], Filter]:
+    """The filter of a column that adds `condition` (a method of `Where` such as `Where.equals`)
+    of the column and the value."""
+
+    def of(column: LiteralString) -> Filter:
+        return Filter(lambda where, value: condition(where, column, value))
+
+    return of
+
+
 @dataclass(frozen=True)
 class Filter:
     """How one named filter of a read narrows it: `add(where, value)` adds its condition for
-    `value`, nothing for None (see the module docstring)."""
+    `value`, nothing for None (see the module docstring). A column's comparisons are `Where`'s
+    own: `Filter.equals("t.id")` adds `where.equals("t.id", value)`."""
 
     add: Callable[[Where, Any], None]
 
-    @staticmethod
-    def equals(column: LiteralString) -> Filter:
-        """`column = value`."""
-        return Filter(lambda where, value: where.equals(column, value))
-
-    @staticmethod
-    def any_of(column: LiteralString) -> Filter:
-        """`column = ANY(values)`; an empty list matches nothing."""
-        return Filter(lambda where, values: where.any_of(column, values))
+    equals = staticmethod(_on(Where.equals))
+    any_of = staticmethod(_on(Where.any_of))  # an empty list matches nothing
+    like = staticmethod(_on(Where.like))
+    at_least = staticmethod(_on(Where.at_least))
+    at_most = staticmethod(_on(Where.at_most))
+    above = staticmethod(_on(Where.above))
+    below = staticmethod(_on(Where.below))
 
     @staticmethod
     def any_given(column: LiteralString) -> Filter:
@@ -242,31 +253,6 @@ class Filter:
         return Filter(
             lambda where, values: where.when(list(values) if values else None, column + " && {}")
         )
-
-    @staticmethod
-    def like(column: LiteralString) -> Filter:
-        """`column LIKE` Camunda's `*Like` value (see `like_pattern`)."""
-        return Filter(lambda where, text: where.like(column, text))
-
-    @staticmethod
-    def at_least(column: LiteralString) -> Filter:
-        """`column >= value`."""
-        return Filter(lambda where, value: where.at_least(column, value))
-
-    @staticmethod
-    def at_most(column: LiteralString) -> Filter:
-        """`column <= value`."""
-        return Filter(lambda where, value: where.at_most(column, value))
-
-    @staticmethod
-    def above(column: LiteralString) -> Filter:
-        """`column > value`."""
-        return Filter(lambda where, value: where.above(column, value))
-
-    @staticmethod
-    def below(column: LiteralString) -> Filter:
-        """`column < value`."""
-        return Filter(lambda where, value: where.below(column, value))
 
     @staticmethod
     def present(column: LiteralString) -> Filter:
