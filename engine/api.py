@@ -33,12 +33,7 @@ from engine.commands.instances import InstanceResult, StartInstance
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.jobs import run_job
 from engine.commands.messages import BroadcastSignal, CorrelateMessage, DeliveryResult
-from engine.commands.migration import (
-    MigrateInstance,
-    MigrationInvalid,
-    MigrationResult,
-    ValidationReport,
-)
+from engine.commands.migration import MigrateInstance, MigrationInvalid, MigrationResult
 from engine.commands.modification import (
     ModificationResult,
     ModifyInstance,
@@ -83,7 +78,7 @@ from engine.queries import work
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceFilter, InstanceInfo
 from engine.queries.tokens import TokenPath, TokenPosition
-from engine.semantics.migration import MigrationPlan
+from engine.semantics.migration import MigrationPlan, ValidationReport
 from engine.semantics.modification import Instruction
 from engine.states import IncidentState, TaskState
 

@@ -14,11 +14,11 @@ from starlette.responses import Response
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request
 from app.camunda.http import Call, Endpoint, json_response, no_content
-from engine.commands.migration import MigrationInvalid, ValidationReport
+from engine.commands.migration import MigrationInvalid
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Role
 from engine.queries import selection
-from engine.semantics.migration import MigrationPlan
+from engine.semantics.migration import MigrationPlan, ValidationReport
 
 # The most instances one synchronous execute migrates; more go through executeAsync.
 MAX_SYNC_INSTANCES = 1000

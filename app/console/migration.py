@@ -24,14 +24,20 @@ from app.console.common import engine_of, flash, read, render
 from app.params import Query
 from engine.api import Engine
 from engine.commands.batches import MAX_ITEMS, CreateBatch
-from engine.commands.migration import MigrateInstance, ValidationReport
+from engine.commands.migration import MigrateInstance
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.identity.accounts import Role
 from engine.queries import console
 from engine.queries import definitions as definition_store
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceFilter
-from engine.semantics.migration import Instruction, MigrationPlan, has_event_trigger, wait_kind
+from engine.semantics.migration import (
+    Instruction,
+    MigrationPlan,
+    ValidationReport,
+    has_event_trigger,
+    wait_kind,
+)
 from engine.states import BatchType, InstanceState
 
 # The most instances one submission migrates: the page runs them while the request waits.

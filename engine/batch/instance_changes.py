@@ -9,7 +9,7 @@ from typing import Any
 from uuid import UUID
 
 from engine.batch.registry import BatchOperation, register
-from engine.commands.migration import MigrateInstance, check_plan, models_of
+from engine.commands.migration import MigrateInstance, check_plan
 from engine.commands.modification import from_spec, to_spec
 from engine.core.executor import Tx
 from engine.errors import BadRequest
@@ -17,6 +17,7 @@ from engine.identity.accounts import Role
 from engine.semantics import modification
 from engine.semantics.migration import MigrationPlan
 from engine.states import BatchType
+from engine.store.migration import models_of
 
 # An instance id no instance has: the spec is read once, for no instance, to check it.
 _NO_INSTANCE = UUID(int=0)

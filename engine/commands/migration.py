@@ -10,21 +10,17 @@ instance, its plan kept as the JSON of `MigrationPlan.to_json` (Camunda's Migrat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import ClassVar
 from uuid import UUID
-
-import psycopg
 
 from engine.commands.common import persist
 from engine.commands.loading import load
 from engine.core import audit
-from engine.core.definitions import DefinitionCache
 from engine.core.executor import Result, Tx
 from engine.core.runtime import Event, InstanceRun, JobRow, Join, Token
-from engine.errors import BadRequest, NotFound
+from engine.errors import BadRequest
 from engine.language.timers import TimerLimits
 from engine.model import BoundaryEvent, IntermediateCatchEvent, ProcessModel, StartEvent
 from engine.semantics import waits
@@ -32,9 +28,10 @@ from engine.semantics.migration import (
     Failure,
     InstructionReport,
     MigrationPlan,
+    Models,
     arrival_flow,
+    instance_failures,
     new_listeners,
-    validate_instance,
     validate_plan,
 )
 from engine.states import (
@@ -45,9 +42,8 @@ from engine.states import (
     SubscriptionKind,
     TokenState,
 )
-from engine.store import definitions as definition_store
 from engine.store import migration as store
-from engine.store import runs
+from engine.store.migration import models_of
 
 
 class MigrationInvalid(BadRequest):
@@ -55,32 +51,6 @@ class MigrationInvalid(BadRequest):
     holds the instruction reports and the instance's failures."""
 
     code = "MigrationInvalid"
-
-
-@dataclass(frozen=True)
-class Models:
-    """The plan's two definitions, parsed."""
-
-    source: ProcessModel
-    target: ProcessModel
-    target_key: str
-
-
-def models_of(conn: psycopg.Connection[Any], cache: DefinitionCache, plan: MigrationPlan) -> Models:
-    found = []
-    for role, definition_id in (
-        ("source", plan.source_definition_id),
-        ("target", plan.target_definition_id),
-    ):
-        row = definition_store.by_id(conn, definition_id)
-        if row is None:
-            raise NotFound(
-                f"{role} process definition '{definition_id}' does not exist",
-                field=f"{role}ProcessDefinitionId",
-            )
-        found.append((row, cache.get(conn, row.id, row.key)))
-    (_, source), (target_row, target) = found
-    return Models(source, target, target_row.key)
 
 
 def _describe(reports: list[InstructionReport], failures: list[Failure]) -> str:
@@ -96,21 +66,6 @@ def check_plan(plan: MigrationPlan, models: Models) -> None:
             f"the migration plan is invalid: {_describe(reports, [])}",
             instructions=[r.to_json() for r in reports],
         )
-
-
-def instance_failures(run: InstanceRun, plan: MigrationPlan, models: Models) -> list[Failure]:
-    """`validate_instance`, and first whether the instance runs the plan's source at all."""
-    instance = run.instance
-    if instance.definition_id != plan.source_definition_id:
-        reason = (
-            f"the instance runs '{instance.definition_id}', not the plan's source "
-            f"'{plan.source_definition_id}'"
-        )
-        return [Failure("", "instance", str(instance.id), reason)]
-    if instance.state.is_final:
-        reason = f"the instance is already {instance.state.value}"
-        return [Failure("", "instance", str(instance.id), reason)]
-    return validate_instance(run, plan, models.source, models.target)
 
 
 @dataclass(frozen=True)
@@ -310,53 +265,3 @@ def _listen(
             SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
         )
         run.add_subscription(sub)
-
-
-# -- reports without writing ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class InstanceReport:
-    instance_id: str
-    failures: list[Failure]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "processInstanceId": self.instance_id,
-            "failures": [f.to_json() for f in self.failures],
-        }
-
-
-@dataclass(frozen=True)
-class ValidationReport:
-    """A plan's instruction failures and, per instance asked about, what cannot follow it."""
-
-    instructions: list[InstructionReport]
-    instances: list[InstanceReport]
-
-    @property
-    def valid(self) -> bool:
-        return not self.instructions and not any(r.failures for r in self.instances)
-
-
-def validation_report(
-    conn: psycopg.Connection[Any],
-    cache: DefinitionCache,
-    plan: MigrationPlan,
-    instance_ids: Iterable[UUID],
-    now: datetime,
-) -> ValidationReport:
-    """Validate `plan` and each instance against it, reading committed rows (no lock)."""
-    models = models_of(conn, cache, plan)
-    reports = validate_plan(plan, models.source, models.target)
-    instances = []
-    for instance_id in instance_ids:
-        try:
-            run = runs.load_run(conn, instance_id, now, lock=False)
-        except NotFound:
-            failure = Failure("", "instance", str(instance_id), "the instance does not exist")
-            instances.append(InstanceReport(str(instance_id), [failure]))
-            continue
-        failures = [] if reports else instance_failures(run, plan, models)
-        instances.append(InstanceReport(str(instance_id), failures))
-    return ValidationReport(reports, instances)

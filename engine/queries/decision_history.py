@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Annotated, Any, LiteralString
 from uuid import UUID
 
 from psycopg import sql
@@ -20,25 +20,19 @@ from psycopg import sql
 from engine.core import decision_cache
 from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import CamundaPage
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql.filters import Filter, Where, filters_of
+from engine.store.columns import select_list
+from engine.store.definitions import DefinitionRow
 
 # -- decision definitions -------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class DecisionDefinitionRow:
-    id: str
-    key: str
-    version: int
-    name: str | None
-    version_tag: str | None
-    deployment_id: UUID
-    resource_name: str
-    created_at: datetime
-    history_ttl_days: int | None
-    # The namespace of the DMN file's definitions (Camunda's category); see `categories`.
+class DecisionDefinitionRow(DefinitionRow):
+    """A decision definition's row, and the namespace of its DMN file's definitions (Camunda's
+    category; see `categories`)."""
+
     category: str | None = None
 
 
@@ -53,28 +47,38 @@ DECISION_DEFINITION_SORT: dict[str, LiteralString] = {
 }
 
 
+_LATEST: LiteralString = (
+    "d.version = (SELECT max(l.version) FROM decision_definition l WHERE l.key = d.key)"
+)
+
+
 @dataclass(frozen=True)
 class DecisionDefinitionFilter:
     """Camunda's decision definition filters (None: not filtered)."""
 
-    definition_id: str | None = None
-    definition_ids: Sequence[str] | None = None
-    key: str | None = None
-    keys: Sequence[str] | None = None
-    key_like: str | None = None
-    name: str | None = None
-    name_like: str | None = None
-    deployment_id: UUID | None = None
-    version: int | None = None
-    latest_version: bool = False
-    version_tag: str | None = None
-    version_tag_like: str | None = None
-    resource_name: str | None = None
-    resource_name_like: str | None = None
+    definition_id: Annotated[str | None, Filter.equals("d.id")] = None
+    definition_ids: Annotated[Sequence[str] | None, Filter.any_of("d.id")] = None
+    key: Annotated[str | None, Filter.equals("d.key")] = None
+    keys: Annotated[Sequence[str] | None, Filter.any_of("d.key")] = None
+    key_like: Annotated[str | None, Filter.like("d.key")] = None
+    name: Annotated[str | None, Filter.equals("d.name")] = None
+    name_like: Annotated[str | None, Filter.like("d.name")] = None
+    deployment_id: Annotated[UUID | None, Filter.equals("d.deployment_id")] = None
+    version: Annotated[int | None, Filter.equals("d.version")] = None
+    latest_version: Annotated[bool, Filter.if_true(_LATEST)] = False
+    version_tag: Annotated[str | None, Filter.equals("d.version_tag")] = None
+    version_tag_like: Annotated[str | None, Filter.like("d.version_tag")] = None
+    resource_name: Annotated[str | None, Filter.equals("d.resource_name")] = None
+    resource_name_like: Annotated[str | None, Filter.like("d.resource_name")] = None
 
 
-_LATEST: LiteralString = (
-    "d.version = (SELECT max(l.version) FROM decision_definition l WHERE l.key = d.key)"
+_DEFINITIONS = CamundaList(
+    DecisionDefinitionRow,
+    select_list(DecisionDefinitionRow, [("d", "decision_definition")], {"category": "NULL"}),
+    "decision_definition d",
+    DECISION_DEFINITION_SORT,
+    "d.key, d.version",
+    filters_of(DecisionDefinitionFilter),
 )
 
 
@@ -83,39 +87,9 @@ def decision_definitions(
     conn: Connection, page: CamundaPage, found: DecisionDefinitionFilter, *, count: bool = False
 ) -> list[DecisionDefinitionRow] | int:
     """Every deployed decision definition matching Camunda's filters, each with its category."""
-    where = Where()
-    where.equals("d.id", found.definition_id)
-    where.any_of("d.id", found.definition_ids)
-    where.equals("d.key", found.key)
-    where.any_of("d.key", found.keys)
-    where.equals("d.name", found.name)
-    where.equals("d.deployment_id", found.deployment_id)
-    where.equals("d.version", found.version)
-    where.equals("d.version_tag", found.version_tag)
-    where.equals("d.resource_name", found.resource_name)
-    for column, pattern in (
-        ("d.key", found.key_like),
-        ("d.name", found.name_like),
-        ("d.version_tag", found.version_tag_like),
-        ("d.resource_name", found.resource_name_like),
-    ):
-        where.like(column, pattern)
-    if found.latest_version:
-        where.fixed(_LATEST)
-    source = sql.SQL("FROM decision_definition d")
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(
-            "SELECT d.id, d.key, d.version, d.name, d.version_tag, d.deployment_id, "
-            "d.resource_name, d.created_at, d.history_ttl_days "
-        )
-        + source
-        + where.sql()
-        + order_by(page.sort, DECISION_DEFINITION_SORT, "d.key, d.version")
-        + where.offset_limit(page.first, page.max)
-    )
-    rows = fetch_all(conn, DecisionDefinitionRow, statement, where.params())
+    rows = _DEFINITIONS.read(conn, page, vars(found), count=count)
+    if isinstance(rows, int):
+        return rows
     named = categories(conn, [row.id for row in rows])
     return [replace(row, category=named.get(row.id)) for row in rows]
 
@@ -131,7 +105,7 @@ def categories(conn: Connection, definition_ids: Sequence[str]) -> dict[str, str
 
 
 @dataclass(frozen=True)
-class EvaluationRow:
+class EvaluationSummary:
     """One decision_evaluation row with its definition's name and version, and the process
     definition key and root instance of the instance that evaluated it (if one did)."""
 
@@ -150,6 +124,13 @@ class EvaluationRow:
     node_id: str | None
     history_id: UUID | None
     user_id: str | None
+
+
+@dataclass(frozen=True)
+class EvaluationRow(EvaluationSummary):
+    """An evaluation, and what it read and decided (left empty where a read asks only for the
+    summary)."""
+
     # [{"id", "label", "type", "value"}] per input clause.
     inputs: list[dict[str, Any]] = field(default_factory=list)
     # [{"id", "label", "name", "rule_id", "rule_order", "type", "value"}] per output.
@@ -168,63 +149,49 @@ EVALUATION_SORT: dict[str, LiteralString] = {
 class EvaluationFilter:
     """Camunda's historic decision instance filters (None: not filtered)."""
 
-    evaluation_id: UUID | None = None
-    evaluation_ids: Sequence[UUID] | None = None
-    definition_id: str | None = None
-    definition_ids: Sequence[str] | None = None
-    key: str | None = None
-    keys: Sequence[str] | None = None
-    name: str | None = None
-    process_definition_id: str | None = None
-    process_definition_key: str | None = None
-    instance_id: UUID | None = None
-    node_ids: Sequence[str] | None = None
-    history_ids: Sequence[UUID] | None = None
-    evaluated_before: datetime | None = None
-    evaluated_after: datetime | None = None
-    user_id: str | None = None
-    root_id: UUID | None = None
-    roots_only: bool = False
+    evaluation_id: Annotated[UUID | None, Filter.equals("e.id")] = None
+    evaluation_ids: Annotated[Sequence[UUID] | None, Filter.any_of("e.id")] = None
+    definition_id: Annotated[str | None, Filter.equals("e.definition_id")] = None
+    definition_ids: Annotated[Sequence[str] | None, Filter.any_of("e.definition_id")] = None
+    key: Annotated[str | None, Filter.equals("e.decision_key")] = None
+    keys: Annotated[Sequence[str] | None, Filter.any_of("e.decision_key")] = None
+    name: Annotated[str | None, Filter.equals("d.name")] = None
+    process_definition_id: Annotated[str | None, Filter.equals("e.process_definition_id")] = None
+    process_definition_key: Annotated[str | None, Filter.equals("p.definition_key")] = None
+    instance_id: Annotated[UUID | None, Filter.equals("e.instance_id")] = None
+    node_ids: Annotated[Sequence[str] | None, Filter.any_of("e.node_id")] = None
+    history_ids: Annotated[Sequence[UUID] | None, Filter.any_of("e.history_id")] = None
+    evaluated_before: Annotated[datetime | None, Filter.at_most("e.evaluated_at")] = None
+    evaluated_after: Annotated[datetime | None, Filter.at_least("e.evaluated_at")] = None
+    user_id: Annotated[str | None, Filter.equals("e.user_id")] = None
+    root_id: Annotated[UUID | None, Filter.condition("(e.root_id = {} OR e.id = {})")] = None
+    roots_only: Annotated[bool, Filter.if_true("e.root_id IS NULL")] = False
 
 
-_EVALUATION_SOURCE: LiteralString = (
-    "FROM decision_evaluation e JOIN decision_definition d ON d.id = e.definition_id "
-    "LEFT JOIN process_instance p ON p.id = e.instance_id"
+def _evaluation_columns(row: type[EvaluationSummary]) -> str:
+    return select_list(
+        row,
+        [("e", "decision_evaluation")],
+        {
+            "definition_name": "d.name",
+            "definition_version": "d.version",
+            "process_definition_key": "p.definition_key",
+            "root_instance_id": "COALESCE(p.root_instance_id, p.id)",
+        },
+    )
+
+
+# The evaluations, each with what it read and decided (`_SUMMARIES`: without).
+_EVALUATIONS = CamundaList(
+    EvaluationRow,
+    _evaluation_columns(EvaluationRow),
+    "decision_evaluation e JOIN decision_definition d ON d.id = e.definition_id "
+    "LEFT JOIN process_instance p ON p.id = e.instance_id",
+    EVALUATION_SORT,
+    "e.evaluated_at, e.id",
+    filters_of(EvaluationFilter),
 )
-
-
-def _evaluation_where(found: EvaluationFilter) -> Where:
-    where = Where()
-    where.equals("e.id", found.evaluation_id)
-    where.any_of("e.id", found.evaluation_ids)
-    where.equals("e.definition_id", found.definition_id)
-    where.any_of("e.definition_id", found.definition_ids)
-    where.equals("e.decision_key", found.key)
-    where.any_of("e.decision_key", found.keys)
-    where.equals("d.name", found.name)
-    where.equals("e.process_definition_id", found.process_definition_id)
-    where.equals("p.definition_key", found.process_definition_key)
-    where.equals("e.instance_id", found.instance_id)
-    where.any_of("e.node_id", found.node_ids)
-    where.any_of("e.history_id", found.history_ids)
-    where.at_most("e.evaluated_at", found.evaluated_before)
-    where.at_least("e.evaluated_at", found.evaluated_after)
-    where.equals("e.user_id", found.user_id)
-    where.when(found.root_id, "(e.root_id = {} OR e.id = {})")
-    if found.roots_only:
-        where.fixed("e.root_id IS NULL")
-    return where
-
-
-def _evaluation_select(details: bool) -> sql.Composable:
-    return sql.SQL(
-        "SELECT e.id, e.root_id, e.definition_id, e.decision_key, d.name AS definition_name, "
-        "d.version AS definition_version, e.evaluated_at, e.instance_id, "
-        "e.process_definition_id, p.definition_key AS process_definition_key, "
-        "COALESCE(p.root_instance_id, p.id) AS root_instance_id, e.token_id, e.node_id, "
-        "e.history_id, e.user_id"
-        + (", e.inputs, e.outputs, e.result, e.collect_value " if details else " ")
-    ) + sql.SQL(_EVALUATION_SOURCE)
+_SUMMARIES = replace(_EVALUATIONS, columns=_evaluation_columns(EvaluationSummary))
 
 
 @query
@@ -238,16 +205,7 @@ def evaluations(
 ) -> list[EvaluationRow] | int:
     """The decision evaluations matching Camunda's filters, oldest first unless sorted; with
     `details`, each with its inputs, outputs and result."""
-    where = _evaluation_where(found)
-    if count:
-        return count_rows(conn, sql.SQL(_EVALUATION_SOURCE), where)
-    statement = (
-        _evaluation_select(details)
-        + where.sql()
-        + order_by(page.sort, EVALUATION_SORT, "e.evaluated_at, e.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, EvaluationRow, statement, where.params())
+    return (_EVALUATIONS if details else _SUMMARIES).read(conn, page, vars(found), count=count)
 
 
 @query
@@ -266,10 +224,11 @@ def evaluations_after(
 ) -> list[EvaluationRow]:
     """At most `limit` evaluations matching `found`, newest first, strictly after the key
     `after` (evaluated_at, id): a keyset page, with inputs, outputs and result."""
-    where = _evaluation_where(found)
+    where = Where()
+    where.apply(_EVALUATIONS.filters, vars(found))
     where.keyset("(e.evaluated_at, e.id)", after, descending=True)
     statement = (
-        _evaluation_select(True)
+        sql.SQL(f"SELECT {_EVALUATIONS.columns} FROM {_EVALUATIONS.source}")
         + where.sql()
         + sql.SQL(" ORDER BY e.evaluated_at DESC, e.id DESC")
         + where.limit(limit)

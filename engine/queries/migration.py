@@ -4,14 +4,22 @@ deployed definitions, and what of a plan and of each instance cannot follow it (
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING
 from uuid import UUID
 
-from engine.commands.migration import ValidationReport, models_of, validation_report
+from engine.core.runtime import InstanceRun
+from engine.errors import NotFound
 from engine.queries import Connection, query
-from engine.semantics.migration import MigrationPlan, generate_plan
+from engine.semantics.migration import (
+    MigrationPlan,
+    ValidationReport,
+    generate_plan,
+    validation_report,
+)
+from engine.store import runs
+from engine.store.migration import models_of
 
 if TYPE_CHECKING:
     from engine.core.definitions import DefinitionCache
@@ -41,4 +49,15 @@ def validation(
     now: datetime,
 ) -> ValidationReport:
     """The plan's instruction failures and, per instance, what of it cannot follow the plan."""
-    return validation_report(conn, cache, plan, instance_ids, now)
+    return validation_report(plan, models_of(conn, cache, plan), _runs(conn, instance_ids, now))
+
+
+def _runs(
+    conn: Connection, instance_ids: Iterable[UUID], now: datetime
+) -> Iterator[tuple[UUID, InstanceRun | None]]:
+    """Each instance's committed rows, read without a lock (None: no such instance)."""
+    for instance_id in instance_ids:
+        try:
+            yield instance_id, runs.load_run(conn, instance_id, now, lock=False)
+        except NotFound:
+            yield instance_id, None

@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 from psycopg import sql
+from psycopg.abc import QueryNoTemplate
 
 from engine.queries import Connection, query
 from engine.sql.filters import Where
@@ -47,30 +48,38 @@ LIVE_BUCKETS = (
     "WHERE bucket IS NOT NULL)"
 )
 
-_OF_DEFINITIONS = "%(definitions)s::text[] IS NULL OR definition_id = ANY(%(definitions)s::text[])"
 
-INSTANCES = f"""
-SELECT definition_id, state, sum(instances) AS instances FROM {LIVE_INSTANCES} s
-WHERE {_OF_DEFINITIONS}
-GROUP BY definition_id, state HAVING sum(instances) <> 0
-"""
+def _instances(where: Where) -> sql.Composed:
+    """Instances by (definition, state) where `where` holds, rows of zeros left out."""
+    return (
+        sql.SQL(f"SELECT definition_id, state, sum(instances) AS instances FROM {LIVE_INSTANCES} s")
+        + where.sql()
+        + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
+    )
 
-NODES = f"""
-SELECT definition_id, node_id, sum(active_tokens) AS active_tokens,
-    sum(open_incidents) AS open_incidents, sum(visits) AS visits,
-    sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds
-FROM {LIVE_NODES} s
-WHERE {_OF_DEFINITIONS}
-GROUP BY definition_id, node_id
-HAVING sum(active_tokens) <> 0 OR sum(open_incidents) <> 0 OR sum(visits) <> 0
-    OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0
-"""
+
+def _nodes(where: Where) -> sql.Composed:
+    """The counts by (definition, node) where `where` holds, rows of zeros left out."""
+    return (
+        sql.SQL(
+            "SELECT definition_id, node_id, sum(active_tokens) AS active_tokens, "
+            "sum(open_incidents) AS open_incidents, sum(visits) AS visits, "
+            "sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds "
+            f"FROM {LIVE_NODES} s"
+        )
+        + where.sql()
+        + sql.SQL(
+            " GROUP BY definition_id, node_id "
+            "HAVING sum(active_tokens) <> 0 OR sum(open_incidents) <> 0 OR sum(visits) <> 0 "
+            "OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0"
+        )
+    )
+
 
 BUCKETS = f"""
 SELECT bucket, definition_id, sum(started) AS started, sum(completed) AS completed,
     sum(incidents) AS incidents
 FROM {LIVE_BUCKETS} s
-WHERE %(since)s::timestamptz IS NULL OR bucket >= %(since)s::timestamptz
 GROUP BY bucket, definition_id
 HAVING sum(started) <> 0 OR sum(completed) <> 0 OR sum(incidents) <> 0
 """
@@ -97,8 +106,13 @@ class Summaries:
     buckets: dict[tuple[datetime, str], tuple[int, int, int]]
 
 
-def _summaries(conn: Connection, instances: str, nodes: str, buckets: str) -> Summaries:
-    params = {"definitions": None, "since": None, **RECOUNT_PARAMS}
+def _summaries(
+    conn: Connection,
+    instances: QueryNoTemplate,
+    nodes: QueryNoTemplate,
+    buckets: QueryNoTemplate,
+    params: dict[str, Any],
+) -> Summaries:
     return Summaries(
         instances={(d, s): int(n) for d, s, n in conn.execute(instances, params).fetchall() if n},
         nodes={
@@ -116,12 +130,12 @@ def _summaries(conn: Connection, instances: str, nodes: str, buckets: str) -> Su
 
 def recount(conn: Connection) -> Summaries:
     """Every summary computed from the big tables (a full scan of each)."""
-    return _summaries(conn, RECOUNT_INSTANCES, RECOUNT_NODES, RECOUNT_BUCKETS)
+    return _summaries(conn, RECOUNT_INSTANCES, RECOUNT_NODES, RECOUNT_BUCKETS, RECOUNT_PARAMS)
 
 
 def current(conn: Connection) -> Summaries:
     """Every summary as the summary rows and the unfolded deltas say."""
-    return _summaries(conn, INSTANCES, NODES, BUCKETS)
+    return _summaries(conn, _instances(Where()), _nodes(Where()), BUCKETS, {})
 
 
 FIVE_MINUTES = timedelta(seconds=BUCKET_SECONDS)
@@ -130,27 +144,18 @@ HOUR = timedelta(hours=1)
 HOUR_POINTS = 12
 DAY_POINTS = 24
 
-# The definition ids of the key %(key)s (any definition when it is NULL), and of the keys
-# %(keys)s (when not NULL): for `instance_count`, whose filters stay as they are while the
-# /engine-rest count that reads it moves into the engine.
+# The definition ids of the key {}, and of any of the keys {}.
 _KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
-_OF_KEY = (
-    "(%(key)s::text IS NULL OR definition_id IN "
-    "(SELECT id FROM process_definition WHERE key = %(key)s::text))"
-)
-_OF_KEYS = (
-    "(%(keys)s::text[] IS NULL OR definition_id IN "
-    "(SELECT id FROM process_definition WHERE key = ANY(%(keys)s::text[])))"
-)
-# The definition ids of the key {}.
-_KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
+_KEYS_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = ANY({}))"
 
 
 def instance_counts(
     conn: Connection, definition_ids: list[str] | None = None
 ) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
-    rows = conn.execute(INSTANCES, {"definitions": definition_ids}).fetchall()
+    where = Where()
+    where.any_of("definition_id", definition_ids)
+    rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
 
@@ -158,12 +163,7 @@ def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int
     """Instances by (definition id, state) of every version of `key`."""
     where = Where()
     where.add(_KEY_DEFINITIONS, key)
-    statement = (
-        sql.SQL(f"SELECT definition_id, state, sum(instances) FROM {LIVE_INSTANCES} s")
-        + where.sql()
-        + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
-    )
-    rows = conn.execute(statement, where.params()).fetchall()
+    rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
 
@@ -210,7 +210,9 @@ def open_incident_count(conn: Connection) -> int:
 
 def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
     """The counts of every node of `definition_id` that has any."""
-    rows = conn.execute(NODES, {"definitions": [definition_id]}).fetchall()
+    where = Where()
+    where.equals("definition_id", definition_id)
+    rows = conn.execute(_nodes(where), where.params()).fetchall()
     return {
         node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
     }
@@ -239,18 +241,13 @@ def instance_count(
 ) -> int:
     """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
     when given)."""
-    row = conn.execute(
-        f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s "
-        "WHERE state = ANY(%(states)s) "
-        "AND (%(definition)s::text IS NULL OR definition_id = %(definition)s::text) "
-        f"AND {_OF_KEY} AND {_OF_KEYS}",
-        {
-            "states": states,
-            "definition": definition_id,
-            "key": definition_key,
-            "keys": definition_keys,
-        },
-    ).fetchone()
+    where = Where()
+    where.any_of("state", states)
+    where.equals("definition_id", definition_id)
+    where.when(definition_key, _KEY_DEFINITIONS)
+    where.when(definition_keys, _KEYS_DEFINITIONS)
+    statement = sql.SQL(f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s") + where.sql()
+    row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
     return int(row[0])
 

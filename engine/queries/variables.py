@@ -11,16 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, LiteralString
+from typing import Annotated, Any, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg import sql
-
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
+from engine.sql.filters import Filter, Where, filters_of
 from engine.states import TaskState
+from engine.store.columns import select_list
 
 
 @dataclass(frozen=True)
@@ -94,8 +92,49 @@ ACTIVITY_INSTANCE: LiteralString = (
 )
 # Every variable row with its instance (p) and, for a local, its owner token (t).
 VARIABLE_SOURCE: LiteralString = (
-    "FROM variable v JOIN process_instance p ON p.id = v.instance_id "
+    "variable v JOIN process_instance p ON p.id = v.instance_id "
     "LEFT JOIN token t ON v.scope_key <> '' AND t.id = CAST(NULLIF(v.scope_key, '') AS uuid)"
+)
+# The order of variable rows when none is asked, and what breaks ties.
+VARIABLE_ORDER: LiteralString = "v.instance_id, v.scope_key, v.name"
+
+
+def variable_columns(row: type[VariableInstanceRow]) -> str:
+    """The select list of `row` (a `VariableInstanceRow` or a row that adds to it) over
+    `VARIABLE_SOURCE`."""
+    return select_list(
+        row,
+        [("v", "variable"), ("p", "process_instance")],
+        {"execution_id": EXECUTION, "activity_instance_id": ACTIVITY_INSTANCE},
+    )
+
+
+class VariableFilters(TypedDict, total=False):
+    """Camunda's filters of variable rows, runtime and historic (None: not filtered; a list
+    matches any of its values, an empty one nothing)."""
+
+    instance_ids: Annotated[Sequence[UUID] | None, Filter.any_of("v.instance_id")]
+    execution_ids: Annotated[Sequence[UUID] | None, Filter.any_of(EXECUTION)]
+    activity_instance_ids: Annotated[Sequence[UUID] | None, Filter.any_of(ACTIVITY_INSTANCE)]
+    names: Annotated[Sequence[str] | None, Filter.any_of("v.name")]
+    name: Annotated[str | None, Filter.equals("v.name")]
+    name_like: Annotated[str | None, Filter.like("v.name")]
+
+
+class VariableInstanceFilters(VariableFilters, total=False):
+    """The runtime's filters of variable rows."""
+
+    scope_ids: Annotated[Sequence[UUID] | None, Filter.any_of(EXECUTION)]
+    definition_ids: Annotated[Sequence[str] | None, Filter.any_of("p.definition_id")]
+
+
+_VARIABLE_INSTANCES = CamundaList(
+    VariableInstanceRow,
+    variable_columns(VariableInstanceRow),
+    VARIABLE_SOURCE,
+    VARIABLE_INSTANCE_SORT,
+    VARIABLE_ORDER,
+    filters_of(VariableInstanceFilters),
 )
 
 
@@ -104,40 +143,11 @@ def variable_instances(
     conn: Connection,
     page: CamundaPage,
     *,
-    instance_ids: Sequence[UUID] | None = None,
-    execution_ids: Sequence[UUID] | None = None,
-    activity_instance_ids: Sequence[UUID] | None = None,
-    scope_ids: Sequence[UUID] | None = None,
-    names: Sequence[str] | None = None,
-    name: str | None = None,
-    name_like: str | None = None,
-    definition_ids: Sequence[str] | None = None,
     count: bool = False,
+    **filters: Unpack[VariableInstanceFilters],
 ) -> list[VariableInstanceRow] | int:
     """Variable rows of every scope of running instances (Camunda's runtime forgets ended
-    ones), with Camunda's filters (a list filter matches any of its values; an empty list
-    matches nothing)."""
+    ones), with Camunda's filters."""
     where = Where()
     where.any_of("p.state", RUNNING_STATES)
-    where.any_of("v.instance_id", instance_ids)
-    where.any_of(EXECUTION, execution_ids)
-    where.any_of(EXECUTION, scope_ids)
-    where.any_of(ACTIVITY_INSTANCE, activity_instance_ids)
-    where.any_of("v.name", names)
-    where.any_of("p.definition_id", definition_ids)
-    where.equals("v.name", name)
-    where.like("v.name", name_like)
-    source = sql.SQL(VARIABLE_SOURCE)
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(
-            "SELECT v.instance_id, p.definition_id, v.scope_key, v.name, v.type, v.value, "
-            f"{EXECUTION} AS execution_id, {ACTIVITY_INSTANCE} AS activity_instance_id "
-        )
-        + source
-        + where.sql()
-        + order_by(page.sort, VARIABLE_INSTANCE_SORT, "v.instance_id, v.scope_key, v.name")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, VariableInstanceRow, statement, where.params())
+    return _VARIABLE_INSTANCES.read(conn, page, filters, count=count, where=where)

@@ -2,8 +2,9 @@
 
 Pure logic over two parsed models and a loaded instance: generate a plan by matching node ids,
 validate it (each instruction's failures), and validate one instance against it (which of its
-tokens, waits and joins cannot follow, and why). `engine/commands/migration.py` applies a plan
-that validated; nothing here reads or writes the database.
+tokens, waits and joins cannot follow, and why), and the report of a plan and of instances
+against it. `engine/commands/migration.py` applies a plan that validated,
+`engine/queries/migration.py` reports on one; nothing here reads or writes the database.
 
 As in Camunda 7, a plan is a list of instructions `source node -> target node`, each with
 `updateEventTrigger`: a mapped event's timer is then computed again from the target's timer
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from uuid import UUID
 
 from engine.core.runtime import InstanceRun
 from engine.errors import BadRequest
@@ -419,3 +421,71 @@ def new_listeners(
             if isinstance(event, IntermediateCatchEvent):
                 events.append(event)
     return [e for e in events if e.id not in taken and has_event_trigger(e)]
+
+
+# -- the report of a plan and of instances against it ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Models:
+    """The plan's two definitions, parsed, and the target's key."""
+
+    source: ProcessModel
+    target: ProcessModel
+    target_key: str
+
+
+def instance_failures(run: InstanceRun, plan: MigrationPlan, models: Models) -> list[Failure]:
+    """`validate_instance`, and first whether the instance runs the plan's source at all."""
+    instance = run.instance
+    if instance.definition_id != plan.source_definition_id:
+        reason = (
+            f"the instance runs '{instance.definition_id}', not the plan's source "
+            f"'{plan.source_definition_id}'"
+        )
+        return [Failure("", "instance", str(instance.id), reason)]
+    if instance.state.is_final:
+        reason = f"the instance is already {instance.state.value}"
+        return [Failure("", "instance", str(instance.id), reason)]
+    return validate_instance(run, plan, models.source, models.target)
+
+
+@dataclass(frozen=True)
+class InstanceReport:
+    instance_id: str
+    failures: list[Failure]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "processInstanceId": self.instance_id,
+            "failures": [f.to_json() for f in self.failures],
+        }
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """A plan's instruction failures and, per instance asked about, what cannot follow it."""
+
+    instructions: list[InstructionReport]
+    instances: list[InstanceReport]
+
+    @property
+    def valid(self) -> bool:
+        return not self.instructions and not any(r.failures for r in self.instances)
+
+
+def validation_report(
+    plan: MigrationPlan, models: Models, runs: Iterable[tuple[UUID, InstanceRun | None]]
+) -> ValidationReport:
+    """`plan` validated, and each instance of `runs` against it ((id, its run), None: it does
+    not exist); an instance is judged only once the plan is valid."""
+    reports = validate_plan(plan, models.source, models.target)
+    instances = []
+    for instance_id, run in runs:
+        if run is None:
+            failure = Failure("", "instance", str(instance_id), "the instance does not exist")
+            instances.append(InstanceReport(str(instance_id), [failure]))
+            continue
+        failures = [] if reports else instance_failures(run, plan, models)
+        instances.append(InstanceReport(str(instance_id), failures))
+    return ValidationReport(reports, instances)

@@ -11,22 +11,30 @@ One exception, `state_literal`: a condition that a partial index's predicate mus
 tasks, open incidents) writes the state as a literal, because a bound value cannot prove the
 predicate in a generic plan (which the command connections always use, see engine/core/executor.py).
 `engine/schema.py` writes those index predicates with the same function.
+
+A read with many optional filters declares them once, each beside its type, as a `Filter` in
+`Annotated` (the fields of a TypedDict of keyword arguments, or of a frozen dataclass):
+`task_id: Annotated[UUID | None, Filter.equals("t.id")]`. `filters_of` reads that table off the
+class, and `Where.apply` adds the condition of every filter given a value.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, LiteralString
+from typing import Any, LiteralString, get_type_hints
 
 import psycopg
 from psycopg import sql
 
 __all__ = [
     "LIKE_ESCAPE",
+    "Filter",
     "Where",
     "count",
+    "filters_of",
     "like_matches",
     "like_pattern",
     "order_by",
@@ -168,6 +176,12 @@ class Where:
             comparison: LiteralString = " < (" if descending else " > ("
             self.add(columns + comparison + placeholders + ")", *key)
 
+    def apply(self, filters: Mapping[str, Filter], values: Mapping[str, Any]) -> None:
+        """The condition of each of `filters` (see `filters_of`) whose name `values` gives a
+        value, in the table's order."""
+        for name, found in filters.items():
+            found.add(self, values.get(name))
+
     # -- outputs ----------------------------------------------------------------------------
 
     def conditions(self) -> sql.Composable:
@@ -199,8 +213,87 @@ class Where:
         return sql.SQL(" WHERE ") + sql.SQL(" AND ").join(self._conditions)
 
 
+def _on(
+    condition: Callable[[Where, LiteralString, Any], None],
+) -> Callable[[LiteralString], Filter]:
+    """The filter of a column that adds `condition` (a method of `Where` such as `Where.equals`)
+    of the column and the value."""
+
+    def of(column: LiteralString) -> Filter:
+        return Filter(lambda where, value: condition(where, column, value))
+
+    return of
+
+
+@dataclass(frozen=True)
+class Filter:
+    """How one named filter of a read narrows it: `add(where, value)` adds its condition for
+    `value`, nothing for None (see the module docstring). A column's comparisons are `Where`'s
+    own: `Filter.equals("t.id")` adds `where.equals("t.id", value)`."""
+
+    add: Callable[[Where, Any], None]
+
+    equals = staticmethod(_on(Where.equals))
+    any_of = staticmethod(_on(Where.any_of))  # an empty list matches nothing
+    like = staticmethod(_on(Where.like))
+    at_least = staticmethod(_on(Where.at_least))
+    at_most = staticmethod(_on(Where.at_most))
+    above = staticmethod(_on(Where.above))
+    below = staticmethod(_on(Where.below))
+
+    @staticmethod
+    def any_given(column: LiteralString) -> Filter:
+        """`column = ANY(values)`; an empty list filters nothing, as None."""
+        return Filter(lambda where, values: where.any_of(column, values or None))
+
+    @staticmethod
+    def overlaps(column: LiteralString) -> Filter:
+        """`column && values` (the array `column` holds one of them); an empty list filters
+        nothing, as None."""
+        return Filter(
+            lambda where, values: where.when(list(values) if values else None, column + " && {}")
+        )
+
+    @staticmethod
+    def present(column: LiteralString) -> Filter:
+        """True: `column IS NOT NULL`; False: `column IS NULL`."""
+        return Filter(lambda where, flag: where.is_null(column, None if flag is None else not flag))
+
+    @staticmethod
+    def condition(condition: LiteralString) -> Filter:
+        """`condition`, every `{}` in it the value."""
+        return Filter(lambda where, value: where.when(value, condition))
+
+    @staticmethod
+    def holds(condition: LiteralString, *values: Any) -> Filter:
+        """`(condition) = flag`: True keeps the rows where `condition` (a `{}` per value of
+        `values`) holds, False the others."""
+        return Filter(
+            lambda where, flag: (
+                None if flag is None else where.add("(" + condition + ") = {}", *values, flag)
+            )
+        )
+
+    @staticmethod
+    def if_true(condition: LiteralString, *values: Any) -> Filter:
+        """`condition` (a `{}` per value of `values`) when the flag is true; False, as None,
+        filters nothing."""
+        return Filter(lambda where, flag: where.add(condition, *values) if flag else None)
+
+
+def filters_of(cls: type[Any]) -> dict[str, Filter]:
+    """The `Filter` each field of `cls` declares in its `Annotated` type, by the field's name, in
+    the fields' order (fields without one are left out)."""
+    return {
+        name: found
+        for name, hint in get_type_hints(cls, include_extras=True).items()
+        for found in getattr(hint, "__metadata__", ())
+        if isinstance(found, Filter)
+    }
+
+
 def order_by(
-    sort: Sequence[tuple[str, bool]], columns: dict[str, LiteralString], default: LiteralString
+    sort: Sequence[tuple[str, bool]], columns: Mapping[str, LiteralString], default: LiteralString
 ) -> sql.Composed:
     """` ORDER BY` the (name, descending) pairs of `sort`, each name's expression in `columns`,
     then `default` (the unique order that breaks ties)."""

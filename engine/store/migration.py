@@ -1,4 +1,5 @@
-"""The writes of a version migration: an instance's rows move to the nodes of another definition.
+"""The writes of a version migration: an instance's rows move to the nodes of another definition;
+and the plan's two definitions, read.
 
 Each kind of row is one statement over arrays of (id, new values). The statement that changes the
 instance's definition writes nothing else of the instance (its summary trigger moves the
@@ -14,6 +15,29 @@ from uuid import UUID
 
 import psycopg
 from psycopg.types.json import Jsonb
+
+from engine.core.definitions import DefinitionCache
+from engine.errors import NotFound
+from engine.semantics.migration import MigrationPlan, Models
+from engine.store import definitions as definition_store
+
+
+def models_of(conn: psycopg.Connection[Any], cache: DefinitionCache, plan: MigrationPlan) -> Models:
+    """The plan's source and target definitions, parsed (NotFound naming the one missing)."""
+    found = []
+    for role, definition_id in (
+        ("source", plan.source_definition_id),
+        ("target", plan.target_definition_id),
+    ):
+        row = definition_store.by_id(conn, definition_id)
+        if row is None:
+            raise NotFound(
+                f"{role} process definition '{definition_id}' does not exist",
+                field=f"{role}ProcessDefinitionId",
+            )
+        found.append((row, cache.get(conn, row.id, row.key)))
+    (_, source), (target_row, target) = found
+    return Models(source, target, target_row.key)
 
 
 @dataclass

@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString
+from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import CamundaPage
-from engine.sql.filters import Where, order_by
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql.filters import Filter, Where, filters_of
 from engine.sql.filters import count as count_rows
 from engine.states import FINAL_TOKEN_STATES, VisitState
+from engine.store.columns import select_list
 from engine.store.instance_reads import StepVisit
 
 
@@ -82,99 +83,84 @@ ACTIVITY_SORT: dict[str, LiteralString] = {
 }
 
 
+class ActivityFilters(TypedDict, total=False):
+    """Camunda's filters of activity instances (None: not filtered; `node_types`: an empty list
+    matches nothing)."""
+
+    activity_instance_id: Annotated[UUID | None, Filter.equals("h.id")]
+    instance_id: Annotated[UUID | None, Filter.equals("h.instance_id")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    execution_id: Annotated[UUID | None, Filter.equals("h.token_id")]
+    activity_id: Annotated[str | None, Filter.equals("h.node_id")]
+    activity_name: Annotated[str | None, Filter.equals("h.node_name")]
+    node_types: Annotated[Sequence[str] | None, Filter.any_of("h.node_type")]
+    assignee: Annotated[str | None, Filter.equals("ut.assignee")]
+    finished: Annotated[bool | None, Filter.present("h.ended_at")]
+    canceled: Annotated[bool | None, Filter.holds("h.state = {}", VisitState.TERMINATED)]
+    started_before: Annotated[datetime | None, Filter.at_most("h.started_at")]
+    started_after: Annotated[datetime | None, Filter.at_least("h.started_at")]
+    finished_before: Annotated[datetime | None, Filter.at_most("h.ended_at")]
+    finished_after: Annotated[datetime | None, Filter.at_least("h.ended_at")]
+
+
+# The user task a visit opened: among its instance's tasks (their index), the first its token
+# opened at the node from the visit's start on.
+_USER_TASK: LiteralString = (
+    " LEFT JOIN LATERAL (SELECT u.id, u.assignee FROM user_task u "
+    "  WHERE u.instance_id = h.instance_id AND u.token_id = h.token_id "
+    "  AND u.node_id = h.node_id AND u.created_at >= h.started_at "
+    "  ORDER BY u.created_at LIMIT 1) ut ON h.node_type = 'userTask'"
+)
+_WITH_INSTANCE: LiteralString = " JOIN process_instance p ON p.id = h.instance_id"
+
+_ACTIVITIES = CamundaList(
+    ActivityRow,
+    select_list(
+        ActivityRow,
+        [("h", "history"), ("p", "process_instance")],
+        {"scope_token_id": "t.scope_id", "task_id": "ut.id", "assignee": "ut.assignee"},
+    ),
+    "history h" + _WITH_INSTANCE + " LEFT JOIN token t ON t.id = h.token_id" + _USER_TASK,
+    ACTIVITY_SORT,
+    # By id, as Camunda's default: visit ids are time-ordered, and the primary key walks them
+    # in order, so a first page reads only the rows it shows.
+    "h.id",
+    filters_of(ActivityFilters),
+)
+
+
 @query
 def activity_instances(
     conn: Connection,
     page: CamundaPage,
     *,
-    activity_instance_id: UUID | None = None,
-    instance_id: UUID | None = None,
-    definition_id: str | None = None,
-    execution_id: UUID | None = None,
-    activity_id: str | None = None,
-    activity_name: str | None = None,
-    node_types: Sequence[str] | None = None,
-    assignee: str | None = None,
-    finished: bool | None = None,
-    canceled: bool | None = None,
-    started_before: datetime | None = None,
-    started_after: datetime | None = None,
-    finished_before: datetime | None = None,
-    finished_after: datetime | None = None,
     count: bool = False,
     per_node: bool = False,
+    **filters: Unpack[ActivityFilters],
 ) -> list[ActivityRow] | int | list[ActivityCount]:
     """A page of the visits the filters let through; with `count`, how many there are; with
     `per_node`, how many per definition, node, node type and state (a count that filters on
     what only the model tells, such as the activity type a node shows)."""
+    if not count and not per_node:
+        return _ACTIVITIES.read(conn, page, filters, count=False)
     where = Where()
-    where.equals("h.id", activity_instance_id)
-    where.equals("h.instance_id", instance_id)
-    where.equals("p.definition_id", definition_id)
-    where.equals("h.token_id", execution_id)
-    where.equals("h.node_id", activity_id)
-    where.equals("h.node_name", activity_name)
-    where.any_of("h.node_type", node_types)
-    where.equals("ut.assignee", assignee)
-    if finished is not None:
-        where.fixed("h.ended_at IS NOT NULL" if finished else "h.ended_at IS NULL")
-    if canceled is not None:
-        where.add("(h.state = {}) = {}", VisitState.TERMINATED, canceled)
-    where.at_most("h.started_at", started_before)
-    where.at_least("h.started_at", started_after)
-    where.at_most("h.ended_at", finished_before)
-    where.at_least("h.ended_at", finished_after)
-    # The user task a visit opened: among its instance's tasks (their index), the first its
-    # token opened at the node from the visit's start on.
-    task = sql.SQL(
-        " LEFT JOIN LATERAL (SELECT u.id, u.assignee FROM user_task u "
-        "  WHERE u.instance_id = h.instance_id AND u.token_id = h.token_id "
-        "  AND u.node_id = h.node_id AND u.created_at >= h.started_at "
-        "  ORDER BY u.created_at LIMIT 1) ut ON h.node_type = 'userTask'"
-    )
+    where.apply(_ACTIVITIES.filters, filters)
+    # Only what the filters read: a count joins nothing else.
+    task: LiteralString = _USER_TASK if filters.get("assignee") is not None else ""
     if per_node:
         statement = (
             sql.SQL(
                 "SELECT p.definition_id, p.definition_key, h.node_id, h.node_type, h.state, "
-                "count(*) AS visits FROM history h JOIN process_instance p ON p.id = h.instance_id"
+                "count(*) AS visits FROM history h" + _WITH_INSTANCE + task
             )
-            + (task if assignee is not None else sql.SQL(""))
             + where.sql()
             + sql.SQL(
                 " GROUP BY p.definition_id, p.definition_key, h.node_id, h.node_type, h.state"
             )
         )
         return fetch_all(conn, ActivityCount, statement, where.params())
-    if count:
-        # Only what the filters read: a count joins nothing else.
-        source: sql.Composable = sql.SQL("FROM history h")
-        if definition_id is not None:
-            source += sql.SQL(" JOIN process_instance p ON p.id = h.instance_id")
-        if assignee is not None:
-            source += task
-        return count_rows(conn, source, where)
-    source = (
-        sql.SQL(
-            "FROM history h JOIN process_instance p ON p.id = h.instance_id "
-            "LEFT JOIN token t ON t.id = h.token_id"
-        )
-        + task
-    )
-    statement = (
-        sql.SQL(
-            "SELECT h.id, h.instance_id, p.definition_id, p.definition_key, h.token_id, "
-            "t.scope_id AS scope_token_id, h.node_id, h.node_name, h.node_type, h.state, "
-            "h.started_at, h.ended_at, ut.id AS task_id, ut.assignee, h.called_instance_id, "
-            "p.root_instance_id "
-        )
-        + source
-        + where.sql()
-        # By id, as Camunda's default: visit ids are time-ordered, and the primary key walks
-        # them in order, so a first page reads only the rows it shows.
-        + order_by(page.sort, ACTIVITY_SORT, "h.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, ActivityRow, statement, where.params())
+    instance: LiteralString = _WITH_INSTANCE if filters.get("definition_id") is not None else ""
+    return count_rows(conn, sql.SQL("FROM history h" + instance + task), where)
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString
+from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg import sql
-
-from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import CamundaPage
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries import Connection, query
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql.filters import Filter, filters_of
+from engine.store.columns import select_list
 
 
 @dataclass(frozen=True)
@@ -32,37 +30,36 @@ class EventSubscriptionRow:
 EVENT_SUBSCRIPTION_SORT: dict[str, LiteralString] = {"created": "s.created_at", "tenantId": "s.id"}
 
 
+_EXECUTION: LiteralString = "coalesce(s.token_id, s.instance_id)"
+
+
+class EventSubscriptionFilters(TypedDict, total=False):
+    """Camunda's filters of event subscriptions (None: not filtered)."""
+
+    subscription_id: Annotated[UUID | None, Filter.equals("s.id")]
+    event_name: Annotated[str | None, Filter.equals("s.name")]
+    event_type: Annotated[str | None, Filter.equals("s.kind")]
+    execution_id: Annotated[UUID | None, Filter.equals(_EXECUTION)]
+    instance_id: Annotated[UUID | None, Filter.equals("s.instance_id")]
+    node_id: Annotated[str | None, Filter.equals("s.node_id")]
+
+
+_EVENT_SUBSCRIPTIONS = CamundaList(
+    EventSubscriptionRow,
+    select_list(EventSubscriptionRow, [("s", "event_subscription")], {"execution_id": _EXECUTION}),
+    "event_subscription s",
+    EVENT_SUBSCRIPTION_SORT,
+    "s.created_at, s.id",
+    filters_of(EventSubscriptionFilters),
+)
+
+
 @query
 def event_subscriptions(
     conn: Connection,
     page: CamundaPage,
     *,
-    subscription_id: UUID | None = None,
-    event_name: str | None = None,
-    event_type: str | None = None,
-    execution_id: UUID | None = None,
-    instance_id: UUID | None = None,
-    node_id: str | None = None,
     count: bool = False,
+    **filters: Unpack[EventSubscriptionFilters],
 ) -> list[EventSubscriptionRow] | int:
-    where = Where()
-    where.equals("s.id", subscription_id)
-    where.equals("s.name", event_name)
-    where.equals("s.kind", event_type)
-    where.equals("coalesce(s.token_id, s.instance_id)", execution_id)
-    where.equals("s.instance_id", instance_id)
-    where.equals("s.node_id", node_id)
-    source = sql.SQL("FROM event_subscription s")
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(
-            "SELECT s.id, s.kind, s.name, s.instance_id, "
-            "coalesce(s.token_id, s.instance_id) AS execution_id, s.node_id, s.created_at "
-        )
-        + source
-        + where.sql()
-        + order_by(page.sort, EVENT_SUBSCRIPTION_SORT, "s.created_at, s.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, EventSubscriptionRow, statement, where.params())
+    return _EVENT_SUBSCRIPTIONS.read(conn, page, filters, count=count)

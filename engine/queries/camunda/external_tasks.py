@@ -6,15 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import LiteralString
+from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg import sql
-
-from engine.queries import Connection, fetch_all, fetch_dicts, query
-from engine.queries.camunda.common import CamundaPage
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries import Connection, fetch_dicts, query
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, TaskState
 from engine.store.columns import select_list
 from engine.store.external_tasks import ExternalTaskInfo
@@ -40,19 +37,41 @@ EXTERNAL_TASK_SORT: dict[str, LiteralString] = {
     "createTime": "e.created_at",
 }
 
-_EXTERNAL_COLUMNS = sql.SQL(
-    "SELECT "
-    + select_list(
+
+class ExternalTaskFilters(TypedDict, total=False):
+    """Camunda's filters of external tasks (None: not filtered, nor by an empty list)."""
+
+    task_id: Annotated[UUID | None, Filter.equals("e.id")]
+    task_ids: Annotated[Sequence[UUID] | None, Filter.any_given("e.id")]
+    topic: Annotated[str | None, Filter.equals("e.topic")]
+    worker_id: Annotated[str | None, Filter.equals("e.worker_id")]
+    with_retries_left: Annotated[bool | None, Filter.holds("e.retries IS NULL OR e.retries > 0")]
+    lock_expires_after: Annotated[datetime | None, Filter.above("e.lock_expires_at")]
+    lock_expires_before: Annotated[datetime | None, Filter.below("e.lock_expires_at")]
+    node_id: Annotated[str | None, Filter.equals("e.node_id")]
+    node_ids: Annotated[Sequence[str] | None, Filter.any_given("e.node_id")]
+    execution_id: Annotated[UUID | None, Filter.equals("e.token_id")]
+    instance_id: Annotated[UUID | None, Filter.equals("e.instance_id")]
+    instance_ids: Annotated[Sequence[UUID] | None, Filter.any_given("e.instance_id")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
+    min_priority: Annotated[int | None, Filter.at_least("e.priority")]
+    max_priority: Annotated[int | None, Filter.at_most("e.priority")]
+
+
+_EXTERNAL_TASKS = CamundaList(
+    ExternalTaskRow,
+    select_list(
         ExternalTaskRow,
         [("e", "external_task"), ("p", "process_instance"), ("d", "process_definition")],
         {"instance_state": "p.state", "activity_instance_id": "t.visit_id"},
-    )
-    + " "
-)
-_EXTERNAL_FROM = sql.SQL(
-    "FROM external_task e JOIN process_instance p ON p.id = e.instance_id "
+    ),
+    "external_task e JOIN process_instance p ON p.id = e.instance_id "
     "JOIN process_definition d ON d.id = p.definition_id "
-    "LEFT JOIN token t ON t.id = e.token_id"
+    "LEFT JOIN token t ON t.id = e.token_id",
+    EXTERNAL_TASK_SORT,
+    "e.created_at, e.id",
+    filters_of(ExternalTaskFilters),
 )
 
 
@@ -62,58 +81,17 @@ def external_tasks(
     page: CamundaPage,
     now: datetime,
     *,
-    task_id: UUID | None = None,
-    task_ids: Sequence[UUID] | None = None,
-    topic: str | None = None,
-    worker_id: str | None = None,
     locked: bool | None = None,
-    with_retries_left: bool | None = None,
-    lock_expires_after: datetime | None = None,
-    lock_expires_before: datetime | None = None,
-    node_id: str | None = None,
-    node_ids: Sequence[str] | None = None,
-    execution_id: UUID | None = None,
-    instance_id: UUID | None = None,
-    instance_ids: Sequence[UUID] | None = None,
-    definition_id: str | None = None,
-    suspended: bool | None = None,
-    min_priority: int | None = None,
-    max_priority: int | None = None,
     count: bool = False,
+    **filters: Unpack[ExternalTaskFilters],
 ) -> list[ExternalTaskRow] | int:
-    """Open external tasks."""
+    """Open external tasks; `locked`: only those whose lock holds at `now` (False: the
+    others)."""
     where = Where()
     where.state("e.state", TaskState.OPEN)
-    where.equals("e.id", task_id)
-    where.any_of("e.id", task_ids or None)
-    where.equals("e.topic", topic)
-    where.equals("e.worker_id", worker_id)
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
-    if with_retries_left is not None:
-        where.add("(e.retries IS NULL OR e.retries > 0) = {}", with_retries_left)
-    where.above("e.lock_expires_at", lock_expires_after)
-    where.below("e.lock_expires_at", lock_expires_before)
-    where.equals("e.node_id", node_id)
-    where.any_of("e.node_id", node_ids or None)
-    where.equals("e.token_id", execution_id)
-    where.equals("e.instance_id", instance_id)
-    where.any_of("e.instance_id", instance_ids or None)
-    where.equals("p.definition_id", definition_id)
-    if suspended is not None:
-        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
-    where.at_least("e.priority", min_priority)
-    where.at_most("e.priority", max_priority)
-    if count:
-        return count_rows(conn, _EXTERNAL_FROM, where)
-    statement = (
-        _EXTERNAL_COLUMNS
-        + _EXTERNAL_FROM
-        + where.sql()
-        + order_by(page.sort, EXTERNAL_TASK_SORT, "e.created_at, e.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, ExternalTaskRow, statement, where.params())
+    return _EXTERNAL_TASKS.read(conn, page, filters, count=count, where=where)
 
 
 @dataclass(frozen=True)

@@ -9,34 +9,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Annotated, LiteralString, Unpack
 from uuid import UUID
 
-from psycopg import sql
-
-from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import CamundaPage
-from engine.queries.camunda.incidents import incident_filters
-from engine.queries.variables import ACTIVITY_INSTANCE, EXECUTION, VARIABLE_SOURCE
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries import Connection, query
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.queries.camunda.incidents import INCIDENT_SOURCE, SharedIncidentFilters
+from engine.queries.variables import (
+    VARIABLE_ORDER,
+    VARIABLE_SOURCE,
+    VariableFilters,
+    VariableInstanceRow,
+    variable_columns,
+)
+from engine.sql.filters import Filter, Where, filters_of
 from engine.states import IncidentState, InstanceState
+from engine.store.columns import select_list
 
 # -- variables ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class HistoricVariableRow:
-    instance_id: UUID
-    definition_id: str
+class HistoricVariableRow(VariableInstanceRow):
     definition_key: str
     root_instance_id: UUID | None
-    scope_key: str
-    name: str
-    type: str
-    value: Any
-    execution_id: UUID
-    activity_instance_id: UUID
     created_at: datetime | None
 
 
@@ -46,52 +42,38 @@ HISTORIC_VARIABLE_SORT: dict[str, LiteralString] = {
 }
 
 
+class HistoricVariableFilters(VariableFilters, total=False):
+    """The history's filters of variable rows."""
+
+    instance_id: Annotated[UUID | None, Filter.equals("v.instance_id")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
+
+
+_HISTORIC_VARIABLES = CamundaList(
+    HistoricVariableRow,
+    variable_columns(HistoricVariableRow),
+    VARIABLE_SOURCE,
+    HISTORIC_VARIABLE_SORT,
+    VARIABLE_ORDER,
+    filters_of(HistoricVariableFilters),
+)
+
+
 @query
 def historic_variables(
     conn: Connection,
     page: CamundaPage,
     *,
-    instance_id: UUID | None = None,
-    instance_ids: Sequence[UUID] | None = None,
-    execution_ids: Sequence[UUID] | None = None,
-    activity_instance_ids: Sequence[UUID] | None = None,
-    name: str | None = None,
-    name_like: str | None = None,
-    names: Sequence[str] | None = None,
     types: Sequence[str] | None = None,
-    definition_id: str | None = None,
-    definition_key: str | None = None,
     count: bool = False,
+    **filters: Unpack[HistoricVariableFilters],
 ) -> list[HistoricVariableRow] | int:
-    """The variable rows of every instance, running or ended, with Camunda's filters."""
+    """The variable rows of every instance, running or ended, with Camunda's filters; `types`:
+    Camunda's type names ("string", "String"), stored lower-case, matched in any case."""
     where = Where()
-    where.equals("v.instance_id", instance_id)
-    where.any_of("v.instance_id", instance_ids)
-    where.any_of(EXECUTION, execution_ids)
-    where.any_of(ACTIVITY_INSTANCE, activity_instance_ids)
-    where.equals("v.name", name)
-    where.like("v.name", name_like)
-    where.any_of("v.name", names)
-    # Camunda's type names ("string", "String"): stored lower-case, matched in any case.
     where.any_of("lower(v.type)", None if types is None else [t.lower() for t in types])
-    where.equals("p.definition_id", definition_id)
-    where.equals("p.definition_key", definition_key)
-    source = sql.SQL(VARIABLE_SOURCE)
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(
-            "SELECT v.instance_id, p.definition_id, p.definition_key, p.root_instance_id, "
-            "v.scope_key, v.name, v.type, v.value, "
-            f"{EXECUTION} AS execution_id, {ACTIVITY_INSTANCE} AS activity_instance_id, "
-            "v.created_at "
-        )
-        + source
-        + where.sql()
-        + order_by(page.sort, HISTORIC_VARIABLE_SORT, "v.instance_id, v.scope_key, v.name")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, HistoricVariableRow, statement, where.params())
+    return _HISTORIC_VARIABLES.read(conn, page, filters, count=count, where=where)
 
 
 # -- incidents ------------------------------------------------------------------------------------
@@ -145,76 +127,42 @@ HISTORIC_INCIDENT_SORT: dict[str, LiteralString] = {
 # cancellation resolved it at the moment the instance ended Terminated. Any other end (a retry,
 # a resolve, its job's retries set again) is a resolution. Its values: Open, Terminated.
 _DELETED: LiteralString = "(i.state <> {} AND p.state = {} AND i.resolved_at = p.ended_at)"
+_DELETED_VALUES = (IncidentState.OPEN, InstanceState.TERMINATED)
 
 
-@dataclass(frozen=True)
-class IncidentFilter:
-    """Camunda's historic incident filters (None: not filtered)."""
+class IncidentFilter(SharedIncidentFilters, total=False):
+    """Camunda's historic incident filters (None: not filtered). `open`, `resolved` and
+    `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
 
-    incident_id: UUID | None = None
-    incident_type: str | None = None
-    message: str | None = None
-    message_like: str | None = None
-    definition_id: str | None = None
-    definition_keys: Sequence[str] | None = None
-    instance_id: UUID | None = None
-    execution_id: UUID | None = None
-    node_id: str | None = None
-    configuration: UUID | None = None
-    created_before: datetime | None = None
-    created_after: datetime | None = None
-    ended_before: datetime | None = None
-    ended_after: datetime | None = None
-    open: bool | None = None
-    resolved: bool | None = None
-    deleted: bool | None = None
+    definition_keys: Annotated[Sequence[str] | None, Filter.any_of("p.definition_key")]
+    created_before: Annotated[datetime | None, Filter.at_most("i.created_at")]
+    created_after: Annotated[datetime | None, Filter.at_least("i.created_at")]
+    ended_before: Annotated[datetime | None, Filter.at_most("i.resolved_at")]
+    ended_after: Annotated[datetime | None, Filter.at_least("i.resolved_at")]
+    open: Annotated[bool | None, Filter.if_true("i.state = {}", IncidentState.OPEN)]
+    resolved: Annotated[
+        bool | None,
+        Filter.if_true("i.state <> {} AND NOT " + _DELETED, IncidentState.OPEN, *_DELETED_VALUES),
+    ]
+    deleted: Annotated[bool | None, Filter.if_true(_DELETED, *_DELETED_VALUES)]
+
+
+_HISTORIC_INCIDENTS = CamundaList(
+    HistoricIncidentRow,
+    select_list(
+        HistoricIncidentRow, [("i", "incident"), ("p", "process_instance")], {"deleted": _DELETED}
+    ),
+    INCIDENT_SOURCE,
+    HISTORIC_INCIDENT_SORT,
+    "i.created_at, i.id",
+    filters_of(IncidentFilter),
+    _DELETED_VALUES,
+)
 
 
 @query
 def historic_incidents(
     conn: Connection, page: CamundaPage, found: IncidentFilter, *, count: bool = False
 ) -> list[HistoricIncidentRow] | int:
-    """Every incident, open or ended, with Camunda's historic filters. `open`, `resolved` and
-    `deleted` select incidents in that state (false: not filtered, as Camunda reads them)."""
-    where = Where()
-    open_state, terminated = IncidentState.OPEN.value, InstanceState.TERMINATED.value
-    incident_filters(
-        where,
-        incident_id=found.incident_id,
-        incident_type=found.incident_type,
-        message=found.message,
-        message_like=found.message_like,
-        definition_id=found.definition_id,
-        definition_keys=found.definition_keys,
-        instance_id=found.instance_id,
-        execution_id=found.execution_id,
-        node_id=found.node_id,
-        configuration=found.configuration,
-    )
-    where.at_most("i.created_at", found.created_before)
-    where.at_least("i.created_at", found.created_after)
-    where.at_most("i.resolved_at", found.ended_before)
-    where.at_least("i.resolved_at", found.ended_after)
-    if found.open:
-        where.equals("i.state", open_state)
-    if found.resolved:
-        where.add(f"i.state <> {{}} AND NOT {_DELETED}", open_state, open_state, terminated)
-    if found.deleted:
-        where.add(_DELETED, open_state, terminated)
-    source = sql.SQL("FROM incident i JOIN process_instance p ON p.id = i.instance_id")
-    if count:
-        return count_rows(conn, source, where)
-    flag = sql.SQL(f"{_DELETED} AS deleted ").format(where.bind(open_state), where.bind(terminated))
-    statement = (
-        sql.SQL(
-            "SELECT i.id, i.type, i.instance_id, i.definition_id, p.definition_key, "
-            "p.root_instance_id, i.token_id, i.node_id, i.job_id, i.external_task_id, "
-            "i.message, i.state, i.created_at, i.resolved_at, "
-        )
-        + flag
-        + source
-        + where.sql()
-        + order_by(page.sort, HISTORIC_INCIDENT_SORT, "i.created_at, i.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, HistoricIncidentRow, statement, where.params())
+    """Every incident, open or ended, with Camunda's historic filters."""
+    return _HISTORIC_INCIDENTS.read(conn, page, found, count=count)

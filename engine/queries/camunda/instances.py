@@ -6,16 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, LiteralString
+from typing import Annotated, Any, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from engine.queries import Connection, fetch_all, fetch_one, query
-from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
-from engine.sql.filters import LIKE_ESCAPE, Where, like_pattern, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries import Connection, fetch_one, query
+from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
+from engine.sql.filters import LIKE_ESCAPE, Filter, Where, filters_of, like_pattern
 from engine.states import IncidentState, InstanceState
 from engine.store.columns import select_list
 
@@ -69,8 +68,10 @@ def _variable_clauses(
         )
 
 
-# An open incident of the instance `p`.
-_OPEN_INCIDENT = "SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = {}"
+# The instance `p` has an open incident.
+_WITH_OPEN_INCIDENT: LiteralString = (
+    "EXISTS (SELECT 1 FROM incident i WHERE i.instance_id = p.id AND i.state = {})"
+)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,33 @@ INSTANCE_SORT: dict[str, LiteralString] = {
 }
 
 
-_INSTANCE_COLUMNS = select_list(InstanceRow, [("p", "process_instance")])
+class SharedInstanceFilters(TypedDict, total=False):
+    """Camunda's filters of instances, runtime and historic (None: not filtered; `ids`: an empty
+    list matches nothing, `definition_keys`: an empty list filters nothing)."""
+
+    ids: Annotated[Sequence[UUID] | None, Filter.any_of("p.id")]
+    business_key: Annotated[str | None, Filter.equals("p.business_key")]
+    business_key_like: Annotated[str | None, Filter.like("p.business_key")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
+    definition_keys: Annotated[Sequence[str] | None, Filter.any_given("p.definition_key")]
+
+
+class InstanceFilters(SharedInstanceFilters, total=False):
+    """The runtime's filters of instances (`with_incident` false filters nothing)."""
+
+    suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
+    with_incident: Annotated[bool | None, Filter.if_true(_WITH_OPEN_INCIDENT, IncidentState.OPEN)]
+
+
+_INSTANCES = CamundaList(
+    InstanceRow,
+    select_list(InstanceRow, [("p", "process_instance")]),
+    "process_instance p",
+    INSTANCE_SORT,
+    "p.started_at, p.id",
+    filters_of(InstanceFilters),
+)
 
 
 @query
@@ -98,17 +125,10 @@ def process_instances(
     conn: Connection,
     page: CamundaPage,
     *,
-    ids: Sequence[UUID] | None = None,
-    business_key: str | None = None,
-    business_key_like: str | None = None,
-    definition_id: str | None = None,
-    definition_key: str | None = None,
-    definition_keys: Sequence[str] | None = None,
-    suspended: bool | None = None,
-    with_incident: bool | None = None,
     variables: Sequence[VariableFilter] = (),
     family: FamilyFilter | None = None,
     count: bool = False,
+    **filters: Unpack[InstanceFilters],
 ) -> list[InstanceRow] | int:
     """Running instances (Camunda's runtime: ended ones are history only)."""
     where = Where()
@@ -118,28 +138,8 @@ def process_instances(
     where.fixed("p.ended_at IS NULL")
     if family is not None:
         _family_clauses(where, family, running=True)
-    where.any_of("p.id", ids)
-    where.equals("p.business_key", business_key)
-    where.like("p.business_key", business_key_like)
-    where.equals("p.definition_id", definition_id)
-    where.equals("p.definition_key", definition_key)
-    where.any_of("p.definition_key", definition_keys or None)
-    if suspended is not None:
-        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
-    if with_incident:
-        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
     _variable_clauses(where, "p", variables)
-    source = sql.SQL("FROM process_instance p")
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(f"SELECT {_INSTANCE_COLUMNS} ")
-        + source
-        + where.sql()
-        + order_by(page.sort, INSTANCE_SORT, "p.started_at, p.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, InstanceRow, statement, where.params())
+    return _INSTANCES.read(conn, page, filters, count=count, where=where)
 
 
 @dataclass(frozen=True)
@@ -202,28 +202,6 @@ class HistoricInstanceRow:
     root_instance_id: UUID | None
 
 
-_HISTORIC_COLUMNS = sql.SQL(
-    "SELECT p.id, p.definition_id, p.definition_key, d.name AS definition_name, "
-    "d.version AS definition_version, p.business_key, p.state, p.started_at, p.ended_at, "
-    "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
-    " ORDER BY h.started_at, h.id LIMIT 1) AS start_activity_id, "
-    "p.super_instance_id, p.root_instance_id "
-)
-_HISTORIC_FROM = sql.SQL(
-    "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id"
-)
-
-
-@query
-def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRow | None:
-    return fetch_one(
-        conn,
-        HistoricInstanceRow,
-        _HISTORIC_COLUMNS + _HISTORIC_FROM + sql.SQL(" WHERE p.id = %s"),
-        (instance_id,),
-    )
-
-
 HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
     "instanceId": "p.id",
     "definitionId": "p.definition_id",
@@ -245,55 +223,62 @@ HISTORIC_STATE_FILTERS: dict[str, tuple[InstanceState, ...]] = {
 }
 
 
+class HistoricInstanceFilters(SharedInstanceFilters, total=False):
+    """The history's filters of instances (`with_incidents` false filters nothing)."""
+
+    instance_id: Annotated[UUID | None, Filter.equals("p.id")]
+    finished: Annotated[bool | None, Filter.present("p.ended_at")]
+    states: Annotated[Sequence[str] | None, Filter.any_of("p.state")]
+    with_incidents: Annotated[bool | None, Filter.if_true(_WITH_OPEN_INCIDENT, IncidentState.OPEN)]
+    started_before: Annotated[datetime | None, Filter.at_most("p.started_at")]
+    started_after: Annotated[datetime | None, Filter.at_least("p.started_at")]
+    finished_before: Annotated[datetime | None, Filter.at_most("p.ended_at")]
+    finished_after: Annotated[datetime | None, Filter.at_least("p.ended_at")]
+
+
+_HISTORIC_INSTANCES = CamundaList(
+    HistoricInstanceRow,
+    select_list(
+        HistoricInstanceRow,
+        [("p", "process_instance")],
+        {
+            "definition_name": "d.name",
+            "definition_version": "d.version",
+            "start_activity_id": "(SELECT h.node_id FROM history h WHERE h.instance_id = p.id "
+            "ORDER BY h.started_at, h.id LIMIT 1)",
+        },
+    ),
+    "process_instance p JOIN process_definition d ON d.id = p.definition_id",
+    HISTORIC_INSTANCE_SORT,
+    "p.started_at, p.id",
+    filters_of(HistoricInstanceFilters),
+)
+
+
+@query
+def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRow | None:
+    return fetch_one(
+        conn,
+        HistoricInstanceRow,
+        sql.SQL(
+            f"SELECT {_HISTORIC_INSTANCES.columns} FROM {_HISTORIC_INSTANCES.source} "
+            "WHERE p.id = %s"
+        ),
+        (instance_id,),
+    )
+
+
 @query
 def historic_instances(
     conn: Connection,
     page: CamundaPage,
     *,
-    instance_id: UUID | None = None,
-    ids: Sequence[UUID] | None = None,
-    business_key: str | None = None,
-    business_key_like: str | None = None,
-    definition_id: str | None = None,
-    definition_key: str | None = None,
-    definition_keys: Sequence[str] | None = None,
-    finished: bool | None = None,
-    states: Sequence[str] | None = None,
-    with_incidents: bool | None = None,
-    started_before: datetime | None = None,
-    started_after: datetime | None = None,
-    finished_before: datetime | None = None,
-    finished_after: datetime | None = None,
     family: FamilyFilter | None = None,
     count: bool = False,
+    **filters: Unpack[HistoricInstanceFilters],
 ) -> list[HistoricInstanceRow] | int:
     """Every instance, running or ended (Camunda's history)."""
     where = Where()
-    where.equals("p.id", instance_id)
-    where.any_of("p.id", ids)
-    where.equals("p.business_key", business_key)
-    where.like("p.business_key", business_key_like)
-    where.equals("p.definition_id", definition_id)
-    where.equals("p.definition_key", definition_key)
-    where.any_of("p.definition_key", definition_keys or None)
-    if finished is not None:
-        where.fixed("p.ended_at IS NOT NULL" if finished else "p.ended_at IS NULL")
-    where.any_of("p.state", states)
-    if with_incidents:
-        where.exists(_OPEN_INCIDENT, IncidentState.OPEN)
-    where.at_most("p.started_at", started_before)
-    where.at_least("p.started_at", started_after)
-    where.at_most("p.ended_at", finished_before)
-    where.at_least("p.ended_at", finished_after)
     if family is not None:
         _family_clauses(where, family, running=False)
-    if count:
-        return count_rows(conn, _HISTORIC_FROM, where)
-    statement = (
-        _HISTORIC_COLUMNS
-        + _HISTORIC_FROM
-        + where.sql()
-        + order_by(page.sort, HISTORIC_INSTANCE_SORT, "p.started_at, p.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, HistoricInstanceRow, statement, where.params())
+    return _HISTORIC_INSTANCES.read(conn, page, filters, count=count, where=where)

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import LiteralString
+from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
-from psycopg import sql
-
-from engine.queries import Connection, fetch_all, query
-from engine.queries.camunda.common import CamundaPage
-from engine.sql.filters import Where, order_by
-from engine.sql.filters import count as count_rows
+from engine.queries import Connection, query
+from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, TaskState
 from engine.store import tasks as task_store
 from engine.store.columns import select_list
@@ -41,75 +38,50 @@ TASK_SORT: dict[str, LiteralString] = {
 }
 
 
-_TASK_COLUMNS = select_list(
-    TaskRow, [("t", "user_task"), ("p", "process_instance")], {"instance_state": "p.state"}
+class TaskFilters(TypedDict, total=False):
+    """Camunda's filters of user tasks (None: not filtered; an empty list neither)."""
+
+    task_id: Annotated[UUID | None, Filter.equals("t.id")]
+    instance_id: Annotated[UUID | None, Filter.equals("t.instance_id")]
+    instance_ids: Annotated[Sequence[UUID] | None, Filter.any_given("t.instance_id")]
+    business_key: Annotated[str | None, Filter.equals("p.business_key")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
+    definition_keys: Annotated[Sequence[str] | None, Filter.any_given("p.definition_key")]
+    node_id: Annotated[str | None, Filter.equals("t.node_id")]
+    node_ids: Annotated[Sequence[str] | None, Filter.any_given("t.node_id")]
+    name: Annotated[str | None, Filter.equals("t.name")]
+    name_like: Annotated[str | None, Filter.like("t.name")]
+    assignee: Annotated[str | None, Filter.equals("t.assignee")]
+    assignee_like: Annotated[str | None, Filter.like("t.assignee")]
+    assigned: Annotated[bool | None, Filter.present("t.assignee")]
+    candidate_user: Annotated[str | None, Filter.condition("{} = ANY(t.candidate_users)")]
+    candidate_group: Annotated[str | None, Filter.condition("{} = ANY(t.candidate_groups)")]
+    candidate_groups: Annotated[Sequence[str] | None, Filter.overlaps("t.candidate_groups")]
+    suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
+    priority: Annotated[int | None, Filter.equals("t.priority")]
+    min_priority: Annotated[int | None, Filter.at_least("t.priority")]
+    max_priority: Annotated[int | None, Filter.at_most("t.priority")]
+    execution_id: Annotated[UUID | None, Filter.equals("t.token_id")]
+
+
+_TASKS = CamundaList(
+    TaskRow,
+    select_list(
+        TaskRow, [("t", "user_task"), ("p", "process_instance")], {"instance_state": "p.state"}
+    ),
+    "user_task t JOIN process_instance p ON p.id = t.instance_id",
+    TASK_SORT,
+    "t.created_at, t.id",
+    filters_of(TaskFilters),
 )
 
 
 @query
 def user_tasks(
-    conn: Connection,
-    page: CamundaPage,
-    *,
-    task_id: UUID | None = None,
-    instance_id: UUID | None = None,
-    instance_ids: Sequence[UUID] | None = None,
-    business_key: str | None = None,
-    definition_id: str | None = None,
-    definition_key: str | None = None,
-    definition_keys: Sequence[str] | None = None,
-    node_id: str | None = None,
-    node_ids: Sequence[str] | None = None,
-    name: str | None = None,
-    name_like: str | None = None,
-    assignee: str | None = None,
-    assignee_like: str | None = None,
-    assigned: bool | None = None,
-    candidate_user: str | None = None,
-    candidate_group: str | None = None,
-    candidate_groups: Sequence[str] | None = None,
-    suspended: bool | None = None,
-    priority: int | None = None,
-    min_priority: int | None = None,
-    max_priority: int | None = None,
-    execution_id: UUID | None = None,
-    count: bool = False,
+    conn: Connection, page: CamundaPage, *, count: bool = False, **filters: Unpack[TaskFilters]
 ) -> list[TaskRow] | int:
     """Open user tasks."""
     where = Where()
     where.state("t.state", TaskState.OPEN)
-    where.equals("t.id", task_id)
-    where.equals("t.instance_id", instance_id)
-    where.any_of("t.instance_id", instance_ids or None)
-    where.equals("p.business_key", business_key)
-    where.equals("p.definition_id", definition_id)
-    where.equals("p.definition_key", definition_key)
-    where.any_of("p.definition_key", definition_keys or None)
-    where.equals("t.node_id", node_id)
-    where.any_of("t.node_id", node_ids or None)
-    where.equals("t.name", name)
-    where.like("t.name", name_like)
-    where.equals("t.assignee", assignee)
-    where.like("t.assignee", assignee_like)
-    if assigned is not None:
-        where.fixed("t.assignee IS NOT NULL" if assigned else "t.assignee IS NULL")
-    where.when(candidate_user, "{} = ANY(t.candidate_users)")
-    where.when(candidate_group, "{} = ANY(t.candidate_groups)")
-    where.when(list(candidate_groups) if candidate_groups else None, "t.candidate_groups && {}")
-    if suspended is not None:
-        where.add("(p.state = {}) = {}", InstanceState.SUSPENDED, suspended)
-    where.equals("t.priority", priority)
-    where.at_least("t.priority", min_priority)
-    where.at_most("t.priority", max_priority)
-    where.equals("t.token_id", execution_id)
-    source = sql.SQL("FROM user_task t JOIN process_instance p ON p.id = t.instance_id")
-    if count:
-        return count_rows(conn, source, where)
-    statement = (
-        sql.SQL(f"SELECT {_TASK_COLUMNS} ")
-        + source
-        + where.sql()
-        + order_by(page.sort, TASK_SORT, "t.created_at, t.id")
-        + where.offset_limit(page.first, page.max)
-    )
-    return fetch_all(conn, TaskRow, statement, where.params())
+    return _TASKS.read(conn, page, filters, count=count, where=where)
