@@ -237,14 +237,14 @@ class Engine:
         """Start the latest version of `key`; `form` holds the submitted values of its start
         form (typed and checked by engine/language/forms.py; FormInvalid names each field at fault);
         `started_by` is the authenticated user who starts it (see `camunda:initiator`)."""
-        command = StartInstance(
+        return self._start(
+            idempotency_key,
+            variables,
             key=key,
-            variables=dict(variables or {}),
             business_key=business_key,
             form=form,
             started_by=started_by,
         )
-        return self._start(command, idempotency_key)
 
     def start_version(
         self,
@@ -256,14 +256,14 @@ class Engine:
         idempotency_key: str | None = None,
         started_by: str | None = None,
     ) -> InstanceHandle:
-        command = StartInstance(
+        return self._start(
+            idempotency_key,
+            variables,
             key=key,
             version=version,
-            variables=dict(variables or {}),
             business_key=business_key,
             started_by=started_by,
         )
-        return self._start(command, idempotency_key)
 
     def start_definition(
         self,
@@ -275,16 +275,20 @@ class Engine:
         form: Mapping[str, Any] | None = None,
         started_by: str | None = None,
     ) -> InstanceHandle:
-        command = StartInstance(
+        return self._start(
+            idempotency_key,
+            variables,
             definition_id=definition_id,
-            variables=dict(variables or {}),
             business_key=business_key,
             form=form,
             started_by=started_by,
         )
-        return self._start(command, idempotency_key)
 
-    def _start(self, command: StartInstance, idempotency_key: str | None) -> InstanceHandle:
+    def _start(
+        self, idempotency_key: str | None, variables: Mapping[str, Any] | None, **fields: Any
+    ) -> InstanceHandle:
+        """Run StartInstance with `fields` (which definition, how it starts) over `variables`."""
+        command = StartInstance(variables=_dict(variables), **fields)
         result: InstanceResult = self.run(command, idempotency_key)
         return InstanceHandle(self, UUID(result.instance_id))
 
@@ -299,7 +303,7 @@ class Engine:
         """Complete the task with `variables`; `form` holds the submitted values of its generated
         form, typed and checked in the same transaction (FormInvalid names each field at fault,
         and nothing is written)."""
-        command = CompleteUserTask(_uuid(task_id), dict(variables or {}), form)
+        command = CompleteUserTask(_uuid(task_id), _dict(variables), form)
         return self.run(command, idempotency_key)
 
     def execute_token(
@@ -370,7 +374,7 @@ class Engine:
         """`variables` are set as Camunda's setVariable does from the task; `local_variables`
         become locals of the task's activity instance."""
         command = CompleteExternalTask(
-            _uuid(task_id), worker_id, dict(variables or {}), dict(local_variables or {})
+            _uuid(task_id), worker_id, _dict(variables), _dict(local_variables)
         )
         return self.run(command)
 
@@ -398,7 +402,7 @@ class Engine:
         variables: Mapping[str, Any] | None = None,
     ) -> ExternalTaskResult:
         command = ExternalTaskBpmnError(
-            _uuid(task_id), worker_id, error_code, error_message, dict(variables or {})
+            _uuid(task_id), worker_id, error_code, error_message, _dict(variables)
         )
         return self.run(command)
 
@@ -427,7 +431,7 @@ class Engine:
         return work.external_tasks(
             self,
             topic=topic,
-            instance_id=_uuid(instance_id) if instance_id else None,
+            instance_id=_optional_uuid(instance_id),
             worker_id=worker_id,
             locked=locked,
             now=self.clock(),
@@ -454,18 +458,18 @@ class Engine:
         command = CorrelateMessage(
             message_name,
             business_key,
-            _uuid(instance_id) if instance_id else None,
-            dict(correlation_keys or {}),
-            dict(variables or {}),
+            _optional_uuid(instance_id),
+            _dict(correlation_keys),
+            _dict(variables),
             all,
-            dict(local_variables or {}),
+            _dict(local_variables),
         )
         return self.run(command, idempotency_key)
 
     def signal(
         self, signal_name: str, variables: Mapping[str, Any] | None = None
     ) -> DeliveryResult:
-        return self.run(BroadcastSignal(signal_name, dict(variables or {})))
+        return self.run(BroadcastSignal(signal_name, _dict(variables)))
 
     def evaluate_conditions(
         self,
@@ -491,7 +495,7 @@ class Engine:
         """Evaluate the latest version of the decision `key` (or `version`, or the latest with
         `version_tag`, or the definition `definition_id`) over `variables`, in one transaction
         that writes its evaluations' history rows; `.result` is its list of result entries."""
-        command = EvaluateDecision(dict(variables or {}), key, definition_id, version, version_tag)
+        command = EvaluateDecision(_dict(variables), key, definition_id, version, version_tag)
         return self.run(command)
 
     def modify(
@@ -549,7 +553,7 @@ class Engine:
         """Incidents, oldest first; `after` (created_at, id): only those after it."""
         return work.incidents(
             self,
-            instance_id=_uuid(instance_id) if instance_id else None,
+            instance_id=_optional_uuid(instance_id),
             definition_key=definition_key,
             definition_id=definition_id,
             incident_type=incident_type,
@@ -570,7 +574,7 @@ class Engine:
         """Jobs, earliest due first; `after` (due_at, id): only those after it."""
         return work.jobs(
             self,
-            instance_id=_uuid(instance_id) if instance_id else None,
+            instance_id=_optional_uuid(instance_id),
             with_retries_left=with_retries_left,
             limit=limit,
             after=after,
@@ -665,7 +669,7 @@ class Engine:
         """User tasks, oldest first; `after` (created_at, id): only those after it."""
         return work.user_tasks(
             self,
-            instance_id=_uuid(instance_id) if instance_id else None,
+            instance_id=_optional_uuid(instance_id),
             state=state,
             definition_key=definition_key,
             assignee=assignee,
@@ -702,8 +706,7 @@ class Engine:
         return _found(found, f"process definition '{definition_id}' does not exist")
 
     def user_task(self, task_id: UUID | str) -> UserTaskView:
-        found = work.user_task(self, _uuid(task_id))
-        return _found(found, f"user task {task_id} does not exist")
+        return self._by_id(work.user_task, task_id, "user task")
 
     def task_form(self, task_id: UUID | str) -> tuple[UserTaskView, Form]:
         """An open user task with its generated form (no fields: the task has none)."""
@@ -718,15 +721,17 @@ class Engine:
         return form_reads.start_form(self, self.definition_cache, definition)
 
     def external_task(self, task_id: UUID | str) -> ExternalTaskView:
-        found = work.external_task(self, _uuid(task_id))
-        return _found(found, f"external task {task_id} does not exist")
+        return self._by_id(work.external_task, task_id, "external task")
 
     def incident(self, incident_id: UUID | str) -> IncidentView:
-        found = work.incident(self, _uuid(incident_id))
-        return _found(found, f"incident {incident_id} does not exist")
+        return self._by_id(work.incident, incident_id, "incident")
 
     def job(self, job_id: UUID | str) -> JobView:
-        return _found(work.job(self, _uuid(job_id)), f"job {job_id} does not exist")
+        return self._by_id(work.job, job_id, "job")
+
+    def _by_id(self, read: Callable[[Engine, UUID], R | None], row_id: UUID | str, what: str) -> R:
+        """The row `read` finds by its id; NotFound naming `what` when there is none."""
+        return _found(read(self, _uuid(row_id)), f"{what} {row_id} does not exist")
 
 
 def _resource(source: Source, index: int) -> Resource:
@@ -749,6 +754,15 @@ def _uuid(value: UUID | str) -> UUID:
         return UUID(value)
     except ValueError as exc:
         raise NotFound(f"'{value}' is not a valid id") from exc
+
+
+def _optional_uuid(value: UUID | str | None) -> UUID | None:
+    return _uuid(value) if value else None
+
+
+def _dict(values: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A caller's optional mapping as a dict of its own."""
+    return dict(values or {})
 
 
 def _found(found: R | None, missing: str) -> R:

@@ -17,13 +17,17 @@ from datetime import timedelta
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, persist, require_running
+from engine.commands.common import (
+    advance,
+    check_retries,
+    persist,
+    persist_audited,
+    require_running,
+)
 from engine.commands.loading import load
-from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
-from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, TaskState, TokenState
 from engine.store import external_tasks as store
 from engine.store import runs
@@ -156,21 +160,14 @@ def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRu
     return run, task
 
 
-def _reopen_failed(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
-    """The task's token, back to Waiting if a failure had stopped it (its incident resolves).
-
-    A worker whose failure report opened the incident keeps its lock: until the lock expires it
-    may still complete the task or report a BPMN error, as in Camunda 7; after that it is a lease
-    conflict, as for any worker without the lock (`_require_unexpired_lock`)."""
+def _held(tx: Tx, run: InstanceRun, task: ExternalTaskRow) -> Token:
+    """The task's token. A worker whose failure report opened an incident keeps its lock: until
+    the lock expires it may still report or extend the lock, as in Camunda 7; after that it is a
+    lease conflict, as for any worker without the lock. An expired lock is not revived."""
     token = run.tokens[task.token_id]
-    if token.state is TokenState.FAILED:
-        _require_unexpired_lock(tx, task)
-        run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
-    return token
-
-
-def _require_unexpired_lock(tx: Tx, task: ExternalTaskRow) -> None:
-    if task.lock_expires_at is None or task.lock_expires_at <= tx.now:
+    if token.state is TokenState.FAILED and (
+        task.lock_expires_at is None or task.lock_expires_at <= tx.now
+    ):
         raise InvariantViolation(
             InvariantViolationKind.EXTERNAL_TASK_LEASE_CONFLICT,
             f"external task {task.id} has an open incident and the lock of worker "
@@ -178,6 +175,7 @@ def _require_unexpired_lock(tx: Tx, task: ExternalTaskRow) -> None:
             task_id=str(task.id),
             worker_id=task.worker_id,
         )
+    return token
 
 
 def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
@@ -185,22 +183,44 @@ def _result(run: InstanceRun, task: ExternalTaskRow) -> ExternalTaskResult:
 
 
 @dataclass(frozen=True)
-class CompleteExternalTask:
-    name: ClassVar[str] = "CompleteExternalTask"
+class _OnTask:
+    """A command on one external task; its result names the task and its instance."""
+
     result_type: ClassVar[type[Result]] = ExternalTaskResult
-    optimistic: ClassVar[bool] = True
 
     task_id: UUID
+
+
+@dataclass(frozen=True)
+class _Report(_OnTask):
+    """A report of the worker `worker_id`, which must hold the task (see `_locked_by`)."""
+
+    optimistic: ClassVar[bool] = True
+
     worker_id: str
+
+    def _completing(self, tx: Tx) -> tuple[InstanceRun, ExternalTaskRow, Token]:
+        """The running instance, the task marked completed, and its token back to Waiting if a
+        failure had stopped it (its incident resolves)."""
+        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        require_running(run)
+        token = _held(tx, run, task)
+        if token.state is TokenState.FAILED:
+            run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)
+        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
+        return run, task, token
+
+
+@dataclass(frozen=True)
+class CompleteExternalTask(_Report):
+    name: ClassVar[str] = "CompleteExternalTask"
+
     variables: Mapping[str, Any] = field(default_factory=dict)
     # Locals of the task's activity instance (Camunda's `localVariables`).
     local_variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
-        run, task = _locked_by(tx, self.task_id, self.worker_id)
-        require_running(run)
-        token = _reopen_failed(tx, run, task)
-        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
+        run, task, token = self._completing(tx)
         run.emit("external_task.completed", token)
         advance(tx, run).resume(token, self.variables, self.local_variables)
         persist(tx, run)
@@ -208,15 +228,11 @@ class CompleteExternalTask:
 
 
 @dataclass(frozen=True)
-class FailExternalTask:
+class FailExternalTask(_Report):
     """A worker's failure report: `retries` left (0 opens an incident) and how long to wait."""
 
     name: ClassVar[str] = "FailExternalTask"
-    result_type: ClassVar[type[Result]] = ExternalTaskResult
-    optimistic: ClassVar[bool] = True
 
-    task_id: UUID
-    worker_id: str
     message: str
     details: str | None = None
     retries: int = 0
@@ -225,11 +241,9 @@ class FailExternalTask:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if self.retries < 0 or self.retry_timeout_ms < 0:
             raise BadRequest("retries and retry timeout cannot be negative")
-        _bound_retries(self.retries)
+        check_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, self.worker_id)
-        token = run.tokens[task.token_id]
-        if token.state is TokenState.FAILED:
-            _require_unexpired_lock(tx, task)
+        token = _held(tx, run, task)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
         task.dirty = True
@@ -240,8 +254,8 @@ class FailExternalTask:
             task.lock_expires_at = tx.now + timedelta(milliseconds=self.retry_timeout_ms)
             run.emit("external_task.failed", token)
         else:
-            # The worker keeps its lock until it expires (see `_reopen_failed`); with no retries
-            # left nobody can fetch the task.
+            # The worker keeps its lock until it expires (see `_held`); with no retries left
+            # nobody can fetch the task.
             if token.state is not TokenState.FAILED:
                 advance(tx, run).fail(
                     token, "failedExternalTask", self.message, external_task_id=task.id
@@ -251,15 +265,11 @@ class FailExternalTask:
 
 
 @dataclass(frozen=True)
-class ExternalTaskBpmnError:
+class ExternalTaskBpmnError(_Report):
     """The worker reports a business error: it is thrown at the task like an error event."""
 
     name: ClassVar[str] = "ExternalTaskBpmnError"
-    result_type: ClassVar[type[Result]] = ExternalTaskResult
-    optimistic: ClassVar[bool] = True
 
-    task_id: UUID
-    worker_id: str
     error_code: str
     error_message: str = ""
     variables: Mapping[str, Any] = field(default_factory=dict)
@@ -267,10 +277,7 @@ class ExternalTaskBpmnError:
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if not self.error_code:
             raise BadRequest("a BPMN error needs an error code")
-        run, task = _locked_by(tx, self.task_id, self.worker_id)
-        require_running(run)
-        token = _reopen_failed(tx, run, task)
-        task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
+        run, task, token = self._completing(tx)
         flow = advance(tx, run)
         flow.set_variables(self.variables, token)
         flow.throw_error(token, self.error_code, self.error_message)
@@ -286,21 +293,16 @@ class ExternalTaskBpmnError:
 
 
 @dataclass(frozen=True)
-class ExtendLock:
+class ExtendLock(_Report):
     name: ClassVar[str] = "ExtendLock"
-    result_type: ClassVar[type[Result]] = ExternalTaskResult
-    optimistic: ClassVar[bool] = True
 
-    task_id: UUID
-    worker_id: str
     new_duration_ms: int
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if self.new_duration_ms <= 0:
             raise BadRequest("the new lock duration must be positive")
         run, task = _locked_by(tx, self.task_id, self.worker_id)
-        if run.tokens[task.token_id].state is TokenState.FAILED:
-            _require_unexpired_lock(tx, task)  # an expired lock is not revived
+        _held(tx, run, task)
         task.lock_expires_at = tx.now + timedelta(milliseconds=self.new_duration_ms)
         task.dirty = True
         persist(tx, run)
@@ -308,18 +310,14 @@ class ExtendLock:
 
 
 @dataclass(frozen=True)
-class UnlockExternalTask:
+class UnlockExternalTask(_OnTask):
     name: ClassVar[str] = "UnlockExternalTask"
-    result_type: ClassVar[type[Result]] = ExternalTaskResult
-
-    task_id: UUID
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
         run, task = _locked_by(tx, self.task_id, None)
         before = task.worker_id
         task.worker_id, task.lock_expires_at, task.dirty = None, None, True
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.UNLOCK,
@@ -332,24 +330,19 @@ class UnlockExternalTask:
 
 
 @dataclass(frozen=True)
-class SetExternalTaskRetries:
+class SetExternalTaskRetries(_OnTask):
     name: ClassVar[str] = "SetExternalTaskRetries"
-    result_type: ClassVar[type[Result]] = ExternalTaskResult
 
-    task_id: UUID
     retries: int
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
-        if self.retries < 0:
-            raise BadRequest("retries cannot be negative")
-        _bound_retries(self.retries)
+        check_retries(self.retries)
         run, task = _locked_by(tx, self.task_id, None)
         before = task.retries
         task.retries, task.dirty = self.retries, True
         if self.retries > 0:
             restore_external_task(run, task)
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.SET_EXTERNAL_TASK_RETRIES,
@@ -366,8 +359,3 @@ def restore_external_task(run: InstanceRun, task: ExternalTaskRow) -> None:
     """A failed external task may be fetched again: incidents resolve, the token waits again."""
     task.worker_id, task.lock_expires_at, task.dirty = None, None, True
     run.restore_failed(task.token_id, external_task_id=task.id, state=TokenState.WAITING)
-
-
-def _bound_retries(retries: int) -> None:
-    if retries > waits.MAX_RETRIES:
-        raise BadRequest(f"retries must be at most {waits.MAX_RETRIES}", field="retries")

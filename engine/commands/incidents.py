@@ -6,11 +6,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
-from engine.commands.common import persist
+from engine.commands.common import persist_audited
 from engine.commands.external_tasks import restore_external_task
 from engine.commands.job_retries import restore_after_incident
 from engine.commands.loading import load
-from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.runtime import IncidentRow, InstanceRun
 from engine.errors import Conflict, NotFound
@@ -65,8 +64,7 @@ class RetryIncident:
                 "retry; resolve it or cancel the instance",
                 incident_type=incident.type,
             )
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.RETRY_INCIDENT,
@@ -92,8 +90,7 @@ class ResolveIncident:
         incident.state, incident.resolved_at = IncidentState.RESOLVED, tx.now
         incident.dirty = True
         run.emit_incident("incident.resolved", incident)
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.RESOLVE_INCIDENT,

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import persist
+from engine.commands.common import check_retries, persist_audited
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.runtime import InstanceRun, JobRow
-from engine.errors import BadRequest, Conflict, NotFound
+from engine.errors import Conflict, NotFound
 from engine.schema import JOB_CHANNEL
-from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, JobKind, JobOutcome, TokenState
 from engine.store import jobs as job_store
 
@@ -37,10 +36,7 @@ class SetJobRetries:
     retries: int
 
     def execute(self, tx: Tx) -> JobResult:
-        if self.retries < 0:
-            raise Conflict("retries cannot be negative")
-        if self.retries > waits.MAX_RETRIES:
-            raise BadRequest(f"retries must be at most {waits.MAX_RETRIES}", field="retries")
+        check_retries(self.retries, Conflict)
         exists, instance_id = job_store.instance_of(tx.conn, self.job_id)
         if not exists:
             raise NotFound(f"job {self.job_id} does not exist", job_id=str(self.job_id))
@@ -76,8 +72,7 @@ class SetJobRetries:
         job.retries, job.dirty = self.retries, True
         if self.retries > 0:
             restore_after_incident(run, job)
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx, run, AuditOperation.SET_JOB_RETRIES, AuditEntity.JOB, before=before, **fields
         )
         return JobResult(str(self.job_id), JobOutcome.UPDATED, str(instance_id))

@@ -15,9 +15,8 @@ from datetime import datetime
 from typing import ClassVar
 from uuid import UUID
 
-from engine.commands.common import persist
+from engine.commands.common import persist_audited
 from engine.commands.loading import load
-from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.runtime import Event, InstanceRun, JobRow, Join, Token
 from engine.errors import BadRequest
@@ -114,8 +113,7 @@ class MigrateInstance:
         run.instance.definition_id = self.plan.target_definition_id
         run.instance.definition_key = models.target_key
         run.instance.dirty = True  # its version goes up: a report loaded before cannot write
-        persist(tx, run)
-        audit.record_on(  # the run's definition is the target's by now
+        persist_audited(  # the run's definition is the target's by now
             tx,
             run,
             AuditOperation.MIGRATE,

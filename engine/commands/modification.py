@@ -12,9 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, persist, require_running
+from engine.commands.common import advance, persist_audited, require_running
 from engine.commands.loading import load
-from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.runtime import InstanceRun
 from engine.errors import Conflict
@@ -81,8 +80,7 @@ class ModifyInstance(_Modification):
 
     def execute(self, tx: Tx) -> ModificationResult:
         run, result = self._apply(tx)
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.MODIFY_INSTANCE,

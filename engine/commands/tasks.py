@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import advance, persist, require_running
+from engine.commands.common import advance, persist, persist_audited, require_running
 from engine.commands.loading import load, model_of
 from engine.core import audit
 from engine.core.executor import Result, Tx
@@ -76,8 +76,7 @@ class CompleteUserTask:
         task.state, task.ended_at, task.dirty = TaskState.COMPLETED, tx.now, True
         run.emit("task.completed", token)
         advance(tx, run).complete_task(task, token, variables)
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             AuditOperation.COMPLETE,
@@ -121,8 +120,7 @@ class AssignUserTask:
         if changed and self.user_id is not None:
             advance(tx, run).assigned(task)
         run.emit("task.assigned", run.tokens.get(task.token_id))
-        persist(tx, run)
-        audit.record_on(
+        persist_audited(
             tx,
             run,
             # Taking or releasing it is a claim; setting somebody as the assignee, an assignment.

@@ -161,9 +161,7 @@ class UpdateSubscription:
     enabled: bool | None = None
 
     def execute(self, tx: Tx) -> SubscriptionResult:
-        current = store.lock_subscription(tx.conn, self.subscription_id)
-        if current is None:
-            raise NotFound(f"webhook subscription {self.subscription_id} does not exist")
+        current = _locked(tx, self.subscription_id)
         changes: dict[str, object] = {"updated_at": tx.now}
         if self.title is not None:
             changes["name"] = checked_name(self.title, MAX_NAME)
@@ -203,9 +201,9 @@ class DeleteSubscription:
     subscription_id: UUID
 
     def execute(self, tx: Tx) -> SubscriptionResult:
-        current = store.lock_subscription(tx.conn, self.subscription_id)
-        if current is None or not store.delete_subscription(tx.conn, self.subscription_id):
-            raise NotFound(f"webhook subscription {self.subscription_id} does not exist")
+        current = _locked(tx, self.subscription_id)
+        if not store.delete_subscription(tx.conn, self.subscription_id):
+            raise _missing(self.subscription_id)
         shown = {k: getattr(current, k) for k in AUDITED}
         _audit(tx, AuditOperation.DELETE, self.subscription_id, before=_shown(shown))
         return SubscriptionResult(str(self.subscription_id))
@@ -229,8 +227,7 @@ class ReplayDeadLetters:
     delivery_id: UUID | None = None
 
     def execute(self, tx: Tx) -> ReplayResult:
-        if store.lock_subscription(tx.conn, self.subscription_id) is None:
-            raise NotFound(f"webhook subscription {self.subscription_id} does not exist")
+        _locked(tx, self.subscription_id)
         replayed = store.replay(tx.conn, self.subscription_id, self.delivery_id, tx.now)
         if self.delivery_id is not None and replayed == 0:
             raise Conflict(
@@ -261,6 +258,18 @@ def _shown(fields: dict[str, Any]) -> dict[str, Any]:
     if isinstance(shown.get("url"), str):
         shown["url"] = urls.masked(shown["url"])
     return shown
+
+
+def _locked(tx: Tx, subscription_id: UUID) -> store.SubscriptionRow:
+    """The subscription's row, locked until the transaction ends."""
+    current = store.lock_subscription(tx.conn, subscription_id)
+    if current is None:
+        raise _missing(subscription_id)
+    return current
+
+
+def _missing(subscription_id: UUID) -> NotFound:
+    return NotFound(f"webhook subscription {subscription_id} does not exist")
 
 
 def _audit(tx: Tx, operation: AuditOperation, subscription_id: UUID, **fields: Any) -> None:

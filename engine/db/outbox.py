@@ -27,6 +27,7 @@ one snapshot per statement. The tail only reads; `txid` stays for diagnostics.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,24 +87,12 @@ def read_rows(
     after: int,
     upto: int,
     limit: int,
-    *,
-    instance_id: UUID | None = None,
-    definition_key: str | None = None,
-    definition_id: str | None = None,
-    root_instance_id: UUID | None = None,
+    only: Mapping[str, Any] | None = None,
 ) -> list[OutboxRow]:
-    """Committed rows with `after < seq <= upto`, in order. Complete only when `upto` is at most
-    a settled cursor (`OutboxTail.cursor`); replays of what a client missed read this way."""
-    found = store.rows(
-        conn,
-        after,
-        upto,
-        limit,
-        instance_id=instance_id,
-        definition_key=definition_key,
-        definition_id=definition_id,
-        root_instance_id=root_instance_id,
-    )
+    """Committed rows with `after < seq <= upto`, in order (`only`: see engine/store/outbox.py).
+    Complete only when `upto` is at most a settled cursor (`OutboxTail.cursor`); replays of what
+    a client missed read this way."""
+    found = store.rows(conn, after, upto, limit, only)
     return [OutboxRow(**row) for row in found]
 
 

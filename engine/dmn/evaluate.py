@@ -27,19 +27,10 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, cast
 
+from engine.dmn import model
 from engine.dmn.errors import DmnEvaluationError
 from engine.dmn.graph import evaluation_order
 from engine.dmn.hit_policy import MatchedRule, apply_hit_policy
-from engine.dmn.model import (
-    Decision,
-    DecisionTable,
-    DmnDefinitions,
-    Entry,
-    ExpressionLanguage,
-    HitPolicy,
-    InputClause,
-    LiteralExpression,
-)
 from engine.errors import ExpressionError, ModelError
 from engine.feel import Cell, FeelError, compile_expression, compile_unary_tests
 from engine.language.expressions import compile_expression as compile_juel
@@ -121,10 +112,10 @@ class _Compiled:
     A JUEL text without `${` is read as if written inside one (`amount` is `${amount}`), as
     Camunda's DMN engine reads it."""
 
-    def __init__(self, entry: Entry, unary: bool) -> None:
+    def __init__(self, entry: model.Entry, unary: bool) -> None:
         self.text = entry.text
         self.empty = not entry.text.strip() or (unary and entry.text.strip() == "-")
-        self.juel = entry.language is ExpressionLanguage.JUEL
+        self.juel = entry.language is model.ExpressionLanguage.JUEL
         self._feel: Any = None
         self._juel: Any = None
         if self.empty:
@@ -176,10 +167,10 @@ class _Cell:
 
 # Entries already compiled in one file, by (text, language, unary): a table repeats its cells
 # (`-`, `>= 18`, `"gold"`) across rules, and a compiled entry holds no state of its own.
-_Seen = dict[tuple[str, ExpressionLanguage, bool], "_Compiled"]
+_Seen = dict[tuple[str, model.ExpressionLanguage, bool], "_Compiled"]
 
 
-def _compile(entry: Entry, unary: bool, file: str, owner: str, seen: _Seen) -> _Compiled:
+def _compile(entry: model.Entry, unary: bool, file: str, owner: str, seen: _Seen) -> _Compiled:
     key = (entry.text, entry.language, unary)
     found = seen.get(key)
     if found is not None:
@@ -204,7 +195,7 @@ def _shorten(text: str) -> str:
 
 
 class _Table:
-    def __init__(self, table: DecisionTable, file: str, seen: _Seen) -> None:
+    def __init__(self, table: model.DecisionTable, file: str, seen: _Seen) -> None:
         self.table = table
         self.inputs = [_compile(i.expression, False, file, i.id, seen) for i in table.inputs]
         self.rules = [
@@ -225,20 +216,20 @@ class _Table:
 class CompiledDefinitions:
     """A DMN file's decisions, every expression compiled."""
 
-    def __init__(self, definitions: DmnDefinitions, file: str) -> None:
+    def __init__(self, definitions: model.DmnDefinitions, file: str) -> None:
         self.definitions = definitions
         self.file = file
         self._logic: dict[str, _Table | _Compiled] = {}
         seen: _Seen = {}
         for decision in definitions.decisions:
             logic = decision.logic
-            if isinstance(logic, DecisionTable):
+            if isinstance(logic, model.DecisionTable):
                 self._logic[decision.id] = _Table(logic, file, seen)
             else:
                 expression = logic.expression
                 self._logic[decision.id] = _compile(expression, False, file, decision.id, seen)
 
-    def decision(self, decision_id: str) -> Decision:
+    def decision(self, decision_id: str) -> model.Decision:
         return self.definitions.decision(decision_id)
 
     def evaluate(self, decision_id: str, variables: Mapping[str, Any]) -> DecisionResult:
@@ -257,17 +248,17 @@ class CompiledDefinitions:
         of it read (`Evaluation.variables`; a required decision's outputs are among them)."""
         return self._evaluate_one(self.decision(decision_id), variables)
 
-    def _evaluate_one(self, decision: Decision, variables: Mapping[str, Any]) -> Evaluation:
+    def _evaluate_one(self, decision: model.Decision, variables: Mapping[str, Any]) -> Evaluation:
         reads = _Reads(variables)
         evaluation = self._logic_of(decision, reads)
         return replace(evaluation, variables=reads.read)
 
-    def _logic_of(self, decision: Decision, variables: Mapping[str, Any]) -> Evaluation:
+    def _logic_of(self, decision: model.Decision, variables: Mapping[str, Any]) -> Evaluation:
         logic = self._logic[decision.id]
         if isinstance(logic, _Table):
             return self._table(decision, logic, variables)
         literal = decision.logic
-        assert isinstance(literal, LiteralExpression)
+        assert isinstance(literal, model.LiteralExpression)
         value = _convert(
             _run(decision.id, f"literal expression '{literal.id}'", logic.value, variables),
             literal.type_ref,
@@ -288,7 +279,7 @@ class CompiledDefinitions:
 
     def _table(
         self,
-        decision: Decision,
+        decision: model.Decision,
         compiled: _Table,
         variables: Mapping[str, Any],
     ) -> Evaluation:
@@ -322,7 +313,7 @@ class CompiledDefinitions:
                 )
             outputs_of[rule.id] = (order, values)
             matched.append(MatchedRule(rule, {v.name: v.value for v in values}))
-            if table.hit_policy is HitPolicy.FIRST:
+            if table.hit_policy is model.HitPolicy.FIRST:
                 break  # the rules below are not evaluated, as Camunda's engine stops here
         defaults: dict[str, Any] = {}
         for output, default in zip(table.outputs, compiled.defaults, strict=True):
@@ -332,7 +323,7 @@ class CompiledDefinitions:
                 defaults[output.name] = _convert(raw, output.type_ref, decision.id, f"the {where}")
         outcome = apply_hit_policy(decision.id, table, matched, defaults)
         collect_value = None
-        if table.hit_policy is HitPolicy.COLLECT and table.aggregation is not None:
+        if table.hit_policy is model.HitPolicy.COLLECT and table.aggregation is not None:
             name = table.outputs[0].name
             collect_value = outcome.entries[0][name] if outcome.entries else None
             recorded_outputs = [v for rule_id in outcome.rule_ids for v in outputs_of[rule_id][1]]
@@ -356,10 +347,10 @@ class CompiledDefinitions:
 
     @staticmethod
     def _matches(
-        decision: Decision,
+        decision: model.Decision,
         rule_id: str,
         entries: list[_Compiled],
-        clauses: tuple[InputClause, ...],
+        clauses: tuple[model.InputClause, ...],
         cells: list[_Cell],
     ) -> bool:
         """Whether every input entry of the rule holds, tried left to right."""
@@ -378,7 +369,7 @@ class CompiledDefinitions:
         return True
 
 
-def compile_definitions(definitions: DmnDefinitions, file: str) -> CompiledDefinitions:
+def compile_definitions(definitions: model.DmnDefinitions, file: str) -> CompiledDefinitions:
     """Compile every expression of `definitions`; raises ModelError naming file, line and
     element of the first that does not compile."""
     return CompiledDefinitions(definitions, file)
@@ -420,14 +411,14 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _as_variables(decision: Decision, result: list[dict[str, Any]]) -> dict[str, Any]:
+def _as_variables(decision: model.Decision, result: list[dict[str, Any]]) -> dict[str, Any]:
     """A required decision's result as the requiring decision's variables (Camunda's rule)."""
     if not result:
         return {}
     logic = decision.logic
-    collects = isinstance(logic, DecisionTable) and (
-        (logic.hit_policy is HitPolicy.COLLECT and logic.aggregation is None)
-        or logic.hit_policy is HitPolicy.RULE_ORDER
+    collects = isinstance(logic, model.DecisionTable) and (
+        (logic.hit_policy is model.HitPolicy.COLLECT and logic.aggregation is None)
+        or logic.hit_policy is model.HitPolicy.RULE_ORDER
     )
     if len(result) == 1 and not collects:
         return dict(result[0])

@@ -16,21 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from engine.bpmn.reading import load_document
+from engine.dmn import model
 from engine.dmn.graph import find_cycle
-from engine.dmn.model import (
-    DEFAULT_INPUT_VARIABLE,
-    Aggregation,
-    Decision,
-    DecisionTable,
-    DmnDefinitions,
-    Entry,
-    ExpressionLanguage,
-    HitPolicy,
-    InputClause,
-    LiteralExpression,
-    OutputClause,
-    Rule,
-)
 from engine.errors import ExpressionError, ModelError
 from engine.language.expressions import compile_expression
 from engine.language.history_ttl import parse_history_ttl
@@ -89,30 +76,32 @@ class _Reader:
         return (text.text or "").strip() if text is not None else ""
 
     def language(
-        self, element: Element, inherited: ExpressionLanguage, owner_id: str | None = None
-    ) -> ExpressionLanguage:
+        self, element: Element, inherited: model.ExpressionLanguage, owner_id: str | None = None
+    ) -> model.ExpressionLanguage:
         written = element.get("expressionLanguage")
         if written is None or not written.strip():
             return inherited
         value = written.strip()
         if value.lower() == "juel":
-            return ExpressionLanguage.JUEL
+            return model.ExpressionLanguage.JUEL
         if value.lower() == "feel" or "/FEEL/" in value or value.endswith("/FEEL"):
-            return ExpressionLanguage.FEEL
+            return model.ExpressionLanguage.FEEL
         message = f"expressionLanguage '{value}' is not supported (only FEEL and JUEL)"
         raise self.error(message, element, element.get("id") or owner_id)
 
     def entry(
-        self, element: Element, inherited: ExpressionLanguage, owner_id: str | None = None
-    ) -> Entry:
+        self, element: Element, inherited: model.ExpressionLanguage, owner_id: str | None = None
+    ) -> model.Entry:
         language = self.language(element, inherited, owner_id)
         text = self.text(element)
-        if language is ExpressionLanguage.JUEL and ("${" in text or "#{" in text):
+        if language is model.ExpressionLanguage.JUEL and ("${" in text or "#{" in text):
             try:
                 compile_expression(text)
             except ExpressionError as error:
                 raise self.error(error.message, element, element.get("id") or owner_id) from None
-        return Entry(text=text, language=language, id=element.get("id"), line=element.sourceline)
+        return model.Entry(
+            text=text, language=language, id=element.get("id"), line=element.sourceline
+        )
 
     def required_id(self, element: Element, what: str, owner_id: str | None = None) -> str:
         value = (element.get("id") or "").strip()
@@ -148,25 +137,27 @@ def _split_values(text: str) -> tuple[str, ...]:
     return tuple(item for item in items if item)
 
 
-def _input(element: Element, reader: _Reader, language: ExpressionLanguage) -> InputClause:
+def _input(
+    element: Element, reader: _Reader, language: model.ExpressionLanguage
+) -> model.InputClause:
     input_id = reader.required_id(element, "decision table input")
     expression = reader.child(element, "inputExpression")
     if expression is None:
         raise reader.error("a decision table input needs an inputExpression", element)
     values = reader.child(element, "inputValues")
-    return InputClause(
+    return model.InputClause(
         id=input_id,
         label=element.get("label"),
         expression=reader.entry(expression, language, input_id),
         type_ref=expression.get("typeRef"),
-        input_variable=element.get(_camunda("inputVariable")) or DEFAULT_INPUT_VARIABLE,
+        input_variable=element.get(_camunda("inputVariable")) or model.DEFAULT_INPUT_VARIABLE,
         input_values=reader.text(values) or None if values is not None else None,
     )
 
 
 def _output(
-    element: Element, reader: _Reader, language: ExpressionLanguage, single: bool
-) -> OutputClause:
+    element: Element, reader: _Reader, language: model.ExpressionLanguage, single: bool
+) -> model.OutputClause:
     output_id = reader.required_id(element, "decision table output")
     name = (element.get("name") or "").strip()
     if not name:
@@ -175,7 +166,7 @@ def _output(
         name = output_id
     values = reader.child(element, "outputValues")
     default = reader.child(element, "defaultOutputEntry")
-    return OutputClause(
+    return model.OutputClause(
         id=output_id,
         label=element.get("label"),
         name=name,
@@ -188,8 +179,8 @@ def _output(
 
 
 def _rule(
-    element: Element, reader: _Reader, language: ExpressionLanguage, inputs: int, outputs: int
-) -> Rule:
+    element: Element, reader: _Reader, language: model.ExpressionLanguage, inputs: int, outputs: int
+) -> model.Rule:
     rule_id = reader.required_id(element, "rule")
     input_entries = reader.children(element, "inputEntry")
     output_entries = reader.children(element, "outputEntry")
@@ -202,7 +193,7 @@ def _rule(
         )
         raise reader.error(message, element)
     description = reader.child(element, "description")
-    return Rule(
+    return model.Rule(
         id=rule_id,
         description=(description.text or "").strip() or None if description is not None else None,
         input_entries=tuple(reader.entry(e, language, rule_id) for e in input_entries),
@@ -211,25 +202,27 @@ def _rule(
     )
 
 
-def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> DecisionTable:
+def _table(
+    element: Element, reader: _Reader, language: model.ExpressionLanguage
+) -> model.DecisionTable:
     table_id = reader.required_id(element, "decision table")
     language = reader.language(element, language)
-    written = (element.get("hitPolicy") or HitPolicy.UNIQUE.value).strip()
+    written = (element.get("hitPolicy") or model.HitPolicy.UNIQUE.value).strip()
     try:
-        hit_policy = HitPolicy(written)
+        hit_policy = model.HitPolicy(written)
     except ValueError:
-        allowed = ", ".join(policy.value for policy in HitPolicy)
+        allowed = ", ".join(policy.value for policy in model.HitPolicy)
         raise reader.error(f"hitPolicy '{written}' is not one of {allowed}", element) from None
-    aggregation: Aggregation | None = None
+    aggregation: model.Aggregation | None = None
     written_aggregation = (element.get("aggregation") or "").strip()
     if written_aggregation:
         try:
-            aggregation = Aggregation(written_aggregation)
+            aggregation = model.Aggregation(written_aggregation)
         except ValueError:
-            allowed = ", ".join(item.value for item in Aggregation)
+            allowed = ", ".join(item.value for item in model.Aggregation)
             message = f"aggregation '{written_aggregation}' is not one of {allowed}"
             raise reader.error(message, element) from None
-        if hit_policy is not HitPolicy.COLLECT:
+        if hit_policy is not model.HitPolicy.COLLECT:
             message = f"aggregation {aggregation.value} is only allowed with hitPolicy COLLECT"
             raise reader.error(message, element)
     inputs = tuple(_input(item, reader, language) for item in reader.children(element, "input"))
@@ -237,7 +230,7 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
     if not output_elements:
         raise reader.error("a decision table needs at least one output", element)
     single = len(output_elements) == 1
-    outputs: list[OutputClause] = []
+    outputs: list[model.OutputClause] = []
     output_names: set[str] = set()
     for item in output_elements:
         output = _output(item, reader, language, single)
@@ -245,7 +238,7 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
             raise reader.error(f"the output name '{output.name}' is used twice", item)
         output_names.add(output.name)
         outputs.append(output)
-    ordered = hit_policy in (HitPolicy.PRIORITY, HitPolicy.OUTPUT_ORDER)
+    ordered = hit_policy in (model.HitPolicy.PRIORITY, model.HitPolicy.OUTPUT_ORDER)
     if ordered and not any(output.output_values for output in outputs):
         message = f"hitPolicy {hit_policy.value} needs outputValues on at least one output"
         raise reader.error(message, element)
@@ -260,7 +253,7 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
             "the limit (max_decision_rules in the engine's settings)"
         )
         raise reader.error(message, rule_elements[limits.max_rules])
-    rules: list[Rule] = []
+    rules: list[model.Rule] = []
     rule_ids: set[str] = set()
     for item in rule_elements:
         rule = _rule(item, reader, language, len(inputs), len(outputs))
@@ -268,7 +261,7 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
             raise reader.error(f"the rule id '{rule.id}' is used twice in the table", item)
         rule_ids.add(rule.id)
         rules.append(rule)
-    return DecisionTable(
+    return model.DecisionTable(
         id=table_id,
         hit_policy=hit_policy,
         aggregation=aggregation,
@@ -279,14 +272,14 @@ def _table(element: Element, reader: _Reader, language: ExpressionLanguage) -> D
 
 
 def _literal(
-    element: Element, decision: Element, reader: _Reader, language: ExpressionLanguage
-) -> LiteralExpression:
+    element: Element, decision: Element, reader: _Reader, language: model.ExpressionLanguage
+) -> model.LiteralExpression:
     decision_id = decision.get("id")
     literal_id = element.get("id") or f"{decision_id}_literalExpression"
     variable = reader.child(decision, "variable")
     variable_name = (variable.get("name") or "").strip() if variable is not None else ""
     type_ref = element.get("typeRef") or (variable.get("typeRef") if variable is not None else None)
-    return LiteralExpression(
+    return model.LiteralExpression(
         id=literal_id,
         variable_name=variable_name or decision_id,
         type_ref=type_ref,
@@ -307,7 +300,9 @@ def _requirements(element: Element, reader: _Reader, decision_id: str) -> tuple[
     return tuple(required)
 
 
-def _decision(element: Element, reader: _Reader, language: ExpressionLanguage) -> Decision:
+def _decision(
+    element: Element, reader: _Reader, language: model.ExpressionLanguage
+) -> model.Decision:
     decision_id = reader.required_id(element, "decision")
     table = reader.child(element, "decisionTable")
     literal = reader.child(element, "literalExpression")
@@ -324,7 +319,7 @@ def _decision(element: Element, reader: _Reader, language: ExpressionLanguage) -
         ttl = parse_history_ttl(ttl_text) if ttl_text is not None else None
     except ValueError as exc:
         raise reader.error(str(exc), element) from None
-    return Decision(
+    return model.Decision(
         id=decision_id,
         name=element.get("name"),
         version_tag=element.get(_camunda("versionTag")),
@@ -339,7 +334,7 @@ def parse_dmn(
     data: bytes | str,
     source_name: str = "<string>",
     limits: ModelLimits | None = DEFAULT_LIMITS,
-) -> DmnDefinitions:
+) -> model.DmnDefinitions:
     """The decisions of one DMN file; raises ModelError naming the file, line and element.
     `limits` bounds the file's bytes and each table's rules (None: anything, for a definition
     deployed under raised limits)."""
@@ -356,7 +351,7 @@ def parse_dmn(
         message = "the root element is not the definitions of DMN 1.1, 1.2 or 1.3"
         raise ModelError(message, file=source_name, line=root.sourceline)
     reader = _Reader(source_name, namespace, limits)
-    language = reader.language(root, ExpressionLanguage.FEEL)
+    language = reader.language(root, model.ExpressionLanguage.FEEL)
     decision_elements = reader.children(root, "decision")
     if limits is not None and len(decision_elements) > limits.max_decisions:
         message = (
@@ -364,7 +359,7 @@ def parse_dmn(
             "the limit (max_dmn_decisions in the engine's settings)"
         )
         raise reader.error(message, decision_elements[limits.max_decisions])
-    decisions: list[Decision] = []
+    decisions: list[model.Decision] = []
     elements: dict[str, Element] = {}
     for element in decision_elements:
         decision = _decision(element, reader, language)
@@ -383,7 +378,7 @@ def parse_dmn(
     if cycle is not None:
         message = "the decisions require each other in a cycle: " + " -> ".join(cycle)
         raise reader.error(message, elements[cycle[0]])
-    return DmnDefinitions(
+    return model.DmnDefinitions(
         id=root.get("id"),
         name=root.get("name"),
         namespace=root.get("namespace"),

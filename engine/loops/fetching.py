@@ -124,18 +124,52 @@ def _plan(timeout: float) -> Generator[_Step, Any, Tasks]:
     return tasks
 
 
-def _fetch(engine: FetchingEngine, command: FetchAndLock, key: str | Idempotency | None) -> Tasks:
-    try:
-        return engine.run(command, key).tasks
-    except NothingLocked:
-        return []
+class _Run:
+    """One waiting fetch: its plan, and the statement each step that asks for one runs (the
+    faces differ only in how they run statements and wait)."""
 
+    def __init__(
+        self,
+        engine: FetchingEngine,
+        command: FetchAndLock,
+        timeout: float,
+        idempotency_key: str | Idempotency | None,
+    ) -> None:
+        self.engine, self.command = engine, command
+        self.key = Idempotency.of(idempotency_key, command)
+        self.plan = _plan(timeout)
+        self.tasks: Tasks = []
 
-def _fetchable(engine: FetchingEngine, command: FetchAndLock) -> bool:
-    """Whether the fetch would lock anything now: one cheap read."""
-    with engine.connection() as conn:
-        topics = [topic.topic for topic in command.topics]
-        return external_task_store.any_fetchable(conn, topics, engine.clock())
+    def next(self, answer: Any) -> _Step | None:
+        """The step after the one `answer` answers; None once the plan is done (see `tasks`)."""
+        try:
+            return self.plan.send(answer)
+        except StopIteration as done:
+            self.tasks = done.value
+            return None
+
+    def statement(self, step: _Step) -> Callable[[], Any] | None:
+        """What `step` runs for its answer (a blocking call); None for a wait."""
+        if isinstance(step, _Fetch):
+            return self._fetch
+        if isinstance(step, _Fetchable):
+            return self._fetchable
+        if isinstance(step, _Generation):
+            # The first reading starts the notifier, which may wait for its connection.
+            return lambda: self.engine.notifier.generation(EXTERNAL_TASK_CHANNEL)
+        return None
+
+    def _fetch(self) -> Tasks:
+        try:
+            return self.engine.run(self.command, self.key).tasks
+        except NothingLocked:
+            return []
+
+    def _fetchable(self) -> bool:
+        """Whether the fetch would lock anything now: one cheap read."""
+        with self.engine.connection() as conn:
+            topics = [topic.topic for topic in self.command.topics]
+            return external_task_store.any_fetchable(conn, topics, self.engine.clock())
 
 
 # -- the blocking face ----------------------------------------------------------------------------
@@ -151,33 +185,22 @@ def fetch_and_lock(
 ) -> Tasks:
     """Run `command`; when it locks nothing, wait up to `timeout` seconds for work and lock it
     then. The tasks locked; none when the time ran out or `stopping` was set."""
-    key = Idempotency.of(idempotency_key, command)
-    notifier = engine.notifier
-    plan = _plan(timeout)
+    run = _Run(engine, command, timeout, idempotency_key)
     answer: Any = None
-    while True:
-        try:
-            step = plan.send(answer)
-        except StopIteration as done:
-            tasks: Tasks = done.value
-            return tasks
-        answer = None
-        if isinstance(step, _Fetch):
-            answer = _fetch(engine, command, key)
-        elif isinstance(step, _Fetchable):
-            answer = _fetchable(engine, command)
-        elif isinstance(step, _Generation):
-            answer = notifier.generation(EXTERNAL_TASK_CHANNEL)
-        elif isinstance(step, _Changed):
+    while (step := run.next(answer)) is not None:
+        statement = run.statement(step)
+        answer = statement() if statement is not None else None
+        if isinstance(step, _Changed):
             _wait_changed(engine, step, stopping)
-        else:
+        elif isinstance(step, _Pause):
             if stopping is not None:
                 stopping.wait(step.seconds)
             else:
                 time.sleep(step.seconds)
         if stopping is not None and stopping.is_set():
-            plan.close()
+            run.plan.close()
             return []
+    return run.tasks
 
 
 def _wait_changed(engine: FetchingEngine, step: _Changed, stopping: threading.Event | None) -> None:
@@ -210,33 +233,21 @@ async def fetch_and_lock_async(
     """`fetch_and_lock` for an event loop: statements run through `run_blocking` (in a thread),
     waits are awaited without holding one. `gone` (a client that disconnected) is asked after
     every wait and ends the fetch with no tasks."""
-    key = Idempotency.of(idempotency_key, command)
-    notifier = engine.notifier
-    plan = _plan(timeout)
+    run = _Run(engine, command, timeout, idempotency_key)
     answer: Any = None
-    while True:
-        try:
-            step = plan.send(answer)
-        except StopIteration as done:
-            tasks: Tasks = done.value
-            return tasks
-        answer = None
-        if isinstance(step, _Fetch):
-            answer = await run_blocking(lambda: _fetch(engine, command, key))
-        elif isinstance(step, _Fetchable):
-            answer = await run_blocking(lambda: _fetchable(engine, command))
-        elif isinstance(step, _Generation):
-            # The first reading starts the notifier, which may wait for its connection.
-            answer = await run_blocking(lambda: notifier.generation(EXTERNAL_TASK_CHANNEL))
-        elif isinstance(step, _Changed):
+    while (step := run.next(answer)) is not None:
+        statement = run.statement(step)
+        answer = await run_blocking(statement) if statement is not None else None
+        if isinstance(step, _Changed):
             deadline = time.monotonic() + step.seconds
             while (
                 time.monotonic() < deadline
-                and notifier.generation(EXTERNAL_TASK_CHANNEL) == step.seen
+                and engine.notifier.generation(EXTERNAL_TASK_CHANNEL) == step.seen
             ):
                 await asyncio.sleep(_POLL_SECONDS)
-        else:
+        elif isinstance(step, _Pause):
             await asyncio.sleep(step.seconds)
         if isinstance(step, _Changed | _Pause) and gone is not None and await gone():
-            plan.close()
+            run.plan.close()
             return []
+    return run.tasks

@@ -266,16 +266,7 @@ class OutboxHub:
     def replay(self, flt: Filter, after: int, upto: int) -> tuple[list[Event], int]:
         """One page of matching rows with `after < seq <= upto` and the position reached."""
         with self.engine.connection() as conn:
-            rows = read_rows(
-                conn,
-                after,
-                upto,
-                self.page_size,
-                instance_id=flt.instance_id,
-                definition_key=flt.definition_key,
-                definition_id=flt.definition_id,
-                root_instance_id=flt.root_instance_id,
-            )
+            rows = read_rows(conn, after, upto, self.page_size, vars(flt))
         reached = rows[-1].seq if len(rows) == self.page_size else upto
         return [self.event(row) for row in rows], reached
 

@@ -42,35 +42,48 @@ class ConditionalTrigger:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StartEvent(Node):
-    """A start event: a none start, or triggered by a message, a timer or a signal. Inside an event
-    subprocess it may also be an error start (`is_error`; `error_code` None catches every error)
-    or an escalation start (`is_escalation`; `escalation_code` None catches every escalation),
-    and `interrupting` False lets the enclosing scope carry on while the event subprocess runs."""
+class Waits:
+    """What an event can wait for: a timer, a message, a signal or a condition."""
 
-    message_name: str | None = None
     timer: TimerDefinition | None = None
+    message_name: str | None = None
     signal_name: str | None = None
     conditional: ConditionalTrigger | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Catches(Waits):
+    """What a start event of an event subprocess and a boundary event can catch besides: an error
+    (`is_error`; `error_code` None catches every error), an escalation (`is_escalation`;
+    `escalation_code` None catches every escalation), or compensation (`is_compensation`)."""
+
     is_error: bool = False
     error_code: str | None = None
-    # camunda:errorCodeVariable / errorMessageVariable of an error start: the variables that
-    # receive the caught error's code and message.
+    # camunda:errorCodeVariable / errorMessageVariable: the variables that receive the caught
+    # error's code and message.
     error_code_variable: str | None = None
     error_message_variable: str | None = None
     is_escalation: bool = False
     escalation_code: str | None = None
-    # camunda:escalationCodeVariable of an escalation start: the variable that receives the
-    # caught escalation's code.
+    # camunda:escalationCodeVariable: the variable that receives the caught escalation's code.
     escalation_code_variable: str | None = None
+    is_compensation: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartEvent(Catches, Node):
+    """A start event: a none start, or triggered by a message, a timer or a signal. Inside an event
+    subprocess it may also be an error or an escalation start (see `Catches`), and `interrupting`
+    False lets the enclosing scope carry on while the event subprocess runs; a compensation
+    start (`is_compensation`) starts a compensation event subprocess, run when its subprocess is
+    compensated."""
+
     interrupting: bool = True
     # camunda:formKey of a start form, kept as written; camunda:formData fields of a none start.
     form_key: str | None = None
     form_fields: tuple[FormField, ...] = ()
     # camunda:initiator: the variable that receives the id of the user who started the instance.
     initiator: str | None = None
-    # The start of a compensation event subprocess: it runs when its subprocess is compensated.
-    is_compensation: bool = False
 
     @property
     def kind(self) -> NodeKind:
@@ -201,16 +214,12 @@ class IntermediateThrowEvent(MessageThrow, Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class IntermediateCatchEvent(Node):
+class IntermediateCatchEvent(Waits, Node):
     """The token waits here for exactly one of: a timer, a message, a signal. A link catch event
     (`link_name`) does not wait: a token arrives at it from a link throw event of its scope and
     goes straight on."""
 
-    timer: TimerDefinition | None = None
-    message_name: str | None = None
-    signal_name: str | None = None
     link_name: str | None = None
-    conditional: ConditionalTrigger | None = None
 
     @property
     def kind(self) -> NodeKind:
@@ -218,29 +227,15 @@ class IntermediateCatchEvent(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class BoundaryEvent(Node):
+class BoundaryEvent(Catches, Node):
     """An event on the edge of `attached_to` (a task or subprocess) with exactly one trigger.
     Interrupting (`cancel_activity`) ends the activity; otherwise a new token leaves beside it.
-    `is_error` with `error_code` None catches every error; `is_escalation` with `escalation_code`
-    None every escalation."""
+    A compensation boundary event (`is_compensation`): once its activity completes it can be
+    compensated by `compensate_handler`, the isForCompensation activity its association leads
+    to."""
 
     attached_to: str
     cancel_activity: bool = True
-    timer: TimerDefinition | None = None
-    message_name: str | None = None
-    signal_name: str | None = None
-    conditional: ConditionalTrigger | None = None
-    is_error: bool = False
-    error_code: str | None = None
-    # As on an error start event: the variables that receive the caught error's code and message.
-    error_code_variable: str | None = None
-    error_message_variable: str | None = None
-    is_escalation: bool = False
-    escalation_code: str | None = None
-    escalation_code_variable: str | None = None
-    # A compensation boundary event: once its activity completes it can be compensated by
-    # `compensate_handler`, the isForCompensation activity its association leads to.
-    is_compensation: bool = False
     compensate_handler: str | None = None
 
     @property
@@ -252,8 +247,10 @@ def triggers(node: Node) -> tuple[str, ...]:
     """The triggers an event carries: "timer", "message", "signal", "error", "escalation", "link",
     "compensation"
     (empty for a none event or a node that is not an event)."""
-    if not isinstance(node, StartEvent | IntermediateCatchEvent | BoundaryEvent):
-        return ()
+    return _triggers(node) if isinstance(node, Waits) else ()
+
+
+def _triggers(node: Waits) -> tuple[str, ...]:
     found: list[str] = []
     if node.timer is not None:
         found.append("timer")
@@ -263,12 +260,12 @@ def triggers(node: Node) -> tuple[str, ...]:
         found.append("signal")
     if node.conditional is not None:
         found.append("conditional")
-    if isinstance(node, StartEvent | BoundaryEvent) and node.is_error:
+    if isinstance(node, Catches) and node.is_error:
         found.append("error")
-    if isinstance(node, StartEvent | BoundaryEvent) and node.is_escalation:
+    if isinstance(node, Catches) and node.is_escalation:
         found.append("escalation")
     if isinstance(node, IntermediateCatchEvent) and node.link_name is not None:
         found.append("link")
-    if isinstance(node, StartEvent | BoundaryEvent) and node.is_compensation:
+    if isinstance(node, Catches) and node.is_compensation:
         found.append("compensation")
     return tuple(found)

@@ -14,6 +14,7 @@ import psycopg
 from psycopg import sql
 
 from engine import schema
+from engine.sql.filters import Where
 from engine.states import CleanupState, InstanceState, JobKind
 from engine.store.columns import fetch_one
 
@@ -47,14 +48,15 @@ _RUNNING_FAMILY = """EXISTS (
       AND NOT (m.state = ANY(%(final)s)))"""
 
 # Each definition's ended roots past its time to live whose families have ended, oldest first;
-# a definition with no time to live (and no default) contributes none. Read without locks.
+# a definition with no time to live (and no default) contributes none; `{held}`, a condition on
+# the root (see `lock_families`). Read without locks.
 CANDIDATES = f"""
 SELECT c.id FROM process_definition d
 CROSS JOIN LATERAL (
     SELECT i.id FROM process_instance i
     WHERE i.definition_id = d.id AND i.super_instance_id IS NULL AND i.ended_at IS NOT NULL
       AND i.ended_at <= %(now)s - make_interval(days => COALESCE(d.history_ttl_days, %(ttl)s::int))
-      AND (%(held)s::timestamptz IS NULL OR i.ended_at < %(held)s::timestamptz)
+      AND {{held}}
       AND NOT {_RUNNING_FAMILY.format(root="i.id")}
     ORDER BY i.ended_at
     LIMIT %(limit)s
@@ -111,9 +113,11 @@ def lock_families(
     """Lock up to `limit` families past their removal time; with `held`, only those whose root
     ended before it (the events of a family that ended later may still be on their way to a
     consumer)."""
+    ended = Where()
+    ended.below("i.ended_at", held)
     found = conn.execute(
-        CANDIDATES,
-        {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES, "held": held},
+        sql.SQL(CANDIDATES).format(held=ended.conditions()),
+        {"now": now, "ttl": default_ttl, "limit": limit, "final": FINAL_STATES, **ended.params()},
     )
     ids = [row[0] for row in found.fetchall()]
     if not ids:
@@ -145,12 +149,14 @@ def delete_instances(conn: psycopg.Connection[Any], ids: list[UUID]) -> int:
     return _count(conn, "DELETE FROM process_instance WHERE id = ANY(%(ids)s)", {"ids": ids})
 
 
-def _count(conn: psycopg.Connection[Any], delete: str, params: dict[str, Any]) -> int:
+def _count(
+    conn: psycopg.Connection[Any], delete: str | sql.Composable, params: dict[str, Any]
+) -> int:
     """The rows `delete` deleted (counted in the statement: in a pipeline, a cursor's rowcount
     is not known yet)."""
+    statement = sql.SQL("WITH deleted AS ({} RETURNING 1) SELECT count(*) FROM deleted")
     row = conn.execute(
-        f"WITH deleted AS ({delete} RETURNING 1) SELECT count(*) FROM deleted",
-        params,
+        statement.format(sql.SQL(delete) if isinstance(delete, str) else delete), params
     ).fetchone()
     assert row is not None
     return int(row[0])
@@ -189,13 +195,16 @@ def trim_outbox(
 ) -> int:
     """Delete outbox rows written before `before` and below `floor` (no bound when None),
     from the lowest seq on, at most `limit`."""
+    where = Where()
+    where.below("h.created_at", before)
+    where.below("h.seq", floor)
+    oldest = sql.SQL("SELECT seq, created_at FROM outbox ORDER BY seq") + where.limit(limit)
     return _count(
         conn,
-        "DELETE FROM outbox WHERE seq IN ("
-        "  SELECT seq FROM (SELECT seq, created_at FROM outbox ORDER BY seq LIMIT %(limit)s) h"
-        "  WHERE h.created_at < %(before)s"
-        "    AND (%(floor)s::bigint IS NULL OR h.seq < %(floor)s::bigint))",
-        {"limit": limit, "before": before, "floor": floor},
+        sql.SQL("DELETE FROM outbox WHERE seq IN (SELECT seq FROM ({}) h{})").format(
+            oldest, where.sql()
+        ),
+        where.params(),
     )
 
 

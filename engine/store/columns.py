@@ -24,9 +24,36 @@ from psycopg.rows import class_row, dict_row
 from sqlalchemy.dialects.postgresql import JSONB
 
 from engine import schema
+from engine.core.runtime import (
+    Event,
+    ExternalTaskRow,
+    IncidentRow,
+    InstanceRow,
+    JobRow,
+    Join,
+    Subscription,
+    Token,
+    UserTaskRow,
+    Visit,
+)
 from engine.sql.filters import Where
 
 TABLES: Mapping[str, sa.Table] = schema.metadata.tables
+
+# The runtime row (engine/core/runtime.py) each table of an instance is loaded into
+# (engine/store/runs.py) and written from (engine/store/persist.py).
+HELD_BY: Mapping[str, type[Any]] = {
+    "process_instance": InstanceRow,
+    "token": Token,
+    "join_state": Join,
+    "user_task": UserTaskRow,
+    "external_task": ExternalTaskRow,
+    "job": JobRow,
+    "event_subscription": Subscription,
+    "incident": IncidentRow,
+    "history": Visit,
+    "outbox": Event,
+}
 
 T = TypeVar("T")
 

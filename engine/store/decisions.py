@@ -10,8 +10,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from engine.sql.filters import Where
 from engine.store import definitions
 from engine.store.columns import fetch_one
 from engine.store.definitions import COLUMNS, DECISIONS, PROCESSES, DefinitionRow
@@ -57,17 +59,20 @@ def find(
 ) -> DecisionRow | None:
     """The decision `key` a binding picks: a version, the latest with a version tag, the latest
     deployed with the process definition `deployed_with`, or else the latest."""
-    return fetch_one(
-        conn,
-        DecisionRow,
-        f"SELECT {COLUMNS} FROM {DECISIONS} WHERE key = %(key)s "
-        "AND (%(version)s::int IS NULL OR version = %(version)s::int) "
-        "AND (%(tag)s::text IS NULL OR version_tag = %(tag)s::text) "
-        "AND (%(process)s::text IS NULL OR deployment_id = "
-        f"(SELECT deployment_id FROM {PROCESSES} WHERE id = %(process)s::text)) "
-        "ORDER BY version DESC LIMIT 1",
-        {"key": key, "version": version, "tag": version_tag, "process": deployed_with},
+    where = Where()
+    where.equals("key", key)
+    where.equals("version", version)
+    where.equals("version_tag", version_tag)
+    where.when(
+        deployed_with,
+        f"deployment_id = (SELECT deployment_id FROM {PROCESSES} WHERE id = {{}})",
     )
+    query = (
+        sql.SQL(f"SELECT {COLUMNS} FROM {DECISIONS}")
+        + where.sql()
+        + sql.SQL(" ORDER BY version DESC LIMIT 1")
+    )
+    return fetch_one(conn, DecisionRow, query, where.params())
 
 
 def by_id(conn: psycopg.Connection[Any], definition_id: str) -> DecisionRow | None:

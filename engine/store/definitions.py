@@ -9,7 +9,9 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
+from engine.sql.filters import Where
 from engine.store.columns import fetch_all, fetch_one
 
 PROCESSES = "process_definition"
@@ -109,12 +111,10 @@ def diagram_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str,
 def list_all(
     conn: psycopg.Connection[Any], key: str | None = None, table: str = PROCESSES
 ) -> list[DefinitionRow]:
-    return fetch_all(
-        conn,
-        DefinitionRow,
-        f"SELECT {COLUMNS} FROM {table} WHERE %s::text IS NULL OR key = %s ORDER BY key, version",
-        (key, key),
-    )
+    where = Where()
+    where.equals("key", key)
+    query = sql.SQL(f"SELECT {COLUMNS} FROM {table}") + where.sql()
+    return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 
 
 def lock_key(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> None:

@@ -3,14 +3,16 @@ transactions that may still be writing outbox rows, and committed rows in a rang
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-from uuid import UUID
+from typing import Any, LiteralString
 
 import psycopg
+from psycopg import sql
 from psycopg.rows import dict_row
 
 from engine.errors import InterlockError
+from engine.sql.filters import Where
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,19 @@ def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str
     return frozenset(str(row[0]) for row in rows)
 
 
-_ROWS = (
+_ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
     "i.definition_key, i.definition_id, i.root_instance_id "
-    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
-    "WHERE o.seq > %(after)s AND o.seq <= %(upto)s"
+    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
+
+# What `rows` may keep to: the column each name of `only` compares.
+_ONLY: dict[str, LiteralString] = {
+    "instance_id": "o.instance_id",
+    "root_instance_id": "i.root_instance_id",
+    "definition_key": "i.definition_key",
+    "definition_id": "i.definition_id",
+}
 
 
 def rows(
@@ -73,28 +82,15 @@ def rows(
     after: int,
     upto: int,
     limit: int,
-    *,
-    instance_id: UUID | None = None,
-    definition_key: str | None = None,
-    definition_id: str | None = None,
-    root_instance_id: UUID | None = None,
+    only: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
-    """Rows with `after < seq <= upto` in `seq` order, at most `limit`, optionally only those of
-    one instance, one family of called instances (by its root) or one definition (by key or by
-    id), each by its columns' names."""
-    sql = _ROWS
-    params: dict[str, Any] = {"after": after, "upto": upto, "limit": limit}
-    if instance_id is not None:
-        sql += " AND o.instance_id = %(instance_id)s"
-        params["instance_id"] = instance_id
-    if root_instance_id is not None:
-        sql += " AND i.root_instance_id = %(root_instance_id)s"
-        params["root_instance_id"] = root_instance_id
-    if definition_key is not None:
-        sql += " AND i.definition_key = %(definition_key)s"
-        params["definition_key"] = definition_key
-    if definition_id is not None:
-        sql += " AND i.definition_id = %(definition_id)s"
-        params["definition_id"] = definition_id
-    cur = conn.cursor(row_factory=dict_row)
-    return cur.execute(sql + " ORDER BY o.seq LIMIT %(limit)s", params).fetchall()
+    """Rows with `after < seq <= upto` in `seq` order, at most `limit`, each by its columns'
+    names; with `only`, those of one instance, one family of called instances (by its root) or
+    one definition (by key or by id): each name of `_ONLY` given a value other than None."""
+    where = Where()
+    where.above("o.seq", after)
+    where.at_most("o.seq", upto)
+    for name, value in (only or {}).items():
+        where.equals(_ONLY[name], value)
+    statement = _ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)
+    return conn.cursor(row_factory=dict_row).execute(statement, where.params()).fetchall()

@@ -26,19 +26,7 @@ import orjson
 import psycopg
 import sqlalchemy as sa
 
-from engine.core.runtime import (
-    Event,
-    ExternalTaskRow,
-    IncidentRow,
-    InstanceRow,
-    InstanceRun,
-    JobRow,
-    Join,
-    Subscription,
-    Token,
-    UserTaskRow,
-    Visit,
-)
+from engine.core.runtime import Event, InstanceRun
 from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
 from engine.states import TaskState
 from engine.store import columns
@@ -148,8 +136,8 @@ def _insert(
 def _update(
     key: str,
     table: sa.Table,
-    alias: str,
     held_by: type[Any],
+    alias: str,
     *,
     compare: tuple[str, str] | None = None,
     context: tuple[str, ...] = (),
@@ -249,48 +237,47 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
     from the tables. A statement holds only the CTEs whose lists are not empty: an empty INSERT
     still fires its statement triggers and every CTE costs executor set-up, so a command pays
     for what it changed, not for every table."""
-    instance, token, join = tables["process_instance"], tables["token"], tables["join_state"]
-    task, external, job = tables["user_task"], tables["external_task"], tables["job"]
-    subscription, incident = tables["event_subscription"], tables["incident"]
-    history, outbox = tables["history"], tables["outbox"]
+
+    def held(name: str) -> tuple[sa.Table, type[Any]]:
+        """The table `name` and the runtime row it is written from."""
+        return tables[name], columns.HELD_BY[name]
+
+    join, job = tables["join_state"], tables["job"]
     found = [
-        _insert("new_instance", instance, InstanceRow),
-        _update("changed_instance", instance, "p", InstanceRow),
-        _insert("new_tokens", token, Token),
-        _update("changed_tokens", token, "t", Token),
-        _insert("new_joins", join, Join, context=("instance_id",)),
-        _update("changed_joins", join, "j", Join, context=("instance_id",)),
+        _insert("new_instance", *held("process_instance")),
+        _update("changed_instance", *held("process_instance"), "p"),
+        _insert("new_tokens", *held("token")),
+        _update("changed_tokens", *held("token"), "t"),
+        _insert("new_joins", *held("join_state"), context=("instance_id",)),
+        _update("changed_joins", *held("join_state"), "j", context=("instance_id",)),
         _delete_versioned("deleted_joins", join, "j"),
         _variables(tables["variable"]),
         _deleted_variables(tables["variable"]),
-        _insert("new_tasks", task, UserTaskRow, context=("instance_id",)),
-        _update("changed_tasks", task, "u", UserTaskRow),
-        _insert("new_external_tasks", external, ExternalTaskRow, context=("instance_id",)),
+        _insert("new_tasks", *held("user_task"), context=("instance_id",)),
+        _update("changed_tasks", *held("user_task"), "u"),
+        _insert("new_external_tasks", *held("external_task"), context=("instance_id",)),
         _update(
             "changed_external_tasks",
-            external,
+            *held("external_task"),
             "e",
-            ExternalTaskRow,
             compare=("loaded_worker_id", "worker_id"),
         ),
-        _insert("new_jobs", job, JobRow, context=("instance_id", "definition_id")),
-        _update("changed_jobs", job, "j", JobRow),
+        _insert("new_jobs", *held("job"), context=("instance_id", "definition_id")),
+        _update("changed_jobs", *held("job"), "j"),
         _delete_by_id("deleted_jobs", job, "j"),
         _insert(
             "new_subscriptions",
-            subscription,
-            Subscription,
+            *held("event_subscription"),
             context=("instance_id", "definition_id"),
         ),
-        _delete_by_id("deleted_subscriptions", subscription, "e"),
-        _insert("new_incidents", incident, IncidentRow, context=("instance_id", "definition_id")),
-        _update("changed_incidents", incident, "i", IncidentRow),
-        _insert("new_visits", history, Visit, context=("instance_id",)),
-        _update("ended_visits", history, "h", Visit),
+        _delete_by_id("deleted_subscriptions", tables["event_subscription"], "e"),
+        _insert("new_incidents", *held("incident"), context=("instance_id", "definition_id")),
+        _update("changed_incidents", *held("incident"), "i"),
+        _insert("new_visits", *held("history"), context=("instance_id",)),
+        _update("ended_visits", *held("history"), "h"),
         _insert(
             "outbox",
-            outbox,
-            Event,
+            *held("outbox"),
             name="events",
             context=("instance_id", "ordinality"),
             extra=(("ordinality", "int"),),

@@ -15,17 +15,7 @@ from uuid import UUID
 import psycopg
 import sqlalchemy as sa
 
-from engine.core.runtime import (
-    ExternalTaskRow,
-    IncidentRow,
-    InstanceRow,
-    InstanceRun,
-    JobRow,
-    Join,
-    Subscription,
-    Token,
-    UserTaskRow,
-)
+from engine.core.runtime import InstanceRow, InstanceRun, Join, Token
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
 from engine.language.variables import from_row
 from engine.states import IncidentState, InstanceState, TaskState, TokenState
@@ -46,13 +36,14 @@ BY_EXTERNAL_TASK = "(SELECT instance_id FROM external_task WHERE id = %(key)s)"
 BY_USER_TASK = "(SELECT instance_id FROM user_task WHERE id = %(key)s)"
 
 # The open work an instance command may have to retire or act on, loaded with the instance:
-# (runtime row, the run's map of it, table, condition). A row loads the columns its class holds.
-_WORK: tuple[tuple[type[Any], str, str, str], ...] = (
-    (UserTaskRow, "tasks", "user_task", "AND state = %(open_task)s"),
-    (ExternalTaskRow, "external_tasks", "external_task", "AND state = %(open_task)s"),
-    (JobRow, "jobs", "job", ""),
-    (Subscription, "subscriptions", "event_subscription", ""),
-    (IncidentRow, "incidents", "incident", "AND state = %(open_incident)s"),
+# (the run's map of it, table, condition). A row loads the columns its runtime row holds
+# (`columns.HELD_BY`).
+_WORK: tuple[tuple[str, str, str], ...] = (
+    ("tasks", "user_task", "AND state = %(open_task)s"),
+    ("external_tasks", "external_task", "AND state = %(open_task)s"),
+    ("jobs", "job", ""),
+    ("subscriptions", "event_subscription", ""),
+    ("incidents", "incident", "AND state = %(open_incident)s"),
 )
 
 
@@ -67,8 +58,12 @@ class _Part:
     read: Callable[[list[Any]], dict[str, Any]]
 
 
-def _part(tables: Mapping[str, sa.Table], table: str, cls: type[Any], condition: str) -> _Part:
-    found = columns.shared(tables[table], cls)
+def _part(
+    tables: Mapping[str, sa.Table], table: str, condition: str, cls: type[Any] | None = None
+) -> _Part:
+    """The part of `table`'s rows; each loads the columns `cls` (by default the table's runtime
+    row) holds."""
+    found = columns.shared(tables[table], cls or columns.HELD_BY[table])
     return _Part(table, found, condition, columns.json_reader(tables[table], found))
 
 
@@ -88,16 +83,16 @@ class Loader:
         variable = tables["variable"]
         self.parts: tuple[_Part, ...] = (
             _part(
-                tables, "token", token_class, "AND (state = ANY(%(live)s) OR id = ANY(%(extra)s))"
+                tables, "token", "AND (state = ANY(%(live)s) OR id = ANY(%(extra)s))", token_class
             ),
-            _part(tables, "join_state", Join, ""),
+            _part(tables, "join_state", ""),
             _Part(
                 "variable",
                 ("scope_key", "name", "type", "value"),
                 "",
                 columns.json_reader(variable, ("scope_key", "name", "type", "value")),
             ),
-            *(_part(tables, table, cls, condition) for cls, _, table, condition in _WORK),
+            *(_part(tables, table, condition) for _, table, condition in _WORK),
         )
         instance = ", ".join(self.instance_fields)
         loaded = self.loaded_columns("i")
@@ -177,7 +172,8 @@ class Loader:
                 run.locals.setdefault(UUID(row["scope_key"]), {})[row["name"]] = value
             else:
                 run.variables[row["name"]] = value
-        for (cls, attribute, _, _), part, rows in zip(_WORK, work_parts, work, strict=True):
+        for (attribute, table, _), part, rows in zip(_WORK, work_parts, work, strict=True):
+            cls = columns.HELD_BY[table]
             items = (cls(**part.read(found)) for found in rows or ())
             getattr(run, attribute).update({item.id: item for item in items})
         for task in run.external_tasks.values():

@@ -8,10 +8,12 @@ from datetime import datetime
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from engine.language import timers
 from engine.model import ProcessModel, StartEvent
 from engine.semantics import waits
+from engine.sql.filters import Where
 from engine.states import JobKind, SubscriptionKind
 from engine.store.columns import fetch_all
 
@@ -100,12 +102,16 @@ def conditional(
 ) -> list[StartSubscription]:
     """The conditional start events of the latest versions (of `definition_id` alone, if
     given), by key."""
-    return fetch_all(
-        conn,
-        StartSubscription,
-        "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
-        "JOIN process_definition d ON d.id = s.definition_id "
-        "WHERE s.instance_id IS NULL AND s.kind = %s "
-        "AND (%s::text IS NULL OR s.definition_id = %s) ORDER BY d.key, s.node_id",
-        (SubscriptionKind.CONDITIONAL, definition_id, definition_id),
+    where = Where()
+    where.fixed("s.instance_id IS NULL")
+    where.add("s.kind = {}", SubscriptionKind.CONDITIONAL)
+    where.equals("s.definition_id", definition_id)
+    query = (
+        sql.SQL(
+            "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
+            "JOIN process_definition d ON d.id = s.definition_id"
+        )
+        + where.sql()
+        + sql.SQL(" ORDER BY d.key, s.node_id")
     )
+    return fetch_all(conn, StartSubscription, query, where.params())

@@ -8,8 +8,10 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine.language.variables import infer
+from engine.sql.filters import Where
 from engine.states import InstanceState
 
 
@@ -29,24 +31,26 @@ def waiting_instances(
     keys = json.dumps(
         [{"name": k, "value": infer(v).to_json()} for k, v in (correlation_keys or {}).items()]
     )
-    rows = conn.execute(
-        "SELECT s.id, s.instance_id FROM event_subscription s "
-        "JOIN process_instance p ON p.id = s.instance_id "
-        "WHERE s.kind = %(kind)s AND s.name = %(name)s AND p.state = %(active)s "
-        "AND (%(bk)s::text IS NULL OR p.business_key = %(bk)s) "
-        "AND (%(instance)s::uuid IS NULL OR p.id = %(instance)s) "
-        "AND NOT EXISTS ("
-        "  SELECT 1 FROM jsonb_to_recordset(%(keys)s::jsonb) AS k(name text, value jsonb) "
+    where = Where()
+    where.add("s.kind = {}", kind)
+    where.add("s.name = {}", name)
+    where.add("p.state = {}", InstanceState.ACTIVE)
+    where.equals("p.business_key", business_key)
+    where.equals("p.id", instance_id)
+    where.add(
+        "NOT EXISTS ("
+        "  SELECT 1 FROM jsonb_to_recordset({}::jsonb) AS k(name text, value jsonb) "
         "  WHERE NOT EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = p.id "
-        "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value)) "
-        "ORDER BY p.root_instance_id, s.instance_id, s.created_at, s.id",
-        {
-            "kind": kind,
-            "name": name,
-            "active": InstanceState.ACTIVE,
-            "bk": business_key,
-            "instance": instance_id,
-            "keys": keys,
-        },
+        "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value))",
+        keys,
+    )
+    rows = conn.execute(
+        sql.SQL(
+            "SELECT s.id, s.instance_id FROM event_subscription s "
+            "JOIN process_instance p ON p.id = s.instance_id"
+        )
+        + where.sql()
+        + sql.SQL(" ORDER BY p.root_instance_id, s.instance_id, s.created_at, s.id"),
+        where.params(),
     ).fetchall()
     return [(row[0], row[1]) for row in rows]
