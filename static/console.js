@@ -73,22 +73,66 @@
     ) {
       return true;
     }
-    var refused = el.querySelectorAll("form[data-refused]");
-    for (var i = 0; i < refused.length; i++) {
-      if (!refused[i].closest("details:not([open])")) {
+    var forms = el.querySelectorAll("form");
+    for (var i = 0; i < forms.length; i++) {
+      if (
+        !forms[i].closest("details:not([open])") &&
+        (forms[i].hasAttribute("data-refused") || changed(forms[i]))
+      ) {
         return true;
       }
     }
     return false;
   }
 
+  // Whether a form holds something typed or picked that it was not drawn with.
+  function changed(form) {
+    for (var i = 0; i < form.elements.length; i++) {
+      var field = form.elements[i];
+      if (!field.name || field.disabled) {
+        continue;  // only what the form would send
+      }
+      if (field.type === "checkbox" || field.type === "radio") {
+        if (field.checked !== field.defaultChecked) {
+          return true;
+        }
+      } else if (field.tagName === "SELECT") {
+        for (var j = 0; j < field.options.length; j++) {
+          if (field.options[j].selected !== field.options[j].defaultSelected) {
+            return true;
+          }
+        }
+      } else if ("defaultValue" in field && field.type !== "hidden" && field.value !== field.defaultValue) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // What a form holds once its submission was accepted is what it was drawn with from then on.
+  function settle(form) {
+    for (var i = 0; i < form.elements.length; i++) {
+      var field = form.elements[i];
+      if (field.type === "checkbox" || field.type === "radio") {
+        field.defaultChecked = field.checked;
+      } else if (field.tagName === "SELECT") {
+        for (var j = 0; j < field.options.length; j++) {
+          field.options[j].defaultSelected = field.options[j].selected;
+        }
+      } else if ("defaultValue" in field) {
+        field.defaultValue = field.value;
+      }
+    }
+  }
+
   // An accepted submission leaves the form in place (the answer goes elsewhere): it no longer
   // holds its part.
   document.addEventListener("htmx:afterRequest", function (evt) {
     var elt = evt.detail.elt;
-    var form = elt && elt.closest ? elt.closest("form[data-refused]") : null;
+    var form = elt && elt.closest ? elt.closest("form") : null;
     if (form && evt.detail.successful) {
       form.removeAttribute("data-refused");
+      settle(form);
     }
   });
 
@@ -169,6 +213,29 @@
     own.forEach(function (el) { htmx.trigger(el, "live-refresh"); });
   }
 
+  // An answer to a refresh asked for before the user began to edit: a part being edited keeps
+  // what it shows (its own swap or an out-of-band one) and is asked for again once that ends.
+  var liveSwap = false;
+  function keepEdited(evt, target) {
+    if (target && target.hasAttribute && target.hasAttribute("data-live") && editing(target)) {
+      evt.detail.shouldSwap = false;
+      deferUntilEdited(target);
+    }
+  }
+  document.addEventListener("htmx:beforeSwap", function (evt) {
+    var config = evt.detail.requestConfig;
+    var cause = config && config.triggeringEvent;
+    liveSwap = Boolean(cause && cause.type === "live-refresh");
+    if (liveSwap) {
+      keepEdited(evt, evt.detail.target);
+    }
+  });
+  document.addEventListener("htmx:oobBeforeSwap", function (evt) {
+    if (liveSwap) {
+      keepEdited(evt, evt.detail.target);
+    }
+  });
+
   document.addEventListener("htmx:configRequest", function (evt) {
     if (evt.detail.elt && evt.detail.elt.hasAttribute("data-live-source")) {
       evt.detail.parameters.parts = live.parts.join(",");
@@ -204,6 +271,7 @@
     if (!cause || cause.type !== "live-refresh" || !evt.detail.elt) {
       return;
     }
+    liveSwap = false;
     if (evt.detail.elt.hasAttribute("data-live-source")) {
       liveState(evt);
     }
@@ -445,5 +513,11 @@
       text.textContent = "Done: " + (done - failed) + " of " + ids.length + " retried" + (failed ? ", " + failed + " failed" : "") + ".";
       refreshAll(null);
     });
+  });
+
+  // Tests and tools can tell when the page's controls answer: the console's handlers and htmx's
+  // are in place once the document is parsed.
+  document.addEventListener("DOMContentLoaded", function () {
+    document.documentElement.setAttribute("data-console", "ready");
   });
 })();

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Route, expect
 
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
@@ -132,6 +132,57 @@ def test_a_refused_form_keeps_what_was_typed_through_live_refreshes(
     expect(form.get_by_label("Approved days")).to_have_value("45")
     expect(form.get_by_label("Comment")).to_have_value("Whole month")
     expect(page.locator(f"#task-form-{task.id}-3-error")).to_have_text("must be at most 30")
+
+    # Folded, the form no longer holds the list: it catches up with the other task.
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
+
+
+def test_a_refresh_answered_after_typing_began_leaves_the_form_be(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(LEAVE)
+    handle = engine.start_latest(
+        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
+    )
+    (task,) = handle.user_tasks()
+    page = login("operator")
+    page.goto("/tasks")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    form = page.locator(f"#task-form-{task.id}")
+    expect(form.get_by_label("Comment")).to_be_visible()
+
+    # The list's refresh is asked for while the form is open but untouched, and held on its way.
+    held: list[Route] = []
+
+    def hold_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(lambda url: "fragment=rows" in url, hold_first)
+    other = engine.start_latest(
+        "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
+    )
+    (other_task,) = other.user_tasks()
+    # Until the refresh reaches the route: events arrive while Playwright waits.
+    for _ in range(600):
+        if held:
+            break
+        page.wait_for_timeout(50)
+    assert len(held) == 1
+    form.get_by_label("Comment").fill("Typed while the list was asked for")
+    with page.expect_response(lambda response: "fragment=rows" in response.url):
+        held[0].continue_()
+
+    # The answer came after the typing began: the form stays open with what was typed.
+    page.wait_for_function("() => !window.Interlock.live.busy")
+    expect(form.get_by_label("Comment")).to_have_value("Typed while the list was asked for")
+    expect(form.get_by_label("Comment")).to_be_visible()
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(0)
 
     # Folded, the form no longer holds the list: it catches up with the other task.
     page.locator(f'tr[data-task="{task.id}"] summary').click()

@@ -57,6 +57,8 @@ def test_log_in_through_the_form_and_log_out(console: ConsoleServer, browser: Br
         expect(page).to_have_url(f"{console.url}/incidents")
         assert session_count(console, "viewer") == 1
 
+        # Log out is an htmx control: it answers once the page's scripts are in place.
+        expect(page.locator("html")).to_have_attribute("data-console", "ready")
         page.get_by_role("button", name="Log out").click()
         expect(page).to_have_url(f"{console.url}/login")
         assert session_count(console, "viewer") == 0
