@@ -10,6 +10,7 @@ from uuid import UUID
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.language.forms import Form
+from engine.language.variables import TypedValue, from_row
 from engine.model import ProcessModel
 from engine.queries import definitions as definition_reads
 from engine.queries import forms as form_reads
@@ -88,3 +89,10 @@ def incident(engine: Engine, incident_id: UUID) -> IncidentInfo:
 
 def job(engine: Engine, job_id: UUID) -> JobInfo:
     return found(work.job(engine, job_id), f"job {job_id} does not exist")
+
+
+def typed_variables(engine: Engine, instance_id: UUID) -> dict[str, TypedValue]:
+    """The variables of the instance's root scope with their types (none for an instance that
+    does not exist)."""
+    rows = instance_reads.variables(engine, instance_id)
+    return {name: from_row(type_name, value) for name, type_name, value in rows}

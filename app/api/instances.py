@@ -48,7 +48,7 @@ from engine.core.executor import Command
 from engine.errors import BadRequest
 from engine.identity.accounts import Role
 from engine.language.json_input import JsonSyntaxError, loads
-from engine.language.variables import TypedValue, from_row
+from engine.language.variables import TypedValue
 from engine.queries import instances as instance_reads
 from engine.queries import tokens as token_reads
 from engine.queries.instances import MAX_LIMIT, InstanceFilter
@@ -115,8 +115,7 @@ def _history(engine: Engine, instance_id: UUID) -> list[TokenPath]:
 
 def _variables(engine: Engine, instance_id: UUID) -> dict[str, TypedValue]:
     reads.instance_state(engine, instance_id)
-    rows = instance_reads.variables(engine, instance_id)
-    return {name: from_row(kind, value) for name, kind, value in rows}
+    return reads.typed_variables(engine, instance_id)
 
 
 def _listed(view: Callable[[T], dict[str, Any]]) -> Callable[[list[T]], dict[str, Any]]:
