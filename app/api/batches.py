@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from starlette.requests import Request
@@ -17,7 +18,7 @@ from starlette.responses import Response
 
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run
-from app.api.paging import PAGE_PARAMS, page
+from app.api.paging import PAGE_PARAMS, created, listed
 from app.api.schemas import (
     ANY,
     COMPONENTS,
@@ -104,19 +105,13 @@ async def list_batches(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.one_of("state", [s.value for s in BatchState])
     kind = query.one_of("type", [t.value for t in BatchType])
-    engine = engine_of(request)
-    found = await page(
-        query,
-        lambda limit, after: bq.batches(
-            engine,
-            types=[kind] if kind else None,
-            states=[state] if state else None,
-            limit=limit,
-            after=after,
-        ),
-        lambda b: (b.created_at, b.id),
+    fetch = partial(
+        bq.batches,
+        engine_of(request),
+        types=[kind] if kind else None,
+        states=[state] if state else None,
     )
-    return reply({"items": [batch_view(b) for b in found.items], "next": found.next})
+    return await listed(query, fetch, created, batch_view)
 
 
 def _found(request: Request) -> dict[str, Any]:

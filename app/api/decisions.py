@@ -6,6 +6,7 @@ and its result, every value as JSON holds it (dates as ISO text)."""
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 from uuid import UUID
 
@@ -15,7 +16,7 @@ from starlette.responses import Response
 from app.api import schemas, views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, run
-from app.api.paging import PAGE_PARAMS, page
+from app.api.paging import PAGE_PARAMS, listed
 from app.api.schemas import INTEGER, STRING, VARIABLES_IN, ref, request
 from app.params import Query
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
@@ -85,13 +86,8 @@ async def list_evaluations(request: Request) -> Response:
         definition_id=query.text("definition_id"),
         instance_id=query.uuid("instance_id"),
     )
-    engine = engine_of(request)
-    listed = await page(
-        query,
-        lambda limit, after: dh.evaluations_after(engine, found, limit, after),
-        lambda row: (row.evaluated_at, row.id),
-    )
-    return reply(views.items([evaluation(row) for row in listed.items], listed.next))
+    fetch = partial(dh.evaluations_after, engine_of(request), found)
+    return await listed(query, fetch, lambda row: (row.evaluated_at, row.id), evaluation)
 
 
 operations = [

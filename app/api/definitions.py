@@ -7,6 +7,7 @@ from uuid import UUID
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, run
@@ -14,32 +15,32 @@ from app.api.schemas import STRING, VARIABLES_IN, ref, request
 from app.auth import user_id_of
 from app.guard import raw_file_headers
 from app.params import Query
-from engine.api import InstanceHandle
 from engine.commands.instances import InstanceResult, StartInstance
 from engine.identity.accounts import Role
+from engine.queries import definitions as definition_reads
 
 START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING})
 
 
 async def list_definitions(request: Request) -> Response:
     query = Query(request.query_params)
-    rows = await call(engine_of(request).definitions, query.text("key"))
+    rows = await call(definition_reads.list_all, engine_of(request), query.text("key"))
     return reply(views.items([views.definition(row) for row in rows]))
 
 
 async def get_definition(request: Request) -> Response:
-    row = await call(engine_of(request).definition, path_text(request, "id"))
+    row = await call(reads.definition, engine_of(request), path_text(request, "id"))
     return reply(views.definition(row))
 
 
 async def get_latest(request: Request) -> Response:
-    row = await call(engine_of(request).latest_definition, path_text(request, "key"))
+    row = await call(reads.latest_definition, engine_of(request), path_text(request, "key"))
     return reply(views.definition(row))
 
 
 async def get_xml(request: Request) -> Response:
     definition_id = path_text(request, "id")
-    _, xml = await call(engine_of(request).definition_xml, definition_id)
+    _, xml = await call(reads.definition_xml, engine_of(request), definition_id)
     # A download, never a document in the API's origin: the file is what was uploaded.
     return Response(
         xml,
@@ -65,8 +66,7 @@ async def _start(
         started_by=user_id_of(request),
     )
     result: InstanceResult = await run(request, command)
-    handle = InstanceHandle(engine_of(request), UUID(result.instance_id))
-    info = await call(handle.info)
+    info = await call(reads.instance, engine_of(request), UUID(result.instance_id))
     started = views.instance(info)
     del started["ended_at"]
     return reply({**started, "state": result.state}, 201)

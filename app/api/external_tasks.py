@@ -3,29 +3,38 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
-    Handler,
+    Answer,
     Op,
     Param,
     Reply,
-    call,
     engine_of,
+    get_one,
     idempotency,
+    on_one,
     path_id,
     reply,
-    run,
-    same_target,
 )
-from app.api.paging import PAGE_PARAMS, page
-from app.api.schemas import BOOLEAN, INTEGER, STRING, VARIABLES_IN, array, ref, request
+from app.api.paging import PAGE_PARAMS, created, listed
+from app.api.schemas import (
+    BOOLEAN,
+    INTEGER,
+    NO_BODY,
+    RETRIES_BODY,
+    STRING,
+    VARIABLES_IN,
+    array,
+    ref,
+    request,
+)
 from app.params import Query
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -42,6 +51,7 @@ from engine.core.settings import EngineSettings
 from engine.errors import BadRequest
 from engine.identity.accounts import Role
 from engine.loops import fetching
+from engine.queries import work
 
 MAX_TIMEOUT_MS = 60_000
 
@@ -85,8 +95,6 @@ BPMN_ERROR_BODY = request(
 EXTEND_BODY = request(
     {"worker_id": STRING, "new_duration_ms": INTEGER}, required=("worker_id", "new_duration_ms")
 )
-RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
-NO_BODY = request({})
 
 
 def _settings(request: Request) -> EngineSettings:
@@ -133,48 +141,19 @@ async def list_tasks(request: Request) -> Response:
     query = Query(request.query_params)
     engine = engine_of(request)
     fetch = partial(
-        engine.external_tasks,
+        work.external_tasks,
+        engine,
         topic=query.text("topic"),
         instance_id=query.uuid("instance_id"),
         worker_id=query.text("worker_id"),
         locked=query.flag("locked", digits=True),
+        now=engine.clock(),
     )
-    found = await page(
-        query,
-        lambda limit, after: fetch(limit=limit, after=after),
-        lambda t: (t.created_at, t.id),
-    )
-    return reply(views.items([views.external_task(t) for t in found.items], found.next))
+    return await listed(query, fetch, created, views.external_task)
 
 
-async def get_task(request: Request) -> Response:
-    return reply(
-        views.external_task(await call(engine_of(request).external_task, path_id(request)))
-    )
-
-
-def _result(request: Request, result: ExternalTaskResult) -> Response:
-    same_target(request, str(path_id(request)), result.task_id)
-    return reply(
-        {
-            "task_id": result.task_id,
-            "instance_id": result.instance_id,
-            "instance_state": result.instance_state,
-        }
-    )
-
-
-async def complete(request: Request) -> Response:
-    body = await Body.read(request, COMPLETE_BODY)
-    command = CompleteExternalTask(
-        path_id(request), body.required_text("worker_id"), body.variables()
-    )
-    return _result(request, await run(request, command))
-
-
-async def failure(request: Request) -> Response:
-    body = await Body.read(request, FAILURE_BODY)
-    command = FailExternalTask(
+def _failure(request: Request, body: Body) -> FailExternalTask:
+    return FailExternalTask(
         path_id(request),
         body.required_text("worker_id"),
         body.required_text("error_message"),
@@ -184,50 +163,33 @@ async def failure(request: Request) -> Response:
             "retry_timeout_ms", 0, minimum=0, maximum=_settings(request).max_retry_timeout_ms
         ),
     )
-    return _result(request, await run(request, command))
 
 
-async def bpmn_error(request: Request) -> Response:
-    body = await Body.read(request, BPMN_ERROR_BODY)
-    command = ExternalTaskBpmnError(
+def _bpmn_error(request: Request, body: Body) -> ExternalTaskBpmnError:
+    return ExternalTaskBpmnError(
         path_id(request),
         body.required_text("worker_id"),
         body.required_text("error_code"),
         body.text("error_message") or "",
         body.variables(),
     )
-    return _result(request, await run(request, command))
 
 
-async def extend_lock(request: Request) -> Response:
-    body = await Body.read(request, EXTEND_BODY)
-    command = ExtendLock(
+def _extend_lock(request: Request, body: Body) -> ExtendLock:
+    return ExtendLock(
         path_id(request),
         body.required_text("worker_id"),
         body.integer(
             "new_duration_ms", 0, minimum=1, maximum=_settings(request).max_lock_duration_ms
         ),
     )
-    return _result(request, await run(request, command))
 
 
-async def unlock(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, UnlockExternalTask(path_id(request))))
-
-
-async def set_retries(request: Request) -> Response:
-    body = await Body.read(request, RETRIES_BODY)
-    command = SetExternalTaskRetries(path_id(request), body.integer("retries", 0, minimum=0))
-    return _result(request, await run(request, command))
-
-
-_RESULT = {200: Reply("The task's instance after the report", ref("ExternalTaskResult"))}
-
-
-def _report(path: str, handler: Handler, summary: str, body: dict[str, Any]) -> Op:
-    return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
-
+RESULT = Answer[ExternalTaskResult](
+    {"task_id": "task_id", "instance_id": "instance_id", "instance_state": "instance_state"},
+    "ExternalTaskResult",
+    "The task's instance after the report",
+)
 
 operations = [
     Op(
@@ -256,44 +218,73 @@ operations = [
         body_required=True,
         replies={200: Reply("The locked tasks (maybe none)", ref("LockedExternalTaskList"))},
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_task",
         "/external-tasks/{id}",
-        get_task,
         "One external task",
-        Role.VIEWER,
-        replies={200: Reply("The task", ref("ExternalTask"))},
+        reads.external_task,
+        views.external_task,
+        "ExternalTask",
+        "The task",
     ),
-    _report(
+    on_one(
+        __name__,
+        "complete",
         "/external-tasks/{id}/complete",
-        complete,
         "Complete a task the worker holds",
         COMPLETE_BODY,
+        lambda request, body: CompleteExternalTask(
+            path_id(request), body.required_text("worker_id"), body.variables()
+        ),
+        RESULT,
     ),
-    _report(
+    on_one(
+        __name__,
+        "failure",
         "/external-tasks/{id}/failure",
-        failure,
         "Report a failure: with retries left the task is fetched again after "
         "`retry_timeout_ms`; with none an incident opens",
         FAILURE_BODY,
+        _failure,
+        RESULT,
     ),
-    _report(
+    on_one(
+        __name__,
+        "bpmn_error",
         "/external-tasks/{id}/bpmn-error",
-        bpmn_error,
         "Throw a BPMN error at the task (a business outcome a boundary event may catch)",
         BPMN_ERROR_BODY,
+        _bpmn_error,
+        RESULT,
     ),
-    _report(
+    on_one(
+        __name__,
+        "extend_lock",
         "/external-tasks/{id}/extend-lock",
-        extend_lock,
         "Extend the worker's lock to `new_duration_ms` from now",
         EXTEND_BODY,
+        _extend_lock,
+        RESULT,
     ),
-    _report("/external-tasks/{id}/unlock", unlock, "Release the lock", NO_BODY),
-    _report(
+    on_one(
+        __name__,
+        "unlock",
+        "/external-tasks/{id}/unlock",
+        "Release the lock",
+        NO_BODY,
+        lambda request, _: UnlockExternalTask(path_id(request)),
+        RESULT,
+    ),
+    on_one(
+        __name__,
+        "set_retries",
         "/external-tasks/{id}/retries",
-        set_retries,
         "Set retries; above zero a failed task may be fetched again and its incident resolves",
         RETRIES_BODY,
+        lambda request, body: SetExternalTaskRetries(
+            path_id(request), body.integer("retries", 0, minimum=0)
+        ),
+        RESULT,
     ),
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
@@ -18,7 +18,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from app.api.schemas import Schema
+from app.api.body import Body
+from app.api.schemas import Schema, ref
 from app.auth import principal_of, require
 from engine.api import Engine
 from engine.core.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
@@ -177,3 +178,82 @@ def path_id(request: Request, name: str = "id") -> UUID:
         return UUID(raw)
     except ValueError:
         raise NotFound(f"'{raw}' is not a valid id") from None
+
+
+def _named(handler: Handler, module: str, name: str) -> Handler:
+    """`handler` as the function `name` of `module`: the OpenAPI document's operationId and tag
+    come from them."""
+    handler.__module__, handler.__name__, handler.__qualname__ = module, name, name
+    return handler
+
+
+def get_one(
+    module: str,
+    name: str,
+    path: str,
+    summary: str,
+    read: Callable[[Engine, UUID], T],
+    view: Callable[[T], dict[str, Any]],
+    reply_schema: str,
+    description: str,
+) -> Op:
+    """GET `path` for viewers, the handler `name` of `module`: the row `read(engine, id)` finds
+    for the path's id (it raises NotFound when there is none), as `view` shapes it."""
+
+    async def handler(request: Request) -> Response:
+        return reply(view(await call(read, engine_of(request), path_id(request))))
+
+    replies = {200: Reply(description, ref(reply_schema))}
+    return Op("GET", path, _named(handler, module, name), summary, Role.VIEWER, replies=replies)
+
+
+@dataclass(frozen=True)
+class Answer(Generic[R]):
+    """What a command on the resource a path names answers: `fields` maps each JSON field to the
+    result's attribute, the first one the id of that resource."""
+
+    fields: Mapping[str, str]
+    schema: str
+    description: str
+
+    @property
+    def replies(self) -> dict[int, Reply]:
+        return {200: Reply(self.description, ref(self.schema))}
+
+    def respond(self, request: Request, result: R) -> Response:
+        """The result as JSON, once it is known to be about the resource the path names (a
+        replayed idempotency key used for another one is a 409)."""
+        shown = {name: getattr(result, attribute) for name, attribute in self.fields.items()}
+        same_target(request, str(path_id(request)), next(iter(shown.values())))
+        return reply(shown)
+
+
+def on_one(
+    module: str,
+    name: str,
+    path: str,
+    summary: str,
+    body: Schema,
+    command: Callable[[Request, Body], Command[R]],
+    answer: Answer[R],
+    *,
+    body_required: bool = False,
+) -> Op:
+    """POST `path` for operators, the handler `name` of `module`: the body read against `body`,
+    then `command(request, body)` run with the request's idempotency key, answered as `answer`
+    says."""
+
+    async def handler(request: Request) -> Response:
+        read = await Body.read(request, body)
+        return answer.respond(request, await run(request, command(request, read)))
+
+    return Op(
+        "POST",
+        path,
+        _named(handler, module, name),
+        summary,
+        Role.OPERATOR,
+        body=body,
+        body_required=body_required,
+        replies=answer.replies,
+    )

@@ -7,30 +7,33 @@ from functools import partial
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
+    Answer,
     Op,
     Param,
     Reply,
     call,
     engine_of,
+    get_one,
+    on_one,
     path_id,
     reply,
     run,
     same_target,
 )
-from app.api.paging import PAGE_PARAMS, page
-from app.api.schemas import INTEGER, STRING, UUID, nullable, record, ref, request
+from app.api.paging import PAGE_PARAMS, created, listed
+from app.api.schemas import INTEGER, NO_BODY, RETRIES_BODY, STRING, UUID, nullable, record, ref
 from app.params import Query
 from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
 from engine.commands.job_retries import SetJobRetries
 from engine.errors import Conflict
 from engine.identity.accounts import Role
+from engine.queries import work
 
-NO_BODY = request({})
-RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
 RETRIES_SET = record(
     {
         "incident_id": UUID,
@@ -45,9 +48,9 @@ RETRIES_SET = record(
 async def list_incidents(request: Request) -> Response:
     query = Query(request.query_params)
     state = query.text("state", "Open")
-    engine = engine_of(request)
     fetch = partial(
-        engine.incidents,
+        work.incidents,
+        engine_of(request),
         instance_id=query.uuid("instance_id"),
         definition_key=query.text("definition_key"),
         definition_id=query.text("definition_id"),
@@ -55,37 +58,7 @@ async def list_incidents(request: Request) -> Response:
         node_id=query.text("node_id"),
         state=None if state == "any" else state,
     )
-    found = await page(
-        query,
-        lambda limit, after: fetch(limit=limit, after=after),
-        lambda i: (i.created_at, i.id),
-    )
-    return reply(views.items([views.incident(i) for i in found.items], found.next))
-
-
-async def get_incident(request: Request) -> Response:
-    return reply(views.incident(await call(engine_of(request).incident, path_id(request))))
-
-
-def _result(request: Request, result: IncidentResult) -> Response:
-    same_target(request, str(path_id(request)), result.incident_id)
-    return reply(
-        {
-            "incident_id": result.incident_id,
-            "instance_id": result.instance_id,
-            "state": result.state,
-        }
-    )
-
-
-async def retry(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, RetryIncident(path_id(request))))
-
-
-async def resolve(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, ResolveIncident(path_id(request))))
+    return await listed(query, fetch, created, views.incident)
 
 
 async def set_retries(request: Request) -> Response:
@@ -93,7 +66,7 @@ async def set_retries(request: Request) -> Response:
     and the incident resolves)."""
     body = await Body.read(request, RETRIES_BODY)
     retries = body.integer("retries", 0, minimum=0)
-    incident = await call(engine_of(request).incident, path_id(request))
+    incident = await call(reads.incident, engine_of(request), path_id(request))
     if incident.job_id is not None:
         job = await run(request, SetJobRetries(incident.job_id, retries))
         same_target(request, str(incident.job_id), job.job_id)
@@ -116,7 +89,11 @@ async def set_retries(request: Request) -> Response:
     )
 
 
-_RESULT = {200: Reply("The incident after the command", ref("IncidentResult"))}
+RESULT = Answer[IncidentResult](
+    {"incident_id": "incident_id", "instance_id": "instance_id", "state": "state"},
+    "IncidentResult",
+    "The incident after the command",
+)
 
 operations = [
     Op(
@@ -136,31 +113,33 @@ operations = [
         ),
         replies={200: Reply("A page of incidents, oldest first", ref("IncidentPage"))},
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_incident",
         "/incidents/{id}",
-        get_incident,
         "One incident",
-        Role.VIEWER,
-        replies={200: Reply("The incident", ref("Incident"))},
+        reads.incident,
+        views.incident,
+        "Incident",
+        "The incident",
     ),
-    Op(
-        "POST",
+    on_one(
+        __name__,
+        "retry",
         "/incidents/{id}/retry",
-        retry,
         "Retry the stopped path: its job or external task gets one more try",
-        Role.OPERATOR,
-        body=NO_BODY,
-        replies=_RESULT,
+        NO_BODY,
+        lambda request, _: RetryIncident(path_id(request)),
+        RESULT,
     ),
-    Op(
-        "POST",
+    on_one(
+        __name__,
+        "resolve",
         "/incidents/{id}/resolve",
-        resolve,
         "Mark the incident resolved; the token stays where it stopped",
-        Role.OPERATOR,
-        body=NO_BODY,
-        replies=_RESULT,
+        NO_BODY,
+        lambda request, _: ResolveIncident(path_id(request)),
+        RESULT,
     ),
     Op(
         "POST",

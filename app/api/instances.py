@@ -3,28 +3,40 @@ variables; and the commands on a whole instance."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+from uuid import UUID
 
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
-    Handler,
+    Answer,
     Op,
     Param,
     Reply,
     call,
     engine_of,
+    get_one,
+    on_one,
     path_id,
     reply,
-    run,
-    same_target,
 )
-from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, VARIABLES_IN, ref, request
+from app.api.schemas import (
+    BOOLEAN,
+    INTEGER,
+    NO_BODY,
+    STRING,
+    TIME,
+    VARIABLES_IN,
+    ref,
+    request,
+)
 from app.params import Query
-from engine.api import InstanceHandle
+from engine.api import Engine
 from engine.commands.instances import (
     CancelInstance,
     InstanceResult,
@@ -32,13 +44,18 @@ from engine.commands.instances import (
     SetVariables,
     SuspendInstance,
 )
+from engine.core.executor import Command
 from engine.errors import BadRequest
 from engine.identity.accounts import Role
 from engine.language.json_input import JsonSyntaxError, loads
+from engine.language.variables import TypedValue
+from engine.queries import instances as instance_reads
+from engine.queries import tokens as token_reads
 from engine.queries.instances import MAX_LIMIT, InstanceFilter
+from engine.queries.tokens import TokenPath, TokenPosition
 
 SET_VARIABLES_BODY = request({"variables": VARIABLES_IN}, required=("variables",))
-NO_BODY = request({})
+T = TypeVar("T")
 
 
 def variable_filter(text: str) -> tuple[str, Any]:
@@ -81,63 +98,49 @@ async def list_instances(request: Request) -> Response:
     where = instance_filter(query)
     limit = query.integer("limit", 50, minimum=1, maximum=MAX_LIMIT)
     page = await call(
-        engine_of(request).list_instances, where, limit=limit, after=query.text("after")
+        instance_reads.page, engine_of(request), where, limit=limit, after=query.text("after")
     )
     return reply(views.items([views.instance(i) for i in page.items], page.next))
 
 
-async def _handle(request: Request) -> InstanceHandle:
-    return await call(engine_of(request).instance, path_id(request))
+def _tokens(engine: Engine, instance_id: UUID) -> list[TokenPosition]:
+    """Live positions (the read says when the instance does not exist)."""
+    return token_reads.positions(engine, engine.definition_cache, instance_id)
 
 
-async def get_instance(request: Request) -> Response:
-    handle = InstanceHandle(engine_of(request), path_id(request))
-    return reply(views.instance(await call(handle.info)))
+def _history(engine: Engine, instance_id: UUID) -> list[TokenPath]:
+    reads.instance_state(engine, instance_id)
+    return token_reads.paths(engine, instance_id)
 
 
-async def get_tokens(request: Request) -> Response:
-    handle = await _handle(request)
-    return reply(views.items([views.token(t) for t in await call(handle.tokens)]))
+def _variables(engine: Engine, instance_id: UUID) -> dict[str, TypedValue]:
+    reads.instance_state(engine, instance_id)
+    return reads.typed_variables(engine, instance_id)
 
 
-async def get_history(request: Request) -> Response:
-    handle = await _handle(request)
-    return reply(views.items([views.track(t) for t in await call(handle.history)]))
+def _listed(view: Callable[[T], dict[str, Any]]) -> Callable[[list[T]], dict[str, Any]]:
+    return lambda rows: views.items([view(row) for row in rows])
 
 
-async def get_variables(request: Request) -> Response:
-    handle = await _handle(request)
-    return reply(views.variables(await call(handle.typed_variables)))
-
-
-def _result(request: Request, result: InstanceResult) -> Response:
-    same_target(request, str(path_id(request)), result.instance_id)
-    return reply(
-        {"id": result.instance_id, "definition_id": result.definition_id, "state": result.state}
-    )
-
-
-async def set_variables(request: Request) -> Response:
-    body = await Body.read(request, SET_VARIABLES_BODY)
+def _set_variables(request: Request, body: Body) -> SetVariables:
     values = body.variables()
     if not values:
         raise BadRequest("field 'variables' must name at least one variable", field="variables")
-    return _result(request, await run(request, SetVariables(path_id(request), values)))
+    return SetVariables(path_id(request), values)
 
 
-async def cancel(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, CancelInstance(path_id(request))))
+RESULT = Answer[InstanceResult](
+    {"id": "instance_id", "definition_id": "definition_id", "state": "state"},
+    "InstanceResult",
+    "The instance after the command",
+)
 
 
-async def suspend(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, SuspendInstance(path_id(request))))
-
-
-async def resume(request: Request) -> Response:
-    await Body.read(request, NO_BODY)
-    return _result(request, await run(request, ResumeInstance(path_id(request))))
+def _command(name: str, summary: str, command: Callable[[UUID], Command[InstanceResult]]) -> Op:
+    """POST /instances/{id}/`name`, no body: `command` on the instance."""
+    path = f"/instances/{{id}}/{name}"
+    build = lambda request, _: command(path_id(request))  # noqa: E731
+    return on_one(__name__, name, path, summary, NO_BODY, build, RESULT)
 
 
 LIST_PARAMS = (
@@ -164,13 +167,6 @@ LIST_PARAMS = (
     Param("limit", INTEGER, f"page size, 1 to {MAX_LIMIT} (default 50)"),
     Param("after", STRING, "the `next` cursor of the previous page"),
 )
-_RESULT = {200: Reply("The instance after the command", ref("InstanceResult"))}
-
-
-def _command(path: str, handler: Handler, summary: str, body: dict[str, Any] = NO_BODY) -> Op:
-    return Op("POST", path, handler, summary, Role.OPERATOR, body=body, replies=_RESULT)
-
-
 operations = [
     Op(
         "GET",
@@ -181,45 +177,56 @@ operations = [
         query=LIST_PARAMS,
         replies={200: Reply("A page of instances", ref("InstancePage"))},
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_instance",
         "/instances/{id}",
-        get_instance,
         "One instance",
-        Role.VIEWER,
-        replies={200: Reply("The instance", ref("Instance"))},
+        reads.instance,
+        views.instance,
+        "Instance",
+        "The instance",
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_tokens",
         "/instances/{id}/tokens",
-        get_tokens,
         "Where the instance's live tokens are",
-        Role.VIEWER,
-        replies={200: Reply("Live tokens", ref("TokenList"))},
+        _tokens,
+        _listed(views.token),
+        "TokenList",
+        "Live tokens",
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_history",
         "/instances/{id}/history",
-        get_history,
         "Every track's path, with fork and merge lineage",
-        Role.VIEWER,
-        replies={200: Reply("Tracks", ref("TrackList"))},
+        _history,
+        _listed(views.track),
+        "TrackList",
+        "Tracks",
     ),
-    Op(
-        "GET",
+    get_one(
+        __name__,
+        "get_variables",
         "/instances/{id}/variables",
-        get_variables,
         "The instance's variables",
-        Role.VIEWER,
-        replies={200: Reply("Typed variables", ref("Variables"))},
+        _variables,
+        views.variables,
+        "Variables",
+        "Typed variables",
     ),
-    _command(
+    on_one(
+        __name__,
+        "set_variables",
         "/instances/{id}/variables",
-        set_variables,
         "Set (create or overwrite) variables",
         SET_VARIABLES_BODY,
+        _set_variables,
+        RESULT,
     ),
-    _command("/instances/{id}/cancel", cancel, "Cancel: every token terminates"),
-    _command("/instances/{id}/suspend", suspend, "Suspend: nothing moves until resumed"),
-    _command("/instances/{id}/resume", resume, "Resume a suspended instance"),
+    _command("cancel", "Cancel: every token terminates", CancelInstance),
+    _command("suspend", "Suspend: nothing moves until resumed", SuspendInstance),
+    _command("resume", "Resume a suspended instance", ResumeInstance),
 ]

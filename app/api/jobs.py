@@ -2,58 +2,53 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import (
+    Answer,
     Op,
     Param,
     Reply,
     call,
     engine_of,
+    get_one,
     idempotency,
+    on_one,
     path_id,
-    reply,
-    run,
-    same_target,
 )
-from app.api.paging import PAGE_PARAMS, page
-from app.api.schemas import BOOLEAN, INTEGER, STRING, ref, request
+from app.api.paging import PAGE_PARAMS, listed
+from app.api.schemas import BOOLEAN, NO_BODY, RETRIES_BODY, STRING, ref
 from app.params import Query
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.jobs import ExecuteJob
 from engine.errors import Conflict, NotFound
 from engine.identity.accounts import Role
+from engine.queries import work
 from engine.states import JobOutcome
-
-NO_BODY = request({})
-RETRIES_BODY = request({"retries": INTEGER}, required=("retries",))
 
 
 async def list_jobs(request: Request) -> Response:
     query = Query(request.query_params)
-    engine = engine_of(request)
-    instance_id = query.uuid("instance_id")
-    with_retries_left = query.flag("with_retries_left", digits=True)
-    found = await page(
-        query,
-        lambda limit, after: engine.jobs(instance_id, with_retries_left, limit=limit, after=after),
-        lambda j: (j.due_at, j.id),
+    fetch = partial(
+        work.jobs,
+        engine_of(request),
+        instance_id=query.uuid("instance_id"),
+        with_retries_left=query.flag("with_retries_left", digits=True),
     )
-    return reply(views.items([views.job(j) for j in found.items], found.next))
+    return await listed(query, fetch, lambda j: (j.due_at, j.id), views.job)
 
 
-async def get_job(request: Request) -> Response:
-    return reply(views.job(await call(engine_of(request).job, path_id(request))))
-
-
-def _result(request: Request, result: JobResult) -> Response:
-    same_target(request, str(path_id(request)), result.job_id)
-    return reply(
-        {"job_id": result.job_id, "outcome": result.outcome, "instance_id": result.instance_id}
-    )
+RESULT = Answer[JobResult](
+    {"job_id": "job_id", "outcome": "outcome", "instance_id": "instance_id"},
+    "JobResult",
+    "What happened to the job",
+)
 
 
 async def execute(request: Request) -> Response:
@@ -69,16 +64,8 @@ async def execute(request: Request) -> Response:
             f"job {job_id} belongs to an instance that is not active (suspended?)",
             job_id=str(job_id),
         )
-    return _result(request, result)
+    return RESULT.respond(request, result)
 
-
-async def set_retries(request: Request) -> Response:
-    body = await Body.read(request, RETRIES_BODY)
-    command = SetJobRetries(path_id(request), body.integer("retries", 0, minimum=0))
-    return _result(request, await run(request, command))
-
-
-_RESULT = {200: Reply("What happened to the job", ref("JobResult"))}
 
 operations = [
     Op(
@@ -94,14 +81,7 @@ operations = [
         ),
         replies={200: Reply("A page of jobs, earliest due first", ref("JobPage"))},
     ),
-    Op(
-        "GET",
-        "/jobs/{id}",
-        get_job,
-        "One job",
-        Role.VIEWER,
-        replies={200: Reply("The job", ref("Job"))},
-    ),
+    get_one(__name__, "get_job", "/jobs/{id}", "One job", reads.job, views.job, "Job", "The job"),
     Op(
         "POST",
         "/jobs/{id}/execute",
@@ -109,16 +89,18 @@ operations = [
         "Execute the job now; `outcome` is executed or failed (its retries count down)",
         Role.OPERATOR,
         body=NO_BODY,
-        replies=_RESULT,
+        replies=RESULT.replies,
     ),
-    Op(
-        "POST",
+    on_one(
+        __name__,
+        "set_retries",
         "/jobs/{id}/retries",
-        set_retries,
         "Set the job's retries; above zero a failed job runs again and its incident resolves",
-        Role.OPERATOR,
-        body=RETRIES_BODY,
+        RETRIES_BODY,
+        lambda request, body: SetJobRetries(
+            path_id(request), body.integer("retries", 0, minimum=0)
+        ),
+        RESULT,
         body_required=True,
-        replies=_RESULT,
     ),
 ]

@@ -1,15 +1,19 @@
 """Keyset paging of the /api/v1 lists besides instances (user tasks, external tasks, incidents,
-jobs): the `limit` and `after` parameters, read the one way, and the page they name."""
+jobs, batches, decision evaluations): the `limit` and `after` parameters, read the one way, and
+the page they name."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
-from app.api.http import Param, call
+from starlette.responses import Response
+
+from app.api import views
+from app.api.http import Param, call, reply
 from app.api.schemas import INTEGER, STRING
 from app.params import Query
-from engine.db.paging import DEFAULT_LIMIT, MAX_LIMIT, Key, Page, keyset
+from engine.db.paging import DEFAULT_LIMIT, MAX_LIMIT, Key, keyset
 
 T = TypeVar("T")
 
@@ -19,9 +23,32 @@ PAGE_PARAMS = (
 )
 
 
-async def page(
-    query: Query, fetch: Callable[[int, Key | None], list[T]], key: Callable[[T], Key]
-) -> Page[T]:
-    """The page `limit` and `after` name: `fetch(n, after)` reads n rows after the key."""
+class Fetch(Protocol[T]):
+    """A read of at most `limit` rows after the key `after`, its filters bound."""
+
+    def __call__(self, *, limit: int, after: Key | None) -> list[T]: ...
+
+
+def created(row: Any) -> Key:
+    """The key of a list ordered by creation: (created_at, id)."""
+    key: Key = (row.created_at, row.id)
+    return key
+
+
+async def listed(
+    query: Query,
+    fetch: Fetch[T],
+    key: Callable[[T], Key],
+    view: Callable[[T], dict[str, Any]],
+) -> Response:
+    """The page `limit` and `after` name, `{"items": [...], "next": cursor}`: `fetch` reads the
+    rows in `key`'s order, `view` shapes each."""
     limit = query.integer("limit", DEFAULT_LIMIT, minimum=1, maximum=MAX_LIMIT)
-    return await call(keyset, fetch, key, limit=limit, after=query.text("after"))
+    found = await call(
+        keyset,
+        lambda n, after: fetch(limit=n, after=after),
+        key,
+        limit=limit,
+        after=query.text("after"),
+    )
+    return reply(views.items([view(row) for row in found.items], found.next))

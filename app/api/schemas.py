@@ -51,6 +51,10 @@ def request(properties: dict[str, Schema], required: tuple[str, ...] = ()) -> Sc
     return schema
 
 
+NO_BODY: Schema = request({})
+RETRIES_BODY: Schema = request({"retries": INTEGER}, required=("retries",))
+
+
 def page(item: str) -> Schema:
     return record({"items": array(ref(item)), "next": nullable(STRING)})
 

@@ -8,17 +8,11 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
-from engine.api import (
-    ExternalTaskView,
-    IncidentView,
-    JobView,
-    TokenPath,
-    TokenPosition,
-    UserTaskView,
-)
 from engine.language.variables import TypedValue
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceInfo
+from engine.queries.tokens import TokenPath, TokenPosition
+from engine.queries.work import ExternalTaskInfo, IncidentInfo, JobInfo, TaskRow
 
 
 def iso(moment: datetime | None) -> str | None:
@@ -98,7 +92,7 @@ def track(path: TokenPath) -> dict[str, Any]:
     }
 
 
-def user_task(task: UserTaskView) -> dict[str, Any]:
+def user_task(task: TaskRow) -> dict[str, Any]:
     return {
         "id": str(task.id),
         "instance_id": str(task.instance_id),
@@ -118,7 +112,7 @@ def user_task(task: UserTaskView) -> dict[str, Any]:
     }
 
 
-def external_task(task: ExternalTaskView) -> dict[str, Any]:
+def external_task(task: ExternalTaskInfo) -> dict[str, Any]:
     return {
         "id": str(task.id),
         "instance_id": str(task.instance_id),
@@ -147,7 +141,7 @@ def locked_task(fetched: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def incident(info: IncidentView) -> dict[str, Any]:
+def incident(info: IncidentInfo) -> dict[str, Any]:
     return {
         "id": str(info.id),
         "type": info.type,
@@ -165,7 +159,7 @@ def incident(info: IncidentView) -> dict[str, Any]:
     }
 
 
-def job(info: JobView) -> dict[str, Any]:
+def job(info: JobInfo) -> dict[str, Any]:
     return {
         "id": str(info.id),
         "kind": info.kind,

@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from app.camunda.dto import Json, format_date
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, listed
+from app.camunda.http import Call, Endpoint, json_response, listed, listing
 from app.camunda.variables import to_typed_map
 from engine.errors import BadRequest, ExpressionError
 from engine.identity.accounts import Role
@@ -115,15 +115,6 @@ def _definition_query(call: Call, *, count: bool) -> list[dh.DecisionDefinitionR
     )
 
 
-def list_definitions(call: Call) -> Response:
-    rows = listed(_definition_query(call, count=False))
-    return json_response([definition_dto(row) for row in rows])
-
-
-def count_definitions(call: Call) -> Response:
-    return json_response({"count": _definition_query(call, count=True)})
-
-
 def _one(call: Call, found: dh.DecisionDefinitionFilter) -> dh.DecisionDefinitionRow | None:
     rows = listed(dh.decision_definitions(call.engine, CamundaPage(), found))
     return rows[0] if rows else None
@@ -196,8 +187,7 @@ def evaluate_by_id(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/decision-definition", "GET", Role.VIEWER, list_definitions),
-    Endpoint("/decision-definition/count", "GET", Role.VIEWER, count_definitions),
+    *listing("/decision-definition", _definition_query, definition_dto),
     Endpoint("/decision-definition/key/{key}", "GET", Role.VIEWER, definition_by_key),
     Endpoint("/decision-definition/key/{key}/xml", "GET", Role.VIEWER, xml_by_key),
     Endpoint(

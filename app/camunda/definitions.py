@@ -11,6 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
+from app import reads
 from app.auth import user_id_of
 from app.camunda import dto
 from app.camunda.decisions import definition_dto
@@ -22,6 +23,7 @@ from engine.commands.deployments import Deploy, Resource, is_dmn_resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
 from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
+from engine.queries import definitions as definition_reads
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda.common import CamundaPage, like_matches
 from engine.queries.definitions import DefinitionRow
@@ -100,7 +102,7 @@ def _deploy(call: Call, command: Deploy) -> Response:
         raise
     except BadRequest as exc:
         raise invalid_request(exc.message) from exc
-    found = [engine.definition(d["id"]) for d in result.definitions]
+    found = [reads.definition(engine, d["id"]) for d in result.definitions]
     rules = listed(
         dh.decision_definitions(
             engine,
@@ -136,7 +138,7 @@ DEFINITION_SORT = {
 
 
 def _definitions(call: Call) -> list[DefinitionRow]:
-    rows = call.engine.definitions(call.text("key"))
+    rows = definition_reads.list_all(call.engine, call.text("key"))
     keys_in = call.csv("keyIn")
     checks: list[tuple[str | None, Callable[[DefinitionRow, str], bool]]] = [
         (call.text("processDefinitionId"), lambda r, v: r.id == v),
@@ -193,7 +195,7 @@ def count_definitions(call: Call) -> Response:
 def _by_key(call: Call) -> DefinitionRow:
     key = call.path["key"]
     try:
-        return call.engine.latest_definition(key)
+        return reads.latest_definition(call.engine, key)
     except NotFound:
         raise rest_error(
             404, f"No matching process definition with key: {key} and no tenant-id"
@@ -203,13 +205,13 @@ def _by_key(call: Call) -> DefinitionRow:
 def _by_id(call: Call) -> DefinitionRow:
     definition_id = call.path["id"]
     try:
-        return call.engine.definition(definition_id)
+        return reads.definition(call.engine, definition_id)
     except NotFound:
         raise rest_error(404, f"No matching definition with id {definition_id}") from None
 
 
 def _xml(call: Call, row: DefinitionRow) -> Response:
-    _, xml = call.engine.definition_xml(row.id)
+    _, xml = reads.definition_xml(call.engine, row.id)
     return json_response({"id": row.id, "bpmn20Xml": xml})
 
 

@@ -8,7 +8,6 @@ from typing import Any
 from uuid import UUID
 
 from app.params import parse_time
-from engine.api import IncidentView
 from engine.model import (
     MULTI_INSTANCE_BODY,
     BoundaryEvent,
@@ -37,6 +36,7 @@ from engine.queries.camunda import jobs as job_reads
 from engine.queries.camunda import tasks as task_reads
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceInfo
+from engine.queries.work import IncidentInfo
 from engine.states import InstanceState, VisitState
 
 Json = dict[str, Any]
@@ -479,7 +479,7 @@ def locked_external_task(
 # -- incidents and jobs ---------------------------------------------------------------------------
 
 
-def incident(row: IncidentView) -> Json:
+def incident(row: IncidentInfo) -> Json:
     configuration = row.job_id or row.external_task_id
     return {
         "id": str(row.id),

@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from uuid import UUID
 
-from starlette.responses import Response
-
 from app.camunda.dto import Json, format_date, text
-from app.camunda.http import Call, Endpoint, json_response, listed
-from engine.identity.accounts import Role
+from app.camunda.http import Call, listing
 from engine.queries.camunda import event_subscriptions as subscription_reads
 from engine.states import SubscriptionKind
 
@@ -45,15 +42,4 @@ def _query(
     )
 
 
-def list_event_subscriptions(call: Call) -> Response:
-    return json_response([event_subscription(row) for row in listed(_query(call))])
-
-
-def count_event_subscriptions(call: Call) -> Response:
-    return json_response({"count": _query(call, count=True)})
-
-
-endpoints = [
-    Endpoint("/event-subscription", "GET", Role.VIEWER, list_event_subscriptions),
-    Endpoint("/event-subscription/count", "GET", Role.VIEWER, count_event_subscriptions),
-]
+endpoints = listing("/event-subscription", _query, event_subscription)

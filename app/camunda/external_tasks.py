@@ -21,7 +21,7 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, no_content, unfiltered
+from app.camunda.http import Call, Endpoint, json_response, listing, no_content, unfiltered
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.params import as_uuid
 from app.shutdown import Shutdown
@@ -330,16 +330,6 @@ def _query(
     )
 
 
-def list_external_tasks(call: Call) -> Response:
-    rows = _query(call)
-    assert isinstance(rows, list)
-    return json_response([dto.external_task(row) for row in rows])
-
-
-def count_external_tasks(call: Call) -> Response:
-    return json_response({"count": _query(call, count=True)})
-
-
 def get_external_task(call: Call) -> Response:
     task_id = call.path["id"]
     rows = _query(unfiltered(call), task_id=as_uuid(task_id))
@@ -357,7 +347,6 @@ endpoints = [
     Endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, extend_lock, body="json"),
     Endpoint("/external-task/{id}/unlock", "POST", Role.OPERATOR, unlock),
     Endpoint("/external-task/{id}/retries", "PUT", Role.OPERATOR, set_retries, body="json"),
-    Endpoint("/external-task", "GET", Role.VIEWER, list_external_tasks),
-    Endpoint("/external-task/count", "GET", Role.VIEWER, count_external_tasks),
+    *listing("/external-task", _query, dto.external_task),
     Endpoint("/external-task/{id}", "GET", Role.VIEWER, get_external_task),
 ]

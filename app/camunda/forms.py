@@ -12,27 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from uuid import UUID
 
 from starlette.responses import Response
 
+from app import reads
 from app.camunda import dto
 from app.camunda.definitions import _by_id, _by_key
 from app.camunda.errors import rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, to_typed_map
-from engine.api import UserTaskView
+from app.params import as_uuid
 from engine.errors import InterlockError, NotFound
 from engine.identity.accounts import Role
 from engine.language.forms import Form, FormInvalid
 from engine.language.variables import TypedValue
 from engine.model import StartEvent, UserTask
 from engine.queries.definitions import DefinitionRow
+from engine.queries.work import TaskRow
 
 
-def _task_form(call: Call, doing: str) -> tuple[UserTaskView, Form]:
+def _task_form(call: Call, doing: str) -> tuple[TaskRow, Form]:
     task_id = call.path["id"]
     try:
-        return call.engine.task_form(task_id)
+        return reads.task_form(call.engine, as_uuid(task_id))
     except NotFound as exc:
         message = f"Cannot {doing} for task {task_id}: Cannot find task with id '{task_id}'."
         raise rest_error(404, message, exc) from exc
@@ -59,7 +62,7 @@ def task_form_variables(call: Call) -> Response:
 
 
 def _start_form_variables(call: Call, row: DefinitionRow) -> Response:
-    form = call.engine.start_form(row.id)
+    form = reads.start_form(call.engine, row)
     try:
         values = form.values()
     except InterlockError as exc:
@@ -77,13 +80,13 @@ def start_form_variables_by_key(call: Call) -> Response:
 
 def task_form_key(call: Call) -> Response:
     task, _ = _task_form(call, "get form")
-    node = call.engine.model(task.definition_id, task.definition_key).node(task.node_id)
+    node = reads.model(call.engine, task.definition_id, task.definition_key).node(task.node_id)
     key = node.form_key if isinstance(node, UserTask) else None
     return json_response({"key": key, "camundaFormRef": None, "contextPath": None})
 
 
 def _start_form_key(call: Call, row: DefinitionRow) -> Response:
-    model = call.engine.model(row.id, row.key)
+    model = reads.model(call.engine, row.id, row.key)
     starts = [n for n in model.children(None) if isinstance(n, StartEvent) and n.is_none_start]
     key = starts[0].form_key if starts else None
     return json_response({"key": key, "camundaFormRef": None, "contextPath": None})
@@ -106,7 +109,7 @@ def _split(call: Call, form: Form) -> tuple[dict[str, Any], dict[str, TypedValue
 
 
 def _submit_start_form(call: Call, row: DefinitionRow) -> Response:
-    fields, others = _split(call, call.engine.start_form(row.id))
+    fields, others = _split(call, reads.start_form(call.engine, row))
     business_key = call.body_text("businessKey")
     try:
         handle = call.engine.start_definition(
@@ -115,7 +118,7 @@ def _submit_start_form(call: Call, row: DefinitionRow) -> Response:
     except InterlockError as exc:
         message = f"Cannot instantiate process definition {row.id}: {exc.message}"
         raise rest_error(400, message, exc) from exc
-    return json_response(dto.instance_from_info(call.base, handle.info()))
+    return json_response(dto.instance_from_info(call.base, reads.instance(call.engine, handle.id)))
 
 
 def submit_start_form_by_id(call: Call) -> Response:
@@ -141,7 +144,8 @@ def submit_task_form(call: Call) -> Response:
         message = f"Cannot submit task form {task_id}: {exc.message}"
         raise rest_error(status, message, exc) from exc
     if with_variables:
-        return json_response(dto_map(engine.instance(result.instance_id).typed_variables()))
+        values = reads.typed_variables(engine, UUID(result.instance_id))
+        return json_response(dto_map(values))
     return no_content()
 
 

@@ -6,13 +6,10 @@ deleted flags). Interlock keeps no log of each job or external task attempt, so 
 
 from __future__ import annotations
 
-from starlette.responses import Response
-
 from app.camunda.dto import Json, format_date, text
-from app.camunda.http import Call, Endpoint, json_response, listed
+from app.camunda.http import Call, listing
 from app.camunda.variable_instances import variable_instance_id
 from app.camunda.variables import stored_to_dto
-from engine.identity.accounts import Role
 from engine.queries.camunda import history as history_reads
 
 # Every variable row served is a live one: Interlock deletes a variable's row with it.
@@ -59,15 +56,6 @@ def _variable_query(call: Call, *, count: bool) -> list[history_reads.HistoricVa
         definition_key=call.text("processDefinitionKey"),
         count=count,
     )
-
-
-def historic_variables(call: Call) -> Response:
-    rows = listed(_variable_query(call, count=False))
-    return json_response([_variable(row) for row in rows])
-
-
-def count_historic_variables(call: Call) -> Response:
-    return json_response({"count": _variable_query(call, count=True)})
 
 
 def _incident(row: history_reads.HistoricIncidentRow) -> Json:
@@ -128,18 +116,7 @@ def _incident_query(call: Call, *, count: bool) -> list[history_reads.HistoricIn
     )
 
 
-def historic_incidents(call: Call) -> Response:
-    rows = listed(_incident_query(call, count=False))
-    return json_response([_incident(row) for row in rows])
-
-
-def count_historic_incidents(call: Call) -> Response:
-    return json_response({"count": _incident_query(call, count=True)})
-
-
 endpoints = [
-    Endpoint("/history/variable-instance", "GET", Role.VIEWER, historic_variables),
-    Endpoint("/history/variable-instance/count", "GET", Role.VIEWER, count_historic_variables),
-    Endpoint("/history/incident", "GET", Role.VIEWER, historic_incidents),
-    Endpoint("/history/incident/count", "GET", Role.VIEWER, count_historic_incidents),
+    *listing("/history/variable-instance", _variable_query, _variable),
+    *listing("/history/incident", _incident_query, _incident),
 ]

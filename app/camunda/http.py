@@ -9,7 +9,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData, QueryParams
@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from app.auth import require
+from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, translate
 from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
@@ -249,3 +250,40 @@ def _refusal(exc: BodyRefused) -> CamundaError:
 async def not_found(request: Request) -> Response:
     """Camunda's answer for a path it does not serve (JAX-RS's NotFoundException)."""
     return CamundaError(404, "NotFoundException", "HTTP 404 Not Found").response()
+
+
+class Rows(Protocol[T]):
+    """A resource's query: the rows the call's parameters find, or with `count` their number."""
+
+    def __call__(self, call: Call, *, count: bool) -> list[T] | int: ...
+
+
+def listing(
+    path: str,
+    rows: Rows[T],
+    dto: Callable[[T], Json] | None = None,
+    *,
+    shown: Callable[[Call, list[T]], list[Json]] | None = None,
+    count: Callable[[Call], int] | None = None,
+    role: Role = Role.VIEWER,
+) -> list[Endpoint]:
+    """A resource's list and count: GET `path`, the rows `rows` finds, each as `dto` shapes it
+    (or the whole list as `shown` does); GET `path`/count, `{"count": n}` from `rows` (or from
+    `count`, a cheaper way to the same number)."""
+
+    def list_rows(call: Call) -> Response:
+        found = listed(rows(call, count=False))
+        if shown is not None:
+            return json_response(shown(call, found))
+        assert dto is not None
+        return json_response([dto(row) for row in found])
+
+    def count_rows(call: Call) -> Response:
+        return json_response({"count": count(call) if count else rows(call, count=True)})
+
+    name = path.strip("/").replace("/", "_").replace("-", "_")
+    list_rows.__name__, count_rows.__name__ = f"list_{name}", f"count_{name}"
+    return [
+        Endpoint(path, "GET", role, list_rows),
+        Endpoint(f"{path}/count", "GET", role, count_rows),
+    ]

@@ -7,16 +7,16 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.http import Call, Endpoint, found, json_response, listed, only
+from app.camunda.http import Call, Endpoint, found, json_response, listing, only
 from app.params import as_uuid
-from engine.api import IncidentView
 from engine.identity.accounts import Role
 from engine.queries.camunda import incidents as incident_reads
+from engine.queries.work import IncidentInfo
 
 
 def _query(
     call: Call, *, incident_id: UUID | None = None, count: bool = False
-) -> list[IncidentView] | int:
+) -> list[IncidentInfo] | int:
     ids = [call.uuid(name) for name in ("incidentId", "causeIncidentId", "rootCauseIncidentId")]
     wanted = {i for i in ids if i is not None}
     if incident_id is not None:
@@ -40,14 +40,6 @@ def _query(
     )
 
 
-def list_incidents(call: Call) -> Response:
-    return json_response([dto.incident(row) for row in listed(_query(call))])
-
-
-def count_incidents(call: Call) -> Response:
-    return json_response({"count": _query(call, count=True)})
-
-
 def get_incident(call: Call) -> Response:
     incident_id = call.path["id"]
     row = only(call, _query, incident_id=as_uuid(incident_id))
@@ -55,7 +47,6 @@ def get_incident(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/incident", "GET", Role.VIEWER, list_incidents),
-    Endpoint("/incident/count", "GET", Role.VIEWER, count_incidents),
+    *listing("/incident", _query, dto.incident),
     Endpoint("/incident/{id}", "GET", Role.VIEWER, get_incident),
 ]

@@ -6,19 +6,20 @@ import contextlib
 import math
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 from starlette.responses import Response
 
+from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response, listed, no_content
+from app.camunda.http import Call, Endpoint, json_response, listing, no_content
 from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
 from app.params import ParameterError, as_uuid
 from engine.api import Engine
-from engine.commands.instances import SetVariables
+from engine.commands.instances import CancelInstance, SetVariables
 from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, NotFound
 from engine.identity.accounts import Role
 from engine.language.variables import TypedValue
@@ -31,6 +32,7 @@ from engine.model import (
 )
 from engine.queries import instances as queries
 from engine.queries import summaries as summary_reads
+from engine.queries import work
 from engine.queries.camunda import activities as activity_reads
 from engine.queries.camunda import instances as instance_reads
 from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
@@ -97,9 +99,8 @@ def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceR
     )
 
 
-def list_instances(call: Call) -> Response:
-    rows = listed(_instance_query(call, count=False))
-    return json_response([dto.instance_from_row(call.base, row) for row in rows])
+def _instances_shown(call: Call, rows: list[instance_reads.InstanceRow]) -> list[Json]:
+    return [dto.instance_from_row(call.base, row) for row in rows]
 
 
 # The filters a count of running instances is served with from the summary rows (any other
@@ -109,7 +110,7 @@ SUMMARY_INSTANCE_FILTERS = frozenset(
 )
 
 
-def count_instances(call: Call) -> Response:
+def _count_instances(call: Call) -> int:
     if set(call.query.keys()) <= SUMMARY_INSTANCE_FILTERS:
         suspended = call.flag_unless("suspended", "active")
         states = [
@@ -117,8 +118,8 @@ def count_instances(call: Call) -> Response:
             for state in RUNNING_STATES
             if suspended is None or (state == InstanceState.SUSPENDED) == suspended
         ]
-        return json_response({"count": _summary_count(call, states)})
-    return json_response({"count": _instance_query(call, count=True)})
+        return _summary_count(call, states)
+    return cast(int, _instance_query(call, count=True))
 
 
 def _summary_count(call: Call, states: list[str]) -> int:
@@ -157,7 +158,7 @@ def get_instance(call: Call) -> Response:
 def delete_instance(call: Call) -> Response:
     info = _running(call)
     try:
-        call.engine.instance(info.id).cancel()
+        call.engine.run(CancelInstance(info.id))
     except (NotFound, Conflict) as exc:
         message = f"Process instance with id {info.id} does not exist"
         raise invalid_request(message, 404) from exc
@@ -166,7 +167,7 @@ def delete_instance(call: Call) -> Response:
 
 def instance_variables(call: Call) -> Response:
     info = _known(call)
-    return json_response(dto_map(call.engine.instance(info.id).typed_variables()))
+    return json_response(dto_map(reads.typed_variables(call.engine, info.id)))
 
 
 def instance_variable(call: Call) -> Response:
@@ -219,9 +220,9 @@ def activity_tree(call: Call) -> Response:
     info = _running(call)
     engine = call.engine
     tokens = activity_reads.live_tokens(engine, info.id)
-    model = engine.model(info.definition_id, info.definition_key)
+    model = reads.model(engine, info.definition_id, info.definition_key)
     incidents: dict[UUID, list[str]] = {}
-    for incident in engine.incidents(instance_id=info.id):
+    for incident in work.incidents(engine, instance_id=info.id):
         if incident.token_id is not None:
             incidents.setdefault(incident.token_id, []).append(str(incident.id))
     root_id = str(info.id)
@@ -357,11 +358,6 @@ def _historic_query(call: Call, *, count: bool) -> list[instance_reads.HistoricI
     )
 
 
-def historic_instances(call: Call) -> Response:
-    rows = listed(_historic_query(call, count=False))
-    return json_response([dto.historic_process_instance(row) for row in rows])
-
-
 # The filters of a historic instance count that the summary rows answer: definitions, and
 # states (an instance has ended exactly when its state is final).
 SUMMARY_HISTORIC_FILTERS = frozenset(
@@ -376,7 +372,7 @@ SUMMARY_HISTORIC_FILTERS = frozenset(
 )
 
 
-def count_historic_instances(call: Call) -> Response:
+def _count_historic_instances(call: Call) -> int:
     if set(call.query.keys()) <= SUMMARY_HISTORIC_FILTERS:
         finished = call.flag_unless("finished", "unfinished")
         wanted = _historic_states(call)
@@ -385,8 +381,8 @@ def count_historic_instances(call: Call) -> Response:
             for state in InstanceState
             if (finished is None or state.is_final == finished) and (not wanted or state in wanted)
         ]
-        return json_response({"count": _summary_count(call, states)})
-    return json_response({"count": _historic_query(call, count=True)})
+        return _summary_count(call, states)
+    return cast(int, _historic_query(call, count=True))
 
 
 def _historic_states(call: Call) -> list[str]:
@@ -497,7 +493,7 @@ def _activity_query(call: Call) -> list[Json]:
 def _activities(engine: Engine, rows: list[activity_reads.ActivityRow]) -> list[Json]:
     """Camunda's historic activity instances of `rows`."""
     keys = {row.definition_id: row.definition_key for row in rows}
-    models = {found: engine.model(found, key) for found, key in keys.items()}
+    models = {found: reads.model(engine, found, key) for found, key in keys.items()}
     scopes = activity_reads.visits_of_tokens(
         engine, list({row.scope_token_id for row in rows if row.scope_token_id is not None})
     )
@@ -558,7 +554,7 @@ def count_historic_activities(call: Call) -> Response:
     for group in fetch(page, per_node=True):
         model = models.get(group.definition_id)
         if model is None:
-            model = call.engine.model(group.definition_id, group.definition_key)
+            model = reads.model(call.engine, group.definition_id, group.definition_key)
             models[group.definition_id] = model
         kind = dto.node_activity_type(model, group.node_id, group.node_type)
         if _kept(checks, kind, dto.complete_scope(kind, group.state)):
@@ -567,8 +563,7 @@ def count_historic_activities(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/process-instance", "GET", Role.VIEWER, list_instances),
-    Endpoint("/process-instance/count", "GET", Role.VIEWER, count_instances),
+    *listing("/process-instance", _instance_query, shown=_instances_shown, count=_count_instances),
     Endpoint("/process-instance/{id}", "GET", Role.VIEWER, get_instance),
     Endpoint("/process-instance/{id}", "DELETE", Role.OPERATOR, delete_instance),
     Endpoint("/process-instance/{id}/variables", "GET", Role.VIEWER, instance_variables),
@@ -594,8 +589,12 @@ endpoints = [
         delete_instance_variable,
     ),
     Endpoint("/process-instance/{id}/activity-instances", "GET", Role.VIEWER, activity_tree),
-    Endpoint("/history/process-instance", "GET", Role.VIEWER, historic_instances),
-    Endpoint("/history/process-instance/count", "GET", Role.VIEWER, count_historic_instances),
+    *listing(
+        "/history/process-instance",
+        _historic_query,
+        dto.historic_process_instance,
+        count=_count_historic_instances,
+    ),
     Endpoint("/history/process-instance/{id}", "GET", Role.VIEWER, historic_instance),
     Endpoint("/history/activity-instance", "GET", Role.VIEWER, historic_activities),
     Endpoint("/history/activity-instance/count", "GET", Role.VIEWER, count_historic_activities),

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
+from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
 from app.params import ParameterError, as_uuid, parse_time
 from engine.errors import Conflict, NotFound
 from engine.identity.accounts import Role
@@ -69,14 +69,6 @@ def _one(call: Call) -> job_reads.JobRow | None:
     return only(call, _query, job_id=as_uuid(call.path["id"]))
 
 
-def list_jobs(call: Call) -> Response:
-    return json_response([dto.job(row) for row in listed(_query(call))])
-
-
-def count_jobs(call: Call) -> Response:
-    return json_response({"count": _query(call, count=True)})
-
-
 def get_job(call: Call) -> Response:
     row = found(_one(call), f"Job with id {call.path['id']} does not exist")
     return json_response(dto.job(row))
@@ -121,8 +113,7 @@ def set_retries(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/job", "GET", Role.VIEWER, list_jobs),
-    Endpoint("/job/count", "GET", Role.VIEWER, count_jobs),
+    *listing("/job", _query, dto.job),
     Endpoint("/job/{id}", "GET", Role.VIEWER, get_job),
     Endpoint("/job/{id}/execute", "POST", Role.OPERATOR, execute),
     Endpoint("/job/{id}/retries", "PUT", Role.OPERATOR, set_retries, body="json"),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from uuid import UUID
+
 from starlette.responses import Response
 
+from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request, rest_error
@@ -61,8 +64,7 @@ def correlate(call: Call) -> Response:
         return no_content()
     results: list[Json] = []
     for delivery in result.deliveries:
-        handle = engine.instance(delivery["instance_id"])
-        info = handle.info()
+        info = reads.instance(engine, UUID(delivery["instance_id"]))
         entry: Json
         if delivery["kind"] == "start":
             entry = {
@@ -82,7 +84,7 @@ def correlate(call: Call) -> Response:
                 "processInstance": None,
             }
         if with_variables:
-            entry["variables"] = dto_map(handle.typed_variables())
+            entry["variables"] = dto_map(reads.typed_variables(engine, info.id))
         results.append(entry)
     return json_response(results)
 

@@ -17,6 +17,7 @@ from app.camunda.http import Call, Endpoint, json_response, no_content
 from engine.commands.migration import MigrationInvalid
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Role
+from engine.queries import migration as migration_reads
 from engine.queries import selection
 from engine.semantics.migration import MigrationPlan, ValidationReport
 
@@ -67,7 +68,9 @@ def generate(call: Call) -> Response:
         )
     update = call.body_flag("updateEventTriggers")
     try:
-        plan = call.engine.migration_plan(source, target, update)
+        plan = migration_reads.plan(
+            call.engine, call.engine.definition_cache, source, target, update
+        )
     except NotFound as exc:
         raise invalid_request(exc.message) from exc
     return json_response(plan.to_json())
@@ -76,7 +79,9 @@ def generate(call: Call) -> Response:
 def validate(call: Call) -> Response:
     plan = _plan(call)
     try:
-        report = call.engine.validate_migration(plan)
+        report = migration_reads.validation(
+            call.engine, call.engine.definition_cache, plan, [], call.engine.clock()
+        )
     except NotFound as exc:
         raise invalid_request(exc.message) from exc
     return json_response(_plan_report(report))

@@ -6,10 +6,11 @@ from uuid import UUID
 
 from starlette.responses import Response
 
+from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import engine_error, invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, only
+from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
@@ -56,18 +57,10 @@ def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
     engine = call.engine
     shown = []
     for row in rows:
-        model = engine.model(row.definition_id, row.definition_key)
+        model = reads.model(engine, row.definition_id, row.definition_key)
         node = model.node(row.node_id) if model.has_node(row.node_id) else None
         shown.append(dto.task(row, node.form_key if isinstance(node, UserTask) else None))
     return shown
-
-
-def list_tasks(call: Call) -> Response:
-    return json_response(_shown(call, listed(_task_query(call))))
-
-
-def count_tasks(call: Call) -> Response:
-    return json_response({"count": _task_query(call, count=True)})
 
 
 def get_task(call: Call) -> Response:
@@ -135,14 +128,13 @@ def complete(call: Call) -> Response:
         message = f"Cannot complete task {task_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc
     if with_variables:
-        values = engine.instance(result.instance_id).typed_variables()
+        values = reads.typed_variables(engine, UUID(result.instance_id))
         return json_response(dto_map(values))
     return no_content()
 
 
 endpoints = [
-    Endpoint("/task", "GET", Role.VIEWER, list_tasks),
-    Endpoint("/task/count", "GET", Role.VIEWER, count_tasks),
+    *listing("/task", _task_query, shown=_shown),
     Endpoint("/task/{id}", "GET", Role.VIEWER, get_task),
     Endpoint("/task/{id}/claim", "POST", Role.OPERATOR, claim, body="json"),
     Endpoint("/task/{id}/unclaim", "POST", Role.OPERATOR, unclaim, body="json"),

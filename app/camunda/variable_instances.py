@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response, listed, no_content
+from app.camunda.http import Call, Endpoint, json_response, listing, no_content
 from app.camunda.variables import stored_to_dto, to_typed, to_typed_map
 from app.params import as_uuid
 from engine.errors import BadRequest, Conflict, NotFound
@@ -58,15 +58,6 @@ def _variable_instance_query(call: Call, *, count: bool) -> list[vq.VariableInst
         definition_ids=call.csv("processDefinitionIdIn"),
         count=count,
     )
-
-
-def list_variable_instances(call: Call) -> Response:
-    rows = listed(_variable_instance_query(call, count=False))
-    return json_response([_variable_instance(row) for row in rows])
-
-
-def count_variable_instances(call: Call) -> Response:
-    return json_response({"count": _variable_instance_query(call, count=True)})
 
 
 # -- a user task's variables ----------------------------------------------------------------------
@@ -163,8 +154,7 @@ def delete_task_variable(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/variable-instance", "GET", Role.VIEWER, list_variable_instances),
-    Endpoint("/variable-instance/count", "GET", Role.VIEWER, count_variable_instances),
+    *listing("/variable-instance", _variable_instance_query, _variable_instance),
     Endpoint("/task/{id}/variables", "GET", Role.VIEWER, task_variables),
     Endpoint("/task/{id}/variables", "POST", Role.OPERATOR, modify_task_variables, body="json"),
     Endpoint("/task/{id}/variables/{name}", "GET", Role.VIEWER, task_variable),

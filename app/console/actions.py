@@ -15,7 +15,12 @@ from starlette.routing import Route
 
 from app.console.common import act, json_object, parse_int, typed_value
 from engine.api import Engine
-from engine.commands.instances import SetVariables
+from engine.commands.instances import (
+    CancelInstance,
+    ResumeInstance,
+    SetVariables,
+    SuspendInstance,
+)
 from engine.errors import BadRequest
 from engine.identity.accounts import Principal
 
@@ -24,17 +29,17 @@ Action = Callable[[Engine, Principal, Form, UUID], str]
 
 
 def cancel_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
-    state = engine.instance(instance_id).cancel()
-    return f"Instance cancelled: it is now {state.value}."
+    state = engine.run(CancelInstance(instance_id)).state
+    return f"Instance cancelled: it is now {state}."
 
 
 def suspend_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
-    engine.instance(instance_id).suspend()
+    engine.run(SuspendInstance(instance_id))
     return "Instance suspended: no token moves until it is resumed."
 
 
 def resume_instance(engine: Engine, who: Principal, form: Form, instance_id: UUID) -> str:
-    engine.instance(instance_id).resume()
+    engine.run(ResumeInstance(instance_id))
     return "Instance resumed."
 
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from app import reads
 from app.auth import require
 from app.console.common import duration, engine_of, flash, read, render
 from app.console.definition_history import (
@@ -91,7 +92,7 @@ def _view(engine: Engine, definition: DefinitionRow, period: Period | None) -> d
 
 def _history(engine: Engine, definition: DefinitionRow, period: Period) -> dict[str, Any]:
     """What the history view's table shows: each node's visits and incidents in `period`."""
-    model = engine.model(definition.id, definition.key)
+    model = reads.model(engine, definition.id, definition.key)
     rows = history_rows(engine, model, definition.id, period)
     return {
         "definition": definition,
@@ -104,7 +105,7 @@ def _history(engine: Engine, definition: DefinitionRow, period: Period) -> dict[
 def _now(engine: Engine, definition: DefinitionRow, stats: list[NodeStats]) -> dict[str, Any]:
     """What the "now" view's table shows: the version's instance counts and each node's
     `stats`."""
-    model = engine.model(definition.id, definition.key)
+    model = reads.model(engine, definition.id, definition.key)
     return {
         "definition": definition,
         "period": None,
@@ -150,7 +151,7 @@ def _diagram_state(
 ) -> dict[str, Any]:
     definition = _definition(engine, key, version)
     if period is not None:
-        model = engine.model(definition.id, definition.key)
+        model = reads.model(engine, definition.id, definition.key)
         rows = history_rows(engine, model, definition.id, period)
         return history_state(definition.id, period, rows)
     return _node_state(definition.id, console.definition_node_stats(engine, definition.id))
@@ -247,7 +248,7 @@ def _start(engine: Engine, key: str, version: int | None, entered: dict[str, str
     try:
         return engine.start_definition(definition.id, form=entered).id
     except FormInvalid as invalid:
-        form = engine.start_form(definition.id)
+        form = reads.start_form(engine, definition)
         return start_form_view(definition, form, entered, invalid.errors)
 
 

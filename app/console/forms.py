@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app import reads
 from app.auth import require
 from app.console.common import engine_of, flash, read, refusal, render
 from app.errors import status_of
@@ -128,20 +129,22 @@ def task_forms(engine: Engine, tasks: Sequence[UserTaskView]) -> dict[UUID, Form
     variables: dict[UUID, dict[str, TypedValue]] = {}
     for task in tasks:
         if task.definition_id not in models:
-            models[task.definition_id] = engine.model(task.definition_id, task.definition_key)
+            models[task.definition_id] = reads.model(
+                engine, task.definition_id, task.definition_key
+            )
         model = models[task.definition_id]
         node = model.node(task.node_id) if model.has_node(task.node_id) else None
         if not isinstance(node, UserTask) or not node.form_fields:
             continue
         if task.instance_id not in variables:
-            variables[task.instance_id] = engine.instance(task.instance_id).typed_variables()
+            variables[task.instance_id] = reads.typed_variables(engine, task.instance_id)
         form = Form(node.form_fields, variables[task.instance_id])
         views[task.id] = task_form_view(task.id, form)
     return views
 
 
 def start_form(engine: Engine, definition: DefinitionRow) -> FormView | None:
-    form = engine.start_form(definition.id)
+    form = reads.start_form(engine, definition)
     return start_form_view(definition, form) if form.fields else None
 
 

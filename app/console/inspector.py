@@ -23,22 +23,17 @@ from app.console.loops import loop_badges, loop_lines
 from app.console.path import diagram_path, path_panel
 from app.console.retrying import Retrying, retrying_of
 from app.params import Query
-from engine.api import (
-    Engine,
-    ExternalTaskView,
-    IncidentView,
-    InstanceHandle,
-    JobView,
-    UserTaskView,
-)
+from app.reads import typed_variables
+from engine.api import Engine
 from engine.errors import NotFound
 from engine.language.variables import TypedValue, from_row
 from engine.model import EventBasedGateway, ProcessModel, StartEvent, SubProcess
-from engine.queries import console, definitions, history
+from engine.queries import console, definitions, history, work
 from engine.queries import instances as queries
 from engine.queries.console import EventWait, JoinState
 from engine.queries.instances import InstanceInfo, TokenRow, VariableRow, VisitRow
 from engine.queries.joins import join_lines
+from engine.queries.work import ExternalTaskInfo, IncidentInfo, JobInfo, TaskRow
 from engine.states import InstanceState, TokenMode, TokenState, VisitState
 
 PANELS = (
@@ -83,7 +78,8 @@ class InstanceReads:
 
     @cached_property
     def model(self) -> ProcessModel:
-        return self.engine.model(self.info.definition_id, self.info.definition_key)
+        info, cache = self.info, self.engine.definition_cache
+        return definitions.model(self.engine, cache, info.definition_id, info.definition_key)
 
     @cached_property
     def tokens(self) -> list[TokenRow]:
@@ -110,20 +106,22 @@ class InstanceReads:
         return family_of(self.engine, self.instance_id)
 
     @cached_property
-    def incidents(self) -> list[IncidentView]:
-        return self.engine.incidents(instance_id=self.instance_id)
+    def incidents(self) -> list[IncidentInfo]:
+        return work.incidents(self.engine, instance_id=self.instance_id)
 
     @cached_property
-    def user_tasks(self) -> list[UserTaskView]:
-        return self.engine.user_tasks(self.instance_id)
+    def user_tasks(self) -> list[TaskRow]:
+        return work.user_tasks(self.engine, instance_id=self.instance_id)
 
     @cached_property
-    def external_tasks(self) -> list[ExternalTaskView]:
-        return self.engine.external_tasks(instance_id=self.instance_id)
+    def external_tasks(self) -> list[ExternalTaskInfo]:
+        return work.external_tasks(
+            self.engine, instance_id=self.instance_id, now=self.engine.clock()
+        )
 
     @cached_property
-    def jobs(self) -> list[JobView]:
-        return self.engine.jobs(self.instance_id)
+    def jobs(self) -> list[JobInfo]:
+        return work.jobs(self.engine, instance_id=self.instance_id)
 
     @cached_property
     def retrying(self) -> Retrying:
@@ -301,8 +299,8 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         context["now"] = datetime.now(UTC)
         context["retrying"] = reads.retrying
     elif name == "variables":
-        handle = InstanceHandle(reads.engine, reads.instance_id)
-        context["variables"] = sorted(handle.typed_variables().items())
+        variables = typed_variables(reads.engine, reads.instance_id)
+        context["variables"] = sorted(variables.items())
         context["scopes"] = [g for g in _local_scopes(reads) if keep(g.node_id)]
         context["final"] = InstanceState(info.state).is_final
     elif name == "evaluations":

@@ -18,6 +18,7 @@ from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
 from engine.queries import console, lists
+from engine.queries import instances as instance_reads
 from engine.queries.instances import InstanceFilter
 from engine.queries.lists import FILTERS, InstanceRow
 from engine.states import ListPage
@@ -76,7 +77,7 @@ def filter_of(parameters: Query) -> InstanceFilter:
 def _page(
     engine: Engine, where: InstanceFilter, after: str | None
 ) -> tuple[list[InstanceRow], str | None]:
-    page = engine.list_instances(where, limit=PAGE_SIZE, after=after)
+    page = instance_reads.page(engine, where, limit=PAGE_SIZE, after=after)
     return lists.instance_rows(engine, page.items), page.next
 
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app import reads
 from app.auth import principal_of, require
 from app.console.common import engine_of, flash, read, render
 from app.params import Query
@@ -29,6 +30,8 @@ from engine.errors import BadRequest, InterlockError, NotFound
 from engine.identity.accounts import Role
 from engine.queries import console
 from engine.queries import definitions as definition_store
+from engine.queries import instances as instance_reads
+from engine.queries import migration as migration_reads
 from engine.queries.definitions import DefinitionRow
 from engine.queries.instances import InstanceFilter
 from engine.semantics.migration import (
@@ -78,9 +81,9 @@ class Row:
 def _page(engine: Engine, key: str, source_id: str | None, target_id: str | None) -> dict[str, Any]:
     source = _version_of(engine, key, source_id, 1)
     target = _version_of(engine, key, target_id, 0)
-    source_model = engine.model(source.id, source.key)
-    target_model = engine.model(target.id, target.key)
-    plan = engine.migration_plan(source.id, target.id)
+    source_model = reads.model(engine, source.id, source.key)
+    target_model = reads.model(engine, target.id, target.key)
+    plan = migration_reads.plan(engine, engine.definition_cache, source.id, target.id)
     mapped = {i.source[0]: i for i in plan.instructions}
     rows = [
         Row(
@@ -181,7 +184,7 @@ def selection(
     found: list[UUID] = []
     after = None
     while len(found) < limit:
-        page = engine.list_instances(where, limit=min(PAGE, limit - len(found)), after=after)
+        page = instance_reads.page(engine, where, limit=min(PAGE, limit - len(found)), after=after)
         found.extend(i.id for i in page.items if i.ended_at is None)
         if page.next is None:
             break
@@ -230,7 +233,10 @@ async def _submitted(request: Request) -> tuple[Engine, dict[str, str]]:
 
 def _validate(engine: Engine, form: Mapping[str, str]) -> tuple[MigrationRequest, ValidationReport]:
     submitted = request_of(engine, form)
-    return submitted, engine.validate_migration(submitted.plan, submitted.instance_ids)
+    report = migration_reads.validation(
+        engine, engine.definition_cache, submitted.plan, submitted.instance_ids, engine.clock()
+    )
+    return submitted, report
 
 
 async def validate(request: Request) -> Response:

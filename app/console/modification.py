@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app import reads
 from app.auth import require
 from app.console.common import act, engine_of, flash, form_text, render
 from engine.api import Engine
@@ -97,8 +98,8 @@ async def preview(request: Request) -> Response:
 
 
 def _labels(engine: Engine, instance_id: UUID) -> dict[str, str]:
-    info = engine.instance(instance_id).info()
-    model = engine.model(info.definition_id, info.definition_key)
+    info = reads.instance(engine, instance_id)
+    model = reads.model(engine, info.definition_id, info.definition_key)
     return {node.id: node.label for node in model.nodes}
 
 

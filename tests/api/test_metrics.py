@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -21,6 +21,7 @@ from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel
 from tests.conftest import AdminConnection
 from tests.server import PASSWORD, LiveServer, console_login, live_server
+from tests.waiting import wait_until
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -72,13 +73,6 @@ def _fetch(http: httpx.Client, worker: str, topic: str, lock_ms: int = 60_000) -
     return [item["id"] for item in answer.json()["items"]]
 
 
-def _wait_for(check: Callable[[], object], timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_counters_move_with_the_work_done(api: LiveServer) -> None:
     key = f"metrics-{uuid.uuid4().hex[:8]}"
     api.engine.deploy(worked(key))
@@ -114,7 +108,7 @@ def test_counters_move_with_the_work_done(api: LiveServer) -> None:
         assert _fetch(http, "w2", key) == []
         # The job executor runs the asynchronous continuation of the completed instance.
         instance = done.json()["instance_id"]
-        _wait_for(
+        wait_until(
             lambda: http.get("/api/v1/user-tasks", params={"instance_id": instance}).json()["items"]
         )
 
@@ -225,4 +219,4 @@ def test_open_event_streams_are_counted(api: LiveServer) -> None:
             if line.startswith("event: ready"):
                 break
         assert value(scrape(api), "interlock_sse_clients") == before + 1
-    _wait_for(lambda: value(scrape(api), "interlock_sse_clients") == before)
+    wait_until(lambda: value(scrape(api), "interlock_sse_clients") == before)

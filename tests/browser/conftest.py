@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,6 @@ VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 # that would never end, and is generous so that a busy machine does not fail them.
 TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-def wait_until(
-    condition: Callable[[], object], what: str, timeout: float = TIMEOUT_MS / 1000
-) -> None:
-    """Return once `condition()` holds (checked every 50 ms); fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="session")

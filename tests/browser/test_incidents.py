@@ -18,9 +18,10 @@ from engine.loops.worker import Task, Worker
 from engine.queries import lists
 from engine.states import InstanceState
 from tests.app.list_data import fill
-from tests.browser.conftest import TIMEOUT_MS, Login, wait_until
+from tests.browser.conftest import TIMEOUT_MS, Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import flaky_charge, quick_charge
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import Login, wait_until
+from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import quick_charge
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 

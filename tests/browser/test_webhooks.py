@@ -11,10 +11,11 @@ import pytest
 from playwright.sync_api import expect
 
 from engine.states import DeliveryState
-from tests.browser.conftest import Login, wait_until
+from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.test_csp import visit, watch
 from tests.browser.test_pages import CHECKS
+from tests.waiting import wait_until
 from tests.webhooks.conftest import SECRET, two_steps
 from tests.webhooks.receiver import Receiver, verify
 

@@ -22,6 +22,7 @@ import pytest
 
 from engine.scripting import Isolate, ScriptError, ScriptLimits, Subject, hosts
 from tests.server import free_port
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,13 +83,6 @@ def answers(url: str) -> bool:
         return False
 
 
-def wait_until(condition: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
-
-
 def race(database_url: str, log: Path, seconds: float, threads: int = 8) -> None:
     with server_process(database_url, log, INTERLOCK_SCRIPT_PROCESSES="2") as (proc, url):
         rest = f"{url}/engine-rest"
@@ -122,7 +116,7 @@ def race(database_url: str, log: Path, seconds: float, threads: int = 8) -> None
             worker.start()
         # While the starts go on, a modification batch runs the synchronous script again in
         # every instance started so far, in the job executor beside the asynchronous scripts.
-        wait_until(lambda: len(started) >= threads * 4 or failures, 120, "the first starts")
+        wait_until(lambda: len(started) >= threads * 4 or failures, "the first starts", 120)
         targets = list(started)
         batch = httpx.post(
             f"{rest}/modification/executeAsync",
@@ -141,7 +135,7 @@ def race(database_url: str, log: Path, seconds: float, threads: int = 8) -> None
         def jobs_left() -> int:
             return int(httpx.get(f"{rest}/job/count", timeout=30).json()["count"])
 
-        wait_until(lambda: jobs_left() == 0, 300, "every asynchronous script and batch chunk")
+        wait_until(lambda: jobs_left() == 0, "every asynchronous script and batch chunk", 300)
         for instance in started[:: max(1, len(started) // 10)]:
             variables = httpx.get(f"{rest}/process-instance/{instance}/variables", timeout=30)
             assert variables.json()["x"]["value"] == 2, variables.text
@@ -182,7 +176,7 @@ def test_a_script_process_that_dies_fails_its_script_and_is_replaced(
 
     spinner = threading.Thread(target=spin)
     spinner.start()
-    wait_until(lambda: not one_script_process.idle_pids(), 30, "the script to be running")
+    wait_until(lambda: not one_script_process.idle_pids(), "the script to be running", 30)
     os.kill(first, signal.SIGKILL)  # what a fault of V8 does to its process
     spinner.join(timeout=60)
     assert [error.message for error in caught] == [

@@ -30,6 +30,7 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.states import InstanceState
 from tests.server import free_port, live_server
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 GRACE = "10"
@@ -88,14 +89,6 @@ def serving(env: dict[str, str], *options: str) -> Iterator[tuple[subprocess.Pop
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-
-
-def wait_until(condition: Any, timeout: float = 20, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 def external_task_model(key: str, topic: str) -> Any:

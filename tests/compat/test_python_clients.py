@@ -5,7 +5,6 @@ incident) and `pycamunda` (deploy, start, list, claim and complete tasks, correl
 from __future__ import annotations
 
 import threading
-import time
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +30,8 @@ import pycamunda.deployment  # type: ignore[import-untyped]
 import pycamunda.message  # type: ignore[import-untyped]
 import pycamunda.processdef  # type: ignore[import-untyped]
 import pycamunda.task  # type: ignore[import-untyped]
+
+from tests.waiting import wait_until
 
 Action = Callable[[ExternalTask], TaskResult]
 
@@ -65,13 +66,6 @@ def python_worker(server: LiveServer, topic: str, action: Action) -> Iterator[No
         thread.join(timeout=10)
 
 
-def _wait_for(check: Callable[[], bool], seconds: float = 20) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
 def test_external_task_worker_completes_tasks(server: LiveServer, rest: httpx.Client) -> None:
     deploy(rest, ("charge.bpmn", processes.external_then_review()))
     engine = EngineClient(f"{server.url}/engine-rest", _client_config())
@@ -88,7 +82,7 @@ def test_external_task_worker_completes_tasks(server: LiveServer, rest: httpx.Cl
         return len(rest.get("/task", params={"processDefinitionKey": "charge"}).json())
 
     with python_worker(server, "charge-card", charge):
-        _wait_for(lambda: reviews() == 3)
+        wait_until(lambda: reviews() == 3)
     assert sorted(s["amount"] for s in seen) == [1, 2, 3]
     assert sorted(s["key"] for s in seen) == ["order-1", "order-2", "order-3"]
     found = engine.get_process_instance("charge", variables=["total_eq_20", "charged_eq_true"])
@@ -109,7 +103,7 @@ def test_external_task_worker_reports_a_bpmn_error(server: LiveServer, rest: htt
         return tasks
 
     with python_worker(server, "check-credit", check):
-        _wait_for(lambda: len(handling()) == 1)
+        wait_until(lambda: len(handling()) == 1)
     score = rest.get(f"/process-instance/{instance['id']}/variables/score").json()
     assert score["value"] == 12
 
@@ -133,7 +127,7 @@ def test_external_task_worker_fails_until_an_incident(
         return found
 
     with python_worker(server, "flaky-topic", fail):
-        _wait_for(lambda: len(incidents()) == 1)
+        wait_until(lambda: len(incidents()) == 1)
     assert attempts == [None, 3, 2, 1]
     [incident] = incidents()
     assert incident["incidentType"] == "failedExternalTask"

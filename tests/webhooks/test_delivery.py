@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
@@ -36,6 +36,7 @@ from engine.states import DeliveryState
 from engine.webhooks import outbox_floor
 from engine.webhooks.dispatcher import Dispatcher
 from engine.webhooks.settings import WebhookSettings
+from tests.waiting import wait_until
 from tests.webhooks.conftest import FAST, SECRET, two_steps
 from tests.webhooks.receiver import Receiver, verify
 
@@ -45,14 +46,6 @@ ROOT = Path(__file__).resolve().parents[2]
 def subscribe(engine: Engine, url: str, **options: Any) -> UUID:
     made = engine.run(CreateSubscription("test hook", url, SECRET, **options))
     return UUID(made.subscription_id)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def outbox_after(engine: Engine, seq: int) -> list[tuple[int, UUID, str]]:
@@ -166,8 +159,8 @@ def deliver_through_failures(
                 lambda: (
                     delivery_states(engine, subscription_id).get("delivered", 0) == len(expected)
                 ),
-                timeout,
                 "every event to be delivered",
+                timeout,
             )
     finally:
         for dispatcher in dispatchers:
@@ -247,7 +240,7 @@ def test_an_event_committed_after_a_later_one_is_not_missed(
         assert cursor_of(engine, subscription_id) < low
         assert [r.body["seq"] for r in receiver.accepted()] == []
         first.commit()
-    wait_until(lambda: (dispatcher.run_once(), len(receiver.accepted()))[1] == 2, 10, "both events")
+    wait_until(lambda: (dispatcher.run_once(), len(receiver.accepted()))[1] == 2, "both events", 10)
     assert sorted(r.body["seq"] for r in receiver.accepted()) == [low, high]
     assert cursor_of(engine, subscription_id) >= high
     dispatcher.stop()
@@ -282,8 +275,8 @@ def test_an_expired_lease_lets_another_dispatcher_take_the_delivery_over(
             (survivor.run_once(), delivery_states(engine, subscription_id))[1]
             == {"delivered": total}
         ),
-        10,
         "the survivor to deliver",
+        10,
     )
     assert first.id in {r.delivery_id for r in receiver.accepted()}
     (row,) = [d for d in reads.deliveries(engine, subscription_id) if str(d.id) == first.id]
@@ -309,8 +302,8 @@ def test_a_failing_receiver_parks_dead_letters_that_hold_their_instance_until_re
             (dispatcher.run_once(), delivery_states(engine, subscription_id))[1]
             == {"dead": 1, "pending": 1}
         ),
-        10,
         "a dead letter",
+        10,
     )
     # Three attempts of the first event; the second waits behind it, never attempted.
     assert [r.event for r in receiver.received] == ["instance.started"] * 3
@@ -324,8 +317,8 @@ def test_a_failing_receiver_parks_dead_letters_that_hold_their_instance_until_re
         lambda: (
             (dispatcher.run_once(), delivery_states(engine, subscription_id))[1] == {"delivered": 2}
         ),
-        10,
         "the replay",
+        10,
     )
     assert [r.event for r in receiver.accepted()] == ["instance.started", "task.completed"]
     dispatcher.stop()
@@ -360,7 +353,7 @@ def test_the_server_delivers_webhooks_where_it_runs_jobs(
         subscribe(server.engine, receiver.url, event_types=("instance.started",))
         server.engine.deploy(two_steps())
         handle = server.engine.start_latest("two-steps")
-        wait_until(lambda: len(receiver.accepted()) == 1, 20, "the server's dispatcher")
+        wait_until(lambda: len(receiver.accepted()) == 1, "the server's dispatcher", 20)
     (got,) = receiver.accepted()
     assert (got.event, got.body["instance_id"]) == ("instance.started", str(handle.id))
     assert verify(SECRET, got)
@@ -391,8 +384,8 @@ def test_a_dispatcher_whose_connections_keep_dying_backs_off_and_delivers_afterw
             assert running(dispatcher)
             wait_until(
                 lambda: delivery_states(engine, subscription_id).get("delivered", 0) == expected,
-                30,
                 "delivery after the connections stopped dying",
+                30,
             )
         finally:
             dispatcher.stop()
@@ -411,8 +404,8 @@ def test_delivered_deliveries_are_deleted_after_the_time_kept_and_dead_letters_s
         lambda: (
             (dispatcher.run_once(), delivery_states(engine, subscription_id))[1] == {"delivered": 1}
         ),
-        10,
         "a delivery",
+        10,
     )
     receiver.always_fail = True
     engine.start_latest("two-steps")
@@ -422,8 +415,8 @@ def test_delivered_deliveries_are_deleted_after_the_time_kept_and_dead_letters_s
             (dying.run_once(), delivery_states(engine, subscription_id))[1]
             == {"delivered": 1, "dead": 1}
         ),
-        10,
         "a dead letter",
+        10,
     )
     dispatcher.stop()
     dying.stop()

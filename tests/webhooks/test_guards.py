@@ -20,9 +20,10 @@ from engine.states import DeliveryState
 from engine.webhooks import urls
 from engine.webhooks.dispatcher import Dispatcher
 from engine.webhooks.settings import WebhookSettings, parse_networks
+from tests.waiting import wait_until
 from tests.webhooks.conftest import FAST, two_steps
 from tests.webhooks.receiver import DRIP_BYTES, Receiver
-from tests.webhooks.test_delivery import delivery_states, subscribe, wait_until
+from tests.webhooks.test_delivery import delivery_states, subscribe
 
 EVERYWHERE = parse_networks("0.0.0.0/0,::/0")
 
@@ -89,7 +90,7 @@ def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatc
 
 
 def run_until(dispatcher: Dispatcher, condition: Any, what: str, timeout: float = 30) -> None:
-    wait_until(lambda: (dispatcher.run_once(), condition())[1], timeout, what)
+    wait_until(lambda: (dispatcher.run_once(), condition())[1], what, timeout)
 
 
 SPELLINGS = [
@@ -187,10 +188,10 @@ def test_a_drip_feeding_receiver_is_cut_off_at_the_deadline_and_the_dispatcher_g
                 delivery_states(engine, dripping) == {"dead": 1}
                 and delivery_states(engine, healthy) == {"delivered": 1}
             ),
-            20,
             "the drip to time out and the next delivery to arrive",
+            20,
         )
-        wait_until(lambda: len(receiver.streams) == 1, 10, "the receiver to see the cut")
+        wait_until(lambda: len(receiver.streams) == 1, "the receiver to see the cut", 10)
     finally:
         dispatcher.stop()
     (dead,) = reads.deliveries(engine, dripping, DeliveryState.DEAD)
@@ -222,7 +223,7 @@ def test_an_endless_answer_is_read_up_to_a_cap_and_its_status_counts(
     dispatcher.stop()
     (done,) = reads.deliveries(engine, endless)
     assert done.last_status == "HTTP 200"
-    wait_until(lambda: len(receiver.streams) == 1, 10, "the receiver to see the close")
+    wait_until(lambda: len(receiver.streams) == 1, "the receiver to see the close", 10)
     (cut,) = receiver.streams
     assert cut.path == "/endless" and not cut.complete
 
