@@ -1,10 +1,15 @@
 """Who is calling, and may they do this?
 
 API clients authenticate on every request with a Bearer token or HTTP Basic (Camunda clients use
-Basic). Console users log in once and carry a session cookie: a random id whose row in the
-database (`console_session`) says whose session it is; the user's role is read from their
-credential on every request, so log-out, deleting a user, changing a password or a role take
-effect at the next request. Every console mutation must also carry the session's CSRF token in
+Basic). With single sign-on configured, a Bearer JWT from the OpenID provider is accepted too (told
+from our opaque tokens by its shape, checked by app/oidc.py) and acts as the user it names,
+provisioned by the command `SignInExternal` when new or when their groups map to another role.
+With local passwords switched off, HTTP Basic is refused.
+
+Console users log in once and carry a session cookie: a random id whose row in the database
+(`console_session`) says whose session it is; the user's role is read from their credential on
+every request, so log-out, deleting a user, changing a password or a role take effect at the
+next request. Every console mutation must also carry the session's CSRF token in
 the `X-CSRF-Token` header (and, on every surface, come from this server's own origin when a
 browser sends it: app.guard checks that first). With authentication switched off (loopback
 only), everyone is an admin.
@@ -33,6 +38,7 @@ from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.storage import MemoryStorage
@@ -43,11 +49,12 @@ from starlette.responses import JSONResponse
 
 from app.errors import Forbidden, Unauthorized, error_response
 from app.guard import SAFE_METHODS
+from app.oidc import Identity, OidcClient, SignInRefused, looks_like_jwt
 from app.settings import Settings
 from engine.api import Engine
-from engine.commands.accounts import EndSessions, StartSession, TouchSession
+from engine.commands.accounts import EndSessions, SignInExternal, StartSession, TouchSession
 from engine.core import audit
-from engine.errors import InterlockError, NotFound
+from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.identity import accounts
 from engine.identity.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
 from engine.queries import accounts as account_reads
@@ -61,7 +68,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 SESSION_COOKIE = "interlock_session"
 CSRF_HEADER = "x-csrf-token"
 API_PREFIXES = ("/api/", "/engine-rest")
-PUBLIC_PATHS = ("/login", "/health", "/static/")
+PUBLIC_PATHS = ("/login", "/auth/", "/health", "/static/")
 # Read by machines and by people: credentials in a header are checked as for the API, else a
 # console session; without either the answer is a 401, never the redirect to /login.
 MACHINE_PATHS = ("/metrics",)
@@ -309,21 +316,26 @@ class Sessions:
         return min(TOUCH_SECONDS, self.settings.session_idle_seconds / 4)
 
     def issue(
-        self, record: PasswordRecord, *, client_address: str | None, user_agent: str | None
+        self,
+        credential_id: UUID,
+        name: str,
+        *,
+        client_address: str | None,
+        user_agent: str | None,
     ) -> NewSession:
-        """Log the user `record` names in (their password checked): a new session, audited as
-        their own action in the console."""
+        """Log the user in (their password checked, or their provider's token): a new session,
+        audited as their own action in the console."""
         session = accounts.new_session()
         command = StartSession(
-            record.id,
-            record.name,
+            credential_id,
+            name,
             session,
             max_seconds=self.settings.session_max_seconds,
             idle_seconds=self.settings.session_idle_seconds,
             client_address=client_address,
             user_agent=user_agent,
         )
-        with audit.acting(audit.Actor(record.name, AuditChannel.CONSOLE)):
+        with audit.acting(audit.Actor(name, AuditChannel.CONSOLE)):
             self.engine.run(command)
         return session
 
@@ -366,10 +378,12 @@ class Authenticator:
         enabled: bool,
         sessions: Sessions,
         settings: Settings | None = None,
+        oidc: OidcClient | None = None,
     ) -> None:
         self.engine = engine
         self.enabled = enabled
         self.settings = settings or Settings()
+        self.oidc = oidc
         self.sessions = sessions
         sessions.bind(engine, self.settings)
         self.throttle = Throttle(
@@ -381,12 +395,20 @@ class Authenticator:
         self._basic = BasicCache()
 
     def authenticate(
-        self, header: str, address: str | None = None
+        self,
+        header: str,
+        address: str | None = None,
+        channel: AuditChannel = AuditChannel.API,
     ) -> Principal | TooManyAttempts | None:
         """The caller an Authorization header names; TooManyAttempts when throttled; None for a
-        wrong or malformed credential."""
+        wrong or malformed credential. `channel`: where a JWT's new user is audited."""
         scheme, _, value = header.strip().partition(" ")
         value = value.strip()
+        if scheme.lower() == "bearer" and value and self.oidc and looks_like_jwt(value):
+            found = self._jwt(self.oidc, value, channel)
+            if found is not None:
+                return found
+            return self._unknown_token(address)
         if scheme.lower() == "bearer" and value:
             # A token is random (256 bits) and looked up by its digest: it cannot be guessed, so
             # a valid one is accepted whatever else came from this address. An unknown one
@@ -394,17 +416,50 @@ class Authenticator:
             found = account_reads.verify_token(self.engine, value)
             if found is not None:
                 return found
-            wait = self.throttle.blocked(None, address)
-            if wait is not None:
-                return TooManyAttempts(wait)
-            self.throttle.failed(None, address)
-            return None
-        if scheme.lower() == "basic" and value:
+            return self._unknown_token(address)
+        if scheme.lower() == "basic" and value and self.settings.local_passwords:
             credentials = _basic_credentials(value)
             if credentials is None:
                 return None
             return self._basic_auth(*credentials, address)
         return None
+
+    def _unknown_token(self, address: str | None) -> TooManyAttempts | None:
+        wait = self.throttle.blocked(None, address)
+        if wait is not None:
+            return TooManyAttempts(wait)
+        self.throttle.failed(None, address)
+        return None
+
+    def _jwt(self, oidc: OidcClient, token: str, channel: AuditChannel) -> Principal | None:
+        """The user a provider's access token names, once it verifies."""
+        try:
+            identity = oidc.identity(oidc.verify_access_token(token))
+            return self.provision(identity, channel)
+        except (SignInRefused, BadRequest, Conflict):
+            return None
+
+    def provision(self, identity: Identity, channel: AuditChannel) -> Principal:
+        """The provider's user as Interlock knows them: created, or their role updated, by
+        `SignInExternal` (audited as their own action) when that changes anything; a read
+        otherwise."""
+        record = account_reads.password_record(self.engine, identity.name)
+        if record is None or record.role is not identity.role:
+            with audit.acting(audit.Actor(identity.name, channel)):
+                self.engine.run(self.sign_in_command(identity))
+        return Principal(identity.name, identity.role)
+
+    def sign_in_command(self, identity: Identity) -> SignInExternal:
+        issuer = self.oidc.settings.issuer if self.oidc else ""
+        return SignInExternal(
+            identity.name,
+            identity.role,
+            issuer,
+            identity.subject,
+            first_name=identity.first_name,
+            last_name=identity.last_name,
+            email=identity.email,
+        )
 
     def from_header(self, header: str, address: str | None = None) -> Principal | None:
         found = self.authenticate(header, address)
@@ -437,7 +492,10 @@ class Authenticator:
     def login(
         self, name: str, password: str, address: str | None = None
     ) -> PasswordRecord | TooManyAttempts | None:
-        """The user a console log-in names, if the password is theirs."""
+        """The user a console log-in names, if the password is theirs (never with local
+        passwords switched off)."""
+        if not self.settings.local_passwords:
+            return None
         attempt = self.throttle.admit(name, address)
         if isinstance(attempt, TooManyAttempts):
             return attempt
@@ -500,7 +558,12 @@ class AuthMiddleware:
             found: Principal | TooManyAttempts | None = None
             if "authorization" in headers:
                 found = await run_in_threadpool(
-                    auth.authenticate, headers["authorization"], client_address(scope)
+                    auth.authenticate,
+                    headers["authorization"],
+                    client_address(scope),
+                    AuditChannel.ENGINE_REST
+                    if path.startswith("/engine-rest")
+                    else AuditChannel.API,
                 )
             if isinstance(found, TooManyAttempts):
                 await too_many_response(found)(scope, receive, send)

@@ -21,11 +21,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from app import api, camunda, console, login, metrics, stream
+from app import api, camunda, console, login, metrics, sso, stream
 from app.access import AccessLog, BindUser
 from app.auth import SESSION_COOKIE, Authenticator, AuthMiddleware, Sessions, client_address
 from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
+from app.oidc import OidcClient
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.settings import Settings
 from app.shutdown import Shutdown
@@ -79,6 +80,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
     """The application. Pass `engine` to share one the caller owns (tests); otherwise the
     lifespan opens one from `settings` and closes it at shutdown."""
     sessions = Sessions(settings.secret.encode() if settings.secret else None)
+    oidc = OidcClient.from_settings(settings)
     shutdown = Shutdown(settings.shutdown_grace_seconds)
 
     @asynccontextmanager
@@ -94,7 +96,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         shutdown.attach(asyncio.get_running_loop())
         app.state.sessions = sessions
         app.state.authenticator = Authenticator(
-            running, enabled=settings.auth, sessions=sessions, settings=settings
+            running, enabled=settings.auth, sessions=sessions, settings=settings, oidc=oidc
         )
         print_first_credentials(await run_in_threadpool(ensure_credentials, running, settings))
         executor = None
@@ -145,6 +147,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             Route("/health", health),
             *metrics.routes,
             *login.routes,
+            *sso.routes,
             # Before the /api/v1 mount, which would otherwise swallow /api/v1/stream.
             *stream.routes,
             Mount("/api/v1", routes=api.routes),

@@ -6,6 +6,110 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from engine.states import Role
+
+# Provider groups that map to Interlock's roles when INTERLOCK_OIDC_ROLE_GROUPS is not set: the
+# built-in groups' own names (`admin` also answering to Camunda's `camunda-admin`).
+DEFAULT_ROLE_GROUPS: tuple[tuple[str, Role], ...] = (
+    ("viewer", Role.VIEWER),
+    ("operator", Role.OPERATOR),
+    ("admin", Role.ADMIN),
+    ("camunda-admin", Role.ADMIN),
+)
+# Where the provider sends the browser back to, under the public URL unless configured.
+CALLBACK_PATH = "/auth/callback"
+
+
+@dataclass(frozen=True)
+class OidcSettings:
+    """Single sign-on through an OpenID provider (app/oidc.py, app/sso.py)."""
+
+    issuer: str
+    client_id: str
+    client_secret: str = field(default="", repr=False)
+    scopes: str = "openid profile email"
+    # The claim that names the user (falling back to `sub` when a token lacks it), and the one
+    # that lists their groups at the provider.
+    user_claim: str = "preferred_username"
+    groups_claim: str = "groups"
+    # The callback the provider redirects to; None: CALLBACK_PATH under the public URL.
+    redirect_url: str | None = None
+    # The `aud` that bearer JWTs for the APIs must carry; None: the APIs accept no JWT.
+    audience: str | None = None
+    # (provider group, role): a user acts with the highest role any of their groups maps to,
+    # else as a viewer.
+    role_groups: tuple[tuple[str, Role], ...] = DEFAULT_ROLE_GROUPS
+
+    def role_for(self, groups: object) -> Role:
+        """The role a user with these provider groups (the groups claim's value) acts with."""
+        names = {groups} if isinstance(groups, str) else groups
+        held = set(names) if isinstance(names, (list, tuple, set)) else set()
+        role = Role.VIEWER
+        for group, mapped in self.role_groups:
+            if group in held and mapped.allows(role):
+                role = mapped
+        return role
+
+
+def role_groups(text: str) -> tuple[tuple[str, Role], ...]:
+    """`admin=platform-admins,operator=ops` (a role may appear more than once) as pairs."""
+    pairs: list[tuple[str, Role]] = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        role, equals, group = (piece.strip() for piece in part.partition("="))
+        if not equals or not group or role not in tuple(Role):
+            raise ValueError(
+                "INTERLOCK_OIDC_ROLE_GROUPS must read ROLE=GROUP[,ROLE=GROUP...] with ROLE one "
+                f"of viewer, operator, admin, not {text!r}"
+            )
+        pairs.append((group, Role(role)))
+    return tuple(pairs)
+
+
+def _switch(variable: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("on", "1", "true", "yes"):
+        return True
+    if value in ("off", "0", "false", "no"):
+        return False
+    raise ValueError(f"{variable} must be on or off, not {text}")
+
+
+def oidc_from_env() -> OidcSettings | None:
+    """The INTERLOCK_OIDC_* variables; None without an issuer."""
+    env = os.environ
+    issuer = env.get("INTERLOCK_OIDC_ISSUER", "").strip().rstrip("/")
+    if not issuer:
+        return None
+    parts = urlsplit(issuer)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"INTERLOCK_OIDC_ISSUER must be an http(s) URL, not {issuer}")
+    client_id = env.get("INTERLOCK_OIDC_CLIENT_ID", "").strip()
+    if not client_id:
+        raise ValueError("INTERLOCK_OIDC_CLIENT_ID is required with INTERLOCK_OIDC_ISSUER")
+    values: dict[str, object] = {
+        "issuer": issuer,
+        "client_id": client_id,
+        "client_secret": env.get("INTERLOCK_OIDC_CLIENT_SECRET", ""),
+        "redirect_url": env.get("INTERLOCK_OIDC_REDIRECT_URL") or None,
+        "audience": env.get("INTERLOCK_OIDC_AUDIENCE") or None,
+    }
+    for name, variable in _OIDC_TEXT.items():
+        if env.get(variable, "").strip():
+            values[name] = env[variable].strip()
+    if env.get("INTERLOCK_OIDC_ROLE_GROUPS", "").strip():
+        values["role_groups"] = role_groups(env["INTERLOCK_OIDC_ROLE_GROUPS"])
+    return OidcSettings(**values)  # type: ignore[arg-type]
+
+
+_OIDC_TEXT = {
+    "scopes": "INTERLOCK_OIDC_SCOPES",
+    "user_claim": "INTERLOCK_OIDC_USER_CLAIM",
+    "groups_claim": "INTERLOCK_OIDC_GROUPS_CLAIM",
+}
 
 
 @dataclass(frozen=True)
@@ -45,6 +149,35 @@ class Settings:
     # On SIGTERM: how long commands, jobs and tasks in flight get to finish before the process
     # exits anyway (their locks then expire as after a crash).
     shutdown_grace_seconds: float = 15.0
+    # Single sign-on (None: off), and whether local passwords (the log-in form, HTTP Basic) are
+    # accepted; off needs single sign-on.
+    oidc: OidcSettings | None = None
+    local_passwords: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.local_passwords and self.oidc is None:
+            raise ValueError(
+                "INTERLOCK_LOCAL_PASSWORDS=off needs single sign-on (INTERLOCK_OIDC_ISSUER)"
+            )
+        if self.oidc is not None:
+            redirect = self.oidc.redirect_url
+            if redirect and not urlsplit(redirect).path.endswith(CALLBACK_PATH):
+                raise ValueError(f"INTERLOCK_OIDC_REDIRECT_URL must end with {CALLBACK_PATH}")
+            if self.base_url is None:
+                raise ValueError(
+                    "single sign-on needs INTERLOCK_PUBLIC_URL or INTERLOCK_OIDC_REDIRECT_URL"
+                )
+
+    @property
+    def base_url(self) -> str | None:
+        """Where this server's pages are, for the provider's redirects: the public URL, else
+        the origin of the configured callback."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        if self.oidc is not None and self.oidc.redirect_url:
+            parts = urlsplit(self.oidc.redirect_url)
+            return f"{parts.scheme}://{parts.netloc}"
+        return None
 
     @property
     def cookies_secure(self) -> bool:
@@ -78,6 +211,11 @@ class Settings:
                 values[name] = _positive(variable, os.environ[variable])
         if os.environ.get(GRACE_ENV):
             values["shutdown_grace_seconds"] = grace_seconds(os.environ[GRACE_ENV])
+        values["oidc"] = oidc_from_env()
+        if os.environ.get("INTERLOCK_LOCAL_PASSWORDS"):
+            values["local_passwords"] = _switch(
+                "INTERLOCK_LOCAL_PASSWORDS", os.environ["INTERLOCK_LOCAL_PASSWORDS"]
+            )
         if os.environ.get("INTERLOCK_SECURE_COOKIES"):
             values["secure_cookies"] = os.environ["INTERLOCK_SECURE_COOKIES"] == "1"
         values.update({k: v for k, v in overrides.items() if v is not None})

@@ -52,7 +52,9 @@
 
   document.addEventListener("htmx:afterRequest", function (evt) {
     var then = evt.detail.elt && evt.detail.elt.getAttribute("data-then");
-    if (then && evt.detail.successful) {
+    var xhr = evt.detail.xhr;
+    // HX-Redirect (log-out to the identity provider) goes first: htmx has navigated already.
+    if (then && evt.detail.successful && !(xhr && xhr.getResponseHeader("HX-Redirect"))) {
       window.location.assign(then);
     }
   });

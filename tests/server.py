@@ -60,14 +60,15 @@ def live_server(
     auth: bool = True,
     run_jobs: bool = True,
     settings_options: dict[str, Any] | None = None,
+    port: int | None = None,
     **engine_options: Any,
 ) -> Iterator[LiveServer]:
     """Serve the app over `database_url` until the block ends. Users `viewer`, `operator` and
     `admin` (password PASSWORD) and one API token per role exist. `settings_options` are more
-    fields of the server's `Settings`."""
+    fields of the server's `Settings`; `port` one picked beforehand (`free_port`)."""
     engine = Engine(database_url, migrate=False, **engine_options)
     tokens = role_credentials(engine)
-    port = free_port()
+    port = port or free_port()
     settings = Settings(
         database_url=database_url,
         auth=auth,

@@ -1,11 +1,13 @@
 """Every change to credentials (users, API tokens) and console sessions: an administrator's, a
-user logging in and out, the first start's admin, a session marked seen. Each runs in its own
+user logging in and out, a user the OpenID provider vouches for (`SignInExternal`), the first
+start's admin, a session marked seen. Each runs in its own
 transaction with its audit entry (engine/core/audit.py: written when someone acts, as for every
 command). Secrets never reach an audit entry, a result or a command's repr."""
 
 from __future__ import annotations
 
 import dataclasses
+import secrets
 from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
@@ -197,6 +199,119 @@ class SetPassword:
         if not store.update_password(tx.conn, self.user, hash_password(self.password)):
             raise _missing(PASSWORD, self.user)
         return _record(tx, AuditOperation.UPDATE, PASSWORD, self.user, property="password")
+
+
+@dataclass(frozen=True)
+class ExternalUser(Result):
+    credential_id: UUID
+    user: str
+    role: Role
+    # True: first sign-in, the user was created now. `changed`: their role was brought in line.
+    created: bool
+    changed: bool
+
+
+# The longest user name a provider's claim may give.
+MAX_EXTERNAL_NAME = 200
+
+
+@dataclass(frozen=True)
+class SignInExternal:
+    """A user the OpenID provider vouches for (app/oidc.py checked its token): created on their
+    first sign-in with the profile from the token and no usable password (the hash of a random
+    one nobody is told), else their profile updated with what the token carries; either way
+    their role (the built-in group they are in) brought in line with what their provider
+    groups map to. A local password they have is kept. Audited as their own action: the
+    creation (role, provider, subject and profile), a change of role or profile; nothing when
+    nothing changed (a console log-in's session is audited by `StartSession`)."""
+
+    name: ClassVar[str] = "SignInExternal"
+    result_type: ClassVar[type[Result]] = ExternalUser
+
+    user: str
+    role: Role
+    issuer: str
+    subject: str
+    first_name: str | None = None
+    last_name: str | None = None
+    email: str | None = None
+
+    def execute(self, tx: Tx) -> ExternalUser:
+        if not valid_name(self.user) or len(self.user) > MAX_EXTERNAL_NAME:
+            raise BadRequest(
+                f"the provider's user name must be 1 to {MAX_EXTERNAL_NAME} characters without NUL"
+            )
+        profile = UserRow(self.user, self.first_name, self.last_name, self.email)
+        found = store.lock_user(tx.conn, self.user)
+        created = False
+        if found is None:
+            # False: the person exists already (without a password), or a concurrent first
+            # sign-in of the same user committed meanwhile.
+            created = identity_store.insert_user(tx.conn, profile)
+            unusable = hash_password(secrets.token_urlsafe(32))
+            store.insert_credential(tx.conn, self.user, PASSWORD, unusable, user_id=self.user)
+            found = store.lock_user(tx.conn, self.user)
+            if found is None:
+                raise Conflict(f"user '{self.user}' was deleted while signing in")
+        credential_id, before = found
+        changed = before is not self.role
+        if changed:
+            store.update_role(tx.conn, PASSWORD, self.user, self.role)
+        provider = {"provider": self.issuer, "subject": self.subject}
+        if created:
+            known = {
+                "first_name": self.first_name,
+                "last_name": self.last_name,
+                "email": self.email,
+            }
+            audit.record(
+                tx,
+                AuditOperation.CREATE,
+                AuditEntity.USER,
+                entity_id=self.user,
+                property="role",
+                after=self.role.value,
+                details=provider | {k: v for k, v in known.items() if v},
+            )
+            return ExternalUser(credential_id, self.user, self.role, True, False)
+        self._update_profile(tx, profile, provider)
+        if changed:
+            audit.record(
+                tx,
+                AuditOperation.UPDATE,
+                AuditEntity.USER,
+                entity_id=self.user,
+                property="role",
+                before=before.value if before else None,
+                after=self.role.value,
+                details=provider,
+            )
+        return ExternalUser(credential_id, self.user, self.role, False, changed)
+
+    def _update_profile(self, tx: Tx, sent: UserRow, provider: dict[str, str]) -> None:
+        """Take the names and e-mail the provider sent (what it did not send is kept)."""
+        current = identity_store.lock_user(tx.conn, self.user)
+        if current is None:
+            return
+        merged = UserRow(
+            self.user,
+            sent.first_name or current.first_name,
+            sent.last_name or current.last_name,
+            sent.email or current.email,
+        )
+        if merged == current:
+            return
+        identity_store.update_user(tx.conn, merged)
+        audit.record(
+            tx,
+            AuditOperation.UPDATE,
+            AuditEntity.USER,
+            entity_id=self.user,
+            property="profile",
+            before=dataclasses.asdict(current),
+            after=dataclasses.asdict(merged),
+            details=provider,
+        )
 
 
 # -- console sessions ----------------------------------------------------------------------------

@@ -157,6 +157,19 @@ def lock_role(conn: Connection, kind: str, name: str) -> tuple[Role | None] | No
     return (_role(row[0]),) if row else None
 
 
+def lock_user(conn: Connection, name: str) -> tuple[UUID, Role | None] | None:
+    """The password user's credential id and role (None: their groups give none), the
+    credential locked until the transaction ends; None: there is no such user."""
+    if not valid_name(name):
+        return None
+    row = conn.execute(
+        "SELECT c.id, " + _RANK + " FROM credential c"
+        " WHERE c.kind = 'password' AND c.name = %s FOR UPDATE OF c",
+        (name,),
+    ).fetchone()
+    return (row[0], _role(row[1])) if row else None
+
+
 def lock_session_user(conn: Connection, session_id: UUID) -> str | None:
     """The name of the session's user, the session row locked; None: no such session."""
     row = conn.execute(

@@ -50,8 +50,9 @@ def with_stream(app: Starlette) -> Starlette:
 class ConsoleServer:
     """uvicorn in a thread. Users viewer, operator and admin log in with PASSWORD."""
 
-    def __init__(self, database_url: str) -> None:
+    def __init__(self, database_url: str, **settings_options: Any) -> None:
         self.database_url = database_url
+        self.settings_options = settings_options
         self.engine = Engine(database_url, migrate=False)
         for role in Role:
             self.engine.run(CreateUser(role.value, role, PASSWORD))
@@ -61,7 +62,12 @@ class ConsoleServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> ConsoleServer:
-        settings = Settings(database_url=self.database_url, auth=True, secret="browser-tests")
+        settings = Settings(
+            database_url=self.database_url,
+            auth=True,
+            secret="browser-tests",
+            **self.settings_options,
+        )
         app = with_stream(create_app(settings, self.engine))
         server = uvicorn.Server(
             uvicorn.Config(
