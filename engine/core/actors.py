@@ -1,6 +1,7 @@
 """Who a command is done for: the `Actor` the web layer binds around a request (`acting`), which
 the executor hands to the command's transaction (`Tx.actor`, read with `current`). The audit log
-(engine/core/audit.py) records it."""
+(engine/core/audit.py) records it. The actor also carries what its principal may do (`grants`):
+reads narrow their rows by it (`engine/sql/filters.Where.authorized`, through `scope`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from uuid import UUID
 
+from engine.identity.grants import EVERYTHING, Grants, Scope
+from engine.identity.permissions import ResourceType
 from engine.states import AuditChannel
 
 
@@ -21,6 +24,8 @@ class Actor:
     channel: AuditChannel
     # The batch whose item this is.
     batch_id: UUID | None = None
+    # What the principal may do; None: not narrowed (the engine's own work, the command line).
+    grants: Grants | None = None
 
 
 _ACTOR: ContextVar[Actor | None] = ContextVar("interlock_actor", default=None)
@@ -38,3 +43,12 @@ def acting(actor: Actor | None) -> Iterator[None]:
         yield
     finally:
         _ACTOR.reset(token)
+
+
+def scope(permission: int, resource: ResourceType) -> Scope:
+    """Which resources of `resource` the current actor holds `permission` on: every one when no
+    actor, or one without grants, is bound."""
+    actor = _ACTOR.get()
+    if actor is None or actor.grants is None:
+        return EVERYTHING
+    return actor.grants.scope(permission, resource)

@@ -2,9 +2,9 @@
 parameters, composed with psycopg's `sql` module.
 
 Every filtered read of the engine composes its conditions here, so that what every read must
-check (later: who may see which rows) can be added in one place. A condition is SQL text with a
-`{}` per value; each value becomes a named placeholder (`%(p0)s`, `%(p1)s`, ...) in `params()`,
-never text in the statement. The conditions of a filter left as None are not added.
+check (who may see which rows: `Where.authorized`) is added in one place. A condition is SQL
+text with a `{}` per value; each value becomes a named placeholder (`%(p0)s`, `%(p1)s`, ...)
+in `params()`, never text in the statement. The conditions of a filter left as None are not added.
 
 State values are bound like any other value (`InstanceState.SUSPENDED` binds as "Suspended").
 One exception, `state_literal`: a condition that a partial index's predicate must match (open
@@ -25,12 +25,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, LiteralString, get_type_hints
+from uuid import UUID
 
 import psycopg
 from psycopg import sql
 
+from engine.core import actors
+from engine.identity.permissions import ResourceType
+
 __all__ = [
     "LIKE_ESCAPE",
+    "Cover",
     "Filter",
     "Where",
     "count",
@@ -83,6 +88,29 @@ def like_matches(value: str, text: str) -> bool:
         else:
             out.append({"%": ".*", "_": "."}.get(char) or re.escape(char))
     return re.fullmatch("".join(out), value, re.DOTALL) is not None
+
+
+@dataclass(frozen=True)
+class Cover:
+    """A way a principal may see a row: `permission` on `resource`, whose id is the row's
+    `column` (a text column, or a uuid one with `uuid` set: ids that are not UUIDs then cover
+    nothing)."""
+
+    permission: int
+    resource: ResourceType
+    column: LiteralString
+    uuid: bool = False
+
+    def values(self, ids: frozenset[str]) -> list[Any]:
+        if not self.uuid:
+            return sorted(ids)
+        found: list[Any] = []
+        for text in sorted(ids):
+            try:
+                found.append(UUID(text))
+            except ValueError:
+                continue
+        return found
 
 
 class Where:
@@ -175,6 +203,31 @@ class Where:
             placeholders = ", ".join("{}" for _ in key)
             comparison: LiteralString = " < (" if descending else " > ("
             self.add(columns + comparison + placeholders + ")", *key)
+
+    def authorized(self, *covers: Cover) -> None:
+        """Only the rows the request's principal may see: those that any of `covers` (a scope
+        of the principal's and the column naming the resource it is about, see
+        engine/identity/grants.py) covers. Nothing is added for a request with no principal
+        (the engine's own work, the command line) or when a cover reaches every row."""
+        parts: list[sql.Composable] = []
+        for cover in covers:
+            scope = actors.scope(cover.permission, cover.resource)
+            if scope.unrestricted:
+                return
+            if scope.everything:
+                parts.append(
+                    sql.SQL("NOT (" + cover.column + " = ANY({}))").format(
+                        self.bind(cover.values(scope.except_ids))
+                    )
+                )
+            elif scope.ids:
+                parts.append(
+                    sql.SQL(cover.column + " = ANY({})").format(self.bind(cover.values(scope.ids)))
+                )
+        if not parts:
+            self.fixed("FALSE")
+        else:
+            self.compose(sql.SQL("(") + sql.SQL(" OR ").join(parts) + sql.SQL(")"))
 
     def apply(self, filters: Mapping[str, Filter], values: Mapping[str, Any]) -> None:
         """The condition of each of `filters` (see `filters_of`) whose name `values` gives a
