@@ -420,6 +420,20 @@ def camunda_probes(s: Sample) -> list[Probe]:
             f"processInstanceIdIn={s.running}",
             "variableNameLike=cust%25",
         ),
+        *listed("/user", "firstNameLike=a%25", "memberOfGroup=admin", "emailLike=%25example%25"),
+        missing("/user/{id}/profile", "/user/nobody-here/profile"),
+        *listed("/group", "member=admin", "type=SYSTEM", "nameLike=Op%25"),
+        p("/group/{id}", "/group/viewer"),
+        *listed("/tenant", "userMember=admin", "nameLike=n%25"),
+        missing("/tenant/{id}", "/tenant/nowhere"),
+        *listed("/authorization", "groupIdIn=viewer", "resourceType=6", "type=1"),
+        p(
+            "/authorization/check",
+            "/authorization/check?permissionName=READ&resourceName=ProcessDefinition"
+            "&resourceType=6",
+        ),
+        missing("/authorization/{id}", f"/authorization/{NO_BATCH}"),
+        p("/identity/groups", "/identity/groups?userId=admin"),
     ]
 
 

@@ -117,12 +117,12 @@ def delete_group(call: Call) -> Response:
 
 
 def add_group_member(call: Call) -> Response:
-    run(call, AddGroupMember(call.path["id"], call.path["userId"]))
+    run(call, AddGroupMember(call.path["id"], call.path["name"]))
     return no_content()
 
 
 def remove_group_member(call: Call) -> Response:
-    run(call, RemoveGroupMember(call.path["id"], call.path["userId"]))
+    run(call, RemoveGroupMember(call.path["id"], call.path["name"]))
     return no_content()
 
 
@@ -187,27 +187,27 @@ def delete_tenant(call: Call) -> Response:
 
 
 def add_tenant_user(call: Call) -> Response:
-    run(call, AddTenantMember(call.path["id"], user_id=call.path["member"]))
+    run(call, AddTenantMember(call.path["id"], user_id=call.path["name"]))
     return no_content()
 
 
 def remove_tenant_user(call: Call) -> Response:
-    run(call, RemoveTenantMember(call.path["id"], user_id=call.path["member"]))
+    run(call, RemoveTenantMember(call.path["id"], user_id=call.path["name"]))
     return no_content()
 
 
 def add_tenant_group(call: Call) -> Response:
-    run(call, AddTenantMember(call.path["id"], group_id=call.path["member"]))
+    run(call, AddTenantMember(call.path["id"], group_id=call.path["name"]))
     return no_content()
 
 
 def remove_tenant_group(call: Call) -> Response:
-    run(call, RemoveTenantMember(call.path["id"], group_id=call.path["member"]))
+    run(call, RemoveTenantMember(call.path["id"], group_id=call.path["name"]))
     return no_content()
 
 
-_USERS = "/tenant/{id}/user-members/{member}"
-_GROUPS = "/tenant/{id}/group-members/{member}"
+_USERS = "/tenant/{id}/user-members/{name}"
+_GROUPS = "/tenant/{id}/group-members/{name}"
 
 endpoints = [
     Endpoint("/group", "GET", Role.ADMIN, list_groups),
@@ -217,8 +217,8 @@ endpoints = [
     Endpoint("/group/{id}", "GET", Role.ADMIN, get_group),
     Endpoint("/group/{id}", "PUT", Role.ADMIN, update_group, body="json"),
     Endpoint("/group/{id}", "DELETE", Role.ADMIN, delete_group),
-    Endpoint("/group/{id}/members/{userId}", "PUT", Role.ADMIN, add_group_member),
-    Endpoint("/group/{id}/members/{userId}", "DELETE", Role.ADMIN, remove_group_member),
+    Endpoint("/group/{id}/members/{name}", "PUT", Role.ADMIN, add_group_member),
+    Endpoint("/group/{id}/members/{name}", "DELETE", Role.ADMIN, remove_group_member),
     Endpoint("/tenant", "GET", Role.ADMIN, list_tenants),
     Endpoint("/tenant", "OPTIONS", Role.VIEWER, tenant_options),
     Endpoint("/tenant/count", "GET", Role.ADMIN, count_tenants),
