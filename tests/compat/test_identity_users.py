@@ -9,7 +9,7 @@ from collections.abc import Mapping
 import httpx
 
 from tests.compat.identity_support import audit_entries
-from tests.server import PASSWORD, LiveServer, console_login
+from tests.server import PASSWORD, LiveServer, console_login, live_server
 
 ANN = {
     "profile": {"id": "ann", "firstName": "Ann", "lastName": "Lee", "email": "ann@example.org"},
@@ -260,3 +260,22 @@ def test_user_changes_are_audited(server: LiveServer, rest: httpx.Client) -> Non
         },
     ]
     assert "ann-password" not in str(audit_entries(server, "User"))
+
+
+def test_unlock_lets_a_user_try_again_after_failures(database_url: str) -> None:
+    limits = {
+        "login_failures_per_user": 2,
+        "login_failures_per_user_all_addresses": 3,
+        "login_failures_per_address": 50,
+        "login_failure_window_seconds": 300,
+    }
+    with live_server(database_url, run_jobs=False, settings_options=limits) as server:
+        base = f"{server.url}/engine-rest"
+        with httpx.Client(base_url=base, auth=("viewer", "wrong-password"), timeout=30) as wrong:
+            assert [wrong.get("/version").status_code for _ in range(2)] == [401, 401]
+            assert wrong.get("/version").status_code == 429
+        with httpx.Client(base_url=base, auth=("viewer", PASSWORD), timeout=30) as right:
+            assert right.get("/version").status_code == 429
+            with httpx.Client(base_url=base, headers=server.bearer(), timeout=30) as admin:
+                assert admin.post("/user/viewer/unlock").status_code == 204
+            assert right.get("/version").status_code == 200
