@@ -28,7 +28,7 @@ from engine.identity.permissions import (
     permission_names,
 )
 from engine.queries import identity as reads
-from engine.store.identity import AuthorizationRow
+from engine.queries.identity import AuthorizationRow
 
 
 def authorization_view(call: Call, rule: AuthorizationRow, *, linked: bool) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from engine.commands.identity_tenants import (
 )
 from engine.identity.accounts import Role
 from engine.queries import identity as reads
-from engine.store.identity import GroupRow, TenantRow
+from engine.queries.identity import GroupRow, TenantRow
 
 
 def _body(call: Call) -> dict[str, Any]:

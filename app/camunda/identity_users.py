@@ -25,7 +25,7 @@ from engine.errors import Conflict
 from engine.identity.accounts import Role
 from engine.queries import accounts as account_reads
 from engine.queries import identity as reads
-from engine.store.identity import UserRow
+from engine.queries.identity import UserRow
 
 
 def caller(call: Call) -> str | None:

@@ -16,7 +16,10 @@ from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaPage
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
-from engine.store.identity import AuthorizationRow, GroupRow, TenantRow, UserRow
+from engine.store.identity import AuthorizationRow as AuthorizationRow  # app/ reads them here
+from engine.store.identity import GroupRow as GroupRow
+from engine.store.identity import TenantRow as TenantRow
+from engine.store.identity import UserRow as UserRow
 
 USER_SORT: dict[str, LiteralString] = {
     "userId": "u.id",
