@@ -1,5 +1,6 @@
-"""Every change to users, groups, tenants, their memberships and authorizations, as Camunda's
-identity and authorization services make them: each in its own transaction with its audit entry.
+"""Every change to users, groups and group memberships, as Camunda's identity service makes
+them: each in its own transaction with its audit entry. Tenants are changed in
+engine/commands/identity_tenants.py, authorizations in engine/commands/identity_authorizations.py.
 
 No command may leave no user in an admin group (`admin`, `camunda-admin`): deleting the last
 admin, or taking them out of the last admin group they are in, is refused (`LastAdmin`). The
