@@ -13,7 +13,7 @@ from starlette.responses import Response
 from app.auth import user_id_of
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
-from app.camunda.identity_users import is_admin, links, run, text_field
+from app.camunda.identity_users import is_admin, links, run, text_field, visible_to
 from app.params import as_uuid
 from engine.commands.identity_authorizations import DeleteAuthorization, SaveAuthorization
 from engine.db.ids import new_id
@@ -104,6 +104,7 @@ def _query(call: Call, *, count: bool = False) -> list[AuthorizationRow] | int:
         group_ids=call.csv("groupIdIn"),
         resource_type=resource_type,
         resource_id=call.text("resourceId"),
+        visible_to=visible_to(call),
         count=count,
     )
 
@@ -239,9 +240,9 @@ def check(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/authorization", "GET", Role.ADMIN, list_authorizations),
+    Endpoint("/authorization", "GET", Role.VIEWER, list_authorizations),
     Endpoint("/authorization", "OPTIONS", Role.VIEWER, authorization_options),
-    Endpoint("/authorization/count", "GET", Role.ADMIN, count_authorizations),
+    Endpoint("/authorization/count", "GET", Role.VIEWER, count_authorizations),
     Endpoint("/authorization/check", "GET", Role.VIEWER, check),
     Endpoint("/authorization/create", "POST", Role.ADMIN, create_authorization, body="json"),
     Endpoint("/authorization/{id}", "GET", Role.ADMIN, get_authorization),

@@ -26,6 +26,7 @@ from engine.commands.identity_tenants import (
 )
 from engine.identity.accounts import Role
 from engine.queries import identity as reads
+from engine.queries.camunda.common import CamundaPage
 from engine.queries.identity import GroupRow, TenantRow
 
 
@@ -68,6 +69,52 @@ def _groups(call: Call, *, count: bool = False) -> list[GroupRow] | int:
         member_of_tenant=call.text("memberOfTenant"),
         count=count,
     )
+
+
+def _body_page(call: Call, body: dict[str, Any], sortable: dict[str, Any]) -> CamundaPage:
+    """The page of a query sent as a body: firstResult and maxResults as query parameters (or,
+    as some clients send them, in the body), the order as Camunda's `sorting` array (or a
+    single sortBy and sortOrder)."""
+    first = call.integer("firstResult")
+    maximum = call.integer("maxResults")
+    first = call.body_int("firstResult", first) or 0
+    maximum = call.body_int("maxResults", maximum)
+    sorting = body.get("sorting")
+    if sorting is None and body.get("sortBy") is not None:
+        sorting = [{"sortBy": body.get("sortBy"), "sortOrder": body.get("sortOrder")}]
+    if sorting is not None and not isinstance(sorting, list):
+        raise invalid_request("'sorting' must be an array of {sortBy, sortOrder}")
+    order: list[tuple[str, bool]] = []
+    for item in sorting or []:
+        by = item.get("sortBy") if isinstance(item, dict) else None
+        direction = item.get("sortOrder", "asc") if isinstance(item, dict) else None
+        if by not in sortable or direction not in ("asc", "desc"):
+            raise invalid_request(
+                f"'sorting': sortBy must be one of {', '.join(sortable)} and sortOrder asc or"
+                f" desc, not {item!r}"
+            )
+        order.append((str(by), direction == "desc"))
+    return CamundaPage(first=first, max=maximum, sort=tuple(order))
+
+
+def query_groups(call: Call) -> Response:
+    """Camunda's `POST /group`: the filters of `GET /group` in a JSON body."""
+    body = _body(call)
+    ids = body.get("idIn")
+    if ids is not None and (not isinstance(ids, list) or not all(isinstance(i, str) for i in ids)):
+        raise invalid_request("'idIn' must be an array of group ids")
+    rows = reads.groups(
+        call.engine,
+        _body_page(call, body, reads.GROUP_SORT),
+        group_id=text_field(body, "id", ""),
+        group_ids=ids,
+        name=text_field(body, "name", ""),
+        name_like=text_field(body, "nameLike", ""),
+        type=text_field(body, "type", ""),
+        member=text_field(body, "member", ""),
+        member_of_tenant=text_field(body, "memberOfTenant", ""),
+    )
+    return json_response([group_view(row) for row in listed(rows)])
 
 
 def list_groups(call: Call) -> Response:
@@ -211,6 +258,7 @@ _GROUPS = "/tenant/{id}/group-members/{name}"
 
 endpoints = [
     Endpoint("/group", "GET", Role.ADMIN, list_groups),
+    Endpoint("/group", "POST", Role.ADMIN, query_groups, body="json"),
     Endpoint("/group", "OPTIONS", Role.VIEWER, group_options),
     Endpoint("/group/count", "GET", Role.ADMIN, count_groups),
     Endpoint("/group/create", "POST", Role.ADMIN, create_group, body="json"),

@@ -37,6 +37,14 @@ def is_admin(call: Call) -> bool:
     return principal_of(call.request).role.allows(Role.ADMIN)
 
 
+def visible_to(call: Call) -> str | None:
+    """None for admins, who read every row; else the caller, who reads only their own (as in
+    Camunda, where a user may read their own user and nothing else by default)."""
+    if is_admin(call):
+        return None
+    return caller(call) or ""
+
+
 def require_admin_unless_self(call: Call, user_id: str, what: str) -> None:
     """Admins may act on anybody; others only on themselves."""
     if is_admin(call) or caller(call) == user_id:
@@ -99,6 +107,7 @@ def _query(call: Call, *, count: bool = False) -> list[UserRow] | int:
         email_like=call.text("emailLike"),
         member_of_group=call.text("memberOfGroup"),
         member_of_tenant=call.text("memberOfTenant"),
+        visible_to=visible_to(call),
         count=count,
     )
 
@@ -133,8 +142,8 @@ def links(call: Call, path: str, rels: list[tuple[str, str, str]]) -> Response:
 
 
 def user_options(call: Call) -> Response:
-    admin = [("GET", "", "list"), ("GET", "/count", "count"), ("POST", "/create", "create")]
-    return links(call, "/user", admin if is_admin(call) else [])
+    rels = [("GET", "", "list"), ("GET", "/count", "count")]
+    return links(call, "/user", rels + ([("POST", "/create", "create")] if is_admin(call) else []))
 
 
 def user_instance_options(call: Call) -> Response:
@@ -267,9 +276,9 @@ def verify(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/user", "GET", Role.ADMIN, list_users),
+    Endpoint("/user", "GET", Role.VIEWER, list_users),
     Endpoint("/user", "OPTIONS", Role.VIEWER, user_options),
-    Endpoint("/user/count", "GET", Role.ADMIN, count_users),
+    Endpoint("/user/count", "GET", Role.VIEWER, count_users),
     Endpoint("/user/create", "POST", Role.ADMIN, create_user, body="json"),
     Endpoint("/user/{id}", "OPTIONS", Role.VIEWER, user_instance_options),
     Endpoint("/user/{id}", "DELETE", Role.ADMIN, delete_user),

@@ -56,10 +56,13 @@ def users(
     email_like: str | None = None,
     member_of_group: str | None = None,
     member_of_tenant: str | None = None,
+    visible_to: str | None = None,
     count: bool = False,
 ) -> list[UserRow] | int:
-    """Users by Camunda's filters (None: not filtered); their number when `count`."""
+    """Users by Camunda's filters (None: not filtered); their number when `count`. With
+    `visible_to`, only that user's own row (what a user who is no admin may read)."""
     where = Where()
+    where.equals("u.id", visible_to)
     where.equals("u.id", user_id)
     where.any_of("u.id", user_ids)
     where.equals("u.first_name", first_name)
@@ -218,10 +221,13 @@ def authorizations(
     group_ids: Sequence[str] | None = None,
     resource_type: int | None = None,
     resource_id: str | None = None,
+    visible_to: str | None = None,
     count: bool = False,
 ) -> list[AuthorizationRow] | int:
-    """Authorizations by Camunda's filters (None: not filtered)."""
+    """Authorizations by Camunda's filters (None: not filtered). With `visible_to`, only those
+    of that user themselves (what a user who is no admin may read)."""
     where = Where()
+    where.equals("a.user_id", visible_to)
     where.equals("a.id", authorization_id)
     where.equals("a.type", None if type is None else int(type))
     where.any_of("a.user_id", user_ids)

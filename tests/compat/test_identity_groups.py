@@ -134,3 +134,31 @@ def test_group_changes_are_audited(server: LiveServer, rest: httpx.Client) -> No
         ("admin", "Create", "sales", "userId", None, "viewer"),
         ("admin", "Delete", "sales", "userId", "viewer", None),
     ]
+
+
+def test_groups_are_queried_with_a_body(rest: httpx.Client) -> None:
+    """`POST /group` takes the filters in its body, as Operaton's admin pages send them."""
+    assert rest.post("/group/create", json={"id": "sales", "name": "Sales"}).status_code == 204
+    assert rest.put("/group/sales/members/viewer").status_code == 204
+    page = rest.post(
+        "/group", json={"firstResult": 0, "maxResults": 2, "sortBy": "id", "sortOrder": "asc"}
+    )
+    assert page.status_code == 200, page.text
+    assert [g["id"] for g in page.json()] == ["admin", "camunda-admin"]
+    of_viewer = rest.post("/group", json={"member": "viewer", "maxResults": 50})
+    assert of_viewer.json() == [
+        {"id": "sales", "name": "Sales", "type": None},
+        {"id": "viewer", "name": "Viewers", "type": "SYSTEM"},
+    ]
+    sorted_desc = rest.post(
+        "/group",
+        params={"firstResult": 1},
+        json={
+            "idIn": ["sales", "viewer", "admin"],
+            "sorting": [{"sortBy": "name", "sortOrder": "desc"}],
+        },
+    )
+    assert [g["id"] for g in sorted_desc.json()] == ["sales", "admin"]
+    bad = rest.post("/group", json={"sorting": [{"sortBy": "size", "sortOrder": "asc"}]})
+    assert bad.status_code == 400
+    assert "sorting" in bad.json()["message"]

@@ -113,9 +113,12 @@ def test_a_user_created_here_logs_in_with_the_role_of_their_group(
     with httpx.Client(
         base_url=f"{server.url}/engine-rest", auth=("ann", "ann-password-1"), timeout=30
     ) as ann:
-        # An operator: reads the engine, but not other users.
+        # An operator: reads the engine, but of the users only themselves.
         assert ann.get("/process-instance/count").status_code == 200
-        assert ann.get("/user").status_code == 403
+        assert ann.get("/user").json() == [ANN["profile"]]
+        assert ann.get("/user", params={"id": "admin"}).json() == []
+        assert ann.get("/user/count").json() == {"count": 1}
+        assert ann.get("/authorization").json() == []
         assert ann.post("/user/create", json=BOB).status_code == 403
         # Their own profile and groups they may read; someone else's not.
         assert ann.get("/user/ann/profile").json()["email"] == "ann@example.org"
@@ -181,7 +184,12 @@ def test_identity_verify_and_options(server: LiveServer, rest: httpx.Client) -> 
         ]
     }
     with httpx.Client(base_url=base, auth=("viewer", PASSWORD), timeout=30) as viewer:
-        assert viewer.options("/user").json() == {"links": []}
+        assert viewer.options("/user").json() == {
+            "links": [
+                {"method": "GET", "href": f"{base}/user", "rel": "list"},
+                {"method": "GET", "href": f"{base}/user/count", "rel": "count"},
+            ]
+        }
         assert (
             viewer.post("/identity/verify", json={"username": "a", "password": "b"}).status_code
             == 403
