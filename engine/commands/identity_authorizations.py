@@ -45,6 +45,11 @@ def _check_rule(rule: AuthorizationRow) -> None:
                 "a global authorization names no user or group (its user id is '*')",
                 field="userId",
             )
+    elif rule.user_id == ANY:
+        raise BadRequest(
+            "userId '*' (every user) is for a global authorization, not a grant or revoke",
+            field="userId",
+        )
     elif (rule.user_id is None) == (rule.group_id is None):
         raise BadRequest(
             "an authorization of type grant or revoke names either a userId or a groupId",
