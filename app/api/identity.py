@@ -13,7 +13,7 @@ from starlette.responses import Response
 
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, path_text, reply, run
-from app.api.schemas import BOOLEAN, STRING, array, nullable, record, request
+from app.api.schemas import BOOLEAN, STRING, array, nullable, record, ref, request
 from app.api.schemas import UUID as UUID_SCHEMA
 from app.auth import principal_of, user_id_of
 from app.errors import Forbidden
@@ -437,6 +437,8 @@ async def check_authorization(request: Request) -> Response:
 
 
 _NONE = {204: Reply("Done", None)}
+# What a caller who is no admin gets asking about somebody else.
+_OTHERS = Reply("Somebody else's, and the caller is no admin", ref("Error"))
 _G, _T, _A = "/groups/{id}", "/tenants/{id}", "/authorizations/{id}"
 
 operations = [
@@ -446,7 +448,7 @@ operations = [
         get_profile,
         "A user's profile (anyone: their own)",
         Role.VIEWER,
-        replies={200: Reply("Profile", PROFILE)},
+        replies={200: Reply("Profile", PROFILE), 403: _OTHERS},
     ),
     Op(
         "POST",
@@ -604,7 +606,7 @@ operations = [
             Param("resource_id", STRING),
             Param("user", STRING, "admins: another user"),
         ),
-        replies={200: Reply("Checked", CHECK)},
+        replies={200: Reply("Checked", CHECK), 403: _OTHERS},
     ),
     Op(
         "POST",
