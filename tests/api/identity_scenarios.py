@@ -133,3 +133,24 @@ def identity_rows(conn: Connection) -> Any:
         " (SELECT json_agg(tm ORDER BY tm.id) FROM tenant_membership tm),"
         " (SELECT json_agg(a ORDER BY a.id) FROM authorization_rule a)"
     ).fetchone()
+
+
+# The audit entry each route writes (operation, entity, whether it names an instance).
+EXPECTED: dict[tuple[str, str], tuple[str, str, bool]] = {
+    ("POST", "/users/{name}/profile"): ("Update", "User", False),
+    ("POST", "/groups"): ("Create", "Group", False),
+    ("POST", "/groups/{id}"): ("Update", "Group", False),
+    ("DELETE", "/groups/{id}"): ("Delete", "Group", False),
+    ("POST", "/groups/{id}/members/{name}"): ("Create", "Group membership", False),
+    ("DELETE", "/groups/{id}/members/{name}"): ("Delete", "Group membership", False),
+    ("POST", "/tenants"): ("Create", "Tenant", False),
+    ("POST", "/tenants/{id}"): ("Update", "Tenant", False),
+    ("DELETE", "/tenants/{id}"): ("Delete", "Tenant", False),
+    ("POST", "/tenants/{id}/users/{name}"): ("Create", "TenantMembership", False),
+    ("DELETE", "/tenants/{id}/users/{name}"): ("Delete", "TenantMembership", False),
+    ("POST", "/tenants/{id}/groups/{name}"): ("Create", "TenantMembership", False),
+    ("DELETE", "/tenants/{id}/groups/{name}"): ("Delete", "TenantMembership", False),
+    ("POST", "/authorizations"): ("Create", "Authorization", False),
+    ("POST", "/authorizations/{id}"): ("Update", "Authorization", False),
+    ("DELETE", "/authorizations/{id}"): ("Delete", "Authorization", False),
+}
