@@ -163,6 +163,7 @@ class Throttle:
             "address": RateLimitItemPerSecond(max(per_address, 1), window),
         }
         self._running: Counter[tuple[str, str]] = Counter()
+        self._failed_pairs: set[str] = set()  # the (user, address) keys with failures, to forget
         self._lock = threading.Lock()
 
     @staticmethod
@@ -230,6 +231,17 @@ class Throttle:
                     del self._running[(kind, value)]
                 if failed:
                     self._limiter.hit(self._items[kind], kind, value)
+                    if kind == "pair" and len(self._failed_pairs) < 100_000:
+                        self._failed_pairs.add(value)
+
+    def forget(self, name: str) -> None:
+        """Forget the user's failures from every address (an admin unlocked them)."""
+        user = dict(self._keys(name, None))["user"]
+        with self._lock:
+            self._limiter.clear(self._items["user"], "user", user)
+            for key in [k for k in self._failed_pairs if k.startswith(f"{user} ")]:
+                self._limiter.clear(self._items["pair"], "pair", key)
+                self._failed_pairs.discard(key)
 
     @contextmanager
     def checking(self, attempt: Attempt) -> Iterator[list[bool]]:

@@ -235,6 +235,20 @@ def api_probes(s: Sample) -> list[Probe]:
         p("/users"),
         p("/tokens"),
         p("/sessions"),
+        Probe("api", "/users/{name}/profile", "/api/v1/users/nobody-here/profile", 404),
+        p("/groups"),
+        p("/groups", "/groups?member=admin&type=SYSTEM"),
+        p("/groups/{id}", "/groups/viewer"),
+        p("/tenants"),
+        p("/tenants", "/tenants?user=admin"),
+        Probe("api", "/tenants/{id}", "/api/v1/tenants/nowhere", 404),
+        p("/authorizations"),
+        p("/authorizations", "/authorizations?group=viewer&resource_type=ProcessDefinition"),
+        p(
+            "/authorizations/check",
+            "/authorizations/check?permission=READ&resource_type=ProcessDefinition",
+        ),
+        Probe("api", "/authorizations/{id}", f"/api/v1/authorizations/{NO_BATCH}", 404),
         p("/webhooks"),
         p("/webhooks/{id}", f"/webhooks/{s.webhook}"),
         p("/webhooks/{id}/deliveries", f"/webhooks/{s.webhook}/deliveries"),
@@ -420,6 +434,20 @@ def camunda_probes(s: Sample) -> list[Probe]:
             f"processInstanceIdIn={s.running}",
             "variableNameLike=cust%25",
         ),
+        *listed("/user", "firstNameLike=a%25", "memberOfGroup=admin", "emailLike=%25example%25"),
+        missing("/user/{id}/profile", "/user/nobody-here/profile"),
+        *listed("/group", "member=admin", "type=SYSTEM", "nameLike=Op%25"),
+        p("/group/{id}", "/group/viewer"),
+        *listed("/tenant", "userMember=admin", "nameLike=n%25"),
+        missing("/tenant/{id}", "/tenant/nowhere"),
+        *listed("/authorization", "groupIdIn=viewer", "resourceType=6", "type=1"),
+        p(
+            "/authorization/check",
+            "/authorization/check?permissionName=READ&resourceName=ProcessDefinition"
+            "&resourceType=6",
+        ),
+        missing("/authorization/{id}", f"/authorization/{NO_BATCH}"),
+        p("/identity/groups", "/identity/groups?userId=admin"),
     ]
 
 

@@ -13,6 +13,7 @@ from app.api import (
     definitions,
     deployments,
     external_tasks,
+    identity,
     incidents,
     instances,
     jobs,
@@ -35,6 +36,7 @@ OPERATIONS: list[Op] = [
     *jobs.operations,
     *batches.operations,
     *accounts.operations,
+    *identity.operations,
     *webhooks.operations,
     *audit.operations,
 ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine.commands.identity import refuse_demoting_last_admin
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.errors import BadRequest, Conflict, NotFound
@@ -150,6 +151,8 @@ class DeleteCredential:
 
     def execute(self, tx: Tx) -> CredentialResult:
         found = store.lock_role(tx.conn, self.kind, self.label)
+        if found is not None and self.kind == PASSWORD:
+            refuse_demoting_last_admin(tx, self.label)
         if found is None or not store.delete_credential(tx.conn, self.kind, self.label):
             raise _missing(self.kind, self.label)
         return _record(
@@ -170,6 +173,8 @@ class SetRole:
 
     def execute(self, tx: Tx) -> CredentialResult:
         before = store.lock_role(tx.conn, self.kind, self.label)
+        if before is not None and self.kind == PASSWORD and self.role is not Role.ADMIN:
+            refuse_demoting_last_admin(tx, self.label)
         if before is None or not store.update_role(tx.conn, self.kind, self.label, self.role):
             raise _missing(self.kind, self.label)
         return _record(

@@ -88,6 +88,15 @@ def admins(conn: Connection) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
+def admin_memberships(conn: Connection) -> set[tuple[str, str]]:
+    """(group, user) of every membership of an admin group, locked as `admins` locks them."""
+    rows = conn.execute(
+        "SELECT group_id, user_id FROM group_membership WHERE group_id = ANY(%s) FOR UPDATE",
+        (list(ADMIN_GROUPS),),
+    ).fetchall()
+    return {(str(row[0]), str(row[1])) for row in rows}
+
+
 # -- groups and memberships ----------------------------------------------------------------------
 
 
@@ -176,6 +185,20 @@ def update_tenant(conn: Connection, tenant: TenantRow) -> None:
 def delete_tenant(conn: Connection, tenant_id: str) -> None:
     """Its memberships go with it (the foreign key cascades)."""
     conn.execute("DELETE FROM tenant WHERE id = %s", (tenant_id,))
+
+
+def user_exists(conn: Connection, user_id: str) -> bool:
+    """Whether the user is there, their row share-locked until the transaction ends."""
+    row = conn.execute("SELECT 1 FROM identity_user WHERE id = %s FOR SHARE", (user_id,)).fetchone()
+    return row is not None
+
+
+def group_exists(conn: Connection, group_id: str) -> bool:
+    """Whether the group is there, its row share-locked until the transaction ends."""
+    row = conn.execute(
+        "SELECT 1 FROM identity_group WHERE id = %s FOR SHARE", (group_id,)
+    ).fetchone()
+    return row is not None
 
 
 def insert_tenant_member(

@@ -18,7 +18,7 @@ import pytest
 from engine.api import Engine
 from engine.core import audit
 from engine.states import AuditChannel
-from tests.api import processes
+from tests.api import identity_scenarios, processes
 from tests.api.test_roles import (
     SCENARIOS,
     Call,
@@ -129,6 +129,7 @@ API_EXPECTED: dict[tuple[str, str], Expected] = {
     ("POST", "/batches/{id}/suspend"): ("Suspend", "Batch", False),
     ("POST", "/batches/{id}/resume"): ("Activate", "Batch", False),
     ("POST", "/batches/{id}/retry"): ("RetryBatch", "Batch", False),
+    **identity_scenarios.EXPECTED,
 }
 # The batches of the matrix's own scenarios are created by nobody: their items write no entry.
 # One created here is the caller's, and its items run as the caller: an item that fails (an

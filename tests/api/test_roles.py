@@ -28,7 +28,7 @@ from engine.queries import accounts as account_reads
 from engine.queries import batches as batch_reads
 from engine.queries import webhooks as webhook_reads
 from engine.states import BatchType
-from tests.api import processes
+from tests.api import identity_scenarios, processes
 from tests.server import LiveServer
 
 Call = tuple[str, dict[str, Any]]
@@ -304,6 +304,7 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
     ("POST", "/batches/{id}/resume"): _at("/batches/{}/resume", suspended_batch),
     ("POST", "/batches/{id}/cancel"): _at("/batches/{}/cancel", held_batch),
     ("POST", "/batches/{id}/retry"): _at("/batches/{}/retry", failed_batch),
+    **identity_scenarios.SCENARIOS,
 }
 ROLE_NEEDED: dict[tuple[str, str], Role] = {(op.method, op.path): op.role for op in OPERATIONS}
 
@@ -317,6 +318,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
             "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
         ).fetchall()
         evaluations = conn.execute("SELECT id FROM decision_evaluation ORDER BY id").fetchall()
+        identity = identity_scenarios.identity_rows(conn)
     path = target[0]
     named = path.split("/")[2] if path.startswith("/instances/") else ""
     variables = (
@@ -336,6 +338,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         dead_letters,
         [(b.id, b.state, b.done, b.failed) for b in batch_reads.batches(engine)],
         evaluations,
+        identity,
     ]
 
 
