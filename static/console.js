@@ -63,8 +63,9 @@
 
   // A part is being edited while the focus is in one of its fields, or while it shows a form
   // whose submission was refused (drawn with `data-refused`: a task form with the errors next
-  // to what was typed): a refresh would take both away. Such a form holds its part until it is
-  // folded or an answer draws it accepted.
+  // to what was typed), one that holds what was typed, or one the user unfolded to fill in: a
+  // refresh would take them away. Such a form holds its part until it is folded, its fields are
+  // as it was drawn, or an answer draws it accepted.
   function editing(el) {
     var active = document.activeElement;
     if (
@@ -77,10 +78,11 @@
     }
     var forms = el.querySelectorAll("form");
     for (var i = 0; i < forms.length; i++) {
-      if (
-        !forms[i].closest("details:not([open])") &&
-        (forms[i].hasAttribute("data-refused") || changed(forms[i]))
-      ) {
+      if (forms[i].closest("details:not([open])")) {
+        continue;
+      }
+      // Refused with its errors, holding what was typed, or opened by the user to fill in.
+      if (forms[i].hasAttribute("data-refused") || changed(forms[i]) || forms[i].closest("details[open]")) {
         return true;
       }
     }
@@ -128,13 +130,18 @@
   }
 
   // An accepted submission leaves the form in place (the answer goes elsewhere): it no longer
-  // holds its part.
+  // holds its part, and one the user unfolded to fill in folds again.
   document.addEventListener("htmx:afterRequest", function (evt) {
     var elt = evt.detail.elt;
     var form = elt && elt.closest ? elt.closest("form") : null;
     if (form && evt.detail.successful) {
       form.removeAttribute("data-refused");
       settle(form);
+      var config = evt.detail.requestConfig;
+      var unfolded = form.closest("details[open]");
+      if (unfolded && config && config.verb !== "get") {
+        unfolded.open = false;  // done with: it no longer holds its part
+      }
     }
   });
 

@@ -150,11 +150,9 @@ def test_a_refresh_answered_after_typing_began_leaves_the_form_be(
     page = login("operator")
     page.goto("/tasks")
     expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
-    page.locator(f'tr[data-task="{task.id}"] summary').click()
-    form = page.locator(f"#task-form-{task.id}")
-    expect(form.get_by_label("Comment")).to_be_visible()
+    settle(page, console)
 
-    # The list's refresh is asked for while the form is open but untouched, and held on its way.
+    # The list's refresh is asked for while every form is folded, and held on its way.
     held: list[Route] = []
 
     def hold_first(route: Route) -> None:
@@ -174,11 +172,15 @@ def test_a_refresh_answered_after_typing_began_leaves_the_form_be(
             break
         page.wait_for_timeout(50)
     assert len(held) == 1
+
+    # Meanwhile the user unfolds the form and types; then the answer comes.
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    form = page.locator(f"#task-form-{task.id}")
     form.get_by_label("Comment").fill("Typed while the list was asked for")
     with page.expect_response(lambda response: "fragment=rows" in response.url):
         held[0].continue_()
 
-    # The answer came after the typing began: the form stays open with what was typed.
+    # The answer came after the form was opened: it stays open with what was typed.
     page.wait_for_function("() => !window.Interlock.live.busy")
     expect(form.get_by_label("Comment")).to_have_value("Typed while the list was asked for")
     expect(form.get_by_label("Comment")).to_be_visible()

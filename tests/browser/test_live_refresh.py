@@ -99,7 +99,7 @@ def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Log
     assert requests.most == 1
 
 
-def test_a_part_being_edited_waits_for_the_focus_to_leave(
+def test_a_part_being_edited_waits_until_nothing_typed_is_left(
     console: ConsoleServer, login: Login
 ) -> None:
     engine = console.engine
@@ -122,6 +122,14 @@ def test_a_part_being_edited_waits_for_the_focus_to_leave(
     expect(typing).to_have_value('{"note": "half-typed"}')
     expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(2)
 
+    # The focus leaves, but what was typed stays: the part still waits.
+    page.locator("#h-diagram").click()
+    settle(page, console)
+    expect(typing).to_have_value('{"note": "half-typed"}')
+    expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(2)
+
+    # Cleared again, the field holds nothing of the user's: the part catches up.
+    typing.fill("")
     page.locator("#h-diagram").click()
     expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
 

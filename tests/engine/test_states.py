@@ -280,7 +280,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_history_state_allowed": "state IN ('Active', 'Completed', 'Terminated')",
         "ck_history_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
-        "ck_credential_role_allowed": "role IN ('viewer', 'operator', 'admin')",
+        "ck_authorization_rule_type_allowed": "type IN (0, 1, 2)",
         "ck_history_cleanup_run_state_allowed": "state IN ('Running', 'Finished', 'Stopped')",
         "ck_webhook_delivery_state_allowed": "state IN ('pending', 'delivered', 'dead')",
         "ck_saved_view_page_allowed": "page IN ('instances', 'incidents', 'tasks')",
@@ -289,7 +289,8 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         ),
         "ck_audit_entry_entity_allowed": (
             "entity IN ('ProcessInstance', 'ProcessDefinition', 'Deployment', 'Variable', "
-            "'Task', 'Job', 'ExternalTask', 'Incident', 'Batch', 'User', 'ApiToken', "
+            "'Task', 'Job', 'ExternalTask', 'Incident', 'Batch', 'User', 'ApiToken', 'Group', "
+            "'Group membership', 'Tenant', 'TenantMembership', 'Authorization', "
             "'ProcessInstanceHistory', 'Configuration')"
         ),
         "ck_audit_entry_operation_allowed": (
