@@ -28,6 +28,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool
 
+from engine.core import permits
 from engine.core.actors import Actor, current
 from engine.core.definitions import DefinitionCache
 from engine.core.handlers import HandlerRegistry
@@ -209,6 +210,7 @@ class Executor:
         with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn)
             if getattr(command, "one_statement", False) and idempotency_key is None:
+                permits.before(tx, command)
                 result = command.execute(tx)
             else:
                 result = self._in_transaction(tx, command, idempotency_key)
@@ -219,6 +221,7 @@ class Executor:
         with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn, optimistic=True)
             try:
+                permits.before(tx, command)
                 result = command.execute(tx)
             except psycopg.Error as exc:
                 # IL409: the write's compare-and-swap found the instance's version or the task's
@@ -278,6 +281,10 @@ class Executor:
             replayed = _replay(tx, command, idempotency_key)
             if replayed is not None:
                 return replayed
+        # What the command needs its actor to hold, checked in its transaction: the permits
+        # that need no fact here, the others by the command once it knows the resource
+        # (engine/core/permits.py).
+        permits.before(tx, command)
         result = command.execute(tx)
         if idempotency_key is not None:
             idempotency_store.insert(
