@@ -21,7 +21,6 @@ from engine.core.permits import (
     DELETE_USER,
     ENGINE_WORK,
     UPDATE_OWN_USER,
-    UPDATE_USER,
     Permit,
     check,
 )
@@ -213,7 +212,8 @@ class SetPassword:
     """Give a user a new password; every session of theirs ends."""
 
     name: ClassVar[str] = "SetPassword"
-    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_USER,)
+    # Camunda grants each user UPDATE on themselves: their own password is theirs to change.
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     user: str
@@ -222,7 +222,7 @@ class SetPassword:
     def execute(self, tx: Tx) -> CredentialResult:
         if len(self.password) < MIN_PASSWORD:
             raise BadRequest(f"a password needs at least {MIN_PASSWORD} characters")
-        check(tx, UPDATE_USER, user=self.user)
+        check(tx, UPDATE_OWN_USER, user=self.user)
         if not store.update_password(tx.conn, self.user, hash_password(self.password)):
             raise _missing(PASSWORD, self.user)
         return _record(tx, AuditOperation.UPDATE, PASSWORD, self.user, property="password")

@@ -71,7 +71,10 @@ class Command(Protocol, Generic[R]):
     """A command runs in a transaction of its own. One whose `execute` sends exactly one statement
     may say so with a class attribute `one_statement = True`: that statement is then its whole
     transaction, with no BEGIN and COMMIT around it. One that loads one instance and writes it
-    with `persist` may declare `optimistic = True` (see the module docstring)."""
+    with `persist` may declare `optimistic = True` (see the module docstring). What its actor
+    must hold it declares as `permits` (engine/core/permits.py): the executor checks a permit that
+    needs no fact before `execute`, the command the others once it has loaded their facts; every
+    command of engine/commands declares them (tests/unit/test_command_permits.py)."""
 
     name: ClassVar[str]
     result_type: ClassVar[type[Result]]

@@ -191,7 +191,6 @@ UPDATE_BATCH = permit(Need("UPDATE", ResourceType.BATCH, On.BATCH))
 DELETE_BATCH = permit(Need("DELETE", ResourceType.BATCH, On.BATCH))
 CREATE_USER = permit(Need("CREATE", ResourceType.USER))
 DELETE_USER = permit(Need("DELETE", ResourceType.USER, On.USER))
-UPDATE_USER = permit(Need("UPDATE", ResourceType.USER, On.USER))
 UPDATE_OWN_USER = permit(any_of(Need("UPDATE", ResourceType.USER, On.USER), own=True))
 ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
