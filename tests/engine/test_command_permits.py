@@ -40,18 +40,33 @@ APPLICANT = {"age": 40, "income": 60000, "creditScore": 720, "employment": "empl
 
 
 def _order(key: str) -> Any:
-    """A user task for the clerks beside a one-hour timer (a job), joined before the end."""
+    """A user task for the clerks beside a one-hour timer (a job) and a wait for the message
+    "go", joined before the end."""
     return (
         ProcessBuilder(key)
         .start_event("start")
         .parallel_gateway("split")
         .user_task("approve", candidate_groups="clerks")
         .intermediate_catch_event("nap", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .intermediate_catch_event("wait", message="go")
         .parallel_gateway("join")
         .end_event("end")
         .chain("start", "split", "approve", "join", "end")
         .flow("split", "nap")
         .flow("nap", "join")
+        .flow("split", "wait")
+        .flow("wait", "join")
+        .build()
+    )
+
+
+def _beacon() -> Any:
+    return (
+        ProcessBuilder("beacon")
+        .start_event("start")
+        .intermediate_catch_event("watch", signal="flare")
+        .end_event("end")
+        .chain("start", "watch", "end")
         .build()
     )
 
@@ -77,6 +92,7 @@ class Setting:
     job: UUID
     plan: Any
     wider_plan: Any
+    beacon: UUID | None = None
     paid: UUID | None = None
     incident: UUID | None = None
     external_task: UUID | None = None
@@ -87,7 +103,7 @@ def setting(round_engine: Engine) -> Iterator[Callable[[], Setting]]:
     engine = round_engine
     order = engine.deploy(_order("order")).definitions[0]
     order2 = engine.deploy(_order("order2")).definitions[0]
-    engine.deploy(_pay(), LOAN)
+    engine.deploy(_pay(), _beacon(), LOAN)
     plan = engine.migration_plan(order["id"], order2["id"])
     same = engine.migration_plan(order["id"], order["id"])
 
@@ -98,6 +114,13 @@ def setting(round_engine: Engine) -> Iterator[Callable[[], Setting]]:
         return Setting(engine, instance.id, task.id, job.id, same, plan)
 
     yield make
+
+
+def _with_beacons(s: Setting) -> Setting:
+    """Two instances waiting for the signal "flare" (besides those earlier cases left)."""
+    s.beacon = s.engine.start_latest("beacon").id
+    s.engine.start_latest("beacon")
+    return s
 
 
 def _with_incident(s: Setting) -> Setting:
@@ -188,6 +211,18 @@ def evaluate(s: Setting) -> object:
     return s.engine.evaluate_decision("loanEligibility", APPLICANT)
 
 
+def execute_job(s: Setting) -> object:
+    return s.engine.run_job(s.job)
+
+
+def correlate(s: Setting) -> object:
+    return s.engine.correlate_message("go", instance_id=s.instance)
+
+
+def signal(s: Setting) -> object:
+    return s.engine.signal("flare")
+
+
 INCIDENT_CASES = (retry_incident, external_task_retries)
 
 # (owner, type, resource id, permission): the owner "ann" or "group:<id>"; "$instance" and
@@ -251,6 +286,14 @@ CASES: list[tuple[Act, tuple[G, ...], str | None, bool]] = [
         True,
     ),
     (migrate_same_key, (grant(PD, "*", "UPDATE_INSTANCE"),), None, False),
+    # A refused job run is no failure of the job: its retries stay as they were.
+    (execute_job, (grant(PI, "*", "RETRY_JOB"),), None, False),
+    (execute_job, (grant(PI, "$instance", "UPDATE"),), None, True),
+    (correlate, (grant(PD, "order", "UPDATE_INSTANCE"),), None, True),
+    (correlate, (grant(PD, "order", "READ_INSTANCE"),), None, False),
+    (signal, (grant(PD, "beacon", "UPDATE_INSTANCE"),), None, True),
+    # One instance of two: the whole broadcast is refused, neither receives it.
+    (signal, (grant(PI, "$beacon", "UPDATE"),), None, False),
     (deploy, (grant(DEPLOYMENT, "*", "CREATE"),), None, True),
     (deploy, (grant(DEPLOYMENT, "*", "READ"),), None, False),
     (evaluate, (grant(DD, "loanEligibility", "CREATE_INSTANCE"),), None, True),
@@ -284,7 +327,8 @@ CASES: list[tuple[Act, tuple[G, ...], str | None, bool]] = [
 def _grants(given: tuple[G, ...], s: Setting) -> Grants:
     rules = []
     for kind, owner, resource, rid, permission in given:
-        rid = {"$instance": str(s.instance), "$task": str(s.task)}.get(rid, rid)
+        named = {"$instance": s.instance, "$task": s.task, "$beacon": s.beacon}
+        rid = str(named[rid]) if rid in named else rid
         user, group = (None, owner[6:]) if owner.startswith("group:") else (owner, None)
         bits = permission_bits(resource, [permission])
         rules.append(Rule(kind, user, group, int(resource), rid, bits))
@@ -336,6 +380,8 @@ def test_a_command_is_allowed_exactly_when_the_grants_say_so(
     s = setting()
     if act in INCIDENT_CASES:
         _with_incident(s)
+    if act is signal:
+        _with_beacons(s)
     if assignee is not None:
         s.engine.set_assignee(s.task, assignee)
     actor = Actor("ann", AuditChannel.API, grants=_grants(given, s))

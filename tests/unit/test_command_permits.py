@@ -121,3 +121,25 @@ def test_the_operator_words_name_the_permissions() -> None:
         "You may not do this. It needs UPDATE on process instance 'i-1', or UPDATE_INSTANCE "
         "on every process definition: an administrator can grant it."
     )
+
+
+def test_a_user_is_their_own_and_administering_needs_all() -> None:
+    permits.check(_tx(), permits.UPDATE_OWN_USER, user="ann")
+    with pytest.raises(AuthorizationDenied):
+        permits.check(_tx(), permits.UPDATE_OWN_USER, user="bob")
+    everything: Any = _Tx(
+        Actor(
+            "ann",
+            AuditChannel.API,
+            grants=grants_of(
+                "ann",
+                ["admin"],
+                [Rule(GRANT, None, "admin", int(ResourceType.AUTHORIZATION), "*", 2**31 - 1)],
+            ),
+        )
+    )
+    permits.check(everything, permits.ADMINISTER)
+    most = _tx(_rule(GRANT, ResourceType.AUTHORIZATION, "*", "READ", "UPDATE", "CREATE"))
+    with pytest.raises(AuthorizationDenied) as refused:
+        permits.check(most, permits.ADMINISTER)
+    assert [m.permission for m in refused.value.missing] == ["ALL"]
