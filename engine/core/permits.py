@@ -4,8 +4,9 @@ Each command declares its permits once (`permits: ClassVar[tuple[Permit, ...]]`,
 vocabulary below): a `Permit` is a conjunction of `AnyOf`s, each a disjunction of `Need`s, as
 Camunda's authorization checks are (to start an instance: CREATE on process instances, and
 CREATE_INSTANCE on the definition; to change one: UPDATE on it, or UPDATE_INSTANCE on its
-definition). A need names the fact that gives its resource id (`On`): the executor checks a
-permit that needs no fact before the command runs (`before`); a command checks the others with
+definition). A need names the fact that gives its resource id (`On`): the executor checks,
+before the command runs (`before`), a permit that needs no fact or whose facts are the command's
+own fields (`permit_ids`: a user's, a group's, a tenant's id); a command checks the others with
 `check` once it has loaded what they name (the instance's id and definition key, the task's
 assignee and candidates), before it writes. A refusal is `AuthorizationDenied`, raised inside the
 transaction, so nothing the command did is committed and no audit entry is written.
@@ -41,6 +42,9 @@ class On(StrEnum):
     DECISION = "decision"  # the decision definition's key
     BATCH = "batch"  # the batch's id
     USER = "user"  # the user's id
+    GROUP = "group"  # the group's id
+    TENANT = "tenant"  # the tenant's id
+    AUTHORIZATION = "authorization"  # the authorization's id
 
 
 @dataclass(frozen=True)
@@ -192,6 +196,19 @@ DELETE_BATCH = permit(Need("DELETE", ResourceType.BATCH, On.BATCH))
 CREATE_USER = permit(Need("CREATE", ResourceType.USER))
 DELETE_USER = permit(Need("DELETE", ResourceType.USER, On.USER))
 UPDATE_OWN_USER = permit(any_of(Need("UPDATE", ResourceType.USER, On.USER), own=True))
+CREATE_GROUP = permit(Need("CREATE", ResourceType.GROUP))
+UPDATE_GROUP = permit(Need("UPDATE", ResourceType.GROUP, On.GROUP))
+DELETE_GROUP = permit(Need("DELETE", ResourceType.GROUP, On.GROUP))
+ADD_GROUP_MEMBER = permit(Need("CREATE", ResourceType.GROUP_MEMBERSHIP, On.GROUP))
+REMOVE_GROUP_MEMBER = permit(Need("DELETE", ResourceType.GROUP_MEMBERSHIP, On.GROUP))
+CREATE_TENANT = permit(Need("CREATE", ResourceType.TENANT))
+UPDATE_TENANT = permit(Need("UPDATE", ResourceType.TENANT, On.TENANT))
+DELETE_TENANT = permit(Need("DELETE", ResourceType.TENANT, On.TENANT))
+ADD_TENANT_MEMBER = permit(Need("CREATE", ResourceType.TENANT_MEMBERSHIP, On.TENANT))
+REMOVE_TENANT_MEMBER = permit(Need("DELETE", ResourceType.TENANT_MEMBERSHIP, On.TENANT))
+CREATE_AUTHORIZATION = permit(Need("CREATE", ResourceType.AUTHORIZATION))
+UPDATE_AUTHORIZATION = permit(Need("UPDATE", ResourceType.AUTHORIZATION, On.AUTHORIZATION))
+DELETE_AUTHORIZATION = permit(Need("DELETE", ResourceType.AUTHORIZATION, On.AUTHORIZATION))
 ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
 # summaries): nothing short of ALL on the authorization resource, what only admins hold.
@@ -232,11 +249,16 @@ def declared(command: Any) -> tuple[Permit, ...]:
 
 
 def before(tx: Tx, command: Any) -> None:
-    """The executor's check before `command` runs: its one permit when that needs no fact. A
-    command that declares several chooses among them itself (`check`), as it runs."""
+    """The executor's check before `command` runs: its one permit when that needs no fact, or
+    when the facts it needs are the command's fields its `permit_ids` name (On -> field). A
+    command that declares several permits chooses among them itself (`check`), as it runs."""
+    named: dict[On, str] = getattr(type(command), "permit_ids", {})
     match declared(command):
         case (only,) if not only.needs_facts:
             _demand(tx, only, Facts({}))
+        case (only,) if named:
+            ids = {on: str(getattr(command, name)) for on, name in named.items()}
+            _demand(tx, only, Facts(ids))
         case _:
             pass
 
@@ -252,6 +274,7 @@ def check(
     decision: str | None = None,
     batch: object | None = None,
     user: str | None = None,
+    authorization: object | None = None,
     assignee: str | None = None,
     candidate_users: Iterable[str] = (),
     candidate_groups: Iterable[str] = (),
@@ -266,6 +289,7 @@ def check(
         On.DECISION: decision,
         On.BATCH: batch,
         On.USER: user,
+        On.AUTHORIZATION: authorization,
     }
     ids = {on: str(value) for on, value in named.items() if value is not None}
     facts = Facts(ids, assignee, tuple(candidate_users), tuple(candidate_groups))

@@ -10,13 +10,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from psycopg import sql
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.identity import (
+    AddGroupMember,
+    CreateGroup,
+    CreateUserProfile,
+    DeleteGroup,
+    UpdateUserProfile,
+)
 from engine.core.actors import Actor, acting
 from engine.errors import AuthorizationDenied
 from engine.identity.evaluate import Rule
@@ -459,3 +466,45 @@ def test_no_grants_bound_checks_nothing(setting: Callable[[], Setting]) -> None:
         cancel(setting())
     with acting(None):
         deploy(setting())
+
+
+def test_identity_commands_check_the_user_group_and_authorization(
+    round_engine: Engine,
+) -> None:
+    engine = round_engine
+    suffix = uuid4().hex[:8]
+    ann, bob, clerks, auditors = f"ann{suffix}", f"bob{suffix}", f"clerks{suffix}", f"aud{suffix}"
+    for command in (
+        CreateUserProfile(ann),
+        CreateUserProfile(bob),
+        CreateGroup(clerks),
+        CreateGroup(auditors),
+    ):
+        engine.run(command)
+
+    def as_ann(*given: tuple[ResourceType, str, str]) -> Any:
+        rules = [
+            Rule(GRANT, ann, None, int(t), rid, permission_bits(t, [p])) for t, rid, p in given
+        ]
+        return acting(Actor(ann, AuditChannel.API, grants=grants_of(ann, [], rules)))
+
+    membership = ResourceType.GROUP_MEMBERSHIP
+    allowed: list[tuple[Any, tuple[tuple[ResourceType, str, str], ...]]] = [
+        (UpdateUserProfile(ann, first_name="Ann"), ()),  # her own profile
+        (AddGroupMember(clerks, bob), ((membership, clerks, "CREATE"),)),
+        (CreateUserProfile(f"cy{suffix}"), ((ResourceType.USER, "*", "CREATE"),)),
+    ]
+    refused: list[tuple[Any, tuple[tuple[ResourceType, str, str], ...]]] = [
+        (UpdateUserProfile(bob, first_name="Bob"), ((ResourceType.USER, ann, "UPDATE"),)),
+        (AddGroupMember(auditors, bob), ((membership, clerks, "CREATE"),)),
+        (CreateUserProfile(f"dee{suffix}"), ((ResourceType.USER, "*", "READ"),)),
+        (DeleteGroup(auditors), ((ResourceType.GROUP, clerks, "DELETE"),)),
+    ]
+    for command, given in allowed:
+        with as_ann(*given):
+            engine.run(command)
+    for command, given in refused:
+        before = _digest(engine)
+        with as_ann(*given), pytest.raises(AuthorizationDenied):
+            engine.run(command)
+        assert _digest(engine) == before, command
