@@ -27,14 +27,11 @@ from engine.errors import (
     NoMatchingFlow,
     NotFound,
 )
+from engine.errors import Forbidden as Forbidden
 
 
 class Unauthorized(InterlockError):
     code = "Unauthorized"
-
-
-class Forbidden(InterlockError):
-    code = "Forbidden"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -34,6 +35,65 @@ class Conflict(InterlockError):
     """The request is valid but the current state does not allow it (suspended instance, ...)."""
 
     code = "Conflict"
+
+
+class Forbidden(InterlockError):
+    """The caller may not do this (HTTP answers 403)."""
+
+    code = "Forbidden"
+
+
+@dataclass(frozen=True)
+class MissingAuthorization:
+    """One permission that would have allowed a refused command: its name, the resource type's
+    name (Camunda's: "ProcessInstance") and the resource id (`*`: every one)."""
+
+    permission: str
+    resource_type: str
+    resource_id: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {
+            "permission": self.permission,
+            "resource_type": self.resource_type,
+            "resource_id": self.resource_id,
+        }
+
+
+class AuthorizationDenied(Forbidden):
+    """A command's actor holds none of the permissions that would allow it (engine/core/
+    permits.py); raised inside the command's transaction, so nothing was written. `missing`
+    is a disjunction: any one of them would have done."""
+
+    def __init__(self, user_id: str, missing: tuple[MissingAuthorization, ...]) -> None:
+        wanted = " or ".join(
+            f"'{m.permission}' permission on resource '{m.resource_id}' of type '{m.resource_type}'"
+            for m in missing
+        )
+        super().__init__(
+            f"The user with id '{user_id}' does not have one of the following permissions: "
+            f"{wanted}.",
+            user_id=user_id,
+            missing=[m.to_dict() for m in missing],
+        )
+        self.user_id = user_id
+        self.missing = missing
+
+    @property
+    def plain(self) -> str:
+        """The refusal in an operator's words."""
+        wanted = ", or ".join(
+            f"{m.permission} on {_plain_resource(m.resource_type, m.resource_id)}"
+            for m in self.missing
+        )
+        return f"You may not do this. It needs {wanted}: an administrator can grant it."
+
+
+def _plain_resource(resource_type: str, resource_id: str) -> str:
+    words = "".join(f" {c.lower()}" if c.isupper() else c for c in resource_type).strip()
+    if resource_id == "*":
+        return f"every {words}"
+    return f"{words} '{resource_id}'"
 
 
 class InstanceEnded(Conflict):

@@ -16,7 +16,13 @@ from app.errors import Forbidden, answer_of, camunda_status
 from app.guard import current_request_id
 from app.outage import HEADERS
 from app.params import ParameterError
-from engine.errors import DatabaseUnavailable, InterlockError, InvariantViolation, ModelError
+from engine.errors import (
+    AuthorizationDenied,
+    DatabaseUnavailable,
+    InterlockError,
+    InvariantViolation,
+    ModelError,
+)
 
 INVARIANT_HEADER = "X-Invariant-Violation"
 
@@ -114,7 +120,19 @@ def _engine_answer(exc: InterlockError) -> CamundaError:
             f"the value {exc.problem}"
         )
     extra: dict[str, Any] = {}
-    if isinstance(exc, Forbidden):
+    if isinstance(exc, AuthorizationDenied):
+        extra = {
+            "userId": exc.user_id,
+            "missingAuthorizations": [
+                {
+                    "permissionName": m.permission,
+                    "resourceName": m.resource_type,
+                    "resourceId": m.resource_id,
+                }
+                for m in exc.missing
+            ],
+        }
+    elif isinstance(exc, Forbidden):
         extra = {"userId": None, "missingAuthorizations": []}
     headers = _invariant_headers(exc)
     if isinstance(exc, DatabaseUnavailable):

@@ -19,7 +19,13 @@ from app.errors import status_of
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.templating import templates
 from engine.api import Engine
-from engine.errors import BadRequest, DatabaseUnavailable, InterlockError, InvariantViolation
+from engine.errors import (
+    AuthorizationDenied,
+    BadRequest,
+    DatabaseUnavailable,
+    InterlockError,
+    InvariantViolation,
+)
 from engine.identity.accounts import Principal, Role
 from engine.language import json_input
 from engine.language.variables import VARIABLE_TYPES, TypedValue, typed
@@ -79,14 +85,17 @@ async def read(request: Request, fn: Callable[..., Any], *args: Any, **kwargs: A
 
 
 def refusal(error: InterlockError) -> dict[str, Any]:
-    """What `_flash.html` shows for an error: its code, and for an invariant violation its kind
-    and what that means in plain words."""
+    """What `_flash.html` shows for an error: its code, for an invariant violation its kind
+    and what that means in plain words, and for a refused permission which one it needs."""
     kind = error.kind.value if isinstance(error, InvariantViolation) else None
+    denied = isinstance(error, AuthorizationDenied)
+    plain = error.plain if isinstance(error, AuthorizationDenied) else None
     return {
         "ok": False,
         "code": error.code,
         "kind": kind,
-        "plain": PLAIN_INVARIANTS.get(kind or "", ""),
+        "denied": denied,
+        "plain": plain or PLAIN_INVARIANTS.get(kind or "", ""),
         "message": error.message,
     }
 

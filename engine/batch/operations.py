@@ -20,6 +20,7 @@ from engine.commands.instances import (
 from engine.commands.job_retries import SetJobRetries
 from engine.core import audit
 from engine.core.executor import Command, Tx
+from engine.core.permits import DELETE_HISTORY, check
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import Role
 from engine.language.variables import TypedValue, check_name, infer, typed
@@ -92,6 +93,7 @@ def _delete_history(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
         )
     if not InstanceState(row.state).is_final:
         raise Conflict(f"process instance {instance_id} has not ended ({row.state})")
+    check(tx, DELETE_HISTORY, definition=row.definition_key)
     family = cleanup.lock_family(tx.conn, instance_id)
     if family is None:
         raise Conflict(f"an instance called by process instance {instance_id} has not ended")

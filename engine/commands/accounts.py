@@ -15,6 +15,15 @@ from uuid import UUID
 from engine.commands.identity import refuse_demoting_last_admin
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import (
+    ADMINISTER,
+    CREATE_USER,
+    DELETE_USER,
+    ENGINE_WORK,
+    UPDATE_OWN_USER,
+    Permit,
+    check,
+)
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import (
     MIN_PASSWORD,
@@ -81,6 +90,7 @@ def _add_token(tx: Tx, label: str, role: Role, token: str) -> None:
 @dataclass(frozen=True)
 class CreateUser:
     name: ClassVar[str] = "CreateUser"
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_USER,)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     user: str
@@ -99,6 +109,7 @@ class CreateToken:
     """Keep `token` (made by `accounts.new_token`, shown to its creator once) under `label`."""
 
     name: ClassVar[str] = "CreateToken"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     label: str
@@ -124,6 +135,7 @@ class CreateFirstAdmin:
     `password`, and the admin API token `admin-token` (made by `accounts.new_token`)."""
 
     name: ClassVar[str] = "CreateFirstAdmin"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = FirstAdmin
 
     password: str = dataclasses.field(repr=False)
@@ -144,12 +156,18 @@ class DeleteCredential:
     """Delete a user (their sessions and saved views go with them) or an API token."""
 
     name: ClassVar[str] = "DeleteCredential"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_USER, ADMINISTER)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     kind: str
     label: str
 
     def execute(self, tx: Tx) -> CredentialResult:
+        # A user: DELETE on them; an API token (no resource of Camunda's): an administrator's.
+        if self.kind == PASSWORD:
+            check(tx, DELETE_USER, user=self.label)
+        else:
+            check(tx, ADMINISTER)
         found = store.lock_role(tx.conn, self.kind, self.label)
         if found is not None and self.kind == PASSWORD:
             refuse_demoting_last_admin(tx, self.label)
@@ -165,6 +183,7 @@ class SetRole:
     """Change a credential's role; a user's sessions act with it from their next request."""
 
     name: ClassVar[str] = "SetRole"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     kind: str
@@ -193,6 +212,8 @@ class SetPassword:
     """Give a user a new password; every session of theirs ends."""
 
     name: ClassVar[str] = "SetPassword"
+    # Camunda grants each user UPDATE on themselves: their own password is theirs to change.
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
     result_type: ClassVar[type[Result]] = CredentialResult
 
     user: str
@@ -201,6 +222,7 @@ class SetPassword:
     def execute(self, tx: Tx) -> CredentialResult:
         if len(self.password) < MIN_PASSWORD:
             raise BadRequest(f"a password needs at least {MIN_PASSWORD} characters")
+        check(tx, UPDATE_OWN_USER, user=self.user)
         if not store.update_password(tx.conn, self.user, hash_password(self.password)):
             raise _missing(PASSWORD, self.user)
         return _record(tx, AuditOperation.UPDATE, PASSWORD, self.user, property="password")
@@ -231,6 +253,7 @@ class SignInExternal:
     nothing changed (a console log-in's session is audited by `StartSession`)."""
 
     name: ClassVar[str] = "SignInExternal"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = ExternalUser
 
     user: str
@@ -335,6 +358,7 @@ class StartSession:
     the user's own action, under the session's id."""
 
     name: ClassVar[str] = "StartSession"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = SessionStarted
 
     credential_id: UUID
@@ -382,6 +406,7 @@ class TouchSession:
     not audited."""
 
     name: ClassVar[str] = "TouchSession"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = SessionTouched
     one_statement: ClassVar[bool] = True
 
@@ -403,6 +428,7 @@ class EndSessions:
     admin ending them, or a user logging out (their own session, the same entry)."""
 
     name: ClassVar[str] = "EndSessions"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
     result_type: ClassVar[type[Result]] = SessionsEnded
 
     user: str | None = None
@@ -414,10 +440,12 @@ class EndSessions:
             user = store.lock_session_user(tx.conn, self.session_id)
             if user is None:
                 raise NotFound(f"no session with id '{self.session_id}'")
+            check(tx, UPDATE_OWN_USER, user=user)
             store.delete_session(tx.conn, self.session_id)  # found and locked above
             ended = 1
         else:
             user = self.user or ""
+            check(tx, UPDATE_OWN_USER, user=user)
             found = store.delete_sessions_of(tx.conn, user, keep=self.keep)
             if found is None:
                 raise _missing(PASSWORD, user)

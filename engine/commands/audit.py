@@ -8,6 +8,7 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import ADMINISTER, ANNOTATE_ENTRY, Permit, check
 from engine.errors import BadRequest, NotFound
 from engine.language.json_input import text_problem
 from engine.states import AuditEntity, AuditOperation
@@ -28,6 +29,7 @@ class AnnotateEntry:
     before and after (the log has no entity of its own for its entries)."""
 
     name: ClassVar[str] = "AnnotateEntry"
+    permits: ClassVar[tuple[Permit, ...]] = (ANNOTATE_ENTRY, ADMINISTER)
     result_type: ClassVar[type[Result]] = AnnotationResult
 
     entry_id: UUID
@@ -43,6 +45,12 @@ class AnnotateEntry:
         entry = store.lock_entry(tx.conn, self.entry_id)
         if entry is None:
             raise NotFound(f"audit entry {self.entry_id} does not exist")
+        # Camunda's: UPDATE_HISTORY on the entry's process definition; an entry of none (a
+        # deployment's, an account's) is an administrator's to annotate.
+        if entry.definition_key is not None:
+            check(tx, ANNOTATE_ENTRY, definition=entry.definition_key)
+        else:
+            check(tx, ADMINISTER)
         store.set_annotation(tx.conn, self.entry_id, text)
         audit.record(
             tx,

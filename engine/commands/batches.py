@@ -25,6 +25,14 @@ from uuid import UUID
 from engine import batch
 from engine.core import audit
 from engine.core.executor import RETRYABLE, Result, Tx
+from engine.core.permits import (
+    CREATE_BATCH,
+    DELETE_BATCH,
+    ENGINE_WORK,
+    UPDATE_BATCH,
+    Permit,
+    check,
+)
 from engine.db.ids import new_id
 from engine.db.outage import is_database_outage
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
@@ -88,6 +96,8 @@ class CreateBatch:
 
     name: ClassVar[str] = "CreateBatch"
     result_type: ClassVar[type[Result]] = BatchResult
+    # The one its type needs.
+    permits: ClassVar[tuple[Permit, ...]] = tuple(CREATE_BATCH.values())
 
     type: str
     item_ids: tuple[str, ...]
@@ -95,6 +105,7 @@ class CreateBatch:
 
     def execute(self, tx: Tx) -> BatchResult:
         operation = batch.operation(self.type)
+        check(tx, CREATE_BATCH[operation.type])
         payload = operation.check(self.payload)
         if operation.validate is not None:
             operation.validate(tx, payload)
@@ -184,6 +195,8 @@ class RunBatchItems:
     and beside another runner, since each locks the items it runs with SKIP LOCKED."""
 
     name: ClassVar[str] = "RunBatchItems"
+    # The batch job's: each item's command runs as the batch's creator (engine/batch).
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = ChunkResult
 
     batch_id: UUID
@@ -235,12 +248,15 @@ class SuspendBatch:
 
     name: ClassVar[str] = "SuspendBatch"
     result_type: ClassVar[type[Result]] = BatchResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_BATCH,)
 
     batch_id: UUID
     suspended: bool = True
 
     def execute(self, tx: Tx) -> BatchResult:
         row = _locked(tx, self.batch_id)
+        (needed,) = self.permits
+        check(tx, needed, batch=row.id)
         target = BatchState.SUSPENDED if self.suspended else BatchState.RUNNING
         if row.state == target:
             return _result(row)
@@ -268,11 +284,14 @@ class CancelBatch:
 
     name: ClassVar[str] = "CancelBatch"
     result_type: ClassVar[type[Result]] = BatchResult
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_BATCH,)
 
     batch_id: UUID
 
     def execute(self, tx: Tx) -> BatchResult:
         row = _locked(tx, self.batch_id)
+        (needed,) = self.permits
+        check(tx, needed, batch=row.id)
         if BatchState(row.state).is_final:
             raise Conflict(
                 f"batch {self.batch_id} is already {row.state}", batch_id=str(self.batch_id)
@@ -290,11 +309,14 @@ class RetryBatchItems:
 
     name: ClassVar[str] = "RetryBatchItems"
     result_type: ClassVar[type[Result]] = BatchResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_BATCH,)
 
     batch_id: UUID
 
     def execute(self, tx: Tx) -> BatchResult:
         row = _locked(tx, self.batch_id)
+        (needed,) = self.permits
+        check(tx, needed, batch=row.id)
         if row.state == BatchState.CANCELLED:
             raise Conflict(f"batch {self.batch_id} is cancelled", batch_id=str(self.batch_id))
         if row.failed == 0:

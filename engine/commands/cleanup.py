@@ -21,6 +21,7 @@ from typing import ClassVar
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import ADMINISTER, ENGINE_WORK, Permit
 from engine.db.retention import outbox_floor
 from engine.errors import BadRequest
 from engine.observe import metrics
@@ -91,6 +92,7 @@ class CleanupBatch:
     """One batch of the cleanup outside the job (the job runs `cleanup_batch` itself)."""
 
     name: ClassVar[str] = "CleanupBatch"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = BatchResult
 
     def execute(self, tx: Tx) -> BatchResult:
@@ -141,6 +143,7 @@ class ScheduleHistoryCleanup:
     else at its next start. A job executor runs this once as it starts."""
 
     name: ClassVar[str] = "ScheduleHistoryCleanup"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = CleanupJobResult
 
     def execute(self, tx: Tx) -> CleanupJobResult:
@@ -159,6 +162,7 @@ class StartHistoryCleanup:
     otherwise the job is due at the next start of the daily window."""
 
     name: ClassVar[str] = "StartHistoryCleanup"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = CleanupJobResult
 
     immediately_due: bool = True

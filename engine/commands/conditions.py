@@ -10,6 +10,7 @@ from typing import ClassVar
 
 from engine.commands.instances import start_instance
 from engine.core.executor import Result, Tx
+from engine.core.permits import START_INSTANCE, Permit, check
 from engine.errors import ExpressionError, NotFound
 from engine.language.expression_context import ExpressionContext
 from engine.language.variables import TypedValue
@@ -42,6 +43,7 @@ class EvaluateStartConditions:
 
     name: ClassVar[str] = "EvaluateStartConditions"
     result_type: ClassVar[type[Result]] = ConditionResult
+    permits: ClassVar[tuple[Permit, ...]] = (START_INSTANCE,)
 
     variables: Mapping[str, TypedValue] = field(default_factory=dict)
     business_key: str | None = None
@@ -65,6 +67,7 @@ class EvaluateStartConditions:
                 continue
             if not _holds(start, values, tx):
                 continue
+            check(tx, START_INSTANCE, definition=definition.key)
             result = start_instance(tx, definition, model, start, self.variables, self.business_key)
             started.append(
                 StartedInstance(

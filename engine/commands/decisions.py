@@ -17,6 +17,8 @@ from uuid import UUID
 
 from engine.core import decision_cache
 from engine.core.executor import Result, Tx
+from engine.core.permits import EVALUATE_DECISION, Permit
+from engine.core.permits import check as check_permit
 from engine.db.ids import new_id
 from engine.dmn.evaluate import DecisionResult
 from engine.errors import BadRequest, NotFound
@@ -191,6 +193,7 @@ class EvaluateDecision:
 
     name: ClassVar[str] = "EvaluateDecision"
     result_type: ClassVar[type[Result]] = DecisionEvaluated
+    permits: ClassVar[tuple[Permit, ...]] = (EVALUATE_DECISION,)
 
     variables: Mapping[str, Any]
     key: str | None = None
@@ -218,6 +221,7 @@ class EvaluateDecision:
             )
         else:
             raise BadRequest("a decision to evaluate needs a key or a definition id", field="key")
+        check_permit(tx, EVALUATE_DECISION, decision=row.key)
         user = tx.actor.user if tx.actor is not None else None
         evaluated = evaluate(tx, row, self.variables, Where(user_id=user))
         decisions.insert_outbox(

@@ -13,6 +13,7 @@ from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import CREATE_DEPLOYMENT, Permit
 from engine.core.settings import EngineSettings
 from engine.db.ids import new_id
 from engine.dmn import parse_dmn
@@ -63,6 +64,7 @@ class Deploy:
 
     name: ClassVar[str] = "Deploy"
     result_type: ClassVar[type[Result]] = DeploymentResult
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_DEPLOYMENT,)
 
     resources: tuple[Resource, ...]
     deployment_name: str | None = None

@@ -26,6 +26,7 @@ from engine.commands.common import (
 )
 from engine.commands.loading import load
 from engine.core.executor import Result, Tx
+from engine.core.permits import ENGINE_WORK, RETRY_JOB, UPDATE_INSTANCE, Permit, check
 from engine.core.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.states import AuditEntity, AuditOperation, TaskState, TokenState
@@ -62,6 +63,8 @@ class FetchAndLock:
     on a fetch that locked tasks, and a retried request gets exactly those tasks back."""
 
     name: ClassVar[str] = "FetchAndLock"
+    # Which tasks a worker may lock is a read's narrowing, not a refusal.
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = FetchResult
     one_statement: ClassVar[bool] = True
 
@@ -132,13 +135,17 @@ class ExternalTaskResult(Result):
     instance_state: str
 
 
-def _locked_by(tx: Tx, task_id: UUID, worker_id: str | None) -> tuple[InstanceRun, ExternalTaskRow]:
-    """Load the task's instance (under its lock, unless the attempt is optimistic) and check the
-    reporter holds the task."""
+def _locked_by(
+    tx: Tx, task_id: UUID, worker_id: str | None, permits: tuple[Permit, ...]
+) -> tuple[InstanceRun, ExternalTaskRow]:
+    """Load the task's instance (under its lock, unless the attempt is optimistic), check the
+    actor holds the command's permit on it, and that the reporter holds the task."""
     try:
         run = load(tx, task_id, locate=runs.BY_EXTERNAL_TASK)
     except NotFound:
         raise NotFound(f"external task {task_id} does not exist", task_id=str(task_id)) from None
+    (needed,) = permits
+    check(tx, needed, instance=run.instance.id, definition=run.instance.definition_key)
     task = run.external_tasks.get(task_id)
     if task is None:
         state = store.state_of(tx.conn, task_id)
@@ -187,6 +194,8 @@ class _OnTask:
     """A command on one external task; its result names the task and its instance."""
 
     result_type: ClassVar[type[Result]] = ExternalTaskResult
+    # Camunda's: UPDATE on the instance or UPDATE_INSTANCE on its definition.
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
 
     task_id: UUID
 
@@ -202,7 +211,7 @@ class _Report(_OnTask):
     def _completing(self, tx: Tx) -> tuple[InstanceRun, ExternalTaskRow, Token]:
         """The running instance, the task marked completed, and its token back to Waiting if a
         failure had stopped it (its incident resolves)."""
-        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        run, task = _locked_by(tx, self.task_id, self.worker_id, self.permits)
         require_running(run)
         token = _held(tx, run, task)
         if token.state is TokenState.FAILED:
@@ -242,7 +251,7 @@ class FailExternalTask(_Report):
         if self.retries < 0 or self.retry_timeout_ms < 0:
             raise BadRequest("retries and retry timeout cannot be negative")
         check_retries(self.retries)
-        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        run, task = _locked_by(tx, self.task_id, self.worker_id, self.permits)
         token = _held(tx, run, task)
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
@@ -301,7 +310,7 @@ class ExtendLock(_Report):
     def execute(self, tx: Tx) -> ExternalTaskResult:
         if self.new_duration_ms <= 0:
             raise BadRequest("the new lock duration must be positive")
-        run, task = _locked_by(tx, self.task_id, self.worker_id)
+        run, task = _locked_by(tx, self.task_id, self.worker_id, self.permits)
         _held(tx, run, task)
         task.lock_expires_at = tx.now + timedelta(milliseconds=self.new_duration_ms)
         task.dirty = True
@@ -314,7 +323,7 @@ class UnlockExternalTask(_OnTask):
     name: ClassVar[str] = "UnlockExternalTask"
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
-        run, task = _locked_by(tx, self.task_id, None)
+        run, task = _locked_by(tx, self.task_id, None, self.permits)
         before = task.worker_id
         task.worker_id, task.lock_expires_at, task.dirty = None, None, True
         persist_audited(
@@ -332,12 +341,13 @@ class UnlockExternalTask(_OnTask):
 @dataclass(frozen=True)
 class SetExternalTaskRetries(_OnTask):
     name: ClassVar[str] = "SetExternalTaskRetries"
+    permits: ClassVar[tuple[Permit, ...]] = (RETRY_JOB,)
 
     retries: int
 
     def execute(self, tx: Tx) -> ExternalTaskResult:
         check_retries(self.retries)
-        run, task = _locked_by(tx, self.task_id, None)
+        run, task = _locked_by(tx, self.task_id, None, self.permits)
         before = task.retries
         task.retries, task.dirty = self.retries, True
         if self.retries > 0:

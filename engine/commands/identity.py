@@ -17,6 +17,19 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import (
+    ADD_GROUP_MEMBER,
+    ADMINISTER,
+    CREATE_GROUP,
+    CREATE_USER,
+    DELETE_GROUP,
+    DELETE_USER,
+    REMOVE_GROUP_MEMBER,
+    UPDATE_GROUP,
+    UPDATE_OWN_USER,
+    On,
+    Permit,
+)
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import (
     MIN_PASSWORD,
@@ -110,6 +123,7 @@ class CreateUserProfile:
     join a built-in group."""
 
     name: ClassVar[str] = "CreateUserProfile"
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_USER,)
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     user_id: str
@@ -138,6 +152,8 @@ class CreateUserProfile:
 @dataclass(frozen=True)
 class UpdateUserProfile:
     name: ClassVar[str] = "UpdateUserProfile"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.USER: "user_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     user_id: str
@@ -165,6 +181,8 @@ class DeleteUser:
     """Delete a user with their password, tokens, sessions, memberships and authorizations."""
 
     name: ClassVar[str] = "DeleteUser"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_USER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.USER: "user_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     user_id: str
@@ -185,6 +203,8 @@ class SetUserPassword:
     required when they change their own, checked whenever given."""
 
     name: ClassVar[str] = "SetUserPassword"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.USER: "user_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     user_id: str
@@ -219,6 +239,7 @@ class UnlockUser:
     by the server, which forgets the user's once this commits)."""
 
     name: ClassVar[str] = "UnlockUser"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     user_id: str
@@ -245,6 +266,7 @@ def _group_fields(group: GroupRow) -> dict[str, str | None]:
 @dataclass(frozen=True)
 class CreateGroup:
     name: ClassVar[str] = "CreateGroup"
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_GROUP,)
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     group_id: str
@@ -267,6 +289,8 @@ class UpdateGroup:
     """Change a group's name and type; a built-in group's stay as they are."""
 
     name: ClassVar[str] = "UpdateGroup"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_GROUP,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "group_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     group_id: str
@@ -296,6 +320,8 @@ class DeleteGroup:
     """Delete a group with its memberships, tokens and authorizations; not a built-in one."""
 
     name: ClassVar[str] = "DeleteGroup"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_GROUP,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "group_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     group_id: str
@@ -313,6 +339,8 @@ class DeleteGroup:
 @dataclass(frozen=True)
 class AddGroupMember:
     name: ClassVar[str] = "AddGroupMember"
+    permits: ClassVar[tuple[Permit, ...]] = (ADD_GROUP_MEMBER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "group_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     group_id: str
@@ -339,6 +367,8 @@ class RemoveGroupMember:
     """Take a user out of a group; not the last admin out of the last admin group."""
 
     name: ClassVar[str] = "RemoveGroupMember"
+    permits: ClassVar[tuple[Permit, ...]] = (REMOVE_GROUP_MEMBER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "group_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     group_id: str

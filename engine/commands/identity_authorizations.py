@@ -10,6 +10,14 @@ from uuid import UUID
 
 from engine.commands.identity import IdentityChanged, record_change
 from engine.core.executor import Result, Tx
+from engine.core.permits import (
+    CREATE_AUTHORIZATION,
+    DELETE_AUTHORIZATION,
+    UPDATE_AUTHORIZATION,
+    On,
+    Permit,
+    check,
+)
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import valid_name
 from engine.identity.permissions import (
@@ -64,6 +72,7 @@ class SaveAuthorization:
     """Create the authorization `rule` (`create`), or change the one with its id."""
 
     name: ClassVar[str] = "SaveAuthorization"
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_AUTHORIZATION, UPDATE_AUTHORIZATION)
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     rule: AuthorizationRow
@@ -71,6 +80,10 @@ class SaveAuthorization:
 
     def execute(self, tx: Tx) -> IdentityChanged:
         rule = self.rule
+        if self.create:
+            check(tx, CREATE_AUTHORIZATION)
+        else:
+            check(tx, UPDATE_AUTHORIZATION, authorization=rule.id)
         if rule.type is AuthorizationType.GLOBAL:
             rule = dataclasses.replace(rule, user_id=ANY, group_id=None)
         _check_rule(rule)
@@ -97,6 +110,8 @@ class SaveAuthorization:
 @dataclass(frozen=True)
 class DeleteAuthorization:
     name: ClassVar[str] = "DeleteAuthorization"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_AUTHORIZATION,)
+    permit_ids: ClassVar[dict[On, str]] = {On.AUTHORIZATION: "authorization_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     authorization_id: UUID

@@ -8,6 +8,15 @@ from typing import ClassVar
 
 from engine.commands.identity import IdentityChanged, checked_id, record_change
 from engine.core.executor import Result, Tx
+from engine.core.permits import (
+    ADD_TENANT_MEMBER,
+    CREATE_TENANT,
+    DELETE_TENANT,
+    REMOVE_TENANT_MEMBER,
+    UPDATE_TENANT,
+    On,
+    Permit,
+)
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import valid_name
 from engine.states import AuditEntity, AuditOperation
@@ -25,6 +34,7 @@ def _tenant(tx: Tx, tenant_id: str) -> TenantRow:
 @dataclass(frozen=True)
 class CreateTenant:
     name: ClassVar[str] = "CreateTenant"
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_TENANT,)
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     tenant_id: str
@@ -42,6 +52,8 @@ class CreateTenant:
 @dataclass(frozen=True)
 class UpdateTenant:
     name: ClassVar[str] = "UpdateTenant"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_TENANT,)
+    permit_ids: ClassVar[dict[On, str]] = {On.TENANT: "tenant_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     tenant_id: str
@@ -64,6 +76,8 @@ class UpdateTenant:
 @dataclass(frozen=True)
 class DeleteTenant:
     name: ClassVar[str] = "DeleteTenant"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_TENANT,)
+    permit_ids: ClassVar[dict[On, str]] = {On.TENANT: "tenant_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     tenant_id: str
@@ -87,6 +101,8 @@ class AddTenantMember:
     """Make a user or a group (one of them) a member of a tenant."""
 
     name: ClassVar[str] = "AddTenantMember"
+    permits: ClassVar[tuple[Permit, ...]] = (ADD_TENANT_MEMBER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.TENANT: "tenant_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     tenant_id: str
@@ -118,6 +134,8 @@ class AddTenantMember:
 @dataclass(frozen=True)
 class RemoveTenantMember:
     name: ClassVar[str] = "RemoveTenantMember"
+    permits: ClassVar[tuple[Permit, ...]] = (REMOVE_TENANT_MEMBER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.TENANT: "tenant_id"}
     result_type: ClassVar[type[Result]] = IdentityChanged
 
     tenant_id: str

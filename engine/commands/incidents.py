@@ -11,6 +11,7 @@ from engine.commands.external_tasks import restore_external_task
 from engine.commands.job_retries import restore_after_incident
 from engine.commands.loading import load
 from engine.core.executor import Result, Tx
+from engine.core.permits import RETRY_JOB, UPDATE_INSTANCE, Permit, check
 from engine.core.runtime import IncidentRow, InstanceRun
 from engine.errors import Conflict, NotFound
 from engine.states import AuditEntity, AuditOperation, IncidentState
@@ -24,11 +25,12 @@ class IncidentResult(Result):
     state: str
 
 
-def _open_incident(tx: Tx, incident_id: UUID) -> tuple[InstanceRun, IncidentRow]:
+def _open_incident(tx: Tx, incident_id: UUID, permit: Permit) -> tuple[InstanceRun, IncidentRow]:
     info = store.get(tx.conn, incident_id)
     if info is None:
         raise NotFound(f"incident {incident_id} does not exist")
     run = load(tx, info.instance_id)
+    check(tx, permit, instance=run.instance.id, definition=run.instance.definition_key)
     incident = run.incidents.get(incident_id)
     if incident is None:
         raise Conflict(f"incident {incident_id} is already resolved")
@@ -41,11 +43,12 @@ class RetryIncident:
 
     name: ClassVar[str] = "RetryIncident"
     result_type: ClassVar[type[Result]] = IncidentResult
+    permits: ClassVar[tuple[Permit, ...]] = (RETRY_JOB,)
 
     incident_id: UUID
 
     def execute(self, tx: Tx) -> IncidentResult:
-        run, incident = _open_incident(tx, self.incident_id)
+        run, incident = _open_incident(tx, self.incident_id, RETRY_JOB)
         if incident.job_id is not None and incident.job_id in run.jobs:
             job = run.jobs[incident.job_id]
             job.retries, job.due_at, job.dirty = 1, tx.now, True
@@ -82,11 +85,12 @@ class ResolveIncident:
 
     name: ClassVar[str] = "ResolveIncident"
     result_type: ClassVar[type[Result]] = IncidentResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
 
     incident_id: UUID
 
     def execute(self, tx: Tx) -> IncidentResult:
-        run, incident = _open_incident(tx, self.incident_id)
+        run, incident = _open_incident(tx, self.incident_id, UPDATE_INSTANCE)
         incident.state, incident.resolved_at = IncidentState.RESOLVED, tx.now
         incident.dirty = True
         run.emit_incident("incident.resolved", incident)

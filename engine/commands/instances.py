@@ -12,6 +12,14 @@ from engine.commands.family import start_run
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import (
+    DELETE_INSTANCE,
+    START_INSTANCE,
+    SUSPEND_INSTANCE,
+    UPDATE_INSTANCE_VARIABLES,
+    Permit,
+    check,
+)
 from engine.core.runtime import InstanceRun
 from engine.errors import BadRequest, Conflict, InstanceEnded, NotFound
 from engine.language.forms import submit
@@ -35,6 +43,7 @@ class StartInstance:
 
     name: ClassVar[str] = "StartInstance"
     result_type: ClassVar[type[Result]] = InstanceResult
+    permits: ClassVar[tuple[Permit, ...]] = (START_INSTANCE,)
 
     key: str | None = None
     version: int | None = None
@@ -50,6 +59,7 @@ class StartInstance:
 
     def execute(self, tx: Tx) -> InstanceResult:
         definition = self._definition(tx)
+        check(tx, START_INSTANCE, definition=definition.key)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
         variables = dict(self.variables)
         if self.form is not None:
@@ -90,11 +100,15 @@ class _InstanceCommand:
     the instance's state."""
 
     result_type: ClassVar[type[Result]] = InstanceResult
+    # The one permit `execute` checks once the instance is loaded.
+    permits: ClassVar[tuple[Permit, ...]]
 
     instance_id: UUID
 
     def execute(self, tx: Tx) -> InstanceResult:
         run = load(tx, self.instance_id)
+        (needed,) = self.permits
+        check(tx, needed, instance=run.instance.id, definition=run.instance.definition_key)
         self.apply(tx, run)
         persist(tx, run)
         return _result(run)
@@ -106,6 +120,7 @@ class _InstanceCommand:
 @dataclass(frozen=True)
 class CancelInstance(_InstanceCommand):
     name: ClassVar[str] = "CancelInstance"
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_INSTANCE,)
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state.is_final:
@@ -130,6 +145,7 @@ class CancelInstance(_InstanceCommand):
 @dataclass(frozen=True)
 class SuspendInstance(_InstanceCommand):
     name: ClassVar[str] = "SuspendInstance"
+    permits: ClassVar[tuple[Permit, ...]] = (SUSPEND_INSTANCE,)
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         require_running(run)
@@ -141,6 +157,7 @@ class SuspendInstance(_InstanceCommand):
 @dataclass(frozen=True)
 class ResumeInstance(_InstanceCommand):
     name: ClassVar[str] = "ResumeInstance"
+    permits: ClassVar[tuple[Permit, ...]] = (SUSPEND_INSTANCE,)
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         if run.instance.state is not InstanceState.SUSPENDED:
@@ -177,6 +194,7 @@ class SetVariables(_InstanceCommand):
     conditional events the changes reach are evaluated in the same transaction."""
 
     name: ClassVar[str] = "SetVariables"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE_VARIABLES,)
 
     variables: Mapping[str, TypedValue]
     deletions: tuple[str, ...] = ()

@@ -12,10 +12,12 @@ from engine.commands.common import check_retries, persist_audited
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import RETRY_JOB, RETRY_START_JOB, Permit, check
 from engine.core.runtime import InstanceRun, JobRow
 from engine.errors import Conflict, NotFound
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation, JobKind, JobOutcome, TokenState
+from engine.store import definitions
 from engine.store import jobs as job_store
 
 
@@ -31,6 +33,8 @@ class JobResult(Result):
 class SetJobRetries:
     name: ClassVar[str] = "SetJobRetries"
     result_type: ClassVar[type[Result]] = JobResult
+    # A job of an instance, or a start job of a definition (a timer start event's).
+    permits: ClassVar[tuple[Permit, ...]] = (RETRY_JOB, RETRY_START_JOB)
 
     job_id: UUID
     retries: int
@@ -48,6 +52,8 @@ class SetJobRetries:
         if instance_id is None:
             info = job_store.get(tx.conn, self.job_id, lock=True)
             assert info is not None
+            definition = definitions.by_id(tx.conn, info.definition_id or "")
+            check(tx, RETRY_START_JOB, definition=definition.key if definition else "")
             tx.announcements.add(JOB_CHANNEL)
             job_store.update_start_job(
                 tx.conn,
@@ -67,6 +73,7 @@ class SetJobRetries:
             )
             return JobResult(str(self.job_id), JobOutcome.UPDATED)
         run = load(tx, instance_id)
+        check(tx, RETRY_JOB, instance=run.instance.id, definition=run.instance.definition_key)
         job = run.jobs[self.job_id]
         before = job.retries
         job.retries, job.dirty = self.retries, True

@@ -19,10 +19,18 @@ from engine.commands.job_retries import JobResult
 from engine.commands.loading import load, model_of
 from engine.core import audit
 from engine.core.executor import Command, Idempotency, Result, Tx
+from engine.core.permits import (
+    ADMINISTER,
+    ENGINE_WORK,
+    UPDATE_DEFINITION,
+    UPDATE_INSTANCE,
+    Permit,
+    check,
+)
 from engine.core.runtime import IncidentRow, InstanceRun, JobRow
 from engine.db.ids import new_id
 from engine.db.outage import is_database_outage
-from engine.errors import BadRequest, DatabaseUnavailable, InterlockError
+from engine.errors import BadRequest, DatabaseUnavailable, Forbidden, InterlockError
 from engine.language import timers
 from engine.model import StartEvent
 from engine.observe.metrics import JOB_LAG_SECONDS
@@ -74,13 +82,13 @@ def run_job(
     as `owner` (None: whoever holds it). When its command raises (a handler failed, a statement
     timed out), its transaction has rolled back and the failure is counted down in a new one,
     recorded under the same idempotency key as the outcome of executing the job. A failure of the
-    database itself propagates and counts nothing."""
+    database itself, and a refusal of the caller, propagate and count nothing."""
     command = ExecuteJob(job_id, owner)
     key = Idempotency.of(idempotency_key, command)
     try:
         return run(command, key)
     except Exception as exc:
-        if is_database_outage(exc):
+        if is_database_outage(exc) or isinstance(exc, Forbidden):
             raise
         message = f"{type(exc).__name__}: {exc.message if isinstance(exc, InterlockError) else exc}"
         log.info("job %s failed: %s", job_id, message)
@@ -116,6 +124,10 @@ class ExecuteJob:
 
     name: ClassVar[str] = "ExecuteJob"
     result_type: ClassVar[type[Result]] = JobResult
+    # Camunda's for executing a job now: UPDATE on its instance (UPDATE_INSTANCE on the
+    # definition), UPDATE on the definition of a timer start job; the engine's own jobs (batch,
+    # history cleanup): an administrator's. The job executor acts for nobody: nothing is checked.
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE, UPDATE_DEFINITION, ADMINISTER)
 
     job_id: UUID
     owner: str | None = None
@@ -131,6 +143,7 @@ class ExecuteJob:
         if instance_id is None:
             return self._audited(tx, self._start_timer(tx))
         run = load(tx, instance_id)
+        check(tx, UPDATE_INSTANCE, instance=instance_id, definition=run.instance.definition_key)
         outcome = _execute_in(tx, run, self.job_id, self.owner)
         if outcome not in UNTOUCHED:
             persist(tx, run)
@@ -160,6 +173,8 @@ class ExecuteJob:
         skipped = _owned(job, self.owner)
         if skipped or job is None:
             return JobResult(str(self.job_id), skipped or JobOutcome.GONE)
+        if job.kind in (JobKind.HISTORY_CLEANUP, JobKind.BATCH):
+            check(tx, ADMINISTER)
         if job.kind == JobKind.HISTORY_CLEANUP:
             run_cleanup_job(tx)
             return JobResult(str(self.job_id), JobOutcome.EXECUTED)
@@ -169,6 +184,7 @@ class ExecuteJob:
         assert job.definition_id is not None
         definition = definitions.by_id(tx.conn, job.definition_id)
         assert definition is not None
+        check(tx, UPDATE_DEFINITION, definition=definition.key)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
         start = model.node(job.node_id)
         assert isinstance(start, StartEvent)
@@ -231,6 +247,7 @@ class ExecuteJobs:
     on its own, after this batch committed."""
 
     name: ClassVar[str] = "ExecuteJobs"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = JobOutcomes
 
     jobs: tuple[tuple[UUID, UUID], ...]  # (job id, instance id), one job per instance
@@ -265,6 +282,7 @@ class FailJob:
     same token waits for the next try; with no retries left its path stops with an incident."""
 
     name: ClassVar[str] = "FailJob"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = JobResult
 
     job_id: UUID
@@ -355,6 +373,7 @@ class AcquireJobs:
     """Lock up to `limit` due jobs for `owner` (one statement, SKIP LOCKED)."""
 
     name: ClassVar[str] = "AcquireJobs"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = AcquiredJobs
 
     owner: str
@@ -388,6 +407,7 @@ class ReleaseJobs:
     one need not wait for the locks to expire. Only the owner's own locks are cleared."""
 
     name: ClassVar[str] = "ReleaseJobs"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = ReleasedJobs
 
     owner: str

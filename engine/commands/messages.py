@@ -16,6 +16,7 @@ from engine.commands.instances import start_instance
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import START_INSTANCE, UPDATE_INSTANCE, Permit, check
 from engine.errors import Conflict, NotFound
 from engine.states import AuditEntity, AuditOperation, SubscriptionKind
 from engine.store import start_triggers, subscriptions
@@ -39,6 +40,7 @@ def _deliver(
         by_instance.setdefault(instance_id, []).append(subscription_id)
     for instance_id in by_instance:  # in the order `waiting_instances` gives: roots first
         run = load(tx, instance_id)
+        check(tx, UPDATE_INSTANCE, instance=instance_id, definition=run.instance.definition_key)
         flow = advance(tx, run)
         for subscription_id in by_instance[instance_id]:
             subscription = run.subscriptions.get(subscription_id)
@@ -57,6 +59,7 @@ def _start(
     business_key: str | None,
 ) -> dict[str, str]:
     definition, model, start = triggered_start(tx, found)
+    check(tx, START_INSTANCE, definition=definition.key)
     result = start_instance(tx, definition, model, start, variables, business_key)
     return {"kind": "start", "instance_id": result.instance_id}
 
@@ -65,6 +68,8 @@ def _start(
 class CorrelateMessage:
     name: ClassVar[str] = "CorrelateMessage"
     result_type: ClassVar[type[Result]] = DeliveryResult
+    # Each instance it reaches: UPDATE; each it starts: CREATE (Camunda's, per correlation).
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE, START_INSTANCE)
 
     message_name: str
     business_key: str | None = None
@@ -134,6 +139,7 @@ class CorrelateMessage:
 class BroadcastSignal:
     name: ClassVar[str] = "BroadcastSignal"
     result_type: ClassVar[type[Result]] = DeliveryResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE, START_INSTANCE)
 
     signal_name: str
     variables: Mapping[str, Any] = field(default_factory=dict)
@@ -142,6 +148,12 @@ class BroadcastSignal:
         # The same broadcast as a signal throw event's (engine/commands/family.py), from none.
         family = Family(tx, ())
         delivered = family.broadcast(self.signal_name, self.variables)
+        for delivery in delivered:
+            # Before anything is written: a refusal rolls the whole broadcast back.
+            instance = family.runs[UUID(delivery["instance_id"])].instance
+            starts = delivery["kind"] == "start"
+            needed = START_INSTANCE if starts else UPDATE_INSTANCE
+            check(tx, needed, instance=instance.id, definition=instance.definition_key)
         settle_and_save(tx, family)
         _audit(tx, "signalName", self.signal_name, delivered, self.variables)
         return DeliveryResult(delivered)

@@ -18,6 +18,7 @@ from uuid import UUID
 from engine.commands.common import persist_audited
 from engine.commands.loading import load
 from engine.core.executor import Result, Tx
+from engine.core.permits import MIGRATE_INSTANCE, Permit, check
 from engine.core.runtime import Event, InstanceRun, JobRow, Join, Token
 from engine.errors import BadRequest
 from engine.language.timers import TimerLimits
@@ -81,6 +82,7 @@ class MigrateInstance:
 
     name: ClassVar[str] = "MigrateInstance"
     result_type: ClassVar[type[Result]] = MigrationResult
+    permits: ClassVar[tuple[Permit, ...]] = (MIGRATE_INSTANCE,)
 
     instance_id: UUID
     plan: MigrationPlan
@@ -89,6 +91,9 @@ class MigrateInstance:
         models = models_of(tx.conn, tx.definitions, self.plan)
         check_plan(self.plan, models)
         run = load(tx, self.instance_id)
+        check(
+            tx, MIGRATE_INSTANCE, definition=run.instance.definition_key, target=models.target_key
+        )
         failures = instance_failures(run, self.plan, models)
         if failures:
             raise MigrationInvalid(

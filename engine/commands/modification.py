@@ -15,6 +15,7 @@ from uuid import UUID
 from engine.commands.common import advance, persist_audited, require_running
 from engine.commands.loading import load
 from engine.core.executor import Result, Tx
+from engine.core.permits import UPDATE_INSTANCE, Permit, check
 from engine.core.runtime import InstanceRun
 from engine.errors import Conflict
 from engine.semantics import modification
@@ -36,6 +37,7 @@ class ModificationResult(Result):
 @dataclass(frozen=True)
 class _Modification:
     result_type: ClassVar[type[Result]] = ModificationResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
 
     instance_id: UUID
     instructions: tuple[Instruction, ...]
@@ -46,6 +48,7 @@ class _Modification:
 
     def _apply(self, tx: Tx) -> tuple[InstanceRun, ModificationResult]:
         run = load(tx, self.instance_id)
+        check(tx, UPDATE_INSTANCE, instance=run.instance.id, definition=run.instance.definition_key)
         if self.definition_id is not None and run.instance.definition_id != self.definition_id:
             raise Conflict(
                 f"process instance {self.instance_id} is an instance of "

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from engine.core.executor import Result, Tx
+from engine.core.permits import ADMINISTER, ENGINE_WORK, Permit
 from engine.store import summaries
 
 
@@ -21,6 +22,7 @@ class FoldSummaries:
     """Move every committed delta into the base rows (one folder at a time)."""
 
     name: ClassVar[str] = "FoldSummaries"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = FoldResult
 
     def execute(self, tx: Tx) -> FoldResult:
@@ -40,6 +42,7 @@ class RebuildSummaries:
     transaction (a full scan of each: an administrator's repair, not a routine)."""
 
     name: ClassVar[str] = "RebuildSummaries"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = RebuildResult
 
     def execute(self, tx: Tx) -> RebuildResult:

@@ -11,7 +11,15 @@ from engine.commands.common import advance, persist, persist_audited, require_ru
 from engine.commands.loading import load, model_of
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.runtime import InstanceRun, Token
+from engine.core.permits import (
+    ASSIGN_TASK,
+    CLAIM_TASK,
+    UPDATE_TASK_VARIABLES,
+    WORK_ON_TASK,
+    Permit,
+    check,
+)
+from engine.core.runtime import InstanceRun, Token, UserTaskRow
 from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.language.forms import submit
 from engine.language.variables import TypedValue
@@ -36,11 +44,26 @@ def _load(tx: Tx, task_id: UUID) -> InstanceRun:
         raise NotFound(f"user task {task_id} does not exist", task_id=str(task_id)) from None
 
 
+def _check(tx: Tx, permit: Permit, run: InstanceRun, task: UserTaskRow) -> None:
+    """Refuse unless the actor holds `permit` on the task: as its assignee or a candidate where
+    the permit says so, or by grants on the task or its process definition."""
+    check(
+        tx,
+        permit,
+        task=task.id,
+        definition=run.instance.definition_key,
+        assignee=task.assignee,
+        candidate_users=task.candidate_users,
+        candidate_groups=task.candidate_groups,
+    )
+
+
 @dataclass(frozen=True)
 class CompleteUserTask:
     name: ClassVar[str] = "CompleteUserTask"
     result_type: ClassVar[type[Result]] = TaskResult
     optimistic: ClassVar[bool] = True
+    permits: ClassVar[tuple[Permit, ...]] = (WORK_ON_TASK,)
 
     task_id: UUID
     variables: Mapping[str, Any] = field(default_factory=dict)
@@ -66,6 +89,7 @@ class CompleteUserTask:
                 f"user task {self.task_id} was retired: its token left the task without it",
                 task_id=str(self.task_id),
             )
+        _check(tx, WORK_ON_TASK, run, task)
         require_running(run)
         variables = dict(self.variables)
         token = run.tokens[task.token_id]
@@ -94,6 +118,9 @@ class AssignUserTask:
 
     name: ClassVar[str] = "AssignUserTask"
     result_type: ClassVar[type[Result]] = TaskResult
+    # Claiming or giving it back: a candidate's work; setting somebody as the assignee: an
+    # assignment's.
+    permits: ClassVar[tuple[Permit, ...]] = (CLAIM_TASK, ASSIGN_TASK)
 
     task_id: UUID
     user_id: str | None
@@ -104,6 +131,9 @@ class AssignUserTask:
         task = run.tasks.get(self.task_id)
         if task is None:
             raise Conflict(f"user task {self.task_id} is no longer open", task_id=str(self.task_id))
+        # Setting somebody as the assignee is an assignment; taking it or giving it back, a claim.
+        assigning = self.force and self.user_id is not None
+        _check(tx, ASSIGN_TASK if assigning else CLAIM_TASK, run, task)
         if (
             not self.force
             and self.user_id is not None
@@ -143,6 +173,7 @@ class ModifyTaskVariables:
 
     name: ClassVar[str] = "ModifyTaskVariables"
     result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_TASK_VARIABLES,)
 
     task_id: UUID
     modifications: Mapping[str, TypedValue] = field(default_factory=dict)
@@ -154,6 +185,7 @@ class ModifyTaskVariables:
         task = run.tasks.get(self.task_id)
         if task is None:
             raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        _check(tx, UPDATE_TASK_VARIABLES, run, task)
         if run.instance.state.is_final:
             raise Conflict(
                 f"process instance {run.instance.id} is already {run.instance.state.value}",

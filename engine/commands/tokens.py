@@ -9,6 +9,7 @@ from uuid import UUID
 from engine.commands.common import advance, persist, require_running
 from engine.commands.loading import load
 from engine.core.executor import Result, Tx
+from engine.core.permits import ENGINE_WORK, Permit
 from engine.errors import InvariantViolation, InvariantViolationKind, NotFound
 from engine.states import TokenState, check_token_transition
 from engine.store import runs
@@ -24,6 +25,7 @@ class TokenResult(Result):
 @dataclass(frozen=True)
 class ExecuteToken:
     name: ClassVar[str] = "ExecuteToken"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = TokenResult
 
     token_id: UUID

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import OWN_RECORDS, Permit
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.language.json_input import checked_name, text_problem
 from engine.queries.lists import FILTERS
@@ -74,6 +75,7 @@ class SaveView:
     name if there is one. An owner keeps at most MAX_VIEWS views per page."""
 
     name: ClassVar[str] = "SaveView"
+    permits: ClassVar[tuple[Permit, ...]] = OWN_RECORDS
     result_type: ClassVar[type[Result]] = ViewResult
 
     owner: str
@@ -107,6 +109,7 @@ class DeleteView:
     """Delete `owner`'s view `view_id`."""
 
     name: ClassVar[str] = "DeleteView"
+    permits: ClassVar[tuple[Permit, ...]] = OWN_RECORDS
     result_type: ClassVar[type[Result]] = ViewResult
 
     owner: str

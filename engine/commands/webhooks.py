@@ -16,6 +16,7 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
+from engine.core.permits import ADMINISTER, ENGINE_WORK, Permit
 from engine.db import outbox
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.language.json_input import checked_name, text_problem
@@ -115,6 +116,7 @@ class CreateSubscription:
     outbox's high-water mark)."""
 
     name: ClassVar[str] = "CreateSubscription"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = SubscriptionResult
 
     title: str
@@ -149,6 +151,7 @@ class UpdateSubscription:
     outbox's high-water mark: what committed while it was disabled is not delivered."""
 
     name: ClassVar[str] = "UpdateSubscription"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = SubscriptionResult
 
     subscription_id: UUID
@@ -196,6 +199,7 @@ class DeleteSubscription:
     """Delete a subscription with its deliveries."""
 
     name: ClassVar[str] = "DeleteSubscription"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = SubscriptionResult
 
     subscription_id: UUID
@@ -221,6 +225,7 @@ class ReplayDeadLetters:
     their instances' order, with a fresh count of attempts."""
 
     name: ClassVar[str] = "ReplayDeadLetters"
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
     result_type: ClassVar[type[Result]] = ReplayResult
 
     subscription_id: UUID
@@ -296,6 +301,7 @@ class FanOut:
     engine/db/outbox.py): every row at or below it that will ever commit has committed."""
 
     name: ClassVar[str] = "FanOutWebhooks"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = FanOutResult
 
     bound: int
@@ -338,6 +344,7 @@ class LeaseDeliveries:
     expired lease is taken over. Each lease counts an attempt."""
 
     name: ClassVar[str] = "LeaseDeliveries"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = LeaseResult
     one_statement: ClassVar[bool] = True
 
@@ -376,6 +383,7 @@ class RecordAttempt:
     again `retry_in_seconds` later, or parked as a dead letter once `max_attempts` are spent."""
 
     name: ClassVar[str] = "RecordWebhookAttempt"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = AttemptResult
 
     delivery_id: UUID
@@ -417,6 +425,7 @@ class ReleaseDeliveries:
     """Give back leases `owner` will not use (stopping, or out of lease time)."""
 
     name: ClassVar[str] = "ReleaseWebhookDeliveries"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = ReleaseResult
     one_statement: ClassVar[bool] = True
 
@@ -437,6 +446,7 @@ class PruneDelivered:
     """Delete up to `limit` deliveries delivered more than `keep_seconds` ago."""
 
     name: ClassVar[str] = "PruneWebhookDeliveries"
+    permits: ClassVar[tuple[Permit, ...]] = ENGINE_WORK
     result_type: ClassVar[type[Result]] = PruneResult
     one_statement: ClassVar[bool] = True
 

@@ -28,6 +28,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool
 
+from engine.core import permits
 from engine.core.actors import Actor, current
 from engine.core.definitions import DefinitionCache
 from engine.core.handlers import HandlerRegistry
@@ -70,7 +71,10 @@ class Command(Protocol, Generic[R]):
     """A command runs in a transaction of its own. One whose `execute` sends exactly one statement
     may say so with a class attribute `one_statement = True`: that statement is then its whole
     transaction, with no BEGIN and COMMIT around it. One that loads one instance and writes it
-    with `persist` may declare `optimistic = True` (see the module docstring)."""
+    with `persist` may declare `optimistic = True` (see the module docstring). What its actor
+    must hold it declares as `permits` (engine/core/permits.py): the executor checks a permit that
+    needs no fact before `execute`, the command the others once it has loaded their facts; every
+    command of engine/commands declares them (tests/unit/test_command_permits.py)."""
 
     name: ClassVar[str]
     result_type: ClassVar[type[Result]]
@@ -209,6 +213,7 @@ class Executor:
         with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn)
             if getattr(command, "one_statement", False) and idempotency_key is None:
+                permits.before(tx, command)
                 result = command.execute(tx)
             else:
                 result = self._in_transaction(tx, command, idempotency_key)
@@ -219,6 +224,7 @@ class Executor:
         with self.availability.pooled(self.pool) as conn:
             tx = self._tx(conn, optimistic=True)
             try:
+                permits.before(tx, command)
                 result = command.execute(tx)
             except psycopg.Error as exc:
                 # IL409: the write's compare-and-swap found the instance's version or the task's
@@ -278,6 +284,10 @@ class Executor:
             replayed = _replay(tx, command, idempotency_key)
             if replayed is not None:
                 return replayed
+        # What the command needs its actor to hold, checked in its transaction: the permits
+        # that need no fact here, the others by the command once it knows the resource
+        # (engine/core/permits.py).
+        permits.before(tx, command)
         result = command.execute(tx)
         if idempotency_key is not None:
             idempotency_store.insert(

@@ -12,6 +12,7 @@ from app.camunda.errors import translate
 from app.errors import Forbidden, Unauthorized, error_response, status_of
 from app.params import ParameterError
 from engine.errors import (
+    AuthorizationDenied,
     BadRequest,
     Conflict,
     DatabaseUnavailable,
@@ -34,6 +35,7 @@ STALE = InvariantViolationKind.STALE_WRITE
 CASES: list[tuple[InterlockError, int, int, str]] = [
     (Unauthorized("who?"), 401, 401, "AuthenticationException"),
     (Forbidden("no"), 403, 403, "AuthorizationException"),
+    (AuthorizationDenied("ann", ()), 403, 403, "AuthorizationException"),
     (NotFound("gone"), 404, 404, "InvalidRequestException"),
     (InvariantViolation(LEASE, "held"), 409, 400, "ProcessEngineException"),
     (InvariantViolation(STALE, "stale"), 409, 500, "ProcessEngineException"),
