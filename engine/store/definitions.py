@@ -58,24 +58,26 @@ def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> Definit
 def latest_in_deployment(
     conn: psycopg.Connection[Any], key: str, deployment_id: UUID
 ) -> DefinitionRow | None:
-    return fetch_one(
-        conn,
-        DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND deployment_id = %s "
-        "ORDER BY version DESC LIMIT 1",
-        (key, deployment_id),
-    )
+    return _latest_where(conn, key, "deployment_id", deployment_id)
 
 
 def latest_with_tag(
     conn: psycopg.Connection[Any], key: str, version_tag: str
 ) -> DefinitionRow | None:
+    return _latest_where(conn, key, "version_tag", version_tag)
+
+
+def _latest_where(
+    conn: psycopg.Connection[Any], key: str, column: str, value: object
+) -> DefinitionRow | None:
+    """The latest version of the process `key` whose `column` (a name from this module) holds
+    `value`."""
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND {column} = %s "
         "ORDER BY version DESC LIMIT 1",
-        (key, version_tag),
+        (key, value),
     )
 
 
