@@ -28,6 +28,10 @@ CANDIDATE_OF: LiteralString = (
     "(t.candidate_users @> ARRAY[{}]::text[] OR t.candidate_groups && ARRAY("
     "SELECT m.group_id FROM group_membership m WHERE m.user_id = {}))"
 )
+# The tasks `{}` holds, and the unassigned ones they are a candidate for (the inbox's default).
+HELD_OR_CANDIDATE_OF: LiteralString = (
+    "(t.assignee = {} OR (t.assignee IS NULL AND " + CANDIDATE_OF + "))"
+)
 
 
 @dataclass(frozen=True)
@@ -64,12 +68,14 @@ def query(
     candidate_user: str | None = None,
     candidate_group: str | None = None,
     candidate_of: str | None = None,
+    held_or_candidate_of: str | None = None,
     limit: int = 1000,
     unassigned: bool = False,
     after: tuple[datetime, UUID] | None = None,
 ) -> list[TaskRow]:
     """Tasks matching the filters, oldest first; `candidate_of`: those the user is a candidate
-    for (see CANDIDATE_OF); `unassigned`: only those nobody holds; with
+    for (see CANDIDATE_OF); `held_or_candidate_of`: those the user holds or may claim;
+    `unassigned`: only those nobody holds; with
     `after` (created_at, id), only those that come after it (the batches of an export)."""
     where = Where()
     where.equals("t.instance_id", instance_id)
@@ -79,6 +85,7 @@ def query(
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
     where.when(candidate_group, "{} = ANY(t.candidate_groups)")
     where.when(candidate_of, CANDIDATE_OF)
+    where.when(held_or_candidate_of, HELD_OR_CANDIDATE_OF)
     if unassigned:
         where.fixed("t.assignee IS NULL")
     where.keyset("(t.created_at, t.id)", after, descending=False)
