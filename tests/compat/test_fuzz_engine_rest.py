@@ -97,6 +97,12 @@ QUERY_NAMES = [
     "candidateUser",
     "candidateGroup",
     "candidateGroups",
+    "withCandidateGroups",
+    "withoutCandidateGroups",
+    "withCandidateUsers",
+    "withoutCandidateUsers",
+    "involvedUser",
+    "includeAssignedTasks",
     "unassigned",
     "assigned",
     "taskDefinitionKey",
@@ -565,7 +571,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 159
+    assert len(set(ROUTES)) == len(ROUTES) == 162
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.
