@@ -145,6 +145,21 @@ def test_an_admin_creates_a_user_puts_them_in_a_group_and_grants_them_through_th
         "READ_INSTANCE",
     ]
 
+    # Every change is audited as the admin's, from the console.
+    with server.engine.connection() as conn:
+        entries = conn.execute(
+            "SELECT operation, entity, entity_id FROM audit_entry"
+            " WHERE user_id = 'admin' AND channel = 'console' AND entity_id <> 'admin'"
+            " ORDER BY at, id"
+        ).fetchall()
+    assert [tuple(e) for e in entries] == [
+        ("Create", "User", "ada"),
+        ("Create", "Group", "analysts"),
+        ("Create", "Group membership", "analysts"),
+        ("Create", "Group membership", "viewer"),
+        ("Create", "Authorization", str(rules[0].id)),
+    ], entries
+
     listed = admin.get("/admin/users?like=love").text
     assert 'data-user="ada"' in listed and 'data-user="viewer"' not in listed
     assert 'data-member="ada"' in admin.get("/admin/groups/analysts").text
