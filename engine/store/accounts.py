@@ -87,12 +87,12 @@ def token_principal(conn: Connection, token: str) -> Principal | None:
     """Who the API token `token` is, found by its hash; None: no such token, or one that acts
     with no role."""
     row = conn.execute(
-        "SELECT c.name, " + _RANK + " FROM credential c"
+        "SELECT c.name, " + _RANK + ", c.user_id, c.group_id FROM credential c"
         " WHERE c.kind = 'token' AND c.secret_hash = %s",
         (token_hash(token),),
     ).fetchone()
     role = _role(row[1]) if row else None
-    return Principal(row[0], role) if row and role else None
+    return Principal(row[0], role, row[2], row[3]) if row and role else None
 
 
 def count(conn: Connection) -> int:
@@ -125,7 +125,7 @@ def find_session(
     role = _role(row[3]) if row else None
     if row is None or role is None:
         return None
-    return FoundSession(LiveSession(row[0], Principal(row[2], role), row[1]), row[4])
+    return FoundSession(LiveSession(row[0], Principal(row[2], role, row[2]), row[1]), row[4])
 
 
 def list_sessions(conn: Connection, *, idle_seconds: float) -> list[SessionRow]:

@@ -8,8 +8,11 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine.queries.summaries import state_counts
+from engine.sql import covers
+from engine.sql.filters import Where
 from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one, select_list
 
@@ -71,13 +74,19 @@ _TOKEN_COLUMNS = select_list(TokenRow, [("", "token")])
 _VISIT_COLUMNS = select_list(VisitRow, [("", "history")])
 
 
+def _readable(instance_id: UUID) -> Where:
+    """The instance `instance_id`, if the request's principal may read it."""
+    where = Where()
+    where.equals("id", instance_id)
+    where.authorized(*covers.instance("definition_key", "id"))
+    return where
+
+
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
-    return fetch_one(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %s",
-        (instance_id,),
-    )
+    """The instance (None: there is none the principal may read)."""
+    where = _readable(instance_id)
+    statement = sql.SQL(f"SELECT {_INSTANCE_COLUMNS} FROM process_instance") + where.sql()
+    return fetch_one(conn, InstanceInfo, statement, where.params())
 
 
 def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[InstanceInfo]:
@@ -105,9 +114,10 @@ def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[Instan
 
 
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
-    row = conn.execute(
-        "SELECT state FROM process_instance WHERE id = %s", (instance_id,)
-    ).fetchone()
+    """The instance's state (None: there is no instance the principal may read)."""
+    where = _readable(instance_id)
+    statement = sql.SQL("SELECT state FROM process_instance") + where.sql()
+    row = conn.execute(statement, where.params()).fetchone()
     return row[0] if row else None
 
 
