@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -32,6 +32,8 @@ class InstanceInfo:
     super_token_id: UUID | None = None
     root_instance_id: UUID | None = None
 
+
+T = TypeVar("T")
 
 _INSTANCE_COLUMNS = select_list(InstanceInfo, [("", "process_instance")])
 
@@ -89,28 +91,44 @@ def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo |
     return fetch_one(conn, InstanceInfo, statement, where.params())
 
 
+def _rows_of(instance_id: UUID) -> Where:
+    """The rows of the instance `instance_id` (their column `instance_id`), if the request's
+    principal may read it."""
+    where = Where()
+    where.equals("instance_id", instance_id)
+    where.authorized(*covers.instance(covers.key_of("instance_id"), "instance_id"))
+    return where
+
+
+def _select(
+    conn: psycopg.Connection[Any], cls: type[T], select: LiteralString, where: Where, order: str
+) -> list[T]:
+    statement = sql.SQL(select) + where.sql() + sql.SQL(" ORDER BY " + order)
+    return fetch_all(conn, cls, statement, where.params())
+
+
 def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[InstanceInfo]:
-    """The instances `instance_id` called, in the order they started."""
-    return fetch_all(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE super_instance_id = %s "
-        "ORDER BY started_at, id",
-        (instance_id,),
-    )
+    """The instances `instance_id` called (that the principal may read), in the order they
+    started."""
+    where = Where()
+    where.equals("super_instance_id", instance_id)
+    where.authorized(*covers.instance("definition_key", "id"))
+    select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
+    return _select(conn, InstanceInfo, select, where, "started_at, id")
 
 
 def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[InstanceInfo]:
-    """The root instance and every instance called below it, in the order they started."""
-    return fetch_all(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %(root)s "
-        f"UNION ALL SELECT {_INSTANCE_COLUMNS} FROM process_instance "
-        "WHERE root_instance_id = %(root)s AND super_instance_id IS NOT NULL "
-        "ORDER BY started_at, id",
-        {"root": root_instance_id},
+    """The root instance and every instance called below it (that the principal may read), in
+    the order they started."""
+    where = Where()
+    where.add(
+        "(id = {} OR (root_instance_id = {} AND super_instance_id IS NOT NULL))",
+        root_instance_id,
+        root_instance_id,
     )
+    where.authorized(*covers.instance("definition_key", "id"))
+    select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
+    return _select(conn, InstanceInfo, select, where, "started_at, id")
 
 
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
@@ -121,33 +139,23 @@ def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | No
     return row[0] if row else None
 
 
+# Each read of an instance's rows reads none of an instance the principal may not read.
 def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
-    return fetch_all(
-        conn,
-        TokenRow,
-        f"SELECT {_TOKEN_COLUMNS} FROM token WHERE instance_id = %s ORDER BY created_at, id",
-        (instance_id,),
-    )
+    select = f"SELECT {_TOKEN_COLUMNS} FROM token"
+    return _select(conn, TokenRow, select, _rows_of(instance_id), "created_at, id")
 
 
 def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
-    return fetch_all(
-        conn,
-        VisitRow,
-        f"SELECT {_VISIT_COLUMNS} FROM history WHERE instance_id = %s ORDER BY started_at, id",
-        (instance_id,),
-    )
+    select = f"SELECT {_VISIT_COLUMNS} FROM history"
+    return _select(conn, VisitRow, select, _rows_of(instance_id), "started_at, id")
 
 
 def variables(conn: psycopg.Connection[Any], instance_id: UUID) -> list[tuple[str, str, Any]]:
-    return [
-        (row[0], row[1], row[2])
-        for row in conn.execute(
-            "SELECT name, type, value FROM variable WHERE instance_id = %s AND scope_key = '' "
-            "ORDER BY name",
-            (instance_id,),
-        ).fetchall()
-    ]
+    where = _rows_of(instance_id)
+    where.fixed("scope_key = ''")
+    statement = sql.SQL("SELECT name, type, value FROM variable") + where.sql()
+    rows = conn.execute(statement + sql.SQL(" ORDER BY name"), where.params()).fetchall()
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -164,13 +172,8 @@ class VariableRow:
 
 def variables_in_scopes(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VariableRow]:
     """Every variable of the instance, the root scope's first, then by owner and name."""
-    return fetch_all(
-        conn,
-        VariableRow,
-        "SELECT scope_key, name, type, value, updated_at FROM variable WHERE instance_id = %s "
-        "ORDER BY scope_key, name",
-        (instance_id,),
-    )
+    select = "SELECT scope_key, name, type, value, updated_at FROM variable"
+    return _select(conn, VariableRow, select, _rows_of(instance_id), "scope_key, name")
 
 
 def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:
