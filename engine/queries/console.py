@@ -17,6 +17,7 @@ from engine.queries import summaries as summary_reads
 from engine.sql import covers
 from engine.sql.filters import Where, state_literal
 from engine.states import IncidentState, JobKind, SubscriptionKind, TaskState
+from engine.store import jobs as job_store
 from engine.store.columns import select_list
 from engine.store.incidents import IncidentInfo
 
@@ -132,7 +133,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
         ).fetchall()
     }
     readable = Where()
-    readable.authorized(*_OF_INSTANCE)
+    readable.authorized(*job_store.READABLE)
     (jobs,) = fetch_dicts(
         conn,
         sql.SQL("SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= ")

@@ -34,8 +34,10 @@ from engine.identity.permissions import (
     ResourceType,
     permission_bits,
 )
-from engine.queries import console, grants
+from engine.queries import audit, console, grants
+from engine.queries.audit import AuditFilter
 from engine.states import AuditChannel
+from tests.api.helpers import start
 from tests.api.test_sessions import Browser
 from tests.server import PASSWORD, LiveServer, live_server
 from tests.stream.harness import SSEClient
@@ -193,6 +195,8 @@ def test_the_console_shows_ann_only_order(world: World) -> None:
         assert "order" in definitions and "payroll" not in definitions
         assert "payroll" in admin.get("/definitions").text
         assert ann.get("/definitions/payroll").status_code == 404
+        for page in ("/workers", "/decisions", "/batches", "/", "/overview/body"):
+            assert ann.get(page).status_code == 200, page
     finally:
         ann.close()
         admin.close()
@@ -305,6 +309,21 @@ def test_ann_stream_carries_order_events_only(world: World) -> None:
 
 def _basic_header() -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"ann:{PASSWORD}".encode()).decode()}
+
+
+def test_the_audit_entries_are_those_of_readable_instances(world: World) -> None:
+    engine = world.server.engine
+    headers = world.server.bearer("admin")
+    with httpx.Client(base_url=f"{world.server.url}/api/v1", headers=headers) as admin:
+        started = {key: start(admin, key)["id"] for key in KEYS}
+        for instance in started.values():
+            assert admin.post(f"/instances/{instance}/suspend").status_code == 200
+    with acting(Actor("ann", AuditChannel.CONSOLE, grants=grants.grants(engine, "ann"))):
+        mine = {str(e.instance_id) for e in audit.entries(engine, AuditFilter())}
+    everything = {str(e.instance_id) for e in audit.entries(engine, AuditFilter())}
+    assert set(started.values()) <= everything
+    assert started["order"] in mine and started["payroll"] not in mine
+    assert mine <= world.instances["order"] | {started["order"]}
 
 
 def test_a_user_revoke_beats_a_global_grant(world: World) -> None:

@@ -75,7 +75,7 @@ _JOBS = CamundaList(
     # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
     "j.id",
     filters_of(JobFilters),
-    covers=covers.instance(covers.key_of("j.instance_id"), "j.instance_id"),
+    covers=covers.instance("d.key", "j.instance_id"),
 )
 
 
