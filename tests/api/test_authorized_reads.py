@@ -235,6 +235,10 @@ def test_the_native_api_shows_ann_only_order(world: World) -> None:
         for part in ("", "/variables", "/tokens", "/history"):
             assert api.get(f"/instances/{next(iter(payroll))}{part}").status_code == 404, part
             assert api.get(f"/instances/{next(iter(order))}{part}").status_code == 200, part
+        # /metrics counts over every instance: not for a principal narrowed to some.
+        assert api.get(f"{world.server.url}/metrics").status_code == 403
+        viewer = world.server.bearer("viewer")
+        assert httpx.get(f"{world.server.url}/metrics", headers=viewer).status_code == 200
         payroll_incident = next(iter(world.incidents["payroll"]))
         assert api.get(f"/incidents/{payroll_incident}").status_code == 404
 
