@@ -131,6 +131,13 @@ def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[Instan
     return _select(conn, InstanceInfo, select, where, "started_at, id")
 
 
+def exists(conn: psycopg.Connection[Any], instance_id: UUID) -> bool:
+    """Whether the instance exists, whoever asks: what a command on it may do is the command's
+    own check (engine/core/executor.py), not a read's."""
+    row = conn.execute("SELECT 1 FROM process_instance WHERE id = %s", (instance_id,)).fetchone()
+    return row is not None
+
+
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
     """The instance's state (None: there is no instance the principal may read)."""
     where = _readable(instance_id)
