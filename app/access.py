@@ -12,11 +12,15 @@ from __future__ import annotations
 import logging
 import time
 
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.auth import ANONYMOUS_ADMIN
 from engine.core import audit
 from engine.identity.accounts import Principal
+from engine.identity.grants import Grants
 from engine.observe import logs
+from engine.queries import grants as grant_reads
 from engine.states import AuditChannel
 
 log = logging.getLogger("interlock.access")
@@ -91,18 +95,31 @@ def _channel(scope: Scope) -> AuditChannel:
     return AuditChannel.CONSOLE
 
 
+async def _grants(scope: Scope, principal: Principal) -> Grants | None:
+    """What the principal may do, read once for the request (one statement); None for the
+    anonymous admin of a server without authentication, who sees everything."""
+    if principal is ANONYMOUS_ADMIN:
+        return None
+    engine = scope["app"].state.engine
+    return await run_in_threadpool(
+        grant_reads.grants, engine, principal.user_id, principal.group_id
+    )
+
+
 class BindUser:
     """Binds the authenticated caller's name (`user`) to the logging context, and makes the
-    caller the actor of the commands the request runs (engine/core/audit.py)."""
+    caller the actor of the commands the request runs (engine/core/audit.py), carrying the
+    caller's grants: every read of the request shows only the rows they cover."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        user = _user(scope) if scope["type"] == "http" else None
-        if user is None:
+        principal = scope.get("principal") if scope["type"] == "http" else None
+        if not isinstance(principal, Principal):
             await self.app(scope, receive, send)
             return
-        logs.bind(user=user)
-        with audit.acting(audit.Actor(user, _channel(scope))):
+        logs.bind(user=principal.name)
+        grants = await _grants(scope, principal)
+        with audit.acting(audit.Actor(principal.name, _channel(scope), grants=grants)):
             await self.app(scope, receive, send)

@@ -459,7 +459,7 @@ class Authenticator:
         if record is None or record.role is not identity.role:
             with audit.acting(audit.Actor(identity.name, channel)):
                 self.engine.run(self.sign_in_command(identity))
-        return Principal(identity.name, identity.role)
+        return Principal(identity.name, identity.role, identity.name)
 
     def sign_in_command(self, identity: Identity) -> SignInExternal:
         issuer = self.oidc.settings.issuer if self.oidc else ""
@@ -487,10 +487,10 @@ class Authenticator:
         key = self._basic.key(name, password)
         record = account_reads.password_record(self.engine, name)
         if record is not None and self._basic.get(key) == record.secret_hash:
-            return Principal(record.name, record.role)
+            return Principal(record.name, record.role, record.name)
         with self._basic.one_at_a_time(key):
             if record is not None and self._basic.get(key) == record.secret_hash:
-                return Principal(record.name, record.role)
+                return Principal(record.name, record.role, record.name)
             attempt = self.throttle.admit(name, address)
             if isinstance(attempt, TooManyAttempts):
                 return attempt
@@ -499,7 +499,7 @@ class Authenticator:
             if not ok[0] or record is None:
                 return None
             self._basic.put(key, record.secret_hash)
-            return Principal(record.name, record.role)
+            return Principal(record.name, record.role, record.name)
 
     def login(
         self, name: str, password: str, address: str | None = None

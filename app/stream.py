@@ -47,17 +47,20 @@ from starlette.types import Receive, Scope, Send
 from app.auth import require
 from app.params import Query
 from engine.api import Engine
+from engine.core import actors
 from engine.db.outage import UNAVAILABLE_MESSAGE
 from engine.db.outbox import OutboxRow
 from engine.errors import BadRequest, DatabaseUnavailable
 from engine.identity.accounts import Role
+from engine.identity.permissions import ResourceType, permission_bits
 from engine.language.json_input import INT64_MAX
-from engine.loops.outbox_hub import Event, Filter, OutboxHub
+from engine.loops.outbox_hub import Event, Filter, OutboxHub, Readable
 from engine.observe.metrics import SSE_CLIENTS
 
 log = logging.getLogger("interlock.stream")
 
 SEP = "\n"
+PD, PI = ResourceType.PROCESS_DEFINITION, ResourceType.PROCESS_INSTANCE
 
 
 def encode(row: OutboxRow) -> bytes:
@@ -184,7 +187,20 @@ class EventStream(EventSourceResponse):
             log.info("closed an event stream whose client stopped reading")
 
 
+def _readable() -> Readable | None:
+    """What the request's principal may read of the events (None: every event): the instances
+    of the definition keys they hold READ_INSTANCE on, and the instances they hold READ on. The
+    live feed is a push, not a read: each event is checked against these in Python, from the
+    grants read once for the request; a catch-up replay reads only such rows (SQL)."""
+    keys = actors.scope(permission_bits(PD, ["READ_INSTANCE"]), PD)
+    instances = actors.scope(permission_bits(PI, ["READ"]), PI)
+    if keys.unrestricted or instances.unrestricted:
+        return None
+    return Readable(keys, instances)
+
+
 def _filter(query: Query) -> Filter:
+    readable = _readable()
     instance = query.uuid("instance")
     family = query.uuid("family")
     key = query.text("definition")
@@ -192,10 +208,10 @@ def _filter(query: Query) -> Filter:
     if sum(x is not None for x in (instance, family, key, definition_id)) > 1:
         raise BadRequest("give at most one of instance, family, definition, definition_id")
     if instance is not None:
-        return Filter(instance_id=instance)
+        return Filter(instance_id=instance, readable=readable)
     if family is not None:
-        return Filter(root_instance_id=family)
-    return Filter(definition_key=key, definition_id=definition_id)
+        return Filter(root_instance_id=family, readable=readable)
+    return Filter(definition_key=key, definition_id=definition_id, readable=readable)
 
 
 def _after(request: Request, query: Query) -> int | None:

@@ -647,8 +647,11 @@ class Engine:
             conn.execute("SELECT 1")
 
     def instance(self, instance_id: UUID | str) -> InstanceHandle:
+        """A handle to run commands on the instance (NotFound: there is none). Its reads show
+        what the bound actor may read; its commands check what the actor may do."""
         handle = InstanceHandle(self, _uuid(instance_id))
-        handle.state  # noqa: B018 - raises NotFound for an unknown id
+        if not instance_reads.exists(self, handle.id):
+            raise NotFound(f"process instance {handle.id} does not exist")
         return handle
 
     def definitions(self, key: str | None = None) -> list[DefinitionRow]:

@@ -99,8 +99,8 @@ def _operation(op: Op) -> dict[str, Any]:
     module = op.handler.__module__.rsplit(".", 1)[-1]
     responses: dict[str, Any] = {str(status): _media(r) for status, r in op.replies.items()}
     errors = [401, 429]
-    if op.body is not None or op.query:
-        errors.append(400)
+    if op.body is not None or op.query or op.method == "POST":
+        errors.append(400)  # a POST may also carry a malformed Idempotency-Key
     if op.body is not None:
         errors.append(413)
     if op.role is not Role.VIEWER:

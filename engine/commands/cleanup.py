@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.permits import ADMINISTER, ENGINE_WORK, Permit
+from engine.core.permits import ADMINISTER, ENGINE_WORK, OPERATE, Permit
 from engine.db.retention import outbox_floor
 from engine.errors import BadRequest
 from engine.observe import metrics
@@ -162,7 +162,7 @@ class StartHistoryCleanup:
     otherwise the job is due at the next start of the daily window."""
 
     name: ClassVar[str] = "StartHistoryCleanup"
-    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
+    permits: ClassVar[tuple[Permit, ...]] = (OPERATE,)
     result_type: ClassVar[type[Result]] = CleanupJobResult
 
     immediately_due: bool = True

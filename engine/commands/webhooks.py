@@ -16,7 +16,7 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.permits import ADMINISTER, ENGINE_WORK, Permit
+from engine.core.permits import ADMINISTER, ENGINE_WORK, OPERATE, Permit
 from engine.db import outbox
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.language.json_input import checked_name, text_problem
@@ -225,7 +225,7 @@ class ReplayDeadLetters:
     their instances' order, with a fresh count of attempts."""
 
     name: ClassVar[str] = "ReplayDeadLetters"
-    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
+    permits: ClassVar[tuple[Permit, ...]] = (OPERATE,)
     result_type: ClassVar[type[Result]] = ReplayResult
 
     subscription_id: UUID

@@ -213,6 +213,9 @@ ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
 # summaries): nothing short of ALL on the authorization resource, what only admins hold.
 ADMINISTER = permit(Need("ALL", ResourceType.AUTHORIZATION))
+# Operators' work that Camunda has no permission of its own for (replaying webhook deliveries,
+# starting a history cleanup run now): UPDATE on every process instance, what operators hold.
+OPERATE = permit(Need("UPDATE", ResourceType.PROCESS_INSTANCE))
 # The engine's own work (jobs, leases, deliveries, signing in): nothing to check.
 ENGINE_WORK: tuple[Permit, ...] = ()
 # A principal's own records (saved views), which the route names the principal's: nothing more.

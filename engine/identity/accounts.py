@@ -37,8 +37,14 @@ MIN_PASSWORD = 8
 
 @dataclass(frozen=True)
 class Principal:
+    """Who a request is: its name and role, and whose authorizations apply to it (its grants,
+    engine/queries/grants.py): a user (a password, session or single sign-on user, whose id is
+    their name; a user's token), or a token's own group. Neither: nobody's (sees nothing)."""
+
     name: str
     role: Role
+    user_id: str | None = None
+    group_id: str | None = None
 
 
 def hash_password(password: str, salt: str | None = None) -> str:

@@ -262,6 +262,7 @@ _OPERATOR: Mapping[ResourceType, tuple[str, ...]] = {
         "SUSPEND_INSTANCE",
         "UPDATE_INSTANCE_VARIABLE",
         "UPDATE_TASK_VARIABLE",
+        "UPDATE_HISTORY",  # notes on audit entries
     ),
     ResourceType.PROCESS_INSTANCE: (
         "CREATE",

@@ -26,6 +26,7 @@ import psycopg
 
 from engine.api import Engine
 from engine.db.outbox import OutboxRow, OutboxTail, last_seq, read_rows
+from engine.identity.grants import Scope
 from engine.loops.notifier import Notifier
 from engine.observe.metrics import OUTBOX_TAIL_LAG_SECONDS
 from engine.schema import OUTBOX_CHANNEL
@@ -33,6 +34,21 @@ from engine.schema import OUTBOX_CHANNEL
 log = logging.getLogger("interlock.stream")
 
 APPLICATION_NAME = "interlock-stream"
+
+
+@dataclass(frozen=True)
+class Readable:
+    """The rows of the instances a principal may read: READ_INSTANCE on their definition's key,
+    or READ on the instance."""
+
+    definition_keys: Scope
+    instance_ids: Scope
+
+    def allows(self, row: OutboxRow) -> bool:
+        key = row.definition_key
+        if key is not None and self.definition_keys.allows(key):
+            return True
+        return self.instance_ids.allows(str(row.instance_id))
 
 
 @dataclass(frozen=True)
@@ -44,8 +60,24 @@ class Filter:
     definition_key: str | None = None
     definition_id: str | None = None
     root_instance_id: UUID | None = None
+    # What the stream's principal may read (None: everything): the definition keys whose
+    # instances, and the instance ids, their grants cover (engine/identity/grants.py). A push is
+    # checked against them one event at a time; a replay reads only those rows (a SQL condition,
+    # engine/store/outbox.py).
+    readable: Readable | None = None
+
+    def only(self) -> dict[str, Any]:
+        """The filter's row conditions, as `read_rows` takes them."""
+        return {
+            "instance_id": self.instance_id,
+            "definition_key": self.definition_key,
+            "definition_id": self.definition_id,
+            "root_instance_id": self.root_instance_id,
+        }
 
     def matches(self, row: OutboxRow) -> bool:
+        if self.readable is not None and not self.readable.allows(row):
+            return False
         if self.instance_id is not None and row.instance_id != self.instance_id:
             return False
         if self.root_instance_id is not None and row.root_instance_id != self.root_instance_id:
@@ -266,7 +298,7 @@ class OutboxHub:
     def replay(self, flt: Filter, after: int, upto: int) -> tuple[list[Event], int]:
         """One page of matching rows with `after < seq <= upto` and the position reached."""
         with self.engine.connection() as conn:
-            rows = read_rows(conn, after, upto, self.page_size, vars(flt))
+            rows = read_rows(conn, after, upto, self.page_size, flt.only())
         reached = rows[-1].seq if len(rows) == self.page_size else upto
         return [self.event(row) for row in rows], reached
 

@@ -31,4 +31,4 @@ def verify_password(conn: Connection, name: str, password: str) -> Principal | N
     # Checked even without a record: an unknown name costs the same PBKDF2 as a known one.
     if not check_password(password, record) or record is None:
         return None
-    return Principal(name, record.role)
+    return Principal(name, record.role, name)

@@ -14,6 +14,7 @@ from psycopg.rows import dict_row
 
 from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, query
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.sql.filters import count as count_rows
 
@@ -89,6 +90,10 @@ def _where(where: AuditFilter, after: Key | None = None) -> Where:
     found.at_least("at", where.since)
     found.below("at", where.until)
     found.keyset("(at, id)", after, descending=True)
+    # Only the entries of instances and definitions the request's principal may read.
+    found.authorized(
+        *covers.instance("definition_key", "instance_id"), *covers.definition("definition_key")
+    )
     return found
 
 

@@ -9,10 +9,10 @@ from psycopg import sql
 
 from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.sql.filters import count as count_rows
 from engine.states import BatchItemState, BatchState
-from engine.store import batches as store
 from engine.store.batches import BATCH_COLUMNS, ITEM_COLUMNS, BatchRow, ItemRow
 
 __all__ = ["BatchRow", "ItemRow", "batch", "batches", "count", "failed_items"]
@@ -32,6 +32,7 @@ def _where(
     where.equals("id", batch_id)
     where.any_of("type", types)
     where.any_of("state", states)
+    where.authorized(*covers.batch("id"))
     return where
 
 
@@ -70,7 +71,9 @@ def count(
 
 @query
 def batch(conn: Connection, batch_id: UUID) -> BatchRow | None:
-    return store.get(conn, batch_id)
+    """The batch (None: there is none the request's principal may read)."""
+    found = batches(conn, batch_id=batch_id, limit=1)
+    return found[0] if found else None
 
 
 @query

@@ -14,14 +14,18 @@ from psycopg import sql
 
 from engine.queries import Connection, fetch_all, fetch_dicts, query, retrying
 from engine.queries import summaries as summary_reads
+from engine.sql import covers
 from engine.sql.filters import Where, state_literal
 from engine.states import IncidentState, JobKind, SubscriptionKind, TaskState
+from engine.store import jobs as job_store
 from engine.store.columns import select_list
 from engine.store.incidents import IncidentInfo
 
 # Open tasks and incidents as their partial indexes name them (see engine/sql/filters.py).
 _OPEN_TASK = state_literal(TaskState.OPEN)
 _OPEN_INCIDENT = state_literal(IncidentState.OPEN)
+# Rows of an instance that name it by `instance_id` (outbox, job, external_task).
+_OF_INSTANCE = covers.instance(covers.key_of("instance_id"), "instance_id")
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -113,36 +117,57 @@ def activity(conn: Connection, now: datetime) -> Activity:
     states = summary_reads.state_counts(conn)
     open_incidents = summary_reads.open_incident_count(conn)
     trend = summary_reads.trends(conn, now)
+    recent = Where()
+    recent.add("created_at >= {} - interval '1 hour'", now)
+    recent.authorized(*_OF_INSTANCE)
     events = {
         event: count
         for event, count in conn.execute(
-            "SELECT event, count(*) FROM ("
-            "  SELECT event, created_at FROM outbox ORDER BY seq DESC LIMIT %s"
-            ") recent WHERE created_at >= %s - interval '1 hour' GROUP BY event",
-            (ACTIVITY_WINDOW, now),
+            sql.SQL("SELECT event, count(*) FROM (")
+            + sql.SQL("SELECT event, created_at, instance_id FROM outbox ORDER BY seq DESC LIMIT ")
+            + recent.bind(ACTIVITY_WINDOW)
+            + sql.SQL(") recent")
+            + recent.sql()
+            + sql.SQL(" GROUP BY event"),
+            recent.params(),
         ).fetchall()
     }
+    readable = Where()
+    readable.authorized(*job_store.READABLE)
     (jobs,) = fetch_dicts(
         conn,
-        "SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= %(now)s "
-        "   AND (lock_expires_at IS NULL OR lock_expires_at < %(now)s)) AS jobs_due, "
-        "count(*) FILTER (WHERE lock_expires_at >= %(now)s) AS jobs_locked, "
-        "count(*) FILTER (WHERE retries > 0 AND error_message IS NOT NULL) AS jobs_failing, "
-        "count(*) FILTER (WHERE retries = 0) AS jobs_without_retries FROM job",
-        {"now": now},
+        sql.SQL("SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= ")
+        + readable.bind(now)
+        + sql.SQL(" AND (lock_expires_at IS NULL OR lock_expires_at < ")
+        + readable.bind(now)
+        + sql.SQL(")) AS jobs_due, count(*) FILTER (WHERE lock_expires_at >= ")
+        + readable.bind(now)
+        + sql.SQL(
+            ") AS jobs_locked, "
+            "count(*) FILTER (WHERE retries > 0 AND error_message IS NOT NULL) AS jobs_failing, "
+            "count(*) FILTER (WHERE retries = 0) AS jobs_without_retries FROM job"
+        )
+        + readable.sql(),
+        readable.params(),
     )
+    open_tasks = Where()
+    open_tasks.fixed("state = " + _OPEN_TASK)
+    open_tasks.authorized(*_OF_INSTANCE)
     (external,) = fetch_dicts(
         conn,
-        "SELECT count(*) AS external_open, "
-        "count(*) FILTER (WHERE lock_expires_at > %s) AS external_locked "
-        "FROM external_task WHERE state = " + _OPEN_TASK,
-        (now,),
+        sql.SQL("SELECT count(*) AS external_open, count(*) FILTER (WHERE lock_expires_at > ")
+        + open_tasks.bind(now)
+        + sql.SQL(") AS external_locked FROM external_task")
+        + open_tasks.sql(),
+        open_tasks.params(),
     )
+    open_tasks.fixed("worker_id IS NOT NULL")
+    open_tasks.above("lock_expires_at", now)
     workers = conn.execute(
-        "SELECT worker_id, count(*) FROM external_task "
-        "WHERE state = " + _OPEN_TASK + " AND worker_id IS NOT NULL AND lock_expires_at > %s "
-        "GROUP BY worker_id ORDER BY worker_id",
-        (now,),
+        sql.SQL("SELECT worker_id, count(*) FROM external_task")
+        + open_tasks.sql()
+        + sql.SQL(" GROUP BY worker_id ORDER BY worker_id"),
+        open_tasks.params(),
     ).fetchall()
     return Activity(
         states=states,
@@ -168,12 +193,19 @@ class DefinitionSummary:
 
 @query
 def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
+    where = Where()
+    where.authorized(*covers.definition("key"))
     definitions = fetch_dicts(
         conn,
-        "SELECT key, array_agg(version ORDER BY version) AS versions, "
-        "(array_agg(id ORDER BY version DESC))[1] AS latest_id, "
-        "(array_agg(name ORDER BY version DESC))[1] AS name "
-        "FROM process_definition GROUP BY key ORDER BY key",
+        sql.SQL(
+            "SELECT key, array_agg(version ORDER BY version) AS versions, "
+            "(array_agg(id ORDER BY version DESC))[1] AS latest_id, "
+            "(array_agg(name ORDER BY version DESC))[1] AS name "
+            "FROM process_definition"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY key ORDER BY key"),
+        where.params(),
     )
     states, incidents = summary_reads.key_counts(conn)
     return [
@@ -191,9 +223,14 @@ def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
 
 @query
 def definition_keys(conn: Connection) -> list[str]:
-    return [
-        row[0] for row in conn.execute("SELECT DISTINCT key FROM process_definition ORDER BY key")
-    ]
+    where = Where()
+    where.authorized(*covers.definition("key"))
+    statement = (
+        sql.SQL("SELECT DISTINCT key FROM process_definition")
+        + where.sql()
+        + sql.SQL(" ORDER BY key")
+    )
+    return [row[0] for row in conn.execute(statement, where.params())]
 
 
 @query
@@ -291,6 +328,7 @@ def open_incidents(
     where.equals("i.node_id", node_id)
     where.when(text, "strpos(lower(i.message), lower({})) > 0")
     where.keyset("(i.created_at, i.id)", after, descending=False)
+    where.authorized(*covers.instance("p.definition_key", "p.id"))
     statement = (
         sql.SQL(
             f"SELECT {_INCIDENT_COLUMNS} "
@@ -332,19 +370,24 @@ class TopicSummary:
 
 @query
 def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
-    return fetch_all(
-        conn,
-        TopicSummary,
-        "SELECT topic, count(*) AS open, "
-        "count(*) FILTER (WHERE (lock_expires_at IS NULL OR lock_expires_at <= %(now)s) "
-        "   AND (retries IS NULL OR retries > 0)) AS available, "
-        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at > %(now)s) AS locked, "
-        "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= %(now)s "
-        "   AND (retries IS NULL OR retries > 0)) AS expired, "
-        "count(*) FILTER (WHERE retries = 0) AS without_retries "
-        "FROM external_task WHERE state = " + _OPEN_TASK + " GROUP BY topic ORDER BY topic",
-        {"now": now},
+    where = Where()
+    at = where.bind(now)
+    where.fixed("state = " + _OPEN_TASK)
+    where.authorized(*_OF_INSTANCE)
+    statement = (
+        sql.SQL(
+            "SELECT topic, count(*) AS open, "
+            "count(*) FILTER (WHERE (lock_expires_at IS NULL OR lock_expires_at <= {now}) "
+            "   AND (retries IS NULL OR retries > 0)) AS available, "
+            "count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at > {now}) AS locked,"
+            " count(*) FILTER (WHERE worker_id IS NOT NULL AND lock_expires_at <= {now} "
+            "   AND (retries IS NULL OR retries > 0)) AS expired, "
+            "count(*) FILTER (WHERE retries = 0) AS without_retries FROM external_task"
+        ).format(now=at)
+        + where.sql()
+        + sql.SQL(" GROUP BY topic ORDER BY topic")
     )
+    return fetch_all(conn, TopicSummary, statement, where.params())
 
 
 @dataclass(frozen=True)
@@ -372,6 +415,7 @@ def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) 
         where.fixed("(e.retries IS NULL OR e.retries > 0)")
     else:
         where.above("e.lock_expires_at", now)
+    where.authorized(*covers.instance("p.definition_key", "p.id"))
     statement = (
         sql.SQL(
             "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
@@ -415,24 +459,34 @@ def family_members(
 ) -> list[FamilyMember]:
     """The family of `instance_id`: its root and every instance called below it, at most
     `limit` (empty when the instance does not exist): the instance itself and its caller
-    whatever the limit, then the others in the order they started."""
+    whatever the limit, then the others in the order they started; only those the principal
+    may read."""
+    where = Where()
+    where.fixed(
+        "(p.id = me.root OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root))"
+    )
+    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    params = {**where.params(), "id": instance_id, "limit": limit, "open": IncidentState.OPEN}
     return fetch_all(
         conn,
         FamilyMember,
-        "WITH me AS (SELECT root_instance_id AS root, super_instance_id AS caller "
-        "  FROM process_instance WHERE id = %(id)s) "
-        "SELECT p.id, p.definition_id, p.definition_key, d.version, p.business_key, p.state, "
-        "p.started_at, p.ended_at, p.super_instance_id, p.super_token_id, "
-        "c.node_id AS call_node_id, c.node_name AS call_node_name, "
-        "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = %(open)s) "
-        "  AS open_incidents "
-        "FROM me, process_instance p JOIN process_definition d ON d.id = p.definition_id "
-        "LEFT JOIN LATERAL (SELECT h.node_id, h.node_name FROM history h "
-        "  WHERE h.instance_id = p.super_instance_id AND h.called_instance_id = p.id "
-        "  ORDER BY h.started_at LIMIT 1) c ON p.super_instance_id IS NOT NULL "
-        "WHERE p.id = me.root "
-        "OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root) "
-        "ORDER BY (p.id IN (%(id)s, me.caller)) IS TRUE DESC, p.started_at, p.id "
-        "LIMIT %(limit)s",
-        {"id": instance_id, "limit": limit, "open": IncidentState.OPEN},
+        sql.SQL(
+            "WITH me AS (SELECT root_instance_id AS root, super_instance_id AS caller "
+            "  FROM process_instance WHERE id = %(id)s) "
+            "SELECT p.id, p.definition_id, p.definition_key, d.version, p.business_key, p.state, "
+            "p.started_at, p.ended_at, p.super_instance_id, p.super_token_id, "
+            "c.node_id AS call_node_id, c.node_name AS call_node_name, "
+            "(SELECT count(*) FROM incident i WHERE i.instance_id = p.id AND i.state = %(open)s) "
+            "  AS open_incidents "
+            "FROM me, process_instance p JOIN process_definition d ON d.id = p.definition_id "
+            "LEFT JOIN LATERAL (SELECT h.node_id, h.node_name FROM history h "
+            "  WHERE h.instance_id = p.super_instance_id AND h.called_instance_id = p.id "
+            "  ORDER BY h.started_at LIMIT 1) c ON p.super_instance_id IS NOT NULL"
+        )
+        + where.sql()
+        + sql.SQL(
+            " ORDER BY (p.id IN (%(id)s, me.caller)) IS TRUE DESC, p.started_at, p.id "
+            "LIMIT %(limit)s"
+        ),
+        params,
     )

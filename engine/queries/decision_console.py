@@ -14,6 +14,7 @@ from psycopg import sql
 
 from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, fetch_all, query
+from engine.sql import covers
 from engine.sql.filters import Where
 
 __all__ = [
@@ -46,17 +47,24 @@ class DecisionSummary:
 
 @query
 def summaries(conn: Connection) -> list[DecisionSummary]:
-    """Every deployed decision key, in key order."""
-    return fetch_all(
-        conn,
-        DecisionSummary,
-        "SELECT k.key, d.name, k.latest_version, k.versions, "
-        "(SELECT count(*) FROM decision_evaluation e WHERE e.decision_key = k.key) AS evaluations "
-        "FROM (SELECT key, max(version) AS latest_version, count(*) AS versions "
-        "FROM decision_definition GROUP BY key) k "
-        "JOIN decision_definition d ON d.key = k.key AND d.version = k.latest_version "
-        "ORDER BY k.key",
+    """Every deployed decision key the request's principal may read, in key order."""
+    where = Where()
+    where.authorized(*covers.decision("key"))
+    statement = (
+        sql.SQL(
+            "SELECT k.key, d.name, k.latest_version, k.versions, "
+            "(SELECT count(*) FROM decision_evaluation e WHERE e.decision_key = k.key)"
+            " AS evaluations FROM (SELECT key, max(version) AS latest_version,"
+            " count(*) AS versions FROM decision_definition"
+        )
+        + where.sql()
+        + sql.SQL(
+            " GROUP BY key) k "
+            "JOIN decision_definition d ON d.key = k.key AND d.version = k.latest_version "
+            "ORDER BY k.key"
+        )
     )
+    return fetch_all(conn, DecisionSummary, statement, where.params())
 
 
 @query

@@ -21,6 +21,7 @@ from engine.core import decision_cache
 from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.store.columns import select_list
 from engine.store.definitions import DefinitionRow
@@ -79,6 +80,7 @@ _DEFINITIONS = CamundaList(
     DECISION_DEFINITION_SORT,
     "d.key, d.version",
     filters_of(DecisionDefinitionFilter),
+    covers=covers.decision("d.key"),
 )
 
 
@@ -190,6 +192,7 @@ _EVALUATIONS = CamundaList(
     EVALUATION_SORT,
     "e.evaluated_at, e.id",
     filters_of(EvaluationFilter),
+    covers=covers.decision_history("d.key"),
 )
 _SUMMARIES = replace(_EVALUATIONS, columns=_evaluation_columns(EvaluationSummary))
 
@@ -227,6 +230,7 @@ def evaluations_after(
     where = Where()
     where.apply(_EVALUATIONS.filters, vars(found))
     where.keyset("(e.evaluated_at, e.id)", after, descending=True)
+    where.authorized(*_EVALUATIONS.covers)
     statement = (
         sql.SQL(f"SELECT {_EVALUATIONS.columns} FROM {_EVALUATIONS.source}")
         + where.sql()

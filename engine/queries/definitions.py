@@ -24,12 +24,21 @@ __all__ = [
     "source_xml",
 ]
 
-by_id = query(store.by_id)
 by_version = query(store.by_version)
-latest = query(store.latest)
 list_all = query(store.list_all)
 source_xml = query(store.source_xml)
 diagram_xml = query(store.diagram_xml)
+
+
+# Reads of one definition: None when there is none the request's principal may read.
+@query
+def by_id(conn: Connection, definition_id: str) -> DefinitionRow | None:
+    return store.readable(conn, definition_id=definition_id)
+
+
+@query
+def latest(conn: Connection, key: str) -> DefinitionRow | None:
+    return store.readable(conn, key=key)
 
 
 @query

@@ -13,7 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.queries import Connection, fetch_all, query
+from engine.sql import covers
+from engine.sql.filters import Where
 from engine.states import AuditEntity, AuditOperation, IncidentState, JobKind
 
 
@@ -101,23 +105,28 @@ def definition_history(
     """Per node of the definition, its visits and incidents of the period [start, end): each
     instance alive in the period is read through its index on history (instance_id, started_at)
     and on incident (instance_id), bounded by the period."""
-    params = {"definition": definition_id, "start": start, "end": end}
+    readable = Where()
+    readable.authorized(*covers.history("definition_key", "id"))
+    params = {**readable.params(), "definition": definition_id, "start": start, "end": end}
     return fetch_all(
         conn,
         NodeHistory,
-        f"WITH alive AS MATERIALIZED ({_ALIVE}), "
-        "visits AS (SELECT h.node_id, count(*) AS visits, count(h.ended_at) AS ended, "
-        "avg(extract(epoch FROM h.ended_at - h.started_at))::float AS average_seconds, "
-        "(percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM "
-        "h.ended_at - h.started_at)))::float AS p95_seconds "
-        "FROM alive a JOIN history h ON h.instance_id = a.id "
-        "AND h.started_at >= %(start)s AND h.started_at < %(end)s GROUP BY h.node_id), "
-        "incidents AS (SELECT i.node_id, count(*) AS incidents FROM alive a "
-        "JOIN incident i ON i.instance_id = a.id "
-        "AND i.created_at >= %(start)s AND i.created_at < %(end)s GROUP BY i.node_id) "
-        "SELECT coalesce(v.node_id, i.node_id) AS node_id, coalesce(v.visits, 0) AS visits, "
-        "coalesce(v.ended, 0) AS ended, v.average_seconds, v.p95_seconds, "
-        "coalesce(i.incidents, 0) AS incidents "
-        "FROM visits v FULL JOIN incidents i ON i.node_id = v.node_id ORDER BY 1",
+        sql.SQL("WITH alive AS MATERIALIZED (" + _ALIVE + " AND ")
+        + readable.conditions()
+        + sql.SQL(
+            "), visits AS (SELECT h.node_id, count(*) AS visits, count(h.ended_at) AS ended, "
+            "avg(extract(epoch FROM h.ended_at - h.started_at))::float AS average_seconds, "
+            "(percentile_cont(0.95) WITHIN GROUP (ORDER BY extract(epoch FROM "
+            "h.ended_at - h.started_at)))::float AS p95_seconds "
+            "FROM alive a JOIN history h ON h.instance_id = a.id "
+            "AND h.started_at >= %(start)s AND h.started_at < %(end)s GROUP BY h.node_id), "
+            "incidents AS (SELECT i.node_id, count(*) AS incidents FROM alive a "
+            "JOIN incident i ON i.instance_id = a.id "
+            "AND i.created_at >= %(start)s AND i.created_at < %(end)s GROUP BY i.node_id) "
+            "SELECT coalesce(v.node_id, i.node_id) AS node_id, coalesce(v.visits, 0) AS visits, "
+            "coalesce(v.ended, 0) AS ended, v.average_seconds, v.p95_seconds, "
+            "coalesce(i.incidents, 0) AS incidents "
+            "FROM visits v FULL JOIN incidents i ON i.node_id = v.node_id ORDER BY 1"
+        ),
         params,
     )

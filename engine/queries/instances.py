@@ -19,6 +19,7 @@ __all__ = [
     "VisitRow",
     "called_instances",
     "counts",
+    "exists",
     "instance",
     "page",
     "state",
@@ -30,6 +31,7 @@ __all__ = [
 
 instance = query(store.instance)
 state = query(store.instance_state)
+exists = query(store.exists)
 called_instances = query(store.called_instances)
 counts = query(store.instance_counts)
 page = query(list_store.list_page)

@@ -7,14 +7,23 @@ Every statement is an equality on a primary key or an indexed column, with a LIM
 keys), `process_instance.business_key` (ix_process_instance_business_key) and
 `process_definition.key` (the leading column of the unique (key, version) constraint) or
 `process_definition.id` (primary key).
+
+Only what the request's principal may read is found: the one row an id or a definition text
+names is kept if its instance (its definition) is readable; the business key's instances are
+narrowed in the statement.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import LiteralString
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.queries import Connection, fetch_dicts, fetch_one, query
+from engine.sql import covers
+from engine.sql.filters import Where
 
 __all__ = [
     "BY_BUSINESS_KEY",
@@ -59,20 +68,35 @@ class DefinitionMatch:
     version: int
 
 
+def _readable(found: LiteralString, where: Where) -> sql.Composed:
+    """The row `found` (a statement giving one row) reads, if `where` holds of it (`f`)."""
+    return sql.SQL("SELECT * FROM (" + found + ") f") + where.sql()
+
+
 @query
 def by_id(conn: Connection, row_id: UUID) -> IdMatch | None:
-    return fetch_one(conn, IdMatch, BY_ID, {"id": row_id})
+    where = Where()
+    where.authorized(*covers.instance(covers.key_of("f.instance_id"), "f.instance_id"))
+    params = {**where.params(), "id": row_id}
+    return fetch_one(conn, IdMatch, _readable(BY_ID, where), params)
 
 
 @query
 def by_business_key(conn: Connection, business_key: str, limit: int = 2) -> list[UUID]:
     """Up to `limit` of the instances with this business key (any: the caller asks whether
     there are none, one or several)."""
-    rows = fetch_dicts(conn, BY_BUSINESS_KEY, {"key": business_key, "limit": limit})
+    where = Where()
+    where.equals("business_key", business_key)
+    where.authorized(*covers.instance("definition_key", "id"))
+    statement = sql.SQL("SELECT id FROM process_instance") + where.sql() + where.limit(limit)
+    rows = fetch_dicts(conn, statement, where.params())
     return [row["id"] for row in rows]
 
 
 @query
 def definition(conn: Connection, text: str) -> DefinitionMatch | None:
     """The definition with this id, else the latest version of the definitions with this key."""
-    return fetch_one(conn, DefinitionMatch, DEFINITION, {"text": text})
+    where = Where()
+    where.authorized(*covers.definition("f.key"))
+    params = {**where.params(), "text": text}
+    return fetch_one(conn, DefinitionMatch, _readable(DEFINITION, where), params)

@@ -15,6 +15,7 @@ from psycopg import sql
 from psycopg.abc import QueryNoTemplate
 
 from engine.queries import Connection, query
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.store.summaries import (
     RECOUNT_BUCKETS,
@@ -147,6 +148,8 @@ DAY_POINTS = 24
 # The definition ids of the key {}, and of any of the keys {}.
 _KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
 _KEYS_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = ANY({}))"
+# The summary rows of the definitions whose instances the request's principal may read.
+_READABLE = covers.instances_of(covers.key_of_definition("s.definition_id"))
 
 
 def instance_counts(
@@ -155,6 +158,7 @@ def instance_counts(
     """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
     where = Where()
     where.any_of("definition_id", definition_ids)
+    where.authorized(*_READABLE)
     rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
@@ -163,47 +167,61 @@ def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int
     """Instances by (definition id, state) of every version of `key`."""
     where = Where()
     where.add(_KEY_DEFINITIONS, key)
+    where.authorized(*_READABLE)
     rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
 
 def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     """Instances by state and open incidents, per definition key."""
+    where = Where()
+    where.authorized(*covers.instances_of("d.key"))
     states: dict[str, dict[str, int]] = {}
-    for key, state, count in conn.execute(
-        f"SELECT d.key, s.state, sum(s.instances) FROM {LIVE_INSTANCES} s "
-        "JOIN process_definition d ON d.id = s.definition_id "
-        "GROUP BY d.key, s.state HAVING sum(s.instances) <> 0"
-    ).fetchall():
+    statement = (
+        sql.SQL(
+            f"SELECT d.key, s.state, sum(s.instances) FROM {LIVE_INSTANCES} s "
+            "JOIN process_definition d ON d.id = s.definition_id"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY d.key, s.state HAVING sum(s.instances) <> 0")
+    )
+    for key, state, count in conn.execute(statement, where.params()).fetchall():
         states.setdefault(key, {})[state] = int(count)
-    incidents = {
-        key: int(count)
-        for key, count in conn.execute(
+    where.fixed("s.open_incidents <> 0")
+    statement = (
+        sql.SQL(
             f"SELECT d.key, sum(s.open_incidents) FROM {LIVE_NODES} s "
-            "JOIN process_definition d ON d.id = s.definition_id WHERE s.open_incidents <> 0 "
-            "GROUP BY d.key HAVING sum(s.open_incidents) <> 0"
-        ).fetchall()
+            "JOIN process_definition d ON d.id = s.definition_id"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY d.key HAVING sum(s.open_incidents) <> 0")
+    )
+    incidents = {
+        key: int(count) for key, count in conn.execute(statement, where.params()).fetchall()
     }
     return states, incidents
 
 
 @query
 def state_counts(conn: Connection) -> dict[str, int]:
-    """Instances by state, over every definition."""
-    return {
-        state: int(count)
-        for state, count in conn.execute(
-            f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s "
-            "GROUP BY state HAVING sum(instances) <> 0"
-        ).fetchall()
-    }
+    """Instances by state, over every definition (the principal may read instances of)."""
+    where = Where()
+    where.authorized(*_READABLE)
+    statement = (
+        sql.SQL(f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s")
+        + where.sql()
+        + sql.SQL(" GROUP BY state HAVING sum(instances) <> 0")
+    )
+    return {state: int(count) for state, count in conn.execute(statement, where.params())}
 
 
 def open_incident_count(conn: Connection) -> int:
-    """Open incidents, over every definition."""
-    row = conn.execute(
-        f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s WHERE open_incidents <> 0"
-    ).fetchone()
+    """Open incidents, over every definition (the principal may read instances of)."""
+    where = Where()
+    where.fixed("open_incidents <> 0")
+    where.authorized(*_READABLE)
+    statement = sql.SQL(f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s")
+    row = conn.execute(statement + where.sql(), where.params()).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -212,6 +230,7 @@ def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
     """The counts of every node of `definition_id` that has any."""
     where = Where()
     where.equals("definition_id", definition_id)
+    where.authorized(*_READABLE)
     rows = conn.execute(_nodes(where), where.params()).fetchall()
     return {
         node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
@@ -224,6 +243,7 @@ def visit_count(conn: Connection, node_id: str | None, definition_id: str | None
     where = Where()
     where.equals("node_id", node_id)
     where.equals("definition_id", definition_id)
+    where.authorized(*_READABLE)
     statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {LIVE_NODES} s") + (where.sql())
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
@@ -246,6 +266,7 @@ def instance_count(
     where.equals("definition_id", definition_id)
     where.when(definition_key, _KEY_DEFINITIONS)
     where.when(definition_keys, _KEYS_DEFINITIONS)
+    where.authorized(*_READABLE)
     statement = sql.SQL(f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s") + where.sql()
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
@@ -257,6 +278,7 @@ def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tup
     where = Where()
     where.add("s.bucket >= {}", since)
     where.when(key, _KEY_DEFINITIONS)
+    where.authorized(*covers.instances_of("d.key"))
     statement = (
         sql.SQL(
             "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "

@@ -16,6 +16,7 @@ from uuid import UUID
 
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import TaskState
 from engine.store.columns import select_list
@@ -135,6 +136,7 @@ _VARIABLE_INSTANCES = CamundaList(
     VARIABLE_INSTANCE_SORT,
     VARIABLE_ORDER,
     filters_of(VariableInstanceFilters),
+    covers=covers.instance("p.definition_key", "v.instance_id"),
 )
 
 

@@ -30,15 +30,24 @@ __all__ = [
     "user_tasks",
 ]
 
-user_task = query(task_store.get)
 user_tasks = query(task_store.query)
-external_task = query(external_task_store.get)
 external_tasks = query(external_task_store.query)
-incident = query(incident_store.get)
 incidents = query(incident_store.query)
 jobs = query(job_store.query)
+job = query(job_store.readable)
+
+
+# Each read of one: None when there is none the request's principal may read.
+@query
+def user_task(conn: Connection, task_id: UUID) -> TaskRow | None:
+    return task_store.get(conn, task_id, readable=True)
 
 
 @query
-def job(conn: Connection, job_id: UUID) -> JobInfo | None:
-    return job_store.get(conn, job_id)
+def external_task(conn: Connection, task_id: UUID) -> ExternalTaskInfo | None:
+    return external_task_store.get(conn, task_id, readable=True)
+
+
+@query
+def incident(conn: Connection, incident_id: UUID) -> IncidentInfo | None:
+    return incident_store.get(conn, incident_id, readable=True)

@@ -3,8 +3,9 @@ through these, the reads (engine/queries/accounts.py) read through them; nothing
 the `credential` and `console_session` tables.
 
 A credential's role is not a column: it is read, on every request, from the built-in groups its
-user belongs to (a token: its user's, or its own group), the highest one winning. A credential
-without any acts with no role: it authenticates nobody (see `role_rank_sql`)."""
+user belongs to (a token: its user's, or its own group), the highest one winning; groups of
+their own make a viewer, whose reads their authorizations narrow. A credential in no group acts
+with no role: it authenticates nobody (see `role_rank_sql`)."""
 
 from __future__ import annotations
 
@@ -43,10 +44,13 @@ def _rank_of_group(column: str) -> str:
 
 def role_rank_sql(alias: str) -> str:
     """SQL: the rank (1-based in ROLE_RANKS) of the role the credential `alias` acts with: its
-    user's highest built-in group, else its own group's; NULL for none."""
+    user's highest built-in group, else its own group's; a user or token whose groups are none
+    of the built-in ones acts as a viewer (what they see is what their groups' and their own
+    authorizations grant: engine/queries/grants.py); NULL for a credential in no group at all."""
     return (
-        f"coalesce((SELECT max({_rank_of_group('m.group_id')}) FROM group_membership m"
-        f" WHERE m.user_id = {alias}.user_id), {_rank_of_group(f'{alias}.group_id')})"
+        f"coalesce((SELECT max(coalesce({_rank_of_group('m.group_id')}, 1)) FROM group_membership m"
+        f" WHERE m.user_id = {alias}.user_id), {_rank_of_group(f'{alias}.group_id')},"
+        f" CASE WHEN {alias}.group_id IS NOT NULL THEN 1 END)"
     )
 
 
@@ -87,12 +91,12 @@ def token_principal(conn: Connection, token: str) -> Principal | None:
     """Who the API token `token` is, found by its hash; None: no such token, or one that acts
     with no role."""
     row = conn.execute(
-        "SELECT c.name, " + _RANK + " FROM credential c"
+        "SELECT c.name, " + _RANK + ", c.user_id, c.group_id FROM credential c"
         " WHERE c.kind = 'token' AND c.secret_hash = %s",
         (token_hash(token),),
     ).fetchone()
     role = _role(row[1]) if row else None
-    return Principal(row[0], role) if row and role else None
+    return Principal(row[0], role, row[2], row[3]) if row and role else None
 
 
 def count(conn: Connection) -> int:
@@ -125,7 +129,7 @@ def find_session(
     role = _role(row[3]) if row else None
     if row is None or role is None:
         return None
-    return FoundSession(LiveSession(row[0], Principal(row[2], role), row[1]), row[4])
+    return FoundSession(LiveSession(row[0], Principal(row[2], role, row[2]), row[1]), row[4])
 
 
 def list_sessions(conn: Connection, *, idle_seconds: float) -> list[SessionRow]:

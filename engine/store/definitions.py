@@ -11,8 +11,9 @@ from uuid import UUID
 import psycopg
 from psycopg import sql
 
-from engine.sql.filters import Where
-from engine.store.columns import fetch_all, fetch_one
+from engine.sql import covers
+from engine.sql.filters import Cover, Where
+from engine.store.columns import fetch_all, fetch_one, fetch_where
 
 PROCESSES = "process_definition"
 DECISIONS = "decision_definition"
@@ -89,32 +90,57 @@ def by_id(
     )
 
 
+def _readable(table: str) -> tuple[Cover, ...]:
+    """The definitions of `table` the request's principal may read."""
+    return covers.definition("key") if table == PROCESSES else covers.decision("key")
+
+
+def readable(
+    conn: psycopg.Connection[Any],
+    *,
+    definition_id: str | None = None,
+    key: str | None = None,
+    table: str = PROCESSES,
+) -> DefinitionRow | None:
+    """The definition `definition_id`, or the latest version of `key`, if the request's
+    principal may read it."""
+    where = Where()
+    where.equals("id", definition_id)
+    where.equals("key", key)
+    where.authorized(*_readable(table))
+    select = f"SELECT {COLUMNS} FROM {table}"
+    found = fetch_where(conn, DefinitionRow, select, where, "version DESC", 1)
+    return found[0] if found else None
+
+
+def _one(conn: psycopg.Connection[Any], columns: str, definition_id: str) -> Any:
+    where = Where()
+    where.equals("id", definition_id)
+    where.authorized(*_readable(PROCESSES))
+    statement = sql.SQL(f"SELECT {columns} FROM process_definition") + where.sql()
+    return conn.execute(statement, where.params()).fetchone()
+
+
 def source_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, str] | None:
-    """(resource name, XML) of a definition."""
-    cur = conn.execute(
-        "SELECT resource_name, source_xml FROM process_definition WHERE id = %s", (definition_id,)
-    )
-    row = cur.fetchone()
+    """(resource name, XML) of a definition (the request's principal may read)."""
+    row = _one(conn, "resource_name, source_xml", definition_id)
     return (row[0], row[1]) if row else None
 
 
 def diagram_xml(conn: psycopg.Connection[Any], definition_id: str) -> tuple[str, bool] | None:
     """The XML a diagram is drawn from, and whether its layout was generated: the generated
-    diagram when there is one, else the source."""
-    cur = conn.execute(
-        "SELECT coalesce(diagram_xml, source_xml), diagram_xml IS NOT NULL "
-        "FROM process_definition WHERE id = %s",
-        (definition_id,),
-    )
-    row = cur.fetchone()
+    diagram when there is one, else the source (of a definition the principal may read)."""
+    row = _one(conn, "coalesce(diagram_xml, source_xml), diagram_xml IS NOT NULL", definition_id)
     return (row[0], row[1]) if row else None
 
 
 def list_all(
     conn: psycopg.Connection[Any], key: str | None = None, table: str = PROCESSES
 ) -> list[DefinitionRow]:
+    """Every version of every definition (of `key`) the request's principal may read."""
     where = Where()
     where.equals("key", key)
+    where.authorized(*_readable(table))
     query = sql.SQL(f"SELECT {COLUMNS} FROM {table}") + where.sql()
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 

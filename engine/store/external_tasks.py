@@ -12,10 +12,11 @@ import psycopg
 
 from engine.core.runtime import InstanceRun
 from engine.observe import metrics
+from engine.sql import covers
 from engine.sql.filters import Where, state_literal
 from engine.states import InstanceState, TaskState
 from engine.store import runs
-from engine.store.columns import fetch_one, fetch_where, select_list
+from engine.store.columns import fetch_where, select_list
 
 
 @dataclass(frozen=True)
@@ -165,13 +166,21 @@ def fetch_and_lock(
     return locked
 
 
-def get(conn: psycopg.Connection[Any], task_id: UUID) -> ExternalTaskInfo | None:
-    return fetch_one(
-        conn,
-        ExternalTaskInfo,
-        f"SELECT {_COLUMNS} FROM {_FROM} WHERE e.id = %s",
-        (task_id,),
-    )
+# The external tasks the request's principal may read: those of instances they may read.
+READABLE = covers.instance("p.definition_key", "e.instance_id")
+
+
+def get(
+    conn: psycopg.Connection[Any], task_id: UUID, *, readable: bool = False
+) -> ExternalTaskInfo | None:
+    """The external task; with `readable`, only if the request's principal may read it."""
+    where = Where()
+    where.equals("e.id", task_id)
+    if readable:
+        where.authorized(*READABLE)
+    select = f"SELECT {_COLUMNS} FROM {_FROM}"
+    found = fetch_where(conn, ExternalTaskInfo, select, where, "e.id", 1)
+    return found[0] if found else None
 
 
 def query(
@@ -195,6 +204,7 @@ def query(
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     where.keyset("(e.created_at, e.id)", after, descending=False)
+    where.authorized(*READABLE)
     select = f"SELECT {_COLUMNS} FROM {_FROM}"
     return fetch_where(conn, ExternalTaskInfo, select, where, "e.created_at, e.id", limit)
 

@@ -9,9 +9,10 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import IncidentState
-from engine.store.columns import fetch_one, fetch_where, where_state
+from engine.store.columns import fetch_where, where_state
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
@@ -36,10 +37,17 @@ class IncidentInfo:
     resolved_at: datetime | None
 
 
-def get(conn: psycopg.Connection[Any], incident_id: UUID) -> IncidentInfo | None:
-    return fetch_one(
-        conn, IncidentInfo, f"SELECT {_COLUMNS} FROM incident i WHERE i.id = %s", (incident_id,)
-    )
+def get(
+    conn: psycopg.Connection[Any], incident_id: UUID, *, readable: bool = False
+) -> IncidentInfo | None:
+    """The incident; with `readable`, only if the request's principal may read its instance."""
+    where = Where()
+    where.equals("i.id", incident_id)
+    if readable:
+        where.authorized(*covers.instance(covers.key_of("i.instance_id"), "i.instance_id"))
+    select = f"SELECT {_COLUMNS} FROM incident i"
+    found = fetch_where(conn, IncidentInfo, select, where, "i.id", 1)
+    return found[0] if found else None
 
 
 def query(
@@ -64,5 +72,6 @@ def query(
     where.equals("i.type", incident_type)
     where.equals("i.node_id", node_id)
     where.keyset("(i.created_at, i.id)", after, descending=False)
+    where.authorized(*covers.instance("p.definition_key", "i.instance_id"))
     select = f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id"
     return fetch_where(conn, IncidentInfo, select, where, "i.created_at, i.id", limit)

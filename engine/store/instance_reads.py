@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine.queries.summaries import state_counts
+from engine.sql import covers
+from engine.sql.filters import Where
 from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one, select_list
 
@@ -73,84 +76,93 @@ _TOKEN_COLUMNS = select_list(TokenRow, [("", "token")])
 _VISIT_COLUMNS = select_list(VisitRow, [("", "history")])
 
 
+def _readable(instance_id: UUID) -> Where:
+    """The instance `instance_id`, if the request's principal may read it."""
+    where = Where()
+    where.equals("id", instance_id)
+    where.authorized(*covers.instance("definition_key", "id"))
+    return where
+
+
 def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo | None:
-    return fetch_one(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %s",
-        (instance_id,),
-    )
+    """The instance (None: there is none the principal may read)."""
+    where = _readable(instance_id)
+    statement = sql.SQL(f"SELECT {_INSTANCE_COLUMNS} FROM process_instance") + where.sql()
+    return fetch_one(conn, InstanceInfo, statement, where.params())
+
+
+def _rows_of(instance_id: UUID) -> Where:
+    """The rows of the instance `instance_id` (their column `instance_id`), if the request's
+    principal may read it."""
+    where = Where()
+    where.equals("instance_id", instance_id)
+    where.authorized(*covers.instance(covers.key_of("instance_id"), "instance_id"))
+    return where
+
+
+def _select(
+    conn: psycopg.Connection[Any], cls: type[T], select: LiteralString, where: Where, order: str
+) -> list[T]:
+    statement = sql.SQL(select) + where.sql() + sql.SQL(" ORDER BY " + order)
+    return fetch_all(conn, cls, statement, where.params())
 
 
 def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[InstanceInfo]:
-    """The instances `instance_id` called, in the order they started."""
-    return _rows(
-        conn, InstanceInfo, "process_instance", "super_instance_id", "started_at", instance_id
-    )
+    """The instances `instance_id` called (that the principal may read), in the order they
+    started."""
+    where = Where()
+    where.equals("super_instance_id", instance_id)
+    where.authorized(*covers.instance("definition_key", "id"))
+    select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
+    return _select(conn, InstanceInfo, select, where, "started_at, id")
 
 
 def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[InstanceInfo]:
-    """The root instance and every instance called below it, in the order they started."""
-    return fetch_all(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE id = %(root)s "
-        f"UNION ALL SELECT {_INSTANCE_COLUMNS} FROM process_instance "
-        "WHERE root_instance_id = %(root)s AND super_instance_id IS NOT NULL "
-        "ORDER BY started_at, id",
-        {"root": root_instance_id},
+    """The root instance and every instance called below it (that the principal may read), in
+    the order they started."""
+    where = Where()
+    where.add(
+        "(id = {} OR (root_instance_id = {} AND super_instance_id IS NOT NULL))",
+        root_instance_id,
+        root_instance_id,
     )
+    where.authorized(*covers.instance("definition_key", "id"))
+    select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
+    return _select(conn, InstanceInfo, select, where, "started_at, id")
+
+
+def exists(conn: psycopg.Connection[Any], instance_id: UUID) -> bool:
+    """Whether the instance exists, whoever asks: what a command on it may do is the command's
+    own check (engine/core/executor.py), not a read's."""
+    row = conn.execute("SELECT 1 FROM process_instance WHERE id = %s", (instance_id,)).fetchone()
+    return row is not None
 
 
 def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | None:
-    row = conn.execute(
-        "SELECT state FROM process_instance WHERE id = %s", (instance_id,)
-    ).fetchone()
+    """The instance's state (None: there is no instance the principal may read)."""
+    where = _readable(instance_id)
+    statement = sql.SQL("SELECT state FROM process_instance") + where.sql()
+    row = conn.execute(statement, where.params()).fetchone()
     return row[0] if row else None
 
 
+# Each read of an instance's rows reads none of an instance the principal may not read.
 def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
-    return _rows(conn, TokenRow, "token", "instance_id", "created_at", instance_id)
+    select = f"SELECT {_TOKEN_COLUMNS} FROM token"
+    return _select(conn, TokenRow, select, _rows_of(instance_id), "created_at, id")
 
 
 def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
-    return _rows(conn, VisitRow, "history", "instance_id", "started_at", instance_id)
-
-
-# The columns each read model selects.
-_COLUMNS: dict[type[Any], str] = {
-    InstanceInfo: _INSTANCE_COLUMNS,
-    TokenRow: _TOKEN_COLUMNS,
-    VisitRow: _VISIT_COLUMNS,
-}
-
-
-def _rows(
-    conn: psycopg.Connection[Any],
-    kind: type[T],
-    table: str,
-    column: str,
-    order: str,
-    instance_id: UUID,
-) -> list[T]:
-    """The rows of `table` whose `column` is `instance_id`, as `kind`, in `order` (then id)."""
-    return fetch_all(
-        conn,
-        kind,
-        f"SELECT {_COLUMNS[kind]} FROM {table} WHERE {column} = %s ORDER BY {order}, id",
-        (instance_id,),
-    )
+    select = f"SELECT {_VISIT_COLUMNS} FROM history"
+    return _select(conn, VisitRow, select, _rows_of(instance_id), "started_at, id")
 
 
 def variables(conn: psycopg.Connection[Any], instance_id: UUID) -> list[tuple[str, str, Any]]:
-    return [
-        (row[0], row[1], row[2])
-        for row in conn.execute(
-            "SELECT name, type, value FROM variable WHERE instance_id = %s AND scope_key = '' "
-            "ORDER BY name",
-            (instance_id,),
-        ).fetchall()
-    ]
+    where = _rows_of(instance_id)
+    where.fixed("scope_key = ''")
+    statement = sql.SQL("SELECT name, type, value FROM variable") + where.sql()
+    rows = conn.execute(statement + sql.SQL(" ORDER BY name"), where.params()).fetchall()
+    return [(row[0], row[1], row[2]) for row in rows]
 
 
 @dataclass(frozen=True)
@@ -167,13 +179,8 @@ class VariableRow:
 
 def variables_in_scopes(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VariableRow]:
     """Every variable of the instance, the root scope's first, then by owner and name."""
-    return fetch_all(
-        conn,
-        VariableRow,
-        "SELECT scope_key, name, type, value, updated_at FROM variable WHERE instance_id = %s "
-        "ORDER BY scope_key, name",
-        (instance_id,),
-    )
+    select = "SELECT scope_key, name, type, value, updated_at FROM variable"
+    return _select(conn, VariableRow, select, _rows_of(instance_id), "scope_key, name")
 
 
 def instance_counts(conn: psycopg.Connection[Any]) -> dict[str, int]:

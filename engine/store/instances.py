@@ -18,6 +18,7 @@ from psycopg.types.json import Jsonb
 
 from engine.db.paging import Key, Page, keyset
 from engine.errors import BadRequest
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import IncidentState
 from engine.store import retrying
@@ -102,6 +103,7 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
             Jsonb(value),
         )
     found.keyset("(p.started_at, p.id)", after, descending=True)
+    found.authorized(*covers.instance("p.definition_key", "p.id"))
     return found
 
 

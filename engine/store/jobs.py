@@ -9,6 +9,7 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import InstanceState
 from engine.store.columns import fetch_all, fetch_one, fetch_where
@@ -84,6 +85,20 @@ def acquire(
     )
 
 
+# The jobs the request's principal may read: those of instances they may read (a job names its
+# definition, a small table's key: cheaper than its instance's).
+READABLE = covers.instance(covers.key_of_definition("definition_id"), "instance_id")
+
+
+def readable(conn: psycopg.Connection[Any], job_id: UUID) -> JobInfo | None:
+    """The job, if the request's principal may read its instance."""
+    where = Where()
+    where.equals("id", job_id)
+    where.authorized(*READABLE)
+    found = fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "id", 1)
+    return found[0] if found else None
+
+
 def get(conn: psycopg.Connection[Any], job_id: UUID, *, lock: bool = False) -> JobInfo | None:
     suffix = " FOR UPDATE" if lock else ""
     return fetch_one(conn, JobInfo, f"SELECT {_COLUMNS} FROM job WHERE id = %s{suffix}", (job_id,))
@@ -105,6 +120,7 @@ def query(
         # Written out, as the predicate of the partial index on due jobs.
         where.fixed("retries > 0" if with_retries_left else "NOT retries > 0")
     where.keyset("(due_at, id)", after, descending=False)
+    where.authorized(*READABLE)
     return fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "due_at, id", limit)
 
 

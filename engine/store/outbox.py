@@ -12,6 +12,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from engine.errors import InterlockError
+from engine.sql import covers
 from engine.sql.filters import Where
 
 
@@ -92,5 +93,7 @@ def rows(
     where.at_most("o.seq", upto)
     for name, value in (only or {}).items():
         where.equals(_ONLY[name], value)
+    # A replay to a client: only the rows of instances its principal may read.
+    where.authorized(*covers.instance("i.definition_key", "o.instance_id"))
     statement = _ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)
     return conn.cursor(row_factory=dict_row).execute(statement, where.params()).fetchall()

@@ -21,8 +21,10 @@ from typing import Any, Literal
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
-from engine.sql.filters import state_literal
+from engine.sql import covers
+from engine.sql.filters import Where, state_literal
 from engine.states import TaskState
 from engine.store.columns import fetch_all
 
@@ -67,9 +69,10 @@ class RetryingWork:
 def count(conn: psycopg.Connection[Any]) -> int:
     """How many instances are retrying now (each once, however many of its jobs and tasks
     failed): two index-only reads of the partial indexes."""
-    row = conn.execute(
-        "SELECT count(DISTINCT instance_id) FROM (" + RETRYING_IDS + ") AS r"
-    ).fetchone()
+    where = Where()
+    where.authorized(*covers.instance(covers.key_of("r.instance_id"), "r.instance_id"))
+    statement = sql.SQL("SELECT count(DISTINCT instance_id) FROM (" + RETRYING_IDS + ") AS r")
+    row = conn.execute(statement + where.sql(), where.params()).fetchone()
     return int(row[0]) if row else 0
 
 

@@ -9,9 +9,10 @@ from uuid import UUID
 
 import psycopg
 
+from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import TaskState
-from engine.store.columns import fetch_one, fetch_where, where_state
+from engine.store.columns import fetch_where, where_state
 
 _COLUMNS = (
     "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
@@ -54,8 +55,18 @@ class TaskRow:
     business_key: str | None
 
 
-def get(conn: psycopg.Connection[Any], task_id: UUID) -> TaskRow | None:
-    return fetch_one(conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM} WHERE t.id = %s", (task_id,))
+# The tasks the request's principal may read.
+READABLE = covers.task("p.definition_key", "t.id")
+
+
+def get(conn: psycopg.Connection[Any], task_id: UUID, *, readable: bool = False) -> TaskRow | None:
+    """The task; with `readable`, only if the request's principal may read it."""
+    where = Where()
+    where.equals("t.id", task_id)
+    if readable:
+        where.authorized(*READABLE)
+    found = fetch_where(conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.id", 1)
+    return found[0] if found else None
 
 
 def query(
@@ -89,6 +100,7 @@ def query(
     if unassigned:
         where.fixed("t.assignee IS NULL")
     where.keyset("(t.created_at, t.id)", after, descending=False)
+    where.authorized(*READABLE)
     return fetch_where(
         conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.created_at, t.id", limit
     )

@@ -47,7 +47,7 @@ BUILTIN_GRANTS = (
     ("admin", 5, 2147483647),
     ("camunda-admin", 5, 2147483647),
     ("viewer", 6, 14684738),
-    ("operator", 6, 15654882),
+    ("operator", 6, 32432098),
     ("admin", 6, 2147483647),
     ("camunda-admin", 6, 2147483647),
     ("viewer", 7, 4162),

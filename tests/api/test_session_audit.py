@@ -161,9 +161,11 @@ def test_the_first_start_creates_one_admin_and_token_by_command(fresh: Engine) -
     first = ensure_credentials(fresh, on_loopback)
     assert first is not None and first["user"] == "admin"
     assert account_reads.verify_password(fresh, "admin", first["password"]) == Principal(
-        "admin", Role.ADMIN
+        "admin", Role.ADMIN, user_id="admin"
     )
-    assert account_reads.verify_token(fresh, first["token"]) == Principal("admin-token", Role.ADMIN)
+    assert account_reads.verify_token(fresh, first["token"]) == Principal(
+        "admin-token", Role.ADMIN, group_id="admin"
+    )
     assert sorted(account_reads.list_all(fresh)) == [
         ("password", "admin", "admin"),
         ("token", "admin-token", "admin"),

@@ -13,6 +13,7 @@ from psycopg import sql
 
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.sql.filters import count as count_rows
 from engine.states import FINAL_TOKEN_STATES, VisitState
@@ -126,6 +127,7 @@ _ACTIVITIES = CamundaList(
     # in order, so a first page reads only the rows it shows.
     "h.id",
     filters_of(ActivityFilters),
+    covers=covers.history("p.definition_key", "h.instance_id"),
 )
 
 
@@ -145,6 +147,7 @@ def activity_instances(
         return _ACTIVITIES.read(conn, page, filters, count=False)
     where = Where()
     where.apply(_ACTIVITIES.filters, filters)
+    where.authorized(*covers.history(covers.key_of("h.instance_id"), "h.instance_id"))
     # Only what the filters read: a count joins nothing else.
     task: LiteralString = _USER_TASK if filters.get("assignee") is not None else ""
     if per_node:

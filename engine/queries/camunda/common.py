@@ -5,13 +5,13 @@ and the states of a running instance."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, LiteralString, TypeVar
 
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all
-from engine.sql.filters import Filter, Where, order_by
+from engine.sql.filters import Cover, Filter, Where, order_by
 from engine.sql.filters import count as count_rows
 from engine.sql.filters import like_matches as like_matches  # app/camunda reads it here
 from engine.states import InstanceState
@@ -40,7 +40,9 @@ class CamundaList(Generic[R]):
     """One resource's list read: rows of `row` read by `columns` (a select list) from `source`
     (a FROM clause), Camunda's sortBy names and their expressions (`sort`) and the unique order
     that breaks ties and serves when none is asked (`order`), the resource's `filters` (see
-    engine/sql/filters.py's `filters_of`), and the values of the `{}`s in `columns`, bound."""
+    engine/sql/filters.py's `filters_of`), and the values of the `{}`s in `columns`, bound.
+    `covers`: how a principal may read a row (engine/sql/covers.py); a read shows only the rows
+    the request's principal may read."""
 
     row: type[R]
     columns: LiteralString
@@ -49,6 +51,7 @@ class CamundaList(Generic[R]):
     order: LiteralString
     filters: Mapping[str, Filter]
     column_values: tuple[Any, ...] = ()
+    covers: tuple[Cover, ...] = field(kw_only=True)
 
     def read(
         self,
@@ -64,6 +67,7 @@ class CamundaList(Generic[R]):
         through."""
         where = Where() if where is None else where
         where.apply(self.filters, values)
+        where.authorized(*self.covers)
         source = sql.SQL(self.source)
         if count:
             return count_rows(conn, sql.SQL("FROM ") + source, where)

@@ -6,7 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.queries import Connection, fetch_one, query
+from engine.sql import covers
+from engine.sql.filters import Where
 
 
 @dataclass(frozen=True)
@@ -19,9 +23,9 @@ class DeploymentRow:
 
 @query
 def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
-    return fetch_one(
-        conn,
-        DeploymentRow,
-        "SELECT id, name, source, created_at FROM deployment WHERE id = %s",
-        (deployment_id,),
-    )
+    """The deployment (None: there is none the request's principal may read)."""
+    where = Where()
+    where.equals("id", deployment_id)
+    where.authorized(*covers.deployment("id"))
+    statement = sql.SQL("SELECT id, name, source, created_at FROM deployment") + where.sql()
+    return fetch_one(conn, DeploymentRow, statement, where.params())

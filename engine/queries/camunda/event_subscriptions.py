@@ -9,6 +9,7 @@ from uuid import UUID
 
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, filters_of
 from engine.store.columns import select_list
 
@@ -51,6 +52,7 @@ _EVENT_SUBSCRIPTIONS = CamundaList(
     EVENT_SUBSCRIPTION_SORT,
     "s.created_at, s.id",
     filters_of(EventSubscriptionFilters),
+    covers=covers.instance(covers.key_of("s.instance_id"), "s.instance_id"),
 )
 
 

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from engine.queries import Connection, fetch_dicts, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, TaskState
 from engine.store.columns import select_list
@@ -72,6 +73,7 @@ _EXTERNAL_TASKS = CamundaList(
     EXTERNAL_TASK_SORT,
     "e.created_at, e.id",
     filters_of(ExternalTaskFilters),
+    covers=covers.instance("p.definition_key", "e.instance_id"),
 )
 
 

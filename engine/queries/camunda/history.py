@@ -22,6 +22,7 @@ from engine.queries.variables import (
     VariableInstanceRow,
     variable_columns,
 )
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import IncidentState, InstanceState
 from engine.store.columns import select_list
@@ -57,6 +58,7 @@ _HISTORIC_VARIABLES = CamundaList(
     HISTORIC_VARIABLE_SORT,
     VARIABLE_ORDER,
     filters_of(HistoricVariableFilters),
+    covers=covers.history("p.definition_key", "v.instance_id"),
 )
 
 
@@ -157,6 +159,7 @@ _HISTORIC_INCIDENTS = CamundaList(
     "i.created_at, i.id",
     filters_of(IncidentFilter),
     _DELETED_VALUES,
+    covers=covers.history("p.definition_key", "i.instance_id"),
 )
 
 

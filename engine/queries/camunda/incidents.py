@@ -8,6 +8,7 @@ from uuid import UUID
 
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import IncidentState
 from engine.store.columns import select_list
@@ -62,6 +63,7 @@ _INCIDENTS = CamundaList(
     INCIDENT_SORT,
     "i.created_at, i.id",
     filters_of(IncidentFilters),
+    covers=covers.instance("p.definition_key", "i.instance_id"),
 )
 
 

@@ -14,6 +14,7 @@ from psycopg.types.json import Jsonb
 
 from engine.queries import Connection, fetch_one, query
 from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import LIKE_ESCAPE, Filter, Where, filters_of, like_pattern
 from engine.states import IncidentState, InstanceState
 from engine.store.columns import select_list
@@ -117,6 +118,7 @@ _INSTANCES = CamundaList(
     INSTANCE_SORT,
     "p.started_at, p.id",
     filters_of(InstanceFilters),
+    covers=covers.instance("p.definition_key", "p.id"),
 )
 
 
@@ -252,20 +254,21 @@ _HISTORIC_INSTANCES = CamundaList(
     HISTORIC_INSTANCE_SORT,
     "p.started_at, p.id",
     filters_of(HistoricInstanceFilters),
+    covers=covers.history("p.definition_key", "p.id"),
 )
 
 
 @query
 def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRow | None:
-    return fetch_one(
-        conn,
-        HistoricInstanceRow,
-        sql.SQL(
-            f"SELECT {_HISTORIC_INSTANCES.columns} FROM {_HISTORIC_INSTANCES.source} "
-            "WHERE p.id = %s"
-        ),
-        (instance_id,),
+    """The historic instance (None: there is none the request's principal may read)."""
+    where = Where()
+    where.equals("p.id", instance_id)
+    where.authorized(*_HISTORIC_INSTANCES.covers)
+    statement = (
+        sql.SQL(f"SELECT {_HISTORIC_INSTANCES.columns} FROM {_HISTORIC_INSTANCES.source}")
+        + where.sql()
     )
+    return fetch_one(conn, HistoricInstanceRow, statement, where.params())
 
 
 @query

@@ -10,6 +10,7 @@ from uuid import UUID
 
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, JobKind
 from engine.store.columns import select_list
@@ -74,6 +75,7 @@ _JOBS = CamundaList(
     # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
     "j.id",
     filters_of(JobFilters),
+    covers=covers.instance("d.key", "j.instance_id"),
 )
 
 

@@ -9,6 +9,7 @@ from uuid import UUID
 
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, TaskState
 from engine.store import tasks as task_store
@@ -88,6 +89,7 @@ _TASKS = CamundaList(
     TASK_SORT,
     "t.created_at, t.id",
     filters_of(TaskFilters),
+    covers=covers.task("p.definition_key", "t.id"),
 )
 
 
