@@ -99,6 +99,7 @@ DEPLOYED = record(
         "version": INTEGER,
         "name": nullable(STRING),
         "resource_name": STRING,
+        "tenant_id": nullable(STRING),
         "created": BOOLEAN,
     }
 )

@@ -194,6 +194,14 @@ class Where:
         predicate must match (see the module docstring)."""
         self.fixed(column + " = " + state_literal(value))
 
+    def tenant(self, column: LiteralString, tenant_id: str | None, without: bool) -> None:
+        """Only the rows of tenant `tenant_id`, or with `without` those of no tenant; neither:
+        every row."""
+        if tenant_id is not None:
+            self.equals(column, tenant_id)
+        elif without:
+            self.fixed(column + " IS NULL")
+
     def keyset(
         self, columns: LiteralString, key: Sequence[Any] | None, *, descending: bool
     ) -> None:

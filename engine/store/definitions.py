@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from types import EllipsisType
 from typing import Any
 from uuid import UUID
 
@@ -19,7 +20,7 @@ DECISIONS = "decision_definition"
 
 COLUMNS = (
     "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
-    "history_ttl_days"
+    "history_ttl_days, tenant_id"
 )
 
 
@@ -35,6 +36,7 @@ class DefinitionRow:
     content_hash: str
     created_at: datetime
     history_ttl_days: int | None = None
+    tenant_id: str | None = None
 
 
 def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> DefinitionRow | None:
@@ -46,12 +48,52 @@ def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> D
     )
 
 
-def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> DefinitionRow | None:
+def _of_tenant(tenant_id: str | None | EllipsisType) -> tuple[str, tuple[str | None, ...]]:
+    """The condition and parameters of a tenant: `...` any, None none, else that one."""
+    if tenant_id is ...:
+        return "", ()
+    if tenant_id is None:
+        return " AND tenant_id IS NULL", ()
+    return " AND tenant_id = %s", (tenant_id,)
+
+
+def latest_for_tenant(
+    conn: psycopg.Connection[Any], key: str, tenant_id: str | None, table: str = PROCESSES
+) -> DefinitionRow | None:
+    """The latest version of `key` deployed for tenant `tenant_id` (None: without a tenant)."""
+    condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s",
-        (key, version),
+        f"SELECT {COLUMNS} FROM {table} WHERE key = %s{condition} ORDER BY version DESC LIMIT 1",
+        (key, *params),
+    )
+
+
+def tenants_of(
+    conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, limit: int = 2
+) -> list[str | None]:
+    """Up to `limit` of the tenants `key` is deployed for (None: without a tenant)."""
+    cur = conn.execute(
+        f"SELECT DISTINCT tenant_id FROM {table} WHERE key = %s LIMIT %s", (key, limit)
+    )
+    return [row[0] for row in cur.fetchall()]
+
+
+def by_version(
+    conn: psycopg.Connection[Any],
+    key: str,
+    version: int,
+    tenant_id: str | None | EllipsisType = ...,
+) -> DefinitionRow | None:
+    """Version `version` of `key`, of tenant `tenant_id` (`...`: of any tenant)."""
+    condition, params = _of_tenant(tenant_id)
+    return fetch_one(
+        conn,
+        DefinitionRow,
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s{condition} "
+        "ORDER BY tenant_id NULLS FIRST LIMIT 1",
+        (key, version, *params),
     )
 
 
@@ -68,14 +110,18 @@ def latest_in_deployment(
 
 
 def latest_with_tag(
-    conn: psycopg.Connection[Any], key: str, version_tag: str
+    conn: psycopg.Connection[Any],
+    key: str,
+    version_tag: str,
+    tenant_id: str | None | EllipsisType = ...,
 ) -> DefinitionRow | None:
+    condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s{condition} "
         "ORDER BY version DESC LIMIT 1",
-        (key, version_tag),
+        (key, version_tag, *params),
     )
 
 
@@ -117,9 +163,14 @@ def list_all(
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 
 
-def lock_key(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> None:
-    """Serialise deployments of one key until the transaction ends, so versions never collide."""
+def lock_key(
+    conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, tenant_id: str | None = None
+) -> None:
+    """Serialise deployments of one key (of one tenant) until the transaction ends, so versions
+    never collide."""
     namespace = "definition:" if table == PROCESSES else f"{table}:"
+    if tenant_id is not None:
+        namespace = f"{namespace}{len(tenant_id)}:{tenant_id}:"
     conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s || %s, 0))", (namespace, key))
 
 
@@ -129,10 +180,12 @@ def insert_deployment(
     name: str | None,
     source: str | None,
     now: datetime,
+    tenant_id: str | None = None,
 ) -> None:
     conn.execute(
-        "INSERT INTO deployment (id, name, source, created_at) VALUES (%s, %s, %s, %s)",
-        (deployment_id, name, source, now),
+        "INSERT INTO deployment (id, name, source, created_at, tenant_id) "
+        "VALUES (%s, %s, %s, %s, %s)",
+        (deployment_id, name, source, now, tenant_id),
     )
 
 
@@ -160,6 +213,7 @@ def insert_definition(
             row.content_hash,
             row.created_at,
             row.history_ttl_days,
+            row.tenant_id,
             xml,
             *((diagram,) if table == PROCESSES else ()),
         ),

@@ -34,6 +34,7 @@ class IncidentInfo:
     state: str
     created_at: datetime
     resolved_at: datetime | None
+    tenant_id: str | None
 
 
 def get(conn: psycopg.Connection[Any], incident_id: UUID) -> IncidentInfo | None:

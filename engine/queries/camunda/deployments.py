@@ -15,6 +15,7 @@ class DeploymentRow:
     name: str | None
     source: str | None
     created_at: datetime
+    tenant_id: str | None = None
 
 
 @query
@@ -22,6 +23,6 @@ def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
     return fetch_one(
         conn,
         DeploymentRow,
-        "SELECT id, name, source, created_at FROM deployment WHERE id = %s",
+        "SELECT id, name, source, created_at, tenant_id FROM deployment WHERE id = %s",
         (deployment_id,),
     )

@@ -57,6 +57,8 @@ class ExternalTaskFilters(TypedDict, total=False):
     suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
     min_priority: Annotated[int | None, Filter.at_least("e.priority")]
     max_priority: Annotated[int | None, Filter.at_most("e.priority")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("e.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("e.tenant_id IS NULL")]
 
 
 _EXTERNAL_TASKS = CamundaList(

@@ -47,6 +47,8 @@ class SharedIncidentFilters(TypedDict, total=False):
     configuration: Annotated[
         UUID | None, Filter.condition("(i.job_id = {} OR i.external_task_id = {})")
     ]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("i.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("i.tenant_id IS NULL")]
 
 
 class IncidentFilters(SharedIncidentFilters, total=False):

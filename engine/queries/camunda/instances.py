@@ -81,6 +81,7 @@ class InstanceRow:
     definition_key: str
     business_key: str | None
     state: str
+    tenant_id: str | None = None
 
 
 INSTANCE_SORT: dict[str, LiteralString] = {
@@ -101,6 +102,8 @@ class SharedInstanceFilters(TypedDict, total=False):
     definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
     definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
     definition_keys: Annotated[Sequence[str] | None, Filter.any_given("p.definition_key")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("p.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("p.tenant_id IS NULL")]
 
 
 class InstanceFilters(SharedInstanceFilters, total=False):
@@ -200,6 +203,7 @@ class HistoricInstanceRow:
     start_activity_id: str | None
     super_instance_id: UUID | None
     root_instance_id: UUID | None
+    tenant_id: str | None = None
 
 
 HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
