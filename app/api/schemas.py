@@ -247,6 +247,7 @@ COMPONENTS: dict[str, Schema] = {
             "definition_id": STRING,
             "definition_key": STRING,
             "business_key": nullable(STRING),
+            "tenant_id": nullable(STRING),
         }
     ),
     "LockedExternalTask": record(
@@ -259,6 +260,7 @@ COMPONENTS: dict[str, Schema] = {
             "definition_id": STRING,
             "definition_key": STRING,
             "business_key": nullable(STRING),
+            "tenant_id": nullable(STRING),
             "node_id": STRING,
             "retries": nullable(INTEGER),
             "error_message": nullable(STRING),

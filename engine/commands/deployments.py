@@ -20,6 +20,7 @@ from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
 from engine.errors import BadRequest
+from engine.identity.accounts import valid_name
 from engine.model import (
     ModelLimits,
     ProcessModel,
@@ -99,9 +100,7 @@ class Deploy:
                 seen.add(item.key)
         deployment_id = new_id()
         filtering = self.duplicate_filtering
-        tenant = self.tenant_id
-        if tenant is not None and not tenant.strip():
-            raise BadRequest("tenant-id: must not be blank")
+        tenant = checked_tenant(self.tenant_id, "tenant-id")
         created, listed = _plan(tx, parsed, deployment_id, filtering, tenant=tenant)
         created_rules, listed_rules = _plan(
             tx, rules, deployment_id, filtering, DECISIONS, tenant=tenant
@@ -220,6 +219,13 @@ def _plan(
         created.append((row, item))
         listed.append(_describe(row, created=True))
     return created, listed
+
+
+def checked_tenant(tenant_id: str | None, field: str) -> str | None:
+    """A tenant id as given, refused when empty or holding NUL (which no text column holds)."""
+    if tenant_id is not None and (not valid_name(tenant_id) or tenant_id != tenant_id.strip()):
+        raise BadRequest("a tenant id needs characters and no surrounding spaces", field=field)
+    return tenant_id
 
 
 def _parse_dmn(resource: Resource, limits: ModelLimits) -> tuple[Decision, ...]:

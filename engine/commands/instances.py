@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist, require_running
+from engine.commands.deployments import checked_tenant
 from engine.commands.family import start_run
 from engine.commands.loading import load
 from engine.core import audit
@@ -105,7 +106,7 @@ class StartInstance:
     def _tenant(self, tx: Tx, key: str) -> str | None:
         """The tenant whose definitions of `key` are meant."""
         if self.tenant_id is not None or self.without_tenant:
-            return self.tenant_id
+            return checked_tenant(self.tenant_id, "tenant_id")
         tenants = definitions.tenants_of(tx.conn, key)
         if len(tenants) > 1:
             raise BadRequest(

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist
+from engine.commands.deployments import checked_tenant
 from engine.commands.family import Family, settle_and_save, triggered_start
 from engine.commands.instances import start_instance
 from engine.commands.loading import load
@@ -86,7 +87,8 @@ class CorrelateMessage:
 
     def execute(self, tx: Tx) -> DeliveryResult:
         if self.tenant_id is not None and self.without_tenant:
-            raise BadRequest("say a tenant id or without a tenant, not both")
+            raise BadRequest("say a tenant id or without a tenant, not both", field="tenantId")
+        checked_tenant(self.tenant_id, "tenantId")
         waiting = subscriptions.waiting_instances(
             tx.conn,
             SubscriptionKind.MESSAGE,
@@ -162,7 +164,8 @@ class BroadcastSignal:
 
     def execute(self, tx: Tx) -> DeliveryResult:
         if self.tenant_id is not None and self.without_tenant:
-            raise BadRequest("say a tenant id or without a tenant, not both")
+            raise BadRequest("say a tenant id or without a tenant, not both", field="tenantId")
+        checked_tenant(self.tenant_id, "tenantId")
         # The same broadcast as a signal throw event's (engine/commands/family.py), from none.
         family = Family(tx, ())
         delivered = family.broadcast(

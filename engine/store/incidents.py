@@ -15,7 +15,7 @@ from engine.store.columns import fetch_one, fetch_where, where_state
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
-    "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at"
+    "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at, i.tenant_id"
 )
 
 
