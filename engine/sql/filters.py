@@ -237,6 +237,14 @@ class Where:
         else:
             self.compose(sql.SQL("(") + sql.SQL(" OR ").join(parts) + sql.SQL(")"))
 
+    def tenants(self, column: LiteralString) -> None:
+        """Only the rows the request's principal sees by tenant: those of no tenant and those of
+        the principal's tenants (engine/core/actors.py). Nothing is added when no actor, or one
+        whose tenants are not narrowed, is bound."""
+        seen = actors.tenant_ids()
+        if seen is not None:
+            self.add("(" + column + " IS NULL OR " + column + " = ANY({}))", sorted(seen))
+
     def apply(self, filters: Mapping[str, Filter], values: Mapping[str, Any]) -> None:
         """The condition of each of `filters` (see `filters_of`) whose name `values` gives a
         value, in the table's order."""

@@ -159,6 +159,7 @@ def list_all(
 ) -> list[DefinitionRow]:
     where = Where()
     where.equals("key", key)
+    where.tenants("tenant_id")
     query = sql.SQL(f"SELECT {COLUMNS} FROM {table}") + where.sql()
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 

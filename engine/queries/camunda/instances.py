@@ -142,6 +142,7 @@ def process_instances(
     if family is not None:
         _family_clauses(where, family, running=True)
     _variable_clauses(where, "p", variables)
+    where.tenants("p.tenant_id")
     return _INSTANCES.read(conn, page, filters, count=count, where=where)
 
 
@@ -285,4 +286,5 @@ def historic_instances(
     where = Where()
     if family is not None:
         _family_clauses(where, family, running=False)
+    where.tenants("p.tenant_id")
     return _HISTORIC_INSTANCES.read(conn, page, filters, count=count, where=where)

@@ -87,4 +87,5 @@ def user_tasks(
     """Open user tasks."""
     where = Where()
     where.state("t.state", TaskState.OPEN)
+    where.tenants("t.tenant_id")
     return _TASKS.read(conn, page, filters, count=count, where=where)
