@@ -300,6 +300,19 @@ class UserTask(SQLModel, table=True):
         sa.Index("ix_user_task_instance_id", "instance_id"),
         sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text(OPEN_TASK)),
         sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text(OPEN_TASK)),
+        # The candidate filters (`@>`, `&&`) of engine/queries/camunda/tasks.py.
+        sa.Index(
+            "ix_user_task_candidate_users",
+            "candidate_users",
+            postgresql_using="gin",
+            postgresql_where=sa.text(OPEN_TASK),
+        ),
+        sa.Index(
+            "ix_user_task_candidate_groups",
+            "candidate_groups",
+            postgresql_using="gin",
+            postgresql_where=sa.text(OPEN_TASK),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -309,11 +322,14 @@ class UserTask(SQLModel, table=True):
     name: str | None = Field(sa_type=sa.Text)
     state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     assignee: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # Changed by the identity-link commands, hence mutable.
     candidate_users: list[str] = Field(
-        sa_type=sa.ARRAY(sa.Text), sa_column_kwargs={"server_default": sa.text("'{}'")}
+        sa_type=sa.ARRAY(sa.Text),
+        sa_column_kwargs={"server_default": sa.text("'{}'"), **MUTABLE},
     )
     candidate_groups: list[str] = Field(
-        sa_type=sa.ARRAY(sa.Text), sa_column_kwargs={"server_default": sa.text("'{}'")}
+        sa_type=sa.ARRAY(sa.Text),
+        sa_column_kwargs={"server_default": sa.text("'{}'"), **MUTABLE},
     )
     due_at: datetime | None = Field(sa_type=TS)
     priority: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50")})

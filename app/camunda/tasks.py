@@ -13,10 +13,19 @@ from app.camunda.errors import engine_error, invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
+from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.identity.accounts import Role
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
+
+
+def _with_or_without(call: Call, name: str) -> bool | None:
+    """`with<name>=true`: True; `without<name>=true`: False (both: False); `false`, as absent,
+    filters nothing."""
+    if call.flag(f"without{name}"):
+        return False
+    return True if call.flag(f"with{name}") else None
 
 
 def _task_query(
@@ -24,6 +33,17 @@ def _task_query(
 ) -> list[task_reads.TaskRow] | int:
     suspended = call.flag_unless("suspended", "active")
     assigned = call.flag_unless("assigned", "unassigned")
+    candidate_user = call.text("candidateUser")
+    candidate_group = call.text("candidateGroup")
+    candidate_groups = call.csv("candidateGroups")
+    with_groups = _with_or_without(call, "CandidateGroups")
+    with_users = _with_or_without(call, "CandidateUsers")
+    # Camunda's candidate queries: by a candidate, or for tasks that have candidates.
+    candidate_query = (
+        any(v is not None for v in (candidate_user, candidate_group, candidate_groups))
+        or with_groups is True
+        or with_users is True
+    )
     return task_reads.user_tasks(
         call.engine,
         call.page(task_reads.TASK_SORT),
@@ -41,9 +61,13 @@ def _task_query(
         assignee=call.text("assignee"),
         assignee_like=call.text("assigneeLike"),
         assigned=assigned,
-        candidate_user=call.text("candidateUser"),
-        candidate_group=call.text("candidateGroup"),
-        candidate_groups=call.csv("candidateGroups"),
+        candidate_user=candidate_user,
+        candidate_group=candidate_group,
+        candidate_groups=candidate_groups,
+        with_candidate_groups=with_groups,
+        with_candidate_users=with_users,
+        involved_user=call.text("involvedUser"),
+        candidates_unassigned=candidate_query and not call.flag("includeAssignedTasks"),
         suspended=suspended,
         priority=call.integer("priority"),
         min_priority=call.integer("minPriority"),
@@ -135,6 +159,59 @@ def complete(call: Call) -> Response:
     return no_content()
 
 
+def _links(row: task_reads.TaskRow) -> list[Json]:
+    links: list[Json] = []
+    if row.assignee is not None:
+        links.append({"userId": row.assignee, "groupId": None, "type": LinkType.ASSIGNEE.value})
+    for user in row.candidate_users:
+        links.append({"userId": user, "groupId": None, "type": LinkType.CANDIDATE.value})
+    for group in row.candidate_groups:
+        links.append({"userId": None, "groupId": group, "type": LinkType.CANDIDATE.value})
+    return links
+
+
+def identity_links(call: Call) -> Response:
+    """The task's identity links (`type`: only those of that type)."""
+    task_id = call.path["id"]
+    row = found(
+        only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
+    )
+    kind = call.text("type")
+    return json_response([link for link in _links(row) if kind in (None, link["type"])])
+
+
+def _change_link(call: Call, *, remove: bool) -> Response:
+    task_id = call.path["id"]
+    kind = call.body_text("type")
+    if kind is None:
+        raise invalid_request("'type' is required: candidate or assignee")
+    try:
+        link_type = LinkType(kind)
+    except ValueError:
+        raise invalid_request(
+            f"'type' {kind!r} is not supported: candidate or assignee (no owner is kept)"
+        ) from None
+    user_id, group_id = call.body_text("userId"), call.body_text("groupId")
+    if (user_id is None) == (group_id is None):
+        raise invalid_request("Give exactly one of 'userId' and 'groupId'")
+    command = ChangeTaskIdentityLink(
+        as_uuid(task_id), link_type, user_id=user_id, group_id=group_id, remove=remove
+    )
+    try:
+        call.engine.run(command)
+    except NotFound as exc:
+        raise rest_error(404, f"No matching task with id {task_id}", exc) from exc
+    return no_content()
+
+
+def add_identity_link(call: Call) -> Response:
+    return _change_link(call, remove=False)
+
+
+def delete_identity_link(call: Call) -> Response:
+    return _change_link(call, remove=True)
+
+
 endpoints = [
     *listing("/task", _task_query, shown=_shown),
     Endpoint("/task/{id}", "GET", Role.VIEWER, get_task),
@@ -142,4 +219,13 @@ endpoints = [
     Endpoint("/task/{id}/unclaim", "POST", Role.OPERATOR, unclaim, body="json"),
     Endpoint("/task/{id}/assignee", "POST", Role.OPERATOR, set_assignee, body="json"),
     Endpoint("/task/{id}/complete", "POST", Role.OPERATOR, complete, body="json"),
+    Endpoint("/task/{id}/identity-links", "GET", Role.VIEWER, identity_links),
+    Endpoint("/task/{id}/identity-links", "POST", Role.OPERATOR, add_identity_link, body="json"),
+    Endpoint(
+        "/task/{id}/identity-links/delete",
+        "POST",
+        Role.OPERATOR,
+        delete_identity_link,
+        body="json",
+    ),
 ]

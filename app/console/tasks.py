@@ -18,11 +18,22 @@ from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
-from engine.queries import console, lists
+from engine.identity.permissions import BUILTIN_ROLES
+from engine.queries import console, identity, lists
 from engine.queries.lists import FILTERS, TaskFilter
 from engine.states import ListPage
 
-SHOW = ("all", "mine", "unassigned")
+# The inbox's views: "inbox", the tasks I hold and the unassigned ones I am a candidate for
+# (directly or through my groups), is the default of a user in a group other than the built-in
+# role groups; "all" is the others' default (every role may read every task for now).
+SHOW = ("all", "mine", "unassigned", "groups", "inbox")
+SHOWN = {
+    "all": "all open tasks",
+    "mine": "my tasks (assigned to me)",
+    "unassigned": "unassigned",
+    "groups": "my groups' tasks (unassigned)",
+    "inbox": "my tasks and my groups' tasks",
+}
 FILTER_FIELDS = FILTERS[ListPage.TASKS]
 COLUMNS: list[Column] = [
     ("id", lambda t: t.id),
@@ -40,14 +51,24 @@ COLUMNS: list[Column] = [
 ]
 
 
-def filter_of(parameters: Query, me: str) -> TaskFilter:
-    """The filter the page's URL names (`mine`: assigned to `me`): the page and its export read
-    it this one way."""
-    show = parameters.one_of("show", SHOW) or "all"
+def default_show(engine: Engine, me: str) -> str:
+    """The view shown when the URL names none: "inbox" for a member of a work group (one that
+    is not a built-in role's), else "all"."""
+    groups = identity.group_ids_of(engine, me)
+    return "inbox" if any(g not in BUILTIN_ROLES for g in groups) else "all"
+
+
+def filter_of(parameters: Query, me: str, default: str = "all") -> TaskFilter:
+    """The filter the page's URL names (`mine`: assigned to `me`; `groups`: unassigned, `me` a
+    candidate; `inbox`: either), `default` when it names none: the page and its export read it
+    this one way."""
+    show = parameters.one_of("show", SHOW) or default
     return TaskFilter(
         definition_key=parameters.text("definition", strip=True),
         assignee=me if show == "mine" else None,
-        unassigned=show == "unassigned",
+        unassigned=show in ("unassigned", "groups"),
+        candidate=me if show == "groups" else None,
+        held_or_candidate=me if show == "inbox" else None,
     )
 
 
@@ -62,12 +83,14 @@ def _tasks(
 async def tasks_page(request: Request) -> Response:
     parameters = Query(request.query_params)
     params = parameters.fields(FILTER_FIELDS)
-    show = params.get("show", "all")
+    me = principal_of(request).name
+    default = await read(request, default_show, engine_of(request), me)
+    show = params.get("show") or default
     key = params.get("definition")
     after = parameters.text("after")
     context: dict[str, Any] = {"tasks": [], "forms": {}, "next_cursor": None, "error": None}
     try:
-        where = filter_of(parameters, principal_of(request).name)
+        where = filter_of(parameters, me, default)
         context = await read(
             request, _tasks, engine_of(request), where, after, can_operate(request)
         )
@@ -89,13 +112,19 @@ async def tasks_page(request: Request) -> Response:
         return render(request, "_task_rows.html", context, status_code=status)
     keys = await read(request, console.definition_keys, engine_of(request))
     context.update(await saved_views(request, ListPage.TASKS, query))
-    return render(request, "tasks.html", {"page": "tasks", "shows": SHOW, "keys": keys, **context})
+    return render(
+        request,
+        "tasks.html",
+        {"page": "tasks", "shows": SHOW, "shown": SHOWN, "keys": keys, **context},
+    )
 
 
 async def tasks_export(request: Request) -> Response:
     """Every open task the inbox's filters match, oldest first: CSV or JSON, streamed."""
     format = check_format(request.path_params["format"])
-    where = filter_of(Query(request.query_params), principal_of(request).name)
+    me = principal_of(request).name
+    default = await read(request, default_show, engine_of(request), me)
+    where = filter_of(Query(request.query_params), me, default)
     return await export("tasks", format, COLUMNS, lists.tasks(engine_of(request), where))
 
 

@@ -26,8 +26,7 @@ from engine.bpmn.reading import (
     local_name,
     namespace_of,
 )
-from engine.errors import ExpressionError
-from engine.language.expressions import Expression, compile_expression, is_expression
+from engine.language.expressions import Expression, compile_or_refuse, is_expression
 from engine.model import CallActivity, CalledBinding, CallMapping, Node
 
 _BINDINGS: tuple[CalledBinding, ...] = ("latest", "deployment", "version", "versionTag")
@@ -110,10 +109,7 @@ def _checked(text: str, what: str, element: Element, ctx: Context, node_id: str)
 
 
 def _compiled(text: str, what: str, element: Element, ctx: Context, node_id: str) -> Expression:
-    try:
-        return compile_expression(text)
-    except ExpressionError as error:
-        raise ctx.error(f"{what}: {error.message}", element, node_id) from None
+    return compile_or_refuse(text, what, lambda message: ctx.error(message, element, node_id))
 
 
 def _mappings(

@@ -23,8 +23,8 @@ from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from engine.errors import ExpressionError, ModelError
-from engine.language.expressions import Expression, compile_expression
+from engine.errors import ModelError
+from engine.language.expressions import Expression, compile_or_refuse
 from engine.language.mappings import (
     ExpressionValue,
     InputOutput,
@@ -64,10 +64,7 @@ class _Reader:
         return found
 
     def expression(self, text: str, element: Element, what: str) -> Expression:
-        try:
-            return compile_expression(text)
-        except ExpressionError as error:
-            raise self.fail(f"{what}: {error.message}", element) from None
+        return compile_or_refuse(text, what, lambda message: self.fail(message, element))
 
     def value(self, element: Element, what: str) -> MappingValue:
         """The value a holder (an inputParameter, outputParameter, map entry or list value)

@@ -22,8 +22,7 @@ from engine.bpmn.reading import (
     namespace_of,
     plain_extensions,
 )
-from engine.errors import ExpressionError
-from engine.language.expressions import Expression, compile_expression, is_expression
+from engine.language.expressions import Expression, compile_or_refuse, is_expression
 from engine.model import Loop, MultiInstance, StandardLoop
 
 LOOP_ELEMENTS = frozenset({"multiInstanceLoopCharacteristics", "standardLoopCharacteristics"})
@@ -69,10 +68,7 @@ def _parts(loop: Element, ctx: Context, node_id: str, allowed: frozenset[str]) -
 
 
 def _expression(loop: Element, ctx: Context, node_id: str, what: str, text: str) -> Expression:
-    try:
-        return compile_expression(text)
-    except ExpressionError as error:
-        raise ctx.error(f"{what}: {error.message}", loop, node_id) from None
+    return compile_or_refuse(text, what, lambda message: ctx.error(message, loop, node_id))
 
 
 def _multi_instance(loop: Element, ctx: Context, node_id: str) -> MultiInstance:

@@ -204,6 +204,19 @@ def element_children(element: Element) -> list[Element]:
     return [child for child in element if isinstance(child.tag, str)]
 
 
+def element_error(
+    file: str, message: str, element: Element, element_id: str | None = None
+) -> ModelError:
+    """The ModelError of `element` in `file`: its line, and its id unless `element_id` is given
+    (BPMN and DMN files alike)."""
+    return ModelError(
+        message,
+        file=file,
+        line=element.sourceline,
+        element_id=element_id if element_id is not None else element.get("id"),
+    )
+
+
 @dataclass(frozen=True)
 class Context:
     file: str
@@ -221,12 +234,7 @@ class Context:
     limits: ModelLimits | None = DEFAULT_LIMITS
 
     def error(self, message: str, element: Element, element_id: str | None = None) -> ModelError:
-        return ModelError(
-            message,
-            file=self.file,
-            line=element.sourceline,
-            element_id=element_id if element_id is not None else element.get("id"),
-        )
+        return element_error(self.file, message, element, element_id)
 
     def unsupported(self, element: Element, element_id: str | None) -> ModelError:
         tag = qualified_name(element)

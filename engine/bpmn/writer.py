@@ -577,24 +577,19 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
                 process.set(_camunda("historyTimeToLive"), str(model.history_ttl_days))
             _described(process, model.documentation, model.properties, listeners=model.listeners)
             _scope(process, model, None, refs, _flows_by_scope(model))
-        for name, message_id in refs.messages.items():
-            message = etree.SubElement(root, _bpmn("message"))
-            message.set("id", message_id)
-            message.set("name", name)
-        for name, signal_id in refs.signals.items():
-            signal = etree.SubElement(root, _bpmn("signal"))
-            signal.set("id", signal_id)
-            signal.set("name", name)
-        for code, error_id in refs.errors.items():
-            error_element = etree.SubElement(root, _bpmn("error"))
-            error_element.set("id", error_id)
-            error_element.set("name", code)
-            error_element.set("errorCode", code)
-        for code, escalation_id in refs.escalations.items():
-            escalation = etree.SubElement(root, _bpmn("escalation"))
-            escalation.set("id", escalation_id)
-            escalation.set("name", code)
-            escalation.set("escalationCode", code)
+        # The definitions-level elements, by name or code: a code is also the element's name.
+        for tag, by_name, code_attribute in (
+            ("message", refs.messages, None),
+            ("signal", refs.signals, None),
+            ("error", refs.errors, "errorCode"),
+            ("escalation", refs.escalations, "escalationCode"),
+        ):
+            for name, element_id in by_name.items():
+                element = etree.SubElement(root, _bpmn(tag))
+                element.set("id", element_id)
+                element.set("name", name)
+                if code_attribute is not None:
+                    element.set(code_attribute, name)
     except ValueError as error:
         # lxml refuses text that XML cannot carry, such as control characters.
         raise ModelError(f"cannot write BPMN: {error}") from None

@@ -8,8 +8,8 @@ from typing import Any, Self, TypedDict
 
 from engine.bpmn.parser import timer_problem
 from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
-from engine.errors import ExpressionError, ModelError
-from engine.language.expressions import Expression, compile_expression
+from engine.errors import ModelError
+from engine.language.expressions import Expression, compile_or_refuse
 from engine.language.forms import FormField, form_problem
 from engine.language.history_ttl import check_history_ttl
 from engine.model import Listener, Node, Script, SequenceFlow, TimerDefinition
@@ -110,17 +110,11 @@ class BuilderBase:
     def _checked(self, element_id: str, what: str, value: str | None) -> str | None:
         """Text containing an expression must be exactly one safe expression, as in the parser."""
         if value is not None and ("${" in value or "#{" in value):
-            try:
-                compile_expression(value)
-            except ExpressionError as error:
-                raise self._error(f"{what}: {error.message}", element_id) from None
+            self._expression(element_id, what, value)
         return value
 
     def _expression(self, element_id: str, what: str, text: str) -> Expression:
-        try:
-            return compile_expression(text)
-        except ExpressionError as error:
-            raise self._error(f"{what}: {error.message}", element_id) from None
+        return compile_or_refuse(text, what, lambda message: self._error(message, element_id))
 
     def _timer(self, element_id: str, timer: TimerDefinition | None) -> TimerDefinition | None:
         if timer is None:
@@ -173,8 +167,5 @@ class BuilderBase:
             raise self._error("the script is empty", element_id)
         if kind == "expression":
             source = source.strip()
-            try:
-                compile_expression(source)
-            except ExpressionError as error:
-                raise self._error(f"script: {error.message}", element_id) from None
+            self._expression(element_id, "script", source)
         return Script(format=kind, source=source)

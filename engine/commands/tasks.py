@@ -1,9 +1,11 @@
-"""Complete a user task: its token leaves the task and runs on."""
+"""User tasks: complete one (its token leaves the task and runs on), claim or assign it, change
+its variables, and change its identity links (candidates, assignee)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar
 from uuid import UUID
 
@@ -20,7 +22,7 @@ from engine.core.permits import (
     check,
 )
 from engine.core.runtime import InstanceRun, Token, UserTaskRow
-from engine.errors import Conflict, InvariantViolation, InvariantViolationKind, NotFound
+from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
 from engine.language.forms import submit
 from engine.language.variables import TypedValue
 from engine.model import UserTask
@@ -224,3 +226,91 @@ class ModifyTaskVariables:
     def _visible(self, run: InstanceRun, token: Token) -> dict[str, TypedValue]:
         """The variables the change reads and writes: the task's locals, or all it sees."""
         return dict(run.locals.get(token.id, {})) if self.local else run.typed_for(token)
+
+
+class LinkType(StrEnum):
+    """Camunda's identity-link types of a task this engine models (it keeps no owner)."""
+
+    CANDIDATE = "candidate"
+    ASSIGNEE = "assignee"
+
+
+@dataclass(frozen=True)
+class ChangeTaskIdentityLink:
+    """Add (`remove` False) or remove an identity link of an open task, as Camunda's
+    /task/{id}/identity-links does: a candidate user (`user_id`) or group (`group_id`), exactly
+    one of them, or the assignee (a user). Adding a link the task has, or removing one it has
+    not, changes nothing but is still audited as asked."""
+
+    name: ClassVar[str] = "ChangeTaskIdentityLink"
+    result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (ASSIGN_TASK,)
+
+    task_id: UUID
+    type: LinkType
+    user_id: str | None = None
+    group_id: str | None = None
+    remove: bool = False
+
+    def execute(self, tx: Tx) -> TaskResult:
+        if (self.user_id is None) == (self.group_id is None):
+            raise BadRequest("give exactly one of userId and groupId", field="userId")
+        if self.type is LinkType.ASSIGNEE and self.user_id is None:
+            raise BadRequest("an assignee link names a user in userId", field="userId")
+        run = _load(tx, self.task_id)
+        task = run.tasks.get(self.task_id)
+        if task is None:
+            raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        _check(tx, ASSIGN_TASK, run, task)
+        if self.type is LinkType.ASSIGNEE:
+            self._assignee(tx, run, task)
+        else:
+            self._candidate(tx, run, task)
+        return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
+
+    def _assignee(self, tx: Tx, run: InstanceRun, task: UserTaskRow) -> None:
+        before = task.assignee
+        # Removing the assignee link of somebody else leaves the assignee as it is.
+        kept = None if before == self.user_id else before
+        after = kept if self.remove else self.user_id
+        task.assignee, task.dirty = after, True
+        if after is not None and after != before:
+            advance(tx, run).assigned(task)
+        run.emit("task.assigned", run.tokens.get(task.token_id))
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.ASSIGN,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="assignee",
+            before=before,
+            after=after,
+        )
+
+    def _candidate(self, tx: Tx, run: InstanceRun, task: UserTaskRow) -> None:
+        user = self.user_id is not None
+        names = task.candidate_users if user else task.candidate_groups
+        name = self.user_id if user else self.group_id
+        assert name is not None
+        before = list(names)
+        after = [n for n in before if n != name] if self.remove else _with(before, name)
+        if user:
+            task.candidate_users = after
+        else:
+            task.candidate_groups = after
+        task.dirty = True
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.UPDATE,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="candidateUsers" if user else "candidateGroups",
+            before=",".join(before),
+            after=",".join(after),
+        )
+
+
+def _with(names: list[str], name: str) -> list[str]:
+    return names if name in names else [*names, name]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.bpmn.reading import load_document
+from engine.bpmn.reading import element_error, load_document
 from engine.dmn import model
 from engine.dmn.graph import find_cycle
 from engine.errors import ExpressionError, ModelError
@@ -55,12 +55,19 @@ class _Reader:
         return f"{{{self.namespace}}}{local}"
 
     def error(self, message: str, element: Element, element_id: str | None = None) -> ModelError:
-        return ModelError(
-            message,
-            file=self.file,
-            line=element.sourceline,
-            element_id=element_id if element_id is not None else element.get("id"),
-        )
+        return element_error(self.file, message, element, element_id)
+
+    def at_most(
+        self, elements: list[Element], most: int | None, holder: str, what: str, setting: str
+    ) -> None:
+        """Refuse more than `most` `elements` (None: any number), naming the first too many and
+        the engine's `setting` that bounds them."""
+        if most is not None and len(elements) > most:
+            message = (
+                f"{holder} has {len(elements)} {what}, more than {most}, "
+                f"the limit ({setting} in the engine's settings)"
+            )
+            raise self.error(message, elements[most])
 
     def children(self, element: Element, local: str) -> list[Element]:
         return list(element.findall(self.tag(local)))
@@ -247,12 +254,8 @@ def _table(
         raise reader.error(message, element)
     rule_elements = reader.children(element, "rule")
     limits = reader.limits
-    if limits is not None and len(rule_elements) > limits.max_rules:
-        message = (
-            f"the decision table has {len(rule_elements)} rules, more than {limits.max_rules}, "
-            "the limit (max_decision_rules in the engine's settings)"
-        )
-        raise reader.error(message, rule_elements[limits.max_rules])
+    most = None if limits is None else limits.max_rules
+    reader.at_most(rule_elements, most, "the decision table", "rules", "max_decision_rules")
     rules: list[model.Rule] = []
     rule_ids: set[str] = set()
     for item in rule_elements:
@@ -353,12 +356,8 @@ def parse_dmn(
     reader = _Reader(source_name, namespace, limits)
     language = reader.language(root, model.ExpressionLanguage.FEEL)
     decision_elements = reader.children(root, "decision")
-    if limits is not None and len(decision_elements) > limits.max_decisions:
-        message = (
-            f"the file has {len(decision_elements)} decisions, more than {limits.max_decisions}, "
-            "the limit (max_dmn_decisions in the engine's settings)"
-        )
-        raise reader.error(message, decision_elements[limits.max_decisions])
+    most = None if limits is None else limits.max_decisions
+    reader.at_most(decision_elements, most, "the file", "decisions", "max_dmn_decisions")
     decisions: list[model.Decision] = []
     elements: dict[str, Element] = {}
     for element in decision_elements:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -189,19 +190,23 @@ class Parser:
             self.nesting -= 1
 
     def disjunction(self) -> n.Node:
-        node = self.conjunction()
-        while self.at("or"):
-            position = self.advance().position
-            right = self.conjunction()
-            node = self.make(n.Logical(position, "or", node, right), node, right)
-        return node
+        return self.chain(("or",), self.conjunction, n.Logical)
 
     def conjunction(self) -> n.Node:
-        node = self.comparison()
-        while self.at("and"):
-            position = self.advance().position
-            right = self.comparison()
-            node = self.make(n.Logical(position, "and", node, right), node, right)
+        return self.chain(("and",), self.comparison, n.Logical)
+
+    def chain(
+        self,
+        operators: tuple[str, ...],
+        operand: Callable[[], n.Node],
+        kind: type[n.Binary] | type[n.Logical] = n.Binary,
+    ) -> n.Node:
+        """One or more `operand`s joined by any of `operators`, grouped from the left."""
+        node = operand()
+        while self.token.kind in ("op", "name") and self.token.text in operators:
+            token = self.advance()
+            right = operand()
+            node = self.make(kind(token.position, token.text, node, right), node, right)
         return node
 
     def comparison(self) -> n.Node:
@@ -237,28 +242,13 @@ class Parser:
             return self.positive_tests(closing=")")
 
     def additive(self) -> n.Node:
-        node = self.multiplicative()
-        while self.at("+") or self.at("-"):
-            token = self.advance()
-            right = self.multiplicative()
-            node = self.make(n.Binary(token.position, token.text, node, right), node, right)
-        return node
+        return self.chain(("+", "-"), self.multiplicative)
 
     def multiplicative(self) -> n.Node:
-        node = self.power()
-        while self.at("*") or self.at("/"):
-            token = self.advance()
-            right = self.power()
-            node = self.make(n.Binary(token.position, token.text, node, right), node, right)
-        return node
+        return self.chain(("*", "/"), self.power)
 
     def power(self) -> n.Node:
-        node = self.unary()
-        while self.at("**"):
-            token = self.advance()
-            right = self.unary()
-            node = self.make(n.Binary(token.position, "**", node, right), node, right)
-        return node
+        return self.chain(("**",), self.unary)
 
     def unary(self) -> n.Node:
         signs: list[int] = []
@@ -332,13 +322,7 @@ class Parser:
             return inner
         if token.text == "[":
             self.advance()
-            items: list[n.Node] = []
-            if not self.at("]"):
-                items.append(self.expression())
-                while self.at(","):
-                    self.advance()
-                    items.append(self.expression())
-            self.expect("]")
+            items = self.expressions("]")
             return self.make(n.ListNode(token.position, tuple(items)), *items)
         if token.text == "{":
             self.advance()
@@ -358,6 +342,17 @@ class Parser:
             values = [value for _, value in entries]
             return self.make(n.ContextNode(token.position, tuple(entries)), *values)
         raise FeelError(f"unexpected {self.describe()}", token.position)
+
+    def expressions(self, closing: str) -> list[n.Node]:
+        """Expressions separated by commas, up to `closing` (consumed); none before it at all."""
+        items: list[n.Node] = []
+        if not self.at(closing):
+            items.append(self.expression())
+            while self.at(","):
+                self.advance()
+                items.append(self.expression())
+        self.expect(closing)
+        return items
 
     def function_name(self) -> str | None:
         for name in MULTI_WORD_FUNCTIONS:
@@ -379,13 +374,7 @@ class Parser:
         from engine.feel.builtins import check_arity
 
         self.expect("(")
-        arguments: list[n.Node] = []
-        if not self.at(")"):
-            arguments.append(self.expression())
-            while self.at(","):
-                self.advance()
-                arguments.append(self.expression())
-        self.expect(")")
+        arguments = self.expressions(")")
         check_arity(function, len(arguments), position)
         return self.make(n.Call(position, function, tuple(arguments)), *arguments)
 

@@ -26,30 +26,27 @@ class YearsMonths:
     months: int
 
 
+# Each FEEL type's Python class and name, in the order they are tested (bool before the
+# numbers, datetime before date, which it subclasses).
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),
+    (Decimal, "number"),
+    (str, "string"),
+    (dt.datetime, "date and time"),
+    (dt.date, "date"),
+    (dt.time, "time"),
+    (dt.timedelta, "days and time duration"),
+    (YearsMonths, "years and months duration"),
+    (list, "list"),
+    (dict, "context"),
+)
+
+
 def type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, Decimal):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dt.datetime):
-        return "date and time"
-    if isinstance(value, dt.date):
-        return "date"
-    if isinstance(value, dt.time):
-        return "time"
-    if isinstance(value, dt.timedelta):
-        return "days and time duration"
-    if isinstance(value, YearsMonths):
-        return "years and months duration"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "context"
-    return type(value).__name__
+    return next(
+        (name for kind, name in _TYPE_NAMES if isinstance(value, kind)), type(value).__name__
+    )
 
 
 def to_feel(value: Any, depth: int = 0) -> Any:

@@ -704,6 +704,15 @@ def compile_expression(text: str) -> Expression:
     return Expression(text)
 
 
+def compile_or_refuse(text: str, what: str, refuse: Callable[[str], Exception]) -> Expression:
+    """Compile `text` as `compile_expression` does; a problem is raised as the error `refuse`
+    makes of the message "`what`: problem" (a model reader's or builder's refusal)."""
+    try:
+        return Expression(text)
+    except ExpressionError as error:
+        raise refuse(f"{what}: {error.message}") from None
+
+
 def is_expression(text: str) -> bool:
     """True when `text` is exactly one `${...}` or `#{...}` (whether or not it compiles)."""
     return text.startswith(("${", "#{")) and _closing_brace(text) == len(text) - 1

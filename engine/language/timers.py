@@ -279,14 +279,14 @@ def first_due(
         due = add_duration(now, duration)
         if limits is not None:
             check_duration(duration, text, limits)
-        return due.astimezone(UTC)
-    if kind == "cycle":
+    elif kind == "cycle":
         cycle = parse_cycle(text)
         due = _first_occurrence(cycle, now)
         if limits is not None:
             check_cycle(cycle, text, limits)
-        return due.astimezone(UTC)
-    raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
+    else:
+        raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
+    return due.astimezone(UTC)
 
 
 def validate_timer(kind: str, text: str, limits: TimerLimits | None = DEFAULT_LIMITS) -> None:

@@ -28,7 +28,7 @@ from engine.commands.jobs import run_job as run_job_command
 from engine.core.executor import Clock, Command, Idempotency, Result
 from engine.db.outage import is_database_outage
 from engine.loops.notifier import Notifier
-from engine.loops.threads import Loops
+from engine.loops.threads import Looping, Loops
 from engine.observe.metrics import JOBS
 from engine.schema import JOB_CHANNEL
 from engine.store import jobs as job_store
@@ -109,10 +109,11 @@ def default_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
-class JobExecutor:
+class JobExecutor(Looping):
     """Runs due jobs of the engine's database in background threads (or the caller's, with
     `run_once`). Any number of executors, in any number of processes, may share a database."""
 
+    _log = log
     # First wait after a failure of the loop itself (database down); doubles up to 30 s.
     error_backoff_seconds: float = 0.5
     # Jobs per acquisition. Timers of different instances run together, so a burst of due
@@ -211,19 +212,6 @@ class JobExecutor:
         _settle_garbage_collector()
         self._loops.start(self._loop, self.threads)
         log.info("job executor %s started (%d threads)", self.owner, self.threads)
-
-    def request_stop(self) -> None:
-        """Ask the threads to stop after the job in hand; does not wait."""
-        self._loops.request_stop()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop gracefully: every thread finishes the job in hand, then this returns."""
-        self._loops.stop(timeout)
-        log.info("job executor %s stopped", self.owner)
-
-    @property
-    def running(self) -> bool:
-        return self._loops.running
 
     def run_forever(self, stop_timeout: float = 10.0) -> None:
         """Run until `stop()`/`request_stop()`, or until KeyboardInterrupt or SystemExit reach

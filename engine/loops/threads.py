@@ -50,3 +50,26 @@ class Loops:
                 log.warning("%s thread %s did not stop within %ss", self.what, thread.name, timeout)
         self._threads = [thread for thread in self._threads if thread.is_alive()]
         return not self._threads
+
+
+class Looping:
+    """What runs its work on `Loops` (the job executor, the webhook dispatcher): asked to stop,
+    stopped, and whether it runs. `_log` is its logger, `owner` the name it goes by."""
+
+    _loops: Loops
+    _log: logging.Logger
+    owner: str
+
+    def request_stop(self) -> None:
+        """Ask the threads to stop after the work in hand; does not wait."""
+        self._loops.request_stop()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop gracefully: every thread finishes the work in hand (a dispatcher gives back the
+        rest of its batch), then this returns."""
+        self._loops.stop(timeout)
+        self._log.info("%s %s stopped", self._loops.what, self.owner)
+
+    @property
+    def running(self) -> bool:
+        return self._loops.running

@@ -85,9 +85,7 @@ class StartEvent(Catches, Node):
     # camunda:initiator: the variable that receives the id of the user who started the instance.
     initiator: str | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.START_EVENT
+    _kind = NodeKind.START_EVENT
 
     @property
     def is_none_start(self) -> bool:
@@ -181,9 +179,7 @@ class EndEvent(MessageThrow, Node):
     # A compensation end event: it triggers compensation, then its token ends.
     compensation: CompensateThrow | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.END_EVENT
+    _kind = NodeKind.END_EVENT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,9 +204,7 @@ class IntermediateThrowEvent(MessageThrow, Node):
     # A compensation throw event (see `CompensateThrow`).
     compensation: CompensateThrow | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.INTERMEDIATE_THROW_EVENT
+    _kind = NodeKind.INTERMEDIATE_THROW_EVENT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,9 +215,7 @@ class IntermediateCatchEvent(Waits, Node):
 
     link_name: str | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.INTERMEDIATE_CATCH_EVENT
+    _kind = NodeKind.INTERMEDIATE_CATCH_EVENT
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,9 +230,7 @@ class BoundaryEvent(Catches, Node):
     cancel_activity: bool = True
     compensate_handler: str | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.BOUNDARY_EVENT
+    _kind = NodeKind.BOUNDARY_EVENT
 
 
 def triggers(node: Node) -> tuple[str, ...]:

@@ -7,20 +7,10 @@ from dataclasses import dataclass
 from engine.model.node import Node, NodeKind
 
 
-@dataclass(frozen=True, kw_only=True)
-class ExclusiveGateway(Node):
-    default_flow: str | None = None
+class Joins:
+    """A gateway that joins the flows coming in when there is more than one."""
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.EXCLUSIVE_GATEWAY
-
-
-@dataclass(frozen=True, kw_only=True)
-class ParallelGateway(Node):
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.PARALLEL_GATEWAY
+    incoming: tuple[str, ...]
 
     @property
     def is_join(self) -> bool:
@@ -28,20 +18,26 @@ class ParallelGateway(Node):
 
 
 @dataclass(frozen=True, kw_only=True)
-class InclusiveGateway(Node):
+class ExclusiveGateway(Node):
+    default_flow: str | None = None
+
+    _kind = NodeKind.EXCLUSIVE_GATEWAY
+
+
+@dataclass(frozen=True, kw_only=True)
+class ParallelGateway(Joins, Node):
+    _kind = NodeKind.PARALLEL_GATEWAY
+
+
+@dataclass(frozen=True, kw_only=True)
+class InclusiveGateway(Joins, Node):
     """Diverging: every outgoing flow whose condition is true, the default flow when none is.
     Converging (more than one incoming flow): the tokens that arrived wait until no other live
     token of their scope can still reach the gateway, then one token leaves."""
 
     default_flow: str | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.INCLUSIVE_GATEWAY
-
-    @property
-    def is_join(self) -> bool:
-        return len(self.incoming) > 1
+    _kind = NodeKind.INCLUSIVE_GATEWAY
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +45,4 @@ class EventBasedGateway(Node):
     """The token waits here for every catch event its outgoing flows lead to at once; the first
     to occur wins, the others' waits are retired, and the token goes on through the winner."""
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.EVENT_BASED_GATEWAY
+    _kind = NodeKind.EVENT_BASED_GATEWAY

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from engine import scripting
 from engine.language.expressions import Expression
@@ -146,9 +146,12 @@ class Node:
     documentation: str | None = field(default=None, compare=False)
     properties: Properties = field(default=(), compare=False)
 
+    # Each kind of node names its kind once, as this class attribute.
+    _kind: ClassVar[NodeKind]
+
     @property
     def kind(self) -> NodeKind:
-        raise NotImplementedError
+        return self._kind
 
     @property
     def label(self) -> str:

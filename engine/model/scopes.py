@@ -17,9 +17,7 @@ class SubProcess(Node):
 
     triggered_by_event: bool = False
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.SUB_PROCESS
+    _kind = NodeKind.SUB_PROCESS
 
 
 CalledBinding = Literal["latest", "deployment", "version", "versionTag"]
@@ -56,6 +54,4 @@ class CallActivity(Node):
     inputs: tuple[CallMapping, ...] = ()
     outputs: tuple[CallMapping, ...] = ()
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.CALL_ACTIVITY
+    _kind = NodeKind.CALL_ACTIVITY

@@ -41,9 +41,7 @@ class ServiceTask(Node):
     # value going to `result_variable` when there is one.
     expression: Expression | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.SERVICE_TASK
+    _kind = NodeKind.SERVICE_TASK
 
     @property
     def is_external(self) -> bool:
@@ -54,9 +52,7 @@ class ServiceTask(Node):
 class SendTask(ServiceTask):
     """A send task: implemented exactly like a service task, as in Camunda 7."""
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.SEND_TASK
+    _kind = NodeKind.SEND_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -76,9 +72,7 @@ class UserTask(Node):
     # camunda:formData: the fields of the task's generated form (see engine/language/forms.py).
     form_fields: tuple[FormField, ...] = ()
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.USER_TASK
+    _kind = NodeKind.USER_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,9 +82,7 @@ class ScriptTask(Node):
     script: Script
     result_variable: str | None = None
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.SCRIPT_TASK
+    _kind = NodeKind.SCRIPT_TASK
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,9 +100,7 @@ class NoneTask(Node):
 class ReceiveTask(Node):
     message_name: str
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.RECEIVE_TASK
+    _kind = NodeKind.RECEIVE_TASK
 
 
 # camunda:mapDecisionResult: how a business rule task's decision result becomes its variable.
@@ -136,6 +126,4 @@ class BusinessRuleTask(Node):
     result_variable: str | None = None
     map_decision_result: DecisionResultMapping = "resultList"
 
-    @property
-    def kind(self) -> NodeKind:
-        return NodeKind.BUSINESS_RULE_TASK
+    _kind = NodeKind.BUSINESS_RULE_TASK

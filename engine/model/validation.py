@@ -12,6 +12,7 @@ the scope it compensates.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple, Protocol
 
 from engine.errors import ModelError
 from engine.model import (
@@ -45,35 +46,50 @@ from engine.model.compensation import (
 )
 
 
+class _Located(Protocol):
+    """What a refusal names: an element's id and line."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def line(self) -> int | None: ...
+
+
+class _At(NamedTuple):
+    """An id and a line that are not one element's own (the process's key, a parameter's line)."""
+
+    id: str
+    line: int | None
+
+
 def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
     """Check the structural rules every executable model obeys; raise ModelError naming the
     element."""
 
-    def fail(message: str, element_id: str, line: int | None) -> ModelError:
-        return ModelError(message, file=file, line=line, element_id=element_id)
+    def fail(message: str, at: _Located) -> ModelError:
+        return ModelError(message, file=file, line=at.line, element_id=at.id)
 
     if not model.nodes:
-        raise fail("process has no flow nodes", model.key, model.line)
+        raise fail("process has no flow nodes", _At(model.key, model.line))
     seen: set[str] = set()
     for node in model.nodes:
         if node.id in seen:
-            raise fail("duplicate element id", node.id, node.line)
+            raise fail("duplicate element id", node)
         seen.add(node.id)
     _validate_scopes(model, fail)
     for flow in model.flows:
         if flow.id in seen:
-            raise fail("duplicate element id", flow.id, flow.line)
+            raise fail("duplicate element id", flow)
         seen.add(flow.id)
         for end, ref in (("sourceRef", flow.source), ("targetRef", flow.target)):
             if not model.has_node(ref):
-                raise fail(f"{end} '{ref}' names no flow node of this process", flow.id, flow.line)
+                raise fail(f"{end} '{ref}' names no flow node of this process", flow)
         source, target = model.node(flow.source), model.node(flow.target)
         if source.parent != target.parent:
             raise fail(
                 f"a sequence flow cannot cross a subprocess boundary ('{flow.source}' is in "
                 f"{_scope_name(source.parent)}, '{flow.target}' in {_scope_name(target.parent)})",
-                flow.id,
-                flow.line,
+                flow,
             )
     # Each node's flows, gathered in one pass over the flows (not one pass per node).
     expected_in: dict[str, set[str]] = {}
@@ -85,40 +101,34 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
         _validate_io(node, fail)
         wired_in, wired_out = expected_in.get(node.id, set()), expected_out.get(node.id, set())
         if set(node.incoming) != wired_in or set(node.outgoing) != wired_out:
-            raise fail(
-                "incoming/outgoing flows disagree with the sequence flows", node.id, node.line
-            )
+            raise fail("incoming/outgoing flows disagree with the sequence flows", node)
         if isinstance(node, StartEvent) and node.incoming:
-            raise fail("a start event cannot have incoming flows", node.id, node.line)
+            raise fail("a start event cannot have incoming flows", node)
         if isinstance(node, EndEvent) and node.outgoing:
-            raise fail("an end event cannot have outgoing flows", node.id, node.line)
+            raise fail("an end event cannot have outgoing flows", node)
         if isinstance(node, ServiceTask) and _implementations(node) != 1:
             what = "a send task" if isinstance(node, SendTask) else "a service task"
             raise fail(
                 f"{what} needs exactly one implementation: camunda:delegateExpression, "
                 'camunda:expression, camunda:class, or camunda:type="external" with camunda:topic',
-                node.id,
-                node.line,
+                node,
             )
         if isinstance(node, MessageThrow) and (node.handler and node.topic):
-            raise fail("a message throw event has one implementation, not two", node.id, node.line)
+            raise fail("a message throw event has one implementation, not two", node)
         if isinstance(node, MessageThrow) and node.is_implemented and not node.is_message:
             message = "only a message throw event has an implementation"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
         if isinstance(node, ExclusiveGateway | InclusiveGateway) and node.default_flow is not None:
             if node.default_flow not in node.outgoing:
-                raise fail(
-                    f"default flow '{node.default_flow}' is not an outgoing flow",
-                    node.id,
-                    node.line,
-                )
+                raise fail(f"default flow '{node.default_flow}' is not an outgoing flow", node)
             if model.flow(node.default_flow).condition is not None:
-                raise fail("the default flow cannot have a condition", node.id, node.line)
+                raise fail("the default flow cannot have a condition", node)
         if isinstance(node, ParallelGateway):
             for flow_id in node.outgoing:
                 if model.flow(flow_id).condition is not None:
                     raise fail(
-                        "a parallel gateway's outgoing flows cannot have conditions", flow_id, None
+                        "a parallel gateway's outgoing flows cannot have conditions",
+                        _At(flow_id, None),
                     )
         if isinstance(node, EventBasedGateway):
             _validate_event_gateway(model, node, fail)
@@ -132,7 +142,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
     return model
 
 
-_Fail = Callable[[str, str, "int | None"], ModelError]
+_Fail = Callable[[str, "_Located"], ModelError]
 
 
 def _implementations(task: ServiceTask) -> int:
@@ -150,7 +160,7 @@ def _validate_scopes(model: ProcessModel, fail: _Fail) -> None:
             continue
         if not isinstance(model._nodes_by_id.get(node.parent), SubProcess):
             message = f"parent '{node.parent}' names no subprocess of this process"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
     # Each node's chain of parents is followed only until it meets one already known to lead
     # to the process level, so deep nesting costs a pass over the nodes, not one per level.
     rooted: set[str] = set()
@@ -159,7 +169,7 @@ def _validate_scopes(model: ProcessModel, fail: _Fail) -> None:
         scope = node.parent
         while scope is not None and scope not in rooted:
             if scope in chain:
-                raise fail("subprocesses cannot contain each other", node.id, node.line)
+                raise fail("subprocesses cannot contain each other", node)
             chain.add(scope)
             scope = model.node(scope).parent
         rooted.update(chain)
@@ -172,64 +182,67 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
         and node.error_code is not None
         and not node.is_error
     ):
-        raise fail("an error code needs an error event", node.id, node.line)
+        raise fail("an error code needs an error event", node)
     if (
         isinstance(node, StartEvent | BoundaryEvent)
         and (node.error_code_variable or node.error_message_variable)
         and not node.is_error
     ):
-        raise fail("an error code or message variable needs an error event", node.id, node.line)
+        raise fail("an error code or message variable needs an error event", node)
     if isinstance(node, StartEvent) and len(found) > 1:
-        raise fail(f"a start event has at most one trigger, not {found}", node.id, node.line)
+        raise fail(f"a start event has at most one trigger, not {found}", node)
     if isinstance(node, EndEvent) and node.terminate and node.is_error:
-        raise fail("an end event cannot both terminate and throw an error", node.id, node.line)
+        raise fail("an end event cannot both terminate and throw an error", node)
     if isinstance(node, IntermediateCatchEvent) and len(found) != 1:
         raise fail(
             "an intermediate catch event needs exactly one trigger: a timer, a message or a signal"
             " (or a link)",
-            node.id,
-            node.line,
+            node,
         )
     _validate_escalation_and_link(model, node, fail)
     if isinstance(node, ReceiveTask) and not node.message_name:
-        raise fail("a receive task needs a message", node.id, node.line)
+        raise fail("a receive task needs a message", node)
     if (
         isinstance(node, SubProcess)
         and node.triggered_by_event
         and (node.incoming or node.outgoing)
     ):
-        raise fail(
-            "an event subprocess cannot have incoming or outgoing sequence flows",
-            node.id,
-            node.line,
-        )
+        raise fail("an event subprocess cannot have incoming or outgoing sequence flows", node)
     if isinstance(node, BoundaryEvent):
         activity = model._nodes_by_id.get(node.attached_to)
         if not isinstance(activity, ACTIVITY_TYPES) or (
             isinstance(activity, SubProcess) and activity.triggered_by_event
         ):
             message = f"attachedToRef '{node.attached_to}' names no task or subprocess"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
         if activity.parent != node.parent:
             raise fail(
                 f"a boundary event must be in the same scope as its activity "
                 f"({_scope_name(activity.parent)})",
-                node.id,
-                node.line,
+                node,
             )
         if node.incoming:
-            raise fail("a boundary event cannot have incoming flows", node.id, node.line)
+            raise fail("a boundary event cannot have incoming flows", node)
         if not node.outgoing and not node.is_compensation:
-            raise fail("a boundary event needs an outgoing flow", node.id, node.line)
+            raise fail("a boundary event needs an outgoing flow", node)
         if len(found) != 1:
             raise fail(
                 "a boundary event needs exactly one trigger: a timer, a message, a signal or an "
                 "error (or an escalation)",
-                node.id,
-                node.line,
+                node,
             )
-        if node.is_error and not node.cancel_activity:
-            raise fail("an error boundary event is always interrupting", node.id, node.line)
+        _error_interrupts(node, fail)
+
+
+def _error_interrupts(event: BoundaryEvent | StartEvent, fail: _Fail) -> None:
+    """An event that catches an error always interrupts: a boundary event cancels its activity,
+    an event subprocess's start event its scope."""
+    if isinstance(event, BoundaryEvent):
+        interrupting, what = event.cancel_activity, "boundary"
+    else:
+        interrupting, what = event.interrupting, "start"
+    if event.is_error and not interrupting:
+        raise fail(f"an error {what} event is always interrupting", event)
 
 
 def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fail: _Fail) -> None:
@@ -239,37 +252,32 @@ def _validate_event_gateway(model: ProcessModel, gateway: EventBasedGateway, fai
     enters. (Camunda 7 accepts a single outgoing flow, which BPMN does not; so do we.)"""
     if gateway.async_after:
         message = "camunda:asyncAfter is not supported on an event-based gateway"
-        raise fail(message, gateway.id, gateway.line)
+        raise fail(message, gateway)
     if not gateway.incoming:
         raise fail(
             "an event-based gateway needs an incoming flow (instantiating gateways are not "
             "supported)",
-            gateway.id,
-            gateway.line,
+            gateway,
         )
     if not gateway.outgoing:
         message = "an event-based gateway needs an outgoing flow to a catch event"
-        raise fail(message, gateway.id, gateway.line)
+        raise fail(message, gateway)
     for flow_id in gateway.outgoing:
         flow = model.flow(flow_id)
         if flow.condition is not None:
-            raise fail(
-                "an event-based gateway's outgoing flows cannot have conditions", flow.id, flow.line
-            )
+            raise fail("an event-based gateway's outgoing flows cannot have conditions", flow)
         target = model.node(flow.target)
         if not isinstance(target, IntermediateCatchEvent):
             raise fail(
                 f"an event-based gateway can only lead to intermediate catch events of a "
                 f"message, a timer or a signal, not to {target.kind.value} '{target.id}'",
-                gateway.id,
-                gateway.line,
+                gateway,
             )
         if len(target.incoming) != 1:
             raise fail(
                 f"an intermediate catch event after event-based gateway '{gateway.id}' cannot "
                 "have other incoming flows",
-                target.id,
-                target.line,
+                target,
             )
 
 
@@ -284,14 +292,14 @@ def _validate_io(node: Node, fail: _Fail) -> None:
     )
     if refused or not isinstance(node, ACTIVITY_TYPES + IO_EVENT_TYPES):
         what = "an event subprocess" if isinstance(node, SubProcess) else f"a {node.kind.value}"
-        raise fail(f"camunda:inputOutput is not allowed on {what}", node.id, node.line)
+        raise fail(f"camunda:inputOutput is not allowed on {what}", node)
     if isinstance(node, EndEvent) and node.io.outputs:
         message = "camunda:outputParameter is not allowed on an end event"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     for parameters in (node.io.inputs, node.io.outputs):
         for parameter in parameters:
             if not parameter.name:
-                raise fail("an input/output parameter needs a name", node.id, parameter.line)
+                raise fail("an input/output parameter needs a name", _At(node.id, parameter.line))
 
 
 def _validate_loop(node: Node, fail: _Fail) -> None:
@@ -299,15 +307,15 @@ def _validate_loop(node: Node, fail: _Fail) -> None:
     if not isinstance(node, ACTIVITY_TYPES) or (
         isinstance(node, SubProcess) and node.triggered_by_event
     ):
-        raise fail("only a task or an embedded subprocess can loop", node.id, node.line)
+        raise fail("only a task or an embedded subprocess can loop", node)
     if isinstance(loop, MultiInstance):
         if loop.cardinality is None and loop.collection is None:
             message = "a multi-instance activity needs a loopCardinality or a collection"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
         if loop.element_variable is not None and loop.collection is None:
-            raise fail("camunda:elementVariable needs camunda:collection", node.id, node.line)
+            raise fail("camunda:elementVariable needs camunda:collection", node)
     elif isinstance(loop, StandardLoop) and loop.maximum is not None and loop.maximum < 0:
-        raise fail("loopMaximum cannot be negative", node.id, node.line)
+        raise fail("loopMaximum cannot be negative", node)
 
 
 def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
@@ -327,46 +335,34 @@ def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
         for start in scope_starts:
             if not start.interrupting and not event_scope:
                 message = "only the start event of an event subprocess can be non-interrupting"
-                raise fail(message, start.id, start.line)
+                raise fail(message, start)
             if start.is_error and not event_scope:
                 message = "an error start event belongs in an event subprocess"
-                raise fail(message, start.id, start.line)
+                raise fail(message, start)
         if scope is None:
             if len(none_starts) > 1:
-                raise fail(
-                    "a process can have at most one none start event",
-                    none_starts[1].id,
-                    none_starts[1].line,
-                )
+                raise fail("a process can have at most one none start event", none_starts[1])
             if not scope_starts:
-                raise fail("process has no start event", model.key, model.line)
+                raise fail("process has no start event", _At(model.key, model.line))
         elif event_scope:
             if len(scope_starts) != 1:
                 element = scope_starts[1] if scope_starts else scope
-                raise fail(
-                    "an event subprocess needs exactly one start event", element.id, element.line
-                )
+                raise fail("an event subprocess needs exactly one start event", element)
             start = scope_starts[0]
             if start.is_none_start:
                 raise fail(
                     "the start event of an event subprocess needs a trigger: an error, a "
                     "message, a timer or a signal",
-                    start.id,
-                    start.line,
+                    start,
                 )
-            if start.is_error and not start.interrupting:
-                raise fail("an error start event is always interrupting", start.id, start.line)
+            _error_interrupts(start, fail)
         else:
             for start in scope_starts:
                 if not start.is_none_start:
-                    raise fail(
-                        "a subprocess can only start with a none start event", start.id, start.line
-                    )
+                    raise fail("a subprocess can only start with a none start event", start)
             if len(scope_starts) != 1:
                 element = scope_starts[1] if scope_starts else scope
-                raise fail(
-                    "a subprocess needs exactly one none start event", element.id, element.line
-                )
+                raise fail("a subprocess needs exactly one none start event", element)
 
 
 # What an escalation boundary event may be attached to, as in Camunda 7: the activities that
@@ -382,32 +378,32 @@ def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) 
         and node.escalation_code is not None
         and not node.is_escalation
     ):
-        raise fail("an escalation code needs an escalation event", node.id, node.line)
+        raise fail("an escalation code needs an escalation event", node)
     if (
         isinstance(node, StartEvent | BoundaryEvent)
         and node.escalation_code_variable
         and not node.is_escalation
     ):
         message = "camunda:escalationCodeVariable needs an escalation event"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     if isinstance(node, EndEvent | IntermediateThrowEvent):
         what = "an end event" if isinstance(node, EndEvent) else "a throw event"
         if len(node.throws) > 1:
-            raise fail(f"{what} throws at most one thing, not {node.throws}", node.id, node.line)
+            raise fail(f"{what} throws at most one thing, not {node.throws}", node)
         if node.signal_inputs and node.signal_name is None:
             message = "camunda:in belongs on a signal throw event (or a call activity)"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
         if node.is_escalation and not node.escalation_code:
             message = (
                 "a throwing escalation event needs an escalation code (an escalationRef naming "
                 "a bpmn:escalation with an escalationCode)"
             )
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
     if isinstance(node, StartEvent) and node.is_escalation:
         scope = model._nodes_by_id.get(node.parent) if node.parent is not None else None
         if not (isinstance(scope, SubProcess) and scope.triggered_by_event):
             message = "an escalation start event belongs in an event subprocess"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
     host = model._nodes_by_id.get(node.attached_to) if isinstance(node, BoundaryEvent) else None
     if (
         isinstance(node, BoundaryEvent)
@@ -417,7 +413,7 @@ def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) 
         message = (
             "an escalation boundary event can only be attached to a subprocess or a call activity"
         )
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     if isinstance(node, IntermediateThrowEvent | IntermediateCatchEvent):
         _validate_link(node, fail)
 
@@ -426,15 +422,15 @@ def _validate_link(node: IntermediateThrowEvent | IntermediateCatchEvent, fail: 
     if node.link_name is None:
         return
     if not node.link_name.strip():
-        raise fail("a link event needs a name", node.id, node.line)
+        raise fail("a link event needs a name", node)
     if isinstance(node, IntermediateThrowEvent):
         if node.outgoing:
-            raise fail("a link throw event cannot have outgoing flows", node.id, node.line)
+            raise fail("a link throw event cannot have outgoing flows", node)
         if node.async_after:
             message = "camunda:asyncAfter is not supported on a link throw event"
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
     elif node.incoming:
-        raise fail("a link catch event cannot have incoming flows", node.id, node.line)
+        raise fail("a link catch event cannot have incoming flows", node)
 
 
 def _validate_link_scopes(model: ProcessModel, fail: _Fail) -> None:
@@ -448,7 +444,7 @@ def _validate_link_scopes(model: ProcessModel, fail: _Fail) -> None:
                     f"link catch events '{catches[key]}' and '{node.id}' in "
                     f"{_scope_name(node.parent)} have the same name '{node.link_name}'"
                 )
-                raise fail(message, node.id, node.line)
+                raise fail(message, node)
             catches[key] = node.id
     for node in model.nodes:
         if not isinstance(node, IntermediateThrowEvent) or node.link_name is None:
@@ -458,7 +454,7 @@ def _validate_link_scopes(model: ProcessModel, fail: _Fail) -> None:
                 f"no link catch event named '{node.link_name}' in {_scope_name(node.parent)} "
                 "for this link throw event"
             )
-            raise fail(message, node.id, node.line)
+            raise fail(message, node)
 
 
 def _validate_escalation_scopes(model: ProcessModel, fail: _Fail) -> None:
@@ -487,7 +483,7 @@ def _validate_escalation_scopes(model: ProcessModel, fail: _Fail) -> None:
                     f"another escalation event of {where} also catches {caught}; one catch-all "
                     "or one per escalation code"
                 )
-                raise fail(message, catcher.id, catcher.line)
+                raise fail(message, catcher)
             seen.add(code)
 
 
@@ -508,58 +504,58 @@ def _validate_compensation_handler(node: Node, fail: _Fail) -> None:
         isinstance(node, SubProcess) and node.triggered_by_event
     ):
         message = "only a task or an embedded subprocess can be for compensation"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     if node.incoming or node.outgoing:
         message = "a compensation handler (isForCompensation) cannot have sequence flows"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
 
 
 def _validate_compensation_boundary(model: ProcessModel, node: BoundaryEvent, fail: _Fail) -> None:
     if node.outgoing:
-        raise fail("a compensation boundary event cannot have outgoing flows", node.id, node.line)
+        raise fail("a compensation boundary event cannot have outgoing flows", node)
     others = [b for b in model.boundary_events(node.attached_to) if b.is_compensation]
     if len(others) > 1:
         message = "an activity can have at most one compensation boundary event"
-        raise fail(message, others[1].id, others[1].line)
+        raise fail(message, others[1])
     if node.compensate_handler is None:
         message = (
             "a compensation boundary event needs an association to its compensation handler "
             '(an activity with isForCompensation="true")'
         )
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     handler = model._nodes_by_id.get(node.compensate_handler)
     if handler is None or not handler.is_for_compensation:
         message = (
             f"the compensation handler '{node.compensate_handler}' must be an activity with "
             'isForCompensation="true"'
         )
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     if handler.parent != node.parent:
         message = "a compensation handler must be in the same scope as its boundary event"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
 
 
 def _validate_compensation_start(model: ProcessModel, node: StartEvent, fail: _Fail) -> None:
     scope = model.node(node.parent) if node.parent is not None else None
     if not isinstance(scope, SubProcess) or not scope.triggered_by_event:
         message = "a compensation start event belongs in an event subprocess"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)
     outer = model.node(scope.parent) if scope.parent is not None else None
     if not isinstance(outer, SubProcess) or outer.triggered_by_event:
         message = (
             "a compensation event subprocess belongs in an embedded subprocess, not at process "
             "level or in another event subprocess"
         )
-        raise fail(message, scope.id, scope.line)
+        raise fail(message, scope)
     if compensation_start(model, outer) is not node:
         message = "a subprocess can have at most one compensation event subprocess"
-        raise fail(message, scope.id, scope.line)
+        raise fail(message, scope)
     if compensation_boundary(model, outer.id) is not None:
         message = (
             f"subprocess '{outer.id}' cannot have both a compensation event subprocess and a "
             "compensation boundary event"
         )
-        raise fail(message, scope.id, scope.line)
+        raise fail(message, scope)
 
 
 def _validate_compensation_throw(
@@ -579,4 +575,4 @@ def _validate_compensation_throw(
     ):
         where = "the process" if scope is None else f"scope '{scope}'"
         message = f"activityRef '{ref}' names no activity in {where}"
-        raise fail(message, node.id, node.line)
+        raise fail(message, node)

@@ -165,11 +165,15 @@ def incidents(
 @dataclass(frozen=True)
 class TaskFilter:
     """The task inbox's filters: open tasks of a definition (None: any), assigned to `assignee`
-    (None: anyone), or only those nobody holds (`unassigned`)."""
+    (None: anyone), or only those nobody holds (`unassigned`); those `candidate` is a candidate
+    for, directly or through their groups (the same condition as /engine-rest's
+    `candidateUser`); those `held_or_candidate` holds or is such a candidate for unassigned."""
 
     definition_key: str | None = None
     assignee: str | None = None
     unassigned: bool = False
+    candidate: str | None = None
+    held_or_candidate: str | None = None
 
 
 def _tasks(conn: Connection, where: TaskFilter, limit: int, after: Key | None) -> list[TaskRow]:
@@ -179,6 +183,8 @@ def _tasks(conn: Connection, where: TaskFilter, limit: int, after: Key | None) -
         definition_key=where.definition_key,
         assignee=where.assignee,
         unassigned=where.unassigned,
+        candidate_of=where.candidate,
+        held_or_candidate_of=where.held_or_candidate,
         limit=limit,
         after=after,
     )

@@ -45,6 +45,7 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from engine.errors import HandlerError
+from engine.language.expression_context import TaskFacts as TaskFacts
 from engine.scripting import hosts
 
 # The scriptFormat values (lower-cased) run as JavaScript, and those run as `${}` expressions.
@@ -69,17 +70,6 @@ class ScriptLimits:
 
 
 DEFAULT_LIMITS = ScriptLimits()
-
-
-@dataclass(frozen=True)
-class TaskFacts:
-    """The user task a task listener's script sees as `task`."""
-
-    id: str
-    name: str | None
-    assignee: str | None
-    priority: int
-    task_definition_key: str
 
 
 @dataclass(frozen=True)

@@ -144,16 +144,12 @@ class Advance(
             return
         assert job.token_id is not None
         token = self.run.tokens[job.token_id]
-        if isinstance(node, BoundaryEvent):
-            if not node.cancel_activity and job.timer_text is not None:
-                self._reschedule(job)
-            else:
-                job.deleted = True
-            self._trigger_boundary(node, token)
-            self._drain()
+        non_interrupting = isinstance(node, BoundaryEvent) and not node.cancel_activity
+        if non_interrupting and job.timer_text is not None:
+            self._reschedule(job)
         else:
             job.deleted = True
-            self._occurred(token, node.id)
+        self._caught(token, node)
 
     def deliver(
         self,
@@ -174,13 +170,17 @@ class Advance(
         token = self.run.tokens[subscription.token_id]
         self.set_variables(variables, token)
         set_locals(self.run, token, local_variables)
+        if not isinstance(node, BoundaryEvent) or node.cancel_activity:
+            subscription.deleted = True
+        self._caught(token, node)
+
+    def _caught(self, token: Token, node: Node) -> None:
+        """The event of `node` that `token` waited for occurred: a boundary event triggers, a
+        catch event lets the token go on."""
         if isinstance(node, BoundaryEvent):
-            if node.cancel_activity:
-                subscription.deleted = True
             self._trigger_boundary(node, token)
             self._drain()
         else:
-            subscription.deleted = True
             self._occurred(token, node.id)
 
     def _occurred(self, token: Token, event_id: str) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from uuid import UUID
 
@@ -169,28 +169,21 @@ class EventMoves(ScopeMoves):
         self._ended(token)
 
     def _throw(self, token: Token, code: str, message: str) -> None:
-        current = token
-        while True:
-            host = self._host_of(current)
-            if host is not None:  # the body's boundary events catch an iteration's errors
-                current = host
-                continue
-            node = self.model.node(current.node_id)
-            for boundary in self.model.boundary_events(node.id):
-                if boundary.is_error and boundary.error_code in (None, code):
-                    self.run.emit("error.caught", current)
-                    self._trigger_boundary(boundary, current)
-                    self._set_caught_error(boundary, current, code, message)
-                    return
-            for sub in self.model.event_subprocesses(node.parent):
-                start = self._error_start(sub, code)
-                if start is not None:
-                    self._start_event_subprocess(sub, start, current.scope_id)
-                    self._set_caught_error(start, current, code, message)
-                    return
-            if current.scope_id is None:
-                break
-            current = self.run.tokens[current.scope_id]
+        caught = self._catcher(
+            token,
+            lambda boundary: boundary.is_error and boundary.error_code in (None, code),
+            lambda sub: self._error_start(sub, code),
+        )
+        if caught is not None:
+            current, catcher, sub = caught
+            if isinstance(catcher, BoundaryEvent):
+                self.run.emit("error.caught", current)
+                self._trigger_boundary(catcher, current)
+            else:
+                assert sub is not None
+                self._start_event_subprocess(sub, catcher, current.scope_id)
+            self._set_caught_error(catcher, current, code, message)
+            return
         if self.run.instance.super_instance_id is not None:
             # Uncaught in a called instance: thrown again at its caller's call activity, which
             # ends this instance (see engine/commands/family.py).
@@ -203,6 +196,35 @@ class EventMoves(ScopeMoves):
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
         self._ended(token)
+
+    def _catcher(
+        self,
+        token: Token,
+        catches: Callable[[BoundaryEvent], bool],
+        start_of: Callable[[SubProcess], StartEvent | None],
+    ) -> tuple[Token, BoundaryEvent | StartEvent, SubProcess | None] | None:
+        """What catches a throw where `token` is, searched outwards scope by scope (an iteration
+        of a multi-instance activity by its body's boundary events): a boundary event of an
+        enclosing activity that `catches` it, or the start event `start_of` finds in an event
+        subprocess (named third; None for a boundary event); with the token whose activity or
+        scope catches it. None: nothing does."""
+        current = token
+        while True:
+            host = self._host_of(current)
+            if host is not None:
+                current = host
+                continue
+            node = self.model.node(current.node_id)
+            for boundary in self.model.boundary_events(node.id):
+                if catches(boundary):
+                    return current, boundary, None
+            for sub in self.model.event_subprocesses(node.parent):
+                start = start_of(sub)
+                if start is not None:
+                    return current, start, sub
+            if current.scope_id is None:
+                return None
+            current = self.run.tokens[current.scope_id]
 
     def _set_caught_error(
         self, catcher: StartEvent | BoundaryEvent, caught_at: Token, code: str, message: str

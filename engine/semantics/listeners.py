@@ -38,7 +38,6 @@ from engine.scripting import (
     ScriptLimits,
     ScriptOutcome,
     Subject,
-    TaskFacts,
 )
 
 Owner = Node | SequenceFlow | ProcessModel
@@ -190,15 +189,8 @@ class Scripts:
             business_key=run.instance.business_key,
             definition_id=run.instance.definition_id,
             event_name=event,
-            task=None
-            if task is None
-            else TaskFacts(
-                id=str(task.id),
-                name=task.name,
-                assignee=task.assignee,
-                priority=task.priority,
-                task_definition_key=task.node_id,
-            ),
+            # The script reads the task's attributes only, not the variables expressions see.
+            task=None if task is None else task_facts(task, {}),
         )
 
     def _run(

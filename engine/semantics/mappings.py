@@ -10,7 +10,7 @@ An activity left by an error or an interruption applies no outputs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.core.runtime import InstanceRun, Token
@@ -34,24 +34,33 @@ def _computed(
         ) from error
 
 
-def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
-    """The node's input parameters become local variables of `token` (a no-op without)."""
-    if node.io is None or not node.io.inputs or run.skip_io_mappings:
-        return
+def _computed_all(
+    run: InstanceRun, token: Token, node: Node, kind: str, parameters: Sequence[Parameter]
+) -> list[tuple[str, Any]]:
+    """Each of `parameters` (the node's `kind` parameters) by name, computed with what `token`
+    sees; none when there are none or the run skips mappings."""
+    if not parameters or run.skip_io_mappings:
+        return []
     values = run.values_for(token)
     context = context_for(run, token, values)
-    computed = [(p.name, _computed(node, p, "input", values, context)) for p in node.io.inputs]
-    for name, value in computed:
+    return [(p.name, _computed(node, p, kind, values, context)) for p in parameters]
+
+
+def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:
+    """The node's input parameters become local variables of `token` (a no-op without)."""
+    if node.io is None:
+        return
+    for name, value in _computed_all(run, token, node, "input", node.io.inputs):
         run.set_local(token.id, name, value)
 
 
 def map_outputs(run: InstanceRun, token: Token, node: Node) -> None:
     """The node's output parameters, computed with what `token` sees, set in its parent scope."""
-    if node.io is None or not node.io.outputs or run.skip_io_mappings:
+    if node.io is None:
         return
-    values = run.values_for(token)
-    context = context_for(run, token, values)
-    computed = [(p.name, _computed(node, p, "output", values, context)) for p in node.io.outputs]
+    computed = _computed_all(run, token, node, "output", node.io.outputs)
+    if not computed:
+        return
     parent = run.tokens.get(token.scope_id) if token.scope_id is not None else None
     for name, value in computed:
         if parent is None:

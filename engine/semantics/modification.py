@@ -215,45 +215,38 @@ def check(advance: Advance, instructions: Sequence[Instruction]) -> None:
                 field="activityId",
                 node_id=instruction.node_id,
             )
-        node = model.node(node_id)
-        if isinstance(instruction, StartBefore | StartAfter) and node.is_for_compensation:
-            raise BadRequest(
-                f"{where}: activity '{node_id}' is a compensation handler; it runs only when "
-                "its activity is compensated",
-                field="activityId",
-                node_id=node_id,
-            )
-        if (
-            isinstance(instruction, StartBefore)
-            and isinstance(node, ParallelGateway)
-            and node.is_join
-        ):
-            raise BadRequest(
-                f"{where}: parallel gateway '{node_id}' joins {len(node.incoming)} flows; a "
-                "token started before it would arrive by none of them: start on one of its "
-                "incoming flows (startTransition) or after it",
-                field="activityId",
-                node_id=node_id,
-            )
-        if (
-            isinstance(instruction, StartBefore)
-            and isinstance(node, SubProcess)
-            and node.triggered_by_event
-            and _event_start(advance, node) is None
-        ):
-            raise BadRequest(
-                f"{where}: event subprocess '{node_id}' has no start event",
-                field="activityId",
-                node_id=node_id,
-            )
-        if isinstance(instruction, StartAfter) and len(node.outgoing) != 1:
-            raise BadRequest(
-                f"{where}: activity '{node_id}' has {len(node.outgoing)} outgoing sequence "
-                "flows; starting after it needs exactly one (start on one of them with "
-                "startTransition)",
-                field="activityId",
-                node_id=node_id,
-            )
+        problem = _start_problem(advance, instruction, model.node(node_id))
+        if problem is not None:
+            raise BadRequest(f"{where}: {problem}", field="activityId", node_id=node_id)
+
+
+def _start_problem(advance: Advance, instruction: Instruction, node: Node) -> str | None:
+    """Why the instruction cannot start a token at or after `node` (None: it can)."""
+    if isinstance(instruction, StartBefore | StartAfter) and node.is_for_compensation:
+        return (
+            f"activity '{node.id}' is a compensation handler; it runs only when "
+            "its activity is compensated"
+        )
+    if isinstance(instruction, StartBefore) and isinstance(node, ParallelGateway) and node.is_join:
+        return (
+            f"parallel gateway '{node.id}' joins {len(node.incoming)} flows; a "
+            "token started before it would arrive by none of them: start on one of its "
+            "incoming flows (startTransition) or after it"
+        )
+    if (
+        isinstance(instruction, StartBefore)
+        and isinstance(node, SubProcess)
+        and node.triggered_by_event
+        and _event_start(advance, node) is None
+    ):
+        return f"event subprocess '{node.id}' has no start event"
+    if isinstance(instruction, StartAfter) and len(node.outgoing) != 1:
+        return (
+            f"activity '{node.id}' has {len(node.outgoing)} outgoing sequence "
+            "flows; starting after it needs exactly one (start on one of them with "
+            "startTransition)"
+        )
+    return None
 
 
 def _event_start(advance: Advance, sub: SubProcess) -> StartEvent | None:

@@ -38,11 +38,9 @@ class TaskMoves(EventMoves):
             raise NeedsTransaction(f"service task '{node.id}' runs a handler")
         handler = self.handlers.get(node.handler)
         if handler is None:
-            raise HandlerError(
-                f"no handler is registered under the name '{node.handler}' "
-                f"(service task '{node.id}')",
-                node_id=node.id,
-                handler=node.handler,
+            where = f"service task '{node.id}'"
+            raise _handler_error(
+                node, f"no handler is registered under the name '{node.handler}' ({where})"
             )
         context = TaskContext(
             instance_id=run.instance.id,
@@ -61,11 +59,9 @@ class TaskMoves(EventMoves):
         except InterlockError:
             raise
         except Exception as exc:
-            raise HandlerError(
-                f"handler '{node.handler}' of service task '{node.id}' raised "
-                f"{type(exc).__name__}: {exc}",
-                node_id=node.id,
-                handler=node.handler,
+            where = f"service task '{node.id}'"
+            raise _handler_error(
+                node, f"handler '{node.handler}' of {where} raised {type(exc).__name__}: {exc}"
             ) from exc
         updates = dict(context.updates)
         if node.result_variable is not None:
@@ -89,3 +85,8 @@ class TaskMoves(EventMoves):
             self.set_variables({node.result_variable: value}, token)
         if conditions.settle(self, token):
             self._leave(token, node)
+
+
+def _handler_error(node: Implemented, message: str) -> HandlerError:
+    """The failure of the handler that implements `node`."""
+    return HandlerError(message, node_id=node.id, handler=node.handler)

@@ -79,30 +79,22 @@ class ThrowMoves(EventMoves):
         Uncaught it is ignored, as in Camunda 7; at the top of a called instance it is handed to
         the caller's call activity. `thrown_in` is the event subprocess (if it is one) the throw
         event sits in: it does not catch its own content's escalation again."""
-        current = token
-        while True:
-            host = self._host_of(current)
-            if host is not None:
-                current = host
-                continue
-            node = self.model.node(current.node_id)
-            for boundary in self.model.boundary_events(node.id):
-                if boundary.is_escalation and boundary.escalation_code in (None, code):
-                    self.run.emit("escalation.caught", current)
-                    self._trigger_boundary(boundary, current)
-                    self._set_caught_escalation(boundary, current, code)
-                    return
-            for sub in self.model.event_subprocesses(node.parent):
-                # An event subprocess does not catch what its own content throws again.
-                start = None if sub.id == thrown_in else self._escalation_start(sub, code)
-                if start is not None:
-                    self.run.emit("escalation.caught", current)
-                    self._start_event_subprocess(sub, start, current.scope_id)
-                    self._set_caught_escalation(start, current, code)
-                    return
-            if current.scope_id is None:
-                break
-            current = self.run.tokens[current.scope_id]
+        caught = self._catcher(
+            token,
+            lambda boundary: boundary.is_escalation and boundary.escalation_code in (None, code),
+            # An event subprocess does not catch what its own content throws again.
+            lambda sub: None if sub.id == thrown_in else self._escalation_start(sub, code),
+        )
+        if caught is not None:
+            current, catcher, sub = caught
+            self.run.emit("escalation.caught", current)
+            if isinstance(catcher, BoundaryEvent):
+                self._trigger_boundary(catcher, current)
+            else:
+                assert sub is not None
+                self._start_event_subprocess(sub, catcher, current.scope_id)
+            self._set_caught_escalation(catcher, current, code)
+            return
         if self.run.instance.super_instance_id is not None:
             self.run.effects.append(ThrownToCaller("escalation", code))
 

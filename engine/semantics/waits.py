@@ -87,17 +87,13 @@ def user_task(
         raise ExpressionError(f"user task '{node.id}': {exc}", node_id=node.id) from exc
     return UserTaskRow(
         id=task_id,
-        token_id=token.id,
-        node_id=node.id,
         name=node.name,
-        state=TaskState.OPEN,
-        created_at=now,
         assignee=assignee,
         candidate_users=_names(resolve(node.candidate_users, values, context)),
         candidate_groups=_names(resolve(node.candidate_groups, values, context)),
         due_at=due_at,
         priority=priority_number,
-        is_new=True,
+        **_opened(token, node.id, now),
     )
 
 
@@ -123,15 +119,19 @@ def external_task(
             )
         priority = resolved
     return ExternalTaskRow(
-        id=new_id(),
-        token_id=token.id,
-        node_id=node.id,
-        topic=node.topic,
-        state=TaskState.OPEN,
-        priority=priority,
-        created_at=now,
-        is_new=True,
+        id=new_id(), topic=node.topic, priority=priority, **_opened(token, node.id, now)
     )
+
+
+def _opened(token: Token, node_id: str, now: datetime) -> dict[str, Any]:
+    """What a task row opened now for `token` at `node_id` holds besides its own fields."""
+    return {
+        "token_id": token.id,
+        "node_id": node_id,
+        "state": TaskState.OPEN,
+        "created_at": now,
+        "is_new": True,
+    }
 
 
 def retries_of(retry_cycle: str | None, default: int) -> int:

@@ -106,22 +106,25 @@ def generated(column: sa.Column[Any]) -> bool:
     return column.server_default is not None or column.identity is not None
 
 
+# Each column type's record type, in the order they are tested (BigInteger before the Integer
+# it subclasses).
+_RECORD_TYPES: tuple[tuple[type[Any] | tuple[type[Any], ...], str], ...] = (
+    (sa.Uuid, "uuid"),
+    (sa.DateTime, "timestamptz"),
+    (sa.BigInteger, "bigint"),
+    (sa.Integer, "int"),
+    ((JSONB, sa.ARRAY), "jsonb"),
+    (sa.String, "text"),
+)
+
+
 def record_type(column: sa.Column[Any]) -> str:
     """The type of the column in a record unpacked from JSON (`jsonb_to_record`). An array
     travels as a JSON array (see `record_value`)."""
     kind = column.type
-    if isinstance(kind, sa.Uuid):
-        return "uuid"
-    if isinstance(kind, sa.DateTime):
-        return "timestamptz"
-    if isinstance(kind, sa.BigInteger):
-        return "bigint"
-    if isinstance(kind, sa.Integer):
-        return "int"
-    if isinstance(kind, JSONB | sa.ARRAY):
-        return "jsonb"
-    if isinstance(kind, sa.String):
-        return "text"
+    for types, name in _RECORD_TYPES:
+        if isinstance(kind, types):
+            return name
     raise TypeError(f"no record type for {column.table.name}.{column.name} ({kind!r})")
 
 

@@ -40,12 +40,8 @@ class DefinitionRow:
 
 
 def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> DefinitionRow | None:
-    return fetch_one(
-        conn,
-        DefinitionRow,
-        f"SELECT {COLUMNS} FROM {table} WHERE key = %s ORDER BY version DESC LIMIT 1",
-        (key,),
-    )
+    """The highest version of `key` of any tenant (the last deployed of equal versions)."""
+    return latest_for_tenant(conn, key, ..., table)
 
 
 def _of_tenant(tenant_id: str | None | EllipsisType) -> tuple[str, tuple[str | None, ...]]:
@@ -58,14 +54,19 @@ def _of_tenant(tenant_id: str | None | EllipsisType) -> tuple[str, tuple[str | N
 
 
 def latest_for_tenant(
-    conn: psycopg.Connection[Any], key: str, tenant_id: str | None, table: str = PROCESSES
+    conn: psycopg.Connection[Any],
+    key: str,
+    tenant_id: str | None | EllipsisType,
+    table: str = PROCESSES,
 ) -> DefinitionRow | None:
-    """The latest version of `key` deployed for tenant `tenant_id` (None: without a tenant)."""
+    """The latest version of `key` deployed for tenant `tenant_id` (None: without a tenant;
+    `...`: for any)."""
     condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM {table} WHERE key = %s{condition} ORDER BY version DESC LIMIT 1",
+        f"SELECT {COLUMNS} FROM {table} WHERE key = %s{condition} "
+        "ORDER BY version DESC, created_at DESC LIMIT 1",
         (key, *params),
     )
 
@@ -100,13 +101,7 @@ def by_version(
 def latest_in_deployment(
     conn: psycopg.Connection[Any], key: str, deployment_id: UUID
 ) -> DefinitionRow | None:
-    return fetch_one(
-        conn,
-        DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND deployment_id = %s "
-        "ORDER BY version DESC LIMIT 1",
-        (key, deployment_id),
-    )
+    return _latest_where(conn, key, "deployment_id", deployment_id)
 
 
 def latest_with_tag(
@@ -115,13 +110,25 @@ def latest_with_tag(
     version_tag: str,
     tenant_id: str | None | EllipsisType = ...,
 ) -> DefinitionRow | None:
+    return _latest_where(conn, key, "version_tag", version_tag, tenant_id)
+
+
+def _latest_where(
+    conn: psycopg.Connection[Any],
+    key: str,
+    column: str,
+    value: object,
+    tenant_id: str | None | EllipsisType = ...,
+) -> DefinitionRow | None:
+    """The latest version of the process `key` whose `column` (a name from this module) holds
+    `value`, of tenant `tenant_id` (`...`: of any tenant)."""
     condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version_tag = %s{condition} "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND {column} = %s{condition} "
         "ORDER BY version DESC LIMIT 1",
-        (key, version_tag, *params),
+        (key, value, *params),
     )
 
 

@@ -85,22 +85,22 @@ _ACTIVE = state_literal(InstanceState.ACTIVE)
 # Each locked task's instance loads with it, as `runs.load_run` would load it: the report on the
 # task can then run over that snapshot without loading again (see engine/core/snapshots.py).
 _INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
-FETCH_BY_PRIORITY = _FETCH_AND_LOCK.format(
-    order="e.priority DESC, e.created_at, e.id",
-    order_c="c.priority DESC, c.created_at, c.id",
-    columns=_COLUMNS,
-    instance=_INSTANCE,
-    open=_OPEN,
-    active=_ACTIVE,
-)
-FETCH_OLDEST_FIRST = _FETCH_AND_LOCK.format(
-    order="e.created_at, e.id",
-    order_c="c.created_at, c.id",
-    columns=_COLUMNS,
-    instance=_INSTANCE,
-    open=_OPEN,
-    active=_ACTIVE,
-)
+
+
+def _fetch_and_lock(order: str) -> str:
+    """The fetch-and-lock statement taking tasks in `order` (columns of the table)."""
+    return _FETCH_AND_LOCK.format(
+        order=", ".join(f"e.{key}" for key in order.split(", ")),
+        order_c=", ".join(f"c.{key}" for key in order.split(", ")),
+        columns=_COLUMNS,
+        instance=_INSTANCE,
+        open=_OPEN,
+        active=_ACTIVE,
+    )
+
+
+FETCH_BY_PRIORITY = _fetch_and_lock("priority DESC, created_at, id")
+FETCH_OLDEST_FIRST = _fetch_and_lock("created_at, id")
 
 
 # Where a fetched row's instance columns begin.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 import psycopg
@@ -12,6 +12,8 @@ import psycopg
 from engine.queries.summaries import state_counts
 from engine.states import TokenMode
 from engine.store.columns import fetch_all, fetch_one, select_list
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -83,12 +85,8 @@ def instance(conn: psycopg.Connection[Any], instance_id: UUID) -> InstanceInfo |
 
 def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[InstanceInfo]:
     """The instances `instance_id` called, in the order they started."""
-    return fetch_all(
-        conn,
-        InstanceInfo,
-        f"SELECT {_INSTANCE_COLUMNS} FROM process_instance WHERE super_instance_id = %s "
-        "ORDER BY started_at, id",
-        (instance_id,),
+    return _rows(
+        conn, InstanceInfo, "process_instance", "super_instance_id", "started_at", instance_id
     )
 
 
@@ -113,19 +111,34 @@ def instance_state(conn: psycopg.Connection[Any], instance_id: UUID) -> str | No
 
 
 def tokens(conn: psycopg.Connection[Any], instance_id: UUID) -> list[TokenRow]:
-    return fetch_all(
-        conn,
-        TokenRow,
-        f"SELECT {_TOKEN_COLUMNS} FROM token WHERE instance_id = %s ORDER BY created_at, id",
-        (instance_id,),
-    )
+    return _rows(conn, TokenRow, "token", "instance_id", "created_at", instance_id)
 
 
 def visits(conn: psycopg.Connection[Any], instance_id: UUID) -> list[VisitRow]:
+    return _rows(conn, VisitRow, "history", "instance_id", "started_at", instance_id)
+
+
+# The columns each read model selects.
+_COLUMNS: dict[type[Any], str] = {
+    InstanceInfo: _INSTANCE_COLUMNS,
+    TokenRow: _TOKEN_COLUMNS,
+    VisitRow: _VISIT_COLUMNS,
+}
+
+
+def _rows(
+    conn: psycopg.Connection[Any],
+    kind: type[T],
+    table: str,
+    column: str,
+    order: str,
+    instance_id: UUID,
+) -> list[T]:
+    """The rows of `table` whose `column` is `instance_id`, as `kind`, in `order` (then id)."""
     return fetch_all(
         conn,
-        VisitRow,
-        f"SELECT {_VISIT_COLUMNS} FROM history WHERE instance_id = %s ORDER BY started_at, id",
+        kind,
+        f"SELECT {_COLUMNS[kind]} FROM {table} WHERE {column} = %s ORDER BY {order}, id",
         (instance_id,),
     )
 

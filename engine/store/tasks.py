@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
@@ -19,6 +19,19 @@ _COLUMNS = (
     "p.definition_id, p.definition_key, p.business_key"
 )
 _FROM = "user_task t JOIN process_instance p ON p.id = t.instance_id"
+
+# A task `{}` (a user's id) is a candidate for: named among its candidate users, or one of its
+# candidate groups is a group the user is a member of (joined in SQL). The one declaration of the
+# condition: /engine-rest's `candidateUser` and the inbox's "my groups' tasks" both use it. The
+# array operators match the partial GIN indexes on the open tasks' candidates.
+CANDIDATE_OF: LiteralString = (
+    "(t.candidate_users @> ARRAY[{}]::text[] OR t.candidate_groups && ARRAY("
+    "SELECT m.group_id FROM group_membership m WHERE m.user_id = {}))"
+)
+# The tasks `{}` holds, and the unassigned ones they are a candidate for (the inbox's default).
+HELD_OR_CANDIDATE_OF: LiteralString = (
+    "(t.assignee = {} OR (t.assignee IS NULL AND " + CANDIDATE_OF + "))"
+)
 
 
 @dataclass(frozen=True)
@@ -54,11 +67,15 @@ def query(
     assignee: str | None = None,
     candidate_user: str | None = None,
     candidate_group: str | None = None,
+    candidate_of: str | None = None,
+    held_or_candidate_of: str | None = None,
     limit: int = 1000,
     unassigned: bool = False,
     after: tuple[datetime, UUID] | None = None,
 ) -> list[TaskRow]:
-    """Tasks matching the filters, oldest first; `unassigned`: only those nobody holds; with
+    """Tasks matching the filters, oldest first; `candidate_of`: those the user is a candidate
+    for (see CANDIDATE_OF); `held_or_candidate_of`: those the user holds or may claim;
+    `unassigned`: only those nobody holds; with
     `after` (created_at, id), only those that come after it (the batches of an export)."""
     where = Where()
     where.equals("t.instance_id", instance_id)
@@ -67,6 +84,8 @@ def query(
     where.equals("t.assignee", assignee)
     where.when(candidate_user, "{} = ANY(t.candidate_users)")
     where.when(candidate_group, "{} = ANY(t.candidate_groups)")
+    where.when(candidate_of, CANDIDATE_OF)
+    where.when(held_or_candidate_of, HELD_OR_CANDIDATE_OF)
     if unassigned:
         where.fixed("t.assignee IS NULL")
     where.keyset("(t.created_at, t.id)", after, descending=False)

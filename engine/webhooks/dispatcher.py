@@ -50,7 +50,7 @@ from engine.core.executor import Command, Result
 from engine.db.outbox import OutboxTail
 from engine.loops.jobs import default_owner
 from engine.loops.notifier import Notifier
-from engine.loops.threads import Loops
+from engine.loops.threads import Looping, Loops
 from engine.observe import metrics
 from engine.schema import OUTBOX_CHANNEL
 from engine.states import DeliveryOutcome
@@ -133,10 +133,11 @@ class _ThreadState:
     rng: random.Random = field(default_factory=random.Random)
 
 
-class Dispatcher:
+class Dispatcher(Looping):
     """Delivers webhooks from background threads (or the caller's, with `run_once`). Any number
     of dispatchers, in any number of processes, may share a database."""
 
+    _log = log
     error_backoff_seconds: float = 0.5
 
     def __init__(
@@ -238,19 +239,6 @@ class Dispatcher:
             raise RuntimeError(f"{self!r} is already running")
         self._loops.start(self._loop, self.settings.threads)
         log.info("webhook dispatcher %s started (%d threads)", self.owner, self.settings.threads)
-
-    def request_stop(self) -> None:
-        """Ask the threads to stop after the attempt in hand; does not wait."""
-        self._loops.request_stop()
-
-    def stop(self, timeout: float = 10.0) -> None:
-        """Stop: every thread finishes the attempt in hand and gives back the rest of its batch."""
-        self._loops.stop(timeout)
-        log.info("webhook dispatcher %s stopped", self.owner)
-
-    @property
-    def running(self) -> bool:
-        return self._loops.running
 
     def _loop(self) -> None:
         failures = 0

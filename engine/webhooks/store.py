@@ -93,12 +93,7 @@ def insert_subscription(
 def lock_subscription(
     conn: psycopg.Connection[Any], subscription_id: UUID
 ) -> SubscriptionRow | None:
-    cur = conn.cursor(row_factory=dict_row)
-    row = cur.execute(
-        f"SELECT {SUBSCRIPTION_COLUMNS} FROM webhook_subscription WHERE id = %s FOR UPDATE",
-        (subscription_id,),
-    ).fetchone()
-    return SubscriptionRow(**row) if row else None
+    return _subscription(conn, subscription_id, " FOR UPDATE")
 
 
 def update_subscription(
@@ -140,9 +135,16 @@ def subscriptions(conn: psycopg.Connection[Any]) -> list[SubscriptionRow]:
 
 
 def subscription(conn: psycopg.Connection[Any], subscription_id: UUID) -> SubscriptionRow | None:
+    return _subscription(conn, subscription_id, "")
+
+
+def _subscription(
+    conn: psycopg.Connection[Any], subscription_id: UUID, lock: str
+) -> SubscriptionRow | None:
+    """The subscription `subscription_id`, read with `lock` (" FOR UPDATE", or "")."""
     cur = conn.cursor(row_factory=dict_row)
     row = cur.execute(
-        f"SELECT {SUBSCRIPTION_COLUMNS} FROM webhook_subscription WHERE id = %s",
+        f"SELECT {SUBSCRIPTION_COLUMNS} FROM webhook_subscription WHERE id = %s{lock}",
         (subscription_id,),
     ).fetchone()
     return SubscriptionRow(**row) if row else None

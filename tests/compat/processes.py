@@ -143,3 +143,22 @@ def timer_and_subprocess(key: str = "nested") -> str:
         + _flow("f3", "Sub", "End")
         + _flow("f4", "Late", "LateEnd"),
     )
+
+
+def candidate_review(key: str, users: str | None = None, groups: str | None = None) -> str:
+    """start -> user task "Review" with camunda:candidateUsers `users` and candidateGroups
+    `groups` (lists or expressions; None: not set) -> end."""
+    attributes = "".join(
+        f' camunda:{name}="{value}"'
+        for name, value in (("candidateUsers", users), ("candidateGroups", groups))
+        if value is not None
+    )
+    return _process(
+        key,
+        "Candidate review",
+        '    <bpmn:startEvent id="Start" />\n'
+        f'    <bpmn:userTask id="Review" name="Review"{attributes} />\n'
+        '    <bpmn:endEvent id="End" />\n'
+        + _flow("f1", "Start", "Review")
+        + _flow("f2", "Review", "End"),
+    )

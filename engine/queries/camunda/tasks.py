@@ -56,9 +56,23 @@ class TaskFilters(TypedDict, total=False):
     assignee: Annotated[str | None, Filter.equals("t.assignee")]
     assignee_like: Annotated[str | None, Filter.like("t.assignee")]
     assigned: Annotated[bool | None, Filter.present("t.assignee")]
-    candidate_user: Annotated[str | None, Filter.condition("{} = ANY(t.candidate_users)")]
-    candidate_group: Annotated[str | None, Filter.condition("{} = ANY(t.candidate_groups)")]
+    # A candidate directly or through a group they are a member of.
+    candidate_user: Annotated[str | None, Filter.condition(task_store.CANDIDATE_OF)]
+    candidate_group: Annotated[
+        str | None, Filter.condition("t.candidate_groups @> ARRAY[{}]::text[]")
+    ]
     candidate_groups: Annotated[Sequence[str] | None, Filter.overlaps("t.candidate_groups")]
+    # True: with candidate groups (users); False: without any.
+    with_candidate_groups: Annotated[
+        bool | None, Filter.holds("cardinality(t.candidate_groups) > 0")
+    ]
+    with_candidate_users: Annotated[bool | None, Filter.holds("cardinality(t.candidate_users) > 0")]
+    # The assignee or a candidate user (no owner is modelled).
+    involved_user: Annotated[
+        str | None, Filter.condition("(t.assignee = {} OR t.candidate_users @> ARRAY[{}]::text[])")
+    ]
+    # Camunda's candidate queries answer the unassigned tasks unless `includeAssignedTasks`.
+    candidates_unassigned: Annotated[bool | None, Filter.if_true("t.assignee IS NULL")]
     suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
     priority: Annotated[int | None, Filter.equals("t.priority")]
     min_priority: Annotated[int | None, Filter.at_least("t.priority")]
