@@ -15,7 +15,7 @@ from tests.compat.processes import external_only
 
 
 def test_rows_from_before_keep_no_tenant_and_still_start(empty_database_url: str) -> None:
-    migrate.upgrade(empty_database_url, "0025")
+    migrate.upgrade(empty_database_url, "0026")
     xml = external_only("legacy", "legacy-work")
     deployment = uuid.uuid4()
     with psycopg.connect(empty_database_url, autocommit=True) as conn:

@@ -1,7 +1,7 @@
 """tenants
 
-Revision ID: 0026
-Revises: 0025
+Revision ID: 0027
+Revises: 0026
 Create Date: 2026-12-06 06:30:17.069124
 
 Camunda's tenant identifiers: a nullable `tenant_id` on deployments, process and decision
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
 from alembic import op
 
-revision: str = "0026"
-down_revision: str | Sequence[str] | None = "0025"
+revision: str = "0027"
+down_revision: str | Sequence[str] | None = "0026"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
