@@ -74,11 +74,14 @@ def latest_for_tenant(
 def tenants_of(
     conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, limit: int = 2
 ) -> list[str | None]:
-    """Up to `limit` of the tenants `key` is deployed for (None: without a tenant)."""
-    cur = conn.execute(
-        f"SELECT DISTINCT tenant_id FROM {table} WHERE key = %s LIMIT %s", (key, limit)
-    )
-    return [row[0] for row in cur.fetchall()]
+    """Up to `limit` of the tenants `key` is deployed for (None: without a tenant), among
+    those the current principal sees (see `Where.tenants`): a user of one tenant resolves a
+    key deployed for several to their own."""
+    where = Where()
+    where.equals("key", key)
+    where.tenants("tenant_id")
+    query = sql.SQL(f"SELECT DISTINCT tenant_id FROM {table}") + where.sql() + where.limit(limit)
+    return [row[0] for row in conn.execute(query, where.params()).fetchall()]
 
 
 def by_version(

@@ -4,6 +4,7 @@ tenant; a message correlated for one tenant and a fetch for one tenant reach onl
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -196,3 +197,28 @@ def test_the_native_api_starts_a_key_within_a_tenant(
         definition_id = started.json()["definition_id"]
     definition = rest.get(f"/process-definition/{definition_id}").json()
     assert (definition["key"], definition["tenantId"]) == ("order", "tenant-b")
+
+
+def test_decision_definitions_carry_and_filter_by_their_tenant(
+    server: LiveServer, rest: httpx.Client
+) -> None:
+    dmn = (Path(__file__).parent.parent / "data" / "dmn" / "dish_first.dmn").read_text()
+    a = deploy(rest, ("dish.dmn", dmn), **{"tenant-id": "tenant-a"})
+    bare = deploy(rest, ("dish.dmn", dmn))
+    [from_a] = a["deployedDecisionDefinitions"].values()
+    [from_bare] = bare["deployedDecisionDefinitions"].values()
+    assert (from_a["version"], from_a["tenantId"]) == (1, "tenant-a")
+    assert (from_bare["version"], from_bare["tenantId"]) == (1, None)
+    only_a = rest.get("/decision-definition", params={"tenantIdIn": "tenant-a"}).json()
+    assert _ids(only_a) == [(from_a["id"], "tenant-a")]
+    latest = rest.get("/decision-definition", params={"latestVersion": "true"}).json()
+    assert _ids(latest) == sorted([(from_a["id"], "tenant-a"), (from_bare["id"], None)])
+    without = rest.get("/decision-definition", params={"withoutTenantId": "true"}).json()
+    assert _ids(without) == [(from_bare["id"], None)]
+    both = rest.get(
+        "/decision-definition",
+        params={"tenantIdIn": "tenant-a", "includeDecisionDefinitionsWithoutTenantId": "true"},
+    ).json()
+    assert len(both) == 2
+    by_key = rest.get(f"/decision-definition/key/{from_a['key']}").json()
+    assert by_key["id"] == from_bare["id"]

@@ -6,9 +6,11 @@ from __future__ import annotations
 import uuid
 
 import psycopg
+import pytest
 
 from engine.api import Engine
 from engine.core import actors
+from engine.errors import BadRequest
 from engine.queries import definitions as definition_reads
 from engine.queries import identity as identity_reads
 from engine.queries.camunda import instances as instance_reads
@@ -75,3 +77,20 @@ def test_a_user_sees_their_tenants_rows_and_those_of_none(
     assert seen(frozenset()) == ([None],) * 4
     everything = [None, "tenant-a", "tenant-b", "tenant-c"]
     assert seen(None) == (everything,) * 4
+
+
+def test_a_key_alone_starts_the_definition_of_the_callers_one_tenant(engine: Engine) -> None:
+    for tenant in ("tenant-a", "tenant-b"):
+        engine.deploy(approval("solo"), tenant_id=tenant)
+    with actors.acting(actors.Actor("ann", AuditChannel.API, tenant_ids=frozenset({"tenant-b"}))):
+        started = engine.start_latest("solo").info()
+    assert started.tenant_id == "tenant-b"
+    with (
+        actors.acting(actors.Actor("root", AuditChannel.API)),
+        pytest.raises(BadRequest) as refused,
+    ):
+        engine.start_latest("solo")
+    assert refused.value.message == (
+        "Cannot resolve a unique process definition for key 'solo' because it exists for "
+        "multiple tenants."
+    )
