@@ -4,6 +4,7 @@ no tenant: definitions, instances, historic instances and tasks, in lists and co
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
@@ -13,11 +14,12 @@ from engine.core import actors
 from engine.errors import BadRequest
 from engine.queries import definitions as definition_reads
 from engine.queries import identity as identity_reads
+from engine.queries.camunda import external_tasks as external_task_reads
 from engine.queries.camunda import instances as instance_reads
 from engine.queries.camunda import tasks as task_reads
 from engine.queries.camunda.common import CamundaPage
 from engine.states import AuditChannel
-from tests.compat.processes import approval
+from tests.compat.processes import approval, external_then_review
 
 
 def _members(url: str) -> None:
@@ -94,3 +96,20 @@ def test_a_key_alone_starts_the_definition_of_the_callers_one_tenant(engine: Eng
         "Cannot resolve a unique process definition for key 'solo' because it exists for "
         "multiple tenants."
     )
+
+
+def test_a_user_sees_their_tenants_external_tasks_and_those_of_none(engine: Engine) -> None:
+    xml = external_then_review("order", "charge")
+    for tenant in ("tenant-a", "tenant-c", None):
+        engine.deploy(xml, tenant_id=tenant)
+        engine.start_latest("order", tenant_id=tenant, without_tenant=tenant is None)
+    now = datetime.now(UTC)
+
+    def seen(tenant_ids: frozenset[str] | None) -> list[str | None]:
+        with actors.acting(actors.Actor("someone", AuditChannel.API, tenant_ids=tenant_ids)):
+            rows = external_task_reads.external_tasks(engine, CamundaPage(), now)
+        assert isinstance(rows, list)
+        return sorted((row.tenant_id for row in rows), key=str)
+
+    assert seen(frozenset({"tenant-a"})) == [None, "tenant-a"]
+    assert seen(None) == [None, "tenant-a", "tenant-c"]

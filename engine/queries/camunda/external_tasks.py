@@ -91,6 +91,7 @@ def external_tasks(
     others)."""
     where = Where()
     where.state("e.state", TaskState.OPEN)
+    where.tenants("e.tenant_id")
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     return _EXTERNAL_TASKS.read(conn, page, filters, count=count, where=where)

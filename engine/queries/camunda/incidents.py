@@ -78,4 +78,5 @@ def incidents(
     """Open incidents."""
     where = Where()
     where.state("i.state", IncidentState.OPEN)
+    where.tenants("i.tenant_id")
     return _INCIDENTS.read(conn, page, filters, count=count, where=where)

@@ -94,4 +94,5 @@ def jobs(
     where = Where()
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
+    where.tenants("j.tenant_id")
     return _JOBS.read(conn, page, filters, count=count, where=where)
