@@ -5,7 +5,11 @@ from __future__ import annotations
 from starlette.routing import BaseRoute
 
 from app.console import (
+    account,
     actions,
+    admin,
+    admin_authorizations,
+    admin_tenants,
     audit,
     batches,
     cleanup,
@@ -40,6 +44,10 @@ routes: list[BaseRoute] = [
     *cleanup.routes,
     *batches.routes,
     *sessions.routes,
+    *admin.routes,
+    *admin_tenants.routes,
+    *admin_authorizations.routes,
+    *account.routes,
     *webhooks.routes,
     *audit.routes,
     *actions.routes,
