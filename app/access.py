@@ -21,7 +21,8 @@ from engine.identity.accounts import Principal
 from engine.identity.grants import Grants
 from engine.observe import logs
 from engine.queries import grants as grant_reads
-from engine.states import AuditChannel
+from engine.queries import identity as identity_reads
+from engine.states import AuditChannel, Role
 
 log = logging.getLogger("interlock.access")
 
@@ -106,6 +107,16 @@ async def _grants(scope: Scope, principal: Principal) -> Grants | None:
     )
 
 
+async def _tenants(scope: Scope, principal: Principal) -> frozenset[str] | None:
+    """The tenants whose rows the principal sees besides those of no tenant: their own and their
+    groups'; None (every tenant) for admins and the anonymous admin."""
+    if principal is ANONYMOUS_ADMIN or principal.role is Role.ADMIN or principal.user_id is None:
+        return None
+    engine = scope["app"].state.engine
+    found = await run_in_threadpool(identity_reads.tenant_ids_of, engine, principal.user_id)
+    return frozenset(found)
+
+
 class BindUser:
     """Binds the authenticated caller's name (`user`) to the logging context, and makes the
     caller the actor of the commands the request runs (engine/core/audit.py), carrying the
@@ -121,5 +132,7 @@ class BindUser:
             return
         logs.bind(user=principal.name)
         grants = await _grants(scope, principal)
-        with audit.acting(audit.Actor(principal.name, _channel(scope), grants=grants)):
+        tenants = await _tenants(scope, principal)
+        actor = audit.Actor(principal.name, _channel(scope), grants=grants, tenant_ids=tenants)
+        with audit.acting(actor):
             await self.app(scope, receive, send)

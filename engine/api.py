@@ -217,11 +217,12 @@ class Engine:
         name: str | None = None,
         duplicate_filtering: bool = True,
         idempotency_key: str | None = None,
+        tenant_id: str | None = None,
     ) -> DeploymentResult:
         """Deploy BPMN and DMN files, XML text, named resources or built models in one
-        deployment."""
+        deployment, for tenant `tenant_id` (None: for no tenant)."""
         resources = tuple(_resource(source, index) for index, source in enumerate(sources))
-        command = Deploy(resources, name, "python", duplicate_filtering)
+        command = Deploy(resources, name, "python", duplicate_filtering, tenant_id=tenant_id)
         return self.run(command, idempotency_key)
 
     def start_latest(
@@ -233,10 +234,14 @@ class Engine:
         idempotency_key: str | None = None,
         form: Mapping[str, Any] | None = None,
         started_by: str | None = None,
+        tenant_id: str | None = None,
+        without_tenant: bool = False,
     ) -> InstanceHandle:
         """Start the latest version of `key`; `form` holds the submitted values of its start
         form (typed and checked by engine/language/forms.py; FormInvalid names each field at fault);
-        `started_by` is the authenticated user who starts it (see `camunda:initiator`)."""
+        `started_by` is the authenticated user who starts it (see `camunda:initiator`). The key
+        is resolved within `tenant_id`, or with `without_tenant` among definitions of no tenant;
+        with neither, it must be deployed for one tenant (or none) only."""
         return self._start(
             idempotency_key,
             variables,
@@ -244,6 +249,8 @@ class Engine:
             business_key=business_key,
             form=form,
             started_by=started_by,
+            tenant_id=tenant_id,
+            without_tenant=without_tenant,
         )
 
     def start_version(
@@ -452,9 +459,12 @@ class Engine:
         all: bool = False,
         idempotency_key: str | None = None,
         local_variables: Mapping[str, Any] | None = None,
+        tenant_id: str | None = None,
+        without_tenant: bool = False,
     ) -> DeliveryResult:
         """`local_variables` (Camunda's processVariablesLocal) become locals of the token that
-        receives the message."""
+        receives the message; `tenant_id` (or `without_tenant`) narrows it to that tenant's
+        instances and start events (or to those of none)."""
         command = CorrelateMessage(
             message_name,
             business_key,
@@ -463,13 +473,20 @@ class Engine:
             _dict(variables),
             all,
             _dict(local_variables),
+            tenant_id,
+            without_tenant,
         )
         return self.run(command, idempotency_key)
 
     def signal(
-        self, signal_name: str, variables: Mapping[str, Any] | None = None
+        self,
+        signal_name: str,
+        variables: Mapping[str, Any] | None = None,
+        *,
+        tenant_id: str | None = None,
+        without_tenant: bool = False,
     ) -> DeliveryResult:
-        return self.run(BroadcastSignal(signal_name, _dict(variables)))
+        return self.run(BroadcastSignal(signal_name, _dict(variables), tenant_id, without_tenant))
 
     def evaluate_conditions(
         self,

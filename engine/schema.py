@@ -98,11 +98,15 @@ class Deployment(SQLModel, table=True):
     name: str | None = Field(sa_type=sa.Text)
     source: str | None = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # Camunda's tenant identifier (null: no tenant); definitions inherit their deployment's, and
+    # instances and their work their definition's.
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Deployed(SQLModel):
     """The columns of a deployed definition, a process's or a decision's: one version of one key
-    (`UNIQUE (key, version)`), the file it came from, when and with which deployment."""
+    of one tenant (`UNIQUE (key, tenant_id, version)`, no tenant counting as a tenant of its
+    own), the file it came from, when and with which deployment."""
 
     # Camunda-style "key:version:uuid", so ids read well in logs and in the compatible REST API.
     id: str = Field(sa_type=sa.Text, primary_key=True)
@@ -117,11 +121,21 @@ class Deployed(SQLModel):
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
     # camunda:historyTimeToLive in days; null: the file set none (the default setting applies).
     history_ttl_days: int | None = Field(default=None, sa_type=sa.Integer)
+    # Camunda's tenant identifier (null: no tenant); definitions inherit their deployment's, and
+    # instances and their work their definition's.
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class ProcessDefinition(Deployed, table=True):
     __tablename__ = "process_definition"
-    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+    __table_args__ = (
+        sa.UniqueConstraint("key", "tenant_id", "version", postgresql_nulls_not_distinct=True),
+        sa.Index(
+            "ix_process_definition_tenant_id",
+            "tenant_id",
+            postgresql_where=sa.text("tenant_id IS NOT NULL"),
+        ),
+    )
 
     # The source with a diagram layout generated at deployment (engine/bpmn/diagram.py); null:
     # the source has a layout of its own (or none could be generated). The console draws this.
@@ -135,12 +149,27 @@ class DecisionDefinition(Deployed, table=True):
     decisions of its own deployment)."""
 
     __tablename__ = "decision_definition"
-    __table_args__ = (sa.UniqueConstraint("key", "version"),)
+    __table_args__ = (
+        sa.UniqueConstraint("key", "tenant_id", "version", postgresql_nulls_not_distinct=True),
+        sa.Index(
+            "ix_decision_definition_tenant_id",
+            "tenant_id",
+            postgresql_where=sa.text("tenant_id IS NOT NULL"),
+        ),
+    )
 
 
 class ProcessInstance(SQLModel, table=True):
     __tablename__ = "process_instance"
     __table_args__ = (
+        # A tenant's instances in start order (rows without a tenant are not indexed).
+        sa.Index(
+            "ix_process_instance_tenant_started",
+            "tenant_id",
+            "started_at",
+            "id",
+            postgresql_where=sa.text("tenant_id IS NOT NULL"),
+        ),
         _one_of("state", INSTANCE_STATES),
         # A definition's (a key's) instances in start order: lists filtered by either.
         sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
@@ -209,6 +238,8 @@ class ProcessInstance(SQLModel, table=True):
     super_instance_id: UUID | None = Field(sa_type=sa.Uuid)
     super_token_id: UUID | None = Field(sa_type=sa.Uuid)
     root_instance_id: UUID = Field(sa_type=sa.Uuid)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Token(SQLModel, table=True):
@@ -262,6 +293,9 @@ class Variable(SQLModel, table=True):
 class UserTask(SQLModel, table=True):
     __tablename__ = "user_task"
     __table_args__ = (
+        sa.Index(
+            "ix_user_task_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
+        ),
         _one_of("state", TASK_STATES),
         sa.Index("ix_user_task_instance_id", "instance_id"),
         sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text(OPEN_TASK)),
@@ -301,11 +335,18 @@ class UserTask(SQLModel, table=True):
     priority: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50")})
     created_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class ExternalTask(SQLModel, table=True):
     __tablename__ = "external_task"
     __table_args__ = (
+        sa.Index(
+            "ix_external_task_tenant_id",
+            "tenant_id",
+            postgresql_where=sa.text("tenant_id IS NOT NULL"),
+        ),
         _one_of("state", TASK_STATES),
         sa.Index("ix_external_task_instance_id", "instance_id"),
         sa.Index(
@@ -353,11 +394,16 @@ class ExternalTask(SQLModel, table=True):
     error_details: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
     created_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Job(SQLModel, table=True):
     __tablename__ = "job"
     __table_args__ = (
+        sa.Index(
+            "ix_job_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
+        ),
         _one_of("kind", JOB_KINDS),
         sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
         sa.Index("ix_job_instance_id", "instance_id"),
@@ -389,6 +435,8 @@ class Job(SQLModel, table=True):
     # An asynchronous continuation before a node: the sequence flow its token arrived by (the
     # visit the job opens records it).
     flow_id: str | None = Field(default=None, sa_type=sa.Text)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class EventSubscription(SQLModel, table=True):
@@ -413,6 +461,9 @@ class EventSubscription(SQLModel, table=True):
 class Incident(SQLModel, table=True):
     __tablename__ = "incident"
     __table_args__ = (
+        sa.Index(
+            "ix_incident_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
+        ),
         _one_of("state", INCIDENT_STATES),
         sa.Index("ix_incident_instance_id", "instance_id"),
         sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text(OPEN_INCIDENT)),
@@ -433,6 +484,8 @@ class Incident(SQLModel, table=True):
     state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     created_at: datetime = Field(sa_type=TS)
     resolved_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class History(SQLModel, table=True):
@@ -945,6 +998,9 @@ class Batch(SQLModel, table=True):
 
     __tablename__ = "batch"
     __table_args__ = (
+        sa.Index(
+            "ix_batch_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
+        ),
         _one_of("type", BATCH_TYPES),
         _one_of("state", BATCH_STATES),
         sa.Index("ix_batch_created_at", "created_at", "id"),
@@ -963,6 +1019,8 @@ class Batch(SQLModel, table=True):
     created_at: datetime = Field(sa_type=TS)
     updated_at: datetime = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class BatchItem(SQLModel, table=True):

@@ -19,7 +19,9 @@ from engine.commands.instances import InstanceResult, StartInstance
 from engine.identity.accounts import Role
 from engine.queries import definitions as definition_reads
 
-START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING})
+# `tenant_id`: the tenant whose definitions of the key are meant (a key deployed for several
+# tenants needs one).
+START_BODY = request({"variables": VARIABLES_IN, "business_key": STRING, "tenant_id": STRING})
 
 
 async def list_definitions(request: Request) -> Response:
@@ -64,6 +66,7 @@ async def _start(
         variables=body.variables(),
         business_key=body.text("business_key"),
         started_by=user_id_of(request),
+        tenant_id=body.text("tenant_id") if definition_id is None else None,
     )
     result: InstanceResult = await run(request, command)
     info = await call(reads.instance, engine_of(request), UUID(result.instance_id))

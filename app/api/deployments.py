@@ -19,6 +19,10 @@ UPLOAD = {
     "properties": {
         "files": {**array({"type": "string", "contentMediaType": "application/octet-stream"})},
         "name": {**STRING, "description": "a name for the deployment"},
+        "tenant_id": {
+            **STRING,
+            "description": "the tenant the deployment and its definitions belong to (default none)",
+        },
         "duplicate_filtering": {
             **BOOLEAN,
             "description": "skip processes and decisions whose file is unchanged (default true)",
@@ -43,6 +47,7 @@ async def deploy(request: Request) -> Response:
     async with request.form(max_files=MAX_FILES) as form:
         resources: list[Resource] = []
         name: str | None = None
+        tenant_id: str | None = None
         filtering = True
         limit = engine_of(request).executor.settings.max_bpmn_bytes
         for field, value in form.multi_items():
@@ -57,13 +62,17 @@ async def deploy(request: Request) -> Response:
                 resources.append(Resource(file, content))
             elif field == "name":
                 name = value or None
+            elif field == "tenant_id":
+                tenant_id = value or None
             elif field == "duplicate_filtering":
                 filtering = _flag(value, field)
             else:
                 raise BadRequest(f"unknown form field '{field}'", field=field)
     if not resources:
         raise BadRequest("attach at least one BPMN or DMN file", field="files")
-    result = await run(request, Deploy(tuple(resources), name, "api", filtering))
+    result = await run(
+        request, Deploy(tuple(resources), name, "api", filtering, tenant_id=tenant_id)
+    )
     return reply(result.to_json(), 201 if result.deployment_id else 200)
 
 

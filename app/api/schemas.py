@@ -99,6 +99,7 @@ DEPLOYED = record(
         "version": INTEGER,
         "name": nullable(STRING),
         "resource_name": STRING,
+        "tenant_id": nullable(STRING),
         "created": BOOLEAN,
     }
 )
@@ -246,6 +247,7 @@ COMPONENTS: dict[str, Schema] = {
             "definition_id": STRING,
             "definition_key": STRING,
             "business_key": nullable(STRING),
+            "tenant_id": nullable(STRING),
         }
     ),
     "LockedExternalTask": record(
@@ -258,6 +260,7 @@ COMPONENTS: dict[str, Schema] = {
             "definition_id": STRING,
             "definition_key": STRING,
             "business_key": nullable(STRING),
+            "tenant_id": nullable(STRING),
             "node_id": STRING,
             "retries": nullable(INTEGER),
             "error_message": nullable(STRING),

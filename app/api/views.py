@@ -129,6 +129,7 @@ def external_task(task: ExternalTaskInfo) -> dict[str, Any]:
         "definition_id": task.definition_id,
         "definition_key": task.definition_key,
         "business_key": task.business_key,
+        "tenant_id": task.tenant_id,
     }
 
 

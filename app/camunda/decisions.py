@@ -84,13 +84,15 @@ def definition_dto(row: dh.DecisionDefinitionRow) -> Json:
         "deploymentId": str(row.deployment_id),
         "decisionRequirementsDefinitionId": None,
         "decisionRequirementsDefinitionKey": None,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "versionTag": row.version_tag,
         "historyTimeToLive": row.history_ttl_days,
     }
 
 
 def _definition_query(call: Call, *, count: bool) -> list[dh.DecisionDefinitionRow] | int:
+    tenant_ids = call.csv("tenantIdIn")
+    with_bare = bool(call.flag("includeDecisionDefinitionsWithoutTenantId"))
     found = dh.DecisionDefinitionFilter(
         definition_id=call.text("decisionDefinitionId"),
         definition_ids=call.csv("decisionDefinitionIdIn"),
@@ -106,10 +108,10 @@ def _definition_query(call: Call, *, count: bool) -> list[dh.DecisionDefinitionR
         version_tag_like=call.text("versionTagLike"),
         resource_name=call.text("resourceName"),
         resource_name_like=call.text("resourceNameLike"),
+        tenant_ids=None if with_bare else tenant_ids,
+        tenant_ids_or_none=tenant_ids if with_bare else None,
+        without_tenant=bool(call.flag("withoutTenantId")),
     )
-    if call.text("tenantIdIn"):
-        # Interlock has no tenants: no definition belongs to one.
-        return 0 if count else []
     return dh.decision_definitions(
         call.engine, call.page(dh.DECISION_DEFINITION_SORT), found, count=count
     )
@@ -122,7 +124,7 @@ def _one(call: Call, found: dh.DecisionDefinitionFilter) -> dh.DecisionDefinitio
 
 def _by_key(call: Call) -> dh.DecisionDefinitionRow:
     key = call.path["key"]
-    row = _one(call, dh.DecisionDefinitionFilter(key=key, latest_version=True))
+    row = _one(call, dh.DecisionDefinitionFilter(key=key, latest_version=True, without_tenant=True))
     if row is None:
         raise invalid_request(
             f"No matching decision definition with key: {key} and no tenant-id", 404

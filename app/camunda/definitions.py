@@ -64,8 +64,6 @@ async def create_deployment(call: Call) -> Response:
             resources.append(Resource(value.filename or part, await value.read()))
         else:
             resources.append(Resource(part, value.encode("utf-8")))
-    if settings.get("tenant-id"):
-        raise invalid_request("Interlock has no tenants: deploy without 'tenant-id'")
     if not resources:
         raise invalid_request("No deployment resources contained in the form upload.")
     changed_only = _form_flag(settings.get("deploy-changed-only", "false"), "deploy-changed-only")
@@ -84,6 +82,7 @@ async def create_deployment(call: Call) -> Response:
         settings.get("deployment-source"),
         duplicate_filtering=filtering != "none",
         whole_deployment=filtering == "whole",
+        tenant_id=settings.get("tenant-id") or None,
     )
     if not processes and not rules:
         names = ", ".join(r.name for r in resources)
@@ -160,12 +159,15 @@ def _definitions(call: Call) -> list[DefinitionRow]:
     version = call.integer("version")
     if version is not None:
         rows = [r for r in rows if r.version == version]
+    rows = _of_tenants(call, rows)
     if call.flag("latestVersion"):
-        latest: dict[str, DefinitionRow] = {}
+        # Versions count per key and tenant: the latest of each.
+        latest: dict[tuple[str, str | None], DefinitionRow] = {}
         for row in rows:
-            if row.key not in latest or row.version > latest[row.key].version:
-                latest[row.key] = row
-        rows = [r for r in rows if latest[r.key] is r]
+            mark = (row.key, row.tenant_id)
+            if mark not in latest or row.version > latest[mark].version:
+                latest[mark] = row
+        rows = [r for r in rows if latest[(r.key, r.tenant_id)] is r]
     if call.flag("suspended"):
         rows = []
     page = call.page(DEFINITION_SORT)
@@ -174,6 +176,18 @@ def _definitions(call: Call) -> list[DefinitionRow]:
         rows.sort(key=lambda r: _sortable(getattr(r, attribute)), reverse=descending)
     end = None if page.max is None else page.first + page.max
     return rows[page.first : end]
+
+
+def _of_tenants(call: Call, rows: list[DefinitionRow]) -> list[DefinitionRow]:
+    """Camunda's tenant filters: `tenantIdIn` (with `includeProcessDefinitionsWithoutTenantId`
+    also those of no tenant) or `withoutTenantId`."""
+    tenant_ids = call.csv("tenantIdIn")
+    if call.flag("withoutTenantId"):
+        return [r for r in rows if r.tenant_id is None]
+    if tenant_ids is None:
+        return rows
+    bare = call.flag("includeProcessDefinitionsWithoutTenantId")
+    return [r for r in rows if r.tenant_id in tenant_ids or (bare and r.tenant_id is None)]
 
 
 def _like(value: str | None, pattern: str) -> bool:
@@ -193,13 +207,14 @@ def count_definitions(call: Call) -> Response:
 
 
 def _by_key(call: Call) -> DefinitionRow:
-    key = call.path["key"]
-    try:
-        return reads.latest_definition(call.engine, key)
-    except NotFound:
-        raise rest_error(
-            404, f"No matching process definition with key: {key} and no tenant-id"
-        ) from None
+    """The latest definition of the path's key: of the path's tenant, else of no tenant (as
+    Camunda's REST API resolves a key)."""
+    key, tenant_id = call.path["key"], call.path.get("tenant_id")
+    found = definition_reads.latest_for_tenant(call.engine, key, tenant_id)
+    if found is None:
+        tenant = f"tenant-id {tenant_id}" if tenant_id is not None else "no tenant-id"
+        raise rest_error(404, f"No matching process definition with key: {key} and {tenant}")
+    return found
 
 
 def _by_id(call: Call) -> DefinitionRow:
@@ -275,6 +290,19 @@ endpoints = [
     Endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER, xml_by_id),
     Endpoint(
         "/process-definition/key/{key}/start", "POST", Role.OPERATOR, start_by_key, body="json"
+    ),
+    Endpoint(
+        "/process-definition/key/{key}/tenant-id/{tenant_id}", "GET", Role.VIEWER, definition_by_key
+    ),
+    Endpoint(
+        "/process-definition/key/{key}/tenant-id/{tenant_id}/xml", "GET", Role.VIEWER, xml_by_key
+    ),
+    Endpoint(
+        "/process-definition/key/{key}/tenant-id/{tenant_id}/start",
+        "POST",
+        Role.OPERATOR,
+        start_by_key,
+        body="json",
     ),
     Endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, start_by_id, body="json"),
 ]

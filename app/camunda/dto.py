@@ -251,7 +251,7 @@ def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
         "deploymentId": str(row.deployment_id),
         "diagram": None,
         "suspended": suspended,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "versionTag": row.version_tag,
         "historyTimeToLive": None,
         "startableInTasklist": True,
@@ -270,7 +270,7 @@ def deployment(
         "name": row.name,
         "source": row.source,
         "deploymentTime": format_date(row.created_at),
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "deployedProcessDefinitions": (
             {d.id: process_definition(d) for d in deployed} if deployed else None
         ),
@@ -290,6 +290,7 @@ def process_instance(
     definition_key: str,
     business_key: str | None,
     state: str,
+    tenant_id: str | None = None,
 ) -> Json:
     return {
         "links": [link(base, f"/process-instance/{instance_id}")],
@@ -300,19 +301,31 @@ def process_instance(
         "caseInstanceId": None,
         "ended": state in (InstanceState.COMPLETED, InstanceState.TERMINATED),
         "suspended": state == InstanceState.SUSPENDED,
-        "tenantId": None,
+        "tenantId": tenant_id,
     }
 
 
 def instance_from_info(base: str, info: InstanceInfo) -> Json:
     return process_instance(
-        base, info.id, info.definition_id, info.definition_key, info.business_key, info.state
+        base,
+        info.id,
+        info.definition_id,
+        info.definition_key,
+        info.business_key,
+        info.state,
+        info.tenant_id,
     )
 
 
 def instance_from_row(base: str, row: instance_reads.InstanceRow) -> Json:
     return process_instance(
-        base, row.id, row.definition_id, row.definition_key, row.business_key, row.state
+        base,
+        row.id,
+        row.definition_id,
+        row.definition_key,
+        row.business_key,
+        row.state,
+        row.tenant_id,
     )
 
 
@@ -345,7 +358,7 @@ def historic_process_instance(row: instance_reads.HistoricInstanceRow) -> Json:
         "startUserId": None,
         "startActivityId": row.start_activity_id,
         "deleteReason": None,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "state": HISTORIC_STATES.get(row.state, "ACTIVE"),
         "restartedProcessInstanceId": None,
     }
@@ -412,7 +425,7 @@ def task(row: task_reads.TaskRow, form_key: str | None) -> Json:
         "suspended": row.instance_state == InstanceState.SUSPENDED,
         "formKey": form_key,
         "camundaFormRef": None,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "taskState": None,
         "attachment": False,
         "comment": False,
@@ -439,7 +452,7 @@ def external_task(row: external_task_reads.ExternalTaskRow) -> Json:
         "suspended": row.instance_state == InstanceState.SUSPENDED,
         "workerId": row.worker_id,
         "topicName": row.topic,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "priority": row.priority,
         "businessKey": row.business_key,
     }
@@ -468,7 +481,7 @@ def locked_external_task(
         "retries": task["retries"],
         "workerId": task["worker_id"],
         "topicName": task["topic"],
-        "tenantId": None,
+        "tenantId": task.get("tenant_id"),
         "variables": variables,
         "priority": task["priority"],
         "businessKey": task["business_key"],
@@ -493,7 +506,7 @@ def incident(row: IncidentInfo) -> Json:
         "causeIncidentId": str(row.id),
         "rootCauseIncidentId": str(row.id),
         "configuration": text(configuration),
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "incidentMessage": row.message,
         "jobDefinitionId": None,
         "annotation": None,
@@ -515,7 +528,7 @@ def job(row: job_reads.JobRow) -> Json:
         "dueDate": format_date(row.due_at),
         "suspended": row.instance_state == InstanceState.SUSPENDED,
         "priority": 0,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "createTime": format_date(row.created_at),
         "batchId": None,
     }

@@ -79,8 +79,6 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
                 raise invalid_request(
                     f"topic '{name}': the '{key}' filter is not supported by Interlock"
                 )
-        if topic.get("tenantIdIn"):
-            continue  # Interlock has no tenants: no task belongs to one
         duration = topic.get("lockDuration")
         if isinstance(duration, bool) or not isinstance(duration, int | float):
             raise invalid_request(f"topic '{name}' needs a numeric 'lockDuration'")
@@ -94,8 +92,22 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
             not isinstance(names, list) or not all(isinstance(n, str) for n in names)
         ):
             raise invalid_request(f"topic '{name}': 'variables' must be a list of names")
+        tenant_ids = topic.get("tenantIdIn")
+        if tenant_ids is not None and (
+            not isinstance(tenant_ids, list) or not all(isinstance(t, str) for t in tenant_ids)
+        ):
+            raise invalid_request(f"topic '{name}': 'tenantIdIn' must be a list of tenant ids")
+        without = topic.get("withoutTenantId", False)
+        if not isinstance(without, bool):
+            raise invalid_request(f"topic '{name}': 'withoutTenantId' must be true or false")
         requests.append(
-            TopicRequest(name, int(duration), tuple(names) if names is not None else None)
+            TopicRequest(
+                name,
+                int(duration),
+                tuple(names) if names is not None else None,
+                tuple(tenant_ids) if tenant_ids else None,
+                without,
+            )
         )
     return requests
 
@@ -326,6 +338,8 @@ def _query(
         suspended=suspended,
         min_priority=priority_min,
         max_priority=priority_max,
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         count=count,
     )
 

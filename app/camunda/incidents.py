@@ -36,6 +36,8 @@ def _query(
         execution_id=call.uuid("executionId"),
         node_id=call.text("activityId") or call.text("failedActivityId"),
         configuration=call.uuid("configuration"),
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         count=count,
     )
 

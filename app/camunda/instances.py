@@ -87,6 +87,8 @@ def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceR
         definition_keys=call.csv("processDefinitionKeyIn"),
         suspended=suspended,
         with_incident=call.flag("withIncident"),
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         variables=variable_filters(call),
         family=instance_reads.FamilyFilter(
             super_instance=call.uuid("superProcessInstance"),
@@ -342,6 +344,8 @@ def _historic_query(call: Call, *, count: bool) -> list[instance_reads.HistoricI
         definition_key=call.text("processDefinitionKey"),
         definition_keys=call.csv("processDefinitionKeyIn"),
         finished=call.flag_unless("finished", "unfinished"),
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         states=states or None,
         with_incidents=call.flag("withIncidents"),
         started_before=call.date("startedBefore"),

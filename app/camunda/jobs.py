@@ -61,6 +61,8 @@ def _query(
         suspended=suspended,
         due_before=before,
         due_after=after,
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         count=count,
     )
 

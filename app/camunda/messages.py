@@ -33,10 +33,14 @@ def correlate(call: Call) -> Response:
     # Read before the message is delivered: a refusal must leave nothing written.
     result_enabled = call.body_flag("resultEnabled")
     with_variables = call.body_flag("variablesInResultEnabled")
+    tenant_id = call.body_text("tenantId")
+    without_tenant = call.body_flag("withoutTenantId")
+    if tenant_id is not None and without_tenant:
+        raise invalid_request(
+            "Parameter 'tenantId' cannot be used together with the parameter 'withoutTenantId'."
+        )
     engine = call.engine
     try:
-        if call.body_text("tenantId"):
-            raise NotFound("no process definition or execution belongs to a tenant")
         result = engine.correlate_message(
             name,
             business_key=business_key,
@@ -45,6 +49,8 @@ def correlate(call: Call) -> Response:
             variables=variables,
             all=deliver_all,
             local_variables=local_variables,
+            tenant_id=tenant_id,
+            without_tenant=without_tenant,
         )
     except NotFound as exc:
         message = (
@@ -79,7 +85,7 @@ def correlate(call: Call) -> Response:
                     "id": str(info.id),
                     "processInstanceId": str(info.id),
                     "ended": info.state in (InstanceState.COMPLETED, InstanceState.TERMINATED),
-                    "tenantId": None,
+                    "tenantId": info.tenant_id,
                 },
                 "processInstance": None,
             }
@@ -96,10 +102,14 @@ def signal(call: Call) -> Response:
     if call.field("executionId"):
         raise invalid_request("executionId is not supported: a signal reaches every subscription")
     variables = to_typed_map(call.field("variables"))
-    if call.body_text("tenantId"):
-        return no_content()
+    tenant_id = call.body_text("tenantId")
+    without_tenant = call.body_flag("withoutTenantId")
+    if tenant_id is not None and without_tenant:
+        raise invalid_request(
+            "Parameter 'tenantId' cannot be used together with the parameter 'withoutTenantId'."
+        )
     try:
-        call.engine.signal(name, variables)
+        call.engine.signal(name, variables, tenant_id=tenant_id, without_tenant=without_tenant)
     except InterlockError as exc:
         raise rest_error(500, f"Cannot deliver signal '{name}': {exc.message}", exc) from exc
     return no_content()

@@ -73,6 +73,8 @@ def _task_query(
         min_priority=call.integer("minPriority"),
         max_priority=call.integer("maxPriority"),
         execution_id=call.uuid("executionId"),
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
         count=count,
     )
 

@@ -20,6 +20,7 @@ from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
 from engine.errors import BadRequest
+from engine.identity.accounts import valid_name
 from engine.model import (
     ModelLimits,
     ProcessModel,
@@ -71,6 +72,8 @@ class Deploy:
     source: str | None = None
     duplicate_filtering: bool = True
     whole_deployment: bool = False
+    # Camunda's tenant identifier: the deployment's and its definitions' (None: no tenant).
+    tenant_id: str | None = None
 
     def execute(self, tx: Tx) -> DeploymentResult:
         limits = _limits(tx.settings)
@@ -97,16 +100,21 @@ class Deploy:
                 seen.add(item.key)
         deployment_id = new_id()
         filtering = self.duplicate_filtering
-        created, listed = _plan(tx, parsed, deployment_id, filtering)
-        created_rules, listed_rules = _plan(tx, rules, deployment_id, filtering, DECISIONS)
+        tenant = checked_tenant(self.tenant_id, "tenant-id")
+        created, listed = _plan(tx, parsed, deployment_id, filtering, tenant=tenant)
+        created_rules, listed_rules = _plan(
+            tx, rules, deployment_id, filtering, DECISIONS, tenant=tenant
+        )
         total = len(created) + len(created_rules)
         if self.whole_deployment and total and total < len(parsed) + len(rules):
-            created, listed = _plan(tx, parsed, deployment_id, filtering=False)
-            created_rules, listed_rules = _plan(tx, rules, deployment_id, False, DECISIONS)
+            created, listed = _plan(tx, parsed, deployment_id, filtering=False, tenant=tenant)
+            created_rules, listed_rules = _plan(
+                tx, rules, deployment_id, False, DECISIONS, tenant=tenant
+            )
         if not created and not created_rules:
             return DeploymentResult(None, definitions=listed, decisions=listed_rules)
         definitions.insert_deployment(
-            tx.conn, deployment_id, self.deployment_name, self.source, tx.now
+            tx.conn, deployment_id, self.deployment_name, self.source, tx.now, tenant
         )
         for row, item in created:
             model, resource = item.parsed, item.resource
@@ -135,6 +143,7 @@ class Deploy:
             details={
                 "name": self.deployment_name,
                 "source": self.source,
+                "tenant_id": tenant,
                 "definitions": [row.id for row, _ in created],
                 "decisions": [row.id for row, _ in created_rules],
             },
@@ -178,16 +187,18 @@ def _plan(
     deployment_id: UUID,
     filtering: bool,
     table: str = definitions.PROCESSES,
+    *,
+    tenant: str | None = None,
 ) -> tuple[list[tuple[definitions.DefinitionRow, _Item[T]]], list[dict[str, Any]]]:
-    """The definitions to create (each key's next version, unless filtered out as unchanged:
-    the same key and resource as its latest version) and the description of every process or
-    decision of the deployment; locks each key."""
+    """The definitions to create (each key's next version within `tenant`, unless filtered out
+    as unchanged: the same key and resource as its latest version) and the description of every
+    process or decision of the deployment; locks each key of the tenant."""
     created: list[tuple[definitions.DefinitionRow, _Item[T]]] = []
     listed: list[dict[str, Any]] = []
     for item in sorted(items, key=lambda item: item.key):
-        definitions.lock_key(tx.conn, item.key, table)
+        definitions.lock_key(tx.conn, item.key, table, tenant)
         content_hash = hashlib.sha256(item.key.encode() + b"\0" + item.resource.content).hexdigest()
-        latest = definitions.latest(tx.conn, item.key, table)
+        latest = definitions.latest_for_tenant(tx.conn, item.key, tenant, table)
         if filtering and latest is not None and latest.content_hash == content_hash:
             listed.append(_describe(latest, created=False))
             continue
@@ -203,10 +214,18 @@ def _plan(
             content_hash=content_hash,
             created_at=tx.now,
             history_ttl_days=item.history_ttl_days,
+            tenant_id=tenant,
         )
         created.append((row, item))
         listed.append(_describe(row, created=True))
     return created, listed
+
+
+def checked_tenant(tenant_id: str | None, field: str) -> str | None:
+    """A tenant id as given, refused when empty or holding NUL (which no text column holds)."""
+    if tenant_id is not None and (not valid_name(tenant_id) or tenant_id != tenant_id.strip()):
+        raise BadRequest("a tenant id needs characters and no surrounding spaces", field=field)
+    return tenant_id
 
 
 def _parse_dmn(resource: Resource, limits: ModelLimits) -> tuple[Decision, ...]:
@@ -238,5 +257,6 @@ def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any
         "version": row.version,
         "name": row.name,
         "resource_name": row.resource_name,
+        "tenant_id": row.tenant_id,
         "created": created,
     }

@@ -39,6 +39,9 @@ class TopicRequest:
     topic: str
     lock_duration_ms: int
     variables: tuple[str, ...] | None = None
+    # Only tasks of these tenants (None: of any), or with `without_tenant` only those of none.
+    tenant_ids: tuple[str, ...] | None = None
+    without_tenant: bool = False
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,13 @@ class FetchAndLock:
             max_tasks=self.max_tasks,
             use_priority=self.use_priority,
             now=tx.now,
+            tenants_by_topic={
+                t.topic: (
+                    list(t.tenant_ids) if t.tenant_ids is not None else None,
+                    t.without_tenant,
+                )
+                for t in self.topics
+            },
         )
         tasks = []
         for task, run in locked:
@@ -107,6 +117,7 @@ class FetchAndLock:
                     "definition_id": task.definition_id,
                     "definition_key": task.definition_key,
                     "business_key": task.business_key,
+                    "tenant_id": task.tenant_id,
                     "node_id": task.node_id,
                     "retries": task.retries,
                     "error_message": task.error_message,

@@ -152,14 +152,17 @@ class Family:
             what = f"process '{key}' is not deployed with '{own.id}'"
         elif effect.binding == "version":
             assert effect.version is not None
-            found = definitions.by_version(conn, key, effect.version)
+            found = definitions.by_version(conn, key, effect.version, run.instance.tenant_id)
             what = f"version {effect.version} of process '{key}' is not deployed"
         elif effect.binding == "versionTag":
             assert effect.version_tag is not None
-            found = definitions.latest_with_tag(conn, key, effect.version_tag)
+            found = definitions.latest_with_tag(
+                conn, key, effect.version_tag, run.instance.tenant_id
+            )
             what = f"process '{key}' has no version tagged '{effect.version_tag}'"
         else:
-            found = definitions.latest(conn, key)
+            # As Camunda's default: the called definition of the caller's own tenant.
+            found = definitions.latest_for_tenant(conn, key, run.instance.tenant_id)
             what = f"process '{key}' is not deployed"
         if found is None:
             raise NotFound(
@@ -234,11 +237,15 @@ class Family:
         name: str,
         variables: Mapping[str, Any],
         thrower: tuple[InstanceRun, frozenset[UUID]] | None = None,
+        *,
+        tenant: tuple[str | None, bool] = (None, False),
     ) -> list[dict[str, str]]:
         """Every subscription waiting for the signal `name` and every signal start event receive
         it: those of instances this command holds from memory, the others loaded now. Of the
         `thrower`'s own, only those that waited when it threw the signal. One entry per delivery:
-        {"kind": "instance" | "start", "instance_id": ...}."""
+        {"kind": "instance" | "start", "instance_id": ...}. `tenant` (a tenant id, or whether
+        only those without a tenant) narrows the subscriptions loaded now."""
+        tenant_id, without_tenant = tenant
         delivered: list[dict[str, str]] = []
         here = [
             (run, subscription.id)
@@ -252,7 +259,11 @@ class Family:
         ]
         elsewhere: dict[UUID, list[UUID]] = {}
         for subscription_id, instance_id in subscriptions.waiting_instances(
-            self.tx.conn, SubscriptionKind.SIGNAL, name
+            self.tx.conn,
+            SubscriptionKind.SIGNAL,
+            name,
+            tenant_id=tenant_id,
+            without_tenant=without_tenant,
         ):
             if instance_id not in self.runs:
                 elsewhere.setdefault(instance_id, []).append(subscription_id)
@@ -266,7 +277,13 @@ class Family:
             new_advance(self.tx, run, model_of(self.tx, run)).deliver(subscription, variables)
             delivered.append({"kind": "instance", "instance_id": str(run.instance.id)})
         typed = {key: infer(value) for key, value in variables.items()}
-        for found in start_triggers.find(self.tx.conn, SubscriptionKind.SIGNAL, name):
+        for found in start_triggers.find(
+            self.tx.conn,
+            SubscriptionKind.SIGNAL,
+            name,
+            tenant_id=tenant_id,
+            without_tenant=without_tenant,
+        ):
             definition, model, start = triggered_start(self.tx, found)
             started = self.new_run(definition, model, start, typed, None)
             delivered.append({"kind": "start", "instance_id": str(started.instance.id)})
@@ -323,6 +340,7 @@ def start_run(
         super_instance_id=super_instance_id,
         super_token_id=super_token_id,
         root_instance_id=root_instance_id,
+        tenant_id=definition.tenant_id,
         is_new=True,
     )
     run = InstanceRun(instance=instance, now=tx.now, authenticated_user_id=started_by)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist, require_running
+from engine.commands.deployments import checked_tenant
 from engine.commands.family import start_run
 from engine.commands.loading import load
 from engine.core import audit
@@ -39,7 +40,10 @@ class InstanceResult(Result):
 
 @dataclass(frozen=True)
 class StartInstance:
-    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`."""
+    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`.
+
+    A key is resolved within `tenant_id`, or among the definitions without a tenant with
+    `without_tenant`; with neither, the key must be deployed for one tenant (or none) only."""
 
     name: ClassVar[str] = "StartInstance"
     result_type: ClassVar[type[Result]] = InstanceResult
@@ -56,6 +60,8 @@ class StartInstance:
     # The authenticated user who starts it, when the caller knows: `camunda:initiator` names the
     # variable it goes to, and expressions read it as `authenticatedUserId`.
     started_by: str | None = None
+    tenant_id: str | None = None
+    without_tenant: bool = False
 
     def execute(self, tx: Tx) -> InstanceResult:
         definition = self._definition(tx)
@@ -80,11 +86,15 @@ class StartInstance:
             found = definitions.by_id(tx.conn, self.definition_id)
             what = f"process definition '{self.definition_id}'"
         elif self.key is not None and self.version is not None:
-            found = definitions.by_version(tx.conn, self.key, self.version)
+            tenant = self._tenant(tx, self.key)
+            found = definitions.by_version(tx.conn, self.key, self.version, tenant)
             what = f"version {self.version} of process '{self.key}'"
         elif self.key is not None:
-            found = definitions.latest(tx.conn, self.key)
+            tenant = self._tenant(tx, self.key)
+            found = definitions.latest_for_tenant(tx.conn, self.key, tenant)
             what = f"process '{self.key}'"
+            if self.tenant_id is not None:
+                what += f" of tenant '{self.tenant_id}'"
         else:
             raise BadRequest(
                 "say which process to start: a key, a key and version, or a definition id"
@@ -92,6 +102,18 @@ class StartInstance:
         if found is None:
             raise NotFound(f"{what} is not deployed")
         return found
+
+    def _tenant(self, tx: Tx, key: str) -> str | None:
+        """The tenant whose definitions of `key` are meant."""
+        if self.tenant_id is not None or self.without_tenant:
+            return checked_tenant(self.tenant_id, "tenant_id")
+        tenants = definitions.tenants_of(tx.conn, key)
+        if len(tenants) > 1:
+            raise BadRequest(
+                f"Cannot resolve a unique process definition for key '{key}' because it exists "
+                "for multiple tenants."
+            )
+        return tenants[0] if tenants else None
 
 
 @dataclass(frozen=True)

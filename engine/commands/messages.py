@@ -11,13 +11,14 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist
+from engine.commands.deployments import checked_tenant
 from engine.commands.family import Family, settle_and_save, triggered_start
 from engine.commands.instances import start_instance
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import START_INSTANCE, UPDATE_INSTANCE, Permit, check
-from engine.errors import Conflict, NotFound
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.states import AuditEntity, AuditOperation, SubscriptionKind
 from engine.store import start_triggers, subscriptions
 
@@ -80,8 +81,14 @@ class CorrelateMessage:
     # Locals of the token that receives the message (Camunda's `processVariablesLocal`); a
     # message start event has no such token, so they go to the new instance's root scope.
     local_variables: Mapping[str, Any] = field(default_factory=dict)
+    # Only instances and start events of this tenant, or with `without_tenant` of none.
+    tenant_id: str | None = None
+    without_tenant: bool = False
 
     def execute(self, tx: Tx) -> DeliveryResult:
+        if self.tenant_id is not None and self.without_tenant:
+            raise BadRequest("say a tenant id or without a tenant, not both", field="tenantId")
+        checked_tenant(self.tenant_id, "tenantId")
         waiting = subscriptions.waiting_instances(
             tx.conn,
             SubscriptionKind.MESSAGE,
@@ -89,10 +96,18 @@ class CorrelateMessage:
             business_key=self.business_key,
             instance_id=self.instance_id,
             correlation_keys=self.correlation_keys,
+            tenant_id=self.tenant_id,
+            without_tenant=self.without_tenant,
         )
         starts: list[start_triggers.StartSubscription] = []
         if self.instance_id is None and not self.correlation_keys:
-            starts = start_triggers.find(tx.conn, SubscriptionKind.MESSAGE, self.message_name)
+            starts = start_triggers.find(
+                tx.conn,
+                SubscriptionKind.MESSAGE,
+                self.message_name,
+                tenant_id=self.tenant_id,
+                without_tenant=self.without_tenant,
+            )
         found = len(waiting) + len(starts)
         if found == 0:
             raise self._no_match()
@@ -143,11 +158,19 @@ class BroadcastSignal:
 
     signal_name: str
     variables: Mapping[str, Any] = field(default_factory=dict)
+    # Only subscriptions and start events of this tenant, or with `without_tenant` of none.
+    tenant_id: str | None = None
+    without_tenant: bool = False
 
     def execute(self, tx: Tx) -> DeliveryResult:
+        if self.tenant_id is not None and self.without_tenant:
+            raise BadRequest("say a tenant id or without a tenant, not both", field="tenantId")
+        checked_tenant(self.tenant_id, "tenantId")
         # The same broadcast as a signal throw event's (engine/commands/family.py), from none.
         family = Family(tx, ())
-        delivered = family.broadcast(self.signal_name, self.variables)
+        delivered = family.broadcast(
+            self.signal_name, self.variables, tenant=(self.tenant_id, self.without_tenant)
+        )
         for delivery in delivered:
             # Before anything is written: a refusal rolls the whole broadcast back.
             instance = family.runs[UUID(delivery["instance_id"])].instance

@@ -26,6 +26,9 @@ class Actor:
     batch_id: UUID | None = None
     # What the principal may do; None: not narrowed (the engine's own work, the command line).
     grants: Grants | None = None
+    # The tenants whose rows the principal sees, besides those of no tenant (the tenants of the
+    # user and of their groups); None: not narrowed.
+    tenant_ids: frozenset[str] | None = None
 
 
 _ACTOR: ContextVar[Actor | None] = ContextVar("interlock_actor", default=None)
@@ -43,6 +46,12 @@ def acting(actor: Actor | None) -> Iterator[None]:
         yield
     finally:
         _ACTOR.reset(token)
+
+
+def tenant_ids() -> frozenset[str] | None:
+    """The tenants the current actor sees (besides rows of no tenant); None: every tenant."""
+    actor = _ACTOR.get()
+    return None if actor is None else actor.tenant_ids
 
 
 def scope(permission: int, resource: ResourceType) -> Scope:

@@ -44,6 +44,8 @@ class InstanceRow:
     super_instance_id: UUID | None = None
     super_token_id: UUID | None = None
     root_instance_id: UUID | None = None
+    # Its definition's tenant (null: none); its tasks, jobs and incidents carry it too.
+    tenant_id: str | None = None
     is_new: bool = False
     dirty: bool = False
 

@@ -49,7 +49,8 @@ DECISION_DEFINITION_SORT: dict[str, LiteralString] = {
 
 
 _LATEST: LiteralString = (
-    "d.version = (SELECT max(l.version) FROM decision_definition l WHERE l.key = d.key)"
+    "d.version = (SELECT max(l.version) FROM decision_definition l WHERE l.key = d.key "
+    "AND l.tenant_id IS NOT DISTINCT FROM d.tenant_id)"
 )
 
 
@@ -69,6 +70,12 @@ class DecisionDefinitionFilter:
     latest_version: Annotated[bool, Filter.if_true(_LATEST)] = False
     version_tag: Annotated[str | None, Filter.equals("d.version_tag")] = None
     version_tag_like: Annotated[str | None, Filter.like("d.version_tag")] = None
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("d.tenant_id")] = None
+    # `tenantIdIn` with `includeDecisionDefinitionsWithoutTenantId`.
+    tenant_ids_or_none: Annotated[
+        Sequence[str] | None, Filter.condition("(d.tenant_id = ANY({}) OR d.tenant_id IS NULL)")
+    ] = None
+    without_tenant: Annotated[bool, Filter.if_true("d.tenant_id IS NULL")] = False
     resource_name: Annotated[str | None, Filter.equals("d.resource_name")] = None
     resource_name_like: Annotated[str | None, Filter.like("d.resource_name")] = None
 

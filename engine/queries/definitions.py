@@ -19,12 +19,14 @@ __all__ = [
     "by_version",
     "diagram_xml",
     "latest",
+    "latest_for_tenant",
     "list_all",
     "model",
     "source_xml",
 ]
 
 by_version = query(store.by_version)
+latest_for_tenant = query(store.latest_for_tenant)
 list_all = query(store.list_all)
 source_xml = query(store.source_xml)
 diagram_xml = query(store.diagram_xml)

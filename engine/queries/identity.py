@@ -258,6 +258,25 @@ def group_ids_of(conn: Connection, user_id: str) -> list[str]:
 
 
 @query
+def tenant_ids_of(conn: Connection, user_id: str) -> list[str]:
+    """The ids of the tenants the user belongs to, directly or through one of their groups, in
+    order: the tenants whose rows the user sees (besides those of no tenant)."""
+    where = Where()
+    where.add(
+        "(m.user_id = {} OR m.group_id IN (SELECT g.group_id FROM group_membership g "
+        "WHERE g.user_id = {}))",
+        user_id,
+        user_id,
+    )
+    statement = (
+        sql.SQL("SELECT DISTINCT m.tenant_id FROM tenant_membership m")
+        + where.sql()
+        + sql.SQL(" ORDER BY 1")
+    )
+    return [str(row[0]) for row in conn.execute(statement, where.params()).fetchall()]
+
+
+@query
 def fellow_members(conn: Connection, group_ids: Sequence[str]) -> list[UserRow]:
     """The users who belong to any of `group_ids`, by id."""
     where = Where()

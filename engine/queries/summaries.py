@@ -152,13 +152,19 @@ _KEYS_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE k
 _READABLE = covers.instances_of(covers.key_of_definition("s.definition_id"))
 
 
+def _readable(where: Where) -> None:
+    """Only the summary rows (`s`) of definitions the principal may read, by grant and tenant."""
+    where.authorized(*_READABLE)
+    where.tenants(covers.tenant_of_definition("s.definition_id"))
+
+
 def instance_counts(
     conn: Connection, definition_ids: list[str] | None = None
 ) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
     where = Where()
     where.any_of("definition_id", definition_ids)
-    where.authorized(*_READABLE)
+    _readable(where)
     rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
@@ -167,7 +173,7 @@ def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int
     """Instances by (definition id, state) of every version of `key`."""
     where = Where()
     where.add(_KEY_DEFINITIONS, key)
-    where.authorized(*_READABLE)
+    _readable(where)
     rows = conn.execute(_instances(where), where.params()).fetchall()
     return {(d, s): int(n) for d, s, n in rows}
 
@@ -176,6 +182,7 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     """Instances by state and open incidents, per definition key."""
     where = Where()
     where.authorized(*covers.instances_of("d.key"))
+    where.tenants("d.tenant_id")
     states: dict[str, dict[str, int]] = {}
     statement = (
         sql.SQL(
@@ -206,7 +213,7 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
 def state_counts(conn: Connection) -> dict[str, int]:
     """Instances by state, over every definition (the principal may read instances of)."""
     where = Where()
-    where.authorized(*_READABLE)
+    _readable(where)
     statement = (
         sql.SQL(f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s")
         + where.sql()
@@ -219,7 +226,7 @@ def open_incident_count(conn: Connection) -> int:
     """Open incidents, over every definition (the principal may read instances of)."""
     where = Where()
     where.fixed("open_incidents <> 0")
-    where.authorized(*_READABLE)
+    _readable(where)
     statement = sql.SQL(f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s")
     row = conn.execute(statement + where.sql(), where.params()).fetchone()
     assert row is not None
@@ -230,7 +237,7 @@ def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
     """The counts of every node of `definition_id` that has any."""
     where = Where()
     where.equals("definition_id", definition_id)
-    where.authorized(*_READABLE)
+    _readable(where)
     rows = conn.execute(_nodes(where), where.params()).fetchall()
     return {
         node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
@@ -243,7 +250,7 @@ def visit_count(conn: Connection, node_id: str | None, definition_id: str | None
     where = Where()
     where.equals("node_id", node_id)
     where.equals("definition_id", definition_id)
-    where.authorized(*_READABLE)
+    _readable(where)
     statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {LIVE_NODES} s") + (where.sql())
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
@@ -266,7 +273,7 @@ def instance_count(
     where.equals("definition_id", definition_id)
     where.when(definition_key, _KEY_DEFINITIONS)
     where.when(definition_keys, _KEYS_DEFINITIONS)
-    where.authorized(*_READABLE)
+    _readable(where)
     statement = sql.SQL(f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s") + where.sql()
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
@@ -279,6 +286,7 @@ def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tup
     where.add("s.bucket >= {}", since)
     where.when(key, _KEY_DEFINITIONS)
     where.authorized(*covers.instances_of("d.key"))
+    where.tenants("d.tenant_id")
     statement = (
         sql.SQL(
             "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "

@@ -50,6 +50,11 @@ def key_of_definition(definition_id: LiteralString) -> LiteralString:
     return "(SELECT dk.key FROM process_definition dk WHERE dk.id = " + definition_id + ")"
 
 
+def tenant_of_definition(definition_id: LiteralString) -> LiteralString:
+    """SQL: the tenant of the definition whose id is the column `definition_id`."""
+    return "(SELECT dt.tenant_id FROM process_definition dt WHERE dt.id = " + definition_id + ")"
+
+
 def instances_of(key: LiteralString) -> tuple[Cover, ...]:
     """Counts of a definition's instances (the summaries): READ_INSTANCE on its key."""
     return (Cover(_PD["READ_INSTANCE"], PD, key),)

@@ -194,6 +194,14 @@ class Where:
         predicate must match (see the module docstring)."""
         self.fixed(column + " = " + state_literal(value))
 
+    def tenant(self, column: LiteralString, tenant_id: str | None, without: bool) -> None:
+        """Only the rows of tenant `tenant_id`, or with `without` those of no tenant; neither:
+        every row."""
+        if tenant_id is not None:
+            self.equals(column, tenant_id)
+        elif without:
+            self.fixed(column + " IS NULL")
+
     def keyset(
         self, columns: LiteralString, key: Sequence[Any] | None, *, descending: bool
     ) -> None:
@@ -228,6 +236,14 @@ class Where:
             self.fixed("FALSE")
         else:
             self.compose(sql.SQL("(") + sql.SQL(" OR ").join(parts) + sql.SQL(")"))
+
+    def tenants(self, column: LiteralString) -> None:
+        """Only the rows the request's principal sees by tenant: those of no tenant and those of
+        the principal's tenants (engine/core/actors.py). Nothing is added when no actor, or one
+        whose tenants are not narrowed, is bound."""
+        seen = actors.tenant_ids()
+        if seen is not None:
+            self.add("(" + column + " IS NULL OR " + column + " = ANY({}))", sorted(seen))
 
     def apply(self, filters: Mapping[str, Filter], values: Mapping[str, Any]) -> None:
         """The condition of each of `filters` (see `filters_of`) whose name `values` gives a

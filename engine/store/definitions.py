@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from types import EllipsisType
 from typing import Any
 from uuid import UUID
 
@@ -20,7 +21,7 @@ DECISIONS = "decision_definition"
 
 COLUMNS = (
     "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
-    "history_ttl_days"
+    "history_ttl_days, tenant_id"
 )
 
 
@@ -36,23 +37,68 @@ class DefinitionRow:
     content_hash: str
     created_at: datetime
     history_ttl_days: int | None = None
+    tenant_id: str | None = None
 
 
 def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> DefinitionRow | None:
+    """The highest version of `key` of any tenant (the last deployed of equal versions)."""
+    return latest_for_tenant(conn, key, ..., table)
+
+
+def _of_tenant(tenant_id: str | None | EllipsisType) -> tuple[str, tuple[str | None, ...]]:
+    """The condition and parameters of a tenant: `...` any, None none, else that one."""
+    if tenant_id is ...:
+        return "", ()
+    if tenant_id is None:
+        return " AND tenant_id IS NULL", ()
+    return " AND tenant_id = %s", (tenant_id,)
+
+
+def latest_for_tenant(
+    conn: psycopg.Connection[Any],
+    key: str,
+    tenant_id: str | None | EllipsisType,
+    table: str = PROCESSES,
+) -> DefinitionRow | None:
+    """The latest version of `key` deployed for tenant `tenant_id` (None: without a tenant;
+    `...`: for any)."""
+    condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM {table} WHERE key = %s ORDER BY version DESC LIMIT 1",
-        (key,),
+        f"SELECT {COLUMNS} FROM {table} WHERE key = %s{condition} "
+        "ORDER BY version DESC, created_at DESC LIMIT 1",
+        (key, *params),
     )
 
 
-def by_version(conn: psycopg.Connection[Any], key: str, version: int) -> DefinitionRow | None:
+def tenants_of(
+    conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, limit: int = 2
+) -> list[str | None]:
+    """Up to `limit` of the tenants `key` is deployed for (None: without a tenant), among
+    those the current principal sees (see `Where.tenants`): a user of one tenant resolves a
+    key deployed for several to their own."""
+    where = Where()
+    where.equals("key", key)
+    where.tenants("tenant_id")
+    query = sql.SQL(f"SELECT DISTINCT tenant_id FROM {table}") + where.sql() + where.limit(limit)
+    return [row[0] for row in conn.execute(query, where.params()).fetchall()]
+
+
+def by_version(
+    conn: psycopg.Connection[Any],
+    key: str,
+    version: int,
+    tenant_id: str | None | EllipsisType = ...,
+) -> DefinitionRow | None:
+    """Version `version` of `key`, of tenant `tenant_id` (`...`: of any tenant)."""
+    condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s",
-        (key, version),
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s{condition} "
+        "ORDER BY tenant_id NULLS FIRST LIMIT 1",
+        (key, version, *params),
     )
 
 
@@ -63,22 +109,30 @@ def latest_in_deployment(
 
 
 def latest_with_tag(
-    conn: psycopg.Connection[Any], key: str, version_tag: str
+    conn: psycopg.Connection[Any],
+    key: str,
+    version_tag: str,
+    tenant_id: str | None | EllipsisType = ...,
 ) -> DefinitionRow | None:
-    return _latest_where(conn, key, "version_tag", version_tag)
+    return _latest_where(conn, key, "version_tag", version_tag, tenant_id)
 
 
 def _latest_where(
-    conn: psycopg.Connection[Any], key: str, column: str, value: object
+    conn: psycopg.Connection[Any],
+    key: str,
+    column: str,
+    value: object,
+    tenant_id: str | None | EllipsisType = ...,
 ) -> DefinitionRow | None:
     """The latest version of the process `key` whose `column` (a name from this module) holds
-    `value`."""
+    `value`, of tenant `tenant_id` (`...`: of any tenant)."""
+    condition, params = _of_tenant(tenant_id)
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND {column} = %s "
+        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND {column} = %s{condition} "
         "ORDER BY version DESC LIMIT 1",
-        (key, value),
+        (key, value, *params),
     )
 
 
@@ -141,13 +195,19 @@ def list_all(
     where = Where()
     where.equals("key", key)
     where.authorized(*_readable(table))
+    where.tenants("tenant_id")
     query = sql.SQL(f"SELECT {COLUMNS} FROM {table}") + where.sql()
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 
 
-def lock_key(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> None:
-    """Serialise deployments of one key until the transaction ends, so versions never collide."""
+def lock_key(
+    conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, tenant_id: str | None = None
+) -> None:
+    """Serialise deployments of one key (of one tenant) until the transaction ends, so versions
+    never collide."""
     namespace = "definition:" if table == PROCESSES else f"{table}:"
+    if tenant_id is not None:
+        namespace = f"{namespace}{len(tenant_id)}:{tenant_id}:"
     conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s || %s, 0))", (namespace, key))
 
 
@@ -157,10 +217,12 @@ def insert_deployment(
     name: str | None,
     source: str | None,
     now: datetime,
+    tenant_id: str | None = None,
 ) -> None:
     conn.execute(
-        "INSERT INTO deployment (id, name, source, created_at) VALUES (%s, %s, %s, %s)",
-        (deployment_id, name, source, now),
+        "INSERT INTO deployment (id, name, source, created_at, tenant_id) "
+        "VALUES (%s, %s, %s, %s, %s)",
+        (deployment_id, name, source, now, tenant_id),
     )
 
 
@@ -188,6 +250,7 @@ def insert_definition(
             row.content_hash,
             row.created_at,
             row.history_ttl_days,
+            row.tenant_id,
             xml,
             *((diagram,) if table == PROCESSES else ()),
         ),

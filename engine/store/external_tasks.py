@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
@@ -37,6 +38,7 @@ class ExternalTaskInfo:
     definition_id: str
     definition_key: str
     business_key: str | None
+    tenant_id: str | None
 
 
 # One ordered index scan per topic (see the partial indexes on external_task), so a fetch reads a
@@ -44,10 +46,13 @@ class ExternalTaskInfo:
 # per candidate row instead of becoming a join that reads every open task of the topic.
 _FETCH_AND_LOCK = """
 WITH picked AS (
-    SELECT c.id FROM unnest(%(topics)s::text[]) AS t(topic)
+    SELECT c.id
+    FROM jsonb_to_recordset(%(durations)s::jsonb) AS t(topic text, tenants text[], bare boolean)
     CROSS JOIN LATERAL (
         SELECT e.id, e.priority, e.created_at FROM external_task e
         WHERE e.state = {open} AND e.topic = t.topic
+          AND (t.tenants IS NULL OR e.tenant_id = ANY(t.tenants))
+          AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)
           AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
           AND (e.retries IS NULL OR e.retries > 0)
           AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
@@ -128,11 +133,18 @@ def fetch_and_lock(
     max_tasks: int,
     use_priority: bool,
     now: datetime,
+    tenants_by_topic: Mapping[str, tuple[Sequence[str] | None, bool]] | None = None,
 ) -> list[tuple[ExternalTaskInfo, InstanceRun]]:
     """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
     duration, and return each with its instance as loaded in the same statement (the task in it
     shows the lock just taken). Tasks another worker is locking right now are skipped, never
-    waited for."""
+    waited for. `tenants_by_topic` narrows a topic's tasks to some tenants' (or None: any) and
+    with its flag to those without a tenant."""
+    tenants = tenants_by_topic or {}
+    durations = []
+    for topic, ms in lock_ms_by_topic.items():
+        tenant_ids, bare = tenants.get(topic, (None, False))
+        durations.append({"topic": topic, "ms": ms, "tenants": tenant_ids, "bare": bare})
     cur = conn.execute(
         FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
         {
@@ -140,7 +152,7 @@ def fetch_and_lock(
             "now": now,
             "max_tasks": max_tasks,
             "worker": worker_id,
-            "durations": json.dumps([{"topic": t, "ms": ms} for t, ms in lock_ms_by_topic.items()]),
+            "durations": json.dumps(durations),
             **runs.LOAD_STATES,
             "extra": [],
         },

@@ -33,6 +33,7 @@ class InstanceInfo:
     super_instance_id: UUID | None = None
     super_token_id: UUID | None = None
     root_instance_id: UUID | None = None
+    tenant_id: str | None = None
 
 
 _INSTANCE_COLUMNS = select_list(InstanceInfo, [("", "process_instance")])

@@ -253,16 +253,16 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         _delete_versioned("deleted_joins", join, "j"),
         _variables(tables["variable"]),
         _deleted_variables(tables["variable"]),
-        _insert("new_tasks", *held("user_task"), context=("instance_id",)),
+        _insert("new_tasks", *held("user_task"), context=("instance_id", "tenant_id")),
         _update("changed_tasks", *held("user_task"), "u"),
-        _insert("new_external_tasks", *held("external_task"), context=("instance_id",)),
+        _insert("new_external_tasks", *held("external_task"), context=("instance_id", "tenant_id")),
         _update(
             "changed_external_tasks",
             *held("external_task"),
             "e",
             compare=("loaded_worker_id", "worker_id"),
         ),
-        _insert("new_jobs", *held("job"), context=("instance_id", "definition_id")),
+        _insert("new_jobs", *held("job"), context=("instance_id", "definition_id", "tenant_id")),
         _update("changed_jobs", *held("job"), "j"),
         _delete_by_id("deleted_jobs", job, "j"),
         _insert(
@@ -271,7 +271,11 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
             context=("instance_id", "definition_id"),
         ),
         _delete_by_id("deleted_subscriptions", tables["event_subscription"], "e"),
-        _insert("new_incidents", *held("incident"), context=("instance_id", "definition_id")),
+        _insert(
+            "new_incidents",
+            *held("incident"),
+            context=("instance_id", "definition_id", "tenant_id"),
+        ),
         _update("changed_incidents", *held("incident"), "i"),
         _insert("new_visits", *held("history"), context=("instance_id",)),
         _update("ended_visits", *held("history"), "h"),
@@ -435,16 +439,19 @@ def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:
     """User tasks, external tasks, jobs, subscriptions and incidents: new, changed, deleted."""
     iid = run.instance.id
     definition_id = run.instance.definition_id
+    tenant_id = run.instance.tenant_id
     tasks = run.tasks.values()
     externals = run.external_tasks.values()
     jobs = run.jobs.values()
     subscriptions = run.subscriptions.values()
     incidents = run.incidents.values()
     return {
-        "new_tasks": cte["new_tasks"].rows((t for t in tasks if t.is_new), instance_id=iid),
+        "new_tasks": cte["new_tasks"].rows(
+            (t for t in tasks if t.is_new), instance_id=iid, tenant_id=tenant_id
+        ),
         "changed_tasks": cte["changed_tasks"].rows(t for t in tasks if t.dirty and not t.is_new),
         "new_external_tasks": cte["new_external_tasks"].rows(
-            (e for e in externals if e.is_new), instance_id=iid
+            (e for e in externals if e.is_new), instance_id=iid, tenant_id=tenant_id
         ),
         "changed_external_tasks": cte["changed_external_tasks"].rows(
             e for e in externals if e.dirty and not e.is_new
@@ -453,6 +460,7 @@ def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:
             (j for j in jobs if j.is_new and not j.deleted),
             instance_id=iid,
             definition_id=definition_id,
+            tenant_id=tenant_id,
         ),
         "changed_jobs": cte["changed_jobs"].rows(
             j for j in jobs if j.dirty and not j.is_new and not j.deleted
@@ -465,7 +473,10 @@ def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:
         ),
         "deleted_subscriptions": [str(s.id) for s in subscriptions if s.deleted and not s.is_new],
         "new_incidents": cte["new_incidents"].rows(
-            (i for i in incidents if i.is_new), instance_id=iid, definition_id=definition_id
+            (i for i in incidents if i.is_new),
+            instance_id=iid,
+            definition_id=definition_id,
+            tenant_id=tenant_id,
         ),
         "changed_incidents": cte["changed_incidents"].rows(
             i for i in incidents if i.dirty and not i.is_new

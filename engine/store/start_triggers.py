@@ -59,7 +59,8 @@ def replace(
             )
             conn.execute(
                 "INSERT INTO job (id, kind, node_id, definition_id, due_at, retries, timer_text, "
-                "repetitions_left, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                "repetitions_left, created_at, tenant_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, (SELECT tenant_id FROM process_definition WHERE id = %s))",
                 (
                     job.id,
                     job.kind,
@@ -70,6 +71,7 @@ def replace(
                     job.timer_text,
                     job.repetitions_left,
                     now,
+                    definition_id,
                 ),
             )
         condition = node.conditional.condition.source if node.conditional is not None else None
@@ -86,15 +88,30 @@ def replace(
                 )
 
 
-def find(conn: psycopg.Connection[Any], kind: str, name: str) -> list[StartSubscription]:
-    return fetch_all(
-        conn,
-        StartSubscription,
-        "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
-        "JOIN process_definition d ON d.id = s.definition_id "
-        "WHERE s.instance_id IS NULL AND s.kind = %s AND s.name = %s ORDER BY d.key",
-        (kind, name),
+def find(
+    conn: psycopg.Connection[Any],
+    kind: str,
+    name: str,
+    *,
+    tenant_id: str | None = None,
+    without_tenant: bool = False,
+) -> list[StartSubscription]:
+    """The start events waiting for `name`, of tenant `tenant_id` (or, `without_tenant`, of
+    none; neither: of any)."""
+    where = Where()
+    where.fixed("s.instance_id IS NULL")
+    where.add("s.kind = {}", kind)
+    where.add("s.name = {}", name)
+    where.tenant("d.tenant_id", tenant_id, without_tenant)
+    query = (
+        sql.SQL(
+            "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "
+            "JOIN process_definition d ON d.id = s.definition_id"
+        )
+        + where.sql()
+        + sql.SQL(" ORDER BY d.key, d.tenant_id NULLS FIRST")
     )
+    return fetch_all(conn, StartSubscription, query, where.params())
 
 
 def conditional(

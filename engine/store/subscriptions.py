@@ -23,6 +23,8 @@ def waiting_instances(
     business_key: str | None = None,
     instance_id: UUID | None = None,
     correlation_keys: Mapping[str, Any] | None = None,
+    tenant_id: str | None = None,
+    without_tenant: bool = False,
 ) -> list[tuple[UUID, UUID]]:
     """(subscription id, instance id) of active instances waiting for `name` that match, in
     the order their instances are to be locked: by family root, then by instance (each
@@ -37,6 +39,7 @@ def waiting_instances(
     where.add("p.state = {}", InstanceState.ACTIVE)
     where.equals("p.business_key", business_key)
     where.equals("p.id", instance_id)
+    where.tenant("p.tenant_id", tenant_id, without_tenant)
     where.add(
         "NOT EXISTS ("
         "  SELECT 1 FROM jsonb_to_recordset({}::jsonb) AS k(name text, value jsonb) "

@@ -571,7 +571,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(routes) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 162
+    assert len(set(ROUTES)) == len(ROUTES) == 165
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.
@@ -596,7 +596,12 @@ def late_flag_examples(seeded: Seeded, route: tuple[str, str]) -> list[dict[str,
     if method not in ("POST", "PUT") or path == "/deployment/create":
         return []
     kind = next((kind for prefix, kind in ID_KINDS.items() if path.startswith(prefix)), "")
-    known = {"id": (getattr(seeded, kind, None) or ["x"])[0], "key": "review", "name": "amount"}
+    known = {
+        "id": (getattr(seeded, kind, None) or ["x"])[0],
+        "key": "review",
+        "name": "amount",
+        "tenant_id": "tenant-a",
+    }
     url = "/engine-rest" + _PLACEHOLDER.sub(lambda m: known[m.group(1)], path)
     wrong_values: tuple[list[str], str] = ([], "yes")
     return [

@@ -19,6 +19,7 @@ class DeploymentRow:
     name: str | None
     source: str | None
     created_at: datetime
+    tenant_id: str | None = None
 
 
 @query
@@ -27,5 +28,7 @@ def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
     where = Where()
     where.equals("id", deployment_id)
     where.authorized(*covers.deployment("id"))
-    statement = sql.SQL("SELECT id, name, source, created_at FROM deployment") + where.sql()
+    statement = (
+        sql.SQL("SELECT id, name, source, created_at, tenant_id FROM deployment") + where.sql()
+    )
     return fetch_one(conn, DeploymentRow, statement, where.params())

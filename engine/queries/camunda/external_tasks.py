@@ -58,6 +58,8 @@ class ExternalTaskFilters(TypedDict, total=False):
     suspended: Annotated[bool | None, Filter.holds("p.state = {}", InstanceState.SUSPENDED)]
     min_priority: Annotated[int | None, Filter.at_least("e.priority")]
     max_priority: Annotated[int | None, Filter.at_most("e.priority")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("e.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("e.tenant_id IS NULL")]
 
 
 _EXTERNAL_TASKS = CamundaList(
@@ -91,6 +93,7 @@ def external_tasks(
     others)."""
     where = Where()
     where.state("e.state", TaskState.OPEN)
+    where.tenants("e.tenant_id")
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     return _EXTERNAL_TASKS.read(conn, page, filters, count=count, where=where)

@@ -48,6 +48,8 @@ class SharedIncidentFilters(TypedDict, total=False):
     configuration: Annotated[
         UUID | None, Filter.condition("(i.job_id = {} OR i.external_task_id = {})")
     ]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("i.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("i.tenant_id IS NULL")]
 
 
 class IncidentFilters(SharedIncidentFilters, total=False):
@@ -78,4 +80,5 @@ def incidents(
     """Open incidents."""
     where = Where()
     where.state("i.state", IncidentState.OPEN)
+    where.tenants("i.tenant_id")
     return _INCIDENTS.read(conn, page, filters, count=count, where=where)

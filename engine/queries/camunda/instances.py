@@ -82,6 +82,7 @@ class InstanceRow:
     definition_key: str
     business_key: str | None
     state: str
+    tenant_id: str | None = None
 
 
 INSTANCE_SORT: dict[str, LiteralString] = {
@@ -102,6 +103,8 @@ class SharedInstanceFilters(TypedDict, total=False):
     definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
     definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
     definition_keys: Annotated[Sequence[str] | None, Filter.any_given("p.definition_key")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("p.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("p.tenant_id IS NULL")]
 
 
 class InstanceFilters(SharedInstanceFilters, total=False):
@@ -141,6 +144,7 @@ def process_instances(
     if family is not None:
         _family_clauses(where, family, running=True)
     _variable_clauses(where, "p", variables)
+    where.tenants("p.tenant_id")
     return _INSTANCES.read(conn, page, filters, count=count, where=where)
 
 
@@ -202,6 +206,7 @@ class HistoricInstanceRow:
     start_activity_id: str | None
     super_instance_id: UUID | None
     root_instance_id: UUID | None
+    tenant_id: str | None = None
 
 
 HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
@@ -284,4 +289,5 @@ def historic_instances(
     where = Where()
     if family is not None:
         _family_clauses(where, family, running=False)
+    where.tenants("p.tenant_id")
     return _HISTORIC_INSTANCES.read(conn, page, filters, count=count, where=where)

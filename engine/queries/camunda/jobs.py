@@ -24,6 +24,7 @@ class JobRow(JobInfo):
 
     definition_key: str | None
     instance_state: str | None
+    tenant_id: str | None = None
 
 
 JOB_SORT: dict[str, LiteralString] = {
@@ -64,6 +65,8 @@ class JobFilters(TypedDict, total=False):
     ]
     due_before: Annotated[datetime | None, Filter.below("j.due_at")]
     due_after: Annotated[datetime | None, Filter.above("j.due_at")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("j.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("j.tenant_id IS NULL")]
 
 
 _JOBS = CamundaList(
@@ -93,4 +96,5 @@ def jobs(
     where = Where()
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
+    where.tenants("j.tenant_id")
     return _JOBS.read(conn, page, filters, count=count, where=where)

@@ -21,6 +21,7 @@ class TaskRow(task_store.TaskRow):
     """A user task and the state of its instance."""
 
     instance_state: str
+    tenant_id: str | None = None
 
 
 TASK_SORT: dict[str, LiteralString] = {
@@ -78,6 +79,8 @@ class TaskFilters(TypedDict, total=False):
     min_priority: Annotated[int | None, Filter.at_least("t.priority")]
     max_priority: Annotated[int | None, Filter.at_most("t.priority")]
     execution_id: Annotated[UUID | None, Filter.equals("t.token_id")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("t.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("t.tenant_id IS NULL")]
 
 
 _TASKS = CamundaList(
@@ -100,4 +103,5 @@ def user_tasks(
     """Open user tasks."""
     where = Where()
     where.state("t.state", TaskState.OPEN)
+    where.tenants("t.tenant_id")
     return _TASKS.read(conn, page, filters, count=count, where=where)
