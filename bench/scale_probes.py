@@ -297,6 +297,14 @@ def camunda_probes(s: Sample) -> list[Probe]:
         *listed("/process-definition", f"key={s.key}", "latestVersion=true"),
         p("/process-definition/key/{key}", f"/process-definition/key/{s.key}"),
         p("/process-definition/key/{key}/xml", f"/process-definition/key/{s.key}/xml"),
+        missing(
+            "/process-definition/key/{key}/tenant-id/{tenant_id}",
+            f"/process-definition/key/{s.key}/tenant-id/no-such-tenant",
+        ),
+        missing(
+            "/process-definition/key/{key}/tenant-id/{tenant_id}/xml",
+            f"/process-definition/key/{s.key}/tenant-id/no-such-tenant/xml",
+        ),
         p("/process-definition/{id}", f"/process-definition/{pid}"),
         p("/process-definition/{id}/xml", f"/process-definition/{pid}/xml"),
         p("/process-definition/key/{key}/startForm", f"/process-definition/key/{s.key}/startForm"),
@@ -442,6 +450,7 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/task/{id}", f"/task/{s.user_task}"),
         p("/task/{id}/form", f"/task/{s.user_task}/form"),
+        p("/task/{id}/identity-links", f"/task/{s.user_task}/identity-links"),
         p("/task/{id}/form-variables", f"/task/{s.user_task}/form-variables"),
         p("/task/{id}/variables", f"/task/{s.user_task}/variables"),
         p("/task/{id}/variables/{name}", f"/task/{s.user_task}/variables/amount"),

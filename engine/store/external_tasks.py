@@ -47,12 +47,10 @@ class ExternalTaskInfo:
 _FETCH_AND_LOCK = """
 WITH picked AS (
     SELECT c.id
-    FROM jsonb_to_recordset(%(durations)s::jsonb) AS t(topic text, tenants text[], bare boolean)
+    FROM {topics}
     CROSS JOIN LATERAL (
         SELECT e.id, e.priority, e.created_at FROM external_task e
-        WHERE e.state = {open} AND e.topic = t.topic
-          AND (t.tenants IS NULL OR e.tenant_id = ANY(t.tenants))
-          AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)
+        WHERE e.state = {open} AND e.topic = t.topic{tenants}
           AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
           AND (e.retries IS NULL OR e.retries > 0)
           AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
@@ -88,9 +86,23 @@ _ACTIVE = state_literal(InstanceState.ACTIVE)
 _INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
 
 
-def _fetch_and_lock(order: str) -> str:
-    """The fetch-and-lock statement taking tasks in `order` (columns of the table)."""
+# The topics of a fetch: a plain list, or with each topic's tenants (a fetch that names tenants);
+# only the latter carries the tenant conditions, so a fetch without them plans as it always has.
+_TOPICS = "unnest(%(topics)s::text[]) AS t(topic)"
+_TENANT_TOPICS = (
+    "jsonb_to_recordset(%(durations)s::jsonb) AS t(topic text, tenants text[], bare boolean)"
+)
+_TENANT_CONDITIONS = """
+          AND (t.tenants IS NULL OR e.tenant_id = ANY(t.tenants))
+          AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)"""
+
+
+def _fetch_and_lock(order: str, *, tenants: bool = False) -> str:
+    """The fetch-and-lock statement taking tasks in `order` (columns of the table), with each
+    topic's tenant conditions when `tenants`."""
     return _FETCH_AND_LOCK.format(
+        topics=_TENANT_TOPICS if tenants else _TOPICS,
+        tenants=_TENANT_CONDITIONS if tenants else "",
         order=", ".join(f"e.{key}" for key in order.split(", ")),
         order_c=", ".join(f"c.{key}" for key in order.split(", ")),
         columns=_COLUMNS,
@@ -102,6 +114,8 @@ def _fetch_and_lock(order: str) -> str:
 
 FETCH_BY_PRIORITY = _fetch_and_lock("priority DESC, created_at, id")
 FETCH_OLDEST_FIRST = _fetch_and_lock("created_at, id")
+FETCH_BY_PRIORITY_OF_TENANTS = _fetch_and_lock("priority DESC, created_at, id", tenants=True)
+FETCH_OLDEST_FIRST_OF_TENANTS = _fetch_and_lock("created_at, id", tenants=True)
 
 
 # Where a fetched row's instance columns begin.
@@ -145,8 +159,12 @@ def fetch_and_lock(
     for topic, ms in lock_ms_by_topic.items():
         tenant_ids, bare = tenants.get(topic, (None, False))
         durations.append({"topic": topic, "ms": ms, "tenants": tenant_ids, "bare": bare})
+    if any(tenant_ids is not None or bare for tenant_ids, bare in tenants.values()):
+        statement = FETCH_BY_PRIORITY_OF_TENANTS if use_priority else FETCH_OLDEST_FIRST_OF_TENANTS
+    else:
+        statement = FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST
     cur = conn.execute(
-        FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST,
+        statement,
         {
             "topics": list(lock_ms_by_topic),
             "now": now,

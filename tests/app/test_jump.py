@@ -113,7 +113,7 @@ def test_jump_lookups_are_served_by_indexes(server: LiveServer) -> None:
             "pk_job",
         },
         "business key": {"ix_process_instance_business_key"},
-        "definition": {"pk_process_definition", "uq_process_definition_key_version"},
+        "definition": {"pk_process_definition", "uq_process_definition_key_tenant_id_version"},
     }
     with server.engine.connection() as conn:
         conn.execute("SET enable_seqscan = off")

@@ -337,13 +337,13 @@ def test_a_multi_instance_call_activity_looks_its_called_process_up_once(
         .build(),
     )
     looked_up: list[str] = []
-    latest = definitions.latest
+    latest = definitions.latest_for_tenant
 
-    def counting(conn: Any, key: str) -> Any:
+    def counting(conn: Any, key: str, tenant_id: Any, *rest: Any) -> Any:
         looked_up.append(key)
-        return latest(conn, key)
+        return latest(conn, key, tenant_id, *rest)
 
-    monkeypatch.setattr(definitions, "latest", counting)
+    monkeypatch.setattr(definitions, "latest_for_tenant", counting)
     root = engine.start_latest("mi_root", {"items": list(range(10))})
     assert root.state is InstanceState.COMPLETED
     assert looked_up == ["mi_root", "mi_leaf"]
