@@ -89,12 +89,19 @@ class StartInstance:
             tenant = self._tenant(tx, self.key)
             found = definitions.by_version(tx.conn, self.key, self.version, tenant)
             what = f"version {self.version} of process '{self.key}'"
-        elif self.key is not None:
-            tenant = self._tenant(tx, self.key)
+        elif self.key is not None and (self.tenant_id is not None or self.without_tenant):
+            tenant = checked_tenant(self.tenant_id, "tenant_id")
             found = definitions.latest_for_tenant(tx.conn, self.key, tenant)
             what = f"process '{self.key}'"
             if self.tenant_id is not None:
                 what += f" of tenant '{self.tenant_id}'"
+        elif self.key is not None:
+            # One statement: the latest of each tenant the key is deployed for; one, or refused.
+            latest = definitions.latest_of_each_tenant(tx.conn, self.key)
+            if len(latest) > 1:
+                raise _ambiguous(self.key)
+            found = latest[0] if latest else None
+            what = f"process '{self.key}'"
         else:
             raise BadRequest(
                 "say which process to start: a key, a key and version, or a definition id"
@@ -109,11 +116,15 @@ class StartInstance:
             return checked_tenant(self.tenant_id, "tenant_id")
         tenants = definitions.tenants_of(tx.conn, key)
         if len(tenants) > 1:
-            raise BadRequest(
-                f"Cannot resolve a unique process definition for key '{key}' because it exists "
-                "for multiple tenants."
-            )
+            raise _ambiguous(key)
         return tenants[0] if tenants else None
+
+
+def _ambiguous(key: str) -> BadRequest:
+    return BadRequest(
+        f"Cannot resolve a unique process definition for key '{key}' because it exists "
+        "for multiple tenants."
+    )
 
 
 @dataclass(frozen=True)

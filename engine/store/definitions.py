@@ -85,6 +85,24 @@ def tenants_of(
     return [row[0] for row in conn.execute(query, where.params()).fetchall()]
 
 
+def latest_of_each_tenant(
+    conn: psycopg.Connection[Any], key: str, table: str = PROCESSES, limit: int = 2
+) -> list[DefinitionRow]:
+    """The latest version of `key` for up to `limit` of the tenants it is deployed for (without
+    a tenant counts as one), among those the current principal sees (see `Where.tenants`), in
+    one statement: a start by key alone takes the one there is, or refuses several."""
+    where = Where()
+    where.equals("key", key)
+    where.tenants("tenant_id")
+    query = (
+        sql.SQL(f"SELECT DISTINCT ON (tenant_id) {COLUMNS} FROM {table}")
+        + where.sql()
+        + sql.SQL(" ORDER BY tenant_id, version DESC, created_at DESC")
+        + where.limit(limit)
+    )
+    return fetch_all(conn, DefinitionRow, query, where.params())
+
+
 def by_version(
     conn: psycopg.Connection[Any],
     key: str,

@@ -344,6 +344,13 @@ def test_a_multi_instance_call_activity_looks_its_called_process_up_once(
         return latest(conn, key, tenant_id, *rest)
 
     monkeypatch.setattr(definitions, "latest_for_tenant", counting)
+    each_tenant = definitions.latest_of_each_tenant
+
+    def counting_each(conn: Any, key: str, *rest: Any) -> Any:
+        looked_up.append(key)
+        return each_tenant(conn, key, *rest)
+
+    monkeypatch.setattr(definitions, "latest_of_each_tenant", counting_each)
     root = engine.start_latest("mi_root", {"items": list(range(10))})
     assert root.state is InstanceState.COMPLETED
     assert looked_up == ["mi_root", "mi_leaf"]
