@@ -20,6 +20,7 @@ import binascii
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlencode
@@ -42,6 +43,8 @@ LEEWAY_SECONDS = 30
 KEYS_MAX_AGE = 600.0
 METADATA_MAX_AGE = 3600.0
 REFETCH_SECONDS = 1.0
+# The clock the caches age by (tests move it past REFETCH_SECONDS instead of waiting).
+clock: Callable[[], float] = time.monotonic
 HTTP_TIMEOUT = 10.0
 
 
@@ -125,9 +128,7 @@ class OidcClient:
         """The discovery document, fetched once (again after METADATA_MAX_AGE); its issuer must
         be the configured one."""
         with self._lock:
-            if self._metadata is not None and time.monotonic() - self._metadata_at < (
-                METADATA_MAX_AGE
-            ):
+            if self._metadata is not None and clock() - self._metadata_at < (METADATA_MAX_AGE):
                 return self._metadata
         issuer = self.settings.issuer
         document = self._get_json(
@@ -139,14 +140,14 @@ class OidcClient:
             if not isinstance(document.get(endpoint), str):
                 raise SignInRefused(f"the identity provider publishes no {endpoint}")
         with self._lock:
-            self._metadata, self._metadata_at = document, time.monotonic()
+            self._metadata, self._metadata_at = document, clock()
         return document
 
     def _key_set(self, kid: object) -> KeySet:
         """The provider's public keys, fetched again when `kid` is not among them (at most once
         a REFETCH_SECONDS) or when they are older than KEYS_MAX_AGE."""
         with self._keys_lock:
-            keys, age = self._keys, time.monotonic() - self._keys_at
+            keys, age = self._keys, clock() - self._keys_at
             known = keys is not None and any(key.kid == kid for key in keys.keys)
             if keys is not None and age < KEYS_MAX_AGE and (known or age < REFETCH_SECONDS):
                 return keys
@@ -157,7 +158,7 @@ class OidcClient:
                 raise SignInRefused(
                     "the identity provider's signing keys are unreadable"
                 ) from error
-            self._keys, self._keys_at = fresh, time.monotonic()
+            self._keys, self._keys_at = fresh, clock()
             return fresh
 
     # --- tokens ------------------------------------------------------------------------------

@@ -162,21 +162,17 @@ def test_a_refresh_answered_after_typing_began_leaves_the_form_be(
             held.append(route)
 
     page.route(lambda url: "fragment=rows" in url, hold_first)
-    other = engine.start_latest(
-        "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
-    )
+    with page.expect_request(lambda request: "fragment=rows" in request.url):
+        other = engine.start_latest(
+            "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
+        )
     (other_task,) = other.user_tasks()
-    # Until the refresh reaches the route: events arrive while Playwright waits.
-    for _ in range(600):
-        if held:
-            break
-        page.wait_for_timeout(50)
-    assert len(held) == 1
 
     # Meanwhile the user unfolds the form and types; then the answer comes.
     page.locator(f'tr[data-task="{task.id}"] summary').click()
     form = page.locator(f"#task-form-{task.id}")
     form.get_by_label("Comment").fill("Typed while the list was asked for")
+    assert len(held) == 1  # the refresh asked for before the form was opened, still held
     with page.expect_response(lambda response: "fragment=rows" in response.url):
         held[0].continue_()
 
