@@ -5,7 +5,6 @@ database when its connection is cut."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import psycopg
@@ -14,6 +13,7 @@ from playwright.sync_api import expect
 
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -70,9 +70,14 @@ def test_htmx_requests_raise_and_lower_the_banner(
     expect(banner).to_be_visible()
     expect(banner).to_contain_text("Database unavailable.")
 
+    # Back: the live regions ask again until the server's probe has seen the database.
     outage[0] = False
-    time.sleep(0.6)  # the next look at the database is due
-    page.evaluate(CHANGED)
+
+    def lowered() -> bool:
+        page.evaluate(CHANGED)
+        return banner.is_hidden()
+
+    wait_until(lowered, "the banner lowered after the outage")
     expect(banner).to_be_hidden()
 
 
@@ -87,10 +92,14 @@ def test_a_page_load_while_down_shows_the_unavailable_page(
     expect(page.locator("#db-banner")).to_be_visible()
     expect(page.locator("#db-banner")).to_contain_text("Database unavailable.")
 
+    # Back: once the server's probe has seen the database again, a page load answers 200.
     outage[0] = False
-    time.sleep(0.6)
-    response = page.goto("/instances")
-    assert response is not None and response.status == 200
+
+    def loads() -> bool:
+        answer = page.goto("/instances")
+        return answer is not None and answer.status == 200
+
+    wait_until(loads, "a page load answered 200 after the outage")
     expect(page.locator("#db-banner")).to_be_hidden()
 
 
