@@ -396,6 +396,9 @@ class ExternalTask(SQLModel, table=True):
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # The key of its instance's definition, written with the row: reads narrowed by definition
+    # key (engine/sql/covers.py) test it on the row instead of looking the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Job(SQLModel, table=True):
@@ -587,6 +590,9 @@ class Outbox(SQLModel, table=True):
     node_id: str | None = Field(sa_type=sa.Text)
     history_id: UUID | None = Field(sa_type=sa.Uuid)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # The key of the instance's definition (null: a row of no process instance), written with
+    # the row, so that reads narrowed by definition key need not look the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Idempotency(SQLModel, table=True):
