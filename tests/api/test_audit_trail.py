@@ -24,12 +24,14 @@ from tests.api.test_roles import (
     Call,
     claimed,
     evaluation,
+    fresh_definition,
     incident,
     instance_of,
     locked_external,
     review_task,
     session,
     suspended,
+    suspended_definition,
     timer_job,
     unique,
     webhook,
@@ -196,6 +198,17 @@ def _external_instance(engine: Engine, task_id: str) -> str:
     return str(engine.external_task(task_id).instance_id)
 
 
+def rest_suspend(e: Engine) -> RestCall:
+    i = _instance(e)
+    return "PUT", f"/process-instance/{i}/suspended", {"json": {"suspended": True}}, i
+
+
+def rest_activate(e: Engine) -> RestCall:
+    i = suspended(e)
+    body = {"suspended": False, "processInstanceIds": [i]}
+    return "PUT", "/process-instance/suspended", {"json": body}, i
+
+
 def rest_delete(e: Engine) -> RestCall:
     i = _instance(e)
     return "DELETE", f"/process-instance/{i}", {}, i
@@ -327,6 +340,8 @@ REST: dict[str, tuple[Callable[[Engine], RestCall], Expected]] = {
     "task variables": (rest_task_variables, ("SetVariable", "Variable", True)),
     "message": (rest_message, ("CorrelateMessage", "ProcessInstance", True)),
     "history cleanup": (rest_cleanup, ("CleanupHistory", "ProcessInstanceHistory", False)),
+    "suspend an instance": (rest_suspend, ("Suspend", "ProcessInstance", True)),
+    "activate instances": (rest_activate, ("Activate", "ProcessInstance", True)),
     "start (client traffic)": (rest_start, None),
     "evaluate a decision (client traffic)": (rest_evaluate, None),
     "fetch and lock (worker traffic)": (rest_fetch, None),
@@ -523,6 +538,16 @@ CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
         "operator",
         console_annotation,
         ("SetAnnotation", "ProcessInstance", True),
+    ),
+    "suspend a definition": (
+        "admin",
+        lambda e: (f"/definitions/{fresh_definition(e)}/suspend", {}, None),
+        ("Suspend", "ProcessDefinition", False),
+    ),
+    "activate a definition": (
+        "admin",
+        lambda e: (f"/definitions/{suspended_definition(e)}/activate", {}, None),
+        ("Activate", "ProcessDefinition", False),
     ),
     "start (client traffic)": (
         "operator",
