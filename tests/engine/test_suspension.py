@@ -271,3 +271,53 @@ def test_suspension_racing_the_job_executor_never_leaves_half_a_job(engine: Engi
         executor.run_once()
         assert instance.variables()["stepped"] is True
         assert [t.node_id for t in instance.tokens()] == ["after"]
+
+
+def test_signals_skip_a_suspended_instance_and_a_suspended_definitions_start_event(
+    engine: Engine,
+) -> None:
+    engine.deploy(
+        ProcessBuilder("listening")
+        .start_event("s")
+        .intermediate_catch_event("hear", signal="alarm")
+        .end_event("e")
+        .chain("s", "hear", "e")
+        .build()
+    )
+    engine.deploy(
+        ProcessBuilder("alarmed")
+        .start_event("on_alarm", signal="alarm")
+        .user_task("t", "T")
+        .end_event("e")
+        .chain("on_alarm", "t", "e")
+        .build()
+    )
+    held, free = engine.start_latest("listening"), engine.start_latest("listening")
+    held.suspend()
+    engine.run(SuspendDefinition(key="alarmed"))
+    delivered = engine.signal("alarm").deliveries
+    assert delivered == [{"kind": "instance", "instance_id": str(free.id)}]
+    assert [t.node_id for t in held.tokens()] == ["hear"]
+    held.resume()
+    engine.run(ActivateDefinition(key="alarmed"))
+    kinds = sorted(d["kind"] for d in engine.signal("alarm").deliveries)
+    assert kinds == ["instance", "start"]
+    assert engine.instance(held.id).state is InstanceState.COMPLETED
+
+
+def test_a_call_activity_cannot_start_a_suspended_definition(engine: Engine) -> None:
+    engine.deploy(plain())
+    engine.deploy(
+        ProcessBuilder("caller")
+        .start_event("s")
+        .call_activity("call", called_element="plain")
+        .end_event("e")
+        .chain("s", "call", "e")
+        .build()
+    )
+    engine.run(SuspendDefinition(key="plain"))
+    with pytest.raises(Suspended, match="is suspended"):
+        engine.start_latest("caller")
+    engine.run(ActivateDefinition(key="plain"))
+    caller = engine.start_latest("caller")
+    assert len(caller.children()) == 1
