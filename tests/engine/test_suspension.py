@@ -24,7 +24,7 @@ from engine.core.handlers import TaskContext
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
 from engine.loops.jobs import JobExecutor
 from engine.model import ProcessModel, TimerDefinition
-from engine.states import InstanceState
+from engine.states import InstanceState, JobOutcome
 from tests.engine.clock import ManualClock
 
 
@@ -201,8 +201,11 @@ def test_a_suspended_definitions_timer_start_event_waits(timed: Engine, clock: M
     timed.run(SuspendDefinition(key="ticking"))
     clock.advance(minutes=2)
     assert executor.run_once() == 0
-    assert timed.jobs()[0].due_at < clock()
-    assert timed.user_tasks() == []
+    (job,) = timed.jobs()
+    assert job.due_at < clock() and timed.user_tasks() == []
+    # Run by hand, it waits too, its retries untouched.
+    assert timed.execute_job(job.id) == JobOutcome.INSTANCE_NOT_ACTIVE
+    assert timed.job(job.id).retries == job.retries and timed.user_tasks() == []
     timed.run(ActivateDefinition(key="ticking"))
     assert executor.run_once() == 1
     assert len(timed.user_tasks()) == 1
