@@ -1,7 +1,7 @@
 """definition suspension
 
-Revision ID: 0030
-Revises: 0027
+Revision ID: 0029
+Revises: 0028
 Create Date: 2026-12-06 09:07:53.047837
 
 A process definition's state, Active or Suspended (engine/states.py DefinitionState): a
@@ -14,8 +14,8 @@ import sqlalchemy as sa
 import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
 from alembic import op
 
-revision: str = "0030"
-down_revision: str | Sequence[str] | None = "0027"
+revision: str = "0029"
+down_revision: str | Sequence[str] | None = "0028"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
