@@ -54,11 +54,11 @@ def _instances(where: Where) -> sql.Composed:
     """Instances by (definition, state) where `where` holds, rows of zeros left out."""
     return (
         sql.SQL(
-            "SELECT definition_id, state, sum(instances) AS instances "
+            "SELECT s.definition_id, s.state, sum(instances) AS instances "
             f"FROM {LIVE_INSTANCES} s{_DEFINED}"
         )
         + where.sql()
-        + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
+        + sql.SQL(" GROUP BY s.definition_id, s.state HAVING sum(instances) <> 0")
     )
 
 
@@ -223,9 +223,9 @@ def state_counts(conn: Connection) -> dict[str, int]:
     where = Where()
     _readable(where)
     statement = (
-        sql.SQL(f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
+        sql.SQL(f"SELECT s.state, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
         + where.sql()
-        + sql.SQL(" GROUP BY state HAVING sum(instances) <> 0")
+        + sql.SQL(" GROUP BY s.state HAVING sum(instances) <> 0")
     )
     return {state: int(count) for state, count in conn.execute(statement, where.params())}
 
@@ -279,8 +279,8 @@ def instance_count(
     """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
     when given)."""
     where = Where()
-    where.any_of("state", states)
-    where.equals("definition_id", definition_id)
+    where.any_of("s.state", states)
+    where.equals("s.definition_id", definition_id)
     where.when(definition_key, _KEY_DEFINITIONS)
     where.when(definition_keys, _KEYS_DEFINITIONS)
     _readable(where)
