@@ -15,6 +15,7 @@ from app.camunda.decisions import definition_dto
 from app.camunda.dto import Json
 from app.camunda.errors import engine_error, invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, listing, no_content
+from app.guard import raw_file_headers
 from app.params import as_uuid
 from engine.commands.deployments import (
     DeleteDeployment,
@@ -218,19 +219,8 @@ def get_resource_data(call: Call) -> Response:
     filename = name.rsplit("/", 1)[-1] or "data"
     extension = name.rsplit(".", 1)[-1] if "." in name else ""
     media_type = MEDIA_TYPES.get(extension, "application/octet-stream")
-    return Response(
-        data.content,
-        media_type=media_type,
-        headers={
-            "Content-Disposition": f'attachment; filename="{_quoted(filename)}"',
-            "X-Content-Type-Options": "nosniff",
-        },
-    )
-
-
-def _quoted(filename: str) -> str:
-    """A file name safe inside a quoted header value (printable ASCII, no quote or backslash)."""
-    return "".join(c if " " <= c < "\x7f" and c not in '"\\' else "_" for c in filename)
+    # As uploaded, so never sniffed nor run here (an HTML or SVG file is inert in its sandbox).
+    return Response(data.content, media_type=media_type, headers=raw_file_headers(filename))
 
 
 # -- delete and redeploy --------------------------------------------------------------------------
