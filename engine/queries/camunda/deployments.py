@@ -142,3 +142,40 @@ def resource_data(conn: Connection, deployment_id: UUID, resource_id: UUID) -> R
         + where.sql()
     )
     return fetch_one(conn, ResourceData, statement, where.params())
+
+
+@dataclass(frozen=True)
+class DeployedRow:
+    """A process or decision definition a deployment created (`kind`: "process" or
+    "decision")."""
+
+    kind: str
+    id: str
+    key: str
+    version: int
+    name: str | None
+    resource_name: str
+
+
+@query
+def deployed(conn: Connection, deployment_id: UUID) -> list[DeployedRow]:
+    """The process and decision definitions of the deployment the request's principal may read,
+    processes first, by key."""
+    found: list[DeployedRow] = []
+    for kind, table, readable in (
+        ("process", "process_definition", covers.definition("key")),
+        ("decision", "decision_definition", covers.decision("key")),
+    ):
+        where = Where()
+        where.equals("deployment_id", deployment_id)
+        where.authorized(*readable)
+        where.tenants("tenant_id")
+        statement = (
+            sql.SQL("SELECT {} AS kind, id, key, version, name, resource_name FROM {}").format(
+                sql.Literal(kind), sql.Identifier(table)
+            )
+            + where.sql()
+            + sql.SQL(" ORDER BY key, version")
+        )
+        found += fetch_all(conn, DeployedRow, statement, where.params())
+    return found
