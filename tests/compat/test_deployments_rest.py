@@ -13,6 +13,7 @@ import httpx
 
 from tests.compat import processes
 from tests.compat.conftest import start
+from tests.server import PASSWORD, LiveServer
 
 # Camunda's DeploymentDto and DeploymentResourceDto, field for field.
 DEPLOYMENT = {"links", "id", "name", "source", "deploymentTime", "tenantId"}
@@ -424,3 +425,39 @@ def test_duplicate_filtering_deploys_only_what_changed(rest: httpx.Client) -> No
     # Without filtering every deployment is new, every process a new version.
     plain = _deploy(rest, [("a.bpmn", a)], **named)
     assert [d["version"] for d in plain["deployedProcessDefinitions"].values()] == [4]
+
+
+def test_reads_show_only_deployments_the_caller_may_read(
+    rest: httpx.Client, server: LiveServer
+) -> None:
+    hidden = _deploy(
+        rest, [("h.bpmn", processes.approval("h").encode())], **{"deployment-name": "h"}
+    )
+    shown = _deploy(
+        rest, [("s.bpmn", processes.approval("s").encode())], **{"deployment-name": "s"}
+    )
+    # Viewers read every deployment; a revoke of READ on one, for the user, hides it.
+    revoke = {
+        "type": 2,
+        "permissions": ["READ"],
+        "userId": "viewer",
+        "groupId": None,
+        "resourceType": 9,
+        "resourceId": hidden["id"],
+    }
+    assert rest.post("/authorization/create", json=revoke).status_code == 200
+    with httpx.Client(
+        base_url=f"{server.url}/engine-rest", auth=("viewer", PASSWORD), timeout=30
+    ) as viewer:
+        assert [row["id"] for row in _ok(viewer.get("/deployment"))] == [shown["id"]]
+        assert _ok(viewer.get("/deployment/count")) == {"count": 1}
+        assert viewer.get(f"/deployment/{hidden['id']}").status_code == 404
+        assert viewer.get(f"/deployment/{hidden['id']}/resources").status_code == 404
+        (resource,) = _ok(rest.get(f"/deployment/{hidden['id']}/resources"))
+        data = viewer.get(f"/deployment/{hidden['id']}/resources/{resource['id']}/data")
+        assert data.status_code == 404
+        assert len(_ok(viewer.get(f"/deployment/{shown['id']}/resources"))) == 1
+        # Viewers may not delete nor redeploy.
+        assert viewer.delete(f"/deployment/{shown['id']}").status_code == 403
+        assert viewer.post(f"/deployment/{shown['id']}/redeploy", json={}).status_code == 403
+    assert len(_ok(rest.get("/deployment"))) == 2
