@@ -373,6 +373,7 @@ class DeleteDeployment:
         found = deployment_store.lock(tx.conn, self.deployment_id)
         if found is None:
             raise NotFound(f"Deployment with id '{self.deployment_id}' do not exist")
+        deployment_store.lock_definitions(tx.conn, self.deployment_id)
         deleted = 0
         if self.cascade:
             members, outside = deployment_store.lock_families(tx.conn, self.deployment_id)

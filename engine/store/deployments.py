@@ -49,6 +49,17 @@ def lock(conn: psycopg.Connection[Any], deployment_id: UUID) -> DeploymentInfo |
     )
 
 
+def lock_definitions(conn: psycopg.Connection[Any], deployment_id: UUID) -> None:
+    """Lock the deployment's definitions for deletion: a start or an evaluation of one that is
+    still being written (its row refers to the definition) commits first, and is then seen;
+    one that comes later waits, and finds the definition gone."""
+    for table in (PROCESSES, DECISIONS):
+        conn.execute(
+            f"SELECT id FROM {table} WHERE deployment_id = %s ORDER BY id FOR UPDATE",
+            (deployment_id,),
+        )
+
+
 def insert_resources(
     conn: psycopg.Connection[Any],
     deployment_id: UUID,
