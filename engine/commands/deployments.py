@@ -22,6 +22,7 @@ from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import valid_name
+from engine.language.json_input import text_problem
 from engine.model import (
     ModelLimits,
     ProcessModel,
@@ -118,6 +119,10 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
     submitted = tuple({r.name: r for r in command.resources}.values())
     if not submitted:
         raise BadRequest("the deployment contains no file")
+    for resource in submitted:
+        problem = text_problem(resource.name) if resource.name else "is empty"
+        if problem is not None:
+            raise BadRequest(f"a resource name {problem}", field="resource")
     tenant = checked_tenant(command.tenant_id, "tenant-id")
     filtering = command.filtering
     deployed = submitted
