@@ -25,7 +25,9 @@ from engine.store.incidents import IncidentInfo
 _OPEN_TASK = state_literal(TaskState.OPEN)
 _OPEN_INCIDENT = state_literal(IncidentState.OPEN)
 # Rows of an instance that name it by `instance_id` (outbox, job, external_task).
-_OF_INSTANCE = covers.instance(covers.key_of("instance_id"), "instance_id")
+_OF_INSTANCE = covers.instance(
+    covers.key_of("instance_id"), "instance_id", tenant=covers.tenant_of("instance_id")
+)
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -119,7 +121,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
     trend = summary_reads.trends(conn, now)
     recent = Where()
     recent.add("created_at >= {} - interval '1 hour'", now)
-    recent.authorized(*_OF_INSTANCE)
+    recent.authorized(_OF_INSTANCE)
     events = {
         event: count
         for event, count in conn.execute(
@@ -133,7 +135,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
         ).fetchall()
     }
     readable = Where()
-    readable.authorized(*job_store.READABLE)
+    readable.authorized(job_store.READABLE)
     (jobs,) = fetch_dicts(
         conn,
         sql.SQL("SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= ")
@@ -152,7 +154,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
     )
     open_tasks = Where()
     open_tasks.fixed("state = " + _OPEN_TASK)
-    open_tasks.authorized(*_OF_INSTANCE)
+    open_tasks.authorized(_OF_INSTANCE)
     (external,) = fetch_dicts(
         conn,
         sql.SQL("SELECT count(*) AS external_open, count(*) FILTER (WHERE lock_expires_at > ")
@@ -194,7 +196,7 @@ class DefinitionSummary:
 @query
 def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
     where = Where()
-    where.authorized(*covers.definition("key"))
+    where.authorized(covers.definition("key", tenant="tenant_id"))
     definitions = fetch_dicts(
         conn,
         sql.SQL(
@@ -224,7 +226,7 @@ def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
 @query
 def definition_keys(conn: Connection) -> list[str]:
     where = Where()
-    where.authorized(*covers.definition("key"))
+    where.authorized(covers.definition("key", tenant="tenant_id"))
     statement = (
         sql.SQL("SELECT DISTINCT key FROM process_definition")
         + where.sql()
@@ -328,7 +330,7 @@ def open_incidents(
     where.equals("i.node_id", node_id)
     where.when(text, "strpos(lower(i.message), lower({})) > 0")
     where.keyset("(i.created_at, i.id)", after, descending=False)
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (
         sql.SQL(
             f"SELECT {_INCIDENT_COLUMNS} "
@@ -373,7 +375,7 @@ def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
     where = Where()
     at = where.bind(now)
     where.fixed("state = " + _OPEN_TASK)
-    where.authorized(*_OF_INSTANCE)
+    where.authorized(_OF_INSTANCE)
     statement = (
         sql.SQL(
             "SELECT topic, count(*) AS open, "
@@ -415,7 +417,7 @@ def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) 
         where.fixed("(e.retries IS NULL OR e.retries > 0)")
     else:
         where.above("e.lock_expires_at", now)
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (
         sql.SQL(
             "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
@@ -465,7 +467,7 @@ def family_members(
     where.fixed(
         "(p.id = me.root OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root))"
     )
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     params = {**where.params(), "id": instance_id, "limit": limit, "open": IncidentState.OPEN}
     return fetch_all(
         conn,

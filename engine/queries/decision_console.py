@@ -49,7 +49,7 @@ class DecisionSummary:
 def summaries(conn: Connection) -> list[DecisionSummary]:
     """Every deployed decision key the request's principal may read, in key order."""
     where = Where()
-    where.authorized(*covers.decision("key"))
+    where.authorized(covers.decision("key", tenant="tenant_id"))
     statement = (
         sql.SQL(
             "SELECT k.key, d.name, k.latest_version, k.versions, "

@@ -94,6 +94,6 @@ def rows(
     for name, value in (only or {}).items():
         where.equals(_ONLY[name], value)
     # A replay to a client: only the rows of instances its principal may read.
-    where.authorized(*covers.instance("i.definition_key", "o.instance_id"))
+    where.authorized(covers.instance("i.definition_key", "o.instance_id", tenant="i.tenant_id"))
     statement = _ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)
     return conn.cursor(row_factory=dict_row).execute(statement, where.params()).fetchall()

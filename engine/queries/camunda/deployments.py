@@ -27,7 +27,7 @@ def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
     """The deployment (None: there is none the request's principal may read)."""
     where = Where()
     where.equals("id", deployment_id)
-    where.authorized(*covers.deployment("id"))
+    where.authorized(covers.deployment("id", tenant="tenant_id"))
     statement = (
         sql.SQL("SELECT id, name, source, created_at, tenant_id FROM deployment") + where.sql()
     )
