@@ -108,12 +108,15 @@ async def _grants(scope: Scope, principal: Principal) -> Grants | None:
 
 
 async def _tenants(scope: Scope, principal: Principal) -> frozenset[str] | None:
-    """The tenants whose rows the principal sees besides those of no tenant: their own and their
-    groups'; None (every tenant) for admins and the anonymous admin."""
-    if principal is ANONYMOUS_ADMIN or principal.role is Role.ADMIN or principal.user_id is None:
+    """The tenants whose rows the principal sees besides those of no tenant: a user's own and
+    their groups', an API token's own group's (a token of nobody's: none); None (every tenant)
+    for admins and the anonymous admin."""
+    if principal is ANONYMOUS_ADMIN or principal.role is Role.ADMIN:
         return None
     engine = scope["app"].state.engine
-    found = await run_in_threadpool(identity_reads.tenant_ids_of, engine, principal.user_id)
+    found = await run_in_threadpool(
+        identity_reads.tenant_ids_of, engine, principal.user_id, principal.group_id
+    )
     return frozenset(found)
 
 

@@ -206,11 +206,16 @@ class Where:
         predicate must match (see the module docstring)."""
         self.fixed(column + " = " + state_literal(value))
 
-    def tenant(self, column: LiteralString, tenant_id: str | None, without: bool) -> None:
-        """Only the rows of tenant `tenant_id`, or with `without` those of no tenant; neither:
-        every row."""
+    def tenant(
+        self, column: LiteralString, tenant_id: str | None, without: bool, *, or_none: bool = False
+    ) -> None:
+        """Only the rows of tenant `tenant_id` (and with `or_none` those of no tenant too), or
+        with `without` those of no tenant; neither: every row."""
         if tenant_id is not None:
-            self.equals(column, tenant_id)
+            self.add(
+                "(" + column + " = {} OR " + column + " IS NULL)" if or_none else column + " = {}",
+                tenant_id,
+            )
         elif without:
             self.fixed(column + " IS NULL")
 

@@ -65,7 +65,7 @@ def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str
 
 _ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
-    "i.definition_key, i.definition_id, i.root_instance_id "
+    "i.definition_key, i.definition_id, i.root_instance_id, i.tenant_id "
     "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
 
