@@ -5,6 +5,7 @@ tenant: only those), as Camunda's; a batch is of the one tenant its items share.
 
 from __future__ import annotations
 
+from pathlib import Path
 from uuid import UUID
 
 import pytest
@@ -157,3 +158,22 @@ def test_a_batch_is_of_the_one_tenant_of_its_items(engine: Engine) -> None:
     assert tenant_of(a) == "tenant-a"
     assert tenant_of([b]) == "tenant-b"
     assert tenant_of([*a, b]) is None
+
+
+def test_a_business_rule_task_evaluates_its_tenants_decision(engine: Engine) -> None:
+    data = Path(__file__).parent.parent / "data"
+    bpmn, dmn = data / "bpmn" / "dinner_planning.bpmn", data / "dmn" / "dish_first.dmn"
+    engine.deploy(bpmn, dmn, tenant_id="tenant-a")
+    # Tenant B's decision has the highest version of the key.
+    for _ in range(2):
+        engine.deploy(bpmn, dmn, tenant_id="tenant-b", duplicate_filtering=False)
+    started = engine.start_latest(
+        "dinner_planning", {"season": "Winter", "guestCount": 4}, tenant_id="tenant-a"
+    )
+    with engine.pool.connection() as conn:
+        found = conn.execute(
+            "SELECT d.tenant_id, d.version FROM decision_evaluation e "
+            "JOIN decision_definition d ON d.id = e.definition_id WHERE e.instance_id = %s",
+            (started.id,),
+        ).fetchall()
+    assert found == [("tenant-a", 1)]
