@@ -21,7 +21,6 @@ from engine.identity.accounts import Principal
 from engine.identity.grants import Grants
 from engine.observe import logs
 from engine.queries import grants as grant_reads
-from engine.queries import identity as identity_reads
 from engine.states import AuditChannel, Role
 
 log = logging.getLogger("interlock.access")
@@ -96,28 +95,21 @@ def _channel(scope: Scope) -> AuditChannel:
     return AuditChannel.CONSOLE
 
 
-async def _grants(scope: Scope, principal: Principal) -> Grants | None:
-    """What the principal may do, read once for the request (one statement); None for the
-    anonymous admin of a server without authentication, who sees everything."""
+async def _access(
+    scope: Scope, principal: Principal
+) -> tuple[Grants | None, frozenset[str] | None]:
+    """What the principal may do, and the tenants whose rows they see besides those of no
+    tenant (a user's own and their groups', an API token's own group's), read once for the
+    request in one statement. Grants None: the anonymous admin of a server without
+    authentication, who sees everything; tenants None (every tenant): admins."""
     if principal is ANONYMOUS_ADMIN:
-        return None
-    engine = scope["app"].state.engine
-    return await run_in_threadpool(
-        grant_reads.grants, engine, principal.user_id, principal.group_id
-    )
-
-
-async def _tenants(scope: Scope, principal: Principal) -> frozenset[str] | None:
-    """The tenants whose rows the principal sees besides those of no tenant: a user's own and
-    their groups', an API token's own group's (a token of nobody's: none); None (every tenant)
-    for admins and the anonymous admin."""
-    if principal is ANONYMOUS_ADMIN or principal.role is Role.ADMIN:
-        return None
+        return None, None
     engine = scope["app"].state.engine
     found = await run_in_threadpool(
-        identity_reads.tenant_ids_of, engine, principal.user_id, principal.group_id
+        grant_reads.access, engine, principal.user_id, principal.group_id
     )
-    return frozenset(found)
+    every_tenant = principal.role is Role.ADMIN
+    return found.grants, None if every_tenant else found.tenant_ids
 
 
 class BindUser:
@@ -134,8 +126,7 @@ class BindUser:
             await self.app(scope, receive, send)
             return
         logs.bind(user=principal.name)
-        grants = await _grants(scope, principal)
-        tenants = await _tenants(scope, principal)
+        grants, tenants = await _access(scope, principal)
         actor = audit.Actor(principal.name, _channel(scope), grants=grants, tenant_ids=tenants)
         with audit.acting(actor):
             await self.app(scope, receive, send)

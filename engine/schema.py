@@ -25,6 +25,7 @@ from engine.states import (
     BatchState,
     BatchType,
     CleanupState,
+    DefinitionState,
     DeliveryState,
     IncidentState,
     InstanceState,
@@ -51,6 +52,7 @@ TS = sa.DateTime(timezone=True)
 NOW = sa.text("now()")
 
 INSTANCE_STATES = tuple(InstanceState)
+DEFINITION_STATES = tuple(DefinitionState)
 TOKEN_STATES = tuple(TokenState)
 TOKEN_MODES = tuple(TokenMode)
 VISIT_STATES = tuple(VisitState)
@@ -135,8 +137,15 @@ class ProcessDefinition(Deployed, table=True):
             "tenant_id",
             postgresql_where=sa.text("tenant_id IS NOT NULL"),
         ),
+        _one_of("state", DEFINITION_STATES),
     )
 
+    # Active or Suspended (engine/commands/suspension.py): a suspended definition starts nothing.
+    state: str = Field(
+        default=DefinitionState.ACTIVE,
+        sa_type=sa.String(16),
+        sa_column_kwargs={"server_default": DefinitionState.ACTIVE.value},
+    )
     # The source with a diagram layout generated at deployment (engine/bpmn/diagram.py); null:
     # the source has a layout of its own (or none could be generated). The console draws this.
     diagram_xml: str | None = Field(default=None, sa_type=sa.Text)
@@ -396,6 +405,9 @@ class ExternalTask(SQLModel, table=True):
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # The key of its instance's definition, written with the row: reads narrowed by definition
+    # key (engine/sql/covers.py) test it on the row instead of looking the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Job(SQLModel, table=True):
@@ -587,6 +599,9 @@ class Outbox(SQLModel, table=True):
     node_id: str | None = Field(sa_type=sa.Text)
     history_id: UUID | None = Field(sa_type=sa.Uuid)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # The key of the instance's definition (null: a row of no process instance), written with
+    # the row, so that reads narrowed by definition key need not look the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Idempotency(SQLModel, table=True):

@@ -30,6 +30,7 @@ from app.camunda import (
     migration,
     modification,
     probes,
+    suspension,
     tasks,
     user_operations,
     variable_instances,
@@ -39,6 +40,7 @@ from app.camunda.http import Endpoint, not_found
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *suspension.endpoints,
     *async_changes.endpoints,
     *batches.endpoints,
     *conditions.endpoints,

@@ -168,8 +168,9 @@ def _definitions(call: Call) -> list[DefinitionRow]:
             if mark not in latest or row.version > latest[mark].version:
                 latest[mark] = row
         rows = [r for r in rows if latest[(r.key, r.tenant_id)] is r]
-    if call.flag("suspended"):
-        rows = []
+    suspended = call.flag_unless("suspended", "active")
+    if suspended is not None:
+        rows = [r for r in rows if r.suspended == suspended]
     page = call.page(DEFINITION_SORT)
     for sort_by, descending in page.sort:
         attribute = DEFINITION_SORT[sort_by]

@@ -239,7 +239,7 @@ def node_activity_type(model: ProcessModel | None, node_id: str, stored_kind: st
 # -- definitions and deployments ------------------------------------------------------------------
 
 
-def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
+def process_definition(row: DefinitionRow) -> Json:
     return {
         "id": row.id,
         "key": row.key,
@@ -250,7 +250,7 @@ def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
         "resource": row.resource_name,
         "deploymentId": str(row.deployment_id),
         "diagram": None,
-        "suspended": suspended,
+        "suspended": row.suspended,
         "tenantId": row.tenant_id,
         "versionTag": row.version_tag,
         "historyTimeToLive": None,

@@ -258,21 +258,16 @@ def group_ids_of(conn: Connection, user_id: str) -> list[str]:
 
 
 @query
-def tenant_ids_of(conn: Connection, user_id: str | None, group_id: str | None = None) -> list[str]:
-    """The ids of the tenants the user `user_id` belongs to, directly or through one of their
-    groups, and those the group `group_id` (an API token's own) belongs to, in order: the tenants
-    whose rows the principal sees (besides those of no tenant). Neither: none."""
+def tenant_ids_of(conn: Connection, user_id: str) -> list[str]:
+    """The ids of the tenants the user belongs to, directly or through one of their groups, in
+    order: the tenants whose rows the user sees (besides those of no tenant)."""
     where = Where()
-    if user_id is None:
-        where.add("m.group_id = {}", group_id)
-    else:
-        where.add(
-            "(m.user_id = {} OR m.group_id = {} OR m.group_id IN (SELECT g.group_id "
-            "FROM group_membership g WHERE g.user_id = {}))",
-            user_id,
-            group_id,
-            user_id,
-        )
+    where.add(
+        "(m.user_id = {} OR m.group_id IN (SELECT g.group_id FROM group_membership g "
+        "WHERE g.user_id = {}))",
+        user_id,
+        user_id,
+    )
     statement = (
         sql.SQL("SELECT DISTINCT m.tenant_id FROM tenant_membership m")
         + where.sql()
