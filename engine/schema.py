@@ -105,6 +105,20 @@ class Deployment(SQLModel, table=True):
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class DeploymentResource(SQLModel, table=True):
+    """One file of a deployment, byte for byte as it was uploaded (BPMN, DMN, scripts, forms or
+    any other file): Camunda's deployment resources, served by GET /deployment/{id}/resources and
+    read again by a redeployment."""
+
+    __tablename__ = "deployment_resource"
+    __table_args__ = (sa.UniqueConstraint("deployment_id", "name"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    deployment_id: UUID = Field(sa_type=sa.Uuid, foreign_key="deployment.id")
+    name: str = Field(sa_type=sa.Text)
+    content: bytes = Field(sa_type=sa.LargeBinary)
+
+
 class Deployed(SQLModel):
     """The columns of a deployed definition, a process's or a decision's: one version of one key
     of one tenant (`UNIQUE (key, tenant_id, version)`, no tenant counting as a tenant of its
@@ -1071,6 +1085,7 @@ def table_of(model: type[SQLModel]) -> sa.Table:
 
 
 deployment = table_of(Deployment)
+deployment_resource = table_of(DeploymentResource)
 process_definition = table_of(ProcessDefinition)
 decision_definition = table_of(DecisionDefinition)
 decision_evaluation = table_of(DecisionEvaluation)

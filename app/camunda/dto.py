@@ -280,6 +280,22 @@ def deployment(
     }
 
 
+def deployment_of(row: deployment_reads.DeploymentRow) -> Json:
+    """Camunda's DeploymentDto, as its list and GET /deployment/{id} answer it."""
+    return {
+        "links": [],
+        "id": str(row.id),
+        "name": row.name,
+        "source": row.source,
+        "deploymentTime": format_date(row.created_at),
+        "tenantId": row.tenant_id,
+    }
+
+
+def deployment_resource(row: deployment_reads.ResourceRow) -> Json:
+    return {"id": str(row.id), "name": row.name, "deploymentId": str(row.deployment_id)}
+
+
 # -- process instances ----------------------------------------------------------------------------
 
 

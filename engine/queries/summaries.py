@@ -54,11 +54,11 @@ def _instances(where: Where) -> sql.Composed:
     """Instances by (definition, state) where `where` holds, rows of zeros left out."""
     return (
         sql.SQL(
-            "SELECT s.definition_id, s.state, sum(s.instances) AS instances "
+            "SELECT s.definition_id, s.state, sum(instances) AS instances "
             f"FROM {LIVE_INSTANCES} s{_DEFINED}"
         )
         + where.sql()
-        + sql.SQL(" GROUP BY s.definition_id, s.state HAVING sum(s.instances) <> 0")
+        + sql.SQL(" GROUP BY s.definition_id, s.state HAVING sum(instances) <> 0")
     )
 
 
@@ -221,10 +221,9 @@ def state_counts(conn: Connection) -> dict[str, int]:
     where = Where()
     _readable(where)
     statement = (
-        # `s.state`: the definition joined has a state of its own.
-        sql.SQL(f"SELECT s.state, sum(s.instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
+        sql.SQL(f"SELECT s.state, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
         + where.sql()
-        + sql.SQL(" GROUP BY s.state HAVING sum(s.instances) <> 0")
+        + sql.SQL(" GROUP BY s.state HAVING sum(instances) <> 0")
     )
     return {state: int(count) for state, count in conn.execute(statement, where.params())}
 
@@ -279,7 +278,7 @@ def instance_count(
     when given)."""
     where = Where()
     where.any_of("s.state", states)
-    where.equals("definition_id", definition_id)
+    where.equals("s.definition_id", definition_id)
     where.when(definition_key, _KEY_DEFINITIONS)
     where.when(definition_keys, _KEYS_DEFINITIONS)
     _readable(where)

@@ -415,6 +415,8 @@ def test_engine_rest_shows_only_tenant_a_and_tenantless_rows(world: World) -> No
             assert {d["id"] for d in _listed(rest, "/decision-definition")} == {world.decisions[A]}
             decided = _listed(rest, "/history/decision-instance")
             assert {d["id"] for d in decided} == {world.evaluations[A]}
+            deployments = _listed(rest, "/deployment")
+            assert {d["tenantId"] for d in deployments} == {A, None}
             batches = rest.get("/batch").json()
             assert {b["id"] for b in batches} == {world.batches[A]}
             assert {b["tenantId"] for b in batches} == {A}
