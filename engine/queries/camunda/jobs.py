@@ -78,7 +78,7 @@ _JOBS = CamundaList(
     # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
     "j.id",
     filters_of(JobFilters),
-    covers=covers.instance("d.key", "j.instance_id"),
+    covers=covers.instance("d.key", "j.instance_id", tenant="j.tenant_id"),
 )
 
 
@@ -96,5 +96,4 @@ def jobs(
     where = Where()
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
-    where.tenants("j.tenant_id")
     return _JOBS.read(conn, page, filters, count=count, where=where)
