@@ -157,11 +157,16 @@ def get_instance(call: Call) -> Response:
 
 
 def delete_instance(call: Call) -> Response:
-    info = _running(call)
+    """Cancel a running instance. One the caller may not read is not refused as missing: the
+    command decides (Camunda's AuthorizationException unless they may delete it)."""
+    instance_id = as_uuid(call.path["id"])
+    info = queries.instance(call.engine, instance_id)
+    if info is not None and info.state in (InstanceState.COMPLETED, InstanceState.TERMINATED):
+        raise invalid_request(f"Process instance with id {instance_id} does not exist", 404)
     try:
-        call.engine.run(CancelInstance(info.id))
+        call.engine.run(CancelInstance(instance_id))
     except (NotFound, Conflict) as exc:
-        message = f"Process instance with id {info.id} does not exist"
+        message = f"Process instance with id {instance_id} does not exist"
         raise invalid_request(message, 404) from exc
     return no_content()
 

@@ -19,7 +19,7 @@ from app.auth import require
 from app.console.common import act, engine_of, flash, form_text, render
 from engine.api import Engine
 from engine.core import actors, permits
-from engine.errors import BadRequest, InterlockError
+from engine.errors import BadRequest, InterlockError, NotFound
 from engine.identity.accounts import Principal
 from engine.language import json_input
 from engine.semantics.modification import CancelToken, Instruction, StartAfter, StartBefore
@@ -76,8 +76,12 @@ def _apply(engine: Engine, who: Principal, form: Mapping[str, str], instance_id:
 
 def _may_modify(engine: Engine, instance_id: UUID) -> None:
     """The permit the modification declares, asked before its instructions are read (the
-    command asks again): who may not change the instance learns nothing of what they sent."""
-    info = reads.instance(engine, instance_id)
+    command asks again): who may not change the instance learns nothing of what they sent. An
+    instance the caller may not read is left to the command, which refuses or finds none."""
+    try:
+        info = reads.instance(engine, instance_id)
+    except NotFound:
+        return
     permits.demand(
         actors.current(),
         permits.UPDATE_INSTANCE,
