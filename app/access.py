@@ -22,7 +22,6 @@ from engine.identity.grants import Grants
 from engine.identity.permissions import ADMIN_GROUPS
 from engine.observe import logs
 from engine.queries import grants as grant_reads
-from engine.queries import identity as identity_reads
 from engine.states import AuditChannel
 
 log = logging.getLogger("interlock.access")
@@ -97,28 +96,25 @@ def _channel(scope: Scope) -> AuditChannel:
     return AuditChannel.CONSOLE
 
 
-async def _grants(scope: Scope, principal: Principal) -> Grants | None:
-    """What the principal may do, read once for the request (one statement); None for the
-    anonymous admin of a server without authentication, who sees everything."""
+async def _access(
+    scope: Scope, principal: Principal
+) -> tuple[Grants | None, frozenset[str] | None]:
+    """What the principal may do, and the tenants whose rows they see besides those of no
+    tenant (their own and their groups'), read once for the request in one statement. Grants
+    None: the anonymous admin of a server without authentication, who sees everything; tenants
+    None (every tenant): members of the administrators' groups, and a principal acting for no
+    user."""
     if principal is ANONYMOUS_ADMIN:
-        return None
+        return None, None
     engine = scope["app"].state.engine
-    return await run_in_threadpool(
-        grant_reads.grants, engine, principal.user_id, principal.group_id
+    found = await run_in_threadpool(
+        grant_reads.access, engine, principal.user_id, principal.group_id
     )
-
-
-async def _tenants(
-    scope: Scope, principal: Principal, grants: Grants | None
-) -> frozenset[str] | None:
-    """The tenants whose rows the principal sees besides those of no tenant: their own and their
-    groups'; None (every tenant) for members of the administrators' groups (as Camunda skips its
-    tenant checks for `camunda-admin`) and the anonymous admin."""
-    if grants is None or grants.group_ids & set(ADMIN_GROUPS) or principal.user_id is None:
-        return None
-    engine = scope["app"].state.engine
-    found = await run_in_threadpool(identity_reads.tenant_ids_of, engine, principal.user_id)
-    return frozenset(found)
+    # Every tenant for members of the administrators' groups (as Camunda skips its tenant checks
+    # for `camunda-admin`) and for a principal acting for no user.
+    admin = bool(found.grants.group_ids & set(ADMIN_GROUPS))
+    every_tenant = admin or principal.user_id is None
+    return found.grants, None if every_tenant else found.tenant_ids
 
 
 class BindUser:
@@ -135,8 +131,7 @@ class BindUser:
             await self.app(scope, receive, send)
             return
         logs.bind(user=principal.name)
-        grants = await _grants(scope, principal)
-        tenants = await _tenants(scope, principal, grants)
+        grants, tenants = await _access(scope, principal)
         actor = audit.Actor(principal.name, _channel(scope), grants=grants, tenant_ids=tenants)
         with audit.acting(actor):
             await self.app(scope, receive, send)

@@ -26,6 +26,7 @@ from engine.errors import (
     ModelError,
     NoMatchingFlow,
     NotFound,
+    Suspended,
 )
 from engine.errors import Forbidden as Forbidden
 
@@ -54,6 +55,9 @@ ANSWERS: tuple[tuple[type[InterlockError], Answer], ...] = (
     (Forbidden, Answer(403, 403, "AuthorizationException")),
     (NotFound, Answer(404, 404, _INVALID)),
     (InvariantViolation, Answer(409, 500, _ENGINE_FAILURE)),
+    # Camunda answers its SuspendedEntityInteractionException as a 500; we answer the caller's
+    # request on a suspended instance or definition as what it is, a 400 of that type.
+    (Suspended, Answer(409, 400, "SuspendedEntityInteractionException")),
     (Conflict, Answer(409, 500, _ENGINE_FAILURE)),
     (IdempotencyKeyReused, Answer(422, 500, _ENGINE_FAILURE)),
     (BadRequest, Answer(400, 400, _INVALID)),

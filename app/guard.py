@@ -79,7 +79,11 @@ def _incoming_request_id(scope: Scope) -> str | None:
 
 # The routes that take whole BPMN files: multipart uploads get the larger deployment limit.
 DEPLOYMENT_ROUTES = frozenset(
-    {("POST", "/api/v1/deployments"), ("POST", "/engine-rest/deployment/create")}
+    {
+        ("POST", "/api/v1/deployments"),
+        ("POST", "/engine-rest/deployment/create"),
+        ("POST", "/engine-rest/engine/default/deployment/create"),
+    }
 )
 
 # 'unsafe-inline' is allowed for styles only: templates set custom properties in style="--x: .."

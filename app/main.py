@@ -16,10 +16,12 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app import api, camunda, console, login, metrics, sso, stream
 from app.access import AccessLog, BindUser
@@ -160,6 +162,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         middleware=[
             Middleware(AccessLog),
             Middleware(Guard, settings=settings),
+            # Before authentication: a preflight carries no credentials.
+            Middleware(ApiCors, origins=settings.cors_origins),
             Middleware(AuthMiddleware),
             Middleware(BindUser),
         ],
@@ -171,6 +175,37 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
     )
     app.state.shutdown = shutdown
     return app
+
+
+class ApiCors:
+    """CORS for /engine-rest and /api/v1 (`INTERLOCK_CORS_ORIGINS`): a browser page of a listed
+    origin may call them, with credentials (HTTP Basic or a Bearer token); preflights are
+    answered. No other origin is allowed, and no other path: the console keeps its same-origin
+    policy, its CSP and its CSRF checks. Without origins it does nothing."""
+
+    def __init__(self, app: ASGIApp, origins: tuple[str, ...]) -> None:
+        self.app = app
+        self.cors: ASGIApp | None = None
+        if origins:
+            self.cors = CORSMiddleware(
+                app,
+                allow_origins=list(origins),
+                allow_methods=["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"],
+                allow_headers=["Authorization", "Content-Type", "Accept", "X-Request-Id"],
+                allow_credentials=True,
+                expose_headers=["Content-Disposition", "X-Request-Id"],
+                max_age=600,
+            )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = str(scope.get("path", ""))
+        if self.cors is not None and scope["type"] == "http" and path.startswith(CORS_PREFIXES):
+            await self.cors(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+CORS_PREFIXES = ("/engine-rest/", "/api/v1/")
 
 
 async def health(request: Request) -> Response:

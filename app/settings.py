@@ -153,6 +153,9 @@ class Settings:
     # accepted; off needs single sign-on.
     oidc: OidcSettings | None = None
     local_passwords: bool = True
+    # The origins of front-ends served elsewhere that may call /engine-rest and /api/v1 from a
+    # browser (CORS), exactly as a browser sends them; none by default.
+    cors_origins: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.local_passwords and self.oidc is None:
@@ -216,6 +219,8 @@ class Settings:
             values["local_passwords"] = _switch(
                 "INTERLOCK_LOCAL_PASSWORDS", os.environ["INTERLOCK_LOCAL_PASSWORDS"]
             )
+        if os.environ.get(CORS_ENV, "").strip():
+            values["cors_origins"] = cors_origins(os.environ[CORS_ENV])
         if os.environ.get("INTERLOCK_SECURE_COOKIES"):
             values["secure_cookies"] = os.environ["INTERLOCK_SECURE_COOKIES"] == "1"
         values.update({k: v for k, v in overrides.items() if v is not None})
@@ -223,6 +228,32 @@ class Settings:
 
 
 GRACE_ENV = "INTERLOCK_SHUTDOWN_GRACE_SECONDS"
+CORS_ENV = "INTERLOCK_CORS_ORIGINS"
+
+
+def cors_origins(text: str) -> tuple[str, ...]:
+    """Comma-separated exact origins (`https://tasks.example.com`, `http://localhost:5173`):
+    a scheme, a host and maybe a port, nothing more; no wildcard."""
+    found: list[str] = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        parts = urlsplit(part)
+        if (
+            parts.scheme not in ("http", "https")
+            or not parts.hostname
+            or "*" in part
+            or parts.path
+            or parts.query
+            or parts.fragment
+            or parts.username is not None
+            or part != f"{parts.scheme}://{parts.netloc}"
+        ):
+            raise ValueError(
+                f"{CORS_ENV} holds exact origins such as https://tasks.example.com, not {part}"
+            )
+        found.append(part)
+    return tuple(found)
 
 
 def grace_seconds(text: str) -> float:

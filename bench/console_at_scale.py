@@ -3,7 +3,7 @@ fragment, list and count over HTTP while instances flow.
 
     python -m bench.console_at_scale [--instances 1000000] [--history-per-instance 10]
         [--active 100000] [--outbox 200000] [--variables-every 5] [--requests 30]
-        [--budget 20] [--rate 20] [--match REGEX] [--database-url URL]
+        [--budget 20] [--rate 20] [--match REGEX] [--narrowed-keys K1,K2] [--database-url URL]
 
 The fill deploys real models through the engine (a parallel split and join whose join node is
 `join`, user tasks, external tasks, a service task, a boundary timer), then writes generated rows
@@ -20,9 +20,15 @@ in as an admin (a console session cookie for pages and fragments, an API token a
 /api/v1 and /engine-rest). While another process starts and completes `--rate` instances a
 second (a start, and the user task of the instance started a second earlier), every probe
 of bench/scale_probes.py is requested `--requests` times, one at a time, over one keep-alive
-connection to 127.0.0.1. Server time is the response time measured by the client (the app sends no
-Server-Timing header), so it includes the client's own overhead of well under a millisecond.
-Prints p50 and p99 per route against the targets (p50 < 100 ms, p99 < 250 ms) and the fill time.
+connection to 127.0.0.1. Then a narrowed user (a viewer whose grants cover only the definitions
+`--narrowed-keys`: a group of theirs revokes every definition, instance, task and historic
+instance, their own grants give back those keys) requests the instance lists, counts and the
+overview (NARROWED_PATHS, over HTTP Basic for the APIs), each right after the admin requests the
+same again (both meet the same load). Server time is the response time measured by the client
+(the app sends no Server-Timing header), so it includes the client's own overhead of well under
+a millisecond.
+Prints p50 and p99 per route against the targets (p50 < 100 ms, p99 < 250 ms), the narrowed
+user's beside the admin's, and the fill time.
 
 Without `--database-url` everything runs on a new embedded server in a temporary folder. A
 database already filled by an earlier run (same generated ids) is used as it is.
@@ -43,19 +49,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.synchronize import Event as EventType
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 
-from bench.scale_fill import ADMIN, APPROVAL, Sizes, deploy, fill, filled
+from bench.scale_fill import ADMIN, APPROVAL, PARALLEL, Sizes, deploy, fill, filled
 from bench.scale_probes import Probe, probes, sample
 from bench.serving import console_login, serving
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser
+from engine.commands.identity import AddGroupMember, CreateGroup
+from engine.commands.identity_authorizations import SaveAuthorization
 from engine.db.database import Database, connect_url_for
+from engine.db.ids import new_id
 from engine.identity import accounts
 from engine.identity.accounts import Role
+from engine.identity.permissions import ALL, ANY, AuthorizationType, ResourceType, permission_bits
 from engine.queries import accounts as account_reads
+from engine.store.identity import AuthorizationRow
 
 P50_TARGET_MS = 100.0
 # The status reported for a request that got no answer within the client's timeout.
@@ -63,6 +75,37 @@ TIMED_OUT = 0
 TIMEOUT_SECONDS = 60.0
 P99_TARGET_MS = 250.0
 ROOT = Path(__file__).resolve().parents[1]
+
+NARROWED = "scale-narrowed"
+# The definitions the narrowed user's grants cover, unless --narrowed-keys names others: every
+# running instance is PARALLEL's, and the ended ones spread over four keys.
+NARROWED_KEYS = (PARALLEL, APPROVAL)
+# The requests timed for the narrowed user too: the overview, the instance lists, their counts.
+NARROWED_PATHS = (
+    "/",
+    "/overview/body",
+    "/definitions",
+    "/instances",
+    "/instances?fragment=rows",
+    "/instances?fragment=rows&state=Active",
+    "/instances?fragment=rows&state=Completed",
+    "/api/v1/instances",
+    "/api/v1/instances?state=Active",
+    "/engine-rest/process-instance?maxResults=50",
+    "/engine-rest/process-instance/count",
+    "/engine-rest/history/process-instance?maxResults=50",
+    "/engine-rest/history/process-instance/count",
+    "/engine-rest/history/process-instance/count?finished=true",
+)
+# What the narrowed user's group takes away on every resource, and their grants give back on
+# each of their definition keys.
+_REVOKED = (
+    ResourceType.PROCESS_DEFINITION,
+    ResourceType.PROCESS_INSTANCE,
+    ResourceType.TASK,
+    ResourceType.HISTORIC_PROCESS_INSTANCE,
+)
+_KEY_GRANT = ("READ", "READ_INSTANCE", "READ_TASK", "READ_HISTORY", "READ_INSTANCE_VARIABLE")
 
 
 # -- the server, the client and the flow ----------------------------------------------------------
@@ -72,7 +115,8 @@ ROOT = Path(__file__).resolve().parents[1]
 class Credentials:
     name: str
     password: str
-    token: str
+    # The API token (Bearer); None: the APIs are called with HTTP Basic.
+    token: str | None
 
 
 def admin_credentials(engine: Engine) -> Credentials:
@@ -88,13 +132,43 @@ def admin_credentials(engine: Engine) -> Credentials:
     return Credentials(name, password, token)
 
 
+def narrowed_credentials(engine: Engine, keys: Sequence[str]) -> Credentials:
+    """A viewer whose grants cover only the definitions `keys`: a group of their own revokes
+    every definition, instance, task and historic instance (a group's revoke outranks the viewer
+    group's grants at the same level), their own grants give each key back (a user's own
+    authorizations come first)."""
+    name = f"{NARROWED}-{secrets.token_hex(3)}"
+    password = secrets.token_urlsafe(12)
+    engine.run(CreateUser(name, Role.VIEWER, password))
+    engine.run(CreateGroup(name, "Narrowed bench user"))
+    engine.run(AddGroupMember(name, name))
+
+    def save(kind: AuthorizationType, user: str | None, group: str | None, *rest: Any) -> None:
+        rule = AuthorizationRow(new_id(), kind, user, group, *rest)
+        engine.run(SaveAuthorization(rule, create=True))
+
+    for resource in _REVOKED:
+        save(AuthorizationType.REVOKE, None, name, int(resource), ANY, ALL)
+    pd = ResourceType.PROCESS_DEFINITION
+    bits = permission_bits(pd, list(_KEY_GRANT))
+    for key in keys:
+        save(AuthorizationType.GRANT, name, None, int(pd), key, bits)
+    return Credentials(name, password, None)
+
+
 @contextmanager
 def clients(url: str, creds: Credentials) -> Iterator[dict[str, httpx.Client]]:
     """One keep-alive client per surface: the console's with a session cookie (logged in through
-    the form, as a browser does), the APIs' with the admin's Bearer token."""
+    the form, as a browser does), the APIs' with the user's Bearer token, or HTTP Basic when
+    they have none."""
     console = httpx.Client(base_url=url, timeout=TIMEOUT_SECONDS)
-    bearer = {"Authorization": f"Bearer {creds.token}"}
-    api = httpx.Client(base_url=url, timeout=TIMEOUT_SECONDS, headers=bearer)
+    if creds.token is None:
+        api = httpx.Client(
+            base_url=url, timeout=TIMEOUT_SECONDS, auth=httpx.BasicAuth(creds.name, creds.password)
+        )
+    else:
+        bearer = {"Authorization": f"Bearer {creds.token}"}
+        api = httpx.Client(base_url=url, timeout=TIMEOUT_SECONDS, headers=bearer)
     try:
         login = console_login(console, creds.name, creds.password)
         if login.status_code not in (200, 303) or "interlock_session" not in console.cookies:
@@ -222,6 +296,25 @@ def table(timings: Sequence[Timing]) -> str:
     return "\n".join(lines)
 
 
+def beside(pairs: Sequence[tuple[Timing, Timing]]) -> str:
+    """The narrowed user's timings, each beside the admin's of the same request (measured right
+    before it, so that both meet the same load)."""
+    width = max(len(n.probe.path) for n, _ in pairs)
+    head = f"{'request':<{width}} {'status':>6} {'p50 ms':>8} {'p99 ms':>8}"
+    lines = [f"{head} {'admin p50':>9} {'admin p99':>9}  ok"]
+    for n, a in pairs:
+        lines.append(
+            f"{n.probe.path:<{width}} {n.status:>6} {n.p50_ms:>8.1f} {n.p99_ms:>8.1f} "
+            f"{a.p50_ms:>9.1f} {a.p99_ms:>9.1f}  {'yes' if n.ok else 'NO'}"
+        )
+    slow = [n for n, _ in pairs if not n.ok]
+    lines.append(
+        f"{len(pairs) - len(slow)} of {len(pairs)} requests of the narrowed user within "
+        f"p50 < {P50_TARGET_MS:.0f} ms and p99 < {P99_TARGET_MS:.0f} ms"
+    )
+    return "\n".join(lines)
+
+
 # -- the run --------------------------------------------------------------------------------------
 
 
@@ -232,6 +325,7 @@ def run(
     budget: float,
     rate: float,
     match: str | None = None,
+    narrowed_keys: Sequence[str] = NARROWED_KEYS,
 ) -> None:
     with tempfile.TemporaryDirectory(prefix="interlock-bench-") as home:
         database = Database.open(url, home=Path(home))
@@ -247,6 +341,7 @@ def run(
             with Engine(database.url, pool_size=2) as engine:
                 definitions = deploy(engine)
                 creds = admin_credentials(engine)
+                narrowed = narrowed_credentials(engine, narrowed_keys)
             if filled(database.url):
                 print("the database holds an earlier fill: used as it is")
                 seconds = 0.0
@@ -261,17 +356,31 @@ def run(
             all_probes = [
                 p for p in probes(sample(sizes, definitions)) if re.search(match or "", p.path)
             ]
+            narrowed_probes = [p for p in all_probes if p.path in NARROWED_PATHS]
+            pairs: list[tuple[Timing, Timing]] = []
             with (
                 serving(database.url) as base,
                 flowing(database.url, rate),
                 clients(base, creds) as surfaces,
+                clients(base, narrowed) as narrowed_surfaces,
             ):
                 timings = measure(surfaces, all_probes, requests, budget, progress=True)
+                print(f"the narrowed user, whose grants cover {', '.join(narrowed_keys)}:")
+                for probe in narrowed_probes:
+                    [admin] = measure(surfaces, [probe], requests, budget)
+                    [mine] = measure(narrowed_surfaces, [probe], requests, budget, progress=True)
+                    pairs.append((mine, admin))
             print(
                 f"\n{len(all_probes)} requests x {requests}, one at a time over keep-alive, "
                 f"while {rate:g} instances/s start and complete; client-measured time, ms"
             )
             print(table(timings))
+            if pairs:
+                print(
+                    f"\nthe narrowed user (grants on {', '.join(narrowed_keys)} only), "
+                    "beside the admin's same request just before:"
+                )
+                print(beside(pairs))
             print(f"fill time: {seconds:.0f} s")
         finally:
             database.close()
@@ -291,6 +400,11 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--rate", type=float, default=20.0, help="instances/s flowing meanwhile")
     parser.add_argument("--match", help="time only the requests whose path matches this regex")
+    parser.add_argument(
+        "--narrowed-keys",
+        default=",".join(NARROWED_KEYS),
+        help="the definition keys the narrowed user's grants cover, comma-separated",
+    )
     parser.add_argument("--database-url")
     args = parser.parse_args(arguments)
     try:
@@ -303,7 +417,8 @@ def main(argv: list[str] | None = None) -> None:
         )
     except ValueError as exc:
         parser.error(str(exc))
-    run(args.database_url, sizes, args.requests, args.budget, args.rate, args.match)
+    keys = [k for k in args.narrowed_keys.split(",") if k]
+    run(args.database_url, sizes, args.requests, args.budget, args.rate, args.match, keys)
 
 
 if __name__ == "__main__":

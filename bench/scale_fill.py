@@ -193,14 +193,15 @@ _USER_TASKS = (
 
 _EXTERNAL_TASKS = (
     "WITH " + _G + " INSERT INTO external_task (id, instance_id, token_id, node_id, topic, state, "
-    "priority, worker_id, lock_expires_at, retries, error_message, created_at) "
+    "priority, worker_id, lock_expires_at, retries, error_message, created_at, definition_key) "
     "SELECT pg_temp.uid(5, n), pg_temp.uid(1, n), pg_temp.uid(3, n * 4 + 2), 'check', 'check', "
     "%(task_open)s, (n / %(every)s) %% 3, "
     "CASE WHEN (n / %(every)s) %% 7 IN (1, 3) THEN 'worker-' || (n %% 5) END, "
     "CASE WHEN (n / %(every)s) %% 7 = 1 THEN now() + interval '1 hour' "
     "  WHEN (n / %(every)s) %% 7 = 3 THEN now() - interval '1 hour' END, "
     "CASE WHEN (n / %(every)s) %% 2 = 0 THEN 0 END, "
-    "CASE WHEN (n / %(every)s) %% 2 = 0 THEN 'service unavailable' END, s FROM g WHERE a"
+    "CASE WHEN (n / %(every)s) %% 2 = 0 THEN 'service unavailable' END, s, d.key "
+    "FROM g JOIN d ON d.idx = g.idx WHERE a"
 )
 
 _JOBS = (
@@ -235,11 +236,12 @@ _VARIABLES = (
 )
 
 _OUTBOX = (
-    "INSERT INTO outbox (event, instance_id, created_at) "
-    "SELECT (%(events)s::text[])[1 + i %% cardinality(%(events)s::text[])], "
-    "pg_temp.uid(1, greatest(1, %(instances)s - i %% %(instances)s)), "
-    "now() - (%(outbox)s - i) * (interval '3600 seconds' / greatest(%(outbox)s, 1)) "
-    "FROM generate_series(1, %(outbox)s::bigint) AS i"
+    "INSERT INTO outbox (event, instance_id, created_at, definition_key) "
+    "SELECT (%(events)s::text[])[1 + i %% cardinality(%(events)s::text[])], o.id, "
+    "now() - (%(outbox)s - i) * (interval '3600 seconds' / greatest(%(outbox)s, 1)), "
+    "(SELECT p.definition_key FROM process_instance p WHERE p.id = o.id) "
+    "FROM generate_series(1, %(outbox)s::bigint) AS i, "
+    "LATERAL (SELECT pg_temp.uid(1, greatest(1, %(instances)s - i %% %(instances)s)) AS id) o"
 )
 
 _CHUNKED = {

@@ -16,7 +16,7 @@ from psycopg_pool import ConnectionPool
 from engine.bpmn.writer import write_bpmn
 from engine.commands.conditions import ConditionResult, EvaluateStartConditions
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
-from engine.commands.deployments import Deploy, DeploymentResult, Resource
+from engine.commands.deployments import Deploy, DeploymentResult, DuplicateFiltering, Resource
 from engine.commands.external_tasks import (
     CompleteExternalTask,
     ExtendLock,
@@ -222,7 +222,8 @@ class Engine:
         """Deploy BPMN and DMN files, XML text, named resources or built models in one
         deployment, for tenant `tenant_id` (None: for no tenant)."""
         resources = tuple(_resource(source, index) for index, source in enumerate(sources))
-        command = Deploy(resources, name, "python", duplicate_filtering, tenant_id=tenant_id)
+        filtering = DuplicateFiltering.KEYS if duplicate_filtering else DuplicateFiltering.NONE
+        command = Deploy(resources, name, "python", filtering, tenant_id=tenant_id)
         return self.run(command, idempotency_key)
 
     def start_latest(

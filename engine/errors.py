@@ -96,6 +96,14 @@ def _plain_resource(resource_type: str, resource_id: str) -> str:
     return f"{words} '{resource_id}'"
 
 
+class Suspended(Conflict):
+    """The instance or definition a command would act on is suspended: its tokens wait, and a
+    suspended definition starts nothing, until it is activated (Camunda's
+    SuspendedEntityInteractionException)."""
+
+    code = "Suspended"
+
+
 class InstanceEnded(Conflict):
     """The instance a command would change has ended (completed or terminated): a conflict like
     any other, that a surface which forgets ended instances may answer as one it does not know."""

@@ -25,6 +25,7 @@ from engine.states import (
     BatchState,
     BatchType,
     CleanupState,
+    DefinitionState,
     DeliveryState,
     IncidentState,
     InstanceState,
@@ -51,6 +52,7 @@ TS = sa.DateTime(timezone=True)
 NOW = sa.text("now()")
 
 INSTANCE_STATES = tuple(InstanceState)
+DEFINITION_STATES = tuple(DefinitionState)
 TOKEN_STATES = tuple(TokenState)
 TOKEN_MODES = tuple(TokenMode)
 VISIT_STATES = tuple(VisitState)
@@ -103,6 +105,20 @@ class Deployment(SQLModel, table=True):
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class DeploymentResource(SQLModel, table=True):
+    """One file of a deployment, byte for byte as it was uploaded (BPMN, DMN, scripts, forms or
+    any other file): Camunda's deployment resources, served by GET /deployment/{id}/resources and
+    read again by a redeployment."""
+
+    __tablename__ = "deployment_resource"
+    __table_args__ = (sa.UniqueConstraint("deployment_id", "name"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    deployment_id: UUID = Field(sa_type=sa.Uuid, foreign_key="deployment.id")
+    name: str = Field(sa_type=sa.Text)
+    content: bytes = Field(sa_type=sa.LargeBinary)
+
+
 class Deployed(SQLModel):
     """The columns of a deployed definition, a process's or a decision's: one version of one key
     of one tenant (`UNIQUE (key, tenant_id, version)`, no tenant counting as a tenant of its
@@ -135,8 +151,15 @@ class ProcessDefinition(Deployed, table=True):
             "tenant_id",
             postgresql_where=sa.text("tenant_id IS NOT NULL"),
         ),
+        _one_of("state", DEFINITION_STATES),
     )
 
+    # Active or Suspended (engine/commands/suspension.py): a suspended definition starts nothing.
+    state: str = Field(
+        default=DefinitionState.ACTIVE,
+        sa_type=sa.String(16),
+        sa_column_kwargs={"server_default": DefinitionState.ACTIVE.value},
+    )
     # The source with a diagram layout generated at deployment (engine/bpmn/diagram.py); null:
     # the source has a layout of its own (or none could be generated). The console draws this.
     diagram_xml: str | None = Field(default=None, sa_type=sa.Text)
@@ -396,6 +419,9 @@ class ExternalTask(SQLModel, table=True):
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # The key of its instance's definition, written with the row: reads narrowed by definition
+    # key (engine/sql/covers.py) test it on the row instead of looking the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Job(SQLModel, table=True):
@@ -587,6 +613,9 @@ class Outbox(SQLModel, table=True):
     node_id: str | None = Field(sa_type=sa.Text)
     history_id: UUID | None = Field(sa_type=sa.Uuid)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # The key of the instance's definition (null: a row of no process instance), written with
+    # the row, so that reads narrowed by definition key need not look the instance up.
+    definition_key: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class Idempotency(SQLModel, table=True):
@@ -1056,6 +1085,7 @@ def table_of(model: type[SQLModel]) -> sa.Table:
 
 
 deployment = table_of(Deployment)
+deployment_resource = table_of(DeploymentResource)
 process_definition = table_of(ProcessDefinition)
 decision_definition = table_of(DecisionDefinition)
 decision_evaluation = table_of(DecisionEvaluation)

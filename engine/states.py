@@ -130,6 +130,15 @@ def check_instance_transition(
     )
 
 
+class DefinitionState(StrEnum):
+    """A process definition: Active starts instances; Suspended starts none (by id or key, by
+    its message, signal, timer or conditional start events, or by a call activity) until it
+    is activated again. Its instances keep their own state."""
+
+    ACTIVE = "Active"
+    SUSPENDED = "Suspended"
+
+
 class VisitState(StrEnum):
     """A history row: a token's visit to one node."""
 

@@ -11,11 +11,16 @@ from app import reads
 from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_text, reply, run
-from app.api.schemas import STRING, VARIABLES_IN, ref, request
+from app.api.schemas import BOOLEAN, STRING, VARIABLES_IN, ref, request
 from app.auth import user_id_of
 from app.guard import raw_file_headers
 from app.params import Query
 from engine.commands.instances import InstanceResult, StartInstance
+from engine.commands.suspension import (
+    ActivateDefinition,
+    SuspendDefinition,
+    SuspensionResult,
+)
 from engine.queries import definitions as definition_reads
 
 # `tenant_id`: the tenant whose definitions of the key are meant (a key deployed for several
@@ -87,6 +92,75 @@ async def start_version(request: Request) -> Response:
     return await _start(request, key=path_text(request, "key"), version=version)
 
 
+# A definition's suspension: `include_instances` also suspends (activates) its active
+# (suspended) instances in the same transaction; a key's tenant as for a start.
+SUSPENSION_BODY = request(
+    {"include_instances": BOOLEAN, "tenant_id": STRING, "without_tenant": BOOLEAN}
+)
+
+
+async def _suspension(
+    request: Request, suspended: bool, *, definition_id: str | None = None, key: str | None = None
+) -> Response:
+    body = await Body.read(request, SUSPENSION_BODY)
+    by_key = definition_id is None
+    command = (SuspendDefinition if suspended else ActivateDefinition)(
+        definition_id=definition_id,
+        key=key,
+        tenant_id=body.text("tenant_id") if by_key else None,
+        without_tenant=body.boolean("without_tenant", False) if by_key else False,
+        include_instances=body.boolean("include_instances", False),
+    )
+    result: SuspensionResult = await run(request, command)
+    return reply({"definition_ids": result.definition_ids, "instance_ids": result.instance_ids})
+
+
+async def suspend_by_id(request: Request) -> Response:
+    return await _suspension(request, True, definition_id=path_text(request, "id"))
+
+
+async def activate_by_id(request: Request) -> Response:
+    return await _suspension(request, False, definition_id=path_text(request, "id"))
+
+
+async def suspend_key(request: Request) -> Response:
+    return await _suspension(request, True, key=path_text(request, "key"))
+
+
+async def activate_key(request: Request) -> Response:
+    return await _suspension(request, False, key=path_text(request, "key"))
+
+
+_SUSPENDED = {200: Reply("What changed", ref("SuspensionResult"))}
+_SUSPENSIONS = [
+    Op(
+        "POST",
+        path,
+        handler,
+        summary,
+        body=SUSPENSION_BODY,
+        replies=_SUSPENDED,
+    )
+    for path, handler, summary in (
+        (
+            "/definitions/{id}/suspend",
+            suspend_by_id,
+            "Suspend a definition: it starts nothing until activated",
+        ),
+        ("/definitions/{id}/activate", activate_by_id, "Activate a suspended definition"),
+        (
+            "/definitions/key/{key}/suspend",
+            suspend_key,
+            "Suspend every version of a process (of a tenant with tenant_id)",
+        ),
+        (
+            "/definitions/key/{key}/activate",
+            activate_key,
+            "Activate every version of a process (of a tenant with tenant_id)",
+        ),
+    )
+]
+
 _STARTED = {201: Reply("The instance started", ref("StartedInstance"))}
 _DEFINITION = {200: Reply("The definition", ref("Definition"))}
 
@@ -144,4 +218,5 @@ operations = [
         body=START_BODY,
         replies=_STARTED,
     ),
+    *_SUSPENSIONS,
 ]

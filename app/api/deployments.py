@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from app.api.http import Op, Reply, engine_of, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, ref
-from engine.commands.deployments import Deploy, Resource
+from engine.commands.deployments import Deploy, DuplicateFiltering, Resource
 from engine.errors import BadRequest, ModelError
 
 MAX_FILES = 50
@@ -70,7 +70,14 @@ async def deploy(request: Request) -> Response:
     if not resources:
         raise BadRequest("attach at least one BPMN or DMN file", field="files")
     result = await run(
-        request, Deploy(tuple(resources), name, "api", filtering, tenant_id=tenant_id)
+        request,
+        Deploy(
+            tuple(resources),
+            name,
+            "api",
+            DuplicateFiltering.KEYS if filtering else DuplicateFiltering.NONE,
+            tenant_id=tenant_id,
+        ),
     )
     return reply(result.to_json(), 201 if result.deployment_id else 200)
 

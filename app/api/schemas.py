@@ -89,6 +89,8 @@ DEFINITION = record(
         "resource_name": STRING,
         "history_ttl_days": nullable(INTEGER),
         "created_at": TIME,
+        # A suspended process definition starts nothing until activated (a decision: false).
+        "suspended": BOOLEAN,
     }
 )
 # A process or decision of a deployment, and whether this deployment created its version.
@@ -177,6 +179,10 @@ COMPONENTS: dict[str, Schema] = {
         _STARTED_INSTANCE, "A new instance; `state` is its state when the start committed."
     ),
     "InstanceResult": record({"id": UUID, "definition_id": STRING, "state": STRING}),
+    "SuspensionResult": record(
+        {"definition_ids": array(STRING), "instance_ids": array(STRING)},
+        "The definitions and the instances whose suspension state changed.",
+    ),
     "Token": record(
         {
             "id": UUID,

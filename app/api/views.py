@@ -45,6 +45,7 @@ def definition(row: DefinitionRow) -> dict[str, Any]:
         "resource_name": row.resource_name,
         "history_ttl_days": row.history_ttl_days,
         "created_at": iso(row.created_at),
+        "suspended": row.suspended,
     }
 
 

@@ -6,7 +6,8 @@ module's literal paths before its `{id}` ones), and the catch-all comes last."""
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Mount, Route, Router
+from starlette.types import Receive, Scope, Send
 
 from app.camunda import (
     async_changes,
@@ -15,6 +16,7 @@ from app.camunda import (
     decision_instances,
     decisions,
     definitions,
+    deployments,
     event_subscriptions,
     external_tasks,
     forms,
@@ -30,21 +32,26 @@ from app.camunda import (
     migration,
     modification,
     probes,
+    suspension,
     tasks,
     user_operations,
     variable_instances,
 )
+from app.camunda.errors import invalid_request
 from app.camunda.http import Endpoint, not_found
+from app.camunda.probes import ENGINE_NAME
 
 ALL_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 ENDPOINTS: list[Endpoint] = [
+    *suspension.endpoints,
     *async_changes.endpoints,
     *batches.endpoints,
     *conditions.endpoints,
     *decision_instances.endpoints,
     *decisions.endpoints,
     *definitions.endpoints,
+    *deployments.endpoints,
     *event_subscriptions.endpoints,
     *external_tasks.endpoints,
     *forms.endpoints,
@@ -65,7 +72,33 @@ ENDPOINTS: list[Endpoint] = [
     *variable_instances.endpoints,
 ]
 
-routes: list[BaseRoute] = [
+_served: list[BaseRoute] = [
     *(endpoint.route() for endpoint in ENDPOINTS),
     Route("/{path:path}", not_found, methods=ALL_METHODS),
+]
+
+
+class _NamedEngine:
+    """Every path again under `/engine/{name}`, as Camunda serves its named engines: the one
+    engine under its name `default`; any other name is refused as Camunda refuses an engine it
+    does not have."""
+
+    def __init__(self) -> None:
+        self.router = Router(_served)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        params = dict(scope.get("path_params", {}))
+        name = params.pop(ENGINE_PARAMETER, None)
+        if name != ENGINE_NAME:
+            response = invalid_request("No process engine available").response()
+            await response(scope, receive, send)
+            return
+        await self.router({**scope, "path_params": params}, receive, send)
+
+
+ENGINE_PARAMETER = "engine_name"
+
+routes: list[BaseRoute] = [
+    Mount(f"/engine/{{{ENGINE_PARAMETER}}}", app=_NamedEngine()),
+    *_served,
 ]

@@ -1,126 +1,23 @@
-"""Deployments and process definitions: create a deployment from multipart resources (BPMN and
-DMN files), list and read definitions and their XML, start instances."""
+"""Process definitions: list and read definitions and their XML, start instances (deployments
+are app/camunda/deployments.py's)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
-from uuid import UUID
+from typing import Any
 
-from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
 from app import reads
 from app.auth import user_id_of
 from app.camunda import dto
-from app.camunda.decisions import definition_dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response, listed
+from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import dto_map, to_typed_map
-from engine.bpmn.resources import is_script_resource
-from engine.commands.deployments import Deploy, Resource, is_dmn_resource
-from engine.errors import BadRequest, InterlockError, ModelError, NotFound
-from engine.queries import decision_history as dh
+from engine.errors import BadRequest, InterlockError, NotFound
 from engine.queries import definitions as definition_reads
-from engine.queries.camunda import deployments as deployment_reads
-from engine.queries.camunda.common import CamundaPage, like_matches
+from engine.queries.camunda.common import like_matches
 from engine.queries.definitions import DefinitionRow
-
-DEPLOYMENT_FIELDS = {
-    "deployment-name",
-    "deployment-source",
-    "enable-duplicate-filtering",
-    "deploy-changed-only",
-    "deployment-activation-time",
-    "tenant-id",
-}
-BPMN_SUFFIXES = (".bpmn", ".bpmn20.xml")
-BPMN_NAMESPACE = b"http://www.omg.org/spec/BPMN/20100524/MODEL"
-Filtering = Literal["none", "whole", "changed"]
-
-
-def _is_bpmn(name: str, content: bytes) -> bool:
-    if name.lower().endswith(BPMN_SUFFIXES):
-        return True
-    return "." not in name.rsplit("/", 1)[-1] and BPMN_NAMESPACE in content[:4096]
-
-
-def _form_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, str) or value.lower() not in ("true", "false"):
-        raise invalid_request(f"'{name}' must be true or false, not '{value}'")
-    return value.lower() == "true"
-
-
-async def create_deployment(call: Call) -> Response:
-    assert call.form is not None
-    settings: dict[str, str] = {}
-    resources: list[Resource] = []
-    for part, value in call.form.multi_items():
-        if part in DEPLOYMENT_FIELDS and isinstance(value, str):
-            settings[part] = value
-        elif isinstance(value, UploadFile):
-            resources.append(Resource(value.filename or part, await value.read()))
-        else:
-            resources.append(Resource(part, value.encode("utf-8")))
-    if not resources:
-        raise invalid_request("No deployment resources contained in the form upload.")
-    changed_only = _form_flag(settings.get("deploy-changed-only", "false"), "deploy-changed-only")
-    filtering: Filtering = "changed" if changed_only else "none"
-    if filtering == "none" and _form_flag(
-        settings.get("enable-duplicate-filtering", "false"), "enable-duplicate-filtering"
-    ):
-        filtering = "whole"
-    processes = tuple(r for r in resources if _is_bpmn(r.name, r.content))
-    rules = tuple(r for r in resources if is_dmn_resource(r.name))
-    # Scripts that processes name with camunda:resource travel with them (engine/bpmn/resources.py).
-    scripts = tuple(r for r in resources if is_script_resource(r.name))
-    command = Deploy(
-        processes + rules + scripts,
-        settings.get("deployment-name"),
-        settings.get("deployment-source"),
-        duplicate_filtering=filtering != "none",
-        whole_deployment=filtering == "whole",
-        tenant_id=settings.get("tenant-id") or None,
-    )
-    if not processes and not rules:
-        names = ", ".join(r.name for r in resources)
-        raise invalid_request(
-            f"No BPMN or DMN resource in the deployment ({names}): name resources *.bpmn, "
-            "*.bpmn20.xml, *.dmn or *.dmn11.xml"
-        )
-    return await run_in_threadpool(_deploy, call, command)
-
-
-def _deploy(call: Call, command: Deploy) -> Response:
-    engine = call.engine
-    try:
-        result = engine.run(command)
-    except ModelError:
-        raise
-    except BadRequest as exc:
-        raise invalid_request(exc.message) from exc
-    found = [reads.definition(engine, d["id"]) for d in result.definitions]
-    rules = listed(
-        dh.decision_definitions(
-            engine,
-            CamundaPage(),
-            dh.DecisionDefinitionFilter(definition_ids=[d["id"] for d in result.decisions]),
-        )
-    )
-    if result.deployment_id is not None:
-        deployment_id = UUID(result.deployment_id)
-    else:
-        moments = [(row.created_at, row.deployment_id) for row in found]
-        moments += [(row.created_at, row.deployment_id) for row in rules]
-        deployment_id = max(moments)[1]
-    deployment = deployment_reads.deployment(engine, deployment_id)
-    assert deployment is not None
-    created_ids = {d["id"] for d in [*result.definitions, *result.decisions] if d["created"]}
-    deployed = [row for row in found if row.id in created_ids]
-    decided = {row.id: definition_dto(row) for row in rules if row.id in created_ids}
-    return json_response(dto.deployment(call.base, deployment, deployed, decided or None))
-
 
 # -- process definitions --------------------------------------------------------------------------
 
@@ -167,8 +64,9 @@ def _definitions(call: Call) -> list[DefinitionRow]:
             if mark not in latest or row.version > latest[mark].version:
                 latest[mark] = row
         rows = [r for r in rows if latest[(r.key, r.tenant_id)] is r]
-    if call.flag("suspended"):
-        rows = []
+    suspended = call.flag_unless("suspended", "active")
+    if suspended is not None:
+        rows = [r for r in rows if r.suspended == suspended]
     page = call.page(DEFINITION_SORT)
     for sort_by, descending in page.sort:
         attribute = DEFINITION_SORT[sort_by]
@@ -280,7 +178,6 @@ def start_by_id(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/deployment/create", "POST", create_deployment, body="form"),
     Endpoint("/process-definition", "GET", list_definitions),
     Endpoint("/process-definition/count", "GET", count_definitions),
     Endpoint("/process-definition/key/{key}", "GET", definition_by_key),

@@ -239,7 +239,7 @@ def node_activity_type(model: ProcessModel | None, node_id: str, stored_kind: st
 # -- definitions and deployments ------------------------------------------------------------------
 
 
-def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
+def process_definition(row: DefinitionRow) -> Json:
     return {
         "id": row.id,
         "key": row.key,
@@ -250,7 +250,7 @@ def process_definition(row: DefinitionRow, suspended: bool = False) -> Json:
         "resource": row.resource_name,
         "deploymentId": str(row.deployment_id),
         "diagram": None,
-        "suspended": suspended,
+        "suspended": row.suspended,
         "tenantId": row.tenant_id,
         "versionTag": row.version_tag,
         "historyTimeToLive": None,
@@ -278,6 +278,22 @@ def deployment(
         "deployedDecisionDefinitions": decisions or None,
         "deployedDecisionRequirementsDefinitions": None,
     }
+
+
+def deployment_of(row: deployment_reads.DeploymentRow) -> Json:
+    """Camunda's DeploymentDto, as its list and GET /deployment/{id} answer it."""
+    return {
+        "links": [],
+        "id": str(row.id),
+        "name": row.name,
+        "source": row.source,
+        "deploymentTime": format_date(row.created_at),
+        "tenantId": row.tenant_id,
+    }
+
+
+def deployment_resource(row: deployment_reads.ResourceRow) -> Json:
+    return {"id": str(row.id), "name": row.name, "deploymentId": str(row.deployment_id)}
 
 
 # -- process instances ----------------------------------------------------------------------------

@@ -67,6 +67,12 @@ def engine_error(
     return CamundaError(status, type_, message)
 
 
+def suspended_error(message: str) -> CamundaError:
+    """A request on a suspended instance's work: Camunda's SuspendedEntityInteractionException,
+    which it answers as a 500; the caller's request is what cannot proceed, so a 400 here."""
+    return CamundaError(400, "SuspendedEntityInteractionException", message)
+
+
 def _invariant_headers(exc: Exception | None) -> dict[str, str]:
     if isinstance(exc, InvariantViolation):
         return {INVARIANT_HEADER: exc.kind.value}

@@ -20,7 +20,7 @@ from starlette.responses import Response
 
 from app.camunda import dto
 from app.camunda.dto import Json
-from app.camunda.errors import CamundaError, invalid_request, rest_error
+from app.camunda.errors import CamundaError, invalid_request, rest_error, suspended_error
 from app.camunda.http import Call, Endpoint, json_response, listing, no_content, unfiltered
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.gates import Gate
@@ -35,6 +35,7 @@ from engine.errors import (
     InvariantViolation,
     InvariantViolationKind,
     NotFound,
+    Suspended,
 )
 from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.loops import fetching
@@ -201,6 +202,8 @@ def _report(call: Call, action: str, run: Callable[[str], Any]) -> Response:
         else:
             message = f"{refused}'. It is locked by worker '{holder}'."
         raise rest_error(400, message, exc) from exc
+    except Suspended as exc:
+        raise suspended_error(f"ExternalTask with id '{task_id}': {exc.message}") from exc
     except Conflict as exc:
         if "task_id" in exc.detail:
             raise _missing(task_id) from exc

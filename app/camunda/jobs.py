@@ -90,7 +90,9 @@ def execute(call: Call) -> Response:
         message = row.error_message if row and row.error_message else "the job failed"
         raise rest_error(500, message)
     if outcome == JobOutcome.INSTANCE_NOT_ACTIVE:
-        raise rest_error(500, f"Cannot execute job {job_id}: its process instance is suspended")
+        raise rest_error(
+            500, f"Cannot execute job {job_id}: its process instance or definition is suspended"
+        )
     raise rest_error(500, f"Cannot execute job {job_id}: it is locked by a job executor")
 
 

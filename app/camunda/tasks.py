@@ -9,12 +9,12 @@ from starlette.responses import Response
 from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
-from app.camunda.errors import engine_error, invalid_request, rest_error
+from app.camunda.errors import engine_error, invalid_request, rest_error, suspended_error
 from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
 from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
-from engine.errors import BadRequest, Conflict, InterlockError, NotFound
+from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
 
@@ -112,6 +112,8 @@ def _assign(call: Call, user_id: str | None, *, force: bool) -> Response:
             engine.claim_task(task_id, user_id)
     except NotFound as exc:
         raise _missing(task_id) from exc
+    except Suspended as exc:
+        raise suspended_error(f"Cannot claim task {task_id}: {exc.message}") from exc
     except Conflict as exc:
         if "assignee" in exc.detail:
             raise engine_error(
@@ -149,6 +151,8 @@ def complete(call: Call) -> Response:
             f"Cannot complete task {task_id}: Cannot find task with id {task_id}: task is null"
         )
         raise rest_error(500, message, exc) from exc
+    except Suspended as exc:
+        raise suspended_error(f"Cannot complete task {task_id}: {exc.message}") from exc
     except InterlockError as exc:
         message = f"Cannot complete task {task_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc

@@ -15,6 +15,7 @@ from app.console import (
     cleanup,
     decisions,
     definitions,
+    deployments,
     forms,
     incidents,
     inspector,
@@ -33,6 +34,7 @@ from app.console import (
 routes: list[BaseRoute] = [
     *overview.routes,
     *definitions.routes,
+    *deployments.routes,
     *decisions.routes,
     *migration.routes,
     *instances.routes,

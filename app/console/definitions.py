@@ -26,6 +26,7 @@ from app.console.forms import FormView, entered_values, start_form, start_form_v
 from app.guard import raw_file_headers
 from app.params import Query
 from engine.api import Engine
+from engine.commands.suspension import ActivateDefinition, SuspendDefinition
 from engine.errors import InterlockError, NotFound
 from engine.language.forms import FormInvalid
 from engine.model import ProcessModel
@@ -272,6 +273,35 @@ async def start_instance(request: Request) -> Response:
     )
 
 
+def _suspension(engine: Engine, key: str, version: int | None, suspend: bool, include: bool) -> str:
+    definition = _definition(engine, key, version)
+    command = SuspendDefinition if suspend else ActivateDefinition
+    result = engine.run(command(definition_id=definition.id, include_instances=include))
+    instances = f" and {len(result.instance_ids)} of its instances" if include else ""
+    if suspend:
+        return (
+            f"Version {definition.version}{instances} suspended: it starts nothing until activated."
+        )
+    return f"Version {definition.version}{instances} activated."
+
+
+async def change_suspension(request: Request) -> Response:
+    """The definition page's Suspend or Activate button (an administrator's: SUSPEND or UPDATE on
+    the definition), for the version shown, with its instances when the box is ticked."""
+    suspend = request.url.path.endswith("/suspend")
+    try:
+        require(request)
+        form = await request.form()
+        include = form.get("include_instances") == "on"
+        key, version = request.path_params["key"], _version(request)
+        message = await run_in_threadpool(
+            _suspension, engine_of(request), key, version, suspend, include
+        )
+    except InterlockError as error:
+        return flash(request, error=error)
+    return flash(request, message=message)
+
+
 routes = [
     Route("/definitions", definitions_page, methods=["GET"]),
     Route("/definitions/{key}", definition_page, methods=["GET"]),
@@ -280,4 +310,6 @@ routes = [
     Route("/definitions/{key}/live", live, methods=["GET"]),
     Route("/definitions/{key}/xml", definition_xml, methods=["GET"]),
     Route("/definitions/{key}/start", start_instance, methods=["POST"]),
+    Route("/definitions/{key}/suspend", change_suspension, methods=["POST"]),
+    Route("/definitions/{key}/activate", change_suspension, methods=["POST"]),
 ]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.identity import refuse_demoting_last_admin
+from engine.commands.identity import KeepOwnAdministration, refuse_demoting_last_admin
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
@@ -220,11 +220,13 @@ class DeleteCredential:
             check(tx, DELETE_USER, user=self.label)
         else:
             check(tx, ADMINISTER)
+        keep = KeepOwnAdministration.before(tx)
         found = store.lock_role(tx.conn, self.kind, self.label)
         if found is not None and self.kind == PASSWORD:
             refuse_demoting_last_admin(tx, self.label)
         if found is None or not store.delete_credential(tx.conn, self.kind, self.label):
             raise _missing(self.kind, self.label)
+        keep.after(tx, "name")
         return _record(
             tx, AuditOperation.DELETE, self.kind, self.label, property="role", before=_value(found)
         )
@@ -243,11 +245,13 @@ class SetRole:
     role: Role
 
     def execute(self, tx: Tx) -> CredentialResult:
+        keep = KeepOwnAdministration.before(tx)
         before = store.lock_role(tx.conn, self.kind, self.label)
         if before is not None and self.kind == PASSWORD and self.role is not Role.ADMIN:
             refuse_demoting_last_admin(tx, self.label)
         if before is None or not store.update_role(tx.conn, self.kind, self.label, self.role):
             raise _missing(self.kind, self.label)
+        keep.after(tx, "role")
         return _record(
             tx,
             AuditOperation.UPDATE,

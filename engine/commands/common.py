@@ -11,7 +11,7 @@ from engine.commands.loading import model_of, new_advance
 from engine.core import audit
 from engine.core.executor import Tx
 from engine.core.runtime import InstanceRun
-from engine.errors import BadRequest, Conflict, InterlockError
+from engine.errors import BadRequest, Conflict, InterlockError, Suspended
 from engine.semantics import Advance, waits
 from engine.states import AuditEntity, AuditOperation, InstanceState
 
@@ -24,7 +24,7 @@ def require_running(run: InstanceRun) -> None:
     """Commands that move tokens need an active instance."""
     state = run.instance.state
     if state is InstanceState.SUSPENDED:
-        raise Conflict(
+        raise Suspended(
             f"process instance {run.instance.id} is suspended", instance_id=str(run.instance.id)
         )
     if state.is_final:

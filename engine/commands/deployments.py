@@ -1,10 +1,11 @@
-"""Deploy BPMN resources: each executable process becomes a new version of its key, unless the
-content is unchanged and duplicate filtering is on."""
+"""Deploy files: each executable process and decision becomes a new version of its key, unless
+duplicate filtering leaves its file out; every file deployed is kept as uploaded."""
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
@@ -13,28 +14,48 @@ from engine.bpmn.parser import parse_bpmn
 from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.permits import CREATE_DEPLOYMENT, Permit
+from engine.core.permits import CREATE_DEPLOYMENT, DELETE_DEPLOYMENT, REDEPLOY, On, Permit
 from engine.core.settings import EngineSettings
 from engine.db.ids import new_id
 from engine.dmn import parse_dmn
 from engine.dmn.evaluate import compile_definitions
 from engine.dmn.model import Decision
-from engine.errors import BadRequest
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.identity.accounts import valid_name
+from engine.language.json_input import text_problem
 from engine.model import (
     ModelLimits,
     ProcessModel,
 )
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation
+from engine.store import cleanup as cleanup_store
 from engine.store import definitions, start_triggers
+from engine.store import deployments as deployment_store
 from engine.store.definitions import DECISIONS
 
 DMN_SUFFIXES = (".dmn", ".dmn11.xml")
 
 
+BPMN_SUFFIXES = (".bpmn", ".bpmn20.xml")
+BPMN_NAMESPACE = b"http://www.omg.org/spec/BPMN/20100524/MODEL"
+# Files kept but never parsed, whatever they hold.
+OTHER_SUFFIXES = (".form", ".html", ".htm", ".json", ".js", ".txt", ".png", ".jpg", ".svg")
+
+
 def is_dmn_resource(name: str) -> bool:
     return name.lower().endswith(DMN_SUFFIXES)
+
+
+def is_bpmn_resource(name: str, content: bytes) -> bool:
+    """A BPMN file: named `*.bpmn` or `*.bpmn20.xml`, or a file of no other known kind whose
+    start is in BPMN's namespace."""
+    lowered = name.lower()
+    if lowered.endswith(BPMN_SUFFIXES):
+        return True
+    if is_dmn_resource(name) or is_script_resource(name) or lowered.endswith(OTHER_SUFFIXES):
+        return False
+    return BPMN_NAMESPACE in content[:4096]
 
 
 @dataclass(frozen=True)
@@ -52,16 +73,30 @@ class DeploymentResult(Result):
     decisions: list[dict[str, Any]] = field(default_factory=list)
 
 
+class DuplicateFiltering(StrEnum):
+    """Which files of a deployment are left out as already deployed.
+
+    `KEYS` (Interlock's native rule): a process or decision whose file is unchanged since the
+    latest version of its key gets no new version; a deployment that creates none is not made.
+    `WHOLE` and `CHANGED` (Camunda's `enable-duplicate-filtering` and `deploy-changed-only`):
+    each file is compared, byte for byte, with the newest file of its name among deployments of
+    the same name, of a source that is none or the same, and of the same tenant. When none
+    differs nothing is deployed and the newest such deployment is the answer; otherwise `WHOLE`
+    deploys every file again and `CHANGED` only the changed ones. `NONE`: every file is
+    deployed, every process and decision a new version."""
+
+    NONE = "none"
+    KEYS = "keys"
+    WHOLE = "whole"
+    CHANGED = "changed"
+
+
 @dataclass(frozen=True)
 class Deploy:
-    """Deploy the processes and decisions of `resources` in one deployment: BPMN files, DMN
-    files (`.dmn`, `.dmn11.xml`: each decision a definition of its own, versioned per decision
-    key), and the scripts BPMN files name.
-
-    With `duplicate_filtering`, a process whose resource is unchanged since its latest version
-    gets no new version. With `whole_deployment` as well (Camunda's enable-duplicate-filtering
-    without deploy-changed-only), the deployment is filtered as a whole: nothing is deployed when
-    nothing changed, and every process gets a new version when any one changed."""
+    """Deploy the files of `resources` in one deployment, each kept as uploaded: BPMN files
+    (every executable process a new version of its key), DMN files (`.dmn`, `.dmn11.xml`: each
+    decision a definition of its own, versioned per decision key), the scripts BPMN files name,
+    and any other file (forms, images), only kept. Files are filtered as `filtering` says."""
 
     name: ClassVar[str] = "Deploy"
     result_type: ClassVar[type[Result]] = DeploymentResult
@@ -70,85 +105,120 @@ class Deploy:
     resources: tuple[Resource, ...]
     deployment_name: str | None = None
     source: str | None = None
-    duplicate_filtering: bool = True
-    whole_deployment: bool = False
+    filtering: DuplicateFiltering = DuplicateFiltering.KEYS
     # Camunda's tenant identifier: the deployment's and its definitions' (None: no tenant).
     tenant_id: str | None = None
 
     def execute(self, tx: Tx) -> DeploymentResult:
-        limits = _limits(tx.settings)
-        scripts = {r.name: r.content for r in self.resources if is_script_resource(r.name)}
-        processes = [
-            Resource(r.name, embed_scripts(r.content, r.name, scripts))
-            for r in self.resources
-            if not is_script_resource(r.name) and not is_dmn_resource(r.name)
-        ]
-        parsed = [_process(r, model) for r in processes for model in _parse(r, limits)]
-        rules = [
-            _decision(resource, decision)
-            for resource in self.resources
-            if is_dmn_resource(resource.name)
-            for decision in _parse_dmn(resource, limits)
-        ]
-        if not parsed and not rules:
-            raise BadRequest("the deployment contains no executable process and no decision")
-        for items, what in ((parsed, "process"), (rules, "decision")):
-            seen: set[str] = set()
-            for item in items:
-                if item.key in seen:
-                    raise BadRequest(f"the deployment defines {what} '{item.key}' more than once")
-                seen.add(item.key)
-        deployment_id = new_id()
-        filtering = self.duplicate_filtering
-        tenant = checked_tenant(self.tenant_id, "tenant-id")
-        created, listed = _plan(tx, parsed, deployment_id, filtering, tenant=tenant)
-        created_rules, listed_rules = _plan(
-            tx, rules, deployment_id, filtering, DECISIONS, tenant=tenant
+        return deploy(tx, self)
+
+
+def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
+    """Run `command` in `tx` (a redeployment runs one too)."""
+    limits = _limits(tx.settings)
+    submitted = tuple({r.name: r for r in command.resources}.values())
+    if not submitted:
+        raise BadRequest("the deployment contains no file")
+    for resource in submitted:
+        problem = text_problem(resource.name) if resource.name else "is empty"
+        if problem is not None:
+            raise BadRequest(f"a resource name {problem}", field="resource")
+    tenant = checked_tenant(command.tenant_id, "tenant-id")
+    filtering = command.filtering
+    deployed = submitted
+    if filtering in (DuplicateFiltering.WHOLE, DuplicateFiltering.CHANGED):
+        changed = _changed(tx, command, submitted, tenant)
+        if not changed:
+            previous = deployment_store.latest_named(tx.conn, command.deployment_name, tenant)
+            return DeploymentResult(str(previous) if previous else None)
+        if filtering is DuplicateFiltering.CHANGED:
+            deployed = changed
+    scripts = {r.name: r.content for r in submitted if is_script_resource(r.name)}
+    processes = [
+        Resource(r.name, embed_scripts(r.content, r.name, scripts))
+        for r in deployed
+        if is_bpmn_resource(r.name, r.content)
+    ]
+    parsed = [_process(r, model) for r in processes for model in _parse(r, limits)]
+    rules = [
+        _decision(resource, decision)
+        for resource in deployed
+        if is_dmn_resource(resource.name)
+        for decision in _parse_dmn(resource, limits)
+    ]
+    if command.filtering is DuplicateFiltering.KEYS and not parsed and not rules:
+        raise BadRequest("the deployment contains no executable process and no decision")
+    for items, what in ((parsed, "process"), (rules, "decision")):
+        seen: set[str] = set()
+        for item in items:
+            if item.key in seen:
+                raise BadRequest(f"the deployment defines {what} '{item.key}' more than once")
+            seen.add(item.key)
+    deployment_id = new_id()
+    by_key = filtering is DuplicateFiltering.KEYS
+    created, listed = _plan(tx, parsed, deployment_id, by_key, tenant=tenant)
+    created_rules, listed_rules = _plan(tx, rules, deployment_id, by_key, DECISIONS, tenant=tenant)
+    if by_key and not created and not created_rules:
+        return DeploymentResult(None, definitions=listed, decisions=listed_rules)
+    definitions.insert_deployment(
+        tx.conn, deployment_id, command.deployment_name, command.source, tx.now, tenant
+    )
+    deployment_store.insert_resources(
+        tx.conn, deployment_id, [(new_id(), r.name, r.content) for r in deployed]
+    )
+    for row, item in created:
+        model, resource = item.parsed, item.resource
+        diagram = diagram_for_deployment(resource.content, resource.name, model.key)
+        definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
+        start_triggers.replace(
+            tx.conn,
+            model,
+            row.id,
+            tx.now,
+            tx.settings.default_retries,
+            tx.settings.timer_limits,
         )
-        total = len(created) + len(created_rules)
-        if self.whole_deployment and total and total < len(parsed) + len(rules):
-            created, listed = _plan(tx, parsed, deployment_id, filtering=False, tenant=tenant)
-            created_rules, listed_rules = _plan(
-                tx, rules, deployment_id, False, DECISIONS, tenant=tenant
-            )
-        if not created and not created_rules:
-            return DeploymentResult(None, definitions=listed, decisions=listed_rules)
-        definitions.insert_deployment(
-            tx.conn, deployment_id, self.deployment_name, self.source, tx.now, tenant
-        )
-        for row, item in created:
-            model, resource = item.parsed, item.resource
-            diagram = diagram_for_deployment(resource.content, resource.name, model.key)
-            definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
-            start_triggers.replace(
-                tx.conn,
-                model,
-                row.id,
-                tx.now,
-                tx.settings.default_retries,
-                tx.settings.timer_limits,
-            )
-            tx.announcements.add(JOB_CHANNEL)
-            tx.definitions.put(row.id, model)
-        for row, rule in created_rules:
-            source = rule.resource.content.decode("utf-8")
-            definitions.insert_definition(tx.conn, row, source, table=DECISIONS)
-        audit.record(
-            tx,
-            AuditOperation.CREATE,
-            AuditEntity.DEPLOYMENT,
-            entity_id=str(deployment_id),
-            definition_id=created[0][0].id if len(created) == 1 else None,
-            definition_key=created[0][0].key if len(created) == 1 else None,
-            details={
-                "name": self.deployment_name,
-                "source": self.source,
-                "tenant_id": tenant,
-                "definitions": [row.id for row, _ in created],
-                "decisions": [row.id for row, _ in created_rules],
-            },
-        )
-        return DeploymentResult(str(deployment_id), definitions=listed, decisions=listed_rules)
+        tx.announcements.add(JOB_CHANNEL)
+        tx.definitions.put(row.id, model)
+    for row, rule in created_rules:
+        source = rule.resource.content.decode("utf-8")
+        definitions.insert_definition(tx.conn, row, source, table=DECISIONS)
+    audit.record(
+        tx,
+        AuditOperation.CREATE,
+        AuditEntity.DEPLOYMENT,
+        entity_id=str(deployment_id),
+        definition_id=created[0][0].id if len(created) == 1 else None,
+        definition_key=created[0][0].key if len(created) == 1 else None,
+        details={
+            "name": command.deployment_name,
+            "source": command.source,
+            "tenant_id": tenant,
+            "filtering": filtering.value,
+            "resources": [r.name for r in deployed],
+            "definitions": [row.id for row, _ in created],
+            "decisions": [row.id for row, _ in created_rules],
+        },
+    )
+    return DeploymentResult(str(deployment_id), definitions=listed, decisions=listed_rules)
+
+
+def _changed(
+    tx: Tx, command: Deploy, submitted: tuple[Resource, ...], tenant: str | None
+) -> tuple[Resource, ...]:
+    """The files of `submitted` that differ from the newest file of their name in deployments
+    of the same name, source and tenant (Camunda's duplicate filtering)."""
+    deployment_store.lock_name(tx.conn, command.deployment_name, tenant)
+    existing = deployment_store.latest_by_name(
+        tx.conn,
+        command.deployment_name,
+        [r.name for r in submitted],
+        command.source or deployment_store.PROCESS_APPLICATION_SOURCE,
+        tenant,
+    )
+    return tuple(
+        r for r in submitted if r.name not in existing or existing[r.name].content != r.content
+    )
 
 
 T = TypeVar("T", ProcessModel, Decision)
@@ -260,3 +330,164 @@ def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any
         "tenant_id": row.tenant_id,
         "created": created,
     }
+
+
+# -- deleting and redeploying ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DeletionResult(Result):
+    deployment_id: str
+    # The instances deleted with the deployment (cascade only).
+    instances: int = 0
+    definitions: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+
+
+class DeploymentInUse(Conflict):
+    """A deployment deleted without cascade while its definitions have running instances (or
+    ended ones, whose history is their rows): `running` holds (definition id, count) pairs."""
+
+    def __init__(self, message: str, running: list[tuple[str, int]]) -> None:
+        super().__init__(message, running=running)
+        self.running = running
+
+
+@dataclass(frozen=True)
+class DeleteDeployment:
+    """Delete a deployment: its files, its process and decision definitions, their start timers
+    and start subscriptions, and the evaluations of its decisions. Without `cascade` a
+    deployment whose definitions have instances is refused; with it, every instance of its
+    definitions is deleted with its family's called instances and all their rows (tasks, jobs,
+    incidents, variables, history), as Camunda deletes them. Instances are deleted, not
+    cancelled: no end listener or output mapping runs (as with Camunda's skipCustomListeners
+    and skipIoMappings, which are accepted for that reason). Each key whose latest version goes
+    gives its start timers and subscriptions back to its version now latest."""
+
+    name: ClassVar[str] = "DeleteDeployment"
+    result_type: ClassVar[type[Result]] = DeletionResult
+    permits: ClassVar[tuple[Permit, ...]] = (DELETE_DEPLOYMENT,)
+    permit_ids: ClassVar[dict[On, str]] = {On.DEPLOYMENT: "deployment_id"}
+
+    deployment_id: UUID
+    cascade: bool = False
+    skip_custom_listeners: bool = False
+    skip_io_mappings: bool = False
+
+    def execute(self, tx: Tx) -> DeletionResult:
+        found = deployment_store.lock(tx.conn, self.deployment_id)
+        if found is None:
+            raise NotFound(f"Deployment with id '{self.deployment_id}' do not exist")
+        deployment_store.lock_definitions(tx.conn, self.deployment_id)
+        deleted = 0
+        if self.cascade:
+            members, outside = deployment_store.lock_families(tx.conn, self.deployment_id)
+            if outside:
+                instance, root = outside[0]
+                raise Conflict(
+                    f"process instance {instance} of deployment {self.deployment_id} was called "
+                    f"by the family of process instance {root} of another deployment: cancel "
+                    "that instance first",
+                    instance_id=str(instance),
+                    root_instance_id=str(root),
+                )
+            deleted = cleanup_store.delete_instances(tx.conn, members)
+        else:
+            using = deployment_store.dependants(tx.conn, self.deployment_id)
+            if using.running:
+                definition_id, count = next(iter(using.running.items()))
+                raise DeploymentInUse(
+                    "ENGINE-03076 Deletion of process definition without cascading failed. "
+                    f"Process definition with id: {definition_id} can't be deleted, since "
+                    f"there exists {count} dependening process instances.",
+                    sorted(using.running.items()),
+                )
+            if using.ended or using.evaluations:
+                raise DeploymentInUse(
+                    f"deployment {self.deployment_id} keeps the history of {using.ended} ended "
+                    f"instances and {using.evaluations} decision evaluations: delete it with "
+                    "cascade=true to delete them too",
+                    [],
+                )
+        removed = deployment_store.delete(tx.conn, self.deployment_id)
+        for key, tenant in sorted({(key, tenant) for _, key, tenant in removed.processes}):
+            _restore_start_triggers(tx, key, tenant)
+        audit.record(
+            tx,
+            AuditOperation.DELETE,
+            AuditEntity.DEPLOYMENT,
+            entity_id=str(self.deployment_id),
+            details={
+                "name": found.name,
+                "cascade": self.cascade,
+                "instances": deleted,
+                "definitions": [definition_id for definition_id, _, _ in removed.processes],
+                "decisions": removed.decisions,
+            },
+        )
+        return DeletionResult(
+            str(self.deployment_id),
+            deleted,
+            [definition_id for definition_id, _, _ in removed.processes],
+            removed.decisions,
+        )
+
+
+def _restore_start_triggers(tx: Tx, key: str, tenant: str | None) -> None:
+    """The start triggers of `key`'s version now latest (none when no version is left)."""
+    latest = definitions.latest_for_tenant(tx.conn, key, tenant)
+    if latest is None:
+        return
+    model = tx.definitions.get(tx.conn, latest.id, latest.key)
+    start_triggers.replace(
+        tx.conn, model, latest.id, tx.now, tx.settings.default_retries, tx.settings.timer_limits
+    )
+    tx.announcements.add(JOB_CHANNEL)
+
+
+@dataclass(frozen=True)
+class Redeploy:
+    """A new deployment of files of deployment `deployment_id`, under its name and tenant: those
+    of `resource_ids` and `resource_names`, or every one when both are empty. Nothing is
+    filtered: every process and decision becomes a new version (Camunda's redeploy)."""
+
+    name: ClassVar[str] = "Redeploy"
+    result_type: ClassVar[type[Result]] = DeploymentResult
+    permits: ClassVar[tuple[Permit, ...]] = (REDEPLOY,)
+    permit_ids: ClassVar[dict[On, str]] = {On.DEPLOYMENT: "deployment_id"}
+
+    deployment_id: UUID
+    resource_ids: tuple[str, ...] = ()
+    resource_names: tuple[str, ...] = ()
+    source: str | None = None
+
+    def execute(self, tx: Tx) -> DeploymentResult:
+        found = deployment_store.lock(tx.conn, self.deployment_id)
+        if found is None:
+            raise NotFound(f"Deployment with id '{self.deployment_id}' does not exist")
+        stored = deployment_store.resources(tx.conn, self.deployment_id)
+        chosen = stored
+        if self.resource_ids or self.resource_names:
+            by_id = {str(r.id): r for r in stored}
+            by_name = {r.name: r for r in stored}
+            for wanted, index, what in (
+                (self.resource_ids, by_id, "id"),
+                (self.resource_names, by_name, "name"),
+            ):
+                missing = [w for w in wanted if w not in index]
+                if missing:
+                    raise NotFound(
+                        f"The deployment with id '{self.deployment_id}' does not contain the "
+                        f"following resources with {what}: {', '.join(missing)}"
+                    )
+            picked = {by_id[i].name: by_id[i] for i in self.resource_ids}
+            picked.update({name: by_name[name] for name in self.resource_names})
+            chosen = list(picked.values())
+        command = Deploy(
+            tuple(Resource(r.name, r.content) for r in chosen),
+            found.name,
+            self.source,
+            DuplicateFiltering.NONE,
+            tenant_id=found.tenant_id,
+        )
+        return deploy(tx, command)

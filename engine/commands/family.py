@@ -30,7 +30,7 @@ from engine.core.effects import (
 from engine.core.executor import Tx
 from engine.core.runtime import InstanceRow, InstanceRun
 from engine.db.ids import new_id
-from engine.errors import BadRequest, ModelError, NeedsTransaction, NotFound
+from engine.errors import BadRequest, ModelError, NeedsTransaction, NotFound, Suspended
 from engine.language.variables import TypedValue, infer
 from engine.model import CallActivity, ProcessModel, StartEvent
 from engine.semantics.calls import called_outputs
@@ -323,7 +323,14 @@ def start_run(
 ) -> InstanceRun:
     """A new instance of `definition` whose first token enters through `start`, started by the
     user `started_by` (None: unknown, as for a timer or a message), or called by the token of
-    `caller` (it joins the caller's family). Not yet written: see `persist`."""
+    `caller` (it joins the caller's family). Not yet written: see `persist`. A suspended
+    definition starts nothing, however asked."""
+    if definition.suspended:
+        raise Suspended(
+            f"Cannot start process instance. Process definition {definition.name or definition.key}"
+            f" (id = {definition.id}) is suspended",
+            definition_id=definition.id,
+        )
     super_instance_id = super_token_id = root_instance_id = None
     if caller is not None:
         caller_run, super_token_id = caller

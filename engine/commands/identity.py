@@ -3,9 +3,12 @@ them: each in its own transaction with its audit entry. Tenants are changed in
 engine/commands/identity_tenants.py, authorizations in engine/commands/identity_authorizations.py.
 
 No command may leave no user in an admin group (`admin`, `camunda-admin`): deleting the last
-admin, or taking them out of the last admin group they are in, is refused (`LastAdmin`). The
-built-in groups can be neither deleted nor renamed. Passwords never reach an audit entry, a
-result or a command's repr."""
+admin, or taking them out of the last admin group they are in, is refused (`LastAdmin`). Nor may
+a user take their own full administration (ALL on authorizations, as the built-in admin groups
+grant it) away from themselves: leaving the groups that give it, deleting or weakening an
+authorization that does, revoking it, deleting themselves (`OwnAdministration`, judged from the
+rows as the change leaves them, in its transaction). The built-in groups can be neither deleted
+nor renamed. Passwords never reach an audit entry, a result or a command's repr."""
 
 from __future__ import annotations
 
@@ -41,8 +44,12 @@ from engine.identity.accounts import (
 )
 from engine.identity.permissions import (
     ADMIN_GROUPS,
+    ALL,
     BUILTIN_ROLES,
+    RESOURCE_NAMES,
+    ResourceType,
 )
+from engine.queries import grants as grant_reads
 from engine.states import AuditEntity, AuditOperation
 from engine.store import accounts as account_store
 from engine.store import identity as store
@@ -53,6 +60,50 @@ PASSWORD = "password"
 
 class LastAdmin(Conflict):
     """The change would leave no user in an admin group."""
+
+
+class OwnAdministration(BadRequest):
+    """The change would take full administration away from the user who makes it."""
+
+
+# Full administration: every permission on authorizations, which lets its holder grant
+# themselves anything else (what the built-in admin groups are granted).
+_ADMINISTRATION = (ALL, ResourceType.AUTHORIZATION)
+
+
+def _administers(tx: Tx, user_id: str) -> bool:
+    """Whether `user_id` holds full administration, as the transaction's rows say now."""
+    return grant_reads.grants(tx.conn, user_id).allows(*_ADMINISTRATION)
+
+
+@dataclass(frozen=True)
+class KeepOwnAdministration:
+    """The acting user's full administration, kept across a change: `before` (ahead of the
+    change) notes whether they hold it, locking their user row so that their own changes to it
+    take turns; `after` (once the change is written, in the same transaction) refuses the change
+    when it took it away from them. Nothing to keep when no user with grants acts (the engine's
+    own work, the command line, an API token of a group's own)."""
+
+    user_id: str | None
+
+    @classmethod
+    def before(cls, tx: Tx) -> KeepOwnAdministration:
+        grants = tx.actor.grants if tx.actor is not None else None
+        user_id = grants.user_id if grants is not None else None
+        if user_id is None:
+            return cls(None)
+        store.lock_user(tx.conn, user_id)
+        return cls(user_id if _administers(tx, user_id) else None)
+
+    def after(self, tx: Tx, field: str) -> None:
+        if self.user_id is None or _administers(tx, self.user_id):
+            return
+        raise OwnAdministration(
+            f"'{self.user_id}' cannot take their own administration away: after this change "
+            f"they would no longer hold ALL on {RESOURCE_NAMES[ResourceType.AUTHORIZATION]} "
+            "(as the admin group grants it); another administrator can make this change",
+            field=field,
+        )
 
 
 @dataclass(frozen=True)
@@ -188,9 +239,11 @@ class DeleteUser:
     user_id: str
 
     def execute(self, tx: Tx) -> IdentityChanged:
+        keep = KeepOwnAdministration.before(tx)
         user = _user(tx, self.user_id)
         refuse_demoting_last_admin(tx, user.id)
         account_store.delete_user(tx.conn, user.id)
+        keep.after(tx, "id")
         return record_change(
             tx, AuditOperation.DELETE, AuditEntity.USER, user.id, before=_profile(user)
         )
@@ -327,10 +380,12 @@ class DeleteGroup:
     group_id: str
 
     def execute(self, tx: Tx) -> IdentityChanged:
+        keep = KeepOwnAdministration.before(tx)
         group = _group(tx, self.group_id)
         if group.id in BUILTIN_ROLES:
             raise BadRequest(f"the built-in group '{group.id}' cannot be deleted", field="id")
         store.delete_group(tx.conn, group.id)
+        keep.after(tx, "id")
         return record_change(
             tx, AuditOperation.DELETE, AuditEntity.GROUP, group.id, before=_group_fields(group)
         )
@@ -375,11 +430,13 @@ class RemoveGroupMember:
     user_id: str
 
     def execute(self, tx: Tx) -> IdentityChanged:
+        keep = KeepOwnAdministration.before(tx)
         group = _group(tx, self.group_id)
         if group.id in ADMIN_GROUPS:
             _refuse_no_admin(tx, [(group.id, self.user_id)])
         if not store.delete_membership(tx.conn, group.id, self.user_id):
             return IdentityChanged(AuditEntity.GROUP_MEMBERSHIP.value, group.id, changed=False)
+        keep.after(tx, "userId")
         return record_change(
             tx,
             AuditOperation.DELETE,

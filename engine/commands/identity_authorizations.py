@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.identity import IdentityChanged, record_change
+from engine.commands.identity import IdentityChanged, KeepOwnAdministration, record_change
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
     CREATE_AUTHORIZATION,
@@ -87,6 +87,7 @@ class SaveAuthorization:
         if rule.type is AuthorizationType.GLOBAL:
             rule = dataclasses.replace(rule, user_id=ANY, group_id=None)
         _check_rule(rule)
+        keep = KeepOwnAdministration.before(tx)
         before = None
         if not self.create:
             before = store.lock_authorization(tx.conn, rule.id)
@@ -97,6 +98,7 @@ class SaveAuthorization:
                 "an authorization of this type for this user or group and resource exists",
                 field="resourceId",
             )
+        keep.after(tx, "permissions")
         return record_change(
             tx,
             AuditOperation.CREATE if before is None else AuditOperation.UPDATE,
@@ -117,12 +119,14 @@ class DeleteAuthorization:
     authorization_id: UUID
 
     def execute(self, tx: Tx) -> IdentityChanged:
+        keep = KeepOwnAdministration.before(tx)
         before = store.lock_authorization(tx.conn, self.authorization_id)
         if before is None:
             raise NotFound(
                 f"Authorization with id {self.authorization_id} does not exist", field="id"
             )
         store.delete_authorization(tx.conn, before.id)
+        keep.after(tx, "id")
         return record_change(
             tx,
             AuditOperation.DELETE,

@@ -182,9 +182,7 @@ class SuspendInstance(_InstanceCommand):
 
     def apply(self, tx: Tx, run: InstanceRun) -> None:
         require_running(run)
-        run.instance.move_to(InstanceState.SUSPENDED, tx.now)
-        run.emit("instance.suspended")
-        _record_state(tx, run, AuditOperation.SUSPEND, InstanceState.ACTIVE.value)
+        suspend_run(tx, run)
 
 
 @dataclass(frozen=True)
@@ -198,13 +196,27 @@ class ResumeInstance(_InstanceCommand):
                 f"process instance {self.instance_id} is {run.instance.state.value}, not Suspended",
                 instance_id=str(self.instance_id),
             )
-        run.instance.move_to(InstanceState.ACTIVE, tx.now)
-        run.emit("instance.resumed")
-        for job in run.jobs.values():
-            # Rewriting the instance's jobs wakes the job executors: they skipped them while the
-            # instance was suspended, and due ones should not wait for the next poll.
-            job.dirty = True
-        _record_state(tx, run, AuditOperation.ACTIVATE, InstanceState.SUSPENDED.value)
+        activate_run(tx, run)
+
+
+def suspend_run(tx: Tx, run: InstanceRun) -> None:
+    """Suspend the loaded active instance: its tokens stay where they are, its jobs are not
+    acquired, its external tasks not fetched, its tasks not completed, nothing correlates to
+    it, until it is activated."""
+    run.instance.move_to(InstanceState.SUSPENDED, tx.now)
+    run.emit("instance.suspended")
+    _record_state(tx, run, AuditOperation.SUSPEND, InstanceState.ACTIVE.value)
+
+
+def activate_run(tx: Tx, run: InstanceRun) -> None:
+    """Activate the loaded suspended instance: everything it waits for resumes."""
+    run.instance.move_to(InstanceState.ACTIVE, tx.now)
+    run.emit("instance.resumed")
+    for job in run.jobs.values():
+        # Rewriting the instance's jobs wakes the job executors: they skipped them while the
+        # instance was suspended, and due ones should not wait for the next poll.
+        job.dirty = True
+    _record_state(tx, run, AuditOperation.ACTIVATE, InstanceState.SUSPENDED.value)
 
 
 def _record_state(tx: Tx, run: InstanceRun, operation: AuditOperation, before: str) -> None:

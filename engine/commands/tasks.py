@@ -22,12 +22,19 @@ from engine.core.permits import (
     check,
 )
 from engine.core.runtime import InstanceRun, Token, UserTaskRow
-from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
+from engine.errors import (
+    BadRequest,
+    Conflict,
+    InvariantViolation,
+    InvariantViolationKind,
+    NotFound,
+    Suspended,
+)
 from engine.language.forms import submit
 from engine.language.variables import TypedValue
 from engine.model import UserTask
 from engine.semantics import conditions
-from engine.states import AuditEntity, AuditOperation, TaskState
+from engine.states import AuditEntity, AuditOperation, InstanceState, TaskState
 from engine.store import runs, tasks
 
 
@@ -136,6 +143,9 @@ class AssignUserTask:
         # Setting somebody as the assignee is an assignment; taking it or giving it back, a claim.
         assigning = self.force and self.user_id is not None
         _check(tx, ASSIGN_TASK if assigning else CLAIM_TASK, run, task)
+        if not self.force and run.instance.state is InstanceState.SUSPENDED:
+            # Camunda refuses a claim (not an assignment) of a suspended instance's task.
+            raise Suspended(f"user task {self.task_id} is suspended", task_id=str(self.task_id))
         if (
             not self.force
             and self.user_id is not None

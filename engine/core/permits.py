@@ -46,6 +46,7 @@ class On(StrEnum):
     GROUP = "group"  # the group's id
     TENANT = "tenant"  # the tenant's id
     AUTHORIZATION = "authorization"  # the authorization's id
+    DEPLOYMENT = "deployment"  # the deployment's id
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ RETRY_START_JOB = permit(
     any_of(Need("RETRY_JOB", PD, On.DEFINITION), Need("UPDATE", PD, On.DEFINITION))
 )
 UPDATE_DEFINITION = permit(Need("UPDATE", PD, On.DEFINITION))
+SUSPEND_DEFINITION = permit(
+    any_of(Need("SUSPEND", PD, On.DEFINITION), Need("UPDATE", PD, On.DEFINITION))
+)
 MIGRATE_INSTANCE = permit(
     Need("MIGRATE_INSTANCE", PD, On.DEFINITION), Need("MIGRATE_INSTANCE", PD, On.TARGET)
 )
@@ -192,6 +196,11 @@ UPDATE_TASK_VARIABLES = permit(
 DELETE_HISTORY = permit(Need("DELETE_HISTORY", PD, On.DEFINITION))
 EVALUATE_DECISION = permit(Need("CREATE_INSTANCE", ResourceType.DECISION_DEFINITION, On.DECISION))
 CREATE_DEPLOYMENT = permit(Need("CREATE", ResourceType.DEPLOYMENT))
+DELETE_DEPLOYMENT = permit(Need("DELETE", ResourceType.DEPLOYMENT, On.DEPLOYMENT))
+# A redeployment creates a deployment from the files of one it may read.
+REDEPLOY = permit(
+    Need("CREATE", ResourceType.DEPLOYMENT), Need("READ", ResourceType.DEPLOYMENT, On.DEPLOYMENT)
+)
 UPDATE_BATCH = permit(Need("UPDATE", ResourceType.BATCH, On.BATCH))
 DELETE_BATCH = permit(Need("DELETE", ResourceType.BATCH, On.BATCH))
 CREATE_USER = permit(Need("CREATE", ResourceType.USER))

@@ -17,15 +17,17 @@ from engine.queries import summaries as summary_reads
 from engine.sql import covers
 from engine.sql.filters import Where, state_literal
 from engine.states import IncidentState, JobKind, SubscriptionKind, TaskState
-from engine.store import jobs as job_store
 from engine.store.columns import select_list
 from engine.store.incidents import IncidentInfo
 
 # Open tasks and incidents as their partial indexes name them (see engine/sql/filters.py).
 _OPEN_TASK = state_literal(TaskState.OPEN)
 _OPEN_INCIDENT = state_literal(IncidentState.OPEN)
-# Rows of an instance that name it by `instance_id` (outbox, job, external_task).
-_OF_INSTANCE = covers.instance(covers.key_of("instance_id"), "instance_id")
+# Rows of an instance that carry its id and its definition's key (outbox, external_task).
+_OF_INSTANCE = covers.instance("definition_key", "instance_id")
+# A job (alias j) with its definition (alias jd, left-joined by `definition_id`; a principal
+# whose reads are not narrowed references no column of it, so PostgreSQL leaves the join out).
+_JOB_READABLE = covers.instance("jd.key", "j.instance_id")
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -124,7 +126,10 @@ def activity(conn: Connection, now: datetime) -> Activity:
         event: count
         for event, count in conn.execute(
             sql.SQL("SELECT event, count(*) FROM (")
-            + sql.SQL("SELECT event, created_at, instance_id FROM outbox ORDER BY seq DESC LIMIT ")
+            + sql.SQL(
+                "SELECT event, created_at, instance_id, definition_key FROM outbox "
+                "ORDER BY seq DESC LIMIT "
+            )
             + recent.bind(ACTIVITY_WINDOW)
             + sql.SQL(") recent")
             + recent.sql()
@@ -133,19 +138,21 @@ def activity(conn: Connection, now: datetime) -> Activity:
         ).fetchall()
     }
     readable = Where()
-    readable.authorized(*job_store.READABLE)
+    readable.authorized(*_JOB_READABLE)
     (jobs,) = fetch_dicts(
         conn,
-        sql.SQL("SELECT count(*) FILTER (WHERE retries > 0 AND due_at <= ")
+        sql.SQL("SELECT count(*) FILTER (WHERE j.retries > 0 AND j.due_at <= ")
         + readable.bind(now)
-        + sql.SQL(" AND (lock_expires_at IS NULL OR lock_expires_at < ")
+        + sql.SQL(" AND (j.lock_expires_at IS NULL OR j.lock_expires_at < ")
         + readable.bind(now)
-        + sql.SQL(")) AS jobs_due, count(*) FILTER (WHERE lock_expires_at >= ")
+        + sql.SQL(")) AS jobs_due, count(*) FILTER (WHERE j.lock_expires_at >= ")
         + readable.bind(now)
         + sql.SQL(
             ") AS jobs_locked, "
-            "count(*) FILTER (WHERE retries > 0 AND error_message IS NOT NULL) AS jobs_failing, "
-            "count(*) FILTER (WHERE retries = 0) AS jobs_without_retries FROM job"
+            "count(*) FILTER (WHERE j.retries > 0 AND j.error_message IS NOT NULL) "
+            "AS jobs_failing, "
+            "count(*) FILTER (WHERE j.retries = 0) AS jobs_without_retries FROM job j "
+            "LEFT JOIN process_definition jd ON jd.id = j.definition_id"
         )
         + readable.sql(),
         readable.params(),

@@ -22,7 +22,8 @@ from engine.db.paging import Key
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
 from engine.sql import covers
-from engine.sql.filters import Filter, Where, filters_of
+from engine.sql.filters import Filter, Where, filters_of, state_literal
+from engine.states import DefinitionState
 from engine.store.columns import select_list
 from engine.store.definitions import DefinitionRow
 
@@ -82,7 +83,12 @@ class DecisionDefinitionFilter:
 
 _DEFINITIONS = CamundaList(
     DecisionDefinitionRow,
-    select_list(DecisionDefinitionRow, [("d", "decision_definition")], {"category": "NULL"}),
+    # A decision is never suspended.
+    select_list(
+        DecisionDefinitionRow,
+        [("d", "decision_definition")],
+        {"category": "NULL", "state": state_literal(DefinitionState.ACTIVE)},
+    ),
     "decision_definition d",
     DECISION_DEFINITION_SORT,
     "d.key, d.version",

@@ -53,9 +53,12 @@ LIVE_BUCKETS = (
 def _instances(where: Where) -> sql.Composed:
     """Instances by (definition, state) where `where` holds, rows of zeros left out."""
     return (
-        sql.SQL(f"SELECT definition_id, state, sum(instances) AS instances FROM {LIVE_INSTANCES} s")
+        sql.SQL(
+            "SELECT s.definition_id, s.state, sum(instances) AS instances "
+            f"FROM {LIVE_INSTANCES} s{_DEFINED}"
+        )
         + where.sql()
-        + sql.SQL(" GROUP BY definition_id, state HAVING sum(instances) <> 0")
+        + sql.SQL(" GROUP BY s.definition_id, s.state HAVING sum(instances) <> 0")
     )
 
 
@@ -66,7 +69,7 @@ def _nodes(where: Where) -> sql.Composed:
             "SELECT definition_id, node_id, sum(active_tokens) AS active_tokens, "
             "sum(open_incidents) AS open_incidents, sum(visits) AS visits, "
             "sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds "
-            f"FROM {LIVE_NODES} s"
+            f"FROM {LIVE_NODES} s{_DEFINED}"
         )
         + where.sql()
         + sql.SQL(
@@ -148,14 +151,19 @@ DAY_POINTS = 24
 # The definition ids of the key {}, and of any of the keys {}.
 _KEY_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = {})"
 _KEYS_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE key = ANY({}))"
+# A summary's rows (alias s) with their definition (alias d), which a principal's reads are
+# narrowed by: one hash join with the small definition table instead of a look-up per row. A
+# read that narrows nothing references no column of d, and PostgreSQL leaves the join out.
+_DEFINED = " LEFT JOIN process_definition d ON d.id = s.definition_id"
 # The summary rows of the definitions whose instances the request's principal may read.
-_READABLE = covers.instances_of(covers.key_of_definition("s.definition_id"))
+_READABLE = covers.instances_of("d.key")
 
 
 def _readable(where: Where) -> None:
-    """Only the summary rows (`s`) of definitions the principal may read, by grant and tenant."""
+    """Only the summary rows (`s`, joined with `_DEFINED`) of definitions the principal may
+    read, by grant and tenant."""
     where.authorized(*_READABLE)
-    where.tenants(covers.tenant_of_definition("s.definition_id"))
+    where.tenants("d.tenant_id")
 
 
 def instance_counts(
@@ -215,9 +223,9 @@ def state_counts(conn: Connection) -> dict[str, int]:
     where = Where()
     _readable(where)
     statement = (
-        sql.SQL(f"SELECT state, sum(instances) FROM {LIVE_INSTANCES} s")
+        sql.SQL(f"SELECT s.state, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
         + where.sql()
-        + sql.SQL(" GROUP BY state HAVING sum(instances) <> 0")
+        + sql.SQL(" GROUP BY s.state HAVING sum(instances) <> 0")
     )
     return {state: int(count) for state, count in conn.execute(statement, where.params())}
 
@@ -227,7 +235,7 @@ def open_incident_count(conn: Connection) -> int:
     where = Where()
     where.fixed("open_incidents <> 0")
     _readable(where)
-    statement = sql.SQL(f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s")
+    statement = sql.SQL(f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s{_DEFINED}")
     row = conn.execute(statement + where.sql(), where.params()).fetchone()
     assert row is not None
     return int(row[0])
@@ -251,7 +259,9 @@ def visit_count(conn: Connection, node_id: str | None, definition_id: str | None
     where.equals("node_id", node_id)
     where.equals("definition_id", definition_id)
     _readable(where)
-    statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {LIVE_NODES} s") + (where.sql())
+    statement = sql.SQL(f"SELECT coalesce(sum(visits), 0) FROM {LIVE_NODES} s{_DEFINED}") + (
+        where.sql()
+    )
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
     return int(row[0])
@@ -269,12 +279,15 @@ def instance_count(
     """Instances in `states`, of `definition_id`, `definition_key` and `definition_keys` (each
     when given)."""
     where = Where()
-    where.any_of("state", states)
-    where.equals("definition_id", definition_id)
+    where.any_of("s.state", states)
+    where.equals("s.definition_id", definition_id)
     where.when(definition_key, _KEY_DEFINITIONS)
     where.when(definition_keys, _KEYS_DEFINITIONS)
     _readable(where)
-    statement = sql.SQL(f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s") + where.sql()
+    statement = (
+        sql.SQL(f"SELECT coalesce(sum(instances), 0) FROM {LIVE_INSTANCES} s{_DEFINED}")
+        + where.sql()
+    )
     row = conn.execute(statement, where.params()).fetchone()
     assert row is not None
     return int(row[0])

@@ -14,6 +14,7 @@ from psycopg import sql
 
 from engine.sql import covers
 from engine.sql.filters import Cover, Where
+from engine.states import DefinitionState
 from engine.store.columns import fetch_all, fetch_one, fetch_where
 
 PROCESSES = "process_definition"
@@ -23,6 +24,12 @@ COLUMNS = (
     "id, key, version, name, version_tag, deployment_id, resource_name, content_hash, created_at, "
     "history_ttl_days, tenant_id"
 )
+# A process definition's also say whether it is suspended (decisions are never).
+PROCESS_COLUMNS = f"{COLUMNS}, state"
+
+
+def _columns(table: str) -> str:
+    return PROCESS_COLUMNS if table == PROCESSES else COLUMNS
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,11 @@ class DefinitionRow:
     created_at: datetime
     history_ttl_days: int | None = None
     tenant_id: str | None = None
+    state: str = DefinitionState.ACTIVE
+
+    @property
+    def suspended(self) -> bool:
+        return self.state == DefinitionState.SUSPENDED
 
 
 def latest(conn: psycopg.Connection[Any], key: str, table: str = PROCESSES) -> DefinitionRow | None:
@@ -66,7 +78,7 @@ def latest_for_tenant(
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM {table} WHERE key = %s{condition} "
+        f"SELECT {_columns(table)} FROM {table} WHERE key = %s{condition} "
         "ORDER BY version DESC, created_at DESC LIMIT 1",
         (key, *params),
     )
@@ -95,7 +107,7 @@ def latest_of_each_tenant(
     where.equals("key", key)
     where.tenants("tenant_id")
     query = (
-        sql.SQL(f"SELECT DISTINCT ON (tenant_id) {COLUMNS} FROM {table}")
+        sql.SQL(f"SELECT DISTINCT ON (tenant_id) {_columns(table)} FROM {table}")
         + where.sql()
         + sql.SQL(" ORDER BY tenant_id, version DESC, created_at DESC")
         + where.limit(limit)
@@ -114,7 +126,8 @@ def by_version(
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND version = %s{condition} "
+        f"SELECT {PROCESS_COLUMNS} FROM process_definition "
+        f"WHERE key = %s AND version = %s{condition} "
         "ORDER BY tenant_id NULLS FIRST LIMIT 1",
         (key, version, *params),
     )
@@ -148,7 +161,8 @@ def _latest_where(
     return fetch_one(
         conn,
         DefinitionRow,
-        f"SELECT {COLUMNS} FROM process_definition WHERE key = %s AND {column} = %s{condition} "
+        f"SELECT {PROCESS_COLUMNS} FROM process_definition "
+        f"WHERE key = %s AND {column} = %s{condition} "
         "ORDER BY version DESC LIMIT 1",
         (key, value, *params),
     )
@@ -158,7 +172,10 @@ def by_id(
     conn: psycopg.Connection[Any], definition_id: str, table: str = PROCESSES
 ) -> DefinitionRow | None:
     return fetch_one(
-        conn, DefinitionRow, f"SELECT {COLUMNS} FROM {table} WHERE id = %s", (definition_id,)
+        conn,
+        DefinitionRow,
+        f"SELECT {_columns(table)} FROM {table} WHERE id = %s",
+        (definition_id,),
     )
 
 
@@ -180,7 +197,7 @@ def readable(
     where.equals("id", definition_id)
     where.equals("key", key)
     where.authorized(*_readable(table))
-    select = f"SELECT {COLUMNS} FROM {table}"
+    select = f"SELECT {_columns(table)} FROM {table}"
     found = fetch_where(conn, DefinitionRow, select, where, "version DESC", 1)
     return found[0] if found else None
 
@@ -214,7 +231,7 @@ def list_all(
     where.equals("key", key)
     where.authorized(*_readable(table))
     where.tenants("tenant_id")
-    query = sql.SQL(f"SELECT {COLUMNS} FROM {table}") + where.sql()
+    query = sql.SQL(f"SELECT {_columns(table)} FROM {table}") + where.sql()
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 
 
@@ -273,3 +290,33 @@ def insert_definition(
             *((diagram,) if table == PROCESSES else ()),
         ),
     )
+
+
+def to_suspend(
+    conn: psycopg.Connection[Any],
+    *,
+    definition_id: str | None = None,
+    key: str | None = None,
+    tenant_id: str | None = None,
+    without_tenant: bool = False,
+) -> list[DefinitionRow]:
+    """The process definitions a suspension or activation acts on, locked until the transaction
+    ends, in id order: the one `definition_id`, or every version of `key` (of tenant
+    `tenant_id`, or `without_tenant` of none; neither: of every tenant the request's principal
+    sees)."""
+    where = Where()
+    where.equals("id", definition_id)
+    where.equals("key", key)
+    where.tenant("tenant_id", tenant_id, without_tenant)
+    where.tenants("tenant_id")
+    query = (
+        sql.SQL(f"SELECT {PROCESS_COLUMNS} FROM {PROCESSES}")
+        + where.sql()
+        + sql.SQL(" ORDER BY id FOR UPDATE")
+    )
+    return fetch_all(conn, DefinitionRow, query, where.params())
+
+
+def set_state(conn: psycopg.Connection[Any], definition_ids: list[str], state: str) -> None:
+    """Put the definitions `definition_ids` in `state` (Active or Suspended)."""
+    conn.execute(f"UPDATE {PROCESSES} SET state = %s WHERE id = ANY(%s)", (state, definition_ids))

@@ -14,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from engine.db.paging import Key, Page, keyset
@@ -141,3 +142,19 @@ def rows_after(
     found = _where(where, after, version_id)
     order = "p.started_at DESC, p.id DESC"
     return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)
+
+
+def of_definitions_in_state(
+    conn: psycopg.Connection[Any], definition_ids: list[str], state: str, limit: int
+) -> list[UUID]:
+    """Up to `limit` ids of the instances of `definition_ids` in `state`, in id order."""
+    where = Where()
+    where.add("definition_id = ANY({})", definition_ids)
+    where.add("state = {}", state)
+    query = (
+        sql.SQL("SELECT id FROM process_instance")
+        + where.sql()
+        + sql.SQL(" ORDER BY id")
+        + where.limit(limit)
+    )
+    return [row[0] for row in conn.execute(query, where.params()).fetchall()]

@@ -11,10 +11,11 @@ import psycopg
 
 from engine.sql import covers
 from engine.sql.filters import Where
-from engine.states import InstanceState
+from engine.states import DefinitionState, InstanceState
 from engine.store.columns import fetch_all, fetch_one, fetch_where
 
-# The instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
+# A job of no instance (a timer start event's) waits while its definition is suspended. The
+# instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
 # acquisition, so that its cost grows with instances that have no job due (see
 # tests/jobs/test_scaling.py).
@@ -24,8 +25,10 @@ WHERE id IN (
     SELECT j.id FROM job j
     WHERE j.due_at <= %(now)s AND j.retries > 0
       AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
-      AND (j.instance_id IS NULL
-           OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s)
+      AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
+           OR j.instance_id IS NULL AND coalesce(
+               (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
+               %(usable)s) = %(usable)s)
     ORDER BY j.due_at
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
@@ -81,6 +84,7 @@ def acquire(
             "lock_until": now + lock_for,
             "limit": limit,
             "active": InstanceState.ACTIVE,
+            "usable": DefinitionState.ACTIVE,
         },
     )
 
@@ -125,15 +129,18 @@ def query(
 
 
 # When the first job becomes acquirable: due, unlocked or with an expired lock, and with an active
-# instance (or none: a timer start event). Mirrors ACQUIRE's conditions. A read, so an idle
+# instance (or none: a timer start event of an active definition, a batch's or the cleanup's).
+# Mirrors ACQUIRE's conditions. A read, so an idle
 # executor can look as often as it is woken without writing (and notifying) anything.
 NEXT_ACQUIRABLE = """
 SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
                                    THEN j.lock_expires_at ELSE j.due_at END))
 FROM job j
 WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
-  AND (j.instance_id IS NULL
-       OR (SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s)
+  AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
+       OR j.instance_id IS NULL AND coalesce(
+           (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
+           %(usable)s) = %(usable)s)
 """
 
 
@@ -145,7 +152,13 @@ def next_acquirable(
     if first is None or first[0] is None or (first[0] - now).total_seconds() >= horizon:
         return None  # the common idle case, answered from the index alone
     row = conn.execute(
-        NEXT_ACQUIRABLE, {"now": now, "horizon": horizon, "active": InstanceState.ACTIVE}
+        NEXT_ACQUIRABLE,
+        {
+            "now": now,
+            "horizon": horizon,
+            "active": InstanceState.ACTIVE,
+            "usable": DefinitionState.ACTIVE,
+        },
     ).fetchone()
     found: datetime | None = row[0] if row else None
     return found

@@ -65,10 +65,13 @@ def _columns(rows: list[tuple[Any, ...]]) -> list[list[Any]]:
 def move_definition(
     conn: psycopg.Connection[Any], instance_id: UUID, definition_id: str, definition_key: str
 ) -> None:
-    """The instance now runs `definition_id` (alone in its statement)."""
+    """The instance now runs `definition_id` (alone in its statement), and its external tasks
+    carry the key of that definition."""
     conn.execute(
-        "UPDATE process_instance SET definition_id = %s, definition_key = %s WHERE id = %s",
-        (definition_id, definition_key, instance_id),
+        "WITH moved AS (UPDATE process_instance SET definition_id = %(id)s, "
+        "definition_key = %(key)s WHERE id = %(instance)s) "
+        "UPDATE external_task SET definition_key = %(key)s WHERE instance_id = %(instance)s",
+        {"id": definition_id, "key": definition_key, "instance": instance_id},
     )
 
 

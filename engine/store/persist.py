@@ -255,7 +255,11 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         _deleted_variables(tables["variable"]),
         _insert("new_tasks", *held("user_task"), context=("instance_id", "tenant_id")),
         _update("changed_tasks", *held("user_task"), "u"),
-        _insert("new_external_tasks", *held("external_task"), context=("instance_id", "tenant_id")),
+        _insert(
+            "new_external_tasks",
+            *held("external_task"),
+            context=("instance_id", "tenant_id", "definition_key"),
+        ),
         _update(
             "changed_external_tasks",
             *held("external_task"),
@@ -283,7 +287,7 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
             "outbox",
             *held("outbox"),
             name="events",
-            context=("instance_id", "ordinality"),
+            context=("instance_id", "definition_key", "ordinality"),
             extra=(("ordinality", "int"),),
             tail=" ORDER BY r.ordinality",
         ),
@@ -377,7 +381,9 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
     events.extend(run.events)
     if run.changed_variables or run.changed_locals or run.deleted_variables:
         events.append(Event("variables.updated"))
-    outbox = cte["outbox"].rows(events, instance_id=iid, ordinality=0)
+    outbox = cte["outbox"].rows(
+        events, instance_id=iid, definition_key=inst.definition_key, ordinality=0
+    )
     for ordinal, row in enumerate(outbox):
         row["ordinality"] = ordinal
     changes = {
@@ -451,7 +457,10 @@ def _work(run: InstanceRun, cte: Mapping[str, _Cte]) -> dict[str, list[Any]]:
         ),
         "changed_tasks": cte["changed_tasks"].rows(t for t in tasks if t.dirty and not t.is_new),
         "new_external_tasks": cte["new_external_tasks"].rows(
-            (e for e in externals if e.is_new), instance_id=iid, tenant_id=tenant_id
+            (e for e in externals if e.is_new),
+            instance_id=iid,
+            tenant_id=tenant_id,
+            definition_key=run.instance.definition_key,
         ),
         "changed_external_tasks": cte["changed_external_tasks"].rows(
             e for e in externals if e.dirty and not e.is_new

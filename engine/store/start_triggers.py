@@ -14,7 +14,7 @@ from engine.language import timers
 from engine.model import ProcessModel, StartEvent
 from engine.semantics import waits
 from engine.sql.filters import Where
-from engine.states import JobKind, SubscriptionKind
+from engine.states import DefinitionState, JobKind, SubscriptionKind
 from engine.store.columns import fetch_all
 
 
@@ -97,9 +97,10 @@ def find(
     without_tenant: bool = False,
 ) -> list[StartSubscription]:
     """The start events waiting for `name`, of tenant `tenant_id` (or, `without_tenant`, of
-    none; neither: of any)."""
+    none; neither: of any), of active definitions: a suspended one's wait unanswered."""
     where = Where()
     where.fixed("s.instance_id IS NULL")
+    where.add("d.state = {}", DefinitionState.ACTIVE)
     where.add("s.kind = {}", kind)
     where.add("s.name = {}", name)
     where.tenant("d.tenant_id", tenant_id, without_tenant)
@@ -118,9 +119,10 @@ def conditional(
     conn: psycopg.Connection[Any], definition_id: str | None
 ) -> list[StartSubscription]:
     """The conditional start events of the latest versions (of `definition_id` alone, if
-    given), by key."""
+    given), by key, of active definitions."""
     where = Where()
     where.fixed("s.instance_id IS NULL")
+    where.add("d.state = {}", DefinitionState.ACTIVE)
     where.add("s.kind = {}", SubscriptionKind.CONDITIONAL)
     where.equals("s.definition_id", definition_id)
     query = (

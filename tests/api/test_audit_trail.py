@@ -24,12 +24,14 @@ from tests.api.test_roles import (
     Call,
     claimed,
     evaluation,
+    fresh_definition,
     incident,
     instance_of,
     locked_external,
     review_task,
     session,
     suspended,
+    suspended_definition,
     timer_job,
     unique,
     webhook,
@@ -87,6 +89,10 @@ API_EXPECTED: dict[tuple[str, str], Expected] = {
     ("POST", "/definitions/key/{key}/start"): None,
     ("POST", "/definitions/key/{key}/versions/{version:int}/start"): None,
     ("POST", "/definitions/{id}/start"): None,
+    ("POST", "/definitions/{id}/suspend"): ("Suspend", "ProcessDefinition", False),
+    ("POST", "/definitions/{id}/activate"): ("Activate", "ProcessDefinition", False),
+    ("POST", "/definitions/key/{key}/suspend"): ("Suspend", "ProcessDefinition", False),
+    ("POST", "/definitions/key/{key}/activate"): ("Activate", "ProcessDefinition", False),
     ("POST", "/instances/{id}/variables"): ("SetVariable", "Variable", True),
     ("POST", "/instances/{id}/cancel"): ("Delete", "ProcessInstance", True),
     ("POST", "/instances/{id}/suspend"): ("Suspend", "ProcessInstance", True),
@@ -190,6 +196,17 @@ def _task_instance(engine: Engine, task_id: str) -> str:
 
 def _external_instance(engine: Engine, task_id: str) -> str:
     return str(engine.external_task(task_id).instance_id)
+
+
+def rest_suspend(e: Engine) -> RestCall:
+    i = _instance(e)
+    return "PUT", f"/process-instance/{i}/suspended", {"json": {"suspended": True}}, i
+
+
+def rest_activate(e: Engine) -> RestCall:
+    i = suspended(e)
+    body = {"suspended": False, "processInstanceIds": [i]}
+    return "PUT", "/process-instance/suspended", {"json": body}, i
 
 
 def rest_delete(e: Engine) -> RestCall:
@@ -323,6 +340,8 @@ REST: dict[str, tuple[Callable[[Engine], RestCall], Expected]] = {
     "task variables": (rest_task_variables, ("SetVariable", "Variable", True)),
     "message": (rest_message, ("CorrelateMessage", "ProcessInstance", True)),
     "history cleanup": (rest_cleanup, ("CleanupHistory", "ProcessInstanceHistory", False)),
+    "suspend an instance": (rest_suspend, ("Suspend", "ProcessInstance", True)),
+    "activate instances": (rest_activate, ("Activate", "ProcessInstance", True)),
     "start (client traffic)": (rest_start, None),
     "evaluate a decision (client traffic)": (rest_evaluate, None),
     "fetch and lock (worker traffic)": (rest_fetch, None),
@@ -519,6 +538,16 @@ CONSOLE: dict[str, tuple[str, Callable[[Engine], ConsoleCall], Expected]] = {
         "operator",
         console_annotation,
         ("SetAnnotation", "ProcessInstance", True),
+    ),
+    "suspend a definition": (
+        "admin",
+        lambda e: (f"/definitions/{fresh_definition(e)}/suspend", {}, None),
+        ("Suspend", "ProcessDefinition", False),
+    ),
+    "activate a definition": (
+        "admin",
+        lambda e: (f"/definitions/{suspended_definition(e)}/activate", {}, None),
+        ("Activate", "ProcessDefinition", False),
     ),
     "start (client traffic)": (
         "operator",

@@ -216,6 +216,11 @@ def test_the_overview_counts_only_what_ann_reads(world: World) -> None:
     assert mine.trends.hour_started == STARTED
     assert mine.external_open > 0
     assert everything.external_open == 2 * mine.external_open
+    # The last hour's events and the workers' locks, counted from the rows' definition keys.
+    assert mine.events_last_hour
+    assert {e: 2 * n for e, n in mine.events_last_hour.items()} == everything.events_last_hour
+    [(worker, locks)] = mine.workers
+    assert everything.workers == [(worker, 2 * locks)]
     ann = Browser(world.server.url, "ann")
     try:
         page = ann.get("/overview/body")

@@ -21,6 +21,7 @@ from tests.api.test_roles import (
     claimed,
     dead_letter,
     failed_batch,
+    fresh_definition,
     held_batch,
     incident,
     instance_of,
@@ -30,6 +31,7 @@ from tests.api.test_roles import (
     snapshot,
     suspended,
     suspended_batch,
+    suspended_definition,
     timer_job,
     unique,
     webhook,
@@ -154,6 +156,8 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     "/account/sessions/end-others": lambda e: ("/account/sessions/end-others", {}),
     "/account/sessions/{session_id:uuid}/end": _at("/account/sessions/{}/end", session),
     "/definitions/{key}/start": lambda e: ("/definitions/straight/start", {}),
+    "/definitions/{key}/suspend": _at("/definitions/{}/suspend", fresh_definition),
+    "/definitions/{key}/activate": _at("/definitions/{}/activate", suspended_definition),
     "/views": lambda e: (
         "/views",
         {"data": {"page": "instances", "name": unique("view"), "query": "state=Active"}},
@@ -214,7 +218,16 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
 ADMIN_ONLY = {
     path
     for path in CONSOLE
-    if path.startswith(("/webhooks", "/sessions", "/definitions/{key}/migrate", "/admin"))
+    if path.startswith(
+        (
+            "/webhooks",
+            "/sessions",
+            "/definitions/{key}/migrate",
+            "/definitions/{key}/suspend",
+            "/definitions/{key}/activate",
+            "/admin",
+        )
+    )
     and not path.endswith("/replay")
 }
 # Routes every signed-in user may use for their own account (their own API tokens included): a

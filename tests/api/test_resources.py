@@ -307,3 +307,35 @@ def test_users_and_tokens(admin: httpx.Client, api: LiveServer) -> None:
     assert revoked.status_code == 401
     assert admin.delete("/users/dave").status_code == 204
     assert admin.delete("/users/dave").status_code == 404
+
+
+def test_suspend_and_activate_a_definition(
+    api: LiveServer, admin: httpx.Client, operator: httpx.Client
+) -> None:
+    api.engine.deploy(processes.straight("pausable"))
+    api.engine.deploy(processes.review("pausable-wait"))
+    waiting = api.engine.start_latest("pausable-wait")
+    definition = admin.get("/definitions/key/pausable").json()
+    assert definition["suspended"] is False
+    # Suspending a definition is an administrator's.
+    assert operator.post(f"/definitions/{definition['id']}/suspend").status_code == 403
+    suspended = admin.post(f"/definitions/{definition['id']}/suspend")
+    assert suspended.status_code == 200, suspended.text
+    assert suspended.json() == {"definition_ids": [definition["id"]], "instance_ids": []}
+    assert admin.get(f"/definitions/{definition['id']}").json()["suspended"] is True
+    refused = operator.post("/definitions/key/pausable/start", json={})
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["type"] == "Suspended" and "is suspended" in refused.json()["message"]
+    activated = admin.post("/definitions/key/pausable/activate", json={})
+    assert activated.json()["definition_ids"] == [definition["id"]]
+    assert operator.post("/definitions/key/pausable/start", json={}).status_code == 201
+
+    with_instances = admin.post(
+        "/definitions/key/pausable-wait/suspend", json={"include_instances": True}
+    )
+    assert with_instances.json()["instance_ids"] == [str(waiting.id)]
+    assert operator.get(f"/instances/{waiting.id}").json()["state"] == "Suspended"
+    bad = admin.post("/definitions/key/pausable-wait/activate", json={"include_instances": 1})
+    assert bad.status_code == 400 and "include_instances" in bad.text
+    admin.post("/definitions/key/pausable-wait/activate", json={"include_instances": True})
+    assert operator.get(f"/instances/{waiting.id}").json()["state"] == "Active"

@@ -21,6 +21,7 @@ from app.gates import Gate
 from engine.api import Engine
 from engine.commands.accounts import CreateToken, CreateUser, StartSession
 from engine.commands.batches import BatchResult, CreateBatch, RunBatchItems, SuspendBatch
+from engine.commands.suspension import SuspendDefinition
 from engine.commands.webhooks import CreateSubscription
 from engine.core.executor import Result, Tx
 from engine.identity import accounts
@@ -75,6 +76,19 @@ def timer_job(engine: Engine) -> str:
 def deploy(engine: Engine) -> Call:
     source = processes.xml(processes.straight(unique("deployed"))).encode()
     return "/deployments", {"files": {"files": ("p.bpmn", source)}}
+
+
+def fresh_definition(engine: Engine) -> str:
+    """A process of a key of its own: suspending it stops no other scenario's starts."""
+    key = unique("suspendable")
+    engine.deploy(processes.straight(key))
+    return key
+
+
+def suspended_definition(engine: Engine) -> str:
+    key = fresh_definition(engine)
+    engine.run(SuspendDefinition(key=key))
+    return key
 
 
 def evaluation(engine: Engine) -> Call:
@@ -223,6 +237,18 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
         f"/definitions/{e.latest_definition('straight').id}/start",
         {},
     ),
+    ("POST", "/definitions/{id}/suspend"): _at(
+        "/definitions/{}/suspend", lambda e: e.latest_definition(fresh_definition(e)).id
+    ),
+    ("POST", "/definitions/{id}/activate"): _at(
+        "/definitions/{}/activate", lambda e: e.latest_definition(suspended_definition(e)).id
+    ),
+    ("POST", "/definitions/key/{key}/suspend"): _at(
+        "/definitions/key/{}/suspend", fresh_definition
+    ),
+    ("POST", "/definitions/key/{key}/activate"): _at(
+        "/definitions/key/{}/activate", suspended_definition
+    ),
     ("POST", "/instances/{id}/variables"): _at(
         "/instances/{}/variables",
         lambda e: instance_of(e, "waiting"),
@@ -312,6 +338,10 @@ SCENARIOS: dict[tuple[str, str], Callable[[Engine], Call]] = {
 # is refused them by the command's permits, not by a role of the route.
 ADMIN_ONLY: set[tuple[str, str]] = {
     ("POST", "/deployments"),
+    ("POST", "/definitions/{id}/suspend"),
+    ("POST", "/definitions/{id}/activate"),
+    ("POST", "/definitions/key/{key}/suspend"),
+    ("POST", "/definitions/key/{key}/activate"),
     ("POST", "/users"),
     ("DELETE", "/users/{name}"),
     ("POST", "/users/{name}/password"),
@@ -365,7 +395,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         [(t.id, t.worker_id, t.lock_expires_at, t.retries) for t in engine.external_tasks()],
         [(i.id, i.state) for i in engine.incidents(state=None)],
         [(j.id, j.retries, j.due_at) for j in engine.jobs()],
-        [d.id for d in engine.definitions()],
+        [(d.id, d.state) for d in engine.definitions()],
         credentials,
         sessions,
         [(s.id, s.name, s.url, s.enabled) for s in webhook_reads.subscriptions(engine)],

@@ -70,7 +70,7 @@ def test_every_page_loads_with_no_violation(
     console: ConsoleServer, login: Login, browser: Browser
 ) -> None:
     engine = console.engine
-    engine.deploy(parallel_approval())
+    deployed = engine.deploy(parallel_approval())
     engine.deploy(quick_charge())
     order = engine.start_latest("parallel-approval", business_key="order-1")
     failing = engine.start_latest("quick-charge", business_key="order-2")
@@ -92,10 +92,11 @@ def test_every_page_loads_with_no_violation(
         visit(page, "/audit"),
         visit(page, "/decisions"),
         visit(page, "/decisions/dish"),
+        visit(page, f"/deployments/{deployed.deployment_id}"),
     }
     nonce = visit(page, f"/instances/{order.id}", diagram=True)
     nonces.add(nonce)
-    assert len(nonces) == 11, "every response has a nonce of its own"
+    assert len(nonces) == 12, "every response has a nonce of its own"
     # No script is inline: each is a file of the console's origin. An inline script carrying
     # this response's nonce would run.
     assert page.evaluate("[...document.scripts].every((s) => s.src.startsWith(location.origin))")

@@ -110,10 +110,15 @@ def test_a_deployment_of_dmn_and_bpmn_answers_both(served: Served) -> None:
         "versionTag": "2026-1",
         "historyTimeToLive": 14,
     }
-    # The same files again: filtered as unchanged, nothing deployed.
+    # The same file again under the same deployment name: filtered as unchanged, nothing
+    # deployed, the deployment of that name the answer (Camunda compares by deployment name).
     again = served.rest.post(
         "/deployment/create",
-        data={"enable-duplicate-filtering": "true", "deploy-changed-only": "true"},
+        data={
+            "deployment-name": "decisions",
+            "enable-duplicate-filtering": "true",
+            "deploy-changed-only": "true",
+        },
         files=[("d", ("dish_first.dmn", (DMN / "dish_first.dmn").read_bytes()))],
     )
     assert again.status_code == 200, again.text

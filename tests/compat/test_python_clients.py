@@ -152,12 +152,21 @@ def test_pycamunda_deploys_starts_completes_and_correlates(
         deployment = create()
     [definition] = deployment.deployed_process_definitions.values()
     assert definition.key == "approval" and deployment.source == "pycamunda"
+    # The same file under the same deployment name and source: nothing new (Camunda compares
+    # files by name within deployments of one name and source).
     again = pycamunda.deployment.Create(
-        url, name="approvals", enable_duplicate_filtering=True, deploy_changed_only=True
+        url,
+        name="approvals",
+        source="pycamunda",
+        enable_duplicate_filtering=True,
+        deploy_changed_only=True,
     )
     again.auth = admin
-    again.add_resource(processes.approval().encode())
-    assert again().deployed_process_definitions is None
+    with bpmn.open("rb") as resource:
+        again.add_resource(resource)
+        unchanged = again()
+    assert unchanged.deployed_process_definitions is None
+    assert unchanged.id_ == deployment.id_
 
     listed = pycamunda.processdef.GetList(url, key="approval", latest_version=True)
     listed.auth = operator

@@ -13,6 +13,7 @@ from engine.api import Engine
 from engine.core import actors
 from engine.errors import BadRequest
 from engine.queries import definitions as definition_reads
+from engine.queries import grants as grant_reads
 from engine.queries import identity as identity_reads
 from engine.queries.camunda import external_tasks as external_task_reads
 from engine.queries.camunda import instances as instance_reads
@@ -55,6 +56,11 @@ def test_a_user_sees_their_tenants_rows_and_those_of_none(
         )
     assert identity_reads.tenant_ids_of(engine, "ann") == ["tenant-a", "tenant-b"]
     assert identity_reads.tenant_ids_of(engine, "bob") == []
+    # A request reads the same tenants with the grants, in one statement.
+    ann_access = grant_reads.access(engine, "ann")
+    assert ann_access.tenant_ids == {"tenant-a", "tenant-b"}
+    assert ann_access.grants.group_ids == {"clerks"}
+    assert grant_reads.access(engine, "bob").tenant_ids == frozenset()
 
     def seen(tenant_ids: frozenset[str] | None) -> tuple[list[str | None], ...]:
         actor = actors.Actor("someone", AuditChannel.API, tenant_ids=tenant_ids)
