@@ -28,7 +28,7 @@ from engine.commands.accounts import (
     SetPassword,
     SetRole,
 )
-from engine.errors import BadRequest
+from engine.errors import BadRequest, NotFound
 from engine.identity import accounts
 from engine.identity.accounts import Role, SessionRow
 from engine.queries import accounts as account_reads
@@ -150,12 +150,16 @@ async def add_own_token(request: Request) -> Response:
 
 
 async def list_own_tokens(request: Request) -> Response:
-    names = await call(account_reads.tokens_of, engine_of(request), _me(request))
+    """The caller's tokens; a caller who is no user (a group's token) has none."""
+    owner = principal_of(request).user_id
+    names = [] if owner is None else await call(account_reads.tokens_of, engine_of(request), owner)
     return reply(views.items([{"name": name} for name in names]))
 
 
 async def delete_own_token(request: Request) -> Response:
-    owner, name = _me(request), path_text(request, "name")
+    name, owner = path_text(request, "name"), principal_of(request).user_id
+    if owner is None:
+        raise NotFound(f"no token of the caller's own named '{name}'")
     await call(engine_of(request).run, RevokeOwnToken(name, owner))
     return Response(status_code=204)
 
