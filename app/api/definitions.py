@@ -21,7 +21,6 @@ from engine.commands.suspension import (
     SuspendDefinition,
     SuspensionResult,
 )
-from engine.identity.accounts import Role
 from engine.queries import definitions as definition_reads
 
 # `tenant_id`: the tenant whose definitions of the key are meant (a key deployed for several
@@ -139,7 +138,6 @@ _SUSPENSIONS = [
         path,
         handler,
         summary,
-        Role.ADMIN,
         body=SUSPENSION_BODY,
         replies=_SUSPENDED,
     )
@@ -172,7 +170,6 @@ operations = [
         "/definitions",
         list_definitions,
         "List process definitions, every version, ordered by key and version",
-        Role.VIEWER,
         query=(Param("key", STRING, "only this process key"),),
         replies={200: Reply("The definitions", ref("DefinitionList"))},
     ),
@@ -181,7 +178,6 @@ operations = [
         "/definitions/key/{key}",
         get_latest,
         "The latest version of a process",
-        Role.VIEWER,
         replies=_DEFINITION,
     ),
     Op(
@@ -189,7 +185,6 @@ operations = [
         "/definitions/key/{key}/start",
         start_latest,
         "Start an instance of the latest version of a process",
-        Role.OPERATOR,
         body=START_BODY,
         replies=_STARTED,
     ),
@@ -198,7 +193,6 @@ operations = [
         "/definitions/key/{key}/versions/{version:int}/start",
         start_version,
         "Start an instance of one version of a process",
-        Role.OPERATOR,
         body=START_BODY,
         replies=_STARTED,
     ),
@@ -207,7 +201,6 @@ operations = [
         "/definitions/{id}",
         get_definition,
         "One process definition",
-        Role.VIEWER,
         replies=_DEFINITION,
     ),
     Op(
@@ -215,7 +208,6 @@ operations = [
         "/definitions/{id}/xml",
         get_xml,
         "The BPMN XML of a definition as deployed",
-        Role.VIEWER,
         replies={200: Reply("BPMN 2.0 XML", STRING, "application/xml")},
     ),
     Op(
@@ -223,7 +215,6 @@ operations = [
         "/definitions/{id}/start",
         start_by_id,
         "Start an instance of exactly this definition",
-        Role.OPERATOR,
         body=START_BODY,
         replies=_STARTED,
     ),

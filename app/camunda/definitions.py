@@ -15,7 +15,6 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import dto_map, to_typed_map
 from engine.errors import BadRequest, InterlockError, NotFound
-from engine.identity.accounts import Role
 from engine.queries import definitions as definition_reads
 from engine.queries.camunda.common import like_matches
 from engine.queries.definitions import DefinitionRow
@@ -179,27 +178,20 @@ def start_by_id(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/process-definition", "GET", Role.VIEWER, list_definitions),
-    Endpoint("/process-definition/count", "GET", Role.VIEWER, count_definitions),
-    Endpoint("/process-definition/key/{key}", "GET", Role.VIEWER, definition_by_key),
-    Endpoint("/process-definition/key/{key}/xml", "GET", Role.VIEWER, xml_by_key),
-    Endpoint("/process-definition/{id}", "GET", Role.VIEWER, definition_by_id),
-    Endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER, xml_by_id),
-    Endpoint(
-        "/process-definition/key/{key}/start", "POST", Role.OPERATOR, start_by_key, body="json"
-    ),
-    Endpoint(
-        "/process-definition/key/{key}/tenant-id/{tenant_id}", "GET", Role.VIEWER, definition_by_key
-    ),
-    Endpoint(
-        "/process-definition/key/{key}/tenant-id/{tenant_id}/xml", "GET", Role.VIEWER, xml_by_key
-    ),
+    Endpoint("/process-definition", "GET", list_definitions),
+    Endpoint("/process-definition/count", "GET", count_definitions),
+    Endpoint("/process-definition/key/{key}", "GET", definition_by_key),
+    Endpoint("/process-definition/key/{key}/xml", "GET", xml_by_key),
+    Endpoint("/process-definition/{id}", "GET", definition_by_id),
+    Endpoint("/process-definition/{id}/xml", "GET", xml_by_id),
+    Endpoint("/process-definition/key/{key}/start", "POST", start_by_key, body="json"),
+    Endpoint("/process-definition/key/{key}/tenant-id/{tenant_id}", "GET", definition_by_key),
+    Endpoint("/process-definition/key/{key}/tenant-id/{tenant_id}/xml", "GET", xml_by_key),
     Endpoint(
         "/process-definition/key/{key}/tenant-id/{tenant_id}/start",
         "POST",
-        Role.OPERATOR,
         start_by_key,
         body="json",
     ),
-    Endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, start_by_id, body="json"),
+    Endpoint("/process-definition/{id}/start", "POST", start_by_id, body="json"),
 ]

@@ -27,7 +27,6 @@ from engine.commands.deployments import (
     Resource,
 )
 from engine.errors import BadRequest, Conflict, ModelError, NotFound
-from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda.common import CamundaPage
@@ -264,12 +263,12 @@ def _texts(call: Call, name: str) -> list[str]:
 
 
 endpoints = [
-    Endpoint("/deployment/create", "POST", Role.ADMIN, create_deployment, body="form"),
+    Endpoint("/deployment/create", "POST", create_deployment, body="form"),
     *listing("/deployment", _query, dto.deployment_of),
-    Endpoint("/deployment/{id}", "GET", Role.VIEWER, get_deployment),
-    Endpoint("/deployment/{id}", "DELETE", Role.ADMIN, delete_deployment),
-    Endpoint("/deployment/{id}/redeploy", "POST", Role.ADMIN, redeploy, body="json"),
-    Endpoint("/deployment/{id}/resources", "GET", Role.VIEWER, get_resources),
-    Endpoint("/deployment/{id}/resources/{rid}", "GET", Role.VIEWER, get_resource),
-    Endpoint("/deployment/{id}/resources/{rid}/data", "GET", Role.VIEWER, get_resource_data),
+    Endpoint("/deployment/{id}", "GET", get_deployment),
+    Endpoint("/deployment/{id}", "DELETE", delete_deployment),
+    Endpoint("/deployment/{id}/redeploy", "POST", redeploy, body="json"),
+    Endpoint("/deployment/{id}/resources", "GET", get_resources),
+    Endpoint("/deployment/{id}/resources/{rid}", "GET", get_resource),
+    Endpoint("/deployment/{id}/resources/{rid}/data", "GET", get_resource_data),
 ]

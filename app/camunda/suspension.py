@@ -31,7 +31,6 @@ from engine.commands.suspension import (
     SuspendDefinition,
 )
 from engine.errors import NotFound
-from engine.identity.accounts import Role
 from engine.states import BatchType
 
 _DEFINITION_FIELDS = "Either processDefinitionId or processDefinitionKey should be set to update "
@@ -209,27 +208,21 @@ def instances_async(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/process-definition/suspended", "PUT", Role.ADMIN, definitions_by_key, body="json"),
+    Endpoint("/process-definition/suspended", "PUT", definitions_by_key, body="json"),
     Endpoint(
         "/process-definition/key/{key}/suspended",
         "PUT",
-        Role.ADMIN,
         definition_by_key,
         body="json",
     ),
     Endpoint(
         "/process-definition/key/{key}/tenant-id/{tenant_id}/suspended",
         "PUT",
-        Role.ADMIN,
         definition_by_key,
         body="json",
     ),
-    Endpoint(
-        "/process-definition/{id}/suspended", "PUT", Role.ADMIN, definition_by_id, body="json"
-    ),
-    Endpoint("/process-instance/suspended", "PUT", Role.OPERATOR, instances, body="json"),
-    Endpoint(
-        "/process-instance/suspended-async", "POST", Role.OPERATOR, instances_async, body="json"
-    ),
-    Endpoint("/process-instance/{id}/suspended", "PUT", Role.OPERATOR, instance_by_id, body="json"),
+    Endpoint("/process-definition/{id}/suspended", "PUT", definition_by_id, body="json"),
+    Endpoint("/process-instance/suspended", "PUT", instances, body="json"),
+    Endpoint("/process-instance/suspended-async", "POST", instances_async, body="json"),
+    Endpoint("/process-instance/{id}/suspended", "PUT", instance_by_id, body="json"),
 ]

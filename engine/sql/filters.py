@@ -122,7 +122,8 @@ class Covers:
     such rows narrows by both at once (`Where.authorized`)."""
 
     covers: tuple[Cover, ...]
-    tenant: LiteralString
+    # None: rows that belong to no tenant (users, groups, tenants, authorizations).
+    tenant: LiteralString | None
 
 
 class Where:
@@ -236,7 +237,8 @@ class Where:
         engine/identity/grants.py) covers. Nothing is added for a request with no principal
         (the engine's own work, the command line); no grant condition when a cover reaches
         every row, no tenant condition when the principal sees every tenant."""
-        self.tenants(readable.tenant)
+        if readable.tenant is not None:
+            self.tenants(readable.tenant)
         parts: list[sql.Composable] = []
         for cover in readable.covers:
             scope = actors.scope(cover.permission, cover.resource)
