@@ -19,10 +19,11 @@ from app.auth import ANONYMOUS_ADMIN
 from engine.core import audit
 from engine.identity.accounts import Principal
 from engine.identity.grants import Grants
+from engine.identity.permissions import ADMIN_GROUPS
 from engine.observe import logs
 from engine.queries import grants as grant_reads
 from engine.queries import identity as identity_reads
-from engine.states import AuditChannel, Role
+from engine.states import AuditChannel
 
 log = logging.getLogger("interlock.access")
 
@@ -107,10 +108,13 @@ async def _grants(scope: Scope, principal: Principal) -> Grants | None:
     )
 
 
-async def _tenants(scope: Scope, principal: Principal) -> frozenset[str] | None:
+async def _tenants(
+    scope: Scope, principal: Principal, grants: Grants | None
+) -> frozenset[str] | None:
     """The tenants whose rows the principal sees besides those of no tenant: their own and their
-    groups'; None (every tenant) for admins and the anonymous admin."""
-    if principal is ANONYMOUS_ADMIN or principal.role is Role.ADMIN or principal.user_id is None:
+    groups'; None (every tenant) for members of the administrators' groups (as Camunda skips its
+    tenant checks for `camunda-admin`) and the anonymous admin."""
+    if grants is None or grants.group_ids & set(ADMIN_GROUPS) or principal.user_id is None:
         return None
     engine = scope["app"].state.engine
     found = await run_in_threadpool(identity_reads.tenant_ids_of, engine, principal.user_id)
@@ -132,7 +136,7 @@ class BindUser:
             return
         logs.bind(user=principal.name)
         grants = await _grants(scope, principal)
-        tenants = await _tenants(scope, principal)
+        tenants = await _tenants(scope, principal, grants)
         actor = audit.Actor(principal.name, _channel(scope), grants=grants, tenant_ids=tenants)
         with audit.acting(actor):
             await self.app(scope, receive, send)

@@ -47,13 +47,15 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from app import gates
 from app.errors import Forbidden, Unauthorized, error_response
+from app.gates import Gate
 from app.guard import SAFE_METHODS
 from app.oidc import Identity, OidcClient, SignInRefused, looks_like_jwt
 from app.settings import Settings
 from engine.api import Engine
 from engine.commands.accounts import EndSessions, SignInExternal, StartSession, TouchSession
-from engine.core import audit
+from engine.core import actors, audit
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound
 from engine.identity import accounts
 from engine.identity.accounts import LiveSession, NewSession, PasswordRecord, Principal, Role
@@ -634,15 +636,11 @@ def session_of(request: Request) -> LiveSession | None:
     return session if isinstance(session, LiveSession) else None
 
 
-def require(request: Request, role: Role) -> Principal:
-    """The caller, if their role allows `role`'s actions; else Forbidden."""
+def require(request: Request, gate: Gate = Gate.SIGNED_IN) -> Principal:
+    """The caller, if authenticated and passing `gate` (app/gates.py) by their authorizations;
+    else Unauthorized or AuthorizationDenied naming what is missing."""
     principal = principal_of(request)
-    if not principal.role.allows(role):
-        raise Forbidden(
-            f"'{principal.name}' is {principal.role.value}; this needs {role.value}",
-            role=principal.role.value,
-            needed=role.value,
-        )
+    gates.demand(actors.current(), gate)
     return principal
 
 

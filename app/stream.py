@@ -51,7 +51,6 @@ from engine.core import actors
 from engine.db.outage import UNAVAILABLE_MESSAGE
 from engine.db.outbox import OutboxRow
 from engine.errors import BadRequest, DatabaseUnavailable
-from engine.identity.accounts import Role
 from engine.identity.permissions import ResourceType, permission_bits
 from engine.language.json_input import INT64_MAX
 from engine.loops.outbox_hub import Event, Filter, OutboxHub, Readable
@@ -230,7 +229,7 @@ def _after(request: Request, query: Query) -> int | None:
 
 
 async def stream(request: Request) -> Response:
-    require(request, Role.VIEWER)
+    require(request)
     hub: Hub | None = getattr(request.app.state, "stream_hub", None)
     if hub is None:
         return JSONResponse(

@@ -15,12 +15,16 @@ from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Reply, call, engine_of, path_id, path_text, reply
 from app.api.schemas import STRING, ref, request
+from app.auth import principal_of, user_id_of
+from app.gates import Gate
 from engine.api import Engine
 from engine.commands.accounts import (
+    CreateOwnToken,
     CreateToken,
     CreateUser,
     DeleteCredential,
     EndSessions,
+    RevokeOwnToken,
     SetPassword,
     SetRole,
 )
@@ -32,6 +36,7 @@ from engine.queries import accounts as account_reads
 ROLE = {**STRING, "enum": [r.value for r in Role]}
 USER_BODY = request({"name": STRING, "role": ROLE, "password": STRING}, required=("name", "role"))
 TOKEN_BODY = request({"name": STRING, "role": ROLE}, required=("name", "role"))
+OWN_TOKEN_BODY = request({"name": STRING}, required=("name",))
 PASSWORD_BODY = request({"password": STRING}, required=("password",))
 ROLE_BODY = request({"role": ROLE}, required=("role",))
 
@@ -121,6 +126,40 @@ async def add_token(request: Request) -> Response:
     return reply({"name": name, "role": role.value, "token": token}, 201)
 
 
+def _me(request: Request) -> str:
+    """The signed-in user a token of their own belongs to; a token of a group, or nobody
+    (authentication switched off), has none."""
+    user = user_id_of(request)
+    principal = principal_of(request)
+    if user is None or principal.user_id is None:
+        raise BadRequest("only a user has tokens of their own; this caller is none")
+    return principal.user_id
+
+
+def _create_own_token(engine: Engine, name: str, owner: str) -> str:
+    token = accounts.new_token()
+    engine.run(CreateOwnToken(name, owner, token))
+    return token
+
+
+async def add_own_token(request: Request) -> Response:
+    body = await Body.read(request, OWN_TOKEN_BODY)
+    name, owner = body.required_text("name"), _me(request)
+    token = await call(_create_own_token, engine_of(request), name, owner)
+    return reply({"name": name, "owner": owner, "token": token}, 201)
+
+
+async def list_own_tokens(request: Request) -> Response:
+    names = await call(account_reads.tokens_of, engine_of(request), _me(request))
+    return reply(views.items([{"name": name} for name in names]))
+
+
+async def delete_own_token(request: Request) -> Response:
+    owner, name = _me(request), path_text(request, "name")
+    await call(engine_of(request).run, RevokeOwnToken(name, owner))
+    return Response(status_code=204)
+
+
 async def list_users(request: Request) -> Response:
     return reply(views.items(await call(_listed, engine_of(request), "password")))
 
@@ -180,29 +219,51 @@ _DELETED = {204: Reply("Deleted", None)}
 operations = [
     Op(
         "GET",
+        "/account/tokens",
+        list_own_tokens,
+        "List the caller's own API tokens (never the tokens themselves)",
+        replies={200: Reply("Tokens", ref("OwnTokenList"))},
+    ),
+    Op(
+        "POST",
+        "/account/tokens",
+        add_own_token,
+        "Create an API token of the caller's own: it acts as them, with their grants and no more;"
+        " the response is the only time it is shown",
+        body=OWN_TOKEN_BODY,
+        body_required=True,
+        replies={201: Reply("Created", ref("NewOwnToken"))},
+    ),
+    Op(
+        "DELETE",
+        "/account/tokens/{name}",
+        delete_own_token,
+        "Revoke an API token of the caller's own",
+        replies={204: Reply("Revoked", None)},
+    ),
+    Op(
+        "GET",
         "/users",
         list_users,
         "List users (never their passwords)",
-        Role.ADMIN,
         replies={200: Reply("Users", ref("CredentialList"))},
+        gate=Gate.ADMINISTER,
     ),
     Op(
         "POST",
         "/users",
         add_user,
         "Create a user; without `password` one is generated and returned once",
-        Role.ADMIN,
         body=USER_BODY,
         body_required=True,
         replies={201: Reply("Created", ref("NewUser"))},
     ),
-    Op("DELETE", "/users/{name}", delete_user, "Delete a user", Role.ADMIN, replies=_DELETED),
+    Op("DELETE", "/users/{name}", delete_user, "Delete a user", replies=_DELETED),
     Op(
         "POST",
         "/users/{name}/password",
         change_password,
         "Set a user's password; every session of theirs ends",
-        Role.ADMIN,
         body=PASSWORD_BODY,
         body_required=True,
         replies={204: Reply("Changed", None)},
@@ -212,7 +273,6 @@ operations = [
         "/users/{name}/role",
         change_user_role,
         "Change a user's role; their sessions act with it from their next request",
-        Role.ADMIN,
         body=ROLE_BODY,
         body_required=True,
         replies={204: Reply("Changed", None)},
@@ -222,7 +282,6 @@ operations = [
         "/tokens/{name}/role",
         change_token_role,
         "Change an API token's role",
-        Role.ADMIN,
         body=ROLE_BODY,
         body_required=True,
         replies={204: Reply("Changed", None)},
@@ -232,15 +291,14 @@ operations = [
         "/tokens",
         list_tokens,
         "List API tokens (never the tokens themselves)",
-        Role.ADMIN,
         replies={200: Reply("Tokens", ref("CredentialList"))},
+        gate=Gate.ADMINISTER,
     ),
     Op(
         "POST",
         "/tokens",
         add_token,
         "Create an API token; the response is the only time it is shown",
-        Role.ADMIN,
         body=TOKEN_BODY,
         body_required=True,
         replies={201: Reply("Created", ref("NewToken"))},
@@ -250,7 +308,6 @@ operations = [
         "/tokens/{name}",
         delete_token,
         "Delete an API token",
-        Role.ADMIN,
         replies=_DELETED,
     ),
     Op(
@@ -258,7 +315,6 @@ operations = [
         "/users/{name}/sessions",
         delete_user_sessions,
         "End every console session of a user",
-        Role.ADMIN,
         replies={200: Reply("Ended", ref("EndedSessions"))},
     ),
     Op(
@@ -266,15 +322,14 @@ operations = [
         "/sessions",
         get_sessions,
         "List live console sessions (never their cookies)",
-        Role.ADMIN,
         replies={200: Reply("Sessions", ref("SessionList"))},
+        gate=Gate.ADMINISTER,
     ),
     Op(
         "DELETE",
         "/sessions/{id}",
         delete_session,
         "End a console session: its cookie stops working at once",
-        Role.ADMIN,
         replies=_DELETED,
     ),
 ]

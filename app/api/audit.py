@@ -12,9 +12,9 @@ from app.api import views
 from app.api.http import Op, Param, Reply, call, engine_of, reply
 from app.api.paging import PAGE_PARAMS
 from app.api.schemas import STRING, TIME, ref
+from app.gates import Gate
 from app.params import Query
 from engine.db.paging import DEFAULT_LIMIT, MAX_LIMIT
-from engine.identity.accounts import Role
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter, AuditRow
 from engine.states import AuditEntity, AuditOperation
@@ -67,7 +67,6 @@ operations = [
         "/audit",
         list_entries,
         "The audit log: operator mutations, newest first, with keyset pagination",
-        Role.OPERATOR,
         query=(
             Param("user", STRING, "who acted: a user's or an API token's name"),
             Param("operation", STRING, "operations, comma-separated (Retry, Delete, ...)"),
@@ -79,5 +78,6 @@ operations = [
             *PAGE_PARAMS,
         ),
         replies={200: Reply("A page of entries, newest first", ref("AuditEntryPage"))},
+        gate=Gate.AUDIT,
     ),
 ]

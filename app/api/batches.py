@@ -2,9 +2,10 @@
 engine/commands/batches.py); create one over a list of ids, follow it, suspend, resume, cancel it
 or retry its failed items.
 
-Creating a batch and acting on one need the role of its type (engine/batch's `role_of`): an
-operator's for most, an administrator's for history deletion and migration. `require_batch_role`
-is that check for an existing batch, on this surface, /engine-rest's and the console's."""
+Creating a batch and acting on one need the batch permits its commands declare, and for history
+deletion and migration what their items need on every definition (app/gates.py's
+`BATCH_TYPE_GATES`). `require_batch_type` is that check for an existing batch, on this surface,
+/engine-rest's and the console's."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import gates
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run
 from app.api.paging import PAGE_PARAMS, created, listed
@@ -32,8 +34,7 @@ from app.api.schemas import (
     ref,
     request,
 )
-from app.auth import principal_of, require
-from app.errors import Forbidden
+from app.auth import principal_of
 from app.params import Query
 from engine import batch as registry
 from engine.commands.batches import (
@@ -43,9 +44,10 @@ from engine.commands.batches import (
     RetryBatchItems,
     SuspendBatch,
 )
+from engine.core import actors
 from engine.core.executor import Command
 from engine.errors import NotFound
-from engine.identity.accounts import Principal, Role
+from engine.identity.accounts import Principal
 from engine.queries import batches as bq
 from engine.states import BatchState, BatchType
 
@@ -127,20 +129,11 @@ async def get_batch(request: Request) -> Response:
     return reply(await call(_found, request))
 
 
-def require_batch_role(request: Request, row: bq.BatchRow) -> Principal:
-    """The caller, if their role is the one the batch's type needs (as creating such a batch
-    does); else Forbidden naming the batch, its type and the role it needs."""
+def require_batch_type(request: Request, row: bq.BatchRow) -> Principal:
+    """The caller, if they hold what acting on a batch of its type needs besides the batch
+    commands' own permits (app/gates.py's `BATCH_TYPE_GATES`); else AuthorizationDenied."""
     principal = principal_of(request)
-    needed = registry.role_of(row.type)
-    if not principal.role.allows(needed):
-        raise Forbidden(
-            f"batch {row.id} is a {row.type} batch: acting on it needs the {needed.value} role, "
-            f"and '{principal.name}' is {principal.role.value}",
-            batch_id=str(row.id),
-            batch_type=row.type,
-            role=principal.role.value,
-            needed=needed.value,
-        )
+    gates.demand_batch_type(actors.current(), row.type)
     return principal
 
 
@@ -149,7 +142,8 @@ async def create_batch(request: Request) -> Response:
     others."""
     body = await Body.read(request, CREATE_BODY)
     kind = body.required_text("type")
-    require(request, registry.operation(kind).role)
+    registry.operation(kind)  # an unknown type is a 400 naming the known ones
+    gates.demand_batch_type(actors.current(), kind)
     items = body.strings("items") or ()
     payload = body.mapping("payload")
     result = await run(request, CreateBatch(kind, items, payload))
@@ -173,7 +167,7 @@ def _on_batch(name: str, command: BatchCommand) -> Callable[[Request], Any]:
         row = await call(bq.batch, engine_of(request), batch_id)
         if row is None:
             raise NotFound(f"batch {batch_id} does not exist", batch_id=str(batch_id))
-        require_batch_role(request, row)
+        require_batch_type(request, row)
         return await _answer(request, await run(request, command(batch_id)))
 
     handler.__name__ = handler.__qualname__ = name
@@ -184,13 +178,12 @@ _BATCH_REPLY = {200: Reply("The batch", ref("Batch"))}
 
 
 def _mutation(path: str, summary: str, command: BatchCommand) -> Op:
-    """Operators, and administrators for a batch whose type needs them (`require_batch_role`)."""
+    """A batch command on the batch the path names (`require_batch_type` first)."""
     return Op(
         "POST",
         path,
         _on_batch(f"{path.rsplit('/', 1)[1]}_batch", command),
         summary + " (the role the batch's type needs: administrators for delete-history, migrate)",
-        Role.OPERATOR,
         body=NO_BODY,
         replies=_BATCH_REPLY,
     )
@@ -202,7 +195,6 @@ operations = [
         "/batches",
         list_batches,
         "Query batches, newest first, with keyset pagination",
-        Role.VIEWER,
         query=(
             Param("state", STRING, "Running, Suspended, Completed or Cancelled"),
             Param("type", STRING, "retry-incidents, set-job-retries, cancel-instances..."),
@@ -215,7 +207,6 @@ operations = [
         "/batches/{id}",
         get_batch,
         "One batch, with its failed items and their errors",
-        Role.VIEWER,
         replies=_BATCH_REPLY,
     ),
     Op(
@@ -224,7 +215,6 @@ operations = [
         create_batch,
         "Create a batch of `type` over `items` (ids), with the type's `payload` (`retries`; "
         "`variables`); the job executors run it",
-        Role.OPERATOR,
         body=CREATE_BODY,
         body_required=True,
         replies={201: Reply("The batch, running", ref("Batch"))},

@@ -21,7 +21,6 @@ from app.api.schemas import INTEGER, STRING, VARIABLES_IN, ref, request
 from app.params import Query
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
 from engine.errors import NotFound
-from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
 
@@ -96,7 +95,6 @@ operations = [
         "/decisions",
         list_decisions,
         "List decision definitions, every version, ordered by key and version",
-        Role.VIEWER,
         query=(Param("key", STRING, "only this decision key"),),
         replies={200: Reply("The decision definitions", ref("DecisionList"))},
     ),
@@ -105,7 +103,6 @@ operations = [
         "/decisions/{id}",
         get_decision,
         "One decision definition",
-        Role.VIEWER,
         replies={200: Reply("The decision definition", ref("Decision"))},
     ),
     Op(
@@ -114,7 +111,6 @@ operations = [
         evaluate,
         "Evaluate the latest version of a decision (or `version`, or the latest with "
         "`version_tag`) over the variables; the evaluation is kept in the history",
-        Role.OPERATOR,
         body=EVALUATE_BODY,
         replies={200: Reply("The evaluation and its result", ref("DecisionEvaluation"))},
     ),
@@ -123,7 +119,6 @@ operations = [
         "/decision-evaluations",
         list_evaluations,
         "Page through decision evaluations, newest first",
-        Role.VIEWER,
         query=(
             Param("key", STRING, "only evaluations of this decision key"),
             Param("definition_id", STRING, "only evaluations of this decision definition"),

@@ -11,7 +11,6 @@ from app.api.http import Op, Reply, engine_of, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, ref
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import BadRequest, ModelError
-from engine.identity.accounts import Role
 
 MAX_FILES = 50
 UPLOAD = {
@@ -83,7 +82,6 @@ operations = [
         deploy,
         "Deploy BPMN and DMN files (`.bpmn`, `.dmn`); a file that does not parse or validate is "
         "a 400 naming file, line and element",
-        Role.ADMIN,
         body=UPLOAD,
         body_media_type="multipart/form-data",
         body_required=True,

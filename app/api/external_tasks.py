@@ -35,6 +35,7 @@ from app.api.schemas import (
     ref,
     request,
 )
+from app.gates import Gate
 from app.params import Query
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -49,7 +50,6 @@ from engine.commands.external_tasks import (
 )
 from engine.core.settings import EngineSettings
 from engine.errors import BadRequest
-from engine.identity.accounts import Role
 from engine.loops import fetching
 from engine.queries import work
 
@@ -197,7 +197,6 @@ operations = [
         "/external-tasks",
         list_tasks,
         "Query open external tasks, oldest first, with keyset pagination",
-        Role.VIEWER,
         query=(
             Param("topic", STRING),
             Param("instance_id", STRING),
@@ -213,10 +212,10 @@ operations = [
         fetch_and_lock,
         "Lock up to `max_tasks` tasks of the topics for the worker, waiting up to `timeout_ms` "
         "for work to appear",
-        Role.OPERATOR,
         body=FETCH_BODY,
         body_required=True,
         replies={200: Reply("The locked tasks (maybe none)", ref("LockedExternalTaskList"))},
+        gate=Gate.OPERATE,
     ),
     get_one(
         __name__,

@@ -1,7 +1,10 @@
-"""What every API module shares: an operation is declared once (path, method, role, parameters,
-body and response schemas) and becomes both a route and its entry in the OpenAPI document.
+"""What every API module shares: an operation is declared once (path, method, parameters, body
+and response schemas, and the gate it needs besides an authenticated caller, app/gates.py) and
+becomes both a route and its entry in the OpenAPI document.
 
-The route checks the caller's role and rejects unknown query parameters before the handler runs;
+The route checks the caller passes its gate and rejects unknown query parameters before the
+handler runs; what a caller may change or read is decided by authorizations, in the command or
+the read;
 handlers run engine calls off the event loop and answer JSON.
 """
 
@@ -21,10 +24,10 @@ from starlette.routing import Route
 from app.api.body import Body
 from app.api.schemas import Schema, ref
 from app.auth import principal_of, require
+from app.gates import Gate
 from engine.api import Engine
 from engine.core.executor import MAX_IDEMPOTENCY_KEY, Command, Idempotency, Result, fingerprint
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.identity.accounts import Role
 from engine.language.json_input import text_problem
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -60,12 +63,12 @@ class Op:
     path: str
     handler: Handler
     summary: str
-    role: Role
     query: tuple[Param, ...] = ()
     body: Schema | None = None
     body_media_type: str = "application/json"
     body_required: bool = False
     replies: Mapping[int, Reply] = field(default_factory=dict)
+    gate: Gate = Gate.SIGNED_IN
 
     @property
     def openapi_path(self) -> str:
@@ -85,7 +88,7 @@ class Op:
         op = self
 
         async def endpoint(request: Request) -> Response:
-            require(request, op.role)
+            require(request, op.gate)
             unknown = sorted(set(request.query_params) - allowed)
             if unknown:
                 raise BadRequest(
@@ -197,14 +200,14 @@ def get_one(
     reply_schema: str,
     description: str,
 ) -> Op:
-    """GET `path` for viewers, the handler `name` of `module`: the row `read(engine, id)` finds
+    """GET `path`, the handler `name` of `module`: the row `read(engine, id)` finds
     for the path's id (it raises NotFound when there is none), as `view` shapes it."""
 
     async def handler(request: Request) -> Response:
         return reply(view(await call(read, engine_of(request), path_id(request))))
 
     replies = {200: Reply(description, ref(reply_schema))}
-    return Op("GET", path, _named(handler, module, name), summary, Role.VIEWER, replies=replies)
+    return Op("GET", path, _named(handler, module, name), summary, replies=replies)
 
 
 @dataclass(frozen=True)
@@ -239,7 +242,7 @@ def on_one(
     *,
     body_required: bool = False,
 ) -> Op:
-    """POST `path` for operators, the handler `name` of `module`: the body read against `body`,
+    """POST `path`, the handler `name` of `module`: the body read against `body`,
     then `command(request, body)` run with the request's idempotency key, answered as `answer`
     says."""
 
@@ -252,7 +255,6 @@ def on_one(
         path,
         _named(handler, module, name),
         summary,
-        Role.OPERATOR,
         body=body,
         body_required=body_required,
         replies=answer.replies,

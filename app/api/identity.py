@@ -15,8 +15,8 @@ from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, path_text, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, nullable, record, ref, request
 from app.api.schemas import UUID as UUID_SCHEMA
-from app.auth import principal_of, user_id_of
-from app.errors import Forbidden
+from app.auth import require, user_id_of
+from app.gates import Gate
 from app.params import Query
 from engine.commands.identity import (
     AddGroupMember,
@@ -34,9 +34,10 @@ from engine.commands.identity_tenants import (
     RemoveTenantMember,
     UpdateTenant,
 )
+from engine.core import actors, permits
+from engine.core.permits import READ_OWN_USER
 from engine.db.ids import new_id
 from engine.errors import BadRequest, NotFound
-from engine.identity.accounts import Role
 from engine.identity.permissions import (
     RESOURCE_NAMES,
     AuthorizationType,
@@ -105,15 +106,9 @@ AUTHORIZATION_BODY = request(
 )
 
 
-def _require_admin_unless(request: Request, user: str) -> None:
-    principal = principal_of(request)
-    if principal.role.allows(Role.ADMIN) or user_id_of(request) == user:
-        return
-    raise Forbidden(
-        f"'{principal.name}' is {principal.role.value}; another user's profile needs admin",
-        role=principal.role.value,
-        needed=Role.ADMIN.value,
-    )
+def _require_readable(user: str) -> None:
+    """Anybody may read themselves; another user needs READ on them."""
+    permits.demand(actors.current(), READ_OWN_USER, permits.facts_of(user=user))
 
 
 def _items(values: list[dict[str, Any]]) -> dict[str, Any]:
@@ -142,7 +137,7 @@ def _user(engine: Any, user: str) -> UserRow:
 
 async def get_profile(request: Request) -> Response:
     user = path_text(request, "name")
-    _require_admin_unless(request, user)
+    _require_readable(user)
     return reply(_profile(await call(_user, engine_of(request), user)))
 
 
@@ -418,12 +413,8 @@ async def check_authorization(request: Request) -> Response:
     resource = _resource(query.text("resource_type"), "resource_type")
     bits = _bits(resource, (name,), "permission")
     user = query.text("user") or user_id_of(request)
-    if user != user_id_of(request) and not principal_of(request).role.allows(Role.ADMIN):
-        raise Forbidden(
-            "checking another user's permissions needs admin",
-            role=principal_of(request).role.value,
-            needed=Role.ADMIN.value,
-        )
+    if user != user_id_of(request):
+        require(request, Gate.READ_AUTHORIZATIONS)
     resource_id = query.text("resource_id")
     allowed = await call(_check, engine_of(request), user, bits, int(resource), resource_id)
     return reply(
@@ -447,7 +438,6 @@ operations = [
         "/users/{name}/profile",
         get_profile,
         "A user's profile (anyone: their own)",
-        Role.VIEWER,
         replies={200: Reply("Profile", PROFILE), 403: _OTHERS},
     ),
     Op(
@@ -455,7 +445,6 @@ operations = [
         "/users/{name}/profile",
         set_profile,
         "Change a user's profile",
-        Role.ADMIN,
         body=PROFILE_BODY,
         body_required=True,
         replies={200: Reply("Profile", PROFILE)},
@@ -465,44 +454,41 @@ operations = [
         "/groups",
         list_groups,
         "List groups",
-        Role.ADMIN,
         query=(
             Param("member", STRING, "the groups of this user"),
             Param("type", STRING),
             Param("name_like", STRING, "a LIKE pattern"),
         ),
         replies={200: Reply("Groups", _list(GROUP))},
+        gate=Gate.READ_GROUPS,
     ),
     Op(
         "POST",
         "/groups",
         add_group,
         "Create a group",
-        Role.ADMIN,
         body=GROUP_BODY,
         body_required=True,
         replies={201: Reply("Created", GROUP)},
     ),
-    Op("GET", _G, get_group, "A group", Role.ADMIN, replies={200: Reply("Group", GROUP)}),
+    Op(
+        "GET", _G, get_group, "A group", replies={200: Reply("Group", GROUP)}, gate=Gate.READ_GROUPS
+    ),
     Op(
         "POST",
         _G,
         change_group,
         "Change a group's name and type (not a built-in group's)",
-        Role.ADMIN,
         body=GROUP_CHANGE,
         body_required=True,
         replies={200: Reply("Group", GROUP)},
     ),
-    Op(
-        "DELETE", _G, delete_group, "Delete a group (not a built-in one)", Role.ADMIN, replies=_NONE
-    ),
+    Op("DELETE", _G, delete_group, "Delete a group (not a built-in one)", replies=_NONE),
     Op(
         "POST",
         _G + "/members/{name}",
         add_member,
         "Add a user to a group",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -510,7 +496,6 @@ operations = [
         _G + "/members/{name}",
         remove_member,
         "Take a user out of a group (never the last admin)",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -518,41 +503,45 @@ operations = [
         "/tenants",
         list_tenants,
         "List tenants",
-        Role.ADMIN,
         query=(
             Param("user", STRING, "the tenants of this user, also through their groups"),
             Param("group", STRING, "the tenants of this group"),
         ),
         replies={200: Reply("Tenants", _list(TENANT))},
+        gate=Gate.READ_TENANTS,
     ),
     Op(
         "POST",
         "/tenants",
         add_tenant,
         "Create a tenant",
-        Role.ADMIN,
         body=TENANT_BODY,
         body_required=True,
         replies={201: Reply("Created", TENANT)},
     ),
-    Op("GET", _T, get_tenant, "A tenant", Role.ADMIN, replies={200: Reply("Tenant", TENANT)}),
+    Op(
+        "GET",
+        _T,
+        get_tenant,
+        "A tenant",
+        replies={200: Reply("Tenant", TENANT)},
+        gate=Gate.READ_TENANTS,
+    ),
     Op(
         "POST",
         _T,
         change_tenant,
         "Rename a tenant",
-        Role.ADMIN,
         body=TENANT_CHANGE,
         body_required=True,
         replies={200: Reply("Tenant", TENANT)},
     ),
-    Op("DELETE", _T, delete_tenant, "Delete a tenant", Role.ADMIN, replies=_NONE),
+    Op("DELETE", _T, delete_tenant, "Delete a tenant", replies=_NONE),
     Op(
         "POST",
         _T + "/users/{name}",
         add_tenant_user,
         "Add a user to a tenant",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -560,7 +549,6 @@ operations = [
         _T + "/users/{name}",
         remove_tenant_user,
         "Take a user out of a tenant",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -568,7 +556,6 @@ operations = [
         _T + "/groups/{name}",
         add_tenant_group,
         "Add a group to a tenant",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -576,7 +563,6 @@ operations = [
         _T + "/groups/{name}",
         remove_tenant_group,
         "Take a group out of a tenant",
-        Role.ADMIN,
         replies=_NONE,
     ),
     Op(
@@ -584,7 +570,6 @@ operations = [
         "/authorizations",
         list_authorizations,
         "List authorizations",
-        Role.ADMIN,
         query=(
             Param("type", STRING, "global, grant or revoke"),
             Param("user", STRING),
@@ -599,7 +584,6 @@ operations = [
         "/authorizations/check",
         check_authorization,
         "Whether a user (anyone: themselves) holds a permission, by Camunda's precedence",
-        Role.VIEWER,
         query=(
             Param("permission", STRING, required=True),
             Param("resource_type", STRING, required=True),
@@ -613,7 +597,6 @@ operations = [
         "/authorizations",
         add_authorization,
         "Create an authorization",
-        Role.ADMIN,
         body=AUTHORIZATION_BODY,
         body_required=True,
         replies={201: Reply("Created", AUTHORIZATION)},
@@ -623,18 +606,17 @@ operations = [
         _A,
         get_authorization,
         "An authorization",
-        Role.ADMIN,
         replies={200: Reply("Authorization", AUTHORIZATION)},
+        gate=Gate.READ_AUTHORIZATIONS,
     ),
     Op(
         "POST",
         _A,
         change_authorization,
         "Change an authorization",
-        Role.ADMIN,
         body=AUTHORIZATION_BODY,
         body_required=True,
         replies={200: Reply("Authorization", AUTHORIZATION)},
     ),
-    Op("DELETE", _A, delete_authorization, "Delete an authorization", Role.ADMIN, replies=_NONE),
+    Op("DELETE", _A, delete_authorization, "Delete an authorization", replies=_NONE),
 ]

@@ -31,7 +31,6 @@ from engine.commands.external_tasks import SetExternalTaskRetries
 from engine.commands.incidents import IncidentResult, ResolveIncident, RetryIncident
 from engine.commands.job_retries import SetJobRetries
 from engine.errors import Conflict
-from engine.identity.accounts import Role
 from engine.queries import work
 
 RETRIES_SET = record(
@@ -101,7 +100,6 @@ operations = [
         "/incidents",
         list_incidents,
         "Query incidents (open ones unless `state` says otherwise), with keyset pagination",
-        Role.VIEWER,
         query=(
             Param("instance_id", STRING),
             Param("definition_key", STRING),
@@ -146,7 +144,6 @@ operations = [
         "/incidents/{id}/retries",
         set_retries,
         "Set the retries of the incident's job or external task",
-        Role.OPERATOR,
         body=RETRIES_BODY,
         body_required=True,
         replies={200: Reply("Retries set", RETRIES_SET)},

@@ -46,7 +46,6 @@ from engine.commands.instances import (
 )
 from engine.core.executor import Command
 from engine.errors import BadRequest
-from engine.identity.accounts import Role
 from engine.language.json_input import JsonSyntaxError, loads
 from engine.language.variables import TypedValue
 from engine.queries import instances as instance_reads
@@ -173,7 +172,6 @@ operations = [
         "/instances",
         list_instances,
         "List instances, newest first, with filters and keyset pagination",
-        Role.VIEWER,
         query=LIST_PARAMS,
         replies={200: Reply("A page of instances", ref("InstancePage"))},
     ),

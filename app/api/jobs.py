@@ -28,7 +28,6 @@ from app.params import Query
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.jobs import ExecuteJob
 from engine.errors import Conflict, NotFound
-from engine.identity.accounts import Role
 from engine.queries import work
 from engine.states import JobOutcome
 
@@ -73,7 +72,6 @@ operations = [
         "/jobs",
         list_jobs,
         "Query jobs, earliest due first, with keyset pagination",
-        Role.VIEWER,
         query=(
             Param("instance_id", STRING),
             Param("with_retries_left", BOOLEAN, "false: the jobs that stopped with an incident"),
@@ -87,7 +85,6 @@ operations = [
         "/jobs/{id}/execute",
         execute,
         "Execute the job now; `outcome` is executed or failed (its retries count down)",
-        Role.OPERATOR,
         body=NO_BODY,
         replies=RESULT.replies,
     ),

@@ -11,7 +11,7 @@ from starlette.responses import Response
 
 from app.api.http import IDEMPOTENCY_HEADER, Op, Reply, reply
 from app.api.schemas import COMPONENTS, INTEGER, STRING, ref
-from engine.identity.accounts import Role
+from app.gates import Gate
 
 VERSION = "1"
 _ERRORS = {
@@ -103,7 +103,7 @@ def _operation(op: Op) -> dict[str, Any]:
         errors.append(400)  # a POST may also carry a malformed Idempotency-Key
     if op.body is not None:
         errors.append(413)
-    if op.role is not Role.VIEWER:
+    if op.is_mutation or op.gate is not Gate.SIGNED_IN:
         errors.append(403)
     if op.path_params or op.openapi_path in _NOT_FOUND_WITHOUT_PATH_PARAMETERS:
         errors.append(404)
@@ -115,7 +115,7 @@ def _operation(op: Op) -> dict[str, Any]:
         "operationId": f"{module}_{op.handler.__name__}",
         "summary": op.summary,
         "tags": [module],
-        "x-required-role": op.role.value,
+        "x-required-gate": op.gate.value,
         "parameters": _parameters(op),
         "responses": responses,
     }
@@ -167,6 +167,5 @@ def spec_operation(operations: list[Op]) -> Op:
         "/openapi.json",
         openapi,
         "This OpenAPI document",
-        Role.VIEWER,
         replies={200: Reply("OpenAPI 3.1", {"type": "object"})},
     )

@@ -322,6 +322,11 @@ COMPONENTS: dict[str, Schema] = {
     "NewToken": record(
         {"name": STRING, "role": STRING, "token": STRING}, "`token` is shown this once only."
     ),
+    "OwnToken": record({"name": STRING}),
+    "NewOwnToken": record(
+        {"name": STRING, "owner": STRING, "token": STRING},
+        "A token of the caller's own, acting as them; `token` is shown this once only.",
+    ),
     "Session": record(
         {
             "id": UUID,
@@ -349,6 +354,7 @@ _LISTED = (
     "Incident",
     "Job",
     "Credential",
+    "OwnToken",
     "Session",
 )
 for _name in _LISTED:

@@ -12,12 +12,13 @@ from uuid import UUID
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import gates
 from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run, same_target
 from app.api.schemas import BOOLEAN, INTEGER, STRING, TIME, Schema, array, nullable, record, request
 from app.api.schemas import UUID as UUID_SCHEMA
-from app.auth import principal_of
+from app.gates import Gate
 from app.params import Query
 from engine.commands.webhooks import (
     CreateSubscription,
@@ -25,7 +26,7 @@ from engine.commands.webhooks import (
     ReplayDeadLetters,
     UpdateSubscription,
 )
-from engine.identity.accounts import Role
+from engine.core import actors
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
 from engine.webhooks.urls import masked
@@ -150,8 +151,8 @@ def _all(engine: Any, whole_url: bool) -> list[dict[str, Any]]:
 
 
 def _whole_url(request: Request) -> bool:
-    """Whether the caller may see URLs whole: admins, who manage subscriptions."""
-    return principal_of(request).role.allows(Role.ADMIN)
+    """Whether the caller may see URLs whole: who manages subscriptions (Gate.ADMINISTER)."""
+    return gates.passes(actors.current(), Gate.ADMINISTER)
 
 
 def _events(body: Body) -> tuple[str, ...] | None:
@@ -242,15 +243,14 @@ operations = [
         "/webhooks",
         list_subscriptions,
         "List webhook subscriptions (never their secrets)",
-        Role.VIEWER,
         replies={200: Reply("Subscriptions", SUBSCRIPTIONS)},
+        gate=Gate.APPLICATION,
     ),
     Op(
         "POST",
         "/webhooks",
         create_subscription,
         "Create a webhook subscription; it receives the events committed from now on",
-        Role.ADMIN,
         body=CREATE_BODY,
         body_required=True,
         replies={201: Reply("Created", SUBSCRIPTION)},
@@ -260,15 +260,14 @@ operations = [
         "/webhooks/{id}",
         get_subscription,
         "A webhook subscription with its deliveries by state",
-        Role.VIEWER,
         replies={200: Reply("Subscription", SUBSCRIPTION)},
+        gate=Gate.APPLICATION,
     ),
     Op(
         "POST",
         "/webhooks/{id}",
         update_subscription,
         "Change the fields given; enabling a disabled subscription starts it from now",
-        Role.ADMIN,
         body=UPDATE_BODY,
         replies={200: Reply("Changed", SUBSCRIPTION)},
     ),
@@ -277,7 +276,6 @@ operations = [
         "/webhooks/{id}",
         delete_subscription,
         "Delete a webhook subscription with its deliveries",
-        Role.ADMIN,
         replies={204: Reply("Deleted", None)},
     ),
     Op(
@@ -285,19 +283,18 @@ operations = [
         "/webhooks/{id}/deliveries",
         list_deliveries,
         "A subscription's deliveries, newest first",
-        Role.VIEWER,
         query=(
             Param("state", {**STRING, "enum": [s.value for s in DeliveryState]}),
             Param("limit", INTEGER, "at most this many (1 to 500, default 50)"),
         ),
         replies={200: Reply("Deliveries", DELIVERIES)},
+        gate=Gate.APPLICATION,
     ),
     Op(
         "POST",
         "/webhooks/{id}/replay",
         replay_all,
         "Attempt every dead letter of the subscription again, in order per instance",
-        Role.OPERATOR,
         body=NO_BODY,
         replies={200: Reply("Replayed", REPLAYED)},
     ),
@@ -306,7 +303,6 @@ operations = [
         "/webhooks/{id}/deliveries/{delivery_id}/replay",
         replay_one,
         "Attempt one dead letter again",
-        Role.OPERATOR,
         body=NO_BODY,
         replies={200: Reply("Replayed", REPLAYED)},
     ),

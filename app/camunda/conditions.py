@@ -11,7 +11,6 @@ from app.camunda.http import Call, Endpoint, json_response
 from app.camunda.variables import to_typed_map
 from engine.commands.conditions import ConditionResult
 from engine.errors import NotFound
-from engine.identity.accounts import Role
 
 NO_SUBSCRIPTIONS = "No subscriptions were found during evaluation of the conditional start events."
 
@@ -49,4 +48,4 @@ def evaluate(call: Call) -> Response:
     )
 
 
-endpoints = [Endpoint("/condition", "POST", Role.OPERATOR, evaluate, body="json")]
+endpoints = [Endpoint("/condition", "POST", evaluate, body="json")]

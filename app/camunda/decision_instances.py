@@ -11,7 +11,6 @@ from app.camunda.decisions import dmn_value
 from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, Endpoint, found, json_response, listed
 from app.params import as_uuid
-from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries.camunda.common import CamundaPage
 
@@ -139,7 +138,7 @@ def decision_instance_by_id(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/history/decision-instance", "GET", Role.VIEWER, list_decision_instances),
-    Endpoint("/history/decision-instance/count", "GET", Role.VIEWER, count_decision_instances),
-    Endpoint("/history/decision-instance/{id}", "GET", Role.VIEWER, decision_instance_by_id),
+    Endpoint("/history/decision-instance", "GET", list_decision_instances),
+    Endpoint("/history/decision-instance/count", "GET", count_decision_instances),
+    Endpoint("/history/decision-instance/{id}", "GET", decision_instance_by_id),
 ]

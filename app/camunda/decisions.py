@@ -16,7 +16,6 @@ from app.camunda.errors import invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, listed, listing
 from app.camunda.variables import to_typed_map
 from engine.errors import BadRequest, ExpressionError
-from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries import decisions as decision_reads
 from engine.queries.camunda.common import CamundaPage
@@ -190,18 +189,15 @@ def evaluate_by_id(call: Call) -> Response:
 
 endpoints = [
     *listing("/decision-definition", _definition_query, definition_dto),
-    Endpoint("/decision-definition/key/{key}", "GET", Role.VIEWER, definition_by_key),
-    Endpoint("/decision-definition/key/{key}/xml", "GET", Role.VIEWER, xml_by_key),
+    Endpoint("/decision-definition/key/{key}", "GET", definition_by_key),
+    Endpoint("/decision-definition/key/{key}/xml", "GET", xml_by_key),
     Endpoint(
         "/decision-definition/key/{key}/evaluate",
         "POST",
-        Role.OPERATOR,
         evaluate_by_key,
         body="json",
     ),
-    Endpoint("/decision-definition/{id}", "GET", Role.VIEWER, definition_by_id),
-    Endpoint("/decision-definition/{id}/xml", "GET", Role.VIEWER, xml_by_id),
-    Endpoint(
-        "/decision-definition/{id}/evaluate", "POST", Role.OPERATOR, evaluate_by_id, body="json"
-    ),
+    Endpoint("/decision-definition/{id}", "GET", definition_by_id),
+    Endpoint("/decision-definition/{id}/xml", "GET", xml_by_id),
+    Endpoint("/decision-definition/{id}/evaluate", "POST", evaluate_by_id, body="json"),
 ]

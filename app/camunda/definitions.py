@@ -21,7 +21,6 @@ from app.camunda.variables import dto_map, to_typed_map
 from engine.bpmn.resources import is_script_resource
 from engine.commands.deployments import Deploy, Resource, is_dmn_resource
 from engine.errors import BadRequest, InterlockError, ModelError, NotFound
-from engine.identity.accounts import Role
 from engine.queries import decision_history as dh
 from engine.queries import definitions as definition_reads
 from engine.queries.camunda import deployments as deployment_reads
@@ -281,28 +280,21 @@ def start_by_id(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/deployment/create", "POST", Role.ADMIN, create_deployment, body="form"),
-    Endpoint("/process-definition", "GET", Role.VIEWER, list_definitions),
-    Endpoint("/process-definition/count", "GET", Role.VIEWER, count_definitions),
-    Endpoint("/process-definition/key/{key}", "GET", Role.VIEWER, definition_by_key),
-    Endpoint("/process-definition/key/{key}/xml", "GET", Role.VIEWER, xml_by_key),
-    Endpoint("/process-definition/{id}", "GET", Role.VIEWER, definition_by_id),
-    Endpoint("/process-definition/{id}/xml", "GET", Role.VIEWER, xml_by_id),
-    Endpoint(
-        "/process-definition/key/{key}/start", "POST", Role.OPERATOR, start_by_key, body="json"
-    ),
-    Endpoint(
-        "/process-definition/key/{key}/tenant-id/{tenant_id}", "GET", Role.VIEWER, definition_by_key
-    ),
-    Endpoint(
-        "/process-definition/key/{key}/tenant-id/{tenant_id}/xml", "GET", Role.VIEWER, xml_by_key
-    ),
+    Endpoint("/deployment/create", "POST", create_deployment, body="form"),
+    Endpoint("/process-definition", "GET", list_definitions),
+    Endpoint("/process-definition/count", "GET", count_definitions),
+    Endpoint("/process-definition/key/{key}", "GET", definition_by_key),
+    Endpoint("/process-definition/key/{key}/xml", "GET", xml_by_key),
+    Endpoint("/process-definition/{id}", "GET", definition_by_id),
+    Endpoint("/process-definition/{id}/xml", "GET", xml_by_id),
+    Endpoint("/process-definition/key/{key}/start", "POST", start_by_key, body="json"),
+    Endpoint("/process-definition/key/{key}/tenant-id/{tenant_id}", "GET", definition_by_key),
+    Endpoint("/process-definition/key/{key}/tenant-id/{tenant_id}/xml", "GET", xml_by_key),
     Endpoint(
         "/process-definition/key/{key}/tenant-id/{tenant_id}/start",
         "POST",
-        Role.OPERATOR,
         start_by_key,
         body="json",
     ),
-    Endpoint("/process-definition/{id}/start", "POST", Role.OPERATOR, start_by_id, body="json"),
+    Endpoint("/process-definition/{id}/start", "POST", start_by_id, body="json"),
 ]

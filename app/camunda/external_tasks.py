@@ -23,6 +23,7 @@ from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, json_response, listing, no_content, unfiltered
 from app.camunda.variables import stored_to_dto, to_typed_map
+from app.gates import Gate
 from app.params import as_uuid
 from app.shutdown import Shutdown
 from engine.api import Engine
@@ -35,7 +36,6 @@ from engine.errors import (
     InvariantViolationKind,
     NotFound,
 )
-from engine.identity.accounts import Role
 from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.loops import fetching
 from engine.queries.camunda import external_tasks as external_task_reads
@@ -354,13 +354,13 @@ def get_external_task(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/external-task/fetchAndLock", "POST", Role.OPERATOR, fetch_and_lock, body="json"),
-    Endpoint("/external-task/{id}/complete", "POST", Role.OPERATOR, complete, body="json"),
-    Endpoint("/external-task/{id}/failure", "POST", Role.OPERATOR, failure, body="json"),
-    Endpoint("/external-task/{id}/bpmnError", "POST", Role.OPERATOR, bpmn_error, body="json"),
-    Endpoint("/external-task/{id}/extendLock", "POST", Role.OPERATOR, extend_lock, body="json"),
-    Endpoint("/external-task/{id}/unlock", "POST", Role.OPERATOR, unlock),
-    Endpoint("/external-task/{id}/retries", "PUT", Role.OPERATOR, set_retries, body="json"),
+    Endpoint("/external-task/fetchAndLock", "POST", fetch_and_lock, body="json", gate=Gate.OPERATE),
+    Endpoint("/external-task/{id}/complete", "POST", complete, body="json"),
+    Endpoint("/external-task/{id}/failure", "POST", failure, body="json"),
+    Endpoint("/external-task/{id}/bpmnError", "POST", bpmn_error, body="json"),
+    Endpoint("/external-task/{id}/extendLock", "POST", extend_lock, body="json"),
+    Endpoint("/external-task/{id}/unlock", "POST", unlock),
+    Endpoint("/external-task/{id}/retries", "PUT", set_retries, body="json"),
     *listing("/external-task", _query, dto.external_task),
-    Endpoint("/external-task/{id}", "GET", Role.VIEWER, get_external_task),
+    Endpoint("/external-task/{id}", "GET", get_external_task),
 ]

@@ -24,7 +24,6 @@ from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import as_uuid
 from engine.errors import InterlockError, NotFound
-from engine.identity.accounts import Role
 from engine.language.forms import Form, FormInvalid
 from engine.language.variables import TypedValue
 from engine.model import StartEvent, UserTask
@@ -150,31 +149,26 @@ def submit_task_form(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/task/{id}/form", "GET", Role.VIEWER, task_form_key),
-    Endpoint("/task/{id}/form-variables", "GET", Role.VIEWER, task_form_variables),
-    Endpoint("/task/{id}/submit-form", "POST", Role.OPERATOR, submit_task_form, body="json"),
-    Endpoint("/process-definition/key/{key}/startForm", "GET", Role.VIEWER, start_form_key_by_key),
+    Endpoint("/task/{id}/form", "GET", task_form_key),
+    Endpoint("/task/{id}/form-variables", "GET", task_form_variables),
+    Endpoint("/task/{id}/submit-form", "POST", submit_task_form, body="json"),
+    Endpoint("/process-definition/key/{key}/startForm", "GET", start_form_key_by_key),
     Endpoint(
         "/process-definition/key/{key}/form-variables",
         "GET",
-        Role.VIEWER,
         start_form_variables_by_key,
     ),
     Endpoint(
         "/process-definition/key/{key}/submit-form",
         "POST",
-        Role.OPERATOR,
         submit_start_form_by_key,
         body="json",
     ),
-    Endpoint("/process-definition/{id}/startForm", "GET", Role.VIEWER, start_form_key_by_id),
-    Endpoint(
-        "/process-definition/{id}/form-variables", "GET", Role.VIEWER, start_form_variables_by_id
-    ),
+    Endpoint("/process-definition/{id}/startForm", "GET", start_form_key_by_id),
+    Endpoint("/process-definition/{id}/form-variables", "GET", start_form_variables_by_id),
     Endpoint(
         "/process-definition/{id}/submit-form",
         "POST",
-        Role.OPERATOR,
         submit_start_form_by_id,
         body="json",
     ),

@@ -8,8 +8,8 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
+from app.gates import Gate
 from engine.commands.cleanup import CLEANUP_JOB_ID, StartHistoryCleanup
-from engine.identity.accounts import Role
 from engine.queries.camunda import jobs as job_reads
 from engine.queries.camunda.common import CamundaPage
 
@@ -61,8 +61,8 @@ def configuration(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/history/cleanup", "POST", Role.OPERATOR, start),
-    Endpoint("/history/cleanup/job", "GET", Role.VIEWER, find_job),
-    Endpoint("/history/cleanup/jobs", "GET", Role.VIEWER, find_jobs),
-    Endpoint("/history/cleanup/configuration", "GET", Role.VIEWER, configuration),
+    Endpoint("/history/cleanup", "POST", start),
+    Endpoint("/history/cleanup/job", "GET", find_job, gate=Gate.APPLICATION),
+    Endpoint("/history/cleanup/jobs", "GET", find_jobs, gate=Gate.APPLICATION),
+    Endpoint("/history/cleanup/configuration", "GET", configuration, gate=Gate.APPLICATION),
 ]

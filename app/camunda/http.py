@@ -1,4 +1,4 @@
-"""How a Camunda endpoint is declared: path, method, the role it needs, and a handler that gets a
+"""How a Camunda endpoint is declared: path, method, the gate it needs, and a handler that gets a
 `Call` (engine, path and query parameters, parsed body). Plain handlers run in a worker thread;
 coroutine handlers run on the event loop. Every error leaves as Camunda's `{type, message}`."""
 
@@ -20,10 +20,10 @@ from starlette.routing import Route
 from app.auth import require
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, translate
+from app.gates import Gate
 from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
 from engine.api import Engine
-from engine.identity.accounts import Role
 from engine.language.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda.common import CamundaPage
 
@@ -171,29 +171,31 @@ def base_url(request: Request) -> str:
 
 @dataclass(frozen=True)
 class Endpoint:
-    """One Camunda endpoint: its path and method, the role it needs, how its body is read, and
-    its handler. Each module lists its endpoints; app/camunda/__init__.py makes them routes."""
+    """One Camunda endpoint: its path and method, its handler, how its body is read, and the gate
+    it needs besides an authenticated caller (app/gates.py: mostly none, the command or the
+    read deciding by authorizations). Each module lists its endpoints; app/camunda/__init__.py
+    makes them routes."""
 
     path: str
     method: str
-    role: Role
     handler: Handler
     body: BodyKind = "none"
+    gate: Gate = Gate.SIGNED_IN
 
     def route(self) -> Route:
-        handler, role, body = self.handler, self.role, self.body
+        handler, gate, body = self.handler, self.gate, self.body
 
         async def endpoint(request: Request) -> Response:
-            return await _serve(request, handler, role, body)
+            return await _serve(request, handler, gate, body)
 
         endpoint.__name__ = handler.__name__
         return Route(self.path, endpoint, methods=[self.method])
 
 
-async def _serve(request: Request, handler: Handler, role: Role, body: BodyKind) -> Response:
+async def _serve(request: Request, handler: Handler, gate: Gate, body: BodyKind) -> Response:
     call: Call | None = None
     try:
-        require(request, role)
+        require(request, gate)
         _check_path(request)
         call = Call(
             request=request,
@@ -265,7 +267,7 @@ def listing(
     *,
     shown: Callable[[Call, list[T]], list[Json]] | None = None,
     count: Callable[[Call], int] | None = None,
-    role: Role = Role.VIEWER,
+    gate: Gate = Gate.SIGNED_IN,
 ) -> list[Endpoint]:
     """A resource's list and count: GET `path`, the rows `rows` finds, each as `dto` shapes it
     (or the whole list as `shown` does); GET `path`/count, `{"count": n}` from `rows` (or from
@@ -284,6 +286,6 @@ def listing(
     name = path.strip("/").replace("/", "_").replace("-", "_")
     list_rows.__name__, count_rows.__name__ = f"list_{name}", f"count_{name}"
     return [
-        Endpoint(path, "GET", role, list_rows),
-        Endpoint(f"{path}/count", "GET", role, count_rows),
+        Endpoint(path, "GET", list_rows, gate=gate),
+        Endpoint(f"{path}/count", "GET", count_rows, gate=gate),
     ]

@@ -10,14 +10,16 @@ from uuid import UUID
 
 from starlette.responses import Response
 
+from app import gates
 from app.auth import user_id_of
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
-from app.camunda.identity_users import is_admin, links, run, text_field, visible_to
+from app.camunda.identity_users import links, run, text_field, visible_to
+from app.gates import Gate
 from app.params import as_uuid
 from engine.commands.identity_authorizations import DeleteAuthorization, SaveAuthorization
+from engine.core import actors
 from engine.db.ids import new_id
-from engine.identity.accounts import Role
 from engine.identity.permissions import (
     ANY,
     PERMISSIONS,
@@ -104,7 +106,7 @@ def _query(call: Call, *, count: bool = False) -> list[AuthorizationRow] | int:
         group_ids=call.csv("groupIdIn"),
         resource_type=resource_type,
         resource_id=call.text("resourceId"),
-        visible_to=visible_to(call),
+        visible_to=visible_to(call, Gate.READ_AUTHORIZATIONS),
         count=count,
     )
 
@@ -129,7 +131,11 @@ def count_authorizations(call: Call) -> Response:
 
 def authorization_options(call: Call) -> Response:
     admin = [("GET", "", "list"), ("GET", "/count", "count"), ("POST", "/create", "create")]
-    return links(call, "/authorization", admin if is_admin(call) else [])
+    return links(
+        call,
+        "/authorization",
+        admin if gates.passes(actors.current(), Gate.READ_AUTHORIZATIONS) else [],
+    )
 
 
 def get_authorization(call: Call) -> Response:
@@ -240,12 +246,12 @@ def check(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/authorization", "GET", Role.VIEWER, list_authorizations),
-    Endpoint("/authorization", "OPTIONS", Role.VIEWER, authorization_options),
-    Endpoint("/authorization/count", "GET", Role.VIEWER, count_authorizations),
-    Endpoint("/authorization/check", "GET", Role.VIEWER, check),
-    Endpoint("/authorization/create", "POST", Role.ADMIN, create_authorization, body="json"),
-    Endpoint("/authorization/{id}", "GET", Role.ADMIN, get_authorization),
-    Endpoint("/authorization/{id}", "PUT", Role.ADMIN, update_authorization, body="json"),
-    Endpoint("/authorization/{id}", "DELETE", Role.ADMIN, delete_authorization),
+    Endpoint("/authorization", "GET", list_authorizations),
+    Endpoint("/authorization", "OPTIONS", authorization_options),
+    Endpoint("/authorization/count", "GET", count_authorizations),
+    Endpoint("/authorization/check", "GET", check),
+    Endpoint("/authorization/create", "POST", create_authorization, body="json"),
+    Endpoint("/authorization/{id}", "GET", get_authorization, gate=Gate.READ_AUTHORIZATIONS),
+    Endpoint("/authorization/{id}", "PUT", update_authorization, body="json"),
+    Endpoint("/authorization/{id}", "DELETE", delete_authorization),
 ]

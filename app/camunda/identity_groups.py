@@ -7,9 +7,11 @@ from typing import Any
 
 from starlette.responses import Response
 
+from app import gates
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
-from app.camunda.identity_users import is_admin, links, run, text_field
+from app.camunda.identity_users import links, run, text_field
+from app.gates import Gate
 from engine.commands.identity import (
     AddGroupMember,
     CreateGroup,
@@ -24,7 +26,7 @@ from engine.commands.identity_tenants import (
     RemoveTenantMember,
     UpdateTenant,
 )
-from engine.identity.accounts import Role
+from engine.core import actors
 from engine.queries import identity as reads
 from engine.queries.camunda.common import CamundaPage
 from engine.queries.identity import GroupRow, TenantRow
@@ -127,7 +129,7 @@ def count_groups(call: Call) -> Response:
 
 def group_options(call: Call) -> Response:
     admin = [("GET", "", "list"), ("GET", "/count", "count"), ("POST", "/create", "create")]
-    return links(call, "/group", admin if is_admin(call) else [])
+    return links(call, "/group", admin if gates.passes(actors.current(), Gate.READ_GROUPS) else [])
 
 
 def get_group(call: Call) -> Response:
@@ -205,7 +207,9 @@ def count_tenants(call: Call) -> Response:
 
 def tenant_options(call: Call) -> Response:
     admin = [("GET", "", "list"), ("GET", "/count", "count"), ("POST", "/create", "create")]
-    return links(call, "/tenant", admin if is_admin(call) else [])
+    return links(
+        call, "/tenant", admin if gates.passes(actors.current(), Gate.READ_TENANTS) else []
+    )
 
 
 def get_tenant(call: Call) -> Response:
@@ -257,25 +261,25 @@ _USERS = "/tenant/{id}/user-members/{name}"
 _GROUPS = "/tenant/{id}/group-members/{name}"
 
 endpoints = [
-    Endpoint("/group", "GET", Role.ADMIN, list_groups),
-    Endpoint("/group", "POST", Role.ADMIN, query_groups, body="json"),
-    Endpoint("/group", "OPTIONS", Role.VIEWER, group_options),
-    Endpoint("/group/count", "GET", Role.ADMIN, count_groups),
-    Endpoint("/group/create", "POST", Role.ADMIN, create_group, body="json"),
-    Endpoint("/group/{id}", "GET", Role.ADMIN, get_group),
-    Endpoint("/group/{id}", "PUT", Role.ADMIN, update_group, body="json"),
-    Endpoint("/group/{id}", "DELETE", Role.ADMIN, delete_group),
-    Endpoint("/group/{id}/members/{name}", "PUT", Role.ADMIN, add_group_member),
-    Endpoint("/group/{id}/members/{name}", "DELETE", Role.ADMIN, remove_group_member),
-    Endpoint("/tenant", "GET", Role.ADMIN, list_tenants),
-    Endpoint("/tenant", "OPTIONS", Role.VIEWER, tenant_options),
-    Endpoint("/tenant/count", "GET", Role.ADMIN, count_tenants),
-    Endpoint("/tenant/create", "POST", Role.ADMIN, create_tenant, body="json"),
-    Endpoint("/tenant/{id}", "GET", Role.ADMIN, get_tenant),
-    Endpoint("/tenant/{id}", "PUT", Role.ADMIN, update_tenant, body="json"),
-    Endpoint("/tenant/{id}", "DELETE", Role.ADMIN, delete_tenant),
-    Endpoint(_USERS, "PUT", Role.ADMIN, add_tenant_user),
-    Endpoint(_USERS, "DELETE", Role.ADMIN, remove_tenant_user),
-    Endpoint(_GROUPS, "PUT", Role.ADMIN, add_tenant_group),
-    Endpoint(_GROUPS, "DELETE", Role.ADMIN, remove_tenant_group),
+    Endpoint("/group", "GET", list_groups, gate=Gate.READ_GROUPS),
+    Endpoint("/group", "POST", query_groups, body="json", gate=Gate.READ_GROUPS),
+    Endpoint("/group", "OPTIONS", group_options),
+    Endpoint("/group/count", "GET", count_groups, gate=Gate.READ_GROUPS),
+    Endpoint("/group/create", "POST", create_group, body="json"),
+    Endpoint("/group/{id}", "GET", get_group, gate=Gate.READ_GROUPS),
+    Endpoint("/group/{id}", "PUT", update_group, body="json"),
+    Endpoint("/group/{id}", "DELETE", delete_group),
+    Endpoint("/group/{id}/members/{name}", "PUT", add_group_member),
+    Endpoint("/group/{id}/members/{name}", "DELETE", remove_group_member),
+    Endpoint("/tenant", "GET", list_tenants, gate=Gate.READ_TENANTS),
+    Endpoint("/tenant", "OPTIONS", tenant_options),
+    Endpoint("/tenant/count", "GET", count_tenants, gate=Gate.READ_TENANTS),
+    Endpoint("/tenant/create", "POST", create_tenant, body="json"),
+    Endpoint("/tenant/{id}", "GET", get_tenant, gate=Gate.READ_TENANTS),
+    Endpoint("/tenant/{id}", "PUT", update_tenant, body="json"),
+    Endpoint("/tenant/{id}", "DELETE", delete_tenant),
+    Endpoint(_USERS, "PUT", add_tenant_user),
+    Endpoint(_USERS, "DELETE", remove_tenant_user),
+    Endpoint(_GROUPS, "PUT", add_tenant_group),
+    Endpoint(_GROUPS, "DELETE", remove_tenant_group),
 ]

@@ -1,7 +1,8 @@
 """Users and the identity service: `/user` (list, count, create, profile, credentials, delete,
 unlock, options), `/identity/groups` and `/identity/verify`, as Camunda 7's REST reference gives
-them. Changes need the admin role; a signed-in user may read their own profile and groups and
-change their own password (giving it as authenticatedUserPassword)."""
+them. Changes are the commands' to allow (USER permissions); a signed-in user may read their own
+profile and groups and change their own password (giving it as authenticatedUserPassword), and
+reads another's with READ on them."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from typing import Any
 
 from starlette.responses import Response
 
-from app.auth import principal_of, user_id_of
+from app import gates
+from app.auth import user_id_of
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
-from app.errors import Forbidden
+from app.gates import Gate
 from engine.commands.identity import (
     CreateUserProfile,
     DeleteUser,
@@ -20,9 +22,16 @@ from engine.commands.identity import (
     UnlockUser,
     UpdateUserProfile,
 )
+from engine.core import actors, permits
 from engine.core.executor import Command
+from engine.core.permits import (
+    CREATE_USER,
+    DELETE_USER,
+    READ_OWN_USER,
+    UPDATE_OWN_USER,
+    Permit,
+)
 from engine.errors import Conflict
-from engine.identity.accounts import Role
 from engine.queries import accounts as account_reads
 from engine.queries import identity as reads
 from engine.queries.identity import UserRow
@@ -33,29 +42,24 @@ def caller(call: Call) -> str | None:
     return user_id_of(call.request)
 
 
-def is_admin(call: Call) -> bool:
-    return principal_of(call.request).role.allows(Role.ADMIN)
+def may(call: Call, needed: Permit, **facts: Any) -> bool:
+    """Whether the caller holds `needed` (what the command it names would check), for the links
+    an OPTIONS request offers."""
+    return permits.holds(actors.current(), needed, **facts)
 
 
-def visible_to(call: Call) -> str | None:
-    """None for admins, who read every row; else the caller, who reads only their own (as in
-    Camunda, where a user may read their own user and nothing else by default)."""
-    if is_admin(call):
+def visible_to(call: Call, gate: Gate) -> str | None:
+    """None for a caller who reads every row of the resource (READ on `*`, `gate`); else the
+    caller, who reads only their own (as in Camunda, where a user may read their own user and
+    nothing else by default)."""
+    if gates.passes(actors.current(), gate):
         return None
     return caller(call) or ""
 
 
-def require_admin_unless_self(call: Call, user_id: str, what: str) -> None:
-    """Admins may act on anybody; others only on themselves."""
-    if is_admin(call) or caller(call) == user_id:
-        return
-    principal = principal_of(call.request)
-    raise Forbidden(
-        f"The user with id '{principal.name}' does not have 'READ' permission on resource"
-        f" '{user_id}' of type 'User' ({what} needs the admin role)",
-        role=principal.role.value,
-        needed=Role.ADMIN.value,
-    )
+def require_readable(call: Call, user_id: str) -> None:
+    """Anybody may read themselves; another user needs READ on them (AuthorizationException)."""
+    permits.demand(actors.current(), READ_OWN_USER, permits.facts_of(user=user_id))
 
 
 def run(call: Call, command: Command[Any]) -> None:
@@ -107,7 +111,7 @@ def _query(call: Call, *, count: bool = False) -> list[UserRow] | int:
         email_like=call.text("emailLike"),
         member_of_group=call.text("memberOfGroup"),
         member_of_tenant=call.text("memberOfTenant"),
-        visible_to=visible_to(call),
+        visible_to=visible_to(call, Gate.READ_USERS),
         count=count,
     )
 
@@ -143,15 +147,19 @@ def links(call: Call, path: str, rels: list[tuple[str, str, str]]) -> Response:
 
 def user_options(call: Call) -> Response:
     rels = [("GET", "", "list"), ("GET", "/count", "count")]
-    return links(call, "/user", rels + ([("POST", "/create", "create")] if is_admin(call) else []))
+    return links(
+        call, "/user", rels + ([("POST", "/create", "create")] if may(call, CREATE_USER) else [])
+    )
 
 
 def user_instance_options(call: Call) -> Response:
     user_id = call.path["id"]
     found(user_row(call, user_id), _missing(user_id))
     rels = [("GET", "/profile", "self")]
-    if is_admin(call):
-        rels += [("DELETE", "", "delete"), ("PUT", "/profile", "update")]
+    if may(call, DELETE_USER, user=user_id):
+        rels.append(("DELETE", "", "delete"))
+    if may(call, UPDATE_OWN_USER, user=user_id):
+        rels.append(("PUT", "/profile", "update"))
     return links(call, f"/user/{user_id}", rels)
 
 
@@ -179,7 +187,7 @@ def create_user(call: Call) -> Response:
 
 def get_profile(call: Call) -> Response:
     user_id = call.path["id"]
-    require_admin_unless_self(call, user_id, "reading another user's profile")
+    require_readable(call, user_id)
     return json_response(profile(found(user_row(call, user_id), _missing(user_id))))
 
 
@@ -203,7 +211,6 @@ def update_profile(call: Call) -> Response:
 
 def update_credentials(call: Call) -> Response:
     user_id = call.path["id"]
-    require_admin_unless_self(call, user_id, "changing another user's password")
     body = _object(call.body, "body")
     password = text_field(body, "password", "")
     if password is None:
@@ -244,7 +251,7 @@ def group_info(call: Call) -> Response:
     user_id = call.text("userId")
     if user_id is None:
         raise invalid_request("No user id was supplied")
-    require_admin_unless_self(call, user_id, "reading another user's groups")
+    require_readable(call, user_id)
     groups = listed(reads.groups(call.engine, unfiltered(call).page({}), member=user_id))
     groups.sort(key=lambda group: (group.name is None, group.name or "", group.id))
     fellows = reads.fellow_members(call.engine, [group.id for group in groups])
@@ -276,16 +283,16 @@ def verify(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/user", "GET", Role.VIEWER, list_users),
-    Endpoint("/user", "OPTIONS", Role.VIEWER, user_options),
-    Endpoint("/user/count", "GET", Role.VIEWER, count_users),
-    Endpoint("/user/create", "POST", Role.ADMIN, create_user, body="json"),
-    Endpoint("/user/{id}", "OPTIONS", Role.VIEWER, user_instance_options),
-    Endpoint("/user/{id}", "DELETE", Role.ADMIN, delete_user),
-    Endpoint("/user/{id}/profile", "GET", Role.VIEWER, get_profile),
-    Endpoint("/user/{id}/profile", "PUT", Role.ADMIN, update_profile, body="json"),
-    Endpoint("/user/{id}/credentials", "PUT", Role.VIEWER, update_credentials, body="json"),
-    Endpoint("/user/{id}/unlock", "POST", Role.ADMIN, unlock_user),
-    Endpoint("/identity/groups", "GET", Role.VIEWER, group_info),
-    Endpoint("/identity/verify", "POST", Role.ADMIN, verify, body="json"),
+    Endpoint("/user", "GET", list_users),
+    Endpoint("/user", "OPTIONS", user_options),
+    Endpoint("/user/count", "GET", count_users),
+    Endpoint("/user/create", "POST", create_user, body="json"),
+    Endpoint("/user/{id}", "OPTIONS", user_instance_options),
+    Endpoint("/user/{id}", "DELETE", delete_user),
+    Endpoint("/user/{id}/profile", "GET", get_profile),
+    Endpoint("/user/{id}/profile", "PUT", update_profile, body="json"),
+    Endpoint("/user/{id}/credentials", "PUT", update_credentials, body="json"),
+    Endpoint("/user/{id}/unlock", "POST", unlock_user),
+    Endpoint("/identity/groups", "GET", group_info),
+    Endpoint("/identity/verify", "POST", verify, body="json", gate=Gate.ADMINISTER),
 ]

@@ -14,9 +14,9 @@ from starlette.responses import Response
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request
 from app.camunda.http import Call, Endpoint, json_response, no_content
+from app.gates import Gate
 from engine.commands.migration import MigrationInvalid
 from engine.errors import BadRequest, NotFound
-from engine.identity.accounts import Role
 from engine.queries import migration as migration_reads
 from engine.queries import selection
 from engine.semantics.migration import MigrationPlan, ValidationReport
@@ -193,7 +193,7 @@ def execute(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/migration/generate", "POST", Role.OPERATOR, generate, body="json"),
-    Endpoint("/migration/validate", "POST", Role.OPERATOR, validate, body="json"),
-    Endpoint("/migration/execute", "POST", Role.ADMIN, execute, body="json"),
+    Endpoint("/migration/generate", "POST", generate, body="json", gate=Gate.OPERATE),
+    Endpoint("/migration/validate", "POST", validate, body="json", gate=Gate.OPERATE),
+    Endpoint("/migration/execute", "POST", execute, body="json"),
 ]

@@ -14,8 +14,8 @@ from starlette.responses import Response
 from app.camunda.dto import format_date
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response
+from app.gates import Gate
 from engine.commands.audit import AnnotateEntry
-from engine.identity.accounts import Role
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter, AuditRow
 from engine.states import AuditEntity, AuditOperation
@@ -167,19 +167,17 @@ def clear_annotation(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/history/user-operation", "GET", Role.OPERATOR, list_entries),
-    Endpoint("/history/user-operation/count", "GET", Role.OPERATOR, count_entries),
+    Endpoint("/history/user-operation", "GET", list_entries, gate=Gate.AUDIT),
+    Endpoint("/history/user-operation/count", "GET", count_entries, gate=Gate.AUDIT),
     Endpoint(
         "/history/user-operation/{id}/set-annotation",
         "PUT",
-        Role.OPERATOR,
         set_annotation,
         body="json",
     ),
     Endpoint(
         "/history/user-operation/{id}/clear-annotation",
         "PUT",
-        Role.OPERATOR,
         clear_annotation,
     ),
 ]

@@ -15,7 +15,6 @@ from app.camunda.http import Call, Endpoint, json_response, listing, no_content
 from app.camunda.variables import stored_to_dto, to_typed, to_typed_map
 from app.params import as_uuid
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.identity.accounts import Role
 from engine.queries import variables as vq
 
 # Variable instances have no id column: theirs is derived from their key, so it is stable.
@@ -155,24 +154,19 @@ def delete_task_variable(call: Call) -> Response:
 
 endpoints = [
     *listing("/variable-instance", _variable_instance_query, _variable_instance),
-    Endpoint("/task/{id}/variables", "GET", Role.VIEWER, task_variables),
-    Endpoint("/task/{id}/variables", "POST", Role.OPERATOR, modify_task_variables, body="json"),
-    Endpoint("/task/{id}/variables/{name}", "GET", Role.VIEWER, task_variable),
-    Endpoint("/task/{id}/variables/{name}", "PUT", Role.OPERATOR, put_task_variable, body="json"),
-    Endpoint("/task/{id}/variables/{name}", "DELETE", Role.OPERATOR, delete_task_variable),
-    Endpoint("/task/{id}/localVariables", "GET", Role.VIEWER, task_local_variables),
-    Endpoint(
-        "/task/{id}/localVariables", "POST", Role.OPERATOR, modify_task_local_variables, body="json"
-    ),
-    Endpoint("/task/{id}/localVariables/{name}", "GET", Role.VIEWER, task_local_variable),
+    Endpoint("/task/{id}/variables", "GET", task_variables),
+    Endpoint("/task/{id}/variables", "POST", modify_task_variables, body="json"),
+    Endpoint("/task/{id}/variables/{name}", "GET", task_variable),
+    Endpoint("/task/{id}/variables/{name}", "PUT", put_task_variable, body="json"),
+    Endpoint("/task/{id}/variables/{name}", "DELETE", delete_task_variable),
+    Endpoint("/task/{id}/localVariables", "GET", task_local_variables),
+    Endpoint("/task/{id}/localVariables", "POST", modify_task_local_variables, body="json"),
+    Endpoint("/task/{id}/localVariables/{name}", "GET", task_local_variable),
     Endpoint(
         "/task/{id}/localVariables/{name}",
         "PUT",
-        Role.OPERATOR,
         put_task_local_variable,
         body="json",
     ),
-    Endpoint(
-        "/task/{id}/localVariables/{name}", "DELETE", Role.OPERATOR, delete_task_local_variable
-    ),
+    Endpoint("/task/{id}/localVariables/{name}", "DELETE", delete_task_local_variable),
 ]

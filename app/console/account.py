@@ -1,7 +1,9 @@
 """The Account page of every signed-in user: their profile, their password (when they have
-one: a user the OpenID provider signs in may have none), their console sessions, and the API
-tokens (which belong to no user: only admins create and revoke them). Each change runs the
-identity and account commands, which audit it."""
+one: a user the OpenID provider signs in may have none), their console sessions, and their own
+API tokens, which act as them (with their grants, never more), created and revoked by them. An
+admin also sees the tokens of a group of their own (which act with that built-in group's grants)
+and creates and revokes those. Each change runs the identity and account commands, which audit
+it."""
 
 from __future__ import annotations
 
@@ -15,14 +17,24 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.auth import principal_of, require, session_of, user_id_of
+from app import gates
+from app.auth import require, session_of, user_id_of
 from app.console.admin import one_user, optional
 from app.console.common import engine_of, flash, form_text, read, render
 from app.errors import Forbidden
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
-from engine.commands.accounts import TOKEN, CreateToken, DeleteCredential, EndSessions
+from engine.commands.accounts import (
+    TOKEN,
+    CreateOwnToken,
+    CreateToken,
+    DeleteCredential,
+    EndSessions,
+    RevokeOwnToken,
+)
 from engine.commands.identity import SetUserPassword, UpdateUserProfile
+from engine.core import actors
 from engine.errors import BadRequest, InterlockError
 from engine.identity import accounts
 from engine.identity.accounts import Role
@@ -38,16 +50,22 @@ def _me(request: Request) -> str:
     return user
 
 
-def _account(engine: Engine, user: str, idle_seconds: float) -> dict[str, Any]:
+def _account(engine: Engine, user: str, idle_seconds: float, admin: bool) -> dict[str, Any]:
     sessions = [
         s for s in account_reads.list_sessions(engine, idle_seconds=idle_seconds) if s.user == user
     ]
-    tokens = [(name, role) for kind, name, role in account_reads.list_all(engine) if kind == TOKEN]
+    mine = account_reads.tokens_of(engine, user)
+    tokens = (
+        [(n, role) for kind, n, role in account_reads.list_all(engine) if kind == TOKEN]
+        if admin
+        else []
+    )
     return {
         "me": one_user(engine, user),
         "has_password": account_reads.password_record(engine, user) is not None,
         "sessions": sessions,
-        "tokens": tokens,
+        "my_tokens": [(n, None) for n in mine],
+        "tokens": [(n, role) for n, role in tokens if n not in mine],
         "roles": [r.value for r in Role],
     }
 
@@ -56,11 +74,12 @@ async def account_page(request: Request) -> Response:
     user = _me(request)
     idle = float(request.app.state.authenticator.settings.session_idle_seconds)
     current = session_of(request)
-    context = await read(request, _account, engine_of(request), user, idle)
+    admin = gates.passes(actors.current(), Gate.ADMINISTER)
+    context = await read(request, _account, engine_of(request), user, idle, admin)
     context |= {
         "page": "account",
         "current_id": current.id if current else None,
-        "can_admin": principal_of(request).role.allows(Role.ADMIN),
+        "can_admin": admin,
     }
     if Query(request.query_params).text("fragment"):
         return render(request, "_account_sessions.html", context)
@@ -125,16 +144,23 @@ async def end_others(request: Request) -> Response:
 
 
 async def create_token(request: Request) -> Response:
+    """A token of the signed-in user's own; with a `role`, a token of that built-in group's
+    (an admin's: the command checks it)."""
     try:
-        require(request, Role.ADMIN)
+        require(request)
         form = await request.form()
         label = form_text(form, "label").strip()
-        try:
-            role = Role(form_text(form, "role"))
-        except ValueError:
-            raise BadRequest("choose the token's role", field="role") from None
         token = accounts.new_token()
-        await run_in_threadpool(engine_of(request).run, CreateToken(label, role, token))
+        command: CreateToken | CreateOwnToken
+        if form_text(form, "role"):
+            try:
+                role = Role(form_text(form, "role"))
+            except ValueError:
+                raise BadRequest("choose the token's role", field="role") from None
+            command = CreateToken(label, role, token)
+        else:
+            command = CreateOwnToken(label, _me(request), token)
+        await run_in_threadpool(engine_of(request).run, command)
     except InterlockError as error:
         return flash(request, error=error)
     return render(
@@ -145,11 +171,19 @@ async def create_token(request: Request) -> Response:
     )
 
 
+def _revoke(engine: Engine, user: str, label: str) -> None:
+    """The user's own token by that label; else a group's token (an admin's to revoke)."""
+    if label in account_reads.tokens_of(engine, user):
+        engine.run(RevokeOwnToken(label, user))
+    else:
+        engine.run(DeleteCredential(TOKEN, label))
+
+
 async def revoke_token(request: Request) -> Response:
     label = request.path_params["label"]
     try:
-        require(request, Role.ADMIN)
-        await run_in_threadpool(engine_of(request).run, DeleteCredential(TOKEN, label))
+        require(request)
+        await run_in_threadpool(_revoke, engine_of(request), _me(request), label)
     except InterlockError as error:
         return flash(request, error=error)
     return flash(request, message=f"Token '{label}' revoked: it no longer works.")

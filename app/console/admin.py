@@ -15,6 +15,7 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.console.common import engine_of, flash, form_text, read, render
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
 from engine.commands.identity import (
@@ -29,7 +30,6 @@ from engine.commands.identity import (
     UpdateUserProfile,
 )
 from engine.errors import InterlockError, NotFound
-from engine.identity.accounts import Role
 from engine.identity.permissions import BUILTIN_ROLES
 from engine.queries import identity as reads
 from engine.queries.camunda.common import CamundaPage
@@ -46,15 +46,17 @@ def optional(form: FormData, name: str) -> str | None:
 
 
 def admin_page(request: Request, section: str) -> dict[str, Any]:
-    """Refuse anyone but an admin; the context every Admin page shares."""
-    require(request, Role.ADMIN)
+    """Refuse anyone without READ on every authorization (the Admin section's gate); the context
+    every Admin page shares."""
+    require(request, Gate.READ_AUTHORIZATIONS)
     return {"page": "admin", "section": section}
 
 
 async def mutate(request: Request, work: Work) -> Response:
-    """Run one admin change with the form's fields; its message, or its refusal, as a flash."""
+    """Run one admin change with the form's fields; its message, or its refusal, as a flash. The
+    Admin section's gate applies to its forms too; each command checks its own permits."""
     try:
-        require(request, Role.ADMIN)
+        require(request, Gate.READ_AUTHORIZATIONS)
         form = await request.form()
         message = await run_in_threadpool(work, engine_of(request), form)
     except InterlockError as error:
@@ -285,7 +287,7 @@ async def remove_member(request: Request) -> Response:
 
 
 async def admin_home(request: Request) -> Response:
-    require(request, Role.ADMIN)
+    require(request, Gate.READ_AUTHORIZATIONS)
     return RedirectResponse("/admin/users", status_code=303)
 
 

@@ -1,5 +1,6 @@
-"""The audit log (operators and admins): who did what, when, through which channel, on which
-instance; newest first, filtered by the URL's parameters, a keyset page of 100 at a time.
+"""The audit log (who passes Gate.AUDIT: operators and admins): who did what, when, through
+which channel, on which instance; newest first, filtered by the URL's parameters, a keyset page
+of 100 at a time.
 
 Viewers do not read it: it names the people and tokens who act, and keeps values a viewer can
 no longer see anywhere else (a removed variable's, a changed role's)."""
@@ -18,18 +19,19 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.console.common import act, engine_of, read, render
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
 from engine.commands.audit import AnnotateEntry
 from engine.errors import InterlockError
-from engine.identity.accounts import Principal, Role
+from engine.identity.accounts import Principal
 from engine.queries import audit as audit_reads
 from engine.queries.audit import AuditFilter
 from engine.states import AuditEntity, AuditOperation
 
 # The page's filters, in the order its form shows them.
 FILTER_FIELDS = ("user", "operation", "entity", "instance", "from", "to")
-READ_ROLE = Role.OPERATOR
+READ_GATE = Gate.AUDIT
 
 
 def filter_of(parameters: Query) -> AuditFilter:
@@ -52,7 +54,7 @@ def _entries(engine: Engine, where: AuditFilter, after: str | None) -> dict[str,
 
 
 async def audit_page(request: Request) -> Response:
-    require(request, READ_ROLE)
+    require(request, READ_GATE)
     parameters = Query(request.query_params)
     params = parameters.fields(FILTER_FIELDS)
     after = parameters.text("after")

@@ -1,6 +1,6 @@
 """Batches: every batch with its progress, one batch with its failed items, and the operator's
-buttons (suspend, resume, cancel, retry failed items: each for the role the batch's type needs,
-app/api/batches.py's `require_batch_role`); and creating a batch from a list's filter
+buttons (suspend, resume, cancel, retry failed items: each shown when the batch's permits and its
+type allow it, app/api/batches.py's `require_batch_type`); and creating a batch from a list's filter
 (retry every incident it matches, cancel every instance it matches), its items fixed then.
 
 Progress is polled: a batch is no instance, and the outbox's events belong to instances. While a
@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from app.api.batches import require_batch_role
-from app.auth import principal_of
+from app import gates
+from app.api.batches import require_batch_type
 from app.console import incidents as incident_page
 from app.console import instances as instance_page
 from app.console.common import act, engine_of, read, render
@@ -36,6 +36,7 @@ from engine.commands.batches import (
     RetryBatchItems,
     SuspendBatch,
 )
+from engine.core import actors, permits
 from engine.core.executor import Command
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Principal
@@ -85,9 +86,14 @@ async def batch_page(request: Request) -> Response:
         return render(
             request, "batch.html", {"page": "batches", "missing": exc.message}, status_code=404
         )
-    # The buttons only for the role the batch's type needs (the POSTs check it again).
-    needed = operations.role_of(context["batch"].type)
-    context["can_act"] = principal_of(request).role.allows(needed)
+    # The buttons only when the batch's type and its permits allow them (the POSTs check again).
+    actor, batch = actors.current(), context["batch"]
+    context["can_act"] = gates.acts_on_batch_type(actor, batch.type) and permits.holds(
+        actor, permits.UPDATE_BATCH, batch=batch.id
+    )
+    context["can_cancel"] = gates.acts_on_batch_type(actor, batch.type) and permits.holds(
+        actor, permits.DELETE_BATCH, batch=batch.id
+    )
     if Query(request.query_params).text("fragment"):
         return render(request, "_batch.html", context)
     return render(request, "batch.html", {"page": "batches", **context})
@@ -104,7 +110,7 @@ def _post(path: str, message: str, command: Callable[[UUID], Command[BatchResult
             row = bq.batch(engine, batch_id)
             if row is None:
                 raise NotFound(f"batch {batch_id} does not exist")
-            require_batch_role(request, row)
+            require_batch_type(request, row)
             result = engine.run(command(batch_id))
             return message.format(retried=result.retried)
 
@@ -154,6 +160,9 @@ async def _create(request: Request, kind: BatchType, find: Any, nothing: str) ->
     created: list[str] = []
 
     def create(engine: Engine, who: Principal, fields: Mapping[str, str]) -> str:
+        # The permit CreateBatch declares, asked before the filter's items are read (the command
+        # asks again): who may not create such a batch learns nothing of what it would match.
+        permits.demand(actors.current(), permits.CREATE_BATCH[kind], permits.Facts({}))
         items = find(engine, fields)
         if not items:
             raise BadRequest(nothing)

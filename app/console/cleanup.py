@@ -11,7 +11,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app.auth import require
 from app.console.common import act, engine_of, read, render
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
 from engine.commands.cleanup import StartHistoryCleanup
@@ -28,6 +30,7 @@ def _cleanup(engine: Engine) -> dict[str, Any]:
 
 
 async def cleanup_page(request: Request) -> Response:
+    require(request, Gate.APPLICATION)
     context = await read(request, _cleanup, engine_of(request))
     if Query(request.query_params).text("fragment"):
         return render(request, "_cleanup.html", context)

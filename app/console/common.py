@@ -1,5 +1,5 @@
-"""What every console page shares: rendering with the caller's role and CSRF token, the one way
-mutations run and report, and the filters templates use."""
+"""What every console page shares: rendering with the caller's permissions (`can`, `passes`) and
+CSRF token, the one way mutations run and report, and the filters templates use."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import gates
 from app.auth import csrf_token, principal_of, require
 from app.console.json_view import json_tree
 from app.errors import status_of
+from app.gates import Gate
 from app.outage import HEADERS as OUTAGE_HEADERS
 from app.templating import templates
 from engine.api import Engine
+from engine.core import actors, permits
 from engine.errors import (
     AuthorizationDenied,
     BadRequest,
@@ -26,10 +29,10 @@ from engine.errors import (
     InterlockError,
     InvariantViolation,
 )
-from engine.identity.accounts import Principal, Role
+from engine.identity.accounts import Principal
 from engine.language import json_input
 from engine.language.variables import VARIABLE_TYPES, TypedValue, typed
-from engine.states import OutboxEvent
+from engine.states import BatchType, OutboxEvent
 
 # Every event type the outbox carries; pages listen for these on their stream.
 EVENT_TYPES = tuple(OutboxEvent)
@@ -53,8 +56,31 @@ def engine_of(request: Request) -> Engine:
     return engine
 
 
-def can_operate(request: Request) -> bool:
-    return principal_of(request).role.allows(Role.OPERATOR)
+def can(name: str, **facts: Any) -> bool:
+    """Whether the request's principal holds the permit `name` of engine/core/permits.py on the
+    resource the facts name (its keywords: `permits.facts_of`): exactly when the command that
+    declares it would be allowed. Templates ask it to show a control only to who may use it,
+    for example `can("RETRY_JOB", instance=i.instance_id, definition=i.definition_key)`."""
+    found = getattr(permits, name, None)
+    if not isinstance(found, permits.Permit):
+        raise KeyError(f"no permit named {name!r} in engine/core/permits.py")
+    return permits.holds(actors.current(), found, **facts)
+
+
+def can_batch(batch_type: str) -> bool:
+    """Whether the request's principal may create a batch of `batch_type`: the permit creating
+    it declares, and what its type asks besides (app/gates.py)."""
+    actor = actors.current()
+    kind = BatchType(batch_type)
+    return permits.holds(actor, permits.CREATE_BATCH[kind]) and gates.acts_on_batch_type(
+        actor, kind.value
+    )
+
+
+def passes(gate: str) -> bool:
+    """Whether the request's principal passes the route gate `gate` (app/gates.py), for the
+    links to the pages that need one."""
+    return gates.passes(actors.current(), Gate[gate])
 
 
 def render(
@@ -68,7 +94,9 @@ def render(
     principal = principal_of(request)
     values = {
         "principal": principal,
-        "can_operate": principal.role.allows(Role.OPERATOR),
+        "can": can,
+        "can_batch": can_batch,
+        "passes": passes,
         "csrf_token": csrf_token(request, request.app.state.sessions),
         "auth_enabled": request.app.state.authenticator.enabled,
         "event_types": " ".join(EVENT_TYPES),
@@ -123,9 +151,10 @@ def flash(
 async def act(
     request: Request, work: Callable[[Engine, Principal, Mapping[str, str]], str]
 ) -> Response:
-    """Run one mutation: an operator's, with the form's fields, through the engine's commands."""
+    """Run one mutation with the form's fields, through the engine's commands (which check the
+    caller's authorizations)."""
     try:
-        principal = require(request, Role.OPERATOR)
+        principal = require(request)
         form = await request.form()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
         message = await run_in_threadpool(work, engine_of(request), principal, fields)

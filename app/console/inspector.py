@@ -258,7 +258,8 @@ def _panel(reads: InstanceReads, name: str, node: str | None) -> dict[str, Any]:
         return node is None or node_id == node
 
     info = reads.info  # NotFound for an unknown instance, whatever the panel
-    context: dict[str, Any] = {"node": node}
+    # What the panels' controls are shown by: `can(permit, instance=p.instance, definition=p.key)`.
+    context: dict[str, Any] = {"node": node, "instance": info.id, "key": info.definition_key}
     if name == "family":
         context["family"] = reads.family
     elif name == "incidents":

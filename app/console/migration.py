@@ -20,14 +20,15 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app import reads
-from app.auth import principal_of, require
+from app.auth import require
 from app.console.common import engine_of, flash, read, render
 from app.params import Query
 from engine.api import Engine
 from engine.commands.batches import MAX_ITEMS, CreateBatch
 from engine.commands.migration import MigrateInstance
+from engine.core import actors, permits
+from engine.core.permits import MIGRATE_INSTANCE
 from engine.errors import BadRequest, InterlockError, NotFound
-from engine.identity.accounts import Role
 from engine.queries import console
 from engine.queries import definitions as definition_store
 from engine.queries import instances as instance_reads
@@ -119,7 +120,7 @@ async def migration_page(request: Request) -> Response:
     context = await read(
         request, _page, engine_of(request), key, query.text("source"), query.text("target")
     )
-    can_migrate = principal_of(request).role.allows(Role.ADMIN)
+    can_migrate = permits.holds(actors.current(), MIGRATE_INSTANCE, definition=key, target=key)
     return render(
         request, "migration.html", {"page": "definitions", "can_migrate": can_migrate, **context}
     )
@@ -226,7 +227,11 @@ def run_migration(engine: Engine, request: MigrationRequest) -> Outcome:
 
 
 async def _submitted(request: Request) -> tuple[Engine, dict[str, str]]:
-    require(request, Role.ADMIN)
+    # Each instance's migration checks its permit; the plan's own checks (validating, no command)
+    # ask the same of the definition the path names first.
+    key = request.path_params["key"]
+    require(request)
+    permits.demand(actors.current(), MIGRATE_INSTANCE, permits.facts_of(definition=key, target=key))
     form = await request.form()
     return engine_of(request), {k: v for k, v in form.items() if isinstance(v, str)}
 

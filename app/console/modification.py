@@ -18,8 +18,9 @@ from app import reads
 from app.auth import require
 from app.console.common import act, engine_of, flash, form_text, render
 from engine.api import Engine
-from engine.errors import BadRequest, InterlockError
-from engine.identity.accounts import Principal, Role
+from engine.core import actors, permits
+from engine.errors import BadRequest, InterlockError, NotFound
+from engine.identity.accounts import Principal
 from engine.language import json_input
 from engine.semantics.modification import CancelToken, Instruction, StartAfter, StartBefore
 
@@ -73,19 +74,40 @@ def _apply(engine: Engine, who: Principal, form: Mapping[str, str], instance_id:
     return f"Modification applied ({result.state}): tokens at {_described(result.tokens)}."
 
 
+def _may_modify(engine: Engine, instance_id: UUID) -> None:
+    """The permit the modification declares, asked before its instructions are read (the
+    command asks again): who may not change the instance learns nothing of what they sent. An
+    instance the caller may not read is left to the command, which refuses or finds none."""
+    try:
+        info = reads.instance(engine, instance_id)
+    except NotFound:
+        return
+    permits.demand(
+        actors.current(),
+        permits.UPDATE_INSTANCE,
+        permits.facts_of(instance=instance_id, definition=info.definition_key),
+    )
+
+
 async def apply(request: Request) -> Response:
     instance_id: UUID = request.path_params["instance_id"]
-    return await act(request, lambda engine, who, form: _apply(engine, who, form, instance_id))
+
+    def work(engine: Engine, who: Principal, form: Mapping[str, str]) -> str:
+        _may_modify(engine, instance_id)
+        return _apply(engine, who, form, instance_id)
+
+    return await act(request, work)
 
 
 async def preview(request: Request) -> Response:
     """Where the tokens would be: a list, and the counts for the diagram's ghost overlays."""
     instance_id: UUID = request.path_params["instance_id"]
     try:
-        require(request, Role.OPERATOR)
+        require(request)
+        engine = engine_of(request)
+        await run_in_threadpool(_may_modify, engine, instance_id)
         form = await request.form()
         found = instructions(form_text(form, "instructions"))
-        engine = engine_of(request)
         result = await run_in_threadpool(engine.preview_modification, instance_id, *found)
         model = await run_in_threadpool(_labels, engine, instance_id)
     except InterlockError as error:

@@ -15,10 +15,10 @@ from starlette.routing import Route
 from app.api.accounts import end_session, end_sessions_of, list_sessions
 from app.auth import require, session_of
 from app.console.common import engine_of, flash, read, render
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
-from engine.identity.accounts import Role
 
 
 def _sessions(engine: Engine, idle_seconds: float) -> dict[str, Any]:
@@ -31,7 +31,7 @@ def _context(request: Request) -> Mapping[str, Any]:
 
 
 async def sessions_page(request: Request) -> Response:
-    require(request, Role.ADMIN)
+    require(request, Gate.ADMINISTER)
     idle = float(request.app.state.authenticator.settings.session_idle_seconds)
     context = {**await read(request, _sessions, engine_of(request), idle), **_context(request)}
     if Query(request.query_params).text("fragment"):
@@ -42,7 +42,7 @@ async def sessions_page(request: Request) -> Response:
 async def end_one(request: Request) -> Response:
     session_id: UUID = request.path_params["session_id"]
     try:
-        require(request, Role.ADMIN)
+        require(request, Gate.ADMINISTER)
         await run_in_threadpool(end_session, engine_of(request), session_id)
     except InterlockError as error:
         return flash(request, error=error)
@@ -52,7 +52,7 @@ async def end_one(request: Request) -> Response:
 async def end_others(request: Request) -> Response:
     current = session_of(request)
     try:
-        principal = require(request, Role.ADMIN)
+        principal = require(request, Gate.ADMINISTER)
         keep = current.id if current else None
         ended = await run_in_threadpool(end_sessions_of, engine_of(request), principal.name, keep)
     except InterlockError as error:

@@ -11,7 +11,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from app.auth import principal_of
-from app.console.common import can_operate, engine_of, read, render
+from app.console.common import engine_of, read, render
 from app.console.exports import Column, check_format, export
 from app.console.forms import task_forms
 from app.console.views import saved_views
@@ -72,11 +72,10 @@ def filter_of(parameters: Query, me: str, default: str = "all") -> TaskFilter:
     )
 
 
-def _tasks(
-    engine: Engine, where: TaskFilter, after: str | None, can_complete: bool
-) -> dict[str, Any]:
+def _tasks(engine: Engine, where: TaskFilter, after: str | None) -> dict[str, Any]:
     page = lists.task_page(engine, where, after)
-    forms = task_forms(engine, page.items) if can_complete else {}
+    # A task's form shows only to who may complete it (`_task_rows.html` asks WORK_ON_TASK).
+    forms = task_forms(engine, page.items)
     return {"tasks": page.items, "forms": forms, "next_cursor": page.next}
 
 
@@ -91,9 +90,7 @@ async def tasks_page(request: Request) -> Response:
     context: dict[str, Any] = {"tasks": [], "forms": {}, "next_cursor": None, "error": None}
     try:
         where = filter_of(parameters, me, default)
-        context = await read(
-            request, _tasks, engine_of(request), where, after, can_operate(request)
-        )
+        context = await read(request, _tasks, engine_of(request), where, after)
     except InterlockError as exc:
         context["error"] = exc.message
     query = urlencode({"show": show, **({"definition": key} if key else {})})

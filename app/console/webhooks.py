@@ -17,8 +17,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from app import gates
 from app.auth import require
 from app.console.common import engine_of, flash, form_text, read, render
+from app.gates import Gate
 from app.params import Query
 from engine.api import Engine
 from engine.commands.webhooks import (
@@ -27,8 +29,9 @@ from engine.commands.webhooks import (
     ReplayDeadLetters,
     UpdateSubscription,
 )
+from engine.core import actors
 from engine.errors import InterlockError
-from engine.identity.accounts import Principal, Role
+from engine.identity.accounts import Principal
 from engine.queries import webhooks as reads
 from engine.states import DeliveryState, OutboxEvent
 from engine.webhooks.urls import masked
@@ -60,8 +63,8 @@ def _details(engine: Engine, subscription_id: UUID, whole_url: bool) -> dict[str
 
 
 def _page_context(request: Request) -> dict[str, Any]:
-    principal = require(request, Role.VIEWER)
-    return {"events": EVENTS, "can_admin": principal.role.allows(Role.ADMIN)}
+    require(request, Gate.APPLICATION)
+    return {"events": EVENTS, "can_admin": gates.passes(actors.current(), Gate.ADMINISTER)}
 
 
 async def webhooks_page(request: Request) -> Response:
@@ -86,9 +89,9 @@ async def webhook_page(request: Request) -> Response:
 Work = Callable[[Engine, Principal, FormData], str]
 
 
-async def _mutate(request: Request, role: Role, work: Work) -> Response:
+async def _mutate(request: Request, work: Work) -> Response:
     try:
-        principal = require(request, role)
+        principal = require(request)
         form = await request.form()
         message = await run_in_threadpool(work, engine_of(request), principal, form)
     except InterlockError as error:
@@ -114,7 +117,7 @@ async def create(request: Request) -> Response:
         )
         return f"Subscription '{form_text(form, 'name').strip()}' created."
 
-    return await _mutate(request, Role.ADMIN, work)
+    return await _mutate(request, work)
 
 
 async def update(request: Request) -> Response:
@@ -135,7 +138,7 @@ async def update(request: Request) -> Response:
         )
         return "Subscription saved."
 
-    return await _mutate(request, Role.ADMIN, work)
+    return await _mutate(request, work)
 
 
 async def delete(request: Request) -> Response:
@@ -145,7 +148,7 @@ async def delete(request: Request) -> Response:
         engine.run(DeleteSubscription(subscription_id))
         return "Subscription deleted with its deliveries."
 
-    return await _mutate(request, Role.ADMIN, work)
+    return await _mutate(request, work)
 
 
 async def replay_all(request: Request) -> Response:
@@ -155,7 +158,7 @@ async def replay_all(request: Request) -> Response:
         replayed = engine.run(ReplayDeadLetters(subscription_id)).replayed
         return f"Replaying {replayed} dead letter{'s' if replayed != 1 else ''}."
 
-    return await _mutate(request, Role.OPERATOR, work)
+    return await _mutate(request, work)
 
 
 async def replay_one(request: Request) -> Response:
@@ -166,7 +169,7 @@ async def replay_one(request: Request) -> Response:
         engine.run(ReplayDeadLetters(subscription_id, delivery_id))
         return "Replaying the dead letter."
 
-    return await _mutate(request, Role.OPERATOR, work)
+    return await _mutate(request, work)
 
 
 routes = [

@@ -21,6 +21,7 @@ from engine.core.permits import (
     DELETE_USER,
     ENGINE_WORK,
     UPDATE_OWN_USER,
+    On,
     Permit,
     check,
 )
@@ -120,6 +121,57 @@ class CreateToken:
         _add_token(tx, self.label, self.role, self.token)
         return _record(
             tx, AuditOperation.CREATE, TOKEN, self.label, property="role", after=self.role.value
+        )
+
+
+@dataclass(frozen=True)
+class CreateOwnToken:
+    """Keep `token` (made by `accounts.new_token`, shown once) under `label` as an API token of
+    the user `owner`: it acts as that user, with their grants and never more. A user makes their
+    own (or whoever may UPDATE that user)."""
+
+    name: ClassVar[str] = "CreateOwnToken"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.USER: "owner"}
+    result_type: ClassVar[type[Result]] = CredentialResult
+
+    label: str
+    owner: str
+    token: str = dataclasses.field(repr=False)
+
+    def execute(self, tx: Tx) -> CredentialResult:
+        if not valid_name(self.label) or not valid_name(self.owner):
+            raise BadRequest("a token needs a label", field="label")
+        if identity_store.lock_user(tx.conn, self.owner) is None:
+            raise NotFound(f"no user named '{self.owner}'")
+        made = store.insert_credential(
+            tx.conn, self.label, TOKEN, token_hash(self.token), user_id=self.owner
+        )
+        if not made:
+            raise Conflict(f"a token named '{self.label}' already exists")
+        return _record(
+            tx, AuditOperation.CREATE, TOKEN, self.label, property="owner", after=self.owner
+        )
+
+
+@dataclass(frozen=True)
+class RevokeOwnToken:
+    """Delete the API token `label` of the user `owner` (theirs to revoke, or whoever's who may
+    UPDATE that user); another token by that label is not touched."""
+
+    name: ClassVar[str] = "RevokeOwnToken"
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_OWN_USER,)
+    permit_ids: ClassVar[dict[On, str]] = {On.USER: "owner"}
+    result_type: ClassVar[type[Result]] = CredentialResult
+
+    label: str
+    owner: str
+
+    def execute(self, tx: Tx) -> CredentialResult:
+        if not store.delete_own_token(tx.conn, self.label, self.owner):
+            raise NotFound(f"'{self.owner}' has no token named '{self.label}'")
+        return _record(
+            tx, AuditOperation.DELETE, TOKEN, self.label, property="owner", before=self.owner
         )
 
 

@@ -28,6 +28,7 @@ from engine.identity.permissions import ANY, RESOURCE_NAMES, ResourceType, permi
 from engine.states import BatchType
 
 if TYPE_CHECKING:
+    from engine.core.actors import Actor
     from engine.core.executor import Tx
 
 
@@ -196,6 +197,8 @@ DELETE_BATCH = permit(Need("DELETE", ResourceType.BATCH, On.BATCH))
 CREATE_USER = permit(Need("CREATE", ResourceType.USER))
 DELETE_USER = permit(Need("DELETE", ResourceType.USER, On.USER))
 UPDATE_OWN_USER = permit(any_of(Need("UPDATE", ResourceType.USER, On.USER), own=True))
+# Reading a user's profile or groups (no command, the read asks): READ on the user, or being them.
+READ_OWN_USER = permit(any_of(Need("READ", ResourceType.USER, On.USER), own=True))
 CREATE_GROUP = permit(Need("CREATE", ResourceType.GROUP))
 UPDATE_GROUP = permit(Need("UPDATE", ResourceType.GROUP, On.GROUP))
 DELETE_GROUP = permit(Need("DELETE", ResourceType.GROUP, On.GROUP))
@@ -258,17 +261,15 @@ def before(tx: Tx, command: Any) -> None:
     named: dict[On, str] = getattr(type(command), "permit_ids", {})
     match declared(command):
         case (only,) if not only.needs_facts:
-            _demand(tx, only, Facts({}))
+            demand(tx.actor, only, Facts({}))
         case (only,) if named:
             ids = {on: str(getattr(command, name)) for on, name in named.items()}
-            _demand(tx, only, Facts(ids))
+            demand(tx.actor, only, Facts(ids))
         case _:
             pass
 
 
-def check(
-    tx: Tx,
-    permit: Permit,
+def facts_of(
     *,
     instance: object | None = None,
     definition: str | None = None,
@@ -277,13 +278,14 @@ def check(
     decision: str | None = None,
     batch: object | None = None,
     user: str | None = None,
+    group: str | None = None,
+    tenant: str | None = None,
     authorization: object | None = None,
     assignee: str | None = None,
     candidate_users: Iterable[str] = (),
     candidate_groups: Iterable[str] = (),
-) -> None:
-    """Refuse (AuthorizationDenied) unless the transaction's actor holds `permit` on the resource
-    the facts name; nothing when no actor with grants is bound."""
+) -> Facts:
+    """The facts a check names, by the keyword of each."""
     named = {
         On.INSTANCE: instance,
         On.DEFINITION: definition,
@@ -292,17 +294,39 @@ def check(
         On.DECISION: decision,
         On.BATCH: batch,
         On.USER: user,
+        On.GROUP: group,
+        On.TENANT: tenant,
         On.AUTHORIZATION: authorization,
     }
     ids = {on: str(value) for on, value in named.items() if value is not None}
-    facts = Facts(ids, assignee, tuple(candidate_users), tuple(candidate_groups))
-    _demand(tx, permit, facts)
+    return Facts(ids, assignee, tuple(candidate_users), tuple(candidate_groups))
 
 
-def _demand(tx: Tx, permit: Permit, facts: Facts) -> None:
-    actor = tx.actor
+def check(tx: Tx, permit: Permit, **named: Any) -> None:
+    """Refuse (AuthorizationDenied) unless the transaction's actor holds `permit` on the resource
+    the facts name (the keywords of `facts_of`); nothing when no actor with grants is bound."""
+    demand(tx.actor, permit, facts_of(**named))
+
+
+def demand(actor: Actor | None, permit: Permit, facts: Facts) -> None:
+    """Refuse (AuthorizationDenied) unless `actor` holds `permit` on the resource `facts` name;
+    nothing when no actor, or one without grants, is given."""
+    refused = refusal(actor, permit, facts)
+    if refused is not None:
+        raise refused
+
+
+def holds(actor: Actor | None, permit: Permit, **named: Any) -> bool:
+    """Whether `actor` holds `permit` on the resource the facts name (the keywords of
+    `facts_of`): what a command declaring it would allow, asked before offering it (the
+    console shows a control exactly when this is true)."""
+    return refusal(actor, permit, facts_of(**named)) is None
+
+
+def refusal(actor: Actor | None, permit: Permit, facts: Facts) -> AuthorizationDenied | None:
+    """Why `actor` may not act under `permit` on the resource `facts` name; None: they may."""
     if actor is None or actor.grants is None:
-        return
+        return None
     grants = actor.grants
     user = grants.user_id or actor.user
     for group in permit.all_of:
@@ -331,4 +355,5 @@ def _demand(tx: Tx, permit: Permit, facts: Facts) -> None:
                 )
             )
         if not held:
-            raise AuthorizationDenied(user, tuple(missing))
+            return AuthorizationDenied(user, tuple(missing))
+    return None

@@ -13,6 +13,7 @@ __all__ = [
     "list_all",
     "list_sessions",
     "password_record",
+    "tokens_of",
     "verify_password",
     "verify_token",
 ]
@@ -23,6 +24,7 @@ count = query(store.count)
 list_all = query(store.list_all)
 find_session = query(store.find_session)
 list_sessions = query(store.list_sessions)
+tokens_of = query(store.tokens_of)
 
 
 @query

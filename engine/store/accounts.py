@@ -251,6 +251,27 @@ def update_role(conn: Connection, kind: str, name: str, role: Role) -> bool:
     return bool(row and row[0])
 
 
+def tokens_of(conn: Connection, user_id: str) -> list[str]:
+    """The labels of the API tokens of the user `user_id` (which act as that user)."""
+    rows = conn.execute(
+        "SELECT name FROM credential WHERE kind = 'token' AND user_id = %s ORDER BY name",
+        (user_id,),
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def delete_own_token(conn: Connection, name: str, user_id: str) -> bool:
+    """Delete the API token `name` if it is the user `user_id`'s; False: no such token of
+    theirs."""
+    if not valid_name(name):
+        return False
+    row = conn.execute(
+        "DELETE FROM credential WHERE kind = 'token' AND name = %s AND user_id = %s RETURNING id",
+        (name, user_id),
+    ).fetchone()
+    return row is not None
+
+
 def delete_credential(conn: Connection, kind: str, name: str) -> bool:
     """Delete a credential; a password user goes with theirs (see `delete_user`), a user's
     sessions go with it (the foreign key cascades)."""

@@ -1,10 +1,11 @@
-"""A batch keeps the role its type needs, on every surface, and the audit names who acted.
+"""A batch keeps what its type needs, on every surface, and the audit names who acted.
 
 An administrator's history deletion stops on an instance that has not ended; the instance is
 then cancelled, so retrying the failed item would delete its history. An operator may not delete
 history directly, so an operator may not retry it either (nor suspend, resume or cancel the
-batch): /api/v1, /engine-rest and the console answer 403 naming the batch's type and the role it
-needs, and nothing changes (the batch, its items, the instance's history, the audit log). An
+batch): /api/v1, /engine-rest and the console answer 403 naming the permission it needs
+(DELETE_HISTORY on every process definition, which the built-in operators group is not granted),
+and nothing changes (the batch, its items, the instance's history, the audit log). An
 administrator other than the batch's creator may: the audit entry of the retry names that
 administrator, and the items run again in the batch (audited as the batch's, its creator's).
 
@@ -117,12 +118,16 @@ def _refused(response: httpx.Response, batch_id: str) -> None:
     body = response.json()
     assert body["type"] == "Forbidden"
     assert body["detail"] == {
-        "batch_id": batch_id,
-        "batch_type": "delete-history",
-        "role": "operator",
-        "needed": "admin",
+        "user_id": "operator-token",
+        "missing": [
+            {
+                "permission": "DELETE_HISTORY",
+                "resource_type": "ProcessDefinition",
+                "resource_id": "*",
+            }
+        ],
     }
-    assert "delete-history batch" in body["message"] and "needs the admin role" in body["message"]
+    assert "'DELETE_HISTORY' permission" in body["message"]
 
 
 def test_an_operator_cannot_act_on_a_history_deletion_over_the_api(idle: LiveServer) -> None:
@@ -183,7 +188,7 @@ def test_an_operator_cannot_suspend_or_cancel_a_history_deletion_over_engine_res
     for response in refused:
         assert response.status_code == 403, response.text
         assert response.json()["type"] == "AuthorizationException"
-        assert "delete-history batch" in response.json()["message"]
+        assert "'DELETE_HISTORY' permission" in response.json()["message"]
     assert _snapshot(idle, batch_id) == before
 
     done = httpx.put(f"{rest}/batch/{batch_id}/suspended", json=suspend, headers=admin)
@@ -207,8 +212,7 @@ def test_an_operator_cannot_act_on_a_history_deletion_in_the_console(idle: LiveS
         for action in ("retry", "suspend", "resume", "cancel"):
             response = operator.post(f"/batches/{batch_id}/{action}")
             assert response.status_code == 403, response.text
-            assert "delete-history batch" in response.text
-            assert "needs the admin role" in response.text
+            assert "DELETE_HISTORY" in response.text
         assert _snapshot(idle, batch_id) == before
 
         retried = admin.post(f"/batches/{batch_id}/retry")

@@ -1,6 +1,6 @@
-"""Console mutations are for the roles that may make them, and only from the console's own pages:
-every console POST route refuses a request without the session's CSRF token, a viewer's
-request with it, and (for the admin routes) an operator's, and then nothing changes and no
+"""Console mutations are for who holds the permissions they need, and only from the console's
+own pages: every console POST route refuses a request without the session's CSRF token, a
+viewer's request with it, and (for the admin routes) an operator's, and then nothing changes and no
 audit entry is written. A viewer's pages draw no mutation control at all."""
 
 from __future__ import annotations
@@ -214,13 +214,11 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
 ADMIN_ONLY = {
     path
     for path in CONSOLE
-    if path.startswith(
-        ("/webhooks", "/sessions", "/definitions/{key}/migrate", "/admin", "/account/tokens")
-    )
+    if path.startswith(("/webhooks", "/sessions", "/definitions/{key}/migrate", "/admin"))
     and not path.endswith("/replay")
 }
-# Routes every signed-in user may use for their own account: a forged request is refused, a
-# viewer's own is not (the Account page's tests show what it does).
+# Routes every signed-in user may use for their own account (their own API tokens included): a
+# forged request is refused, a viewer's own is not (the Account page's tests show what it does).
 OWN_ACCOUNT = {path for path in CONSOLE if path.startswith("/account/") and path not in ADMIN_ONLY}
 
 
@@ -270,11 +268,11 @@ def test_a_forged_console_mutation_is_refused_and_writes_nothing(
     assert forged.json()["type"] == "Forbidden"
     if route in OWN_ACCOUNT:
         return
-    # A viewer's own session, with its token: the role refuses it.
+    # A viewer's own session, with its token: the permission it lacks refuses it, named.
     target = CONSOLE[route](api.engine)
     answer = refused(api, target, lambda path, request: viewer.post(path, **request))
     assert answer.status_code == 403, answer.text
-    assert "viewer" in answer.text
+    assert re.search(r"Not allowed|permission", answer.text), answer.text
     if route in ADMIN_ONLY:
         target = CONSOLE[route](api.engine)
         answer = refused(api, target, lambda path, request: operator.post(path, **request))

@@ -130,14 +130,17 @@ def test_a_role_change_is_seen_at_the_next_request(
 ) -> None:
     name = new_user(admin, "operator")
     browser = browsers(name)
-    missing = uuid.uuid4()
-    assert browser.post(f"/incidents/{missing}/retry").status_code == 404  # allowed, not found
+    # Retrying as a batch every incident of a definition that has none: allowed, nothing found.
+    nothing = {"text": f"no-such-incident-{uuid.uuid4()}"}
+    allowed = browser.post("/incidents/batch", data=nothing)
+    assert allowed.status_code == 400 and "no open incident" in allowed.text, allowed.text
 
     changed = admin.post(f"/users/{name}/role", json={"role": "viewer"})
     assert changed.status_code == 204, changed.text
 
-    refused = browser.post(f"/incidents/{missing}/retry")
-    assert refused.status_code == 403 and "viewer" in refused.text
+    # A viewer's group is granted no batch creation: refused by that permission.
+    refused = browser.post("/incidents/batch", data=nothing)
+    assert refused.status_code == 403 and "Not allowed" in refused.text, refused.text
     assert browser.logged_in()
 
 
