@@ -625,16 +625,27 @@ def signed_in(engine: Engine) -> str:
     return name
 
 
-def session_of(engine: Engine) -> str:
+def session_of(engine: Engine) -> tuple[str, str]:
+    """A fresh user's console session: its id and the user's."""
     name = signed_in(engine)
-    return str(
-        _one(
-            engine,
-            "SELECT s.id FROM console_session s JOIN credential c ON c.id = s.credential_id"
-            " WHERE c.name = %s",
-            name,
-        )
+    session = _one(
+        engine,
+        "SELECT s.id FROM console_session s JOIN credential c ON c.id = s.credential_id"
+        " WHERE c.name = %s",
+        name,
     )
+    return str(session), name
+
+
+def ending_sessions(path: str, made: Callable[[Engine], Any]) -> Make:
+    """A fresh user's sessions, ended (the grant names the user: their sessions are theirs)."""
+
+    def make(engine: Engine) -> Target:
+        parts = made(engine)
+        parts = parts if isinstance(parts, tuple) else (parts,)
+        return Target(path.format(*parts), {}, parts[-1], sessions)
+
+    return make
 
 
 def webhooks(engine: Engine) -> Any:

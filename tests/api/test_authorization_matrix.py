@@ -211,6 +211,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/sessions/{session_id:uuid}/end"): "the caller's own session",
     ("console", "POST", "/account/tokens"): "the caller's own API token",
     ("console", "POST", "/account/tokens/{label}/revoke"): "the caller's own API token",
+    ("/api/v1", "POST", "/account/tokens"): "the caller's own API token",
+    ("/api/v1", "DELETE", "/account/tokens/{name}"): "the caller's own API token",
     ("console", "POST", "/instances/{instance_id:uuid}/modify/preview"): "rolls back: reads only",
     ("/engine-rest", "POST", "/identity/verify"): "checks a password: changes nothing",
     ("/engine-rest", "POST", "/migration/generate"): "a plan, computed: changes nothing",
