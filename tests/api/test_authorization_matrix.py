@@ -328,7 +328,9 @@ def test_each_resource_type_and_permission_has_its_rows() -> None:
     for resource, permissions in PERMISSIONS.items():
         assert permissions <= asked.get(resource, set()), resource
     # Each asked on every surface that has a route for it: the three for the common ones.
-    surfaces = {(row.resource.name, row.permission): set() for row in ROWS}
+    surfaces: dict[tuple[str, str], set[Surface]] = {
+        (row.resource.name, row.permission): set() for row in ROWS
+    }
     for row in ROWS:
         surfaces[(row.resource.name, row.permission)].add(row.surface)
     for key in [("ProcessDefinition", "CREATE_INSTANCE"), ("ProcessDefinition", "DELETE_INSTANCE")]:
