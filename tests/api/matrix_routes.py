@@ -737,6 +737,32 @@ def signal(path: str, body: dict[str, Any]) -> Make:
     return make
 
 
+def with_local(path: str) -> Make:
+    """A fresh review task with the task-local variable `local`; the grant names the task."""
+
+    def make(engine: Engine) -> Target:
+        task_id, instance_id = task(engine)
+        engine.modify_task_variables(task_id, {"local": "x"}, local=True)
+        return Target(path.format(task_id), {}, task_id, instance_rows(instance_id))
+
+    return make
+
+
+def console_migration(path: str, table: str | None) -> Make:
+    """The definition page's migration form over a fresh instance of version 1: run now (the
+    grant names the key of both versions) or as a batch (`table` "batch": CREATE on batches)."""
+
+    def make(engine: Engine) -> Target:
+        made = str(engine.start_version(MIGRATING, 1).id)
+        source, target = _versions(engine)
+        form = {"source": source, "target": target, "instances": made}
+        form |= {f"target:{node}": node for node in ("paid", "go")}
+        probe = count_of(table) if table else instance_rows(made)
+        return Target(path, {"data": form}, "*" if table else MIGRATING, probe)
+
+    return make
+
+
 def cleanup_rows(engine: Engine) -> Any:
     return _one(
         engine,

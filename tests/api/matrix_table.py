@@ -14,6 +14,7 @@ from tests.api.matrix_routes import (
     DEPLOYMENT,
     GROUP,
     GROUP_MEMBERSHIP,
+    MIGRATING,
     PROCESS_DEFINITION,
     PROCESS_INSTANCE,
     TASK,
@@ -30,6 +31,7 @@ from tests.api.matrix_routes import (
     batch,
     cancel_by_business_key,
     cleanup_rows,
+    console_migration,
     console_rule,
     correlate,
     creating,
@@ -79,6 +81,7 @@ from tests.api.matrix_routes import (
     webhook,
     webhooks,
     with_group_field,
+    with_local,
     with_user_field,
 )
 
@@ -89,6 +92,8 @@ PD, PI = PROCESS_DEFINITION, PROCESS_INSTANCE
 # A start needs CREATE on process instances (`*`) and CREATE_INSTANCE on the definition's key.
 CREATE_PI = (Also(PI, "CREATE"),)
 CREATE_INSTANCE_OF_KEY = (Also(PD, "CREATE_INSTANCE", on_target=True),)
+# A batch migration needs, besides CREATE on batches, MIGRATE_INSTANCE on both definitions.
+MIGRATE = (Also(PD, "MIGRATE_INSTANCE"),)
 BEFORE_PAID = '[{"op": "before", "node": "paid"}]'
 NOTE = {"name": "note", "type": "string", "value": "second"}
 REST_NOTE = {"value": "second", "type": "String"}
@@ -532,8 +537,14 @@ ROWS += ADMIN_ROWS
 
 
 MORE_ROWS: list[Row] = [
+    _row(TASK, "UPDATE", R, "DELETE", "/task/{id}/localVariables/{name}",
+         with_local("/task/{}/localVariables/local"), 204),
+    _row(PD, "MIGRATE_INSTANCE", C, "POST", "/definitions/{key}/migrate/run",
+         console_migration(f"/definitions/{MIGRATING}/migrate/run", None), 200),
+    _row(BATCH, "CREATE", C, "POST", "/definitions/{key}/migrate/batch",
+         console_migration(f"/definitions/{MIGRATING}/migrate/batch", "batch"), 200, MIGRATE),
     _row(PD, "MIGRATE_INSTANCE", R, "POST", "/migration/execute", migration, 204),
-    _row(BATCH, "CREATE", R, "POST", "/migration/executeAsync", migration_batch, 200),
+    _row(BATCH, "CREATE", R, "POST", "/migration/executeAsync", migration_batch, 200, MIGRATE),
     _row(PD, "UPDATE_INSTANCE", A, "POST", "/signals",
          signal("/signals", {"signal_name": "matrix-ping"}), 200),
     _row(PD, "UPDATE_INSTANCE", R, "POST", "/signal",

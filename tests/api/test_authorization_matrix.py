@@ -250,20 +250,11 @@ NOT_YET: dict[tuple[str, str, str], str] = {
         "UPDATE on the task (or TASK_WORK): removing the instance's variable `note` through its "
         "task answered 204 and removed nothing"
     ),
-    ("/engine-rest", "DELETE", "/task/{id}/localVariables/{name}"): (
-        "UPDATE on the task (or TASK_WORK); needs a task-local variable first"
-    ),
     ("/engine-rest", "POST", "/condition"): (
         "CREATE on process instances and CREATE_INSTANCE; needs a conditional start event"
     ),
     ("/engine-rest", "POST", "/process-definition/key/{key}/tenant-id/{tenant_id}/start"): (
         "CREATE_INSTANCE as the other starts; needs a tenant's deployment and membership"
-    ),
-    ("console", "POST", "/definitions/{key}/migrate/run"): (
-        "MIGRATE_INSTANCE on both keys, as /engine-rest/migration/execute (in the table)"
-    ),
-    ("console", "POST", "/definitions/{key}/migrate/batch"): (
-        "CREATE on batches, as /engine-rest/migration/executeAsync (in the table)"
     ),
 }
 
