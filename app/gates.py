@@ -19,8 +19,10 @@ decided, so that the built-in groups keep exactly what their roles gave:
 - `ADMINISTER`: ALL on the authorization resource (admins), as the commands of the same work
   declare (engine/core/permits.ADMINISTER): sessions and credentials, webhook secrets, checking
   another user's password;
-- `READ_USERS`, `READ_GROUPS`, `READ_TENANTS`, `READ_AUTHORIZATIONS`: READ on every resource of
-  that type: the identity lists and the console's Admin section (authorizations).
+- `READ_GROUPS`, `READ_TENANTS`, `READ_AUTHORIZATIONS`: READ on every resource of that type:
+  the links an OPTIONS answer offers, another user's authorizations checked, and (READ on every
+  authorization) the console's Admin section. The identity lists and look-ups themselves are
+  reads narrowed by READ on each row (engine/sql/covers.py), not gated.
 
 A batch's type may ask more of who acts on a batch of it than the batch commands' permits
 (UPDATE or DELETE on the batch): `BATCH_TYPE_GATES`, what its items need on every definition.
@@ -46,7 +48,6 @@ class Gate(StrEnum):
     AUDIT = "audit"
     OPERATE = "operate"
     ADMINISTER = "administer"
-    READ_USERS = "read-users"
     READ_GROUPS = "read-groups"
     READ_TENANTS = "read-tenants"
     READ_AUTHORIZATIONS = "read-authorizations"
@@ -58,7 +59,6 @@ GATES: Mapping[Gate, Permit | None] = {
     Gate.AUDIT: permit(Need("UPDATE_HISTORY", PD)),
     Gate.OPERATE: permits.OPERATE,
     Gate.ADMINISTER: permits.ADMINISTER,
-    Gate.READ_USERS: permit(Need("READ", ResourceType.USER)),
     Gate.READ_GROUPS: permit(Need("READ", ResourceType.GROUP)),
     Gate.READ_TENANTS: permit(Need("READ", ResourceType.TENANT)),
     Gate.READ_AUTHORIZATIONS: permit(Need("READ", ResourceType.AUTHORIZATION)),

@@ -460,7 +460,6 @@ operations = [
             Param("name_like", STRING, "a LIKE pattern"),
         ),
         replies={200: Reply("Groups", _list(GROUP))},
-        gate=Gate.READ_GROUPS,
     ),
     Op(
         "POST",
@@ -471,9 +470,7 @@ operations = [
         body_required=True,
         replies={201: Reply("Created", GROUP)},
     ),
-    Op(
-        "GET", _G, get_group, "A group", replies={200: Reply("Group", GROUP)}, gate=Gate.READ_GROUPS
-    ),
+    Op("GET", _G, get_group, "A group", replies={200: Reply("Group", GROUP)}),
     Op(
         "POST",
         _G,
@@ -508,7 +505,6 @@ operations = [
             Param("group", STRING, "the tenants of this group"),
         ),
         replies={200: Reply("Tenants", _list(TENANT))},
-        gate=Gate.READ_TENANTS,
     ),
     Op(
         "POST",
@@ -525,7 +521,6 @@ operations = [
         get_tenant,
         "A tenant",
         replies={200: Reply("Tenant", TENANT)},
-        gate=Gate.READ_TENANTS,
     ),
     Op(
         "POST",
@@ -607,7 +602,6 @@ operations = [
         get_authorization,
         "An authorization",
         replies={200: Reply("Authorization", AUTHORIZATION)},
-        gate=Gate.READ_AUTHORIZATIONS,
     ),
     Op(
         "POST",

@@ -10,7 +10,6 @@ from typing import Any
 
 from starlette.responses import Response
 
-from app import gates
 from app.auth import user_id_of
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
@@ -46,15 +45,6 @@ def may(call: Call, needed: Permit, **facts: Any) -> bool:
     """Whether the caller holds `needed` (what the command it names would check), for the links
     an OPTIONS request offers."""
     return permits.holds(actors.current(), needed, **facts)
-
-
-def visible_to(call: Call, gate: Gate) -> str | None:
-    """None for a caller who reads every row of the resource (READ on `*`, `gate`); else the
-    caller, who reads only their own (as in Camunda, where a user may read their own user and
-    nothing else by default)."""
-    if gates.passes(actors.current(), gate):
-        return None
-    return caller(call) or ""
 
 
 def require_readable(call: Call, user_id: str) -> None:
@@ -111,7 +101,6 @@ def _query(call: Call, *, count: bool = False) -> list[UserRow] | int:
         email_like=call.text("emailLike"),
         member_of_group=call.text("memberOfGroup"),
         member_of_tenant=call.text("memberOfTenant"),
-        visible_to=visible_to(call, Gate.READ_USERS),
         count=count,
     )
 

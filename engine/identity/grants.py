@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from engine.identity.evaluate import Rule, is_authorized
 from engine.identity.permissions import ANY, ResourceType
 
+READ = 2  # READ's bit on every resource type that has it
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -67,17 +69,24 @@ class Grants:
         )
 
     def scope(self, permission: int, resource_type: ResourceType) -> Scope:
-        """Which resources of `resource_type` the principal holds `permission` on."""
+        """Which resources of `resource_type` the principal holds `permission` on. A user reads
+        their own user (Camunda grants it to every user it creates) and the groups they belong
+        to, always."""
         named = {
             rule.resource_id
             for rule in self.rules
             if rule.resource_type == resource_type and rule.resource_id != ANY
         }
+        own: set[str] = set()
+        if permission == READ and resource_type == ResourceType.USER and self.user_id:
+            own = {self.user_id}
+        elif permission == READ and resource_type == ResourceType.GROUP:
+            own = set(self.group_ids)
         if self.allows(permission, resource_type):
-            revoked = (i for i in named if not self.allows(permission, resource_type, i))
+            revoked = (i for i in named - own if not self.allows(permission, resource_type, i))
             return Scope(everything=True, except_ids=frozenset(revoked))
-        granted = (i for i in named if self.allows(permission, resource_type, i))
-        return Scope(everything=False, ids=frozenset(granted))
+        granted = {i for i in named if self.allows(permission, resource_type, i)}
+        return Scope(everything=False, ids=frozenset(granted | own))
 
 
 def grants_of(user_id: str | None, group_ids: Iterable[str], rules: Iterable[Rule]) -> Grants:

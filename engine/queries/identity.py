@@ -14,6 +14,7 @@ from engine.identity.evaluate import Rule, is_authorized
 from engine.identity.permissions import ANY, AuthorizationType
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaPage
+from engine.sql import covers
 from engine.sql.filters import Where, order_by
 from engine.sql.filters import count as count_rows
 from engine.store.identity import AuthorizationRow as AuthorizationRow  # app/ reads them here
@@ -59,9 +60,11 @@ def users(
     visible_to: str | None = None,
     count: bool = False,
 ) -> list[UserRow] | int:
-    """Users by Camunda's filters (None: not filtered); their number when `count`. With
-    `visible_to`, only that user's own row (what a user who is no admin may read)."""
+    """Users by Camunda's filters (None: not filtered); their number when `count`. Only those
+    the request's principal may read (READ on them; themselves always). With `visible_to`, only
+    that user's own row."""
     where = Where()
+    where.authorized(*covers.user("u.id"))
     where.equals("u.id", visible_to)
     where.equals("u.id", user_id)
     where.any_of("u.id", user_ids)
@@ -109,8 +112,10 @@ def groups(
     member_of_tenant: str | None = None,
     count: bool = False,
 ) -> list[GroupRow] | int:
-    """Groups by Camunda's filters (`member`: the groups a user belongs to)."""
+    """Groups by Camunda's filters (`member`: the groups a user belongs to); only those the
+    request's principal may read (READ on them)."""
     where = Where()
+    where.authorized(*covers.group("g.id"))
     where.equals("g.id", group_id)
     where.any_of("g.id", group_ids)
     where.equals("g.name", name)
@@ -153,8 +158,10 @@ def tenants(
     count: bool = False,
 ) -> list[TenantRow] | int:
     """Tenants by Camunda's filters: `user_member` names a user belonging to the tenant (also
-    through their groups when `including_groups_of_user`), `group_member` a group."""
+    through their groups when `including_groups_of_user`), `group_member` a group; only those
+    the request's principal may read (READ on them)."""
     where = Where()
+    where.authorized(*covers.tenant("t.id"))
     where.equals("t.id", tenant_id)
     where.any_of("t.id", tenant_ids)
     where.equals("t.name", name)
@@ -224,9 +231,10 @@ def authorizations(
     visible_to: str | None = None,
     count: bool = False,
 ) -> list[AuthorizationRow] | int:
-    """Authorizations by Camunda's filters (None: not filtered). With `visible_to`, only those
-    of that user themselves (what a user who is no admin may read)."""
+    """Authorizations by Camunda's filters (None: not filtered); only those the request's
+    principal may read (READ on them). With `visible_to`, only those of that user themselves."""
     where = Where()
+    where.authorized(*covers.authorization("a.id"))
     where.equals("a.user_id", visible_to)
     where.equals("a.id", authorization_id)
     where.equals("a.type", None if type is None else int(type))

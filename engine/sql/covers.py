@@ -9,7 +9,9 @@ column (or the expression over indexed columns) that names that resource in the 
 - history (historic instances and activities): READ_HISTORY on the definition key, or READ on the
   historic instance;
 - a decision definition: READ on its key; an evaluation: READ_HISTORY on its key;
-- a deployment: READ on it; a batch: READ on it.
+- a deployment: READ on it; a batch: READ on it;
+- a user, a group, a tenant, an authorization: READ on it (a user always reads themselves, as
+  Camunda grants every user on creation, and their groups: engine/identity/grants.py).
 
 A row that names its instance but not its definition key reaches the key through the instance's
 primary key (`key_of`)."""
@@ -22,17 +24,21 @@ from engine.identity.permissions import PERMISSIONS, ResourceType
 from engine.sql.filters import Cover
 
 __all__ = [
+    "authorization",
     "batch",
     "decision",
     "decision_history",
     "definition",
     "deployment",
+    "group",
     "history",
     "instance",
     "instances_of",
     "key_of",
     "key_of_definition",
     "task",
+    "tenant",
+    "user",
 ]
 
 PD = ResourceType.PROCESS_DEFINITION
@@ -102,3 +108,19 @@ def deployment(deployment_id: LiteralString) -> tuple[Cover, ...]:
 
 def batch(batch_id: LiteralString) -> tuple[Cover, ...]:
     return (Cover(READ, ResourceType.BATCH, batch_id, uuid=True),)
+
+
+def user(user_id: LiteralString) -> tuple[Cover, ...]:
+    return (Cover(READ, ResourceType.USER, user_id),)
+
+
+def group(group_id: LiteralString) -> tuple[Cover, ...]:
+    return (Cover(READ, ResourceType.GROUP, group_id),)
+
+
+def tenant(tenant_id: LiteralString) -> tuple[Cover, ...]:
+    return (Cover(READ, ResourceType.TENANT, tenant_id),)
+
+
+def authorization(authorization_id: LiteralString) -> tuple[Cover, ...]:
+    return (Cover(READ, ResourceType.AUTHORIZATION, authorization_id, uuid=True),)

@@ -235,8 +235,14 @@ def test_read_on_users_lists_them_and_creates_none(gated: LiveServer) -> None:
         assert created.json()["type"] == "AuthorizationException"
         assert "'CREATE' permission" in created.json()["message"]
     with _rest(gated, NOBODY) as rest:
-        # Without READ on users, a user reads only themselves.
+        # Without READ on them, a user reads only themselves and the groups they belong to; no
+        # tenant, no authorization (the lists are narrowed in SQL, their counts too).
         assert [row["id"] for row in rest.get("/user").json()] == [NOBODY]
+        assert rest.get("/user/count").json() == {"count": 1}
+        assert [row["id"] for row in rest.get("/group").json()] == [f"{NOBODY}-group"]
+        assert rest.get("/tenant").json() == []
+        assert rest.get("/authorization").json() == []
+        assert rest.get("/authorization/count").json() == {"count": 0}
 
 
 # -- no grant at all ----------------------------------------------------------------------------
