@@ -87,6 +87,8 @@ READS: tuple[tuple[Resource, tuple[str, ...]], ...] = (
 # The processes the matrix's targets are instances of, deployed once.
 WAITING, REVIEW, TIMER, STRAIGHT = "matrix-waiting", "matrix-review", "matrix-timer", "matrix-go"
 EXTERNAL, MIGRATING, SIGNALLED = "matrix-external", "matrix-migrating", "matrix-signalled"
+# A process deployed for the tenant TENANT only (whose members are the matrix's readers).
+TENANTED, TENANT_ID = "matrix-tenanted", "matrix-tenant"
 PROCESSES = (
     processes.catch(SIGNALLED, signal="matrix-ping"),
     processes.waiting(MIGRATING, "Version 1"),
@@ -461,6 +463,11 @@ def modification_batch(engine: Engine) -> Target:
         "instructions": [{"type": "cancel", "activityId": "go"}],
     }
     return Target("/modification/executeAsync", {"json": body}, "*", count_of("batch"))
+
+
+def start_for_tenant(engine: Engine) -> Target:
+    path = f"/process-definition/key/{TENANTED}/tenant-id/{TENANT_ID}/start"
+    return Target(path, {"json": {}}, TENANTED, instances_of(TENANTED))
 
 
 def start(path: str, key: str = STRAIGHT, **request: Any) -> Make:

@@ -34,6 +34,7 @@ from tests.api.matrix_routes import (
     console_migration,
     console_rule,
     correlate,
+    count_of,
     creating,
     creating_identity,
     deployment_files,
@@ -71,6 +72,7 @@ from tests.api.matrix_routes import (
     signal,
     signed_in,
     start,
+    start_for_tenant,
     suspended_batch,
     tenant,
     tenant_group,
@@ -509,6 +511,9 @@ ADMIN_ROWS: list[Row] = [
          ending_sessions("/users/{0}/sessions", signed_in), 200),
     _row(USER, "UPDATE", A, "DELETE", "/sessions/{id}",
          ending_sessions("/sessions/{0}", session_of), 204),
+    # Unlocking changes no row but the audit log (the server counts the failed log-ins).
+    _row(AUTHORIZATION, ALL, R, "POST", "/user/{id}/unlock",
+         admin("/user/{0}/unlock", user, count_of("audit_entry")), 204, on_any=True),
     _row(AUTHORIZATION, ALL, A, "POST", "/webhooks",
          lambda e: admin("/webhooks", None, webhooks, json=hook(enabled=False))(e), 201,
          on_any=True),
@@ -537,6 +542,9 @@ ROWS += ADMIN_ROWS
 
 
 MORE_ROWS: list[Row] = [
+    _row(PD, "CREATE_INSTANCE", R, "POST",
+         "/process-definition/key/{key}/tenant-id/{tenant_id}/start", start_for_tenant, 200,
+         CREATE_PI),
     _row(TASK, "UPDATE", R, "DELETE", "/task/{id}/localVariables/{name}",
          with_local("/task/{}/localVariables/local"), 204),
     _row(PD, "MIGRATE_INSTANCE", C, "POST", "/definitions/{key}/migrate/run",
@@ -575,6 +583,9 @@ _CAMUNDA_403 = "Camunda answers 403 AuthorizationException"
 REFUSED_OTHERWISE: dict[tuple[str, str, str], str] = {
     (R.value, "POST", "/process-definition/key/{key}/start"): f"500 RestException; {_CAMUNDA_403}",
     (R.value, "POST", "/process-definition/{id}/start"): f"500 RestException; {_CAMUNDA_403}",
+    (R.value, "POST", "/process-definition/key/{key}/tenant-id/{tenant_id}/start"): (
+        f"500 RestException; {_CAMUNDA_403}"
+    ),
     (R.value, "POST", "/process-definition/key/{key}/submit-form"): f"400; {_CAMUNDA_403}",
     (R.value, "POST", "/process-definition/{id}/submit-form"): f"400; {_CAMUNDA_403}",
     (R.value, "POST", "/task/{id}/complete"): f"500 RestException; {_CAMUNDA_403}",
