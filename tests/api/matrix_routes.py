@@ -144,13 +144,14 @@ class Row:
     @property
     def id(self) -> str:
         where = f"{self.surface.name}-{self.method}{self.route}"
-        return f"{self.resource.name}.{self.permission}-{where}"
+        return f"{self.resource.name.replace(' ', '')}.{self.permission}-{where}"
 
 
 # -- probes: what a call could change -------------------------------------------------------------
 
 
-def _one(engine: Engine, statement: str, *params: Any) -> Any:
+def scalar(engine: Engine, statement: str, *params: Any) -> Any:
+    """The one row `statement` reads: its value, or its values when it has several columns."""
     with engine.connection() as conn:
         row = conn.execute(statement, params).fetchone()
     assert row is not None
@@ -178,7 +179,7 @@ def instance_rows(instance: str) -> Callable[[Engine], Any]:
 
 
 def instances_of(key: str) -> Callable[[Engine], Any]:
-    return lambda engine: _one(
+    return lambda engine: scalar(
         engine,
         "SELECT count(*) FROM process_instance p JOIN process_definition d"
         " ON d.id = p.definition_id WHERE d.key = %s",
@@ -187,11 +188,11 @@ def instances_of(key: str) -> Callable[[Engine], Any]:
 
 
 def count_of(table: str) -> Callable[[Engine], Any]:
-    return lambda engine: _one(engine, f"SELECT count(*) FROM {table}")
+    return lambda engine: scalar(engine, f"SELECT count(*) FROM {table}")
 
 
 def batch_row(batch: str) -> Callable[[Engine], Any]:
-    return lambda engine: _one(
+    return lambda engine: scalar(
         engine, "SELECT to_jsonb(b) FROM batch b WHERE b.id = %s", uuid.UUID(batch)
     )
 
@@ -237,7 +238,7 @@ def identity_counts(engine: Engine) -> Any:
         "authorization_rule",
         "credential",
     )
-    return _one(engine, "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables))
+    return scalar(engine, "SELECT " + ", ".join(f"(SELECT count(*) FROM {t})" for t in tables))
 
 
 # -- fresh targets --------------------------------------------------------------------------------
@@ -465,11 +466,6 @@ def modification_batch(engine: Engine) -> Target:
     return Target("/modification/executeAsync", {"json": body}, "*", count_of("batch"))
 
 
-def start_for_tenant(engine: Engine) -> Target:
-    path = f"/process-definition/key/{TENANTED}/tenant-id/{TENANT_ID}/start"
-    return Target(path, {"json": {}}, TENANTED, instances_of(TENANTED))
-
-
 def start(path: str, key: str = STRAIGHT, **request: Any) -> Make:
     def make(engine: Engine) -> Target:
         definition = engine.latest_definition(key)
@@ -528,7 +524,7 @@ def rest_deployment() -> dict[str, Any]:
 
 def _evaluation(engine: Engine, path: str, body: dict[str, Any]) -> Target:
     latest = "SELECT id FROM decision_definition WHERE key = %s ORDER BY version DESC LIMIT 1"
-    concrete = path.format(id=_one(engine, latest, "dish") if "{id}" in path else "")
+    concrete = path.format(id=scalar(engine, latest, "dish") if "{id}" in path else "")
     return Target(concrete, {"json": body}, "dish", count_of("decision_evaluation"))
 
 
@@ -617,7 +613,7 @@ def token(engine: Engine) -> str:
 
 
 def sessions(engine: Engine) -> Any:
-    return _one(engine, "SELECT json_agg(id ORDER BY id) FROM console_session")
+    return scalar(engine, "SELECT json_agg(id ORDER BY id) FROM console_session")
 
 
 def signed_in(engine: Engine) -> str:
@@ -635,7 +631,7 @@ def signed_in(engine: Engine) -> str:
 def session_of(engine: Engine) -> tuple[str, str]:
     """A fresh user's console session: its id and the user's."""
     name = signed_in(engine)
-    session = _one(
+    session = scalar(
         engine,
         "SELECT s.id FROM console_session s JOIN credential c ON c.id = s.credential_id"
         " WHERE c.name = %s",
@@ -656,7 +652,7 @@ def ending_sessions(path: str, made: Callable[[Engine], Any]) -> Make:
 
 
 def webhooks(engine: Engine) -> Any:
-    return _one(
+    return scalar(
         engine,
         "SELECT (SELECT json_agg(to_jsonb(s) ORDER BY s.id) FROM webhook_subscription s),"
         " (SELECT json_agg(to_jsonb(d) ORDER BY d.id) FROM webhook_delivery d)",
@@ -706,7 +702,7 @@ def hook(**more: Any) -> dict[str, Any]:
 
 def _versions(engine: Engine) -> tuple[str, str]:
     latest = "SELECT id FROM process_definition WHERE key = %s AND version = %s"
-    return str(_one(engine, latest, MIGRATING, 1)), str(_one(engine, latest, MIGRATING, 2))
+    return str(scalar(engine, latest, MIGRATING, 1)), str(scalar(engine, latest, MIGRATING, 2))
 
 
 def _migration_body(engine: Engine, made: str) -> dict[str, Any]:
@@ -731,17 +727,6 @@ def migration_batch(engine: Engine) -> Target:
     made = str(engine.start_version(MIGRATING, 1).id)
     body = _migration_body(engine, made)
     return Target("/migration/executeAsync", {"json": body}, "*", count_of("batch"))
-
-
-def signal(path: str, body: dict[str, Any]) -> Make:
-    """A fresh instance waiting for the signal `matrix-ping` (the only one that does), which
-    every waiting instance receives."""
-
-    def make(engine: Engine) -> Target:
-        made = instance(engine, SIGNALLED)
-        return Target(path, {"json": body}, SIGNALLED, instance_rows(made))
-
-    return make
 
 
 def with_local(path: str) -> Make:
@@ -770,21 +755,13 @@ def console_migration(path: str, table: str | None) -> Make:
     return make
 
 
-def cleanup_rows(engine: Engine) -> Any:
-    return _one(
-        engine,
-        "SELECT (SELECT json_agg(to_jsonb(r) ORDER BY r.id) FROM history_cleanup_run r),"
-        " (SELECT json_agg(to_jsonb(j) ORDER BY j.id) FROM job j WHERE j.instance_id IS NULL)",
-    )
-
-
 def audit_entry(engine: Engine, note: str | None = None) -> str:
     """An operator's audit entry (a fresh waiting instance suspended by `matrix-operator`), with
     the annotation `note`: its id."""
     made = instance(engine)
     with acting(Actor("matrix-operator", AuditChannel.API)):
         engine.instance(made).suspend()
-    entry = _one(engine, "SELECT id FROM audit_entry WHERE instance_id = %s", uuid.UUID(made))
+    entry = scalar(engine, "SELECT id FROM audit_entry WHERE instance_id = %s", uuid.UUID(made))
     if note is not None:
         engine.run(AnnotateEntry(entry, note))
     return str(entry)
@@ -795,7 +772,7 @@ def on_entry(path: str, note: str | None, **request: Any) -> Make:
 
     def make(engine: Engine) -> Target:
         entry = audit_entry(engine, note)
-        probe = lambda e: _one(  # noqa: E731
+        probe = lambda e: scalar(  # noqa: E731
             e, "SELECT to_jsonb(a) FROM audit_entry a WHERE a.id = %s", uuid.UUID(entry)
         )
         return Target(path.format(entry), request, WAITING, probe)

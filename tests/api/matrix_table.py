@@ -6,6 +6,9 @@ under test."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from engine.api import Engine
 from tests.api import identity_scenarios
 from tests.api.matrix_routes import (
     AUTHORIZATION,
@@ -17,20 +20,23 @@ from tests.api.matrix_routes import (
     MIGRATING,
     PROCESS_DEFINITION,
     PROCESS_INSTANCE,
+    SIGNALLED,
     TASK,
     TENANT,
+    TENANT_ID,
     TENANT_MEMBERSHIP,
+    TENANTED,
     USER,
     Also,
     Make,
     Resource,
     Row,
     Surface,
+    Target,
     admin,
     authorization,
     batch,
     cancel_by_business_key,
-    cleanup_rows,
     console_migration,
     console_rule,
     correlate,
@@ -46,6 +52,9 @@ from tests.api.matrix_routes import (
     history_delete_batch,
     hook,
     identity_counts,
+    instance,
+    instance_rows,
+    instances_of,
     job_retries_batch,
     member,
     migration,
@@ -68,11 +77,10 @@ from tests.api.matrix_routes import (
     rest_rule,
     rest_variables,
     retry_by_message,
+    scalar,
     session_of,
-    signal,
     signed_in,
     start,
-    start_for_tenant,
     suspended_batch,
     tenant,
     tenant_group,
@@ -86,6 +94,31 @@ from tests.api.matrix_routes import (
     with_local,
     with_user_field,
 )
+
+
+def cleanup_rows(engine: Engine) -> Any:
+    return scalar(
+        engine,
+        "SELECT (SELECT json_agg(to_jsonb(r) ORDER BY r.id) FROM history_cleanup_run r),"
+        " (SELECT json_agg(to_jsonb(j) ORDER BY j.id) FROM job j WHERE j.instance_id IS NULL)",
+    )
+
+
+def signal(path: str, body: dict[str, Any]) -> Make:
+    """A fresh instance waiting for the signal `matrix-ping` (the only one that does), which
+    every waiting instance receives."""
+
+    def make(engine: Engine) -> Target:
+        made = instance(engine, SIGNALLED)
+        return Target(path, {"json": body}, SIGNALLED, instance_rows(made))
+
+    return make
+
+
+def start_for_tenant(engine: Engine) -> Target:
+    path = f"/process-definition/key/{TENANTED}/tenant-id/{TENANT_ID}/start"
+    return Target(path, {"json": {}}, TENANTED, instances_of(TENANTED))
+
 
 # -- the rows -------------------------------------------------------------------------------------
 
