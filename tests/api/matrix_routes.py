@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.api import Engine
+from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateToken, CreateUser, StartSession
 from engine.commands.audit import AnnotateEntry
 from engine.commands.batches import CreateBatch, RunBatchItems, SuspendBatch
@@ -89,7 +90,16 @@ WAITING, REVIEW, TIMER, STRAIGHT = "matrix-waiting", "matrix-review", "matrix-ti
 EXTERNAL, MIGRATING, SIGNALLED = "matrix-external", "matrix-migrating", "matrix-signalled"
 # A process deployed for the tenant TENANT only (whose members are the matrix's readers).
 TENANTED, TENANT_ID = "matrix-tenanted", "matrix-tenant"
+# A process started by POST /condition when the variable `matrixHot` is positive.
+CONDITIONAL = "matrix-conditional"
 PROCESSES = (
+    ProcessBuilder(CONDITIONAL)
+    .start_event("start")
+    .conditional("start", "${matrixHot > 0}")
+    .user_task("task")
+    .end_event("end")
+    .chain("start", "task", "end")
+    .build(),
     processes.catch(SIGNALLED, signal="matrix-ping"),
     processes.waiting(MIGRATING, "Version 1"),
     processes.waiting(MIGRATING, "Version 2"),

@@ -13,6 +13,7 @@ from tests.api import identity_scenarios
 from tests.api.matrix_routes import (
     AUTHORIZATION,
     BATCH,
+    CONDITIONAL,
     DECISION_DEFINITION,
     DEPLOYMENT,
     GROUP,
@@ -21,6 +22,7 @@ from tests.api.matrix_routes import (
     PROCESS_DEFINITION,
     PROCESS_INSTANCE,
     SIGNALLED,
+    STRAIGHT,
     TASK,
     TENANT,
     TENANT_ID,
@@ -113,6 +115,23 @@ def signal(path: str, body: dict[str, Any]) -> Make:
         return Target(path, {"json": body}, SIGNALLED, instance_rows(made))
 
     return make
+
+
+def condition(engine: Engine) -> Target:
+    definition = engine.latest_definition(CONDITIONAL)
+    body = {
+        "variables": {"matrixHot": {"value": 1, "type": "Integer"}},
+        "processDefinitionId": str(definition.id),
+    }
+    return Target("/condition", {"json": body}, CONDITIONAL, instances_of(CONDITIONAL))
+
+
+def history_batch(engine: Engine) -> Target:
+    """/api/v1's batch deleting the history of a fresh ended instance: CREATE on batches, and
+    DELETE_HISTORY (on every definition: the items are any instances)."""
+    made = instance(engine, STRAIGHT)
+    body = {"json": {"type": "delete-history", "items": [made]}}
+    return Target("/batches", body, "*", count_of("batch"))
 
 
 def start_for_tenant(engine: Engine) -> Target:
@@ -575,6 +594,9 @@ ROWS += ADMIN_ROWS
 
 
 MORE_ROWS: list[Row] = [
+    _row(PD, "CREATE_INSTANCE", R, "POST", "/condition", condition, 200, CREATE_PI),
+    _row(PD, "DELETE_HISTORY", A, "POST", "/batches", history_batch, 201,
+         (Also(BATCH, "CREATE"),), on_any=True),
     _row(PD, "CREATE_INSTANCE", R, "POST",
          "/process-definition/key/{key}/tenant-id/{tenant_id}/start", start_for_tenant, 200,
          CREATE_PI),

@@ -266,9 +266,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
         "UPDATE on the task (or TASK_WORK): removing the instance's variable `note` through its "
         "task answered 204 and removed nothing"
     ),
-    ("/engine-rest", "POST", "/condition"): (
-        "CREATE on process instances and CREATE_INSTANCE; needs a conditional start event"
-    ),
 }
 
 
@@ -310,6 +307,7 @@ PERMISSIONS: dict[str, set[str]] = {
         "TASK_ASSIGN",
         "UPDATE_INSTANCE_VARIABLE",
         "UPDATE_HISTORY",
+        "DELETE_HISTORY",
     },
     "ProcessInstance": {"CREATE", "UPDATE", "DELETE", "RETRY_JOB", "SUSPEND", "UPDATE_VARIABLE"},
     "Task": {"TASK_WORK", "TASK_ASSIGN", "UPDATE"},
