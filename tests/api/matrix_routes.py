@@ -266,8 +266,8 @@ def suspended(engine: Engine) -> str:
 
 
 def task(engine: Engine) -> tuple[str, str]:
-    """A review task's id and its instance's."""
-    handle = engine.start_latest(REVIEW)
+    """A review task's id and its instance's (which has the variable `note`)."""
+    handle = engine.start_latest(REVIEW, {"note": "first"})
     return str(handle.user_tasks()[0].id), str(handle.id)
 
 

@@ -526,6 +526,8 @@ ROWS: list[Row] = [
          on_claimed("/task/{}/unclaim", json={}), 204),
     _row(PD, "TASK_ASSIGN", C, "POST", "/tasks/{task_id:uuid}/unclaim",
          on_claimed("/tasks/{}/unclaim", data={}), 200),
+    _row(TASK, "UPDATE", R, "DELETE", "/task/{id}/variables/{name}",
+         on_task("/task/{}/variables/note", "task"), 204),
     _row(TASK, "UPDATE", R, "POST", "/task/{id}/identity-links/delete",
          on_task("/task/{}/identity-links/delete", "task",
                  json={"groupId": "reviewers", "type": "candidate"}), 204),

@@ -262,10 +262,6 @@ NOT_YET: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/history/cleanup"): (
         "Camunda asks for membership of camunda-admin; today UPDATE on every process instance"
     ),
-    ("/engine-rest", "DELETE", "/task/{id}/variables/{name}"): (
-        "UPDATE on the task (or TASK_WORK): removing the instance's variable `note` through its "
-        "task answered 204 and removed nothing"
-    ),
 }
 
 
