@@ -10,9 +10,8 @@ nothing:
 - REVOKED: their group is granted the permission on `*`, and they are revoked it on the
   target's id (a user's revoke beats a group's grant, Camunda's precedence): 403, nothing changes.
 
-Every call has a fresh target. Every mutation route of the three surfaces is in the table, in
-the short list of routes that need nothing beyond being signed in, or in the list of those the
-matrix does not call yet (each with what Camunda asks of it), so none escapes the matrix. The
+Every call has a fresh target. Every mutation route of the three surfaces is in the table or in
+the short list of routes that need nothing beyond being signed in, so none escapes the matrix. The
 rows whose refusal is not yet Camunda's 403 are pinned in `REFUSED_OTHERWISE`: refused, naming
 the permission, and nothing changes.
 The read half (lists, counts, exports, the stream) is tests/api/test_authorized_reads.py."""
@@ -250,20 +249,6 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/group"): "Camunda's POST form of the group query: a read",
 }
 
-# Mutation routes the matrix does not call yet, and what Camunda asks of them.
-NOT_YET: dict[tuple[str, str, str], str] = {
-    ("/api/v1", "POST", "/external-tasks/fetch-and-lock"): (
-        "Camunda fetches only the tasks of instances the worker may READ_INSTANCE and "
-        "UPDATE_INSTANCE (a narrowing, not a 403); today every task of the topic is fetched"
-    ),
-    ("/engine-rest", "POST", "/external-task/fetchAndLock"): (
-        "as /api/v1's fetch-and-lock: Camunda narrows by READ_INSTANCE and UPDATE_INSTANCE"
-    ),
-    ("/engine-rest", "POST", "/history/cleanup"): (
-        "Camunda asks for membership of camunda-admin; today UPDATE on every process instance"
-    ),
-}
-
 
 def mutation_routes() -> set[tuple[str, str, str]]:
     found: set[tuple[str, str, str]] = set()
@@ -282,7 +267,7 @@ def mutation_routes() -> set[tuple[str, str, str]]:
 
 def test_every_mutation_route_is_in_the_matrix() -> None:
     in_table = {row.key for row in ROWS}
-    listed = in_table | set(SIGNED_IN) | set(NOT_YET)
+    listed = in_table | set(SIGNED_IN)
     routes = mutation_routes()
     assert sorted(routes - listed) == [], "a mutation route the matrix does not name"
     assert sorted(listed - routes) == [], "the matrix names a route that does not exist"
