@@ -17,6 +17,7 @@ from uuid import UUID
 from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
+from app import gates
 from app.api.batches import require_batch_type
 from app.camunda import dto
 from app.camunda import external_tasks as external_task_rest
@@ -26,6 +27,7 @@ from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, no_content
 from app.params import as_uuid
 from engine.commands.batches import CHUNK_SIZE, CancelBatch, CreateBatch, SuspendBatch
+from engine.core import actors
 from engine.errors import Conflict
 from engine.queries import batches as bq
 from engine.queries.camunda import external_tasks as external_task_reads
@@ -196,6 +198,8 @@ def _instance_ids(call: Call) -> list[str]:
 
 
 def _create(call: Call, kind: BatchType, items: list[str], payload: Json, empty: str) -> Response:
+    # What the batch's type asks besides the batch permits (history deletion, migration).
+    gates.demand_batch_type(actors.current(), kind.value)
     if not items:
         raise invalid_request(empty)
     result = call.engine.run(CreateBatch(kind, tuple(items), payload))

@@ -149,8 +149,16 @@ def test_unknown_instances_and_viewers_are_refused(
     )
     instance_id = start(operator, KEY)["id"]
     base = f"{deployed.url}/engine-rest"
-    for path in (f"/process-instance/{instance_id}/modification", "/modification/execute"):
-        viewer = httpx.post(f"{base}{path}", json=body, auth=("viewer", PASSWORD))
+    many = {
+        **body,
+        "processDefinitionId": deployed.engine.latest_definition(KEY).id,
+        "processInstanceIds": [instance_id],
+    }
+    for path, sent in (
+        (f"/process-instance/{instance_id}/modification", body),
+        ("/modification/execute", many),
+    ):
+        viewer = httpx.post(f"{base}{path}", json=sent, auth=("viewer", PASSWORD))
         _error(viewer, 403, "AuthorizationException", "viewer")
     assert set(_activities(operator, instance_id)) == {"a", "b"}
 
