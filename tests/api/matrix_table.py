@@ -164,6 +164,8 @@ CREATE_PI = (Also(PI, "CREATE"),)
 CREATE_INSTANCE_OF_KEY = (Also(PD, "CREATE_INSTANCE", on_target=True),)
 # A batch migration needs, besides CREATE on batches, MIGRATE_INSTANCE on both definitions.
 MIGRATE = (Also(PD, "MIGRATE_INSTANCE"),)
+# So does deleting history: DELETE_HISTORY (on every definition: the items are any instances).
+DELETE_HISTORY = (Also(PD, "DELETE_HISTORY"),)
 BEFORE_PAID = '[{"op": "before", "node": "paid"}]'
 NOTE = {"name": "note", "type": "string", "value": "second"}
 REST_NOTE = {"value": "second", "type": "String"}
@@ -549,7 +551,9 @@ ROWS: list[Row] = [
                  json={"groupId": "reviewers", "type": "candidate"}), 204),
     # ---- more batches ---
     _row(BATCH, "CREATE", R, "POST", "/history/process-instance/delete", history_delete_batch,
-         200),
+         200, DELETE_HISTORY),
+    _row(PD, "DELETE_HISTORY", R, "POST", "/history/process-instance/delete",
+         history_delete_batch, 200, (Also(BATCH, "CREATE"),), on_any=True),
     _row(BATCH, "CREATE", R, "POST", "/modification/executeAsync", modification_batch, 200),
     _row(BATCH, "UPDATE", A, "POST", "/batches/{id}/retry",
          on_batch("/batches/{}/retry", failed_batch), 200),
@@ -625,6 +629,7 @@ MORE_ROWS: list[Row] = [
     _row(PI, "UPDATE", R, "POST", "/history/cleanup",
          admin("/history/cleanup", None, cleanup_rows), 200, on_any=True),
     _row(PD, "CREATE_INSTANCE", R, "POST", "/condition", condition, 200, CREATE_PI),
+    _row(BATCH, "CREATE", A, "POST", "/batches", history_batch, 201, DELETE_HISTORY),
     _row(PD, "DELETE_HISTORY", A, "POST", "/batches", history_batch, 201,
          (Also(BATCH, "CREATE"),), on_any=True),
     _row(PD, "CREATE_INSTANCE", R, "POST",
