@@ -1,0 +1,320 @@
+"""The authorization matrix, mutations: for each Camunda resource type and permission, every
+route of the console, /api/v1 and /engine-rest that needs it (the table:
+tests/api/matrix_table.py; its targets: tests/api/matrix_routes.py) is called by three users,
+each in a fresh group of their own (never a built-in one) that may read everything and change
+nothing:
+
+- WITH: their group is granted exactly the permission on the target's resource id: the call
+  answers the row's status and the target's rows change;
+- WITHOUT: only the reads: 403 naming the permission, and nothing changes;
+- REVOKED: their group is granted the permission on `*`, and they are revoked it on the
+  target's id (a user's revoke beats a group's grant, Camunda's precedence): 403, nothing changes.
+
+Every call has a fresh target. Every mutation route of the three surfaces is in the table or in
+the short list of routes that need nothing beyond being signed in, so none escapes the matrix. The
+rows whose refusal is not yet Camunda's 403 are pinned in `REFUSED_OTHERWISE`: refused, naming
+the permission, and nothing changes.
+The read half (lists, counts, exports, the stream) is tests/api/test_authorized_reads.py."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from psycopg import sql
+from starlette.routing import Route
+
+from app import api, camunda, console
+from engine.commands.identity import CreateGroup
+from engine.commands.identity_tenants import AddTenantMember, CreateTenant
+from engine.db.database import connect_url_for
+from engine.store import accounts as account_store
+from tests.api import processes
+from tests.api.matrix_routes import (
+    DMN,
+    PROCESSES,
+    READS,
+    TENANT_ID,
+    TENANTED,
+    Resource,
+    Row,
+    Surface,
+    Target,
+)
+from tests.api.matrix_table import REFUSED_OTHERWISE, ROWS
+from tests.api.test_sessions import Browser
+from tests.server import PASSWORD, LiveServer, live_server
+
+READERS = "matrix-readers"
+# PASSWORD as a stored password hash names it (pbkdf2_sha256$rounds$salt$digest), with few
+# rounds: each of the matrix's hundreds of principals signs in once, checked in a moment.
+_SALT = "matrix-salt"
+PASSWORD_HASH = "pbkdf2_sha256$1000${}${}".format(
+    _SALT, hashlib.pbkdf2_hmac("sha256", PASSWORD.encode(), _SALT.encode(), 1000).hex()
+)
+_serial = itertools.count(1)
+
+
+class Who(StrEnum):
+    WITH = "with"
+    WITHOUT = "without"
+    REVOKED = "revoked"
+
+
+@dataclass
+class World:
+    server: LiveServer
+    rest: httpx.Client  # /engine-rest as the built-in admin: the grants are made through it
+
+    def grant(
+        self,
+        kind: int,
+        resource: Resource,
+        permissions: list[str],
+        resource_id: str,
+        *,
+        user: str | None = None,
+        group: str | None = None,
+    ) -> None:
+        body = {
+            "type": kind,
+            "permissions": permissions,
+            "userId": user,
+            "groupId": group,
+            "resourceType": resource.id,
+            "resourceId": resource_id,
+        }
+        answer = self.rest.post("/authorization/create", json=body)
+        assert answer.status_code == 200, answer.text
+
+
+GRANT, REVOKE = 1, 2  # Camunda's authorization types
+
+
+@pytest.fixture(scope="module")
+def world(
+    pg_server: str, admin_connection: psycopg.Connection[Any], template_database: str
+) -> Iterator[World]:
+    name = f"test_matrix_{uuid.uuid4().hex[:10]}"
+    admin_connection.execute(
+        sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+            sql.Identifier(name), sql.Identifier(template_database)
+        )
+    )
+    try:
+        with live_server(connect_url_for(pg_server, name), run_jobs=False) as server:
+            for model in PROCESSES:
+                server.engine.deploy(model)
+            server.engine.deploy(DMN / "dish_first.dmn")
+            server.engine.run(CreateTenant(TENANT_ID, "Matrix"))
+            server.engine.deploy(processes.straight(TENANTED), tenant_id=TENANT_ID)
+            rest = httpx.Client(
+                base_url=f"{server.url}/engine-rest", headers=server.bearer("admin"), timeout=30
+            )
+            with rest:
+                made = World(server, rest)
+                server.engine.run(CreateGroup(READERS, "Matrix readers"))
+                server.engine.run(AddTenantMember(TENANT_ID, group_id=READERS))
+                for resource, permissions in READS:
+                    made.grant(GRANT, resource, list(permissions), "*", group=READERS)
+                yield made
+    finally:
+        admin_connection.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+def principal(world: World, row: Row, who: Who, target: Target) -> str:
+    """A fresh user in a fresh group of their own (and the readers' group), granted as `who`
+    is; their name."""
+    engine = world.server.engine
+    serial = next(_serial)
+    user, group = f"matrix-{serial}-{who.value}", f"matrix-group-{serial}-{who.value}"
+    with (
+        engine.connection() as conn
+    ):  # fixture rows: the commands that write them are not tested here
+        conn.execute("INSERT INTO identity_user (id) VALUES (%s)", (user,))
+        conn.execute("INSERT INTO identity_group (id, name) VALUES (%s, 'Matrix')", (group,))
+        conn.execute(
+            "INSERT INTO group_membership (group_id, user_id) VALUES (%s, %s), (%s, %s)",
+            (group, user, READERS, user),
+        )
+        account_store.insert_credential(conn, user, "password", PASSWORD_HASH, user_id=user)
+    # The group's grants, one authorization per resource and id (as Camunda keeps them).
+    granted: dict[tuple[Resource, str], list[str]] = {}
+    for also in row.also:
+        on = target.resource_id if also.on_target else "*"
+        granted.setdefault((also.resource, on), []).append(also.permission)
+    named = "*" if row.on_any else target.resource_id
+    if who is not Who.WITHOUT:
+        on = named if who is Who.WITH else "*"
+        granted.setdefault((row.resource, on), []).append(row.permission)
+    for (resource, on), permissions in granted.items():
+        world.grant(GRANT, resource, permissions, on, group=group)
+    if who is Who.REVOKED:
+        world.grant(REVOKE, row.resource, [row.permission], named, user=user)
+    return user
+
+
+def call(world: World, row: Row, user: str, target: Target) -> httpx.Response:
+    if row.surface is Surface.CONSOLE:
+        browser = Browser(world.server.url, user)
+        try:
+            return browser.post(target.path, **target.request)
+        finally:
+            browser.close()
+    base = f"{world.server.url}{row.surface.value}"
+    with httpx.Client(base_url=base, auth=(user, PASSWORD), timeout=30) as client:
+        return client.request(row.method, target.path, **target.request)
+
+
+def assert_refused(row: Row, user: str, named: str, answer: httpx.Response) -> None:
+    """Refused as the surface says it: 403 naming the row's permission on the resource `named`
+    (Camunda's `AuthorizationException` on /engine-rest, the JSON error on /api/v1, the
+    console's words)."""
+    if row.key in REFUSED_OTHERWISE:
+        # Refused, and the message names the permission, but not with Camunda's 403 (once it
+        # is, the row leaves REFUSED_OTHERWISE and is checked as the others are).
+        assert answer.status_code >= 400 and row.permission in answer.text, answer.text
+        assert answer.status_code != 403, "refused as Camunda does now: not otherwise"
+        return
+    assert answer.status_code == 403, answer.text
+    if row.surface is Surface.CONSOLE:
+        assert "Not allowed." in answer.text and row.permission in answer.text, answer.text
+        return
+    body = answer.json()
+    if row.surface is Surface.REST:
+        assert body["type"] == "AuthorizationException", body
+        assert body["userId"] == user
+        assert row.permission in body["message"]
+        missing = {
+            (m["permissionName"], m["resourceName"], m["resourceId"])
+            for m in body["missingAuthorizations"]
+        }
+    else:
+        assert body["type"] == "Forbidden", body
+        assert row.permission in body["message"]
+        missing = {
+            (m["permission"], m["resource_type"], m["resource_id"])
+            for m in body["detail"]["missing"]
+        }
+    assert (row.permission, row.resource.name, named) in missing, body
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
+@pytest.mark.parametrize("who", list(Who))
+def test_a_mutation_needs_its_permission(world: World, row: Row, who: Who) -> None:
+    engine = world.server.engine
+    target = row.make(engine)
+    user = principal(world, row, who, target)
+    before = target.probe(engine)
+    answer = call(world, row, user, target)
+    if who is Who.WITH:
+        assert answer.status_code == row.status, answer.text
+        assert target.probe(engine) != before, "the call changed nothing"
+    else:
+        assert_refused(row, user, "*" if row.on_any else target.resource_id, answer)
+        assert target.probe(engine) == before
+
+
+# -- no mutation route escapes the matrix ---------------------------------------------------------
+
+# Routes that need nothing beyond being signed in, and why.
+SIGNED_IN: dict[tuple[str, str, str], str] = {
+    ("console", "POST", "/views"): "the caller's own saved view",
+    ("console", "POST", "/views/{view_id:uuid}/delete"): "the caller's own saved view",
+    ("console", "POST", "/account/profile"): "the caller's own profile",
+    ("console", "POST", "/account/password"): "the caller's own password (the current one asked)",
+    ("console", "POST", "/account/sessions/end-others"): "the caller's own sessions",
+    ("console", "POST", "/account/sessions/{session_id:uuid}/end"): "the caller's own session",
+    ("console", "POST", "/sessions/end-others"): "the caller's own sessions",
+    ("console", "POST", "/sessions/{session_id:uuid}/end"): "the caller's own session",
+    ("console", "POST", "/account/tokens"): "the caller's own API token",
+    ("console", "POST", "/account/tokens/{label}/revoke"): "the caller's own API token",
+    ("/api/v1", "POST", "/account/tokens"): "the caller's own API token",
+    ("/api/v1", "DELETE", "/account/tokens/{name}"): "the caller's own API token",
+    ("console", "POST", "/instances/{instance_id:uuid}/modify/preview"): "rolls back: reads only",
+    ("/engine-rest", "POST", "/identity/verify"): "checks a password: changes nothing",
+    ("/engine-rest", "POST", "/migration/generate"): "a plan, computed: changes nothing",
+    ("/engine-rest", "POST", "/migration/validate"): "a report, computed: changes nothing",
+    ("console", "POST", "/definitions/{key}/migrate/validate"): "a report: changes nothing",
+    ("/engine-rest", "POST", "/group"): "Camunda's POST form of the group query: a read",
+}
+
+
+def mutation_routes() -> set[tuple[str, str, str]]:
+    found: set[tuple[str, str, str]] = set()
+    for surface, routes in (
+        (Surface.CONSOLE, console.routes),
+        (Surface.API, api.routes),
+        (Surface.REST, camunda.routes),
+    ):
+        for route in routes:
+            if not isinstance(route, Route) or route.path == "/{path:path}":
+                continue
+            for method in (route.methods or set()) - {"GET", "HEAD", "OPTIONS"}:
+                found.add((surface.value, method, route.path))
+    return found
+
+
+def test_every_mutation_route_is_in_the_matrix() -> None:
+    in_table = {row.key for row in ROWS}
+    listed = in_table | set(SIGNED_IN)
+    routes = mutation_routes()
+    assert sorted(routes - listed) == [], "a mutation route the matrix does not name"
+    assert sorted(listed - routes) == [], "the matrix names a route that does not exist"
+    assert not in_table & set(SIGNED_IN), "a route both needs a permission and does not"
+    assert set(REFUSED_OTHERWISE) <= in_table
+
+
+# Each Camunda resource type and permission the matrix must ask about (Camunda 7's names).
+PERMISSIONS: dict[str, set[str]] = {
+    "ProcessDefinition": {
+        "CREATE_INSTANCE",
+        "UPDATE_INSTANCE",
+        "DELETE_INSTANCE",
+        "RETRY_JOB",
+        "SUSPEND_INSTANCE",
+        "MIGRATE_INSTANCE",
+        "TASK_WORK",
+        "TASK_ASSIGN",
+        "UPDATE_INSTANCE_VARIABLE",
+        "UPDATE_HISTORY",
+        "DELETE_HISTORY",
+    },
+    "ProcessInstance": {"CREATE", "UPDATE", "DELETE", "RETRY_JOB", "SUSPEND", "UPDATE_VARIABLE"},
+    "Task": {"TASK_WORK", "TASK_ASSIGN", "UPDATE"},
+    "Deployment": {"CREATE"},
+    "DecisionDefinition": {"CREATE_INSTANCE"},
+    "Batch": {"CREATE", "UPDATE", "DELETE"},
+    "User": {"CREATE", "UPDATE", "DELETE"},
+    "Group": {"CREATE", "UPDATE", "DELETE"},
+    "Tenant": {"CREATE", "UPDATE", "DELETE"},
+    "Authorization": {"CREATE", "UPDATE", "DELETE"},
+    "Group membership": {"CREATE", "DELETE"},
+    "TenantMembership": {"CREATE", "DELETE"},
+}
+
+
+def test_each_resource_type_and_permission_has_its_rows() -> None:
+    asked: dict[str, set[str]] = {}
+    for row in ROWS:
+        asked.setdefault(row.resource.name, set()).add(row.permission)
+    for resource, permissions in PERMISSIONS.items():
+        assert permissions <= asked.get(resource, set()), resource
+    # Each asked on every surface that has a route for it: the three for the common ones.
+    surfaces: dict[tuple[str, str], set[Surface]] = {
+        (row.resource.name, row.permission): set() for row in ROWS
+    }
+    for row in ROWS:
+        surfaces[(row.resource.name, row.permission)].add(row.surface)
+    for key in [("ProcessDefinition", "CREATE_INSTANCE"), ("ProcessDefinition", "DELETE_INSTANCE")]:
+        assert surfaces[key] == set(Surface), key
