@@ -432,6 +432,13 @@ class Job(SQLModel, table=True):
         ),
         _one_of("kind", JOB_KINDS),
         sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
+        # Acquisition's order: the highest priority first, then the earliest due.
+        sa.Index(
+            "ix_job_acquire",
+            sa.text("priority DESC"),
+            "due_at",
+            postgresql_where=sa.text("retries > 0 AND NOT suspended"),
+        ),
         sa.Index("ix_job_instance_id", "instance_id"),
         # Jobs that failed and have retries left: the instances retrying now.
         sa.Index(
@@ -463,6 +470,23 @@ class Job(SQLModel, table=True):
     flow_id: str | None = Field(default=None, sa_type=sa.Text)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # camunda:jobPriority as resolved when the job was made, or as set since: higher first.
+    priority: int = Field(
+        default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
+    )
+    # A suspended job is not acquired (nor run by hand) until it is activated.
+    suspended: bool = Field(
+        default=False,
+        sa_type=sa.Boolean,
+        sa_column_kwargs={"server_default": sa.false(), **MUTABLE},
+    )
+    # The last failure's full text (a traceback), served as the job's stacktrace.
+    error_details: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # A cycle timer's due date moved without cascading: how far (ms) it stands from the cycle's
+    # own schedule, which the next repetition keeps to.
+    due_shift_ms: int = Field(
+        default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
+    )
 
 
 class EventSubscription(SQLModel, table=True):

@@ -13,7 +13,7 @@ from engine.queries.camunda.common import CamundaList, CamundaPage
 from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, JobKind
-from engine.store.columns import select_list
+from engine.store.columns import fetch_where, select_list
 from engine.store.jobs import JobInfo
 
 
@@ -35,7 +35,7 @@ JOB_SORT: dict[str, LiteralString] = {
     "processDefinitionKey": "d.key",
     "jobRetries": "j.retries",
     "jobDueDate": "j.due_at",
-    "jobPriority": "j.id",
+    "jobPriority": "j.priority",
 }
 
 
@@ -61,7 +61,8 @@ class JobFilters(TypedDict, total=False):
     ]
     with_exception: Annotated[bool | None, Filter.if_true("j.error_message IS NOT NULL")]
     suspended: Annotated[
-        bool | None, Filter.holds("coalesce(p.state, '') = {}", InstanceState.SUSPENDED)
+        bool | None,
+        Filter.holds("(j.suspended OR coalesce(p.state, '') = {})", InstanceState.SUSPENDED),
     ]
     due_before: Annotated[datetime | None, Filter.below("j.due_at")]
     due_after: Annotated[datetime | None, Filter.above("j.due_at")]
@@ -98,3 +99,19 @@ def jobs(
         where.add("j.retries > 0 AND j.due_at <= {}", now)
     where.tenants("j.tenant_id")
     return _JOBS.read(conn, page, filters, count=count, where=where)
+
+
+@dataclass(frozen=True)
+class _Details:
+    error_details: str | None
+
+
+@query
+def job_stacktrace(conn: Connection, job_id: UUID) -> tuple[bool, str | None]:
+    """(found, the last failure's full text) of a job the request's principal may read."""
+    where = Where()
+    where.equals("j.id", job_id)
+    where.authorized(*covers.instance(covers.key_of_definition("j.definition_id"), "j.instance_id"))
+    where.tenants("j.tenant_id")
+    found = fetch_where(conn, _Details, "SELECT j.error_details FROM job j", where, "j.id", 1)
+    return (True, found[0].error_details) if found else (False, None)
