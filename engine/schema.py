@@ -489,6 +489,34 @@ class Job(SQLModel, table=True):
     )
 
 
+class JobDefinition(SQLModel, table=True):
+    """Camunda's job definition: written when its process definition is deployed, one per
+    asynchronous continuation and timer event (engine/model/job_definitions.py)."""
+
+    __tablename__ = "job_definition"
+    __table_args__ = (
+        _one_of("job_kind", JOB_KINDS),
+        sa.Index("ix_job_definition_definition_id", "definition_id"),
+    )
+
+    # Derived from (definition, node, job kind): a job names its definition without a column.
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    definition_key: str = Field(sa_type=sa.Text)
+    node_id: str = Field(sa_type=sa.Text)
+    job_kind: str = Field(sa_type=sa.String(16))
+    job_type: str = Field(sa_type=sa.Text)
+    configuration: str = Field(sa_type=sa.Text)
+    suspended: bool = Field(
+        default=False,
+        sa_type=sa.Boolean,
+        sa_column_kwargs={"server_default": sa.false(), **MUTABLE},
+    )
+    # The overriding job priority an operator set (null: none).
+    priority: int | None = Field(default=None, sa_type=sa.BigInteger, sa_column_kwargs=MUTABLE)
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+
+
 class EventSubscription(SQLModel, table=True):
     __tablename__ = "event_subscription"
     __table_args__ = (

@@ -1,5 +1,6 @@
-"""A job suspended or activated, given a priority or a due date by an operator. Running jobs is
-engine/commands/jobs.py; their retries engine/commands/job_retries.py."""
+"""A job suspended or activated, given a priority or a due date by an operator; a job
+definition suspended or activated, given an overriding priority or its jobs' retries. Running
+jobs is engine/commands/jobs.py; their retries engine/commands/job_retries.py."""
 
 from __future__ import annotations
 
@@ -8,17 +9,25 @@ from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
-from engine.commands.common import persist_audited
-from engine.commands.job_retries import JobResult
+from engine.commands.common import check_retries, persist_audited
+from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.permits import UPDATE_DEFINITION, UPDATE_INSTANCE, Permit, check
+from engine.core.permits import (
+    RETRY_JOB,
+    RETRY_START_JOB,
+    UPDATE_DEFINITION,
+    UPDATE_INSTANCE,
+    Permit,
+    check,
+)
 from engine.core.runtime import JobRow
 from engine.errors import BadRequest, NotFound
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation, JobKind, JobOutcome
 from engine.store import definitions
+from engine.store import job_definitions as job_definition_store
 from engine.store import jobs as job_store
 
 # Camunda's for changing a job: UPDATE on its instance (UPDATE_INSTANCE on its definition), or
@@ -169,3 +178,119 @@ class SetJobDueDate:
             )
 
         return _apply(tx, self.job_id, change)
+
+
+def _job_definition(tx: Tx, job_definition_id: UUID) -> job_definition_store.JobDefinitionInfo:
+    info = job_definition_store.get(tx.conn, job_definition_id)
+    if info is None:
+        raise NotFound(
+            f"job definition {job_definition_id} does not exist",
+            job_definition_id=str(job_definition_id),
+        )
+    check(tx, UPDATE_DEFINITION, definition=info.definition_key)
+    return info
+
+
+def _audit_definition(
+    tx: Tx,
+    info: job_definition_store.JobDefinitionInfo,
+    operation: AuditOperation,
+    property: str,
+    before: Any,
+    after: Any,
+) -> None:
+    audit.record(
+        tx,
+        operation,
+        AuditEntity.JOB,
+        entity_id=str(info.id),
+        definition_id=info.definition_id,
+        definition_key=info.definition_key,
+        property=property,
+        before=before,
+        after=after,
+    )
+
+
+@dataclass(frozen=True)
+class SetJobDefinitionSuspended:
+    """Suspend or activate a job definition; with `include_jobs`, every job it made now too
+    (Camunda's UPDATE on the process definition, and on its instances for the jobs)."""
+
+    name: ClassVar[str] = "SetJobDefinitionSuspended"
+    result_type: ClassVar[type[Result]] = JobResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION,)
+
+    job_definition_id: UUID
+    suspended: bool
+    include_jobs: bool = False
+
+    def execute(self, tx: Tx) -> JobResult:
+        info = _job_definition(tx, self.job_definition_id)
+        job_definition_store.update(tx.conn, info.id, suspended=self.suspended)
+        if self.include_jobs:
+            job_definition_store.set_jobs(tx.conn, info, suspended=self.suspended)
+            tx.announcements.add(JOB_CHANNEL)
+        operation = AuditOperation.SUSPEND if self.suspended else AuditOperation.ACTIVATE
+        _audit_definition(tx, info, operation, "suspensionState", info.suspended, self.suspended)
+        return JobResult(str(info.id), JobOutcome.UPDATED)
+
+
+@dataclass(frozen=True)
+class SetJobDefinitionPriority:
+    """Set (or with None clear) a job definition's overriding priority; with `include_jobs`,
+    give every job it made now that priority too."""
+
+    name: ClassVar[str] = "SetJobDefinitionPriority"
+    result_type: ClassVar[type[Result]] = JobResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION,)
+
+    job_definition_id: UUID
+    priority: int | None
+    include_jobs: bool = False
+
+    def execute(self, tx: Tx) -> JobResult:
+        if self.priority is not None and not -PRIORITY_RANGE <= self.priority < PRIORITY_RANGE:
+            raise BadRequest("priority must be a 64-bit integer", field="priority")
+        if self.priority is None and self.include_jobs:
+            raise BadRequest(
+                "Cannot reset priority for job definition "
+                f"{self.job_definition_id} with includeJobs=true",
+                field="includeJobs",
+            )
+        info = _job_definition(tx, self.job_definition_id)
+        job_definition_store.update(
+            tx.conn, info.id, priority=self.priority, clear_priority=self.priority is None
+        )
+        if self.include_jobs:
+            job_definition_store.set_jobs(tx.conn, info, priority=self.priority)
+            tx.announcements.add(JOB_CHANNEL)
+        _audit_definition(
+            tx, info, AuditOperation.UPDATE, "overridingPriority", info.priority, self.priority
+        )
+        return JobResult(str(info.id), JobOutcome.UPDATED)
+
+
+@dataclass(frozen=True)
+class SetJobDefinitionRetries:
+    """Set the retries of every job the job definition made, each as `SetJobRetries` does (a
+    job's incident resolves when it gets retries back)."""
+
+    name: ClassVar[str] = "SetJobDefinitionRetries"
+    result_type: ClassVar[type[Result]] = JobResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION, RETRY_JOB, RETRY_START_JOB)
+
+    job_definition_id: UUID
+    retries: int
+
+    def execute(self, tx: Tx) -> JobResult:
+        check_retries(self.retries)
+        info = job_definition_store.get(tx.conn, self.job_definition_id)
+        if info is None:
+            raise NotFound(
+                f"job definition {self.job_definition_id} does not exist",
+                job_definition_id=str(self.job_definition_id),
+            )
+        for job_id in job_definition_store.jobs_of(tx.conn, info):
+            SetJobRetries(job_id, self.retries).execute(tx)
+        return JobResult(str(info.id), JobOutcome.UPDATED)

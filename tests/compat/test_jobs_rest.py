@@ -248,3 +248,114 @@ def test_fetch_and_lock_filters_per_topic_and_priority(rest: httpx.Client) -> No
         topic = {"topicName": "jobs-work", "lockDuration": 1, **bad}
         answer = rest.post("/external-task/fetchAndLock", json={"workerId": "w", "topics": [topic]})
         _refused(answer, 400, next(iter(bad)))
+
+
+# Camunda's JobDefinitionDto, from the reference.
+JOB_DEFINITION = {
+    "id", "processDefinitionId", "processDefinitionKey", "activityId", "jobType",
+    "jobConfiguration", "overridingJobPriority", "suspended", "tenantId", "deploymentId",
+}  # fmt: skip
+
+TIMED = """<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
+             xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="t">
+  <process id="timed" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="work"/>
+    <serviceTask id="work" camunda:asyncBefore="true" camunda:asyncAfter="true"
+                 camunda:delegateExpression="${nobody}"/>
+    <sequenceFlow id="f2" sourceRef="work" targetRef="pause"/>
+    <intermediateCatchEvent id="pause">
+      <timerEventDefinition><timeDuration>PT5M</timeDuration></timerEventDefinition>
+    </intermediateCatchEvent>
+    <sequenceFlow id="f3" sourceRef="pause" targetRef="e"/>
+    <endEvent id="e"/>
+    <boundaryEvent id="late" attachedToRef="work">
+      <timerEventDefinition><timeDuration>PT1H</timeDuration></timerEventDefinition>
+    </boundaryEvent>
+    <sequenceFlow id="f4" sourceRef="late" targetRef="e2"/>
+    <endEvent id="e2"/>
+  </process>
+  <process id="ticking" isExecutable="true">
+    <startEvent id="tick">
+      <timerEventDefinition><timeCycle>R2/PT10M</timeCycle></timerEventDefinition>
+    </startEvent>
+    <sequenceFlow id="t1" sourceRef="tick" targetRef="te"/>
+    <endEvent id="te"/>
+  </process>
+</definitions>"""
+
+
+def test_job_definitions_are_listed_filtered_and_changed(rest: httpx.Client) -> None:
+    deployment = deploy(rest, ("timed.bpmn", TIMED))
+    answer = rest.get("/job-definition", params={"sortBy": "activityId", "sortOrder": "asc"})
+    assert answer.status_code == 200, answer.text
+    found = answer.json()
+    for item in found:
+        assert set(item) == JOB_DEFINITION
+        assert item["deploymentId"] == deployment["id"]
+        assert item["suspended"] is False and item["overridingJobPriority"] is None
+    assert [d["activityId"] for d in found] == ["late", "pause", "tick", "work", "work"]
+    assert sorted((d["activityId"], d["jobType"], d["jobConfiguration"]) for d in found) == [
+        ("late", "timer-transition", "DURATION: PT1H"),
+        ("pause", "timer-intermediate-transition", "DURATION: PT5M"),
+        ("tick", "timer-start-event", "CYCLE: R2/PT10M"),
+        ("work", "async-continuation", "async-after"),
+        ("work", "async-continuation", "async-before"),
+    ]
+    assert rest.get("/job-definition/count").json() == {"count": 5}
+    by = {(d["activityId"], d["jobConfiguration"]): d for d in found}
+    before = by[("work", "async-before")]
+    assert rest.get(f"/job-definition/{before['id']}").json() == before
+    params: dict[str, str] = {"processDefinitionKey": "ticking"}
+    assert [d["activityId"] for d in rest.get("/job-definition", params=params).json()] == ["tick"]
+    params = {"activityIdIn": "pause,late", "jobType": "timer-transition"}
+    assert [d["activityId"] for d in rest.get("/job-definition", params=params).json()] == ["late"]
+    params = {"jobConfiguration": "async-before"}
+    assert [d["id"] for d in rest.get("/job-definition", params=params).json()] == [before["id"]]
+    # The instance's job names its job definition.
+    instance = start(rest, "timed")
+    job = _job(rest, instance["id"])
+    assert job["jobDefinitionId"] == before["id"]
+    # Suspended with its jobs: the job is suspended too; the filters see it.
+    answer = rest.put(
+        f"/job-definition/{before['id']}/suspended", json={"suspended": True, "includeJobs": True}
+    )
+    assert answer.status_code == 204, answer.text
+    assert rest.get(f"/job-definition/{before['id']}").json()["suspended"] is True
+    assert _job(rest, instance["id"])["suspended"] is True
+    suspended = rest.get("/job-definition", params={"suspended": "true"}).json()
+    assert [d["id"] for d in suspended] == [before["id"]]
+    assert rest.get("/job-definition/count", params={"active": "true"}).json() == {"count": 4}
+    answer = rest.put(
+        f"/job-definition/{before['id']}/suspended", json={"suspended": False, "includeJobs": True}
+    )
+    assert answer.status_code == 204
+    assert _job(rest, instance["id"])["suspended"] is False
+    # An overriding priority, with the jobs.
+    answer = rest.put(
+        f"/job-definition/{before['id']}/jobPriority", json={"priority": 12, "includeJobs": True}
+    )
+    assert answer.status_code == 204, answer.text
+    assert rest.get(f"/job-definition/{before['id']}").json()["overridingJobPriority"] == 12
+    assert _job(rest, instance["id"])["priority"] == 12
+    params = {"withOverridingJobPriority": "true"}
+    assert [d["id"] for d in rest.get("/job-definition", params=params).json()] == [before["id"]]
+    answer = rest.put(f"/job-definition/{before['id']}/jobPriority", json={})
+    assert answer.status_code == 204
+    assert rest.get(f"/job-definition/{before['id']}").json()["overridingJobPriority"] is None
+    _refused(
+        rest.put(f"/job-definition/{before['id']}/jobPriority", json={"includeJobs": True}),
+        400,
+        "includeJobs",
+    )
+    # Retries of its jobs.
+    answer = rest.put(f"/job-definition/{before['id']}/retries", json={"retries": 7})
+    assert answer.status_code == 204, answer.text
+    assert _job(rest, instance["id"])["retries"] == 7
+    _refused(rest.put(f"/job-definition/{before['id']}/retries", json={}), 400, "null")
+    _refused(rest.put(f"/job-definition/{MISSING}/retries", json={"retries": 1}), 404, MISSING)
+    _refused(rest.get(f"/job-definition/{MISSING}"), 404, MISSING)
+    _refused(rest.put(f"/job-definition/{MISSING}/suspended", json={"suspended": True}), 404)
+    answer = rest.put(f"/job-definition/{before['id']}/suspended", json={"suspended": 1})
+    _refused(answer, 400, "suspended")

@@ -14,6 +14,7 @@ from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, JobKind
 from engine.store.columns import fetch_where, select_list
+from engine.store.job_definitions import JobDefinitionInfo
 from engine.store.jobs import JobInfo
 
 
@@ -115,3 +116,63 @@ def job_stacktrace(conn: Connection, job_id: UUID) -> tuple[bool, str | None]:
     where.tenants("j.tenant_id")
     found = fetch_where(conn, _Details, "SELECT j.error_details FROM job j", where, "j.id", 1)
     return (True, found[0].error_details) if found else (False, None)
+
+
+JOB_DEFINITION_SORT: dict[str, LiteralString] = {
+    "jobDefinitionId": "jd.id",
+    "activityId": "jd.node_id",
+    "processDefinitionId": "jd.definition_id",
+    "processDefinitionKey": "jd.definition_key",
+    "jobType": "jd.job_type",
+    "jobConfiguration": "jd.configuration",
+    "tenantId": "jd.tenant_id",
+}
+
+
+class JobDefinitionFilters(TypedDict, total=False):
+    """Camunda's filters of job definitions (None: not filtered; a flag that is false filters
+    nothing, but for `suspended`)."""
+
+    job_definition_id: Annotated[UUID | None, Filter.equals("jd.id")]
+    job_definition_ids: Annotated[Sequence[UUID] | None, Filter.any_given("jd.id")]
+    node_ids: Annotated[Sequence[str] | None, Filter.any_given("jd.node_id")]
+    definition_id: Annotated[str | None, Filter.equals("jd.definition_id")]
+    definition_key: Annotated[str | None, Filter.equals("jd.definition_key")]
+    job_type: Annotated[str | None, Filter.equals("jd.job_type")]
+    configuration: Annotated[str | None, Filter.equals("jd.configuration")]
+    suspended: Annotated[bool | None, Filter.holds("jd.suspended")]
+    with_overriding_priority: Annotated[bool | None, Filter.if_true("jd.priority IS NOT NULL")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("jd.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("jd.tenant_id IS NULL")]
+
+
+@dataclass(frozen=True)
+class JobDefinitionRow(JobDefinitionInfo):
+    """A job definition with its process definition's deployment."""
+
+    deployment_id: UUID
+
+
+_JOB_DEFINITIONS = CamundaList(
+    JobDefinitionRow,
+    select_list(JobDefinitionRow, [("jd", "job_definition")], {"deployment_id": "d.deployment_id"}),
+    "job_definition jd JOIN process_definition d ON d.id = jd.definition_id",
+    JOB_DEFINITION_SORT,
+    "jd.id",
+    filters_of(JobDefinitionFilters),
+    covers=covers.definition("jd.definition_key"),
+)
+
+
+@query
+def job_definitions(
+    conn: Connection,
+    page: CamundaPage,
+    *,
+    count: bool = False,
+    **filters: Unpack[JobDefinitionFilters],
+) -> list[JobDefinitionRow] | int:
+    """Job definitions of the definitions the request's principal may read."""
+    where = Where()
+    where.tenants("jd.tenant_id")
+    return _JOB_DEFINITIONS.read(conn, page, filters, count=count, where=where)
