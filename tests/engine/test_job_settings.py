@@ -1,7 +1,8 @@
 """Jobs as an operator changes them, and camunda:jobPriority: due jobs are acquired highest
 priority first (a literal, an expression, the process's as a default); a suspended job is not
 acquired until it is activated; a cycle timer's moved due date moves its later repetitions only
-when the move cascades; a failure's full text is kept beside its message."""
+when the move cascades; a failure's full text is kept beside its message; a suspended job
+definition makes its new jobs suspended."""
 
 from __future__ import annotations
 
@@ -12,10 +13,17 @@ from uuid import UUID
 import pytest
 
 from engine.api import Engine
-from engine.commands.job_settings import SetJobDueDate, SetJobPriority, SetJobSuspended
+from engine.commands.job_settings import (
+    SetJobDefinitionPriority,
+    SetJobDefinitionSuspended,
+    SetJobDueDate,
+    SetJobPriority,
+    SetJobSuspended,
+)
 from engine.core.handlers import TaskContext
 from engine.errors import NotFound
 from engine.loops.jobs import JobExecutor
+from engine.model.job_definitions import job_definition_id
 from engine.queries.camunda import jobs as job_reads
 from engine.queries.camunda.common import CamundaPage
 from tests.engine.clock import ManualClock
@@ -210,3 +218,39 @@ def test_a_failure_keeps_its_full_text(engine: Engine) -> None:
     assert found and text is not None
     assert "Traceback" in text and "the card was declined" in text
     assert job_reads.job_stacktrace(engine, UUID(int=1)) == (False, None)
+
+
+def test_a_suspended_job_definition_makes_its_new_jobs_suspended(engine: Engine) -> None:
+    order = _recording(engine)
+    engine.deploy(prioritized("plain", None, None))
+    earlier = engine.start_latest("plain", {"name": "earlier"})
+    job = _row(engine, _job_of(engine, earlier.id))
+    assert job.definition_id is not None
+    definition_id = UUID(job_definition_id(job.definition_id, job.node_id, job.kind))
+    engine.run(SetJobDefinitionSuspended(definition_id, True))
+    later = engine.start_latest("plain", {"name": "later"})
+    assert not _row(engine, job.id).suspended  # made before: runs
+    assert _row(engine, _job_of(engine, later.id)).suspended
+    executor = JobExecutor(engine, batch_size=10)
+    while executor.run_once():
+        pass
+    assert order == ["earlier"]
+    engine.run(SetJobDefinitionSuspended(definition_id, False, include_jobs=True))
+    assert executor.run_once() == 1
+    assert order == ["earlier", "later"]
+
+
+def test_a_job_definitions_overriding_priority_is_given_to_its_new_jobs(engine: Engine) -> None:
+    _recording(engine)
+    engine.deploy(prioritized("plain", "3", None))
+    earlier = engine.start_latest("plain", {"name": "earlier"})
+    job = _row(engine, _job_of(engine, earlier.id))
+    assert job.priority == 3 and job.definition_id is not None
+    definition_id = UUID(job_definition_id(job.definition_id, job.node_id, job.kind))
+    engine.run(SetJobDefinitionPriority(definition_id, 90))
+    later = engine.start_latest("plain", {"name": "later"})
+    assert _row(engine, job.id).priority == 3
+    assert _row(engine, _job_of(engine, later.id)).priority == 90
+    engine.run(SetJobDefinitionPriority(definition_id, None))
+    last = engine.start_latest("plain", {"name": "last"})
+    assert _row(engine, _job_of(engine, last.id)).priority == 3
