@@ -56,6 +56,7 @@ def _query(
         definition_id=call.text("processDefinitionId"),
         definition_key=call.text("processDefinitionKey"),
         node_id=call.text("activityId"),
+        job_definition_id=call.uuid("jobDefinitionId"),
         with_retries_left=retries_left,
         executable=call.flag("executable"),
         timers=call.flag("timers"),

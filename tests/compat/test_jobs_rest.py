@@ -317,6 +317,10 @@ def test_job_definitions_are_listed_filtered_and_changed(rest: httpx.Client) -> 
     instance = start(rest, "timed")
     job = _job(rest, instance["id"])
     assert job["jobDefinitionId"] == before["id"]
+    listed = rest.get("/job", params={"jobDefinitionId": before["id"]}).json()
+    assert [j["id"] for j in listed] == [job["id"]]
+    after = by[("work", "async-after")]
+    assert rest.get("/job", params={"jobDefinitionId": after["id"]}).json() == []
     # Suspended with its jobs: the job is suspended too; the filters see it.
     answer = rest.put(
         f"/job-definition/{before['id']}/suspended", json={"suspended": True, "includeJobs": True}

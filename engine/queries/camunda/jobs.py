@@ -53,6 +53,15 @@ class JobFilters(TypedDict, total=False):
     definition_id: Annotated[str | None, Filter.equals("j.definition_id")]
     definition_key: Annotated[str | None, Filter.equals("d.key")]
     node_id: Annotated[str | None, Filter.equals("j.node_id")]
+    # The job definition that made the job (its id is derived from what the job names).
+    job_definition_id: Annotated[
+        UUID | None,
+        Filter.condition(
+            "EXISTS (SELECT 1 FROM job_definition jd WHERE jd.id = {} "
+            "AND jd.definition_id = j.definition_id AND jd.node_id = j.node_id "
+            "AND jd.job_kind = j.kind)"
+        ),
+    ]
     with_retries_left: Annotated[bool | None, Filter.holds("j.retries > 0")]
     timers: Annotated[
         bool | None, Filter.if_true("j.kind = ANY({})", [JobKind.TIMER, JobKind.TIMER_START])
