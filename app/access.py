@@ -99,16 +99,16 @@ async def _access(
     scope: Scope, principal: Principal
 ) -> tuple[Grants | None, frozenset[str] | None]:
     """What the principal may do, and the tenants whose rows they see besides those of no
-    tenant (their own and their groups'), read once for the request in one statement. Grants
-    None: the anonymous admin of a server without authentication, who sees everything; tenants
-    None (every tenant): admins, and a principal acting for no user."""
+    tenant (a user's own and their groups', an API token's own group's), read once for the
+    request in one statement. Grants None: the anonymous admin of a server without
+    authentication, who sees everything; tenants None (every tenant): admins."""
     if principal is ANONYMOUS_ADMIN:
         return None, None
     engine = scope["app"].state.engine
     found = await run_in_threadpool(
         grant_reads.access, engine, principal.user_id, principal.group_id
     )
-    every_tenant = principal.role is Role.ADMIN or principal.user_id is None
+    every_tenant = principal.role is Role.ADMIN
     return found.grants, None if every_tenant else found.tenant_ids
 
 

@@ -189,14 +189,16 @@ class EventStream(EventSourceResponse):
 
 def _readable() -> Readable | None:
     """What the request's principal may read of the events (None: every event): the instances
-    of the definition keys they hold READ_INSTANCE on, and the instances they hold READ on. The
-    live feed is a push, not a read: each event is checked against these in Python, from the
-    grants read once for the request; a catch-up replay reads only such rows (SQL)."""
+    of the definition keys they hold READ_INSTANCE on, and the instances they hold READ on, of
+    no tenant or of their tenants. The live feed is a push, not a read: each event is checked
+    against these in Python, from the grants and tenants read once for the request; a catch-up
+    replay reads only such rows (SQL)."""
     keys = actors.scope(permission_bits(PD, ["READ_INSTANCE"]), PD)
     instances = actors.scope(permission_bits(PI, ["READ"]), PI)
-    if keys.unrestricted or instances.unrestricted:
+    tenants = actors.tenant_ids()
+    if (keys.unrestricted or instances.unrestricted) and tenants is None:
         return None
-    return Readable(keys, instances)
+    return Readable(keys, instances, tenants)
 
 
 def _filter(query: Query) -> Filter:

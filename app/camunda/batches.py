@@ -63,7 +63,7 @@ def batch_dto(row: bq.BatchRow) -> Json:
         "monitorJobDefinitionId": None,
         "batchJobDefinitionId": None,
         "suspended": row.suspended,
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "createUserId": row.created_by,
         "startTime": dto.format_date(row.created_at),
         "executionStartTime": dto.format_date(row.created_at),

@@ -4,8 +4,9 @@
 Understood: `camunda:calledElementBinding` (latest, deployment, version, versionTag) with
 `camunda:calledElementVersion` / `camunda:calledElementVersionTag`; `${...}` in the called key
 and in the version; `camunda:in` / `camunda:out` with `variables="all"`, `source`,
-`sourceExpression`, `target` and `local`; `camunda:in businessKey`. Refused, naming the
-element: CMMN cases (`camunda:caseRef`), tenant ids, variable mapping delegates
+`sourceExpression`, `target` and `local`; `camunda:in businessKey`; `camunda:calledElementTenantId`
+(a tenant id or an expression). Refused, naming the element: CMMN cases (`camunda:caseRef`,
+`camunda:caseTenantId`), variable mapping delegates
 (`camunda:variableMappingClass`, `camunda:variableMappingDelegateExpression`) and a
 `camunda:out businessKey`.
 """
@@ -35,7 +36,6 @@ _REFUSED_ATTRIBUTES = (
     "caseBinding",
     "caseVersion",
     "caseTenantId",
-    "calledElementTenantId",
     "variableMappingClass",
     "variableMappingDelegateExpression",
 )
@@ -56,12 +56,20 @@ def call_activity(element: Element, ctx: Context) -> Node:
     _checked(called, "calledElement", element, ctx, node_id)
     binding, version, version_tag = read_binding(element, ctx, node_id, "calledElement")
     inputs, outputs = _mappings(element, ctx, node_id)
+    tenant_id = element.get(camunda_tag("calledElementTenantId"))
+    if tenant_id is not None:
+        tenant_id = tenant_id.strip()
+        if not tenant_id:
+            message = "camunda:calledElementTenantId needs a tenant id or an expression"
+            raise ctx.error(message, element, node_id)
+        _checked(tenant_id, "camunda:calledElementTenantId", element, ctx, node_id)
     return CallActivity(
         **common,
         called_element=called,
         binding=binding,
         version=version,
         version_tag=version_tag,
+        tenant_id=tenant_id,
         inputs=inputs,
         outputs=outputs,
     )

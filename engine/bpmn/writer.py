@@ -450,6 +450,7 @@ def _call(element: Element, node: CallActivity) -> None:
         element.set(_camunda("calledElementBinding"), node.binding)
     _set(element, _camunda("calledElementVersion"), node.version)
     _set(element, _camunda("calledElementVersionTag"), node.version_tag)
+    _set(element, _camunda("calledElementTenantId"), node.tenant_id)
     if not node.inputs and not node.outputs:
         return
     _mappings(element, ("in", node.inputs), ("out", node.outputs))

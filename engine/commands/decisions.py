@@ -76,13 +76,15 @@ def find(
     version_tag: str | None = None,
     process_definition_id: str | None = None,
 ) -> decisions.DecisionRow:
-    """The decision definition `key` that `binding` picks (Camunda's decisionRefBinding)."""
+    """The decision definition `key` that `binding` picks (Camunda's decisionRefBinding), of the
+    tenant of the process definition `process_definition_id` when a process calls it."""
     row = decisions.find(
         tx.conn,
         key,
         version=version if binding == "version" else None,
         version_tag=version_tag if binding == "versionTag" else None,
         deployed_with=process_definition_id if binding == "deployment" else None,
+        called_from=process_definition_id,
     )
     if row is None:
         picked = {

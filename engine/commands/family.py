@@ -136,7 +136,8 @@ class Family:
     ) -> definitions.DefinitionRow:
         # The deployment binding picks from the calling instance's own deployment.
         own = run.instance.definition_id if effect.binding == "deployment" else None
-        picked = (effect.key, effect.binding, effect.version, effect.version_tag, own)
+        tenant = called_tenant(run, effect)
+        picked = (effect.key, effect.binding, effect.version, effect.version_tag, own, tenant)
         found = self.called.get(picked)
         if found is None:
             found = self.called[picked] = self._look_up(run, effect)
@@ -144,6 +145,7 @@ class Family:
 
     def _look_up(self, run: InstanceRun, effect: StartCalled) -> definitions.DefinitionRow:
         conn, key = self.tx.conn, effect.key
+        tenant = called_tenant(run, effect)
         found: definitions.DefinitionRow | None
         if effect.binding == "deployment":
             own = definitions.by_id(conn, run.instance.definition_id)
@@ -152,18 +154,19 @@ class Family:
             what = f"process '{key}' is not deployed with '{own.id}'"
         elif effect.binding == "version":
             assert effect.version is not None
-            found = definitions.by_version(conn, key, effect.version, run.instance.tenant_id)
+            found = definitions.by_version(conn, key, effect.version, tenant)
             what = f"version {effect.version} of process '{key}' is not deployed"
         elif effect.binding == "versionTag":
             assert effect.version_tag is not None
-            found = definitions.latest_with_tag(
-                conn, key, effect.version_tag, run.instance.tenant_id
-            )
+            found = definitions.latest_with_tag(conn, key, effect.version_tag, tenant)
             what = f"process '{key}' has no version tagged '{effect.version_tag}'"
         else:
-            # As Camunda's default: the called definition of the caller's own tenant.
-            found = definitions.latest_for_tenant(conn, key, run.instance.tenant_id)
+            # As Camunda's default: the called definition of the caller's own tenant (or of the
+            # one the call activity names).
+            found = definitions.latest_for_tenant(conn, key, tenant)
             what = f"process '{key}' is not deployed"
+            if tenant is not None:
+                what += f" for tenant '{tenant}'"
         if found is None:
             raise NotFound(
                 f"call activity '{effect.activity_id}': {what}",
@@ -244,8 +247,16 @@ class Family:
         it: those of instances this command holds from memory, the others loaded now. Of the
         `thrower`'s own, only those that waited when it threw the signal. One entry per delivery:
         {"kind": "instance" | "start", "instance_id": ...}. `tenant` (a tenant id, or whether
-        only those without a tenant) narrows the subscriptions loaded now."""
+        only those without a tenant) narrows the subscriptions loaded now, and a request's
+        signal (no `thrower`) reaches only the tenants its principal sees. As Camunda's, a
+        signal a process throws reaches its own tenant's and those of no tenant (a thrower of no
+        tenant: only those)."""
         tenant_id, without_tenant = tenant
+        or_none = False
+        if thrower is not None:
+            tenant_id, or_none = thrower[0].instance.tenant_id, True
+            without_tenant = tenant_id is None
+        narrowed = thrower is None
         delivered: list[dict[str, str]] = []
         here = [
             (run, subscription.id)
@@ -256,6 +267,7 @@ class Family:
             and subscription.name == name
             and not subscription.deleted
             and (thrower is None or run is not thrower[0] or subscription.id in thrower[1])
+            and _of_tenant(run.instance.tenant_id, tenant_id, without_tenant, or_none)
         ]
         elsewhere: dict[UUID, list[UUID]] = {}
         for subscription_id, instance_id in subscriptions.waiting_instances(
@@ -264,6 +276,8 @@ class Family:
             name,
             tenant_id=tenant_id,
             without_tenant=without_tenant,
+            or_none=or_none,
+            narrowed=narrowed,
         ):
             if instance_id not in self.runs:
                 elsewhere.setdefault(instance_id, []).append(subscription_id)
@@ -283,11 +297,26 @@ class Family:
             name,
             tenant_id=tenant_id,
             without_tenant=without_tenant,
+            or_none=or_none,
+            narrowed=narrowed,
         ):
             definition, model, start = triggered_start(self.tx, found)
             started = self.new_run(definition, model, start, typed, None)
             delivered.append({"kind": "start", "instance_id": str(started.instance.id)})
         return delivered
+
+
+def _of_tenant(value: str | None, tenant_id: str | None, without: bool, or_none: bool) -> bool:
+    """Whether a row of tenant `value` is one `Where.tenant` keeps with these arguments."""
+    if tenant_id is not None:
+        return value == tenant_id or (or_none and value is None)
+    return value is None if without else True
+
+
+def called_tenant(run: InstanceRun, effect: StartCalled) -> str | None:
+    """The tenant whose definitions a call activity calls: the one it names
+    (`camunda:calledElementTenantId`; None: of no tenant), else the calling instance's."""
+    return effect.tenant_id if effect.tenant_given else run.instance.tenant_id
 
 
 def triggered_start(

@@ -63,6 +63,10 @@ class StartCalled:
     version_tag: str | None
     variables: Mapping[str, TypedValue]
     business_key: str | None
+    # The tenant whose definitions are called (`tenant_id`, None: those of no tenant) when the
+    # call activity names one; else (`tenant_given` False) the calling instance's.
+    tenant_given: bool = False
+    tenant_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ MAX_BARRIERS = 256
 @dataclass(frozen=True)
 class OutboxRow:
     """One committed outbox event, with the definition of its instance and the root of the
-    instance's family (None for an outbox row whose instance does not exist). The root is for
-    filtering only: the JSON of the row does not carry it."""
+    instance's family and its tenant (None for an outbox row whose instance does not exist). The
+    root and the tenant are for filtering only: the JSON of the row does not carry them."""
 
     seq: int
     event: str
@@ -56,6 +56,8 @@ class OutboxRow:
     definition_key: str | None
     definition_id: str | None
     root_instance_id: UUID | None = None
+    # The instance's tenant, for filtering only, as the root.
+    tenant_id: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

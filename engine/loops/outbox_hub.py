@@ -39,12 +39,18 @@ APPLICATION_NAME = "interlock-stream"
 @dataclass(frozen=True)
 class Readable:
     """The rows of the instances a principal may read: READ_INSTANCE on their definition's key,
-    or READ on the instance."""
+    or READ on the instance; of no tenant or of one of `tenant_ids` (None: of any tenant)."""
 
     definition_keys: Scope
     instance_ids: Scope
+    tenant_ids: frozenset[str] | None = None
 
     def allows(self, row: OutboxRow) -> bool:
+        tenant = row.tenant_id
+        if self.tenant_ids is not None and tenant is not None and tenant not in self.tenant_ids:
+            return False
+        if self.definition_keys.unrestricted or self.instance_ids.unrestricted:
+            return True
         key = row.definition_key
         if key is not None and self.definition_keys.allows(key):
             return True

@@ -45,12 +45,15 @@ class CallActivity(Node):
     """Starts an instance of the process `called_element` (a key, or a `${...}` expression that
     yields one) and waits until it ends. `binding` picks its version: the latest, the one
     deployed with the caller (`deployment`), `version` (a number or an expression) or the latest
-    with `version_tag`."""
+    with `version_tag`. `tenant_id`: `camunda:calledElementTenantId` as written, the tenant (or a
+    `${...}` expression naming it; null: no tenant) whose definitions are called; None: the
+    calling instance's own tenant."""
 
     called_element: str
     binding: CalledBinding = "latest"
     version: str | None = None
     version_tag: str | None = None
+    tenant_id: str | None = None
     inputs: tuple[CallMapping, ...] = ()
     outputs: tuple[CallMapping, ...] = ()
 

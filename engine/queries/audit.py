@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 from engine.db.paging import Key, Page, keyset
 from engine.queries import Connection, query
 from engine.sql import covers
-from engine.sql.filters import Where
+from engine.sql.filters import Covers, Where
 from engine.sql.filters import count as count_rows
 
 __all__ = [
@@ -91,9 +91,17 @@ def _where(where: AuditFilter, after: Key | None = None) -> Where:
     found.below("at", where.until)
     found.keyset("(at, id)", after, descending=True)
     # Only the entries of instances and definitions the request's principal may read.
-    found.authorized(
-        *covers.instance("definition_key", "instance_id"), *covers.definition("definition_key")
+    # Their tenant: the instance's, else the definition's (none for the entries of neither).
+    tenant: LiteralString = (
+        "coalesce("
+        + covers.tenant_of("instance_id")
+        + ", "
+        + covers.tenant_of_definition("definition_id")
+        + ")"
     )
+    instance = covers.instance("definition_key", "instance_id", tenant=tenant)
+    definition = covers.definition("definition_key", tenant=tenant)
+    found.authorized(Covers(instance.covers + definition.covers, tenant))
     return found
 
 

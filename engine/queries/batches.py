@@ -32,7 +32,7 @@ def _where(
     where.equals("id", batch_id)
     where.any_of("type", types)
     where.any_of("state", states)
-    where.authorized(*covers.batch("id"))
+    where.authorized(covers.batch("id", tenant="tenant_id"))
     return where
 
 

@@ -23,11 +23,16 @@ from engine.store.incidents import IncidentInfo
 # Open tasks and incidents as their partial indexes name them (see engine/sql/filters.py).
 _OPEN_TASK = state_literal(TaskState.OPEN)
 _OPEN_INCIDENT = state_literal(IncidentState.OPEN)
-# Rows of an instance that carry its id and its definition's key (outbox, external_task).
-_OF_INSTANCE = covers.instance("definition_key", "instance_id")
+# Outbox rows, which carry their instance's id and definition key (their tenant is the
+# instance's).
+_OF_OUTBOX = covers.instance(
+    "definition_key", "instance_id", tenant=covers.tenant_of("instance_id")
+)
+# External tasks, which carry their instance's id, definition key and tenant.
+_OF_EXTERNAL_TASK = covers.instance("definition_key", "instance_id", tenant="tenant_id")
 # A job (alias j) with its definition (alias jd, left-joined by `definition_id`; a principal
 # whose reads are not narrowed references no column of it, so PostgreSQL leaves the join out).
-_JOB_READABLE = covers.instance("jd.key", "j.instance_id")
+_JOB_READABLE = covers.instance("jd.key", "j.instance_id", tenant="j.tenant_id")
 
 # How many of the newest outbox rows the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
@@ -121,7 +126,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
     trend = summary_reads.trends(conn, now)
     recent = Where()
     recent.add("created_at >= {} - interval '1 hour'", now)
-    recent.authorized(*_OF_INSTANCE)
+    recent.authorized(_OF_OUTBOX)
     events = {
         event: count
         for event, count in conn.execute(
@@ -138,7 +143,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
         ).fetchall()
     }
     readable = Where()
-    readable.authorized(*_JOB_READABLE)
+    readable.authorized(_JOB_READABLE)
     (jobs,) = fetch_dicts(
         conn,
         sql.SQL("SELECT count(*) FILTER (WHERE j.retries > 0 AND j.due_at <= ")
@@ -159,7 +164,7 @@ def activity(conn: Connection, now: datetime) -> Activity:
     )
     open_tasks = Where()
     open_tasks.fixed("state = " + _OPEN_TASK)
-    open_tasks.authorized(*_OF_INSTANCE)
+    open_tasks.authorized(_OF_EXTERNAL_TASK)
     (external,) = fetch_dicts(
         conn,
         sql.SQL("SELECT count(*) AS external_open, count(*) FILTER (WHERE lock_expires_at > ")
@@ -201,7 +206,7 @@ class DefinitionSummary:
 @query
 def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
     where = Where()
-    where.authorized(*covers.definition("key"))
+    where.authorized(covers.definition("key", tenant="tenant_id"))
     definitions = fetch_dicts(
         conn,
         sql.SQL(
@@ -231,7 +236,7 @@ def definition_summaries(conn: Connection) -> list[DefinitionSummary]:
 @query
 def definition_keys(conn: Connection) -> list[str]:
     where = Where()
-    where.authorized(*covers.definition("key"))
+    where.authorized(covers.definition("key", tenant="tenant_id"))
     statement = (
         sql.SQL("SELECT DISTINCT key FROM process_definition")
         + where.sql()
@@ -335,7 +340,7 @@ def open_incidents(
     where.equals("i.node_id", node_id)
     where.when(text, "strpos(lower(i.message), lower({})) > 0")
     where.keyset("(i.created_at, i.id)", after, descending=False)
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (
         sql.SQL(
             f"SELECT {_INCIDENT_COLUMNS} "
@@ -380,7 +385,7 @@ def topics(conn: Connection, now: datetime) -> list[TopicSummary]:
     where = Where()
     at = where.bind(now)
     where.fixed("state = " + _OPEN_TASK)
-    where.authorized(*_OF_INSTANCE)
+    where.authorized(_OF_EXTERNAL_TASK)
     statement = (
         sql.SQL(
             "SELECT topic, count(*) AS open, "
@@ -422,7 +427,7 @@ def leases(conn: Connection, now: datetime, *, expired: bool, limit: int = 200) 
         where.fixed("(e.retries IS NULL OR e.retries > 0)")
     else:
         where.above("e.lock_expires_at", now)
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (
         sql.SQL(
             "SELECT e.id, e.instance_id, e.topic, e.node_id, e.worker_id, e.lock_expires_at, "
@@ -472,7 +477,7 @@ def family_members(
     where.fixed(
         "(p.id = me.root OR (p.super_instance_id IS NOT NULL AND p.root_instance_id = me.root))"
     )
-    where.authorized(*covers.instance("p.definition_key", "p.id"))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     params = {**where.params(), "id": instance_id, "limit": limit, "open": IncidentState.OPEN}
     return fetch_all(
         conn,

@@ -47,21 +47,22 @@ class DecisionSummary:
 
 @query
 def summaries(conn: Connection) -> list[DecisionSummary]:
-    """Every deployed decision key the request's principal may read, in key order."""
+    """Every deployed decision key the request's principal may read, in key order: over the
+    definitions they see (of their tenants and of none), the evaluations of those."""
     where = Where()
-    where.authorized(*covers.decision("key"))
+    where.authorized(covers.decision("key", tenant="tenant_id"))
     statement = (
         sql.SQL(
             "SELECT k.key, d.name, k.latest_version, k.versions, "
-            "(SELECT count(*) FROM decision_evaluation e WHERE e.decision_key = k.key)"
+            "(SELECT count(*) FROM decision_evaluation e WHERE e.definition_id = ANY(k.ids))"
             " AS evaluations FROM (SELECT key, max(version) AS latest_version,"
-            " count(*) AS versions FROM decision_definition"
+            " count(*) AS versions, array_agg(id) AS ids,"
+            " (array_agg(id ORDER BY version DESC, created_at DESC))[1] AS latest_id"
+            " FROM decision_definition"
         )
         + where.sql()
         + sql.SQL(
-            " GROUP BY key) k "
-            "JOIN decision_definition d ON d.key = k.key AND d.version = k.latest_version "
-            "ORDER BY k.key"
+            " GROUP BY key) k JOIN decision_definition d ON d.id = k.latest_id ORDER BY k.key"
         )
     )
     return fetch_all(conn, DecisionSummary, statement, where.params())
@@ -69,12 +70,19 @@ def summaries(conn: Connection) -> list[DecisionSummary]:
 
 @query
 def version_evaluations(conn: Connection, key: str) -> dict[int, int]:
-    """How many evaluations each version of the decision `key` has (versions with none: 0)."""
+    """How many evaluations each version of the decision `key` has (versions with none: 0), of
+    the definitions the principal may read."""
+    where = Where()
+    where.equals("d.key", key)
+    where.authorized(covers.decision("d.key", tenant="d.tenant_id"))
     rows = conn.execute(
-        "SELECT d.version, (SELECT count(*) FROM decision_evaluation e "
-        "WHERE e.definition_id = d.id) FROM decision_definition d WHERE d.key = %s "
-        "ORDER BY d.version",
-        (key,),
+        sql.SQL(
+            "SELECT d.version, sum((SELECT count(*) FROM decision_evaluation e "
+            "WHERE e.definition_id = d.id))::int FROM decision_definition d"
+        )
+        + where.sql()
+        + sql.SQL(" GROUP BY d.version ORDER BY d.version"),
+        where.params(),
     ).fetchall()
     return {version: count for version, count in rows}
 

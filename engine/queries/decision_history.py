@@ -93,7 +93,7 @@ _DEFINITIONS = CamundaList(
     DECISION_DEFINITION_SORT,
     "d.key, d.version",
     filters_of(DecisionDefinitionFilter),
-    covers=covers.decision("d.key"),
+    covers=covers.decision("d.key", tenant="d.tenant_id"),
 )
 
 
@@ -205,7 +205,7 @@ _EVALUATIONS = CamundaList(
     EVALUATION_SORT,
     "e.evaluated_at, e.id",
     filters_of(EvaluationFilter),
-    covers=covers.decision_history("d.key"),
+    covers=covers.decision_history("d.key", tenant="d.tenant_id"),
 )
 _SUMMARIES = replace(_EVALUATIONS, columns=_evaluation_columns(EvaluationSummary))
 
@@ -243,7 +243,7 @@ def evaluations_after(
     where = Where()
     where.apply(_EVALUATIONS.filters, vars(found))
     where.keyset("(e.evaluated_at, e.id)", after, descending=True)
-    where.authorized(*_EVALUATIONS.covers)
+    where.authorized(_EVALUATIONS.covers)
     statement = (
         sql.SQL(f"SELECT {_EVALUATIONS.columns} FROM {_EVALUATIONS.source}")
         + where.sql()

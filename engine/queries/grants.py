@@ -1,6 +1,6 @@
 """What a principal may do and which tenants they see, read once per request in one statement:
 the groups of the user (and a token's own group), every authorization row that can apply to them
-(the global ones, the user's, those groups'), and the tenants of the user and of their groups,
+(the global ones, the user's, those groups'), and the tenants of the user and of those groups,
 over the indexed `group_membership.user_id`, `authorization_rule.user_id`,
 `authorization_rule.group_id`, `tenant_membership.user_id` and `tenant_membership.group_id`. The
 request's actor carries the `Grants` and the tenants (app/access.py); reads narrow their rows by
@@ -18,8 +18,8 @@ from engine.queries import Connection, query
 __all__ = ["Access", "access", "grants"]
 
 # One row per group (its id in the 7th column), per authorization (the first six) and per tenant
-# (the 8th). A tenant is the user's when the user or one of the user's groups belongs to it (not
-# a token's own group: a token acting for no user sees every tenant, app/access.py).
+# (the 8th). A tenant is the principal's when the user, one of the user's groups or the token's
+# own group belongs to it.
 _ACCESS = """
 WITH member_of AS (
     SELECT m.group_id FROM group_membership m WHERE m.user_id = %(user)s
@@ -38,7 +38,7 @@ UNION ALL
 SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, t.tenant_id FROM (
     SELECT m.tenant_id FROM tenant_membership m WHERE m.user_id = %(user)s
     UNION SELECT m.tenant_id FROM tenant_membership m
-    WHERE m.group_id IN (SELECT group_id FROM member_of)
+    WHERE m.group_id IN (SELECT group_id FROM groups)
 ) t
 """
 
@@ -46,7 +46,7 @@ SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, t.tenant_id FROM (
 @dataclass(frozen=True)
 class Access:
     """A principal's grants, and the tenants whose rows they see besides those of no tenant
-    (their own and their groups'; none for a principal with no user)."""
+    (a user's own and their groups', a token's own group's)."""
 
     grants: Grants
     tenant_ids: frozenset[str]

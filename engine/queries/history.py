@@ -106,7 +106,7 @@ def definition_history(
     instance alive in the period is read through its index on history (instance_id, started_at)
     and on incident (instance_id), bounded by the period."""
     readable = Where()
-    readable.authorized(*covers.history("definition_key", "id"))
+    readable.authorized(covers.history("definition_key", "id", tenant="tenant_id"))
     params = {**readable.params(), "definition": definition_id, "start": start, "end": end}
     return fetch_all(
         conn,

@@ -46,10 +46,11 @@ BY_ID = (
     "LIMIT 1"
 )
 BY_BUSINESS_KEY = "SELECT id FROM process_instance WHERE business_key = %(key)s LIMIT %(limit)s"
+# The definition with the id, then the versions of the key, newest first (`rank`, `version`):
+# the first of them the principal may read is the match.
 DEFINITION = (
-    "(SELECT key, version FROM process_definition WHERE id = %(text)s) "
-    "UNION ALL (SELECT key, version FROM process_definition WHERE key = %(text)s "
-    "ORDER BY version DESC LIMIT 1) LIMIT 1"
+    "SELECT key, version, tenant_id, 0 AS rank FROM process_definition WHERE id = %(text)s "
+    "UNION ALL SELECT key, version, tenant_id, 1 FROM process_definition WHERE key = %(text)s"
 )
 
 
@@ -76,7 +77,13 @@ def _readable(found: LiteralString, where: Where) -> sql.Composed:
 @query
 def by_id(conn: Connection, row_id: UUID) -> IdMatch | None:
     where = Where()
-    where.authorized(*covers.instance(covers.key_of("f.instance_id"), "f.instance_id"))
+    where.authorized(
+        covers.instance(
+            covers.key_of("f.instance_id"),
+            "f.instance_id",
+            tenant=covers.tenant_of("f.instance_id"),
+        )
+    )
     params = {**where.params(), "id": row_id}
     return fetch_one(conn, IdMatch, _readable(BY_ID, where), params)
 
@@ -87,7 +94,7 @@ def by_business_key(conn: Connection, business_key: str, limit: int = 2) -> list
     there are none, one or several)."""
     where = Where()
     where.equals("business_key", business_key)
-    where.authorized(*covers.instance("definition_key", "id"))
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
     statement = sql.SQL("SELECT id FROM process_instance") + where.sql() + where.limit(limit)
     rows = fetch_dicts(conn, statement, where.params())
     return [row["id"] for row in rows]
@@ -97,6 +104,11 @@ def by_business_key(conn: Connection, business_key: str, limit: int = 2) -> list
 def definition(conn: Connection, text: str) -> DefinitionMatch | None:
     """The definition with this id, else the latest version of the definitions with this key."""
     where = Where()
-    where.authorized(*covers.definition("f.key"))
+    where.authorized(covers.definition("f.key", tenant="f.tenant_id"))
     params = {**where.params(), "text": text}
-    return fetch_one(conn, DefinitionMatch, _readable(DEFINITION, where), params)
+    statement = (
+        sql.SQL("SELECT f.key, f.version FROM (" + DEFINITION + ") f")
+        + where.sql()
+        + sql.SQL(" ORDER BY f.rank, f.version DESC LIMIT 1")
+    )
+    return fetch_one(conn, DefinitionMatch, statement, params)

@@ -8,6 +8,7 @@ from uuid import UUID
 from psycopg import sql
 
 from engine.queries import Connection, query
+from engine.sql import covers
 from engine.sql.filters import Where
 
 
@@ -22,13 +23,14 @@ def running_instance_ids(
     limit: int,
 ) -> list[UUID]:
     """The instances that have not ended and match every filter given (`ids`: only those),
-    newest first, at most `limit` of them."""
+    newest first, at most `limit` of them, of those the request's principal may read."""
     where = Where()
     where.fixed("p.ended_at IS NULL")
     where.equals("p.definition_id", definition_id)
     where.equals("p.definition_key", definition_key)
     where.equals("p.business_key", business_key)
     where.any_of("p.id", None if ids is None else list(ids))
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (
         sql.SQL("SELECT p.id FROM process_instance p")
         + where.sql()

@@ -156,14 +156,13 @@ _KEYS_DEFINITIONS = "definition_id IN (SELECT id FROM process_definition WHERE k
 # read that narrows nothing references no column of d, and PostgreSQL leaves the join out.
 _DEFINED = " LEFT JOIN process_definition d ON d.id = s.definition_id"
 # The summary rows of the definitions whose instances the request's principal may read.
-_READABLE = covers.instances_of("d.key")
+_READABLE = covers.instances_of("d.key", tenant="d.tenant_id")
 
 
 def _readable(where: Where) -> None:
     """Only the summary rows (`s`, joined with `_DEFINED`) of definitions the principal may
     read, by grant and tenant."""
-    where.authorized(*_READABLE)
-    where.tenants("d.tenant_id")
+    where.authorized(_READABLE)
 
 
 def instance_counts(
@@ -189,8 +188,7 @@ def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int
 def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
     """Instances by state and open incidents, per definition key."""
     where = Where()
-    where.authorized(*covers.instances_of("d.key"))
-    where.tenants("d.tenant_id")
+    where.authorized(covers.instances_of("d.key", tenant="d.tenant_id"))
     states: dict[str, dict[str, int]] = {}
     statement = (
         sql.SQL(
@@ -298,8 +296,7 @@ def _bucket_rows(conn: Connection, since: datetime, key: str | None) -> list[tup
     where = Where()
     where.add("s.bucket >= {}", since)
     where.when(key, _KEY_DEFINITIONS)
-    where.authorized(*covers.instances_of("d.key"))
-    where.tenants("d.tenant_id")
+    where.authorized(covers.instances_of("d.key", tenant="d.tenant_id"))
     statement = (
         sql.SQL(
             "SELECT d.key, s.bucket, sum(s.started), sum(s.completed), sum(s.incidents) "

@@ -136,7 +136,7 @@ _VARIABLE_INSTANCES = CamundaList(
     VARIABLE_INSTANCE_SORT,
     VARIABLE_ORDER,
     filters_of(VariableInstanceFilters),
-    covers=covers.instance("p.definition_key", "v.instance_id"),
+    covers=covers.instance("p.definition_key", "v.instance_id", tenant="p.tenant_id"),
 )
 
 

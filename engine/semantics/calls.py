@@ -42,6 +42,9 @@ class CallMoves(Moves):
                 )
             version = int(written)
         variables, business_key = mapped_inputs(run, token, node, node.inputs)
+        tenant_id = None
+        if node.tenant_id is not None:
+            tenant_id = _tenant(node, node.tenant_id, values, context)
         run.effects.append(
             StartCalled(
                 token_id=token.id,
@@ -52,8 +55,31 @@ class CallMoves(Moves):
                 version_tag=node.version_tag,
                 variables=variables,
                 business_key=business_key,
+                tenant_given=node.tenant_id is not None,
+                tenant_id=tenant_id,
             )
         )
+
+
+def _tenant(node: CallActivity, written: str, values: dict[str, Any], context: Any) -> str | None:
+    """`camunda:calledElementTenantId`: as written, or the value of its expression, where null
+    names no tenant (Camunda's shared definitions)."""
+    if "${" not in written and "#{" not in written:
+        return written
+    what = "camunda:calledElementTenantId"
+    try:
+        value = Expression(written).evaluate(values, context)
+    except ExpressionError as error:
+        raise ExpressionError(
+            f"{what} of call activity '{node.id}' failed: {error.message}", node_id=node.id
+        ) from error
+    if value is None:
+        return None
+    if not isinstance(value, str) or value == "":
+        raise ExpressionError(
+            f"{what} of call activity '{node.id}' is {value!r}, not a tenant id", node_id=node.id
+        )
+    return value
 
 
 def _text(node: CallActivity, written: str, what: str, values: dict[str, Any], context: Any) -> str:

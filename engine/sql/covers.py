@@ -12,14 +12,18 @@ column (or the expression over indexed columns) that names that resource in the 
 - a deployment: READ on it; a batch: READ on it.
 
 A row that names its instance but not its definition key reaches the key through the instance's
-primary key (`key_of`)."""
+primary key (`key_of`).
+
+Every cover set names the row's tenant too (`tenant`, a column or `tenant_of`): a principal who
+sees only some tenants sees a row of another tenant under no grant. A read passes the set to
+`Where.authorized`, which narrows by both, so no authorized read can leave tenants out."""
 
 from __future__ import annotations
 
 from typing import LiteralString
 
 from engine.identity.permissions import PERMISSIONS, ResourceType
-from engine.sql.filters import Cover
+from engine.sql.filters import Cover, Covers
 
 __all__ = [
     "batch",
@@ -33,6 +37,8 @@ __all__ = [
     "key_of",
     "key_of_definition",
     "task",
+    "tenant_of",
+    "tenant_of_definition",
 ]
 
 PD = ResourceType.PROCESS_DEFINITION
@@ -50,55 +56,69 @@ def key_of_definition(definition_id: LiteralString) -> LiteralString:
     return "(SELECT dk.key FROM process_definition dk WHERE dk.id = " + definition_id + ")"
 
 
+def tenant_of(instance_id: LiteralString) -> LiteralString:
+    """SQL: the tenant of the instance whose id is the column `instance_id`."""
+    return "(SELECT at.tenant_id FROM process_instance at WHERE at.id = " + instance_id + ")"
+
+
 def tenant_of_definition(definition_id: LiteralString) -> LiteralString:
     """SQL: the tenant of the definition whose id is the column `definition_id`."""
     return "(SELECT dt.tenant_id FROM process_definition dt WHERE dt.id = " + definition_id + ")"
 
 
-def instances_of(key: LiteralString) -> tuple[Cover, ...]:
+def instances_of(key: LiteralString, *, tenant: LiteralString) -> Covers:
     """Counts of a definition's instances (the summaries): READ_INSTANCE on its key."""
-    return (Cover(_PD["READ_INSTANCE"], PD, key),)
+    return Covers((Cover(_PD["READ_INSTANCE"], PD, key),), tenant)
 
 
-def instance(key: LiteralString, instance_id: LiteralString) -> tuple[Cover, ...]:
+def instance(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralString) -> Covers:
     """A process instance (or a row of one): `key` names its definition key, `instance_id` its
     id (a uuid column)."""
-    return (
-        Cover(_PD["READ_INSTANCE"], PD, key),
-        Cover(READ, ResourceType.PROCESS_INSTANCE, instance_id, uuid=True),
+    return Covers(
+        (
+            Cover(_PD["READ_INSTANCE"], PD, key),
+            Cover(READ, ResourceType.PROCESS_INSTANCE, instance_id, uuid=True),
+        ),
+        tenant,
     )
 
 
-def definition(key: LiteralString) -> tuple[Cover, ...]:
-    return (Cover(READ, PD, key),)
+def definition(key: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers((Cover(READ, PD, key),), tenant)
 
 
-def task(key: LiteralString, task_id: LiteralString) -> tuple[Cover, ...]:
-    return (
-        Cover(_PD["READ_TASK"], PD, key),
-        Cover(READ, ResourceType.TASK, task_id, uuid=True),
+def task(key: LiteralString, task_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers(
+        (
+            Cover(_PD["READ_TASK"], PD, key),
+            Cover(READ, ResourceType.TASK, task_id, uuid=True),
+        ),
+        tenant,
     )
 
 
-def history(key: LiteralString, instance_id: LiteralString) -> tuple[Cover, ...]:
-    return (
-        Cover(_PD["READ_HISTORY"], PD, key),
-        Cover(READ, ResourceType.HISTORIC_PROCESS_INSTANCE, instance_id, uuid=True),
+def history(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers(
+        (
+            Cover(_PD["READ_HISTORY"], PD, key),
+            Cover(READ, ResourceType.HISTORIC_PROCESS_INSTANCE, instance_id, uuid=True),
+        ),
+        tenant,
     )
 
 
-def decision(key: LiteralString) -> tuple[Cover, ...]:
-    return (Cover(READ, ResourceType.DECISION_DEFINITION, key),)
+def decision(key: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers((Cover(READ, ResourceType.DECISION_DEFINITION, key),), tenant)
 
 
-def decision_history(key: LiteralString) -> tuple[Cover, ...]:
+def decision_history(key: LiteralString, *, tenant: LiteralString) -> Covers:
     dd = ResourceType.DECISION_DEFINITION
-    return (Cover(PERMISSIONS[dd]["READ_HISTORY"], dd, key),)
+    return Covers((Cover(PERMISSIONS[dd]["READ_HISTORY"], dd, key),), tenant)
 
 
-def deployment(deployment_id: LiteralString) -> tuple[Cover, ...]:
-    return (Cover(READ, ResourceType.DEPLOYMENT, deployment_id, uuid=True),)
+def deployment(deployment_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers((Cover(READ, ResourceType.DEPLOYMENT, deployment_id, uuid=True),), tenant)
 
 
-def batch(batch_id: LiteralString) -> tuple[Cover, ...]:
-    return (Cover(READ, ResourceType.BATCH, batch_id, uuid=True),)
+def batch(batch_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    return Covers((Cover(READ, ResourceType.BATCH, batch_id, uuid=True),), tenant)

@@ -36,6 +36,7 @@ from engine.identity.permissions import ResourceType
 __all__ = [
     "LIKE_ESCAPE",
     "Cover",
+    "Covers",
     "Filter",
     "Where",
     "count",
@@ -111,6 +112,17 @@ class Cover:
             except ValueError:
                 continue
         return found
+
+
+@dataclass(frozen=True)
+class Covers:
+    """What lets a principal see a row of one kind (engine/sql/covers.py declares them): any of
+    `covers`, and the row's tenant, `tenant` (SQL naming its tenant id: a column or an
+    expression over indexed columns), of no tenant or one of the principal's. Every read of
+    such rows narrows by both at once (`Where.authorized`)."""
+
+    covers: tuple[Cover, ...]
+    tenant: LiteralString
 
 
 class Where:
@@ -194,11 +206,16 @@ class Where:
         predicate must match (see the module docstring)."""
         self.fixed(column + " = " + state_literal(value))
 
-    def tenant(self, column: LiteralString, tenant_id: str | None, without: bool) -> None:
-        """Only the rows of tenant `tenant_id`, or with `without` those of no tenant; neither:
-        every row."""
+    def tenant(
+        self, column: LiteralString, tenant_id: str | None, without: bool, *, or_none: bool = False
+    ) -> None:
+        """Only the rows of tenant `tenant_id` (and with `or_none` those of no tenant too), or
+        with `without` those of no tenant; neither: every row."""
         if tenant_id is not None:
-            self.equals(column, tenant_id)
+            self.add(
+                "(" + column + " = {} OR " + column + " IS NULL)" if or_none else column + " = {}",
+                tenant_id,
+            )
         elif without:
             self.fixed(column + " IS NULL")
 
@@ -212,13 +229,16 @@ class Where:
             comparison: LiteralString = " < (" if descending else " > ("
             self.add(columns + comparison + placeholders + ")", *key)
 
-    def authorized(self, *covers: Cover) -> None:
-        """Only the rows the request's principal may see: those that any of `covers` (a scope
-        of the principal's and the column naming the resource it is about, see
+    def authorized(self, readable: Covers) -> None:
+        """Only the rows the request's principal may see: those of no tenant or of one of the
+        principal's tenants (`tenants`, over `readable.tenant`) that any of `readable`'s covers
+        (a scope of the principal's and the column naming the resource it is about, see
         engine/identity/grants.py) covers. Nothing is added for a request with no principal
-        (the engine's own work, the command line) or when a cover reaches every row."""
+        (the engine's own work, the command line); no grant condition when a cover reaches
+        every row, no tenant condition when the principal sees every tenant."""
+        self.tenants(readable.tenant)
         parts: list[sql.Composable] = []
-        for cover in covers:
+        for cover in readable.covers:
             scope = actors.scope(cover.permission, cover.resource)
             if scope.unrestricted:
                 return
@@ -240,7 +260,9 @@ class Where:
     def tenants(self, column: LiteralString) -> None:
         """Only the rows the request's principal sees by tenant: those of no tenant and those of
         the principal's tenants (engine/core/actors.py). Nothing is added when no actor, or one
-        whose tenants are not narrowed, is bound."""
+        whose tenants are not narrowed, is bound. A read of rows a principal may or may not see
+        narrows by `authorized`, which adds this; alone it serves the reads that only resolve by
+        tenant (a start by key)."""
         seen = actors.tenant_ids()
         if seen is not None:
             self.add("(" + column + " IS NULL OR " + column + " = ANY({}))", sorted(seen))

@@ -31,6 +31,7 @@ class BatchRow:
     created_at: datetime
     updated_at: datetime
     ended_at: datetime | None
+    tenant_id: str | None = None
 
     @property
     def remaining(self) -> int:
@@ -42,7 +43,8 @@ class BatchRow:
 
 
 BATCH_COLUMNS = (
-    "id, type, state, payload, total, done, failed, created_by, created_at, updated_at, ended_at"
+    "id, type, state, payload, total, done, failed, created_by, created_at, updated_at, ended_at, "
+    "tenant_id"
 )
 
 
@@ -59,6 +61,18 @@ class ItemRow:
 ITEM_COLUMNS = "seq, item_id, state, error, attempts, updated_at"
 
 
+# The one tenant of the rows the items (`%(items)s`, uuids as text) name, if they all have it.
+_ITEMS_TENANT = (
+    "SELECT CASE WHEN count(*) = count(t.tenant_id) AND count(DISTINCT t.tenant_id) = 1 "
+    "THEN min(t.tenant_id) END FROM ("
+    "SELECT tenant_id FROM process_instance WHERE id = ANY(%(items)s::uuid[]) "
+    "UNION ALL SELECT tenant_id FROM incident WHERE id = ANY(%(items)s::uuid[]) "
+    "UNION ALL SELECT tenant_id FROM job WHERE id = ANY(%(items)s::uuid[]) "
+    "UNION ALL SELECT tenant_id FROM external_task WHERE id = ANY(%(items)s::uuid[])"
+    ") t"
+)
+
+
 def insert(
     conn: psycopg.Connection[Any],
     batch_id: UUID,
@@ -68,20 +82,23 @@ def insert(
     created_by: str | None,
     now: datetime,
 ) -> None:
-    """The batch, Running, with its items pending in the order given."""
+    """The batch, Running, with its items pending in the order given. The batch is of the
+    tenant of its items when they all have that one (instances, incidents, jobs or external
+    tasks: each row carries its instance's tenant), else of none."""
     conn.execute(
         "INSERT INTO batch (id, type, state, payload, total, done, failed, created_by, "
-        "created_at, updated_at) VALUES (%s, %s, %s, %s, %s, 0, 0, %s, %s, %s)",
-        (
-            batch_id,
-            batch_type,
-            BatchState.RUNNING,
-            Jsonb(payload),
-            len(item_ids),
-            created_by,
-            now,
-            now,
-        ),
+        "created_at, updated_at, tenant_id) VALUES (%(id)s, %(type)s, %(state)s, %(payload)s, "
+        "%(total)s, 0, 0, %(by)s, %(now)s, %(now)s, (" + _ITEMS_TENANT + "))",
+        {
+            "id": batch_id,
+            "type": batch_type,
+            "state": BatchState.RUNNING,
+            "payload": Jsonb(payload),
+            "total": len(item_ids),
+            "by": created_by,
+            "now": now,
+            "items": item_ids,
+        },
     )
     conn.execute(
         "INSERT INTO batch_item (batch_id, seq, item_id, state, attempts) "

@@ -56,11 +56,21 @@ def find(
     version: int | None = None,
     version_tag: str | None = None,
     deployed_with: str | None = None,
+    called_from: str | None = None,
 ) -> DecisionRow | None:
     """The decision `key` a binding picks: a version, the latest with a version tag, the latest
-    deployed with the process definition `deployed_with`, or else the latest."""
+    deployed with the process definition `deployed_with`, or else the latest. Called from the
+    process definition `called_from` (a business rule task): of its tenant, as Camunda's (of no
+    tenant for a process of none); else of a tenant the request's principal sees, or of none."""
     where = Where()
     where.equals("key", key)
+    if called_from is None:
+        where.tenants("tenant_id")
+    else:
+        where.add(
+            f"tenant_id IS NOT DISTINCT FROM (SELECT tenant_id FROM {PROCESSES} WHERE id = {{}})",
+            called_from,
+        )
     where.equals("version", version)
     where.equals("version_tag", version_tag)
     where.when(

@@ -13,7 +13,7 @@ import psycopg
 from psycopg import sql
 
 from engine.sql import covers
-from engine.sql.filters import Cover, Where
+from engine.sql.filters import Covers, Where
 from engine.states import DefinitionState
 from engine.store.columns import fetch_all, fetch_one, fetch_where
 
@@ -179,9 +179,13 @@ def by_id(
     )
 
 
-def _readable(table: str) -> tuple[Cover, ...]:
+def _readable(table: str) -> Covers:
     """The definitions of `table` the request's principal may read."""
-    return covers.definition("key") if table == PROCESSES else covers.decision("key")
+    return (
+        covers.definition("key", tenant="tenant_id")
+        if table == PROCESSES
+        else covers.decision("key", tenant="tenant_id")
+    )
 
 
 def readable(
@@ -196,7 +200,7 @@ def readable(
     where = Where()
     where.equals("id", definition_id)
     where.equals("key", key)
-    where.authorized(*_readable(table))
+    where.authorized(_readable(table))
     select = f"SELECT {_columns(table)} FROM {table}"
     found = fetch_where(conn, DefinitionRow, select, where, "version DESC", 1)
     return found[0] if found else None
@@ -205,7 +209,7 @@ def readable(
 def _one(conn: psycopg.Connection[Any], columns: str, definition_id: str) -> Any:
     where = Where()
     where.equals("id", definition_id)
-    where.authorized(*_readable(PROCESSES))
+    where.authorized(_readable(PROCESSES))
     statement = sql.SQL(f"SELECT {columns} FROM process_definition") + where.sql()
     return conn.execute(statement, where.params()).fetchone()
 
@@ -229,8 +233,7 @@ def list_all(
     """Every version of every definition (of `key`) the request's principal may read."""
     where = Where()
     where.equals("key", key)
-    where.authorized(*_readable(table))
-    where.tenants("tenant_id")
+    where.authorized(_readable(table))
     query = sql.SQL(f"SELECT {_columns(table)} FROM {table}") + where.sql()
     return fetch_all(conn, DefinitionRow, query + sql.SQL(" ORDER BY key, version"), where.params())
 

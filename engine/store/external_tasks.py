@@ -239,7 +239,7 @@ def fetch_and_lock(
 
 
 # The external tasks the request's principal may read: those of instances they may read.
-READABLE = covers.instance("p.definition_key", "e.instance_id")
+READABLE = covers.instance("p.definition_key", "e.instance_id", tenant="e.tenant_id")
 
 
 def get(
@@ -249,7 +249,7 @@ def get(
     where = Where()
     where.equals("e.id", task_id)
     if readable:
-        where.authorized(*READABLE)
+        where.authorized(READABLE)
     select = f"SELECT {_COLUMNS} FROM {_FROM}"
     found = fetch_where(conn, ExternalTaskInfo, select, where, "e.id", 1)
     return found[0] if found else None
@@ -276,7 +276,7 @@ def query(
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     where.keyset("(e.created_at, e.id)", after, descending=False)
-    where.authorized(*READABLE)
+    where.authorized(READABLE)
     select = f"SELECT {_COLUMNS} FROM {_FROM}"
     return fetch_where(conn, ExternalTaskInfo, select, where, "e.created_at, e.id", limit)
 

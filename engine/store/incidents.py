@@ -45,7 +45,9 @@ def get(
     where = Where()
     where.equals("i.id", incident_id)
     if readable:
-        where.authorized(*covers.instance(covers.key_of("i.instance_id"), "i.instance_id"))
+        where.authorized(
+            covers.instance(covers.key_of("i.instance_id"), "i.instance_id", tenant="i.tenant_id")
+        )
     select = f"SELECT {_COLUMNS} FROM incident i"
     found = fetch_where(conn, IncidentInfo, select, where, "i.id", 1)
     return found[0] if found else None
@@ -73,6 +75,6 @@ def query(
     where.equals("i.type", incident_type)
     where.equals("i.node_id", node_id)
     where.keyset("(i.created_at, i.id)", after, descending=False)
-    where.authorized(*covers.instance("p.definition_key", "i.instance_id"))
+    where.authorized(covers.instance("p.definition_key", "i.instance_id", tenant="i.tenant_id"))
     select = f"SELECT {_COLUMNS} FROM incident i JOIN process_instance p ON p.id = i.instance_id"
     return fetch_where(conn, IncidentInfo, select, where, "i.created_at, i.id", limit)

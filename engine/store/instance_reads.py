@@ -81,7 +81,7 @@ def _readable(instance_id: UUID) -> Where:
     """The instance `instance_id`, if the request's principal may read it."""
     where = Where()
     where.equals("id", instance_id)
-    where.authorized(*covers.instance("definition_key", "id"))
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
     return where
 
 
@@ -97,7 +97,11 @@ def _rows_of(instance_id: UUID) -> Where:
     principal may read it."""
     where = Where()
     where.equals("instance_id", instance_id)
-    where.authorized(*covers.instance(covers.key_of("instance_id"), "instance_id"))
+    where.authorized(
+        covers.instance(
+            covers.key_of("instance_id"), "instance_id", tenant=covers.tenant_of("instance_id")
+        )
+    )
     return where
 
 
@@ -113,7 +117,7 @@ def called_instances(conn: psycopg.Connection[Any], instance_id: UUID) -> list[I
     started."""
     where = Where()
     where.equals("super_instance_id", instance_id)
-    where.authorized(*covers.instance("definition_key", "id"))
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
     select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
     return _select(conn, InstanceInfo, select, where, "started_at, id")
 
@@ -127,7 +131,7 @@ def family(conn: psycopg.Connection[Any], root_instance_id: UUID) -> list[Instan
         root_instance_id,
         root_instance_id,
     )
-    where.authorized(*covers.instance("definition_key", "id"))
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
     select = f"SELECT {_INSTANCE_COLUMNS} FROM process_instance"
     return _select(conn, InstanceInfo, select, where, "started_at, id")
 

@@ -104,7 +104,7 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
             Jsonb(value),
         )
     found.keyset("(p.started_at, p.id)", after, descending=True)
-    found.authorized(*covers.instance("p.definition_key", "p.id"))
+    found.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     return found
 
 

@@ -96,14 +96,16 @@ def acquire(
 
 # The jobs the request's principal may read: those of instances they may read (a job names its
 # definition, a small table's key: cheaper than its instance's).
-READABLE = covers.instance(covers.key_of_definition("definition_id"), "instance_id")
+READABLE = covers.instance(
+    covers.key_of_definition("definition_id"), "instance_id", tenant="tenant_id"
+)
 
 
 def readable(conn: psycopg.Connection[Any], job_id: UUID) -> JobInfo | None:
     """The job, if the request's principal may read its instance."""
     where = Where()
     where.equals("id", job_id)
-    where.authorized(*READABLE)
+    where.authorized(READABLE)
     found = fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "id", 1)
     return found[0] if found else None
 
@@ -129,7 +131,7 @@ def query(
         # Written out, as the predicate of the partial index on due jobs.
         where.fixed("retries > 0" if with_retries_left else "NOT retries > 0")
     where.keyset("(due_at, id)", after, descending=False)
-    where.authorized(*READABLE)
+    where.authorized(READABLE)
     return fetch_where(conn, JobInfo, f"SELECT {_COLUMNS} FROM job", where, "due_at, id", limit)
 
 

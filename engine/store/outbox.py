@@ -65,7 +65,7 @@ def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str
 
 _ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
-    "i.definition_key, i.definition_id, i.root_instance_id "
+    "i.definition_key, i.definition_id, i.root_instance_id, i.tenant_id "
     "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
 
@@ -94,6 +94,6 @@ def rows(
     for name, value in (only or {}).items():
         where.equals(_ONLY[name], value)
     # A replay to a client: only the rows of instances its principal may read.
-    where.authorized(*covers.instance("i.definition_key", "o.instance_id"))
+    where.authorized(covers.instance("i.definition_key", "o.instance_id", tenant="i.tenant_id"))
     statement = _ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)
     return conn.cursor(row_factory=dict_row).execute(statement, where.params()).fetchall()

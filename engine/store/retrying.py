@@ -70,7 +70,13 @@ def count(conn: psycopg.Connection[Any]) -> int:
     """How many instances are retrying now (each once, however many of its jobs and tasks
     failed): two index-only reads of the partial indexes."""
     where = Where()
-    where.authorized(*covers.instance(covers.key_of("r.instance_id"), "r.instance_id"))
+    where.authorized(
+        covers.instance(
+            covers.key_of("r.instance_id"),
+            "r.instance_id",
+            tenant=covers.tenant_of("r.instance_id"),
+        )
+    )
     statement = sql.SQL("SELECT count(DISTINCT instance_id) FROM (" + RETRYING_IDS + ") AS r")
     row = conn.execute(statement + where.sql(), where.params()).fetchone()
     return int(row[0]) if row else 0

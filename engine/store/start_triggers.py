@@ -104,15 +104,21 @@ def find(
     *,
     tenant_id: str | None = None,
     without_tenant: bool = False,
+    or_none: bool = False,
+    narrowed: bool = True,
 ) -> list[StartSubscription]:
-    """The start events waiting for `name`, of tenant `tenant_id` (or, `without_tenant`, of
-    none; neither: of any), of active definitions: a suspended one's wait unanswered."""
+    """The start events waiting for `name`, of tenant `tenant_id` (with `or_none`, and of
+    none; or, `without_tenant`, of none; neither: of any), of active definitions: a suspended
+    one's wait unanswered; `narrowed`: only of the tenants the request's principal sees (see
+    `subscriptions.waiting_instances`)."""
     where = Where()
     where.fixed("s.instance_id IS NULL")
     where.add("d.state = {}", DefinitionState.ACTIVE)
     where.add("s.kind = {}", kind)
     where.add("s.name = {}", name)
-    where.tenant("d.tenant_id", tenant_id, without_tenant)
+    where.tenant("d.tenant_id", tenant_id, without_tenant, or_none=or_none)
+    if narrowed:
+        where.tenants("d.tenant_id")
     query = (
         sql.SQL(
             "SELECT s.definition_id, d.key AS definition_key, s.node_id FROM event_subscription s "

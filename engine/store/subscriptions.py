@@ -25,11 +25,15 @@ def waiting_instances(
     correlation_keys: Mapping[str, Any] | None = None,
     tenant_id: str | None = None,
     without_tenant: bool = False,
+    or_none: bool = False,
+    narrowed: bool = True,
 ) -> list[tuple[UUID, UUID]]:
     """(subscription id, instance id) of active instances waiting for `name` that match, in
     the order their instances are to be locked: by family root, then by instance (each
     instance is locked after its root, so the roots are locked in id order, as
-    `engine.store.runs.load_runs` locks them)."""
+    `engine.store.runs.load_runs` locks them). Of tenant `tenant_id` (with `or_none`, and of no
+    tenant), or `without_tenant` of none; `narrowed`: only of the tenants the request's principal
+    sees (a request's correlation; not a signal a process throws)."""
     keys = json.dumps(
         [{"name": k, "value": infer(v).to_json()} for k, v in (correlation_keys or {}).items()]
     )
@@ -39,7 +43,9 @@ def waiting_instances(
     where.add("p.state = {}", InstanceState.ACTIVE)
     where.equals("p.business_key", business_key)
     where.equals("p.id", instance_id)
-    where.tenant("p.tenant_id", tenant_id, without_tenant)
+    where.tenant("p.tenant_id", tenant_id, without_tenant, or_none=or_none)
+    if narrowed:
+        where.tenants("p.tenant_id")
     where.add(
         "NOT EXISTS ("
         "  SELECT 1 FROM jsonb_to_recordset({}::jsonb) AS k(name text, value jsonb) "

@@ -56,7 +56,7 @@ class TaskRow:
 
 
 # The tasks the request's principal may read.
-READABLE = covers.task("p.definition_key", "t.id")
+READABLE = covers.task("p.definition_key", "t.id", tenant="t.tenant_id")
 
 
 def get(conn: psycopg.Connection[Any], task_id: UUID, *, readable: bool = False) -> TaskRow | None:
@@ -64,7 +64,7 @@ def get(conn: psycopg.Connection[Any], task_id: UUID, *, readable: bool = False)
     where = Where()
     where.equals("t.id", task_id)
     if readable:
-        where.authorized(*READABLE)
+        where.authorized(READABLE)
     found = fetch_where(conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.id", 1)
     return found[0] if found else None
 
@@ -100,7 +100,7 @@ def query(
     if unassigned:
         where.fixed("t.assignee IS NULL")
     where.keyset("(t.created_at, t.id)", after, descending=False)
-    where.authorized(*READABLE)
+    where.authorized(READABLE)
     return fetch_where(
         conn, TaskRow, f"SELECT {_COLUMNS} FROM {_FROM}", where, "t.created_at, t.id", limit
     )

@@ -123,7 +123,7 @@ def test_conflicts_are_409_with_the_invariant_kind(operator: httpx.Client) -> No
     suspended = start(operator, "waiting")
     operator.post(f"/instances/{suspended['id']}/suspend")
     again = operator.post(f"/instances/{suspended['id']}/suspend")
-    assert error(again, 409)["type"] == "Conflict"
+    assert error(again, 409)["type"] == "Suspended"
     assert "X-Invariant-Violation" not in again.headers
     operator.post(f"/instances/{suspended['id']}/cancel")
 

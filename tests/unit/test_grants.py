@@ -9,7 +9,7 @@ from engine.core.actors import Actor, acting
 from engine.identity.evaluate import Rule
 from engine.identity.grants import Scope, grants_of
 from engine.identity.permissions import AuthorizationType, ResourceType
-from engine.sql.filters import Cover, Where
+from engine.sql.filters import Cover, Covers, Where
 from engine.states import AuditChannel
 
 GRANT, REVOKE = AuthorizationType.GRANT, AuthorizationType.REVOKE
@@ -40,10 +40,13 @@ def test_scope_of_all_but_a_revoked_one() -> None:
     )
 
 
-def covers() -> tuple[Cover, Cover]:
-    return (
-        Cover(READ_INSTANCE, PD, "pi.definition_key"),
-        Cover(READ, PI, "pi.id", uuid=True),
+def covers() -> Covers:
+    return Covers(
+        (
+            Cover(READ_INSTANCE, PD, "pi.definition_key"),
+            Cover(READ, PI, "pi.id", uuid=True),
+        ),
+        "pi.tenant_id",
     )
 
 
@@ -53,7 +56,7 @@ def condition(where: Where) -> str:
 
 def test_no_actor_reads_everything() -> None:
     where = Where()
-    where.authorized(*covers())
+    where.authorized(covers())
     assert condition(where) == "TRUE"
 
 
@@ -69,7 +72,7 @@ def test_a_principal_reads_their_definitions_and_instances() -> None:
     )
     where = Where()
     with acting(Actor("ann", AuditChannel.API, grants=grants)):
-        where.authorized(*covers())
+        where.authorized(covers())
     assert condition(where) == "(pi.definition_key = ANY(%(p0)s) OR pi.id = ANY(%(p1)s))"
     assert where.params() == {"p0": ["order"], "p1": [UUID(INSTANCE_ID)]}
 
@@ -82,13 +85,13 @@ def test_all_but_revoked_and_nothing_at_all() -> None:
     )
     where = Where()
     with acting(Actor("ann", AuditChannel.API, grants=every)):
-        where.authorized(Cover(READ_INSTANCE, PD, "pi.definition_key"))
+        where.authorized(Covers((Cover(READ_INSTANCE, PD, "pi.definition_key"),), "pi.tenant_id"))
     assert condition(where) == "(NOT (pi.definition_key = ANY(%(p0)s)))"
     assert where.params() == {"p0": ["payroll"]}
 
     nothing = Where()
     with acting(Actor("bob", AuditChannel.API, grants=grants_of("bob", [], []))):
-        nothing.authorized(*covers())
+        nothing.authorized(covers())
     assert condition(nothing) == "FALSE"
 
     whole = Where()
@@ -99,5 +102,23 @@ def test_all_but_revoked_and_nothing_at_all() -> None:
             grants=grants_of("ann", [], [rule(GRANT, PD, "*", READ_INSTANCE)]),
         )
     ):
-        whole.authorized(*covers())
+        whole.authorized(covers())
     assert condition(whole) == "TRUE"
+
+
+def test_a_principal_of_some_tenants_reads_their_rows_and_those_of_none() -> None:
+    whole = grants_of("ann", [], [rule(GRANT, PD, "*", READ_INSTANCE)])
+    where = Where()
+    with acting(Actor("ann", AuditChannel.API, grants=whole, tenant_ids=frozenset({"b", "a"}))):
+        where.authorized(covers())
+    # Every definition by grant, but only the rows of her tenants and of none.
+    assert condition(where) == "(pi.tenant_id IS NULL OR pi.tenant_id = ANY(%(p0)s))"
+    assert where.params() == {"p0": ["a", "b"]}
+
+    narrowed = Where()
+    some = grants_of("ann", [], [rule(GRANT, PD, "order", READ_INSTANCE)])
+    with acting(Actor("ann", AuditChannel.API, grants=some, tenant_ids=frozenset())):
+        narrowed.authorized(covers())
+    assert condition(narrowed) == (
+        "(pi.tenant_id IS NULL OR pi.tenant_id = ANY(%(p0)s)) AND (pi.definition_key = ANY(%(p1)s))"
+    )

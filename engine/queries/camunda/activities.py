@@ -127,7 +127,7 @@ _ACTIVITIES = CamundaList(
     # in order, so a first page reads only the rows it shows.
     "h.id",
     filters_of(ActivityFilters),
-    covers=covers.history("p.definition_key", "h.instance_id"),
+    covers=covers.history("p.definition_key", "h.instance_id", tenant="p.tenant_id"),
 )
 
 
@@ -147,7 +147,13 @@ def activity_instances(
         return _ACTIVITIES.read(conn, page, filters, count=False)
     where = Where()
     where.apply(_ACTIVITIES.filters, filters)
-    where.authorized(*covers.history(covers.key_of("h.instance_id"), "h.instance_id"))
+    where.authorized(
+        covers.history(
+            covers.key_of("h.instance_id"),
+            "h.instance_id",
+            tenant=covers.tenant_of("h.instance_id"),
+        )
+    )
     # Only what the filters read: a count joins nothing else.
     task: LiteralString = _USER_TASK if filters.get("assignee") is not None else ""
     if per_node:

@@ -11,7 +11,7 @@ from typing import Any, Generic, LiteralString, TypeVar
 from psycopg import sql
 
 from engine.queries import Connection, fetch_all
-from engine.sql.filters import Cover, Filter, Where, order_by
+from engine.sql.filters import Covers, Filter, Where, order_by
 from engine.sql.filters import count as count_rows
 from engine.sql.filters import like_matches as like_matches  # app/camunda reads it here
 from engine.states import InstanceState
@@ -51,7 +51,7 @@ class CamundaList(Generic[R]):
     order: LiteralString
     filters: Mapping[str, Filter]
     column_values: tuple[Any, ...] = ()
-    covers: tuple[Cover, ...] = field(kw_only=True)
+    covers: Covers = field(kw_only=True)
 
     def read(
         self,
@@ -67,7 +67,7 @@ class CamundaList(Generic[R]):
         through."""
         where = Where() if where is None else where
         where.apply(self.filters, values)
-        where.authorized(*self.covers)
+        where.authorized(self.covers)
         source = sql.SQL(self.source)
         if count:
             return count_rows(conn, sql.SQL("FROM ") + source, where)

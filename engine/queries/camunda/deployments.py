@@ -62,7 +62,7 @@ _DEPLOYMENTS = CamundaList(
     DEPLOYMENT_SORT,
     "d.created_at, d.id",
     filters_of(DeploymentFilters),
-    covers=covers.deployment("d.id"),
+    covers=covers.deployment("d.id", tenant="d.tenant_id"),
 )
 
 
@@ -82,7 +82,6 @@ def deployments(
     if tenant_ids:
         nullable = " OR d.tenant_id IS NULL" if with_untenanted else ""
         where.add("(d.tenant_id = ANY({})" + nullable + ")", list(tenant_ids))
-    where.tenants("d.tenant_id")
     return _DEPLOYMENTS.read(conn, page, filters, count=count, where=where)
 
 
@@ -91,8 +90,7 @@ def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
     """The deployment (None: there is none the request's principal may read)."""
     where = Where()
     where.equals("id", deployment_id)
-    where.authorized(*covers.deployment("id"))
-    where.tenants("tenant_id")
+    where.authorized(covers.deployment("id", tenant="tenant_id"))
     statement = (
         sql.SQL("SELECT id, name, source, created_at, tenant_id FROM deployment") + where.sql()
     )
@@ -102,8 +100,7 @@ def deployment(conn: Connection, deployment_id: UUID) -> DeploymentRow | None:
 def _readable_files(deployment_id: UUID) -> Where:
     where = Where()
     where.equals("r.deployment_id", deployment_id)
-    where.authorized(*covers.deployment("r.deployment_id"))
-    where.tenants("d.tenant_id")
+    where.authorized(covers.deployment("r.deployment_id", tenant="d.tenant_id"))
     return where
 
 
@@ -163,13 +160,12 @@ def deployed(conn: Connection, deployment_id: UUID) -> list[DeployedRow]:
     processes first, by key."""
     found: list[DeployedRow] = []
     for kind, table, readable in (
-        ("process", "process_definition", covers.definition("key")),
-        ("decision", "decision_definition", covers.decision("key")),
+        ("process", "process_definition", covers.definition("key", tenant="tenant_id")),
+        ("decision", "decision_definition", covers.decision("key", tenant="tenant_id")),
     ):
         where = Where()
         where.equals("deployment_id", deployment_id)
-        where.authorized(*readable)
-        where.tenants("tenant_id")
+        where.authorized(readable)
         statement = (
             sql.SQL("SELECT {} AS kind, id, key, version, name, resource_name FROM {}").format(
                 sql.Literal(kind), sql.Identifier(table)

@@ -52,7 +52,9 @@ _EVENT_SUBSCRIPTIONS = CamundaList(
     EVENT_SUBSCRIPTION_SORT,
     "s.created_at, s.id",
     filters_of(EventSubscriptionFilters),
-    covers=covers.instance(covers.key_of("s.instance_id"), "s.instance_id"),
+    covers=covers.instance(
+        covers.key_of("s.instance_id"), "s.instance_id", tenant=covers.tenant_of("s.instance_id")
+    ),
 )
 
 

@@ -75,7 +75,7 @@ _EXTERNAL_TASKS = CamundaList(
     EXTERNAL_TASK_SORT,
     "e.created_at, e.id",
     filters_of(ExternalTaskFilters),
-    covers=covers.instance("p.definition_key", "e.instance_id"),
+    covers=covers.instance("p.definition_key", "e.instance_id", tenant="e.tenant_id"),
 )
 
 
@@ -93,7 +93,6 @@ def external_tasks(
     others)."""
     where = Where()
     where.state("e.state", TaskState.OPEN)
-    where.tenants("e.tenant_id")
     if locked is not None:
         where.add("(e.worker_id IS NOT NULL AND e.lock_expires_at > {}) = {}", now, locked)
     return _EXTERNAL_TASKS.read(conn, page, filters, count=count, where=where)

@@ -58,7 +58,7 @@ _HISTORIC_VARIABLES = CamundaList(
     HISTORIC_VARIABLE_SORT,
     VARIABLE_ORDER,
     filters_of(HistoricVariableFilters),
-    covers=covers.history("p.definition_key", "v.instance_id"),
+    covers=covers.history("p.definition_key", "v.instance_id", tenant="p.tenant_id"),
 )
 
 
@@ -159,7 +159,7 @@ _HISTORIC_INCIDENTS = CamundaList(
     "i.created_at, i.id",
     filters_of(IncidentFilter),
     _DELETED_VALUES,
-    covers=covers.history("p.definition_key", "i.instance_id"),
+    covers=covers.history("p.definition_key", "i.instance_id", tenant="i.tenant_id"),
 )
 
 

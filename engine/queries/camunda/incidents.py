@@ -65,7 +65,7 @@ _INCIDENTS = CamundaList(
     INCIDENT_SORT,
     "i.created_at, i.id",
     filters_of(IncidentFilters),
-    covers=covers.instance("p.definition_key", "i.instance_id"),
+    covers=covers.instance("p.definition_key", "i.instance_id", tenant="i.tenant_id"),
 )
 
 
@@ -80,5 +80,4 @@ def incidents(
     """Open incidents."""
     where = Where()
     where.state("i.state", IncidentState.OPEN)
-    where.tenants("i.tenant_id")
     return _INCIDENTS.read(conn, page, filters, count=count, where=where)

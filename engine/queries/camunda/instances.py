@@ -121,7 +121,7 @@ _INSTANCES = CamundaList(
     INSTANCE_SORT,
     "p.started_at, p.id",
     filters_of(InstanceFilters),
-    covers=covers.instance("p.definition_key", "p.id"),
+    covers=covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"),
 )
 
 
@@ -144,7 +144,6 @@ def process_instances(
     if family is not None:
         _family_clauses(where, family, running=True)
     _variable_clauses(where, "p", variables)
-    where.tenants("p.tenant_id")
     return _INSTANCES.read(conn, page, filters, count=count, where=where)
 
 
@@ -259,7 +258,7 @@ _HISTORIC_INSTANCES = CamundaList(
     HISTORIC_INSTANCE_SORT,
     "p.started_at, p.id",
     filters_of(HistoricInstanceFilters),
-    covers=covers.history("p.definition_key", "p.id"),
+    covers=covers.history("p.definition_key", "p.id", tenant="p.tenant_id"),
 )
 
 
@@ -268,7 +267,7 @@ def historic_instance(conn: Connection, instance_id: UUID) -> HistoricInstanceRo
     """The historic instance (None: there is none the request's principal may read)."""
     where = Where()
     where.equals("p.id", instance_id)
-    where.authorized(*_HISTORIC_INSTANCES.covers)
+    where.authorized(_HISTORIC_INSTANCES.covers)
     statement = (
         sql.SQL(f"SELECT {_HISTORIC_INSTANCES.columns} FROM {_HISTORIC_INSTANCES.source}")
         + where.sql()
@@ -289,5 +288,4 @@ def historic_instances(
     where = Where()
     if family is not None:
         _family_clauses(where, family, running=False)
-    where.tenants("p.tenant_id")
     return _HISTORIC_INSTANCES.read(conn, page, filters, count=count, where=where)

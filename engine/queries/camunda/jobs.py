@@ -89,7 +89,7 @@ _JOBS = CamundaList(
     # By id, as Camunda's default: job ids are time-ordered and the primary key walks them.
     "j.id",
     filters_of(JobFilters),
-    covers=covers.instance("d.key", "j.instance_id"),
+    covers=covers.instance("d.key", "j.instance_id", tenant="j.tenant_id"),
 )
 
 
@@ -107,7 +107,6 @@ def jobs(
     where = Where()
     if executable:
         where.add("j.retries > 0 AND j.due_at <= {}", now)
-    where.tenants("j.tenant_id")
     return _JOBS.read(conn, page, filters, count=count, where=where)
 
 
@@ -121,8 +120,11 @@ def job_stacktrace(conn: Connection, job_id: UUID) -> tuple[bool, str | None]:
     """(found, the last failure's full text) of a job the request's principal may read."""
     where = Where()
     where.equals("j.id", job_id)
-    where.authorized(*covers.instance(covers.key_of_definition("j.definition_id"), "j.instance_id"))
-    where.tenants("j.tenant_id")
+    where.authorized(
+        covers.instance(
+            covers.key_of_definition("j.definition_id"), "j.instance_id", tenant="j.tenant_id"
+        )
+    )
     found = fetch_where(conn, _Details, "SELECT j.error_details FROM job j", where, "j.id", 1)
     return (True, found[0].error_details) if found else (False, None)
 
@@ -169,7 +171,7 @@ _JOB_DEFINITIONS = CamundaList(
     JOB_DEFINITION_SORT,
     "jd.id",
     filters_of(JobDefinitionFilters),
-    covers=covers.definition("jd.definition_key"),
+    covers=covers.definition("jd.definition_key", tenant="jd.tenant_id"),
 )
 
 
@@ -182,6 +184,4 @@ def job_definitions(
     **filters: Unpack[JobDefinitionFilters],
 ) -> list[JobDefinitionRow] | int:
     """Job definitions of the definitions the request's principal may read."""
-    where = Where()
-    where.tenants("jd.tenant_id")
-    return _JOB_DEFINITIONS.read(conn, page, filters, count=count, where=where)
+    return _JOB_DEFINITIONS.read(conn, page, filters, count=count)

@@ -92,7 +92,7 @@ _TASKS = CamundaList(
     TASK_SORT,
     "t.created_at, t.id",
     filters_of(TaskFilters),
-    covers=covers.task("p.definition_key", "t.id"),
+    covers=covers.task("p.definition_key", "t.id", tenant="t.tenant_id"),
 )
 
 
@@ -103,5 +103,4 @@ def user_tasks(
     """Open user tasks."""
     where = Where()
     where.state("t.state", TaskState.OPEN)
-    where.tenants("t.tenant_id")
     return _TASKS.read(conn, page, filters, count=count, where=where)
