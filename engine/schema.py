@@ -432,6 +432,13 @@ class Job(SQLModel, table=True):
         ),
         _one_of("kind", JOB_KINDS),
         sa.Index("ix_job_due", "due_at", postgresql_where=sa.text("retries > 0")),
+        # Acquisition's order: the highest priority first, then the earliest due.
+        sa.Index(
+            "ix_job_acquire",
+            sa.text("priority DESC"),
+            "due_at",
+            postgresql_where=sa.text("retries > 0 AND NOT suspended"),
+        ),
         sa.Index("ix_job_instance_id", "instance_id"),
         # Jobs that failed and have retries left: the instances retrying now.
         sa.Index(
@@ -462,6 +469,51 @@ class Job(SQLModel, table=True):
     # visit the job opens records it).
     flow_id: str | None = Field(default=None, sa_type=sa.Text)
     # Camunda's tenant identifier, its definition's (null: no tenant).
+    tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # camunda:jobPriority as resolved when the job was made, or as set since: higher first.
+    priority: int = Field(
+        default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
+    )
+    # A suspended job is not acquired (nor run by hand) until it is activated.
+    suspended: bool = Field(
+        default=False,
+        sa_type=sa.Boolean,
+        sa_column_kwargs={"server_default": sa.false(), **MUTABLE},
+    )
+    # The last failure's full text (a traceback), served as the job's stacktrace.
+    error_details: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # A cycle timer's due date moved without cascading: how far (ms) it stands from the cycle's
+    # own schedule, which the next repetition keeps to.
+    due_shift_ms: int = Field(
+        default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
+    )
+
+
+class JobDefinition(SQLModel, table=True):
+    """Camunda's job definition: written when its process definition is deployed, one per
+    asynchronous continuation and timer event (engine/model/job_definitions.py)."""
+
+    __tablename__ = "job_definition"
+    __table_args__ = (
+        _one_of("job_kind", JOB_KINDS),
+        sa.Index("ix_job_definition_definition_id", "definition_id"),
+    )
+
+    # Derived from (definition, node, job kind): a job names its definition without a column.
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    definition_id: str = Field(sa_type=sa.Text, foreign_key="process_definition.id")
+    definition_key: str = Field(sa_type=sa.Text)
+    node_id: str = Field(sa_type=sa.Text)
+    job_kind: str = Field(sa_type=sa.String(16))
+    job_type: str = Field(sa_type=sa.Text)
+    configuration: str = Field(sa_type=sa.Text)
+    suspended: bool = Field(
+        default=False,
+        sa_type=sa.Boolean,
+        sa_column_kwargs={"server_default": sa.false(), **MUTABLE},
+    )
+    # The overriding job priority an operator set (null: none).
+    priority: int | None = Field(default=None, sa_type=sa.BigInteger, sa_column_kwargs=MUTABLE)
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 

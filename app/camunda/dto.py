@@ -28,6 +28,7 @@ from engine.model import (
     SubProcess,
     UserTask,
 )
+from engine.model.job_definitions import DEFINED_JOBS, job_definition_id
 from engine.queries.camunda import activities as activity_reads
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda import external_tasks as external_task_reads
@@ -532,7 +533,9 @@ def incident(row: IncidentInfo) -> Json:
 def job(row: job_reads.JobRow) -> Json:
     return {
         "id": str(row.id),
-        "jobDefinitionId": None,
+        "jobDefinitionId": job_definition_id(row.definition_id, row.node_id, row.kind)
+        if row.definition_id and row.kind in DEFINED_JOBS
+        else None,
         "processInstanceId": text(row.instance_id),
         "processDefinitionId": row.definition_id,
         "processDefinitionKey": row.definition_key,
@@ -542,8 +545,8 @@ def job(row: job_reads.JobRow) -> Json:
         "failedActivityId": row.node_id if row.error_message else None,
         "retries": row.retries,
         "dueDate": format_date(row.due_at),
-        "suspended": row.instance_state == InstanceState.SUSPENDED,
-        "priority": 0,
+        "suspended": row.suspended or row.instance_state == InstanceState.SUSPENDED,
+        "priority": row.priority,
         "tenantId": row.tenant_id,
         "createTime": format_date(row.created_at),
         "batchId": None,

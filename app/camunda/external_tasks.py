@@ -44,15 +44,7 @@ from engine.queries.camunda.common import CamundaPage
 
 MAX_ASYNC_RESPONSE_MS = 1_800_000
 LONG_POLL_THREADS = 100
-UNSUPPORTED_TOPIC_FILTERS = (
-    "businessKey",
-    "processDefinitionId",
-    "processDefinitionIdIn",
-    "processDefinitionKey",
-    "processDefinitionKeyIn",
-    "processDefinitionVersionTag",
-    "processVariables",
-)
+UNSUPPORTED_TOPIC_FILTERS = ("processDefinitionVersionTag",)
 _limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = (
     weakref.WeakKeyDictionary()
 )
@@ -108,9 +100,45 @@ def _topics(call: Call, max_lock_ms: int) -> list[TopicRequest]:
                 tuple(names) if names is not None else None,
                 tuple(tenant_ids) if tenant_ids else None,
                 without,
+                # As Camunda's: the list, when given, wins over the single one.
+                _texts(topic, "processDefinitionIdIn") or _texts(topic, "processDefinitionId"),
+                _texts(topic, "processDefinitionKeyIn") or _texts(topic, "processDefinitionKey"),
+                _text(topic, "businessKey"),
+                _variables(topic),
             )
         )
     return requests
+
+
+def _text(topic: dict[str, Any], key: str) -> str | None:
+    value = topic.get(key)
+    if value is not None and not isinstance(value, str):
+        raise invalid_request(f"topic '{topic['topicName']}': '{key}' must be a string")
+    return value
+
+
+def _texts(topic: dict[str, Any], key: str) -> tuple[str, ...] | None:
+    """A topic's filter naming one (`...Id`) or several (`...In`) values; None: not given."""
+    value = topic.get(key)
+    if value is None:
+        return None
+    if key.endswith("In"):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise invalid_request(f"topic '{topic['topicName']}': '{key}' must be a list of ids")
+        return tuple(value)
+    return (t,) if (t := _text(topic, key)) is not None else None
+
+
+def _variables(topic: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
+    """`processVariables`: names and the values their instance variables must equal."""
+    value = topic.get("processVariables")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise invalid_request(
+            f"topic '{topic['topicName']}': 'processVariables' must be an object of values"
+        )
+    return tuple(value.items()) or None
 
 
 def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
@@ -356,6 +384,19 @@ def get_external_task(call: Call) -> Response:
     return json_response(dto.external_task(rows[0]))
 
 
+def error_details(call: Call) -> Response:
+    """The full text of the task's last failure, as its worker reported it (none: 204)."""
+    task_id = call.path["id"]
+    rows = _query(unfiltered(call), task_id=as_uuid(task_id))
+    assert isinstance(rows, list)
+    if not rows:
+        raise _missing(task_id)
+    details = rows[0].error_details
+    if details is None:
+        return Response(status_code=204)
+    return Response(details, media_type="text/plain")
+
+
 endpoints = [
     Endpoint("/external-task/fetchAndLock", "POST", fetch_and_lock, body="json", gate=Gate.OPERATE),
     Endpoint("/external-task/{id}/complete", "POST", complete, body="json"),
@@ -364,6 +405,7 @@ endpoints = [
     Endpoint("/external-task/{id}/extendLock", "POST", extend_lock, body="json"),
     Endpoint("/external-task/{id}/unlock", "POST", unlock),
     Endpoint("/external-task/{id}/retries", "PUT", set_retries, body="json"),
+    Endpoint("/external-task/{id}/errorDetails", "GET", error_details),
     *listing("/external-task", _query, dto.external_task),
     Endpoint("/external-task/{id}", "GET", get_external_task),
 ]

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 from uuid import UUID
 
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.errors import invalid_request, rest_error
+from app.camunda.errors import CamundaError, invalid_request, rest_error
 from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
 from app.params import ParameterError, as_uuid, parse_time
-from engine.errors import Conflict, NotFound
+from engine.commands.job_settings import SetJobDueDate, SetJobPriority, SetJobSuspended
+from engine.errors import BadRequest, Conflict, NotFound
+from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.queries.camunda import jobs as job_reads
 from engine.states import JobOutcome
 
@@ -52,6 +55,7 @@ def _query(
         definition_id=call.text("processDefinitionId"),
         definition_key=call.text("processDefinitionKey"),
         node_id=call.text("activityId"),
+        job_definition_id=call.uuid("jobDefinitionId"),
         with_retries_left=retries_left,
         executable=call.flag("executable"),
         timers=call.flag("timers"),
@@ -115,9 +119,65 @@ def set_retries(call: Call) -> Response:
     return no_content()
 
 
+def _missing(job_id: str) -> CamundaError:
+    return invalid_request(f"No job found with id '{job_id}'.", 404)
+
+
+def _run(call: Call, command: Any) -> Response:
+    try:
+        call.engine.run(command)
+    except NotFound as exc:
+        raise _missing(call.path["id"]) from exc
+    except BadRequest as exc:
+        raise invalid_request(exc.message) from exc
+    return no_content()
+
+
+def set_suspended(call: Call) -> Response:
+    suspended = call.field("suspended")
+    if not isinstance(suspended, bool):
+        raise invalid_request("'suspended' must be true or false")
+    return _run(call, SetJobSuspended(as_uuid(call.path["id"]), suspended))
+
+
+def set_priority(call: Call) -> Response:
+    priority = call.body_int("priority", minimum=INT64_MIN, maximum=INT64_MAX)
+    if priority is None:
+        raise invalid_request(f"Priority for job '{call.path['id']}' cannot be null.")
+    return _run(call, SetJobPriority(as_uuid(call.path["id"]), priority))
+
+
+def set_due_date(call: Call) -> Response:
+    text = call.body_text("duedate")
+    due_at = None
+    if text is not None:
+        try:
+            due_at = parse_time(text)
+        except ValueError:
+            due_at = None
+        if due_at is None:
+            raise invalid_request(f"'duedate': cannot read '{text}' as a date")
+    cascade = call.body_flag("cascade", False)
+    return _run(call, SetJobDueDate(as_uuid(call.path["id"]), due_at, cascade))
+
+
+def stacktrace(call: Call) -> Response:
+    job_id = call.path["id"]
+    found, text = job_reads.job_stacktrace(call.engine, as_uuid(job_id))
+    if not found:
+        raise _missing(job_id)
+    if text is None:
+        return Response(status_code=204)
+    return Response(text, media_type="text/plain")
+
+
 endpoints = [
     *listing("/job", _query, dto.job),
     Endpoint("/job/{id}", "GET", get_job),
     Endpoint("/job/{id}/execute", "POST", execute),
     Endpoint("/job/{id}/retries", "PUT", set_retries, body="json"),
+    Endpoint("/job/{id}/suspended", "PUT", set_suspended, body="json"),
+    Endpoint("/job/{id}/priority", "PUT", set_priority, body="json"),
+    Endpoint("/job/{id}/duedate", "PUT", set_due_date, body="json"),
+    Endpoint("/job/{id}/stacktrace", "GET", stacktrace),
 ]

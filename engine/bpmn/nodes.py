@@ -76,10 +76,27 @@ def _retry_cycle(element: Element, ctx: Context, node_id: str) -> str | None:
     return text
 
 
+def priority_of(element: Element, ctx: Context, name: str) -> int | str | None:
+    """camunda:jobPriority or camunda:taskPriority: an integer or a `${...}` expression (None:
+    not given)."""
+    text = element.get(camunda_tag(name))
+    if text is None:
+        return None
+    text = text.strip()
+    if is_expression(text):
+        return ctx.checked_text(element, f"camunda:{name}", text)
+    if re.fullmatch(r"[+-]?[0-9]+", text) and abs(int(text)) < 2**63:
+        return int(text)
+    raise ctx.error(
+        f"camunda:{name} must be an integer or a ${{...}} expression, not '{text}'",
+        element,
+        element.get("id"),
+    )
+
+
 def common_fields(element: Element, ctx: Context) -> dict[str, Any]:
     node_id = element.get("id")  # present: see generate_ids
-    # camunda:jobPriority (here and on the process) is accepted and ignored: due jobs are taken
-    # in the order they fell due, with no priorities among them.
+    # camunda:jobPriority (here and on the process): due jobs are taken highest priority first.
     # camunda:exclusive is read (it must be true or false) and changes nothing: every command
     # of an instance holds the instance's row lock, so its jobs never run at the same time,
     # which is what exclusive="true" asks of Camunda (and stricter than exclusive="false").
@@ -91,6 +108,7 @@ def common_fields(element: Element, ctx: Context) -> dict[str, Any]:
         or ctx.boolean(element, camunda_tag("async")),
         "async_after": ctx.boolean(element, camunda_tag("asyncAfter")),
         "retry_cycle": _retry_cycle(element, ctx, node_id),
+        "job_priority": priority_of(element, ctx, "jobPriority"),
         "listeners": read_listeners(element, ctx, node_id, EXECUTION_LISTENER, EXECUTION_EVENTS),
         "io": _input_output(element, ctx, node_id),
         "loop": parse_loop(element, ctx, node_id),
@@ -158,16 +176,7 @@ def read_implementation(
         raise error('camunda:topic needs camunda:type="external"')
     if len(handlers) + (topic is not None) + (expression is not None) > 1:
         raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
-    priority = element.get(camunda_tag("taskPriority"), "0").strip()
-    task_priority: int | str
-    if is_expression(priority):
-        task_priority = ctx.checked_text(element, "camunda:taskPriority", priority)
-    elif re.fullmatch(r"[+-]?[0-9]+", priority):
-        task_priority = int(priority)
-    else:
-        raise error(
-            f"camunda:taskPriority must be an integer or a ${{...}} expression, not '{priority}'"
-        )
+    task_priority = priority_of(element, ctx, "taskPriority") or 0
     found = {
         "handler": handlers[0] if handlers else None,
         "topic": topic,

@@ -46,7 +46,7 @@ from engine.bpmn.gateways import (
     inclusive_gateway,
     parallel_gateway,
 )
-from engine.bpmn.nodes import common_fields, service_task
+from engine.bpmn.nodes import common_fields, priority_of, service_task
 from engine.bpmn.reading import (
     ACTIVITI_NS,
     BPMN_NS,
@@ -255,6 +255,7 @@ def _process(element: Element, ctx: Context) -> ProcessModel:
         flows=tuple(flows),
         version_tag=element.get(camunda_tag("versionTag")),
         history_ttl_days=_history_ttl(element, ctx),
+        job_priority=priority_of(element, ctx, "jobPriority"),
         listeners=read_listeners(element, ctx, key, EXECUTION_LISTENER, EXECUTION_EVENTS),
         line=element.sourceline,
         **described(element),

@@ -30,7 +30,7 @@ from engine.model import (
 from engine.schema import JOB_CHANNEL
 from engine.states import AuditEntity, AuditOperation
 from engine.store import cleanup as cleanup_store
-from engine.store import definitions, start_triggers
+from engine.store import definitions, job_definitions, start_triggers
 from engine.store import deployments as deployment_store
 from engine.store.definitions import DECISIONS
 
@@ -170,6 +170,7 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
         model, resource = item.parsed, item.resource
         diagram = diagram_for_deployment(resource.content, resource.name, model.key)
         definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
+        job_definitions.insert(tx.conn, row.id, model)
         start_triggers.replace(
             tx.conn,
             model,

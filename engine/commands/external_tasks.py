@@ -42,6 +42,12 @@ class TopicRequest:
     # Only tasks of these tenants (None: of any), or with `without_tenant` only those of none.
     tenant_ids: tuple[str, ...] | None = None
     without_tenant: bool = False
+    # Only tasks of instances of these definitions (by id or by key; None: of any), of this
+    # business key, whose instance variables equal these (name, JSON value) pairs.
+    definition_ids: tuple[str, ...] | None = None
+    definition_keys: tuple[str, ...] | None = None
+    business_key: str | None = None
+    process_variables: tuple[tuple[str, Any], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,10 +99,14 @@ class FetchAndLock:
             max_tasks=self.max_tasks,
             use_priority=self.use_priority,
             now=tx.now,
-            tenants_by_topic={
-                t.topic: (
-                    list(t.tenant_ids) if t.tenant_ids is not None else None,
+            narrowing={
+                t.topic: store.Narrowing(
+                    t.tenant_ids,
                     t.without_tenant,
+                    t.definition_ids,
+                    t.definition_keys,
+                    t.business_key,
+                    dict(t.process_variables) if t.process_variables is not None else None,
                 )
                 for t in self.topics
             },

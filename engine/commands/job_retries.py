@@ -62,6 +62,8 @@ class SetJobRetries:
                 retries=self.retries,
                 repetitions_left=info.repetitions_left,
                 error_message=info.error_message,
+                error_details=job_store.stacktrace_of(tx.conn, info.id),
+                due_shift_ms=info.due_shift_ms,
             )
             audit.record(
                 tx,

@@ -185,6 +185,10 @@ class ExecuteJob:
         definition = definitions.by_id(tx.conn, job.definition_id)
         assert definition is not None
         check(tx, UPDATE_DEFINITION, definition=definition.key)
+        if job.suspended:
+            if self.owner is not None:
+                job_store.release(tx.conn, self.owner, [job.id])
+            return JobResult(str(self.job_id), JobOutcome.INSTANCE_NOT_ACTIVE)
         if definition.suspended:
             # Acquired just before the suspension, or asked for by an operator: it waits for the
             # activation, its retries untouched.
@@ -197,7 +201,8 @@ class ExecuteJob:
         result = start_instance(tx, definition, model, start, {}, None)
         due, left = None, job.repetitions_left
         if job.timer_text is not None and (left is None or left > 1):
-            due = timers.next_due(timers.parse_cycle(job.timer_text), job.due_at)
+            scheduled = job.due_at - timedelta(milliseconds=job.due_shift_ms)
+            due = timers.next_due(timers.parse_cycle(job.timer_text), scheduled)
             left = None if left is None else left - 1
         tx.announcements.add(JOB_CHANNEL)
         job_store.update_start_job(
@@ -217,7 +222,8 @@ def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> Jo
     skipped = _owned(job, owner)
     if skipped or job is None:
         return skipped or JobOutcome.GONE
-    if run.instance.state is not InstanceState.ACTIVE:
+    if run.instance.state is not InstanceState.ACTIVE or job.suspended:
+        # Acquired just before a suspension, or asked for by an operator: it waits.
         job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
         return JobOutcome.INSTANCE_NOT_ACTIVE
     flow = advance(tx, run)
@@ -314,6 +320,8 @@ class FailJob:
                 retries=retries,
                 repetitions_left=info.repetitions_left,
                 error_message=self.message,
+                error_details=self.details,
+                due_shift_ms=info.due_shift_ms,
             )
             return JobResult(str(self.job_id), JobOutcome.FAILED)
         run = load(tx, instance_id)
@@ -324,6 +332,7 @@ class FailJob:
         node = model_of(tx, run).node(job.node_id)
         job.retries -= 1
         job.error_message = self.message
+        job.error_details = self.details
         job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
         if job.retries > 0:
             # Failures so far: the retries a fresh job of this node starts with, minus what is left.

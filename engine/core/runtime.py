@@ -209,6 +209,13 @@ class JobRow:
     error_message: str | None = None
     # An asynchronous continuation before a node: the flow its token arrived by.
     flow_id: str | None = None
+    # camunda:jobPriority as resolved when the job was made: higher is acquired first.
+    priority: int = 0
+    suspended: bool = False
+    # The last failure's full text (a traceback), beside its message.
+    error_details: str | None = None
+    # A cycle timer moved without cascading: how far (ms) it stands from the cycle's schedule.
+    due_shift_ms: int = 0
     is_new: bool = False
     dirty: bool = False
     deleted: bool = False

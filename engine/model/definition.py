@@ -66,6 +66,8 @@ class ProcessModel:
     # camunda:historyTimeToLive, in days (None: the default setting applies;
     # engine/db/retention.py).
     history_ttl_days: int | None = None
+    # The process's camunda:jobPriority, for the jobs of nodes that name none (None: 0).
+    job_priority: int | str | None = None
     # The process's camunda:executionListener on `start` and `end`.
     listeners: tuple[Listener, ...] = ()
     line: int | None = field(default=None, compare=False)

@@ -134,6 +134,8 @@ class Node:
     parent: str | None = None
     # camunda:failedJobRetryTimeCycle, e.g. "R3/PT5M": how often and how soon a failed job retries.
     retry_cycle: str | None = None
+    # camunda:jobPriority: an integer or a `${...}` expression giving one (None: the process's).
+    job_priority: int | str | None = None
     # camunda:executionListener on `start` and `end`, in document order.
     listeners: tuple[Listener, ...] = ()
     # camunda:inputOutput: input parameters become the activity instance's local variables.

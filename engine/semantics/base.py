@@ -109,7 +109,8 @@ class Moves:
         run = self.run
         token.move_to(TokenState.READY, run.now)
         retries = waits.retries_of(node.retry_cycle, self.default_retries)
-        run.add_job(waits.async_job(token, node.id, retries, run.now, kind, via))
+        priority = self._job_priority(node, None, token)
+        run.add_job(waits.async_job(token, node.id, retries, run.now, kind, via, priority))
         run.emit("token.ready", token)
 
     def _follow(self, token: Token, node: Node, flows: list[SequenceFlow] | None = None) -> None:
@@ -156,6 +157,21 @@ class Moves:
             raise ExpressionError(
                 f"condition of sequence flow '{flow.id}' failed: {exc.message}", flow_id=flow.id
             ) from exc
+
+    def _job_priority(
+        self, node: Node, values: Mapping[str, Any] | None, token: Token | None
+    ) -> int:
+        """The priority of a job of `node`: its camunda:jobPriority, else its process's (an
+        expression resolved over the variables `token` sees, or `values`)."""
+        priority = node.job_priority if node.job_priority is not None else self.model.job_priority
+        if not isinstance(priority, str):
+            return priority or 0
+        if values is None:
+            values = self.run.values_for(token)
+        context = self._context(token, values)
+        return waits.resolve_priority(
+            priority, node.id, "camunda:jobPriority", values, context, self.run.now
+        )
 
     def _context(
         self, token: Token | None, values: Mapping[str, Any], task: TaskFacts | None = None

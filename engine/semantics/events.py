@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import timedelta
 from typing import Any
 from uuid import UUID
 
@@ -67,6 +68,7 @@ class EventMoves(ScopeMoves):
                     retries,
                     limits=self.timer_limits,
                     context=self._context(token, values),
+                    priority=self._job_priority(event, values, token),
                 )
             )
         elif event.message_name is not None:
@@ -147,11 +149,14 @@ class EventMoves(ScopeMoves):
         if left is not None and left <= 1:
             job.deleted = True
             return
-        job.due_at = timers.next_due(timers.parse_cycle(job.timer_text), job.due_at)
+        scheduled = job.due_at - timedelta(milliseconds=job.due_shift_ms)
+        job.due_at = timers.next_due(timers.parse_cycle(job.timer_text), scheduled)
+        job.due_shift_ms = 0
         job.repetitions_left = None if left is None else left - 1
         job.lock_owner = None
         job.lock_expires_at = None
         job.error_message = None  # this firing succeeded: the job is no longer retrying
+        job.error_details = None
         job.dirty = True
 
     def _end(self, token: Token, node: EndEvent) -> None:

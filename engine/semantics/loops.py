@@ -173,7 +173,8 @@ class LoopMoves(EventMoves):
         if isinstance(loop, MultiInstance) and loop.async_before:
             iteration.move_to(TokenState.READY, run.now)
             retries = waits.retries_of(node.retry_cycle, self.default_retries)
-            run.add_job(waits.async_job(iteration, node.id, retries, run.now))
+            priority = self._job_priority(node, None, iteration)
+            run.add_job(waits.async_job(iteration, node.id, retries, run.now, priority=priority))
             run.emit("token.ready", iteration)
             return
         self._queue.append((iteration, node.id, None, True))

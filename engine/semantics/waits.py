@@ -97,6 +97,28 @@ def user_task(
     )
 
 
+def resolve_priority(
+    priority: int | str | None,
+    node_id: str,
+    attribute: str,
+    values: Mapping[str, Any] | None,
+    context: ExpressionContext | None,
+    now: datetime,
+) -> int:
+    """A camunda:taskPriority or camunda:jobPriority: an expression is resolved over `values`
+    and `context` now, and must give an integer (None: 0)."""
+    if not isinstance(priority, str):
+        return priority or 0
+    resolved = resolve(priority, values or {}, context or ExpressionContext(now=now))
+    if isinstance(resolved, str) and resolved.strip().lstrip("+-").isdigit():
+        resolved = int(resolved)
+    if not isinstance(resolved, int) or isinstance(resolved, bool) or abs(resolved) >= 2**63:
+        raise ExpressionError(
+            f"{attribute} of '{node_id}' gave {resolved!r}, not an integer", node_id=node_id
+        )
+    return resolved
+
+
 def external_task(
     node: Implemented,
     token: Token,
@@ -107,17 +129,9 @@ def external_task(
     """The external task of `node`; a camunda:taskPriority expression is resolved over `values`
     and `context` now, and must give an integer."""
     assert node.topic is not None
-    priority = node.task_priority
-    if isinstance(priority, str):
-        resolved = resolve(priority, values or {}, context or ExpressionContext(now=now))
-        if isinstance(resolved, str) and resolved.strip().lstrip("+-").isdigit():
-            resolved = int(resolved)
-        if not isinstance(resolved, int) or isinstance(resolved, bool) or abs(resolved) >= 2**63:
-            raise ExpressionError(
-                f"camunda:taskPriority of '{node.id}' gave {resolved!r}, not an integer",
-                node_id=node.id,
-            )
-        priority = resolved
+    priority = resolve_priority(
+        node.task_priority, node.id, "camunda:taskPriority", values, context, now
+    )
     return ExternalTaskRow(
         id=new_id(), topic=node.topic, priority=priority, **_opened(token, node.id, now)
     )
@@ -158,6 +172,7 @@ def async_job(
     now: datetime,
     kind: JobKind = JobKind.ASYNC,
     flow_id: str | None = None,
+    priority: int = 0,
 ) -> JobRow:
     """An asynchronous continuation: before the node (`ASYNC`, with the flow its token arrived
     by, which the visit it opens records) or after it (`ASYNC_AFTER`)."""
@@ -170,6 +185,7 @@ def async_job(
         retries=retries,
         created_at=now,
         flow_id=flow_id,
+        priority=priority,
         is_new=True,
     )
 
@@ -184,6 +200,7 @@ def timer_job(
     kind: str = JobKind.TIMER,
     limits: timers.TimerLimits = timers.DEFAULT_LIMITS,
     context: ExpressionContext | None = None,
+    priority: int = 0,
 ) -> JobRow:
     """A timer's job, due at its first firing. A cycle remembers its text and repetitions. An
     expression sees `context` (by default, the clock alone: a timer start event has no
@@ -215,6 +232,7 @@ def timer_job(
         created_at=now,
         timer_text=text if timer.kind == "cycle" else None,
         repetitions_left=repetitions,
+        priority=priority,
         is_new=True,
     )
 

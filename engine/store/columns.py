@@ -115,6 +115,7 @@ _RECORD_TYPES: tuple[tuple[type[Any] | tuple[type[Any], ...], str], ...] = (
     (sa.Integer, "int"),
     ((JSONB, sa.ARRAY), "jsonb"),
     (sa.String, "text"),
+    (sa.Boolean, "boolean"),
 )
 
 

@@ -234,6 +234,7 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
         (ids, JobKind.TIMER_START),
     )
     conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
+    conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
     conn.execute(
         f"DELETE FROM decision_evaluation WHERE definition_id IN "
         f"(SELECT id FROM {DECISIONS} WHERE deployment_id = %s)",

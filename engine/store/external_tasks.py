@@ -86,23 +86,67 @@ _ACTIVE = state_literal(InstanceState.ACTIVE)
 _INSTANCE = f"{runs.instance_columns('p')}, {runs.loaded_columns('p')}"
 
 
-# The topics of a fetch: a plain list, or with each topic's tenants (a fetch that names tenants);
-# only the latter carries the tenant conditions, so a fetch without them plans as it always has.
+# The topics of a fetch: a plain list, or with each topic's narrowing (a fetch that names
+# tenants, definitions, a business key or variables); only the latter carries the conditions, so
+# a fetch without them plans as it always has.
 _TOPICS = "unnest(%(topics)s::text[]) AS t(topic)"
-_TENANT_TOPICS = (
-    "jsonb_to_recordset(%(durations)s::jsonb) AS t(topic text, tenants text[], bare boolean)"
+_NARROWED_TOPICS = (
+    "jsonb_to_recordset(%(durations)s::jsonb) AS t(topic text, tenants text[], bare boolean, "
+    "definition_ids text[], definition_keys text[], business_key text, variables jsonb)"
 )
-_TENANT_CONDITIONS = """
+# Variables: each given one is an instance variable of that name with an equal value.
+_NARROWING_CONDITIONS = """
           AND (t.tenants IS NULL OR e.tenant_id = ANY(t.tenants))
-          AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)"""
+          AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)
+          AND (t.definition_keys IS NULL OR e.definition_key = ANY(t.definition_keys))
+          AND (t.definition_ids IS NULL OR (SELECT p.definition_id FROM process_instance p
+                                            WHERE p.id = e.instance_id) = ANY(t.definition_ids))
+          AND (t.business_key IS NULL OR (SELECT p.business_key FROM process_instance p
+                                          WHERE p.id = e.instance_id) = t.business_key)
+          AND (t.variables IS NULL OR NOT EXISTS (
+              SELECT 1 FROM jsonb_each(t.variables) AS w(name, value)
+              WHERE NOT EXISTS (
+                  SELECT 1 FROM variable v
+                  WHERE v.instance_id = e.instance_id AND v.scope_key = ''
+                    AND v.name = w.name AND v.value = w.value)))"""
 
 
-def _fetch_and_lock(order: str, *, tenants: bool = False) -> str:
+@dataclass(frozen=True)
+class Narrowing:
+    """A topic's tasks narrowed to some tenants' (None: any) or with `without_tenant` to those of
+    none, to instances of some definitions (by id or key), of a business key, or whose instance
+    variables equal `variables` (None: not narrowed)."""
+
+    tenant_ids: Sequence[str] | None = None
+    without_tenant: bool = False
+    definition_ids: Sequence[str] | None = None
+    definition_keys: Sequence[str] | None = None
+    business_key: str | None = None
+    variables: Mapping[str, Any] | None = None
+
+    def narrows(self) -> bool:
+        return self != Narrowing()
+
+    def record(self, topic: str, ms: int) -> dict[str, Any]:
+        """The topic's row of the fetch's recordset."""
+        return {
+            "topic": topic,
+            "ms": ms,
+            "tenants": list(self.tenant_ids) if self.tenant_ids is not None else None,
+            "bare": self.without_tenant,
+            "definition_ids": list(self.definition_ids) if self.definition_ids else None,
+            "definition_keys": list(self.definition_keys) if self.definition_keys else None,
+            "business_key": self.business_key,
+            "variables": dict(self.variables) if self.variables else None,
+        }
+
+
+def _fetch_and_lock(order: str, *, narrowed: bool = False) -> str:
     """The fetch-and-lock statement taking tasks in `order` (columns of the table), with each
-    topic's tenant conditions when `tenants`."""
+    topic's narrowing conditions when `narrowed`."""
     return _FETCH_AND_LOCK.format(
-        topics=_TENANT_TOPICS if tenants else _TOPICS,
-        tenants=_TENANT_CONDITIONS if tenants else "",
+        topics=_NARROWED_TOPICS if narrowed else _TOPICS,
+        tenants=_NARROWING_CONDITIONS if narrowed else "",
         order=", ".join(f"e.{key}" for key in order.split(", ")),
         order_c=", ".join(f"c.{key}" for key in order.split(", ")),
         columns=_COLUMNS,
@@ -114,8 +158,8 @@ def _fetch_and_lock(order: str, *, tenants: bool = False) -> str:
 
 FETCH_BY_PRIORITY = _fetch_and_lock("priority DESC, created_at, id")
 FETCH_OLDEST_FIRST = _fetch_and_lock("created_at, id")
-FETCH_BY_PRIORITY_OF_TENANTS = _fetch_and_lock("priority DESC, created_at, id", tenants=True)
-FETCH_OLDEST_FIRST_OF_TENANTS = _fetch_and_lock("created_at, id", tenants=True)
+FETCH_BY_PRIORITY_NARROWED = _fetch_and_lock("priority DESC, created_at, id", narrowed=True)
+FETCH_OLDEST_FIRST_NARROWED = _fetch_and_lock("created_at, id", narrowed=True)
 
 
 # Where a fetched row's instance columns begin.
@@ -147,20 +191,18 @@ def fetch_and_lock(
     max_tasks: int,
     use_priority: bool,
     now: datetime,
-    tenants_by_topic: Mapping[str, tuple[Sequence[str] | None, bool]] | None = None,
+    narrowing: Mapping[str, Narrowing] | None = None,
 ) -> list[tuple[ExternalTaskInfo, InstanceRun]]:
     """Lock up to `max_tasks` available tasks of the topics for `worker_id`, each for its topic's
     duration, and return each with its instance as loaded in the same statement (the task in it
     shows the lock just taken). Tasks another worker is locking right now are skipped, never
-    waited for. `tenants_by_topic` narrows a topic's tasks to some tenants' (or None: any) and
-    with its flag to those without a tenant."""
-    tenants = tenants_by_topic or {}
-    durations = []
-    for topic, ms in lock_ms_by_topic.items():
-        tenant_ids, bare = tenants.get(topic, (None, False))
-        durations.append({"topic": topic, "ms": ms, "tenants": tenant_ids, "bare": bare})
-    if any(tenant_ids is not None or bare for tenant_ids, bare in tenants.values()):
-        statement = FETCH_BY_PRIORITY_OF_TENANTS if use_priority else FETCH_OLDEST_FIRST_OF_TENANTS
+    waited for. `narrowing` narrows a topic's tasks (see `Narrowing`)."""
+    narrowed = narrowing or {}
+    durations = [
+        narrowed.get(topic, Narrowing()).record(topic, ms) for topic, ms in lock_ms_by_topic.items()
+    ]
+    if any(n.narrows() for n in narrowed.values()):
+        statement = FETCH_BY_PRIORITY_NARROWED if use_priority else FETCH_OLDEST_FIRST_NARROWED
     else:
         statement = FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST
     cur = conn.execute(

@@ -14,6 +14,7 @@ from engine.sql.filters import Where
 from engine.states import DefinitionState, InstanceState
 from engine.store.columns import fetch_all, fetch_one, fetch_where
 
+# The highest priority first (camunda:jobPriority), then the earliest due; a suspended job waits.
 # A job of no instance (a timer start event's) waits while its definition is suspended. The
 # instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
@@ -23,13 +24,13 @@ ACQUIRE = """
 UPDATE job SET lock_owner = %(owner)s, lock_expires_at = %(lock_until)s
 WHERE id IN (
     SELECT j.id FROM job j
-    WHERE j.due_at <= %(now)s AND j.retries > 0
+    WHERE j.due_at <= %(now)s AND j.retries > 0 AND NOT j.suspended
       AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
       AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
            OR j.instance_id IS NULL AND coalesce(
                (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
                %(usable)s) = %(usable)s)
-    ORDER BY j.due_at
+    ORDER BY j.priority DESC, j.due_at
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
 )
@@ -61,11 +62,15 @@ class JobInfo:
     repetitions_left: int | None
     error_message: str | None
     created_at: datetime
+    priority: int
+    suspended: bool
+    due_shift_ms: int
 
 
 _COLUMNS = (
     "id, kind, instance_id, token_id, node_id, definition_id, due_at, lock_owner, lock_expires_at, "
-    "retries, timer_text, repetitions_left, error_message, created_at"
+    "retries, timer_text, repetitions_left, error_message, created_at, priority, suspended, "
+    "due_shift_ms"
 )
 
 
@@ -138,7 +143,8 @@ NEXT_ACQUIRABLE = """
 SELECT min(GREATEST(j.due_at, CASE WHEN j.lock_expires_at >= %(now)s
                                    THEN j.lock_expires_at ELSE j.due_at END))
 FROM job j
-WHERE j.retries > 0 AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
+WHERE j.retries > 0 AND NOT j.suspended
+  AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
   AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
        OR j.instance_id IS NULL AND coalesce(
            (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
@@ -184,6 +190,8 @@ def update_start_job(
     retries: int,
     repetitions_left: int | None,
     error_message: str | None,
+    error_details: str | None = None,
+    due_shift_ms: int = 0,
 ) -> None:
     """A timer start event's job (no instance) after a firing or a failure: reschedule, or delete
     when `due_at` is None."""
@@ -192,9 +200,34 @@ def update_start_job(
         return
     conn.execute(
         "UPDATE job SET due_at = %s, retries = %s, repetitions_left = %s, error_message = %s, "
-        "lock_owner = NULL, lock_expires_at = NULL WHERE id = %s",
-        (due_at, retries, repetitions_left, error_message, job.id),
+        "error_details = %s, due_shift_ms = %s, lock_owner = NULL, lock_expires_at = NULL "
+        "WHERE id = %s",
+        (due_at, retries, repetitions_left, error_message, error_details, due_shift_ms, job.id),
     )
+
+
+def set_start_job(
+    conn: psycopg.Connection[Any],
+    job_id: UUID,
+    *,
+    suspended: bool | None = None,
+    priority: int | None = None,
+    due_at: datetime | None = None,
+    due_shift_ms: int | None = None,
+) -> None:
+    """A timer start event's job (no instance) suspended or activated, given a priority or a due
+    date by an operator (None: unchanged)."""
+    conn.execute(
+        "UPDATE job SET suspended = coalesce(%s, suspended), priority = coalesce(%s, priority), "
+        "due_at = coalesce(%s, due_at), due_shift_ms = coalesce(%s, due_shift_ms) WHERE id = %s",
+        (suspended, priority, due_at, due_shift_ms, job_id),
+    )
+
+
+def stacktrace_of(conn: psycopg.Connection[Any], job_id: UUID) -> str | None:
+    """The last failure's full text of a job, for a command that keeps it."""
+    row = conn.execute("SELECT error_details FROM job WHERE id = %s", (job_id,)).fetchone()
+    return row[0] if row else None
 
 
 def instance_of(conn: psycopg.Connection[Any], job_id: UUID) -> tuple[bool, UUID | None]:

@@ -232,6 +232,20 @@ def _deleted_variables(table: sa.Table) -> _Cte:
     )
 
 
+# A job made while its job definition is suspended is made suspended, and with the job
+# definition's overriding priority if it has one, as Camunda makes them.
+_SUSPENDED_BY_DEFINITION = (
+    "EXISTS (SELECT 1 FROM job_definition jd WHERE jd.definition_id = r.definition_id "
+    "AND jd.node_id = r.node_id AND jd.job_kind = r.kind AND jd.suspended)"
+)
+
+
+_PRIORITY = (
+    "coalesce((SELECT jd.priority FROM job_definition jd WHERE jd.definition_id = "
+    "r.definition_id AND jd.node_id = r.node_id AND jd.job_kind = r.kind), r.priority)"
+)
+
+
 def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
     """One data-modifying CTE per kind of change, keyed by its list in the document, derived
     from the tables. A statement holds only the CTEs whose lists are not empty: an empty INSERT
@@ -266,7 +280,14 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
             "e",
             compare=("loaded_worker_id", "worker_id"),
         ),
-        _insert("new_jobs", *held("job"), context=("instance_id", "definition_id", "tenant_id")),
+        _insert(
+            "new_jobs",
+            *held("job"),
+            context=("instance_id", "definition_id", "tenant_id"),
+            constants={"suspended": _SUSPENDED_BY_DEFINITION, "priority": _PRIORITY},
+            # The model's priority, read beside the columns: the job definition's overrides it.
+            extra=(("priority", "bigint"),),
+        ),
         _update("changed_jobs", *held("job"), "j"),
         _delete_by_id("deleted_jobs", job, "j"),
         _insert(

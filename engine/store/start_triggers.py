@@ -56,11 +56,19 @@ def replace(
                 waits.retries_of(node.retry_cycle, default_retries),
                 kind=JobKind.TIMER_START,
                 limits=timer_limits,
+                priority=waits.resolve_priority(
+                    node.job_priority if node.job_priority is not None else model.job_priority,
+                    node.id,
+                    "camunda:jobPriority",
+                    {},
+                    None,
+                    now,
+                ),
             )
             conn.execute(
                 "INSERT INTO job (id, kind, node_id, definition_id, due_at, retries, timer_text, "
-                "repetitions_left, created_at, tenant_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, (SELECT tenant_id FROM process_definition WHERE id = %s))",
+                "repetitions_left, created_at, priority, tenant_id) VALUES (%s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s, %s, (SELECT tenant_id FROM process_definition WHERE id = %s))",
                 (
                     job.id,
                     job.kind,
@@ -71,6 +79,7 @@ def replace(
                     job.timer_text,
                     job.repetitions_left,
                     now,
+                    job.priority,
                     definition_id,
                 ),
             )

@@ -24,6 +24,7 @@ from engine.commands.identity import (
     DeleteGroup,
     UpdateUserProfile,
 )
+from engine.commands.job_settings import SetJobDefinitionSuspended, SetJobPriority
 from engine.core.actors import Actor, acting
 from engine.errors import AuthorizationDenied
 from engine.identity.evaluate import Rule
@@ -35,6 +36,7 @@ from engine.identity.permissions import (
     permission_bits,
 )
 from engine.model import TimerDefinition
+from engine.model.job_definitions import job_definition_id
 from engine.semantics.modification import StartBefore
 from engine.states import AuditChannel
 
@@ -202,6 +204,20 @@ def job_retries(s: Setting) -> object:
     return None
 
 
+def job_priority(s: Setting) -> object:
+    return s.engine.run(SetJobPriority(s.job, 9))
+
+
+def job_definition_suspended(s: Setting) -> object:
+    with s.engine.connection() as conn:
+        row = conn.execute(
+            "SELECT definition_id, node_id, kind FROM job WHERE id = %s", (s.job,)
+        ).fetchone()
+    assert row is not None
+    job_definition = UUID(job_definition_id(*row))
+    return s.engine.run(SetJobDefinitionSuspended(job_definition, True, include_jobs=True))
+
+
 def migrate_same_key(s: Setting) -> object:
     return s.engine.migrate(s.plan, [s.instance])
 
@@ -284,6 +300,11 @@ CASES: list[tuple[Act, tuple[G, ...], str | None, bool]] = [
     (job_retries, (grant(PI, "$instance", "RETRY_JOB"),), None, True),
     (job_retries, (grant(PD, "order", "UPDATE_INSTANCE"),), None, True),
     (job_retries, (grant(PD, "order", "SUSPEND_INSTANCE"),), None, False),
+    (job_priority, (grant(PI, "$instance", "UPDATE"),), None, True),
+    (job_priority, (grant(PD, "order", "UPDATE_INSTANCE"),), None, True),
+    (job_priority, (grant(PI, "$instance", "RETRY_JOB"),), None, False),
+    (job_definition_suspended, (grant(PD, "order", "UPDATE"),), None, True),
+    (job_definition_suspended, (grant(PD, "order", "UPDATE_INSTANCE"),), None, False),
     (migrate_same_key, (grant(PD, "order", "MIGRATE_INSTANCE"),), None, True),
     (migrate_to_order2, (grant(PD, "order", "MIGRATE_INSTANCE"),), None, False),
     (

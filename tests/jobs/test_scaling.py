@@ -20,7 +20,7 @@ from engine.commands.jobs import ExecuteJob
 from engine.core.executor import PLAN_CACHE_MODE
 from engine.core.runtime import InstanceRun
 from engine.model import ProcessModel, TimerDefinition
-from engine.states import InstanceState
+from engine.states import DefinitionState, InstanceState
 from engine.store import external_tasks, jobs, persist, runs
 from tests.jobs.conftest import ManualClock
 
@@ -198,6 +198,7 @@ def test_acquiring_jobs_reads_their_instances_not_every_active_one(
         "lock_until": clock() + timedelta(minutes=5),
         "limit": 200,
         "active": InstanceState.ACTIVE,
+        "usable": DefinitionState.ACTIVE,
     }
     with psycopg.connect(database_url) as conn:
         plan = explain_generic(conn, jobs.ACQUIRE, parameters)
