@@ -26,6 +26,7 @@ from engine.states import (
     BatchType,
     CleanupState,
     DefinitionState,
+    DelegationState,
     DeliveryState,
     IncidentState,
     InstanceState,
@@ -57,6 +58,7 @@ TOKEN_STATES = tuple(TokenState)
 TOKEN_MODES = tuple(TokenMode)
 VISIT_STATES = tuple(VisitState)
 TASK_STATES = tuple(TaskState)
+DELEGATION_STATES = tuple(DelegationState)
 INCIDENT_STATES = tuple(IncidentState)
 JOB_KINDS = tuple(JobKind)
 CLEANUP_STATES = tuple(CleanupState)
@@ -320,6 +322,7 @@ class UserTask(SQLModel, table=True):
             "ix_user_task_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
         ),
         _one_of("state", TASK_STATES),
+        _one_of("delegation_state", DELEGATION_STATES),
         sa.Index("ix_user_task_instance_id", "instance_id"),
         sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text(OPEN_TASK)),
         sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text(OPEN_TASK)),
@@ -342,9 +345,19 @@ class UserTask(SQLModel, table=True):
     instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
     token_id: UUID = Field(sa_type=sa.Uuid)
     node_id: str = Field(sa_type=sa.Text)
-    name: str | None = Field(sa_type=sa.Text)
+    # Name, description, due and follow-up dates, priority, owner and parent task: changed by
+    # Camunda's PUT /task/{id} (engine/commands/task_changes.py), hence mutable.
+    name: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
     state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     assignee: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    description: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # Who the task belongs to while a delegate works on it (Camunda's owner).
+    owner: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    delegation_state: str | None = Field(
+        default=None, sa_type=sa.String(16), sa_column_kwargs=MUTABLE
+    )
+    follow_up_at: datetime | None = Field(default=None, sa_type=TS, sa_column_kwargs=MUTABLE)
+    parent_task_id: UUID | None = Field(default=None, sa_type=sa.Uuid, sa_column_kwargs=MUTABLE)
     # Changed by the identity-link commands, hence mutable.
     candidate_users: list[str] = Field(
         sa_type=sa.ARRAY(sa.Text),
@@ -354,8 +367,10 @@ class UserTask(SQLModel, table=True):
         sa_type=sa.ARRAY(sa.Text),
         sa_column_kwargs={"server_default": sa.text("'{}'"), **MUTABLE},
     )
-    due_at: datetime | None = Field(sa_type=TS)
-    priority: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50")})
+    due_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    priority: int = Field(
+        sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50"), **MUTABLE}
+    )
     created_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).

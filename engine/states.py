@@ -155,6 +155,14 @@ class TaskState(StrEnum):
     RETIRED = "Retired"
 
 
+class DelegationState(StrEnum):
+    """Camunda's delegation of a user task: PENDING while the delegate works on it (it cannot
+    be completed, only resolved), RESOLVED once given back to its owner."""
+
+    PENDING = "PENDING"
+    RESOLVED = "RESOLVED"
+
+
 class IncidentState(StrEnum):
     OPEN = "Open"
     RESOLVED = "Resolved"
@@ -387,6 +395,8 @@ class AuditOperation(StrEnum):
     RESOLVE_INCIDENT = "Resolve"
     CLAIM = "Claim"
     ASSIGN = "Assign"
+    DELEGATE = "Delegate"
+    RESOLVE = "Resolve"
     COMPLETE = "Complete"
     CORRELATE_MESSAGE = "CorrelateMessage"
     START_INSTANCE = "StartProcessInstance"
