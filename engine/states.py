@@ -393,10 +393,10 @@ class AuditOperation(StrEnum):
     UNLOCK = "Unlock"
     RETRY_INCIDENT = "Retry"
     RESOLVE_INCIDENT = "Resolve"
+    RESOLVE_TASK = "Resolve"  # Camunda's word for a delegated task given back, as an incident's
     CLAIM = "Claim"
     ASSIGN = "Assign"
     DELEGATE = "Delegate"
-    RESOLVE = "Resolve"
     COMPLETE = "Complete"
     CORRELATE_MESSAGE = "CorrelateMessage"
     START_INSTANCE = "StartProcessInstance"

@@ -40,7 +40,14 @@ from engine.commands.task_changes import (
     UpdateUserTask,
 )
 from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
-from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
+from engine.errors import (
+    AuthorizationDenied,
+    BadRequest,
+    Conflict,
+    InterlockError,
+    NotFound,
+    Suspended,
+)
 from engine.identity.accounts import Role
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
@@ -390,6 +397,10 @@ def _run(call: Call, command: Any, verb: str) -> Response:
         raise _missing(task_id) from exc
     except Suspended as exc:
         raise suspended_error(f"Cannot {verb} task {task_id}: {exc.message}") from exc
+    except (BadRequest, AuthorizationDenied):
+        raise
+    except InterlockError as exc:
+        raise rest_error(500, f"Cannot {verb} task {task_id}: {exc.message}", exc) from exc
     return no_content()
 
 
@@ -470,6 +481,11 @@ def _throw(call: Call, *, escalation: bool) -> Response:
         raise suspended_error(f"Cannot throw from task {task_id}: {exc.message}") from exc
     except BadRequest as exc:
         raise rest_error(400, exc.message, exc) from exc
+    except AuthorizationDenied:
+        raise
+    except InterlockError as exc:
+        message = f"Cannot throw from task {task_id}: {exc.message}"
+        raise rest_error(500, message, exc) from exc
     return no_content()
 
 

@@ -17,7 +17,13 @@ from engine.core.executor import Result, Tx
 from engine.core.permits import ASSIGN_TASK, UPDATE_TASK, WORK_ON_TASK, Permit
 from engine.core.runtime import InstanceRun, UserTaskRow
 from engine.errors import BadRequest, Suspended
-from engine.states import AuditEntity, AuditOperation, DelegationState, InstanceState
+from engine.states import (
+    AuditEntity,
+    AuditOperation,
+    DelegationState,
+    InstanceState,
+    TaskState,
+)
 from engine.store import tasks
 
 __all__ = [
@@ -102,7 +108,7 @@ class ResolveUserTask:
         persist_audited(
             tx,
             run,
-            AuditOperation.RESOLVE,
+            AuditOperation.RESOLVE_TASK,
             AuditEntity.TASK,
             entity_id=str(task.id),
             property="assignee",
@@ -232,6 +238,9 @@ class ThrowFromUserTask:
             flow.throw_escalation(token, self.code)
         else:
             flow.throw_error(token, self.code, self.message)
+        if task.state == TaskState.OPEN and not token.is_live:
+            # Nothing caught it and the token ended (the instance with it): the task goes too.
+            run.retire_work(token)
         persist_audited(
             tx,
             run,

@@ -186,3 +186,14 @@ def test_an_error_code_is_required(review: Engine) -> None:
         review.run(ThrowFromUserTask(task_id, ""))
     assert refused.value.detail.get("field") == "errorCode"
     assert sorted(t.node_id for t in instance.user_tasks()) == ["Review"]
+
+
+def test_an_uncaught_error_ends_the_instance_and_its_task(review: Engine) -> None:
+    """As Camunda with its default settings: nothing catches the error, the execution ends."""
+    instance = review.start_latest("review")
+    task_id = _task(review, instance, "Review")
+    review.run(ThrowFromUserTask(task_id, "NOBODY_CATCHES"))
+    assert instance.state.is_final
+    assert instance.user_tasks() == []
+    with pytest.raises(NotFound):
+        review.run(ThrowFromUserTask(task_id, "NOBODY_CATCHES"))
