@@ -377,6 +377,40 @@ class UserTask(SQLModel, table=True):
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
 
 
+class TaskComment(SQLModel, table=True):
+    """A comment on a user task (Camunda's task comments), kept with the task's instance: it goes
+    when the instance's history goes."""
+
+    __tablename__ = "task_comment"
+    __table_args__ = (sa.Index("ix_task_comment_task_id", "task_id", "at"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    task_id: UUID = Field(sa_type=sa.Uuid)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    user_id: str | None = Field(sa_type=sa.Text)
+    at: datetime = Field(sa_type=TS)
+    message: str = Field(sa_type=sa.Text)
+
+
+class TaskAttachment(SQLModel, table=True):
+    """A file or a link attached to a user task (Camunda's task attachments): `content` holds
+    the uploaded bytes, `url` the link (either may be null)."""
+
+    __tablename__ = "task_attachment"
+    __table_args__ = (sa.Index("ix_task_attachment_task_id", "task_id", "created_at"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    task_id: UUID = Field(sa_type=sa.Uuid)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    user_id: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS)
+    name: str | None = Field(sa_type=sa.Text)
+    description: str | None = Field(sa_type=sa.Text)
+    type: str | None = Field(sa_type=sa.Text)
+    url: str | None = Field(sa_type=sa.Text)
+    content: bytes | None = Field(sa_type=sa.LargeBinary)
+
+
 class ExternalTask(SQLModel, table=True):
     __tablename__ = "external_task"
     __table_args__ = (
@@ -1109,6 +1143,8 @@ token = table_of(Token)
 join_state = table_of(JoinState)
 variable = table_of(Variable)
 user_task = table_of(UserTask)
+task_comment = table_of(TaskComment)
+task_attachment = table_of(TaskAttachment)
 external_task = table_of(ExternalTask)
 job = table_of(Job)
 event_subscription = table_of(EventSubscription)

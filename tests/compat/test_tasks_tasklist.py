@@ -344,3 +344,226 @@ def test_post_query_refuses_bad_filters_naming_them(
     response = reviews.post("/task", json=body)
     assert response.status_code == 400, response.text
     assert named in response.json()["message"]
+
+
+# -- comments and attachments ---------------------------------------------------------------------
+
+# CommentDto and AttachmentDto in Camunda 7.24's reference.
+COMMENT_FIELDS = {
+    "id",
+    "userId",
+    "time",
+    "taskId",
+    "processInstanceId",
+    "message",
+    "removalTime",
+    "rootProcessInstanceId",
+    "links",
+}
+ATTACHMENT_FIELDS = {
+    "id",
+    "name",
+    "description",
+    "taskId",
+    "type",
+    "url",
+    "createTime",
+    "removalTime",
+    "rootProcessInstanceId",
+    "links",
+}
+
+
+def test_comments(server: LiveServer, reviews: httpx.Client) -> None:
+    rest = reviews
+    instance, task = _review(rest)
+    created = rest.post(f"/task/{task}/comment/create", json={"message": "Looks fine"})
+    assert created.status_code == 200, created.text
+    comment = created.json()
+    assert set(comment) == COMMENT_FIELDS
+    assert (comment["userId"], comment["taskId"], comment["message"]) == (
+        "admin",
+        task,
+        "Looks fine",
+    )
+    assert comment["processInstanceId"] == instance
+    assert comment["links"] == [
+        {
+            "method": "GET",
+            "href": f"{server.url}/engine-rest/task/{task}/comment/{comment['id']}",
+            "rel": "self",
+        }
+    ]
+    rest.post(f"/task/{task}/comment/create", json={"message": "Second"})
+    listed = rest.get(f"/task/{task}/comment").json()
+    assert [c["message"] for c in listed] == ["Looks fine", "Second"]
+    one = rest.get(f"/task/{task}/comment/{comment['id']}")
+    assert one.status_code == 200
+    assert {k: v for k, v in one.json().items() if k != "links"} == {
+        k: v for k, v in comment.items() if k != "links"
+    }
+    # Kept once the task is done.
+    assert rest.post(f"/task/{task}/complete", json={}).status_code == 204
+    assert len(rest.get(f"/task/{task}/comment").json()) == 2
+    operations = [e["operation"] for e in audit_entries(server, "Task") if e["entityId"] == task]
+    assert operations == ["AddComment", "AddComment", "Complete"]
+
+
+def test_comment_refusals(reviews: httpx.Client) -> None:
+    rest = reviews
+    _, task = _review(rest)
+    missing = "00000000-0000-4000-8000-000000000003"
+    response = rest.get(f"/task/{missing}/comment")
+    assert response.status_code == 404
+    assert response.json() == {
+        "type": "InvalidRequestException",
+        "message": f"No task found for task id {missing}",
+    }
+    response = rest.post(f"/task/{missing}/comment/create", json={"message": "x"})
+    assert response.status_code == 400
+    assert response.json()["message"] == f"No task found for task id {missing}"
+    response = rest.get(f"/task/{task}/comment/{missing}")
+    assert response.status_code == 404
+    assert response.json() == {
+        "type": "InvalidRequestException",
+        "message": f"Task comment with id {missing} does not exist for task id {task}.",
+    }
+    response = rest.post(f"/task/{task}/comment/create", json={})
+    assert response.status_code == 400
+    assert "message" in response.json()["message"]
+    assert rest.get(f"/task/{task}/comment").json() == []
+
+
+def test_attachments_as_files_and_links(server: LiveServer, reviews: httpx.Client) -> None:
+    rest = reviews
+    _, task = _review(rest)
+    payload = b"<html><script>alert(1)</script></html>"
+    created = rest.post(
+        f"/task/{task}/attachment/create",
+        data={
+            "attachment-name": "invoice.html",
+            "attachment-description": "the supplier's invoice",
+            "attachment-type": "text/html",
+        },
+        files={"content": ("invoice.html", payload, "text/html")},
+    )
+    assert created.status_code == 200, created.text
+    attachment = created.json()
+    assert set(attachment) == ATTACHMENT_FIELDS
+    assert (attachment["name"], attachment["description"], attachment["type"]) == (
+        "invoice.html",
+        "the supplier's invoice",
+        "text/html",
+    )
+    assert attachment["url"] is None
+    assert attachment["links"][0]["href"].endswith(f"/task/{task}/attachment/{attachment['id']}")
+    linked = rest.post(
+        f"/task/{task}/attachment/create",
+        data={"attachment-name": "order", "url": "https://shop.example/orders/7"},
+    )
+    assert linked.status_code == 200, linked.text
+    listed = rest.get(f"/task/{task}/attachment").json()
+    assert [a["name"] for a in listed] == ["invoice.html", "order"]
+    assert listed[1]["url"] == "https://shop.example/orders/7"
+    one = rest.get(f"/task/{task}/attachment/{attachment['id']}")
+    assert one.status_code == 200 and one.json()["name"] == "invoice.html"
+    data = rest.get(f"/task/{task}/attachment/{attachment['id']}/data")
+    assert data.status_code == 200
+    assert data.content == payload
+    # Never inline, never sniffed: the raw-file headers of every download.
+    assert data.headers["content-type"] == "application/octet-stream"
+    assert data.headers["content-disposition"] == 'attachment; filename="invoice.html"'
+    assert data.headers["x-content-type-options"] == "nosniff"
+    assert "sandbox" in data.headers["content-security-policy"]
+    no_data = rest.get(f"/task/{task}/attachment/{linked.json()['id']}/data")
+    assert no_data.status_code == 404
+    deleted = rest.delete(f"/task/{task}/attachment/{attachment['id']}")
+    assert deleted.status_code == 204
+    assert [a["name"] for a in rest.get(f"/task/{task}/attachment").json()] == ["order"]
+    again = rest.delete(f"/task/{task}/attachment/{attachment['id']}")
+    assert again.status_code == 404
+    assert again.json() == {
+        "type": "InvalidRequestException",
+        "message": "Deletion is not possible. No attachment exists for task id "
+        f"'{task}' and attachment id '{attachment['id']}'.",
+    }
+    operations = [e["operation"] for e in audit_entries(server, "Task") if e["entityId"] == task]
+    assert operations == ["AddAttachment", "AddAttachment", "DeleteAttachment"]
+
+
+def test_attachment_refusals(reviews: httpx.Client) -> None:
+    rest = reviews
+    _, task = _review(rest)
+    missing = "00000000-0000-4000-8000-000000000004"
+    response = rest.get(f"/task/{missing}/attachment")
+    assert response.status_code == 404
+    assert response.json()["message"] == f"No task found for task id {missing}"
+    response = rest.get(f"/task/{task}/attachment/{missing}")
+    assert response.status_code == 404
+    assert response.json() == {
+        "type": "InvalidRequestException",
+        "message": f"Task attachment with id {missing} does not exist for task id {task}.",
+    }
+    response = rest.post(f"/task/{missing}/attachment/create", data={"attachment-name": "x"})
+    assert response.status_code == 400
+
+
+# -- deployed forms -------------------------------------------------------------------------------
+
+FORM_HTML = b'<form role="form"><input cam-variable-name="amount" type="number"/></form>'
+
+
+def _with_form(key: str, form_key: str, where: str = "task") -> str:
+    start = f' camunda:formKey="{form_key}"' if where == "start" else ""
+    task = f' camunda:formKey="{form_key}"' if where == "task" else ""
+    return (
+        HEADER.format(key=key)
+        + f'  <bpmn:process id="{key}" isExecutable="true">\n'
+        + f'    <bpmn:startEvent id="Start"{start} />\n'
+        + f'    <bpmn:userTask id="Fill" name="Fill in"{task} />\n'
+        + '    <bpmn:endEvent id="End" />\n'
+        + '    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="Fill" />\n'
+        + '    <bpmn:sequenceFlow id="f2" sourceRef="Fill" targetRef="End" />\n'
+        + "  </bpmn:process>\n</bpmn:definitions>\n"
+    )
+
+
+def test_deployed_forms_are_the_deployments_files(rest: httpx.Client) -> None:
+    processes = [
+        ("filled", "embedded:deployment:forms/fill.html", "task"),
+        ("started", "deployment:forms/fill.html", "start"),
+        ("elsewhere", "app:forms/fill.html", "task"),
+        ("lost", "embedded:deployment:forms/gone.html", "task"),
+    ]
+    files = [
+        (f"data{i}", (f"{key}.bpmn", _with_form(key, form_key, where).encode(), "text/xml"))
+        for i, (key, form_key, where) in enumerate(processes)
+    ]
+    files.append(("data9", ("forms/fill.html", FORM_HTML, "text/html")))
+    created = rest.post("/deployment/create", data={"deployment-name": "forms"}, files=files)
+    assert created.status_code == 200, created.text
+    tasks = {}
+    for key in ("filled", "elsewhere", "lost"):
+        tasks[key] = _tasks_of(rest, start(rest, key)["id"])["Fill"]
+    served = rest.get(f"/task/{tasks['filled']}/deployed-form")
+    assert served.status_code == 200, served.text
+    assert served.content == FORM_HTML
+    assert served.headers["content-type"].startswith("application/xhtml+xml")
+    assert served.headers["x-content-type-options"] == "nosniff"
+    assert "sandbox" in served.headers["content-security-policy"]
+    start_form = rest.get("/process-definition/key/started/deployed-start-form")
+    assert start_form.status_code == 200 and start_form.content == FORM_HTML
+    elsewhere = rest.get(f"/task/{tasks['elsewhere']}/deployed-form")
+    assert elsewhere.status_code == 400
+    assert elsewhere.json() == {
+        "type": "InvalidRequestException",
+        "message": "The form key 'app:forms/fill.html' does not reference a deployed form.",
+    }
+    lost = rest.get(f"/task/{tasks['lost']}/deployed-form")
+    assert lost.status_code == 404
+    assert "forms/gone.html" in lost.json()["message"]
+    missing = rest.get("/task/00000000-0000-4000-8000-000000000005/deployed-form")
+    assert missing.status_code == 404
+    no_key = rest.get("/process-definition/key/filled/deployed-start-form")
+    assert no_key.status_code == 400
+    assert no_key.json()["message"] == "The form key is not set."
