@@ -443,8 +443,8 @@ def task(row: task_reads.TaskRow, form_key: str | None) -> Json:
         "camundaFormRef": None,
         "tenantId": row.tenant_id,
         "taskState": None,
-        "attachment": False,
-        "comment": False,
+        "attachment": row.has_attachment,
+        "comment": row.has_comment,
     }
 
 

@@ -377,6 +377,7 @@ ATTACHMENT_FIELDS = {
 def test_comments(server: LiveServer, reviews: httpx.Client) -> None:
     rest = reviews
     instance, task = _review(rest)
+    assert rest.get(f"/task/{task}").json()["comment"] is False
     created = rest.post(f"/task/{task}/comment/create", json={"message": "Looks fine"})
     assert created.status_code == 200, created.text
     comment = created.json()
@@ -394,6 +395,10 @@ def test_comments(server: LiveServer, reviews: httpx.Client) -> None:
             "rel": "self",
         }
     ]
+    assert (rest.get(f"/task/{task}").json()["comment"], _tasks_of(rest, instance)) == (
+        True,
+        {"Review": task},
+    )
     rest.post(f"/task/{task}/comment/create", json={"message": "Second"})
     listed = rest.get(f"/task/{task}/comment").json()
     assert [c["message"] for c in listed] == ["Looks fine", "Second"]
@@ -456,6 +461,8 @@ def test_attachments_as_files_and_links(server: LiveServer, reviews: httpx.Clien
         "text/html",
     )
     assert attachment["url"] is None
+    flags = rest.get(f"/task/{task}").json()
+    assert (flags["attachment"], flags["comment"]) == (True, False)
     assert attachment["links"][0]["href"].endswith(f"/task/{task}/attachment/{attachment['id']}")
     linked = rest.post(
         f"/task/{task}/attachment/create",

@@ -29,6 +29,9 @@ class TaskRow(task_store.TaskRow):
     delegation_state: str | None = None
     follow_up_at: datetime | None = None
     parent_task_id: UUID | None = None
+    # Whether the task has comments, attachments (Camunda's `comment`, `attachment`).
+    has_comment: bool = False
+    has_attachment: bool = False
 
 
 TASK_SORT: dict[str, LiteralString] = {
@@ -126,7 +129,13 @@ class TaskFilters(TypedDict, total=False):
 _TASKS = CamundaList(
     TaskRow,
     select_list(
-        TaskRow, [("t", "user_task"), ("p", "process_instance")], {"instance_state": "p.state"}
+        TaskRow,
+        [("t", "user_task"), ("p", "process_instance")],
+        {
+            "instance_state": "p.state",
+            "has_comment": "EXISTS (SELECT 1 FROM task_comment c WHERE c.task_id = t.id)",
+            "has_attachment": "EXISTS (SELECT 1 FROM task_attachment a WHERE a.task_id = t.id)",
+        },
     ),
     "user_task t JOIN process_instance p ON p.id = t.instance_id",
     TASK_SORT,
