@@ -293,6 +293,8 @@ class OutboxEvent(StrEnum):
     INCIDENT_RESOLVED = "incident.resolved"
     TASK_COMPLETED = "task.completed"
     TASK_ASSIGNED = "task.assigned"
+    # A task's details, comments or attachments changed (PUT /task/{id}, its notes).
+    TASK_UPDATED = "task.updated"
     JOB_EXECUTED = "job.executed"
     JOB_FAILED = "job.failed"
     EXTERNAL_TASK_COMPLETED = "external_task.completed"

@@ -22,6 +22,7 @@ from engine.states import (
     AuditOperation,
     DelegationState,
     InstanceState,
+    OutboxEvent,
     TaskState,
 )
 from engine.store import tasks
@@ -189,7 +190,7 @@ class UpdateUserTask:
             task.dirty = True
             if task.assignee is not None and any(c[0] == "assignee" for c in changed):
                 advance(tx, run).assigned(task)
-            run.emit("task.updated", run.tokens.get(task.token_id))
+            run.emit(OutboxEvent.TASK_UPDATED, run.tokens.get(task.token_id))
         persist(tx, run)
         for shown, before, after in changed:
             audit.record_on(

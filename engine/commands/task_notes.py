@@ -15,7 +15,7 @@ from engine.core.executor import Result, Tx
 from engine.core.permits import UPDATE_TASK, WORK_ON_TASK, Permit
 from engine.db.ids import new_id
 from engine.errors import BadRequest, NotFound
-from engine.states import AuditEntity, AuditOperation
+from engine.states import AuditEntity, AuditOperation, OutboxEvent
 from engine.store import task_notes
 
 __all__ = ["AddTaskAttachment", "AddTaskComment", "DeleteTaskAttachment", "NoteResult"]
@@ -56,7 +56,7 @@ class AddTaskComment:
         task_notes.insert_comment(
             tx.conn, comment_id, task.id, run.instance.id, user, tx.now, self.message
         )
-        run.emit("task.commented", run.tokens.get(task.token_id))
+        run.emit(OutboxEvent.TASK_UPDATED, run.tokens.get(task.token_id))
         persist(tx, run)
         audit.record_on(
             tx,
@@ -101,7 +101,7 @@ class AddTaskAttachment:
         task_notes.insert_attachment(
             tx.conn, attachment_id, task.id, run.instance.id, user, tx.now, fields
         )
-        run.emit("task.attachment_added", run.tokens.get(task.token_id))
+        run.emit(OutboxEvent.TASK_UPDATED, run.tokens.get(task.token_id))
         persist(tx, run)
         audit.record_on(
             tx,
@@ -134,7 +134,7 @@ class DeleteTaskAttachment:
                 f"task {self.task_id} has no attachment {self.attachment_id}",
                 attachment_id=str(self.attachment_id),
             )
-        run.emit("task.attachment_deleted", run.tokens.get(task.token_id))
+        run.emit(OutboxEvent.TASK_UPDATED, run.tokens.get(task.token_id))
         persist(tx, run)
         audit.record_on(
             tx,
