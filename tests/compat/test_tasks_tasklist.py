@@ -7,11 +7,14 @@ not taken from the code under test."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from app.camunda.rendered_forms import render
+from engine.language.forms import Form, FormField
 from tests.compat.conftest import deploy, start
 from tests.compat.identity_support import audit_entries
 from tests.compat.processes import HEADER
@@ -574,3 +577,57 @@ def test_deployed_forms_are_the_deployments_files(rest: httpx.Client) -> None:
     no_key = rest.get("/process-definition/key/filled/deployed-start-form")
     assert no_key.status_code == 400
     assert no_key.json()["message"] == "The form key is not set."
+
+
+# -- rendered forms -------------------------------------------------------------------------------
+
+LEAVE = Path(__file__).parent.parent / "data" / "bpmn" / "leave_request.bpmn"
+
+
+def test_rendered_forms_of_generated_forms(rest: httpx.Client, reviews: httpx.Client) -> None:
+    deploy(rest, ("leave_request.bpmn", LEAVE.read_text()))
+    start_form = rest.get("/process-definition/key/leave_request/rendered-form")
+    assert start_form.status_code == 200, start_form.text
+    assert start_form.headers["content-type"].startswith("application/xhtml+xml")
+    assert start_form.headers["x-content-type-options"] == "nosniff"
+    html = start_form.text
+    assert html.startswith('<form class="form-horizontal">')
+    assert 'cam-variable-name="days" cam-variable-type="Long"' in html
+    assert 'cam-variable-name="firstDay" cam-variable-type="Date"' in html
+    assert '<label for="employee">Employee</label>' in html
+    started = start(
+        rest,
+        "leave_request",
+        {"employee": {"value": "ann", "type": "String"}, "days": {"value": 3, "type": "Long"}},
+    )
+    task = _tasks_of(rest, started["id"])["Task_Approve"]
+    rendered = rest.get(f"/task/{task}/rendered-form")
+    assert rendered.status_code == 200, rendered.text
+    html = rendered.text
+    assert '<select class="form-control" name="decision" cam-variable-name="decision"' in html
+    assert 'cam-variable-type="String" required="required"><option value="approve">' in html
+    assert (
+        'name="employee" cam-variable-name="employee" cam-variable-type="String" readonly=' in html
+    )
+    assert 'type="checkbox" name="notify" cam-variable-name="notify"' in html
+    # A task without a generated form has none to render: Camunda's 404.
+    _, plain = _review(reviews)
+    response = rest.get(f"/task/{plain}/rendered-form")
+    assert response.status_code == 404
+    assert response.json() == {
+        "type": "InvalidRequestException",
+        "message": f"No matching rendered form for task with the id {plain} found.",
+    }
+
+
+def test_a_rendered_form_escapes_every_text_of_the_model() -> None:
+    field = FormField(
+        id='x" onclick="alert(1)',
+        label="<script>alert(1)</script>",
+        type="enum",
+        values=(('a"><script>', "<b>bold</b>"),),
+    )
+    html = render(Form(fields=(field,), variables={}))
+    assert "<script>" not in html and "<b>" not in html
+    assert 'onclick="alert' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
