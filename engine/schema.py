@@ -26,6 +26,7 @@ from engine.states import (
     BatchType,
     CleanupState,
     DefinitionState,
+    DelegationState,
     DeliveryState,
     IncidentState,
     InstanceState,
@@ -57,6 +58,7 @@ TOKEN_STATES = tuple(TokenState)
 TOKEN_MODES = tuple(TokenMode)
 VISIT_STATES = tuple(VisitState)
 TASK_STATES = tuple(TaskState)
+DELEGATION_STATES = tuple(DelegationState)
 INCIDENT_STATES = tuple(IncidentState)
 JOB_KINDS = tuple(JobKind)
 CLEANUP_STATES = tuple(CleanupState)
@@ -320,6 +322,7 @@ class UserTask(SQLModel, table=True):
             "ix_user_task_tenant_id", "tenant_id", postgresql_where=sa.text("tenant_id IS NOT NULL")
         ),
         _one_of("state", TASK_STATES),
+        _one_of("delegation_state", DELEGATION_STATES),
         sa.Index("ix_user_task_instance_id", "instance_id"),
         sa.Index("ix_user_task_open", "created_at", postgresql_where=sa.text(OPEN_TASK)),
         sa.Index("ix_user_task_assignee", "assignee", postgresql_where=sa.text(OPEN_TASK)),
@@ -342,9 +345,19 @@ class UserTask(SQLModel, table=True):
     instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
     token_id: UUID = Field(sa_type=sa.Uuid)
     node_id: str = Field(sa_type=sa.Text)
-    name: str | None = Field(sa_type=sa.Text)
+    # Name, description, due and follow-up dates, priority, owner and parent task: changed by
+    # Camunda's PUT /task/{id} (engine/commands/task_changes.py), hence mutable.
+    name: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
     state: str = Field(sa_type=sa.String(16), sa_column_kwargs=MUTABLE)
     assignee: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    description: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # Who the task belongs to while a delegate works on it (Camunda's owner).
+    owner: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    delegation_state: str | None = Field(
+        default=None, sa_type=sa.String(16), sa_column_kwargs=MUTABLE
+    )
+    follow_up_at: datetime | None = Field(default=None, sa_type=TS, sa_column_kwargs=MUTABLE)
+    parent_task_id: UUID | None = Field(default=None, sa_type=sa.Uuid, sa_column_kwargs=MUTABLE)
     # Changed by the identity-link commands, hence mutable.
     candidate_users: list[str] = Field(
         sa_type=sa.ARRAY(sa.Text),
@@ -354,12 +367,48 @@ class UserTask(SQLModel, table=True):
         sa_type=sa.ARRAY(sa.Text),
         sa_column_kwargs={"server_default": sa.text("'{}'"), **MUTABLE},
     )
-    due_at: datetime | None = Field(sa_type=TS)
-    priority: int = Field(sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50")})
+    due_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
+    priority: int = Field(
+        sa_type=sa.Integer, sa_column_kwargs={"server_default": sa.text("50"), **MUTABLE}
+    )
     created_at: datetime = Field(sa_type=TS)
     ended_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+
+
+class TaskComment(SQLModel, table=True):
+    """A comment on a user task (Camunda's task comments), kept with the task's instance: it goes
+    when the instance's history goes."""
+
+    __tablename__ = "task_comment"
+    __table_args__ = (sa.Index("ix_task_comment_task_id", "task_id", "at"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    task_id: UUID = Field(sa_type=sa.Uuid)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    user_id: str | None = Field(sa_type=sa.Text)
+    at: datetime = Field(sa_type=TS)
+    message: str = Field(sa_type=sa.Text)
+
+
+class TaskAttachment(SQLModel, table=True):
+    """A file or a link attached to a user task (Camunda's task attachments): `content` holds
+    the uploaded bytes, `url` the link (either may be null)."""
+
+    __tablename__ = "task_attachment"
+    __table_args__ = (sa.Index("ix_task_attachment_task_id", "task_id", "created_at"),)
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    task_id: UUID = Field(sa_type=sa.Uuid)
+    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    user_id: str | None = Field(sa_type=sa.Text)
+    created_at: datetime = Field(sa_type=TS)
+    name: str | None = Field(sa_type=sa.Text)
+    description: str | None = Field(sa_type=sa.Text)
+    type: str | None = Field(sa_type=sa.Text)
+    url: str | None = Field(sa_type=sa.Text)
+    content: bytes | None = Field(sa_type=sa.LargeBinary)
 
 
 class ExternalTask(SQLModel, table=True):
@@ -1146,6 +1195,8 @@ token = table_of(Token)
 join_state = table_of(JoinState)
 variable = table_of(Variable)
 user_task = table_of(UserTask)
+task_comment = table_of(TaskComment)
+task_attachment = table_of(TaskAttachment)
 external_task = table_of(ExternalTask)
 job = table_of(Job)
 event_subscription = table_of(EventSubscription)

@@ -155,6 +155,14 @@ class TaskState(StrEnum):
     RETIRED = "Retired"
 
 
+class DelegationState(StrEnum):
+    """Camunda's delegation of a user task: PENDING while the delegate works on it (it cannot
+    be completed, only resolved), RESOLVED once given back to its owner."""
+
+    PENDING = "PENDING"
+    RESOLVED = "RESOLVED"
+
+
 class IncidentState(StrEnum):
     OPEN = "Open"
     RESOLVED = "Resolved"
@@ -285,6 +293,8 @@ class OutboxEvent(StrEnum):
     INCIDENT_RESOLVED = "incident.resolved"
     TASK_COMPLETED = "task.completed"
     TASK_ASSIGNED = "task.assigned"
+    # A task's details, comments or attachments changed (PUT /task/{id}, its notes).
+    TASK_UPDATED = "task.updated"
     JOB_EXECUTED = "job.executed"
     JOB_FAILED = "job.failed"
     EXTERNAL_TASK_COMPLETED = "external_task.completed"
@@ -385,8 +395,13 @@ class AuditOperation(StrEnum):
     UNLOCK = "Unlock"
     RETRY_INCIDENT = "Retry"
     RESOLVE_INCIDENT = "Resolve"
+    RESOLVE_TASK = "Resolve"  # Camunda's word for a delegated task given back, as an incident's
     CLAIM = "Claim"
     ASSIGN = "Assign"
+    DELEGATE = "Delegate"
+    ADD_COMMENT = "AddComment"
+    ADD_ATTACHMENT = "AddAttachment"
+    DELETE_ATTACHMENT = "DeleteAttachment"
     COMPLETE = "Complete"
     CORRELATE_MESSAGE = "CorrelateMessage"
     START_INSTANCE = "StartProcessInstance"

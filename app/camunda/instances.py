@@ -37,7 +37,8 @@ from engine.queries.camunda import instances as instance_reads
 from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
 from engine.states import InstanceState, TokenState
 
-VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(eq|neq|gteq|gt|lteq|lt|like)_(.*)$", re.DOTALL)
+VARIABLE_OPERATORS = ("eq", "neq", "gteq", "gt", "lteq", "lt", "like")
+VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(" + "|".join(VARIABLE_OPERATORS) + r")_(.*)$", re.DOTALL)
 
 
 def variable_filters(call: Call, name: str = "variables") -> list[instance_reads.VariableFilter]:
@@ -52,11 +53,11 @@ def variable_filters(call: Call, name: str = "variables") -> list[instance_reads
             problem = "must have the form KEY_OPERATOR_VALUE (amount_gt_5)"
             raise ParameterError(name, expression, problem)
         variable, op, text = match.groups()
-        found.append(_variable_filter(variable, op, text))
+        found.append(variable_filter(variable, op, text))
     return found
 
 
-def _variable_filter(name: str, op: str, text: str) -> instance_reads.VariableFilter:
+def variable_filter(name: str, op: str, text: str) -> instance_reads.VariableFilter:
     values: list[Any] = [text]
     number: float | None = None
     with contextlib.suppress(ValueError):

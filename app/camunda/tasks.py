@@ -1,22 +1,57 @@
-"""User tasks: query, read, claim, unclaim, set the assignee, complete."""
+"""User tasks: query (GET, and POST with a body of filters), read, claim, unclaim, set the
+assignee, delegate and resolve, change the details, complete, throw a BPMN error or an
+escalation from one."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 from uuid import UUID
 
+from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import engine_error, invalid_request, rest_error, suspended_error
-from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
+from app.camunda.http import (
+    Call,
+    Endpoint,
+    found,
+    json_response,
+    listed,
+    listing,
+    no_content,
+    only,
+)
+from app.camunda.instances import VARIABLE_OPERATORS, variable_filter, variable_filters
 from app.camunda.variables import dto_map, to_typed_map
-from app.params import as_uuid
+from app.params import NO_MATCH, as_uuid, parse_time
+from engine.commands.task_changes import (
+    DelegateUserTask,
+    ResolveUserTask,
+    TaskDetails,
+    ThrowFromUserTask,
+    UpdateUserTask,
+)
 from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
-from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
+from engine.errors import (
+    AuthorizationDenied,
+    BadRequest,
+    Conflict,
+    InterlockError,
+    NotFound,
+    Suspended,
+)
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
+from engine.queries.camunda.instances import VariableFilter
+from engine.states import DelegationState
 
 
 def _with_or_without(call: Call, name: str) -> bool | None:
@@ -30,6 +65,12 @@ def _with_or_without(call: Call, name: str) -> bool | None:
 def _task_query(
     call: Call, *, task_id: UUID | None = None, count: bool = False
 ) -> list[task_reads.TaskRow] | int:
+    """The tasks the call's query parameters (and, for POST /task, the filters of its body, see
+    `posted_query`) find."""
+    page = call.page(task_reads.TASK_SORT)
+    posted: PostedFilters | None = call.extra.get("posted")
+    if posted is not None and posted.sorting:
+        page = dataclasses.replace(page, sort=posted.sorting)
     suspended = call.flag_unless("suspended", "active")
     assigned = call.flag_unless("assigned", "unassigned")
     candidate_user = call.text("candidateUser")
@@ -45,7 +86,7 @@ def _task_query(
     )
     return task_reads.user_tasks(
         call.engine,
-        call.page(task_reads.TASK_SORT),
+        page,
         task_id=task_id or call.uuid("taskId"),
         instance_id=call.uuid("processInstanceId"),
         instance_ids=call.uuids("processInstanceIdIn"),
@@ -74,8 +115,37 @@ def _task_query(
         execution_id=call.uuid("executionId"),
         tenant_ids=call.csv("tenantIdIn"),
         without_tenant=call.flag("withoutTenantId"),
+        description=call.text("description"),
+        description_like=call.text("descriptionLike"),
+        owner=call.text("owner"),
+        delegation_state=call.one_of("delegationState", _DELEGATION_STATES),
+        parent_task_id=call.uuid("parentTaskId"),
+        due=call.date("dueDate"),
+        due_before=call.date("dueBefore"),
+        due_after=call.date("dueAfter"),
+        without_due=call.flag("withoutDueDate"),
+        follow_up=call.date("followUpDate"),
+        follow_up_before=call.date("followUpBefore"),
+        follow_up_after=call.date("followUpAfter"),
+        follow_up_before_or_none=call.date("followUpBeforeOrNotExistent"),
+        created_before=call.date("createdBefore"),
+        created_after=call.date("createdAfter"),
+        process_variables=_variables(call, "processVariables"),
+        task_variables=_variables(call, "taskVariables"),
         count=count,
     )
+
+
+_DELEGATION_STATES = tuple(DelegationState)
+
+
+def _variables(call: Call, name: str) -> list[VariableFilter]:
+    """Camunda's `processVariables` / `taskVariables`: `name_op_value,...` in a query, a list of
+    `{name, operator, value}` in POST /task's body."""
+    posted: PostedFilters | None = call.extra.get("posted")
+    if posted is not None:
+        return list(posted.variables.get(name, ()))
+    return variable_filters(call, name)
 
 
 def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
@@ -215,9 +285,227 @@ def delete_identity_link(call: Call) -> Response:
     return _change_link(call, remove=True)
 
 
+# -- POST /task: the same query, its filters in the body ---------------------------------------
+
+
+@dataclass(frozen=True)
+class PostedFilters:
+    """What a POST /task body holds besides plain filters: the variable filters by parameter
+    name, and `sorting` as (sort key, descending) pairs."""
+
+    variables: dict[str, Sequence[VariableFilter]] = field(default_factory=dict)
+    sorting: tuple[tuple[str, bool], ...] = ()
+
+
+_POSTED_VARIABLES = ("processVariables", "taskVariables")
+
+
+def _posted_variables(name: str, value: object) -> list[VariableFilter]:
+    if not isinstance(value, list):
+        raise invalid_request(f"'{name}' must be a list of {{name, operator, value}}")
+    found = []
+    for item in value:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise invalid_request(f"'{name}': each entry needs a 'name' (a string)")
+        operator = item.get("operator")
+        if operator not in VARIABLE_OPERATORS:
+            raise invalid_request(
+                f"'{name}': operator {operator!r} of '{item['name']}' is not one of "
+                + ", ".join(VARIABLE_OPERATORS)
+            )
+        raw = item.get("value")
+        if isinstance(raw, dict | list):
+            raise invalid_request(f"'{name}': the value of '{item['name']}' must be a scalar")
+        text = json.dumps(raw) if isinstance(raw, bool) or raw is None else str(raw)
+        found.append(variable_filter(item["name"], operator, text))
+    return found
+
+
+def _posted_sorting(value: object) -> tuple[tuple[str, bool], ...]:
+    if not isinstance(value, list):
+        raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
+    sort = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
+        by, order = item.get("sortBy"), item.get("sortOrder")
+        if by not in task_reads.TASK_SORT:
+            raise invalid_request(f"'sorting': sortBy {by!r} is not a sort key of tasks")
+        if order not in ("asc", "desc"):
+            raise invalid_request(f"'sorting': sortOrder {order!r} must be asc or desc")
+        sort.append((str(by), order == "desc"))
+    return tuple(sort)
+
+
+def _as_parameter(name: str, value: object) -> str:
+    """A body field as the text its query parameter would have."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in value):
+            raise invalid_request(f"'{name}' must be a list of strings")
+        return ",".join(str(v) for v in value)
+    if isinstance(value, str | int | float):
+        return str(value)
+    raise invalid_request(f"'{name}' must be a string, a number, a boolean or a list")
+
+
+def posted_query(call: Call) -> Call:
+    """POST /task's call read as GET /task's: each plain field of the body as the query
+    parameter of its name (paging stays in the query), the variable filters and `sorting`
+    aside (see PostedFilters)."""
+    body = call.body if isinstance(call.body, dict) else {}
+    params = [(k, v) for k, v in call.query.multi_items() if k in ("firstResult", "maxResults")]
+    posted = PostedFilters()
+    for name, value in body.items():
+        if value is None:
+            continue
+        if name in _POSTED_VARIABLES:
+            posted.variables[name] = _posted_variables(name, value)
+        elif name == "sorting":
+            posted = dataclasses.replace(posted, sorting=_posted_sorting(value))
+        elif name in ("orQueries", "variableNamesIgnoreCase", "variableValuesIgnoreCase"):
+            if value not in ([], False):
+                raise invalid_request(f"'{name}' is not supported")
+        else:
+            params.append((name, _as_parameter(name, value)))
+    return dataclasses.replace(
+        call, query=QueryParams(params), extra={**call.extra, "posted": posted}
+    )
+
+
+def post_tasks(call: Call) -> Response:
+    posted = posted_query(call)
+    return json_response(_shown(posted, listed(_task_query(posted))))
+
+
+def post_task_count(call: Call) -> Response:
+    return json_response({"count": _task_query(posted_query(call), count=True)})
+
+
+# -- delegation, details, thrown events -----------------------------------------------------
+
+
+def _run(call: Call, command: Any, verb: str) -> Response:
+    """Run a command on the path's task; a task that is not open is Camunda's NullValueException
+    (it finds no task), a suspended instance's task its SuspendedEntityInteractionException."""
+    task_id = call.path["id"]
+    try:
+        call.engine.run(command)
+    except NotFound as exc:
+        raise _missing(task_id) from exc
+    except Suspended as exc:
+        raise suspended_error(f"Cannot {verb} task {task_id}: {exc.message}") from exc
+    except (BadRequest, AuthorizationDenied):
+        raise
+    except InterlockError as exc:
+        raise rest_error(500, f"Cannot {verb} task {task_id}: {exc.message}", exc) from exc
+    return no_content()
+
+
+def delegate(call: Call) -> Response:
+    return _run(
+        call, DelegateUserTask(as_uuid(call.path["id"]), call.body_text("userId")), "delegate"
+    )
+
+
+def resolve(call: Call) -> Response:
+    variables = to_typed_map(call.field("variables"))
+    task_id = call.path["id"]
+    try:
+        return _run(call, ResolveUserTask(as_uuid(task_id), variables), "resolve")
+    except BadRequest as exc:
+        raise invalid_request(f"Cannot resolve task {task_id}: {exc.message}") from exc
+
+
+def _body_date(call: Call, name: str) -> datetime | None:
+    value = call.body_text(name)
+    if value is None:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        raise invalid_request(
+            f"Cannot set '{name}': {value!r} is not a date (2025-01-31T12:00:00.000+0100)"
+        ) from None
+
+
+def update_task(call: Call) -> Response:
+    """Camunda's PUT /task/{id}: every detail at once (a field left out is cleared)."""
+    task_id = call.path["id"]
+    found(only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}")
+    state = call.body_text("delegationState")
+    if state is not None and state not in _DELEGATION_STATES:
+        raise invalid_request(
+            "Valid values for property 'delegationState' are 'PENDING' or 'RESOLVED', "
+            f"but was '{state}'"
+        )
+    parent = call.body_text("parentTaskId")
+    parent_id = as_uuid(parent) if parent is not None else None
+    if parent_id == NO_MATCH:
+        raise invalid_request(f"'parentTaskId': no task has the id {parent!r}")
+    details = TaskDetails(
+        name=call.body_text("name"),
+        description=call.body_text("description"),
+        priority=call.body_int("priority", 0) or 0,
+        assignee=call.body_text("assignee"),
+        owner=call.body_text("owner"),
+        delegation_state=DelegationState(state) if state is not None else None,
+        due_at=_body_date(call, "due"),
+        follow_up_at=_body_date(call, "followUp"),
+        parent_task_id=parent_id,
+    )
+    try:
+        call.engine.run(UpdateUserTask(as_uuid(task_id), details))
+    except NotFound as exc:
+        raise rest_error(404, f"No matching task with id {task_id}", exc) from exc
+    return no_content()
+
+
+def _throw(call: Call, *, escalation: bool) -> Response:
+    task_id = call.path["id"]
+    code_field = "escalationCode" if escalation else "errorCode"
+    code = call.body_text(code_field)
+    message = call.body_text("errorMessage") or ""
+    variables = to_typed_map(call.field("variables"))
+    command = ThrowFromUserTask(
+        as_uuid(task_id), code or "", message, escalation=escalation, variables=variables
+    )
+    try:
+        call.engine.run(command)
+    except NotFound as exc:
+        message = f"Cannot find task with id {task_id}: task is null"
+        raise rest_error(404, message, exc) from exc
+    except Suspended as exc:
+        raise suspended_error(f"Cannot throw from task {task_id}: {exc.message}") from exc
+    except BadRequest as exc:
+        raise rest_error(400, exc.message, exc) from exc
+    except AuthorizationDenied:
+        raise
+    except InterlockError as exc:
+        message = f"Cannot throw from task {task_id}: {exc.message}"
+        raise rest_error(500, message, exc) from exc
+    return no_content()
+
+
+def bpmn_error(call: Call) -> Response:
+    return _throw(call, escalation=False)
+
+
+def bpmn_escalation(call: Call) -> Response:
+    return _throw(call, escalation=True)
+
+
 endpoints = [
     *listing("/task", _task_query, shown=_shown),
+    Endpoint("/task", "POST", post_tasks, body="json"),
+    Endpoint("/task/count", "POST", post_task_count, body="json"),
     Endpoint("/task/{id}", "GET", get_task),
+    Endpoint("/task/{id}", "PUT", update_task, body="json"),
+    Endpoint("/task/{id}/delegate", "POST", delegate, body="json"),
+    Endpoint("/task/{id}/resolve", "POST", resolve, body="json"),
+    Endpoint("/task/{id}/bpmnError", "POST", bpmn_error, body="json"),
+    Endpoint("/task/{id}/bpmnEscalation", "POST", bpmn_escalation, body="json"),
     Endpoint("/task/{id}/claim", "POST", claim, body="json"),
     Endpoint("/task/{id}/unclaim", "POST", unclaim, body="json"),
     Endpoint("/task/{id}/assignee", "POST", set_assignee, body="json"),

@@ -3,8 +3,10 @@ continuing after a cursor)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlencode
+from uuid import UUID
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -15,11 +17,13 @@ from app.console.common import engine_of, read, render
 from app.console.exports import Column, check_format, export
 from app.console.forms import task_forms
 from app.console.views import saved_views
+from app.guard import raw_file_headers
 from app.params import Query
 from engine.api import Engine
 from engine.errors import InterlockError
 from engine.identity.permissions import BUILTIN_ROLES
 from engine.queries import console, identity, lists
+from engine.queries.camunda import task_notes as note_reads
 from engine.queries.lists import FILTERS, TaskFilter
 from engine.states import ListPage
 
@@ -76,7 +80,38 @@ def _tasks(engine: Engine, where: TaskFilter, after: str | None) -> dict[str, An
     page = lists.task_page(engine, where, after)
     # A task's form shows only to who may complete it (`_task_rows.html` asks WORK_ON_TASK).
     forms = task_forms(engine, page.items)
-    return {"tasks": page.items, "forms": forms, "next_cursor": page.next}
+    return {
+        "tasks": page.items,
+        "forms": forms,
+        "next_cursor": page.next,
+        **_notes(engine, page.items),
+    }
+
+
+def _notes(engine: Engine, tasks: Sequence[Any]) -> dict[str, Any]:
+    """The comments and attachments of the page's tasks, by task id (two statements)."""
+    ids = [t.id for t in tasks]
+    comments: dict[UUID, list[Any]] = {}
+    attachments: dict[UUID, list[Any]] = {}
+    if ids:
+        for comment in note_reads.comments(engine, ids):
+            comments.setdefault(comment.task_id, []).append(comment)
+        for attachment in note_reads.attachments(engine, ids):
+            attachments.setdefault(attachment.task_id, []).append(attachment)
+    return {"comments": comments, "attachments": attachments}
+
+
+async def attachment_download(request: Request) -> Response:
+    """An attachment's bytes, always as a download with the raw-file headers (never shown
+    inline, never sniffed)."""
+    task_id, attachment_id = request.path_params["task_id"], request.path_params["attachment_id"]
+    found = await read(
+        request, note_reads.attachment_content, engine_of(request), task_id, attachment_id
+    )
+    if found is None or found.content is None:
+        return Response("No such attachment", status_code=404, media_type="text/plain")
+    headers = raw_file_headers(found.name or f"attachment-{attachment_id}")
+    return Response(found.content, media_type="application/octet-stream", headers=headers)
 
 
 async def tasks_page(request: Request) -> Response:
@@ -87,7 +122,14 @@ async def tasks_page(request: Request) -> Response:
     show = params.get("show") or default
     key = params.get("definition")
     after = parameters.text("after")
-    context: dict[str, Any] = {"tasks": [], "forms": {}, "next_cursor": None, "error": None}
+    context: dict[str, Any] = {
+        "tasks": [],
+        "forms": {},
+        "comments": {},
+        "attachments": {},
+        "next_cursor": None,
+        "error": None,
+    }
     try:
         where = filter_of(parameters, me, default)
         context = await read(request, _tasks, engine_of(request), where, after)
@@ -128,4 +170,9 @@ async def tasks_export(request: Request) -> Response:
 routes = [
     Route("/tasks", tasks_page, methods=["GET"]),
     Route("/tasks/export.{format}", tasks_export, methods=["GET"]),
+    Route(
+        "/tasks/{task_id:uuid}/attachments/{attachment_id:uuid}",
+        attachment_download,
+        methods=["GET"],
+    ),
 ]

@@ -34,7 +34,7 @@ from engine.language.forms import submit
 from engine.language.variables import TypedValue
 from engine.model import UserTask
 from engine.semantics import conditions
-from engine.states import AuditEntity, AuditOperation, InstanceState, TaskState
+from engine.states import AuditEntity, AuditOperation, DelegationState, InstanceState, TaskState
 from engine.store import runs, tasks
 
 
@@ -53,7 +53,16 @@ def _load(tx: Tx, task_id: UUID) -> InstanceRun:
         raise NotFound(f"user task {task_id} does not exist", task_id=str(task_id)) from None
 
 
-def _check(tx: Tx, permit: Permit, run: InstanceRun, task: UserTaskRow) -> None:
+def load_open(tx: Tx, task_id: UUID) -> tuple[InstanceRun, UserTaskRow]:
+    """The instance of the user task, and the task, which must be open."""
+    run = _load(tx, task_id)
+    task = run.tasks.get(task_id)
+    if task is None:
+        raise NotFound(f"user task {task_id} is not open", task_id=str(task_id))
+    return run, task
+
+
+def task_check(tx: Tx, permit: Permit, run: InstanceRun, task: UserTaskRow) -> None:
     """Refuse unless the actor holds `permit` on the task: as its assignee or a candidate where
     the permit says so, or by grants on the task or its process definition."""
     check(
@@ -98,8 +107,15 @@ class CompleteUserTask:
                 f"user task {self.task_id} was retired: its token left the task without it",
                 task_id=str(self.task_id),
             )
-        _check(tx, WORK_ON_TASK, run, task)
+        task_check(tx, WORK_ON_TASK, run, task)
         require_running(run)
+        if task.delegation_state == DelegationState.PENDING:
+            # As Camunda: the delegate resolves it; its owner completes it.
+            raise Conflict(
+                "A delegated task cannot be completed, but should be resolved instead.",
+                task_id=str(self.task_id),
+                delegation_state=task.delegation_state,
+            )
         variables = dict(self.variables)
         token = run.tokens[task.token_id]
         if self.form is not None:
@@ -142,7 +158,7 @@ class AssignUserTask:
             raise Conflict(f"user task {self.task_id} is no longer open", task_id=str(self.task_id))
         # Setting somebody as the assignee is an assignment; taking it or giving it back, a claim.
         assigning = self.force and self.user_id is not None
-        _check(tx, ASSIGN_TASK if assigning else CLAIM_TASK, run, task)
+        task_check(tx, ASSIGN_TASK if assigning else CLAIM_TASK, run, task)
         if not self.force and run.instance.state is InstanceState.SUSPENDED:
             # Camunda refuses a claim (not an assignment) of a suspended instance's task.
             raise Suspended(f"user task {self.task_id} is suspended", task_id=str(self.task_id))
@@ -197,7 +213,7 @@ class ModifyTaskVariables:
         task = run.tasks.get(self.task_id)
         if task is None:
             raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
-        _check(tx, UPDATE_TASK_VARIABLES, run, task)
+        task_check(tx, UPDATE_TASK_VARIABLES, run, task)
         if run.instance.state.is_final:
             raise Conflict(
                 f"process instance {run.instance.id} is already {run.instance.state.value}",
@@ -271,7 +287,7 @@ class ChangeTaskIdentityLink:
         task = run.tasks.get(self.task_id)
         if task is None:
             raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
-        _check(tx, ASSIGN_TASK, run, task)
+        task_check(tx, ASSIGN_TASK, run, task)
         if self.type is LinkType.ASSIGNEE:
             self._assignee(tx, run, task)
         else:

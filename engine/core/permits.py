@@ -182,6 +182,8 @@ ASSIGN_TASK = permit(
         Need("UPDATE_TASK", PD, On.DEFINITION),
     )
 )
+# Camunda's saveTask of a task's details.
+UPDATE_TASK = permit(any_of(Need("UPDATE", TASK, On.TASK), Need("UPDATE_TASK", PD, On.DEFINITION)))
 UPDATE_TASK_VARIABLES = permit(
     any_of(
         Need("UPDATE_VARIABLE", TASK, On.TASK),

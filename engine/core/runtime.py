@@ -165,6 +165,11 @@ class UserTaskRow:
     due_at: datetime | None = None
     priority: int = 50
     ended_at: datetime | None = None
+    description: str | None = None
+    owner: str | None = None
+    delegation_state: str | None = None
+    follow_up_at: datetime | None = None
+    parent_task_id: UUID | None = None
     is_new: bool = False
     dirty: bool = False
 

@@ -37,6 +37,7 @@ from engine.model import (
     StandardLoop,
     StartEvent,
     SubProcess,
+    UserTask,
     triggers,
 )
 from engine.model.compensation import (
@@ -366,8 +367,9 @@ def _validate_starts(model: ProcessModel, fail: _Fail) -> None:
 
 
 # What an escalation boundary event may be attached to, as in Camunda 7: the activities that
-# hold other activities an escalation can be thrown from.
-ESCALATION_HOSTS: tuple[type[Node], ...] = (SubProcess, CallActivity)
+# hold other activities an escalation can be thrown from, and a user task (Camunda's
+# handleEscalation throws one from it).
+ESCALATION_HOSTS: tuple[type[Node], ...] = (SubProcess, CallActivity, UserTask)
 
 
 def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) -> None:
@@ -411,7 +413,8 @@ def _validate_escalation_and_link(model: ProcessModel, node: Node, fail: _Fail) 
         and not isinstance(host, ESCALATION_HOSTS)
     ):
         message = (
-            "an escalation boundary event can only be attached to a subprocess or a call activity"
+            "an escalation boundary event can only be attached to a subprocess, a call activity "
+            "or a user task"
         )
         raise fail(message, node)
     if isinstance(node, IntermediateThrowEvent | IntermediateCatchEvent):

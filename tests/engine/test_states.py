@@ -241,6 +241,7 @@ def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
         "incident.resolved",
         "task.completed",
         "task.assigned",
+        "task.updated",
         "job.executed",
         "job.failed",
         "external_task.completed",
@@ -263,12 +264,14 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_process_instance_state_allowed": (
             "state IN ('Created', 'Active', 'Suspended', 'Completed', 'Terminating', 'Terminated')"
         ),
+        "ck_process_definition_state_allowed": "state IN ('Active', 'Suspended')",
         "ck_token_state_allowed": (
             "state IN ('Created', 'Ready', 'Executing', 'Waiting', 'Completed', 'Failed', "
             "'Terminated')"
         ),
         "ck_token_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_user_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
+        "ck_user_task_delegation_state_allowed": "delegation_state IN ('PENDING', 'RESOLVED')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_job_kind_allowed": (
             "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch')"
@@ -297,7 +300,8 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
             "operation IN ('Create', 'Update', 'Delete', 'Suspend', 'Activate', "
             "'ModifyProcessInstance', 'Migrate', 'SetVariable', 'ModifyVariable', "
             "'RemoveVariable', 'SetJobRetries', 'SetExternalTaskRetries', 'Execute', "
-            "'Unlock', 'Retry', 'Resolve', 'Claim', 'Assign', 'Complete', 'CorrelateMessage', "
+            "'Unlock', 'Retry', 'Resolve', 'Claim', 'Assign', 'Delegate', 'AddComment', "
+            "'AddAttachment', 'DeleteAttachment', 'Complete', 'CorrelateMessage', "
             "'StartProcessInstance', 'DeleteHistory', 'CreateBatch', 'RetryBatch', "
             "'CleanupHistory', 'SetAnnotation')"
         ),

@@ -349,7 +349,8 @@ REFUSED = [
             '    <bpmn:sequenceFlow id="f3" sourceRef="n" targetRef="end" />'
         ),
         '<bpmn:boundaryEvent id="n"',
-        "an escalation boundary event can only be attached to a subprocess or a call activity",
+        "an escalation boundary event can only be attached to a subprocess, a call activity "
+        "or a user task",
         "n",
     ),
     (

@@ -127,10 +127,17 @@ class ResourceData:
 
 
 @query
-def resource_data(conn: Connection, deployment_id: UUID, resource_id: UUID) -> ResourceData | None:
-    """The bytes of one file of the deployment, as uploaded."""
+def resource_data(
+    conn: Connection,
+    deployment_id: UUID,
+    resource_id: UUID | None = None,
+    *,
+    name: str | None = None,
+) -> ResourceData | None:
+    """The bytes of one file of the deployment, as uploaded: by id, or by its name."""
     where = _readable_files(deployment_id)
     where.equals("r.id", resource_id)
+    where.equals("r.name", name)
     statement = (
         sql.SQL(
             "SELECT r.name, r.content FROM deployment_resource r "

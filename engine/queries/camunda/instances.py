@@ -35,10 +35,16 @@ class VariableFilter:
 _COMPARISONS: dict[str, LiteralString] = {"gt": ">", "gteq": ">=", "lt": "<", "lteq": "<="}
 
 
-def _variable_clauses(
-    where: Where, alias: LiteralString, filters: Sequence[VariableFilter]
+# The variables `v` of the root scope of the instance `p`.
+ROOT_SCOPE_OF_INSTANCE: LiteralString = "v.instance_id = p.id AND v.scope_key = ''"
+
+
+def variable_clauses(
+    where: Where, scope: LiteralString, filters: Sequence[VariableFilter] | None
 ) -> None:
-    for f in filters:
+    """A condition per filter: a variable `v` that `scope` (a condition on `v`) holds has the
+    filter's name and passes its test."""
+    for f in filters or ():
         value = where.bind(f.name)
         test: sql.Composable
         match f.op:
@@ -62,10 +68,9 @@ def _variable_clauses(
                         "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {} {}"
                     ).format(symbol, where.bind(f.text))
         where.compose(
-            sql.SQL(
-                "EXISTS (SELECT 1 FROM variable v WHERE v.instance_id = {}.id "
-                "AND v.scope_key = '' AND v.name = {} AND {})"
-            ).format(sql.SQL(alias), value, test)
+            sql.SQL("EXISTS (SELECT 1 FROM variable v WHERE {} AND v.name = {} AND {})").format(
+                sql.SQL(scope), value, test
+            )
         )
 
 
@@ -143,7 +148,7 @@ def process_instances(
     where.fixed("p.ended_at IS NULL")
     if family is not None:
         _family_clauses(where, family, running=True)
-    _variable_clauses(where, "p", variables)
+    variable_clauses(where, ROOT_SCOPE_OF_INSTANCE, variables)
     return _INSTANCES.read(conn, page, filters, count=count, where=where)
 
 

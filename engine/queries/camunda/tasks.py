@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
 from engine.queries import Connection, query
 from engine.queries.camunda.common import CamundaList, CamundaPage
+from engine.queries.camunda.instances import VariableFilter, variable_clauses
 from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
 from engine.states import InstanceState, TaskState
@@ -22,6 +24,14 @@ class TaskRow(task_store.TaskRow):
 
     instance_state: str
     tenant_id: str | None = None
+    description: str | None = None
+    owner: str | None = None
+    delegation_state: str | None = None
+    follow_up_at: datetime | None = None
+    parent_task_id: UUID | None = None
+    # Whether the task has comments, attachments (Camunda's `comment`, `attachment`).
+    has_comment: bool = False
+    has_attachment: bool = False
 
 
 TASK_SORT: dict[str, LiteralString] = {
@@ -31,6 +41,8 @@ TASK_SORT: dict[str, LiteralString] = {
     "assignee": "t.assignee",
     "created": "t.created_at",
     "dueDate": "t.due_at",
+    "followUpDate": "t.follow_up_at",
+    "description": "t.description",
     "priority": "t.priority",
     "instanceId": "t.instance_id",
     "processInstanceId": "t.instance_id",
@@ -38,6 +50,16 @@ TASK_SORT: dict[str, LiteralString] = {
     "processDefinitionId": "p.definition_id",
     "taskDefinitionKey": "t.node_id",
 }
+
+
+# The variables `v` of the task's instance's root scope, and the task's own (its activity
+# instance's locals): Camunda's `processVariables` and `taskVariables`.
+_PROCESS_SCOPE: LiteralString = "v.instance_id = t.instance_id AND v.scope_key = ''"
+_TASK_SCOPE: LiteralString = "v.instance_id = t.instance_id AND v.scope_key = t.token_id::text"
+
+
+def _variables_in(scope: LiteralString) -> Filter:
+    return Filter(lambda where, filters: variable_clauses(where, scope, filters))
 
 
 class TaskFilters(TypedDict, total=False):
@@ -79,6 +101,27 @@ class TaskFilters(TypedDict, total=False):
     min_priority: Annotated[int | None, Filter.at_least("t.priority")]
     max_priority: Annotated[int | None, Filter.at_most("t.priority")]
     execution_id: Annotated[UUID | None, Filter.equals("t.token_id")]
+    description: Annotated[str | None, Filter.equals("t.description")]
+    description_like: Annotated[str | None, Filter.like("t.description")]
+    owner: Annotated[str | None, Filter.equals("t.owner")]
+    delegation_state: Annotated[str | None, Filter.equals("t.delegation_state")]
+    parent_task_id: Annotated[UUID | None, Filter.equals("t.parent_task_id")]
+    # Camunda's dueDate/dueBefore/dueAfter and the follow-up's: before and after are exclusive.
+    due: Annotated[datetime | None, Filter.equals("t.due_at")]
+    due_before: Annotated[datetime | None, Filter.below("t.due_at")]
+    due_after: Annotated[datetime | None, Filter.above("t.due_at")]
+    without_due: Annotated[bool | None, Filter.if_true("t.due_at IS NULL")]
+    follow_up: Annotated[datetime | None, Filter.equals("t.follow_up_at")]
+    follow_up_before: Annotated[datetime | None, Filter.below("t.follow_up_at")]
+    follow_up_after: Annotated[datetime | None, Filter.above("t.follow_up_at")]
+    # Camunda's followUpBeforeOrNotExistent: before the moment, or with no follow-up date.
+    follow_up_before_or_none: Annotated[
+        datetime | None, Filter.condition("(t.follow_up_at IS NULL OR t.follow_up_at < {})")
+    ]
+    created_before: Annotated[datetime | None, Filter.below("t.created_at")]
+    created_after: Annotated[datetime | None, Filter.above("t.created_at")]
+    process_variables: Annotated[Sequence[VariableFilter] | None, _variables_in(_PROCESS_SCOPE)]
+    task_variables: Annotated[Sequence[VariableFilter] | None, _variables_in(_TASK_SCOPE)]
     tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("t.tenant_id")]
     without_tenant: Annotated[bool | None, Filter.if_true("t.tenant_id IS NULL")]
 
@@ -86,7 +129,13 @@ class TaskFilters(TypedDict, total=False):
 _TASKS = CamundaList(
     TaskRow,
     select_list(
-        TaskRow, [("t", "user_task"), ("p", "process_instance")], {"instance_state": "p.state"}
+        TaskRow,
+        [("t", "user_task"), ("p", "process_instance")],
+        {
+            "instance_state": "p.state",
+            "has_comment": "EXISTS (SELECT 1 FROM task_comment c WHERE c.task_id = t.id)",
+            "has_attachment": "EXISTS (SELECT 1 FROM task_attachment a WHERE a.task_id = t.id)",
+        },
     ),
     "user_task t JOIN process_instance p ON p.id = t.instance_id",
     TASK_SORT,

@@ -1,0 +1,255 @@
+"""User tasks as Camunda's Tasklist changes them: delegate one to somebody and resolve it back to
+its owner, change its details (name, description, dates, priority, owner, parent), and throw a
+BPMN error or an escalation from it (a boundary event on the task, or further out, catches it)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+from uuid import UUID
+
+from engine.commands.common import advance, persist, persist_audited, require_running
+from engine.commands.tasks import TaskResult, load_open, task_check
+from engine.core import audit
+from engine.core.executor import Result, Tx
+from engine.core.permits import ASSIGN_TASK, UPDATE_TASK, WORK_ON_TASK, Permit
+from engine.core.runtime import InstanceRun, UserTaskRow
+from engine.errors import BadRequest, Suspended
+from engine.states import (
+    AuditEntity,
+    AuditOperation,
+    DelegationState,
+    InstanceState,
+    OutboxEvent,
+    TaskState,
+)
+from engine.store import tasks
+
+__all__ = [
+    "DelegateUserTask",
+    "ResolveUserTask",
+    "TaskDetails",
+    "ThrowFromUserTask",
+    "UpdateUserTask",
+]
+
+
+def _result(run: InstanceRun, task: UserTaskRow) -> TaskResult:
+    return TaskResult(str(task.id), str(run.instance.id), run.instance.state.value)
+
+
+@dataclass(frozen=True)
+class DelegateUserTask:
+    """Camunda's delegateTask: the task's owner (its assignee, unless it has an owner already)
+    keeps it while `user_id` works on it as its assignee; the delegation is PENDING until the
+    delegate resolves it."""
+
+    name: ClassVar[str] = "DelegateUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (ASSIGN_TASK,)
+
+    task_id: UUID
+    user_id: str | None
+
+    def execute(self, tx: Tx) -> TaskResult:
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, ASSIGN_TASK, run, task)
+        if run.instance.state is InstanceState.SUSPENDED:
+            raise Suspended("Cannot delegate a suspended task", task_id=str(self.task_id))
+        before = task.assignee
+        if task.owner is None:
+            task.owner = task.assignee
+        task.delegation_state = DelegationState.PENDING
+        task.assignee, task.dirty = self.user_id, True
+        if self.user_id is not None and self.user_id != before:
+            advance(tx, run).assigned(task)
+        run.emit("task.assigned", run.tokens.get(task.token_id))
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.DELEGATE,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="assignee",
+            before=before,
+            after=self.user_id,
+            details={"owner": task.owner, "delegationState": task.delegation_state},
+        )
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class ResolveUserTask:
+    """Camunda's resolveTask: the delegate is done; the task goes back to its owner as its
+    assignee and its delegation is RESOLVED. `variables` are set as a completion sets them."""
+
+    name: ClassVar[str] = "ResolveUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (WORK_ON_TASK,)
+
+    task_id: UUID
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> TaskResult:
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, WORK_ON_TASK, run, task)
+        require_running(run)
+        before = task.assignee
+        task.delegation_state = DelegationState.RESOLVED
+        task.assignee, task.dirty = task.owner, True
+        token = run.tokens[task.token_id]
+        flow = advance(tx, run)
+        if self.variables:
+            flow.set_variables(self.variables, token)
+        if task.assignee is not None and task.assignee != before:
+            flow.assigned(task)
+        run.emit("task.assigned", token)
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.RESOLVE_TASK,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="assignee",
+            before=before,
+            after=task.assignee,
+            details={"variables": sorted(self.variables)} if self.variables else None,
+        )
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class TaskDetails:
+    """What Camunda's PUT /task/{id} sets, every field at once as its saveTask does: a field
+    left out is cleared (a priority left out is 0)."""
+
+    name: str | None = None
+    description: str | None = None
+    priority: int = 0
+    assignee: str | None = None
+    owner: str | None = None
+    delegation_state: DelegationState | None = None
+    due_at: datetime | None = None
+    follow_up_at: datetime | None = None
+    parent_task_id: UUID | None = None
+
+
+# The task's fields a change of details writes, with the property names Camunda's operation log
+# gives them.
+_PROPERTIES: tuple[tuple[str, str], ...] = (
+    ("name", "name"),
+    ("description", "description"),
+    ("priority", "priority"),
+    ("assignee", "assignee"),
+    ("owner", "owner"),
+    ("delegation_state", "delegation"),
+    ("due_at", "dueDate"),
+    ("follow_up_at", "followUpDate"),
+    ("parent_task_id", "parentTask"),
+)
+
+
+def _logged(value: Any) -> Any:
+    """A value as the audit entry keeps it (JSON-native)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    return value
+
+
+@dataclass(frozen=True)
+class UpdateUserTask:
+    """Camunda's saveTask of an open task: its details become `details`; one audit entry per
+    property that changed."""
+
+    name: ClassVar[str] = "UpdateUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_TASK,)
+
+    task_id: UUID
+    details: TaskDetails
+
+    def execute(self, tx: Tx) -> TaskResult:
+        parent = self.details.parent_task_id
+        if parent == self.task_id:
+            raise BadRequest("a task cannot be its own parent", field="parentTaskId")
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, UPDATE_TASK, run, task)
+        if parent is not None and tasks.get(tx.conn, parent) is None:
+            raise BadRequest(f"no task has the id {parent}", field="parentTaskId")
+        changed: list[tuple[str, Any, Any]] = []
+        for attribute, shown in _PROPERTIES:
+            before, after = getattr(task, attribute), getattr(self.details, attribute)
+            if before != after:
+                changed.append((shown, _logged(before), _logged(after)))
+                setattr(task, attribute, after)
+        if changed:
+            task.dirty = True
+            if task.assignee is not None and any(c[0] == "assignee" for c in changed):
+                advance(tx, run).assigned(task)
+            run.emit(OutboxEvent.TASK_UPDATED, run.tokens.get(task.token_id))
+        persist(tx, run)
+        for shown, before, after in changed:
+            audit.record_on(
+                tx,
+                run,
+                AuditOperation.UPDATE,
+                AuditEntity.TASK,
+                entity_id=str(task.id),
+                property=shown,
+                before=before,
+                after=after,
+            )
+        return _result(run, task)
+
+
+@dataclass(frozen=True)
+class ThrowFromUserTask:
+    """Camunda's handleBpmnError (`escalation` False) and handleEscalation from an open user
+    task: the error (or escalation) `code` is thrown where the task's token waits, so a
+    boundary event on the task, or an event subprocess or boundary further out, catches it as
+    if the task had thrown it. An interrupting catch retires the task; an escalation caught by
+    a non-interrupting boundary leaves it open. `variables` are set first, where the task sees
+    them."""
+
+    name: ClassVar[str] = "ThrowFromUserTask"
+    result_type: ClassVar[type[Result]] = TaskResult
+    permits: ClassVar[tuple[Permit, ...]] = (WORK_ON_TASK,)
+
+    task_id: UUID
+    code: str
+    message: str = ""
+    escalation: bool = False
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> TaskResult:
+        what = "escalationCode" if self.escalation else "errorCode"
+        if not self.code:
+            raise BadRequest(f"{what} is required", field=what)
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, WORK_ON_TASK, run, task)
+        require_running(run)
+        token = run.tokens[task.token_id]
+        flow = advance(tx, run)
+        flow.set_variables(self.variables, token)
+        if self.escalation:
+            flow.throw_escalation(token, self.code)
+        else:
+            flow.throw_error(token, self.code, self.message)
+        if task.state == TaskState.OPEN and not token.is_live:
+            # Nothing caught it and the token ended (the instance with it): the task goes too.
+            run.retire_work(token)
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.UPDATE,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property="escalation" if self.escalation else "bpmnError",
+            after=self.code,
+            details={"message": self.message} if self.message else None,
+        )
+        return _result(run, task)
