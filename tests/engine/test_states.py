@@ -276,6 +276,10 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_job_kind_allowed": (
             "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch')"
         ),
+        "ck_job_definition_job_kind_allowed": (
+            "job_kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', "
+            "'batch')"
+        ),
         "ck_event_subscription_kind_allowed": (
             "kind IN ('message', 'signal', 'conditional', 'compensate')"
         ),
