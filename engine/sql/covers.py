@@ -28,6 +28,7 @@ __all__ = [
     "definition",
     "deployment",
     "history",
+    "history_of",
     "instance",
     "instances_of",
     "key_of",
@@ -85,6 +86,11 @@ def history(key: LiteralString, instance_id: LiteralString) -> tuple[Cover, ...]
         Cover(_PD["READ_HISTORY"], PD, key),
         Cover(READ, ResourceType.HISTORIC_PROCESS_INSTANCE, instance_id, uuid=True),
     )
+
+
+def history_of(key: LiteralString) -> tuple[Cover, ...]:
+    """Counts of a definition's history (the summaries): READ_HISTORY on its key."""
+    return (Cover(_PD["READ_HISTORY"], PD, key),)
 
 
 def decision(key: LiteralString) -> tuple[Cover, ...]:
