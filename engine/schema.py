@@ -439,6 +439,13 @@ class Job(SQLModel, table=True):
             "instance_id",
             postgresql_where=sa.text("error_message IS NOT NULL AND retries > 0"),
         ),
+        # Jobs whose retries ran out, counted per definition and node (Camunda's statistics).
+        sa.Index(
+            "ix_job_failed",
+            "definition_id",
+            "node_id",
+            postgresql_where=sa.text("retries = 0"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -495,6 +502,14 @@ class Incident(SQLModel, table=True):
         sa.Index("ix_incident_open", "created_at", postgresql_where=sa.text(OPEN_INCIDENT)),
         # Open incidents of a type; the types there are, one index probe each.
         sa.Index("ix_incident_open_type", "type", postgresql_where=sa.text(OPEN_INCIDENT)),
+        # Open incidents counted per definition, node and type (Camunda's statistics).
+        sa.Index(
+            "ix_incident_open_definition",
+            "definition_id",
+            "node_id",
+            "type",
+            postgresql_where=sa.text(OPEN_INCIDENT),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)

@@ -1,0 +1,46 @@
+"""statistics indexes
+
+Revision ID: 0031
+Revises: 0030
+Create Date: 2026-12-06 10:05:00.000000
+
+Camunda's statistics count failed jobs and open incidents per definition and node: two partial
+indexes, as small as the open work they hold, that the counts read alone.
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
+from alembic import op
+
+revision: str = "0031"
+down_revision: str | Sequence[str] | None = "0030"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.create_index(
+        "ix_job_failed",
+        "job",
+        ["definition_id", "node_id"],
+        unique=False,
+        postgresql_where=sa.text("retries = 0"),
+    )
+    op.create_index(
+        "ix_incident_open_definition",
+        "incident",
+        ["definition_id", "node_id", "type"],
+        unique=False,
+        postgresql_where=sa.text("state = 'Open'"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_index(
+        "ix_incident_open_definition",
+        table_name="incident",
+        postgresql_where=sa.text("state = 'Open'"),
+    )
+    op.drop_index("ix_job_failed", table_name="job", postgresql_where=sa.text("retries = 0"))
