@@ -4,9 +4,11 @@ history per activity (running and ended visits, scope completions, canceled visi
 
 Instances, tokens, visits and open incidents per node come from the summary rows
 (engine/queries/summaries.py): exact, and never a scan of the big tables. Failed jobs (retries
-run out) and open incidents by type are counted from their own rows, which hold only the work
-that is open now: a job row goes when its work ends, and open incidents are a partial index.
-Every read is narrowed to what the request's principal may read, by grant and by tenant."""
+run out) and open incidents by type are counted from partial indexes that hold only that open
+work (ix_job_failed, ix_incident_open_definition), read alone. Two counts the summary rows do
+not keep are read from their rows, for one definition and only when asked: visits ended
+canceled (from the visits of the definition's instances) and resolved incidents. Every read is
+narrowed to what the request's principal may read, by grant and by tenant."""
 
 from __future__ import annotations
 
