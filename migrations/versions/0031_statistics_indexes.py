@@ -4,8 +4,9 @@ Revision ID: 0031
 Revises: 0030
 Create Date: 2026-12-06 10:05:00.000000
 
-Camunda's statistics count failed jobs and open incidents per definition and node: two partial
-indexes, as small as the open work they hold, that the counts read alone.
+Camunda's statistics count failed jobs, open incidents and resolved incidents per definition and
+node: partial indexes that hold only those rows, with the instance and the tenant that narrow a
+principal's reads, so that the counts read the indexes alone.
 """
 
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ def upgrade() -> None:
         "job",
         ["definition_id", "node_id"],
         unique=False,
+        postgresql_include=["instance_id", "tenant_id"],
         postgresql_where=sa.text("retries = 0"),
     )
     op.create_index(
@@ -33,11 +35,25 @@ def upgrade() -> None:
         "incident",
         ["definition_id", "node_id", "type"],
         unique=False,
+        postgresql_include=["instance_id", "tenant_id"],
         postgresql_where=sa.text("state = 'Open'"),
+    )
+    op.create_index(
+        "ix_incident_resolved_definition",
+        "incident",
+        ["definition_id", "node_id"],
+        unique=False,
+        postgresql_include=["instance_id", "tenant_id"],
+        postgresql_where=sa.text("state = 'Resolved'"),
     )
 
 
 def downgrade() -> None:
+    op.drop_index(
+        "ix_incident_resolved_definition",
+        table_name="incident",
+        postgresql_where=sa.text("state = 'Resolved'"),
+    )
     op.drop_index(
         "ix_incident_open_definition",
         table_name="incident",

@@ -4,11 +4,11 @@ history per activity (running and ended visits, scope completions, canceled visi
 
 Instances, tokens, visits and open incidents per node come from the summary rows
 (engine/queries/summaries.py): exact, and never a scan of the big tables. Failed jobs (retries
-run out) and open incidents by type are counted from partial indexes that hold only that open
-work (ix_job_failed, ix_incident_open_definition), read alone. Two counts the summary rows do
-not keep are read from their rows, for one definition and only when asked: visits ended
-canceled (from the visits of the definition's instances) and resolved incidents. Every read is
-narrowed to what the request's principal may read, by grant and by tenant."""
+run out), open incidents by type and resolved incidents are counted from partial indexes that
+hold only those rows (ix_job_failed, ix_incident_open_definition,
+ix_incident_resolved_definition), read alone. Visits ended canceled, which the summary rows do
+not keep, are counted from the visits of the definition's instances, only when asked. Every read
+is narrowed to what the request's principal may read, by grant and by tenant."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from engine.store.definitions import DefinitionRow
 
 # Open incidents as their partial index names them (engine/schema.py).
 _OPEN_INCIDENT = state_literal(IncidentState.OPEN)
+_RESOLVED_INCIDENT = state_literal(IncidentState.RESOLVED)
 # Rows of an instance (alias r) that carry its definition id: readable with that definition
 # (alias d, left-joined; a principal whose reads are not narrowed references no column of it,
 # and PostgreSQL leaves the join out).
@@ -186,7 +187,7 @@ def history(
     if incidents:
         where = Where()
         where.equals("r.definition_id", definition_id)
-        where.equals("r.state", IncidentState.RESOLVED.value)
+        where.fixed("r.state = " + _RESOLVED_INCIDENT)
         where.authorized(*covers.history("d.key", "r.instance_id"))
         where.tenants("r.tenant_id")
         statement = (
