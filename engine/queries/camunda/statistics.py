@@ -59,14 +59,20 @@ def _readable(where: Where) -> None:
     where.tenants("r.tenant_id")
 
 
+def _node(definition_id: str | None) -> LiteralString:
+    """The node column of a count: of one definition per node, of every definition none ('')."""
+    return "r.node_id" if definition_id is not None else "''::text"
+
+
 def _failed_jobs(conn: Connection, definition_id: str | None) -> dict[tuple[str, str], int]:
-    """Jobs whose retries ran out, per (definition id, node id)."""
+    """Jobs whose retries ran out, per (definition id, node id); of every definition (no
+    `definition_id`) per (definition id, '')."""
     where = Where()
     where.fixed("r.retries = 0 AND r.definition_id IS NOT NULL")
     where.equals("r.definition_id", definition_id)
     _readable(where)
     statement = (
-        sql.SQL(f"SELECT r.definition_id, r.node_id, count(*) FROM job r{_DEFINED}")
+        sql.SQL(f"SELECT r.definition_id, {_node(definition_id)}, count(*) FROM job r{_DEFINED}")
         + where.sql()
         + sql.SQL(" GROUP BY 1, 2")
     )
@@ -76,14 +82,18 @@ def _failed_jobs(conn: Connection, definition_id: str | None) -> dict[tuple[str,
 def _incidents(
     conn: Connection, definition_id: str | None, which: Incidents
 ) -> dict[tuple[str, str, str], int]:
-    """Open incidents (of `which.type` when given) per (definition id, node id, type)."""
+    """Open incidents (of `which.type` when given) per (definition id, node id, type); of every
+    definition (no `definition_id`) per (definition id, '', type)."""
     where = Where()
     where.fixed("r.state = " + _OPEN_INCIDENT)
     where.equals("r.definition_id", definition_id)
     where.equals("r.type", which.type)
     _readable(where)
     statement = (
-        sql.SQL(f"SELECT r.definition_id, r.node_id, r.type, count(*) FROM incident r{_DEFINED}")
+        sql.SQL(
+            f"SELECT r.definition_id, {_node(definition_id)}, r.type, count(*) "
+            f"FROM incident r{_DEFINED}"
+        )
         + where.sql()
         + sql.SQL(" GROUP BY 1, 2, 3")
     )
