@@ -96,6 +96,7 @@ NARROWED_PATHS = (
     "/engine-rest/history/process-instance?maxResults=50",
     "/engine-rest/history/process-instance/count",
     "/engine-rest/history/process-instance/count?finished=true",
+    "/engine-rest/process-definition/statistics?failedJobs=true&incidents=true",
 )
 # What the narrowed user's group takes away on every resource, and their grants give back on
 # each of their definition keys.

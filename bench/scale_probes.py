@@ -314,6 +314,39 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/process-definition/{id}/startForm", f"/process-definition/{pid}/startForm"),
         p("/process-definition/{id}/form-variables", f"/process-definition/{pid}/form-variables"),
+        # Statistics: from the summary rows, with failed jobs and incidents from their rows.
+        p("/process-definition/statistics"),
+        p(
+            "/process-definition/statistics",
+            "/process-definition/statistics?failedJobs=true&incidents=true",
+        ),
+        p(
+            "/process-definition/statistics",
+            "/process-definition/statistics?failedJobs=true&incidentsForType=failedJob",
+        ),
+        p("/process-definition/statistics", "/process-definition/statistics?rootIncidents=true"),
+        p("/process-definition/{id}/statistics", f"/process-definition/{pid}/statistics"),
+        p(
+            "/process-definition/{id}/statistics",
+            f"/process-definition/{pid}/statistics?failedJobs=true&incidents=true",
+        ),
+        p(
+            "/history/process-definition/{id}/statistics",
+            f"/history/process-definition/{pid}/statistics",
+        ),
+        p(
+            "/history/process-definition/{id}/statistics",
+            f"/history/process-definition/{pid}/statistics?finished=true&completeScope=true"
+            "&incidents=true",
+        ),
+        p(
+            "/history/process-definition/{id}/statistics",
+            f"/history/process-definition/{pid}/statistics?canceled=true",
+        ),
+        p(
+            "/process-definition/{id}/static-called-process-definitions",
+            f"/process-definition/{pid}/static-called-process-definitions",
+        ),
         # The fill deploys no decision: the lists are empty, a decision by key or id a 404.
         *listed("/decision-definition", f"key={s.key}", "latestVersion=true", "nameLike=Dish%25"),
         missing("/decision-definition/key/{key}", f"/decision-definition/key/{s.key}"),

@@ -462,10 +462,12 @@ class Engine:
         local_variables: Mapping[str, Any] | None = None,
         tenant_id: str | None = None,
         without_tenant: bool = False,
+        local_correlation_keys: Mapping[str, Any] | None = None,
     ) -> DeliveryResult:
         """`local_variables` (Camunda's processVariablesLocal) become locals of the token that
         receives the message; `tenant_id` (or `without_tenant`) narrows it to that tenant's
-        instances and start events (or to those of none)."""
+        instances and start events (or to those of none); `local_correlation_keys` must equal
+        the waiting execution's variables (its token's own, else its token's scope's)."""
         command = CorrelateMessage(
             message_name,
             business_key,
@@ -476,6 +478,7 @@ class Engine:
             _dict(local_variables),
             tenant_id,
             without_tenant,
+            _dict(local_correlation_keys),
         )
         return self.run(command, idempotency_key)
 

@@ -21,11 +21,19 @@ def correlate(call: Call) -> Response:
     name = call.body_text("messageName")
     if not name:
         raise invalid_request("No message name supplied")
-    if call.field("localCorrelationKeys"):
-        raise invalid_request("localCorrelationKeys are not supported: use correlationKeys")
     variables = to_typed_map(call.field("processVariables"), "processVariables")
-    local_variables = to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal")
+    # The triggered scope is the token that receives the message (the token of an event
+    # subprocess's run it starts, the new instance of a start event): that token's locals,
+    # as processVariablesLocal are; processVariablesLocal win over them name by name.
+    triggered = to_typed_map(
+        call.field("processVariablesToTriggeredScope"), "processVariablesToTriggeredScope"
+    )
+    local_variables = {
+        **triggered,
+        **to_typed_map(call.field("processVariablesLocal"), "processVariablesLocal"),
+    }
     keys = plain_values(call.field("correlationKeys"), "correlationKeys")
+    local_keys = plain_values(call.field("localCorrelationKeys"), "localCorrelationKeys")
     instance_id = call.body_text("processInstanceId")
     business_key = call.body_text("businessKey")
     deliver_all = call.body_flag("all")
@@ -36,7 +44,12 @@ def correlate(call: Call) -> Response:
     without_tenant = call.body_flag("withoutTenantId")
     if tenant_id is not None and without_tenant:
         raise invalid_request(
-            "Parameter 'tenantId' cannot be used together with the parameter 'withoutTenantId'."
+            "Parameter 'tenantId' cannot be used together with parameter 'withoutTenantId'."
+        )
+    if with_variables and not result_enabled:
+        raise invalid_request(
+            "Parameter 'variablesInResultEnabled' cannot be used without 'resultEnabled' set "
+            "to true."
         )
     engine = call.engine
     try:
@@ -50,6 +63,7 @@ def correlate(call: Call) -> Response:
             local_variables=local_variables,
             tenant_id=tenant_id,
             without_tenant=without_tenant,
+            local_correlation_keys=local_keys,
         )
     except NotFound as exc:
         message = (

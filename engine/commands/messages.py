@@ -84,6 +84,9 @@ class CorrelateMessage:
     # Only instances and start events of this tenant, or with `without_tenant` of none.
     tenant_id: str | None = None
     without_tenant: bool = False
+    # Variables the waiting execution must hold (Camunda's localCorrelationKeys): the
+    # subscription's token's own locals, else the variables of its token's scope.
+    local_correlation_keys: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> DeliveryResult:
         if self.tenant_id is not None and self.without_tenant:
@@ -98,9 +101,15 @@ class CorrelateMessage:
             correlation_keys=self.correlation_keys,
             tenant_id=self.tenant_id,
             without_tenant=self.without_tenant,
+            local_keys=self.local_correlation_keys,
         )
         starts: list[start_triggers.StartSubscription] = []
-        if self.instance_id is None and not self.correlation_keys:
+        # A message start event has no instance and no variables to match yet.
+        if (
+            self.instance_id is None
+            and not self.correlation_keys
+            and not self.local_correlation_keys
+        ):
             starts = start_triggers.find(
                 tx.conn,
                 SubscriptionKind.MESSAGE,
@@ -146,6 +155,11 @@ class CorrelateMessage:
             parts.append(
                 "correlation keys "
                 + ", ".join(f"{k}={v!r}" for k, v in self.correlation_keys.items())
+            )
+        if self.local_correlation_keys:
+            parts.append(
+                "local correlation keys "
+                + ", ".join(f"{k}={v!r}" for k, v in self.local_correlation_keys.items())
             )
         return f" (with {', '.join(parts)})" if parts else ""
 

@@ -17,6 +17,7 @@ from psycopg.abc import QueryNoTemplate
 from engine.queries import Connection, query
 from engine.sql import covers
 from engine.sql.filters import Where
+from engine.states import InstanceState
 from engine.store.summaries import (
     RECOUNT_BUCKETS,
     RECOUNT_INSTANCES,
@@ -159,10 +160,10 @@ _DEFINED = " LEFT JOIN process_definition d ON d.id = s.definition_id"
 _READABLE = covers.instances_of("d.key", tenant="d.tenant_id")
 
 
-def _readable(where: Where) -> None:
+def _readable(where: Where, history: bool = False) -> None:
     """Only the summary rows (`s`, joined with `_DEFINED`) of definitions the principal may
-    read, by grant and tenant."""
-    where.authorized(_READABLE)
+    read (their instances, or with `history` their history), by grant and tenant."""
+    where.authorized(covers.history_of("d.key", tenant="d.tenant_id") if history else _READABLE)
 
 
 def instance_counts(
@@ -215,6 +216,19 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     return states, incidents
 
 
+def running_counts(conn: Connection) -> dict[str, int]:
+    """Running instances (in a state that is not final) per definition id."""
+    where = Where()
+    where.any_of("s.state", [s.value for s in InstanceState if not s.is_final])
+    _readable(where)
+    statement = (
+        sql.SQL(f"SELECT s.definition_id, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
+        + where.sql()
+        + sql.SQL(" GROUP BY s.definition_id HAVING sum(instances) <> 0")
+    )
+    return {d: int(n) for d, n in conn.execute(statement, where.params())}
+
+
 @query
 def state_counts(conn: Connection) -> dict[str, int]:
     """Instances by state, over every definition (the principal may read instances of)."""
@@ -239,11 +253,14 @@ def open_incident_count(conn: Connection) -> int:
     return int(row[0])
 
 
-def node_counts(conn: Connection, definition_id: str) -> dict[str, NodeCounts]:
-    """The counts of every node of `definition_id` that has any."""
+def node_counts(
+    conn: Connection, definition_id: str, *, history: bool = False
+) -> dict[str, NodeCounts]:
+    """The counts of every node of `definition_id` that has any (of a definition whose
+    instances the principal may read, or with `history` whose history)."""
     where = Where()
     where.equals("definition_id", definition_id)
-    _readable(where)
+    _readable(where, history)
     rows = conn.execute(_nodes(where), where.params()).fetchall()
     return {
         node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows

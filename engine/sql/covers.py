@@ -36,6 +36,7 @@ __all__ = [
     "deployment",
     "group",
     "history",
+    "history_of",
     "instance",
     "instances_of",
     "key_of",
@@ -111,6 +112,11 @@ def history(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralSt
         ),
         tenant,
     )
+
+
+def history_of(key: LiteralString, *, tenant: LiteralString) -> Covers:
+    """Counts of a definition's history (the summaries): READ_HISTORY on its key."""
+    return Covers((Cover(_PD["READ_HISTORY"], PD, key),), tenant)
 
 
 def decision(key: LiteralString, *, tenant: LiteralString) -> Covers:

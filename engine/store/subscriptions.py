@@ -15,6 +15,11 @@ from engine.sql.filters import Where
 from engine.states import InstanceState
 
 
+def _keys(values: Mapping[str, Any] | None) -> str:
+    """Variables to match, as the JSON the statements read them from."""
+    return json.dumps([{"name": k, "value": infer(v).to_json()} for k, v in (values or {}).items()])
+
+
 def waiting_instances(
     conn: psycopg.Connection[Any],
     kind: str,
@@ -27,16 +32,18 @@ def waiting_instances(
     without_tenant: bool = False,
     or_none: bool = False,
     narrowed: bool = True,
+    local_keys: Mapping[str, Any] | None = None,
 ) -> list[tuple[UUID, UUID]]:
     """(subscription id, instance id) of active instances waiting for `name` that match, in
     the order their instances are to be locked: by family root, then by instance (each
     instance is locked after its root, so the roots are locked in id order, as
     `engine.store.runs.load_runs` locks them). Of tenant `tenant_id` (with `or_none`, and of no
     tenant), or `without_tenant` of none; `narrowed`: only of the tenants the request's principal
-    sees (a request's correlation; not a signal a process throws)."""
-    keys = json.dumps(
-        [{"name": k, "value": infer(v).to_json()} for k, v in (correlation_keys or {}).items()]
-    )
+    sees (a request's correlation; not a signal a process throws). `correlation_keys` are
+    matched with the instance's variables, `local_keys` (Camunda's localCorrelationKeys) with
+    the variables of the waiting execution: the subscription's token's own, else those of its
+    token's scope."""
+    keys = _keys(correlation_keys)
     where = Where()
     where.add("s.kind = {}", kind)
     where.add("s.name = {}", name)
@@ -53,10 +60,23 @@ def waiting_instances(
         "    AND v.scope_key = '' AND v.name = k.name AND v.value = k.value))",
         keys,
     )
+    if local_keys:
+        # The nearest variable of the name: the token's own local, else its scope's.
+        where.add(
+            "NOT EXISTS ("
+            "  SELECT 1 FROM jsonb_to_recordset({}::jsonb) AS k(name text, value jsonb) "
+            "  WHERE (SELECT v.value FROM variable v WHERE v.instance_id = p.id "
+            "    AND v.name = k.name AND v.scope_key IN (s.token_id::text, "
+            "      coalesce(t.scope_id::text, '')) "
+            "    ORDER BY v.scope_key = s.token_id::text DESC LIMIT 1) "
+            "  IS DISTINCT FROM k.value)",
+            _keys(local_keys),
+        )
     rows = conn.execute(
         sql.SQL(
             "SELECT s.id, s.instance_id FROM event_subscription s "
-            "JOIN process_instance p ON p.id = s.instance_id"
+            "JOIN process_instance p ON p.id = s.instance_id "
+            "LEFT JOIN token t ON t.id = s.token_id"
         )
         + where.sql()
         + sql.SQL(" ORDER BY p.root_instance_id, s.instance_id, s.created_at, s.id"),

@@ -157,7 +157,7 @@ def test_a_message_for_one_tenant_reaches_only_its_instances(
     )
     assert both.status_code == 400
     assert both.json()["message"] == (
-        "Parameter 'tenantId' cannot be used together with the parameter 'withoutTenantId'."
+        "Parameter 'tenantId' cannot be used together with parameter 'withoutTenantId'."
     )
     none = rest.post("/message", json={"messageName": "Paid", "withoutTenantId": True})
     assert none.status_code == 400
