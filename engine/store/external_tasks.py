@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine.core.runtime import InstanceRun
 from engine.observe import metrics
@@ -54,6 +55,7 @@ WITH picked AS (
           AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
           AND (e.retries IS NULL OR e.retries > 0)
           AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
+          {authorized}
         ORDER BY {order}
         LIMIT %(max_tasks)s
         FOR UPDATE OF e SKIP LOCKED
@@ -97,6 +99,28 @@ _TENANT_CONDITIONS = """
           AND (t.bare IS NOT TRUE OR e.tenant_id IS NULL)"""
 
 
+# Where a narrowed fetch adds its worker's covers (`_narrowed`); nothing for an unrestricted one.
+_AUTHORIZED = "/* authorized */"
+# The tasks a worker may lock: those of instances they may READ and UPDATE (Camunda's rule).
+FETCHABLE_BY = covers.fetchable(
+    covers.key_of("e.instance_id"), "e.instance_id", tenant="e.tenant_id"
+)
+
+
+def _narrowed(statement: str) -> tuple[str | sql.Composed, dict[str, Any]]:
+    """`statement` with the current actor's fetch covers in its candidates' conditions
+    (engine/sql/filters.py `Where.authorized`) and their values, or as it is when they add
+    nothing: a fetch of the engine's own, or of a worker who may lock every task, plans as it
+    always has."""
+    where = Where()
+    where.authorized(FETCHABLE_BY)
+    if where.sql() == sql.SQL(""):
+        return statement, {}
+    head, tail = statement.split(_AUTHORIZED)
+    narrowed = sql.SQL(head) + sql.SQL("\n          AND ") + where.conditions() + sql.SQL(tail)
+    return narrowed, where.params()
+
+
 def _fetch_and_lock(order: str, *, tenants: bool = False) -> str:
     """The fetch-and-lock statement taking tasks in `order` (columns of the table), with each
     topic's tenant conditions when `tenants`."""
@@ -109,6 +133,7 @@ def _fetch_and_lock(order: str, *, tenants: bool = False) -> str:
         instance=_INSTANCE,
         open=_OPEN,
         active=_ACTIVE,
+        authorized=_AUTHORIZED,
     )
 
 
@@ -163,9 +188,11 @@ def fetch_and_lock(
         statement = FETCH_BY_PRIORITY_OF_TENANTS if use_priority else FETCH_OLDEST_FIRST_OF_TENANTS
     else:
         statement = FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST
+    narrowed, covered = _narrowed(statement)
     cur = conn.execute(
-        statement,
+        narrowed,
         {
+            **covered,
             "topics": list(lock_ms_by_topic),
             "now": now,
             "max_tasks": max_tasks,
