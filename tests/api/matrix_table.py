@@ -16,7 +16,6 @@ from tests.api.matrix_routes import (
     CONDITIONAL,
     DECISION_DEFINITION,
     DEPLOYMENT,
-    EXTERNAL,
     GROUP,
     GROUP_MEMBERSHIP,
     MIGRATING,
@@ -97,6 +96,7 @@ from tests.api.matrix_routes import (
     with_local,
     with_user_field,
 )
+from tests.api.matrix_suspension import SUSPENSION_ROWS
 
 
 def cleanup_rows(engine: Engine) -> Any:
@@ -133,21 +133,6 @@ def history_batch(engine: Engine) -> Target:
     made = instance(engine, STRAIGHT)
     body = {"json": {"type": "delete-history", "items": [made]}}
     return Target("/batches", body, "*", count_of("batch"))
-
-
-def fetch(path: str, worker_field: str, topics: dict[str, Any]) -> Make:
-    """A fetch by a worker of its own, with a fresh task of the topic waiting: what it locks."""
-
-    def make(engine: Engine) -> Target:
-        instance(engine, EXTERNAL)
-        worker = unique("fetcher")
-        body = {worker_field: worker, **topics}
-        probe = lambda e: scalar(  # noqa: E731
-            e, "SELECT count(*) FROM external_task WHERE worker_id = %s", worker
-        )
-        return Target(path, {"json": body}, "*", probe)
-
-    return make
 
 
 def start_for_tenant(engine: Engine) -> Target:
@@ -620,16 +605,8 @@ ROWS += ADMIN_ROWS
 
 
 MORE_ROWS: list[Row] = [
-    # Fetching and starting a cleanup need UPDATE on every instance today; Camunda narrows a
-    # fetch to the tasks of instances the worker may READ_INSTANCE and UPDATE_INSTANCE, and
-    # asks membership of camunda-admin for a cleanup.
-    _row(PI, "UPDATE", A, "POST", "/external-tasks/fetch-and-lock",
-         fetch("/external-tasks/fetch-and-lock", "worker_id",
-               {"topics": [{"topic": EXTERNAL, "lock_duration_ms": 60_000}]}), 200, on_any=True),
-    _row(PI, "UPDATE", R, "POST", "/external-task/fetchAndLock",
-         fetch("/external-task/fetchAndLock", "workerId",
-               {"maxTasks": 1, "topics": [{"topicName": EXTERNAL, "lockDuration": 60_000}]}),
-         200, on_any=True),
+    # A cleanup asks membership of camunda-admin in Camunda; UPDATE on every instance here.
+    # (A worker's fetch is narrowed, never refused: test_a_fetch_locks_only_what_it_may_update.)
     _row(PI, "UPDATE", R, "POST", "/history/cleanup",
          admin("/history/cleanup", None, cleanup_rows), 200, on_any=True),
     _row(PD, "CREATE_INSTANCE", R, "POST", "/condition", condition, 200, CREATE_PI),
@@ -667,6 +644,7 @@ ANNOTATION_ROWS: list[Row] = [
          on_entry("/audit/{}/annotation", None, data={"annotation": "x"}), 200),
 ]  # fmt: skip
 ROWS += ANNOTATION_ROWS
+ROWS += SUSPENSION_ROWS
 
 
 # Rows whose refusal is not Camunda's 403 `AuthorizationException` (the command refuses and
