@@ -154,13 +154,15 @@ SELECT EXISTS (
     WHERE e.state = {_OPEN} AND e.topic = ANY(%(topics)s)
       AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
       AND (e.retries IS NULL OR e.retries > 0)
-      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {_ACTIVE})
+      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {_ACTIVE}
+      {_AUTHORIZED})
 """
 
 
 def any_fetchable(conn: psycopg.Connection[Any], topics: list[str], now: datetime) -> bool:
     """Whether a fetch of `topics` would lock anything now."""
-    row = conn.execute(FETCHABLE, {"topics": topics, "now": now}).fetchone()
+    statement, covered = _narrowed(FETCHABLE)  # what this worker's fetch would lock
+    row = conn.execute(statement, {**covered, "topics": topics, "now": now}).fetchone()
     return bool(row and row[0])
 
 

@@ -420,8 +420,9 @@ def test_an_evaluation_answers_without_history_reads(world: World) -> None:
         assert listed.json()["items"] == [], listed.text
 
 
-def _fetch(world: World, surface: Surface, user: str, topic: str) -> list[str]:
-    """The ids of the tasks `user`'s fetch of `topic` locked (as many as there are)."""
+def _fetch(world: World, surface: Surface, user: str, topic: str, wait_ms: int = 0) -> list[str]:
+    """The ids of the tasks `user`'s fetch of `topic` locked (as many as there are), waiting
+    up to `wait_ms` for some (a long poll)."""
     base = f"{world.server.url}{surface.value}"
     if surface is Surface.REST:
         path = "/external-task/fetchAndLock"
@@ -429,6 +430,7 @@ def _fetch(world: World, surface: Surface, user: str, topic: str) -> list[str]:
             "workerId": user,
             "maxTasks": 100,
             "topics": [{"topicName": topic, "lockDuration": 60_000}],
+            "asyncResponseTimeout": wait_ms,
         }
     else:
         path = "/external-tasks/fetch-and-lock"
@@ -436,6 +438,7 @@ def _fetch(world: World, surface: Surface, user: str, topic: str) -> list[str]:
             "worker_id": user,
             "max_tasks": 100,
             "topics": [{"topic": topic, "lock_duration_ms": 60_000}],
+            "timeout_ms": wait_ms,
         }
     client = httpx.Client(base_url=base, auth=(user, PASSWORD), timeout=30)
     if user == "admin":  # the built-in admin, by its token
@@ -469,6 +472,8 @@ def test_a_fetch_locks_only_what_it_may_update(world: World, surface: Surface) -
     # Reading alone (READ_INSTANCE on every definition, the readers') locks nothing.
     reader = someone(world, [])
     assert _fetch(world, surface, reader, key) == []
+    # Nor does a long poll: it waits out its time for tasks it may lock, locking none.
+    assert _fetch(world, surface, reader, key, wait_ms=300) == []
     # READ and UPDATE on one instance: its task only.
     on_instance = someone(world, [(PROCESS_INSTANCE, ["READ", "UPDATE"], one)])
     assert _fetch(world, surface, on_instance, key) == [one_task]
