@@ -6,7 +6,7 @@ checks the permits it declares inside its transaction (engine/core/permits.py); 
 its rows by the caller's grants (`Where.authorized`). Neither is repeated here.
 
 The few routes that run no command with a permit and read no narrowed rows (settings and
-administration pages, the audit log, sessions and credentials, the worker's fetch, whole-type
+administration pages, the audit log, sessions and credentials, whole-type
 identity lists) name a `Gate`, and `GATES` says which Camunda authorization each needs. What was
 decided, so that the built-in groups keep exactly what their roles gave:
 
@@ -14,8 +14,9 @@ decided, so that the built-in groups keep exactly what their roles gave:
   pages and configuration reads (history cleanup, webhooks, workers);
 - `AUDIT`: UPDATE_HISTORY on every process definition (what annotating the audit log needs;
   operators hold it): the audit log;
-- `OPERATE`: UPDATE on every process instance (operators): a worker's fetch-and-lock, whose
-  command declares no permit;
+- `OPERATE`: UPDATE on every process instance (operators): computing migration plans, saved
+  views (a worker's fetch-and-lock is not gated: it locks only the tasks of instances the
+  worker may READ and UPDATE, engine/sql/covers.fetchable);
 - `ADMINISTER`: ALL on the authorization resource (admins), as the commands of the same work
   declare (engine/core/permits.ADMINISTER): sessions and credentials, webhook secrets, checking
   another user's password;

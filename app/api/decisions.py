@@ -72,7 +72,8 @@ async def evaluate(request: Request) -> Response:
         version_tag=body.text("version_tag"),
     )
     result: DecisionEvaluated = await run(request, command)
-    row = await call(dh.evaluation, engine_of(request), UUID(result.evaluation_id))
+    # The command's own evaluation, whatever the caller may read of the history.
+    row = await call(dh.evaluated, engine_of(request), UUID(result.evaluation_id))
     if row is None:
         raise NotFound(f"decision evaluation {result.evaluation_id} does not exist")
     return reply(evaluation(row))

@@ -35,7 +35,6 @@ from app.api.schemas import (
     ref,
     request,
 )
-from app.gates import Gate
 from app.params import Query
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -215,7 +214,6 @@ operations = [
         body=FETCH_BODY,
         body_required=True,
         replies={200: Reply("The locked tasks (maybe none)", ref("LockedExternalTaskList"))},
-        gate=Gate.OPERATE,
     ),
     get_one(
         __name__,

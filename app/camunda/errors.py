@@ -97,7 +97,12 @@ def parse_error(exc: ModelError) -> CamundaError:
 
 
 def translate(exc: Exception) -> CamundaError:
-    """The Camunda answer for an engine error no endpoint translated itself."""
+    """The Camunda answer for an engine error no endpoint translated itself. A refusal is
+    Camunda's 403 AuthorizationException whatever an endpoint wrapped it in: Camunda's resources
+    pass AuthorizationException through untouched."""
+    refused = _refusal_in(exc)
+    if refused is not None:
+        return _engine_answer(refused)
     if isinstance(exc, CamundaError):
         return exc
     if isinstance(exc, HTTPException):
@@ -112,6 +117,18 @@ def translate(exc: Exception) -> CamundaError:
     request_id = current_request_id()
     log.error("request %s: unexpected %s: %s", request_id, type(exc).__name__, exc)
     return engine_error(f"internal error; request id {request_id}")
+
+
+def _refusal_in(exc: BaseException) -> AuthorizationDenied | None:
+    """The AuthorizationDenied `exc` is, or was raised from (an endpoint's own wrapping)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, AuthorizationDenied):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _engine_answer(exc: InterlockError) -> CamundaError:

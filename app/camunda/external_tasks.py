@@ -23,7 +23,6 @@ from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error, suspended_error
 from app.camunda.http import Call, Endpoint, json_response, listing, no_content, unfiltered
 from app.camunda.variables import stored_to_dto, to_typed_map
-from app.gates import Gate
 from app.params import as_uuid
 from app.shutdown import Shutdown
 from engine.api import Engine
@@ -398,7 +397,8 @@ def error_details(call: Call) -> Response:
 
 
 endpoints = [
-    Endpoint("/external-task/fetchAndLock", "POST", fetch_and_lock, body="json", gate=Gate.OPERATE),
+    # Narrowed to the tasks the worker may lock (engine/store/external_tasks.py), never refused.
+    Endpoint("/external-task/fetchAndLock", "POST", fetch_and_lock, body="json"),
     Endpoint("/external-task/{id}/complete", "POST", complete, body="json"),
     Endpoint("/external-task/{id}/failure", "POST", failure, body="json"),
     Endpoint("/external-task/{id}/bpmnError", "POST", bpmn_error, body="json"),

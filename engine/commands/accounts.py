@@ -17,7 +17,8 @@ from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
     ADMINISTER,
-    CREATE_USER,
+    ADMINISTER_INTO_GROUP,
+    CREATE_USER_IN_GROUP,
     DELETE_USER,
     ENGINE_WORK,
     UPDATE_OWN_USER,
@@ -91,7 +92,8 @@ def _add_token(tx: Tx, label: str, role: Role, token: str) -> None:
 @dataclass(frozen=True)
 class CreateUser:
     name: ClassVar[str] = "CreateUser"
-    permits: ClassVar[tuple[Permit, ...]] = (CREATE_USER,)
+    permits: ClassVar[tuple[Permit, ...]] = (CREATE_USER_IN_GROUP,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "role"}  # the role's built-in group
     result_type: ClassVar[type[Result]] = CredentialResult
 
     user: str
@@ -110,7 +112,8 @@ class CreateToken:
     """Keep `token` (made by `accounts.new_token`, shown to its creator once) under `label`."""
 
     name: ClassVar[str] = "CreateToken"
-    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER_INTO_GROUP,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "role"}  # the token's built-in group
     result_type: ClassVar[type[Result]] = CredentialResult
 
     label: str
@@ -237,7 +240,8 @@ class SetRole:
     """Change a credential's role; a user's sessions act with it from their next request."""
 
     name: ClassVar[str] = "SetRole"
-    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER,)
+    permits: ClassVar[tuple[Permit, ...]] = (ADMINISTER_INTO_GROUP,)
+    permit_ids: ClassVar[dict[On, str]] = {On.GROUP: "role"}  # the built-in group it joins
     result_type: ClassVar[type[Result]] = CredentialResult
 
     kind: str

@@ -214,6 +214,11 @@ CREATE_GROUP = permit(Need("CREATE", ResourceType.GROUP))
 UPDATE_GROUP = permit(Need("UPDATE", ResourceType.GROUP, On.GROUP))
 DELETE_GROUP = permit(Need("DELETE", ResourceType.GROUP, On.GROUP))
 ADD_GROUP_MEMBER = permit(Need("CREATE", ResourceType.GROUP_MEMBERSHIP, On.GROUP))
+# A user created into a built-in group (their role): CREATE on users, and the membership of that
+# group as Camunda's `PUT /group/{id}/members/{userId}` asks it.
+CREATE_USER_IN_GROUP = permit(
+    Need("CREATE", ResourceType.USER), Need("CREATE", ResourceType.GROUP_MEMBERSHIP, On.GROUP)
+)
 REMOVE_GROUP_MEMBER = permit(Need("DELETE", ResourceType.GROUP_MEMBERSHIP, On.GROUP))
 CREATE_TENANT = permit(Need("CREATE", ResourceType.TENANT))
 UPDATE_TENANT = permit(Need("UPDATE", ResourceType.TENANT, On.TENANT))
@@ -227,6 +232,12 @@ ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
 # summaries): nothing short of ALL on the authorization resource, what only admins hold.
 ADMINISTER = permit(Need("ALL", ResourceType.AUTHORIZATION))
+# Putting a credential (a user's role, a token of a built-in group's) into a built-in group: an
+# administrator's work, and the membership of that group (as `ADD_GROUP_MEMBER`).
+ADMINISTER_INTO_GROUP = permit(
+    Need("ALL", ResourceType.AUTHORIZATION),
+    Need("CREATE", ResourceType.GROUP_MEMBERSHIP, On.GROUP),
+)
 # Operators' work that Camunda has no permission of its own for (replaying webhook deliveries,
 # starting a history cleanup run now): UPDATE on every process instance, what operators hold.
 OPERATE = permit(Need("UPDATE", ResourceType.PROCESS_INSTANCE))

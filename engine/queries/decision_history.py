@@ -235,6 +235,18 @@ def evaluation(conn: Connection, evaluation_id: UUID) -> EvaluationRow | None:
 
 
 @query
+def evaluated(conn: Connection, evaluation_id: UUID) -> EvaluationRow | None:
+    """The evaluation a command has just made, by its id, for answering the one who asked:
+    not narrowed to their reads (EvaluateDecision checked CREATE_INSTANCE, all Camunda's
+    evaluate asks; the history's READ_HISTORY is for reading evaluations back later)."""
+    where = Where()
+    where.equals("e.id", evaluation_id)
+    statement = sql.SQL(f"SELECT {_EVALUATIONS.columns} FROM {_EVALUATIONS.source}") + where.sql()
+    rows = fetch_all(conn, EvaluationRow, statement, where.params())
+    return rows[0] if rows else None
+
+
+@query
 def evaluations_after(
     conn: Connection, found: EvaluationFilter, limit: int, after: Key | None
 ) -> list[EvaluationRow]:

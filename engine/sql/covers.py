@@ -34,6 +34,7 @@ __all__ = [
     "decision_history",
     "definition",
     "deployment",
+    "fetchable",
     "group",
     "history",
     "history_of",
@@ -85,6 +86,21 @@ def instance(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralS
         (
             Cover(_PD["READ_INSTANCE"], PD, key),
             Cover(READ, ResourceType.PROCESS_INSTANCE, instance_id, uuid=True),
+        ),
+        tenant,
+    )
+
+
+def fetchable(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    """External tasks a worker's fetch may lock (Camunda's fetch narrowing, not a read): READ
+    and UPDATE on the instance, or READ_INSTANCE and UPDATE_INSTANCE on its definition's key."""
+    on_instance = PERMISSIONS[ResourceType.PROCESS_INSTANCE]
+    return Covers(
+        (
+            Cover(_PD["READ_INSTANCE"] | _PD["UPDATE_INSTANCE"], PD, key),
+            Cover(
+                READ | on_instance["UPDATE"], ResourceType.PROCESS_INSTANCE, instance_id, uuid=True
+            ),
         ),
         tenant,
     )

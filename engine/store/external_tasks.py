@@ -10,6 +10,7 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg import sql
 
 from engine.core.runtime import InstanceRun
 from engine.observe import metrics
@@ -54,6 +55,7 @@ WITH picked AS (
           AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
           AND (e.retries IS NULL OR e.retries > 0)
           AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
+          {authorized}
         ORDER BY {order}
         LIMIT %(max_tasks)s
         FOR UPDATE OF e SKIP LOCKED
@@ -141,6 +143,26 @@ class Narrowing:
         }
 
 
+# Where a narrowed fetch adds its worker's covers (`_narrowed`); nothing for an unrestricted one.
+_AUTHORIZED = "/* authorized */"
+# The tasks a worker may lock: those of instances they may READ and UPDATE (Camunda's rule).
+FETCHABLE_BY = covers.fetchable("e.definition_key", "e.instance_id", tenant="e.tenant_id")
+
+
+def _narrowed(statement: str) -> tuple[str | sql.Composed, dict[str, Any]]:
+    """`statement` with the current actor's fetch covers in its candidates' conditions
+    (engine/sql/filters.py `Where.authorized`) and their values, or as it is when they add
+    nothing: a fetch of the engine's own, or of a worker who may lock every task, plans as it
+    always has."""
+    where = Where()
+    where.authorized(FETCHABLE_BY)
+    if where.sql() == sql.SQL(""):
+        return statement, {}
+    head, tail = statement.split(_AUTHORIZED)
+    narrowed = sql.SQL(head) + sql.SQL("\n          AND ") + where.conditions() + sql.SQL(tail)
+    return narrowed, where.params()
+
+
 def _fetch_and_lock(order: str, *, narrowed: bool = False) -> str:
     """The fetch-and-lock statement taking tasks in `order` (columns of the table), with each
     topic's narrowing conditions when `narrowed`."""
@@ -153,6 +175,7 @@ def _fetch_and_lock(order: str, *, narrowed: bool = False) -> str:
         instance=_INSTANCE,
         open=_OPEN,
         active=_ACTIVE,
+        authorized=_AUTHORIZED,
     )
 
 
@@ -173,13 +196,15 @@ SELECT EXISTS (
     WHERE e.state = {_OPEN} AND e.topic = ANY(%(topics)s)
       AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
       AND (e.retries IS NULL OR e.retries > 0)
-      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {_ACTIVE})
+      AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {_ACTIVE}
+      {_AUTHORIZED})
 """
 
 
 def any_fetchable(conn: psycopg.Connection[Any], topics: list[str], now: datetime) -> bool:
     """Whether a fetch of `topics` would lock anything now."""
-    row = conn.execute(FETCHABLE, {"topics": topics, "now": now}).fetchone()
+    statement, covered = _narrowed(FETCHABLE)  # what this worker's fetch would lock
+    row = conn.execute(statement, {**covered, "topics": topics, "now": now}).fetchone()
     return bool(row and row[0])
 
 
@@ -205,9 +230,11 @@ def fetch_and_lock(
         statement = FETCH_BY_PRIORITY_NARROWED if use_priority else FETCH_OLDEST_FIRST_NARROWED
     else:
         statement = FETCH_BY_PRIORITY if use_priority else FETCH_OLDEST_FIRST
+    text, covered = _narrowed(statement)
     cur = conn.execute(
-        statement,
+        text,
         {
+            **covered,
             "topics": list(lock_ms_by_topic),
             "now": now,
             "max_tasks": max_tasks,

@@ -77,7 +77,7 @@ READS: tuple[tuple[Resource, tuple[str, ...]], ...] = (
     (PROCESS_INSTANCE, ("READ",)),
     (TASK, ("READ",)),
     (DEPLOYMENT, ("READ",)),
-    (DECISION_DEFINITION, ("READ", "READ_HISTORY")),
+    (DECISION_DEFINITION, ("READ",)),  # an evaluation answers without READ_HISTORY
     (BATCH, ("READ",)),
     (USER, ("READ",)),
     (GROUP, ("READ",)),

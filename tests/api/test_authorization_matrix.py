@@ -39,17 +39,26 @@ from engine.db.database import connect_url_for
 from engine.store import accounts as account_store
 from tests.api import processes
 from tests.api.matrix_routes import (
+    AUTHORIZATION,
+    DECISION_DEFINITION,
     DMN,
+    GROUP_MEMBERSHIP,
+    PROCESS_DEFINITION,
+    PROCESS_INSTANCE,
     PROCESSES,
     READS,
     TENANT_ID,
     TENANTED,
+    USER,
     Resource,
     Row,
     Surface,
     Target,
+    identity_counts,
+    scalar,
+    unique,
 )
-from tests.api.matrix_table import REFUSED_OTHERWISE, ROWS
+from tests.api.matrix_table import DISH, REFUSED_OTHERWISE, ROWS
 from tests.api.test_sessions import Browser
 from tests.server import PASSWORD, LiveServer, live_server
 
@@ -227,6 +236,10 @@ def test_a_mutation_needs_its_permission(world: World, row: Row, who: Who) -> No
 
 # -- no mutation route escapes the matrix ---------------------------------------------------------
 
+FETCH_NARROWED = (
+    "narrowed, never refused: locks only the tasks of instances the worker may READ and UPDATE "
+    "(test_a_fetch_locks_only_what_it_may_update)"
+)
 # Routes that need nothing beyond being signed in, and why.
 SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/views"): "the caller's own saved view",
@@ -247,6 +260,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/migration/validate"): "a report, computed: changes nothing",
     ("console", "POST", "/definitions/{key}/migrate/validate"): "a report: changes nothing",
     ("/engine-rest", "POST", "/group"): "Camunda's POST form of the group query: a read",
+    ("/api/v1", "POST", "/external-tasks/fetch-and-lock"): FETCH_NARROWED,
+    ("/engine-rest", "POST", "/external-task/fetchAndLock"): FETCH_NARROWED,
 }
 
 
@@ -318,3 +333,164 @@ def test_each_resource_type_and_permission_has_its_rows() -> None:
         surfaces[(row.resource.name, row.permission)].add(row.surface)
     for key in [("ProcessDefinition", "CREATE_INSTANCE"), ("ProcessDefinition", "DELETE_INSTANCE")]:
         assert surfaces[key] == set(Surface), key
+
+
+# -- what the table cannot say: narrowing, and grants that depend on the body ---------------------
+
+
+def someone(world: World, grants: list[tuple[Resource, list[str], str]]) -> str:
+    """A fresh user in a fresh group of their own (and the readers'), the group granted
+    `grants` (resource, permissions, resource id); their name."""
+    engine = world.server.engine
+    serial = next(_serial)
+    user, group = f"matrix-{serial}-someone", f"matrix-group-{serial}-someone"
+    with engine.connection() as conn:
+        conn.execute("INSERT INTO identity_user (id) VALUES (%s)", (user,))
+        conn.execute("INSERT INTO identity_group (id, name) VALUES (%s, 'Matrix')", (group,))
+        conn.execute(
+            "INSERT INTO group_membership (group_id, user_id) VALUES (%s, %s), (%s, %s)",
+            (group, user, READERS, user),
+        )
+        account_store.insert_credential(conn, user, "password", PASSWORD_HASH, user_id=user)
+    for resource, permissions, on in grants:
+        world.grant(GRANT, resource, permissions, on, group=group)
+    return user
+
+
+def api_as(world: World, user: str) -> httpx.Client:
+    return httpx.Client(base_url=f"{world.server.url}/api/v1", auth=(user, PASSWORD), timeout=30)
+
+
+def test_a_role_needs_the_membership_of_its_group(world: World) -> None:
+    """CREATE on users alone makes no admin (who would then make an admin token): putting a
+    user or a token into a built-in group needs CREATE on that group's memberships too."""
+    engine = world.server.engine
+    creator = someone(world, [(USER, ["CREATE"], "*"), (GROUP_MEMBERSHIP, ["CREATE"], "viewer")])
+    with api_as(world, creator) as api_client:
+        before = identity_counts(engine)
+        answer = api_client.post("/users", json={"name": unique("climber"), "role": "admin"})
+        assert answer.status_code == 403, answer.text
+        missing = answer.json()["detail"]["missing"]
+        assert {k: missing[0][k] for k in ("permission", "resource_type")} == {
+            "permission": "CREATE",
+            "resource_type": "Group membership",
+        }, missing
+        assert missing[0]["resource_id"] == "admin", missing
+        assert identity_counts(engine) == before, "a refused creation wrote nothing"
+        viewer = unique("viewer")
+        answer = api_client.post("/users", json={"name": viewer, "role": "viewer"})
+        assert answer.status_code == 201, answer.text
+        joined = "SELECT count(*) FROM group_membership WHERE group_id = 'viewer' AND user_id = %s"
+        assert scalar(engine, joined, viewer) == 1
+    # An administrator of tokens and roles needs the membership of the group too.
+    admin_ = someone(
+        world, [(AUTHORIZATION, ["ALL"], "*"), (GROUP_MEMBERSHIP, ["CREATE"], "operator")]
+    )
+    with api_as(world, admin_) as api_client:
+        before = identity_counts(engine)
+        refused = [
+            api_client.post("/tokens", json={"name": unique("t"), "role": "admin"}),
+            api_client.post(f"/users/{viewer}/role", json={"role": "admin"}),
+        ]
+        for answer in refused:
+            assert answer.status_code == 403, answer.text
+            assert "Group membership" in answer.text and "'admin'" in answer.text, answer.text
+        assert identity_counts(engine) == before, "a refused change wrote nothing"
+        answer = api_client.post(f"/users/{viewer}/role", json={"role": "operator"})
+        assert answer.status_code == 204, answer.text
+        answer = api_client.post("/tokens", json={"name": unique("t"), "role": "operator"})
+        assert answer.status_code == 201, answer.text
+    # With the membership of the admin group, the creator may make an admin after all.
+    world.grant(GRANT, GROUP_MEMBERSHIP, ["CREATE"], "admin", user=creator)
+    with api_as(world, creator) as api_client:
+        answer = api_client.post("/users", json={"name": unique("admin"), "role": "admin"})
+        assert answer.status_code == 201, answer.text
+
+
+def test_an_evaluation_answers_without_history_reads(world: World) -> None:
+    """CREATE_INSTANCE on the decision is all an evaluation needs; its answer is its own."""
+    user = someone(world, [(DECISION_DEFINITION, ["CREATE_INSTANCE"], "dish")])
+    with api_as(world, user) as api_client:
+        answer = api_client.post("/decisions/dish/evaluate", json={"variables": DISH})
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["key"] == "dish" and answer.json()["result"], answer.text
+        # Reading evaluations back later is history, which they may not read.
+        listed = api_client.get("/decision-evaluations", params={"key": "dish"})
+        assert listed.status_code == 200, listed.text
+        assert listed.json()["items"] == [], listed.text
+
+
+def _fetch(world: World, surface: Surface, user: str, topic: str, wait_ms: int = 0) -> list[str]:
+    """The ids of the tasks `user`'s fetch of `topic` locked (as many as there are), waiting
+    up to `wait_ms` for some (a long poll)."""
+    base = f"{world.server.url}{surface.value}"
+    if surface is Surface.REST:
+        path = "/external-task/fetchAndLock"
+        body: dict[str, Any] = {
+            "workerId": user,
+            "maxTasks": 100,
+            "topics": [{"topicName": topic, "lockDuration": 60_000}],
+            "asyncResponseTimeout": wait_ms,
+        }
+    else:
+        path = "/external-tasks/fetch-and-lock"
+        body = {
+            "worker_id": user,
+            "max_tasks": 100,
+            "topics": [{"topic": topic, "lock_duration_ms": 60_000}],
+            "timeout_ms": wait_ms,
+        }
+    client = httpx.Client(base_url=base, auth=(user, PASSWORD), timeout=30)
+    if user == "admin":  # the built-in admin, by its token
+        client = httpx.Client(base_url=base, headers=world.server.bearer(user), timeout=30)
+    with client:
+        answer = client.post(path, json=body)
+    assert answer.status_code == 200, answer.text
+    tasks = answer.json() if surface is Surface.REST else answer.json()["items"]
+    return sorted(task["id"] for task in tasks)
+
+
+def _open_task(world: World, key: str) -> tuple[str, str]:
+    """A fresh instance of `key`: its id and its external task's."""
+    engine = world.server.engine
+    made = str(engine.start_latest(key).id)
+    task = scalar(engine, "SELECT id::text FROM external_task WHERE instance_id = %s", made)
+    return made, task
+
+
+@pytest.mark.parametrize("surface", [Surface.API, Surface.REST])
+def test_a_fetch_locks_only_what_it_may_update(world: World, surface: Surface) -> None:
+    """Camunda's fetch: only the tasks of instances the worker holds READ and UPDATE on, or
+    READ_INSTANCE and UPDATE_INSTANCE on their definition; never refused."""
+    engine = world.server.engine
+    key = unique("matrix-fetched")
+    other = unique("matrix-unfetched")
+    engine.deploy(processes.external(key, topic=key))
+    engine.deploy(processes.external(other, topic=key))
+    (one, one_task), (_, two_task) = _open_task(world, key), _open_task(world, key)
+    _, other_task = _open_task(world, other)
+    # Reading alone (READ_INSTANCE on every definition, the readers') locks nothing.
+    reader = someone(world, [])
+    assert _fetch(world, surface, reader, key) == []
+    # Nor does a long poll: it waits out its time for tasks it may lock, locking none.
+    assert _fetch(world, surface, reader, key, wait_ms=300) == []
+    # READ and UPDATE on one instance: its task only.
+    on_instance = someone(world, [(PROCESS_INSTANCE, ["READ", "UPDATE"], one)])
+    assert _fetch(world, surface, on_instance, key) == [one_task]
+    # READ_INSTANCE and UPDATE_INSTANCE on the definition: its tasks, not the other's.
+    on_key = someone(world, [(PROCESS_DEFINITION, ["READ_INSTANCE", "UPDATE_INSTANCE"], key)])
+    assert _fetch(world, surface, on_key, key) == [two_task]
+    # On every definition, but revoked on the other one's key: still not the other's.
+    _, three_task = _open_task(world, key)
+    _, other_again = _open_task(world, other)
+    revoked = someone(world, [(PROCESS_DEFINITION, ["READ_INSTANCE", "UPDATE_INSTANCE"], "*")])
+    world.grant(REVOKE, PROCESS_DEFINITION, ["UPDATE_INSTANCE"], other, user=revoked)
+    assert _fetch(world, surface, revoked, key) == [three_task]
+    locked = scalar(
+        engine,
+        "SELECT count(*) FROM external_task WHERE id = ANY(%s::uuid[]) AND worker_id IS NOT NULL",
+        [other_task, other_again],
+    )
+    assert locked == 0, "the other definition's tasks stay open"
+    # The built-in admin may lock every task: the other definition's too.
+    assert _fetch(world, surface, "admin", key) == sorted([other_task, other_again])
