@@ -13,6 +13,7 @@ import psycopg
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.model import ProcessModel, TimerDefinition
+from engine.queries.camunda import deployments as deployment_reads
 from engine.states import (
     IncidentState,
     InstanceState,
@@ -256,10 +257,24 @@ _CHUNKED = {
 }
 
 
+# Not process keys (a BPMN id has no colon): where deploy() names PARALLEL's deployment and file.
+DEPLOYMENT = ":deployment"
+RESOURCE = ":resource"
+
+
 def deploy(engine: Engine) -> dict[str, str]:
-    """Deploy the models; the latest definition id of each key."""
+    """Deploy the models; the latest definition id of each key, and under DEPLOYMENT and
+    RESOURCE the ids of PARALLEL's deployment and of its file."""
     engine.deploy(*models(), name="console-at-scale")
-    return {key: engine.latest_definition(key).id for key in KEYS}
+    found = {key: engine.latest_definition(key) for key in KEYS}
+    parallel = found[PARALLEL]
+    files = deployment_reads.resources(engine, parallel.deployment_id)
+    (resource,) = (f for f in files if f.name == parallel.resource_name)
+    return {
+        **{key: row.id for key, row in found.items()},
+        DEPLOYMENT: str(parallel.deployment_id),
+        RESOURCE: str(resource.id),
+    }
 
 
 def _parameters(sizes: Sizes, definitions: dict[str, str]) -> dict[str, Any]:

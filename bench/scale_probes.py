@@ -13,25 +13,32 @@ from urllib.parse import quote
 from app.console.inspector import PANELS
 from bench.scale_fill import (
     ADMIN,
+    DEPLOYMENT,
     KIND_EXTERNAL_TASK,
     KIND_INCIDENT,
     KIND_INSTANCE,
     KIND_JOB,
     KIND_USER_TASK,
     PARALLEL,
+    RESOURCE,
     WEBHOOK_ID,
     Sizes,
     uid,
 )
+from engine.model.job_definitions import job_definition_id
+from engine.states import JobKind
 
 # A batch id the fill never creates.
 NO_BATCH = "00000000-0000-4000-8000-0000000ba7c4"
+# An id no row of the fill has: the fill writes no task comment nor attachment.
+NO_ROW = "00000000-0000-4000-8000-000000000000"
 
 
 @dataclass(frozen=True)
 class Sample:
     """Ids the probes address: a running instance (with variables, a task, an incident...), an
-    ended one, the running instance's user task, external task, incident and job."""
+    ended one, the running instance's user task, external task, incident and job, and the
+    deployment of PARALLEL's definition and its file."""
 
     definition_id: str
     running: str
@@ -42,6 +49,13 @@ class Sample:
     job: str
     webhook: str = WEBHOOK_ID
     key: str = PARALLEL
+    deployment: str = NO_ROW
+    resource: str = NO_ROW
+
+    @property
+    def job_definition(self) -> str:
+        """The job definition of PARALLEL's boundary timer."""
+        return job_definition_id(self.definition_id, "remind", JobKind.TIMER)
 
 
 def sample(sizes: Sizes, definitions: dict[str, str]) -> Sample:
@@ -59,6 +73,8 @@ def sample(sizes: Sizes, definitions: dict[str, str]) -> Sample:
         external_task=uid(KIND_EXTERNAL_TASK, n),
         incident=uid(KIND_INCIDENT, n),
         job=uid(KIND_JOB, n),
+        deployment=definitions[DEPLOYMENT],
+        resource=definitions[RESOURCE],
     )
 
 
@@ -92,6 +108,8 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
         p("/definitions/{key}/migrate", f"/definitions/{s.key}/migrate"),
+        p("/deployments/{id}", f"/deployments/{s.deployment}"),
+        p("/deployments/{id}/files/{rid}", f"/deployments/{s.deployment}/files/{s.resource}"),
         p("/decisions"),
         # The fill deploys no decision.
         Probe("console", "/decisions/{key}", f"/decisions/{s.key}?period=30d", 404),
@@ -129,6 +147,13 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/instances/export.{format}", "/instances/export.csv?retrying=yes"),
         p("/incidents/export.{format}", f"/incidents/export.csv?definition={s.key}&text=zz-none"),
         p("/tasks/export.{format}", "/tasks/export.json?show=mine"),
+        # The fill attaches nothing to a task.
+        Probe(
+            "console",
+            "/tasks/{task_id:uuid}/attachments/{attachment_id:uuid}",
+            f"/tasks/{s.user_task}/attachments/{NO_ROW}",
+            404,
+        ),
         Probe("console", "/jump", f"/jump?q={s.running}", expect=303),
         Probe("console", "/jump", "/jump?q=order-3", expect=303),
         Probe("console", "/jump", f"/jump?q={s.key}", expect=303),
@@ -252,6 +277,7 @@ def api_probes(s: Sample) -> list[Probe]:
         Probe("api", "/batches/{id}", f"/api/v1/batches/{NO_BATCH}", 404),
         p("/users"),
         p("/tokens"),
+        p("/account/tokens"),
         p("/sessions"),
         Probe("api", "/users/{name}/profile", "/api/v1/users/nobody-here/profile", 404),
         p("/groups"),
@@ -293,6 +319,8 @@ def camunda_probes(s: Sample) -> list[Probe]:
         return Probe("camunda", route, "/engine-rest" + path, 404)
 
     pid = quote(s.definition_id)
+    # Where the definition is addressed: by key and by id.
+    forms = [("key/{key}", f"key/{s.key}"), ("{id}", pid)]
     return [
         *listed("/process-definition", f"key={s.key}", "latestVersion=true"),
         p("/process-definition/key/{key}", f"/process-definition/key/{s.key}"),
@@ -314,6 +342,18 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/process-definition/{id}/startForm", f"/process-definition/{pid}/startForm"),
         p("/process-definition/{id}/form-variables", f"/process-definition/{pid}/form-variables"),
+        # The models set no form key and no form fields: Camunda's 400 for a deployed form, 404
+        # for a rendered one.
+        *(
+            Probe(
+                "camunda",
+                f"/process-definition/{route}/{form}",
+                f"/engine-rest/process-definition/{path}/{form}",
+                status,
+            )
+            for route, path in forms
+            for form, status in (("deployed-start-form", 400), ("rendered-form", 404))
+        ),
         # Statistics: from the summary rows, with failed jobs and incidents from their rows.
         p("/process-definition/statistics"),
         p(
@@ -376,6 +416,13 @@ def camunda_probes(s: Sample) -> list[Probe]:
             f"processDefinitionId={pid}",
         ),
         p("/external-task/{id}", f"/external-task/{s.external_task}"),
+        # The fill's failures carry no details: Camunda's 204.
+        Probe(
+            "camunda",
+            "/external-task/{id}/errorDetails",
+            f"/engine-rest/external-task/{s.external_task}/errorDetails",
+            204,
+        ),
         # No cleanup job is scheduled: the bench's server runs without the job executor.
         Probe("camunda", "/history/cleanup/job", "/engine-rest/history/cleanup/job", 404),
         p("/history/cleanup/jobs"),
@@ -469,6 +516,28 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "activityId=remind",
         ),
         p("/job/{id}", f"/job/{s.job}"),
+        Probe("camunda", "/job/{id}/stacktrace", f"/engine-rest/job/{s.job}/stacktrace", 204),
+        *listed(
+            "/job-definition",
+            f"processDefinitionKey={s.key}",
+            f"processDefinitionId={pid}",
+            "activityIdIn=remind,check",
+            "suspended=true",
+        ),
+        p("/job-definition/{id}", f"/job-definition/{s.job_definition}"),
+        *listed(
+            "/deployment", "name=console-at-scale", "nameLike=console%25", f"id={s.deployment}"
+        ),
+        p("/deployment/{id}", f"/deployment/{s.deployment}"),
+        p("/deployment/{id}/resources", f"/deployment/{s.deployment}/resources"),
+        p(
+            "/deployment/{id}/resources/{rid}",
+            f"/deployment/{s.deployment}/resources/{s.resource}",
+        ),
+        p(
+            "/deployment/{id}/resources/{rid}/data",
+            f"/deployment/{s.deployment}/resources/{s.resource}/data",
+        ),
         p("/engine"),
         p("/version"),
         *listed(
@@ -488,6 +557,23 @@ def camunda_probes(s: Sample) -> list[Probe]:
         p("/task/{id}/variables", f"/task/{s.user_task}/variables"),
         p("/task/{id}/variables/{name}", f"/task/{s.user_task}/variables/amount"),
         p("/task/{id}/localVariables", f"/task/{s.user_task}/localVariables"),
+        # The task has no form key and no form fields.
+        Probe(
+            "camunda",
+            "/task/{id}/deployed-form",
+            f"/engine-rest/task/{s.user_task}/deployed-form",
+            400,
+        ),
+        missing("/task/{id}/rendered-form", f"/task/{s.user_task}/rendered-form"),
+        # The fill writes no comment nor attachment: the lists are empty, one by id a 404.
+        p("/task/{id}/comment", f"/task/{s.user_task}/comment"),
+        missing("/task/{id}/comment/{commentId}", f"/task/{s.user_task}/comment/{NO_ROW}"),
+        p("/task/{id}/attachment", f"/task/{s.user_task}/attachment"),
+        missing("/task/{id}/attachment/{attachmentId}", f"/task/{s.user_task}/attachment/{NO_ROW}"),
+        missing(
+            "/task/{id}/attachment/{attachmentId}/data",
+            f"/task/{s.user_task}/attachment/{NO_ROW}/data",
+        ),
         *listed(
             "/variable-instance",
             "variableName=customer",
