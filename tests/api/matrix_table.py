@@ -97,6 +97,7 @@ from tests.api.matrix_routes import (
     with_user_field,
 )
 from tests.api.matrix_suspension import SUSPENSION_ROWS
+from tests.api.matrix_tasks_jobs import TASKS_JOBS_ROWS
 
 
 def cleanup_rows(engine: Engine) -> Any:
@@ -645,6 +646,7 @@ ANNOTATION_ROWS: list[Row] = [
 ]  # fmt: skip
 ROWS += ANNOTATION_ROWS
 ROWS += SUSPENSION_ROWS
+ROWS += TASKS_JOBS_ROWS
 
 
 # Rows whose refusal is not Camunda's 403 `AuthorizationException` (the command refuses and

@@ -240,6 +240,7 @@ FETCH_NARROWED = (
     "narrowed, never refused: locks only the tasks of instances the worker may READ and UPDATE "
     "(test_a_fetch_locks_only_what_it_may_update)"
 )
+TASK_QUERY = "a query: its rows are narrowed by the caller's grants, never refused"
 # Routes that need nothing beyond being signed in, and why.
 SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/views"): "the caller's own saved view",
@@ -262,6 +263,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/group"): "Camunda's POST form of the group query: a read",
     ("/api/v1", "POST", "/external-tasks/fetch-and-lock"): FETCH_NARROWED,
     ("/engine-rest", "POST", "/external-task/fetchAndLock"): FETCH_NARROWED,
+    ("/engine-rest", "POST", "/task"): TASK_QUERY,
+    ("/engine-rest", "POST", "/task/count"): TASK_QUERY,
 }
 
 
