@@ -497,6 +497,15 @@ def camunda_probes(s: Sample) -> list[Probe]:
             f"processDefinitionKey={s.key}",
         ),
         *listed(
+            "/history/task",
+            f"processInstanceId={s.running}",
+            f"processDefinitionKey={s.key}",
+            "finished=true",
+            "unfinished=true",
+            "taskAssignee=nobody",
+            "sortBy=startTime&sortOrder=desc",
+        ),
+        *listed(
             "/history/activity-instance",
             "activityId=join",
             f"processInstanceId={s.running}",

@@ -1,8 +1,9 @@
-"""Camunda's history of variables and incidents: `/history/variable-instance` (the variables of
-running and ended instances, kept until the history cleanup deletes the instance) and
+"""Camunda's history of variables, incidents and user tasks: `/history/variable-instance` (the
+variables of running and ended instances, kept until the history cleanup deletes the instance),
 `/history/incident` (open and ended incidents, with their end times and open, resolved and
-deleted flags). Interlock keeps no log of each job or external task attempt, so it serves no
-`/history/job-log` or `/history/external-task-log`."""
+deleted flags) and `/history/task` (open and ended user tasks, kept with their instance).
+Interlock keeps no log of each job or external task attempt, so it serves no `/history/job-log`
+or `/history/external-task-log`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from app.camunda.http import Call, listing
 from app.camunda.variable_instances import variable_instance_id
 from app.camunda.variables import stored_to_dto
 from engine.queries.camunda import history as history_reads
+from engine.states import TaskState
 
 # Every variable row served is a live one: Interlock deletes a variable's row with it.
 CREATED = "CREATED"
@@ -116,7 +118,78 @@ def _incident_query(call: Call, *, count: bool) -> list[history_reads.HistoricIn
     )
 
 
+# Camunda's deleteReason and taskState of an ended task: completed, or deleted with its
+# activity (a cancellation, a boundary event, a modification).
+_ENDED = {
+    TaskState.COMPLETED: ("completed", "Completed"),
+    TaskState.RETIRED: ("deleted", "Deleted"),
+}
+
+
+def _task(row: history_reads.HistoricTaskRow) -> Json:
+    delete_reason, task_state = _ENDED.get(TaskState(row.state), (None, "Created"))
+    duration = None
+    if row.ended_at is not None:
+        duration = int((row.ended_at - row.created_at).total_seconds() * 1000)
+    return {
+        "id": str(row.id),
+        "processDefinitionKey": row.definition_key,
+        "processDefinitionId": row.definition_id,
+        "processInstanceId": str(row.instance_id),
+        "executionId": str(row.token_id),
+        "caseDefinitionKey": None,
+        "caseDefinitionId": None,
+        "caseInstanceId": None,
+        "caseExecutionId": None,
+        "activityInstanceId": str(row.token_id),
+        "name": row.name,
+        "description": row.description,
+        "deleteReason": delete_reason,
+        "owner": row.owner,
+        "assignee": row.assignee,
+        "startTime": format_date(row.created_at),
+        "endTime": format_date(row.ended_at),
+        "duration": duration,
+        "taskDefinitionKey": row.node_id,
+        "priority": row.priority,
+        "due": format_date(row.due_at),
+        "parentTaskId": text(row.parent_task_id),
+        "followUp": format_date(row.follow_up_at),
+        "tenantId": row.tenant_id,
+        "removalTime": None,
+        "rootProcessInstanceId": str(row.root_instance_id or row.instance_id),
+        "taskState": task_state,
+    }
+
+
+def _task_query(call: Call, *, count: bool) -> list[history_reads.HistoricTaskRow] | int:
+    return history_reads.historic_tasks(
+        call.engine,
+        call.page(history_reads.HISTORIC_TASK_SORT),
+        task_id=call.uuid("taskId"),
+        instance_id=call.uuid("processInstanceId"),
+        execution_id=call.uuid("executionId"),
+        definition_id=call.text("processDefinitionId"),
+        definition_key=call.text("processDefinitionKey"),
+        name=call.text("taskName"),
+        name_like=call.text("taskNameLike"),
+        assignee=call.text("taskAssignee"),
+        assignee_like=call.text("taskAssigneeLike"),
+        node_id=call.text("taskDefinitionKey"),
+        finished=call.flag("finished"),
+        unfinished=call.flag("unfinished"),
+        started_before=call.date("startedBefore"),
+        started_after=call.date("startedAfter"),
+        finished_before=call.date("finishedBefore"),
+        finished_after=call.date("finishedAfter"),
+        tenant_ids=call.csv("tenantIdIn"),
+        without_tenant=call.flag("withoutTenantId"),
+        count=count,
+    )
+
+
 endpoints = [
     *listing("/history/variable-instance", _variable_query, _variable),
     *listing("/history/incident", _incident_query, _incident),
+    *listing("/history/task", _task_query, _task),
 ]

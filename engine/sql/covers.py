@@ -130,6 +130,18 @@ def history(key: LiteralString, instance_id: LiteralString, *, tenant: LiteralSt
     )
 
 
+def historic_task(key: LiteralString, task_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    """A user task's history: READ_HISTORY on its definition's key, or READ on the task's
+    HistoricTask resource."""
+    return Covers(
+        (
+            Cover(_PD["READ_HISTORY"], PD, key),
+            Cover(READ, ResourceType.HISTORIC_TASK, task_id, uuid=True),
+        ),
+        tenant,
+    )
+
+
 def history_of(key: LiteralString, *, tenant: LiteralString) -> Covers:
     """Counts of a definition's history (the summaries): READ_HISTORY on its key."""
     return Covers((Cover(_PD["READ_HISTORY"], PD, key),), tenant)

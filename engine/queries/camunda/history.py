@@ -1,15 +1,15 @@
-"""Camunda's history of variables and incidents over Interlock's rows: the variable rows of
-running and ended instances (kept until the history cleanup deletes the instance; a variable
-deleted earlier, a local whose activity ended among them, is gone), and every incident, open or
-ended. Filters bind parameters only; a list filter matches any of its values (an empty list
-matches nothing)."""
+"""Camunda's history of variables, incidents and user tasks over Interlock's rows: the variable
+rows of running and ended instances (kept until the history cleanup deletes the instance; a
+variable deleted earlier, a local whose activity ended among them, is gone), every incident,
+open or ended, and every user task, open or ended. Filters bind parameters only; a list filter
+matches any of its values (an empty list matches nothing)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated, LiteralString, Unpack
+from typing import Annotated, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
 from engine.queries import Connection, query
@@ -24,7 +24,7 @@ from engine.queries.variables import (
 )
 from engine.sql import covers
 from engine.sql.filters import Filter, Where, filters_of
-from engine.states import IncidentState, InstanceState
+from engine.states import IncidentState, InstanceState, TaskState
 from engine.store.columns import select_list
 
 # -- variables ------------------------------------------------------------------------------------
@@ -169,3 +169,114 @@ def historic_incidents(
 ) -> list[HistoricIncidentRow] | int:
     """Every incident, open or ended, with Camunda's historic filters."""
     return _HISTORIC_INCIDENTS.read(conn, page, found, count=count)
+
+
+# -- tasks ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HistoricTaskRow:
+    """A user task, open or ended (an ended task keeps its row with its instance: Completed, or
+    Retired when its activity was left otherwise), with its instance's definition."""
+
+    id: UUID
+    instance_id: UUID
+    token_id: UUID
+    node_id: str
+    name: str | None
+    description: str | None
+    owner: str | None
+    assignee: str | None
+    state: str
+    created_at: datetime
+    ended_at: datetime | None
+    due_at: datetime | None
+    follow_up_at: datetime | None
+    priority: int
+    parent_task_id: UUID | None
+    tenant_id: str | None
+    definition_id: str
+    definition_key: str
+    root_instance_id: UUID | None
+
+    @property
+    def completed(self) -> bool:
+        return self.state == TaskState.COMPLETED
+
+    @property
+    def open(self) -> bool:
+        return self.state == TaskState.OPEN
+
+
+# Camunda's sortBy names of historic tasks.
+HISTORIC_TASK_SORT: dict[str, LiteralString] = {
+    "taskId": "t.id",
+    "activityInstanceId": "t.token_id",
+    "processDefinitionId": "p.definition_id",
+    "processInstanceId": "t.instance_id",
+    "executionId": "t.token_id",
+    "duration": "(t.ended_at - t.created_at)",
+    "endTime": "t.ended_at",
+    "startTime": "t.created_at",
+    "taskName": "t.name",
+    "taskDescription": "t.description",
+    "assignee": "t.assignee",
+    "owner": "t.owner",
+    "dueDate": "t.due_at",
+    "followUpDate": "t.follow_up_at",
+    "deleteReason": "t.state",
+    "taskDefinitionKey": "t.node_id",
+    "priority": "t.priority",
+    "tenantId": "t.tenant_id",
+}
+
+
+class HistoricTaskFilters(TypedDict, total=False):
+    """Camunda's filters of historic tasks (None: not filtered; `finished`, `unfinished` false:
+    not filtered, as Camunda reads them)."""
+
+    task_id: Annotated[UUID | None, Filter.equals("t.id")]
+    instance_id: Annotated[UUID | None, Filter.equals("t.instance_id")]
+    execution_id: Annotated[UUID | None, Filter.equals("t.token_id")]
+    definition_id: Annotated[str | None, Filter.equals("p.definition_id")]
+    definition_key: Annotated[str | None, Filter.equals("p.definition_key")]
+    name: Annotated[str | None, Filter.equals("t.name")]
+    name_like: Annotated[str | None, Filter.like("t.name")]
+    assignee: Annotated[str | None, Filter.equals("t.assignee")]
+    assignee_like: Annotated[str | None, Filter.like("t.assignee")]
+    node_id: Annotated[str | None, Filter.equals("t.node_id")]
+    finished: Annotated[bool | None, Filter.if_true("t.ended_at IS NOT NULL")]
+    unfinished: Annotated[bool | None, Filter.if_true("t.ended_at IS NULL")]
+    started_before: Annotated[datetime | None, Filter.at_most("t.created_at")]
+    started_after: Annotated[datetime | None, Filter.at_least("t.created_at")]
+    finished_before: Annotated[datetime | None, Filter.at_most("t.ended_at")]
+    finished_after: Annotated[datetime | None, Filter.at_least("t.ended_at")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("t.tenant_id")]
+    without_tenant: Annotated[bool | None, Filter.if_true("t.tenant_id IS NULL")]
+
+
+_HISTORIC_TASKS = CamundaList(
+    HistoricTaskRow,
+    select_list(
+        HistoricTaskRow,
+        [("t", "user_task"), ("p", "process_instance")],
+        {"root_instance_id": "p.root_instance_id"},
+    ),
+    "user_task t JOIN process_instance p ON p.id = t.instance_id",
+    HISTORIC_TASK_SORT,
+    "t.created_at, t.id",
+    filters_of(HistoricTaskFilters),
+    covers=covers.historic_task("p.definition_key", "t.id", tenant="t.tenant_id"),
+)
+
+
+@query
+def historic_tasks(
+    conn: Connection,
+    page: CamundaPage,
+    *,
+    count: bool = False,
+    **filters: Unpack[HistoricTaskFilters],
+) -> list[HistoricTaskRow] | int:
+    """Every user task, open or ended, with Camunda's historic filters."""
+    return _HISTORIC_TASKS.read(conn, page, filters, count=count)
