@@ -430,6 +430,8 @@ def camunda_probes(s: Sample) -> list[Probe]:
         *listed("/batch", "type=instance-deletion", "suspended=true"),
         *listed("/batch/statistics", "type=set-job-retries"),
         Probe("camunda", "/batch/{id}", f"/engine-rest/batch/{NO_BATCH}", 404),
+        *listed("/history/batch", "type=instance-deletion", "completed=true"),
+        Probe("camunda", "/history/batch/{id}", f"/engine-rest/history/batch/{NO_BATCH}", 404),
         *listed(
             "/history/user-operation",
             f"processInstanceId={s.running}",

@@ -125,6 +125,56 @@ def get_batch(call: Call) -> Response:
     return json_response(batch_dto(_runtime(call)))
 
 
+# -- history: every batch kept, running or ended (Completed or Cancelled) ------------------------
+
+
+def historic_batch_dto(row: bq.BatchRow) -> Json:
+    """Camunda's HistoricBatchDto."""
+    return {
+        "id": str(row.id),
+        "type": CAMUNDA_TYPES.get(row.type, row.type),
+        "totalJobs": row.total,
+        "batchJobsPerSeed": CHUNK_SIZE,
+        "invocationsPerBatchJob": 1,
+        "seedJobDefinitionId": None,
+        "monitorJobDefinitionId": None,
+        "batchJobDefinitionId": None,
+        "tenantId": row.tenant_id,
+        "createUserId": row.created_by,
+        "startTime": dto.format_date(row.created_at),
+        "endTime": dto.format_date(row.ended_at),
+        "removalTime": None,
+        "executionStartTime": dto.format_date(row.created_at),
+    }
+
+
+def _historic_filters(call: Call) -> dict[str, Any]:
+    """`completed`: true, only ended batches; false, only unfinished ones."""
+    completed = call.flag("completed")
+    states: list[str] | None = None
+    if completed is not None:
+        ended: list[str] = [s for s in BatchState if s not in bq.UNFINISHED]
+        states = ended if completed else list(bq.UNFINISHED)
+    return {"batch_id": call.uuid("batchId"), "types": _types(call), "states": states}
+
+
+def list_historic_batches(call: Call) -> Response:
+    page = call.page({})
+    found = bq.batches(call.engine, **_historic_filters(call), first=page.first, limit=page.max)
+    return json_response([historic_batch_dto(row) for row in found])
+
+
+def count_historic_batches(call: Call) -> Response:
+    return json_response({"count": bq.count(call.engine, **_historic_filters(call))})
+
+
+def get_historic_batch(call: Call) -> Response:
+    row = bq.batch(call.engine, as_uuid(call.path["id"]))
+    if row is None:
+        raise invalid_request(f"Historic batch for id '{call.path['id']}' cannot be found", 404)
+    return json_response(historic_batch_dto(row))
+
+
 def suspend(call: Call) -> Response:
     row = _runtime(call)
     require_batch_type(call.request, row)
@@ -316,6 +366,9 @@ endpoints = [
     Endpoint("/batch/{id}", "GET", get_batch),
     Endpoint("/batch/{id}/suspended", "PUT", suspend, body="json"),
     Endpoint("/batch/{id}", "DELETE", cancel),
+    Endpoint("/history/batch", "GET", list_historic_batches),
+    Endpoint("/history/batch/count", "GET", count_historic_batches),
+    Endpoint("/history/batch/{id}", "GET", get_historic_batch),
     Endpoint("/process-instance/delete", "POST", delete_instances, body="json"),
     Endpoint("/history/process-instance/delete", "POST", delete_history, body="json"),
     Endpoint("/job/retries", "POST", job_retries, body="json"),

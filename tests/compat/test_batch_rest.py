@@ -190,3 +190,47 @@ def test_deleting_history_as_a_batch_needs_an_administrator(idle_server: LiveSer
             "/history/process-instance/count", params={"processDefinitionKey": "rest-batch"}
         )
         assert gone.json() == {"count": 0}
+
+
+# Camunda 7.24's HistoricBatchDto, written out from the reference.
+HISTORIC_BATCH = {
+    "id", "type", "totalJobs", "batchJobsPerSeed", "invocationsPerBatchJob",
+    "seedJobDefinitionId", "monitorJobDefinitionId", "batchJobDefinitionId", "tenantId",
+    "createUserId", "startTime", "endTime", "removalTime", "executionStartTime",
+}  # fmt: skip
+
+
+def test_history_keeps_running_and_ended_batches(idle_server: LiveServer) -> None:
+    ids = _instances(idle_server, 2)
+    with _client(idle_server, "operator") as rest:
+        ended = rest.post("/process-instance/delete", json={"processInstanceIds": ids[:1]})
+        assert ended.status_code == 200, ended.text
+        ended_id = ended.json()["id"]
+        run_to_end(idle_server.engine, ended_id)
+        running = rest.post("/job/retries", json={"jobIds": [ids[1]], "retries": 1})
+        assert running.status_code == 200, running.text
+        running_id = running.json()["id"]
+
+        listed = {b["id"]: b for b in rest.get("/history/batch").json()}
+        assert set(listed) == {ended_id, running_id}
+        for batch in listed.values():
+            assert set(batch) == HISTORIC_BATCH, batch
+        assert listed[ended_id]["type"] == "instance-deletion"
+        assert listed[ended_id]["endTime"] is not None
+        assert listed[ended_id]["createUserId"] == "operator"
+        assert listed[running_id]["endTime"] is None
+        assert rest.get("/history/batch/count").json() == {"count": 2}
+        done = rest.get("/history/batch", params={"completed": "true"}).json()
+        assert [b["id"] for b in done] == [ended_id]
+        undone = rest.get("/history/batch", params={"completed": "false"}).json()
+        assert [b["id"] for b in undone] == [running_id]
+        typed = rest.get("/history/batch/count", params={"type": "set-job-retries"}).json()
+        assert typed == {"count": 1}
+        assert rest.get(f"/history/batch/{ended_id}").json() == listed[ended_id]
+        # The runtime resource no longer has it.
+        assert rest.get(f"/batch/{ended_id}").status_code == 404
+        missing = rest.get("/history/batch/01a24af7-0000-7000-8000-000000000000")
+        assert missing.status_code == 404
+        assert missing.json()["type"] == "InvalidRequestException"
+        wrong = rest.get("/history/batch", params={"completed": "maybe"})
+        assert wrong.status_code == 400 and "completed" in wrong.json()["message"]
