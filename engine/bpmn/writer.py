@@ -403,6 +403,8 @@ def _node(
         element.set(_camunda("asyncBefore"), "true")
     if node.async_after:
         element.set(_camunda("asyncAfter"), "true")
+    if node.job_priority is not None:
+        element.set(_camunda("jobPriority"), str(node.job_priority))
     if isinstance(node, ServiceTask):
         _implementation(element, node)
         if node.expression is not None:
@@ -576,6 +578,8 @@ def write_bpmn(models: Sequence[ProcessModel]) -> str:
             _set(process, _camunda("versionTag"), model.version_tag)
             if model.history_ttl_days is not None:
                 process.set(_camunda("historyTimeToLive"), str(model.history_ttl_days))
+            if model.job_priority is not None:
+                process.set(_camunda("jobPriority"), str(model.job_priority))
             _described(process, model.documentation, model.properties, listeners=model.listeners)
             _scope(process, model, None, refs, _flows_by_scope(model))
         # The definitions-level elements, by name or code: a code is also the element's name.

@@ -155,18 +155,18 @@ def test_the_declared_statements_carry_the_declared_columns_only() -> None:
 
 
 # Each runtime row and its table: the columns the row leaves to the command (the instance's and
-# its definition's ids, its tenant) or to the database, and the fields only the engine keeps.
+# its definition's ids and key, its tenant) or to the database, and the fields only the engine keeps.
 AGREEMENT: list[tuple[type[Any], str, set[str]]] = [
     (InstanceRow, "process_instance", set()),
     (Token, "token", set()),
     (Join, "join_state", {"instance_id"}),
     (UserTaskRow, "user_task", {"instance_id", "tenant_id"}),
-    (ExternalTaskRow, "external_task", {"instance_id", "tenant_id"}),
+    (ExternalTaskRow, "external_task", {"instance_id", "definition_key", "tenant_id"}),
     (JobRow, "job", {"instance_id", "definition_id", "tenant_id"}),
     (Subscription, "event_subscription", {"instance_id", "definition_id"}),
     (IncidentRow, "incident", {"instance_id", "definition_id", "tenant_id"}),
     (Visit, "history", {"instance_id"}),
-    (Event, "outbox", {"seq", "txid", "instance_id", "created_at"}),
+    (Event, "outbox", {"seq", "txid", "instance_id", "definition_key", "created_at"}),
 ]
 ENGINE_ONLY = {"is_new", "dirty", "deleted", "loaded_worker_id"}
 
