@@ -155,7 +155,8 @@ def test_the_declared_statements_carry_the_declared_columns_only() -> None:
 
 
 # Each runtime row and its table: the columns the row leaves to the command (the instance's and
-# its definition's ids and key, its tenant) or to the database, and the fields only the engine keeps.
+# its definition's ids and key, its tenant) or to the database, and the fields only the engine
+# keeps.
 AGREEMENT: list[tuple[type[Any], str, set[str]]] = [
     (InstanceRow, "process_instance", set()),
     (Token, "token", set()),
