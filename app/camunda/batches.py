@@ -51,23 +51,31 @@ CAMUNDA_TYPES: dict[str, str] = {
 Json = dict[str, Any]
 
 
-def batch_dto(row: bq.BatchRow) -> Json:
-    """Camunda's BatchDto: a batch's items are its jobs, each an invocation of the operation."""
+def _batch_fields(row: bq.BatchRow) -> Json:
+    """What Camunda's BatchDto and HistoricBatchDto share: a batch's items are its jobs, each
+    an invocation of the operation."""
     return {
         "id": str(row.id),
         "type": CAMUNDA_TYPES.get(row.type, row.type),
         "totalJobs": row.total,
-        "jobsCreated": row.done + row.failed,
         "batchJobsPerSeed": CHUNK_SIZE,
         "invocationsPerBatchJob": 1,
         "seedJobDefinitionId": None,
         "monitorJobDefinitionId": None,
         "batchJobDefinitionId": None,
-        "suspended": row.suspended,
         "tenantId": row.tenant_id,
         "createUserId": row.created_by,
         "startTime": dto.format_date(row.created_at),
         "executionStartTime": dto.format_date(row.created_at),
+    }
+
+
+def batch_dto(row: bq.BatchRow) -> Json:
+    """Camunda's BatchDto."""
+    return {
+        **_batch_fields(row),
+        "jobsCreated": row.done + row.failed,
+        "suspended": row.suspended,
     }
 
 
@@ -130,22 +138,7 @@ def get_batch(call: Call) -> Response:
 
 def historic_batch_dto(row: bq.BatchRow) -> Json:
     """Camunda's HistoricBatchDto."""
-    return {
-        "id": str(row.id),
-        "type": CAMUNDA_TYPES.get(row.type, row.type),
-        "totalJobs": row.total,
-        "batchJobsPerSeed": CHUNK_SIZE,
-        "invocationsPerBatchJob": 1,
-        "seedJobDefinitionId": None,
-        "monitorJobDefinitionId": None,
-        "batchJobDefinitionId": None,
-        "tenantId": row.tenant_id,
-        "createUserId": row.created_by,
-        "startTime": dto.format_date(row.created_at),
-        "endTime": dto.format_date(row.ended_at),
-        "removalTime": None,
-        "executionStartTime": dto.format_date(row.created_at),
-    }
+    return {**_batch_fields(row), "endTime": dto.format_date(row.ended_at), "removalTime": None}
 
 
 def _historic_filters(call: Call) -> dict[str, Any]:

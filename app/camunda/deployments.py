@@ -20,13 +20,12 @@ from app.params import as_uuid
 from engine.commands.deployments import (
     DeleteDeployment,
     Deploy,
-    DeploymentInUse,
     DeploymentResult,
     DuplicateFiltering,
     Redeploy,
     Resource,
 )
-from engine.errors import BadRequest, Conflict, ModelError, NotFound
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.queries import decision_history as dh
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda.common import CamundaPage
@@ -111,8 +110,6 @@ def _deploy(call: Call, command: Deploy | Redeploy) -> Response:
     engine = call.engine
     try:
         result = engine.run(command)
-    except ModelError:
-        raise
     except NotFound as exc:
         message = f"Cannot redeploy deployment '{call.path.get('id')}': {exc.message}"
         raise invalid_request(message, 404) from exc
@@ -239,8 +236,6 @@ def delete_deployment(call: Call) -> Response:
         call.engine.run(command)
     except NotFound as exc:
         raise invalid_request(missing, 404) from exc
-    except DeploymentInUse as exc:
-        raise engine_error(exc.message) from exc
     except Conflict as exc:
         raise engine_error(exc.message) from exc
     return no_content()

@@ -146,7 +146,8 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
         if is_dmn_resource(resource.name)
         for decision in _parse_dmn(resource, limits)
     ]
-    if command.filtering is DuplicateFiltering.KEYS and not parsed and not rules:
+    by_key = filtering is DuplicateFiltering.KEYS
+    if by_key and not parsed and not rules:
         raise BadRequest("the deployment contains no executable process and no decision")
     for items, what in ((parsed, "process"), (rules, "decision")):
         seen: set[str] = set()
@@ -155,7 +156,6 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
                 raise BadRequest(f"the deployment defines {what} '{item.key}' more than once")
             seen.add(item.key)
     deployment_id = new_id()
-    by_key = filtering is DuplicateFiltering.KEYS
     created, listed = _plan(tx, parsed, deployment_id, by_key, tenant=tenant)
     created_rules, listed_rules = _plan(tx, rules, deployment_id, by_key, DECISIONS, tenant=tenant)
     if by_key and not created and not created_rules:

@@ -166,17 +166,6 @@ def _readable(where: Where, history: bool = False) -> None:
     where.authorized(covers.history_of("d.key", tenant="d.tenant_id") if history else _READABLE)
 
 
-def instance_counts(
-    conn: Connection, definition_ids: list[str] | None = None
-) -> dict[tuple[str, str], int]:
-    """Instances by (definition id, state), of `definition_ids` (every definition: None)."""
-    where = Where()
-    where.any_of("definition_id", definition_ids)
-    _readable(where)
-    rows = conn.execute(_instances(where), where.params()).fetchall()
-    return {(d, s): int(n) for d, s, n in rows}
-
-
 def key_instance_counts(conn: Connection, key: str) -> dict[tuple[str, str], int]:
     """Instances by (definition id, state) of every version of `key`."""
     where = Where()
@@ -221,12 +210,10 @@ def running_counts(conn: Connection) -> dict[str, int]:
     where = Where()
     where.any_of("s.state", [s.value for s in InstanceState if not s.is_final])
     _readable(where)
-    statement = (
-        sql.SQL(f"SELECT s.definition_id, sum(instances) FROM {LIVE_INSTANCES} s{_DEFINED}")
-        + where.sql()
-        + sql.SQL(" GROUP BY s.definition_id HAVING sum(instances) <> 0")
-    )
-    return {d: int(n) for d, n in conn.execute(statement, where.params())}
+    running: dict[str, int] = {}
+    for definition_id, _, count in conn.execute(_instances(where), where.params()):
+        running[definition_id] = running.get(definition_id, 0) + int(count)
+    return running
 
 
 @query
