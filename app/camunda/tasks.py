@@ -40,14 +40,7 @@ from engine.commands.task_changes import (
     UpdateUserTask,
 )
 from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
-from engine.errors import (
-    AuthorizationDenied,
-    BadRequest,
-    Conflict,
-    InterlockError,
-    NotFound,
-    Suspended,
-)
+from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
 from engine.queries.camunda.instances import VariableFilter
@@ -262,7 +255,8 @@ def _change_link(call: Call, *, remove: bool) -> Response:
         link_type = LinkType(kind)
     except ValueError:
         raise invalid_request(
-            f"'type' {kind!r} is not supported: candidate or assignee (no owner is kept)"
+            f"'type' {kind!r} is not supported: candidate or assignee (the owner is set by "
+            "delegation or PUT /task/{id}, not as a link)"
         ) from None
     user_id, group_id = call.body_text("userId"), call.body_text("groupId")
     if (user_id is None) == (group_id is None):
@@ -388,7 +382,8 @@ def post_task_count(call: Call) -> Response:
 
 def _run(call: Call, command: Any, verb: str) -> Response:
     """Run a command on the path's task; a task that is not open is Camunda's NullValueException
-    (it finds no task), a suspended instance's task its SuspendedEntityInteractionException."""
+    (it finds no task), a suspended instance's task its SuspendedEntityInteractionException. A
+    refusal stays Camunda's 403 however it is wrapped (app/camunda/errors.py `translate`)."""
     task_id = call.path["id"]
     try:
         call.engine.run(command)
@@ -396,7 +391,7 @@ def _run(call: Call, command: Any, verb: str) -> Response:
         raise _missing(task_id) from exc
     except Suspended as exc:
         raise suspended_error(f"Cannot {verb} task {task_id}: {exc.message}") from exc
-    except (BadRequest, AuthorizationDenied):
+    except BadRequest:
         raise
     except InterlockError as exc:
         raise rest_error(500, f"Cannot {verb} task {task_id}: {exc.message}", exc) from exc
@@ -480,8 +475,6 @@ def _throw(call: Call, *, escalation: bool) -> Response:
         raise suspended_error(f"Cannot throw from task {task_id}: {exc.message}") from exc
     except BadRequest as exc:
         raise rest_error(400, exc.message, exc) from exc
-    except AuthorizationDenied:
-        raise
     except InterlockError as exc:
         message = f"Cannot throw from task {task_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist, persist_audited, require_running
-from engine.commands.tasks import TaskResult, load_open, task_check
+from engine.commands.tasks import TaskResult, load_open, reassign, task_check
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import ASSIGN_TASK, UPDATE_TASK, WORK_ON_TASK, Permit
@@ -58,25 +58,11 @@ class DelegateUserTask:
         task_check(tx, ASSIGN_TASK, run, task)
         if run.instance.state is InstanceState.SUSPENDED:
             raise Suspended("Cannot delegate a suspended task", task_id=str(self.task_id))
-        before = task.assignee
         if task.owner is None:
             task.owner = task.assignee
         task.delegation_state = DelegationState.PENDING
-        task.assignee, task.dirty = self.user_id, True
-        if self.user_id is not None and self.user_id != before:
-            advance(tx, run).assigned(task)
-        run.emit("task.assigned", run.tokens.get(task.token_id))
-        persist_audited(
-            tx,
-            run,
-            AuditOperation.DELEGATE,
-            AuditEntity.TASK,
-            entity_id=str(task.id),
-            property="assignee",
-            before=before,
-            after=self.user_id,
-            details={"owner": task.owner, "delegationState": task.delegation_state},
-        )
+        details = {"owner": task.owner, "delegationState": task.delegation_state}
+        reassign(tx, run, task, self.user_id, AuditOperation.DELEGATE, details)
         return _result(run, task)
 
 
@@ -96,27 +82,12 @@ class ResolveUserTask:
         run, task = load_open(tx, self.task_id)
         task_check(tx, WORK_ON_TASK, run, task)
         require_running(run)
-        before = task.assignee
         task.delegation_state = DelegationState.RESOLVED
-        task.assignee, task.dirty = task.owner, True
-        token = run.tokens[task.token_id]
-        flow = advance(tx, run)
+        details: dict[str, Any] | None = None
         if self.variables:
-            flow.set_variables(self.variables, token)
-        if task.assignee is not None and task.assignee != before:
-            flow.assigned(task)
-        run.emit("task.assigned", token)
-        persist_audited(
-            tx,
-            run,
-            AuditOperation.RESOLVE_TASK,
-            AuditEntity.TASK,
-            entity_id=str(task.id),
-            property="assignee",
-            before=before,
-            after=task.assignee,
-            details={"variables": sorted(self.variables)} if self.variables else None,
-        )
+            advance(tx, run).set_variables(self.variables, run.tokens[task.token_id])
+            details = {"variables": sorted(self.variables)}
+        reassign(tx, run, task, task.owner, AuditOperation.RESOLVE_TASK, details)
         return _result(run, task)
 
 

@@ -76,6 +76,34 @@ def task_check(tx: Tx, permit: Permit, run: InstanceRun, task: UserTaskRow) -> N
     )
 
 
+def reassign(
+    tx: Tx,
+    run: InstanceRun,
+    task: UserTaskRow,
+    assignee: str | None,
+    operation: AuditOperation,
+    details: dict[str, Any] | None = None,
+) -> None:
+    """The task's assignee becomes `assignee` (its assignment listeners run when somebody new
+    holds it); the change is persisted with the operator's audit entry of `operation`."""
+    before = task.assignee
+    task.assignee, task.dirty = assignee, True
+    if assignee is not None and assignee != before:
+        advance(tx, run).assigned(task)
+    run.emit("task.assigned", run.tokens.get(task.token_id))
+    persist_audited(
+        tx,
+        run,
+        operation,
+        AuditEntity.TASK,
+        entity_id=str(task.id),
+        property="assignee",
+        before=before,
+        after=assignee,
+        details=details,
+    )
+
+
 @dataclass(frozen=True)
 class CompleteUserTask:
     name: ClassVar[str] = "CompleteUserTask"
@@ -172,23 +200,9 @@ class AssignUserTask:
                 task_id=str(self.task_id),
                 assignee=task.assignee,
             )
-        before = task.assignee
-        changed = before != self.user_id
-        task.assignee, task.dirty = self.user_id, True
-        if changed and self.user_id is not None:
-            advance(tx, run).assigned(task)
-        run.emit("task.assigned", run.tokens.get(task.token_id))
-        persist_audited(
-            tx,
-            run,
-            # Taking or releasing it is a claim; setting somebody as the assignee, an assignment.
-            AuditOperation.ASSIGN if self.force and self.user_id else AuditOperation.CLAIM,
-            AuditEntity.TASK,
-            entity_id=str(task.id),
-            property="assignee",
-            before=before,
-            after=self.user_id,
-        )
+        # Taking or releasing it is a claim; setting somebody as the assignee, an assignment.
+        operation = AuditOperation.ASSIGN if self.force and self.user_id else AuditOperation.CLAIM
+        reassign(tx, run, task, self.user_id, operation)
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
 
@@ -209,10 +223,7 @@ class ModifyTaskVariables:
     local: bool = True
 
     def execute(self, tx: Tx) -> TaskResult:
-        run = _load(tx, self.task_id)
-        task = run.tasks.get(self.task_id)
-        if task is None:
-            raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        run, task = load_open(tx, self.task_id)
         task_check(tx, UPDATE_TASK_VARIABLES, run, task)
         if run.instance.state.is_final:
             raise Conflict(
@@ -255,7 +266,8 @@ class ModifyTaskVariables:
 
 
 class LinkType(StrEnum):
-    """Camunda's identity-link types of a task this engine models (it keeps no owner)."""
+    """Camunda's identity-link types of a task this engine models as links (the owner is set by
+    delegation or by a change of the task's details, not as a link)."""
 
     CANDIDATE = "candidate"
     ASSIGNEE = "assignee"
@@ -283,10 +295,7 @@ class ChangeTaskIdentityLink:
             raise BadRequest("give exactly one of userId and groupId", field="userId")
         if self.type is LinkType.ASSIGNEE and self.user_id is None:
             raise BadRequest("an assignee link names a user in userId", field="userId")
-        run = _load(tx, self.task_id)
-        task = run.tasks.get(self.task_id)
-        if task is None:
-            raise NotFound(f"user task {self.task_id} is not open", task_id=str(self.task_id))
+        run, task = load_open(tx, self.task_id)
         task_check(tx, ASSIGN_TASK, run, task)
         if self.type is LinkType.ASSIGNEE:
             self._assignee(tx, run, task)
@@ -295,24 +304,9 @@ class ChangeTaskIdentityLink:
         return TaskResult(str(self.task_id), str(run.instance.id), run.instance.state.value)
 
     def _assignee(self, tx: Tx, run: InstanceRun, task: UserTaskRow) -> None:
-        before = task.assignee
         # Removing the assignee link of somebody else leaves the assignee as it is.
-        kept = None if before == self.user_id else before
-        after = kept if self.remove else self.user_id
-        task.assignee, task.dirty = after, True
-        if after is not None and after != before:
-            advance(tx, run).assigned(task)
-        run.emit("task.assigned", run.tokens.get(task.token_id))
-        persist_audited(
-            tx,
-            run,
-            AuditOperation.ASSIGN,
-            AuditEntity.TASK,
-            entity_id=str(task.id),
-            property="assignee",
-            before=before,
-            after=after,
-        )
+        kept = None if task.assignee == self.user_id else task.assignee
+        reassign(tx, run, task, kept if self.remove else self.user_id, AuditOperation.ASSIGN)
 
     def _candidate(self, tx: Tx, run: InstanceRun, task: UserTaskRow) -> None:
         user = self.user_id is not None

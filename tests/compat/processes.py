@@ -162,3 +162,36 @@ def candidate_review(key: str, users: str | None = None, groups: str | None = No
         + _flow("f1", "Start", "Review")
         + _flow("f2", "Review", "End"),
     )
+
+
+# start -> user task "Review" -> end; on the task an error boundary event (code REJECTED) leads to
+# the user task "HandleRejection", and a non-interrupting escalation boundary event (code HELP) to
+# the user task "Help".
+REVIEW_WITH_BOUNDARIES = (
+    HEADER.format(key="review")
+    + """  <bpmn:process id="review" isExecutable="true">
+    <bpmn:startEvent id="Start" />
+    <bpmn:userTask id="Review" name="Review order" />
+    <bpmn:boundaryEvent id="Rejected" attachedToRef="Review">
+      <bpmn:errorEventDefinition errorRef="Error_Rejected" />
+    </bpmn:boundaryEvent>
+    <bpmn:boundaryEvent id="AskHelp" attachedToRef="Review" cancelActivity="false">
+      <bpmn:escalationEventDefinition escalationRef="Escalation_Help" />
+    </bpmn:boundaryEvent>
+    <bpmn:userTask id="HandleRejection" name="Handle rejection" />
+    <bpmn:userTask id="Help" name="Help the reviewer" />
+    <bpmn:endEvent id="Done" />
+    <bpmn:endEvent id="Closed" />
+    <bpmn:endEvent id="Helped" />
+    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="Review" />
+    <bpmn:sequenceFlow id="f2" sourceRef="Review" targetRef="Done" />
+    <bpmn:sequenceFlow id="f3" sourceRef="Rejected" targetRef="HandleRejection" />
+    <bpmn:sequenceFlow id="f4" sourceRef="HandleRejection" targetRef="Closed" />
+    <bpmn:sequenceFlow id="f5" sourceRef="AskHelp" targetRef="Help" />
+    <bpmn:sequenceFlow id="f6" sourceRef="Help" targetRef="Helped" />
+  </bpmn:process>
+  <bpmn:error id="Error_Rejected" errorCode="REJECTED" />
+  <bpmn:escalation id="Escalation_Help" escalationCode="HELP" />
+</bpmn:definitions>
+"""
+)

@@ -17,7 +17,7 @@ from app.camunda.rendered_forms import render
 from engine.language.forms import Form, FormField
 from tests.compat.conftest import deploy, start
 from tests.compat.identity_support import audit_entries
-from tests.compat.processes import HEADER
+from tests.compat.processes import HEADER, REVIEW_WITH_BOUNDARIES
 from tests.server import LiveServer
 
 # GET /task/{id}'s fields in Camunda 7.24's reference (TaskDto).
@@ -50,35 +50,6 @@ TASK_FIELDS = {
     "comment",
 }
 
-REVIEW = (
-    HEADER.format(key="review")
-    + """  <bpmn:process id="review" isExecutable="true">
-    <bpmn:startEvent id="Start" />
-    <bpmn:userTask id="Review" name="Review order" />
-    <bpmn:boundaryEvent id="Rejected" attachedToRef="Review">
-      <bpmn:errorEventDefinition errorRef="Error_Rejected" />
-    </bpmn:boundaryEvent>
-    <bpmn:boundaryEvent id="AskHelp" attachedToRef="Review" cancelActivity="false">
-      <bpmn:escalationEventDefinition escalationRef="Escalation_Help" />
-    </bpmn:boundaryEvent>
-    <bpmn:userTask id="HandleRejection" name="Handle rejection" />
-    <bpmn:userTask id="Help" name="Help the reviewer" />
-    <bpmn:endEvent id="Done" />
-    <bpmn:endEvent id="Closed" />
-    <bpmn:endEvent id="Helped" />
-    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="Review" />
-    <bpmn:sequenceFlow id="f2" sourceRef="Review" targetRef="Done" />
-    <bpmn:sequenceFlow id="f3" sourceRef="Rejected" targetRef="HandleRejection" />
-    <bpmn:sequenceFlow id="f4" sourceRef="HandleRejection" targetRef="Closed" />
-    <bpmn:sequenceFlow id="f5" sourceRef="AskHelp" targetRef="Help" />
-    <bpmn:sequenceFlow id="f6" sourceRef="Help" targetRef="Helped" />
-  </bpmn:process>
-  <bpmn:error id="Error_Rejected" errorCode="REJECTED" />
-  <bpmn:escalation id="Escalation_Help" escalationCode="HELP" />
-</bpmn:definitions>
-"""
-)
-
 
 def _tasks_of(rest: httpx.Client, instance_id: str) -> dict[str, str]:
     """The instance's open tasks by task definition key."""
@@ -95,7 +66,7 @@ def _review(rest: httpx.Client, variables: dict[str, Any] | None = None) -> tupl
 
 @pytest.fixture
 def reviews(rest: httpx.Client) -> httpx.Client:
-    deploy(rest, ("review.bpmn", REVIEW))
+    deploy(rest, ("review.bpmn", REVIEW_WITH_BOUNDARIES))
     return rest
 
 

@@ -22,41 +22,12 @@ from engine.errors import BadRequest, Conflict, NotFound
 from engine.queries.camunda import tasks as task_reads
 from engine.queries.camunda.common import CamundaPage
 from engine.states import DelegationState, InstanceState, TaskState
-
-REVIEW = """<?xml version="1.0" encoding="UTF-8"?>
-<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
-    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="Defs_review"
-    targetNamespace="http://bpmn.io/schema/bpmn">
-  <bpmn:process id="review" isExecutable="true">
-    <bpmn:startEvent id="Start" />
-    <bpmn:userTask id="Review" name="Review" />
-    <bpmn:boundaryEvent id="Rejected" attachedToRef="Review">
-      <bpmn:errorEventDefinition errorRef="Error_Rejected" />
-    </bpmn:boundaryEvent>
-    <bpmn:boundaryEvent id="AskHelp" attachedToRef="Review" cancelActivity="false">
-      <bpmn:escalationEventDefinition escalationRef="Escalation_Help" />
-    </bpmn:boundaryEvent>
-    <bpmn:userTask id="HandleRejection" name="Handle rejection" />
-    <bpmn:userTask id="Help" name="Help the reviewer" />
-    <bpmn:endEvent id="Done" />
-    <bpmn:endEvent id="Closed" />
-    <bpmn:endEvent id="Helped" />
-    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="Review" />
-    <bpmn:sequenceFlow id="f2" sourceRef="Review" targetRef="Done" />
-    <bpmn:sequenceFlow id="f3" sourceRef="Rejected" targetRef="HandleRejection" />
-    <bpmn:sequenceFlow id="f4" sourceRef="HandleRejection" targetRef="Closed" />
-    <bpmn:sequenceFlow id="f5" sourceRef="AskHelp" targetRef="Help" />
-    <bpmn:sequenceFlow id="f6" sourceRef="Help" targetRef="Helped" />
-  </bpmn:process>
-  <bpmn:error id="Error_Rejected" errorCode="REJECTED" />
-  <bpmn:escalation id="Escalation_Help" escalationCode="HELP" />
-</bpmn:definitions>
-"""
+from tests.compat.processes import REVIEW_WITH_BOUNDARIES
 
 
 @pytest.fixture
 def review(engine: Engine) -> Engine:
-    engine.deploy(REVIEW)
+    engine.deploy(REVIEW_WITH_BOUNDARIES)
     return engine
 
 

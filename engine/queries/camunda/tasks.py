@@ -90,7 +90,7 @@ class TaskFilters(TypedDict, total=False):
         bool | None, Filter.holds("cardinality(t.candidate_groups) > 0")
     ]
     with_candidate_users: Annotated[bool | None, Filter.holds("cardinality(t.candidate_users) > 0")]
-    # The assignee or a candidate user (no owner is modelled).
+    # The assignee or a candidate user (not the owner).
     involved_user: Annotated[
         str | None, Filter.condition("(t.assignee = {} OR t.candidate_users @> ARRAY[{}]::text[])")
     ]
