@@ -647,10 +647,3 @@ ANNOTATION_ROWS: list[Row] = [
 ROWS += ANNOTATION_ROWS
 ROWS += SUSPENSION_ROWS
 ROWS += TASKS_JOBS_ROWS
-
-
-# Rows whose refusal is not Camunda's 403 `AuthorizationException` (the command refuses and
-# nothing changes, but the answer is another status), and what Camunda answers: none now, every
-# surface answers a refusal as 403 (/engine-rest whatever an endpoint wraps it in, as Camunda's
-# resources rethrow an AuthorizationException as it is).
-REFUSED_OTHERWISE: dict[tuple[str, str, str], str] = {}

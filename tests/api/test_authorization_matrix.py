@@ -11,31 +11,25 @@ nothing:
   target's id (a user's revoke beats a group's grant, Camunda's precedence): 403, nothing changes.
 
 Every call has a fresh target. Every mutation route of the three surfaces is in the table or in
-the short list of routes that need nothing beyond being signed in, so none escapes the matrix. The
-rows whose refusal is not yet Camunda's 403 are pinned in `REFUSED_OTHERWISE`: refused, naming
-the permission, and nothing changes.
+the short list of routes that need nothing beyond being signed in, so none escapes the matrix.
 The read half (lists, counts, exports, the stream) is tests/api/test_authorized_reads.py."""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
-import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 import httpx
-import psycopg
 import pytest
-from psycopg import sql
 from starlette.routing import Route
 
 from app import api, camunda, console
 from engine.commands.identity import CreateGroup
 from engine.commands.identity_tenants import AddTenantMember, CreateTenant
-from engine.db.database import connect_url_for
 from engine.store import accounts as account_store
 from tests.api import processes
 from tests.api.matrix_routes import (
@@ -58,7 +52,7 @@ from tests.api.matrix_routes import (
     scalar,
     unique,
 )
-from tests.api.matrix_table import DISH, REFUSED_OTHERWISE, ROWS
+from tests.api.matrix_table import DISH, ROWS
 from tests.api.test_sessions import Browser
 from tests.server import PASSWORD, LiveServer, live_server
 
@@ -109,47 +103,30 @@ GRANT, REVOKE = 1, 2  # Camunda's authorization types
 
 
 @pytest.fixture(scope="module")
-def world(
-    pg_server: str, admin_connection: psycopg.Connection[Any], template_database: str
-) -> Iterator[World]:
-    name = f"test_matrix_{uuid.uuid4().hex[:10]}"
-    admin_connection.execute(
-        sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            sql.Identifier(name), sql.Identifier(template_database)
-        )
-    )
-    try:
-        with live_server(connect_url_for(pg_server, name), run_jobs=False) as server:
-            for model in PROCESSES:
-                server.engine.deploy(model)
-            server.engine.deploy(DMN / "dish_first.dmn")
-            server.engine.run(CreateTenant(TENANT_ID, "Matrix"))
-            server.engine.deploy(processes.straight(TENANTED), tenant_id=TENANT_ID)
-            rest = httpx.Client(
-                base_url=f"{server.url}/engine-rest", headers=server.bearer("admin"), timeout=30
-            )
-            with rest:
-                made = World(server, rest)
-                server.engine.run(CreateGroup(READERS, "Matrix readers"))
-                server.engine.run(AddTenantMember(TENANT_ID, group_id=READERS))
-                for resource, permissions in READS:
-                    made.grant(GRANT, resource, list(permissions), "*", group=READERS)
-                yield made
-    finally:
-        admin_connection.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+def world(module_database_url: str) -> Iterator[World]:
+    with live_server(module_database_url, run_jobs=False) as server:
+        for model in PROCESSES:
+            server.engine.deploy(model)
+        server.engine.deploy(DMN / "dish_first.dmn")
+        server.engine.run(CreateTenant(TENANT_ID, "Matrix"))
+        server.engine.deploy(processes.straight(TENANTED), tenant_id=TENANT_ID)
+        with httpx.Client(
+            base_url=f"{server.url}/engine-rest", headers=server.bearer("admin"), timeout=30
+        ) as rest:
+            made = World(server, rest)
+            server.engine.run(CreateGroup(READERS, "Matrix readers"))
+            server.engine.run(AddTenantMember(TENANT_ID, group_id=READERS))
+            for resource, permissions in READS:
+                made.grant(GRANT, resource, list(permissions), "*", group=READERS)
+            yield made
 
 
-def principal(world: World, row: Row, who: Who, target: Target) -> str:
-    """A fresh user in a fresh group of their own (and the readers' group), granted as `who`
-    is; their name."""
-    engine = world.server.engine
+def _member(world: World, label: str) -> tuple[str, str]:
+    """A fresh user, signing in with PASSWORD, in a fresh group of their own and the readers'
+    group: (user, group). Fixture rows: the commands that write them are not tested here."""
     serial = next(_serial)
-    user, group = f"matrix-{serial}-{who.value}", f"matrix-group-{serial}-{who.value}"
-    with (
-        engine.connection() as conn
-    ):  # fixture rows: the commands that write them are not tested here
+    user, group = f"matrix-{serial}-{label}", f"matrix-group-{serial}-{label}"
+    with world.server.engine.connection() as conn:
         conn.execute("INSERT INTO identity_user (id) VALUES (%s)", (user,))
         conn.execute("INSERT INTO identity_group (id, name) VALUES (%s, 'Matrix')", (group,))
         conn.execute(
@@ -157,6 +134,13 @@ def principal(world: World, row: Row, who: Who, target: Target) -> str:
             (group, user, READERS, user),
         )
         account_store.insert_credential(conn, user, "password", PASSWORD_HASH, user_id=user)
+    return user, group
+
+
+def principal(world: World, row: Row, who: Who, target: Target) -> str:
+    """A fresh user in a fresh group of their own (and the readers' group), granted as `who`
+    is; their name."""
+    user, group = _member(world, who.value)
     # The group's grants, one authorization per resource and id (as Camunda keeps them).
     granted: dict[tuple[Resource, str], list[str]] = {}
     for also in row.also:
@@ -189,12 +173,6 @@ def assert_refused(row: Row, user: str, named: str, answer: httpx.Response) -> N
     """Refused as the surface says it: 403 naming the row's permission on the resource `named`
     (Camunda's `AuthorizationException` on /engine-rest, the JSON error on /api/v1, the
     console's words)."""
-    if row.key in REFUSED_OTHERWISE:
-        # Refused, and the message names the permission, but not with Camunda's 403 (once it
-        # is, the row leaves REFUSED_OTHERWISE and is checked as the others are).
-        assert answer.status_code >= 400 and row.permission in answer.text, answer.text
-        assert answer.status_code != 403, "refused as Camunda does now: not otherwise"
-        return
     assert answer.status_code == 403, answer.text
     if row.surface is Surface.CONSOLE:
         assert "Not allowed." in answer.text and row.permission in answer.text, answer.text
@@ -290,7 +268,6 @@ def test_every_mutation_route_is_in_the_matrix() -> None:
     assert sorted(routes - listed) == [], "a mutation route the matrix does not name"
     assert sorted(listed - routes) == [], "the matrix names a route that does not exist"
     assert not in_table & set(SIGNED_IN), "a route both needs a permission and does not"
-    assert set(REFUSED_OTHERWISE) <= in_table
 
 
 # Each Camunda resource type and permission the matrix must ask about (Camunda 7's names).
@@ -344,17 +321,7 @@ def test_each_resource_type_and_permission_has_its_rows() -> None:
 def someone(world: World, grants: list[tuple[Resource, list[str], str]]) -> str:
     """A fresh user in a fresh group of their own (and the readers'), the group granted
     `grants` (resource, permissions, resource id); their name."""
-    engine = world.server.engine
-    serial = next(_serial)
-    user, group = f"matrix-{serial}-someone", f"matrix-group-{serial}-someone"
-    with engine.connection() as conn:
-        conn.execute("INSERT INTO identity_user (id) VALUES (%s)", (user,))
-        conn.execute("INSERT INTO identity_group (id, name) VALUES (%s, 'Matrix')", (group,))
-        conn.execute(
-            "INSERT INTO group_membership (group_id, user_id) VALUES (%s, %s), (%s, %s)",
-            (group, user, READERS, user),
-        )
-        account_store.insert_credential(conn, user, "password", PASSWORD_HASH, user_id=user)
+    user, group = _member(world, "someone")
     for resource, permissions, on in grants:
         world.grant(GRANT, resource, permissions, on, group=group)
     return user
@@ -443,9 +410,10 @@ def _fetch(world: World, surface: Surface, user: str, topic: str, wait_ms: int =
             "topics": [{"topic": topic, "lock_duration_ms": 60_000}],
             "timeout_ms": wait_ms,
         }
-    client = httpx.Client(base_url=base, auth=(user, PASSWORD), timeout=30)
     if user == "admin":  # the built-in admin, by its token
         client = httpx.Client(base_url=base, headers=world.server.bearer(user), timeout=30)
+    else:
+        client = httpx.Client(base_url=base, auth=(user, PASSWORD), timeout=30)
     with client:
         answer = client.post(path, json=body)
     assert answer.status_code == 200, answer.text

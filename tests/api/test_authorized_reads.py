@@ -21,12 +21,10 @@ from typing import Any
 import httpx
 import psycopg
 import pytest
-from psycopg import sql
 
 from engine.builder import ProcessBuilder
 from engine.commands.accounts import CreateUser
 from engine.core.actors import Actor, acting
-from engine.db.database import connect_url_for
 from engine.identity.accounts import Role
 from engine.identity.permissions import (
     ANY,
@@ -98,21 +96,8 @@ def _authorize(
 
 
 @pytest.fixture(scope="module")
-def world(
-    pg_server: str, admin_connection: psycopg.Connection[Any], template_database: str
-) -> Iterator[World]:
-    name = f"test_authz_{uuid.uuid4().hex[:10]}"
-    admin_connection.execute(
-        sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
-            sql.Identifier(name), sql.Identifier(template_database)
-        )
-    )
-    try:
-        yield from _world(connect_url_for(pg_server, name))
-    finally:
-        admin_connection.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
+def world(module_database_url: str) -> Iterator[World]:
+    yield from _world(module_database_url)
 
 
 def _world(database_url: str) -> Iterator[World]:

@@ -178,17 +178,15 @@ def test_filters_and_sorting(story: Story, rest: httpx.Client) -> None:
 
 
 def test_bad_parameters_name_the_parameter(story: Story, rest: httpx.Client) -> None:
+    # A task id that is no UUID matches nothing: it is not refused.
+    assert _ok(rest.get("/history/task", params={"taskId": "not-a-uuid-but-fine"})) == []
     for params in (
-        {"taskId": "not-a-uuid-but-fine"},
         {"finished": "maybe"},
         {"startedAfter": "yesterday"},
         {"sortBy": "nothing", "sortOrder": "asc"},
         {"firstResult": "x"},
     ):
         response = rest.get("/history/task", params=params)
-        if "taskId" in params:
-            assert _ok(response) == []
-            continue
         assert response.status_code == 400, (params, response.text)
         assert response.json()["type"] == "InvalidRequestException"
         assert next(iter(params)) in response.json()["message"]

@@ -17,7 +17,7 @@ import httpx
 import pytest
 
 from tests.compat.conftest import camunda_date, deploy, start
-from tests.server import PASSWORD, LiveServer, live_server
+from tests.server import LiveServer, live_server
 
 # Camunda's JobDto, from the reference.
 JOB = {
@@ -55,17 +55,10 @@ def jobs_xml(key: str, job_priority: str = "", task_priority: str = "") -> str:
 
 
 @pytest.fixture
-def idle_server(database_url: str) -> Iterator[LiveServer]:
+def server(database_url: str) -> Iterator[LiveServer]:
+    """A server without a job executor (conftest's `rest` and `operator` call it)."""
     with live_server(database_url, run_jobs=False) as running:
         yield running
-
-
-@pytest.fixture
-def rest(idle_server: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("admin", PASSWORD), timeout=30
-    ) as client:
-        yield client
 
 
 def _job(rest: httpx.Client, instance_id: str) -> dict[str, Any]:

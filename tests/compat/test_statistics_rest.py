@@ -79,17 +79,10 @@ CALLER = (
 
 
 @pytest.fixture
-def idle_server(database_url: str) -> Iterator[LiveServer]:
+def server(database_url: str) -> Iterator[LiveServer]:
+    """A server without a job executor (conftest's `rest` and `operator` call it)."""
     with live_server(database_url, run_jobs=False) as running:
         yield running
-
-
-@pytest.fixture
-def rest(idle_server: LiveServer) -> Iterator[httpx.Client]:
-    with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("admin", PASSWORD), timeout=30
-    ) as client:
-        yield client
 
 
 def _ok(response: httpx.Response) -> Any:
@@ -142,22 +135,22 @@ def _incidents(rows: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
     )
 
 
-def test_definition_statistics_equal_a_recount(idle_server: LiveServer, rest: httpx.Client) -> None:
-    definition_id = _stage(idle_server, rest)
+def test_definition_statistics_equal_a_recount(server: LiveServer, rest: httpx.Client) -> None:
+    definition_id = _stage(server, rest)
     caller_id = _definition_id(deploy(rest, ("caller.bpmn", CALLER)))
     [(running,)] = _rows(
-        idle_server,
+        server,
         "SELECT count(*) FROM process_instance WHERE definition_id = %s"
         " AND state NOT IN ('Completed', 'Terminated')",
         definition_id,
     )
     [(failed_jobs,)] = _rows(
-        idle_server,
+        server,
         "SELECT count(*) FROM job WHERE definition_id = %s AND retries = 0",
         definition_id,
     )
     by_type = _rows(
-        idle_server,
+        server,
         "SELECT type, count(*) FROM incident WHERE definition_id = %s AND state = 'Open'"
         " GROUP BY type",
         definition_id,
@@ -224,11 +217,11 @@ def test_definition_statistics_refuse_two_incident_choices(
     assert refused.json() == {"type": "InvalidRequestException", "message": message}
 
 
-def test_activity_statistics_equal_a_recount(idle_server: LiveServer, rest: httpx.Client) -> None:
-    definition_id = _stage(idle_server, rest)
+def test_activity_statistics_equal_a_recount(server: LiveServer, rest: httpx.Client) -> None:
+    definition_id = _stage(server, rest)
     tokens = dict(
         _rows(
-            idle_server,
+            server,
             "SELECT t.node_id, count(*) FROM token t JOIN process_instance p"
             " ON p.id = t.instance_id WHERE p.definition_id = %s"
             " AND t.state NOT IN ('Completed', 'Terminated') GROUP BY 1",
@@ -237,14 +230,14 @@ def test_activity_statistics_equal_a_recount(idle_server: LiveServer, rest: http
     )
     jobs = dict(
         _rows(
-            idle_server,
+            server,
             "SELECT node_id, count(*) FROM job WHERE definition_id = %s AND retries = 0 GROUP BY 1",
             definition_id,
         )
     )
     incidents: dict[str, list[tuple[str, int]]] = {}
     for node, kind, count in _rows(
-        idle_server,
+        server,
         "SELECT node_id, type, count(*) FROM incident WHERE definition_id = %s"
         " AND state = 'Open' GROUP BY 1, 2",
         definition_id,
@@ -279,12 +272,12 @@ def test_activity_statistics_equal_a_recount(idle_server: LiveServer, rest: http
 
 
 def test_historic_activity_statistics_equal_a_recount(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    definition_id = _stage(idle_server, rest)
+    definition_id = _stage(server, rest)
     # Finish one instance: its external task completes, its timer fires, its task is done.
     visits = _rows(
-        idle_server,
+        server,
         "SELECT h.node_id, h.ended_at IS NULL, h.state, count(*) FROM history h"
         " JOIN process_instance p ON p.id = h.instance_id WHERE p.definition_id = %s"
         " GROUP BY 1, 2, 3",
@@ -302,7 +295,7 @@ def test_historic_activity_statistics_equal_a_recount(
             canceled[node] += count
     complete_scope = {"End": finished["End"]} if finished["End"] else {}
     incidents = _rows(
-        idle_server,
+        server,
         "SELECT node_id, state, count(*) FROM incident WHERE definition_id = %s GROUP BY 1, 2",
         definition_id,
     )
@@ -345,7 +338,7 @@ def test_historic_activity_statistics_equal_a_recount(
     assert rest.get("/history/process-definition/nope:1:1/statistics").status_code == 404
 
 
-def test_static_called_process_definitions(idle_server: LiveServer, rest: httpx.Client) -> None:
+def test_static_called_process_definitions(server: LiveServer, rest: httpx.Client) -> None:
     called_id = _definition_id(deploy(rest, ("stats.bpmn", WORK)))
     caller_id = _definition_id(deploy(rest, ("caller.bpmn", CALLER)))
     [called] = _ok(rest.get(f"/process-definition/{caller_id}/static-called-process-definitions"))
@@ -363,9 +356,9 @@ def test_static_called_process_definitions(idle_server: LiveServer, rest: httpx.
 
 
 def test_statistics_show_only_what_the_user_may_read(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    definition_id = _stage(idle_server, rest)
+    definition_id = _stage(server, rest)
     other_id = _definition_id(deploy(rest, ("caller.bpmn", CALLER)))
     revoke = {
         "type": 2,
@@ -376,7 +369,7 @@ def test_statistics_show_only_what_the_user_may_read(
     }
     assert rest.post("/authorization/create", json=revoke).status_code == 200
     with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("viewer", PASSWORD), timeout=30
+        base_url=f"{server.url}/engine-rest", auth=("viewer", PASSWORD), timeout=30
     ) as viewer:
         listed = _ok(viewer.get("/process-definition/statistics", params={"failedJobs": "true"}))
         assert [e["id"] for e in listed] == [other_id]
@@ -389,9 +382,7 @@ def test_statistics_show_only_what_the_user_may_read(
     assert mine == {definition_id, other_id}
 
 
-def test_statistics_show_only_the_users_tenants(
-    idle_server: LiveServer, rest: httpx.Client
-) -> None:
+def test_statistics_show_only_the_users_tenants(server: LiveServer, rest: httpx.Client) -> None:
     ids = {
         tenant: _definition_id(deploy(rest, ("stats.bpmn", WORK), **{"tenant-id": tenant}))
         for tenant in ("north", "south")
@@ -402,7 +393,7 @@ def test_statistics_show_only_the_users_tenants(
     assert rest.post("/tenant/create", json={"id": "north", "name": "North"}).status_code == 204
     assert rest.put("/tenant/north/user-members/viewer").status_code == 204
     with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("viewer", PASSWORD), timeout=30
+        base_url=f"{server.url}/engine-rest", auth=("viewer", PASSWORD), timeout=30
     ) as viewer:
         listed = _ok(viewer.get("/process-definition/statistics", params={"failedJobs": "true"}))
         assert [(e["id"], e["instances"]) for e in listed] == [(ids["north"], 1)]

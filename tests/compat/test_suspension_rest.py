@@ -18,7 +18,7 @@ from engine.builder import ProcessBuilder
 from engine.model import ProcessModel
 from tests.compat.test_batch_rest import BATCH
 from tests.engine.batches import run_to_end
-from tests.server import PASSWORD, LiveServer, live_server
+from tests.server import LiveServer, live_server
 
 # Camunda's ProcessDefinitionDto, from the reference.
 DEFINITION = {
@@ -28,28 +28,10 @@ DEFINITION = {
 
 
 @pytest.fixture
-def idle_server(database_url: str) -> Iterator[LiveServer]:
+def server(database_url: str) -> Iterator[LiveServer]:
+    """A server without a job executor (conftest's `rest` and `operator` call it)."""
     with live_server(database_url, run_jobs=False) as running:
         yield running
-
-
-@pytest.fixture
-def rest(idle_server: LiveServer) -> Iterator[httpx.Client]:
-    """An administrator's client: suspending a definition is an administrator's (SUSPEND or
-    UPDATE on the definition)."""
-    with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("admin", PASSWORD), timeout=30
-    ) as client:
-        yield client
-
-
-@pytest.fixture
-def operator(idle_server: LiveServer) -> Iterator[httpx.Client]:
-    """An operator's client: instances, not definitions."""
-    with httpx.Client(
-        base_url=f"{idle_server.url}/engine-rest", auth=("operator", PASSWORD), timeout=30
-    ) as client:
-        yield client
 
 
 def waiting(key: str = "held", task: str = "review") -> ProcessModel:
@@ -95,9 +77,9 @@ def _suspended(rest: httpx.Client, instance_id: str) -> bool:
 
 
 def test_a_definition_suspended_by_id_shows_filters_and_starts_nothing(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    idle_server.engine.deploy(waiting())
+    server.engine.deploy(waiting())
     definition = rest.get("/process-definition/key/held").json()
     assert set(definition) == DEFINITION and definition["suspended"] is False
     running = _start(rest, "held").json()["id"]
@@ -129,9 +111,9 @@ def test_a_definition_suspended_by_id_shows_filters_and_starts_nothing(
 
 
 def test_by_key_with_instances_every_version_changes_in_one_request(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    engine = idle_server.engine
+    engine = server.engine
     engine.deploy(waiting())
     first = _start(rest, "held").json()["id"]
     engine.deploy(waiting(task="review2"))
@@ -158,8 +140,8 @@ def test_by_key_with_instances_every_version_changes_in_one_request(
     assert [d["suspended"] for d in versions] == [False, True]
 
 
-def test_definition_suspension_refusals(idle_server: LiveServer, rest: httpx.Client) -> None:
-    idle_server.engine.deploy(waiting())
+def test_definition_suspension_refusals(server: LiveServer, rest: httpx.Client) -> None:
+    server.engine.deploy(waiting())
     definition_id = rest.get("/process-definition/key/held").json()["id"]
     _refused(
         rest.put("/process-definition/suspended", json={"suspended": True}),
@@ -221,9 +203,9 @@ def test_definition_suspension_refusals(idle_server: LiveServer, rest: httpx.Cli
 
 
 def test_an_operator_suspends_instances_but_not_definitions(
-    idle_server: LiveServer, operator: httpx.Client
+    server: LiveServer, operator: httpx.Client
 ) -> None:
-    idle_server.engine.deploy(waiting())
+    server.engine.deploy(waiting())
     instance_id = _start(operator, "held").json()["id"]
     refused = operator.put("/process-definition/key/held/suspended", json={"suspended": True})
     assert refused.status_code == 403, refused.text
@@ -234,9 +216,9 @@ def test_an_operator_suspends_instances_but_not_definitions(
 
 
 def test_a_suspended_instance_holds_its_work_and_resumes(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    idle_server.engine.deploy(waiting())
+    server.engine.deploy(waiting())
     instance_id = _start(rest, "held", "order-1").json()["id"]
     answer = rest.put(f"/process-instance/{instance_id}/suspended", json={"suspended": True})
     assert answer.status_code == 204, answer.text
@@ -287,7 +269,7 @@ def test_a_suspended_instance_holds_its_work_and_resumes(
     assert rest.get(f"/process-instance/{instance_id}").status_code == 404  # completed
 
 
-def test_instance_suspension_refusals(idle_server: LiveServer, rest: httpx.Client) -> None:
+def test_instance_suspension_refusals(server: LiveServer, rest: httpx.Client) -> None:
     missing = "00000000-0000-7000-8000-000000000001"
     _refused(
         rest.put(f"/process-instance/{missing}/suspended", json={"suspended": True}),
@@ -328,10 +310,10 @@ def test_instance_suspension_refusals(idle_server: LiveServer, rest: httpx.Clien
 
 
 def test_several_instances_at_once_by_ids_query_and_definition(
-    idle_server: LiveServer, rest: httpx.Client
+    server: LiveServer, rest: httpx.Client
 ) -> None:
-    idle_server.engine.deploy(waiting())
-    idle_server.engine.deploy(waiting("other"))
+    server.engine.deploy(waiting())
+    server.engine.deploy(waiting("other"))
     a, b, c = (_start(rest, "held", f"k-{n}").json()["id"] for n in range(3))
     other = _start(rest, "other").json()["id"]
     answer = rest.put(
@@ -371,8 +353,8 @@ def test_several_instances_at_once_by_ids_query_and_definition(
     assert [_suspended(rest, i) for i in (a, b, c)] == [False, False, True]
 
 
-def test_suspending_asynchronously_is_a_batch(idle_server: LiveServer, rest: httpx.Client) -> None:
-    idle_server.engine.deploy(waiting())
+def test_suspending_asynchronously_is_a_batch(server: LiveServer, rest: httpx.Client) -> None:
+    server.engine.deploy(waiting())
     ids = [_start(rest, "held", f"b-{n}").json()["id"] for n in range(3)]
     answer = rest.post(
         "/process-instance/suspended-async",
@@ -387,12 +369,12 @@ def test_suspending_asynchronously_is_a_batch(idle_server: LiveServer, rest: htt
     assert set(batch) == BATCH
     assert batch["type"] == "instance-update-suspension-state"
     assert batch["totalJobs"] == 2
-    run_to_end(idle_server.engine, batch["id"])
+    run_to_end(server.engine, batch["id"])
     assert [_suspended(rest, i) for i in ids] == [True, True, False]
     answer = rest.post(
         "/process-instance/suspended-async",
         json={"suspended": False, "processInstanceIds": ids[:2]},
     )
     assert answer.status_code == 200, answer.text
-    run_to_end(idle_server.engine, answer.json()["id"])
+    run_to_end(server.engine, answer.json()["id"])
     assert [_suspended(rest, i) for i in ids] == [False, False, False]
