@@ -49,7 +49,7 @@ from urllib.parse import parse_qsl, urlsplit
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.outage import unavailable_response
-from app.settings import Settings
+from app.settings import CORS_PREFIXES, Settings
 from engine.db.outage import UNAVAILABLE_MESSAGE, is_database_outage
 from engine.observe import logs
 
@@ -311,6 +311,14 @@ def origin_allowed(scope: Scope, settings: Settings) -> bool:
     return _origin(parts.scheme, parts.netloc) == own_origin(scope, settings)
 
 
+def listed_origin(scope: Scope, settings: Settings) -> bool:
+    """A browser's request to /engine-rest or /api/v1 from an origin `INTERLOCK_CORS_ORIGINS`
+    lists: a front-end the operator trusts to call them (app/main.py `ApiCors`)."""
+    origin = _header(scope, b"origin")
+    path = str(scope.get("path", ""))
+    return origin is not None and origin in settings.cors_origins and path.startswith(CORS_PREFIXES)
+
+
 def _host_name(host: str) -> str:
     """The name or address of a Host header's value, without port, brackets or final dot."""
     host = host.strip().lower()
@@ -349,7 +357,7 @@ def _check_browser(scope: Scope, settings: Settings) -> None:
                 "answers only for localhost, loopback addresses and the host of the public URL",
                 host=shown,
             )
-    if scope.get("method") in SAFE_METHODS:
+    if scope.get("method") in SAFE_METHODS or listed_origin(scope, settings):
         return
     if not origin_allowed(scope, settings):
         origin = _shown(_header(scope, b"origin") or "")

@@ -30,7 +30,7 @@ from app.errors import http_error_handler, interlock_error_handler
 from app.guard import Guard
 from app.oidc import OidcClient
 from app.outage import HEADERS as OUTAGE_HEADERS
-from app.settings import Settings
+from app.settings import CORS_PREFIXES, Settings
 from app.shutdown import Shutdown
 from app.templating import ROOT
 from engine.api import Engine
@@ -203,9 +203,6 @@ class ApiCors:
             await self.cors(scope, receive, send)
             return
         await self.app(scope, receive, send)
-
-
-CORS_PREFIXES = ("/engine-rest/", "/api/v1/")
 
 
 async def health(request: Request) -> Response:

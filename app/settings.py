@@ -231,6 +231,10 @@ GRACE_ENV = "INTERLOCK_SHUTDOWN_GRACE_SECONDS"
 CORS_ENV = "INTERLOCK_CORS_ORIGINS"
 
 
+# The paths `INTERLOCK_CORS_ORIGINS` opens to the listed origins; never the console's.
+CORS_PREFIXES = ("/engine-rest/", "/api/v1/")
+
+
 def cors_origins(text: str) -> tuple[str, ...]:
     """Comma-separated exact origins (`https://tasks.example.com`, `http://localhost:5173`):
     a scheme, a host and maybe a port, nothing more; no wildcard."""

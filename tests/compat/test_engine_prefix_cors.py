@@ -192,6 +192,33 @@ def test_cors_lets_listed_origins_in_and_no_other(
         assert results[0] == {"status": 200, "body": {"count": 0}}, results[0]
         assert "blocked" in results[1], results[1]
 
+        # A listed origin's page may change things too (a Tasklist-style front-end completes
+        # tasks); another origin's change is refused by the cross-origin guard, and the console's
+        # paths stay closed to the listed origin.
+        with httpx.Client(base_url=f"{server.url}/engine-rest", auth=("admin", PASSWORD)) as admin:
+            deploy(admin, ("approval.bpmn", processes.approval()))
+        start_url = f"{server.url}/engine-rest/process-definition/key/approval/start"
+        cross_site = {"Sec-Fetch-Site": "cross-site"}
+        started = httpx.post(
+            start_url,
+            json={},
+            headers={"Origin": listed, **cross_site},
+            auth=("operator", PASSWORD),
+        )
+        assert started.status_code == 200, started.text
+        assert started.headers["access-control-allow-origin"] == listed
+        forged = httpx.post(
+            start_url, json={}, headers={"Origin": other, **cross_site}, auth=("operator", PASSWORD)
+        )
+        assert forged.status_code == 403
+        assert "cross-origin request refused" in forged.text
+        console_post = httpx.post(
+            f"{server.url}/login",
+            data={"username": "operator", "password": PASSWORD},
+            headers={"Origin": listed, **cross_site},
+        )
+        assert console_post.status_code == 403
+
 
 def _fetch_from(origins: tuple[str, ...], api: str, auth: str) -> list[Any]:
     """What a page served from each of `origins` gets when it fetches `api` in Chromium."""
