@@ -21,7 +21,7 @@ from starlette.responses import Response
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import CamundaError, invalid_request, rest_error, suspended_error
-from app.camunda.http import Call, Endpoint, json_response, listing, no_content, unfiltered
+from app.camunda.http import Call, Endpoint, json_response, listing, no_content, only
 from app.camunda.variables import stored_to_dto, to_typed_map
 from app.params import as_uuid
 from app.shutdown import Shutdown
@@ -374,23 +374,22 @@ def _query(
     )
 
 
-def get_external_task(call: Call) -> Response:
+def _one(call: Call) -> external_task_reads.ExternalTaskRow:
+    """The path's task, or Camunda's 404."""
     task_id = call.path["id"]
-    rows = _query(unfiltered(call), task_id=as_uuid(task_id))
-    assert isinstance(rows, list)
-    if not rows:
+    row = only(call, _query, task_id=as_uuid(task_id))
+    if row is None:
         raise _missing(task_id)
-    return json_response(dto.external_task(rows[0]))
+    return row
+
+
+def get_external_task(call: Call) -> Response:
+    return json_response(dto.external_task(_one(call)))
 
 
 def error_details(call: Call) -> Response:
     """The full text of the task's last failure, as its worker reported it (none: 204)."""
-    task_id = call.path["id"]
-    rows = _query(unfiltered(call), task_id=as_uuid(task_id))
-    assert isinstance(rows, list)
-    if not rows:
-        raise _missing(task_id)
-    details = rows[0].error_details
+    details = _one(call).error_details
     if details is None:
         return Response(status_code=204)
     return Response(details, media_type="text/plain")

@@ -24,6 +24,8 @@ from app.gates import Gate
 from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
 from engine.api import Engine
+from engine.core.executor import Command
+from engine.errors import NotFound
 from engine.language.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda.common import CamundaPage
 
@@ -140,6 +142,17 @@ def found(row: T | None, missing: str) -> T:
     if row is None:
         raise invalid_request(missing, 404)
     return row
+
+
+def run_found(call: Call, command: Command[Any], missing: str) -> Response:
+    """Run `command` on the path's resource: 204 No Content, or Camunda's 404 saying `missing`
+    when the engine finds no such resource. Any other engine error answers as app/errors.py's
+    table says (a refused field: a 400 InvalidRequestException with the engine's message)."""
+    try:
+        call.engine.run(command)
+    except NotFound as exc:
+        raise invalid_request(missing, 404) from exc
+    return no_content()
 
 
 def json_response(content: Any, status: int = 200) -> Response:

@@ -8,15 +8,15 @@ from typing import Any
 from starlette.responses import Response
 
 from app.camunda.dto import Json, text
-from app.camunda.errors import CamundaError, invalid_request
-from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
+from app.camunda.errors import invalid_request
+from app.camunda.http import Call, Endpoint, found, json_response, listing, only, run_found
 from app.params import as_uuid
 from engine.commands.job_settings import (
     SetJobDefinitionPriority,
     SetJobDefinitionRetries,
     SetJobDefinitionSuspended,
 )
-from engine.errors import BadRequest, NotFound
+from engine.core.executor import Command
 from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.queries.camunda import jobs as job_reads
 
@@ -57,27 +57,17 @@ def _query(
     )
 
 
-def _missing(job_definition_id: str) -> CamundaError:
-    return invalid_request(f"Job Definition with id {job_definition_id} does not exist", 404)
+def _missing(call: Call) -> str:
+    return f"Job Definition with id {call.path['id']} does not exist"
 
 
 def get_job_definition(call: Call) -> Response:
-    job_definition_id = call.path["id"]
-    row = found(
-        only(call, _query, job_definition_id=as_uuid(job_definition_id)),
-        f"Job Definition with id {job_definition_id} does not exist",
-    )
+    row = found(only(call, _query, job_definition_id=as_uuid(call.path["id"])), _missing(call))
     return json_response(job_definition(row))
 
 
-def _run(call: Call, command: Any) -> Response:
-    try:
-        call.engine.run(command)
-    except NotFound as exc:
-        raise _missing(call.path["id"]) from exc
-    except BadRequest as exc:
-        raise invalid_request(exc.message) from exc
-    return no_content()
+def _run(call: Call, command: Command[Any]) -> Response:
+    return run_found(call, command, _missing(call))
 
 
 def set_suspended(call: Call) -> Response:

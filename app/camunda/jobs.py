@@ -9,11 +9,21 @@ from uuid import UUID
 from starlette.responses import Response
 
 from app.camunda import dto
-from app.camunda.errors import CamundaError, invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, found, json_response, listing, no_content, only
+from app.camunda.errors import invalid_request, rest_error
+from app.camunda.http import (
+    Call,
+    Endpoint,
+    found,
+    json_response,
+    listing,
+    no_content,
+    only,
+    run_found,
+)
 from app.params import ParameterError, as_uuid, parse_time
 from engine.commands.job_settings import SetJobDueDate, SetJobPriority, SetJobSuspended
-from engine.errors import BadRequest, Conflict, NotFound
+from engine.core.executor import Command
+from engine.errors import Conflict, NotFound
 from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.queries.camunda import jobs as job_reads
 from engine.states import JobOutcome
@@ -113,24 +123,18 @@ def set_retries(call: Call) -> Response:
     try:
         call.engine.set_job_retries(job_id, retries)
     except NotFound as exc:
-        raise invalid_request(f"No job found with id '{job_id}'.", 404) from exc
+        raise invalid_request(_missing(job_id), 404) from exc
     except Conflict as exc:
         raise invalid_request(exc.message) from exc
     return no_content()
 
 
-def _missing(job_id: str) -> CamundaError:
-    return invalid_request(f"No job found with id '{job_id}'.", 404)
+def _missing(job_id: str) -> str:
+    return f"No job found with id '{job_id}'."
 
 
-def _run(call: Call, command: Any) -> Response:
-    try:
-        call.engine.run(command)
-    except NotFound as exc:
-        raise _missing(call.path["id"]) from exc
-    except BadRequest as exc:
-        raise invalid_request(exc.message) from exc
-    return no_content()
+def _run(call: Call, command: Command[Any]) -> Response:
+    return run_found(call, command, _missing(call.path["id"]))
 
 
 def set_suspended(call: Call) -> Response:
@@ -165,7 +169,7 @@ def stacktrace(call: Call) -> Response:
     job_id = call.path["id"]
     found, text = job_reads.job_stacktrace(call.engine, as_uuid(job_id))
     if not found:
-        raise _missing(job_id)
+        raise invalid_request(_missing(job_id), 404)
     if text is None:
         return Response(status_code=204)
     return Response(text, media_type="text/plain")

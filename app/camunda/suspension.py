@@ -23,7 +23,7 @@ from app.camunda import batches
 from app.camunda import instances as instance_rest
 from app.camunda.definitions import _by_key
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, listed, no_content
+from app.camunda.http import Call, Endpoint, listed, no_content, run_found
 from app.params import as_uuid
 from engine.commands.suspension import (
     ActivateDefinition,
@@ -33,7 +33,7 @@ from engine.commands.suspension import (
 from engine.errors import NotFound
 from engine.states import BatchType
 
-_DEFINITION_FIELDS = "Either processDefinitionId or processDefinitionKey should be set to update "
+_SELECTIONS = ("processInstanceIds", "processInstanceQuery", "historicProcessInstanceQuery")
 _INSTANCE_FIELDS = (
     "Either processInstanceId, processDefinitionId or processDefinitionKey should be set to "
     "update the suspension state."
@@ -92,51 +92,35 @@ def definitions_by_key(call: Call) -> Response:
         )
     key = call.body_text("processDefinitionKey")
     if key is None:
-        raise invalid_request(_DEFINITION_FIELDS + "the suspension state.")
+        raise invalid_request(
+            "Either processDefinitionId or processDefinitionKey should be set to update the "
+            "suspension state."
+        )
     tenant_id = call.body_text("processDefinitionTenantId")
     without_tenant = call.body_flag("processDefinitionWithoutTenantId")
-    try:
-        return _change_definitions(
-            call, key=key, tenant_id=tenant_id, without_tenant=without_tenant
-        )
-    except NotFound as exc:
-        raise invalid_request(exc.message, 404) from exc
+    # A key deployed for none of those tenants: the engine's NotFound, Camunda's 404.
+    return _change_definitions(call, key=key, tenant_id=tenant_id, without_tenant=without_tenant)
 
 
 def instance_by_id(call: Call) -> Response:
     instance_id = as_uuid(call.path["id"])
-    suspended = _suspended(call)
-    try:
-        call.engine.run(SetInstancesSuspension((instance_id,), suspended))
-    except NotFound as exc:
-        raise invalid_request(
-            f"Process instance with id {instance_id} does not exist", 404
-        ) from exc
-    return no_content()
+    command = SetInstancesSuspension((instance_id,), _suspended(call))
+    return run_found(call, command, f"Process instance with id {instance_id} does not exist")
 
 
-def _queried(call: Call, name: str) -> Call | None:
-    given = call.field(name)
-    if given is None:
-        return None
-    return dataclasses.replace(call, query=batches._as_params(name, given), body=None)
+def _selects(call: Call) -> bool:
+    """Whether the body names instances by processInstanceIds, processInstanceQuery or
+    historicProcessInstanceQuery."""
+    return any(call.field(n) is not None for n in _SELECTIONS)
 
 
 def _selected_ids(call: Call) -> list[UUID] | None:
     """The instances processInstanceIds, processInstanceQuery and historicProcessInstanceQuery
     select together; None when the body names none of them."""
-    named = [
-        n
-        for n in ("processInstanceIds", "processInstanceQuery", "historicProcessInstanceQuery")
-        if call.field(n) is not None
-    ]
-    if not named:
+    if not _selects(call):
         return None
-    ids = [as_uuid(i) for i in batches._ids(call, "processInstanceIds")]
-    queried = _queried(call, "processInstanceQuery")
-    if queried is not None:
-        ids += [row.id for row in listed(instance_rest._instance_query(queried, count=False))]
-    historic = _queried(call, "historicProcessInstanceQuery")
+    ids = [as_uuid(i) for i in batches._instance_ids(call)]
+    historic = batches._queried(call, "historicProcessInstanceQuery")
     if historic is not None:
         ids += [row.id for row in listed(instance_rest._historic_query(historic, count=False))]
     return ids
@@ -176,10 +160,7 @@ def instances(call: Call) -> Response:
     given = [
         call.field("processDefinitionId") is not None,
         call.field("processDefinitionKey") is not None,
-        any(
-            call.field(n) is not None
-            for n in ("processInstanceIds", "processInstanceQuery", "historicProcessInstanceQuery")
-        ),
+        _selects(call),
     ]
     if sum(given) > 1:
         raise invalid_request(_ONE_OF_INSTANCE_FIELDS)

@@ -181,13 +181,13 @@ class SetJobDueDate:
 
 
 def _job_definition(tx: Tx, job_definition_id: UUID) -> job_definition_store.JobDefinitionInfo:
+    """The job definition, locked."""
     info = job_definition_store.get(tx.conn, job_definition_id)
     if info is None:
         raise NotFound(
             f"job definition {job_definition_id} does not exist",
             job_definition_id=str(job_definition_id),
         )
-    check(tx, UPDATE_DEFINITION, definition=info.definition_key)
     return info
 
 
@@ -227,7 +227,8 @@ class SetJobDefinitionSuspended:
 
     def execute(self, tx: Tx) -> JobResult:
         info = _job_definition(tx, self.job_definition_id)
-        job_definition_store.update(tx.conn, info.id, suspended=self.suspended)
+        check(tx, UPDATE_DEFINITION, definition=info.definition_key)
+        job_definition_store.set_suspended(tx.conn, info.id, self.suspended)
         if self.include_jobs:
             job_definition_store.set_jobs(tx.conn, info, suspended=self.suspended)
             tx.announcements.add(JOB_CHANNEL)
@@ -259,9 +260,8 @@ class SetJobDefinitionPriority:
                 field="includeJobs",
             )
         info = _job_definition(tx, self.job_definition_id)
-        job_definition_store.update(
-            tx.conn, info.id, priority=self.priority, clear_priority=self.priority is None
-        )
+        check(tx, UPDATE_DEFINITION, definition=info.definition_key)
+        job_definition_store.set_priority(tx.conn, info.id, self.priority)
         if self.include_jobs:
             job_definition_store.set_jobs(tx.conn, info, priority=self.priority)
             tx.announcements.add(JOB_CHANNEL)
@@ -285,12 +285,8 @@ class SetJobDefinitionRetries:
 
     def execute(self, tx: Tx) -> JobResult:
         check_retries(self.retries)
-        info = job_definition_store.get(tx.conn, self.job_definition_id)
-        if info is None:
-            raise NotFound(
-                f"job definition {self.job_definition_id} does not exist",
-                job_definition_id=str(self.job_definition_id),
-            )
+        # The permit is checked on each job, as SetJobRetries checks it.
+        info = _job_definition(tx, self.job_definition_id)
         for job_id in job_definition_store.jobs_of(tx.conn, info):
             SetJobRetries(job_id, self.retries).execute(tx)
         return JobResult(str(info.id), JobOutcome.UPDATED)

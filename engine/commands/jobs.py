@@ -185,13 +185,9 @@ class ExecuteJob:
         definition = definitions.by_id(tx.conn, job.definition_id)
         assert definition is not None
         check(tx, UPDATE_DEFINITION, definition=definition.key)
-        if job.suspended:
-            if self.owner is not None:
-                job_store.release(tx.conn, self.owner, [job.id])
-            return JobResult(str(self.job_id), JobOutcome.INSTANCE_NOT_ACTIVE)
-        if definition.suspended:
-            # Acquired just before the suspension, or asked for by an operator: it waits for the
-            # activation, its retries untouched.
+        if job.suspended or definition.suspended:
+            # Acquired just before the suspension (of the job or its definition), or asked for by
+            # an operator: it waits for the activation, its retries untouched.
             if self.owner is not None:
                 job_store.release(tx.conn, self.owner, [job.id])
             return JobResult(str(self.job_id), JobOutcome.INSTANCE_NOT_ACTIVE)

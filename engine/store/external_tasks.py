@@ -51,7 +51,7 @@ WITH picked AS (
     FROM {topics}
     CROSS JOIN LATERAL (
         SELECT e.id, e.priority, e.created_at FROM external_task e
-        WHERE e.state = {open} AND e.topic = t.topic{tenants}
+        WHERE e.state = {open} AND e.topic = t.topic{narrowing}
           AND (e.lock_expires_at IS NULL OR e.lock_expires_at <= %(now)s)
           AND (e.retries IS NULL OR e.retries > 0)
           AND (SELECT p.state FROM process_instance p WHERE p.id = e.instance_id) = {active}
@@ -168,7 +168,7 @@ def _fetch_and_lock(order: str, *, narrowed: bool = False) -> str:
     topic's narrowing conditions when `narrowed`."""
     return _FETCH_AND_LOCK.format(
         topics=_NARROWED_TOPICS if narrowed else _TOPICS,
-        tenants=_NARROWING_CONDITIONS if narrowed else "",
+        narrowing=_NARROWING_CONDITIONS if narrowed else "",
         order=", ".join(f"e.{key}" for key in order.split(", ")),
         order_c=", ".join(f"c.{key}" for key in order.split(", ")),
         columns=_COLUMNS,

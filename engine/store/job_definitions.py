@@ -66,18 +66,18 @@ def get(conn: psycopg.Connection[Any], job_definition_id: UUID) -> JobDefinition
     )
 
 
-def update(
-    conn: psycopg.Connection[Any],
-    job_definition_id: UUID,
-    *,
-    suspended: bool | None = None,
-    priority: int | None = None,
-    clear_priority: bool = False,
-) -> None:
+def set_suspended(conn: psycopg.Connection[Any], job_definition_id: UUID, suspended: bool) -> None:
     conn.execute(
-        "UPDATE job_definition SET suspended = coalesce(%s, suspended), "
-        "priority = CASE WHEN %s THEN NULL ELSE coalesce(%s, priority) END WHERE id = %s",
-        (suspended, clear_priority, priority, job_definition_id),
+        "UPDATE job_definition SET suspended = %s WHERE id = %s", (suspended, job_definition_id)
+    )
+
+
+def set_priority(
+    conn: psycopg.Connection[Any], job_definition_id: UUID, priority: int | None
+) -> None:
+    """The job definition's overriding priority (None: none, its jobs get the model's)."""
+    conn.execute(
+        "UPDATE job_definition SET priority = %s WHERE id = %s", (priority, job_definition_id)
     )
 
 
