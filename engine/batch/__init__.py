@@ -6,9 +6,10 @@ the batch. It checks the batch's payload once, when the batch is created, so tha
 fail over a parameter. The built-in operations are engine/batch/operations.py, imported here; a
 module that adds a type registers it in engine/batch/registry.py, on import (`register`).
 
-Each type names the role its batches need (`BatchOperation.role`, read by `role_of`): the role
-that creates one, and the role that acts on one afterwards (suspends, resumes, cancels it,
-retries its failed items), on every surface. Otherwise an operator could re-run the items of an
+Who may create a batch of a type and act on one afterwards (suspend, resume, cancel it, retry its
+failed items) is decided by authorizations: CREATE, UPDATE or DELETE on batches, and for the
+types that need more (history deletion, migration) the permission their items need on every
+definition (app/gates.py `BATCH_TYPE_GATES`). Otherwise a user could re-run the items of an
 administrator's history deletion by retrying them.
 """
 
@@ -23,7 +24,6 @@ from engine.batch.registry import (
     operation,
     register,
     registered,
-    role_of,
 )
 
 __all__ = [
@@ -34,5 +34,4 @@ __all__ = [
     "operation",
     "register",
     "registered",
-    "role_of",
 ]

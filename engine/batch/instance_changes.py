@@ -13,7 +13,6 @@ from engine.commands.migration import MigrateInstance, check_plan
 from engine.commands.modification import from_spec, to_spec
 from engine.core.executor import Tx
 from engine.errors import BadRequest
-from engine.identity.accounts import Role
 from engine.semantics import modification
 from engine.semantics.migration import MigrationPlan
 from engine.states import BatchType
@@ -84,7 +83,6 @@ register(
         "process instance",
         _migrate,
         _plan,
-        role=Role.ADMIN,
         validate=_plan_valid,
     )
 )

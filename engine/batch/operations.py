@@ -22,7 +22,6 @@ from engine.core import audit
 from engine.core.executor import Command, Tx
 from engine.core.permits import DELETE_HISTORY, check
 from engine.errors import BadRequest, Conflict, NotFound
-from engine.identity.accounts import Role
 from engine.language.variables import TypedValue, check_name, infer, typed
 from engine.semantics import waits
 from engine.states import AuditEntity, AuditOperation, BatchType, InstanceState
@@ -186,7 +185,6 @@ register(
         "ended process instance",
         _delete_history,
         _reason,
-        role=Role.ADMIN,
     )
 )
 

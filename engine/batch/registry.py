@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from engine.errors import BadRequest
-from engine.identity.accounts import Role
 from engine.states import BatchType
 
 if TYPE_CHECKING:
@@ -35,9 +34,6 @@ class BatchOperation:
     item: str
     run: ItemRun
     check: PayloadCheck = no_payload
-    # Who may create a batch of this type and act on one (history deletion and migration need
-    # an administrator).
-    role: Role = Role.OPERATOR
     # What the payload must also satisfy in the database (a migration plan's definitions).
     validate: PayloadValidation | None = None
 
@@ -66,13 +62,3 @@ def operation(batch_type: str) -> BatchOperation:
         raise BadRequest(
             f"unknown batch type '{batch_type}'; known: {names}", field="type"
         ) from None
-
-
-def role_of(batch_type: str) -> Role:
-    """The role a batch of `batch_type` needs, to be created or acted on; an administrator's
-    for a type no longer registered (a batch kept from another version)."""
-    try:
-        found = registered().get(BatchType(batch_type))
-    except ValueError:
-        return Role.ADMIN
-    return found.role if found is not None else Role.ADMIN
