@@ -36,6 +36,7 @@ __all__ = [
     "deployment",
     "fetchable",
     "group",
+    "historic_task",
     "history",
     "history_of",
     "instance",
