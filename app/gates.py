@@ -27,6 +27,8 @@ decided, so that the built-in groups keep exactly what their roles gave:
 
 A batch's type may ask more of who acts on a batch of it than the batch commands' permits
 (UPDATE or DELETE on the batch): `BATCH_TYPE_GATES`, what its items need on every definition.
+Reading one user's profile or groups asks READ on that user, or being them
+(`demand_readable_user`).
 """
 
 from __future__ import annotations
@@ -94,3 +96,9 @@ def demand_batch_type(actor: Actor | None, batch_type: str) -> None:
 def acts_on_batch_type(actor: Actor | None, batch_type: str) -> bool:
     needed = BATCH_TYPE_GATES.get(batch_type)
     return needed is None or permits.holds(actor, needed)
+
+
+def demand_readable_user(actor: Actor | None, user_id: str) -> None:
+    """Refuse unless `actor` may read the user `user_id` (their profile, their groups): anybody
+    reads themselves; another user needs READ on them."""
+    permits.demand(actor, permits.READ_OWN_USER, permits.facts_of(user=user_id))

@@ -15,7 +15,7 @@ from app.api import views
 from app.api.body import Body
 from app.api.http import Op, Reply, call, engine_of, path_id, path_text, reply
 from app.api.schemas import STRING, ref, request
-from app.auth import principal_of, user_id_of
+from app.auth import principal_of
 from app.gates import Gate
 from engine.api import Engine
 from engine.commands.accounts import (
@@ -129,11 +129,10 @@ async def add_token(request: Request) -> Response:
 def _me(request: Request) -> str:
     """The signed-in user a token of their own belongs to; a token of a group, or nobody
     (authentication switched off), has none."""
-    user = user_id_of(request)
-    principal = principal_of(request)
-    if user is None or principal.user_id is None:
+    user = principal_of(request).user_id
+    if user is None:
         raise BadRequest("only a user has tokens of their own; this caller is none")
-    return principal.user_id
+    return user
 
 
 def _create_own_token(engine: Engine, name: str, owner: str) -> str:

@@ -11,6 +11,7 @@ from uuid import UUID
 from starlette.requests import Request
 from starlette.responses import Response
 
+from app import gates
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, path_text, reply, run
 from app.api.schemas import BOOLEAN, STRING, array, nullable, record, ref, request
@@ -34,8 +35,7 @@ from engine.commands.identity_tenants import (
     RemoveTenantMember,
     UpdateTenant,
 )
-from engine.core import actors, permits
-from engine.core.permits import READ_OWN_USER
+from engine.core import actors
 from engine.db.ids import new_id
 from engine.errors import BadRequest, NotFound
 from engine.identity.permissions import (
@@ -106,11 +106,6 @@ AUTHORIZATION_BODY = request(
 )
 
 
-def _require_readable(user: str) -> None:
-    """Anybody may read themselves; another user needs READ on them."""
-    permits.demand(actors.current(), READ_OWN_USER, permits.facts_of(user=user))
-
-
 def _items(values: list[dict[str, Any]]) -> dict[str, Any]:
     return {"items": values, "next": None}
 
@@ -137,7 +132,7 @@ def _user(engine: Any, user: str) -> UserRow:
 
 async def get_profile(request: Request) -> Response:
     user = path_text(request, "name")
-    _require_readable(user)
+    gates.demand_readable_user(actors.current(), user)
     return reply(_profile(await call(_user, engine_of(request), user)))
 
 

@@ -22,6 +22,7 @@ from engine.errors import (
     InterlockError,
     InvariantViolation,
     ModelError,
+    Suspended,
 )
 
 INVARIANT_HEADER = "X-Invariant-Violation"
@@ -68,9 +69,9 @@ def engine_error(
 
 
 def suspended_error(message: str) -> CamundaError:
-    """A request on a suspended instance's work: Camunda's SuspendedEntityInteractionException,
-    which it answers as a 500; the caller's request is what cannot proceed, so a 400 here."""
-    return CamundaError(400, "SuspendedEntityInteractionException", message)
+    """A request on a suspended instance's work, in its endpoint's words: answered as the one
+    table of errors (app/errors.py) answers `Suspended`."""
+    return _engine_answer(Suspended(message))
 
 
 def _invariant_headers(exc: Exception | None) -> dict[str, str]:

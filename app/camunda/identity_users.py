@@ -10,6 +10,7 @@ from typing import Any
 
 from starlette.responses import Response
 
+from app import gates
 from app.auth import user_id_of
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, found, json_response, listed, no_content, unfiltered
@@ -23,13 +24,7 @@ from engine.commands.identity import (
 )
 from engine.core import actors, permits
 from engine.core.executor import Command
-from engine.core.permits import (
-    CREATE_USER,
-    DELETE_USER,
-    READ_OWN_USER,
-    UPDATE_OWN_USER,
-    Permit,
-)
+from engine.core.permits import CREATE_USER, DELETE_USER, UPDATE_OWN_USER, Permit
 from engine.errors import Conflict
 from engine.queries import accounts as account_reads
 from engine.queries import identity as reads
@@ -41,15 +36,10 @@ def caller(call: Call) -> str | None:
     return user_id_of(call.request)
 
 
-def may(call: Call, needed: Permit, **facts: Any) -> bool:
+def may(needed: Permit, **facts: Any) -> bool:
     """Whether the caller holds `needed` (what the command it names would check), for the links
     an OPTIONS request offers."""
     return permits.holds(actors.current(), needed, **facts)
-
-
-def require_readable(call: Call, user_id: str) -> None:
-    """Anybody may read themselves; another user needs READ on them (AuthorizationException)."""
-    permits.demand(actors.current(), READ_OWN_USER, permits.facts_of(user=user_id))
 
 
 def run(call: Call, command: Command[Any]) -> None:
@@ -137,7 +127,7 @@ def links(call: Call, path: str, rels: list[tuple[str, str, str]]) -> Response:
 def user_options(call: Call) -> Response:
     rels = [("GET", "", "list"), ("GET", "/count", "count")]
     return links(
-        call, "/user", rels + ([("POST", "/create", "create")] if may(call, CREATE_USER) else [])
+        call, "/user", rels + ([("POST", "/create", "create")] if may(CREATE_USER) else [])
     )
 
 
@@ -145,9 +135,9 @@ def user_instance_options(call: Call) -> Response:
     user_id = call.path["id"]
     found(user_row(call, user_id), _missing(user_id))
     rels = [("GET", "/profile", "self")]
-    if may(call, DELETE_USER, user=user_id):
+    if may(DELETE_USER, user=user_id):
         rels.append(("DELETE", "", "delete"))
-    if may(call, UPDATE_OWN_USER, user=user_id):
+    if may(UPDATE_OWN_USER, user=user_id):
         rels.append(("PUT", "/profile", "update"))
     return links(call, f"/user/{user_id}", rels)
 
@@ -176,7 +166,7 @@ def create_user(call: Call) -> Response:
 
 def get_profile(call: Call) -> Response:
     user_id = call.path["id"]
-    require_readable(call, user_id)
+    gates.demand_readable_user(actors.current(), user_id)
     return json_response(profile(found(user_row(call, user_id), _missing(user_id))))
 
 
@@ -240,7 +230,7 @@ def group_info(call: Call) -> Response:
     user_id = call.text("userId")
     if user_id is None:
         raise invalid_request("No user id was supplied")
-    require_readable(call, user_id)
+    gates.demand_readable_user(actors.current(), user_id)
     groups = listed(reads.groups(call.engine, unfiltered(call).page({}), member=user_id))
     groups.sort(key=lambda group: (group.name is None, group.name or "", group.id))
     fellows = reads.fellow_members(call.engine, [group.id for group in groups])

@@ -55,17 +55,13 @@ def _account(engine: Engine, user: str, idle_seconds: float, admin: bool) -> dic
         s for s in account_reads.list_sessions(engine, idle_seconds=idle_seconds) if s.user == user
     ]
     mine = account_reads.tokens_of(engine, user)
-    tokens = (
-        [(n, role) for kind, n, role in account_reads.list_all(engine) if kind == TOKEN]
-        if admin
-        else []
-    )
+    everyone = account_reads.list_all(engine) if admin else []
     return {
         "me": one_user(engine, user),
         "has_password": account_reads.password_record(engine, user) is not None,
         "sessions": sessions,
         "my_tokens": [(n, None) for n in mine],
-        "tokens": [(n, role) for n, role in tokens if n not in mine],
+        "tokens": [(n, role) for kind, n, role in everyone if kind == TOKEN and n not in mine],
         "roles": [r.value for r in Role],
     }
 

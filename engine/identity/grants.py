@@ -15,9 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.identity.evaluate import Rule, is_authorized
-from engine.identity.permissions import ANY, ResourceType
-
-READ = 2  # READ's bit on every resource type that has it
+from engine.identity.permissions import ANY, READ, ResourceType
 
 
 @dataclass(frozen=True)

@@ -80,8 +80,9 @@ RESOURCE_NAMES: Mapping[ResourceType, str] = {
     ResourceType.HISTORIC_PROCESS_INSTANCE: "HistoricProcessInstance",
 }
 
-_READ, _UPDATE, _CREATE, _DELETE = 2, 4, 8, 16
-_CRUD = {"READ": _READ, "UPDATE": _UPDATE, "CREATE": _CREATE, "DELETE": _DELETE}
+# READ is the same bit on every resource type that has it.
+READ, _UPDATE, _CREATE, _DELETE = 2, 4, 8, 16
+_CRUD = {"READ": READ, "UPDATE": _UPDATE, "CREATE": _CREATE, "DELETE": _DELETE}
 
 # Each resource type's permissions (besides ALL and NONE), by name: Camunda's per-resource
 # permission sets where it has one, else the resource types its generic permissions list.
@@ -93,7 +94,7 @@ PERMISSIONS: Mapping[ResourceType, Mapping[str, int]] = {
     ResourceType.AUTHORIZATION: _CRUD,
     ResourceType.FILTER: _CRUD,
     ResourceType.PROCESS_DEFINITION: {
-        "READ": _READ,
+        "READ": READ,
         "UPDATE": _UPDATE,
         "DELETE": _DELETE,
         "RETRY_JOB": 32,
@@ -131,9 +132,9 @@ PERMISSIONS: Mapping[ResourceType, Mapping[str, int]] = {
         "SUSPEND": 64,
         "UPDATE_VARIABLE": 128,
     },
-    ResourceType.DEPLOYMENT: {"READ": _READ, "CREATE": _CREATE, "DELETE": _DELETE},
+    ResourceType.DEPLOYMENT: {"READ": READ, "CREATE": _CREATE, "DELETE": _DELETE},
     ResourceType.DECISION_DEFINITION: {
-        "READ": _READ,
+        "READ": READ,
         "UPDATE": _UPDATE,
         "CREATE_INSTANCE": 256,
         "READ_HISTORY": 4096,
@@ -157,11 +158,11 @@ PERMISSIONS: Mapping[ResourceType, Mapping[str, int]] = {
         "CREATE_BATCH_SET_REMOVAL_TIME": 65536,
         "CREATE_BATCH_SET_VARIABLES": 131072,
     },
-    ResourceType.DECISION_REQUIREMENTS_DEFINITION: {"READ": _READ},
+    ResourceType.DECISION_REQUIREMENTS_DEFINITION: {"READ": READ},
     ResourceType.REPORT: _CRUD,
     ResourceType.DASHBOARD: _CRUD,
-    ResourceType.HISTORIC_TASK: {"READ": _READ, "READ_VARIABLE": 64},
-    ResourceType.HISTORIC_PROCESS_INSTANCE: {"READ": _READ},
+    ResourceType.HISTORIC_TASK: {"READ": READ, "READ_VARIABLE": 64},
+    ResourceType.HISTORIC_PROCESS_INSTANCE: {"READ": READ},
 }
 
 

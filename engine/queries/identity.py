@@ -57,15 +57,12 @@ def users(
     email_like: str | None = None,
     member_of_group: str | None = None,
     member_of_tenant: str | None = None,
-    visible_to: str | None = None,
     count: bool = False,
 ) -> list[UserRow] | int:
     """Users by Camunda's filters (None: not filtered); their number when `count`. Only those
-    the request's principal may read (READ on them; themselves always). With `visible_to`, only
-    that user's own row."""
+    the request's principal may read (READ on them; themselves always)."""
     where = Where()
     where.authorized(covers.user("u.id"))
-    where.equals("u.id", visible_to)
     where.equals("u.id", user_id)
     where.any_of("u.id", user_ids)
     where.equals("u.first_name", first_name)
@@ -228,14 +225,12 @@ def authorizations(
     group_ids: Sequence[str] | None = None,
     resource_type: int | None = None,
     resource_id: str | None = None,
-    visible_to: str | None = None,
     count: bool = False,
 ) -> list[AuthorizationRow] | int:
     """Authorizations by Camunda's filters (None: not filtered); only those the request's
-    principal may read (READ on them). With `visible_to`, only those of that user themselves."""
+    principal may read (READ on them)."""
     where = Where()
     where.authorized(covers.authorization("a.id"))
-    where.equals("a.user_id", visible_to)
     where.equals("a.id", authorization_id)
     where.equals("a.type", None if type is None else int(type))
     where.any_of("a.user_id", user_ids)
@@ -261,25 +256,6 @@ def group_ids_of(conn: Connection, user_id: str) -> list[str]:
     where.equals("m.user_id", user_id)
     statement = (
         sql.SQL("SELECT m.group_id FROM group_membership m") + where.sql() + sql.SQL(" ORDER BY 1")
-    )
-    return [str(row[0]) for row in conn.execute(statement, where.params()).fetchall()]
-
-
-@query
-def tenant_ids_of(conn: Connection, user_id: str) -> list[str]:
-    """The ids of the tenants the user belongs to, directly or through one of their groups, in
-    order: the tenants whose rows the user sees (besides those of no tenant)."""
-    where = Where()
-    where.add(
-        "(m.user_id = {} OR m.group_id IN (SELECT g.group_id FROM group_membership g "
-        "WHERE g.user_id = {}))",
-        user_id,
-        user_id,
-    )
-    statement = (
-        sql.SQL("SELECT DISTINCT m.tenant_id FROM tenant_membership m")
-        + where.sql()
-        + sql.SQL(" ORDER BY 1")
     )
     return [str(row[0]) for row in conn.execute(statement, where.params()).fetchall()]
 

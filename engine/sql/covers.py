@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import LiteralString
 
-from engine.identity.permissions import PERMISSIONS, ResourceType
+from engine.identity.permissions import PERMISSIONS, READ, ResourceType
 from engine.sql.filters import Cover, Covers
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "deployment",
     "fetchable",
     "group",
+    "historic_task",
     "history",
     "history_of",
     "instance",
@@ -51,7 +52,6 @@ __all__ = [
 
 PD = ResourceType.PROCESS_DEFINITION
 _PD = PERMISSIONS[PD]
-READ = 2
 
 
 def key_of(instance_id: LiteralString) -> LiteralString:
