@@ -21,8 +21,10 @@ from typing import Any
 
 import psycopg
 import pytest
+from playwright.sync_api import ViewportSize
 from psycopg import sql
 
+from bench.serving import CHROMIUM, CHROMIUM_ARGS
 from engine.db import migrate
 from engine.db.database import Database, connect_url_for, normalize_url
 from engine.scripting import hosts
@@ -220,3 +222,21 @@ def one_script_process(monkeypatch: pytest.MonkeyPatch) -> Iterator[HostPool]:
     monkeypatch.setattr(hosts, "_POOL_PID", os.getpid())
     yield pool
     pool.close()
+
+
+# Playwright's `browser` fixture, for every test that drives Chromium: Debian's Chromium, one
+# per session (a test that started its own Playwright beside it would find the session's
+# running in its thread and be refused).
+VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"Chromium is missing at {CHROMIUM}: install Debian's chromium (make chromium)")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
+    return {**browser_context_args, "viewport": VIEWPORT}

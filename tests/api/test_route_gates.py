@@ -20,9 +20,9 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import Browser as Chromium
+from playwright.sync_api import expect
 
-from bench.serving import CHROMIUM, CHROMIUM_ARGS
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.identity import AddGroupMember, CreateGroup, CreateUserProfile
@@ -329,32 +329,27 @@ def test_a_viewer_makes_a_token_on_the_account_page(gated: LiveServer) -> None:
 # -- the buttons in Chromium ----------------------------------------------------------------------
 
 
-def test_chromium_shows_the_controls_the_grants_allow(gated: LiveServer) -> None:
+def test_chromium_shows_the_controls_the_grants_allow(gated: LiveServer, browser: Chromium) -> None:
     a = _instance(gated, "a")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            for user, shown in ((OPERATES_A, True), ("viewer", False)):
-                context = chromium.new_context(base_url=gated.url)
-                form = context.request.get("/login")
-                signed_in = context.request.post(
-                    "/login",
-                    form={
-                        "name": user,
-                        "password": PASSWORD,
-                        "next": "/",
-                        "login_token": login_token(form.text()),
-                    },
-                )
-                assert signed_in.ok, signed_in.status
-                page = context.new_page()
-                page.goto(f"/instances/{a}")
-                expect(page.locator("#instance-state")).to_have_text("Active")
-                cancel = page.get_by_role("button", name="Cancel instance")
-                if shown:
-                    expect(cancel).to_be_visible()
-                else:
-                    expect(cancel).to_have_count(0)
-                context.close()
-        finally:
-            chromium.close()
+    for user, shown in ((OPERATES_A, True), ("viewer", False)):
+        context = browser.new_context(base_url=gated.url)
+        form = context.request.get("/login")
+        signed_in = context.request.post(
+            "/login",
+            form={
+                "name": user,
+                "password": PASSWORD,
+                "next": "/",
+                "login_token": login_token(form.text()),
+            },
+        )
+        assert signed_in.ok, signed_in.status
+        page = context.new_page()
+        page.goto(f"/instances/{a}")
+        expect(page.locator("#instance-state")).to_have_text("Active")
+        cancel = page.get_by_role("button", name="Cancel instance")
+        if shown:
+            expect(cancel).to_be_visible()
+        else:
+            expect(cancel).to_have_count(0)
+        context.close()

@@ -3,35 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize, expect
+from playwright.sync_api import Browser, BrowserContext, Page, expect
 
-from bench.serving import CHROMIUM, CHROMIUM_ARGS
 from tests.browser.live import PASSWORD, ConsoleServer
+from tests.conftest import VIEWPORT as VIEWPORT
 from tests.server import login_token
-
-VIEWPORT: ViewportSize = {"width": 1280, "height": 900}
 
 # How long a browser test waits for what it expects before it fails: for every `expect(...)`
 # and every page action. Tests wait for the event itself; the bound only guards against a wait
 # that would never end, and is generous so that a busy machine does not fail them.
 TIMEOUT_MS = 30_000
 expect.set_options(timeout=TIMEOUT_MS)
-
-
-@pytest.fixture(scope="session")
-def browser_type_launch_args(browser_type_launch_args: dict[str, Any]) -> dict[str, Any]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"Chromium is missing at {CHROMIUM}: install Debian's chromium (make chromium)")
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args: dict[str, Any]) -> dict[str, Any]:
-    return {**browser_context_args, "viewport": VIEWPORT}
 
 
 @pytest.fixture

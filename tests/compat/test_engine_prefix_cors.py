@@ -10,16 +10,14 @@ from __future__ import annotations
 import base64
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Browser
 
 from app.settings import CORS_ENV, Settings, cors_origins
-from bench.serving import CHROMIUM, CHROMIUM_ARGS
 from tests.compat import processes
 from tests.compat.conftest import deploy, start
 from tests.server import PASSWORD, LiveServer, live_server
@@ -148,7 +146,7 @@ FETCH = """async ([url, auth]) => {
 
 
 def test_cors_lets_listed_origins_in_and_no_other(
-    database_url: str, fronts: tuple[str, str]
+    database_url: str, fronts: tuple[str, str], browser: Browser
 ) -> None:
     listed, other = fronts
     options = {"cors_origins": (listed,)}
@@ -185,10 +183,7 @@ def test_cors_lets_listed_origins_in_and_no_other(
         assert "access-control-allow-origin" not in simple.headers
 
         auth = "Basic " + base64.b64encode(f"viewer:{PASSWORD}".encode()).decode()
-        # In a thread of its own: Playwright's sync API refuses a thread where an event loop
-        # runs, and an earlier test of the session may have left one in this thread.
-        with ThreadPoolExecutor(1) as pool:
-            results = pool.submit(_fetch_from, (listed, other), api, auth).result()
+        results = [_fetch_from(browser, origin, api, auth) for origin in (listed, other)]
         assert results[0] == {"status": 200, "body": {"count": 0}}, results[0]
         assert "blocked" in results[1], results[1]
 
@@ -220,23 +215,15 @@ def test_cors_lets_listed_origins_in_and_no_other(
         assert console_post.status_code == 403
 
 
-def _fetch_from(origins: tuple[str, ...], api: str, auth: str) -> list[Any]:
-    """What a page served from each of `origins` gets when it fetches `api` in Chromium."""
-    results = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            for origin in origins:
-                context = browser.new_context()
-                page = context.new_page()
-                page.goto(origin)
-                results.append(page.evaluate(FETCH, [api, auth]))
-                context.close()
-        finally:
-            browser.close()
-    return results
+def _fetch_from(browser: Browser, origin: str, api: str, auth: str) -> Any:
+    """What a page served from `origin` gets when it fetches `api` in Chromium."""
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(origin)
+        return page.evaluate(FETCH, [api, auth])
+    finally:
+        context.close()
 
 
 def test_cors_is_off_by_default(server: LiveServer) -> None:
