@@ -12,8 +12,9 @@ from app import reads
 from app.auth import user_id_of
 from app.camunda import dto
 from app.camunda.errors import invalid_request, rest_error
-from app.camunda.http import Call, Endpoint, json_response
+from app.camunda.http import Call, Endpoint, json_response, run_found
 from app.camunda.variables import dto_map, to_typed_map
+from engine.commands.definition_deletion import DeleteProcessDefinitions
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.queries import definitions as definition_reads
 from engine.queries.camunda.common import like_matches
@@ -177,6 +178,29 @@ def start_by_id(call: Call) -> Response:
     return _start(call, _by_id(call))
 
 
+def _delete(call: Call, **which: Any) -> Response:
+    """Camunda's DELETE of a process definition (by id) or of every version of a key (of the
+    path's tenant, else of no tenant)."""
+    command = DeleteProcessDefinitions(
+        **which,
+        cascade=bool(call.flag("cascade")),
+        skip_custom_listeners=bool(call.flag("skipCustomListeners")),
+        skip_io_mappings=bool(call.flag("skipIoMappings")),
+    )
+    return run_found(call, command, None, conflict_is_engine_error=True)
+
+
+def delete_by_id(call: Call) -> Response:
+    return _delete(call, definition_id=call.path["id"])
+
+
+def delete_by_key(call: Call) -> Response:
+    tenant_id = call.path.get("tenant_id")
+    return _delete(
+        call, key=call.path["key"], tenant_id=tenant_id, without_tenant=tenant_id is None
+    )
+
+
 endpoints = [
     Endpoint("/process-definition", "GET", list_definitions),
     Endpoint("/process-definition/count", "GET", count_definitions),
@@ -194,4 +218,7 @@ endpoints = [
         body="json",
     ),
     Endpoint("/process-definition/{id}/start", "POST", start_by_id, body="json"),
+    Endpoint("/process-definition/{id}", "DELETE", delete_by_id),
+    Endpoint("/process-definition/key/{key}/delete", "DELETE", delete_by_key),
+    Endpoint("/process-definition/key/{key}/tenant-id/{tenant_id}/delete", "DELETE", delete_by_key),
 ]

@@ -13,8 +13,16 @@ from app import reads
 from app.camunda import dto
 from app.camunda.decisions import definition_dto
 from app.camunda.dto import Json
-from app.camunda.errors import engine_error, invalid_request
-from app.camunda.http import Call, Endpoint, found, json_response, listed, listing, no_content
+from app.camunda.errors import invalid_request
+from app.camunda.http import (
+    Call,
+    Endpoint,
+    found,
+    json_response,
+    listed,
+    listing,
+    run_found,
+)
 from app.guard import raw_file_headers
 from app.params import as_uuid
 from engine.commands.deployments import (
@@ -25,7 +33,7 @@ from engine.commands.deployments import (
     Redeploy,
     Resource,
 )
-from engine.errors import BadRequest, Conflict, NotFound
+from engine.errors import BadRequest, NotFound
 from engine.queries import decision_history as dh
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.camunda.common import CamundaPage
@@ -232,13 +240,7 @@ def delete_deployment(call: Call) -> Response:
         skip_custom_listeners=bool(call.flag("skipCustomListeners")),
         skip_io_mappings=bool(call.flag("skipIoMappings")),
     )
-    try:
-        call.engine.run(command)
-    except NotFound as exc:
-        raise invalid_request(missing, 404) from exc
-    except Conflict as exc:
-        raise engine_error(exc.message) from exc
-    return no_content()
+    return run_found(call, command, missing, conflict_is_engine_error=True)
 
 
 def redeploy(call: Call) -> Response:

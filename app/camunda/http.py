@@ -19,13 +19,13 @@ from starlette.routing import Route
 
 from app.auth import require
 from app.camunda.dto import Json
-from app.camunda.errors import CamundaError, invalid_request, translate
+from app.camunda.errors import CamundaError, engine_error, invalid_request, translate
 from app.gates import Gate
 from app.json_body import BodyProblem, BodyRefused, json_object
 from app.params import Query
 from engine.api import Engine
 from engine.core.executor import Command
-from engine.errors import NotFound
+from engine.errors import Conflict, NotFound
 from engine.language.json_input import INT32_MAX, INT32_MIN, text_problem
 from engine.queries.camunda.common import CamundaPage
 
@@ -144,14 +144,27 @@ def found(row: T | None, missing: str) -> T:
     return row
 
 
-def run_found(call: Call, command: Command[Any], missing: str) -> Response:
+def run_found(
+    call: Call,
+    command: Command[Any],
+    missing: str | None,
+    *,
+    conflict_is_engine_error: bool = False,
+) -> Response:
     """Run `command` on the path's resource: 204 No Content, or Camunda's 404 saying `missing`
-    when the engine finds no such resource. Any other engine error answers as app/errors.py's
-    table says (a refused field: a 400 InvalidRequestException with the engine's message)."""
+    when the engine finds no such resource (None: the engine's own words). With
+    `conflict_is_engine_error`, a Conflict answers as Camunda's engine refuses (500
+    ProcessEngineException with the engine's message). Any other engine error answers as
+    app/errors.py's table says (a refused field: a 400 InvalidRequestException with the
+    engine's message)."""
     try:
         call.engine.run(command)
     except NotFound as exc:
-        raise invalid_request(missing, 404) from exc
+        raise invalid_request(missing if missing is not None else exc.message, 404) from exc
+    except Conflict as exc:
+        if conflict_is_engine_error:
+            raise engine_error(exc.message) from exc
+        raise
     return no_content()
 
 

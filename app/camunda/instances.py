@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import math
-import re
 from collections.abc import Callable
 from typing import Any, cast
 from uuid import UUID
@@ -15,9 +12,10 @@ from app import reads
 from app.camunda import dto
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, json_response, listing, no_content
+from app.camunda.http import Call, Endpoint, json_response, listed, listing, no_content
+from app.camunda.query_body import posted_page, posted_query, query_variables
 from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
-from app.params import ParameterError, as_uuid
+from app.params import as_uuid
 from engine.api import Engine
 from engine.commands.instances import CancelInstance, SetVariables
 from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, NotFound
@@ -37,48 +35,13 @@ from engine.queries.camunda import instances as instance_reads
 from engine.queries.camunda.common import RUNNING_STATES, CamundaPage
 from engine.states import InstanceState, TokenState
 
-VARIABLE_OPERATORS = ("eq", "neq", "gteq", "gt", "lteq", "lt", "like")
-VARIABLE_EXPRESSION = re.compile(r"^(.+?)_(" + "|".join(VARIABLE_OPERATORS) + r")_(.*)$", re.DOTALL)
-
-
-def variable_filters(call: Call, name: str = "variables") -> list[instance_reads.VariableFilter]:
-    """Camunda's `variables=name_op_value,...` query parameter."""
-    raw = call.text(name)
-    if raw is None:
-        return []
-    found = []
-    for expression in raw.split(","):
-        match = VARIABLE_EXPRESSION.match(expression)
-        if match is None:
-            problem = "must have the form KEY_OPERATOR_VALUE (amount_gt_5)"
-            raise ParameterError(name, expression, problem)
-        variable, op, text = match.groups()
-        found.append(variable_filter(variable, op, text))
-    return found
-
-
-def variable_filter(name: str, op: str, text: str) -> instance_reads.VariableFilter:
-    values: list[Any] = [text]
-    number: float | None = None
-    with contextlib.suppress(ValueError):
-        number = float(text)
-    if number is not None and not math.isfinite(number):
-        number = None  # NaN, Infinity, 1e999: no variable holds them; the text may still match
-    if number is not None:
-        values.append(int(number) if number.is_integer() else number)
-    if text.lower() in ("true", "false"):
-        values.append(text.lower() == "true")
-    if text.lower() == "null":
-        values.append(None)
-    return instance_reads.VariableFilter(name, op, text, number, tuple(values))
-
 
 def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceRow] | int:
     suspended = call.flag_unless("suspended", "active")
     ids = call.csv("processInstanceIds")
     return instance_reads.process_instances(
         call.engine,
-        call.page(instance_reads.INSTANCE_SORT),
+        posted_page(call, instance_reads.INSTANCE_SORT),
         ids=[as_uuid(i) for i in ids] if ids is not None else None,
         business_key=call.text("businessKey"),
         business_key_like=call.text("businessKeyLike"),
@@ -89,7 +52,7 @@ def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceR
         with_incident=call.flag("withIncident"),
         tenant_ids=call.csv("tenantIdIn"),
         without_tenant=call.flag("withoutTenantId"),
-        variables=variable_filters(call),
+        variables=query_variables(call, "variables"),
         family=instance_reads.FamilyFilter(
             super_instance=call.uuid("superProcessInstance"),
             sub_instance=call.uuid("subProcessInstance"),
@@ -99,6 +62,21 @@ def _instance_query(call: Call, *, count: bool) -> list[instance_reads.InstanceR
         ),
         count=count,
     )
+
+
+def _posted_instances(call: Call) -> Call:
+    """POST /process-instance's call read as GET /process-instance's."""
+    return posted_query(call, ("variables",), instance_reads.INSTANCE_SORT)
+
+
+def post_instances(call: Call) -> Response:
+    posted = _posted_instances(call)
+    rows = cast(list[instance_reads.InstanceRow], _instance_query(posted, count=False))
+    return json_response(_instances_shown(posted, listed(rows)))
+
+
+def post_instance_count(call: Call) -> Response:
+    return json_response({"count": _instance_query(_posted_instances(call), count=True)})
 
 
 def _instances_shown(call: Call, rows: list[instance_reads.InstanceRow]) -> list[Json]:
@@ -573,6 +551,8 @@ def count_historic_activities(call: Call) -> Response:
 
 endpoints = [
     *listing("/process-instance", _instance_query, shown=_instances_shown, count=_count_instances),
+    Endpoint("/process-instance", "POST", post_instances, body="json"),
+    Endpoint("/process-instance/count", "POST", post_instance_count, body="json"),
     Endpoint("/process-instance/{id}", "GET", get_instance),
     Endpoint("/process-instance/{id}", "DELETE", delete_instance),
     Endpoint("/process-instance/{id}/variables", "GET", instance_variables),

@@ -4,15 +4,10 @@ escalation from one."""
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from starlette.datastructures import QueryParams
 from starlette.responses import Response
 
 from app import reads
@@ -29,7 +24,7 @@ from app.camunda.http import (
     no_content,
     only,
 )
-from app.camunda.instances import VARIABLE_OPERATORS, variable_filter, variable_filters
+from app.camunda.query_body import posted_page, posted_query, query_variables
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import NO_MATCH, as_uuid, parse_time
 from engine.commands.task_changes import (
@@ -43,7 +38,6 @@ from engine.commands.tasks import ChangeTaskIdentityLink, LinkType
 from engine.errors import BadRequest, Conflict, InterlockError, NotFound, Suspended
 from engine.model import UserTask
 from engine.queries.camunda import tasks as task_reads
-from engine.queries.camunda.instances import VariableFilter
 from engine.states import DelegationState
 
 
@@ -60,10 +54,7 @@ def _task_query(
 ) -> list[task_reads.TaskRow] | int:
     """The tasks the call's query parameters (and, for POST /task, the filters of its body, see
     `posted_query`) find."""
-    page = call.page(task_reads.TASK_SORT)
-    posted: PostedFilters | None = call.extra.get("posted")
-    if posted is not None and posted.sorting:
-        page = dataclasses.replace(page, sort=posted.sorting)
+    page = posted_page(call, task_reads.TASK_SORT)
     suspended = call.flag_unless("suspended", "active")
     assigned = call.flag_unless("assigned", "unassigned")
     candidate_user = call.text("candidateUser")
@@ -123,22 +114,13 @@ def _task_query(
         follow_up_before_or_none=call.date("followUpBeforeOrNotExistent"),
         created_before=call.date("createdBefore"),
         created_after=call.date("createdAfter"),
-        process_variables=_variables(call, "processVariables"),
-        task_variables=_variables(call, "taskVariables"),
+        process_variables=query_variables(call, "processVariables"),
+        task_variables=query_variables(call, "taskVariables"),
         count=count,
     )
 
 
 _DELEGATION_STATES = tuple(DelegationState)
-
-
-def _variables(call: Call, name: str) -> list[VariableFilter]:
-    """Camunda's `processVariables` / `taskVariables`: `name_op_value,...` in a query, a list of
-    `{name, operator, value}` in POST /task's body."""
-    posted: PostedFilters | None = call.extra.get("posted")
-    if posted is not None:
-        return list(posted.variables.get(name, ()))
-    return variable_filters(call, name)
 
 
 def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
@@ -282,99 +264,21 @@ def delete_identity_link(call: Call) -> Response:
 # -- POST /task: the same query, its filters in the body ---------------------------------------
 
 
-@dataclass(frozen=True)
-class PostedFilters:
-    """What a POST /task body holds besides plain filters: the variable filters by parameter
-    name, and `sorting` as (sort key, descending) pairs."""
-
-    variables: dict[str, Sequence[VariableFilter]] = field(default_factory=dict)
-    sorting: tuple[tuple[str, bool], ...] = ()
+POSTED_VARIABLES = ("processVariables", "taskVariables")
 
 
-_POSTED_VARIABLES = ("processVariables", "taskVariables")
-
-
-def _posted_variables(name: str, value: object) -> list[VariableFilter]:
-    if not isinstance(value, list):
-        raise invalid_request(f"'{name}' must be a list of {{name, operator, value}}")
-    found = []
-    for item in value:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise invalid_request(f"'{name}': each entry needs a 'name' (a string)")
-        operator = item.get("operator")
-        if operator not in VARIABLE_OPERATORS:
-            raise invalid_request(
-                f"'{name}': operator {operator!r} of '{item['name']}' is not one of "
-                + ", ".join(VARIABLE_OPERATORS)
-            )
-        raw = item.get("value")
-        if isinstance(raw, dict | list):
-            raise invalid_request(f"'{name}': the value of '{item['name']}' must be a scalar")
-        text = json.dumps(raw) if isinstance(raw, bool) or raw is None else str(raw)
-        found.append(variable_filter(item["name"], operator, text))
-    return found
-
-
-def _posted_sorting(value: object) -> tuple[tuple[str, bool], ...]:
-    if not isinstance(value, list):
-        raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
-    sort = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
-        by, order = item.get("sortBy"), item.get("sortOrder")
-        if by not in task_reads.TASK_SORT:
-            raise invalid_request(f"'sorting': sortBy {by!r} is not a sort key of tasks")
-        if order not in ("asc", "desc"):
-            raise invalid_request(f"'sorting': sortOrder {order!r} must be asc or desc")
-        sort.append((str(by), order == "desc"))
-    return tuple(sort)
-
-
-def _as_parameter(name: str, value: object) -> str:
-    """A body field as the text its query parameter would have."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, list):
-        if not all(isinstance(v, str | int) and not isinstance(v, bool) for v in value):
-            raise invalid_request(f"'{name}' must be a list of strings")
-        return ",".join(str(v) for v in value)
-    if isinstance(value, str | int | float):
-        return str(value)
-    raise invalid_request(f"'{name}' must be a string, a number, a boolean or a list")
-
-
-def posted_query(call: Call) -> Call:
-    """POST /task's call read as GET /task's: each plain field of the body as the query
-    parameter of its name (paging stays in the query), the variable filters and `sorting`
-    aside (see PostedFilters)."""
-    body = call.body if isinstance(call.body, dict) else {}
-    params = [(k, v) for k, v in call.query.multi_items() if k in ("firstResult", "maxResults")]
-    posted = PostedFilters()
-    for name, value in body.items():
-        if value is None:
-            continue
-        if name in _POSTED_VARIABLES:
-            posted.variables[name] = _posted_variables(name, value)
-        elif name == "sorting":
-            posted = dataclasses.replace(posted, sorting=_posted_sorting(value))
-        elif name in ("orQueries", "variableNamesIgnoreCase", "variableValuesIgnoreCase"):
-            if value not in ([], False):
-                raise invalid_request(f"'{name}' is not supported")
-        else:
-            params.append((name, _as_parameter(name, value)))
-    return dataclasses.replace(
-        call, query=QueryParams(params), extra={**call.extra, "posted": posted}
-    )
+def posted_tasks(call: Call) -> Call:
+    """POST /task's call read as GET /task's."""
+    return posted_query(call, POSTED_VARIABLES, task_reads.TASK_SORT)
 
 
 def post_tasks(call: Call) -> Response:
-    posted = posted_query(call)
+    posted = posted_tasks(call)
     return json_response(_shown(posted, listed(_task_query(posted))))
 
 
 def post_task_count(call: Call) -> Response:
-    return json_response({"count": _task_query(posted_query(call), count=True)})
+    return json_response({"count": _task_query(posted_tasks(call), count=True)})
 
 
 # -- delegation, details, thrown events -----------------------------------------------------

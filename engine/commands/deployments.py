@@ -4,6 +4,7 @@ duplicate filtering leaves its file out; every file deployed is kept as uploaded
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar, Generic, TypeVar
@@ -354,6 +355,34 @@ class DeploymentInUse(Conflict):
         self.running = running
 
 
+def delete_families(tx: Tx, deployment_id: UUID | None, definition_ids: Sequence[str] = ()) -> int:
+    """Delete every instance of the deployment's definitions (with `deployment_id` None: of the
+    process definitions `definition_ids`) with the families they root; an instance of them
+    called by a family rooted elsewhere is a Conflict. The count of instances deleted."""
+    members, outside = deployment_store.lock_families(tx.conn, deployment_id, definition_ids)
+    if outside:
+        instance, root = outside[0]
+        raise Conflict(
+            f"process instance {instance} was called by the family of process instance {root}, "
+            "whose definition is not deleted: cancel that instance first",
+            instance_id=str(instance),
+            root_instance_id=str(root),
+        )
+    return cleanup_store.delete_instances(tx.conn, members)
+
+
+def refuse_running(using: deployment_store.Dependants) -> None:
+    """Camunda's refusal of a deletion without cascade while instances run."""
+    if using.running:
+        definition_id, count = next(iter(using.running.items()))
+        raise DeploymentInUse(
+            "ENGINE-03076 Deletion of process definition without cascading failed. "
+            f"Process definition with id: {definition_id} can't be deleted, since "
+            f"there exists {count} dependening process instances.",
+            sorted(using.running.items()),
+        )
+
+
 @dataclass(frozen=True)
 class DeleteDeployment:
     """Delete a deployment: its files, its process and decision definitions, their start timers
@@ -382,27 +411,10 @@ class DeleteDeployment:
         deployment_store.lock_definitions(tx.conn, self.deployment_id)
         deleted = 0
         if self.cascade:
-            members, outside = deployment_store.lock_families(tx.conn, self.deployment_id)
-            if outside:
-                instance, root = outside[0]
-                raise Conflict(
-                    f"process instance {instance} of deployment {self.deployment_id} was called "
-                    f"by the family of process instance {root} of another deployment: cancel "
-                    "that instance first",
-                    instance_id=str(instance),
-                    root_instance_id=str(root),
-                )
-            deleted = cleanup_store.delete_instances(tx.conn, members)
+            deleted = delete_families(tx, self.deployment_id)
         else:
             using = deployment_store.dependants(tx.conn, self.deployment_id)
-            if using.running:
-                definition_id, count = next(iter(using.running.items()))
-                raise DeploymentInUse(
-                    "ENGINE-03076 Deletion of process definition without cascading failed. "
-                    f"Process definition with id: {definition_id} can't be deleted, since "
-                    f"there exists {count} dependening process instances.",
-                    sorted(using.running.items()),
-                )
+            refuse_running(using)
             if using.ended or using.evaluations:
                 raise DeploymentInUse(
                     f"deployment {self.deployment_id} keeps the history of {using.ended} ended "
@@ -412,7 +424,7 @@ class DeleteDeployment:
                 )
         removed = deployment_store.delete(tx.conn, self.deployment_id)
         for key, tenant in sorted({(key, tenant) for _, key, tenant in removed.processes}):
-            _restore_start_triggers(tx, key, tenant)
+            restore_start_triggers(tx, key, tenant)
         audit.record(
             tx,
             AuditOperation.DELETE,
@@ -434,7 +446,7 @@ class DeleteDeployment:
         )
 
 
-def _restore_start_triggers(tx: Tx, key: str, tenant: str | None) -> None:
+def restore_start_triggers(tx: Tx, key: str, tenant: str | None) -> None:
     """The start triggers of `key`'s version now latest (none when no version is left)."""
     latest = definitions.latest_for_tenant(tx.conn, key, tenant)
     if latest is None:

@@ -153,20 +153,36 @@ class Dependants:
     evaluations: int
 
 
-def dependants(conn: psycopg.Connection[Any], deployment_id: UUID) -> Dependants:
+def _of(deployment_id: UUID | None, definition_ids: Sequence[str]) -> tuple[str, Any]:
+    """The predicate on the definitions `d` in question: a deployment's, or the ones named."""
+    if deployment_id is not None:
+        return "d.deployment_id = %s", deployment_id
+    return "d.id = ANY(%s)", list(definition_ids)
+
+
+def dependants(
+    conn: psycopg.Connection[Any],
+    deployment_id: UUID | None,
+    definition_ids: Sequence[str] = (),
+) -> Dependants:
+    """What stands in the way of deleting the deployment's definitions (with `deployment_id`
+    None: the process definitions `definition_ids`)."""
     running: dict[str, int] = {}
     ended = 0
+    predicate, value = _of(deployment_id, definition_ids)
     rows = conn.execute(
         "SELECT i.definition_id, i.state = ANY(%s), count(*) FROM process_instance i "
-        "JOIN process_definition d ON d.id = i.definition_id WHERE d.deployment_id = %s "
+        f"JOIN process_definition d ON d.id = i.definition_id WHERE {predicate} "
         "GROUP BY 1, 2 ORDER BY 1",
-        (RUNNING_STATES, deployment_id),
+        (RUNNING_STATES, value),
     ).fetchall()
     for definition_id, is_running, count in rows:
         if is_running:
             running[str(definition_id)] = int(count)
         else:
             ended += int(count)
+    if deployment_id is None:
+        return Dependants(running, ended, 0)
     found = conn.execute(
         "SELECT count(*) FROM decision_evaluation e JOIN decision_definition d "
         "ON d.id = e.definition_id WHERE d.deployment_id = %s",
@@ -176,28 +192,32 @@ def dependants(conn: psycopg.Connection[Any], deployment_id: UUID) -> Dependants
 
 
 def lock_families(
-    conn: psycopg.Connection[Any], deployment_id: UUID
+    conn: psycopg.Connection[Any],
+    deployment_id: UUID | None,
+    definition_ids: Sequence[str] = (),
 ) -> tuple[list[UUID], list[tuple[UUID, UUID]]]:
-    """Lock the families of the deployment's instances, roots first: every instance of the
-    families whose root is an instance of the deployment's definitions, and the (instance, root)
-    pairs of the deployment's instances called by a family rooted elsewhere."""
+    """Lock the families of the instances of the deployment's definitions (with `deployment_id`
+    None: of the process definitions `definition_ids`), roots first: every instance of the
+    families whose root is such an instance, and the (instance, root) pairs of such instances
+    called by a family rooted elsewhere."""
+    predicate, value = _of(deployment_id, definition_ids)
     roots = [
         UUID(str(row[0]))
         for row in conn.execute(
             "SELECT i.id FROM process_instance i JOIN process_definition d "
-            "ON d.id = i.definition_id WHERE d.deployment_id = %s AND i.super_instance_id IS NULL "
+            f"ON d.id = i.definition_id WHERE {predicate} AND i.super_instance_id IS NULL "
             "ORDER BY i.id FOR UPDATE OF i",
-            (deployment_id,),
+            (value,),
         ).fetchall()
     ]
     outside = [
         (UUID(str(row[0])), UUID(str(row[1])))
         for row in conn.execute(
             "SELECT i.id, i.root_instance_id FROM process_instance i JOIN process_definition d "
-            "ON d.id = i.definition_id WHERE d.deployment_id = %s "
+            f"ON d.id = i.definition_id WHERE {predicate} "
             "AND i.super_instance_id IS NOT NULL AND NOT (i.root_instance_id = ANY(%s)) "
             "ORDER BY i.id",
-            (deployment_id, roots),
+            (value, roots),
         ).fetchall()
     ]
     members = [
@@ -218,6 +238,19 @@ class Removed:
     decisions: list[str]
 
 
+def delete_processes(conn: psycopg.Connection[Any], definition_ids: Sequence[str]) -> None:
+    """Delete the process definitions with their start jobs, start subscriptions and job
+    definitions; their instances must be gone."""
+    ids = list(definition_ids)
+    conn.execute(
+        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
+        (ids, JobKind.TIMER_START),
+    )
+    conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
+    conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
+    conn.execute(f"DELETE FROM {PROCESSES} WHERE id = ANY(%s)", (ids,))
+
+
 def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
     """Delete the deployment with its files, its definitions, their start jobs and start
     subscriptions, and the evaluations of its decisions; its instances must be gone."""
@@ -228,13 +261,7 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
             (deployment_id,),
         ).fetchall()
     ]
-    ids = [row[0] for row in processes]
-    conn.execute(
-        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
-        (ids, JobKind.TIMER_START),
-    )
-    conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
-    conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
+    delete_processes(conn, [row[0] for row in processes])
     conn.execute(
         f"DELETE FROM decision_evaluation WHERE definition_id IN "
         f"(SELECT id FROM {DECISIONS} WHERE deployment_id = %s)",
@@ -246,7 +273,6 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
             f"DELETE FROM {DECISIONS} WHERE deployment_id = %s RETURNING id", (deployment_id,)
         ).fetchall()
     ]
-    conn.execute(f"DELETE FROM {PROCESSES} WHERE deployment_id = %s", (deployment_id,))
     conn.execute("DELETE FROM deployment_resource WHERE deployment_id = %s", (deployment_id,))
     conn.execute("DELETE FROM deployment WHERE id = %s", (deployment_id,))
     return Removed(processes, decisions)

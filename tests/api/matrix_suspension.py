@@ -4,6 +4,7 @@ adds them to its table), from Camunda 7's rules:
 - suspending or activating a definition: SUSPEND (or UPDATE) on the process definition;
 - suspending or activating an instance: SUSPEND (or UPDATE) on it, or SUSPEND_INSTANCE (or
   UPDATE_INSTANCE) on its definition; as a batch: CREATE on batches;
+- deleting a process definition (by id, or every version of a key): DELETE on it;
 - deleting a deployment: DELETE on it; redeploying one: CREATE on deployments (and READ on the
   one redeployed, which every principal of the matrix holds).
 
@@ -161,6 +162,14 @@ SUSPENSION_ROWS: list[Row] = [
          instances_named("/process-instance/suspended", True, suspended=True), 204),
     _row(BATCH, "CREATE", R, "POST", "/process-instance/suspended-async",
          instances_named("/process-instance/suspended-async", False, suspended=True), 200),
+    # ---- deleting definitions: DELETE on the definition ---
+    _row(PD, "DELETE", R, "DELETE", "/process-definition/{id}",
+         on_definition("/process-definition/{id}"), 204),
+    _row(PD, "DELETE", R, "DELETE", "/process-definition/key/{key}/delete",
+         on_definition("/process-definition/key/{key}/delete"), 204),
+    _row(PD, "DELETE", R, "DELETE", "/process-definition/key/{key}/tenant-id/{tenant_id}/delete",
+         on_definition("/process-definition/key/{key}/tenant-id/{tenant}/delete", tenant=True),
+         204),
     # ---- deployments ---
     _row(DEPLOYMENT, "DELETE", R, "DELETE", "/deployment/{id}",
          on_deployment("/deployment/{}", "rows"), 204),

@@ -219,6 +219,7 @@ FETCH_NARROWED = (
     "(test_a_fetch_locks_only_what_it_may_update)"
 )
 TASK_QUERY = "a query: its rows are narrowed by the caller's grants, never refused"
+INSTANCE_QUERY = TASK_QUERY
 # Routes that need nothing beyond being signed in, and why.
 SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/views"): "the caller's own saved view",
@@ -243,6 +244,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/external-task/fetchAndLock"): FETCH_NARROWED,
     ("/engine-rest", "POST", "/task"): TASK_QUERY,
     ("/engine-rest", "POST", "/task/count"): TASK_QUERY,
+    ("/engine-rest", "POST", "/process-instance"): INSTANCE_QUERY,
+    ("/engine-rest", "POST", "/process-instance/count"): INSTANCE_QUERY,
 }
 
 
@@ -284,6 +287,7 @@ PERMISSIONS: dict[str, set[str]] = {
         "UPDATE_INSTANCE_VARIABLE",
         "UPDATE_HISTORY",
         "DELETE_HISTORY",
+        "DELETE",
     },
     "ProcessInstance": {"CREATE", "UPDATE", "DELETE", "RETRY_JOB", "SUSPEND", "UPDATE_VARIABLE"},
     "Task": {"TASK_WORK", "TASK_ASSIGN", "UPDATE"},
