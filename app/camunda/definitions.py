@@ -3,8 +3,7 @@ are app/camunda/deployments.py's)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from starlette.responses import Response
 
@@ -17,91 +16,43 @@ from app.camunda.variables import dto_map, to_typed_map
 from engine.commands.definition_deletion import DeleteProcessDefinitions
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.queries import definitions as definition_reads
-from engine.queries.camunda.common import like_matches
+from engine.queries.camunda.definitions import DEFINITION_SORT, process_definitions
 from engine.queries.definitions import DefinitionRow
 
 # -- process definitions --------------------------------------------------------------------------
 
-DEFINITION_SORT = {
-    "category": "key",
-    "key": "key",
-    "id": "id",
-    "name": "name",
-    "version": "version",
-    "deploymentId": "deployment_id",
-    "versionTag": "version_tag",
-}
 
-
-def _definitions(call: Call) -> list[DefinitionRow]:
-    rows = definition_reads.list_all(call.engine, call.text("key"))
-    keys_in = call.csv("keyIn")
-    checks: list[tuple[str | None, Callable[[DefinitionRow, str], bool]]] = [
-        (call.text("processDefinitionId"), lambda r, v: r.id == v),
-        (call.text("name"), lambda r, v: r.name == v),
-        (call.text("nameLike"), lambda r, v: _like(r.name, v)),
-        (call.text("keyLike"), lambda r, v: _like(r.key, v)),
-        (call.text("deploymentId"), lambda r, v: str(r.deployment_id) == v),
-        (call.text("resourceName"), lambda r, v: r.resource_name == v),
-        (call.text("versionTag"), lambda r, v: r.version_tag == v),
-    ]
-    for value, check in checks:
-        if value is not None:
-            rows = [r for r in rows if check(r, value)]
-    ids_in = call.csv("processDefinitionIdIn")
-    if ids_in is not None:
-        rows = [r for r in rows if r.id in ids_in]
-    if keys_in is not None:
-        rows = [r for r in rows if r.key in keys_in]
-    version = call.integer("version")
-    if version is not None:
-        rows = [r for r in rows if r.version == version]
-    rows = _of_tenants(call, rows)
-    if call.flag("latestVersion"):
-        # Versions count per key and tenant: the latest of each.
-        latest: dict[tuple[str, str | None], DefinitionRow] = {}
-        for row in rows:
-            mark = (row.key, row.tenant_id)
-            if mark not in latest or row.version > latest[mark].version:
-                latest[mark] = row
-        rows = [r for r in rows if latest[(r.key, r.tenant_id)] is r]
-    suspended = call.flag_unless("suspended", "active")
-    if suspended is not None:
-        rows = [r for r in rows if r.suspended == suspended]
-    page = call.page(DEFINITION_SORT)
-    for sort_by, descending in page.sort:
-        attribute = DEFINITION_SORT[sort_by]
-        rows.sort(key=lambda r: _sortable(getattr(r, attribute)), reverse=descending)
-    end = None if page.max is None else page.first + page.max
-    return rows[page.first : end]
-
-
-def _of_tenants(call: Call, rows: list[DefinitionRow]) -> list[DefinitionRow]:
-    """Camunda's tenant filters: `tenantIdIn` (with `includeProcessDefinitionsWithoutTenantId`
-    also those of no tenant) or `withoutTenantId`."""
-    tenant_ids = call.csv("tenantIdIn")
-    if call.flag("withoutTenantId"):
-        return [r for r in rows if r.tenant_id is None]
-    if tenant_ids is None:
-        return rows
-    bare = call.flag("includeProcessDefinitionsWithoutTenantId")
-    return [r for r in rows if r.tenant_id in tenant_ids or (bare and r.tenant_id is None)]
-
-
-def _like(value: str | None, pattern: str) -> bool:
-    return value is not None and like_matches(value, pattern)
-
-
-def _sortable(value: Any) -> tuple[bool, Any]:
-    return (value is None, 0 if value is None else value)
+def _definitions(call: Call, *, count: bool = False) -> list[DefinitionRow] | int:
+    return process_definitions(
+        call.engine,
+        call.page(DEFINITION_SORT),
+        definition_id=call.text("processDefinitionId"),
+        definition_ids=call.csv("processDefinitionIdIn"),
+        key=call.text("key"),
+        keys=call.csv("keyIn"),
+        key_like=call.text("keyLike"),
+        name=call.text("name"),
+        name_like=call.text("nameLike"),
+        deployment_id=call.uuid("deploymentId"),
+        resource_name=call.text("resourceName"),
+        version=call.integer("version"),
+        version_tag=call.text("versionTag"),
+        latest_version=call.flag("latestVersion"),
+        suspended=call.flag_unless("suspended", "active"),
+        tenant_ids=call.csv("tenantIdIn"),
+        with_untenanted=bool(call.flag("includeProcessDefinitionsWithoutTenantId")),
+        without_tenant=call.flag("withoutTenantId"),
+        count=count,
+    )
 
 
 def list_definitions(call: Call) -> Response:
-    return json_response([dto.process_definition(row) for row in _definitions(call)])
+    rows = cast(list[DefinitionRow], _definitions(call))
+    return json_response([dto.process_definition(row) for row in rows])
 
 
 def count_definitions(call: Call) -> Response:
-    return json_response({"count": len(_definitions(call))})
+    return json_response({"count": _definitions(call, count=True)})
 
 
 def _by_key(call: Call) -> DefinitionRow:
