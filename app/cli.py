@@ -224,6 +224,8 @@ def _run(args: argparse.Namespace) -> int:
                 for d in listed:
                     status = "deployed" if d["created"] else "unchanged"
                     print(f"{status}: {kind}{d['key']} version {d['version']} ({d['id']})")
+            for item in result.skipped:
+                print(f"skipped: {item['process']} of {item['resource']} ({item['reason']})")
         elif args.command == "start":
             variables = dict(_parse_var(v) for v in args.var)
             handle = engine.start_latest(args.key, variables, business_key=args.business_key)

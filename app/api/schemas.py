@@ -119,8 +119,15 @@ COMPONENTS: dict[str, Schema] = {
             "deployment_id": nullable(UUID),
             "definitions": array(DEPLOYED),
             "decisions": array(DEPLOYED),
+            "skipped": array(
+                record(
+                    {"resource": STRING, "process": STRING, "reason": STRING}, "A process left out."
+                )
+            ),
         },
-        "A deployment; `deployment_id` is null when every process and decision was unchanged.",
+        "A deployment; `deployment_id` is null when every process and decision was unchanged; "
+        "`skipped`: the processes that deploy no definition (not executable, or without flow "
+        "nodes), as Camunda skips them.",
     ),
     "Decision": DEFINITION,
     "DecisionEvaluation": record(

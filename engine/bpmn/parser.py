@@ -24,7 +24,7 @@ of them read with the kernel in reading.py and none imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from lxml import etree  # type: ignore[import-untyped]
@@ -370,13 +370,56 @@ def read_legacy_namespace(root: Element, data: bytes) -> None:
                 element.set(current, value)
 
 
+@dataclass(frozen=True)
+class ParsedBpmn:
+    """A BPMN file's models, and the processes it holds that deploy no definition: (process id,
+    why) for each, as Camunda skips them."""
+
+    models: list[ProcessModel]
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
 def parse_bpmn(
     data: bytes | str, file: str = "<string>", limits: ModelLimits | None = DEFAULT_LIMITS
 ) -> list[ProcessModel]:
-    """One model per executable process (every process when none is marked isExecutable).
+    """One model per executable process (see `parse_bpmn_file`)."""
+    return parse_bpmn_file(data, file, limits).models
+
+
+NOT_EXECUTABLE = "isExecutable is false"
+UNMARKED = "isExecutable is not set while another process of the file sets it true"
+EMPTY = "the process has no flow nodes (a pool drawn without its process)"
+
+
+def _drawn_only(process: Element) -> bool:
+    """A process with nothing to run: none of its children is a flow node or a sequence flow,
+    and none is outside the BPMN namespace (which the parser reports)."""
+    for child in process.iterchildren(etree.Element):
+        if not child.tag.startswith(f"{{{BPMN_NS}}}"):
+            return False
+        if local_name(child) in FLOW_NODES or local_name(child) == "sequenceFlow":
+            return False
+    return True
+
+
+def parse_bpmn_file(
+    data: bytes | str,
+    file: str = "<string>",
+    limits: ModelLimits | None = DEFAULT_LIMITS,
+    *,
+    deploying: bool = False,
+) -> ParsedBpmn:
+    """One model per executable process, as Camunda deploys them: a process marked
+    `isExecutable="false"` is skipped; when some process is marked true, those without the
+    attribute are skipped too (when none is, every unmarked process is read); a process with no
+    flow nodes (a collaboration's pool without its process) is skipped. `skipped` says which,
+    and why.
 
     `limits` bounds the input's size, each process's flow nodes and each node's flows in and
-    out; None accepts any (for definitions that were deployed under their own limits)."""
+    out; None accepts any (for definitions that were deployed under their own limits).
+    `deploying`: the file is being deployed, so what Camunda's schema check refuses at
+    deployment is refused too (a missing targetNamespace); a file deployed before is read
+    as it was accepted."""
     max_bytes = limits.max_bytes if limits is not None else None
     too_large = ModelError(f"BPMN input is larger than {max_bytes} bytes", file=file)
     if max_bytes is not None and len(data) > max_bytes:  # no more characters than UTF-8 bytes
@@ -388,6 +431,13 @@ def parse_bpmn(
     if root.tag != bpmn_tag("definitions"):
         raise ModelError(
             f"the root element is {etree.QName(root).localname}, not bpmn:definitions",
+            file=file,
+            line=root.sourceline,
+        )
+    if deploying and not (root.get("targetNamespace") or "").strip():
+        raise ModelError(
+            "bpmn:definitions has no targetNamespace attribute: the BPMN 2.0 schema requires "
+            'one (a URI, e.g. targetNamespace="http://bpmn.io/schema/bpmn")',
             file=file,
             line=root.sourceline,
         )
@@ -414,5 +464,23 @@ def parse_bpmn(
     processes = root.findall(bpmn_tag("process"))
     if not processes:
         raise ModelError("the file contains no bpmn:process", file=file, line=root.sourceline)
-    executable = [p for p in processes if (p.get("isExecutable") or "").strip().lower() == "true"]
-    return [_process(process, ctx) for process in executable or processes]
+    marks = {id(p): (p.get("isExecutable") or "").strip().lower() for p in processes}
+    any_marked = "true" in marks.values()
+    skipped: list[tuple[str, str]] = []
+    read: list[ProcessModel] = []
+    for process in processes:
+        mark = marks[id(process)]
+        reason = (
+            NOT_EXECUTABLE
+            if mark == "false"
+            else UNMARKED
+            if any_marked and mark != "true"
+            else EMPTY
+            if _drawn_only(process)
+            else None
+        )
+        if reason is None:
+            read.append(_process(process, ctx))
+        else:
+            skipped.append((process.get("id") or "", reason))
+    return ParsedBpmn(read, tuple(skipped))

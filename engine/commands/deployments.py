@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from uuid import UUID
 
 from engine.bpmn.diagram import diagram_for_deployment
-from engine.bpmn.parser import parse_bpmn
+from engine.bpmn.parser import parse_bpmn_file
 from engine.bpmn.resources import embed_scripts, is_script_resource
 from engine.core import audit
 from engine.core.executor import Result, Tx
@@ -72,6 +72,9 @@ class DeploymentResult(Result):
     definitions: list[dict[str, Any]] = field(default_factory=list)
     # The decisions of the deployment's DMN files, described alike.
     decisions: list[dict[str, Any]] = field(default_factory=list)
+    # The processes of its BPMN files that deploy no definition: [{"resource", "process",
+    # "reason"}] (not executable, or a pool without flow nodes), as Camunda skips them.
+    skipped: list[dict[str, str]] = field(default_factory=list)
 
 
 class DuplicateFiltering(StrEnum):
@@ -140,7 +143,13 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
         for r in deployed
         if is_bpmn_resource(r.name, r.content)
     ]
-    parsed = [_process(r, model) for r in processes for model in _parse(r, limits)]
+    files = [(r, parse_bpmn_file(r.content, r.name, limits, deploying=True)) for r in processes]
+    parsed = [_process(r, model) for r, file in files for model in file.models]
+    skipped = [
+        {"resource": r.name, "process": process, "reason": reason}
+        for r, file in files
+        for process, reason in file.skipped
+    ]
     rules = [
         _decision(resource, decision)
         for resource in deployed
@@ -149,7 +158,11 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
     ]
     by_key = filtering is DuplicateFiltering.KEYS
     if by_key and not parsed and not rules:
-        raise BadRequest("the deployment contains no executable process and no decision")
+        left_out = "".join(
+            f"; process '{item['process']}' of {item['resource']} is skipped: {item['reason']}"
+            for item in skipped
+        )
+        raise BadRequest(f"the deployment contains no executable process and no decision{left_out}")
     for items, what in ((parsed, "process"), (rules, "decision")):
         seen: set[str] = set()
         for item in items:
@@ -160,7 +173,7 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
     created, listed = _plan(tx, parsed, deployment_id, by_key, tenant=tenant)
     created_rules, listed_rules = _plan(tx, rules, deployment_id, by_key, DECISIONS, tenant=tenant)
     if by_key and not created and not created_rules:
-        return DeploymentResult(None, definitions=listed, decisions=listed_rules)
+        return DeploymentResult(None, listed, listed_rules, skipped)
     definitions.insert_deployment(
         tx.conn, deployment_id, command.deployment_name, command.source, tx.now, tenant
     )
@@ -202,7 +215,7 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
             "decisions": [row.id for row, _ in created_rules],
         },
     )
-    return DeploymentResult(str(deployment_id), definitions=listed, decisions=listed_rules)
+    return DeploymentResult(str(deployment_id), listed, listed_rules, skipped)
 
 
 def _changed(
@@ -316,10 +329,6 @@ def _limits(settings: EngineSettings) -> ModelLimits:
         max_decisions=settings.max_dmn_decisions,
         timers=settings.timer_limits,
     )
-
-
-def _parse(resource: Resource, limits: ModelLimits) -> list[ProcessModel]:
-    return parse_bpmn(resource.content, resource.name, limits)
 
 
 def _describe(row: definitions.DefinitionRow, *, created: bool) -> dict[str, Any]:

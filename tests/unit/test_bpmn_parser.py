@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from engine.bpmn import MAX_BPMN_BYTES, parse_bpmn
+from engine.bpmn.parser import parse_bpmn_file
 from engine.errors import ModelError
 from engine.language.expressions import compile_expression
 from engine.model import (
@@ -393,7 +394,44 @@ def test_only_executable_processes_unless_none_is_marked() -> None:
     keys = [m.key for m in parse_bpmn(two('isExecutable="true"', 'isExecutable="true"'))]
     assert keys == ["one", "two"]
     assert [m.key for m in parse_bpmn(two("", ""))] == ["one", "two"]
-    assert [m.key for m in parse_bpmn(two('isExecutable="false"', ""))] == ["one", "two"]
+    # As Camunda: a process marked false never deploys; an unmarked one does when no process of
+    # the file is marked true, and does not when one is.
+    parsed = parse_bpmn_file(two('isExecutable="false"', ""))
+    assert [m.key for m in parsed.models] == ["two"]
+    assert parsed.skipped == (("one", "isExecutable is false"),)
+    parsed = parse_bpmn_file(two('isExecutable="true"', ""))
+    assert [m.key for m in parsed.models] == ["one"]
+    assert [process for process, _ in parsed.skipped] == ["two"]
+
+
+def test_a_pool_without_flow_nodes_is_skipped_not_refused() -> None:
+    body = (
+        '<bpmn:startEvent id="s" /><bpmn:endEvent id="e" />'
+        '<bpmn:sequenceFlow id="f" sourceRef="s" targetRef="e" />'
+    )
+    text = definitions(
+        '<bpmn:collaboration id="c"><bpmn:participant id="p1" processRef="run" />'
+        '<bpmn:participant id="p2" processRef="customer" /></bpmn:collaboration>'
+        f'<bpmn:process id="run" isExecutable="true">{body}</bpmn:process>'
+        '<bpmn:process id="customer" isExecutable="true"><bpmn:laneSet id="ls" />'
+        "<bpmn:documentation>the customer's side</bpmn:documentation></bpmn:process>"
+    )
+    parsed = parse_bpmn_file(text)
+    assert [m.key for m in parsed.models] == ["run"]
+    assert [process for process, _ in parsed.skipped] == ["customer"]
+    assert "no flow nodes" in parsed.skipped[0][1]
+
+
+def test_a_deployed_file_needs_a_target_namespace() -> None:
+    text = definitions(
+        '<bpmn:process id="p" isExecutable="true"><bpmn:startEvent id="s" /></bpmn:process>'
+    ).replace(' targetNamespace="http://bpmn.io/schema/bpmn"', "")
+    assert "targetNamespace" not in text
+    with pytest.raises(ModelError, match="no targetNamespace attribute") as caught:
+        parse_bpmn_file(text, "n.bpmn", deploying=True)
+    assert caught.value.file == "n.bpmn"
+    # A file deployed before the check is read as it was accepted.
+    assert [m.key for m in parse_bpmn(text)] == ["p"]
 
 
 # --- rejected: unsupported elements ------------------------------------------------------------
@@ -761,7 +799,6 @@ def test_invalid_flows(flow: str, fragment: str, element_id: str | None) -> None
         ("<root />", "the root element is root, not bpmn:definitions"),
         (definitions('<bpmn:collaboration id="c" />'), "the file contains no bpmn:process"),
         (process('<bpmn:startEvent id="s" />', attributes=""), "process has no id"),
-        (process("", attributes='id="empty"'), "process has no flow nodes"),
         (process('<bpmn:task id="t" />'), "process has no start event"),
         (
             process('<bpmn:startEvent id="a" /><bpmn:startEvent id="b" />'),
