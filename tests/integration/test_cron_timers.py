@@ -164,6 +164,16 @@ def test_a_cron_start_event_starts_an_instance_at_each_fire_time(
     assert due_times(engine) == [("tick", utc(2030, 1, 1, 11, 15))]
 
 
+def test_a_cron_start_event_whose_years_are_over_is_refused(engine: Engine) -> None:
+    with pytest.raises(InterlockError) as caught:
+        engine.deploy(started_by_cron("0 15 10 * * ? 2005"))
+    assert "timer of 'tick'" in str(caught.value)
+    assert "'0 15 10 * * ? 2005' has no fire time after 2030-01-01T09:00:00+00:00" in str(
+        caught.value
+    )
+    assert engine.definitions("ticking") == []
+
+
 def test_a_non_interrupting_cron_boundary_fires_while_its_activity_waits(
     engine: Engine, clock: ManualClock
 ) -> None:
