@@ -52,7 +52,7 @@ def timer_problem(
 ) -> str | None:
     """Why a timer's text cannot be deployed, or None. A `${...}` text must be one safe expression
     (it is resolved when the timer starts); any other text must be a valid ISO 8601 date, duration
-    or cycle of that kind."""
+    or cycle of that kind, or, for a cycle, a Quartz cron expression."""
     if kind not in TIMER_KINDS:
         return f"'{kind}' is not a timer kind (date, duration or cycle)"
     if not text.strip():

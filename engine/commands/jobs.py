@@ -198,7 +198,8 @@ class ExecuteJob:
         due, left = None, job.repetitions_left
         if job.timer_text is not None and (left is None or left > 1):
             scheduled = job.due_at - timedelta(milliseconds=job.due_shift_ms)
-            due = timers.next_due(timers.parse_cycle(job.timer_text), scheduled)
+            zone = tx.settings.timer_limits.zone
+            due = timers.next_cycle_due(job.timer_text, scheduled, tx.now, zone)
             left = None if left is None else left - 1
         tx.announcements.add(JOB_CHANNEL)
         job_store.update_start_job(

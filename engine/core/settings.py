@@ -12,7 +12,7 @@ from datetime import timedelta
 from typing import Literal
 
 from engine.db.retention import RetentionSettings
-from engine.language.timers import TimerLimits
+from engine.language.timers import TimerLimits, time_zone
 
 DEFAULTS: dict[str, int] = {
     "statement_timeout_ms": 120_000,
@@ -28,6 +28,21 @@ ENV: dict[str, str] = {
     "connect_timeout_s": "INTERLOCK_CONNECT_TIMEOUT_S",
     "pool_timeout_ms": "INTERLOCK_POOL_TIMEOUT_MS",
 }
+
+
+TIMEZONE_ENV = "INTERLOCK_TIMEZONE"
+
+
+def env_time_zone() -> str:
+    """The time zone of cron timer cycles from INTERLOCK_TIMEZONE (an IANA name), else UTC."""
+    name = os.environ.get(TIMEZONE_ENV, "").strip()
+    if not name:
+        return "UTC"
+    try:
+        time_zone(name)
+    except ValueError as error:
+        raise ValueError(f"{TIMEZONE_ENV}: {error}") from None
+    return name
 
 
 def env_setting(name: str) -> int:
@@ -64,6 +79,10 @@ class EngineSettings:
     # whenever a timer starts (an expression's result included).
     min_timer_cycle_ms: int = 1000
     max_timer_years: int = 100
+    # The IANA time zone whose wall clock cron timer cycles fire on (engine/language/cron.py:
+    # a time skipped when clocks go forward is skipped, a repeated one fires once), from
+    # INTERLOCK_TIMEZONE, else UTC. ISO 8601 timers keep the offsets they are written with.
+    timezone: str = field(default_factory=env_time_zone)
     # Bounds of what callers of the HTTP APIs may ask for (a 400 beyond them): how long a worker
     # may lock or extend an external task, how long a failed task may wait before its retry, and
     # how many tasks one fetch may lock.
@@ -89,6 +108,11 @@ class EngineSettings:
     # History time to live and the cleanup (engine/db/retention.py), from INTERLOCK_* variables.
     retention: RetentionSettings = dataclasses.field(default_factory=RetentionSettings.from_env)
 
+    def __post_init__(self) -> None:
+        time_zone(self.timezone)  # an unknown zone is refused when the engine is set up
+
     @property
     def timer_limits(self) -> TimerLimits:
-        return TimerLimits(timedelta(milliseconds=self.min_timer_cycle_ms), self.max_timer_years)
+        return TimerLimits(
+            timedelta(milliseconds=self.min_timer_cycle_ms), self.max_timer_years, self.timezone
+        )

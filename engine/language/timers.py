@@ -15,6 +15,12 @@ adds the interval to the previous occurrence, as Camunda does, so a monthly cycl
 runs Feb 28, Mar 28, Apr 28. `first_due` skips occurrences already in the past; the repetitions
 count the firings from the first due one on.
 
+A cycle may also be a Quartz cron expression (`0 0/5 * * * ?`, engine/language/cron.py), as in
+Camunda 7: it repeats without end, and its fire times are wall-clock times in the engine's time
+zone (`TimerLimits.zone`, INTERLOCK_TIMEZONE, UTC by default). A cron cycle goes on from the
+later of its scheduled time and the time it fired, as Camunda's does, so fire times missed while
+no executor ran are not caught up one by one.
+
 Timers that start (`validate_timer` at deployment, `first_due` when a timer is created, also for
 a text an expression gave at run time) are held to `TimerLimits`: a cycle fires at most once a
 second, and no duration or cycle interval is longer than 100 years. Cycles already running keep
@@ -29,6 +35,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Final, Literal, get_args
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from engine.language import cron
 
 # How a timer's text is read (its BPMN element: timeDate, timeDuration, timeCycle); declared
 # here only (engine/model/ imports it).
@@ -50,15 +59,18 @@ _DATE_HELP = "an ISO 8601 date-time such as 2026-12-24T18:00:00Z"
 _CYCLE_HELP = (
     "an ISO 8601 repeating interval such as R3/PT10M, R/P1D or R5/2026-01-01T10:00:00Z/P1D"
 )
+_TIMER_CYCLE_HELP = f"{_CYCLE_HELP}, or a cron expression such as 0 0/5 * * * ?"
 
 
 @dataclass(frozen=True)
 class TimerLimits:
     """The shortest interval of a cycle and the longest duration (or cycle interval) a timer may
-    start with. Lengths are measured from 2000-01-01 UTC: P1M is 31 days, P100Y is 100 years."""
+    start with. Lengths are measured from 2000-01-01 UTC: P1M is 31 days, P100Y is 100 years.
+    `zone`: the IANA time zone whose wall clock cron cycles fire on."""
 
     min_cycle_interval: timedelta = timedelta(seconds=1)
     max_duration_years: int = 100
+    zone: str = "UTC"
 
 
 DEFAULT_LIMITS: Final = TimerLimits()
@@ -120,6 +132,15 @@ class Cycle:
     repetitions: int | None
     interval: Duration
     start: datetime | None = None
+
+
+def time_zone(name: str) -> tzinfo:
+    """The IANA time zone `name` (`Europe/Berlin`, `UTC`); ValueError when there is none."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        message = f"'{name}' is not an IANA time zone such as UTC or Europe/Berlin"
+        raise ValueError(message) from None
 
 
 def parse_duration(text: str) -> Duration:
@@ -263,14 +284,20 @@ def _first_occurrence(cycle: Cycle, now: datetime) -> datetime:
 
 
 def first_due(
-    kind: TimerKind, text: str, now: datetime, limits: TimerLimits | None = DEFAULT_LIMITS
+    kind: TimerKind,
+    text: str,
+    now: datetime,
+    limits: TimerLimits | None = DEFAULT_LIMITS,
+    zone: str = "UTC",
 ) -> datetime:
     """When a timer of this kind and (already resolved) text first fires, in UTC.
 
     A date may lie in the past (the timer is overdue). A duration counts from `now`. A cycle
     without a start fires one interval after `now`; with a start, at the first occurrence at or
-    after `now` (occurrences in the past are skipped, not caught up). A duration or cycle
-    outside `limits` raises ValueError (None: a text deployment already held to its limits)."""
+    after `now` (occurrences in the past are skipped, not caught up); a cron cycle at its first
+    fire time after `now` on the wall clock of `zone`. A duration or cycle outside `limits`, or a
+    cron cycle that never fires again, raises ValueError (`limits` None: a text deployment
+    already held to its limits)."""
     now = _aware(now)
     if kind == "date":
         return parse_date(text).astimezone(UTC)
@@ -279,6 +306,14 @@ def first_due(
         due = add_duration(now, duration)
         if limits is not None:
             check_duration(duration, text, limits)
+    elif kind == "cycle" and cron.looks_like_cron(text):
+        expression = cron.parse_cron(text)
+        if limits is not None:
+            check_cron(expression, limits)
+        fire = cron.next_fire(expression, now, time_zone(zone))
+        if fire is None:
+            raise ValueError(f"'{text}' has no fire time after {now.isoformat()}")
+        due = fire
     elif kind == "cycle":
         cycle = parse_cycle(text)
         due = _first_occurrence(cycle, now)
@@ -298,12 +333,49 @@ def validate_timer(kind: str, text: str, limits: TimerLimits | None = DEFAULT_LI
         duration = parse_duration(text)
         if limits is not None:
             check_duration(duration, text, limits)
+    elif kind == "cycle" and cron.looks_like_cron(text):
+        expression = cron.parse_cron(text)
+        if limits is not None:
+            check_cron(expression, limits)
     elif kind == "cycle":
-        cycle = parse_cycle(text)
+        try:
+            cycle = parse_cycle(text)
+        except ValueError as error:
+            raise ValueError(str(error).replace(_CYCLE_HELP, _TIMER_CYCLE_HELP)) from None
         if limits is not None:
             check_cycle(cycle, text, limits)
     else:
         raise ValueError(f"'{kind}' is not a timer kind (date, duration or cycle)")
+
+
+def cycle_repetitions(text: str) -> int | None:
+    """How many times a timer cycle fires from its first due time on; None: without end (a cron
+    cycle, or `R/...`)."""
+    if cron.looks_like_cron(text):
+        return None
+    return parse_cycle(text).repetitions
+
+
+def next_cycle_due(text: str, scheduled: datetime, now: datetime, zone: str) -> datetime | None:
+    """When a timer cycle that was due at `scheduled` and fired at `now` is due next, in UTC: an
+    ISO 8601 cycle one interval after `scheduled` (see `next_due`), a cron cycle at its first
+    fire time after the later of the two on the wall clock of `zone` (None: it never fires
+    again)."""
+    if cron.looks_like_cron(text):
+        after = max(_aware(scheduled), _aware(now))
+        return cron.next_fire(cron.parse_cron(text), after, time_zone(zone))
+    return next_due(parse_cycle(text), scheduled)
+
+
+def check_cron(expression: cron.CronExpression, limits: TimerLimits = DEFAULT_LIMITS) -> None:
+    """Raise ValueError when the cron cycle fires more often than `limits` allow."""
+    gap = cron.shortest_gap(expression)
+    if gap is not None and gap < limits.min_cycle_interval:
+        shortest = Duration(time=limits.min_cycle_interval)
+        raise ValueError(
+            f"'{expression.text}': a cycle may fire at most once every {shortest}, "
+            f"this one fires {Duration(time=gap)} apart"
+        )
 
 
 def check_duration(duration: Duration, text: str, limits: TimerLimits = DEFAULT_LIMITS) -> None:

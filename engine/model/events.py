@@ -14,7 +14,8 @@ from engine.model.scopes import CallMapping
 
 @dataclass(frozen=True, kw_only=True)
 class TimerDefinition:
-    """An ISO 8601 date, duration or cycle, or a `${...}` expression that yields one."""
+    """An ISO 8601 date, duration or cycle (or a Quartz cron expression as a cycle), or a `${...}`
+    expression that yields one."""
 
     kind: TimerKind
     text: str

@@ -150,7 +150,11 @@ class EventMoves(ScopeMoves):
             job.deleted = True
             return
         scheduled = job.due_at - timedelta(milliseconds=job.due_shift_ms)
-        job.due_at = timers.next_due(timers.parse_cycle(job.timer_text), scheduled)
+        due = timers.next_cycle_due(job.timer_text, scheduled, self.run.now, self.timer_limits.zone)
+        if due is None:  # a cron cycle whose years are over
+            job.deleted = True
+            return
+        job.due_at = due
         job.due_shift_ms = 0
         job.repetitions_left = None if left is None else left - 1
         job.lock_owner = None

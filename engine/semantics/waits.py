@@ -216,12 +216,12 @@ def timer_job(
             # ones); what an expression gives is held to them now.
             from_expression = "${" in timer.text or "#{" in timer.text
             checked = limits if from_expression else None
-            due = timers.first_due(timer.kind, text, now, checked)
+            due = timers.first_due(timer.kind, text, now, checked, limits.zone)
         except ValueError as exc:
             raise ExpressionError(f"timer of '{node_id}': {exc}", node_id=node_id) from exc
     repetitions = None
     if timer.kind == "cycle":
-        repetitions = timers.parse_cycle(text).repetitions
+        repetitions = timers.cycle_repetitions(text)
     return JobRow(
         id=new_id(),
         kind=kind,

@@ -707,7 +707,8 @@ def test_all_activity_kinds_take_boundary_events() -> None:
                 "0 0 9 * * MON</bpmn:timeCycle></bpmn:timerEventDefinition></bpmn:startEvent>"
             ),
             "<bpmn:timeCycle>",
-            "timeCycle: '0 0 9 * * MON' looks like a cron expression",
+            "timeCycle: '0 0 9 * * MON' is not a valid cron expression: day-of-month and "
+            "day-of-week cannot both be specified: one of them must be '?'",
             "es",
         ),
         (
