@@ -4,8 +4,8 @@ composite candidates, due and follow-up dates and priority; an external task wit
 topic and priority and a `${var}oque` input parameter; a message named `order-${orderId}`
 correlated over /engine-rest; an escaped `\\${...}` kept as text. Each value is read back from
 the REST answers (tasks, external tasks, the activity-instance tree, history) as Camunda 7
-gives them, and a bad part is refused at deployment naming the file, line, element and
-attribute."""
+gives them and the console's inspector shows them, and a bad part is refused at deployment
+naming the file, line, element and attribute."""
 
 from __future__ import annotations
 
@@ -15,8 +15,10 @@ from typing import Any
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, expect
 
-from tests.server import PASSWORD, LiveServer
+from tests.conftest import VIEWPORT
+from tests.server import PASSWORD, LiveServer, login_token
 
 MODEL = Path(__file__).parent.parent / "data" / "bpmn" / "composite_expressions.bpmn"
 
@@ -221,3 +223,38 @@ def test_a_bad_part_is_refused_at_deployment(rest: httpx.Client) -> None:
     # Literal `$` text without braces is no expression.
     cheap = text.replace('name="Ship to ${region}"', 'name="Ship for $5 {fast}"')
     ok(deploy(rest, "cheap.bpmn", cheap))
+
+
+@pytest.mark.browser
+def test_the_console_shows_the_evaluated_names(
+    server: LiveServer, rest: httpx.Client, browser: Browser
+) -> None:
+    instance_id = started(rest)
+    context = browser.new_context(viewport=VIEWPORT, base_url=server.url)
+    try:
+        form = context.request.get("/login")
+        signed_in = context.request.post(
+            "/login",
+            form={
+                "name": "operator",
+                "password": PASSWORD,
+                "next": "/",
+                "login_token": login_token(form.text()),
+            },
+        )
+        assert signed_in.ok, signed_in.status
+        page = context.new_page()
+        page.goto(f"/instances/{instance_id}")
+        tasks_shown = page.locator("#user_tasks-body li[data-task] strong")
+        expect(tasks_shown).to_have_count(3)
+        assert sorted(tasks_shown.all_inner_texts()) == ["Review 0", "Review 1", "Review 2"]
+        visits = page.locator('#history-body li[data-node="Task_Review"] strong')
+        expect(visits).to_have_count(4)  # the body and its three iterations
+        assert sorted(visits.all_inner_texts()) == [
+            "Review ${loopCounter}",
+            "Review 0",
+            "Review 1",
+            "Review 2",
+        ]
+    finally:
+        context.close()
