@@ -10,6 +10,7 @@ naming the file, line, element and attribute."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,62 @@ def test_the_console_shows_the_evaluated_names(
         ]
     finally:
         context.close()
+
+
+SIGNALS = """<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn" id="Definitions_alarm"
+    targetNamespace="http://example.com/bpmn">
+  <bpmn:signal id="Signal_Alarm" name="alarm-${zone}" />
+  <bpmn:process id="zone_alarm" isExecutable="true">
+    <bpmn:startEvent id="Start"><bpmn:outgoing>F1</bpmn:outgoing></bpmn:startEvent>
+    <bpmn:userTask id="Task_Check" name="Check ${zone}">
+      <bpmn:extensionElements>
+        <camunda:formData>
+          <camunda:formField id="label" type="string"
+              defaultValue="Zone ${zone} after ${minutes} min" />
+        </camunda:formData>
+      </bpmn:extensionElements>
+      <bpmn:incoming>F1</bpmn:incoming><bpmn:outgoing>F2</bpmn:outgoing>
+    </bpmn:userTask>
+    <bpmn:boundaryEvent id="Timer_Late" attachedToRef="Task_Check" cancelActivity="false">
+      <bpmn:outgoing>F4</bpmn:outgoing>
+      <bpmn:timerEventDefinition>
+        <bpmn:timeDuration>PT${minutes}M</bpmn:timeDuration>
+      </bpmn:timerEventDefinition>
+    </bpmn:boundaryEvent>
+    <bpmn:intermediateCatchEvent id="Event_Alarm">
+      <bpmn:incoming>F2</bpmn:incoming><bpmn:outgoing>F3</bpmn:outgoing>
+      <bpmn:signalEventDefinition signalRef="Signal_Alarm" />
+    </bpmn:intermediateCatchEvent>
+    <bpmn:endEvent id="End"><bpmn:incoming>F3</bpmn:incoming></bpmn:endEvent>
+    <bpmn:endEvent id="End_Late"><bpmn:incoming>F4</bpmn:incoming></bpmn:endEvent>
+    <bpmn:sequenceFlow id="F1" sourceRef="Start" targetRef="Task_Check" />
+    <bpmn:sequenceFlow id="F2" sourceRef="Task_Check" targetRef="Event_Alarm" />
+    <bpmn:sequenceFlow id="F3" sourceRef="Event_Alarm" targetRef="End" />
+    <bpmn:sequenceFlow id="F4" sourceRef="Timer_Late" targetRef="End_Late" />
+  </bpmn:process>
+</bpmn:definitions>
+"""
+
+
+def test_signal_names_timer_texts_and_form_defaults(rest: httpx.Client) -> None:
+    ok(deploy(rest, "zone_alarm.bpmn", SIGNALS))
+    body = {"variables": {"zone": typed("east", "String"), "minutes": typed(5, "Integer")}}
+    instance_id = ok(rest.post("/process-definition/key/zone_alarm/start", json=body))["id"]
+    [task] = tasks(rest, instance_id)
+    assert task["name"] == "Check east"
+    form = ok(rest.get(f"/task/{task['id']}/form-variables"))
+    assert form["label"]["value"] == "Zone east after 5 min"
+    # The boundary timer's duration `PT${minutes}M` is five minutes from the task's creation.
+    [job] = ok(rest.get("/job", params={"processInstanceId": instance_id}))
+    created = datetime.strptime(task["created"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    due = datetime.strptime(job["dueDate"], "%Y-%m-%dT%H:%M:%S.%f%z")
+    assert due - created == timedelta(minutes=5)
+    ok(rest.post(f"/task/{task['id']}/complete", json={}), 204)
+    [subscription] = ok(rest.get("/event-subscription", params={"processInstanceId": instance_id}))
+    assert (subscription["eventType"], subscription["eventName"]) == ("signal", "alarm-east")
+    ok(rest.post("/signal", json={"name": "alarm-${zone}"}), 204)
+    assert ok(rest.get(f"/history/process-instance/{instance_id}"))["state"] == "ACTIVE"
+    ok(rest.post("/signal", json={"name": "alarm-east"}), 204)
+    assert ok(rest.get(f"/history/process-instance/{instance_id}"))["state"] == "COMPLETED"
