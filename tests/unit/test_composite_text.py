@@ -8,10 +8,13 @@ from typing import Any
 
 import pytest
 
-from engine.errors import ExpressionError
+from engine.bpmn import parse_bpmn, write_bpmn
+from engine.builder import ProcessBuilder
+from engine.errors import ExpressionError, ModelError
 from engine.language.composite import Composite, as_text, compile_text, evaluate_text
 from engine.language.expressions import Expression
 from engine.language.mappings import ExpressionValue, TextValue, evaluate, from_python
+from engine.model import UserTask
 
 VALUES: dict[str, Any] = {
     "loopCounter": 3,
@@ -103,3 +106,29 @@ def test_mapping_values_take_composites() -> None:
     assert evaluate(value, VALUES) == "Taboque"
     assert from_python("costs $5") == TextValue("costs $5")
     assert evaluate(from_python({"k": "${loopCounter}-${var}"}), VALUES) == {"k": "3-Tab"}
+
+
+def test_the_builder_takes_composites_as_the_parser_does() -> None:
+    model = (
+        ProcessBuilder("composite")
+        .start_event("start")
+        .user_task("review", "Review ${n}", assignee="kermit_${n}", priority="${level}0")
+        .service_task("ship", topic="ship-${region}", priority="1${level}")
+        .end_event("end")
+        .chain("start", "review", "ship", "end")
+        .build()
+    )
+    [parsed] = parse_bpmn(write_bpmn([model]), "composite.bpmn")
+    review = parsed.node("review")
+    assert isinstance(review, UserTask)
+    assert (review.name, review.assignee, review.priority) == (
+        "Review ${n}",
+        "kermit_${n}",
+        "${level}0",
+    )
+    with pytest.raises(ModelError) as refused:
+        ProcessBuilder("bad").user_task("review", assignee="kermit_${n +}")
+    assert "assignee: unexpected end of expression: ${n +}" in str(refused.value)
+    with pytest.raises(ModelError) as refused:
+        ProcessBuilder("bad").service_task("ship", topic="ship-${region")
+    assert "topic: missing closing '}'" in str(refused.value)
