@@ -73,33 +73,39 @@ def text(value: UUID | str | None) -> str | None:
 
 
 def _trigger(node: StartEvent | BoundaryEvent | IntermediateCatchEvent) -> str | None:
-    """What the event waits for: a timer, a message or a signal; None for none of them."""
+    """What the event waits for: a timer, a message, a signal or a condition; None for none of
+    them."""
     if node.timer is not None:
         return "timer"
     if node.message_name is not None:
         return "message"
     if node.signal_name is not None:
         return "signal"
+    if node.conditional is not None:
+        return "conditional"
     return None
 
 
-# Each event's type by its trigger (None: no timer, message or signal).
+# Each event's type by its trigger (None: no timer, message, signal or condition).
 _START_TYPES: dict[str | None, str] = {
     "timer": "startTimerEvent",
     "message": "messageStartEvent",
     "signal": "signalStartEvent",
+    "conditional": "conditionalStartEvent",
     None: "startEvent",
 }
 _BOUNDARY_TYPES: dict[str | None, str] = {
     "timer": "boundaryTimer",
     "message": "boundaryMessage",
     "signal": "boundarySignal",
+    "conditional": "boundaryConditional",
     None: "boundaryError",
 }
 _CATCH_TYPES: dict[str | None, str] = {
     "timer": "intermediateTimer",
     "message": "intermediateMessageCatch",
     "signal": "intermediateSignalCatch",
+    "conditional": "intermediateConditional",
     None: "intermediateSignalCatch",
 }
 
@@ -181,6 +187,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "startTimerEvent": "startEvent",
     "messageStartEvent": "startEvent",
     "signalStartEvent": "startEvent",
+    "conditionalStartEvent": "startEvent",
     "errorStartEvent": "startEvent",
     "escalationStartEvent": "startEvent",
     "noneEndEvent": "endEvent",
@@ -197,10 +204,12 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "boundaryMessage": "boundaryEvent",
     "boundarySignal": "boundaryEvent",
     "boundaryError": "boundaryEvent",
+    "boundaryConditional": "boundaryEvent",
     "boundaryEscalation": "boundaryEvent",
     "intermediateTimer": "intermediateCatchEvent",
     "intermediateMessageCatch": "intermediateCatchEvent",
     "intermediateSignalCatch": "intermediateCatchEvent",
+    "intermediateConditional": "intermediateCatchEvent",
     "intermediateLinkCatch": "intermediateCatchEvent",
     "intermediateSignalThrow": "intermediateThrowEvent",
     "intermediateEscalationThrowEvent": "intermediateThrowEvent",

@@ -271,6 +271,13 @@ def _node(model: ProcessModel, node_id: str) -> Any:
     return model.node(node_id) if model.has_node(node_id) else None
 
 
+def _activity_name(token: activity_reads.LiveToken, node: Any) -> str | None:
+    """The name the token's open visit shows (a `${...}` name as evaluated), else the node's."""
+    if token.visit_id is not None and token.visit_name is not None:
+        return token.visit_name
+    return node.name if node is not None else None
+
+
 def _activity_entry(
     token: activity_reads.LiveToken,
     model: ProcessModel,
@@ -285,7 +292,7 @@ def _activity_entry(
         "activityType": dto.activity_type(node) if node is not None else token.node_id,
         "processInstanceId": str(info.id),
         "processDefinitionId": info.definition_id,
-        "activityName": node.name if node is not None else None,
+        "activityName": _activity_name(token, node),
         "incidentIds": incident_ids,
         "incidents": [{"id": i, "parentActivityInstanceId": None} for i in incident_ids],
     }

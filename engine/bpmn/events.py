@@ -26,7 +26,7 @@ from engine.bpmn.reading import (
     plain_extensions,
 )
 from engine.errors import ExpressionError
-from engine.language.expressions import compile_expression
+from engine.language.composite import compile_text, has_expression
 from engine.language.timers import DEFAULT_LIMITS as DEFAULT_TIMER_LIMITS
 from engine.language.timers import TIMER_KINDS, TimerLimits, validate_timer
 from engine.model import (
@@ -50,16 +50,17 @@ _TIMER_KINDS: dict[str, TimerKind] = {
 def timer_problem(
     kind: str, text: str, limits: TimerLimits | None = DEFAULT_TIMER_LIMITS
 ) -> str | None:
-    """Why a timer's text cannot be deployed, or None. A `${...}` text must be one safe expression
-    (it is resolved when the timer starts); any other text must be a valid ISO 8601 date, duration
-    or cycle of that kind, or, for a cycle, a Quartz cron expression."""
+    """Why a timer's text cannot be deployed, or None. A text with `${...}` must be one safe
+    expression or a composite of text and expressions (it is resolved when the timer starts); any
+    other text must be a valid ISO 8601 date, duration or cycle of that kind, or, for a cycle, a
+    Quartz cron expression."""
     if kind not in TIMER_KINDS:
         return f"'{kind}' is not a timer kind (date, duration or cycle)"
     if not text.strip():
         return "the timer text is empty"
-    if "${" in text or "#{" in text:
+    if has_expression(text):
         try:
-            compile_expression(text)
+            compile_text(text)
         except ExpressionError as error:
             return error.message
         return None
@@ -153,6 +154,13 @@ def referenced(
     name = table[ref]
     if not name:
         raise ctx.error(f"{kind} '{ref}' has no name", element, event_id)
+    if has_expression(name):
+        # A name with `${...}` parts is evaluated when the event waits or throws.
+        try:
+            compile_text(name)
+        except ExpressionError as error:
+            message = f"the name of bpmn:{kind} '{ref}': {error.message}"
+            raise ctx.error(message, element, event_id) from None
     return name
 
 

@@ -24,7 +24,8 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ModelError
-from engine.language.expressions import Expression, compile_or_refuse
+from engine.language.composite import Composite, compile_text_or_refuse, has_expression
+from engine.language.expressions import Expression
 from engine.language.mappings import (
     ExpressionValue,
     InputOutput,
@@ -63,8 +64,10 @@ class _Reader:
                 raise self.fail(message, child)
         return found
 
-    def expression(self, text: str, element: Element, what: str) -> Expression:
-        return compile_or_refuse(text, what, lambda message: self.fail(message, element))
+    def expression(self, text: str, element: Element, what: str) -> Expression | Composite:
+        compiled = compile_text_or_refuse(text, what, lambda message: self.fail(message, element))
+        assert not isinstance(compiled, str)  # the text has a ${ or #{
+        return compiled
 
     def value(self, element: Element, what: str) -> MappingValue:
         """The value a holder (an inputParameter, outputParameter, map entry or list value)
@@ -75,7 +78,7 @@ class _Reader:
             text = "".join(element.itertext()).strip()
             if not text:
                 return TextValue(None)
-            if "${" in text or "#{" in text:
+            if has_expression(text):
                 return ExpressionValue(self.expression(text, element, what))
             return TextValue(text)
         if len(inner) > 1:
@@ -91,13 +94,13 @@ class _Reader:
             items = self.children(child, ("list", "map", "script", "value"))
             return ListValue(tuple(self.content(item, what) for item in items))
         if local == "map":
-            entries: list[tuple[str | Expression, MappingValue]] = []
+            entries: list[tuple[str | Expression | Composite, MappingValue]] = []
             for entry in self.children(child, ("entry",)):
                 key = entry.get("key")
                 if not key:
                     raise self.fail("camunda:entry needs a key", entry)
-                written: str | Expression = key
-                if "${" in key or "#{" in key:
+                written: str | Expression | Composite = key
+                if has_expression(key):
                     written = self.expression(key, entry, f"{what}: the key")
                 entries.append((written, self.value(entry, f"{what}: entry '{key}'")))
             return MapValue(tuple(entries))

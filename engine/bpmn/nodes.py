@@ -28,7 +28,8 @@ from engine.bpmn.reading import (
     retry_cycle_problem,
 )
 from engine.errors import ExpressionError, ModelError
-from engine.language.expressions import compile_expression, is_expression
+from engine.language.composite import has_expression
+from engine.language.expressions import compile_expression
 from engine.language.mappings import InputOutput
 from engine.model import EXECUTION_EVENTS, Node, SendTask, ServiceTask
 
@@ -77,13 +78,13 @@ def _retry_cycle(element: Element, ctx: Context, node_id: str) -> str | None:
 
 
 def priority_of(element: Element, ctx: Context, name: str) -> int | str | None:
-    """camunda:jobPriority or camunda:taskPriority: an integer or a `${...}` expression (None:
-    not given)."""
+    """camunda:jobPriority or camunda:taskPriority: an integer, or a `${...}` expression or a
+    composite text that must give one when it is used (None: not given)."""
     text = element.get(camunda_tag(name))
     if text is None:
         return None
     text = text.strip()
-    if is_expression(text):
+    if has_expression(text):
         return ctx.checked_text(element, f"camunda:{name}", text)
     if re.fullmatch(r"[+-]?[0-9]+", text) and abs(int(text)) < 2**63:
         return int(text)
@@ -174,6 +175,8 @@ def read_implementation(
         raise error('camunda:type="external" needs a camunda:topic')
     if topic is not None and kind != "external":
         raise error('camunda:topic needs camunda:type="external"')
+    if topic is not None:
+        topic = ctx.checked_text(element, "camunda:topic", topic)
     if len(handlers) + (topic is not None) + (expression is not None) > 1:
         raise error(_SERVICE_IMPLEMENTATION_REQUIRED.replace("a service task", what))
     task_priority = priority_of(element, ctx, "taskPriority") or 0

@@ -20,6 +20,7 @@ from typing import Any
 from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
+from engine.language.composite import compile_text, has_expression
 from engine.language.expressions import compile_expression
 from engine.language.timers import parse_cycle
 from engine.model import (
@@ -268,10 +269,11 @@ class Context:
         raise self.error(f"{name} must be true or false, not '{value}'", element)
 
     def checked_text(self, element: Element, attribute: str, value: str) -> str:
-        """A value that contains an expression must be exactly one safe expression."""
-        if "${" in value or "#{" in value:
+        """A value evaluated when it is used: literal text, one safe expression or a composite
+        of text and expressions (engine/language/composite.py), each part compiled now."""
+        if has_expression(value):
             try:
-                compile_expression(value)
+                compile_text(value)
             except ExpressionError as error:
                 raise self.error(f"{attribute}: {error.message}", element) from None
         return value

@@ -73,6 +73,9 @@ _USER_TASK_ATTRIBUTES = {
 def user_task(element: Element, ctx: Context) -> Node:
     common = common_fields(element, ctx)
     check_children(element, ctx)
+    if common["name"] is not None:
+        # Camunda evaluates a user task's name (`Review ${loopCounter}`): it must compile.
+        ctx.checked_text(element, "name", common["name"])
     fields: dict[str, Any] = {}
     for attribute, field_name in _USER_TASK_ATTRIBUTES.items():
         value = element.get(camunda_tag(attribute))

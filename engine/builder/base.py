@@ -9,6 +9,7 @@ from typing import Any, Self, TypedDict
 from engine.bpmn.parser import timer_problem
 from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
 from engine.errors import ModelError
+from engine.language.composite import compile_text_or_refuse, has_expression
 from engine.language.expressions import Expression, compile_or_refuse
 from engine.language.forms import FormField, form_problem
 from engine.language.history_ttl import check_history_ttl
@@ -111,6 +112,13 @@ class BuilderBase:
         """Text containing an expression must be exactly one safe expression, as in the parser."""
         if value is not None and ("${" in value or "#{" in value):
             self._expression(element_id, what, value)
+        return value
+
+    def _text(self, element_id: str, what: str, value: str | None) -> str | None:
+        """Text evaluated when it is used: literal, one safe expression or a composite of text
+        and expressions (`kermit_${loopCounter}`), as the parser reads it."""
+        if value is not None and has_expression(value):
+            compile_text_or_refuse(value, what, lambda message: self._error(message, element_id))
         return value
 
     def _expression(self, element_id: str, what: str, text: str) -> Expression:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Self, Unpack
 
 from engine.builder.base import BuilderBase, NodeOptions
+from engine.language.composite import has_expression
 from engine.language.expressions import compile_expression, is_expression
 from engine.language.forms import FormField
 from engine.model import (
@@ -48,10 +49,12 @@ class Tasks(BuilderBase):
                 raise self._error(f"expression '{expression}' is not one ${{...}}", id)
             self._checked(id, "expression", expression)
             compiled = compile_expression(expression)
-        if isinstance(priority, str) and not is_expression(priority):
+        if isinstance(priority, str) and not has_expression(priority):
             raise self._error(f"priority '{priority}' is neither a number nor ${{...}}", id)
         if isinstance(priority, str):
-            self._checked(id, "priority", priority)
+            self._text(id, "priority", priority)
+        if topic is not None:
+            self._text(id, "topic", topic)
         return self._node(
             SendTask if send else ServiceTask,
             id,
@@ -78,17 +81,19 @@ class Tasks(BuilderBase):
         form_fields: Sequence[FormField] = (),
         **options: Unpack[NodeOptions],
     ) -> Self:
+        """A user task; its name and attributes may be literal text, one `${...}` or a composite
+        (`Review ${loopCounter}`, `kermit_${loopCounter}`), evaluated when the task is made."""
         return self._node(
             UserTask,
             id,
-            name,
+            self._text(id, "name", name),
             options,
-            assignee=self._checked(id, "assignee", assignee),
-            candidate_users=self._checked(id, "candidate_users", candidate_users),
-            candidate_groups=self._checked(id, "candidate_groups", candidate_groups),
-            due_date=self._checked(id, "due_date", due_date),
-            priority=self._checked(id, "priority", priority),
-            form_key=self._checked(id, "form_key", form_key),
+            assignee=self._text(id, "assignee", assignee),
+            candidate_users=self._text(id, "candidate_users", candidate_users),
+            candidate_groups=self._text(id, "candidate_groups", candidate_groups),
+            due_date=self._text(id, "due_date", due_date),
+            priority=self._text(id, "priority", priority),
+            form_key=self._text(id, "form_key", form_key),
             form_fields=self._form(id, form_fields),
         )
 

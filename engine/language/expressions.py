@@ -357,7 +357,7 @@ class _SyntaxError(Exception):
     pass
 
 
-def _closing_brace(text: str) -> int | None:
+def closing_brace(text: str) -> int | None:
     """Index of the `}` that closes the `${` at the start of `text`, skipping quoted strings."""
     quote: str | None = None
     index = 2
@@ -624,7 +624,7 @@ def _compile(text: str) -> ExprNode:
         raise _SyntaxError(f"expression is longer than {MAX_SOURCE_LENGTH} characters")
     if not text.startswith(("${", "#{")):
         raise _SyntaxError("an expression must be written as ${...}")
-    close = _closing_brace(text)
+    close = closing_brace(text)
     if close is None:
         raise _SyntaxError("missing closing '}'")
     if close != len(text) - 1:
@@ -715,4 +715,4 @@ def compile_or_refuse(text: str, what: str, refuse: Callable[[str], Exception]) 
 
 def is_expression(text: str) -> bool:
     """True when `text` is exactly one `${...}` or `#{...}` (whether or not it compiles)."""
-    return text.startswith(("${", "#{")) and _closing_brace(text) == len(text) - 1
+    return text.startswith(("${", "#{")) and closing_brace(text) == len(text) - 1

@@ -28,7 +28,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from engine.errors import BadRequest, ExpressionError
-from engine.language.expressions import compile_expression, is_expression
+from engine.language.composite import compile_text, evaluate_text, has_expression
 from engine.language.json_input import INT64_MAX, INT64_MIN, text_problem
 from engine.language.variables import TypedValue
 
@@ -45,7 +45,7 @@ _WHOLE = re.compile(r"[+-]?\d{1,19}")
 
 @dataclass(frozen=True, kw_only=True)
 class FormField:
-    """One `camunda:formField`: `default` as written (text or one `${...}` expression), enum
+    """One `camunda:formField`: `default` as written (text, one `${...}` or a composite), enum
     `values` as (id, name) pairs, `constraints` as (name, configuration) pairs, `properties` as
     (id, value) pairs, all in document order."""
 
@@ -172,9 +172,9 @@ def field_problem(form_field: FormField) -> str | None:
         return "an enum form field names a value twice"
     default = form_field.default
     if default is not None:
-        if "${" in default or "#{" in default:
+        if has_expression(default):
             try:
-                compile_expression(default)
+                compile_text(default)
             except ExpressionError as error:
                 return f"defaultValue: {error.message}"
         else:
@@ -276,16 +276,17 @@ def typed(form_field: FormField, value: Any) -> TypedValue:
 
 
 def default_value(form_field: FormField, variables: Mapping[str, TypedValue]) -> Any:
-    """The field's default as a model value (None without one): a `${...}` default is evaluated
-    with the variables in scope. A default that does not fit its field is a BadRequest naming
+    """The field's default as a model value (None without one): a default with `${...}` (one
+    expression, or a composite such as `${first} ${last}`) is evaluated with the variables in
+    scope. A default that does not fit its field is a BadRequest naming
     the field."""
     if form_field.default is None:
         return None
     raw: Any = form_field.default
     try:
-        if is_expression(raw):
+        if has_expression(raw):
             plain = {name: value.value for name, value in variables.items()}
-            raw = compile_expression(raw).evaluate(plain)
+            raw = evaluate_text(raw, plain)
         return convert(form_field, raw)
     except (ExpressionError, _Problem) as error:
         reason = error.message if isinstance(error, ExpressionError) else f"the value {error}"

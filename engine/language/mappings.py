@@ -2,13 +2,12 @@
 computed.
 
 A parameter's value is a constant text, one `${...}` expression (the safe evaluator of
-engine/language/expressions.py), a list of values, a map of keys to values, or a script. Input
-parameters become local variables of the activity instance when it starts; output parameters are
-computed in
-the activity's local context when it ends normally and set in its parent scope (see
-engine/semantics/base.py). Scripts are kept in the model; `script_problem` says whether one can
-run (it is the single place that decides, and `evaluate` the single place that runs it, in the
-JavaScript isolate).
+engine/language/expressions.py) or a composite text (engine/language/composite.py), a list of
+values, a map of keys to values, or a script. Input parameters become local variables of the
+activity instance when it starts; output parameters are computed in the activity's local context
+when it ends normally and set in its parent scope (see engine/semantics/base.py). Scripts are
+kept in the model; `script_problem` says whether one can run (it is the single place that
+decides, and `evaluate` the single place that runs it, in the JavaScript isolate).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from typing import Any
 
 from engine import scripting
 from engine.errors import ExpressionError
+from engine.language.composite import Composite, compile_text
 from engine.language.expression_context import ExpressionContext
 from engine.language.expressions import Expression
 
@@ -32,7 +32,9 @@ class TextValue:
 
 @dataclass(frozen=True)
 class ExpressionValue:
-    expression: Expression
+    """One `${...}` (its value keeps its type) or a composite text such as `${var}oque`."""
+
+    expression: Expression | Composite
 
 
 @dataclass(frozen=True)
@@ -42,9 +44,10 @@ class ListValue:
 
 @dataclass(frozen=True)
 class MapValue:
-    """Entries in document order; a key is a constant text or one `${...}` expression."""
+    """Entries in document order; a key is a constant text, one `${...}` expression or a
+    composite text."""
 
-    entries: tuple[tuple[str | Expression, MappingValue], ...]
+    entries: tuple[tuple[str | Expression | Composite, MappingValue], ...]
 
 
 @dataclass(frozen=True)
@@ -134,14 +137,13 @@ def evaluate(
 
 
 def from_python(value: Any) -> MappingValue:
-    """A parameter value given in Python (the builder): a str (constant text or one `${...}`),
-    None, a list or a dict of such values."""
+    """A parameter value given in Python (the builder): a str (constant text, one `${...}` or a
+    composite text), None, a list or a dict of such values."""
     if value is None:
         return TextValue(None)
     if isinstance(value, str):
-        if "${" in value or "#{" in value:
-            return ExpressionValue(Expression(value))
-        return TextValue(value)
+        compiled = compile_text(value)
+        return TextValue(value) if isinstance(compiled, str) else ExpressionValue(compiled)
     if isinstance(value, list | tuple):
         return ListValue(tuple(from_python(item) for item in value))
     if isinstance(value, dict):

@@ -268,13 +268,18 @@ class Advance(
             self._wait(token)
             values = run.values_for(token)
             task = waits.user_task(node, token, values, run.now, self._context(token, values))
+            self._name_visit(token, task.name)
             run.tasks[task.id] = task
             self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):
             self._wait(token)
             run.add_subscription(
                 waits.subscription(
-                    SubscriptionKind.MESSAGE, node.message_name, token, node.id, run.now
+                    SubscriptionKind.MESSAGE,
+                    self._event_name(token, node.message_name),
+                    token,
+                    node.id,
+                    run.now,
                 )
             )
         elif isinstance(node, IntermediateCatchEvent):

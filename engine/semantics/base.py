@@ -13,6 +13,7 @@ from engine.core.runtime import IncidentRow, InstanceRun, Token, Visit
 from engine.db.ids import new_id
 from engine.errors import ExpressionError
 from engine.language import timers
+from engine.language.composite import as_text, evaluate_text, has_expression
 from engine.language.expression_context import ExpressionContext, TaskFacts, context_for
 from engine.language.variables import infer
 from engine.model import Node, ProcessModel, ScriptCondition, SequenceFlow
@@ -217,7 +218,7 @@ class Moves:
             id=new_id(),
             token_id=token.id,
             node_id=node.id,
-            node_name=node.name,
+            node_name=self._display_name(token, node),
             node_type=node.kind.value,
             state=VisitState.ACTIVE,
             started_at=self.run.now,
@@ -227,6 +228,34 @@ class Moves:
         )
         self.run.add_visit(visit)
         token.visit_id = visit.id
+
+    def _display_name(self, token: Token, node: Node) -> str | None:
+        """The name the visit shows: a name with `${...}` parts evaluated over what the token
+        sees as it enters (`Review ${loopCounter}`); one that cannot be evaluated there (it names
+        a variable the activity does not have yet) shows as written. A user task's visit shows
+        its task's name (see `_name_visit`)."""
+        name = node.name
+        if name is None or not has_expression(name):
+            return name
+        values = self.run.values_for(token)
+        try:
+            return as_text(evaluate_text(name, values, self._context(token, values)))
+        except ExpressionError:
+            return name
+
+    def _event_name(self, token: Token | None, name: str) -> str:
+        """A message or signal name as the event uses it: `order-${orderId}` evaluated over what
+        `token` sees (None: the instance's variables); a plain name as it is."""
+        if not has_expression(name):
+            return name
+        values = self.run.values_for(token)
+        return as_text(evaluate_text(name, values, self._context(token, values)))
+
+    def _name_visit(self, token: Token, name: str | None) -> None:
+        """The token's open visit shows `name` (a user task's evaluated name)."""
+        visit = self.run.visit(token.visit_id) if token.visit_id is not None else None
+        if visit is not None:
+            visit.node_name = name
 
     def _close_visit(self, token: Token, state: VisitState) -> None:
         """End the token's open visit; a visit already loaded from the database is updated."""

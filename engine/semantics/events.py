@@ -74,13 +74,21 @@ class EventMoves(ScopeMoves):
         elif event.message_name is not None:
             run.add_subscription(
                 waits.subscription(
-                    SubscriptionKind.MESSAGE, event.message_name, token, event.id, run.now
+                    SubscriptionKind.MESSAGE,
+                    self._event_name(token, event.message_name),
+                    token,
+                    event.id,
+                    run.now,
                 )
             )
         elif event.signal_name is not None:
             run.add_subscription(
                 waits.subscription(
-                    SubscriptionKind.SIGNAL, event.signal_name, token, event.id, run.now
+                    SubscriptionKind.SIGNAL,
+                    self._event_name(token, event.signal_name),
+                    token,
+                    event.id,
+                    run.now,
                 )
             )
         elif event.conditional is not None and not isinstance(event, StartEvent):

@@ -48,8 +48,8 @@ class ThrowMoves(EventMoves):
     def _signal(self, token: Token, node: IntermediateThrowEvent | EndEvent) -> None:
         """The signal is broadcast (by the command layer) with the variables its camunda:in
         mappings pass, computed now, where the token is."""
-        name = node.signal_name
-        assert name is not None
+        assert node.signal_name is not None
+        name = self._event_name(token, node.signal_name)
         typed, _ = mapped_inputs(self.run, token, node, node.signal_inputs)
         variables = {key: value.value for key, value in typed.items()}
         waiting = frozenset(

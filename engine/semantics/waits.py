@@ -8,15 +8,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from typing import Any
 
 from engine.core.runtime import ExternalTaskRow, JobRow, Subscription, Token, UserTaskRow
 from engine.db.ids import new_id
 from engine.errors import ExpressionError
 from engine.language import timers
+from engine.language.composite import as_text, evaluate_text, has_expression
 from engine.language.expression_context import ExpressionContext, TaskFacts
-from engine.language.expressions import Expression, compile_expression, is_expression
 from engine.model import Implemented, TimerDefinition, UserTask
 from engine.states import JobKind, SubscriptionKind, TaskState
 
@@ -25,21 +24,15 @@ DEFAULT_PRIORITY = 50
 MAX_RETRIES = 2**31 - 1
 
 
-@lru_cache(maxsize=4096)
-def _compiled(text: str) -> Expression:
-    return compile_expression(text)
-
-
 def resolve(
     text: str | None, values: Mapping[str, Any], context: ExpressionContext | None = None
 ) -> Any:
-    """A model attribute as written: a literal, or a `${...}` evaluated over the variables (and
-    the execution, the task, the clock... that `context` gives)."""
+    """A model attribute as written: a literal, one `${...}` evaluated over the variables (and
+    the execution, the task, the clock... that `context` gives), or a composite of text and
+    expressions evaluated to text."""
     if text is None:
         return None
-    if is_expression(text):
-        return _compiled(text).evaluate(values, context)
-    return text
+    return evaluate_text(text, values, context)
 
 
 def _names(value: Any) -> list[str]:
@@ -69,29 +62,32 @@ def user_task(
     now: datetime,
     context: ExpressionContext | None = None,
 ) -> UserTaskRow:
-    """The task's attributes are resolved in order, with the task being created in reach as
-    `task` (its id and name; its assignee once the assignee is resolved)."""
+    """The task's attributes are resolved in order (its name first: `Review ${loopCounter}`),
+    with the task being created in reach as `task` (its id and name; its assignee once the
+    assignee is resolved)."""
     task_id = new_id()
-    facts = TaskFacts(
-        id=str(task_id), task_definition_key=node.id, name=node.name, variables=values
-    )
-    context = replace(context or ExpressionContext(now=now), task=facts)
+    context = context or ExpressionContext(now=now)
+    name = None if node.name is None else as_text(resolve(node.name, values, context))
+    facts = TaskFacts(id=str(task_id), task_definition_key=node.id, name=name, variables=values)
+    context = replace(context, task=facts)
     resolved = resolve(node.assignee, values, context)
     assignee = str(resolved) if resolved not in (None, "") else None
     context = replace(context, task=replace(facts, assignee=assignee))
     priority = resolve(node.priority, values, context)
     try:
         due_at = _moment(resolve(node.due_date, values, context), now)
+        follow_up_at = _moment(resolve(node.follow_up_date, values, context), now)
         priority_number = int(priority) if priority not in (None, "") else DEFAULT_PRIORITY
     except ValueError as exc:
         raise ExpressionError(f"user task '{node.id}': {exc}", node_id=node.id) from exc
     return UserTaskRow(
         id=task_id,
-        name=node.name,
+        name=name,
         assignee=assignee,
         candidate_users=_names(resolve(node.candidate_users, values, context)),
         candidate_groups=_names(resolve(node.candidate_groups, values, context)),
         due_at=due_at,
+        follow_up_at=follow_up_at,
         priority=priority_number,
         **_opened(token, node.id, now),
     )
@@ -126,14 +122,21 @@ def external_task(
     values: Mapping[str, Any] | None = None,
     context: ExpressionContext | None = None,
 ) -> ExternalTaskRow:
-    """The external task of `node`; a camunda:taskPriority expression is resolved over `values`
-    and `context` now, and must give an integer."""
+    """The external task of `node`; its camunda:topic and a camunda:taskPriority expression
+    are resolved over `values` and `context` now (the priority must give an integer, the topic
+    a non-empty text)."""
     assert node.topic is not None
     priority = resolve_priority(
         node.task_priority, node.id, "camunda:taskPriority", values, context, now
     )
+    topic = node.topic
+    if has_expression(topic):
+        topic = as_text(resolve(topic, values or {}, context or ExpressionContext(now=now)))
+        if not topic.strip():
+            message = f"camunda:topic of '{node.id}' gave an empty topic"
+            raise ExpressionError(message, node_id=node.id)
     return ExternalTaskRow(
-        id=new_id(), topic=node.topic, priority=priority, **_opened(token, node.id, now)
+        id=new_id(), topic=topic, priority=priority, **_opened(token, node.id, now)
     )
 
 
@@ -214,7 +217,7 @@ def timer_job(
         try:
             # A literal text was held to the limits when it was deployed (perhaps under raised
             # ones); what an expression gives is held to them now.
-            from_expression = "${" in timer.text or "#{" in timer.text
+            from_expression = has_expression(timer.text)
             checked = limits if from_expression else None
             due = timers.first_due(timer.kind, text, now, checked, limits.zone)
         except ValueError as exc:

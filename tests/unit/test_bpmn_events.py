@@ -714,11 +714,11 @@ def test_all_activity_kinds_take_boundary_events() -> None:
         (
             around(
                 '<bpmn:intermediateCatchEvent id="n"><bpmn:timerEventDefinition>'
-                "<bpmn:timeCycle>R3/${interval}</bpmn:timeCycle></bpmn:timerEventDefinition>"
+                "<bpmn:timeCycle>R3/${interval</bpmn:timeCycle></bpmn:timerEventDefinition>"
                 "</bpmn:intermediateCatchEvent>"
             ),
             "<bpmn:timeCycle>",
-            "timeCycle: an expression must be written as ${...}",
+            "timeCycle: missing closing '}'",
             "n",
         ),
         (

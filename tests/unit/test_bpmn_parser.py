@@ -686,8 +686,13 @@ def test_malformed_xml_names_the_line(text: str, line: int, fragment: str) -> No
             "n",
         ),
         (
-            '<bpmn:userTask id="n" camunda:candidateGroups="group-${region}" />',
-            "camunda:candidateGroups: an expression must be written as ${...}",
+            '<bpmn:userTask id="n" camunda:candidateGroups="group-${region +}" />',
+            "camunda:candidateGroups: unexpected end of expression: ${region +}",
+            "n",
+        ),
+        (
+            '<bpmn:userTask id="n" name="Review" camunda:assignee="kermit_${loopCounter" />',
+            "camunda:assignee: missing closing '}': kermit_${loopCounter",
             "n",
         ),
         (

@@ -28,6 +28,8 @@ class LiveToken:
     state: str
     scope_id: UUID | None
     visit_id: UUID | None
+    # The name its open visit shows (a name with `${...}` parts, evaluated as it entered).
+    visit_name: str | None = None
 
 
 @query
@@ -35,8 +37,9 @@ def live_tokens(conn: Connection, instance_id: UUID) -> list[LiveToken]:
     return fetch_all(
         conn,
         LiveToken,
-        "SELECT id, node_id, state, scope_id, visit_id FROM token "
-        "WHERE instance_id = %s AND state <> ALL(%s) ORDER BY created_at, id",
+        "SELECT t.id, t.node_id, t.state, t.scope_id, t.visit_id, h.node_name AS visit_name "
+        "FROM token t LEFT JOIN history h ON h.id = t.visit_id "
+        "WHERE t.instance_id = %s AND t.state <> ALL(%s) ORDER BY t.created_at, t.id",
         (instance_id, list(FINAL_TOKEN_STATES)),
     )
 
