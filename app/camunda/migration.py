@@ -77,7 +77,11 @@ def generate(call: Call) -> Response:
 
 
 def validate(call: Call) -> Response:
-    plan = _plan(call)
+    """Camunda's POST /migration/validate: the body is the plan itself."""
+    try:
+        plan = MigrationPlan.from_json(call.body, where="body")
+    except BadRequest as exc:
+        raise invalid_request(exc.message) from exc
     try:
         report = migration_reads.validation(
             call.engine, call.engine.definition_cache, plan, [], call.engine.clock()

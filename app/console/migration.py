@@ -40,6 +40,7 @@ from engine.semantics.migration import (
     MigrationPlan,
     ValidationReport,
     has_event_trigger,
+    holds_instances,
     wait_kind,
 )
 from engine.states import BatchType, InstanceState
@@ -96,9 +97,15 @@ def _page(engine: Engine, key: str, source_id: str | None, target_id: str | None
             has_event_trigger(node),
         )
         for node in sorted(source_model.nodes, key=lambda n: n.label.lower())
+        if holds_instances(source_model, node)
     ]
     targets = sorted(
-        ((n.id, n.label, wait_kind(n)) for n in target_model.nodes), key=lambda t: t[1].lower()
+        (
+            (n.id, n.label, wait_kind(n))
+            for n in target_model.nodes
+            if holds_instances(target_model, n)
+        ),
+        key=lambda t: t[1].lower(),
     )
     counts = console.version_counts(engine, key).get(source.id, {})
     return {

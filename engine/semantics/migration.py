@@ -25,9 +25,12 @@ from engine.core.runtime import InstanceRun
 from engine.errors import BadRequest
 from engine.model import (
     BoundaryEvent,
+    EndEvent,
     EventBasedGateway,
+    ExclusiveGateway,
     InclusiveGateway,
     IntermediateCatchEvent,
+    IntermediateThrowEvent,
     Node,
     ParallelGateway,
     ProcessModel,
@@ -160,14 +163,15 @@ def generate_plan(
     target_definition_id: str,
     update_event_triggers: bool = False,
 ) -> MigrationPlan:
-    """Camunda's generator: every node with the same id in both models, of the same kind and
-    wait kind, whose parent scope maps too (a subprocess's nodes map when the subprocess does),
-    and a boundary event whose activity maps. `update_event_triggers` sets `updateEventTrigger`
+    """Camunda's generator: every node that can hold an activity instance (`holds_instances`)
+    with the same id in both models, of the same kind and wait kind, whose parent scope maps too
+    (a subprocess's nodes map when the subprocess does), and a boundary event whose activity
+    maps. `update_event_triggers` sets `updateEventTrigger`
     on every instruction of an event with a timer, message or signal."""
     matched: dict[str, str] = {}
     # Parents before children: a node's parent scope is decided before the node is.
     for node in sorted(source.nodes, key=lambda n: _depth(source, n)):
-        if not target.has_node(node.id):
+        if not target.has_node(node.id) or not holds_instances(source, node):
             continue
         other = target.node(node.id)
         if wait_kind(node) != wait_kind(other) or not _same_scope(node, other, matched):
@@ -186,6 +190,24 @@ def generate_plan(
         for node_id, target_id in sorted(matched.items())
     )
     return MigrationPlan(source_definition_id, target_definition_id, instructions)
+
+
+def holds_instances(model: ProcessModel, node: Node) -> bool:
+    """Whether a token can rest at `node`, so a plan has something to map there (Camunda's
+    generator leaves the others out): not a start event (but an event subprocess's, whose
+    subscription migrates), an end event, a throw event or an exclusive gateway, which a token
+    passes through at once, unless it is asynchronous."""
+    if node.async_before or node.async_after:
+        return True
+    if isinstance(node, StartEvent):
+        return node.parent is not None and _in_event_subprocess(model, node)
+    return not isinstance(node, EndEvent | IntermediateThrowEvent | ExclusiveGateway)
+
+
+def _in_event_subprocess(model: ProcessModel, node: Node) -> bool:
+    assert node.parent is not None
+    parent = model.node(node.parent)
+    return isinstance(parent, SubProcess) and parent.triggered_by_event
 
 
 def _depth(model: ProcessModel, node: Node) -> tuple[int, str]:
