@@ -562,6 +562,12 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "name=Review",
         ),
         p("/task/{id}", f"/task/{s.user_task}"),
+        # The fill saves no filter: the lists are empty, one by id a 404.
+        *listed("/filter", "owner=admin", "nameLike=My%25", "resourceType=Task&itemCount=true"),
+        missing("/filter/{id}", f"/filter/{NO_ROW}"),
+        missing("/filter/{id}/list", f"/filter/{NO_ROW}/list?maxResults=50"),
+        missing("/filter/{id}/count", f"/filter/{NO_ROW}/count"),
+        missing("/filter/{id}/singleResult", f"/filter/{NO_ROW}/singleResult"),
         p("/task/{id}/form", f"/task/{s.user_task}/form"),
         p("/task/{id}/identity-links", f"/task/{s.user_task}/identity-links"),
         p("/task/{id}/form-variables", f"/task/{s.user_task}/form-variables"),

@@ -219,6 +219,7 @@ FETCH_NARROWED = (
     "(test_a_fetch_locks_only_what_it_may_update)"
 )
 TASK_QUERY = "a query: its rows are narrowed by the caller's grants, never refused"
+FILTER_RUN = "runs a filter's query (a read): READ on the filter, as its GET (test_filters_rest)"
 # Routes that need nothing beyond being signed in, and why.
 SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/views"): "the caller's own saved view",
@@ -243,6 +244,9 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/external-task/fetchAndLock"): FETCH_NARROWED,
     ("/engine-rest", "POST", "/task"): TASK_QUERY,
     ("/engine-rest", "POST", "/task/count"): TASK_QUERY,
+    ("/engine-rest", "POST", "/filter/{id}/list"): FILTER_RUN,
+    ("/engine-rest", "POST", "/filter/{id}/count"): FILTER_RUN,
+    ("/engine-rest", "POST", "/filter/{id}/singleResult"): FILTER_RUN,
 }
 
 
@@ -296,6 +300,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "Authorization": {"CREATE", "UPDATE", "DELETE"},
     "Group membership": {"CREATE", "DELETE"},
     "TenantMembership": {"CREATE", "DELETE"},
+    "Filter": {"CREATE", "UPDATE", "DELETE"},
 }
 
 
