@@ -56,19 +56,22 @@ def expression_problem(name: str, value: Any) -> str | None:
     """Why the task query field `name` with `value` is not served, or None when it is."""
     if name in _UNSERVED_EXPRESSIONS:
         return f"'{name}' is not supported: only ${{currentUser()}} and ${{currentUserGroups()}}"
-    if name in USER_EXPRESSIONS and not (isinstance(value, str) and _CURRENT_USER.fullmatch(value)):
+    if name in USER_EXPRESSIONS:
+        if isinstance(value, str) and _CURRENT_USER.fullmatch(value):
+            return None
         return f"'{name}' must be {CURRENT_USER}, not {value!r}"
-    if name in GROUP_EXPRESSIONS and not (
-        isinstance(value, str) and _CURRENT_USER_GROUPS.fullmatch(value)
-    ):
+    if name in GROUP_EXPRESSIONS:
+        if isinstance(value, str) and _CURRENT_USER_GROUPS.fullmatch(value):
+            return None
         return f"'{name}' must be {CURRENT_USER_GROUPS}, not {value!r}"
-    if isinstance(value, str) and value.startswith("${") and not _is_expression(value):
+    if isinstance(value, str) and value.startswith("${"):
+        # An expression given as a plain field's value: the form its field takes, or none.
+        if name in USER_EXPRESSIONS.values() and _CURRENT_USER.fullmatch(value):
+            return None
+        if name in GROUP_EXPRESSIONS.values() and _CURRENT_USER_GROUPS.fullmatch(value):
+            return None
         return f"'{name}': the expression {value!r} is not supported"
     return None
-
-
-def _is_expression(value: str) -> bool:
-    return bool(_CURRENT_USER.fullmatch(value) or _CURRENT_USER_GROUPS.fullmatch(value))
 
 
 def checked(query: Any, field: str = "query") -> dict[str, Any]:
