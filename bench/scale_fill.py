@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+import psycopg.types.json
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
@@ -360,6 +361,12 @@ def fill(url: str, sizes: Sizes, definitions: dict[str, str], *, quiet: bool = F
             "'[]', NULL, 'secret', false, (SELECT coalesce(max(seq), 0) FROM outbox))",
             (WEBHOOK_ID,),
         )
+        # One task filter (a saved view of the inbox): its open tasks of PARALLEL, newest first.
+        conn.execute(
+            "INSERT INTO saved_view (id, owner, page, name, query, created_at, task_query) "
+            "VALUES (%s, %s, 'tasks', 'scale review', '', now(), %s)",
+            (FILTER_ID, ADMIN, psycopg.types.json.Jsonb(FILTER_QUERY)),
+        )
         started = time.perf_counter()
         # VACUUM as autovacuum soon would: index-only scans need the visibility map.
         conn.execute("VACUUM ANALYZE")
@@ -369,4 +376,9 @@ def fill(url: str, sizes: Sizes, definitions: dict[str, str], *, quiet: bool = F
 
 
 WEBHOOK_ID = "8ca1e000-0000-4000-8000-000000000001"
+FILTER_ID = "f11e7000-0000-4000-8000-000000000001"
+FILTER_QUERY = {
+    "processDefinitionKey": PARALLEL,
+    "sorting": [{"sortBy": "created", "sortOrder": "desc"}],
+}
 ADMIN = "scale-admin"

@@ -14,6 +14,7 @@ from app.console.inspector import PANELS
 from bench.scale_fill import (
     ADMIN,
     DEPLOYMENT,
+    FILTER_ID,
     KIND_EXTERNAL_TASK,
     KIND_INCIDENT,
     KIND_INSTANCE,
@@ -562,6 +563,19 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "name=Review",
         ),
         p("/task/{id}", f"/task/{s.user_task}"),
+        # The fill saves one filter, of PARALLEL's open tasks, newest first.
+        *listed("/filter", f"owner={ADMIN}", "nameLike=scale%25", "itemCount=true"),
+        p("/filter/{id}", f"/filter/{FILTER_ID}?itemCount=true"),
+        p("/filter/{id}/list", f"/filter/{FILTER_ID}/list?maxResults=50"),
+        p("/filter/{id}/count", f"/filter/{FILTER_ID}/count"),
+        # It finds many tasks: not a single result.
+        Probe(
+            "camunda",
+            "/filter/{id}/singleResult",
+            f"/engine-rest/filter/{FILTER_ID}/singleResult",
+            400,
+        ),
+        missing("/filter/{id}", f"/filter/{NO_ROW}"),
         p("/task/{id}/form", f"/task/{s.user_task}/form"),
         p("/task/{id}/identity-links", f"/task/{s.user_task}/identity-links"),
         p("/task/{id}/form-variables", f"/task/{s.user_task}/form-variables"),

@@ -1087,7 +1087,10 @@ class SummaryDelta(SQLModel, table=True):
 
 
 class SavedView(SQLModel, table=True):
-    """A console user's named filters of one list page: opening it opens the page with them."""
+    """A user's named filters of one list page: opening it opens the page with them. A view of
+    the task inbox is also Camunda's task filter (/engine-rest/filter): one made over REST keeps
+    Camunda's task query as given (`task_query`), one made in the console is listed as a filter
+    with its query mapped (app/camunda/filters.py)."""
 
     __tablename__ = "saved_view"
     __table_args__ = (
@@ -1096,13 +1099,19 @@ class SavedView(SQLModel, table=True):
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
-    # Whose: the console user's name (the views of one user name, whoever logs in with it).
-    owner: str = Field(sa_type=sa.Text)
+    # Whose: the console user's name (the views of one user name, whoever logs in with it); a
+    # Camunda filter may have none.
+    owner: str | None = Field(sa_type=sa.Text, nullable=True)
     page: str = Field(sa_type=sa.String(16))
     name: str = Field(sa_type=sa.Text)
     # The filters, as the page's normalized query string (only its filter names, in its order).
     query: str = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
+    # A Camunda task filter's saved query (the fields POST /task takes), as given; None: a view
+    # made in the console, whose `query` stands for it.
+    task_query: dict[str, Any] | None = Field(default=None, sa_type=JSONB, nullable=True)
+    # A Camunda filter's properties (any JSON object its client keeps); None: none given.
+    properties: dict[str, Any] | None = Field(default=None, sa_type=JSONB, nullable=True)
 
 
 class AuditEntry(SQLModel, table=True):

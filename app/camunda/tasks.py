@@ -49,11 +49,12 @@ def _with_or_without(call: Call, name: str) -> bool | None:
     return True if call.flag(f"with{name}") else None
 
 
-def _task_query(
+def task_query(
     call: Call, *, task_id: UUID | None = None, count: bool = False
 ) -> list[task_reads.TaskRow] | int:
     """The tasks the call's query parameters (and, for POST /task, the filters of its body, see
-    `posted_query`) find."""
+    `posted_query`) find; a filter of the console's "inbox" view adds `held_or_candidate` (see
+    app/camunda/filters.py)."""
     page = posted_page(call, task_reads.TASK_SORT)
     suspended = call.flag_unless("suspended", "active")
     assigned = call.flag_unless("assigned", "unassigned")
@@ -116,6 +117,7 @@ def _task_query(
         created_after=call.date("createdAfter"),
         process_variables=query_variables(call, "processVariables"),
         task_variables=query_variables(call, "taskVariables"),
+        held_or_candidate=call.extra.get("held_or_candidate"),
         count=count,
     )
 
@@ -123,7 +125,7 @@ def _task_query(
 _DELEGATION_STATES = tuple(DelegationState)
 
 
-def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
+def shown_tasks(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
     engine = call.engine
     shown = []
     for row in rows:
@@ -136,9 +138,9 @@ def _shown(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
 def get_task(call: Call) -> Response:
     task_id = call.path["id"]
     row = found(
-        only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
+        only(call, task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
     )
-    return json_response(_shown(call, [row])[0])
+    return json_response(shown_tasks(call, [row])[0])
 
 
 def _missing(task_id: str) -> Exception:
@@ -222,7 +224,7 @@ def identity_links(call: Call) -> Response:
     """The task's identity links (`type`: only those of that type)."""
     task_id = call.path["id"]
     row = found(
-        only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
+        only(call, task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}"
     )
     kind = call.text("type")
     return json_response([link for link in _links(row) if kind in (None, link["type"])])
@@ -274,11 +276,11 @@ def posted_tasks(call: Call) -> Call:
 
 def post_tasks(call: Call) -> Response:
     posted = posted_tasks(call)
-    return json_response(_shown(posted, listed(_task_query(posted))))
+    return json_response(shown_tasks(posted, listed(task_query(posted))))
 
 
 def post_task_count(call: Call) -> Response:
-    return json_response({"count": _task_query(posted_tasks(call), count=True)})
+    return json_response({"count": task_query(posted_tasks(call), count=True)})
 
 
 # -- delegation, details, thrown events -----------------------------------------------------
@@ -332,7 +334,7 @@ def _body_date(call: Call, name: str) -> datetime | None:
 def update_task(call: Call) -> Response:
     """Camunda's PUT /task/{id}: every detail at once (a field left out is cleared)."""
     task_id = call.path["id"]
-    found(only(call, _task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}")
+    found(only(call, task_query, task_id=as_uuid(task_id)), f"No matching task with id {task_id}")
     state = call.body_text("delegationState")
     if state is not None and state not in _DELEGATION_STATES:
         raise invalid_request(
@@ -394,7 +396,7 @@ def bpmn_escalation(call: Call) -> Response:
 
 
 endpoints = [
-    *listing("/task", _task_query, shown=_shown),
+    *listing("/task", task_query, shown=shown_tasks),
     Endpoint("/task", "POST", post_tasks, body="json"),
     Endpoint("/task/count", "POST", post_task_count, body="json"),
     Endpoint("/task/{id}", "GET", get_task),

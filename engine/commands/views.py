@@ -100,6 +100,9 @@ class SaveView:
                 limit=MAX_VIEWS,
             )
         view_id = store.insert(tx.conn, self.owner, page, title, query, tx.now)
+        if page is ListPage.TASKS:
+            # A view of the inbox is a task filter too (engine/commands/filters.py).
+            store.grant_owner(tx.conn, view_id, self.owner)
         _audit(tx, AuditOperation.CREATE, view_id, after=shown)
         return ViewResult(str(view_id))
 

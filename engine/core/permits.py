@@ -47,6 +47,7 @@ class On(StrEnum):
     TENANT = "tenant"  # the tenant's id
     AUTHORIZATION = "authorization"  # the authorization's id
     DEPLOYMENT = "deployment"  # the deployment's id
+    FILTER = "filter"  # the filter's id (a saved view of the task inbox)
 
 
 @dataclass(frozen=True)
@@ -229,6 +230,11 @@ REMOVE_TENANT_MEMBER = permit(Need("DELETE", ResourceType.TENANT_MEMBERSHIP, On.
 CREATE_AUTHORIZATION = permit(Need("CREATE", ResourceType.AUTHORIZATION))
 UPDATE_AUTHORIZATION = permit(Need("UPDATE", ResourceType.AUTHORIZATION, On.AUTHORIZATION))
 DELETE_AUTHORIZATION = permit(Need("DELETE", ResourceType.AUTHORIZATION, On.AUTHORIZATION))
+CREATE_FILTER = permit(Need("CREATE", ResourceType.FILTER))
+UPDATE_FILTER = permit(Need("UPDATE", ResourceType.FILTER, On.FILTER))
+DELETE_FILTER = permit(Need("DELETE", ResourceType.FILTER, On.FILTER))
+# Reading a filter and running its query (no command, the read asks): READ on the filter.
+READ_FILTER = permit(Need("READ", ResourceType.FILTER, On.FILTER))
 ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
 # summaries): nothing short of ALL on the authorization resource, what only admins hold.
@@ -304,6 +310,7 @@ def facts_of(
     group: str | None = None,
     tenant: str | None = None,
     authorization: object | None = None,
+    filter: object | None = None,
     assignee: str | None = None,
     candidate_users: Iterable[str] = (),
     candidate_groups: Iterable[str] = (),
@@ -320,6 +327,7 @@ def facts_of(
         On.GROUP: group,
         On.TENANT: tenant,
         On.AUTHORIZATION: authorization,
+        On.FILTER: filter,
     }
     ids = {on: str(value) for on, value in named.items() if value is not None}
     return Facts(ids, assignee, tuple(candidate_users), tuple(candidate_groups))

@@ -9,7 +9,7 @@ column (or the expression over indexed columns) that names that resource in the 
 - history (historic instances and activities): READ_HISTORY on the definition key, or READ on the
   historic instance;
 - a decision definition: READ on its key; an evaluation: READ_HISTORY on its key;
-- a deployment: READ on it; a batch: READ on it;
+- a deployment: READ on it; a batch: READ on it; a task filter: READ on it;
 - a user, a group, a tenant, an authorization: READ on it (a user always reads themselves, as
   Camunda grants every user on creation, and their groups: engine/identity/grants.py).
 
@@ -35,6 +35,7 @@ __all__ = [
     "definition",
     "deployment",
     "fetchable",
+    "filter",
     "group",
     "historic_task",
     "history",
@@ -178,3 +179,8 @@ def tenant(tenant_id: LiteralString) -> Covers:
 
 def authorization(authorization_id: LiteralString) -> Covers:
     return Covers((Cover(READ, ResourceType.AUTHORIZATION, authorization_id, uuid=True),), None)
+
+
+def filter(view_id: LiteralString) -> Covers:
+    """A task filter (a saved view of the task inbox): READ on it; filters have no tenant."""
+    return Covers((Cover(READ, ResourceType.FILTER, view_id, uuid=True),), None)

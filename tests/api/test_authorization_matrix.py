@@ -220,6 +220,7 @@ FETCH_NARROWED = (
 )
 TASK_QUERY = "a query: its rows are narrowed by the caller's grants, never refused"
 INSTANCE_QUERY = TASK_QUERY
+FILTER_RUN = "runs a filter's query (a read): READ on the filter, as its GET (test_filters_rest)"
 # Routes that need nothing beyond being signed in, and why.
 SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("console", "POST", "/views"): "the caller's own saved view",
@@ -246,6 +247,9 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/task/count"): TASK_QUERY,
     ("/engine-rest", "POST", "/process-instance"): INSTANCE_QUERY,
     ("/engine-rest", "POST", "/process-instance/count"): INSTANCE_QUERY,
+    ("/engine-rest", "POST", "/filter/{id}/list"): FILTER_RUN,
+    ("/engine-rest", "POST", "/filter/{id}/count"): FILTER_RUN,
+    ("/engine-rest", "POST", "/filter/{id}/singleResult"): FILTER_RUN,
 }
 
 
@@ -300,6 +304,7 @@ PERMISSIONS: dict[str, set[str]] = {
     "Authorization": {"CREATE", "UPDATE", "DELETE"},
     "Group membership": {"CREATE", "DELETE"},
     "TenantMembership": {"CREATE", "DELETE"},
+    "Filter": {"CREATE", "UPDATE", "DELETE"},
 }
 
 

@@ -122,6 +122,8 @@ class TaskFilters(TypedDict, total=False):
     created_after: Annotated[datetime | None, Filter.above("t.created_at")]
     process_variables: Annotated[Sequence[VariableFilter] | None, _variables_in(_PROCESS_SCOPE)]
     task_variables: Annotated[Sequence[VariableFilter] | None, _variables_in(_TASK_SCOPE)]
+    # The console inbox's "inbox" view: held by the user, or unassigned and they a candidate.
+    held_or_candidate: Annotated[str | None, Filter.condition(task_store.HELD_OR_CANDIDATE_OF)]
     tenant_ids: Annotated[Sequence[str] | None, Filter.any_given("t.tenant_id")]
     without_tenant: Annotated[bool | None, Filter.if_true("t.tenant_id IS NULL")]
 
