@@ -15,6 +15,7 @@ from psycopg import sql
 
 from engine.sql.filters import Where
 from engine.states import InstanceState, JobKind
+from engine.store import work_log
 from engine.store.columns import fetch_all, fetch_one
 from engine.store.definitions import DECISIONS, PROCESSES
 
@@ -229,10 +230,11 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
         ).fetchall()
     ]
     ids = [row[0] for row in processes]
-    conn.execute(
-        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
+    removed = conn.execute(
+        f"DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s RETURNING {work_log.REMOVED}",
         (ids, JobKind.TIMER_START),
     )
+    work_log.log_removed(conn, removed)
     conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
     conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
     conn.execute(
