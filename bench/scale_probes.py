@@ -515,6 +515,8 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "activityType=userTask",
             "unfinished=true",
             "finished=true",
+            "withoutTenantId=true",
+            "activityNameLike=Ch%25",
         ),
         *listed(
             "/job",
