@@ -530,6 +530,15 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/job/{id}", f"/job/{s.job}"),
         Probe("camunda", "/job/{id}/stacktrace", f"/engine-rest/job/{s.job}/stacktrace", 204),
+        # Historic details: each variable's current value and the audited operator changes.
+        *listed(
+            "/history/detail",
+            f"processInstanceId={s.running}",
+            "excludeTaskDetails=true",
+            "variableTypeIn=String",
+            "sortBy=time&sortOrder=desc",
+        ),
+        missing("/history/detail/{id}", f"/history/detail/{NO_ROW}"),
         # The job log and the external task log: by job or task, by instance, by definition;
         # the fill logs nothing, so an entry is not found.
         *listed(
