@@ -230,11 +230,11 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
         ).fetchall()
     ]
     ids = [row[0] for row in processes]
-    removed = conn.execute(
-        f"DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s RETURNING {work_log.REMOVED}",
+    work_log.delete_jobs(
+        conn,
+        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
         (ids, JobKind.TIMER_START),
     )
-    work_log.log_removed(conn, removed)
     conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
     conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
     conn.execute(

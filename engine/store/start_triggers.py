@@ -36,12 +36,11 @@ def replace(
 ) -> None:
     """The new version of `model.key` takes over the start triggers of the previous ones."""
     older = "SELECT id FROM process_definition WHERE key = %s"
-    removed = conn.execute(
-        f"DELETE FROM job WHERE kind = %s AND definition_id IN ({older}) "
-        f"RETURNING {work_log.REMOVED}",
+    work_log.delete_jobs(
+        conn,
+        f"DELETE FROM job WHERE kind = %s AND definition_id IN ({older})",
         (JobKind.TIMER_START, model.key),
     )
-    work_log.log_removed(conn, removed)
     conn.execute(
         f"DELETE FROM event_subscription WHERE instance_id IS NULL AND definition_id IN ({older})",
         (model.key,),

@@ -10,6 +10,7 @@ with `insert`, in one statement."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -22,6 +23,7 @@ from engine import schema
 from engine.core.runtime import ExternalTaskRow, InstanceRow, InstanceRun, JobRow
 from engine.db.ids import new_id
 from engine.states import TaskState, WorkKind, WorkLogState
+from engine.store.columns import fetch_all
 
 # The engine's host, as Camunda's job log names it.
 HOST = socket.gethostname()
@@ -181,8 +183,7 @@ def insert(conn: psycopg.Connection[Any], rows: list[dict[str, Any]]) -> None:
 
 @dataclass(frozen=True)
 class UnownedJob:
-    """A job of no instance as its log row reads it: made, or removed by a statement
-    (`RETURNING REMOVED`)."""
+    """A job of no instance as its log row reads it: made, or removed (`delete_jobs`)."""
 
     id: UUID
     kind: str
@@ -195,21 +196,18 @@ class UnownedJob:
     error_message: str | None
 
 
-REMOVED = "id, kind, token_id, node_id, definition_id, due_at, retries, priority, error_message"
+_RETURNING = (
+    " RETURNING id, kind, token_id, node_id, definition_id, due_at, retries, priority, "
+    "error_message"
+)
 
 
-def log_removed(conn: psycopg.Connection[Any], cursor: psycopg.Cursor[Any]) -> None:
-    """Log the jobs of no instance that `cursor`'s statement (`... RETURNING REMOVED`) removed
-    without running them."""
-    names = [column.name for column in cursor.description or ()]
-    removed = [UnownedJob(**dict(zip(names, row, strict=True))) for row in cursor.fetchall()]
-    insert(
-        conn,
-        [
-            job_row(job, WorkLogState.DELETED, None, Owner(None, job.definition_id, None))
-            for job in removed
-        ],
-    )
+def delete_jobs(conn: psycopg.Connection[Any], delete: str, params: Sequence[Any]) -> None:
+    """Run `delete` (a DELETE of jobs of no instance) and log each job it removed without
+    running it, in one more statement."""
+    removed = fetch_all(conn, UnownedJob, delete + _RETURNING, params)
+    deleted = WorkLogState.DELETED
+    insert(conn, [job_row(j, deleted, None, Owner(None, j.definition_id, None)) for j in removed])
 
 
 def log_made(

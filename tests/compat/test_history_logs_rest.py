@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import psycopg
 import pytest
 
 from engine.commands.cleanup import CleanupBatch
@@ -212,6 +213,51 @@ def test_a_deleted_job_and_an_instance_without_work(rest: httpx.Client) -> None:
     assert rows[1]["activityId"] == "later"
     assert _count(rest, "/history/job-log", deletionLog="true") == 1
     assert _count(rest, "/history/job-log", creationLog="true") == 1
+
+
+def tick_xml(cycle: str) -> str:
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="tick" isExecutable="true">
+    <startEvent id="clock">
+      <timerEventDefinition><timeCycle>{cycle}</timeCycle></timerEventDefinition>
+    </startEvent>
+    <sequenceFlow id="f1" sourceRef="clock" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"""
+
+
+def test_a_timer_start_job_s_log_has_no_instance_and_expires(
+    rest: httpx.Client, server: LiveServer, database_url: str
+) -> None:
+    first = deploy(rest, ("tick.bpmn", tick_xml("R2/PT10M")))
+    (created,) = _rows(rest, "/history/job-log")
+    assert _flags(created) == ["creationLog"]
+    assert created["processInstanceId"] is None and created["rootProcessInstanceId"] is None
+    assert created["executionId"] is None and created["deploymentId"] == first["id"]
+    assert created["jobDefinitionType"] == "timer-start-event"
+    assert created["processDefinitionKey"] == "tick" and created["activityId"] == "clock"
+    # A new version takes the timer over: the old job is deleted, the new one created.
+    deploy(rest, ("tick.bpmn", tick_xml("R3/PT20M")))
+    rows = _rows(rest, "/history/job-log")
+    assert [_flags(row) for row in rows] == [["creationLog"], ["deletionLog"], ["creationLog"]]
+    assert rows[1]["jobId"] == created["jobId"] != rows[2]["jobId"]
+    # Run now: successful, with no instance but the one it started.
+    assert rest.post(f"/job/{rows[2]['jobId']}/execute").status_code == 204
+    ran = _rows(rest, "/history/job-log", successLog="true")
+    assert [row["processInstanceId"] for row in ran] == [None]
+    # Rows of no instance go once older than the default time to live (180 days).
+    assert server.engine.run(CleanupBatch()).instances == 0
+    assert _count(rest, "/history/job-log") == 4
+    with psycopg.connect(database_url) as conn:
+        conn.execute(
+            "UPDATE work_log SET logged_at = logged_at - interval '181 days' WHERE work_id = %s",
+            (created["jobId"],),
+        )
+    server.engine.run(CleanupBatch())
+    assert _count(rest, "/history/job-log", jobId=created["jobId"]) == 0
+    assert _count(rest, "/history/job-log") == 2
 
 
 def _fetch(rest: httpx.Client, worker: str) -> dict[str, Any]:
