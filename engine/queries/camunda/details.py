@@ -53,6 +53,11 @@ _JSON_TYPE = (
 )
 
 _VARIABLE: LiteralString = state_literal(AuditEntity.VARIABLE)
+# The task an audited change went through (its entry names it).
+_TASK: LiteralString = (
+    "CASE WHEN a.entity_id ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' "
+    "THEN a.entity_id::uuid END"
+)
 _REMOVED: LiteralString = state_literal(AuditOperation.REMOVE_VARIABLE)
 _SET: LiteralString = state_literal(AuditOperation.SET_VARIABLE)
 
@@ -65,9 +70,9 @@ _DETAILS: LiteralString = (
     "NULL::uuid AS operation_id, NULL::uuid AS task_id, false AS initial FROM variable v "
     "UNION ALL "
     "SELECT md5('a/' || a.id || '/' || e.name)::uuid, a.instance_id, "
-    "CASE WHEN a.entity_id IS NOT NULL AND a.details->>'local' = 'true' THEN coalesce(("
-    "SELECT u.token_id::text FROM user_task u WHERE u.id = a.entity_id::uuid), '') ELSE '' END, "
-    "e.name, " + _JSON_TYPE + ", e.value, a.at, a.id, a.entity_id::uuid, "
+    "CASE WHEN a.details->>'local' = 'true' THEN coalesce(("
+    "SELECT u.token_id::text FROM user_task u WHERE u.id = " + _TASK + "), '') ELSE '' END, "
+    "e.name, " + _JSON_TYPE + ", e.value, a.at, a.id, " + _TASK + ", "
     "CASE WHEN a.property IS NULL THEN NOT coalesce(a.before ? e.name, false) "
     "ELSE a.operation = " + _SET + " END "
     "FROM audit_entry a CROSS JOIN LATERAL jsonb_each(CASE WHEN a.property IS NULL "
@@ -124,7 +129,9 @@ _DETAIL_LIST = CamundaList(
     "activity_instance_id",
     _DETAILS,
     DETAIL_SORT,
-    "x.at, x.id",
+    # By instance and variable, each variable's details oldest first. Unfiltered, a page sorts
+    # every variable row; by instance (or execution, task...) it reads that instance's alone.
+    "x.instance_id, x.scope_key, x.name, x.at, x.id",
     filters_of(DetailFilters),
     covers=covers.history("p.definition_key", "x.instance_id", tenant="p.tenant_id"),
 )
@@ -138,6 +145,6 @@ def details(
     count: bool = False,
     **filters: Unpack[DetailFilters],
 ) -> list[DetailRow] | int:
-    """Historic details of the instances whose history the principal may read, oldest first
-    unless sorted otherwise."""
+    """Historic details of the instances whose history the principal may read, by instance and
+    variable, each variable's oldest first, unless sorted otherwise."""
     return _DETAIL_LIST.read(conn, page, filters, count=count, where=Where())
