@@ -19,6 +19,7 @@ import pytest
 from engine.commands.cleanup import CleanupBatch
 from tests.compat.conftest import deploy, start
 from tests.server import PASSWORD, LiveServer, live_server
+from tests.waiting import wait_until
 
 # Camunda's HistoricJobLogDto, from the reference.
 JOB_LOG = {
@@ -387,3 +388,43 @@ def test_a_narrowed_user_sees_only_the_logs_it_may_read(
         assert viewer.get(f"/history/job-log/{hidden}").status_code == 404
         assert viewer.get(f"/history/job-log/{hidden}/stacktrace").status_code == 404
     assert _count(rest, "/history/external-task-log") == 1
+
+
+TIMERS_XML = """<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL" targetNamespace="t">
+  <process id="soon" isExecutable="true">
+    <startEvent id="s"/>
+    <sequenceFlow id="f1" sourceRef="s" targetRef="wait"/>
+    <intermediateCatchEvent id="wait">
+      <timerEventDefinition><timeDuration>PT0S</timeDuration></timerEventDefinition>
+    </intermediateCatchEvent>
+    <sequenceFlow id="f2" sourceRef="wait" targetRef="e"/>
+    <endEvent id="e"/>
+  </process>
+</definitions>"""
+
+
+def test_jobs_the_job_executor_runs_together_are_logged(database_url: str) -> None:
+    """The job executor runs due timers (those of several instances together when they are due
+    together): each job is logged created once and successful once, with the executor's host."""
+    with (
+        live_server(database_url) as running,
+        httpx.Client(
+            base_url=f"{running.url}/engine-rest", auth=("admin", PASSWORD), timeout=30
+        ) as rest,
+    ):
+        deploy(rest, ("soon.bpmn", TIMERS_XML))
+        started = [start(rest, "soon")["id"] for _ in range(5)]
+
+        def ended() -> bool:
+            return _count(rest, "/history/process-instance", finished="true") == len(started)
+
+        wait_until(ended, what="the timers ran")
+        rows = _rows(rest, "/history/job-log")
+        assert sorted(_flags(row)[0] for row in rows) == ["creationLog"] * 5 + ["successLog"] * 5
+        for instance_id in started:
+            mine = [row for row in rows if row["processInstanceId"] == instance_id]
+            assert [_flags(row) for row in mine] == [["creationLog"], ["successLog"]]
+            assert (
+                mine[1]["hostname"] and mine[1]["jobDefinitionType"] == mine[0]["jobDefinitionType"]
+            )
