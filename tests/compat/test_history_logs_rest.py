@@ -214,6 +214,14 @@ def test_a_deleted_job_and_an_instance_without_work(rest: httpx.Client) -> None:
     assert rows[1]["activityId"] == "later"
     assert _count(rest, "/history/job-log", deletionLog="true") == 1
     assert _count(rest, "/history/job-log", creationLog="true") == 1
+    # An external task whose instance is cancelled is deleted too, locked or not.
+    remote = start(rest, "remote")
+    task = _fetch(rest, "w9")
+    assert rest.delete(f"/process-instance/{remote['id']}").status_code == 204
+    rows = _rows(rest, "/history/external-task-log", externalTaskId=task["id"])
+    assert [_flags(row) for row in rows] == [["creationLog"], ["deletionLog"]]
+    assert rows[1]["workerId"] == "w9" and rows[1]["processInstanceId"] == remote["id"]
+    assert _rows(rest, "/history/external-task-log", processInstanceId=straight["id"]) == []
 
 
 def tick_xml(cycle: str) -> str:
