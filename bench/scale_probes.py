@@ -516,6 +516,8 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "activityType=userTask",
             "unfinished=true",
             "finished=true",
+            "withoutTenantId=true",
+            "activityNameLike=Ch%25",
         ),
         *listed(
             "/job",
@@ -529,6 +531,39 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/job/{id}", f"/job/{s.job}"),
         Probe("camunda", "/job/{id}/stacktrace", f"/engine-rest/job/{s.job}/stacktrace", 204),
+        # Historic details: each variable's current value and the audited operator changes.
+        *listed(
+            "/history/detail",
+            f"processInstanceId={s.running}",
+            "excludeTaskDetails=true",
+            "variableTypeIn=String",
+            "sortBy=time&sortOrder=desc",
+        ),
+        missing("/history/detail/{id}", f"/history/detail/{NO_ROW}"),
+        # The job log and the external task log: by job or task, by instance, by definition;
+        # the fill logs nothing, so an entry is not found.
+        *listed(
+            "/history/job-log",
+            f"jobId={s.job}",
+            f"processInstanceId={s.running}",
+            f"processDefinitionKey={s.key}",
+            "failureLog=true",
+            "sortBy=timestamp&sortOrder=desc",
+        ),
+        missing("/history/job-log/{id}", f"/history/job-log/{NO_ROW}"),
+        missing("/history/job-log/{id}/stacktrace", f"/history/job-log/{NO_ROW}/stacktrace"),
+        *listed(
+            "/history/external-task-log",
+            f"externalTaskId={s.external_task}",
+            f"processInstanceId={s.running}",
+            "topicName=ship",
+            "failureLog=true",
+        ),
+        missing("/history/external-task-log/{id}", f"/history/external-task-log/{NO_ROW}"),
+        missing(
+            "/history/external-task-log/{id}/error-details",
+            f"/history/external-task-log/{NO_ROW}/error-details",
+        ),
         *listed(
             "/job-definition",
             f"processDefinitionKey={s.key}",

@@ -37,6 +37,8 @@ from engine.states import (
     TokenMode,
     TokenState,
     VisitState,
+    WorkKind,
+    WorkLogState,
 )
 
 # Every table is a SQLModel class on SQLModel's metadata, with the project's constraint names.
@@ -72,6 +74,8 @@ BATCH_STATES = tuple(BatchState)
 BATCH_ITEM_STATES = tuple(BatchItemState)
 BATCH_TYPES = tuple(BatchType)
 AUTHORIZATION_TYPES = tuple(AuthorizationType)
+WORK_KINDS = tuple(WorkKind)
+WORK_LOG_STATES = tuple(WorkLogState)
 
 # The partial indexes on a state write it with `state_literal`, as the statements that use them
 # do (see engine/sql/filters.py).
@@ -726,6 +730,57 @@ class DecisionEvaluation(SQLModel, table=True):
     collect_value: Any = Field(default=None, sa_type=JSONB, nullable=True)
 
 
+class WorkLog(SQLModel, table=True):
+    """Camunda's job log and external task log in one table: one row per event of a job or an
+    external task (made, an attempt failed, an attempt succeeded, removed; `WorkLogState`),
+    written in the transaction of the command that caused it, with the job's or task's values at
+    that moment. An instance that makes no job and no external task writes none. An instance's
+    rows go with it when the history cleanup deletes it; rows of no instance (the history cleanup
+    job, batch jobs, timer start events) are deleted past the default time to live."""
+
+    __tablename__ = "work_log"
+    __table_args__ = (
+        _one_of("kind", WORK_KINDS),
+        _one_of("state", WORK_LOG_STATES),
+        # One job's or task's events; ids are time-ordered, so the primary key is the log's time
+        # order (Camunda's timestamp and occurrence).
+        sa.Index("ix_work_log_work_id", "work_id"),
+        sa.Index("ix_work_log_instance_id", "instance_id"),
+        # What the cleanup deletes by age: the rows of no instance.
+        sa.Index(
+            "ix_work_log_unowned",
+            "logged_at",
+            postgresql_where=sa.text("instance_id IS NULL"),
+        ),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    kind: str = Field(sa_type=sa.String(16))
+    state: str = Field(sa_type=sa.String(16))
+    # The job's or external task's id (its row is gone once it ran or was completed).
+    work_id: UUID = Field(sa_type=sa.Uuid)
+    logged_at: datetime = Field(sa_type=TS)
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    # The process definition (null for the history cleanup job and batch jobs); no foreign key:
+    # the log outlives nothing it names, but a definition's deletion need not wait for it.
+    definition_id: str | None = Field(sa_type=sa.Text)
+    tenant_id: str | None = Field(sa_type=sa.Text)
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str = Field(sa_type=sa.Text)
+    # A job's kind (`JobKind`), an external task's topic: null for the other kind.
+    job_kind: str | None = Field(sa_type=sa.String(16))
+    topic: str | None = Field(sa_type=sa.Text)
+    due_at: datetime | None = Field(sa_type=TS)
+    retries: int | None = Field(sa_type=sa.Integer)
+    priority: int = Field(sa_type=sa.BigInteger)
+    # The external task's worker; the engine's host that ran or failed a job.
+    worker_id: str | None = Field(sa_type=sa.Text)
+    host: str | None = Field(sa_type=sa.Text)
+    # A failure's message and full text (a traceback, a worker's error details).
+    error_message: str | None = Field(sa_type=sa.Text)
+    error_details: str | None = Field(sa_type=sa.Text)
+
+
 class Outbox(SQLModel, table=True):
     # No index besides the sequence: tails read by seq, and every index here costs every command.
     __tablename__ = "outbox"
@@ -1240,6 +1295,7 @@ event_subscription = table_of(EventSubscription)
 incident = table_of(Incident)
 history = table_of(History)
 outbox = table_of(Outbox)
+work_log = table_of(WorkLog)
 idempotency = table_of(Idempotency)
 credential = table_of(Credential)
 console_session = table_of(ConsoleSession)

@@ -180,6 +180,25 @@ class JobKind(StrEnum):
     BATCH = "batch"
 
 
+class WorkKind(StrEnum):
+    """What a row of the work log (`work_log`) is about: a job or an external task."""
+
+    JOB = "job"
+    EXTERNAL_TASK = "external-task"
+
+
+class WorkLogState(StrEnum):
+    """One event in the life of a job or an external task, as Camunda's job log and external
+    task log record them: made, an attempt failed, an attempt succeeded (the job ran, the task
+    was completed or its worker threw a BPMN error), or removed without running (its token left,
+    an operator deleted it)."""
+
+    CREATED = "created"
+    FAILED = "failed"
+    SUCCESSFUL = "successful"
+    DELETED = "deleted"
+
+
 class CleanupState(StrEnum):
     """A history cleanup run: deleting batch after batch; finished with nothing left past its
     time to live; or stopped by the end of its window with some left for the next one."""

@@ -418,7 +418,7 @@ def historic_activity_instance(
         "durationInMillis": duration_ms(row.started_at, row.ended_at),
         "canceled": row.state == VisitState.TERMINATED,
         "completeScope": complete_scope(kind, row.state),
-        "tenantId": None,
+        "tenantId": row.tenant_id,
         "removalTime": None,
         "rootProcessInstanceId": str(row.root_instance_id or row.instance_id),
     }

@@ -1,9 +1,8 @@
 """Camunda's history of variables, incidents and user tasks: `/history/variable-instance` (the
 variables of running and ended instances, kept until the history cleanup deletes the instance),
 `/history/incident` (open and ended incidents, with their end times and open, resolved and
-deleted flags) and `/history/task` (open and ended user tasks, kept with their instance).
-Interlock keeps no log of each job or external task attempt, so it serves no `/history/job-log`
-or `/history/external-task-log`."""
+deleted flags) and `/history/task` (open and ended user tasks, kept with their instance). The
+job log and the external task log are app/camunda/history_logs.py's."""
 
 from __future__ import annotations
 

@@ -420,6 +420,8 @@ def _activity_reader(call: Call) -> tuple[CamundaPage, Callable[..., Any], list[
     definition_id = call.text("processDefinitionId")
     execution_id = call.uuid("executionId")
     activity_name = call.text("activityName")
+    activity_name_like = call.text("activityNameLike")
+    tenant_ids, without_tenant = call.csv("tenantIdIn"), call.flag("withoutTenantId")
     assignee = call.text("taskAssignee")
     canceled = call.flag("canceled")
     started_before, started_after = call.date("startedBefore"), call.date("startedAfter")
@@ -437,6 +439,7 @@ def _activity_reader(call: Call) -> tuple[CamundaPage, Callable[..., Any], list[
             execution_id=execution_id,
             activity_id=activity_id,
             activity_name=activity_name,
+            activity_name_like=activity_name_like,
             node_types=node_types,
             assignee=assignee,
             finished=finished,
@@ -445,6 +448,8 @@ def _activity_reader(call: Call) -> tuple[CamundaPage, Callable[..., Any], list[
             started_after=started_after,
             finished_before=finished_before,
             finished_after=finished_after,
+            tenant_ids=tenant_ids,
+            without_tenant=without_tenant,
         )
 
     checks: list[ModelCheck] = []

@@ -73,12 +73,14 @@ def cleanup_batch(tx: Tx) -> BatchResult:
     )
     outbox = store.trim_outbox(tx.conn, tx.now - timedelta(days=settings.outbox_days), floor, rows)
     evaluations = store.expire_evaluations(tx.conn, tx.now, settings.history_ttl_days, rows)
+    logged = store.expire_work_log(tx.conn, tx.now, settings.history_ttl_days, rows)
     more = (
         families.found >= settings.batch_size
         or len(families.roots) < families.found
         or idempotency >= rows
         or outbox >= rows
         or evaluations >= rows
+        or logged >= rows
     )
     # Counted as the batch's last step: only a failed commit can take the rows back now.
     for kind, count in (("instances", instances), ("idempotency", idempotency), ("outbox", outbox)):

@@ -29,7 +29,7 @@ from engine.core.executor import Result, Tx
 from engine.core.permits import ENGINE_WORK, RETRY_JOB, UPDATE_INSTANCE, Permit, check
 from engine.core.runtime import ExternalTaskRow, InstanceRun, Token
 from engine.errors import BadRequest, Conflict, InvariantViolation, InvariantViolationKind, NotFound
-from engine.states import AuditEntity, AuditOperation, TaskState, TokenState
+from engine.states import AuditEntity, AuditOperation, TaskState, TokenState, WorkLogState
 from engine.store import external_tasks as store
 from engine.store import runs
 
@@ -277,6 +277,7 @@ class FailExternalTask(_Report):
         task.retries = self.retries
         task.error_message, task.error_details = self.message, self.details
         task.dirty = True
+        run.log_attempt(WorkLogState.FAILED, task)
         if self.retries > 0:
             # Fetchable again once the retry timeout has passed (an open incident resolves).
             run.restore_failed(token.id, external_task_id=task.id, state=TokenState.WAITING)

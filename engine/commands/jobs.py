@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import traceback
 from dataclasses import dataclass, field
@@ -44,8 +45,9 @@ from engine.states import (
     JobKind,
     JobOutcome,
     TokenState,
+    WorkLogState,
 )
-from engine.store import definitions, runs
+from engine.store import definitions, runs, work_log
 from engine.store import jobs as job_store
 
 log = logging.getLogger("engine.jobs")
@@ -176,9 +178,11 @@ class ExecuteJob:
         if job.kind in (JobKind.HISTORY_CLEANUP, JobKind.BATCH):
             check(tx, ADMINISTER)
         if job.kind == JobKind.HISTORY_CLEANUP:
+            _log_unowned(tx, job, WorkLogState.SUCCESSFUL)
             run_cleanup_job(tx)
             return JobResult(str(self.job_id), JobOutcome.EXECUTED)
         if job.kind == JobKind.BATCH:
+            _log_unowned(tx, job, WorkLogState.SUCCESSFUL)
             run_batch_job(tx, job.id)
             return JobResult(str(self.job_id), JobOutcome.EXECUTED)
         assert job.definition_id is not None
@@ -191,6 +195,7 @@ class ExecuteJob:
             if self.owner is not None:
                 job_store.release(tx.conn, self.owner, [job.id])
             return JobResult(str(self.job_id), JobOutcome.INSTANCE_NOT_ACTIVE)
+        _log_unowned(tx, job, WorkLogState.SUCCESSFUL)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
         start = model.node(job.node_id)
         assert isinstance(start, StartEvent)
@@ -206,6 +211,18 @@ class ExecuteJob:
             tx.conn, job, due_at=due, retries=job.retries, repetitions_left=left, error_message=None
         )
         return JobResult(str(self.job_id), JobOutcome.EXECUTED, result.instance_id)
+
+
+def _log_unowned(
+    tx: Tx,
+    job: job_store.JobInfo,
+    state: WorkLogState,
+    details: str | None = None,
+) -> None:
+    """Log an attempt of a job of no instance (a timer start event's, the cleanup's, a batch's)."""
+    owner = work_log.Owner(None, job.definition_id, None)
+    row = work_log.job_row(job, state, tx.now, owner, details)
+    work_log.insert(tx.conn, [row])
 
 
 # Outcomes of `_execute_in` that leave the instance as it was loaded.
@@ -225,6 +242,7 @@ def _execute_in(tx: Tx, run: InstanceRun, job_id: UUID, owner: str | None) -> Jo
         return JobOutcome.INSTANCE_NOT_ACTIVE
     flow = advance(tx, run)
     run.emit("job.executed", run.tokens.get(job.token_id) if job.token_id else None)
+    run.log_attempt(WorkLogState.SUCCESSFUL, job)
     if job.kind in (JobKind.ASYNC, JobKind.ASYNC_AFTER):
         assert job.token_id is not None
         token = run.tokens[job.token_id]
@@ -310,6 +328,8 @@ class FailJob:
             retries = info.retries - 1
             delay = waits.retry_delay(None, info.retries)
             tx.announcements.add(JOB_CHANNEL)
+            failed = dataclasses.replace(info, retries=retries, error_message=self.message)
+            _log_unowned(tx, failed, WorkLogState.FAILED, self.details)
             job_store.update_start_job(
                 tx.conn,
                 info,
@@ -331,6 +351,7 @@ class FailJob:
         job.error_message = self.message
         job.error_details = self.details
         job.lock_owner, job.lock_expires_at, job.dirty = None, None, True
+        run.log_attempt(WorkLogState.FAILED, job)
         if job.retries > 0:
             # Failures so far: the retries a fresh job of this node starts with, minus what is left.
             failures = max(

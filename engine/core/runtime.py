@@ -6,6 +6,7 @@ what changed. It lives for one command only: nothing here is cached between comm
 
 from __future__ import annotations
 
+import copy
 import itertools
 from collections import deque
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from engine.states import (
     TaskState,
     TokenMode,
     TokenState,
+    WorkLogState,
     check_instance_transition,
     check_token_transition,
 )
@@ -268,6 +270,16 @@ class Event:
 
 
 @dataclass(frozen=True)
+class WorkEvent:
+    """An attempt of a job or an external task the command logs (a run that succeeded, a
+    failure), with the row as it stood then. Creations and removals are read off the rows
+    themselves when the command's changes are written (engine/store/work_log.py)."""
+
+    state: WorkLogState
+    work: JobRow | ExternalTaskRow
+
+
+@dataclass(frozen=True)
 class VariableChange:
     """One variable written or deleted during a command: in the root scope (`owner_id` None) or
     among the locals of the token `owner_id`; `change` is "create", "update" or "delete"."""
@@ -367,6 +379,8 @@ class InstanceRun:
     subscriptions: dict[UUID, Subscription] = field(default_factory=dict)
     incidents: dict[UUID, IncidentRow] = field(default_factory=dict)
     events: list[Event] = field(default_factory=list)
+    # Attempts of jobs and external tasks to log (see `log_attempt`).
+    work_events: list[WorkEvent] = field(default_factory=list)
     # What the advance asks of other instances, applied in the same transaction (see
     # engine/core/effects.py).
     effects: list[Effect] = field(default_factory=list)
@@ -623,6 +637,10 @@ class InstanceRun:
                     self.set_local(owner_id, name, value)
                     return
         self.set_variable(name, value)
+
+    def log_attempt(self, state: WorkLogState, work: JobRow | ExternalTaskRow) -> None:
+        """Log an attempt of the job or external task `work` as it stands now."""
+        self.work_events.append(WorkEvent(state, copy.copy(work)))
 
     def emit(self, event: str, token: Token | None = None, visit: Visit | None = None) -> None:
         self.events.append(

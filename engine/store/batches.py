@@ -13,6 +13,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from engine.states import BatchItemState, BatchState, JobKind
+from engine.store import work_log
 from engine.store.columns import fetch_all, fetch_one
 
 BATCH_NODE_ID = "batch"
@@ -201,13 +202,15 @@ def schedule_job(
     conn: psycopg.Connection[Any], batch_id: UUID, now: datetime, retries: int
 ) -> None:
     """The batch's job due now with fresh retries, unlocked; created when missing."""
-    conn.execute(
+    inserted = conn.execute(
         "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "
         "retries, created_at) VALUES (%s, %s, NULL, NULL, %s, NULL, %s, %s, %s) "
         "ON CONFLICT (id) DO UPDATE SET due_at = EXCLUDED.due_at, retries = EXCLUDED.retries, "
-        "error_message = NULL, lock_owner = NULL, lock_expires_at = NULL",
+        "error_message = NULL, lock_owner = NULL, lock_expires_at = NULL RETURNING xmax = 0",
         (batch_id, JobKind.BATCH, BATCH_NODE_ID, now, retries, now),
-    )
+    ).fetchone()
+    if inserted is not None and inserted[0]:
+        work_log.log_made(conn, batch_id, JobKind.BATCH, BATCH_NODE_ID, now, retries)
 
 
 def lock_job(conn: psycopg.Connection[Any], batch_id: UUID) -> None:

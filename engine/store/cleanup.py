@@ -16,6 +16,7 @@ from psycopg import sql
 from engine import schema
 from engine.sql.filters import Where
 from engine.states import CleanupState, InstanceState, JobKind
+from engine.store import work_log
 from engine.store.columns import fetch_one
 
 # The one cleanup job: every executor may run it, one batch at a time (its row is locked).
@@ -190,6 +191,23 @@ def expire_evaluations(
     )
 
 
+def expire_work_log(
+    conn: psycopg.Connection[Any], now: datetime, ttl_days: int | None, limit: int
+) -> int:
+    """Delete up to `limit` work log rows of no instance (the history cleanup job's, batch
+    jobs', timer start events') logged more than the default time to live ago, oldest first; an
+    instance's rows go with the instance. None: no time to live, nothing expires."""
+    if ttl_days is None:
+        return 0
+    return _count(
+        conn,
+        "DELETE FROM work_log WHERE id IN ("
+        "  SELECT id FROM work_log WHERE instance_id IS NULL AND logged_at <= %(before)s "
+        "  ORDER BY logged_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED)",
+        {"before": now - timedelta(days=ttl_days), "limit": limit},
+    )
+
+
 def trim_outbox(
     conn: psycopg.Connection[Any], before: datetime, floor: int | None, limit: int
 ) -> int:
@@ -241,6 +259,10 @@ def schedule_job(conn: psycopg.Connection[Any], due: datetime, now: datetime, re
         "ON CONFLICT (id) DO NOTHING RETURNING id",
         (CLEANUP_JOB_ID, JobKind.HISTORY_CLEANUP, CLEANUP_NODE_ID, due, retries, now),
     ).fetchone()
+    if created is not None:
+        work_log.log_made(
+            conn, CLEANUP_JOB_ID, JobKind.HISTORY_CLEANUP, CLEANUP_NODE_ID, due, retries
+        )
     return created is not None
 
 

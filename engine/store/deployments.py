@@ -15,6 +15,7 @@ from psycopg import sql
 
 from engine.sql.filters import Where
 from engine.states import InstanceState, JobKind
+from engine.store import work_log
 from engine.store.columns import fetch_all, fetch_one
 from engine.store.definitions import DECISIONS, PROCESSES
 
@@ -242,7 +243,8 @@ def delete_processes(conn: psycopg.Connection[Any], definition_ids: Sequence[str
     """Delete the process definitions with their start jobs, start subscriptions and job
     definitions; their instances must be gone."""
     ids = list(definition_ids)
-    conn.execute(
+    work_log.delete_jobs(
+        conn,
         "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
         (ids, JobKind.TIMER_START),
     )

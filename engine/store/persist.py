@@ -29,7 +29,7 @@ import sqlalchemy as sa
 from engine.core.runtime import Event, InstanceRun
 from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
 from engine.states import TaskState
-from engine.store import columns
+from engine.store import columns, work_log
 
 # What a list of the document is read from: a lone row (the usual case) is read as a record
 # straight from the document, without a call of the set-returning function.
@@ -303,6 +303,7 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         ),
         _update("changed_incidents", *held("incident"), "i"),
         _insert("new_visits", *held("history"), context=("instance_id",)),
+        _insert("work_log", tables["work_log"], None),
         _update("ended_visits", *held("history"), "h"),
         _insert(
             "outbox",
@@ -428,6 +429,7 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
         **_work(run, cte),
         "new_visits": cte["new_visits"].rows((v for v in run.visits if v.is_new), instance_id=iid),
         "ended_visits": cte["ended_visits"].rows(v for v in run.visits if not v.is_new),
+        "work_log": work_log.rows_of(run),
         "outbox": outbox,
     }
     # Every write to an existing instance bumps its version, so that a command which loaded the

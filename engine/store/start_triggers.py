@@ -14,7 +14,8 @@ from engine.language import timers
 from engine.model import ProcessModel, StartEvent
 from engine.semantics import waits
 from engine.sql.filters import Where
-from engine.states import DefinitionState, JobKind, SubscriptionKind
+from engine.states import DefinitionState, JobKind, SubscriptionKind, WorkLogState
+from engine.store import work_log
 from engine.store.columns import fetch_all
 
 
@@ -35,7 +36,8 @@ def replace(
 ) -> None:
     """The new version of `model.key` takes over the start triggers of the previous ones."""
     older = "SELECT id FROM process_definition WHERE key = %s"
-    conn.execute(
+    work_log.delete_jobs(
+        conn,
         f"DELETE FROM job WHERE kind = %s AND definition_id IN ({older})",
         (JobKind.TIMER_START, model.key),
     )
@@ -83,6 +85,8 @@ def replace(
                     definition_id,
                 ),
             )
+            owner = work_log.Owner(None, definition_id, None)
+            work_log.insert(conn, [work_log.job_row(job, WorkLogState.CREATED, now, owner)])
         condition = node.conditional.condition.source if node.conditional is not None else None
         for kind, name in (
             (SubscriptionKind.MESSAGE, node.message_name),

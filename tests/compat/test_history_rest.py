@@ -296,7 +296,9 @@ def test_historic_incidents_open_resolved_and_deleted(story: Story) -> None:
     assert refused.status_code == 400 and "open" in refused.json()["message"]
 
 
-def test_no_job_or_external_task_log_is_served(story: Story) -> None:
-    # Interlock keeps no row per attempt: these are not served rather than served empty.
+def test_the_job_and_external_task_logs_are_served(story: Story) -> None:
+    # Their rows and filters: tests/compat/test_history_logs_rest.py.
     for path in ("/history/job-log", "/history/external-task-log"):
-        assert story.rest.get(path).status_code == 404
+        listed = story.rest.get(path)
+        assert listed.status_code == 200 and isinstance(listed.json(), list)
+        assert story.rest.get(f"{path}/count").json() == {"count": len(listed.json())}

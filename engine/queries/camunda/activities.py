@@ -58,6 +58,8 @@ class ActivityRow(StepVisit):
     assignee: str | None
     called_instance_id: UUID | None
     root_instance_id: UUID | None
+    # Its instance's tenant (null: none).
+    tenant_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,9 @@ class ActivityCount:
     visits: int
 
 
+# A visit's tenant, its instance's (as an expression: a count joins no instance row).
+_TENANT: LiteralString = covers.tenant_of("h.instance_id")
+
 ACTIVITY_SORT: dict[str, LiteralString] = {
     "activityInstanceId": "h.id",
     "instanceId": "h.instance_id",
@@ -84,6 +89,7 @@ ACTIVITY_SORT: dict[str, LiteralString] = {
     "duration": "(h.ended_at - h.started_at)",
     "definitionId": "p.definition_id",
     "occurrence": "h.started_at",
+    "tenantId": _TENANT,
 }
 
 
@@ -97,6 +103,7 @@ class ActivityFilters(TypedDict, total=False):
     execution_id: Annotated[UUID | None, Filter.equals("h.token_id")]
     activity_id: Annotated[str | None, Filter.equals("h.node_id")]
     activity_name: Annotated[str | None, Filter.equals("h.node_name")]
+    activity_name_like: Annotated[str | None, Filter.like("h.node_name")]
     node_types: Annotated[Sequence[str] | None, Filter.any_of("h.node_type")]
     assignee: Annotated[str | None, Filter.equals("ut.assignee")]
     finished: Annotated[bool | None, Filter.present("h.ended_at")]
@@ -105,6 +112,8 @@ class ActivityFilters(TypedDict, total=False):
     started_after: Annotated[datetime | None, Filter.at_least("h.started_at")]
     finished_before: Annotated[datetime | None, Filter.at_most("h.ended_at")]
     finished_after: Annotated[datetime | None, Filter.at_least("h.ended_at")]
+    tenant_ids: Annotated[Sequence[str] | None, Filter.any_given(_TENANT)]
+    without_tenant: Annotated[bool | None, Filter.if_true(_TENANT + " IS NULL")]
 
 
 # The user task a visit opened: among its instance's tasks (their index), the first its token
