@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -315,7 +315,9 @@ def _posted_variables(name: str, value: object) -> list[VariableFilter]:
     return found
 
 
-def _posted_sorting(value: object) -> tuple[tuple[str, bool], ...]:
+def _posted_sorting(
+    value: object, sortable: Mapping[str, str], what: str
+) -> tuple[tuple[str, bool], ...]:
     if not isinstance(value, list):
         raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
     sort = []
@@ -323,8 +325,8 @@ def _posted_sorting(value: object) -> tuple[tuple[str, bool], ...]:
         if not isinstance(item, dict):
             raise invalid_request("'sorting' must be a list of {sortBy, sortOrder}")
         by, order = item.get("sortBy"), item.get("sortOrder")
-        if by not in task_reads.TASK_SORT:
-            raise invalid_request(f"'sorting': sortBy {by!r} is not a sort key of tasks")
+        if by not in sortable:
+            raise invalid_request(f"'sorting': sortBy {by!r} is not a sort key of {what}")
         if order not in ("asc", "desc"):
             raise invalid_request(f"'sorting': sortOrder {order!r} must be asc or desc")
         sort.append((str(by), order == "desc"))
@@ -344,20 +346,26 @@ def _as_parameter(name: str, value: object) -> str:
     raise invalid_request(f"'{name}' must be a string, a number, a boolean or a list")
 
 
-def posted_query(call: Call) -> Call:
+def posted_query(
+    call: Call,
+    sortable: Mapping[str, str] = task_reads.TASK_SORT,
+    variables: tuple[str, ...] = _POSTED_VARIABLES,
+    what: str = "tasks",
+) -> Call:
     """POST /task's call read as GET /task's: each plain field of the body as the query
-    parameter of its name (paging stays in the query), the variable filters and `sorting`
-    aside (see PostedFilters)."""
+    parameter of its name (paging stays in the query), the variable filters (the fields named
+    in `variables`) and `sorting` (by the keys of `sortable`, sort keys of `what`) aside (see
+    PostedFilters). Other resources' POST queries (POST /execution) read their bodies so."""
     body = call.body if isinstance(call.body, dict) else {}
     params = [(k, v) for k, v in call.query.multi_items() if k in ("firstResult", "maxResults")]
     posted = PostedFilters()
     for name, value in body.items():
         if value is None:
             continue
-        if name in _POSTED_VARIABLES:
+        if name in variables:
             posted.variables[name] = _posted_variables(name, value)
         elif name == "sorting":
-            posted = dataclasses.replace(posted, sorting=_posted_sorting(value))
+            posted = dataclasses.replace(posted, sorting=_posted_sorting(value, sortable, what))
         elif name in ("orQueries", "variableNamesIgnoreCase", "variableValuesIgnoreCase"):
             if value not in ([], False):
                 raise invalid_request(f"'{name}' is not supported")

@@ -243,6 +243,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/external-task/fetchAndLock"): FETCH_NARROWED,
     ("/engine-rest", "POST", "/task"): TASK_QUERY,
     ("/engine-rest", "POST", "/task/count"): TASK_QUERY,
+    ("/engine-rest", "POST", "/execution"): "Camunda's POST form of the execution query: a read",
+    ("/engine-rest", "POST", "/execution/count"): "Camunda's POST form of the execution count",
 }
 
 
