@@ -34,7 +34,7 @@ from engine.commands.executions import (
     SignalExecution,
     TriggerExecutionMessage,
 )
-from engine.errors import BadRequest, Conflict, NotFound, Suspended
+from engine.errors import BadRequest, Conflict, NotFound
 from engine.language.variables import TypedValue
 from engine.queries import variables as variable_reads
 from engine.queries.camunda import event_subscriptions as subscription_reads
@@ -127,8 +127,9 @@ def _trigger_variables(call: Call) -> dict[str, TypedValue]:
 
 
 def signal(call: Call) -> Response:
-    """Camunda's signalExecution: an execution it cannot signal is its RestException 500 (the
-    engine's refusal, in its words); one that does not exist, a 404."""
+    """Camunda's signalExecution: an execution it cannot signal (one that does not wait where a
+    signal continues it, one of a suspended instance) is its RestException 500, in the engine's
+    words; one that does not exist, a 404."""
     execution_id = call.path["id"]
     variables = _trigger_variables(call)
     try:
@@ -136,12 +137,6 @@ def signal(call: Call) -> Response:
     except NotFound as exc:
         raise invalid_request(
             f"Cannot signal execution {execution_id}: execution {execution_id} doesn't exist", 404
-        ) from exc
-    except Suspended as exc:
-        raise CamundaError(
-            400,
-            "SuspendedEntityInteractionException",
-            f"Cannot signal execution {execution_id}: {exc.message}",
         ) from exc
     except Conflict as exc:
         raise rest_error(
@@ -184,12 +179,6 @@ def trigger_message(call: Call) -> Response:
         call.engine.run(TriggerExecutionMessage(as_uuid(execution_id), name, variables))
     except NotFound as exc:
         raise _no_subscription(call) from exc
-    except Suspended as exc:
-        raise CamundaError(
-            400,
-            "SuspendedEntityInteractionException",
-            f"Cannot trigger message {name} for execution {execution_id}: {exc.message}",
-        ) from exc
     except Conflict as exc:
         message = f"Cannot trigger message {name} for execution {execution_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc
