@@ -464,12 +464,12 @@ def camunda_probes(s: Sample) -> list[Probe]:
         p("/execution/{id}", f"/execution/{s.running}"),
         p("/execution/{id}/localVariables", f"/execution/{s.running}/localVariables"),
         p(
-            "/execution/{id}/localVariables/{varName}",
+            "/execution/{id}/localVariables/{name}",
             f"/execution/{s.running}/localVariables/amount",
         ),
         # The fill's instances wait for no message.
         missing(
-            "/execution/{id}/messageSubscriptions/{messageName}",
+            "/execution/{id}/messageSubscriptions/{name}",
             f"/execution/{s.running}/messageSubscriptions/zz-none",
         ),
         *listed(

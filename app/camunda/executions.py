@@ -150,7 +150,7 @@ def _subscription(call: Call) -> subscription_reads.EventSubscriptionRow | None:
         call.engine,
         CamundaPage(),
         execution_id=as_uuid(call.path["id"]),
-        event_name=call.path["messageName"],
+        event_name=call.path["name"],
         event_type=SubscriptionKind.MESSAGE.value,
     )
     assert isinstance(rows, list)
@@ -160,7 +160,7 @@ def _subscription(call: Call) -> subscription_reads.EventSubscriptionRow | None:
 def _no_subscription(call: Call) -> CamundaError:
     return invalid_request(
         f"Message event subscription for execution {call.path['id']} named "
-        f"{call.path['messageName']} does not exist",
+        f"{call.path['name']} does not exist",
         404,
     )
 
@@ -173,7 +173,7 @@ def get_message_subscription(call: Call) -> Response:
 
 
 def trigger_message(call: Call) -> Response:
-    execution_id, name = call.path["id"], call.path["messageName"]
+    execution_id, name = call.path["id"], call.path["name"]
     variables = _trigger_variables(call)
     try:
         call.engine.run(TriggerExecutionMessage(as_uuid(execution_id), name, variables))
@@ -204,7 +204,7 @@ def local_variables(call: Call) -> Response:
 
 
 def local_variable(call: Call) -> Response:
-    name = call.path["varName"]
+    name = call.path["name"]
     for row in _local_rows(call):
         if row.name == name:
             return json_response(stored_to_dto(row.type, row.value))
@@ -234,12 +234,12 @@ def modify_local_variables(call: Call) -> Response:
 
 
 def put_local_variable(call: Call) -> Response:
-    name = call.path["varName"]
+    name = call.path["name"]
     return _modify(call, {name: to_typed(name, call.body)}, [])
 
 
 def delete_local_variable(call: Call) -> Response:
-    return _modify(call, {}, [call.path["varName"]])
+    return _modify(call, {}, [call.path["name"]])
 
 
 # -- incidents ------------------------------------------------------------------------------------
@@ -281,12 +281,12 @@ endpoints = [
     Endpoint("/execution/{id}/create-incident", "POST", create_incident, body="json"),
     Endpoint("/execution/{id}/localVariables", "GET", local_variables),
     Endpoint("/execution/{id}/localVariables", "POST", modify_local_variables, body="json"),
-    Endpoint("/execution/{id}/localVariables/{varName}", "GET", local_variable),
-    Endpoint("/execution/{id}/localVariables/{varName}", "PUT", put_local_variable, body="json"),
-    Endpoint("/execution/{id}/localVariables/{varName}", "DELETE", delete_local_variable),
-    Endpoint("/execution/{id}/messageSubscriptions/{messageName}", "GET", get_message_subscription),
+    Endpoint("/execution/{id}/localVariables/{name}", "GET", local_variable),
+    Endpoint("/execution/{id}/localVariables/{name}", "PUT", put_local_variable, body="json"),
+    Endpoint("/execution/{id}/localVariables/{name}", "DELETE", delete_local_variable),
+    Endpoint("/execution/{id}/messageSubscriptions/{name}", "GET", get_message_subscription),
     Endpoint(
-        "/execution/{id}/messageSubscriptions/{messageName}/trigger",
+        "/execution/{id}/messageSubscriptions/{name}/trigger",
         "POST",
         trigger_message,
         body="json",

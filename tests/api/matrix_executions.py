@@ -101,7 +101,7 @@ def _row(
 NOTE = {"annotation": "looked at"}
 PAID = {"variables": {"paid": {"value": True, "type": "Boolean"}}}
 INCIDENT = {"incidentType": "custom", "message": "stuck"}
-TRIGGER = "/execution/{id}/messageSubscriptions/{messageName}/trigger"
+TRIGGER = "/execution/{id}/messageSubscriptions/{name}/trigger"
 LOCAL = {"modifications": {"local": {"value": 1, "type": "Integer"}}}
 
 EXECUTIONS_ROWS: list[Row] = [
@@ -139,9 +139,9 @@ EXECUTIONS_ROWS: list[Row] = [
          on_execution("/execution/{}/localVariables", True, json=LOCAL), 204),
     _row(PI, "UPDATE_VARIABLE", "POST", "/execution/{id}/localVariables",
          on_execution("/execution/{}/localVariables", False, json=LOCAL), 204),
-    _row(PD, "UPDATE_INSTANCE_VARIABLE", "PUT", "/execution/{id}/localVariables/{varName}",
+    _row(PD, "UPDATE_INSTANCE_VARIABLE", "PUT", "/execution/{id}/localVariables/{name}",
          on_execution("/execution/{}/localVariables/local", True,
                       json={"value": 2, "type": "Integer"}), 204),
-    _row(PI, "UPDATE_VARIABLE", "DELETE", "/execution/{id}/localVariables/{varName}",
+    _row(PI, "UPDATE_VARIABLE", "DELETE", "/execution/{id}/localVariables/{name}",
          on_execution("/execution/{}/localVariables/note", False, own=True), 204),
 ]  # fmt: skip

@@ -399,6 +399,7 @@ ID_KINDS = {
     "/external-task/": "external_task_ids",
     "/incident/": "incident_ids",
     "/job/": "job_ids",
+    "/execution/": "instance_ids",  # an instance's own execution
 }
 
 

@@ -140,7 +140,9 @@ def test_a_failed_external_tasks_incident_is_not_resolved_by_delete(rest: httpx.
     assert missing.json()["type"] == "InvalidRequestException"
 
 
-def test_a_custom_incident_is_created_on_an_execution_and_resolved(rest: httpx.Client) -> None:
+def test_a_custom_incident_is_created_on_an_execution_and_resolved(
+    server: LiveServer, rest: httpx.Client
+) -> None:
     deploy(rest, ("waiting.bpmn", WAITING))
     instance = start(rest, "waiting")
     [execution] = rest.get(
@@ -166,6 +168,16 @@ def test_a_custom_incident_is_created_on_an_execution_and_resolved(rest: httpx.C
     tree = rest.get(f"/process-instance/{instance['id']}/activity-instances").json()
     [wait] = tree["childActivityInstances"]
     assert wait["incidentIds"] == [created["id"]]
+
+    # The console's inspector shows it on the instance like any incident.
+    browser = Browser(server.url, "admin")
+    try:
+        panel = browser.get(f"/instances/{instance['id']}/panel/incidents")
+        assert panel.status_code == 200
+        assert f'data-incident="{created["id"]}" data-node="Wait"' in panel.text
+        assert "no go yet" in panel.text and "stuckOrder" in panel.text
+    finally:
+        browser.close()
 
     # The instance's own execution stands for its one waiting execution, as Camunda's does.
     again = rest.post(
