@@ -109,7 +109,7 @@ class InstanceHandle:
         which is its one waiting token. `variables` are set first, as a completion sets them."""
         target = self.id if execution_id is None else UUID(str(execution_id))
         typed = {k: infer(v) for k, v in (variables or {}).items()}
-        self.engine.run(SignalExecution(target, typed))
+        self.engine.run(SignalExecution(target, typed, instance_id=self.id))
 
     def cancel(self) -> InstanceState:
         return InstanceState(self.engine.run(CancelInstance(self.id)).state)

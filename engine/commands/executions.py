@@ -84,9 +84,16 @@ class SignalExecution:
 
     execution_id: UUID
     variables: Mapping[str, TypedValue] = field(default_factory=dict)
+    # Only an execution of this instance (the Python API's instance handle): another's is not
+    # found.
+    instance_id: UUID | None = None
 
     def execute(self, tx: Tx) -> ExecutionResult:
         run = load_execution(tx, self.execution_id, UPDATE_INSTANCE)
+        if self.instance_id is not None and run.instance.id != self.instance_id:
+            raise NotFound(
+                f"process instance {self.instance_id} has no execution {self.execution_id}"
+            )
         require_running(run)
         token = activity_token(run, self.execution_id)
         node_id = token.node_id
