@@ -45,11 +45,12 @@ class ExecutionRow:
 
 _FINAL: LiteralString = ", ".join(state_literal(s) for s in sorted(FINAL_TOKEN_STATES))
 
-# Each running instance's own execution (scope '' of its variables) and each live token (its
+# Each running instance's own execution (scope '' of its variables; an instance gets its end
+# time as it ends, so the running ones are among those without one) and each live token (its
 # locals' scope is its id), with the instance `p`.
 EXECUTION_SOURCE: LiteralString = (
     "(SELECT i.id, i.id AS instance_id, NULL::text AS node_id, '' AS scope_key"
-    " FROM process_instance i"
+    " FROM process_instance i WHERE i.ended_at IS NULL"
     " UNION ALL SELECT t.id, t.instance_id, t.node_id, t.id::text FROM token t"
     " WHERE t.state NOT IN (" + _FINAL + ")) x JOIN process_instance p ON p.id = x.instance_id"
 )
