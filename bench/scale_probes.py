@@ -451,6 +451,29 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/incident/{id}", f"/incident/{s.incident}"),
         *listed(
+            "/execution",
+            f"processInstanceId={s.running}",
+            f"processDefinitionKey={s.key}",
+            "businessKey=order-3",
+            "activityId=check",
+            "incidentType=failedJob",
+            "messageEventSubscriptionName=zz-none",
+            "suspended=true",
+            "variables=customer_eq_customer-5",
+            "processVariables=customer_eq_customer-5",
+        ),
+        p("/execution/{id}", f"/execution/{s.running}"),
+        p("/execution/{id}/localVariables", f"/execution/{s.running}/localVariables"),
+        p(
+            "/execution/{id}/localVariables/{name}",
+            f"/execution/{s.running}/localVariables/amount",
+        ),
+        # The fill's instances wait for no message.
+        missing(
+            "/execution/{id}/messageSubscriptions/{name}",
+            f"/execution/{s.running}/messageSubscriptions/zz-none",
+        ),
+        *listed(
             "/process-instance",
             f"processDefinitionKey={s.key}",
             f"processDefinitionId={pid}",

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
+from engine.commands.executions import SignalExecution
 from engine.commands.instances import (
     CancelInstance,
     ResumeInstance,
@@ -98,6 +99,17 @@ class InstanceHandle:
     def user_tasks(self) -> list[TaskRow]:
         """The instance's open user tasks, oldest first."""
         return work.user_tasks(self.engine, instance_id=self.id)
+
+    def signal(
+        self, execution_id: UUID | str | None = None, variables: Mapping[str, Any] | None = None
+    ) -> None:
+        """Continue a waiting execution of this instance as Camunda's RuntimeService.signal
+        does (a receive task with or without a message, an intermediate catch event, a user or
+        external task): the token `execution_id`, or by default the instance's own execution,
+        which is its one waiting token. `variables` are set first, as a completion sets them."""
+        target = self.id if execution_id is None else UUID(str(execution_id))
+        typed = {k: infer(v) for k, v in (variables or {}).items()}
+        self.engine.run(SignalExecution(target, typed, instance_id=self.id))
 
     def cancel(self) -> InstanceState:
         return InstanceState(self.engine.run(CancelInstance(self.id)).state)

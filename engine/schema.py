@@ -645,6 +645,11 @@ class Incident(SQLModel, table=True):
     resolved_at: datetime | None = Field(sa_type=TS, sa_column_kwargs=MUTABLE)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # An operator's note on the incident (Camunda's annotation), set and cleared at any time.
+    annotation: str | None = Field(default=None, sa_type=sa.Text, sa_column_kwargs=MUTABLE)
+    # A custom incident's configuration, as its creator gave it (Camunda's `configuration`; a
+    # failed job's or external task's is the id of the job or task).
+    configuration: str | None = Field(default=None, sa_type=sa.Text)
 
 
 class History(SQLModel, table=True):

@@ -429,3 +429,6 @@ class AuditOperation(StrEnum):
     RETRY_BATCH = "RetryBatch"
     CLEANUP = "CleanupHistory"
     SET_ANNOTATION = "SetAnnotation"
+    CLEAR_ANNOTATION = "ClearAnnotation"
+    CREATE_INCIDENT = "CreateIncident"
+    SIGNAL = "Signal"  # a waiting execution continued (Camunda's RuntimeService.signal)

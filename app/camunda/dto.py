@@ -519,7 +519,8 @@ def locked_external_task(
 
 
 def incident(row: IncidentInfo) -> Json:
-    configuration = row.job_id or row.external_task_id
+    # A failed job's or external task's id; a custom incident's own configuration.
+    configuration = text(row.job_id or row.external_task_id) or row.configuration
     return {
         "id": str(row.id),
         "processDefinitionId": row.definition_id,
@@ -531,11 +532,11 @@ def incident(row: IncidentInfo) -> Json:
         "failedActivityId": row.node_id,
         "causeIncidentId": str(row.id),
         "rootCauseIncidentId": str(row.id),
-        "configuration": text(configuration),
+        "configuration": configuration,
         "tenantId": row.tenant_id,
         "incidentMessage": row.message,
         "jobDefinitionId": None,
-        "annotation": None,
+        "annotation": row.annotation,
     }
 
 

@@ -60,7 +60,7 @@ def _variable_query(call: Call, *, count: bool) -> list[history_reads.HistoricVa
 
 
 def _incident(row: history_reads.HistoricIncidentRow) -> Json:
-    configuration = row.job_id or row.external_task_id
+    configuration = text(row.job_id or row.external_task_id) or row.configuration
     return {
         "id": str(row.id),
         "processDefinitionKey": row.definition_key,
@@ -76,7 +76,7 @@ def _incident(row: history_reads.HistoricIncidentRow) -> Json:
         "failedActivityId": row.node_id,
         "causeIncidentId": str(row.id),
         "rootCauseIncidentId": str(row.id),
-        "configuration": text(configuration),
+        "configuration": configuration,
         "historyConfiguration": None,
         "incidentMessage": row.message,
         "tenantId": None,
@@ -84,7 +84,7 @@ def _incident(row: history_reads.HistoricIncidentRow) -> Json:
         "open": row.open,
         "deleted": row.deleted,
         "resolved": row.resolved,
-        "annotation": None,
+        "annotation": row.annotation,
     }
 
 

@@ -34,7 +34,9 @@ def receive_task(element: Element, ctx: Context) -> Node:
     check_children(element, ctx)
     if ctx.boolean(element, "instantiate"):
         raise ctx.error('a receive task with instantiate="true" is not supported', element)
-    name = referenced(element, ctx, common["id"], "messageRef", "message", ctx.messages)
+    name = None
+    if element.get("messageRef"):
+        name = referenced(element, ctx, common["id"], "messageRef", "message", ctx.messages)
     return ReceiveTask(**common, message_name=name)
 
 

@@ -397,7 +397,7 @@ def _node(
         element.set("triggeredByEvent", "true")
     if node.is_for_compensation:
         element.set("isForCompensation", "true")
-    if isinstance(node, ReceiveTask):
+    if isinstance(node, ReceiveTask) and node.message_name is not None:
         element.set("messageRef", refs.messages[node.message_name])
     if node.async_before:
         element.set(_camunda("asyncBefore"), "true")

@@ -108,11 +108,16 @@ class Tasks(BuilderBase):
         return self._node(NoneTask, id, name, options, manual=manual)
 
     def receive_task(
-        self, id: str, name: str | None = None, *, message: str, **options: Unpack[NodeOptions]
+        self,
+        id: str,
+        name: str | None = None,
+        *,
+        message: str | None = None,
+        **options: Unpack[NodeOptions],
     ) -> Self:
-        """A task that waits for `message`."""
-        if not message:
-            raise self._error("a receive task needs a message name", id)
+        """A task that waits for `message`; with none, until its execution is signalled."""
+        if message == "":
+            raise self._error("a receive task's message needs a name", id)
         return self._node(ReceiveTask, id, name, options, message_name=message)
 
     def script_task(

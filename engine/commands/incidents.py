@@ -13,9 +13,14 @@ from engine.commands.loading import load
 from engine.core.executor import Result, Tx
 from engine.core.permits import RETRY_JOB, UPDATE_INSTANCE, Permit, check
 from engine.core.runtime import IncidentRow, InstanceRun
-from engine.errors import Conflict, NotFound
+from engine.errors import BadRequest, Conflict, NotFound
+from engine.language.json_input import text_problem
 from engine.states import AuditEntity, AuditOperation, IncidentState
 from engine.store import incidents as store
+
+# Camunda's incident types the engine opens itself (a failed job's, a failed external task's):
+# retried, never resolved by hand over Camunda's API; a custom incident has any other type.
+ENGINE_INCIDENT_TYPES = ("failedJob", "failedExternalTask")
 
 
 @dataclass(frozen=True)
@@ -88,9 +93,13 @@ class ResolveIncident:
     permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
 
     incident_id: UUID
+    # Camunda's resolveIncident: only a custom incident; the engine's own are retried.
+    custom_only: bool = False
 
     def execute(self, tx: Tx) -> IncidentResult:
         run, incident = _open_incident(tx, self.incident_id, UPDATE_INSTANCE)
+        if self.custom_only and incident.type in ENGINE_INCIDENT_TYPES:
+            raise BadRequest(f"Cannot resolve an incident of type {incident.type}", field="id")
         incident.state, incident.resolved_at = IncidentState.RESOLVED, tx.now
         incident.dirty = True
         run.emit_incident("incident.resolved", incident)
@@ -103,6 +112,45 @@ class ResolveIncident:
             property="state",
             before=IncidentState.OPEN.value,
             after=IncidentState.RESOLVED.value,
+            details={"type": incident.type, "node": incident.node_id},
+        )
+        return IncidentResult(str(incident.id), str(run.instance.id), incident.state)
+
+
+MAX_ANNOTATION = 4000
+
+
+@dataclass(frozen=True)
+class AnnotateIncident:
+    """Set (None: clear) the operator's annotation of an open incident (Camunda's
+    setAnnotationForIncidentById and clearAnnotationForIncidentById), audited as Camunda logs
+    them: SetAnnotation or ClearAnnotation on the incident."""
+
+    name: ClassVar[str] = "AnnotateIncident"
+    result_type: ClassVar[type[Result]] = IncidentResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
+
+    incident_id: UUID
+    annotation: str | None
+
+    def execute(self, tx: Tx) -> IncidentResult:
+        text = self.annotation
+        if text is not None and (len(text) > MAX_ANNOTATION or text_problem(text)):
+            raise BadRequest(
+                f"an annotation is at most {MAX_ANNOTATION} printable characters",
+                field="annotation",
+            )
+        run, incident = _open_incident(tx, self.incident_id, UPDATE_INSTANCE)
+        before, incident.annotation, incident.dirty = incident.annotation, text, True
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.SET_ANNOTATION if text is not None else AuditOperation.CLEAR_ANNOTATION,
+            AuditEntity.INCIDENT,
+            entity_id=str(incident.id),
+            property="annotation",
+            before=before,
+            after=text,
             details={"type": incident.type, "node": incident.node_id},
         )
         return IncidentResult(str(incident.id), str(run.instance.id), incident.state)

@@ -255,6 +255,8 @@ class IncidentRow:
     external_task_id: UUID | None = None
     details: str | None = None
     resolved_at: datetime | None = None
+    annotation: str | None = None
+    configuration: str | None = None
     is_new: bool = False
     dirty: bool = False
 

@@ -98,7 +98,10 @@ class NoneTask(Node):
 
 @dataclass(frozen=True, kw_only=True)
 class ReceiveTask(Node):
-    message_name: str
+    """Waits for its message, or with none (no messageRef) until its execution is signalled
+    (Camunda's RuntimeService.signal, POST /execution/{id}/signal)."""
+
+    message_name: str | None = None
 
     _kind = NodeKind.RECEIVE_TASK
 

@@ -201,8 +201,8 @@ def _validate_events(model: ProcessModel, node: Node, fail: _Fail) -> None:
             node,
         )
     _validate_escalation_and_link(model, node, fail)
-    if isinstance(node, ReceiveTask) and not node.message_name:
-        raise fail("a receive task needs a message", node)
+    if isinstance(node, ReceiveTask) and node.message_name == "":
+        raise fail("a receive task's message has no name", node)
     if (
         isinstance(node, SubProcess)
         and node.triggered_by_event

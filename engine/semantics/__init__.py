@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.core.runtime import JobRow, Subscription, Token, UserTaskRow
-from engine.errors import InterlockError
+from engine.errors import Conflict, InterlockError
 from engine.model import (
     ACTIVITY_TYPES,
     BoundaryEvent,
@@ -86,6 +86,35 @@ class Advance(
         set_locals(self.run, token, local_variables)
         self._leave(token, self.model.node(token.node_id))
         self._drain()
+
+    def signal(self, token: Token, variables: Mapping[str, Any] | None = None) -> None:
+        """Camunda's RuntimeService.signal: the waiting `token` leaves its node as if its wait
+        were over, `variables` set first as a completion sets them. What it waited on goes with
+        it: its user or external task retires, its jobs and subscriptions are dropped. Raises
+        Conflict when the token waits where no signal continues it (`signal_refusal`)."""
+        problem = self.signal_refusal(token)
+        if problem is not None:
+            raise Conflict(
+                f"execution {token.id} cannot be signalled: {problem}", node_id=token.node_id
+            )
+        self.run.retire_work(token)
+        self.resume(token, variables)
+
+    def signal_refusal(self, token: Token) -> str | None:
+        """Why `token` cannot be signalled, or None: only a token waiting at a receive task, an
+        intermediate catch event, a user task or an external service task can (Camunda's
+        signallable activities); a scope, a call, a loop's body or a join waits for its
+        content instead."""
+        node = self.model.node(token.node_id)
+        if token.state != TokenState.WAITING:
+            return f"it is {token.state.value} at '{node.id}', not waiting"
+        scope = self.run.tokens.get(token.scope_id) if token.scope_id is not None else None
+        if node.loop is not None and (scope is None or scope.node_id != node.id):
+            return f"it is the multi-instance body of '{node.id}': signal one of its instances"
+        external = isinstance(node, ServiceTask) and node.is_external
+        if isinstance(node, ReceiveTask | IntermediateCatchEvent | UserTask) or external:
+            return None
+        return f"it waits at '{node.id}' ({node.kind.value}), which a signal does not continue"
 
     def complete_task(
         self, task: UserTaskRow, token: Token, variables: Mapping[str, Any] | None = None
@@ -272,16 +301,17 @@ class Advance(
             run.tasks[task.id] = task
             self.scripts.task_event(task, token, node, "create")
         elif isinstance(node, ReceiveTask):
-            self._wait(token)
-            run.add_subscription(
-                waits.subscription(
-                    SubscriptionKind.MESSAGE,
-                    self._event_name(token, node.message_name),
-                    token,
-                    node.id,
-                    run.now,
+            self._wait(token)  # with no message, until its execution is signalled
+            if node.message_name is not None:
+                run.add_subscription(
+                    waits.subscription(
+                        SubscriptionKind.MESSAGE,
+                        self._event_name(token, node.message_name),
+                        token,
+                        node.id,
+                        run.now,
+                    )
                 )
-            )
         elif isinstance(node, IntermediateCatchEvent):
             self._catch(token, node)
         elif isinstance(node, CallActivity):

@@ -16,7 +16,8 @@ from engine.store.columns import fetch_where, where_state
 
 _COLUMNS = (
     "i.id, i.type, i.instance_id, i.definition_id, i.token_id, i.node_id, i.job_id, "
-    "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at, i.tenant_id"
+    "i.external_task_id, i.message, i.details, i.state, i.created_at, i.resolved_at, i.tenant_id, "
+    "i.annotation, i.configuration"
 )
 
 
@@ -36,6 +37,8 @@ class IncidentInfo:
     created_at: datetime
     resolved_at: datetime | None
     tenant_id: str | None
+    annotation: str | None
+    configuration: str | None
 
 
 def get(

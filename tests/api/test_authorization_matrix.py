@@ -250,6 +250,8 @@ SIGNED_IN: dict[tuple[str, str, str], str] = {
     ("/engine-rest", "POST", "/filter/{id}/list"): FILTER_RUN,
     ("/engine-rest", "POST", "/filter/{id}/count"): FILTER_RUN,
     ("/engine-rest", "POST", "/filter/{id}/singleResult"): FILTER_RUN,
+    ("/engine-rest", "POST", "/execution"): "Camunda's POST form of the execution query: a read",
+    ("/engine-rest", "POST", "/execution/count"): "Camunda's POST form of the execution count",
 }
 
 

@@ -793,9 +793,10 @@ def test_all_activity_kinds_take_boundary_events() -> None:
             "n",
         ),
         (
-            around('<bpmn:receiveTask id="n" />'),
+            # With no messageRef it waits to be signalled; one that names nothing is refused.
+            around('<bpmn:receiveTask id="n" messageRef="Nowhere" />'),
             "<bpmn:receiveTask",
-            "receiveTask has no messageRef",
+            "messageRef 'Nowhere' names no bpmn:message",
             "n",
         ),
         (
@@ -1130,7 +1131,7 @@ def _model(*nodes: Node, flows: tuple[SequenceFlow, ...] = ()) -> ProcessModel:
             "an intermediate catch event needs exactly one trigger",
             "c",
         ),
-        (_model(ReceiveTask(id="r", message_name="")), "a receive task needs a message", "r"),
+        (_model(ReceiveTask(id="r", message_name="")), "a receive task's message has no name", "r"),
         (
             _model(EndEvent(id="e", error_code="X")),
             "an error code needs an error event",

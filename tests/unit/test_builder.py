@@ -682,7 +682,7 @@ def test_definitions_level_ids_never_clash_across_models() -> None:
         ),
         (lambda b: b.task("x", retry_cycle=" R3/PT5M"), "whitespace", "x"),
         (lambda b: b.task("x", retry_cycle="${r}"), "expressions in camunda:", "x"),
-        (lambda b: b.receive_task("x", message=""), "a receive task needs a message name", "x"),
+        (lambda b: b.receive_task("x", message=""), "a receive task's message needs a name", "x"),
         (lambda b: b.intermediate_catch_event("x", message=""), "non-empty name", "x"),
         (
             lambda b: b.intermediate_catch_event("x", message="m", signal="s"),

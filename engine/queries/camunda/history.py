@@ -98,6 +98,8 @@ class HistoricIncidentRow:
     created_at: datetime
     resolved_at: datetime | None
     deleted: bool
+    annotation: str | None
+    configuration: str | None
 
     @property
     def open(self) -> bool:
