@@ -125,6 +125,7 @@ FLOW_NODES = frozenset(
         "boundaryEvent",
         "receiveTask",
         "subProcess",
+        "transaction",
         "callActivity",
     }
 )
