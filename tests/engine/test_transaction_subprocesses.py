@@ -20,8 +20,9 @@ from engine.bpmn.writer import write_bpmn
 from engine.builder import ProcessBuilder
 from engine.core.handlers import TaskContext
 from engine.errors import ModelError
+from engine.loops.jobs import JobExecutor
 from engine.model import BoundaryEvent, EndEvent, ProcessModel, Transaction
-from engine.states import InstanceState, TokenMode
+from engine.states import InstanceState, TokenMode, TokenView
 
 
 @pytest.fixture
@@ -458,3 +459,108 @@ def test_a_transaction_without_cancel_events_deploys_and_runs_as_a_subprocess(
         ("c", "endEvent"),
         ("e", "endEvent"),
     ]
+
+
+def test_asynchronous_handlers_continue_the_cancellation_job_by_job(
+    engine: Engine, ran: list[str]
+) -> None:
+    """Handlers with asyncBefore are jobs: the cancel end event waits until the last one has run,
+    and the job that runs it takes the cancel boundary's flow."""
+    b = ProcessBuilder("tx-async")
+    b.start_event("start")
+    b.transaction("tx")
+    b.start_event("tx_start", parent="tx")
+    b.service_task("book", handler="log", parent="tx")
+    b.service_task("unbook", handler="log", parent="tx", async_before=True)
+    b.compensation_boundary("booked", "book", "unbook")
+    b.service_task("pay", handler="log", parent="tx")
+    b.service_task("refund", handler="log", parent="tx", async_before=True)
+    b.compensation_boundary("paid", "pay", "refund")
+    b.end_event("cancel", cancel=True, parent="tx")
+    b.chain("tx_start", "book", "pay", "cancel")
+    b.cancel_boundary("cancelled", "tx")
+    b.user_task("after_cancel")
+    b.end_event("end")
+    b.chain("start", "tx", "end")
+    b.chain("cancelled", "after_cancel")
+    engine.deploy(b.build())
+    instance = engine.start_latest("tx-async")
+    assert ran == ["book", "pay"]
+    live = {(t.node_id, t.state, t.mode) for t in instance.tokens()}
+    assert live == {
+        ("tx", TokenView.WAIT_FOR_EVENT, TokenMode.FORWARD),
+        ("cancel", TokenView.WAIT_FOR_EVENT, TokenMode.FORWARD),
+        ("refund", TokenView.ALIVE, TokenMode.COMPENSATION),
+        ("unbook", TokenView.ALIVE, TokenMode.COMPENSATION),
+    }
+    executor = JobExecutor(engine, owner="tx-test", batch_size=1, lock_seconds=30)
+    assert executor.run_once() == 1
+    assert len(ran) == 3 and instance.user_tasks() == []  # one handler left: still waiting
+    assert executor.run_once() == 1
+    assert sorted(ran[2:]) == ["refund", "unbook"]
+    assert [t.node_id for t in instance.user_tasks()] == ["after_cancel"]
+    assert executor.run_once() == 0
+
+
+def test_after_a_transaction_completed_a_compensation_throw_reaches_inside_it(
+    engine: Engine, ran: list[str]
+) -> None:
+    """As an embedded subprocess: what completed inside a transaction that completed normally
+    is compensated by a later throw event of the process."""
+    b = ProcessBuilder("tx-later")
+    b.start_event("start")
+    b.transaction("tx")
+    b.start_event("tx_start", parent="tx")
+    b.service_task("book", handler="log", parent="tx")
+    b.service_task("unbook", handler="log", parent="tx")
+    b.compensation_boundary("booked", "book", "unbook")
+    b.end_event("tx_end", parent="tx")
+    b.chain("tx_start", "book", "tx_end")
+    b.cancel_boundary("cancelled", "tx")
+    b.compensation_throw("undo")
+    b.end_event("end")
+    b.end_event("end_cancelled")
+    b.chain("start", "tx", "undo", "end")
+    b.chain("cancelled", "end_cancelled")
+    engine.deploy(b.build())
+    instance = engine.start_latest("tx-later")
+    assert instance.state is InstanceState.COMPLETED
+    assert ran == ["book", "unbook"]
+    states = {v[0]: v[2] for v in visits(engine, instance.id)}
+    assert states["tx"] == "Completed" and "end_cancelled" not in states
+
+
+def test_an_error_boundary_on_a_transaction_catches_without_compensating(
+    engine: Engine, ran: list[str]
+) -> None:
+    """Other boundary events of a transaction work as on a subprocess: an error thrown inside
+    is caught by the transaction's error boundary event, and nothing is compensated."""
+    b = ProcessBuilder("tx-error")
+    b.start_event("start")
+    b.transaction("tx")
+    b.start_event("tx_start", parent="tx")
+    b.service_task("book", handler="log", parent="tx")
+    b.service_task("unbook", handler="log", parent="tx")
+    b.compensation_boundary("booked", "book", "unbook")
+    b.exclusive_gateway("which", parent="tx", default="to_cancel")
+    b.end_event("fail", error_code="E1", parent="tx")
+    b.end_event("cancel", cancel=True, parent="tx")
+    b.chain("tx_start", "book", "which")
+    b.flow("which", "fail", condition="${broken}")
+    b.flow("which", "cancel", id="to_cancel")
+    b.cancel_boundary("cancelled", "tx")
+    b.boundary_event("failed", "tx", error_code="E1")
+    b.end_event("end")
+    b.end_event("end_cancelled")
+    b.end_event("end_failed")
+    b.chain("start", "tx", "end")
+    b.chain("cancelled", "end_cancelled")
+    b.chain("failed", "end_failed")
+    engine.deploy(b.build())
+    instance = engine.start_latest("tx-error", {"broken": True})
+    assert instance.state is InstanceState.COMPLETED
+    assert ran == ["book"]
+    states = {v[0]: v[2] for v in visits(engine, instance.id)}
+    assert states["end_failed"] == "Completed"
+    assert states["tx"] == "Terminated"
+    assert "end_cancelled" not in states and "unbook" not in states
