@@ -336,6 +336,11 @@ def test_the_builder_and_the_writer_keep_a_transaction() -> None:
     assert isinstance(from_text.node("tx"), Transaction)
     [again] = parse_bpmn(write_bpmn([from_text]), "again.bpmn")
     assert again == from_text
+    # The transaction's method (##Compensate, ##Store, ##Image) changes nothing, as in Camunda.
+    method = BOOKING_XML.replace(
+        '<bpmn:transaction id="tx"', '<bpmn:transaction id="tx" method="##Image"'
+    )
+    assert parse_bpmn(method, "method.bpmn") == [from_text]
 
 
 HEAD = (
