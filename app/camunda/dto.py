@@ -26,6 +26,7 @@ from engine.model import (
     ServiceTask,
     StartEvent,
     SubProcess,
+    Transaction,
     UserTask,
 )
 from engine.model.job_definitions import DEFINED_JOBS, job_definition_id
@@ -116,6 +117,7 @@ _CATCH_TYPES: dict[str | None, str] = {
 _END_TYPES: dict[str | None, str] = {
     "terminate": "terminateEndEvent",
     "error": "errorEndEvent",
+    "cancel": "cancelEndEvent",
     "escalation": "escalationEndEvent",
     "signal": "signalEndEvent",
     "message": "messageEndEvent",
@@ -156,6 +158,8 @@ def activity_type(node: Node) -> str:
         return "errorStartEvent" if trigger is None and node.is_error else _START_TYPES[trigger]
     if isinstance(node, EndEvent):
         return _END_TYPES[node.throws[0] if node.throws else None]
+    if isinstance(node, BoundaryEvent) and node.is_cancel:
+        return "cancelBoundaryCatch"
     if isinstance(node, BoundaryEvent):
         return "boundaryEscalation" if node.is_escalation else _BOUNDARY_TYPES[_trigger(node)]
     if isinstance(node, IntermediateCatchEvent):
@@ -173,6 +177,7 @@ def activity_type(node: Node) -> str:
         (ParallelGateway, "parallelGateway"),
         (InclusiveGateway, "inclusiveGateway"),
         (EventBasedGateway, "eventBasedGateway"),
+        (Transaction, "transaction"),
         (SubProcess, "subProcess"),
     ]
     for kind, name in simple:
@@ -197,6 +202,8 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "escalationEndEvent": "endEvent",
     "signalEndEvent": "endEvent",
     "compensationEndEvent": "endEvent",
+    "cancelEndEvent": "endEvent",
+    "cancelBoundaryCatch": "boundaryEvent",
     "compensationStartEvent": "startEvent",
     "compensationBoundaryCatch": "boundaryEvent",
     "intermediateCompensationThrowEvent": "intermediateThrowEvent",
@@ -228,6 +235,7 @@ NODE_KINDS_OF_TYPE: dict[str, str] = {
     "inclusiveGateway": "inclusiveGateway",
     "eventBasedGateway": "eventBasedGateway",
     "subProcess": "subProcess",
+    "transaction": "transaction",
     "callActivity": "callActivity",
     MULTI_INSTANCE_BODY: MULTI_INSTANCE_BODY,
 }

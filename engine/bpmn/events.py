@@ -89,8 +89,7 @@ _ESCALATION = "escalationEventDefinition"
 _LINK = "linkEventDefinition"
 
 
-# What this engine does not run, and says so by name (see docs/camunda-compat.md).
-TRANSACTIONS = "transaction subprocesses and their cancel events are refused"
+_CANCEL = "cancelEventDefinition"
 
 
 _COMPENSATE = "compensateEventDefinition"
@@ -111,8 +110,6 @@ def _event_definitions(element: Element, ctx: Context, allowed: tuple[str, ...])
         written = local_name(definition)
         if written not in allowed:
             message = f"{local_name(element)} with {written} is not supported by this engine"
-            if written == "cancelEventDefinition":
-                message = f"{message} ({TRANSACTIONS})"
             raise ctx.error(message, definition, element.get("id"))
     if len(definitions) > 1:
         raise ctx.error("an event with several event definitions is not supported", element)
@@ -352,10 +349,21 @@ def _message_throw(definition: Element, ctx: Context, event_id: str) -> dict[str
 
 def end_event(element: Element, ctx: Context) -> Node:
     common = common_fields(element, ctx)
-    allowed = ("terminateEventDefinition", _ERROR, _MESSAGE, _ESCALATION, _SIGNAL, _COMPENSATE)
+    allowed = (
+        "terminateEventDefinition",
+        _ERROR,
+        _MESSAGE,
+        _ESCALATION,
+        _SIGNAL,
+        _COMPENSATE,
+        _CANCEL,
+    )
     definition = _event_definitions(element, ctx, allowed)
     if definition is None:
         return EndEvent(**common)
+    if local_name(definition) == _CANCEL:
+        _cancel_definition(definition, ctx, common["id"])
+        return EndEvent(**common, cancel=True)
     if local_name(definition) == _MESSAGE:
         return EndEvent(**common, **_message_throw(definition, ctx, common["id"]))
     if local_name(definition) in (_ERROR, _ESCALATION, _SIGNAL, _COMPENSATE):
@@ -390,14 +398,33 @@ def boundary_event(element: Element, ctx: Context) -> Node:
     if not attached_to:
         raise ctx.error("boundaryEvent has no attachedToRef", element)
     definition = _event_definitions(
-        element, ctx, (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE, _CONDITIONAL)
+        element,
+        ctx,
+        (_TIMER, _MESSAGE, _SIGNAL, _ERROR, _ESCALATION, _COMPENSATE, _CONDITIONAL, _CANCEL),
     )
     if definition is None:
         message = "a boundary event needs a timer, a message, a signal or an error definition"
         raise ctx.error(message, element)
+    if local_name(definition) == _CANCEL:
+        _cancel_definition(definition, ctx, common["id"])
+        return BoundaryEvent(
+            **common,
+            attached_to=attached_to,
+            cancel_activity=ctx.boolean(element, "cancelActivity", default=True),
+            is_cancel=True,
+        )
     return BoundaryEvent(
         **common,
         attached_to=attached_to,
         cancel_activity=ctx.boolean(element, "cancelActivity", default=True),
         **_trigger(definition, ctx, common["id"]),
     )
+
+
+def _cancel_definition(definition: Element, ctx: Context, event_id: str) -> None:
+    """A cancelEventDefinition carries nothing: whether it stands where one may (a cancel end
+    event in a transaction, a cancel boundary event on one) is checked with the model."""
+    children = definition_children(definition, ctx, event_id)
+    if children:
+        raise ctx.unsupported(children[0], event_id)
+    plain_extensions(definition, ctx, event_id)

@@ -32,7 +32,6 @@ from lxml import etree  # type: ignore[import-untyped]
 from engine.bpmn.calls import call_activity
 from engine.bpmn.compensation import link_handlers
 from engine.bpmn.events import (
-    TRANSACTIONS,
     boundary_event,
     end_event,
     intermediate_catch_event,
@@ -85,6 +84,7 @@ from engine.model import (
     ScriptCondition,
     SequenceFlow,
     SubProcess,
+    Transaction,
 )
 from engine.model.validation import validate
 
@@ -97,6 +97,14 @@ def _sub_process(element: Element, ctx: Context) -> Node:
     common = common_fields(element, ctx)
     triggered = ctx.boolean(element, "triggeredByEvent")
     return SubProcess(**common, triggered_by_event=triggered)
+
+
+def _transaction(element: Element, ctx: Context) -> Node:
+    """A transaction subprocess; its content is read by `_scope`. Its `method` attribute
+    (##Compensate, ##Store, ##Image) is ignored: Camunda runs every transaction alike."""
+    common = common_fields(element, ctx)
+    triggered = ctx.boolean(element, "triggeredByEvent")
+    return Transaction(**common, triggered_by_event=triggered)
 
 
 NODE_PARSERS: dict[str, Callable[[Element, Context], Node]] = {
@@ -118,6 +126,7 @@ NODE_PARSERS: dict[str, Callable[[Element, Context], Node]] = {
     "boundaryEvent": boundary_event,
     "receiveTask": receive_task,
     "subProcess": _sub_process,
+    "transaction": _transaction,
     "callActivity": call_activity,
 }
 assert NODE_PARSERS.keys() == FLOW_NODES
@@ -207,9 +216,6 @@ def _scope(
                 plain_extensions(element, ctx, owner, frozenset({EXECUTION_LISTENER}))
         elif parent is not None and (local in ("incoming", "outgoing") or is_loop(local)):
             continue  # a subprocess's loop characteristics are read with the node
-        elif local == "transaction":
-            message = f"transaction is not supported by this engine ({TRANSACTIONS})"
-            raise ctx.error(message, child, child.get("id") or owner)
         elif local not in DECORATION:
             raise ctx.unsupported(child, owner if is_loop(local) else child.get("id") or owner)
 
@@ -311,7 +317,7 @@ def generate_ids(root: Element) -> tuple[frozenset[str], frozenset[str]]:
     taken: set[str] = set()
     generated_ids: list[str] = []
     missing: list[Element] = []
-    scopes = (bpmn_tag("process"), bpmn_tag("subProcess"))
+    scopes = (bpmn_tag("process"), bpmn_tag("subProcess"), bpmn_tag("transaction"))
     for element in root.iter(etree.Element):
         element_id = element.get("id")
         if element_id:

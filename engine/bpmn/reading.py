@@ -126,6 +126,7 @@ FLOW_NODES = frozenset(
         "boundaryEvent",
         "receiveTask",
         "subProcess",
+        "transaction",
         "callActivity",
     }
 )

@@ -288,6 +288,10 @@ def _implementation(element: Element, node: Implemented) -> None:
 def _event_definitions(element: Element, node: Node, refs: _Refs) -> None:
     if isinstance(node, EndEvent) and node.terminate:
         etree.SubElement(element, _bpmn("terminateEventDefinition"))
+    if (isinstance(node, EndEvent) and node.cancel) or (
+        isinstance(node, BoundaryEvent) and node.is_cancel
+    ):
+        etree.SubElement(element, _bpmn("cancelEventDefinition"))
     if isinstance(node, ReceiveTask):
         return  # its messageRef is an attribute
     message = getattr(node, "message_name", None)

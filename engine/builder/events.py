@@ -101,6 +101,21 @@ class Events(BuilderBase):
             **trigger,
         )
 
+    def cancel_boundary(
+        self,
+        id: str,
+        attached_to: str,
+        name: str | None = None,
+        **options: Unpack[Continuations],
+    ) -> Self:
+        """The cancel boundary event of the transaction subprocess `attached_to`: the
+        transaction leaves through it once a cancel end event inside has cancelled it and its
+        compensation has run. Always interrupting."""
+        unexpected(dict(options), Continuations.__optional_keys__)
+        return self._node(
+            BoundaryEvent, id, name, dict(options), attached_to=attached_to, is_cancel=True
+        )
+
     def _caught(self, id: str, options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         """The fields of a start or boundary event's trigger, and the options that are not."""
         given = {k: v for k, v in options.items() if k in CatchTrigger.__optional_keys__}
@@ -174,12 +189,14 @@ class Events(BuilderBase):
         message: str | None = None,
         handler: str | None = None,
         topic: str | None = None,
+        cancel: bool = False,
         **options: Unpack[NodeOptions],
     ) -> Self:
         """A none end, a terminate end, an error end that throws `error_code`, an escalation end
         that throws `escalation_code`, a signal end that broadcasts `signal` (with the variables
-        its `signal_inputs` pass), or a message end (`message_event`, or any of `message`,
-        `handler`, `topic`: see `_message_throw`)."""
+        its `signal_inputs` pass), a message end (`message_event`, or any of `message`,
+        `handler`, `topic`: see `_message_throw`), or a cancel end (`cancel`: it cancels the
+        transaction subprocess it is directly in)."""
         trigger = self._trigger(
             id, error=error, error_code=error_code, escalation_code=escalation_code
         )
@@ -195,6 +212,7 @@ class Events(BuilderBase):
             escalation_code=escalation_code,
             signal_name=self._named(id, "signal", signal),
             signal_inputs=tuple(signal_inputs),
+            cancel=cancel,
             **self._message_throw(id, message_event, message, handler, topic),
         )
 

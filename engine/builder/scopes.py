@@ -7,7 +7,7 @@ from dataclasses import replace
 from typing import Self, Unpack
 
 from engine.builder.base import BuilderBase, NodeOptions
-from engine.model import MultiInstance, StandardLoop, SubProcess
+from engine.model import MultiInstance, StandardLoop, SubProcess, Transaction
 
 
 class Scopes(BuilderBase):
@@ -22,6 +22,13 @@ class Scopes(BuilderBase):
         """An embedded subprocess; its nodes name it as `parent`. With `triggered_by_event` an
         event subprocess: no flows in or out, one start event with a trigger."""
         return self._node(SubProcess, id, name, options, triggered_by_event=triggered_by_event)
+
+    def transaction(self, id: str, name: str | None = None, **options: Unpack[NodeOptions]) -> Self:
+        """A transaction subprocess: an embedded subprocess (its nodes name it as `parent`) that
+        a cancel end event inside it (`end_event(..., cancel=True)`) cancels: its other work
+        ends, what completed inside it is compensated, newest first, and it leaves through its
+        cancel boundary event (`cancel_boundary`)."""
+        return self._node(Transaction, id, name, options)
 
     def multi_instance(
         self,

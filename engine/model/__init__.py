@@ -64,6 +64,7 @@ from engine.model.scopes import (
     CalledBinding,
     CallMapping,
     SubProcess,
+    Transaction,
 )
 from engine.model.tasks import (
     DECISION_RESULT_MAPPINGS,
@@ -127,6 +128,7 @@ __all__ = [
     "TASK_EVENTS",
     "TimerDefinition",
     "TimerKind",
+    "Transaction",
     "UserTask",
     "VARIABLE_EVENTS",
     "triggers",

@@ -140,14 +140,16 @@ def _throws(
     terminate: bool = False,
     error: bool = False,
     link: bool = False,
+    cancel: bool = False,
 ) -> tuple[str, ...]:
-    """What a throw or end event carries: "terminate", "error", "escalation", "signal",
-    "message", "link"."""
+    """What a throw or end event carries: "terminate", "error", "cancel", "escalation",
+    "signal", "message", "link"."""
     found = [
         what
         for what, present in (
             ("terminate", terminate),
             ("error", error),
+            ("cancel", cancel),
             ("escalation", event.is_escalation),
             ("signal", event.signal_name is not None),
             ("message", event.is_message),
@@ -171,11 +173,13 @@ class EndEvent(MessageThrow, Node):
     escalation_code: str | None = None
     signal_name: str | None = None
     signal_inputs: tuple[CallMapping, ...] = ()
+    # A cancel end event (cancelEventDefinition): it cancels the transaction it is directly in.
+    cancel: bool = False
 
     @property
     def throws(self) -> tuple[str, ...]:
         """What the end event does besides ending its token (at most one, see validate)."""
-        return _throws(self, terminate=self.terminate, error=self.is_error)
+        return _throws(self, terminate=self.terminate, error=self.is_error, cancel=self.cancel)
 
     # A compensation end event: it triggers compensation, then its token ends.
     compensation: CompensateThrow | None = None
@@ -225,18 +229,20 @@ class BoundaryEvent(Catches, Node):
     Interrupting (`cancel_activity`) ends the activity; otherwise a new token leaves beside it.
     A compensation boundary event (`is_compensation`): once its activity completes it can be
     compensated by `compensate_handler`, the isForCompensation activity its association leads
-    to."""
+    to. A cancel boundary event (`is_cancel`) on a transaction subprocess is where the
+    transaction leaves once a cancel end event inside it has cancelled it."""
 
     attached_to: str
     cancel_activity: bool = True
     compensate_handler: str | None = None
+    is_cancel: bool = False
 
     _kind = NodeKind.BOUNDARY_EVENT
 
 
 def triggers(node: Node) -> tuple[str, ...]:
     """The triggers an event carries: "timer", "message", "signal", "error", "escalation", "link",
-    "compensation"
+    "compensation", "cancel"
     (empty for a none event or a node that is not an event)."""
     return _triggers(node) if isinstance(node, Waits) else ()
 
@@ -259,4 +265,6 @@ def _triggers(node: Waits) -> tuple[str, ...]:
         found.append("link")
     if isinstance(node, Catches) and node.is_compensation:
         found.append("compensation")
+    if isinstance(node, BoundaryEvent) and node.is_cancel:
+        found.append("cancel")
     return tuple(found)

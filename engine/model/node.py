@@ -29,6 +29,7 @@ class NodeKind(StrEnum):
     RECEIVE_TASK = "receiveTask"
     BOUNDARY_EVENT = "boundaryEvent"
     SUB_PROCESS = "subProcess"
+    TRANSACTION = "transaction"
     SEND_TASK = "sendTask"
     SCRIPT_TASK = "scriptTask"
     CALL_ACTIVITY = "callActivity"

@@ -20,6 +20,16 @@ class SubProcess(Node):
     _kind = NodeKind.SUB_PROCESS
 
 
+@dataclass(frozen=True, kw_only=True)
+class Transaction(SubProcess):
+    """A transaction subprocess (`bpmn:transaction`): an embedded subprocess that a cancel end
+    event inside it cancels. Cancelling ends its other work, compensates what completed inside
+    it (newest first), then leaves through its cancel boundary event. Otherwise it runs as an
+    embedded subprocess."""
+
+    _kind = NodeKind.TRANSACTION
+
+
 CalledBinding = Literal["latest", "deployment", "version", "versionTag"]
 
 

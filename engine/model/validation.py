@@ -7,6 +7,11 @@ isForCompensation activity of its own scope; a compensation handler has no seque
 compensation event subprocess lives in an embedded subprocess (one per subprocess, and not beside a
 compensation boundary event on that subprocess); a throw event's activityRef names an activity of
 the scope it compensates.
+
+The transaction rules (as Camunda 7 deploys them): a cancel end event is directly inside a
+transaction subprocess; a cancel boundary event is attached to a transaction subprocess, always
+interrupts, and a transaction has at most one; a transaction with a cancel end event has a cancel
+boundary event to leave by; a transaction is not an event subprocess.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from engine.model import (
     StandardLoop,
     StartEvent,
     SubProcess,
+    Transaction,
     UserTask,
     triggers,
 )
@@ -140,6 +146,7 @@ def validate(model: ProcessModel, file: str | None = None) -> ProcessModel:
     _validate_link_scopes(model, fail)
     _validate_escalation_scopes(model, fail)
     _validate_compensation(model, fail)
+    _validate_transactions(model, fail)
     return model
 
 
@@ -579,3 +586,40 @@ def _validate_compensation_throw(
         where = "the process" if scope is None else f"scope '{scope}'"
         message = f"activityRef '{ref}' names no activity in {where}"
         raise fail(message, node)
+
+
+def _validate_transactions(model: ProcessModel, fail: _Fail) -> None:
+    for node in model.nodes:
+        if isinstance(node, Transaction) and node.triggered_by_event:
+            raise fail("a transaction subprocess cannot be an event subprocess", node)
+        if isinstance(node, EndEvent) and node.cancel:
+            scope = model.node(node.parent) if node.parent is not None else None
+            if not isinstance(scope, Transaction):
+                message = (
+                    "end event with cancelEventDefinition only supported inside transaction "
+                    f"subprocess: cancel end event '{node.id}' is in {_scope_name(node.parent)}"
+                )
+                raise fail(message, node)
+            if not any(b.is_cancel for b in model.boundary_events(scope.id)):
+                message = (
+                    f"transaction '{scope.id}' has the cancel end event '{node.id}' but no "
+                    "cancel boundary event to leave by"
+                )
+                raise fail(message, node)
+        if isinstance(node, BoundaryEvent) and node.is_cancel:
+            activity = model._nodes_by_id.get(node.attached_to)
+            if not isinstance(activity, Transaction):
+                message = (
+                    "boundary event with cancelEventDefinition only supported on transaction "
+                    f"subprocesses: '{node.attached_to}' is not a transaction"
+                )
+                raise fail(message, node)
+            if not node.cancel_activity:
+                raise fail("a cancel boundary event always interrupts its transaction", node)
+            cancels = [b for b in model.boundary_events(activity.id) if b.is_cancel]
+            if len(cancels) > 1:
+                message = (
+                    "multiple boundary events with cancelEventDefinition not supported on same "
+                    f"transaction subprocess '{activity.id}'"
+                )
+                raise fail(message, cancels[1])

@@ -6,7 +6,8 @@ the instance when no live token is left in them. Service-task handlers are the o
 calls.
 
 The node families' moves live in the modules of this package (base, scopes, events, tasks,
-gateways, loops, throws, calls); `Advance` combines them with the entry points and the loop.
+gateways, loops, throws, calls, compensation, transactions); `Advance` combines them with the
+entry points and the loop.
 """
 
 from __future__ import annotations
@@ -41,20 +42,20 @@ from engine.model import (
 from engine.semantics import conditions, waits
 from engine.semantics.base import Step, UnhandledError
 from engine.semantics.calls import CallMoves
-from engine.semantics.compensation import CompensationMoves
 from engine.semantics.gateways import GatewayMoves
 from engine.semantics.loops import LoopMoves
 from engine.semantics.mappings import map_inputs, set_locals
 from engine.semantics.rules import RuleMoves
 from engine.semantics.tasks import TaskMoves
 from engine.semantics.throws import ThrowMoves
+from engine.semantics.transactions import TransactionMoves
 from engine.states import InstanceState, JobKind, SubscriptionKind, TokenState
 
 __all__ = ["Advance", "Step", "UnhandledError"]
 
 
 class Advance(
-    CompensationMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves, RuleMoves
+    TransactionMoves, LoopMoves, TaskMoves, ThrowMoves, GatewayMoves, CallMoves, RuleMoves
 ):
     """Runs tokens through the nodes of one locked instance; the entry points of the commands."""
 

@@ -39,7 +39,7 @@ from engine.states import SubscriptionKind, TokenMode, TokenState, VisitState
 ThrowEvent = IntermediateThrowEvent | EndEvent
 
 
-def _rows_in(run: InstanceRun, key: str) -> list[Subscription]:
+def rows_in(run: InstanceRun, key: str) -> list[Subscription]:
     """The compensation rows of the scope `key`, in the order their activities completed."""
     rows = [
         row
@@ -66,7 +66,7 @@ class CompensationMoves(LoopMoves):
         super()._leave(token, node, flows)
 
     def _finish_body(self, host: Token, node: Node) -> None:
-        if host.mode == TokenMode.FORWARD and _rows_in(self.run, str(host.id)):
+        if host.mode == TokenMode.FORWARD and rows_in(self.run, str(host.id)):
             self._add_row(host, node)
         super()._finish_body(host, node)
 
@@ -75,7 +75,7 @@ class CompensationMoves(LoopMoves):
         compensable = compensation_boundary(self.model, node.id) is not None
         if isinstance(node, SubProcess) and not compensable:
             compensable = compensation_start(self.model, node) is not None or bool(
-                _rows_in(self.run, str(token.id))
+                rows_in(self.run, str(token.id))
             )
         if compensable:
             self._add_row(token, node)
@@ -99,7 +99,7 @@ class CompensationMoves(LoopMoves):
         """`token` arrived at a compensation throw event: start the handlers, then wait for them
         or go on."""
         assert event.compensation is not None
-        rows = _rows_in(self.run, self._compensated_key(token))
+        rows = rows_in(self.run, self._compensated_key(token))
         ref = event.compensation.activity_ref
         started = 0
         for row in reversed(rows):
@@ -134,7 +134,7 @@ class CompensationMoves(LoopMoves):
         inner = str(row.token_id)
         started = 0
         if node.loop is not None and not iteration:  # a body: each iteration on its own
-            for found in reversed(_rows_in(self.run, inner)):
+            for found in reversed(rows_in(self.run, inner)):
                 started += self._compensate(found, thrower, iteration=True)
             return started
         if isinstance(node, SubProcess):
@@ -142,7 +142,7 @@ class CompensationMoves(LoopMoves):
             if start is not None:
                 self._run_event_subprocess(node, row, thrower)
                 return 1
-            for found in reversed(_rows_in(self.run, inner)):
+            for found in reversed(rows_in(self.run, inner)):
                 started += self._compensate(found, thrower, iteration=False)
         boundary = compensation_boundary(self.model, node.id)
         if boundary is not None and boundary.compensate_handler is not None:

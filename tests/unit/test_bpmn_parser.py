@@ -448,7 +448,6 @@ UNSUPPORTED = [
         '<bpmn:callActivity id="n" camunda:caseRef="claims" />',
         "n",
     ),
-    ("transaction", '<bpmn:transaction id="n" />', "n"),
     ("adHocSubProcess", '<bpmn:adHocSubProcess id="n" />', "n"),
     (
         "multiInstanceLoopCharacteristics",
@@ -487,11 +486,6 @@ UNSUPPORTED = [
                 ("cancelEventDefinition",),
             ),
             (
-                "endEvent",
-                "",
-                ("cancelEventDefinition",),
-            ),
-            (
                 "intermediateThrowEvent",
                 "",
                 ("timerEventDefinition",),
@@ -500,11 +494,6 @@ UNSUPPORTED = [
                 "intermediateCatchEvent",
                 "",
                 ("errorEventDefinition",),
-            ),
-            (
-                "boundaryEvent",
-                ' attachedToRef="t"',
-                ("cancelEventDefinition",),
             ),
         )
         for definition in definitions

@@ -465,23 +465,15 @@ REFUSED = [
         "n",
     ),
     (
-        "a transaction subprocess",
-        _process(f'{START}    <bpmn:transaction id="n" />\n'),
-        '<bpmn:transaction id="n" />',
-        "transaction is not supported by this engine (transaction subprocesses and their cancel "
-        "events are refused)",
-        "n",
-    ),
-    (
-        "a cancel end event",
+        "a cancel end event outside a transaction",
         _process(
             f"{START}"
             '    <bpmn:endEvent id="n"><bpmn:cancelEventDefinition /></bpmn:endEvent>\n'
             '    <bpmn:sequenceFlow id="f1" sourceRef="start" targetRef="n" />'
         ),
         "<bpmn:cancelEventDefinition />",
-        "endEvent with cancelEventDefinition is not supported by this engine (transaction "
-        "subprocesses and their cancel events are refused)",
+        "end event with cancelEventDefinition only supported inside transaction subprocess: "
+        "cancel end event 'n' is in the process",
         "n",
     ),
 ]
