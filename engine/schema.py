@@ -546,6 +546,14 @@ class Job(SQLModel, table=True):
     due_shift_ms: int = Field(
         default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
     )
+    # What a scheduled suspension's job changes when it runs (engine/commands/
+    # scheduled_suspension.py); empty for every other job.
+    configuration: Any = Field(
+        default=None,
+        sa_type=JSONB,
+        sa_column_kwargs={"server_default": sa.text("'{}'::jsonb")},
+        nullable=False,
+    )
 
 
 class JobDefinition(SQLModel, table=True):

@@ -1,0 +1,52 @@
+"""scheduled suspension
+
+Revision ID: 0034
+Revises: 0033
+Create Date: 2026-12-06 12:40:00.000000
+
+A suspension or activation scheduled for later is a job of kind 'suspension' whose configuration
+says what it changes.
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
+from alembic import op
+from sqlalchemy.dialects import postgresql
+
+revision: str = "0034"
+down_revision: str | Sequence[str] | None = "0033"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+KINDS = "'async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch'"
+
+
+def _kinds(kinds: str) -> None:
+    op.drop_constraint(op.f("ck_job_kind_allowed"), "job", type_="check")
+    op.create_check_constraint(op.f("ck_job_kind_allowed"), "job", f"kind IN ({kinds})")
+    op.drop_constraint(op.f("ck_job_definition_job_kind_allowed"), "job_definition", type_="check")
+    op.create_check_constraint(
+        op.f("ck_job_definition_job_kind_allowed"), "job_definition", f"job_kind IN ({kinds})"
+    )
+
+
+def upgrade() -> None:
+    _kinds(f"{KINDS}, 'suspension'")
+    op.add_column(
+        "job",
+        sa.Column(
+            "configuration",
+            postgresql.JSONB(astext_type=sa.Text()),
+            server_default=sa.text("'{}'::jsonb"),
+            nullable=False,
+        ),
+    )
+
+
+def downgrade() -> None:
+    op.drop_column("job", "configuration")
+    # Scheduled suspensions have no place before this revision.
+    op.execute("DELETE FROM job WHERE kind = 'suspension'")
+    _kinds(KINDS)
