@@ -1,11 +1,12 @@
-"""scheduled suspension
+"""scheduled suspension, standalone tasks
 
 Revision ID: 0034
 Revises: 0033
 Create Date: 2026-12-06 12:40:00.000000
 
 A suspension or activation scheduled for later is a job of kind 'suspension' whose configuration
-says what it changes.
+says what it changes. A standalone task (Camunda's POST /task/create) is a user task of no
+instance, token nor node; its comments and attachments belong to no instance either.
 """
 
 from collections.abc import Sequence
@@ -43,9 +44,21 @@ def upgrade() -> None:
             nullable=False,
         ),
     )
+    for column in ("instance_id", "token_id", "node_id"):
+        op.alter_column("user_task", column, nullable=True)
+    op.alter_column("task_comment", "instance_id", nullable=True)
+    op.alter_column("task_attachment", "instance_id", nullable=True)
 
 
 def downgrade() -> None:
+    # Standalone tasks and their notes have no place before this revision.
+    op.execute("DELETE FROM task_comment WHERE instance_id IS NULL")
+    op.execute("DELETE FROM task_attachment WHERE instance_id IS NULL")
+    op.execute("DELETE FROM user_task WHERE instance_id IS NULL")
+    op.alter_column("task_attachment", "instance_id", nullable=False)
+    op.alter_column("task_comment", "instance_id", nullable=False)
+    for column in ("instance_id", "token_id", "node_id"):
+        op.alter_column("user_task", column, nullable=False)
     op.drop_column("job", "configuration")
     # Scheduled suspensions have no place before this revision.
     op.execute("DELETE FROM job WHERE kind = 'suspension'")

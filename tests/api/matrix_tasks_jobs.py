@@ -1,6 +1,7 @@
 """The authorization matrix's rows for /engine-rest's task changes, task notes, jobs and job
 definitions (tests/api/matrix_table.py adds them to its table), from Camunda 7's rules:
 
+- creating a standalone task: CREATE on tasks;
 - delegating a task: TASK_ASSIGN (or UPDATE) on the task, or TASK_ASSIGN on its definition;
 - resolving one, throwing a BPMN error or escalation from it, commenting on it: TASK_WORK (or
   UPDATE) on the task, or TASK_WORK (or UPDATE_TASK) on its definition;
@@ -35,6 +36,7 @@ from tests.api.matrix_routes import (
     Row,
     Surface,
     Target,
+    creating,
     instance_rows,
     on_job,
     on_task,
@@ -186,6 +188,9 @@ DETAILS = {"name": "Renamed", "priority": 7}
 DUE = {"duedate": "2031-01-31T12:00:00.000+0000"}
 
 TASKS_JOBS_ROWS: list[Row] = [
+    # ---- a standalone task: CREATE on tasks ---
+    _row(TASK, "CREATE", "POST", "/task/create",
+         creating("/task/create", "user_task", lambda: {"json": {"name": "Standalone"}}), 204),
     # ---- delegating: TASK_ASSIGN on the task or on its definition ---
     _row(TASK, "TASK_ASSIGN", "POST", "/task/{id}/delegate",
          on_task("/task/{}/delegate", "task", json={"userId": "someone"}), 204),
