@@ -219,8 +219,9 @@ class Removed:
 
 
 def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
-    """Delete the deployment with its files, its definitions, their start jobs and start
-    subscriptions, and the evaluations of its decisions; its instances must be gone."""
+    """Delete the deployment with its files, its definitions, their start jobs, scheduled
+    suspensions and start subscriptions, and the evaluations of its decisions; its instances
+    must be gone."""
     processes = [
         (str(row[0]), str(row[1]), row[2])
         for row in conn.execute(
@@ -229,9 +230,10 @@ def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
         ).fetchall()
     ]
     ids = [row[0] for row in processes]
+    # Its start timers, and the suspensions scheduled for its definitions.
     conn.execute(
-        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
-        (ids, JobKind.TIMER_START),
+        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = ANY(%s)",
+        (ids, [JobKind.TIMER_START, JobKind.SUSPENSION]),
     )
     conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
     conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))

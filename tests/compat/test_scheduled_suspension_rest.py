@@ -285,3 +285,19 @@ def test_a_real_short_timer_suspends_the_definition(database_url: str) -> None:
         wait_until(lambda: _definition(rest)["suspended"], "the scheduled suspension", 30)
         assert datetime.now(UTC) >= when
         assert _scheduled(rest) == []
+
+
+def test_deleting_the_deployment_takes_its_scheduled_suspensions(
+    server: LiveServer, rest: httpx.Client
+) -> None:
+    server.engine.deploy(_paused())
+    definition = _definition(rest)
+    answer = rest.put(
+        "/process-definition/key/paused/suspended",
+        json={"suspended": True, "executionDate": camunda_date(START + timedelta(days=1))},
+    )
+    assert answer.status_code == 204, answer.text
+    assert len(_scheduled(rest)) == 1
+    deleted = rest.delete(f"/deployment/{definition['deploymentId']}", params={"cascade": "true"})
+    assert deleted.status_code == 204, deleted.text
+    assert _scheduled(rest) == []
