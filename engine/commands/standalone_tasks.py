@@ -32,7 +32,10 @@ __all__ = [
     "assign",
     "check_on",
     "complete",
+    "delegate",
     "locked",
+    "resolve",
+    "update",
 ]
 
 # Camunda's task priority is an Integer.
@@ -196,3 +199,84 @@ def assign(
         before=task.assignee,
         after=user_id,
     )
+
+
+def _changed(tx: Tx, task: StandaloneTaskRow, values: Mapping[str, Any]) -> None:
+    store.set_details(tx.conn, task.id, dict(values))
+
+
+def delegate(tx: Tx, task: StandaloneTaskRow, permit: Permit, user_id: str | None) -> None:
+    """Camunda's delegateTask of a standalone task: its owner (its assignee, unless it has one)
+    keeps it while `user_id` works on it; PENDING until resolved."""
+    _open(task)
+    check_on(tx, permit, task)
+    owner = task.owner if task.owner is not None else task.assignee
+    values = {"assignee": user_id, "owner": owner, "delegation_state": DelegationState.PENDING}
+    _changed(tx, task, values)
+    audit.record(
+        tx,
+        AuditOperation.DELEGATE,
+        AuditEntity.TASK,
+        entity_id=str(task.id),
+        property="assignee",
+        before=task.assignee,
+        after=user_id,
+        details={"owner": owner, "delegationState": DelegationState.PENDING.value},
+    )
+
+
+def resolve(tx: Tx, task: StandaloneTaskRow, permit: Permit, variables: Mapping[str, Any]) -> None:
+    """Camunda's resolveTask of a standalone task: back to its owner, RESOLVED. It keeps no
+    variables, so none may be given."""
+    _open(task)
+    check_on(tx, permit, task)
+    if variables:
+        raise BadRequest(
+            "a standalone task belongs to no process instance and keeps no variables",
+            field="variables",
+        )
+    values = {"assignee": task.owner, "delegation_state": DelegationState.RESOLVED}
+    _changed(tx, task, values)
+    audit.record(
+        tx,
+        AuditOperation.RESOLVE_TASK,
+        AuditEntity.TASK,
+        entity_id=str(task.id),
+        property="assignee",
+        before=task.assignee,
+        after=task.owner,
+    )
+
+
+def update(
+    tx: Tx,
+    task: StandaloneTaskRow,
+    permit: Permit,
+    values: Mapping[str, Any],
+    shown: Mapping[str, str],
+) -> None:
+    """Camunda's saveTask of a standalone task: its details become `values` (names of
+    store.DETAILS); one audit entry per property that changed, named as `shown` names it."""
+    _open(task)
+    check_on(tx, permit, task)
+    changed = {name: value for name, value in values.items() if getattr(task, name) != value}
+    _changed(tx, task, changed)
+    for name, value in changed.items():
+        before = getattr(task, name)
+        audit.record(
+            tx,
+            AuditOperation.UPDATE,
+            AuditEntity.TASK,
+            entity_id=str(task.id),
+            property=shown[name],
+            before=_json(before),
+            after=_json(value),
+        )
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, UUID):
+        return str(value)
+    return value

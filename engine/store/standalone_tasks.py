@@ -24,10 +24,29 @@ class StandaloneTaskRow:
     candidate_users: list[str]
     candidate_groups: list[str]
     tenant_id: str | None
+    name: str | None
+    description: str | None
+    priority: int
+    due_at: datetime | None
+    follow_up_at: datetime | None
+    parent_task_id: UUID | None
 
 
 _COLUMNS = (
-    "id, state, assignee, owner, delegation_state, candidate_users, candidate_groups, tenant_id"
+    "id, state, assignee, owner, delegation_state, candidate_users, candidate_groups, tenant_id, "
+    "name, description, priority, due_at, follow_up_at, parent_task_id"
+)
+# The details a change writes (Camunda's saveTask, a delegation, a resolution).
+DETAILS = (
+    "name",
+    "description",
+    "priority",
+    "assignee",
+    "owner",
+    "delegation_state",
+    "due_at",
+    "follow_up_at",
+    "parent_task_id",
 )
 
 
@@ -83,4 +102,16 @@ def complete(conn: psycopg.Connection[Any], task_id: UUID, now: datetime) -> Non
     conn.execute(
         "UPDATE user_task SET state = %s, ended_at = %s WHERE id = %s",
         (TaskState.COMPLETED, now, task_id),
+    )
+
+
+def set_details(conn: psycopg.Connection[Any], task_id: UUID, details: dict[str, Any]) -> None:
+    """Write `details` (names of DETAILS, each to its value) on the standalone task."""
+    names = [name for name in DETAILS if name in details]
+    if not names:
+        return
+    sets = ", ".join(f"{name} = %s" for name in names)
+    conn.execute(
+        f"UPDATE user_task SET {sets} WHERE id = %s",  # names are DETAILS' own
+        (*(details[name] for name in names), task_id),
     )

@@ -142,6 +142,47 @@ def test_a_given_id_must_be_new_and_bad_fields_are_refused(rest: httpx.Client) -
     assert sub["name"] == "Sub" and sub["delegationState"] == "PENDING"
 
 
+def test_a_standalone_task_is_changed_delegated_and_resolved(rest: httpx.Client) -> None:
+    task_id = str(uuid.uuid4())
+    assert rest.post("/task/create", json={"id": task_id, "name": "Draft"}).status_code == 204
+    details = {
+        "name": "Final",
+        "description": "Check it",
+        "priority": 5,
+        "assignee": "anna",
+        "due": "2031-02-01T00:00:00.000+0000",
+    }
+    assert rest.put(f"/task/{task_id}", json=details).status_code == 204
+    task = _ok(rest.get(f"/task/{task_id}"))
+    assert (task["name"], task["description"], task["priority"], task["assignee"]) == (
+        "Final",
+        "Check it",
+        5,
+        "anna",
+    )
+    assert task["due"] == "2031-02-01T00:00:00.000+0000"
+
+    assert rest.post(f"/task/{task_id}/delegate", json={"userId": "bert"}).status_code == 204
+    task = _ok(rest.get(f"/task/{task_id}"))
+    assert (task["assignee"], task["owner"], task["delegationState"]) == ("bert", "anna", "PENDING")
+    # A pending delegation is resolved, not completed.
+    refused = rest.post(f"/task/{task_id}/complete", json={})
+    assert refused.status_code >= 400, refused.text
+    answer = rest.post(f"/task/{task_id}/resolve", json={"variables": {"x": {"value": 1}}})
+    _refused(answer, 400, "InvalidRequestException", "variables")
+    assert rest.post(f"/task/{task_id}/resolve", json={}).status_code == 204
+    task = _ok(rest.get(f"/task/{task_id}"))
+    assert (task["assignee"], task["owner"], task["delegationState"]) == (
+        "anna",
+        "anna",
+        "RESOLVED",
+    )
+    assert rest.post(f"/task/{task_id}/complete", json={}).status_code == 204
+    # Ended: no change reaches it any more.
+    answer = rest.put(f"/task/{task_id}", json={"name": "Late"})
+    assert 400 <= answer.status_code < 500, answer.text
+
+
 def _authorize(
     rest: httpx.Client, kind: int, user: str, resource: int, on: str, *perms: str
 ) -> None:
