@@ -610,6 +610,13 @@ def camunda_probes(s: Sample) -> list[Probe]:
         ),
         p("/engine"),
         p("/version"),
+        p("/metrics/{name}/sum", "/metrics/activity-instance-start/sum"),
+        p(
+            "/metrics/{name}/sum",
+            "/metrics/root-process-instance-start/sum?startDate=2020-01-01T00:00:00.000%2B0000",
+        ),
+        p("/metrics/{name}/sum", "/metrics/activity-instance-end/sum"),
+        p("/telemetry/data"),
         *listed(
             "/task",
             f"assignee={ADMIN}",

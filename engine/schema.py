@@ -347,9 +347,10 @@ class UserTask(SQLModel, table=True):
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
-    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
-    token_id: UUID = Field(sa_type=sa.Uuid)
-    node_id: str = Field(sa_type=sa.Text)
+    # Null for a standalone task (Camunda's POST /task/create): no instance, token nor node.
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    token_id: UUID | None = Field(sa_type=sa.Uuid)
+    node_id: str | None = Field(sa_type=sa.Text)
     # Name, description, due and follow-up dates, priority, owner and parent task: changed by
     # Camunda's PUT /task/{id} (engine/commands/task_changes.py), hence mutable.
     name: str | None = Field(sa_type=sa.Text, sa_column_kwargs=MUTABLE)
@@ -391,7 +392,8 @@ class TaskComment(SQLModel, table=True):
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
     task_id: UUID = Field(sa_type=sa.Uuid)
-    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    # Null for a standalone task's.
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
     user_id: str | None = Field(sa_type=sa.Text)
     at: datetime = Field(sa_type=TS)
     message: str = Field(sa_type=sa.Text)
@@ -406,7 +408,8 @@ class TaskAttachment(SQLModel, table=True):
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
     task_id: UUID = Field(sa_type=sa.Uuid)
-    instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
+    # Null for a standalone task's.
+    instance_id: UUID | None = Field(sa_type=sa.Uuid, foreign_key="process_instance.id")
     user_id: str | None = Field(sa_type=sa.Text)
     created_at: datetime = Field(sa_type=TS)
     name: str | None = Field(sa_type=sa.Text)
@@ -549,6 +552,14 @@ class Job(SQLModel, table=True):
     # own schedule, which the next repetition keeps to.
     due_shift_ms: int = Field(
         default=0, sa_type=sa.BigInteger, sa_column_kwargs={"server_default": "0", **MUTABLE}
+    )
+    # What a scheduled suspension's job changes when it runs (engine/commands/
+    # scheduled_suspension.py); empty for every other job.
+    configuration: Any = Field(
+        default=None,
+        sa_type=JSONB,
+        sa_column_kwargs={"server_default": sa.text("'{}'::jsonb")},
+        nullable=False,
     )
 
 

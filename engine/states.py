@@ -178,6 +178,9 @@ class JobKind(StrEnum):
     HISTORY_CLEANUP = "history-cleanup"
     # A batch's job (engine/commands/batches.py): its id is the batch's; each run is one chunk.
     BATCH = "batch"
+    # A suspension or activation scheduled for later (engine/commands/scheduled_suspension.py):
+    # no instance; its configuration says what it changes.
+    SUSPENSION = "suspension"
 
 
 class WorkKind(StrEnum):

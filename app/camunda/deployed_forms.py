@@ -53,6 +53,8 @@ def task_deployed_form(call: Call) -> Response:
         task = reads.user_task(call.engine, as_uuid(task_id))
     except NotFound:
         raise invalid_request(f"No matching task with id {task_id}", 404) from None
+    if task.definition_id is None or task.definition_key is None:
+        raise invalid_request(f"Task {task_id} belongs to no process: it has no deployed form")
     node = reads.model(call.engine, task.definition_id, task.definition_key).node(task.node_id)
     form_key = node.form_key if isinstance(node, UserTask) else None
     return _served(call, reads.definition(call.engine, task.definition_id), form_key)

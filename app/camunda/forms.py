@@ -79,8 +79,11 @@ def start_form_variables_by_key(call: Call) -> Response:
 
 def task_form_key(call: Call) -> Response:
     task, _ = _task_form(call, "get form")
-    node = reads.model(call.engine, task.definition_id, task.definition_key).node(task.node_id)
-    key = node.form_key if isinstance(node, UserTask) else None
+    key = None
+    if task.definition_id is not None and task.definition_key is not None:  # not standalone
+        model = reads.model(call.engine, task.definition_id, task.definition_key)
+        node = model.node(task.node_id)
+        key = node.form_key if isinstance(node, UserTask) else None
     return json_response({"key": key, "camundaFormRef": None, "contextPath": None})
 
 

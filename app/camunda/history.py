@@ -37,7 +37,7 @@ def _variable(row: history_reads.HistoricVariableRow) -> Json:
         "state": CREATED,
         "createTime": format_date(row.created_at),
         "removalTime": None,
-        "rootProcessInstanceId": str(row.root_instance_id or row.instance_id),
+        "rootProcessInstanceId": text(row.root_instance_id or row.instance_id),
     }
 
 
@@ -134,13 +134,13 @@ def _task(row: history_reads.HistoricTaskRow) -> Json:
         "id": str(row.id),
         "processDefinitionKey": row.definition_key,
         "processDefinitionId": row.definition_id,
-        "processInstanceId": str(row.instance_id),
-        "executionId": str(row.token_id),
+        "processInstanceId": text(row.instance_id),
+        "executionId": text(row.token_id),
         "caseDefinitionKey": None,
         "caseDefinitionId": None,
         "caseInstanceId": None,
         "caseExecutionId": None,
-        "activityInstanceId": str(row.token_id),
+        "activityInstanceId": text(row.token_id),
         "name": row.name,
         "description": row.description,
         "deleteReason": delete_reason,

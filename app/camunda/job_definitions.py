@@ -9,13 +9,25 @@ from starlette.responses import Response
 
 from app.camunda.dto import Json, text
 from app.camunda.errors import invalid_request
-from app.camunda.http import Call, Endpoint, found, json_response, listing, only, run_found
+from app.camunda.http import (
+    Call,
+    Endpoint,
+    found,
+    json_response,
+    listing,
+    no_content,
+    only,
+    run_found,
+)
+from app.camunda.suspension import execution_date
 from app.params import as_uuid
 from engine.commands.job_settings import (
     SetJobDefinitionPriority,
     SetJobDefinitionRetries,
+    SetJobDefinitionsSuspended,
     SetJobDefinitionSuspended,
 )
+from engine.commands.scheduled_suspension import ScheduleJobDefinitionSuspension
 from engine.core.executor import Command
 from engine.language.json_input import INT64_MAX, INT64_MIN
 from engine.queries.camunda import jobs as job_reads
@@ -70,14 +82,61 @@ def _run(call: Call, command: Command[Any]) -> Response:
     return run_found(call, command, _missing(call))
 
 
-def set_suspended(call: Call) -> Response:
+def _suspended(call: Call) -> bool:
     suspended = call.field("suspended")
     if not isinstance(suspended, bool):
         raise invalid_request("'suspended' must be true or false")
+    return suspended
+
+
+def set_suspended(call: Call) -> Response:
+    """One job definition, at once or (with `executionDate`) by a job due then."""
+    suspended = _suspended(call)
     include = call.body_flag("includeJobs", False)
-    if call.field("executionDate") is not None:
-        raise invalid_request("'executionDate': a delayed suspension is not supported by Interlock")
-    return _run(call, SetJobDefinitionSuspended(as_uuid(call.path["id"]), suspended, include))
+    due = execution_date(call)
+    job_definition_id = as_uuid(call.path["id"])
+    if due is not None:
+        return _run(
+            call,
+            ScheduleJobDefinitionSuspension(
+                suspended, due, job_definition_id=job_definition_id, include_jobs=include
+            ),
+        )
+    return _run(call, SetJobDefinitionSuspended(job_definition_id, suspended, include))
+
+
+def set_suspended_by_definition(call: Call) -> Response:
+    """Camunda's PUT /job-definition/suspended: every job definition of processDefinitionId, or
+    of every version of processDefinitionKey (of processDefinitionTenantId, or of none with
+    processDefinitionWithoutTenantId)."""
+    suspended = _suspended(call)
+    if call.field("jobDefinitionId") is not None:
+        raise invalid_request(
+            "Only processDefinitionId or processDefinitionKey can be set to update the "
+            "suspension state."
+        )
+    definition_id = call.body_text("processDefinitionId")
+    key = call.body_text("processDefinitionKey")
+    if (definition_id is None) == (key is None):
+        raise invalid_request(
+            "Either processDefinitionId or processDefinitionKey can be set to update the "
+            "suspension state."
+        )
+    target: dict[str, Any] = {
+        "definition_id": definition_id,
+        "key": key,
+        "tenant_id": call.body_text("processDefinitionTenantId"),
+        "without_tenant": call.body_flag("processDefinitionWithoutTenantId"),
+    }
+    include = call.body_flag("includeJobs", False)
+    due = execution_date(call)
+    command: Command[Any] = (
+        ScheduleJobDefinitionSuspension(suspended, due, include_jobs=include, **target)
+        if due is not None
+        else SetJobDefinitionsSuspended(suspended, include_jobs=include, **target)
+    )
+    call.engine.run(command)
+    return no_content()
 
 
 def set_retries(call: Call) -> Response:
@@ -100,6 +159,7 @@ def set_priority(call: Call) -> Response:
 
 endpoints = [
     *listing("/job-definition", _query, job_definition),
+    Endpoint("/job-definition/suspended", "PUT", set_suspended_by_definition, body="json"),
     Endpoint("/job-definition/{id}", "GET", get_job_definition),
     Endpoint("/job-definition/{id}/suspended", "PUT", set_suspended, body="json"),
     Endpoint("/job-definition/{id}/retries", "PUT", set_retries, body="json"),

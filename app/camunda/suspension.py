@@ -3,15 +3,16 @@ every version of a key) with or without their instances, and process instances (
 at once in one transaction, or several as a batch). Each answers 204 No Content, or Camunda's
 InvalidRequestException naming the field it cannot use.
 
-`executionDate` (a suspension scheduled for later) is refused: Interlock changes the state at
-once. Suspending a definition needs SUSPEND or UPDATE on it (an administrator's, by the
-built-in groups); its instances, SUSPEND_INSTANCE or UPDATE_INSTANCE (an operator's). A request
-on a suspended instance that Camunda refuses with its
+With `executionDate` a definition's change is scheduled: a job due then runs it
+(engine/commands/scheduled_suspension.py). Suspending a definition needs SUSPEND or UPDATE on
+it (an administrator's, by the built-in groups); its instances, SUSPEND_INSTANCE or
+UPDATE_INSTANCE (an operator's). A request on a suspended instance that Camunda refuses with its
 SuspendedEntityInteractionException as a 500 is answered 400 with that type (app/errors.py)."""
 
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
@@ -24,7 +25,8 @@ from app.camunda import instances as instance_rest
 from app.camunda.definitions import _by_key
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, listed, no_content, run_found
-from app.params import as_uuid
+from app.params import as_uuid, parse_time
+from engine.commands.scheduled_suspension import ScheduleDefinitionSuspension
 from engine.commands.suspension import (
     ActivateDefinition,
     SetInstancesSuspension,
@@ -50,19 +52,30 @@ def _suspended(call: Call) -> bool:
     return call.body_flag("suspended")
 
 
-def _no_execution_date(call: Call) -> None:
-    value = call.field("executionDate")
-    if value is not None and value != "":
+def execution_date(call: Call) -> datetime | None:
+    """The body's `executionDate` in Camunda's format (2025-01-31T12:00:00.000+0100): when a
+    scheduled change is due; None (absent, null or empty): at once."""
+    text = call.body_text("executionDate")
+    if text is None or text == "":
+        return None
+    try:
+        return parse_time(text)
+    except ValueError:
         raise invalid_request(
-            "'executionDate' is not supported: the suspension state changes at once; leave "
-            "executionDate out"
-        )
+            f"'executionDate': cannot read '{text}' as a date; Camunda's format is "
+            "2025-01-31T12:00:00.000+0100"
+        ) from None
 
 
 def _change_definitions(call: Call, **target: Any) -> Response:
     suspended = _suspended(call)
     include = call.body_flag("includeProcessInstances")
-    _no_execution_date(call)
+    due = execution_date(call)
+    if due is not None:
+        call.engine.run(
+            ScheduleDefinitionSuspension(suspended, due, include_instances=include, **target)
+        )
+        return no_content()
     command = SuspendDefinition if suspended else ActivateDefinition
     call.engine.run(command(include_instances=include, **target))
     return no_content()

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 from starlette.responses import Response
 
-from app.camunda.dto import Json, format_date, link
+from app.camunda.dto import Json, format_date, link, text
 from app.camunda.errors import CamundaError, invalid_request
 from app.camunda.http import Call, Endpoint, json_response, no_content
 from app.guard import raw_file_headers
@@ -53,7 +53,7 @@ def comment_dto(row: note_reads.CommentRow) -> Json:
         "userId": row.user_id,
         "time": format_date(row.at),
         "taskId": str(row.task_id),
-        "processInstanceId": str(row.instance_id),
+        "processInstanceId": text(row.instance_id),
         "message": row.message,
         "removalTime": None,
         "rootProcessInstanceId": None,

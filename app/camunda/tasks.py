@@ -27,6 +27,7 @@ from app.camunda.http import (
 from app.camunda.query_body import posted_page, posted_query, query_variables
 from app.camunda.variables import dto_map, to_typed_map
 from app.params import NO_MATCH, as_uuid, parse_time
+from engine.commands.standalone_tasks import CreateStandaloneTask
 from engine.commands.task_changes import (
     DelegateUserTask,
     ResolveUserTask,
@@ -129,8 +130,10 @@ def shown_tasks(call: Call, rows: list[task_reads.TaskRow]) -> list[Json]:
     engine = call.engine
     shown = []
     for row in rows:
-        model = reads.model(engine, row.definition_id, row.definition_key)
-        node = model.node(row.node_id) if model.has_node(row.node_id) else None
+        node = None
+        if row.definition_id is not None and row.definition_key is not None:
+            model = reads.model(engine, row.definition_id, row.definition_key)
+            node = model.node(row.node_id) if model.has_node(row.node_id) else None
         shown.append(dto.task(row, node.form_key if isinstance(node, UserTask) else None))
     return shown
 
@@ -203,6 +206,8 @@ def complete(call: Call) -> Response:
     except InterlockError as exc:
         message = f"Cannot complete task {task_id}: {exc.message}"
         raise rest_error(500, message, exc) from exc
+    if with_variables and not result.instance_id:
+        return json_response({})  # a standalone task keeps no variables
     if with_variables:
         values = reads.typed_variables(engine, UUID(result.instance_id))
         return json_response(dto_map(values))
@@ -363,6 +368,47 @@ def update_task(call: Call) -> Response:
     return no_content()
 
 
+def create_task(call: Call) -> Response:
+    """Camunda's POST /task/create: a standalone task (no process instance) with TaskDto's
+    fields; a given id must be new. 204 No Content."""
+    task_id = call.body_text("id")
+    new_id = None
+    if task_id is not None:
+        try:
+            new_id = UUID(task_id)
+        except ValueError:
+            raise invalid_request(
+                f"'id': Interlock's task ids are UUIDs, not {task_id!r}"
+            ) from None
+    state = call.body_text("delegationState")
+    if state is not None and state not in _DELEGATION_STATES:
+        raise invalid_request(
+            "Valid values for property 'delegationState' are 'PENDING' or 'RESOLVED', "
+            f"but was '{state}'"
+        )
+    parent = call.body_text("parentTaskId")
+    parent_id = as_uuid(parent) if parent is not None else None
+    if parent_id == NO_MATCH:
+        raise invalid_request(f"'parentTaskId': no task has the id {parent!r}")
+    if call.field("caseInstanceId") is not None:
+        raise invalid_request("'caseInstanceId': Interlock runs no cases (CMMN)")
+    command = CreateStandaloneTask(
+        task_id=new_id,
+        task_name=call.body_text("name"),
+        description=call.body_text("description"),
+        assignee=call.body_text("assignee"),
+        owner=call.body_text("owner"),
+        delegation_state=state,
+        due_at=_body_date(call, "due"),
+        follow_up_at=_body_date(call, "followUp"),
+        priority=call.body_int("priority", 50) or 0,
+        parent_task_id=parent_id,
+        tenant_id=call.body_text("tenantId"),
+    )
+    call.engine.run(command)
+    return no_content()
+
+
 def _throw(call: Call, *, escalation: bool) -> Response:
     task_id = call.path["id"]
     code_field = "escalationCode" if escalation else "errorCode"
@@ -399,6 +445,7 @@ endpoints = [
     *listing("/task", task_query, shown=shown_tasks),
     Endpoint("/task", "POST", post_tasks, body="json"),
     Endpoint("/task/count", "POST", post_task_count, body="json"),
+    Endpoint("/task/create", "POST", create_task, body="json"),
     Endpoint("/task/{id}", "GET", get_task),
     Endpoint("/task/{id}", "PUT", update_task, body="json"),
     Endpoint("/task/{id}/delegate", "POST", delegate, body="json"),

@@ -127,6 +127,8 @@ def task_forms(engine: Engine, tasks: Sequence[UserTaskView]) -> dict[UUID, Form
     models: dict[str, ProcessModel] = {}
     variables: dict[UUID, dict[str, TypedValue]] = {}
     for task in tasks:
+        if task.definition_id is None or task.definition_key is None or task.instance_id is None:
+            continue  # a standalone task has no form
         if task.definition_id not in models:
             models[task.definition_id] = reads.model(
                 engine, task.definition_id, task.definition_key

@@ -309,7 +309,9 @@ def _plan(
 def checked_tenant(tenant_id: str | None, field: str) -> str | None:
     """A tenant id as given, refused when empty or holding NUL (which no text column holds)."""
     if tenant_id is not None and (not valid_name(tenant_id) or tenant_id != tenant_id.strip()):
-        raise BadRequest("a tenant id needs characters and no surrounding spaces", field=field)
+        raise BadRequest(
+            f"'{field}': a tenant id needs characters and no surrounding spaces", field=field
+        )
     return tenant_id
 
 

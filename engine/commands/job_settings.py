@@ -4,7 +4,7 @@ jobs is engine/commands/jobs.py; their retries engine/commands/job_retries.py.""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
@@ -12,6 +12,7 @@ from uuid import UUID
 from engine.commands.common import check_retries, persist_audited
 from engine.commands.job_retries import JobResult, SetJobRetries
 from engine.commands.loading import load
+from engine.commands.suspension import definitions_to_change
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
@@ -180,7 +181,9 @@ class SetJobDueDate:
         return _apply(tx, self.job_id, change)
 
 
-def _job_definition(tx: Tx, job_definition_id: UUID) -> job_definition_store.JobDefinitionInfo:
+def locked_job_definition(
+    tx: Tx, job_definition_id: UUID
+) -> job_definition_store.JobDefinitionInfo:
     """The job definition, locked."""
     info = job_definition_store.get(tx.conn, job_definition_id)
     if info is None:
@@ -226,7 +229,7 @@ class SetJobDefinitionSuspended:
     include_jobs: bool = False
 
     def execute(self, tx: Tx) -> JobResult:
-        info = _job_definition(tx, self.job_definition_id)
+        info = locked_job_definition(tx, self.job_definition_id)
         check(tx, UPDATE_DEFINITION, definition=info.definition_key)
         job_definition_store.set_suspended(tx.conn, info.id, self.suspended)
         if self.include_jobs:
@@ -235,6 +238,45 @@ class SetJobDefinitionSuspended:
         operation = AuditOperation.SUSPEND if self.suspended else AuditOperation.ACTIVATE
         _audit_definition(tx, info, operation, "suspensionState", info.suspended, self.suspended)
         return JobResult(str(info.id), JobOutcome.UPDATED)
+
+
+@dataclass(frozen=True)
+class JobDefinitionsResult(Result):
+    job_definition_ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SetJobDefinitionsSuspended:
+    """Suspend or activate every job definition of the process definition `definition_id`, or
+    of every version of `key` (of `tenant_id`, or of none with `without_tenant`), each as
+    `SetJobDefinitionSuspended` does, with `include_jobs` their jobs too."""
+
+    name: ClassVar[str] = "SetJobDefinitionsSuspended"
+    result_type: ClassVar[type[Result]] = JobDefinitionsResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION,)
+
+    suspended: bool
+    definition_id: str | None = None
+    key: str | None = None
+    tenant_id: str | None = None
+    without_tenant: bool = False
+    include_jobs: bool = False
+
+    def execute(self, tx: Tx) -> JobDefinitionsResult:
+        rows = definitions_to_change(
+            tx,
+            UPDATE_DEFINITION,
+            definition_id=self.definition_id,
+            key=self.key,
+            tenant_id=self.tenant_id,
+            without_tenant=self.without_tenant,
+        )
+        ids = job_definition_store.of_definitions(tx.conn, [row.id for row in rows])
+        for job_definition_id in ids:
+            SetJobDefinitionSuspended(job_definition_id, self.suspended, self.include_jobs).execute(
+                tx
+            )
+        return JobDefinitionsResult([str(i) for i in ids])
 
 
 @dataclass(frozen=True)
@@ -259,7 +301,7 @@ class SetJobDefinitionPriority:
                 f"{self.job_definition_id} with includeJobs=true",
                 field="includeJobs",
             )
-        info = _job_definition(tx, self.job_definition_id)
+        info = locked_job_definition(tx, self.job_definition_id)
         check(tx, UPDATE_DEFINITION, definition=info.definition_key)
         job_definition_store.set_priority(tx.conn, info.id, self.priority)
         if self.include_jobs:
@@ -286,7 +328,7 @@ class SetJobDefinitionRetries:
     def execute(self, tx: Tx) -> JobResult:
         check_retries(self.retries)
         # The permit is checked on each job, as SetJobRetries checks it.
-        info = _job_definition(tx, self.job_definition_id)
+        info = locked_job_definition(tx, self.job_definition_id)
         for job_id in job_definition_store.jobs_of(tx.conn, info):
             SetJobRetries(job_id, self.retries).execute(tx)
         return JobResult(str(info.id), JobOutcome.UPDATED)

@@ -18,6 +18,7 @@ from engine.commands.common import advance, persist
 from engine.commands.instances import start_instance
 from engine.commands.job_retries import JobResult
 from engine.commands.loading import load, model_of
+from engine.commands.scheduled_suspension import run_suspension_job
 from engine.core import audit
 from engine.core.executor import Command, Idempotency, Result, Tx
 from engine.core.permits import (
@@ -184,6 +185,10 @@ class ExecuteJob:
         if job.kind == JobKind.BATCH:
             _log_unowned(tx, job, WorkLogState.SUCCESSFUL)
             run_batch_job(tx, job.id)
+            return JobResult(str(self.job_id), JobOutcome.EXECUTED)
+        if job.kind == JobKind.SUSPENSION:
+            # The change checks its own permits for whoever runs it.
+            run_suspension_job(tx, job.id)
             return JobResult(str(self.job_id), JobOutcome.EXECUTED)
         assert job.definition_id is not None
         definition = definitions.by_id(tx.conn, job.definition_id)

@@ -99,6 +99,47 @@ class SetInstancesSuspension:
         )
 
 
+def definitions_to_change(
+    tx: Tx,
+    permit: Permit,
+    *,
+    definition_id: str | None,
+    key: str | None,
+    tenant_id: str | None,
+    without_tenant: bool,
+) -> list[definitions.DefinitionRow]:
+    """The process definition `definition_id`, or every version of `key` (of `tenant_id`, or of
+    no tenant with `without_tenant`; neither: of every tenant the actor sees), locked, each
+    checked against `permit`; NotFound when there is none."""
+    if (definition_id is None) == (key is None):
+        raise BadRequest(
+            "name either a process definition id or a process definition key",
+            field="processDefinitionId",
+        )
+    if definition_id is not None and (tenant_id or without_tenant):
+        raise BadRequest(
+            "a tenant narrows a key only, not a process definition id",
+            field="processDefinitionTenantId",
+        )
+    rows = definitions.to_suspend(
+        tx.conn,
+        definition_id=definition_id,
+        key=key,
+        tenant_id=checked_tenant(tenant_id, "processDefinitionTenantId"),
+        without_tenant=without_tenant,
+    )
+    if not rows:
+        what = (
+            f"process definition '{definition_id}'"
+            if definition_id is not None
+            else f"process definition with key '{key}'"
+        )
+        raise NotFound(f"no {what} is deployed")
+    for row in rows:
+        check(tx, permit, definition=row.key)
+    return rows
+
+
 @dataclass(frozen=True)
 class _DefinitionSuspension:
     """Suspend or activate the definition `definition_id`, or every version of `key` (of
@@ -115,34 +156,20 @@ class _DefinitionSuspension:
     without_tenant: bool = False
     include_instances: bool = False
 
-    def execute(self, tx: Tx) -> SuspensionResult:
-        if (self.definition_id is None) == (self.key is None):
-            raise BadRequest(
-                "name either a process definition id or a process definition key",
-                field="processDefinitionId",
-            )
-        if self.definition_id is not None and (self.tenant_id or self.without_tenant):
-            raise BadRequest(
-                "a tenant narrows a key only, not a process definition id",
-                field="processDefinitionTenantId",
-            )
-        rows = definitions.to_suspend(
-            tx.conn,
+    def targets(self, tx: Tx) -> list[definitions.DefinitionRow]:
+        """The definitions this changes, locked, each checked against the actor's permit."""
+        return definitions_to_change(
+            tx,
+            SUSPEND_DEFINITION,
             definition_id=self.definition_id,
             key=self.key,
-            tenant_id=checked_tenant(self.tenant_id, "processDefinitionTenantId"),
+            tenant_id=self.tenant_id,
             without_tenant=self.without_tenant,
         )
-        if not rows:
-            what = (
-                f"process definition '{self.definition_id}'"
-                if self.definition_id is not None
-                else f"process definition with key '{self.key}'"
-            )
-            raise NotFound(f"no {what} is deployed")
+
+    def execute(self, tx: Tx) -> SuspensionResult:
+        rows = self.targets(tx)
         target = DefinitionState.SUSPENDED if self.suspended else DefinitionState.ACTIVE
-        for row in rows:
-            check(tx, SUSPEND_DEFINITION, definition=row.key)
         changing = [row for row in rows if row.state != target]
         if changing:
             definitions.set_state(tx.conn, [row.id for row in changing], target)

@@ -1,6 +1,8 @@
 """User tasks as Camunda's Tasklist changes them: delegate one to somebody and resolve it back to
 its owner, change its details (name, description, dates, priority, owner, parent), and throw a
-BPMN error or an escalation from it (a boundary event on the task, or further out, catches it)."""
+BPMN error or an escalation from it (a boundary event on the task, or further out, catches it).
+A standalone task is delegated, resolved and changed the same way by
+engine/commands/standalone_tasks.py."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine.commands import standalone_tasks
 from engine.commands.common import advance, persist, persist_audited, require_running
 from engine.commands.tasks import TaskResult, load_open, reassign, task_check
 from engine.core import audit
@@ -40,6 +43,12 @@ def _result(run: InstanceRun, task: UserTaskRow) -> TaskResult:
     return TaskResult(str(task.id), str(run.instance.id), run.instance.state.value)
 
 
+def _alone(task: standalone_tasks.StandaloneTaskRow) -> TaskResult:
+    """The result of a change of a standalone task (engine/commands/standalone_tasks.py): no
+    instance."""
+    return TaskResult(str(task.id), "", "")
+
+
 @dataclass(frozen=True)
 class DelegateUserTask:
     """Camunda's delegateTask: the task's owner (its assignee, unless it has an owner already)
@@ -54,6 +63,10 @@ class DelegateUserTask:
     user_id: str | None
 
     def execute(self, tx: Tx) -> TaskResult:
+        alone = standalone_tasks.locked(tx, self.task_id)
+        if alone is not None:
+            standalone_tasks.delegate(tx, alone, ASSIGN_TASK, self.user_id)
+            return _alone(alone)
         run, task = load_open(tx, self.task_id)
         task_check(tx, ASSIGN_TASK, run, task)
         if run.instance.state is InstanceState.SUSPENDED:
@@ -79,6 +92,10 @@ class ResolveUserTask:
     variables: Mapping[str, Any] = field(default_factory=dict)
 
     def execute(self, tx: Tx) -> TaskResult:
+        alone = standalone_tasks.locked(tx, self.task_id)
+        if alone is not None:
+            standalone_tasks.resolve(tx, alone, WORK_ON_TASK, self.variables)
+            return _alone(alone)
         run, task = load_open(tx, self.task_id)
         task_check(tx, WORK_ON_TASK, run, task)
         require_running(run)
@@ -147,6 +164,13 @@ class UpdateUserTask:
         parent = self.details.parent_task_id
         if parent == self.task_id:
             raise BadRequest("a task cannot be its own parent", field="parentTaskId")
+        alone = standalone_tasks.locked(tx, self.task_id)
+        if alone is not None:
+            if parent is not None and tasks.get(tx.conn, parent) is None:
+                raise BadRequest(f"no task has the id {parent}", field="parentTaskId")
+            values = {attribute: getattr(self.details, attribute) for attribute, _ in _PROPERTIES}
+            standalone_tasks.update(tx, alone, UPDATE_TASK, values, dict(_PROPERTIES))
+            return _alone(alone)
         run, task = load_open(tx, self.task_id)
         task_check(tx, UPDATE_TASK, run, task)
         if parent is not None and tasks.get(tx.conn, parent) is None:

@@ -1,6 +1,7 @@
 """Comments and attachments of an open user task, as Camunda's task comments and attachments:
 add a comment, add an attachment (a file's bytes or a link), delete an attachment. Each is a row
-of the task's instance, written in the command's transaction with its audit entry."""
+of the task's instance (of none for a standalone task), written in the command's transaction with
+its audit entry."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from dataclasses import dataclass
 from typing import ClassVar
 from uuid import UUID
 
+from engine.commands import standalone_tasks
 from engine.commands.common import persist
+from engine.commands.standalone_tasks import StandaloneTaskRow
 from engine.commands.tasks import load_open, task_check
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import UPDATE_TASK, WORK_ON_TASK, Permit
 from engine.db.ids import new_id
 from engine.errors import BadRequest, NotFound
-from engine.states import AuditEntity, AuditOperation, OutboxEvent
+from engine.states import AuditEntity, AuditOperation, OutboxEvent, TaskState
 from engine.store import task_notes
 
 __all__ = ["AddTaskAttachment", "AddTaskComment", "DeleteTaskAttachment", "NoteResult"]
@@ -31,6 +34,37 @@ class NoteResult(Result):
     id: str
     task_id: str
     instance_id: str
+
+
+def _standalone(tx: Tx, task_id: UUID, permit: Permit) -> StandaloneTaskRow | None:
+    """The open standalone task `task_id`, locked and its permit checked; None when the id is not
+    a standalone task's (a task of an instance, or none: load_open says which)."""
+    alone = standalone_tasks.locked(tx, task_id)
+    if alone is None:
+        return None
+    if alone.state != TaskState.OPEN:
+        raise NotFound(f"user task {task_id} is not open", task_id=str(task_id))
+    standalone_tasks.check_on(tx, permit, alone)
+    return alone
+
+
+def _audit_standalone(
+    tx: Tx,
+    operation: AuditOperation,
+    task: StandaloneTaskRow,
+    property: str,
+    after: str | None,
+    before: UUID | None = None,
+) -> None:
+    audit.record(
+        tx,
+        operation,
+        AuditEntity.TASK,
+        entity_id=str(task.id),
+        property=property,
+        before=None if before is None else str(before),
+        after=after,
+    )
 
 
 @dataclass(frozen=True)
@@ -49,10 +83,17 @@ class AddTaskComment:
             raise BadRequest("a comment needs a message", field="message")
         if len(self.message) > MAX_COMMENT:
             raise BadRequest(f"a comment holds at most {MAX_COMMENT} characters", field="message")
-        run, task = load_open(tx, self.task_id)
-        task_check(tx, WORK_ON_TASK, run, task)
         comment_id = new_id()
         user = tx.actor.user if tx.actor is not None else None
+        alone = _standalone(tx, self.task_id, WORK_ON_TASK)
+        if alone is not None:
+            task_notes.insert_comment(
+                tx.conn, comment_id, alone.id, None, user, tx.now, self.message
+            )
+            _audit_standalone(tx, AuditOperation.ADD_COMMENT, alone, "comment", str(comment_id))
+            return NoteResult(str(comment_id), str(alone.id), "")
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, WORK_ON_TASK, run, task)
         task_notes.insert_comment(
             tx.conn, comment_id, task.id, run.instance.id, user, tx.now, self.message
         )
@@ -87,8 +128,6 @@ class AddTaskAttachment:
     content: bytes | None = None
 
     def execute(self, tx: Tx) -> NoteResult:
-        run, task = load_open(tx, self.task_id)
-        task_check(tx, UPDATE_TASK, run, task)
         attachment_id = new_id()
         user = tx.actor.user if tx.actor is not None else None
         fields = {
@@ -98,6 +137,17 @@ class AddTaskAttachment:
             "url": self.url,
             "content": self.content,
         }
+        alone = _standalone(tx, self.task_id, UPDATE_TASK)
+        if alone is not None:
+            task_notes.insert_attachment(
+                tx.conn, attachment_id, alone.id, None, user, tx.now, fields
+            )
+            _audit_standalone(
+                tx, AuditOperation.ADD_ATTACHMENT, alone, "name", self.attachment_name
+            )
+            return NoteResult(str(attachment_id), str(alone.id), "")
+        run, task = load_open(tx, self.task_id)
+        task_check(tx, UPDATE_TASK, run, task)
         task_notes.insert_attachment(
             tx.conn, attachment_id, task.id, run.instance.id, user, tx.now, fields
         )
@@ -127,6 +177,17 @@ class DeleteTaskAttachment:
     attachment_id: UUID
 
     def execute(self, tx: Tx) -> NoteResult:
+        alone = _standalone(tx, self.task_id, UPDATE_TASK)
+        if alone is not None:
+            if not task_notes.delete_attachment(tx.conn, alone.id, self.attachment_id):
+                raise NotFound(
+                    f"task {self.task_id} has no attachment {self.attachment_id}",
+                    attachment_id=str(self.attachment_id),
+                )
+            _audit_standalone(
+                tx, AuditOperation.DELETE_ATTACHMENT, alone, "attachment", None, self.attachment_id
+            )
+            return NoteResult(str(self.attachment_id), str(alone.id), "")
         run, task = load_open(tx, self.task_id)
         task_check(tx, UPDATE_TASK, run, task)
         if not task_notes.delete_attachment(tx.conn, task.id, self.attachment_id):

@@ -1,5 +1,6 @@
 """User tasks: complete one (its token leaves the task and runs on), claim or assign it, change
-its variables, and change its identity links (candidates, assignee)."""
+its variables, and change its identity links (candidates, assignee). A standalone task (of no
+instance) is completed, claimed and assigned by engine/commands/standalone_tasks.py."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from enum import StrEnum
 from typing import Any, ClassVar
 from uuid import UUID
 
+from engine.commands import standalone_tasks
 from engine.commands.common import advance, persist, persist_audited, require_running
 from engine.commands.loading import load, model_of
+from engine.commands.standalone_tasks import StandaloneTaskRow
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
@@ -27,6 +30,7 @@ from engine.errors import (
     Conflict,
     InvariantViolation,
     InvariantViolationKind,
+    NeedsTransaction,
     NotFound,
     Suspended,
 )
@@ -51,6 +55,15 @@ def _load(tx: Tx, task_id: UUID) -> InstanceRun:
         return load(tx, task_id, locate=runs.BY_USER_TASK)
     except NotFound:
         raise NotFound(f"user task {task_id} does not exist", task_id=str(task_id)) from None
+
+
+def standalone(tx: Tx, task_id: UUID) -> StandaloneTaskRow | None:
+    """The standalone task `task_id` (of no instance), locked, when no instance's task has the
+    id: asked after the instance's load found none. Its writes need a transaction of their own,
+    so an optimistic attempt runs again under one."""
+    if tx.optimistic:
+        raise NeedsTransaction(f"standalone task {task_id} is written in a transaction")
+    return standalone_tasks.locked(tx, task_id)
 
 
 def load_open(tx: Tx, task_id: UUID) -> tuple[InstanceRun, UserTaskRow]:
@@ -120,7 +133,15 @@ class CompleteUserTask:
 
     def execute(self, tx: Tx) -> TaskResult:
         audit.require_transaction(tx)
-        run = _load(tx, self.task_id)
+        try:
+            run = _load(tx, self.task_id)
+        except NotFound:
+            alone = standalone(tx, self.task_id)
+            if alone is None:
+                raise
+            values = {**self.variables, **(self.form or {})}
+            standalone_tasks.complete(tx, alone, WORK_ON_TASK, values)
+            return TaskResult(str(self.task_id), "", "")
         task = run.tasks.get(self.task_id)
         if task is None:  # not open: say precisely why
             found = tasks.get(tx.conn, self.task_id)
@@ -180,12 +201,20 @@ class AssignUserTask:
     force: bool = False
 
     def execute(self, tx: Tx) -> TaskResult:
-        run = _load(tx, self.task_id)
+        # Setting somebody as the assignee is an assignment; taking it or giving it back, a claim.
+        assigning = self.force and self.user_id is not None
+        try:
+            run = _load(tx, self.task_id)
+        except NotFound:
+            alone = standalone(tx, self.task_id)
+            if alone is None:
+                raise
+            permit = ASSIGN_TASK if assigning else CLAIM_TASK
+            standalone_tasks.assign(tx, alone, permit, self.user_id, self.force)
+            return TaskResult(str(self.task_id), "", "")
         task = run.tasks.get(self.task_id)
         if task is None:
             raise Conflict(f"user task {self.task_id} is no longer open", task_id=str(self.task_id))
-        # Setting somebody as the assignee is an assignment; taking it or giving it back, a claim.
-        assigning = self.force and self.user_id is not None
         task_check(tx, ASSIGN_TASK if assigning else CLAIM_TASK, run, task)
         if not self.force and run.instance.state is InstanceState.SUSPENDED:
             # Camunda refuses a claim (not an assignment) of a suspended instance's task.

@@ -3,7 +3,7 @@ variables the task sees, and a definition's none start event's."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import ModelError
 from engine.language.forms import Form
@@ -24,8 +24,11 @@ __all__ = ["start_form", "task_form"]
 def task_form(conn: Connection, cache: DefinitionCache, task: TaskRow) -> Form:
     """The form of the user task `task` (read open) with the variables it sees, inner names
     hiding outer ones; no fields: the task has none."""
-    node = cache.get(conn, task.definition_id, task.definition_key).node(task.node_id)
-    fields = node.form_fields if isinstance(node, UserTask) else ()
+    fields: tuple[Any, ...] = ()
+    if task.definition_id is not None and task.definition_key is not None:
+        node = cache.get(conn, task.definition_id, task.definition_key).node(task.node_id)
+        fields = node.form_fields if isinstance(node, UserTask) else ()
+    # A standalone task has no form.
     visible = variable_reads.task_variables(conn, task.id, local=False) or {}
     variables = {name: from_row(kind, value) for name, (kind, value) in visible.items()}
     return Form(fields, variables)

@@ -40,7 +40,9 @@ __all__ = [
 BY_ID = (
     "SELECT 'instance' AS kind, id AS instance_id FROM process_instance WHERE id = %(id)s "
     "UNION ALL SELECT 'incident', instance_id FROM incident WHERE id = %(id)s "
+    # A standalone task belongs to no instance: it leads nowhere.
     "UNION ALL SELECT 'user task', instance_id FROM user_task WHERE id = %(id)s "
+    "AND instance_id IS NOT NULL "
     "UNION ALL SELECT 'external task', instance_id FROM external_task WHERE id = %(id)s "
     "UNION ALL SELECT 'job', instance_id FROM job WHERE id = %(id)s AND instance_id IS NOT NULL "
     "LIMIT 1"

@@ -5,7 +5,8 @@ column (or the expression over indexed columns) that names that resource in the 
 - a process instance, and what belongs to it (incidents, jobs, external tasks, variables, event
   subscriptions): READ on the instance, or READ_INSTANCE on its definition's key;
 - a process definition: READ on its key;
-- a user task: READ on the task, or READ_TASK on its instance's definition key;
+- a user task: READ on the task, or READ_TASK on its instance's definition key (a standalone
+  task, of no instance: READ on the task only);
 - history (historic instances and activities): READ_HISTORY on the definition key, or READ on the
   historic instance;
 - a decision definition: READ on its key; an evaluation: READ_HISTORY on its key;
@@ -112,9 +113,11 @@ def definition(key: LiteralString, *, tenant: LiteralString) -> Covers:
 
 
 def task(key: LiteralString, task_id: LiteralString, *, tenant: LiteralString) -> Covers:
+    """A user task: READ_TASK on its definition's key (`key`: null for a standalone task, which
+    only READ on the task itself reaches), or READ on the task."""
     return Covers(
         (
-            Cover(_PD["READ_TASK"], PD, key),
+            Cover(_PD["READ_TASK"], PD, key, only_where=key + " IS NOT NULL"),
             Cover(READ, ResourceType.TASK, task_id, uuid=True),
         ),
         tenant,
@@ -136,7 +139,7 @@ def historic_task(key: LiteralString, task_id: LiteralString, *, tenant: Literal
     HistoricTask resource."""
     return Covers(
         (
-            Cover(_PD["READ_HISTORY"], PD, key),
+            Cover(_PD["READ_HISTORY"], PD, key, only_where=key + " IS NOT NULL"),
             Cover(READ, ResourceType.HISTORIC_TASK, task_id, uuid=True),
         ),
         tenant,

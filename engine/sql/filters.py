@@ -101,6 +101,9 @@ class Cover:
     resource: ResourceType
     column: LiteralString
     uuid: bool = False
+    # SQL a row must hold for this cover to reach it at all (None: every row): a grant on every
+    # resource of the type then covers the rows where it holds, not every row.
+    only_where: LiteralString | None = None
 
     def values(self, ids: frozenset[str]) -> list[Any]:
         if not self.uuid:
@@ -242,6 +245,9 @@ class Where:
         parts: list[sql.Composable] = []
         for cover in readable.covers:
             scope = actors.scope(cover.permission, cover.resource)
+            if scope.unrestricted and cover.only_where is not None:
+                parts.append(sql.SQL(cover.only_where))
+                continue
             if scope.unrestricted:
                 return
             if scope.everything:

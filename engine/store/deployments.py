@@ -243,10 +243,11 @@ def delete_processes(conn: psycopg.Connection[Any], definition_ids: Sequence[str
     """Delete the process definitions with their start jobs, start subscriptions and job
     definitions; their instances must be gone."""
     ids = list(definition_ids)
+    # Their start timers, and the suspensions scheduled for them.
     work_log.delete_jobs(
         conn,
-        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = %s",
-        (ids, JobKind.TIMER_START),
+        "DELETE FROM job WHERE definition_id = ANY(%s) AND kind = ANY(%s)",
+        (ids, [JobKind.TIMER_START, JobKind.SUSPENSION]),
     )
     conn.execute("DELETE FROM event_subscription WHERE definition_id = ANY(%s)", (ids,))
     conn.execute("DELETE FROM job_definition WHERE definition_id = ANY(%s)", (ids,))
@@ -254,8 +255,9 @@ def delete_processes(conn: psycopg.Connection[Any], definition_ids: Sequence[str
 
 
 def delete(conn: psycopg.Connection[Any], deployment_id: UUID) -> Removed:
-    """Delete the deployment with its files, its definitions, their start jobs and start
-    subscriptions, and the evaluations of its decisions; its instances must be gone."""
+    """Delete the deployment with its files, its definitions, their start jobs, scheduled
+    suspensions and start subscriptions, and the evaluations of its decisions; its instances
+    must be gone."""
     processes = [
         (str(row[0]), str(row[1]), row[2])
         for row in conn.execute(

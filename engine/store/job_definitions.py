@@ -81,6 +81,15 @@ def set_priority(
     )
 
 
+def of_definitions(conn: psycopg.Connection[Any], definition_ids: list[str]) -> list[UUID]:
+    """The ids of the job definitions of the process definitions `definition_ids`, in order."""
+    rows = conn.execute(
+        "SELECT id FROM job_definition WHERE definition_id = ANY(%s) ORDER BY id",
+        (definition_ids,),
+    ).fetchall()
+    return [row[0] for row in rows]
+
+
 def jobs_of(conn: psycopg.Connection[Any], info: JobDefinitionInfo) -> list[UUID]:
     """The ids of the jobs the job definition made that exist now."""
     rows = conn.execute(

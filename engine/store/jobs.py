@@ -8,14 +8,16 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from engine.sql import covers
 from engine.sql.filters import Where
-from engine.states import DefinitionState, InstanceState
+from engine.states import DefinitionState, InstanceState, JobKind
 from engine.store.columns import fetch_all, fetch_one, fetch_where
 
 # The highest priority first (camunda:jobPriority), then the earliest due; a suspended job waits.
-# A job of no instance (a timer start event's) waits while its definition is suspended. The
+# A job of no instance (a timer start event's) waits while its definition is suspended, but for a
+# scheduled suspension's, which may be the one to activate it. The
 # instance check is a scalar subquery on purpose: it looks up each candidate job's instance.
 # Written as EXISTS under the OR, the planner may hash every active instance instead, on every
 # acquisition, so that its cost grows with instances that have no job due (see
@@ -27,15 +29,25 @@ WHERE id IN (
     WHERE j.due_at <= %(now)s AND j.retries > 0 AND NOT j.suspended
       AND (j.lock_expires_at IS NULL OR j.lock_expires_at < %(now)s)
       AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
-           OR j.instance_id IS NULL AND coalesce(
+           OR j.instance_id IS NULL AND (j.kind = %(scheduled)s OR coalesce(
                (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
-               %(usable)s) = %(usable)s)
+               %(usable)s) = %(usable)s))
     ORDER BY j.priority DESC, j.due_at
     LIMIT %(limit)s
     FOR UPDATE OF j SKIP LOCKED
 )
 RETURNING id, kind, instance_id, due_at
 """
+
+
+# The values ACQUIRE and NEXT_ACQUIRABLE compare with: an instance's state that lets its jobs
+# run, a definition's that lets its start timers run, the kind of job that runs whatever its
+# definition's state.
+ACQUIRABLE: dict[str, str] = {
+    "active": InstanceState.ACTIVE,
+    "usable": DefinitionState.ACTIVE,
+    "scheduled": JobKind.SUSPENSION,
+}
 
 
 @dataclass(frozen=True)
@@ -88,8 +100,7 @@ def acquire(
             "now": now,
             "lock_until": now + lock_for,
             "limit": limit,
-            "active": InstanceState.ACTIVE,
-            "usable": DefinitionState.ACTIVE,
+            **ACQUIRABLE,
         },
     )
 
@@ -146,9 +157,9 @@ FROM job j
 WHERE j.retries > 0 AND NOT j.suspended
   AND j.due_at <= %(now)s + %(horizon)s * interval '1 second'
   AND ((SELECT p.state FROM process_instance p WHERE p.id = j.instance_id) = %(active)s
-       OR j.instance_id IS NULL AND coalesce(
+       OR j.instance_id IS NULL AND (j.kind = %(scheduled)s OR coalesce(
            (SELECT d.state FROM process_definition d WHERE d.id = j.definition_id),
-           %(usable)s) = %(usable)s)
+           %(usable)s) = %(usable)s))
 """
 
 
@@ -164,8 +175,7 @@ def next_acquirable(
         {
             "now": now,
             "horizon": horizon,
-            "active": InstanceState.ACTIVE,
-            "usable": DefinitionState.ACTIVE,
+            **ACQUIRABLE,
         },
     ).fetchone()
     found: datetime | None = row[0] if row else None
@@ -234,3 +244,46 @@ def instance_of(conn: psycopg.Connection[Any], job_id: UUID) -> tuple[bool, UUID
     """(exists, instance id) of a job."""
     row = conn.execute("SELECT instance_id FROM job WHERE id = %s", (job_id,)).fetchone()
     return (row is not None, row[0] if row else None)
+
+
+def schedule_suspension(
+    conn: psycopg.Connection[Any],
+    job_id: UUID,
+    node_id: str,
+    *,
+    definition_id: str | None,
+    tenant_id: str | None,
+    due_at: datetime,
+    retries: int,
+    now: datetime,
+    configuration: dict[str, Any],
+) -> None:
+    """A scheduled suspension's job (no instance), due at `due_at`, doing what `configuration`
+    says (engine/commands/scheduled_suspension.py)."""
+    conn.execute(
+        "INSERT INTO job (id, kind, instance_id, token_id, node_id, definition_id, due_at, "
+        "retries, created_at, tenant_id, configuration) "
+        "VALUES (%s, %s, NULL, NULL, %s, %s, %s, %s, %s, %s, %s)",
+        (
+            job_id,
+            JobKind.SUSPENSION,
+            node_id,
+            definition_id,
+            due_at,
+            retries,
+            now,
+            tenant_id,
+            Jsonb(configuration),
+        ),
+    )
+
+
+def configuration_of(conn: psycopg.Connection[Any], job_id: UUID) -> dict[str, Any]:
+    """What a scheduled suspension's job changes (empty for another job)."""
+    row = conn.execute("SELECT configuration FROM job WHERE id = %s", (job_id,)).fetchone()
+    found: dict[str, Any] = row[0] if row and isinstance(row[0], dict) else {}
+    return found
+
+
+def delete(conn: psycopg.Connection[Any], job_id: UUID) -> None:
+    conn.execute("DELETE FROM job WHERE id = %s", (job_id,))

@@ -14,12 +14,16 @@ from engine.sql.filters import Where
 from engine.states import TaskState
 from engine.store.columns import fetch_where, where_state
 
+# The node id a read gives a standalone task, which has none (its column is null).
+NODELESS = ""
+NODE_ID: LiteralString = "coalesce(t.node_id, '')"
 _COLUMNS = (
-    "t.id, t.instance_id, t.token_id, t.node_id, t.name, t.state, t.created_at, t.ended_at, "
-    "t.assignee, t.candidate_users, t.candidate_groups, t.due_at, t.priority, "
-    "p.definition_id, p.definition_key, p.business_key"
+    "t.id, t.instance_id, t.token_id, coalesce(t.node_id, '') AS node_id, t.name, t.state, "
+    "t.created_at, t.ended_at, t.assignee, t.candidate_users, t.candidate_groups, t.due_at, "
+    "t.priority, p.definition_id, p.definition_key, p.business_key"
 )
-_FROM = "user_task t JOIN process_instance p ON p.id = t.instance_id"
+# A standalone task (no instance) has no instance row: its definition and business key are null.
+_FROM = "user_task t LEFT JOIN process_instance p ON p.id = t.instance_id"
 
 # A task `{}` (a user's id) is a candidate for: named among its candidate users, or one of its
 # candidate groups is a group the user is a member of (joined in SQL). The one declaration of the
@@ -37,9 +41,12 @@ HELD_OR_CANDIDATE_OF: LiteralString = (
 
 @dataclass(frozen=True)
 class TaskRow:
+    """A user task; a standalone task's instance, token and definition are None, its node id
+    '' (NODELESS)."""
+
     id: UUID
-    instance_id: UUID
-    token_id: UUID
+    instance_id: UUID | None
+    token_id: UUID | None
     node_id: str
     name: str | None
     state: str
@@ -50,8 +57,8 @@ class TaskRow:
     candidate_groups: list[str]
     due_at: datetime | None
     priority: int
-    definition_id: str
-    definition_key: str
+    definition_id: str | None
+    definition_key: str | None
     business_key: str | None
 
 

@@ -27,8 +27,8 @@ _OPERATIONS = (
     "'SetVariable', 'ModifyVariable', 'RemoveVariable', 'SetJobRetries', "
     "'SetExternalTaskRetries', 'Execute', 'Unlock', 'Retry', 'Resolve', 'Claim', 'Assign', "
     "'Delegate', 'AddComment', 'AddAttachment', 'DeleteAttachment', "
-    "{added}'Complete', 'CorrelateMessage', 'StartProcessInstance', 'DeleteHistory', "
-    "'CreateBatch', 'RetryBatch', 'CleanupHistory', 'SetAnnotation'"
+    "'Complete', 'CorrelateMessage', 'StartProcessInstance', 'DeleteHistory', "
+    "'CreateBatch', 'RetryBatch', 'CleanupHistory', 'SetAnnotation'{added}"
 )
 
 
@@ -39,7 +39,7 @@ def _operations(*, added: bool) -> None:
     """The audit entries' operations, with the ones this revision adds or without them."""
     name = op.f("ck_audit_entry_operation_allowed")
     op.drop_constraint(name, "audit_entry", type_="check")
-    allowed = _OPERATIONS.format(added="".join(f"'{o}', " for o in _ADDED) if added else "")
+    allowed = _OPERATIONS.format(added="".join(f", '{o}'" for o in _ADDED) if added else "")
     op.create_check_constraint(name, "audit_entry", f"operation IN ({allowed})")
 
 

@@ -1,6 +1,7 @@
 """The authorization matrix's rows for /engine-rest's task changes, task notes, jobs and job
 definitions (tests/api/matrix_table.py adds them to its table), from Camunda 7's rules:
 
+- creating a standalone task: CREATE on tasks;
 - delegating a task: TASK_ASSIGN (or UPDATE) on the task, or TASK_ASSIGN on its definition;
 - resolving one, throwing a BPMN error or escalation from it, commenting on it: TASK_WORK (or
   UPDATE) on the task, or TASK_WORK (or UPDATE_TASK) on its definition;
@@ -8,8 +9,8 @@ definitions (tests/api/matrix_table.py adds them to its table), from Camunda 7's
   task, or UPDATE_TASK on its definition;
 - a job's due date, priority and suspension: UPDATE_INSTANCE on its definition, or UPDATE on
   its instance;
-- a job definition's suspension and priority: UPDATE on its process definition; its jobs'
-  retries: RETRY_JOB (or UPDATE_INSTANCE) on it, as for a job's retries.
+- a job definition's suspension (one, or those of a key) and priority: UPDATE on its process
+  definition; its jobs' retries: RETRY_JOB (or UPDATE_INSTANCE) on it, as for a job's retries.
 
 Each call has a fresh target: a fresh review task, a fresh timer job, a definition deployed for
 it alone (whose job definition the call changes, with an instance whose job it governs)."""
@@ -35,6 +36,7 @@ from tests.api.matrix_routes import (
     Row,
     Surface,
     Target,
+    creating,
     instance_rows,
     on_job,
     on_task,
@@ -150,6 +152,30 @@ def on_job_definition(path: str, **request: Any) -> Make:
     return make
 
 
+def on_job_definitions_of_key(path: str, **fields: Any) -> Make:
+    """A timer process deployed for the call, with one waiting instance: every job definition of
+    its key (named in the body with `fields`); the grant names the key."""
+
+    def make(engine: Engine) -> Target:
+        key = unique("matrix-timed")
+        engine.deploy(processes.timer(key))
+        instance_id = str(engine.start_latest(key).id)
+        jobs = instance_rows(instance_id)
+
+        def probe(e: Engine) -> Any:
+            rows = scalar(
+                e,
+                "SELECT json_agg(to_jsonb(d) ORDER BY d.id) FROM job_definition d "
+                "WHERE d.definition_key = %s",
+                key,
+            )
+            return rows, jobs(e)
+
+        return Target(path, {"json": {"processDefinitionKey": key, **fields}}, key, probe)
+
+    return make
+
+
 def _row(
     resource: Resource, permission: str, method: str, route: str, make: Make, status: int
 ) -> Row:
@@ -162,6 +188,9 @@ DETAILS = {"name": "Renamed", "priority": 7}
 DUE = {"duedate": "2031-01-31T12:00:00.000+0000"}
 
 TASKS_JOBS_ROWS: list[Row] = [
+    # ---- a standalone task: CREATE on tasks ---
+    _row(TASK, "CREATE", "POST", "/task/create",
+         creating("/task/create", "user_task", lambda: {"json": {"name": "Standalone"}}), 204),
     # ---- delegating: TASK_ASSIGN on the task or on its definition ---
     _row(TASK, "TASK_ASSIGN", "POST", "/task/{id}/delegate",
          on_task("/task/{}/delegate", "task", json={"userId": "someone"}), 204),
@@ -211,6 +240,9 @@ TASKS_JOBS_ROWS: list[Row] = [
     # ---- a job definition: UPDATE on its process definition ---
     _row(PD, "UPDATE", "PUT", "/job-definition/{id}/suspended",
          on_job_definition("/job-definition/{}/suspended", json={"suspended": True}), 204),
+    _row(PD, "UPDATE", "PUT", "/job-definition/suspended",
+         on_job_definitions_of_key("/job-definition/suspended", suspended=True,
+                                   includeJobs=True), 204),
     # Retries are Camunda's RETRY_JOB (or UPDATE_INSTANCE) on the definition, as a job's are
     # (its SetJobRetriesCmd checks checkUpdateRetriesProcessInstanceByProcessDefinitionId).
     _row(PD, "RETRY_JOB", "PUT", "/job-definition/{id}/retries",

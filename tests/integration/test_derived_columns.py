@@ -163,7 +163,8 @@ AGREEMENT: list[tuple[type[Any], str, set[str]]] = [
     (Join, "join_state", {"instance_id"}),
     (UserTaskRow, "user_task", {"instance_id", "tenant_id"}),
     (ExternalTaskRow, "external_task", {"instance_id", "definition_key", "tenant_id"}),
-    (JobRow, "job", {"instance_id", "definition_id", "tenant_id"}),
+    # A scheduled suspension's configuration: no instance's job has one (the database's {}).
+    (JobRow, "job", {"instance_id", "definition_id", "tenant_id", "configuration"}),
     (Subscription, "event_subscription", {"instance_id", "definition_id"}),
     (IncidentRow, "incident", {"instance_id", "definition_id", "tenant_id"}),
     (Visit, "history", {"instance_id"}),

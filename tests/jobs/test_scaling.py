@@ -20,7 +20,6 @@ from engine.commands.jobs import ExecuteJob
 from engine.core.executor import PLAN_CACHE_MODE
 from engine.core.runtime import InstanceRun
 from engine.model import ProcessModel, TimerDefinition
-from engine.states import DefinitionState, InstanceState
 from engine.store import external_tasks, jobs, persist, runs
 from tests.jobs.conftest import ManualClock
 
@@ -197,8 +196,7 @@ def test_acquiring_jobs_reads_their_instances_not_every_active_one(
         "now": clock(),
         "lock_until": clock() + timedelta(minutes=5),
         "limit": 200,
-        "active": InstanceState.ACTIVE,
-        "usable": DefinitionState.ACTIVE,
+        **jobs.ACQUIRABLE,
     }
     with psycopg.connect(database_url) as conn:
         plan = explain_generic(conn, jobs.ACQUIRE, parameters)

@@ -179,12 +179,13 @@ def historic_incidents(
 @dataclass(frozen=True)
 class HistoricTaskRow:
     """A user task, open or ended (an ended task keeps its row with its instance: Completed, or
-    Retired when its activity was left otherwise), with its instance's definition."""
+    Retired when its activity was left otherwise), with its instance's definition. A standalone
+    task's instance, token, node and definition are None."""
 
     id: UUID
-    instance_id: UUID
-    token_id: UUID
-    node_id: str
+    instance_id: UUID | None
+    token_id: UUID | None
+    node_id: str | None
     name: str | None
     description: str | None
     owner: str | None
@@ -197,8 +198,8 @@ class HistoricTaskRow:
     priority: int
     parent_task_id: UUID | None
     tenant_id: str | None
-    definition_id: str
-    definition_key: str
+    definition_id: str | None
+    definition_key: str | None
     root_instance_id: UUID | None
 
     @property
@@ -264,7 +265,8 @@ _HISTORIC_TASKS = CamundaList(
         [("t", "user_task"), ("p", "process_instance")],
         {"root_instance_id": "p.root_instance_id"},
     ),
-    "user_task t JOIN process_instance p ON p.id = t.instance_id",
+    # A standalone task has no instance: its instance's columns are null.
+    "user_task t LEFT JOIN process_instance p ON p.id = t.instance_id",
     HISTORIC_TASK_SORT,
     "t.created_at, t.id",
     filters_of(HistoricTaskFilters),

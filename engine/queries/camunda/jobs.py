@@ -65,7 +65,10 @@ class JobFilters(TypedDict, total=False):
     ]
     with_retries_left: Annotated[bool | None, Filter.holds("j.retries > 0")]
     timers: Annotated[
-        bool | None, Filter.if_true("j.kind = ANY({})", [JobKind.TIMER, JobKind.TIMER_START])
+        bool | None,
+        Filter.if_true(
+            "j.kind = ANY({})", [JobKind.TIMER, JobKind.TIMER_START, JobKind.SUSPENSION]
+        ),
     ]
     messages: Annotated[
         bool | None, Filter.if_true("j.kind = ANY({})", [JobKind.ASYNC, JobKind.ASYNC_AFTER])

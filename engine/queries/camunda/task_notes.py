@@ -15,7 +15,9 @@ from engine.sql import covers
 from engine.sql.filters import Where
 
 # A note of a task `t` of an instance `p`.
-_OF_TASK = " JOIN user_task t ON t.id = n.task_id JOIN process_instance p ON p.id = t.instance_id"
+_OF_TASK = (
+    " JOIN user_task t ON t.id = n.task_id LEFT JOIN process_instance p ON p.id = t.instance_id"
+)
 
 
 def _readable(task_ids: UUID | Sequence[UUID], note_id: UUID | None = None) -> Where:
@@ -35,7 +37,7 @@ def _readable(task_ids: UUID | Sequence[UUID], note_id: UUID | None = None) -> W
 class CommentRow:
     id: UUID
     task_id: UUID
-    instance_id: UUID
+    instance_id: UUID | None
     user_id: str | None
     at: datetime
     message: str
@@ -63,7 +65,7 @@ def comments(
 class AttachmentRow:
     id: UUID
     task_id: UUID
-    instance_id: UUID
+    instance_id: UUID | None
     user_id: str | None
     created_at: datetime
     name: str | None

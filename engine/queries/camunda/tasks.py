@@ -22,7 +22,7 @@ from engine.store.columns import select_list
 class TaskRow(task_store.TaskRow):
     """A user task and the state of its instance."""
 
-    instance_state: str
+    instance_state: str | None
     tenant_id: str | None = None
     description: str | None = None
     owner: str | None = None
@@ -134,12 +134,14 @@ _TASKS = CamundaList(
         TaskRow,
         [("t", "user_task"), ("p", "process_instance")],
         {
+            "node_id": task_store.NODE_ID,
             "instance_state": "p.state",
             "has_comment": "EXISTS (SELECT 1 FROM task_comment c WHERE c.task_id = t.id)",
             "has_attachment": "EXISTS (SELECT 1 FROM task_attachment a WHERE a.task_id = t.id)",
         },
     ),
-    "user_task t JOIN process_instance p ON p.id = t.instance_id",
+    # A standalone task has no instance: its instance's columns are null.
+    "user_task t LEFT JOIN process_instance p ON p.id = t.instance_id",
     TASK_SORT,
     "t.created_at, t.id",
     filters_of(TaskFilters),
