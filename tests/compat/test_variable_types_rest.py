@@ -182,6 +182,9 @@ def test_task_and_variable_instance_reads_take_deserialize_values(rest: httpx.Cl
         assert _json(rest.get(path, params=serialized))["order"] == SERIALIZED["order"]
         assert _json(rest.get(f"{path}/order")) == ANSWERED["order"]
         assert _json(rest.get(f"{path}/order", params=serialized)) == SERIALIZED["order"]
+    form = f"/task/{task_id}/form-variables"
+    assert _json(rest.get(form))["order"] == ANSWERED["order"]
+    assert _json(rest.get(form, params=serialized))["order"] == SERIALIZED["order"]
     for path in ("/variable-instance", "/history/variable-instance"):
         query = {"processInstanceIdIn": instance_id, "variableName": "order"}
         if path.startswith("/history"):
