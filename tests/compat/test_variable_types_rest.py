@@ -171,6 +171,30 @@ def test_handlers_see_natural_python_values(server: LiveServer, rest: httpx.Clie
     }
 
 
+def test_scripts_see_bytes_as_base64_and_files_as_objects(rest: httpx.Client) -> None:
+    script = (
+        'execution.setVariable("seen", [typeof raw, raw.length, report.filename, '
+        "report.mimeType, report.data, order.lines[0].sku].join('|'))"
+    )
+    model = (
+        ProcessBuilder("typed_script")
+        .start_event("start")
+        .script_task("look", script=script)
+        .user_task("after", "After")
+        .end_event("end")
+        .chain("start", "look", "after", "end")
+        .build()
+    )
+    deploy(rest, ("script.bpmn", write_bpmn([model])))
+    instance_id = start(rest, "typed_script", SENT)["id"]
+    seen = _json(rest.get(f"/process-instance/{instance_id}/variables/seen"))
+    assert seen["value"] == "|".join(
+        ["string", str(len(b64(BYTES))), "bestellung.txt", "text/plain", b64(FILE_TEXT), "A-1"]
+    )
+    # The script changed none of them: they keep their types.
+    assert _json(rest.get(f"/process-instance/{instance_id}/variables/raw")) == ANSWERED["raw"]
+
+
 def test_task_and_variable_instance_reads_take_deserialize_values(rest: httpx.Client) -> None:
     instance_id = waiting(rest)
     task_id = task_of(rest, instance_id)
