@@ -296,6 +296,15 @@ def test_data_endpoints_take_and_serve_bytes_and_files(rest: httpx.Client) -> No
     assert_download(served, page, "text/html", "page.html")
     assert "sandbox" in served.headers["content-security-policy"]
     _no_content(rest.put(f"{base}/raw", json=SENT["raw"]))
+    # A binary value is never matched by a variable filter, its base64 text included.
+    short = {"value": b64(b"\x00\x01\x02\xff"), "type": "Bytes"}
+    _no_content(rest.put(f"{base}/tiny", json=short))
+    for op in ("eq", "like"):
+        found = rest.get("/process-instance", params={"variables": f"tiny_{op}_{short['value']}"})
+        assert _json(found) == []
+    _no_content(rest.put(f"{base}/label", json={"value": "tiny", "type": "String"}))
+    [labelled] = _json(rest.get("/process-instance", params={"variables": "label_eq_tiny"}))
+    assert labelled["id"] == instance_id
     assert_download(rest.get(f"{base}/raw/data"), BYTES, "application/octet-stream", "raw")
 
     # The same through a task, its own scope and the variable instance ids.
