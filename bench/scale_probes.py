@@ -138,6 +138,13 @@ def console_probes(s: Sample) -> list[Probe]:
         *(p(f"{instance}/panel/{{name}}", f"/instances/{s.running}/panel/{n}") for n in PANELS),
         *(p(f"{instance}/panel/{{name}}", f"/instances/{s.ended}/panel/{n}") for n in PANELS),
         p(f"{instance}/diagram.json", f"/instances/{s.running}/diagram.json"),
+        # The fill writes no Bytes nor File variable: `amount` is no download.
+        Probe(
+            "console",
+            f"{instance}/variables/data",
+            f"/instances/{s.running}/variables/data?name=amount",
+            404,
+        ),
         # One live refresh of an open inspector: every part, and the tokens panel alone.
         p(f"{instance}/live", f"/instances/{s.running}/live"),
         p(f"{instance}/live", f"/instances/{s.running}/live?parts=tokens"),
@@ -491,6 +498,13 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "/process-instance/{id}/variables/{name}",
             f"/process-instance/{s.running}/variables/amount",
         ),
+        # The fill writes no Bytes nor File variable: `amount` is refused as not binary.
+        Probe(
+            "camunda",
+            "/process-instance/{id}/variables/{name}/data",
+            f"/engine-rest/process-instance/{s.running}/variables/amount/data",
+            400,
+        ),
         p(
             "/process-instance/{id}/activity-instances",
             f"/process-instance/{s.running}/activity-instances",
@@ -647,6 +661,16 @@ def camunda_probes(s: Sample) -> list[Probe]:
         p("/task/{id}/variables", f"/task/{s.user_task}/variables"),
         p("/task/{id}/variables/{name}", f"/task/{s.user_task}/variables/amount"),
         p("/task/{id}/localVariables", f"/task/{s.user_task}/localVariables"),
+        Probe(
+            "camunda",
+            "/task/{id}/variables/{name}/data",
+            f"/engine-rest/task/{s.user_task}/variables/amount/data",
+            400,
+        ),
+        missing(
+            "/task/{id}/localVariables/{name}/data",
+            f"/task/{s.user_task}/localVariables/amount/data",
+        ),
         # The task has no form key and no form fields.
         Probe(
             "camunda",
@@ -669,6 +693,10 @@ def camunda_probes(s: Sample) -> list[Probe]:
             "variableName=customer",
             f"processInstanceIdIn={s.running}",
             "variableNameLike=cust%25",
+        ),
+        missing("/variable-instance/{id}/data", f"/variable-instance/{NO_ROW}/data"),
+        missing(
+            "/history/variable-instance/{id}/data", f"/history/variable-instance/{NO_ROW}/data"
         ),
         *listed("/user", "firstNameLike=a%25", "memberOfGroup=admin", "emailLike=%25example%25"),
         missing("/user/{id}/profile", "/user/nobody-here/profile"),

@@ -308,6 +308,17 @@ class JoinState(SQLModel, table=True):
 
 class Variable(SQLModel, table=True):
     __tablename__ = "variable"
+    __table_args__ = (
+        # The keys of Bytes and File variables, read from the index alone by the `/data`
+        # endpoints that find one by its variable instance id (which is derived from the key).
+        sa.Index(
+            "ix_variable_binary",
+            "instance_id",
+            "scope_key",
+            "name",
+            postgresql_where=sa.text("type IN ('bytes', 'file')"),
+        ),
+    )
 
     instance_id: UUID = Field(sa_type=sa.Uuid, foreign_key="process_instance.id", primary_key=True)
     scope_key: str = Field(sa_type=sa.Text, primary_key=True)

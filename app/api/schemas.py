@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.language.variables import VariableType
 from engine.states import TokenMode
 
 Schema = dict[str, Any]
@@ -111,7 +112,12 @@ COMPONENTS: dict[str, Schema] = {
         {"type": STRING, "message": STRING, "detail": {"type": "object"}},
         "An error: a stable type, a message for people and machine-readable detail.",
     ),
-    "TypedValue": record({"type": STRING, "value": ANY}),
+    "TypedValue": record(
+        {"type": {"type": "string", "enum": [kind.value for kind in VariableType]}, "value": ANY},
+        "A variable: its type and its value as stored (a date as ISO 8601 text; bytes as base64"
+        " text; a file as {filename, mimeType, encoding, data}, data in base64; an object as"
+        " {objectTypeName, value}).",
+    ),
     "Variables": {"type": "object", "additionalProperties": ref("TypedValue")},
     "Definition": DEFINITION,
     "Deployment": record(

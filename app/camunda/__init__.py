@@ -45,6 +45,7 @@ from app.camunda import (
     task_notes,
     tasks,
     user_operations,
+    variable_data,
     variable_instances,
 )
 from app.camunda.errors import invalid_request
@@ -90,6 +91,7 @@ ENDPOINTS: list[Endpoint] = [
     *task_notes.endpoints,
     *user_operations.endpoints,
     *variable_instances.endpoints,
+    *variable_data.endpoints,
 ]
 
 _served: list[BaseRoute] = [

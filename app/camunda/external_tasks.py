@@ -140,7 +140,26 @@ def _variables(topic: dict[str, Any]) -> tuple[tuple[str, Any], ...] | None:
     return tuple(value.items()) or None
 
 
-def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
+def _deserialized_topics(call: Call) -> frozenset[str]:
+    """The topics whose `deserializeValues` is true: their Object values go out as JSON, the
+    others' as JSON text (Camunda's default for a worker is false)."""
+    topics = call.field("topics") or []
+    named: set[str] = set()
+    for topic in topics if isinstance(topics, list) else []:
+        if isinstance(topic, dict) and isinstance(topic.get("topicName"), str):
+            flag = topic.get("deserializeValues", False)
+            if not isinstance(flag, bool):
+                raise invalid_request(
+                    f"topic '{topic['topicName']}': 'deserializeValues' must be true or false"
+                )
+            if flag:
+                named.add(topic["topicName"])
+    return frozenset(named)
+
+
+def _locked(
+    engine: Engine, found: list[dict[str, Any]], deserialized: frozenset[str]
+) -> list[Json]:
     details = (
         external_task_reads.locked_task_details(engine, [UUID(t["id"]) for t in found])
         if found
@@ -150,7 +169,9 @@ def _locked(engine: Engine, found: list[dict[str, Any]]) -> list[Json]:
         dto.locked_external_task(
             task,
             {
-                name: stored_to_dto(value["type"], value["value"])
+                name: stored_to_dto(
+                    value["type"], value["value"], serialized=task["topic"] not in deserialized
+                )
                 for name, value in task["variables"].items()
             },
             details.get(UUID(task["id"])),
@@ -173,6 +194,7 @@ async def fetch_and_lock(call: Call) -> Response:
             f"{MAX_ASYNC_RESPONSE_MS} milliseconds"
         )
     topics = _topics(call, settings.max_lock_duration_ms)
+    deserialized = _deserialized_topics(call)
     shutdown: Shutdown | None = getattr(call.request.app.state, "shutdown", None)
     if not topics or max_tasks < 1 or (shutdown is not None and shutdown.draining):
         # A server shutting down locks nothing more: the worker asks again, elsewhere.
@@ -197,7 +219,7 @@ async def fetch_and_lock(call: Call) -> Response:
         )
     except BadRequest as exc:
         raise invalid_request(exc.message) from exc
-    return json_response(await in_thread(lambda: _locked(call.engine, found)))
+    return json_response(await in_thread(lambda: _locked(call.engine, found, deserialized)))
 
 
 # -- reports --------------------------------------------------------------------------------------

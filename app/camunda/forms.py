@@ -21,7 +21,7 @@ from app.camunda import dto
 from app.camunda.definitions import _by_id, _by_key
 from app.camunda.errors import rest_error
 from app.camunda.http import Call, Endpoint, json_response, no_content
-from app.camunda.variables import dto_map, to_typed_map
+from app.camunda.variables import dto_map, to_typed_map, wants_serialized
 from app.params import as_uuid
 from engine.errors import InterlockError, NotFound
 from engine.language.forms import Form, FormInvalid
@@ -45,7 +45,7 @@ def _task_form(call: Call, doing: str) -> tuple[TaskRow, Form]:
 def _selected(call: Call, values: Mapping[str, TypedValue]) -> Response:
     names = call.csv("variableNames")
     chosen = values if names is None else {k: v for k, v in values.items() if k in names}
-    return json_response(dto_map(chosen))
+    return json_response(dto_map(chosen, serialized=wants_serialized(call)))
 
 
 def task_form_variables(call: Call) -> Response:

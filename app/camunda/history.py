@@ -9,7 +9,7 @@ from __future__ import annotations
 from app.camunda.dto import Json, format_date, text
 from app.camunda.http import Call, listing
 from app.camunda.variable_instances import variable_instance_id
-from app.camunda.variables import stored_to_dto
+from app.camunda.variables import stored_to_dto, wants_serialized
 from engine.queries.camunda import history as history_reads
 from engine.states import TaskState
 
@@ -17,11 +17,11 @@ from engine.states import TaskState
 CREATED = "CREATED"
 
 
-def _variable(row: history_reads.HistoricVariableRow) -> Json:
+def _variable(row: history_reads.HistoricVariableRow, serialized: bool = False) -> Json:
     return {
         "id": variable_instance_id(row.instance_id, row.scope_key, row.name),
         "name": row.name,
-        **stored_to_dto(row.type, row.value),
+        **stored_to_dto(row.type, row.value, serialized=serialized),
         "processDefinitionKey": row.definition_key,
         "processDefinitionId": row.definition_id,
         "processInstanceId": str(row.instance_id),
@@ -39,6 +39,11 @@ def _variable(row: history_reads.HistoricVariableRow) -> Json:
         "removalTime": None,
         "rootProcessInstanceId": text(row.root_instance_id or row.instance_id),
     }
+
+
+def _variables_shown(call: Call, rows: list[history_reads.HistoricVariableRow]) -> list[Json]:
+    serialized = wants_serialized(call)
+    return [_variable(row, serialized) for row in rows]
 
 
 def _variable_query(call: Call, *, count: bool) -> list[history_reads.HistoricVariableRow] | int:
@@ -188,7 +193,7 @@ def _task_query(call: Call, *, count: bool) -> list[history_reads.HistoricTaskRo
 
 
 endpoints = [
-    *listing("/history/variable-instance", _variable_query, _variable),
+    *listing("/history/variable-instance", _variable_query, shown=_variables_shown),
     *listing("/history/incident", _incident_query, _incident),
     *listing("/history/task", _task_query, _task),
 ]

@@ -14,7 +14,7 @@ from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listed, listing, no_content
 from app.camunda.query_body import posted_page, posted_query, query_variables
-from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map
+from app.camunda.variables import dto_map, stored_to_dto, to_typed, to_typed_map, wants_serialized
 from app.params import as_uuid
 from engine.api import Engine
 from engine.commands.instances import CancelInstance, SetVariables
@@ -123,7 +123,7 @@ def _running(call: Call) -> queries.InstanceInfo:
     return info
 
 
-def _known(call: Call) -> queries.InstanceInfo:
+def known_instance(call: Call) -> queries.InstanceInfo:
     instance_id = call.path["id"]
     info = queries.instance(call.engine, as_uuid(instance_id))
     if info is None:
@@ -151,21 +151,24 @@ def delete_instance(call: Call) -> Response:
 
 
 def instance_variables(call: Call) -> Response:
-    info = _known(call)
-    return json_response(dto_map(reads.typed_variables(call.engine, info.id)))
+    info = known_instance(call)
+    values = reads.typed_variables(call.engine, info.id)
+    return json_response(dto_map(values, serialized=wants_serialized(call)))
 
 
 def instance_variable(call: Call) -> Response:
-    info = _known(call)
+    info = known_instance(call)
     name = call.path["name"]
     rows = queries.variables(call.engine, info.id)
     for found, type_name, value in rows:
         if found == name:
-            return json_response(stored_to_dto(type_name, value))
+            return json_response(stored_to_dto(type_name, value, serialized=wants_serialized(call)))
     raise invalid_request(f"process instance variable with name {name} does not exist", 404)
 
 
-def _modify(call: Call, modifications: dict[str, TypedValue], deletions: list[str]) -> Response:
+def set_instance_variables(
+    call: Call, modifications: dict[str, TypedValue], deletions: list[str]
+) -> Response:
     """Set, then delete, root-scope variables of a running instance in one command, which
     loads the instance; the conditional events the changes reach are evaluated in it. An
     instance that has ended is one Camunda's runtime does not know."""
@@ -186,16 +189,16 @@ def modify_instance_variables(call: Call) -> Response:
     deletions = call.field("deletions") or []
     if not isinstance(deletions, list) or not all(isinstance(d, str) for d in deletions):
         raise invalid_request("'deletions' must be an array of variable names")
-    return _modify(call, dict(modifications), deletions)
+    return set_instance_variables(call, dict(modifications), deletions)
 
 
 def put_instance_variable(call: Call) -> Response:
     name = call.path["name"]
-    return _modify(call, {name: to_typed(name, call.body)}, [])
+    return set_instance_variables(call, {name: to_typed(name, call.body)}, [])
 
 
 def delete_instance_variable(call: Call) -> Response:
-    return _modify(call, {}, [call.path["name"]])
+    return set_instance_variables(call, {}, [call.path["name"]])
 
 
 # -- activity instances ---------------------------------------------------------------------------

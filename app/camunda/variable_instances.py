@@ -12,7 +12,7 @@ from starlette.responses import Response
 from app.camunda.dto import Json
 from app.camunda.errors import invalid_request
 from app.camunda.http import Call, Endpoint, json_response, listing, no_content
-from app.camunda.variables import stored_to_dto, to_typed, to_typed_map
+from app.camunda.variables import stored_to_dto, to_typed, to_typed_map, wants_serialized
 from app.params import as_uuid
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.queries import variables as vq
@@ -25,11 +25,11 @@ def variable_instance_id(instance_id: UUID, scope_key: str, name: str) -> str:
     return str(uuid5(_IDS, f"{instance_id}/{scope_key}/{name}"))
 
 
-def _variable_instance(row: vq.VariableInstanceRow) -> Json:
+def _variable_instance(row: vq.VariableInstanceRow, serialized: bool = False) -> Json:
     return {
         "id": variable_instance_id(row.instance_id, row.scope_key, row.name),
         "name": row.name,
-        **stored_to_dto(row.type, row.value),
+        **stored_to_dto(row.type, row.value, serialized=serialized),
         "processDefinitionId": row.definition_id,
         "processInstanceId": str(row.instance_id),
         "executionId": str(row.execution_id),
@@ -41,6 +41,11 @@ def _variable_instance(row: vq.VariableInstanceRow) -> Json:
         "tenantId": None,
         "errorMessage": None,
     }
+
+
+def _variable_instances_shown(call: Call, rows: list[vq.VariableInstanceRow]) -> list[Json]:
+    serialized = wants_serialized(call)
+    return [_variable_instance(row, serialized) for row in rows]
 
 
 def _variable_instance_query(call: Call, *, count: bool) -> list[vq.VariableInstanceRow] | int:
@@ -62,7 +67,7 @@ def _variable_instance_query(call: Call, *, count: bool) -> list[vq.VariableInst
 # -- a user task's variables ----------------------------------------------------------------------
 
 
-def _task_values(call: Call, *, local: bool) -> dict[str, tuple[str, Any]]:
+def task_values(call: Call, *, local: bool) -> dict[str, tuple[str, Any]]:
     task_id = call.path["id"]
     values = vq.task_variables(call.engine, as_uuid(task_id), local=local)
     if values is None:
@@ -70,23 +75,29 @@ def _task_values(call: Call, *, local: bool) -> dict[str, tuple[str, Any]]:
     return values
 
 
+def _all(call: Call, *, local: bool) -> Response:
+    values = task_values(call, local=local)
+    serialized = wants_serialized(call)
+    return json_response(
+        {name: stored_to_dto(*found, serialized=serialized) for name, found in values.items()}
+    )
+
+
 def task_variables(call: Call) -> Response:
-    values = _task_values(call, local=False)
-    return json_response({name: stored_to_dto(*found) for name, found in values.items()})
+    return _all(call, local=False)
 
 
 def task_local_variables(call: Call) -> Response:
-    values = _task_values(call, local=True)
-    return json_response({name: stored_to_dto(*found) for name, found in values.items()})
+    return _all(call, local=True)
 
 
 def _one(call: Call, *, local: bool) -> Response:
     name = call.path["name"]
-    found = _task_values(call, local=local).get(name)
+    found = task_values(call, local=local).get(name)
     if found is None:
         kind = "task variable local" if local else "task variable"
         raise invalid_request(f"{kind} with name {name} does not exist", 404)
-    return json_response(stored_to_dto(*found))
+    return json_response(stored_to_dto(*found, serialized=wants_serialized(call)))
 
 
 def task_variable(call: Call) -> Response:
@@ -97,7 +108,7 @@ def task_local_variable(call: Call) -> Response:
     return _one(call, local=True)
 
 
-def _modify(
+def set_task_variables(
     call: Call, modifications: dict[str, Any], deletions: list[str], *, local: bool
 ) -> Response:
     task_id = call.path["id"]
@@ -116,16 +127,16 @@ def _modify_many(call: Call, *, local: bool) -> Response:
     deletions = call.field("deletions") or []
     if not isinstance(deletions, list) or not all(isinstance(d, str) for d in deletions):
         raise invalid_request("'deletions' must be an array of variable names")
-    return _modify(call, dict(modifications), deletions, local=local)
+    return set_task_variables(call, dict(modifications), deletions, local=local)
 
 
 def _put(call: Call, *, local: bool) -> Response:
     name = call.path["name"]
-    return _modify(call, {name: to_typed(name, call.body)}, [], local=local)
+    return set_task_variables(call, {name: to_typed(name, call.body)}, [], local=local)
 
 
 def _delete(call: Call, *, local: bool) -> Response:
-    return _modify(call, {}, [call.path["name"]], local=local)
+    return set_task_variables(call, {}, [call.path["name"]], local=local)
 
 
 def modify_task_local_variables(call: Call) -> Response:
@@ -153,7 +164,7 @@ def delete_task_variable(call: Call) -> Response:
 
 
 endpoints = [
-    *listing("/variable-instance", _variable_instance_query, _variable_instance),
+    *listing("/variable-instance", _variable_instance_query, shown=_variable_instances_shown),
     Endpoint("/task/{id}/variables", "GET", task_variables),
     Endpoint("/task/{id}/variables", "POST", modify_task_variables, body="json"),
     Endpoint("/task/{id}/variables/{name}", "GET", task_variable),

@@ -31,7 +31,13 @@ from engine.errors import (
 )
 from engine.identity.accounts import Principal
 from engine.language import json_input
-from engine.language.variables import VARIABLE_TYPES, TypedValue, typed
+from engine.language.variables import (
+    VARIABLE_TYPES,
+    FileValue,
+    TypedValue,
+    VariableType,
+    typed,
+)
 from engine.states import BatchType, OutboxEvent
 
 # Every event type the outbox carries; pages listen for these on their stream.
@@ -48,7 +54,11 @@ PLAIN_INVARIANTS = {
     "InstanceInvalidTransition": "the instance cannot make that move from where it is now",
 }
 
-EDITABLE_TYPES = tuple(t for t in VARIABLE_TYPES if t != "null") + ("null",)
+# What an operator may type into a form: neither binary values (uploaded over the APIs) nor
+# objects (a client's type name) are typed as text.
+EDITABLE_TYPES = tuple(
+    t for t in VARIABLE_TYPES if not t.binary and t not in (VariableType.NULL, VariableType.OBJECT)
+) + (VariableType.NULL,)
 
 
 def engine_of(request: Request) -> Engine:
@@ -178,7 +188,7 @@ def parse_int(value: str | None, what: str) -> int:
 
 def typed_value(type_name: str, raw: str) -> TypedValue:
     """A variable from a console form: the type the operator chose, the text they typed."""
-    if type_name not in VARIABLE_TYPES:
+    if type_name not in EDITABLE_TYPES:
         raise BadRequest(f"unknown variable type '{type_name}'")
     if type_name == "json":
         try:
@@ -245,6 +255,13 @@ def as_json(value: Any) -> str:
 
 
 def variable_text(value: TypedValue) -> str:
+    """A variable's value as the console shows it; a binary value only as its size (its bytes
+    are a download, never inline)."""
+    kind = VariableType.named(value.type)
+    if kind is not None and kind.binary:
+        return binary_label(value)
+    if value.type == "object":
+        return json.dumps(value.value, ensure_ascii=False, indent=2, sort_keys=True)
     if value.type == "date" and value.value is not None:
         return str(value.value.isoformat())
     if value.type == "json":
@@ -254,7 +271,22 @@ def variable_text(value: TypedValue) -> str:
     return as_json(value.value)
 
 
+def binary_label(value: TypedValue) -> str:
+    """A Bytes or File value's description: the file's name and type, and the size."""
+    found = value.value
+    if isinstance(found, FileValue):
+        kind = f", {found.mime_type}" if found.mime_type else ""
+        return f"{found.filename} ({len(found.content)} bytes{kind})"
+    return f"{len(found)} bytes" if isinstance(found, bytes) else ""
+
+
+def is_binary(value: TypedValue) -> bool:
+    kind = VariableType.named(value.type)
+    return kind is not None and kind.binary
+
+
 templates.env.filters["short"] = short_id
+templates.env.tests["binary"] = is_binary
 templates.env.filters["when"] = when
 templates.env.filters["duration"] = duration
 templates.env.globals["between"] = between

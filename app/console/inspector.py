@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from app.camunda.dto import node_activity_type
 from app.console import audit_timeline
-from app.console.common import engine_of, read, render, when
+from app.console.common import engine_of, is_binary, read, render, when
 from app.console.decision_table import evaluation_lines
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
@@ -24,6 +24,7 @@ from app.console.path import diagram_path, path_panel
 from app.console.retrying import Retrying, retrying_of
 from app.params import Query
 from app.reads import typed_variables
+from app.variable_files import binary_response
 from engine.api import Engine
 from engine.errors import NotFound
 from engine.language.variables import TypedValue, from_row
@@ -494,8 +495,30 @@ async def live(request: Request) -> Response:
     return render(request, "_inspector_live.html", context)
 
 
+def _binary_variable(reads: InstanceReads, name: str, scope: str) -> TypedValue:
+    """The Bytes or File variable `name` of the instance's scope `scope` ('' the root)."""
+    if reads.info is not None:
+        for row in reads.scoped:
+            if row.name == name and row.scope_key == scope:
+                value = from_row(row.type, row.value)
+                if is_binary(value):
+                    return value
+    raise NotFound(f"the instance {reads.instance_id} has no Bytes or File variable {name!r}")
+
+
+async def variable_data(request: Request) -> Response:
+    """A Bytes or File variable's bytes (`name`, and `scope`, the owner token of a local one):
+    always a download, never shown inline."""
+    query = Query(request.query_params)
+    name, scope = query.text("name") or "", query.text("scope") or ""
+    reads = InstanceReads(engine_of(request), request.path_params["instance_id"])
+    value = await read(request, _binary_variable, reads, name, scope)
+    return binary_response(value, name)
+
+
 routes = [
     Route("/instances/{instance_id:uuid}", inspector, methods=["GET"]),
+    Route("/instances/{instance_id:uuid}/variables/data", variable_data, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/header", header, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/panel/{name}", panel, methods=["GET"]),
     Route("/instances/{instance_id:uuid}/live", live, methods=["GET"]),

@@ -30,7 +30,7 @@ from typing import Any
 from engine.errors import BadRequest, ExpressionError
 from engine.language.composite import compile_text, evaluate_text, has_expression
 from engine.language.json_input import INT64_MAX, INT64_MIN, text_problem
-from engine.language.variables import TypedValue
+from engine.language.variables import TypedValue, VariableType
 
 FIELD_TYPES = ("string", "long", "boolean", "date", "enum")
 CONSTRAINTS = ("required", "readonly", "minlength", "maxlength", "min", "max")
@@ -300,7 +300,9 @@ def shown_value(form_field: FormField, variables: Mapping[str, TypedValue]) -> A
     """What the form shows in the field: the current variable as the field's model value (as it
     is when it does not fit the field), else the default (None: empty)."""
     current = variables.get(form_field.id)
-    if current is not None and current.value is not None:
+    # A binary value is never shown in a field: the field starts from its default.
+    binary = current is not None and current.type in (VariableType.BYTES, VariableType.FILE)
+    if current is not None and current.value is not None and not binary:
         try:
             return convert(form_field, current.value)
         except _Problem:

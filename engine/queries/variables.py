@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
+from engine.language.variables import VariableType
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
 from engine.sql import covers
@@ -153,3 +154,53 @@ def variable_instances(
     where = Where()
     where.any_of("p.state", RUNNING_STATES)
     return _VARIABLE_INSTANCES.read(conn, page, filters, count=count, where=where)
+
+
+# -- binary variables by key ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VariableKey:
+    instance_id: UUID
+    scope_key: str
+    name: str
+
+
+# The predicate of the partial index ix_variable_binary (engine/schema.py), spelled as it is so
+# that the planner reads the keys from the index; the types are VariableType's BYTES and FILE.
+_BINARY: LiteralString = "v.type IN ('bytes', 'file')"
+assert {VariableType.BYTES.value, VariableType.FILE.value} == {"bytes", "file"}
+_KEY_COLUMNS: LiteralString = "v.instance_id, v.scope_key, v.name"
+_RUNTIME_KEYS = CamundaList(
+    VariableKey,
+    _KEY_COLUMNS,
+    VARIABLE_SOURCE,
+    {},
+    VARIABLE_ORDER,
+    filters_of(VariableFilters),
+    covers=covers.instance("p.definition_key", "v.instance_id", tenant="p.tenant_id"),
+)
+_HISTORIC_KEYS = CamundaList(
+    VariableKey,
+    _KEY_COLUMNS,
+    VARIABLE_SOURCE,
+    {},
+    VARIABLE_ORDER,
+    filters_of(VariableFilters),
+    covers=covers.history("p.definition_key", "v.instance_id", tenant="p.tenant_id"),
+)
+
+
+@query
+def binary_variable_keys(conn: Connection, *, history: bool) -> list[VariableKey]:
+    """The keys (never the values) of the Bytes and File variables the principal may read: of
+    running instances, or with `history` of every instance as its history shows them. The
+    `/data` endpoints find a variable instance's id among these (ids are derived from keys)."""
+    where = Where()
+    where.fixed(_BINARY)
+    if not history:
+        where.any_of("p.state", RUNNING_STATES)
+    listing = _HISTORIC_KEYS if history else _RUNTIME_KEYS
+    rows = listing.read(conn, CamundaPage(first=0, max=None, sort=()), {}, count=False, where=where)
+    assert isinstance(rows, list)
+    return rows

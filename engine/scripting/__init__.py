@@ -29,14 +29,16 @@ What a script sees, as Camunda 7 scripts expect it:
   `getExecution()`.
 
 Values cross the boundary as JSON: strings, numbers, booleans, null, arrays and objects. Date
-variables reach a script as ISO 8601 strings, and a JavaScript `Date` a script stores becomes its
-ISO 8601 string (`toJSON`). The facade's methods do not call back into Python: they record what the
-script asks for, and the calls come back as a `ScriptOutcome` whose `changes` the command applies
-in order, inside its own transaction.
+variables reach a script as ISO 8601 strings, Bytes variables as base64 text, File variables as
+`{filename, mimeType, encoding, data}` (data in base64), and a JavaScript `Date` a script stores
+becomes its ISO 8601 string (`toJSON`). The facade's methods do not call back into Python: they
+record what the script asks for, and the calls come back as a `ScriptOutcome` whose `changes` the
+command applies in order, inside its own transaction.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Mapping
@@ -46,6 +48,7 @@ from typing import Any, Literal
 
 from engine.errors import HandlerError
 from engine.language.expression_context import TaskFacts as TaskFacts
+from engine.language.variables import FileValue
 from engine.scripting import hosts
 
 # The scriptFormat values (lower-cased) run as JavaScript, and those run as `${}` expressions.
@@ -103,6 +106,10 @@ class ScriptOutcome:
 def _json_default(value: Any) -> Any:
     if isinstance(value, datetime | date):
         return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, FileValue):
+        return value.to_json()
     raise TypeError(f"a value of Python type {type(value).__name__} cannot reach a script")
 
 

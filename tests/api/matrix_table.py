@@ -160,6 +160,8 @@ INTO_GROUP = (Also(GROUP_MEMBERSHIP, "CREATE"),)
 BEFORE_PAID = '[{"op": "before", "node": "paid"}]'
 NOTE = {"name": "note", "type": "string", "value": "second"}
 REST_NOTE = {"value": "second", "type": "String"}
+# A Bytes variable set over multipart (`.../variables/{name}/data`).
+BINARY_NOTE = {"data": ("note.bin", b"\x00\x01note", "application/octet-stream")}
 DISH = {"season": "Winter", "guestCount": 4}
 
 
@@ -212,6 +214,9 @@ ROWS: list[Row] = [
          on_instance("/process-instance/{}/variables/note", True, json=REST_NOTE), 204),
     _row(PD, "UPDATE_INSTANCE_VARIABLE", R, "DELETE", "/process-instance/{id}/variables/{name}",
          on_instance("/process-instance/{}/variables/note", True), 204),
+    _row(PD, "UPDATE_INSTANCE_VARIABLE", R, "POST",
+         "/process-instance/{id}/variables/{name}/data",
+         on_instance("/process-instance/{}/variables/note/data", True, files=BINARY_NOTE), 204),
     _row(PD, "UPDATE_INSTANCE_VARIABLE", C, "POST", "/instances/{instance_id:uuid}/variables",
          on_instance("/instances/{}/variables", True, data=NOTE), 200),
     _row(PD, "UPDATE_INSTANCE", A, "POST", "/instances/{id}/variables",
@@ -332,6 +337,10 @@ ROWS: list[Row] = [
                  json={"modifications": rest_variables(local="x")}), 204),
     _row(TASK, "UPDATE", R, "PUT", "/task/{id}/localVariables/{name}",
          on_task("/task/{}/localVariables/local", "task", json=REST_NOTE), 204),
+    _row(TASK, "UPDATE", R, "POST", "/task/{id}/variables/{name}/data",
+         on_task("/task/{}/variables/note/data", "task", files=BINARY_NOTE), 204),
+    _row(TASK, "UPDATE", R, "POST", "/task/{id}/localVariables/{name}/data",
+         on_task("/task/{}/localVariables/local/data", "task", files=BINARY_NOTE), 204),
     _row(TASK, "UPDATE", R, "POST", "/task/{id}/identity-links",
          on_task("/task/{}/identity-links", "task",
                  json={"groupId": "more", "type": "candidate"}), 204),

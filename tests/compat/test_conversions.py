@@ -42,7 +42,7 @@ def test_dates_use_camundas_format_in_utc() -> None:
         ({"value": None}, TypedValue("null", None)),
         ({"value": [1, {"a": 2}]}, TypedValue("json", [1, {"a": 2}])),
         ({"value": "12", "type": "integer"}, TypedValue("integer", 12)),
-        ({"value": "12", "type": "Short"}, TypedValue("integer", 12)),
+        ({"value": "12", "type": "Short"}, TypedValue("short", 12)),
         ({"value": 5, "type": "Long"}, TypedValue("long", 5)),
         ({"value": "true", "type": "Boolean"}, TypedValue("boolean", True)),
         ({"value": 3, "type": "String"}, TypedValue("string", "3")),
@@ -52,7 +52,7 @@ def test_dates_use_camundas_format_in_utc() -> None:
         (
             {"value": "[1]", "type": "Object",
              "valueInfo": {"serializationDataFormat": "application/json"}},
-            TypedValue("json", [1]),
+            TypedValue("object", [1]),
         ),
         (
             {"value": "2026-01-31T10:00:00.000+0000", "type": "Date"},
@@ -73,7 +73,9 @@ def test_typed_values_from_clients(dto: dict[str, object], expected: TypedValue)
         {"value": "maybe", "type": "Boolean"},
         {"value": "{", "type": "Json"},
         {"value": "x", "type": "Date"},
-        {"value": "AAAA", "type": "Bytes"},
+        {"value": "not base64!", "type": "Bytes"},
+        {"value": "AAAA", "type": "File"},
+        {"value": 5, "type": "Xml"},
         {"value": "rO0=", "type": "Object",
          "valueInfo": {"serializationDataFormat": "application/x-java-serialized-object"}},
         "not an object",

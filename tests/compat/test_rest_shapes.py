@@ -162,7 +162,7 @@ def test_start_variables_and_instances(rest: httpx.Client) -> None:
         "raw": ("Json", '{"x":[1]}'),
         "counted": ("Integer", 7),
         "wide": ("Long", 3),
-        "obj": ("Json", '{"k":"v"}'),
+        "obj": ("Object", {"k": "v"}),
     }
     plain = start(rest, "approval", {"small": {"value": 9}}, businessKey="order-2")
     assert "variables" not in plain

@@ -67,10 +67,12 @@ def variable_clauses(
                     test = sql.SQL(
                         "jsonb_typeof(v.value) = 'string' AND v.value #>> '{{}}' {} {}"
                     ).format(symbol, where.bind(f.text))
+        # Bytes and File values (base64 text in the column) are compared with nothing.
         where.compose(
-            sql.SQL("EXISTS (SELECT 1 FROM variable v WHERE {} AND v.name = {} AND {})").format(
-                sql.SQL(scope), value, test
-            )
+            sql.SQL(
+                "EXISTS (SELECT 1 FROM variable v WHERE {} AND v.name = {} "
+                "AND v.type NOT IN ('bytes', 'file') AND {})"
+            ).format(sql.SQL(scope), value, test)
         )
 
 
