@@ -42,9 +42,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any
 
 from engine.errors import HandlerError
+from engine.language.acting import CHANGE_KINDS, Change
 from engine.language.expression_context import TaskFacts as TaskFacts
 from engine.scripting import hosts
 
@@ -84,12 +85,6 @@ class Subject:
     definition_id: str | None = None
     event_name: str | None = None
     task: TaskFacts | None = None
-
-
-# One recorded call: ("set", name, value, local), ("assignee", None, user or None, False),
-# ("priority", None, number, False).
-ChangeKind = Literal["set", "remove", "assignee", "priority"]
-Change = tuple[ChangeKind, str | None, Any, bool]
 
 
 @dataclass(frozen=True)
@@ -172,7 +167,7 @@ class Isolate:
         return ScriptError(f"{where}: {message}", reason=failure.reason)
 
 
-_CHANGE_KINDS = frozenset({"set", "remove", "assignee", "priority"})
+_CHANGE_KINDS = CHANGE_KINDS
 
 
 def outcome(answer: str, where: str) -> ScriptOutcome:
