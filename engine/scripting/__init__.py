@@ -27,6 +27,12 @@ What a script sees, as Camunda 7 scripts expect it:
   `getName()`/`name`, `getAssignee()`/`setAssignee(user)`/`assignee` (assignable),
   `getPriority()`/`setPriority(n)`/`priority`, `getTaskDefinitionKey()`, `getEventName()`,
   `getExecution()`.
+- `S(value)` and `JSON(value)`: Camunda Spin's JSON access over a JSON value, a JSON text or a
+  node (`prop`, `hasProp`, `elements`, `fieldNames`, `stringValue`, `numberValue`, `boolValue`,
+  `value`, `isNull`... as engine/language/spin.py lists them for expressions), written in
+  JavaScript inside the isolate (`prelude.js`), frozen, with read-only nodes; `JSON.parse` and
+  `JSON.stringify` are still the built-ins. `XML(...)`, `S` of XML text and XML methods throw:
+  Spin XML is not supported.
 
 Values cross the boundary as JSON: strings, numbers, booleans, null, arrays and objects. Date
 variables reach a script as ISO 8601 strings, and a JavaScript `Date` a script stores becomes its
