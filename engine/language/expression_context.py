@@ -109,16 +109,19 @@ def context_for(
     values: Mapping[str, Any],
     task: TaskFacts | None = None,
     changes: ChangeLog | None = None,
+    *,
+    instance_execution: bool = False,
 ) -> ExpressionContext:
     """The context of an expression evaluated in `run` for `token` (None: for the instance, with
-    no execution), over `values`: the execution, `task` when there is one, the authenticated
-    user and the command's clock; with `changes` where the expression may act."""
+    no execution, unless `instance_execution`: the instance is the execution, as for a process's
+    listeners), over `values`: the execution, `task` when there is one, the authenticated user
+    and the command's clock; with `changes` where the expression may act."""
     execution = None
-    if token is not None:
+    if token is not None or instance_execution:
         execution = ExecutionFacts(
-            id=str(token.id),
+            id=str(token.id if token is not None else run.instance.id),
             process_instance_id=str(run.instance.id),
-            activity_id=token.node_id,
+            activity_id=token.node_id if token is not None else None,
             business_key=run.instance.business_key,
             process_definition_id=run.instance.definition_id,
             variables=values,

@@ -209,7 +209,7 @@ class Scripts:
             # Checked at deployment for where it may act; here its calls are recorded.
             changes = ChangeLog()
             facts = None if task is None else task_facts(task, values, changes)
-            context = context_for(self.run, token, values, facts, changes)
+            context = context_for(self.run, token, values, facts, changes, instance_execution=True)
             try:
                 expression = compile_expression(script.source, ACTS_ON_TASK)
                 return ScriptOutcome(expression.evaluate(values, context), changes.changes)

@@ -262,3 +262,24 @@ def test_a_listener_expression_failing_at_run_time_names_the_listener(engine: En
     assert "end listener of startEvent 'start'" in message
     assert "setVariable()" in message and "variable names must be non-empty strings" in message
     assert engine.list_instances().items == []
+
+
+def test_the_process_listeners_act_on_the_instance(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("closing")
+        .start_event("start")
+        .end_event("end")
+        .chain("start", "end")
+        .listener("closing", "start", script="${execution.setVariable('opened', 1)}", format="juel")
+        .listener(
+            "closing",
+            "end",
+            script="${execution.setVariable('closed', execution.getVariable('opened') + 1)}",
+            format="juel",
+        )
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("closing")
+    assert instance.state == InstanceState.COMPLETED
+    assert instance.variables() == {"opened": 1, "closed": 2}
