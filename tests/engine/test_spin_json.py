@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from engine.api import Engine
+from engine.builder import ProcessBuilder
 from engine.commands.deployments import Deploy, Resource
 from engine.errors import ExpressionError, ModelError
 from engine.language.expressions import compile_expression
@@ -288,3 +289,27 @@ def test_spin_xml_in_a_condition_is_refused_at_deployment(engine: Engine) -> Non
     assert "routing.bpmn" in str(error)
     assert "Spin XML is not supported by this engine" in str(error)
     assert engine.definitions("routing") == []
+
+
+def test_spin_in_a_collection_and_a_completion_condition(engine: Engine) -> None:
+    model = (
+        ProcessBuilder("picking")
+        .start_event("start")
+        .user_task("pick", name="Pick ${S(item).prop('sku').stringValue()}")
+        .user_task("after")
+        .chain("start", "pick", "after")
+        .multi_instance(
+            "pick",
+            collection="${S(order).prop('items').elements()}",
+            element_variable="item",
+            completion_condition="${nrOfCompletedInstances >= JSON(order).prop('needed').value()}",
+        )
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("picking", {"order": {**ORDER, "needed": 1}})
+    tasks = engine.user_tasks(instance.id)
+    assert sorted(t.name or "" for t in tasks) == ["Pick A-1", "Pick B-2"]
+    engine.complete_task(tasks[0].id)
+    [after] = engine.user_tasks(instance.id)
+    assert after.node_id == "after"
