@@ -470,6 +470,8 @@ def call_function(name: str, arguments: list[Any], context: ExpressionContext | 
     function = FUNCTIONS.get(name)
     if function is None:
         raise CallFailure(f"{name}() is not an allowed function")
+    if arguments and function[1] == 0:
+        raise CallFailure(f"{name}() takes no arguments")
     return _call(name, function, context, arguments)
 
 

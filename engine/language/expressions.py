@@ -2,12 +2,14 @@
 
 The language is deliberately small: literals, variables, `a.b` / `a['b']` / `a[0]` over dicts and
 lists, unary `- ! not empty`, arithmetic, comparisons, `&& || and or`, `c ? a : b` and
-parentheses, and the calls Camunda models use: the functions `dateTime()` and `now()`, and the
-methods that engine/language/expression_context.py lists by type (`execution.getVariable('x')`,
-`name.startsWith('A')`, `dateTime().plusWeeks(1).toDate()`...). Nothing reaches a Python
-attribute: a property of the execution or the task, and every method, is an entry of those tables.
-A call to a function or a method no type allows is refused when the expression is compiled (so
-when the model is deployed); one on a type that does not have it, when it runs.
+parentheses, and the calls Camunda models use: the functions `dateTime()`, `now()`, Spin's
+`S()` and `JSON()`, and the methods that engine/language/expression_context.py lists by type
+(`execution.getVariable('x')`, `name.startsWith('A')`, `S(order).prop('a').numberValue()`...).
+Nothing reaches a Python attribute: a property of the execution or the task, and every method, is
+an entry of those tables. A call to a function or a method no type allows is refused when the
+expression is compiled (so when the model is deployed); one on a type that does not have it, when
+it runs. So are Spin XML written literally, and acting calls (`execution.setVariable(...)`)
+where the expression may not act (`acting`, given by where the model uses it).
 
 Semantics, where JUEL leaves room or where we are stricter:
 - `+ - * / % div mod` need numbers (bool is not a number); `+` also joins two strings. `/` and `div`
@@ -175,7 +177,7 @@ class Member(ExprNode):
 
 @dataclass(frozen=True)
 class Call(ExprNode):
-    """`name(args)`: one of the allowed functions (`dateTime`, `now`)."""
+    """`name(args)`: one of the allowed functions (`dateTime`, `now`, `S`, `JSON`)."""
 
     name: str
     arguments: tuple[ExprNode, ...]
@@ -705,10 +707,7 @@ def _check_spin(root: ExprNode) -> None:
 
 def _check_execution(root: ExprNode) -> None:
     """A property or method of `execution` that it does not have is refused before it runs."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children())
+    for node in _nodes(root):
         problem = None
         if isinstance(node, MethodCall) and node.target == Variable("execution"):
             problem = execution_problem(node.name, called=True)
