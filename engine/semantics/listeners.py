@@ -2,9 +2,11 @@
 
 Execution listeners run on `start` and `end` of flow nodes and of the process and on `take` of
 sequence flows; task listeners on `create`, `assignment`, `complete` and `delete` of user tasks.
-A listener is a Python handler registered by name or a script (engine/scripting.py). Everything
-runs inside the command's transaction: a listener or script that fails raises, and the whole
-command rolls back (in a job, the failure counts down a retry like a failing handler's).
+A listener is a Python handler registered by name, a script (engine/scripting.py) or an
+expression whose calls may act (`${execution.setVariable('approved', true)}`: recorded and
+applied by engine/semantics/changes.py, as a script's are). Everything runs inside the
+command's transaction: a listener or script that fails raises, and the whole command rolls back
+(in a job, the failure counts down a retry like a failing handler's).
 
 What scripts and listener handlers read and write goes through `visible` and `write`, the one
 place that decides which variables a token sees and where a write lands.
