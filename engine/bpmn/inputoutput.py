@@ -65,8 +65,9 @@ class _Reader:
         return found
 
     def expression(self, text: str, element: Element, what: str) -> Expression | Composite:
-        fail = lambda message: self.fail(message, element)  # noqa: E731
-        compiled = compile_text_or_refuse(text, what, fail, ACTS_ON_EXECUTION)
+        compiled = compile_text_or_refuse(
+            text, what, lambda message: self.fail(message, element), ACTS_ON_EXECUTION
+        )
         assert not isinstance(compiled, str)  # the text has a ${ or #{
         return compiled
 

@@ -125,8 +125,9 @@ class BuilderBase:
         self, element_id: str, what: str, text: str, acting: frozenset[str] = NO_ACTING
     ) -> Expression:
         """`text` compiled (`acting`: what its calls may change, as `compile_expression` says)."""
-        refuse = lambda message: self._error(message, element_id)  # noqa: E731
-        return compile_or_refuse(text, what, refuse, acting)
+        return compile_or_refuse(
+            text, what, lambda message: self._error(message, element_id), acting
+        )
 
     def _timer(self, element_id: str, timer: TimerDefinition | None) -> TimerDefinition | None:
         if timer is None:
