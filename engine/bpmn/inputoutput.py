@@ -25,7 +25,7 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ModelError
 from engine.language.composite import Composite, compile_text_or_refuse, has_expression
-from engine.language.expressions import Expression
+from engine.language.expressions import ACTS_ON_EXECUTION, Expression
 from engine.language.mappings import (
     ExpressionValue,
     InputOutput,
@@ -65,7 +65,9 @@ class _Reader:
         return found
 
     def expression(self, text: str, element: Element, what: str) -> Expression | Composite:
-        compiled = compile_text_or_refuse(text, what, lambda message: self.fail(message, element))
+        compiled = compile_text_or_refuse(
+            text, what, lambda message: self.fail(message, element), ACTS_ON_EXECUTION
+        )
         assert not isinstance(compiled, str)  # the text has a ${ or #{
         return compiled
 

@@ -29,7 +29,7 @@ from engine.bpmn.reading import (
 )
 from engine.errors import ExpressionError, ModelError
 from engine.language.composite import has_expression
-from engine.language.expressions import compile_expression
+from engine.language.expressions import ACTS_ON_EXECUTION, compile_expression
 from engine.language.mappings import InputOutput
 from engine.model import EXECUTION_EVENTS, Node, SendTask, ServiceTask
 
@@ -157,7 +157,7 @@ def read_implementation(
             continue
         if evaluates and attribute == "expression" and not _names_handler(value):
             try:
-                expression = compile_expression(value)
+                expression = compile_expression(value, ACTS_ON_EXECUTION)
             except ExpressionError as exc:
                 raise error(f"camunda:expression: {exc.message}") from None
         else:
@@ -192,7 +192,7 @@ def read_implementation(
 def _names_handler(value: str) -> bool:
     """`${name}`: a handler's name (a text that does not compile is reported as the handler's)."""
     try:
-        return compile_expression(value).identifier is not None
+        return compile_expression(value, ACTS_ON_EXECUTION).identifier is not None
     except ExpressionError:
         return True
 

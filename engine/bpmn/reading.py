@@ -21,7 +21,12 @@ from lxml import etree  # type: ignore[import-untyped]
 
 from engine.errors import ExpressionError, ModelError
 from engine.language.composite import compile_text, has_expression
-from engine.language.expressions import compile_expression
+from engine.language.expressions import (
+    ACTS_ON_EXECUTION,
+    ACTS_ON_TASK,
+    NO_ACTING,
+    compile_expression,
+)
 from engine.language.timers import parse_cycle
 from engine.model import (
     DEFAULT_LIMITS,
@@ -388,8 +393,10 @@ def read_script(
     written_format: str | None,
     text: str,
     resource: str | None,
+    acting: frozenset[str] = NO_ACTING,
 ) -> Script:
-    """A script of `element`: its format checked, its text inline or read from its resource."""
+    """A script of `element`: its format checked, its text inline or read from its resource
+    (an expression's calls may change what `acting` names: see `compile_expression`)."""
     if not (written_format or "").strip():
         raise ctx.error("a script needs a scriptFormat (javascript)", element, owner_id)
     kind = script_format(written_format)
@@ -412,7 +419,7 @@ def read_script(
         raise ctx.error("the script is empty", element, owner_id)
     if kind == "expression":
         try:
-            compile_expression(text.strip())
+            compile_expression(text.strip(), acting)
         except ExpressionError as error:
             raise ctx.error(f"script: {error.message}", element, owner_id) from None
         text = text.strip()
@@ -422,9 +429,9 @@ def read_script(
 def listener_handler(value: str) -> str | None:
     """The handler a listener's camunda:expression or camunda:delegateExpression names:
     `${name}` names `name`, `${name.method(execution)}` names `name.method`. None for any other
-    text (which is never evaluated)."""
+    text, and for a call on `execution` or `task` (an expression to evaluate)."""
     found = _LISTENER_EXPRESSION.fullmatch(value.strip())
-    if found is None:
+    if found is None or (found.group(2) and found.group(1) in ("execution", "task")):
         return None
     return f"{found.group(1)}.{found.group(2)}" if found.group(2) else found.group(1)
 
@@ -443,7 +450,10 @@ def _listener(
     if event not in events:
         shown = ", ".join(events)
         raise ctx.error(f"camunda:{local} event '{event}' is not one of {shown}", child, owner_id)
+    acting = ACTS_ON_TASK if local == TASK_LISTENER else ACTS_ON_EXECUTION
     handlers: list[str] = []
+    script: Script | None = None
+    evaluated: Script | None = None  # a camunda:expression that is not a handler's name
     class_name = child.get("class")
     if class_name is not None:
         if not is_handler_name(class_name.strip()):
@@ -454,14 +464,27 @@ def _listener(
         if value is None:
             continue
         name = listener_handler(value)
-        if name is None:
+        if name is not None:
+            handlers.append(name)
+            continue
+        if attribute == "delegateExpression":
             message = (
-                f"camunda:{local} {attribute} must name a registered handler as ${{name}} or "
-                f"${{name.method(execution)}}, not {value}"
+                f"camunda:{local} delegateExpression must name a registered handler as "
+                f"${{name}} or ${{name.method(execution)}}, not {value}"
             )
             raise ctx.error(message, child, owner_id)
-        handlers.append(name)
-    script: Script | None = None
+        # Any other camunda:expression is evaluated when the listener runs, and may act
+        # (`${execution.setVariable('approved', true)}`); what it calls is checked here.
+        try:
+            compile_expression(value.strip(), acting)
+        except ExpressionError as error:
+            message = (
+                f"camunda:{local} expression: {error.message}; a listener's expression is "
+                "evaluated (only calls the expression language allows), or it must name a "
+                "registered handler as ${name} or ${name.method(execution)}"
+            )
+            raise ctx.error(message, child, owner_id) from None
+        evaluated = Script(format="expression", source=value.strip())
     for part in element_children(child):
         part_local = local_name(part)
         if namespace_of(part) == CAMUNDA_NS and part_local == "script":
@@ -474,6 +497,7 @@ def _listener(
                 part.get("scriptFormat"),
                 "".join(part.itertext()),
                 part.get("resource"),
+                acting,
             )
         elif namespace_of(part) == CAMUNDA_NS and part_local == "field":
             message = (
@@ -483,7 +507,7 @@ def _listener(
             raise ctx.error(message, part, owner_id)
         else:
             raise ctx.unsupported(part, owner_id)
-    if len(handlers) + (script is not None) != 1:
+    if len(handlers) + (script is not None) + (evaluated is not None) != 1:
         message = (
             f"camunda:{local} needs exactly one of class, expression, delegateExpression or a "
             "camunda:script"
@@ -492,7 +516,7 @@ def _listener(
     return Listener(
         event=event,
         handler=handlers[0] if handlers else None,
-        script=script,
+        script=script or evaluated,
         line=child.sourceline,
     )
 

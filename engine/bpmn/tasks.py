@@ -19,6 +19,7 @@ from engine.bpmn.reading import (
     read_listeners,
     read_script,
 )
+from engine.language.expressions import ACTS_ON_EXECUTION
 from engine.model import (
     TASK_EVENTS,
     Node,
@@ -54,6 +55,7 @@ def script_task(element: Element, ctx: Context) -> Node:
         element.get("scriptFormat"),
         text,
         element.get(camunda_tag("resource")),
+        ACTS_ON_EXECUTION,
     )
     result = element.get(camunda_tag("resultVariable"))
     if result is not None and not result.strip():

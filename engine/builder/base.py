@@ -10,7 +10,7 @@ from engine.bpmn.parser import timer_problem
 from engine.bpmn.reading import is_handler_name, retry_cycle_problem, script_format
 from engine.errors import ModelError
 from engine.language.composite import compile_text_or_refuse, has_expression
-from engine.language.expressions import Expression, compile_or_refuse
+from engine.language.expressions import NO_ACTING, Expression, compile_or_refuse
 from engine.language.forms import FormField, form_problem
 from engine.language.history_ttl import check_history_ttl
 from engine.model import Listener, Node, Script, SequenceFlow, TimerDefinition
@@ -121,8 +121,13 @@ class BuilderBase:
             compile_text_or_refuse(value, what, lambda message: self._error(message, element_id))
         return value
 
-    def _expression(self, element_id: str, what: str, text: str) -> Expression:
-        return compile_or_refuse(text, what, lambda message: self._error(message, element_id))
+    def _expression(
+        self, element_id: str, what: str, text: str, acting: frozenset[str] = NO_ACTING
+    ) -> Expression:
+        """`text` compiled (`acting`: what its calls may change, as `compile_expression` says)."""
+        return compile_or_refuse(
+            text, what, lambda message: self._error(message, element_id), acting
+        )
 
     def _timer(self, element_id: str, timer: TimerDefinition | None) -> TimerDefinition | None:
         if timer is None:
@@ -167,7 +172,9 @@ class BuilderBase:
         if topic is not None and not topic:
             raise self._error("an external task needs a non-empty topic", id)
 
-    def _script(self, element_id: str, format: str, source: str) -> Script:
+    def _script(
+        self, element_id: str, format: str, source: str, acting: frozenset[str] = NO_ACTING
+    ) -> Script:
         kind = script_format(format)
         if kind is None:
             raise self._error(f"script language '{format}' is not supported", element_id)
@@ -175,5 +182,5 @@ class BuilderBase:
             raise self._error("the script is empty", element_id)
         if kind == "expression":
             source = source.strip()
-            self._expression(element_id, "script", source)
+            self._expression(element_id, "script", source, acting)
         return Script(format=kind, source=source)

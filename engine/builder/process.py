@@ -13,7 +13,12 @@ from engine.builder.gateways import Gateways
 from engine.builder.scopes import Scopes
 from engine.builder.tasks import Tasks
 from engine.errors import ExpressionError
-from engine.language.expressions import Expression, compile_expression
+from engine.language.expressions import (
+    ACTS_ON_EXECUTION,
+    ACTS_ON_TASK,
+    Expression,
+    compile_expression,
+)
 from engine.language.mappings import InputOutput, Parameter, from_python
 from engine.model import (
     EXECUTION_EVENTS,
@@ -56,7 +61,11 @@ class ProcessBuilder(Events, Tasks, Gateways, Scopes):
         made = Listener(
             event=event,
             handler=handler,
-            script=None if script is None else self._script(element_id, format, script),
+            script=None
+            if script is None
+            else self._script(
+                element_id, format, script, ACTS_ON_TASK if task else ACTS_ON_EXECUTION
+            ),
         )
         for index, flow in enumerate(self._flows):
             if flow.id == element_id and not task:

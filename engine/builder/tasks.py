@@ -8,7 +8,7 @@ from typing import Self, Unpack
 
 from engine.builder.base import BuilderBase, NodeOptions
 from engine.language.composite import has_expression
-from engine.language.expressions import compile_expression, is_expression
+from engine.language.expressions import ACTS_ON_EXECUTION, is_expression
 from engine.language.forms import FormField
 from engine.model import (
     BusinessRuleTask,
@@ -47,8 +47,7 @@ class Tasks(BuilderBase):
         if expression is not None:
             if not is_expression(expression):
                 raise self._error(f"expression '{expression}' is not one ${{...}}", id)
-            self._checked(id, "expression", expression)
-            compiled = compile_expression(expression)
+            compiled = self._expression(id, "expression", expression, ACTS_ON_EXECUTION)
         if isinstance(priority, str) and not has_expression(priority):
             raise self._error(f"priority '{priority}' is neither a number nor ${{...}}", id)
         if isinstance(priority, str):
@@ -136,7 +135,7 @@ class Tasks(BuilderBase):
             id,
             name,
             options,
-            script=self._script(id, format, script),
+            script=self._script(id, format, script, ACTS_ON_EXECUTION),
             result_variable=result_variable,
         )
 

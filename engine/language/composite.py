@@ -24,7 +24,12 @@ from typing import Any
 
 from engine.errors import ExpressionError
 from engine.language.expression_context import ExpressionContext
-from engine.language.expressions import MAX_SOURCE_LENGTH, Expression, closing_brace
+from engine.language.expressions import (
+    MAX_SOURCE_LENGTH,
+    NO_ACTING,
+    Expression,
+    closing_brace,
+)
 
 MAX_COMPOSITE_LENGTH = 4 * MAX_SOURCE_LENGTH
 
@@ -71,7 +76,7 @@ def _fail(text: str, problem: str) -> ExpressionError:
     return ExpressionError(f"{problem}: {shown}", expression=text)
 
 
-def _split(text: str) -> list[Part]:
+def _split(text: str, acting: frozenset[str] = NO_ACTING) -> list[Part]:
     """The literal texts and expressions of `text`, by JUEL's rules for literal text."""
     parts: list[Part] = []
     literal: list[str] = []
@@ -93,7 +98,7 @@ def _split(text: str) -> list[Part]:
             if literal:
                 parts.append("".join(literal))
                 literal = []
-            parts.append(Expression(text[index : index + close + 1]))
+            parts.append(Expression(text[index : index + close + 1], acting))
             markers.add(char)
             index += close + 1
             continue
@@ -116,27 +121,31 @@ def has_expression(text: str) -> bool:
     return "${" in text or "#{" in text
 
 
-def compile_text(text: str) -> str | Expression | Composite:
+def compile_text(text: str, acting: frozenset[str] = NO_ACTING) -> str | Expression | Composite:
     """A model attribute as JUEL reads it: the text itself when it has no `${`/`#{`, one
     expression, or a composite (also a text whose only `${` is escaped: it evaluates to the
-    text without the escapes). Raises ExpressionError naming the bad part."""
+    text without the escapes); `acting` as `compile_expression` takes it. Raises
+    ExpressionError naming the bad part."""
     if not has_expression(text):
         return text
     if len(text) > MAX_COMPOSITE_LENGTH:
         raise _fail(text, f"text is longer than {MAX_COMPOSITE_LENGTH} characters")
-    parts = _split(text)
+    parts = _split(text, acting)
     if len(parts) == 1 and isinstance(parts[0], Expression):
         return parts[0]
     return Composite(text, tuple(parts))
 
 
 def compile_text_or_refuse(
-    text: str, what: str, refuse: Callable[[str], Exception]
+    text: str,
+    what: str,
+    refuse: Callable[[str], Exception],
+    acting: frozenset[str] = NO_ACTING,
 ) -> str | Expression | Composite:
     """`compile_text`; a problem is raised as the error `refuse` makes of "`what`: problem" (a
     model reader's or builder's refusal)."""
     try:
-        return compile_text(text)
+        return compile_text(text, acting)
     except ExpressionError as error:
         raise refuse(f"{what}: {error.message}") from None
 

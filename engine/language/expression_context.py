@@ -6,15 +6,22 @@ has, and every method or property an expression may use on a value is listed bel
 
 - `execution` (an `ExecutionFacts`): `id`, `activityId`, `processInstanceId`,
   `processBusinessKey`, `businessKey`, `processDefinitionId` and their `getX()` getters,
-  `getVariable(name)`, `hasVariable(name)`.
+  `getVariable(name)`, `hasVariable(name)`; where the expression may act (a listener, an
+  input/output parameter, a service task's expression: it has a `ChangeLog`),
+  `setVariable(name, value)`, `setVariableLocal`, `removeVariable(name)`,
+  `removeVariableLocal`, recorded for the command to apply (engine/language/acting.py).
 - `task` (a `TaskFacts`, where a task is in context): `id`, `name`, `assignee`,
-  `taskDefinitionKey`, `priority` and their getters, `getVariable(name)`, `hasVariable(name)`.
+  `taskDefinitionKey`, `priority` and their getters, `getVariable(name)`, `hasVariable(name)`;
+  in a task listener also the variable setters above, `setAssignee(user)`, `setName(text)`,
+  `setDescription(text)`, `setPriority(n)`, `setDueDate(date)`, `setFollowUpDate(date)`.
 - `authenticatedUserId`: the user the command runs for, or null.
 - `dateTime()` (a Joda-style `DateTimeValue`) and `now()` (the moment itself, a Date in Camunda),
   both on the command's clock: `plusYears/Months/Weeks/Days/Hours/Minutes/Seconds(n)`, the same
   with `minus`, and `toDate()`.
 - strings: `contains`, `startsWith`, `endsWith`, `toUpperCase`, `toLowerCase`, `length`, `trim`,
   `isEmpty`, `equals`, `equalsIgnoreCase`, `substring`.
+- `S(value)` and `JSON(value)`, Camunda Spin's JSON access, and the nodes' methods (also
+  callable on a JSON object or array value itself): see engine/language/spin.py.
 
 Nothing else is callable and no Python attribute is ever read: a method is a function in these
 tables, looked up by the value's exact type and the method's name.
@@ -27,7 +34,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from engine.language import timers
+from engine.errors import BadRequest
+from engine.language import spin, timers
+from engine.language.acting import ChangeKind, ChangeLog
+from engine.language.variables import check_name, infer
 
 if TYPE_CHECKING:
     from engine.core.runtime import InstanceRun, Token, UserTaskRow
@@ -47,6 +57,8 @@ class ExecutionFacts:
     business_key: str | None = None
     process_definition_id: str | None = None
     variables: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # Where the expression may act: its acting calls are recorded here.
+    changes: ChangeLog | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class TaskFacts:
     assignee: str | None = None
     priority: int | None = None
     variables: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    changes: ChangeLog | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -95,19 +108,24 @@ def context_for(
     token: Token | None,
     values: Mapping[str, Any],
     task: TaskFacts | None = None,
+    changes: ChangeLog | None = None,
+    *,
+    instance_execution: bool = False,
 ) -> ExpressionContext:
     """The context of an expression evaluated in `run` for `token` (None: for the instance, with
-    no execution), over `values`: the execution, `task` when there is one, the authenticated
-    user and the command's clock."""
+    no execution, unless `instance_execution`: the instance is the execution, as for a process's
+    listeners), over `values`: the execution, `task` when there is one, the authenticated user
+    and the command's clock; with `changes` where the expression may act."""
     execution = None
-    if token is not None:
+    if token is not None or instance_execution:
         execution = ExecutionFacts(
-            id=str(token.id),
+            id=str(token.id if token is not None else run.instance.id),
             process_instance_id=str(run.instance.id),
-            activity_id=token.node_id,
+            activity_id=token.node_id if token is not None else None,
             business_key=run.instance.business_key,
             process_definition_id=run.instance.definition_id,
             variables=values,
+            changes=changes,
         )
     return ExpressionContext(
         now=run.now,
@@ -117,8 +135,10 @@ def context_for(
     )
 
 
-def task_facts(task: UserTaskRow, values: Mapping[str, Any]) -> TaskFacts:
-    """A user task as expressions see it."""
+def task_facts(
+    task: UserTaskRow, values: Mapping[str, Any], changes: ChangeLog | None = None
+) -> TaskFacts:
+    """A user task as expressions see it (with `changes` in a task listener, where it may act)."""
     return TaskFacts(
         id=str(task.id),
         task_definition_key=task.node_id,
@@ -126,6 +146,7 @@ def task_facts(task: UserTaskRow, values: Mapping[str, Any]) -> TaskFacts:
         assignee=task.assignee,
         priority=task.priority,
         variables=values,
+        changes=changes,
     )
 
 
@@ -138,9 +159,14 @@ def _clock(context: ExpressionContext | None, name: str) -> datetime:
     return context.now
 
 
-FUNCTIONS: dict[str, Callable[[ExpressionContext | None], Any]] = {
-    "dateTime": lambda context: DateTimeValue(_clock(context, "dateTime")),
-    "now": lambda context: _clock(context, "now"),
+# A function: (the fewest arguments, the most, the function of the context and the arguments).
+Function = tuple[int, int, Callable[..., Any]]
+
+FUNCTIONS: dict[str, Function] = {
+    "dateTime": (0, 0, lambda context: DateTimeValue(_clock(context, "dateTime"))),
+    "now": (0, 0, lambda context: _clock(context, "now")),
+    "S": (1, 2, lambda context, value, *format_: spin.read(value, "S", *format_)),
+    "JSON": (1, 1, lambda context, value: spin.read(value, "JSON")),
 }
 
 
@@ -159,6 +185,10 @@ _TYPE_NAMES: dict[type, str] = {
     DateTimeValue: "dateTime",
     datetime: "date",
     str: "string",
+    spin.SpinJsonNode: "JSON node",
+    spin.SpinList: "list of JSON nodes",
+    dict: "JSON object",
+    list: "JSON array",
 }
 
 
@@ -243,12 +273,109 @@ def _date_methods(
     return methods
 
 
-def _variable(variables: Mapping[str, Any], name: Any) -> Any:
-    return variables.get(_text(name, "getVariable"))
+def _variable(facts: ExecutionFacts | TaskFacts, name: Any) -> Any:
+    key = _text(name, "getVariable")
+    if facts.changes is not None:
+        written, value = facts.changes.read(key)
+        if written:
+            return value
+    return facts.variables.get(key)
 
 
-def _has_variable(variables: Mapping[str, Any], name: Any) -> bool:
-    return _text(name, "hasVariable") in variables
+def _has_variable(facts: ExecutionFacts | TaskFacts, name: Any) -> bool:
+    key = _text(name, "hasVariable")
+    written = None if facts.changes is None else facts.changes.has(key)
+    return key in facts.variables if written is None else written
+
+
+def _log(facts: ExecutionFacts | TaskFacts, method: str) -> ChangeLog:
+    if facts.changes is None:
+        raise CallFailure(
+            f"{method}() changes the instance, which this expression cannot do here; only "
+            "listeners, input/output parameters and service task expressions act"
+        )
+    return facts.changes
+
+
+def _variable_name(name: Any, method: str) -> str:
+    try:
+        check_name(name)
+    except BadRequest as error:
+        raise CallFailure(f"{method}(): {error.message}") from None
+    assert isinstance(name, str)
+    return name
+
+
+def _set(facts: ExecutionFacts | TaskFacts, name: Any, value: Any, local: bool) -> None:
+    method = "setVariableLocal" if local else "setVariable"
+    log = _log(facts, method)
+    key = _variable_name(name, method)
+    value = result_value(value)
+    try:
+        infer(value)
+    except BadRequest as error:
+        raise CallFailure(f"{method}('{key}'): {error.message}") from None
+    log.record("set", key, value, local)
+
+
+def _remove(facts: ExecutionFacts | TaskFacts, name: Any, local: bool) -> None:
+    method = "removeVariableLocal" if local else "removeVariable"
+    log = _log(facts, method)
+    log.record("remove", _variable_name(name, method), None, local)
+
+
+def _variable_methods() -> dict[str, Method]:
+    """Reading and (where the expression may act) changing variables, on the execution and
+    the task alike."""
+    return {
+        "getVariable": (1, 1, _variable),
+        "hasVariable": (1, 1, _has_variable),
+        "setVariable": (2, 2, lambda f, name, value: _set(f, name, value, False)),
+        "setVariableLocal": (2, 2, lambda f, name, value: _set(f, name, value, True)),
+        "removeVariable": (1, 1, lambda f, name: _remove(f, name, False)),
+        "removeVariableLocal": (1, 1, lambda f, name: _remove(f, name, True)),
+    }
+
+
+def _optional_text(value: Any, method: str) -> str | None:
+    if value is None:
+        return None
+    text = _text(value, method)
+    try:
+        infer(text)
+    except BadRequest as error:
+        raise CallFailure(f"{method}(): {error.message}") from None
+    if method == "setAssignee" and len(text) > 255:
+        raise CallFailure("setAssignee(): a user id has at most 255 characters")
+    return text
+
+
+def _optional_date(value: Any, method: str) -> datetime | None:
+    value = result_value(value)
+    if value is None or isinstance(value, datetime):
+        return value
+    raise CallFailure(f"{method}() needs a date (such as dateTime().plusDays(1).toDate())")
+
+
+def _task_setter(kind: ChangeKind, method: str, convert: Callable[[Any, str], Any]) -> Method:
+    def record(facts: TaskFacts, value: Any) -> None:
+        _log(facts, method).record(kind, None, convert(value, method))
+
+    return 1, 1, record
+
+
+_TASK_SETTERS: dict[str, Method] = {
+    "setAssignee": _task_setter("assignee", "setAssignee", _optional_text),
+    "setName": _task_setter("name", "setName", _optional_text),
+    "setDescription": _task_setter("description", "setDescription", _optional_text),
+    "setPriority": _task_setter("priority", "setPriority", _integer),
+    "setDueDate": _task_setter("due", "setDueDate", _optional_date),
+    "setFollowUpDate": _task_setter("follow_up", "setFollowUpDate", _optional_date),
+}
+# The methods that change the instance: an expression calls them on `execution` or `task` only.
+ACTING_METHODS: frozenset[str] = frozenset(
+    name for name in (*_variable_methods(), *_TASK_SETTERS) if not name.startswith(("get", "has"))
+)
 
 
 _EXECUTION_PROPERTIES: dict[str, Callable[[ExecutionFacts], Any]] = {
@@ -282,16 +409,12 @@ PROPERTIES: dict[type, Mapping[str, Callable[[Any], Any]]] = {
 }
 METHODS: dict[type, Mapping[str, Method]] = {
     str: _STRING_METHODS,
-    ExecutionFacts: {
-        **_getters(_EXECUTION_PROPERTIES),
-        "getVariable": (1, 1, lambda e, name: _variable(e.variables, name)),
-        "hasVariable": (1, 1, lambda e, name: _has_variable(e.variables, name)),
-    },
-    TaskFacts: {
-        **_getters(_TASK_PROPERTIES),
-        "getVariable": (1, 1, lambda t, name: _variable(t.variables, name)),
-        "hasVariable": (1, 1, lambda t, name: _has_variable(t.variables, name)),
-    },
+    ExecutionFacts: {**_getters(_EXECUTION_PROPERTIES), **_variable_methods()},
+    TaskFacts: {**_getters(_TASK_PROPERTIES), **_variable_methods(), **_TASK_SETTERS},
+    spin.SpinJsonNode: spin.NODE_METHODS,
+    spin.SpinList: spin.LIST_METHODS,
+    dict: spin.PLAIN_METHODS,
+    list: spin.PLAIN_METHODS,
     DateTimeValue: _date_methods(DateTimeValue, lambda value: value.moment),
     datetime: _date_methods(lambda moment: moment, lambda moment: moment),
 }
@@ -329,20 +452,27 @@ def call_method(target: Any, name: str, arguments: list[Any]) -> Any:
     method = METHODS.get(type(target), {}).get(name)
     if method is None:
         raise CallFailure(f"{name}() is not a method a {_type_name(target)} allows")
+    return _call(name, method, target, arguments)
+
+
+def _call(name: str, method: Method, target: Any, arguments: list[Any]) -> Any:
     fewest, most, function = method
     if not fewest <= len(arguments) <= most:
         wanted = str(fewest) if fewest == most else f"{fewest} to {most}"
         raise CallFailure(f"{name}() takes {wanted} arguments, not {len(arguments)}")
-    return function(target, *arguments)
+    try:
+        return function(target, *arguments)
+    except spin.SpinFailure as failure:
+        raise CallFailure(f"{name}(): {failure}") from None
 
 
 def call_function(name: str, arguments: list[Any], context: ExpressionContext | None) -> Any:
     function = FUNCTIONS.get(name)
     if function is None:
         raise CallFailure(f"{name}() is not an allowed function")
-    if arguments:
+    if arguments and function[1] == 0:
         raise CallFailure(f"{name}() takes no arguments")
-    return function(context)
+    return _call(name, function, context, arguments)
 
 
 def result_value(value: Any) -> Any:
@@ -350,6 +480,8 @@ def result_value(value: Any) -> Any:
     task themselves are not values."""
     if isinstance(value, DateTimeValue):
         return value.moment
+    if isinstance(value, (spin.SpinJsonNode, spin.SpinList)):
+        return spin.plain(value)
     if isinstance(value, (ExecutionFacts, TaskFacts)):
         raise CallFailure(f"the {_type_name(value)} itself is not a value an expression can give")
     return value

@@ -2,12 +2,14 @@
 
 The language is deliberately small: literals, variables, `a.b` / `a['b']` / `a[0]` over dicts and
 lists, unary `- ! not empty`, arithmetic, comparisons, `&& || and or`, `c ? a : b` and
-parentheses, and the calls Camunda models use: the functions `dateTime()` and `now()`, and the
-methods that engine/language/expression_context.py lists by type (`execution.getVariable('x')`,
-`name.startsWith('A')`, `dateTime().plusWeeks(1).toDate()`...). Nothing reaches a Python
-attribute: a property of the execution or the task, and every method, is an entry of those tables.
-A call to a function or a method no type allows is refused when the expression is compiled (so
-when the model is deployed); one on a type that does not have it, when it runs.
+parentheses, and the calls Camunda models use: the functions `dateTime()`, `now()`, Spin's
+`S()` and `JSON()`, and the methods that engine/language/expression_context.py lists by type
+(`execution.getVariable('x')`, `name.startsWith('A')`, `S(order).prop('a').numberValue()`...).
+Nothing reaches a Python attribute: a property of the execution or the task, and every method, is
+an entry of those tables. A call to a function or a method no type allows is refused when the
+expression is compiled (so when the model is deployed); one on a type that does not have it, when
+it runs. So are Spin XML written literally, and acting calls (`execution.setVariable(...)`)
+where the expression may not act (`acting`, given by where the model uses it).
 
 Semantics, where JUEL leaves room or where we are stricter:
 - `+ - * / % div mod` need numbers (bool is not a number); `+` also joins two strings. `/` and `div`
@@ -34,7 +36,9 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from engine.errors import ExpressionError
+from engine.language import spin
 from engine.language.expression_context import (
+    ACTING_METHODS,
     FUNCTIONS,
     METHOD_NAMES,
     CallFailure,
@@ -173,7 +177,7 @@ class Member(ExprNode):
 
 @dataclass(frozen=True)
 class Call(ExprNode):
-    """`name(args)`: one of the allowed functions (`dateTime`, `now`)."""
+    """`name(args)`: one of the allowed functions (`dateTime`, `now`, `S`, `JSON`)."""
 
     name: str
     arguments: tuple[ExprNode, ...]
@@ -450,6 +454,10 @@ def _check_calls(tokens: list[_Token]) -> None:
         if previous.kind != "name":
             continue
         name = previous.value
+        if name == "XML" or name in spin.XML_METHODS:
+            raise _SyntaxError(f"{name}(): {spin.SPIN_XML}")
+        if name in spin.SETTERS:
+            raise _SyntaxError(f"{name}() changes a JSON node; Spin nodes are read-only here")
         if index > 0 and tokens[index - 1] == ("op", "."):
             if name not in METHOD_NAMES:
                 raise _SyntaxError(
@@ -619,7 +627,13 @@ class _Parser:
         raise _SyntaxError(f"unexpected {self.describe()}")
 
 
-def _compile(text: str) -> ExprNode:
+# Who may act: the names whose acting methods (`setVariable`...) an expression may call.
+NO_ACTING: frozenset[str] = frozenset()
+ACTS_ON_EXECUTION = frozenset({"execution"})
+ACTS_ON_TASK = frozenset({"execution", "task"})
+
+
+def _compile(text: str, acting: frozenset[str] = NO_ACTING) -> ExprNode:
     if len(text) > MAX_SOURCE_LENGTH:
         raise _SyntaxError(f"expression is longer than {MAX_SOURCE_LENGTH} characters")
     if not text.startswith(("${", "#{")):
@@ -636,15 +650,64 @@ def _compile(text: str) -> ExprNode:
     if _depth(root) > MAX_DEPTH:
         raise _SyntaxError(f"expression is nested more than {MAX_DEPTH} levels deep")
     _check_execution(root)
+    _check_acting(root, acting)
+    _check_spin(root)
     return root
+
+
+def _nodes(root: ExprNode) -> list[ExprNode]:
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(node.children())
+    return found
+
+
+def _check_acting(root: ExprNode, acting: frozenset[str]) -> None:
+    """A call that changes the instance (`execution.setVariable(...)`, `task.setAssignee(...)`)
+    is allowed only on `execution` or `task`, and only where the expression may act."""
+    for node in _nodes(root):
+        if not isinstance(node, MethodCall) or node.name not in ACTING_METHODS:
+            continue
+        target = node.target.name if isinstance(node.target, Variable) else None
+        if target not in ("execution", "task"):
+            raise _SyntaxError(
+                f"{node.name}() changes the instance: call it on execution or task "
+                f"(execution.{node.name}(...))"
+            )
+        if target not in acting:
+            where = (
+                "task listeners"
+                if target == "task" and acting
+                else "listeners, input/output parameters and service task expressions"
+            )
+            raise _SyntaxError(
+                f"{target}.{node.name}() changes the instance; only {where} may call it"
+            )
+
+
+def _check_spin(root: ExprNode) -> None:
+    """Spin XML written literally (`S('<order/>')`, `S(x, 'application/xml')`) is refused
+    before the expression runs."""
+    for node in _nodes(root):
+        if isinstance(node, Call) and node.name in ("S", "JSON"):
+            first, second = (*node.arguments, None, None)[:2]
+            xml_text = (
+                node.name == "S" and isinstance(first, Literal) and spin.is_xml_text(first.value)
+            )
+            xml_format = (
+                isinstance(second, Literal)
+                and isinstance(second.value, str)
+                and second.value.strip().lower() == spin.XML_FORMAT
+            )
+            if xml_text or xml_format:
+                raise _SyntaxError(f"{node.name}(): {spin.SPIN_XML}")
 
 
 def _check_execution(root: ExprNode) -> None:
     """A property or method of `execution` that it does not have is refused before it runs."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.children())
+    for node in _nodes(root):
         problem = None
         if isinstance(node, MethodCall) and node.target == Variable("execution"):
             problem = execution_problem(node.name, called=True)
@@ -671,11 +734,13 @@ class Expression:
     """A compiled expression. Equal (and hashed) by its source text only."""
 
     source: str
+    # The names whose acting methods it may call (see `ACTS_ON_EXECUTION`, `ACTS_ON_TASK`).
+    acting: frozenset[str] = field(default=NO_ACTING, repr=False, compare=False)
     _root: ExprNode = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         try:
-            root = _compile(self.source)
+            root = _compile(self.source, self.acting)
         except _SyntaxError as error:
             message = f"{error}: {_shorten(self.source)}"
             raise ExpressionError(message, expression=self.source) from None
@@ -699,16 +764,23 @@ class Expression:
         return self._root.name if isinstance(self._root, Variable) else None
 
 
-def compile_expression(text: str) -> Expression:
-    """Compile `${...}` or `#{...}` text; raise ExpressionError naming the problem and the text."""
-    return Expression(text)
+def compile_expression(text: str, acting: frozenset[str] = NO_ACTING) -> Expression:
+    """Compile `${...}` or `#{...}` text; raise ExpressionError naming the problem and the text.
+    `acting` names what its calls may change (none, unless it is a listener's, a mapping's or a
+    service task's: `ACTS_ON_EXECUTION`, `ACTS_ON_TASK`)."""
+    return Expression(text, acting)
 
 
-def compile_or_refuse(text: str, what: str, refuse: Callable[[str], Exception]) -> Expression:
+def compile_or_refuse(
+    text: str,
+    what: str,
+    refuse: Callable[[str], Exception],
+    acting: frozenset[str] = NO_ACTING,
+) -> Expression:
     """Compile `text` as `compile_expression` does; a problem is raised as the error `refuse`
     makes of the message "`what`: problem" (a model reader's or builder's refusal)."""
     try:
-        return Expression(text)
+        return Expression(text, acting)
     except ExpressionError as error:
         raise refuse(f"{what}: {error.message}") from None
 

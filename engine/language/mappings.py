@@ -20,7 +20,7 @@ from engine import scripting
 from engine.errors import ExpressionError
 from engine.language.composite import Composite, compile_text
 from engine.language.expression_context import ExpressionContext
-from engine.language.expressions import Expression
+from engine.language.expressions import ACTS_ON_EXECUTION, Expression
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def from_python(value: Any) -> MappingValue:
     if value is None:
         return TextValue(None)
     if isinstance(value, str):
-        compiled = compile_text(value)
+        compiled = compile_text(value, ACTS_ON_EXECUTION)
         return TextValue(value) if isinstance(compiled, str) else ExpressionValue(compiled)
     if isinstance(value, list | tuple):
         return ListValue(tuple(from_python(item) for item in value))

@@ -27,6 +27,12 @@ What a script sees, as Camunda 7 scripts expect it:
   `getName()`/`name`, `getAssignee()`/`setAssignee(user)`/`assignee` (assignable),
   `getPriority()`/`setPriority(n)`/`priority`, `getTaskDefinitionKey()`, `getEventName()`,
   `getExecution()`.
+- `S(value)` and `JSON(value)`: Camunda Spin's JSON access over a JSON value, a JSON text or a
+  node (`prop`, `hasProp`, `elements`, `fieldNames`, `stringValue`, `numberValue`, `boolValue`,
+  `value`, `isNull`... as engine/language/spin.py lists them for expressions), written in
+  JavaScript inside the isolate (`prelude.js`), frozen, with read-only nodes; `JSON.parse` and
+  `JSON.stringify` are still the built-ins. `XML(...)`, `S` of XML text and XML methods throw:
+  Spin XML is not supported.
 
 Values cross the boundary as JSON: strings, numbers, booleans, null, arrays and objects. Date
 variables reach a script as ISO 8601 strings, Bytes variables as base64 text, File variables as
@@ -44,9 +50,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any
 
 from engine.errors import HandlerError
+from engine.language.acting import CHANGE_KINDS, Change
 from engine.language.expression_context import TaskFacts as TaskFacts
 from engine.language.variables import FileValue
 from engine.scripting import hosts
@@ -87,12 +94,6 @@ class Subject:
     definition_id: str | None = None
     event_name: str | None = None
     task: TaskFacts | None = None
-
-
-# One recorded call: ("set", name, value, local), ("assignee", None, user or None, False),
-# ("priority", None, number, False).
-ChangeKind = Literal["set", "remove", "assignee", "priority"]
-Change = tuple[ChangeKind, str | None, Any, bool]
 
 
 @dataclass(frozen=True)
@@ -179,7 +180,7 @@ class Isolate:
         return ScriptError(f"{where}: {message}", reason=failure.reason)
 
 
-_CHANGE_KINDS = frozenset({"set", "remove", "assignee", "priority"})
+_CHANGE_KINDS = CHANGE_KINDS
 
 
 def outcome(answer: str, where: str) -> ScriptOutcome:

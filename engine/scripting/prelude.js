@@ -37,10 +37,153 @@
   var MAX_NAME = 255, MAX_DEPTH = 64;
   // Names the proxy that shows variables as globals never shows (they stay the runner's own),
   // and lexical bindings outside the global object that a script must not reach (mini-racer's).
-  var hidden = { execution: true, task: true, eval: true, arguments: true };
+  var hidden = { execution: true, task: true, eval: true, arguments: true, S: true, JSON: true,
+                 XML: true };
   var shadowed = { __TimerManager: true };
-  var runner = Function('execution', 'task', '__interlock_scope', '__interlock_source',
+  var runner = Function('execution', 'task', 'S', 'JSON', 'XML', '__interlock_scope',
+                        '__interlock_source',
                         'with (__interlock_scope) { return eval(__interlock_source); }');
+
+  // Camunda Spin's JSON access: S(value) and JSON(value) over a JSON value (an object or array
+  // a Json variable holds), a JSON text or a node; read-only nodes. `JSON` keeps `parse` and
+  // `stringify`. Spin XML is refused. Defined once and frozen with everything else below.
+  var SPIN_XML = 'Spin XML is not supported by this engine; only JSON values can be read with ' +
+                 'S() or JSON()';
+  var numberType = function (v) { return typeof v === 'number'; };
+  function kind(v) {
+    if (v === null) { return 'NULL'; }
+    if (isArray(v)) { return 'ARRAY'; }
+    var t = typeof v;
+    return t === 'string' ? 'STRING' : t === 'number' ? 'NUMBER' : t === 'boolean' ? 'BOOLEAN'
+                                                                   : 'OBJECT';
+  }
+  function isObjectValue(v) { return v !== null && typeof v === 'object' && !isArray(v); }
+  function SpinJsonNode(value) {
+    Object.defineProperty(this, '__value', { value: value });
+    Object.freeze(this);
+  }
+  function expected(node, wanted) {
+    return new TypeError('expected a ' + wanted + ' node, got ' + kind(node.__value));
+  }
+  function typedValue(test, wanted) {
+    return function () {
+      if (!test(this.__value)) { throw expected(this, wanted); }
+      return this.__value;
+    };
+  }
+  function nodeList(items) {
+    var list = items.map(function (item) { return new SpinJsonNode(item); });
+    Object.defineProperty(list, 'size', { value: function () { return list.length; } });
+    Object.defineProperty(list, 'get', { value: function (i) {
+      if (typeof i !== 'number' || i < 0 || i >= list.length || i % 1 !== 0) {
+        throw new RangeError('index ' + i + ' is out of range for a list of ' + list.length);
+      }
+      return list[i];
+    } });
+    return list;
+  }
+  function same(a, b) { return stringify(a) === stringify(b); }
+  var isValue = function (v) { return v === null || typeof v !== 'object'; };
+  var nodeMethods = {
+    prop: function (name) {
+      if (arguments.length > 1) {
+        throw new TypeError('prop(name, value) changes a JSON node; nodes are read-only here');
+      }
+      name = String(name);
+      if (!isObjectValue(this.__value)) {
+        throw new TypeError("cannot read property '" + name + "' of a " + kind(this.__value) +
+                            ' node');
+      }
+      if (!apply(own, this.__value, [name])) {
+        throw new TypeError("unable to find property '" + name + "'");
+      }
+      return new SpinJsonNode(this.__value[name]);
+    },
+    hasProp: function (name) {
+      return isObjectValue(this.__value) && apply(own, this.__value, [String(name)]);
+    },
+    elements: function () {
+      if (!isArray(this.__value)) { throw expected(this, 'ARRAY'); }
+      return nodeList(this.__value);
+    },
+    fieldNames: function () {
+      if (isArray(this.__value)) { return []; }
+      if (!isObjectValue(this.__value)) { throw expected(this, 'ARRAY or OBJECT'); }
+      return Object.keys(this.__value);
+    },
+    contains: function (wanted) {
+      if (!isArray(this.__value)) { throw expected(this, 'ARRAY'); }
+      var target = wanted instanceof SpinJsonNode ? wanted.__value : wanted;
+      return this.__value.some(function (item) { return same(item, target); });
+    },
+    indexOf: function (wanted) {
+      if (!isArray(this.__value)) { throw expected(this, 'ARRAY'); }
+      var target = wanted instanceof SpinJsonNode ? wanted.__value : wanted;
+      for (var i = 0; i < this.__value.length; i++) {
+        if (same(this.__value[i], target)) { return i; }
+      }
+      throw new TypeError('unable to find ' + stringify(target) + ' in the array');
+    },
+    stringValue: typedValue(function (v) { return typeof v === 'string'; }, 'STRING'),
+    numberValue: typedValue(numberType, 'NUMBER'),
+    boolValue: typedValue(function (v) { return typeof v === 'boolean'; }, 'BOOLEAN'),
+    value: typedValue(isValue, 'STRING, NUMBER, BOOLEAN or NULL'),
+    isNull: function () { return this.__value === null; },
+    isString: function () { return typeof this.__value === 'string'; },
+    isNumber: function () { return numberType(this.__value); },
+    isBoolean: function () { return typeof this.__value === 'boolean'; },
+    isArray: function () { return isArray(this.__value); },
+    isObject: function () { return isObjectValue(this.__value); },
+    isValue: function () { return isValue(this.__value); },
+    toString: function () { return stringify(this.__value); },
+    toJSON: function () { return this.__value; }
+  };
+  ['deleteProp', 'append', 'insertAt', 'insertBefore', 'insertAfter', 'remove', 'removeLast',
+   'removeAt', 'propList'].forEach(function (name) {
+    nodeMethods[name] = function () {
+      throw new TypeError(name + '() changes a JSON node; Spin nodes are read-only here');
+    };
+  });
+  ['xPath', 'childElement', 'childElements', 'attr', 'attrs', 'attrNames', 'hasAttr',
+   'textContent'].forEach(function (name) {
+    nodeMethods[name] = function () { throw new TypeError(name + '(): ' + SPIN_XML); };
+  });
+  Object.keys(nodeMethods).forEach(function (name) {
+    Object.defineProperty(SpinJsonNode.prototype, name, { value: nodeMethods[name] });
+  });
+  function readSpin(value, name, format) {
+    if (format !== undefined && format !== null) {
+      var written = String(format).trim().toLowerCase();
+      if (written === 'application/xml') { throw new TypeError(name + '(): ' + SPIN_XML); }
+      if (written !== 'application/json') {
+        throw new TypeError(name + "(): unknown data format '" + format +
+                            "'; only 'application/json' is");
+      }
+    }
+    if (value instanceof SpinJsonNode) { return value; }
+    if (value === null || value === undefined) {
+      throw new TypeError(name + '() needs a value, got ' + value);
+    }
+    if (typeof value === 'string') {
+      if (name === 'S' && value.trim().charAt(0) === '<') {
+        throw new TypeError(name + '(): ' + SPIN_XML);
+      }
+      try {
+        return new SpinJsonNode(parse(value));
+      } catch (error) {
+        throw new TypeError(name + '() cannot read the text as JSON: ' + error.message);
+      }
+    }
+    if (typeof value === 'function' || typeof value === 'symbol') {
+      throw new TypeError(name + '() cannot read a ' + typeof value + ' as JSON');
+    }
+    return new SpinJsonNode(parse(stringify(value)));
+  }
+  var spinS = function S(value, format) { return readSpin(value, 'S', format); };
+  var spinJSON = function JSON(value) { return readSpin(value, 'JSON'); };
+  Object.defineProperty(spinJSON, 'parse', { value: parse });
+  Object.defineProperty(spinJSON, 'stringify', { value: stringify });
+  var spinXML = function XML() { throw new TypeError('XML(): ' + SPIN_XML); };
 
   function match(pattern, text) {
     pattern.lastIndex = 0;
@@ -206,7 +349,7 @@
     });
     var text;
     try {
-      var value = runner(execution, task, scope, source + SCRIPT_URL);
+      var value = runner(execution, task, spinS, spinJSON, spinXML, scope, source + SCRIPT_URL);
       var kind = typeof value;
       if (kind === 'undefined' || kind === 'function' || kind === 'symbol') { value = null; }
       text = stringify({ value: copy(value, "the script's value"), changes: changes });
@@ -240,6 +383,7 @@
    new Map()[Symbol.iterator](), new Set()[Symbol.iterator](), ''[Symbol.iterator](),
    /x/[Symbol.matchAll]('x'), (function* () {})(), Promise.resolve()
   ].forEach(function (value) { harden(Object.getPrototypeOf(value)); });
+  [spinS, spinJSON, spinXML, SpinJsonNode].forEach(harden);
   var baseline = Object.create(null);
   Reflect.ownKeys(global).forEach(function (key) {
     baseline[typeof key === 'symbol' ? key.toString() : key] = true;

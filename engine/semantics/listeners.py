@@ -2,9 +2,11 @@
 
 Execution listeners run on `start` and `end` of flow nodes and of the process and on `take` of
 sequence flows; task listeners on `create`, `assignment`, `complete` and `delete` of user tasks.
-A listener is a Python handler registered by name or a script (engine/scripting.py). Everything
-runs inside the command's transaction: a listener or script that fails raises, and the whole
-command rolls back (in a job, the failure counts down a retry like a failing handler's).
+A listener is a Python handler registered by name, a script (engine/scripting.py) or an
+expression whose calls may act (`${execution.setVariable('approved', true)}`: recorded and
+applied by engine/semantics/changes.py, as a script's are). Everything runs inside the
+command's transaction: a listener or script that fails raises, and the whole command rolls back
+(in a job, the failure counts down a retry like a failing handler's).
 
 What scripts and listener handlers read and write goes through `visible` and `write`, the one
 place that decides which variables a token sees and where a write lands.
@@ -18,8 +20,9 @@ from typing import Any
 from engine.core.handlers import HandlerRegistry, TaskContext
 from engine.core.runtime import InstanceRun, Token, UserTaskRow
 from engine.errors import BpmnError, HandlerError, InterlockError, NeedsTransaction
+from engine.language.acting import ChangeLog
 from engine.language.expression_context import context_for, task_facts
-from engine.language.expressions import compile_expression
+from engine.language.expressions import ACTS_ON_TASK, compile_expression
 from engine.language.variables import infer
 from engine.model import (
     Listener,
@@ -39,6 +42,7 @@ from engine.scripting import (
     ScriptOutcome,
     Subject,
 )
+from engine.semantics.changes import apply_changes
 
 Owner = Node | SequenceFlow | ProcessModel
 
@@ -204,26 +208,21 @@ class Scripts:
     ) -> ScriptOutcome:
         values = self.visible(token)
         if script.format == "expression":
-            facts = None if task is None else task_facts(task, values)
-            context = context_for(self.run, token, values, facts)
+            # Checked at deployment for where it may act; here its calls are recorded.
+            changes = ChangeLog()
+            facts = None if task is None else task_facts(task, values, changes)
+            context = context_for(self.run, token, values, facts, changes, instance_execution=True)
             try:
-                return ScriptOutcome(compile_expression(script.source).evaluate(values, context))
+                expression = compile_expression(script.source, ACTS_ON_TASK)
+                return ScriptOutcome(expression.evaluate(values, context), changes.changes)
             except InterlockError as error:
                 raise ScriptError(f"{where}: {error.message}") from error
         subject = self._subject(token, node, event, task)
         return self.isolate.run(script.source, values, subject, where=where)
 
     def _apply(self, outcome: ScriptOutcome, token: Token | None, task: UserTaskRow | None) -> None:
-        """The calls a script made, in order."""
-        for kind, name, value, local in outcome.changes:
-            if kind == "set" and name is not None:
-                self.write(token, name, value, local)
-            elif kind == "remove" and name is not None:
-                self.run.remove_visible(token, name, local=local)
-            elif kind == "assignee" and task is not None:
-                task.assignee, task.dirty = value, True
-            elif kind == "priority" and task is not None:
-                task.priority, task.dirty = int(value), True
+        """The calls a script or an acting expression made, in order."""
+        apply_changes(self.run, token, task, outcome.changes)
 
     def script_task(self, token: Token, node: ScriptTask) -> None:
         """Run the script task's script; its value goes to the result variable, if any."""

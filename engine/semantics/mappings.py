@@ -5,7 +5,9 @@ opens, and become local variables of the activity instance: the token's own (for
 its scope token's). Outputs are computed in the activity's local context when it ends normally,
 before its visit closes and its locals vanish, and set in its parent scope as Camunda's
 setVariable does: where the name already lives, nearest first, else in the instance's root scope.
-An activity left by an error or an interruption applies no outputs.
+An activity left by an error or an interruption applies no outputs. What a parameter's
+expression changes (`${execution.setVariable('x', 1)}`) is applied once its parameters are
+computed, before they are set.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Any
 
 from engine.core.runtime import InstanceRun, Token
 from engine.errors import ExpressionError
+from engine.language.acting import ChangeLog
 from engine.language.expression_context import ExpressionContext, context_for
 from engine.language.mappings import Parameter, evaluate
 from engine.language.variables import infer
 from engine.model import Node
+from engine.semantics.changes import apply_changes
 
 
 def _computed(
@@ -38,12 +42,16 @@ def _computed_all(
     run: InstanceRun, token: Token, node: Node, kind: str, parameters: Sequence[Parameter]
 ) -> list[tuple[str, Any]]:
     """Each of `parameters` (the node's `kind` parameters) by name, computed with what `token`
-    sees; none when there are none or the run skips mappings."""
+    sees; none when there are none or the run skips mappings. What their expressions changed is
+    applied."""
     if not parameters or run.skip_io_mappings:
         return []
     values = run.values_for(token)
-    context = context_for(run, token, values)
-    return [(p.name, _computed(node, p, kind, values, context)) for p in parameters]
+    changes = ChangeLog()
+    context = context_for(run, token, values, changes=changes)
+    computed = [(p.name, _computed(node, p, kind, values, context)) for p in parameters]
+    apply_changes(run, token, None, changes.changes)
+    return computed
 
 
 def map_inputs(run: InstanceRun, token: Token, node: Node) -> None:

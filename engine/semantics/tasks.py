@@ -14,9 +14,12 @@ from engine.errors import (
     InterlockError,
     NeedsTransaction,
 )
+from engine.language.acting import ChangeLog
+from engine.language.expression_context import context_for
 from engine.language.expressions import Expression
 from engine.model import Implemented, ServiceTask
 from engine.semantics import conditions, waits
+from engine.semantics.changes import apply_changes
 from engine.semantics.events import EventMoves
 
 
@@ -74,13 +77,16 @@ class TaskMoves(EventMoves):
 
     def _expression_task(self, token: Token, node: ServiceTask, expression: Expression) -> None:
         """camunda:expression evaluated in the execution's context; its value goes to the result
-        variable, if the task names one (as setVariable from the task does)."""
+        variable, if the task names one (as setVariable from the task does), after what its
+        calls changed (`${execution.setVariable('x', 1)}`)."""
         values = self.run.values_for(token)
+        changes = ChangeLog()
         try:
-            value = expression.evaluate(values, self._context(token, values))
+            value = expression.evaluate(values, context_for(self.run, token, values, None, changes))
         except ExpressionError as exc:
             message = f"camunda:expression of service task '{node.id}' failed: {exc.message}"
             raise ExpressionError(message, node_id=node.id) from exc
+        apply_changes(self.run, token, None, changes.changes)
         if node.result_variable is not None:
             self.set_variables({node.result_variable: value}, token)
         if conditions.settle(self, token):

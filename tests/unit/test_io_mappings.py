@@ -169,9 +169,9 @@ def test_a_javascript_mapping_runs_in_the_isolate_over_the_visible_variables() -
             "is not supported",
         ),
         (
-            io_on("task", '<camunda:inputParameter name="x">Hi ${name}</camunda:inputParameter>'),
+            io_on("task", '<camunda:inputParameter name="x">Hi ${name</camunda:inputParameter>'),
             "<camunda:inputParameter",
-            "camunda:inputParameter 'x': an expression must be written as ${...}",
+            "camunda:inputParameter 'x': missing closing '}'",
         ),
         (
             io_on("task", "<camunda:inputParameter>1</camunda:inputParameter>"),
