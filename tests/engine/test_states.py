@@ -40,6 +40,8 @@ from engine.states import (
     TokenMode,
     TokenState,
     VisitState,
+    WorkKind,
+    WorkLogState,
     check_instance_transition,
     check_token_transition,
 )
@@ -190,8 +192,11 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "timer-start",
         "history-cleanup",
         "batch",
+        "suspension",
     ]
     assert [s.value for s in CleanupState] == ["Running", "Finished", "Stopped"]
+    assert [s.value for s in WorkKind] == ["job", "external-task"]
+    assert [s.value for s in WorkLogState] == ["created", "failed", "successful", "deleted"]
     assert [s.value for s in SubscriptionKind] == ["message", "signal", "conditional", "compensate"]
     assert [s.value for s in JobOutcome] == [
         "executed",
@@ -274,16 +279,19 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         "ck_user_task_delegation_state_allowed": "delegation_state IN ('PENDING', 'RESOLVED')",
         "ck_external_task_state_allowed": "state IN ('Open', 'Completed', 'Retired')",
         "ck_job_kind_allowed": (
-            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch')"
+            "kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', 'batch', "
+            "'suspension')"
         ),
         "ck_job_definition_job_kind_allowed": (
             "job_kind IN ('async', 'async-after', 'timer', 'timer-start', 'history-cleanup', "
-            "'batch')"
+            "'batch', 'suspension')"
         ),
         "ck_event_subscription_kind_allowed": (
             "kind IN ('message', 'signal', 'conditional', 'compensate')"
         ),
         "ck_incident_state_allowed": "state IN ('Open', 'Resolved')",
+        "ck_work_log_kind_allowed": "kind IN ('job', 'external-task')",
+        "ck_work_log_state_allowed": "state IN ('created', 'failed', 'successful', 'deleted')",
         "ck_history_state_allowed": "state IN ('Active', 'Completed', 'Terminated')",
         "ck_history_mode_allowed": "mode IN ('Forward', 'Compensation')",
         "ck_credential_kind_allowed": "kind IN ('password', 'token')",
@@ -307,7 +315,7 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
             "'Unlock', 'Retry', 'Resolve', 'Claim', 'Assign', 'Delegate', 'AddComment', "
             "'AddAttachment', 'DeleteAttachment', 'Complete', 'CorrelateMessage', "
             "'StartProcessInstance', 'DeleteHistory', 'CreateBatch', 'RetryBatch', "
-            "'CleanupHistory', 'SetAnnotation')"
+            "'CleanupHistory', 'SetAnnotation', 'ClearAnnotation', 'CreateIncident', 'Signal')"
         ),
         "ck_batch_type_allowed": (
             "type IN ('retry-incidents', 'set-job-retries', 'set-external-task-retries', "
