@@ -16,11 +16,15 @@ Models are our own; the answers are pinned from Camunda's reference."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.compat.conftest import deploy, start
+from tests.server import PASSWORD, LiveServer, live_server
 
 _HEAD = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -292,3 +296,258 @@ def test_b_a_call_ended_by_its_callers_boundary_is_internally_terminated(
     refused = rest.get("/history/process-instance", params={"internallyTerminated": "maybe"})
     assert refused.status_code == 400, refused.text
     assert "internallyTerminated" in refused.json()["message"]
+
+
+# -- (c) a message by business key: the waiting instance before a message start event ----------
+
+# A none start to a catch of `nudge`, and a message start event of `nudge`, each to a task.
+NUDGED = _HEAD.format(key="nudged") + (
+    '  <bpmn:message id="M_nudge" name="nudge" />\n'
+    '  <bpmn:process id="nudged" isExecutable="true">\n'
+    '    <bpmn:startEvent id="Start" />\n'
+    '    <bpmn:intermediateCatchEvent id="WaitNudge">'
+    '<bpmn:messageEventDefinition messageRef="M_nudge" /></bpmn:intermediateCatchEvent>\n'
+    '    <bpmn:userTask id="Nudged" />\n'
+    '    <bpmn:startEvent id="StartByNudge">'
+    '<bpmn:messageEventDefinition messageRef="M_nudge" /></bpmn:startEvent>\n'
+    '    <bpmn:userTask id="StartedByNudge" />\n'
+    '    <bpmn:endEvent id="End" />\n'
+    '    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="WaitNudge" />\n'
+    '    <bpmn:sequenceFlow id="f2" sourceRef="WaitNudge" targetRef="Nudged" />\n'
+    '    <bpmn:sequenceFlow id="f3" sourceRef="Nudged" targetRef="End" />\n'
+    '    <bpmn:sequenceFlow id="f4" sourceRef="StartByNudge" targetRef="StartedByNudge" />\n'
+    '    <bpmn:sequenceFlow id="f5" sourceRef="StartedByNudge" targetRef="End" />\n'
+    "  </bpmn:process>\n</bpmn:definitions>\n"
+)
+
+# MessageCorrelationResultWithVariableDto's fields without its variables.
+CORRELATION_RESULT = {"resultType", "execution", "processInstance"}
+
+
+def _instances_of(rest: httpx.Client, business_key: str) -> list[dict[str, Any]]:
+    params = {"processDefinitionKey": "nudged", "businessKey": business_key}
+    found: list[dict[str, Any]] = _json(rest.get("/process-instance", params=params))
+    return found
+
+
+def _tasks_of(rest: httpx.Client, instance_id: str) -> list[str]:
+    tasks = _json(rest.get("/task", params={"processInstanceId": instance_id}))
+    return sorted(t["taskDefinitionKey"] for t in tasks)
+
+
+def test_c_a_message_by_business_key_goes_to_the_waiting_instance_first(
+    rest: httpx.Client,
+) -> None:
+    deploy(rest, ("nudged.bpmn", NUDGED))
+    waiting = start(rest, "nudged", businessKey="order-7")["id"]
+    other = start(rest, "nudged", businessKey="order-9")["id"]
+
+    body = {"messageName": "nudge", "businessKey": "order-7", "resultEnabled": True}
+    answer = rest.post("/message", json=body)
+    [result] = _json(answer)
+    assert set(result) == CORRELATION_RESULT
+    assert result["resultType"] == "Execution"
+    assert result["processInstance"] is None
+    assert result["execution"]["processInstanceId"] == waiting
+    assert result["execution"]["ended"] is False
+    # It reached the waiting instance; no instance was started by the message start event,
+    # and the other waiting instance (another business key) still waits.
+    assert [i["id"] for i in _instances_of(rest, "order-7")] == [waiting]
+    assert _tasks_of(rest, waiting) == ["Nudged"]
+    assert _tasks_of(rest, other) == []
+
+    # Nothing of that business key waits any more: the message start event takes it.
+    answer = rest.post("/message", json=body)
+    [result] = _json(answer)
+    assert set(result) == CORRELATION_RESULT
+    assert (result["resultType"], result["execution"]) == ("ProcessDefinition", None)
+    started = result["processInstance"]
+    assert started["businessKey"] == "order-7"
+    assert started["id"] != waiting
+    assert _tasks_of(rest, started["id"]) == ["StartedByNudge"]
+
+    # Without resultEnabled: 204, and again the waiting instance first.
+    answer = rest.post("/message", json={"messageName": "nudge", "businessKey": "order-9"})
+    assert answer.status_code == 204, answer.text
+    assert _tasks_of(rest, other) == ["Nudged"]
+    assert len(_instances_of(rest, "order-9")) == 1
+
+    # With `all`, as Camunda's correlateAll: every waiting instance and the start event.
+    third = start(rest, "nudged", businessKey="order-11")["id"]
+    body = {"messageName": "nudge", "businessKey": "order-11", "all": True, "resultEnabled": True}
+    results = _json(rest.post("/message", json=body))
+    assert sorted(r["resultType"] for r in results) == ["Execution", "ProcessDefinition"]
+    assert _tasks_of(rest, third) == ["Nudged"]
+    assert len(_instances_of(rest, "order-11")) == 2
+
+
+# -- (d) camunda:mapDecisionResult checked on the result at run time -----------------------------
+
+# Two outputs (tier, note). Rules, COLLECT: gold fills only `tier`; silver fills only `tier`;
+# flagged fills both. A rule without output entries for an output gives no value for it.
+TIERS = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<definitions xmlns="https://www.omg.org/spec/DMN/20191111/MODEL/" id="Definitions_Tiers" '
+    'name="Tiers" namespace="http://example.com/dmn">\n'
+    '  <decision id="tiers" name="Tiers">\n'
+    '    <decisionTable id="Table_Tiers" hitPolicy="COLLECT">\n'
+    '      <input id="Input_Points" label="Points">\n'
+    '        <inputExpression id="Expr_Points" typeRef="integer"><text>points</text>'
+    "</inputExpression>\n"
+    "      </input>\n"
+    '      <input id="Input_Flagged" label="Flagged">\n'
+    '        <inputExpression id="Expr_Flagged" typeRef="boolean"><text>flagged</text>'
+    "</inputExpression>\n"
+    "      </input>\n"
+    '      <output id="Output_Tier" name="tier" typeRef="string" />\n'
+    '      <output id="Output_Note" name="note" typeRef="string" />\n'
+    '      <rule id="Rule_Gold">\n'
+    '        <inputEntry id="In_1a"><text>&gt;= 100</text></inputEntry>\n'
+    '        <inputEntry id="In_1b"><text>false</text></inputEntry>\n'
+    '        <outputEntry id="Out_1a"><text>"gold"</text></outputEntry>\n'
+    '        <outputEntry id="Out_1b"><text></text></outputEntry>\n'
+    "      </rule>\n"
+    '      <rule id="Rule_Silver">\n'
+    '        <inputEntry id="In_2a"><text>&gt;= 50</text></inputEntry>\n'
+    '        <inputEntry id="In_2b"><text>false</text></inputEntry>\n'
+    '        <outputEntry id="Out_2a"><text>"silver"</text></outputEntry>\n'
+    '        <outputEntry id="Out_2b"><text></text></outputEntry>\n'
+    "      </rule>\n"
+    '      <rule id="Rule_Flagged">\n'
+    '        <inputEntry id="In_3a"><text></text></inputEntry>\n'
+    '        <inputEntry id="In_3b"><text>true</text></inputEntry>\n'
+    '        <outputEntry id="Out_3a"><text>"none"</text></outputEntry>\n'
+    '        <outputEntry id="Out_3b"><text>"review"</text></outputEntry>\n'
+    "      </rule>\n"
+    "    </decisionTable>\n"
+    "  </decision>\n"
+    "</definitions>\n"
+)
+
+
+def _rating(key: str, mapping: str, *, asynchronous: bool = False) -> str:
+    """start -> a business rule task over `tiers` mapping its result into `rated` -> a user task."""
+    async_before = ' camunda:asyncBefore="true"' if asynchronous else ""
+    return _HEAD.format(key=key) + (
+        f'  <bpmn:process id="{key}" isExecutable="true">\n'
+        '    <bpmn:startEvent id="Start" />\n'
+        '    <bpmn:businessRuleTask id="Rate" camunda:decisionRef="tiers" '
+        f'camunda:resultVariable="rated" camunda:mapDecisionResult="{mapping}"{async_before} />\n'
+        '    <bpmn:userTask id="Look" />\n'
+        '    <bpmn:endEvent id="End" />\n'
+        '    <bpmn:sequenceFlow id="f1" sourceRef="Start" targetRef="Rate" />\n'
+        '    <bpmn:sequenceFlow id="f2" sourceRef="Rate" targetRef="Look" />\n'
+        '    <bpmn:sequenceFlow id="f3" sourceRef="Look" targetRef="End" />\n'
+        "  </bpmn:process>\n</bpmn:definitions>\n"
+    )
+
+
+def _facts(points: int, *, flagged: bool = False) -> dict[str, Any]:
+    return {
+        "points": {"value": points, "type": "Integer"},
+        "flagged": {"value": flagged, "type": "Boolean"},
+    }
+
+
+def _rated(rest: httpx.Client, instance_id: str) -> Any:
+    """The variable `rated`'s value, a Json one (a map or a list) read from its JSON text."""
+    variable = _json(rest.get(f"/process-instance/{instance_id}/variables/rated"))
+    if variable["type"] == "Json":
+        return json.loads(variable["value"])
+    return variable["value"]
+
+
+def _start_refused(rest: httpx.Client, key: str, facts: dict[str, Any]) -> str:
+    before = _json(rest.get("/process-instance/count", params={"processDefinitionKey": key}))
+    answer = rest.post(f"/process-definition/key/{key}/start", json={"variables": facts})
+    assert answer.status_code == 500, answer.text
+    body = answer.json()
+    assert body["type"] == "RestException", body
+    after = _json(rest.get("/process-instance/count", params={"processDefinitionKey": key}))
+    assert after == before  # the refused start wrote nothing
+    message: str = body["message"]
+    return message
+
+
+def test_d_map_decision_result_is_checked_on_the_actual_result(rest: httpx.Client) -> None:
+    deploy(
+        rest,
+        ("tiers.dmn", TIERS),
+        ("entry.bpmn", _rating("entry", "singleEntry")),
+        ("single.bpmn", _rating("single", "singleResult")),
+        ("collect.bpmn", _rating("collect", "collectEntries")),
+    )
+    # The table declares two outputs, and still: one entry of one output maps to its value, no
+    # entry to null.
+    assert _rated(rest, start(rest, "entry", _facts(70))["id"]) == "silver"
+    assert _rated(rest, start(rest, "entry", _facts(10))["id"]) is None
+    assert _rated(rest, start(rest, "single", _facts(70))["id"]) == {"tier": "silver"}
+    assert _rated(rest, start(rest, "single", _facts(10))["id"]) is None
+    # collectEntries: the values of the one output name every entry gives; none: an empty list.
+    assert _rated(rest, start(rest, "collect", _facts(120))["id"]) == ["gold", "silver"]
+    assert _rated(rest, start(rest, "collect", _facts(10))["id"]) == []
+
+    # Several entries for singleEntry and singleResult: the start fails with Camunda's message.
+    message = _start_refused(rest, "entry", _facts(120))
+    assert "ENGINE-22001 The decision result mapper 'SingleEntryDecisionResultMapper' failed " in (
+        message
+    )
+    assert "Unable to get single decision result as it has more than one result" in message
+    message = _start_refused(rest, "single", _facts(120))
+    assert "'SingleResultDecisionResultMapper'" in message
+    assert "Unable to get single decision result as it has more than one result" in message
+    # One entry with two outputs, for singleEntry and collectEntries.
+    message = _start_refused(rest, "entry", _facts(0, flagged=True))
+    assert (
+        "Unable to get single decision result entry as it has more than one entry "
+        '\'{"tier": "none", "note": "review"}\''
+    ) in message
+    message = _start_refused(rest, "collect", _facts(0, flagged=True))
+    assert (
+        "ENGINE-22002 The decision result mapper 'CollectEntriesDecisionResultMapper' failed to "
+        "process"
+    ) in message
+    assert (
+        "The decision outputs should only contains values for one output name but found "
+        '\'["note", "tier"]\'.'
+    ) in message
+    # singleResult takes one entry of two outputs.
+    flagged = start(rest, "single", _facts(0, flagged=True))["id"]
+    assert _rated(rest, flagged) == {"tier": "none", "note": "review"}
+
+
+@pytest.fixture
+def idle_server(database_url: str) -> Iterator[LiveServer]:
+    """A server that runs no job executor: the test runs the jobs through /job/{id}/execute."""
+    with live_server(database_url, run_jobs=False) as running:
+        yield running
+
+
+def test_d_an_asynchronous_rule_task_fails_its_job_into_an_incident(
+    idle_server: LiveServer,
+) -> None:
+    with httpx.Client(
+        base_url=f"{idle_server.url}/engine-rest", auth=("admin", PASSWORD), timeout=30
+    ) as rest:
+        deploy(
+            rest,
+            ("tiers.dmn", TIERS),
+            ("entry-async.bpmn", _rating("entry-async", "singleEntry", asynchronous=True)),
+        )
+        # One entry of one output: the job maps it and goes on.
+        other = start(rest, "entry-async", _facts(70))["id"]
+        [job] = _json(rest.get("/job", params={"processInstanceId": other}))
+        assert rest.post(f"/job/{job['id']}/execute").status_code == 204
+        assert _rated(rest, other) == "silver"
+        # Several entries: the start succeeds; the job fails with the message, and at its last
+        # retry the failure is an incident on the task.
+        instance = start(rest, "entry-async", _facts(120))["id"]
+        [job] = _json(rest.get("/job", params={"processInstanceId": instance}))
+        assert rest.put(f"/job/{job['id']}/retries", json={"retries": 1}).status_code == 204
+        failed = rest.post(f"/job/{job['id']}/execute")
+        assert failed.status_code == 500, failed.text
+        assert "SingleEntryDecisionResultMapper" in failed.json()["message"]
+        [incident] = _json(rest.get("/incident", params={"processInstanceId": instance}))
+        assert (incident["incidentType"], incident["activityId"]) == ("failedJob", "Rate")
+        several = "Unable to get single decision result as it has more than one result"
+        assert several in incident["incidentMessage"]
