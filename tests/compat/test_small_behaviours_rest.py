@@ -10,9 +10,12 @@
 - a message sent by business key goes to the waiting instance of that key before a message
   start event (Camunda correlates to executions first);
 - `camunda:mapDecisionResult` is checked on the decision's result at run time, as Camunda's
-  DmnBusinessRuleTaskResultMapping does.
+  result mappers do (its DmnBusinessRuleTaskResultMappingTest), an empty output entry giving no
+  output (its DMN engine skips one), with the messages of Camunda's DecisionLogger and DMN
+  engine: a refused start for a synchronous task, a failed job and then an incident for an
+  asynchronous one.
 
-Models are our own; the answers are pinned from Camunda's reference."""
+Models are our own; the answers are pinned from Camunda's reference and engine tests."""
 
 from __future__ import annotations
 
