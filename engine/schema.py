@@ -270,6 +270,14 @@ class ProcessInstance(SQLModel, table=True):
     root_instance_id: UUID = Field(sa_type=sa.Uuid)
     # Camunda's tenant identifier, its definition's (null: no tenant).
     tenant_id: str | None = Field(default=None, sa_type=sa.Text)
+    # A Terminated called instance that its caller's own flow ended (an interrupting boundary
+    # event on the call activity, an error it threw to the caller, a terminate end event):
+    # Camunda's INTERNALLY_TERMINATED; false for one cancelled by a request (its family's too).
+    internally_terminated: bool = Field(
+        default=False,
+        sa_type=sa.Boolean,
+        sa_column_kwargs={**MUTABLE, "server_default": sa.false()},
+    )
 
 
 class Token(SQLModel, table=True):

@@ -373,6 +373,14 @@ HISTORIC_STATES = {
 }
 
 
+def historic_state(state: str, *, internally_terminated: bool) -> str:
+    """Camunda's state of a historic process instance: a Terminated one that its caller's own
+    flow ended is INTERNALLY_TERMINATED, one cancelled by a request EXTERNALLY_TERMINATED."""
+    if state == InstanceState.TERMINATED and internally_terminated:
+        return "INTERNALLY_TERMINATED"
+    return HISTORIC_STATES.get(state, "ACTIVE")
+
+
 def historic_process_instance(row: instance_reads.HistoricInstanceRow) -> Json:
     return {
         "id": str(row.id),
@@ -393,7 +401,7 @@ def historic_process_instance(row: instance_reads.HistoricInstanceRow) -> Json:
         "startActivityId": row.start_activity_id,
         "deleteReason": None,
         "tenantId": row.tenant_id,
-        "state": HISTORIC_STATES.get(row.state, "ACTIVE"),
+        "state": historic_state(row.state, internally_terminated=row.internally_terminated),
         "restartedProcessInstanceId": None,
     }
 

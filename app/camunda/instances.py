@@ -22,8 +22,6 @@ from engine.errors import BadRequest, Conflict, ExpressionError, InstanceEnded, 
 from engine.language.variables import TypedValue
 from engine.model import (
     MULTI_INSTANCE_BODY,
-    InclusiveGateway,
-    ParallelGateway,
     ProcessModel,
     StandardLoop,
 )
@@ -234,11 +232,10 @@ def activity_tree(call: Call) -> Response:
     by_id = {token.id: token for token in tokens}
     # A standard loop's host stands for no activity instance: its iterations take its place.
     hidden: dict[UUID, UUID | None] = {}
+    # A token waiting at a join is an activity instance of the gateway in its scope (an
+    # iteration's, for a join inside a multi-instance body), as Camunda shows an execution there.
     for token in tokens:
-        waiting = token.state == TokenState.WAITING
         node = _node(model, token.node_id)
-        if waiting and isinstance(node, ParallelGateway | InclusiveGateway):
-            continue
         scope = by_id.get(token.scope_id) if token.scope_id is not None else None
         host = node is not None and node.loop is not None
         host = host and (scope is None or scope.node_id != token.node_id)
@@ -340,6 +337,7 @@ def _historic_query(call: Call, *, count: bool) -> list[instance_reads.HistoricI
         tenant_ids=call.csv("tenantIdIn"),
         without_tenant=call.flag("withoutTenantId"),
         states=states or None,
+        terminated_internally=_terminated_internally(call),
         with_incidents=call.flag("withIncidents"),
         started_before=call.date("startedBefore"),
         started_after=call.date("startedAfter"),
@@ -364,7 +362,12 @@ SUMMARY_HISTORIC_FILTERS = frozenset(
         "processDefinitionKeyIn",
         "finished",
         "unfinished",
-        *instance_reads.HISTORIC_STATE_FILTERS,
+        # The summary rows count Terminated instances together, however they were terminated.
+        *(
+            flag
+            for flag in instance_reads.HISTORIC_STATE_FILTERS
+            if flag not in ("externallyTerminated", "internallyTerminated")
+        ),
     }
 )
 
@@ -382,9 +385,18 @@ def _count_historic_instances(call: Call) -> int:
     return cast(int, _historic_query(call, count=True))
 
 
+def _terminated_internally(call: Call) -> bool | None:
+    """Which Terminated instances the flags externallyTerminated and internallyTerminated ask
+    for: those terminated internally (True), by a request (False), or both (None)."""
+    externally, internally = call.flag("externallyTerminated"), call.flag("internallyTerminated")
+    if bool(externally) == bool(internally):
+        return None
+    return bool(internally)
+
+
 def _historic_states(call: Call) -> list[str]:
-    """The states the call's state flags (active, suspended, completed, externallyTerminated)
-    ask for together; none: any state."""
+    """The states the call's state flags (active, suspended, completed, externallyTerminated,
+    internallyTerminated) ask for together; none: any state."""
     return [
         state
         for flag, rows in instance_reads.HISTORIC_STATE_FILTERS.items()

@@ -198,7 +198,12 @@ class Family:
         advance.resume(token, variables, local_variables)
 
     def _end_called(self, run: InstanceRun, token_id: UUID) -> None:
-        """The token `token_id` of `run` left its call activity early: what it called ends."""
+        """The token `token_id` of `run` left its call activity early: what it called ends. As
+        in Camunda, it ends internally terminated when `run`'s own flow left the call activity
+        (an interrupting boundary or event subprocess, a terminate end event, an internal end of
+        its own), and as `run` did when a request cancelled `run`."""
+        cancelled = run.instance.state is InstanceState.TERMINATED
+        internally = not cancelled or run.instance.internally_terminated
         called = [
             other
             for other in self.runs.values()
@@ -210,11 +215,13 @@ class Family:
                 return
             called = [self.run_of(called_id)]
         for other in called:
-            self._terminate(other)
+            self._terminate(other, internally=internally)
 
-    def _terminate(self, run: InstanceRun) -> None:
+    def _terminate(self, run: InstanceRun, *, internally: bool) -> None:
+        """`run` ends Terminated: `internally`, by its caller's flow, else by a request."""
         if run.instance.state.is_final:
             return
+        run.instance.internally_terminated = internally
         advance = new_advance(self.tx, run, model_of(self.tx, run))
         advance.terminate_all(instance_state=InstanceState.TERMINATED)
 
@@ -228,7 +235,7 @@ class Family:
             advance.throw_error(token, effect.code, effect.message)
             # The error left the called instance: it ends, whether its caller caught the error
             # (an interrupting catch ends it anyway) or not.
-            self._terminate(run)
+            self._terminate(run, internally=True)
         else:
             # The called instance goes on unless an interrupting catch ends its call activity.
             advance.throw_escalation(token, effect.code)

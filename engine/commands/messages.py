@@ -1,4 +1,5 @@
-"""Messages are correlated to one waiting instance or message start event; signals reach every
+"""Messages are correlated to one waiting instance, else to one message start event (or, with
+`all`, to every waiting instance and every message start event); signals reach every
 waiting subscription and signal start event. One transaction either way; instances are locked
 family by family, the families' roots in id order, so that concurrent deliveries (and batches of
 jobs) cannot deadlock each other."""
@@ -104,9 +105,11 @@ class CorrelateMessage:
             local_keys=self.local_correlation_keys,
         )
         starts: list[start_triggers.StartSubscription] = []
-        # A message start event has no instance and no variables to match yet.
+        # As Camunda's correlation: the waiting instances first; the message start events (which
+        # have no instance and no variables to match yet) when none waits, or with `all` too.
         if (
-            self.instance_id is None
+            (self.all or not waiting)
+            and self.instance_id is None
             and not self.correlation_keys
             and not self.local_correlation_keys
         ):
@@ -117,12 +120,13 @@ class CorrelateMessage:
                 tenant_id=self.tenant_id,
                 without_tenant=self.without_tenant,
             )
-        found = len(waiting) + len(starts)
-        if found == 0:
+        if not waiting and not starts:
             raise self._no_match()
+        found = len(waiting) or len(starts)
         if found > 1 and not self.all:
+            what = "waiting instances' subscriptions" if waiting else "message start events"
             raise Conflict(
-                f"message '{self.message_name}' matches {found} subscriptions{self._filters()}; "
+                f"message '{self.message_name}' matches {found} {what}{self._filters()}; "
                 "correlate with more keys, or to all of them",
                 message_name=self.message_name,
                 matches=found,

@@ -48,6 +48,8 @@ class InstanceRow:
     root_instance_id: UUID | None = None
     # Its definition's tenant (null: none); its tasks, jobs and incidents carry it too.
     tenant_id: str | None = None
+    # Terminated by its caller's own flow, not by a request (see engine/schema.py).
+    internally_terminated: bool = False
     is_new: bool = False
     dirty: bool = False
 

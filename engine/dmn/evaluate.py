@@ -303,6 +303,8 @@ class CompiledDefinitions:
                 continue
             values: list[OutputValue] = []
             for output, entry in zip(table.outputs, results, strict=True):
+                if entry.empty:
+                    continue  # as Camunda's: an empty output entry is no output of the rule
                 where = f"output '{output.name}' of rule '{rule.id}'"
                 raw = _run(decision.id, where, entry.value, variables)
                 value = _convert(raw, output.type_ref, decision.id, f"the {where}")

@@ -1,8 +1,9 @@
 """A decision table's result from its matched rules, per hit policy (DMN 1.3), as Camunda answers.
 
 The caller evaluates the rules; this module only selects, orders and aggregates. A matched rule
-comes with its evaluated outputs (output name to value; None for an empty output entry). The
-result is a list of entries, each a dict of output name to value.
+comes with its evaluated outputs (output name to value), an empty output entry left out. The
+result is a list of entries, each a dict of output name to value, of the outputs the rule gave
+(as Camunda's: a rule of a two-output table that fills one output gives a one-output entry).
 
 No rule matched: one entry of the default output entries' values when any output has one (the
 outputs without a default are None), else no entry. COLLECT with SUM, MIN or MAX aggregates the
@@ -85,7 +86,7 @@ def apply_hit_policy(
 
 
 def _entry(table: DecisionTable, matched: MatchedRule) -> dict[str, Any]:
-    return {output.name: matched.outputs.get(output.name) for output in table.outputs}
+    return {o.name: matched.outputs[o.name] for o in table.outputs if o.name in matched.outputs}
 
 
 def _aggregate(

@@ -10,13 +10,16 @@ to the advance: semantics stay free of SQL. The result is mapped as Camunda's
 - `collectEntries`: the one output value of each entry, as a list;
 - `resultList` (the default): every entry, as a list of maps.
 
-A mapping the result does not fit (two entries for singleEntry, two outputs for collectEntries)
-fails the task like a decision's own failure: the command, or in a job the usual retries and
-then an incident.
+Each is checked on the result the evaluation gave, not on the outputs the table declares (a rule
+that fills one output of two gives a one-output entry). A mapping the result does not fit
+(several entries for singleEntry or singleResult, several outputs for singleEntry or
+collectEntries) fails the task with Camunda's message, like a decision's own failure: the
+command, or in a job the usual retries and then an incident.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -103,34 +106,67 @@ class RuleMoves(EventMoves):
             self._leave(token, node)
 
 
+# The name of each mapping's mapper in Camunda's messages.
+_MAPPERS = {
+    "singleEntry": "SingleEntryDecisionResultMapper",
+    "singleResult": "SingleResultDecisionResultMapper",
+    "collectEntries": "CollectEntriesDecisionResultMapper",
+    "resultList": "ResultListDecisionResultMapper",
+}
+
+
 def map_decision_result(node: BusinessRuleTask, result: list[dict[str, Any]]) -> Any:
-    """The decision's result as `camunda:mapDecisionResult` maps it into the result variable."""
+    """The decision's result as `camunda:mapDecisionResult` maps it into the result variable,
+    checked on the result itself as Camunda's mappers check it: the outputs a table declares
+    do not matter, only the entries and outputs the evaluation gave."""
     mapping = node.map_decision_result
     if mapping == "resultList":
         return [dict(entry) for entry in result]
     if mapping == "collectEntries":
-        for entry in result:
-            _one_output(node, entry)
+        names = sorted({name for entry in result for name in entry})
+        if len(names) > 1:
+            raise _refused(
+                node,
+                result,
+                "ENGINE-22002",
+                ". The decision outputs should only contains values for one output name but "
+                f"found '{_render(names)}'.",
+            )
         return [next(iter(entry.values()), None) for entry in result]
     if len(result) > 1:
-        raise ExpressionError(
-            f"camunda:mapDecisionResult {mapping} of business rule task '{node.id}' needs at "
-            f"most one result entry, but the decision gave {len(result)}",
-            node_id=node.id,
+        raise _refused(
+            node,
+            result,
+            "ENGINE-22001",
+            ": DMN-01011 Unable to get single decision result as it has more than one result "
+            f"'{_render(result)}'",
         )
     if not result:
         return None
     if mapping == "singleResult":
         return dict(result[0])
-    _one_output(node, result[0])
+    if len(result[0]) > 1:
+        raise _refused(
+            node,
+            result,
+            "ENGINE-22001",
+            ": DMN-01010 Unable to get single decision result entry as it has more than one "
+            f"entry '{_render(result[0])}'",
+        )
     return next(iter(result[0].values()), None)
 
 
-def _one_output(node: BusinessRuleTask, entry: Mapping[str, Any]) -> None:
-    if len(entry) > 1:
-        raise ExpressionError(
-            f"camunda:mapDecisionResult {node.map_decision_result} of business rule task "
-            f"'{node.id}' needs one output per result entry, but an entry has "
-            f"{len(entry)}: {', '.join(entry)}",
-            node_id=node.id,
-        )
+def _refused(
+    node: BusinessRuleTask, result: list[dict[str, Any]], code: str, why: str
+) -> ExpressionError:
+    """The failure of a mapping the result does not fit, in Camunda's words."""
+    mapping = node.map_decision_result
+    return ExpressionError(
+        f"camunda:mapDecisionResult {mapping} of business rule task '{node.id}': {code} The "
+        f"decision result mapper '{_MAPPERS[mapping]}' failed to process '{_render(result)}'" + why,
+        node_id=node.id,
+    )
+
+
+def _render(value: Any) -> str:
+    return json.dumps(value, default=str, ensure_ascii=False)

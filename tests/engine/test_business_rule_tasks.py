@@ -151,11 +151,18 @@ def test_each_result_mapping_maps_as_camunda_does(engine: Engine) -> None:
         instance = engine.start_latest(key, {"season": "Fall", "guestCount": 2})
         assert instance.variables()["r"] == expected
 
-    # Two entries for singleResult, two outputs for singleEntry and collectEntries: refused.
+    # Two entries for singleResult and singleEntry, two outputs for collectEntries: refused,
+    # in Camunda's words.
+    several = "Unable to get single decision result as it has more than one result"
     refusals: list[tuple[DecisionResultMapping, str]] = [
-        ("singleResult", "needs at most one result entry, but the decision gave 2"),
-        ("singleEntry", "needs at most one result entry, but the decision gave 2"),
-        ("collectEntries", "needs one output per result entry, but an entry has 2: offer, rate"),
+        ("singleResult", "'SingleResultDecisionResultMapper' failed to process '[{"),
+        ("singleResult", several),
+        ("singleEntry", several),
+        (
+            "collectEntries",
+            "The decision outputs should only contains values for one output name but found "
+            '\'["offer", "rate"]\'.',
+        ),
     ]
     for mapping, message in refusals:
         key = f"refused-{mapping}"

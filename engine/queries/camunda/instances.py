@@ -213,6 +213,8 @@ class HistoricInstanceRow:
     super_instance_id: UUID | None
     root_instance_id: UUID | None
     tenant_id: str | None = None
+    # Terminated by its caller's own flow (Camunda's INTERNALLY_TERMINATED), not by a request.
+    internally_terminated: bool = False
 
 
 HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
@@ -227,13 +229,25 @@ HISTORIC_INSTANCE_SORT: dict[str, LiteralString] = {
     "duration": "(p.ended_at - p.started_at)",
 }
 
-# Camunda's historic states (active, suspended, completed, externallyTerminated) by their rows'.
+# Camunda's historic states (active, suspended, completed, externallyTerminated,
+# internallyTerminated) by their rows': both terminated ones are Terminated rows, told apart by
+# `internally_terminated` (the `terminated_internally` filter).
 HISTORIC_STATE_FILTERS: dict[str, tuple[InstanceState, ...]] = {
     "active": (InstanceState.CREATED, InstanceState.ACTIVE, InstanceState.TERMINATING),
     "suspended": (InstanceState.SUSPENDED,),
     "completed": (InstanceState.COMPLETED,),
     "externallyTerminated": (InstanceState.TERMINATED,),
+    "internallyTerminated": (InstanceState.TERMINATED,),
 }
+
+
+def _terminated_internally(where: Where, flag: bool | None) -> None:
+    """Of the Terminated instances, only those terminated internally (True) or by a request
+    (False); instances in any other state pass."""
+    if flag is not None:
+        where.add(
+            "(p.state <> {} OR p.internally_terminated = {})", InstanceState.TERMINATED.value, flag
+        )
 
 
 class HistoricInstanceFilters(SharedInstanceFilters, total=False):
@@ -242,6 +256,7 @@ class HistoricInstanceFilters(SharedInstanceFilters, total=False):
     instance_id: Annotated[UUID | None, Filter.equals("p.id")]
     finished: Annotated[bool | None, Filter.present("p.ended_at")]
     states: Annotated[Sequence[str] | None, Filter.any_of("p.state")]
+    terminated_internally: Annotated[bool | None, Filter(_terminated_internally)]
     with_incidents: Annotated[bool | None, Filter.if_true(_WITH_OPEN_INCIDENT, IncidentState.OPEN)]
     started_before: Annotated[datetime | None, Filter.at_most("p.started_at")]
     started_after: Annotated[datetime | None, Filter.at_least("p.started_at")]
