@@ -40,7 +40,10 @@ class InstanceResult(Result):
 
 @dataclass(frozen=True)
 class StartInstance:
-    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`.
+    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`,
+    through the process's initial start event (`ProcessModel.initial`: its none start event, or
+    its only start event, a message start event say); a process with no initial start event is
+    refused with Camunda's message.
 
     A key is resolved within `tenant_id`, or among the definitions without a tenant with
     `without_tenant`; with neither, the key must be deployed for one tenant (or none) only."""
