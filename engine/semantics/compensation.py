@@ -168,14 +168,29 @@ class CompensationMoves(LoopMoves):
         return started
 
     def _compensation_token(self, node_id: str, thrower: Token) -> Token:
+        """A Compensation-mode token at `node_id`, child of `thrower`, in the thrower's scope;
+        a throw inside a compensation event subprocess starts it in the scope that event
+        subprocess runs in (the compensated subprocess's visit, whose snapshot it sees), where
+        Camunda's activity-instance tree shows it."""
         token = self.run.new_token(
             node_id,
             parent_id=thrower.id,
-            scope_id=thrower.scope_id,
+            scope_id=self._handler_scope(thrower),
             mode=TokenMode.COMPENSATION,
         )
         self._activate(token)
         return token
+
+    def _handler_scope(self, thrower: Token) -> UUID | None:
+        scope = self.run.tokens.get(thrower.scope_id) if thrower.scope_id is not None else None
+        if scope is None or scope.mode != TokenMode.COMPENSATION:
+            return thrower.scope_id
+        node = self.model.node(scope.node_id)
+        if isinstance(node, SubProcess) and node.triggered_by_event and node.parent is not None:
+            sub = self.model.node(node.parent)
+            if isinstance(sub, SubProcess) and compensation_start(self.model, sub) is not None:
+                return scope.scope_id
+        return thrower.scope_id
 
     def _run_event_subprocess(self, sub: SubProcess, row: Subscription, thrower: Token) -> None:
         """The completed subprocess `sub` is compensated by its compensation event subprocess: a

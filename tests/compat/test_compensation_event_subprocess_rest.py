@@ -12,6 +12,9 @@ from typing import Any
 
 import httpx
 
+from engine.bpmn.writer import write_bpmn
+from engine.builder import ProcessBuilder
+from engine.model import ProcessModel
 from tests.compat.conftest import deploy, start
 from tests.server import LiveServer
 
@@ -129,3 +132,83 @@ def test_compensating_a_subprocess_runs_its_event_subprocess_in_the_tree_and_his
     assert all(a["endTime"] is not None for a in seen_history)
     [end] = [a for a in seen_history if a["activityId"] == "End_Undo"]
     assert end["activityType"] == "compensationEndEvent" and end["canceled"] is False
+
+
+def cancelled_transaction() -> ProcessModel:
+    """tx[ inner[ book (undo: the user task unbook) ; undo_inner: compensation start -> throw
+    naming `book` -> end ] -> confirm (user task) -> cancel end ]; tx's cancel boundary -> end."""
+    b = ProcessBuilder("tx_esp")
+    b.start_event("start")
+    b.transaction("tx", "Book")
+    b.start_event("tx_start", parent="tx")
+    b.sub_process("inner", "Inner", parent="tx")
+    b.start_event("inner_start", parent="inner")
+    b.task("book", "Book", parent="inner")
+    b.user_task("unbook", "Unbook", parent="inner")
+    b.compensation_boundary("booked", "book", "unbook")
+    b.end_event("inner_end", parent="inner")
+    b.chain("inner_start", "book", "inner_end")
+    b.sub_process("undo_inner", "Undo inner", parent="inner", triggered_by_event=True)
+    b.compensation_start("undo_start", parent="undo_inner")
+    b.compensation_throw("rethrow", "Undo booking", parent="undo_inner", activity="book")
+    b.end_event("undo_end", parent="undo_inner")
+    b.chain("undo_start", "rethrow", "undo_end")
+    b.user_task("confirm", "Confirm", parent="tx")
+    b.end_event("cancel", "Cancel", cancel=True, parent="tx")
+    b.chain("tx_start", "inner", "confirm", "cancel")
+    b.cancel_boundary("cancelled", "tx", "Cancelled")
+    b.end_event("end")
+    b.end_event("after_cancel")
+    b.chain("start", "tx", "end")
+    b.chain("cancelled", "after_cancel")
+    return b.build()
+
+
+def shape(node: dict[str, Any]) -> tuple[str, list[Any]]:
+    children = sorted(
+        (shape(child) for child in node["childActivityInstances"]), key=lambda c: c[0]
+    )
+    return (node["activityId"], children)
+
+
+def test_a_transaction_cancel_compensates_a_subprocess_through_its_event_subprocess(
+    server: LiveServer, rest: httpx.Client, operator: httpx.Client
+) -> None:
+    deploy(rest, ("tx_esp.bpmn", write_bpmn([cancelled_transaction()])))
+    instance = start(operator, "tx_esp")
+    confirm = one_task(operator, instance["id"])
+    assert confirm["taskDefinitionKey"] == "confirm"
+    done = operator.post(f"/task/{confirm['id']}/complete", json={})
+    assert done.status_code == 204, done.text
+
+    tree = operator.get(f"/process-instance/{instance['id']}/activity-instances").json()
+    # As Camunda's tree shows it: the handler the event subprocess's throw started runs in the
+    # compensated subprocess's scope, beside the event subprocess.
+    assert [shape(child) for child in tree["childActivityInstances"]] == [
+        (
+            "tx",
+            [
+                ("cancel", []),
+                ("inner", [("unbook", []), ("undo_inner", [("rethrow", [])])]),
+            ],
+        )
+    ]
+    [tx] = tree["childActivityInstances"]
+    assert tx["activityType"] == "transaction"
+    inner = next(a for a in tx["childActivityInstances"] if a["activityId"] == "inner")
+    types = {a["activityId"]: a["activityType"] for a in inner["childActivityInstances"]}
+    assert types == {"undo_inner": "subProcess", "unbook": "userTask"}
+
+    unbook = one_task(operator, instance["id"])
+    assert unbook["taskDefinitionKey"] == "unbook"
+    done = operator.post(f"/task/{unbook['id']}/complete", json={})
+    assert done.status_code == 204, done.text
+    assert rest.get(f"/history/process-instance/{instance['id']}").json()["state"] == "COMPLETED"
+    seen = history(rest, instance["id"])
+    ids = [a["activityId"] for a in seen]
+    assert ids.count("unbook") == 1 and ids.count("undo_start") == 1
+    assert ids[-2:] == ["cancelled", "after_cancel"]
+    by_id = {a["activityId"]: a for a in seen}
+    assert by_id["tx"]["canceled"] is True
+    assert by_id["rethrow"]["activityType"] == "intermediateCompensationThrowEvent"
+    assert by_id["undo_start"]["activityType"] == "compensationStartEvent"
