@@ -3,7 +3,8 @@ compensation start event, inside an embedded subprocess, runs when that complete
 compensated (by a throw to all, by a throw naming the subprocess, by the cancel of a transaction
 around it) instead of the subprocess's own compensation handlers, which run only when it throws
 compensation itself; it sees the subprocess's local variables as they were when the subprocess
-completed (Camunda's snapshot), beside the process's current ones; a file written as Camunda
+completed (Camunda's snapshot), beside the process's current ones, each iteration of a
+multi-instance subprocess its own; a file written as Camunda
 Modeler writes it (isForCompensation on the event subprocess) is accepted, and one at process
 level is refused naming the element."""
 
@@ -283,3 +284,40 @@ def test_a_compensation_event_subprocess_at_process_level_is_refused(engine: Eng
         engine.deploy(AT_PROCESS_LEVEL)
     assert "embedded subprocess" in refused.value.message
     assert refused.value.element_id == "undo"
+
+
+@pytest.mark.parametrize("sequential", [True, False])
+def test_each_iteration_of_a_multi_instance_subprocess_is_compensated_over_its_own_snapshot(
+    engine: Engine, seen: Seen, sequential: bool
+) -> None:
+    """trip[ hotel ; undo_trip: compensation start -> notify -> end ] for each `reservation` in
+    `hotels` (the element variable, local to each iteration) -> throw to all -> end."""
+    b = ProcessBuilder("trip-each")
+    b.start_event("start")
+    b.sub_process("trip")
+    b.start_event("trip_start", parent="trip")
+    b.service_task("hotel", handler="book", parent="trip")
+    b.end_event("trip_end", parent="trip")
+    b.chain("trip_start", "hotel", "trip_end")
+    b.sub_process("undo_trip", parent="trip", triggered_by_event=True)
+    b.compensation_start("undo_start", parent="undo_trip")
+    b.service_task("notify", handler="look", parent="undo_trip")
+    b.end_event("undo_end", parent="undo_trip")
+    b.chain("undo_start", "notify", "undo_end")
+    b.multi_instance(
+        "trip", sequential=sequential, collection="${hotels}", element_variable="reservation"
+    )
+    b.compensation_throw("undo")
+    b.end_event("end")
+    b.chain("start", "trip", "undo", "end")
+    engine.deploy(b.build())
+    instance = engine.start_latest(
+        "trip-each", {"hotels": ["Rupert", "Milliways", "Taunton"], "status": "open"}
+    )
+    assert instance.state is InstanceState.COMPLETED
+    booked = [value for node, value in seen if node == "hotel"]
+    assert booked == ["Rupert-booked", "Milliways-booked", "Taunton-booked"]
+    notified = [value for node, value in seen if node == "notify"]
+    # Each iteration's compensation once, newest first, over what that iteration held.
+    assert notified == [(value, "open") for value in reversed(booked)]
+    assert compensated(engine, instance.id).count("undo_trip") == 3
