@@ -91,6 +91,13 @@ def test_compensating_a_subprocess_runs_its_event_subprocess_in_the_tree_and_his
     instance = start(operator, "trip_esp", {"tripNo": {"value": 7, "type": "Integer"}})
     review = one_task(operator, instance["id"])
     assert review["taskDefinitionKey"] == "Task_Review"
+    # The completed subprocess's snapshot is a variable of its own scope, not the process's.
+    listed = rest.get("/variable-instance", params={"processInstanceIdIn": instance["id"]})
+    assert listed.status_code == 200, listed.text
+    kept = {v["name"]: v for v in listed.json()}
+    assert kept["reservation"]["value"] == "R-7"
+    assert kept["reservation"]["activityInstanceId"] not in (None, "None", instance["id"])
+    assert kept["tripNo"]["activityInstanceId"] == instance["id"]
     done = operator.post(
         f"/task/{review['id']}/complete",
         json={"variables": {"status": {"value": "refused", "type": "String"}}},
@@ -120,6 +127,8 @@ def test_compensating_a_subprocess_runs_its_event_subprocess_in_the_tree_and_his
 
     finished = rest.get(f"/history/process-instance/{instance['id']}").json()
     assert finished["state"] == "COMPLETED"
+    listed = rest.get("/variable-instance", params={"processInstanceIdIn": instance["id"]})
+    assert "reservation" not in {v["name"] for v in listed.json()}  # gone with its compensation
     seen_history = history(rest, instance["id"])
     ids = [a["activityId"] for a in seen_history]
     assert ids.count("Sub_Trip") == 2  # its run, then its compensation
