@@ -1,9 +1,10 @@
 """Starting by key or id a process that has no none start event, as Camunda 7 chooses its initial
 activity: a process whose only start event is a message start event starts through that event
-(from the builder and from BPMN text, by `start_latest` and `start_definition`, and still by its
-message); a none start event beside it is chosen instead; with several start events and no none
-start event the start is refused with Camunda's message, and a call activity cannot call it; the
-history shows the message start event as the instance's first activity."""
+(from the builder and from BPMN text, by `start_latest` and `start_definition`, by a call
+activity, and still by its message), its generated form being the process's start form; a none
+start event beside it is chosen instead; with several start events and no none start event the
+start is refused with Camunda's message; the history shows the message start event as the
+instance's first activity."""
 
 from __future__ import annotations
 
@@ -161,3 +162,36 @@ def test_a_call_activity_calls_a_process_through_its_only_message_start_event(
         ).fetchone()
     assert row is not None
     assert visited(engine, row[0]) == [("on_invoice", "Completed"), ("review", "Active")]
+
+
+WITH_FORM = """<?xml version="1.0" encoding="UTF-8"?>
+<bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL"
+    xmlns:camunda="http://camunda.org/schema/1.0/bpmn"
+    id="defs" targetNamespace="http://example.com/bpmn">
+  <bpmn:message id="m1" name="claimFiled"/>
+  <bpmn:process id="claim" isExecutable="true">
+    <bpmn:startEvent id="filed">
+      <bpmn:extensionElements>
+        <camunda:formData>
+          <camunda:formField id="amount" label="Amount" type="long"/>
+        </camunda:formData>
+      </bpmn:extensionElements>
+      <bpmn:messageEventDefinition messageRef="m1"/>
+    </bpmn:startEvent>
+    <bpmn:userTask id="assess"/>
+    <bpmn:endEvent id="end"/>
+    <bpmn:sequenceFlow id="f1" sourceRef="filed" targetRef="assess"/>
+    <bpmn:sequenceFlow id="f2" sourceRef="assess" targetRef="end"/>
+  </bpmn:process>
+</bpmn:definitions>
+"""
+
+
+def test_the_start_form_is_the_message_start_events_form(engine: Engine) -> None:
+    engine.deploy(WITH_FORM)
+    definition_id = engine.latest_definition("claim").id
+    form = engine.start_form(definition_id)
+    assert [field.id for field in form.fields] == ["amount"]
+    instance = engine.start_latest("claim", form={"amount": "1200"})
+    assert instance.variables() == {"amount": 1200}
+    assert visited(engine, instance.id)[0] == ("filed", "Completed")
