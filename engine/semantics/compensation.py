@@ -101,7 +101,12 @@ class CompensationMoves(LoopMoves):
             is_new=True,
         )
         self.run.add_subscription(row)
-        if isinstance(node, SubProcess) and compensation_start(self.model, node) is not None:
+        body = node.loop is not None and self._host_of(token) is None  # its iterations' rows
+        if (
+            isinstance(node, SubProcess)
+            and not body
+            and compensation_start(self.model, node) is not None
+        ):
             self._move_locals(token.id, row.id)  # the snapshot its compensation will see
 
     def _move_locals(self, source: UUID, target: UUID) -> None:

@@ -291,7 +291,8 @@ def test_each_iteration_of_a_multi_instance_subprocess_is_compensated_over_its_o
     engine: Engine, seen: Seen, sequential: bool
 ) -> None:
     """trip[ hotel ; undo_trip: compensation start -> notify -> end ] for each `reservation` in
-    `hotels` (the element variable, local to each iteration) -> throw to all -> end."""
+    `hotels` (the element variable, local to each iteration) -> throw to all -> confirm ->
+    end."""
     b = ProcessBuilder("trip-each")
     b.start_event("start")
     b.sub_process("trip")
@@ -308,12 +309,20 @@ def test_each_iteration_of_a_multi_instance_subprocess_is_compensated_over_its_o
         "trip", sequential=sequential, collection="${hotels}", element_variable="reservation"
     )
     b.compensation_throw("undo")
+    b.user_task("confirm")
     b.end_event("end")
-    b.chain("start", "trip", "undo", "end")
+    b.chain("start", "trip", "undo", "confirm", "end")
     engine.deploy(b.build())
     instance = engine.start_latest(
         "trip-each", {"hotels": ["Rupert", "Milliways", "Taunton"], "status": "open"}
     )
+    with engine.connection() as conn:
+        kept = conn.execute(
+            "SELECT name FROM variable WHERE instance_id = %s AND scope_key <> ''",
+            (instance.id,),
+        ).fetchall()
+    assert kept == []  # every snapshot went with its compensation, none left for the body
+    engine.complete_task(instance.user_tasks()[0].id)
     assert instance.state is InstanceState.COMPLETED
     booked = [value for node, value in seen if node == "hotel"]
     assert booked == ["Rupert-booked", "Milliways-booked", "Taunton-booked"]
