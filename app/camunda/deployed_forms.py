@@ -15,7 +15,7 @@ from app.camunda.http import Call, Endpoint
 from app.guard import raw_file_headers
 from app.params import as_uuid
 from engine.errors import NotFound
-from engine.model import StartEvent, UserTask
+from engine.model import UserTask
 from engine.queries.camunda import deployments as deployment_reads
 from engine.queries.definitions import DefinitionRow
 
@@ -62,8 +62,8 @@ def task_deployed_form(call: Call) -> Response:
 
 def _start_form(call: Call, definition: DefinitionRow) -> Response:
     model = reads.model(call.engine, definition.id, definition.key)
-    starts = [n for n in model.children(None) if isinstance(n, StartEvent) and n.is_none_start]
-    return _served(call, definition, starts[0].form_key if starts else None)
+    start = model.initial
+    return _served(call, definition, start.form_key if start is not None else None)
 
 
 def start_form_by_id(call: Call) -> Response:

@@ -26,7 +26,7 @@ from app.params import as_uuid
 from engine.errors import InterlockError, NotFound
 from engine.language.forms import Form, FormInvalid
 from engine.language.variables import TypedValue
-from engine.model import StartEvent, UserTask
+from engine.model import UserTask
 from engine.queries.definitions import DefinitionRow
 from engine.queries.work import TaskRow
 
@@ -89,8 +89,7 @@ def task_form_key(call: Call) -> Response:
 
 def _start_form_key(call: Call, row: DefinitionRow) -> Response:
     model = reads.model(call.engine, row.id, row.key)
-    starts = [n for n in model.children(None) if isinstance(n, StartEvent) and n.is_none_start]
-    key = starts[0].form_key if starts else None
+    key = model.initial.form_key if model.initial is not None else None
     return json_response({"key": key, "camundaFormRef": None, "contextPath": None})
 
 

@@ -30,7 +30,7 @@ from engine.core.effects import (
 from engine.core.executor import Tx
 from engine.core.runtime import InstanceRow, InstanceRun
 from engine.db.ids import new_id
-from engine.errors import BadRequest, ModelError, NeedsTransaction, NotFound, Suspended
+from engine.errors import BadRequest, NeedsTransaction, NotFound, Suspended
 from engine.language.variables import TypedValue, infer
 from engine.model import CallActivity, ProcessModel, StartEvent
 from engine.semantics.calls import called_outputs
@@ -111,14 +111,14 @@ class Family:
             return  # ended by an effect applied before this one
         definition = self._called_definition(run, effect)
         model = self.tx.definitions.get(self.tx.conn, definition.id, definition.key)
-        try:
-            start = model.none_start
-        except ModelError:
+        start = model.initial  # as a start by key: the none start, else the only start event
+        if start is None:
             raise BadRequest(
-                f"call activity '{effect.activity_id}': process '{definition.key}' has no none "
-                "start event to be called through",
+                f"call activity '{effect.activity_id}': process '{definition.key}' has no "
+                "default start event (a none start event, or one start event only) to be called "
+                "through",
                 node_id=effect.activity_id,
-            ) from None
+            )
         called = self.new_run(
             definition,
             model,

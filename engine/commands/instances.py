@@ -40,7 +40,10 @@ class InstanceResult(Result):
 
 @dataclass(frozen=True)
 class StartInstance:
-    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`.
+    """Start the latest version of `key`, `version` of `key`, or the exact `definition_id`,
+    through the process's initial start event (`ProcessModel.initial`: its none start event, or
+    its only start event, a message start event say); a process with no initial start event is
+    refused with Camunda's message.
 
     A key is resolved within `tenant_id`, or among the definitions without a tenant with
     `without_tenant`; with neither, the key must be deployed for one tenant (or none) only."""
@@ -67,15 +70,18 @@ class StartInstance:
         definition = self._definition(tx)
         check(tx, START_INSTANCE, definition=definition.key)
         model = tx.definitions.get(tx.conn, definition.id, definition.key)
+        start = model.initial
+        if start is None:
+            raise BadRequest(_no_default_start(model))
         variables = dict(self.variables)
         if self.form is not None:
             given = {name: infer(value) for name, value in variables.items()}
-            variables.update(submit(model.none_start.form_fields, self.form, given))
+            variables.update(submit(start.form_fields, self.form, given))
         return start_instance(
             tx,
             definition,
             model,
-            model.none_start,
+            start,
             variables,
             self.business_key,
             started_by=self.started_by,
@@ -118,6 +124,16 @@ class StartInstance:
         if len(tenants) > 1:
             raise _ambiguous(key)
         return tenants[0] if tenants else None
+
+
+def _no_default_start(model: ProcessModel) -> str:
+    """Camunda 7's refusal to start, by key or id, a process with several start events and no
+    none start event among them."""
+    return (
+        f"Process '{model.name or model.key}' has no default start activity (e.g. none start "
+        "event), hence you cannot use 'startProcessInstanceBy...' but have to start it using "
+        "one of the modeled start events (e.g. message start events): initial is null"
+    )
 
 
 def _ambiguous(key: str) -> BadRequest:

@@ -225,5 +225,20 @@ class ProcessModel:
 
     @property
     def none_start(self) -> StartEvent:
-        """The start event a plain `start` enters through."""
+        """The process's none start event (ModelError when it has none)."""
         return self.none_start_of(None)
+
+    @property
+    def initial(self) -> StartEvent | None:
+        """The start event a start by key or id enters through, chosen as Camunda 7 chooses its
+        initial activity: the none start event, else the one timer start event, else the
+        process's only start event whatever its trigger (a message start event, say); None when
+        there are several start events and no none start event to choose."""
+        none = self._none_start_by_scope.get(None)
+        if none is not None:
+            return none
+        starts = [node for node in self.children(None) if isinstance(node, StartEvent)]
+        timers = [start for start in starts if start.timer is not None]
+        if len(timers) == 1:
+            return timers[0]
+        return starts[0] if len(starts) == 1 else None

@@ -499,7 +499,7 @@ def _validate_escalation_scopes(model: ProcessModel, fail: _Fail) -> None:
 
 def _validate_compensation(model: ProcessModel, fail: _Fail) -> None:
     for node in model.nodes:
-        if node.is_for_compensation:
+        if node.is_for_compensation and not _is_compensation_event_subprocess(model, node):
             _validate_compensation_handler(node, fail)
         if isinstance(node, BoundaryEvent) and node.is_compensation:
             _validate_compensation_boundary(model, node, fail)
@@ -507,6 +507,19 @@ def _validate_compensation(model: ProcessModel, fail: _Fail) -> None:
             _validate_compensation_start(model, node, fail)
         if isinstance(node, IntermediateThrowEvent | EndEvent) and node.compensation is not None:
             _validate_compensation_throw(model, node, fail)
+
+
+def _is_compensation_event_subprocess(model: ProcessModel, node: Node) -> bool:
+    """Whether `node` is an event subprocess started by a compensation start event: Camunda
+    Modeler may mark one isForCompensation, which changes nothing (as in Camunda 7)."""
+    return (
+        isinstance(node, SubProcess)
+        and node.triggered_by_event
+        and any(
+            isinstance(start, StartEvent) and start.is_compensation
+            for start in model.children(node.id)
+        )
+    )
 
 
 def _validate_compensation_handler(node: Node, fail: _Fail) -> None:

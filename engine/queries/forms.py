@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from engine.errors import ModelError
 from engine.language.forms import Form
 from engine.language.variables import from_row
 from engine.model import UserTask
@@ -36,10 +35,7 @@ def task_form(conn: Connection, cache: DefinitionCache, task: TaskRow) -> Form:
 
 @query
 def start_form(conn: Connection, cache: DefinitionCache, definition: DefinitionRow) -> Form:
-    """The form of the definition's none start event (no fields: it has none, or the process
-    starts by messages, timers or signals only)."""
-    model = cache.get(conn, definition.id, definition.key)
-    try:
-        return Form(model.none_start.form_fields, {})
-    except ModelError:  # started by messages, timers or signals only
-        return Form((), {})
+    """The form of the start event a start by key or id enters through (see
+    `ProcessModel.initial`; no fields: it has none, or there is no such start event)."""
+    start = cache.get(conn, definition.id, definition.key).initial
+    return Form(start.form_fields if start is not None else (), {})

@@ -89,8 +89,11 @@ VARIABLE_INSTANCE_SORT: dict[str, LiteralString] = {
 }
 
 EXECUTION: LiteralString = "COALESCE(t.id, v.instance_id)"
+# A local whose owner is no token (the snapshot a compensation event subprocess will see, kept
+# under its compensate row's id: engine/semantics/compensation.py) names that owner.
 ACTIVITY_INSTANCE: LiteralString = (
-    "CASE WHEN v.scope_key = '' THEN v.instance_id ELSE COALESCE(t.visit_id, t.id) END"
+    "CASE WHEN v.scope_key = '' THEN v.instance_id "
+    "ELSE COALESCE(t.visit_id, t.id, CAST(v.scope_key AS uuid)) END"
 )
 # Every variable row with its instance (p) and, for a local, its owner token (t).
 VARIABLE_SOURCE: LiteralString = (

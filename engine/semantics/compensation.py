@@ -15,12 +15,22 @@ scope around it), all of them or those of its activityRef, newest first: a task'
 handler; a subprocess's row starts its compensation event subprocess, or else compensates the
 rows inside it, newest first, and then starts its own handler if it has one; a body's row
 compensates its iterations. Every row is deleted as its compensation starts, so a step is
-compensated at most once. Handlers run as Compensation-mode tokens in the throwing token's scope,
-with the throwing token as their parent; with waitForCompletion the throwing token waits until
-none of them is live, then leaves (or, at an end event, ends). When the instance ends, its rows go.
+compensated at most once.
+
+A subprocess with a compensation event subprocess keeps its local variables when it completes
+(Camunda's snapshot): they move from its scope token (which goes on to the next node) to the id
+of its row, and become the locals of the Compensation-mode visit that runs its event subprocess,
+so the event subprocess sees them as they were at completion, beside the enclosing scopes'
+current variables; they go when that visit ends, or with the instance.
+
+Handlers run as Compensation-mode tokens in the throwing token's scope, with the throwing token as
+their parent; with waitForCompletion the throwing token waits until none of them is live, then
+leaves (or, at an end event, ends). When the instance ends, its rows go.
 """
 
 from __future__ import annotations
+
+from uuid import UUID
 
 from engine.core.runtime import InstanceRun, Subscription, Token
 from engine.db.ids import new_id
@@ -81,17 +91,28 @@ class CompensationMoves(LoopMoves):
             self._add_row(token, node)
 
     def _add_row(self, token: Token, node: Node) -> None:
-        self.run.add_subscription(
-            Subscription(
-                id=new_id(),
-                kind=SubscriptionKind.COMPENSATE,
-                name=token.scope_key,
-                token_id=token.id,
-                node_id=node.id,
-                created_at=self.run.now,
-                is_new=True,
-            )
+        row = Subscription(
+            id=new_id(),
+            kind=SubscriptionKind.COMPENSATE,
+            name=token.scope_key,
+            token_id=token.id,
+            node_id=node.id,
+            created_at=self.run.now,
+            is_new=True,
         )
+        self.run.add_subscription(row)
+        body = node.loop is not None and self._host_of(token) is None  # its iterations' rows
+        if (
+            isinstance(node, SubProcess)
+            and not body
+            and compensation_start(self.model, node) is not None
+        ):
+            self._move_locals(token.id, row.id)  # the snapshot its compensation will see
+
+    def _move_locals(self, source: UUID, target: UUID) -> None:
+        for name, value in self.run.locals.get(source, {}).items():
+            self.run.set_local(target, name, value)
+        self.run.drop_locals(source)
 
     # -- throwing compensation ----------------------------------------------------------------
 
@@ -152,14 +173,29 @@ class CompensationMoves(LoopMoves):
         return started
 
     def _compensation_token(self, node_id: str, thrower: Token) -> Token:
+        """A Compensation-mode token at `node_id`, child of `thrower`, in the thrower's scope;
+        a throw inside a compensation event subprocess starts it in the scope that event
+        subprocess runs in (the compensated subprocess's visit, whose snapshot it sees), where
+        Camunda's activity-instance tree shows it."""
         token = self.run.new_token(
             node_id,
             parent_id=thrower.id,
-            scope_id=thrower.scope_id,
+            scope_id=self._handler_scope(thrower),
             mode=TokenMode.COMPENSATION,
         )
         self._activate(token)
         return token
+
+    def _handler_scope(self, thrower: Token) -> UUID | None:
+        scope = self.run.tokens.get(thrower.scope_id) if thrower.scope_id is not None else None
+        if scope is None or scope.mode != TokenMode.COMPENSATION:
+            return thrower.scope_id
+        node = self.model.node(scope.node_id)
+        if isinstance(node, SubProcess) and node.triggered_by_event and node.parent is not None:
+            sub = self.model.node(node.parent)
+            if isinstance(sub, SubProcess) and compensation_start(self.model, sub) is not None:
+                return scope.scope_id
+        return thrower.scope_id
 
     def _run_event_subprocess(self, sub: SubProcess, row: Subscription, thrower: Token) -> None:
         """The completed subprocess `sub` is compensated by its compensation event subprocess: a
@@ -171,6 +207,7 @@ class CompensationMoves(LoopMoves):
         event_sub = self.model.node(start.parent)
         host = self._compensation_token(sub.id, thrower)
         self._open_visit(host, sub)
+        self._move_locals(row.id, host.id)  # the snapshot taken at completion
         self._wait(host)
         scope = self.run.new_token(
             event_sub.id, parent_id=row.token_id, scope_id=host.id, mode=TokenMode.COMPENSATION

@@ -45,6 +45,7 @@ class ScopeMoves(Moves):
         for row in self.run.subscriptions.values():
             if row.kind == SubscriptionKind.COMPENSATE:
                 row.deleted = True
+                self.run.drop_locals(row.id)  # a snapshot kept for it goes too
 
     def _enter_scope(self, scope_token: Token, start: StartEvent) -> None:
         child = self.run.new_token(
