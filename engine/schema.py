@@ -1124,7 +1124,8 @@ class InstanceSummary(SQLModel, table=True):
 
 class NodeSummary(SQLModel, table=True):
     """One node of one definition: its live tokens (not Completed or Terminated), its open
-    incidents, its visits (history rows), those ended, and their durations' sum in seconds."""
+    incidents, its visits (history rows), those ended, their durations' sum in seconds, and the
+    visits ended canceled (state Terminated)."""
 
     __tablename__ = "node_summary"
 
@@ -1135,6 +1136,7 @@ class NodeSummary(SQLModel, table=True):
     visits: int = Field(sa_type=sa.BigInteger)
     completed_visits: int = Field(sa_type=sa.BigInteger)
     total_seconds: float = Field(sa_type=sa.Numeric)
+    canceled_visits: int = Field(sa_type=sa.BigInteger)
 
 
 class ActivityBucket(SQLModel, table=True):
@@ -1174,6 +1176,7 @@ class SummaryDelta(SQLModel, table=True):
     started: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
     completed: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
     incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    canceled_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
 
 
 class SavedView(SQLModel, table=True):

@@ -15,7 +15,9 @@ What the rows count, per definition (the definition an instance has now; tokens,
 visits count under their instance's):
 - instance_summary: instances per state;
 - node_summary: per node, live tokens (not Completed or Terminated; an ended instance has none),
-  open incidents, visits (history rows), ended visits and the sum of their durations in seconds;
+  open incidents, visits (history rows), ended visits and the sum of their durations in seconds,
+  and visits ended canceled (history rows in state Terminated, however they ended so: a
+  cancellation, an interrupting boundary event, a terminate end event, a modification);
 - activity_bucket: per five minutes, instances started (by started_at), instances that ended
   Completed (by ended_at), incidents created (by created_at). Deleted instances and incidents
   (the history cleanup) leave their buckets, so buckets go when their history goes.

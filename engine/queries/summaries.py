@@ -30,7 +30,9 @@ BUCKET_SECONDS = 300
 
 # -- the summaries as they are now: base rows plus unfolded deltas, in one statement --------------
 
-_NODE_COUNTS = "active_tokens, open_incidents, visits, completed_visits, total_seconds"
+_NODE_COUNTS = (
+    "active_tokens, open_incidents, visits, completed_visits, total_seconds, canceled_visits"
+)
 
 # Each summary as it is now, as a FROM item: its base rows and its unfolded deltas. A query
 # filters and sums it (PostgreSQL pushes the filters down into both arms).
@@ -69,14 +71,16 @@ def _nodes(where: Where) -> sql.Composed:
         sql.SQL(
             "SELECT definition_id, node_id, sum(active_tokens) AS active_tokens, "
             "sum(open_incidents) AS open_incidents, sum(visits) AS visits, "
-            "sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds "
+            "sum(completed_visits) AS completed_visits, sum(total_seconds) AS total_seconds, "
+            "sum(canceled_visits) AS canceled_visits "
             f"FROM {LIVE_NODES} s{_DEFINED}"
         )
         + where.sql()
         + sql.SQL(
             " GROUP BY definition_id, node_id "
             "HAVING sum(active_tokens) <> 0 OR sum(open_incidents) <> 0 OR sum(visits) <> 0 "
-            "OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0"
+            "OR sum(completed_visits) <> 0 OR sum(total_seconds) <> 0 "
+            "OR sum(canceled_visits) <> 0"
         )
     )
 
@@ -99,6 +103,8 @@ class NodeCounts:
     visits: int
     completed_visits: int
     total_seconds: Decimal
+    # Visits ended canceled (state Terminated).
+    canceled_visits: int
 
 
 @dataclass(frozen=True)
@@ -121,9 +127,9 @@ def _summaries(
     return Summaries(
         instances={(d, s): int(n) for d, s, n in conn.execute(instances, params).fetchall() if n},
         nodes={
-            (d, node): NodeCounts(int(a), int(o), int(v), int(cv), Decimal(s))
-            for d, node, a, o, v, cv, s in conn.execute(nodes, params).fetchall()
-            if (a, o, v, cv, s) != (0, 0, 0, 0, 0)
+            (d, node): NodeCounts(int(a), int(o), int(v), int(cv), Decimal(s), int(cn))
+            for d, node, a, o, v, cv, s, cn in conn.execute(nodes, params).fetchall()
+            if (a, o, v, cv, s, cn) != (0, 0, 0, 0, 0, 0)
         },
         buckets={
             (b, d): (int(st), int(co), int(inc))
@@ -250,7 +256,8 @@ def node_counts(
     _readable(where, history)
     rows = conn.execute(_nodes(where), where.params()).fetchall()
     return {
-        node: NodeCounts(int(a), int(o), int(v), int(cv), s) for _, node, a, o, v, cv, s in rows
+        node: NodeCounts(int(a), int(o), int(v), int(cv), s, int(cn))
+        for _, node, a, o, v, cv, s, cn in rows
     }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from engine.states import IncidentState, InstanceState, TokenState
+from engine.states import IncidentState, InstanceState, TokenState, VisitState
 
 Connection = psycopg.Connection[Any]
 
@@ -23,6 +23,8 @@ RECOUNT_PARAMS: dict[str, Any] = {
     "final_tokens": [state.value for state in TokenState if state.is_final],
     "open_incident": IncidentState.OPEN.value,
     "completed": InstanceState.COMPLETED.value,
+    # A visit ended canceled.
+    "canceled_visit": VisitState.TERMINATED.value,
 }
 
 # Only one fold at a time (pg_try_advisory_xact_lock): a second folder finds the lock taken and
@@ -38,18 +40,21 @@ RECOUNT_INSTANCES = (
 
 RECOUNT_NODES = """
 SELECT definition_id, node_id, sum(a) AS active_tokens, sum(o) AS open_incidents,
-    sum(v) AS visits, sum(cv) AS completed_visits, sum(s) AS total_seconds
+    sum(v) AS visits, sum(cv) AS completed_visits, sum(s) AS total_seconds,
+    sum(cn) AS canceled_visits
 FROM (
-    SELECT p.definition_id, t.node_id, count(*) AS a, 0 AS o, 0 AS v, 0 AS cv, 0::numeric AS s
+    SELECT p.definition_id, t.node_id, count(*) AS a, 0 AS o, 0 AS v, 0 AS cv, 0::numeric AS s,
+        0 AS cn
     FROM token t JOIN process_instance p ON p.id = t.instance_id
     WHERE t.state <> ALL(%(final_tokens)s) GROUP BY 1, 2
     UNION ALL
-    SELECT p.definition_id, i.node_id, 0, count(*), 0, 0, 0
+    SELECT p.definition_id, i.node_id, 0, count(*), 0, 0, 0, 0
     FROM incident i JOIN process_instance p ON p.id = i.instance_id
     WHERE i.state = %(open_incident)s GROUP BY 1, 2
     UNION ALL
     SELECT p.definition_id, h.node_id, 0, 0, count(*), count(h.ended_at),
-        coalesce(sum(extract(epoch FROM h.ended_at - h.started_at)), 0)
+        coalesce(sum(extract(epoch FROM h.ended_at - h.started_at)), 0),
+        count(*) FILTER (WHERE h.state = %(canceled_visit)s)
     FROM history h JOIN process_instance p ON p.id = h.instance_id GROUP BY 1, 2
 ) x
 GROUP BY definition_id, node_id
@@ -84,19 +89,20 @@ instances AS (
 ),
 nodes AS (
     INSERT INTO node_summary AS b (definition_id, node_id, active_tokens, open_incidents, visits,
-        completed_visits, total_seconds)
+        completed_visits, total_seconds, canceled_visits)
     SELECT definition_id, node_id, sum(active_tokens), sum(open_incidents), sum(visits),
-        sum(completed_visits), sum(total_seconds)
+        sum(completed_visits), sum(total_seconds), sum(canceled_visits)
     FROM gone WHERE node_id IS NOT NULL GROUP BY definition_id, node_id
     ON CONFLICT (definition_id, node_id) DO UPDATE SET
         active_tokens = b.active_tokens + excluded.active_tokens,
         open_incidents = b.open_incidents + excluded.open_incidents,
         visits = b.visits + excluded.visits,
         completed_visits = b.completed_visits + excluded.completed_visits,
-        total_seconds = b.total_seconds + excluded.total_seconds
+        total_seconds = b.total_seconds + excluded.total_seconds,
+        canceled_visits = b.canceled_visits + excluded.canceled_visits
     RETURNING b.definition_id, b.node_id,
-        (b.active_tokens, b.open_incidents, b.visits, b.completed_visits, b.total_seconds)
-        = (0, 0, 0, 0, 0) AS empty
+        (b.active_tokens, b.open_incidents, b.visits, b.completed_visits, b.total_seconds,
+            b.canceled_visits) = (0, 0, 0, 0, 0, 0) AS empty
 ),
 buckets AS (
     INSERT INTO activity_bucket AS b (bucket, definition_id, started, completed, incidents)
@@ -126,8 +132,8 @@ DROP_EMPTY = (
     (
         "DELETE FROM node_summary WHERE (definition_id, node_id) IN "
         "(SELECT * FROM unnest(%s::text[], %s::text[])) "
-        "AND (active_tokens, open_incidents, visits, completed_visits, total_seconds) "
-        "= (0, 0, 0, 0, 0)"
+        "AND (active_tokens, open_incidents, visits, completed_visits, total_seconds, "
+        "canceled_visits) = (0, 0, 0, 0, 0, 0)"
     ),
     (
         "DELETE FROM activity_bucket WHERE (bucket, definition_id) IN "
@@ -168,7 +174,7 @@ def rebuild(conn: Connection) -> tuple[int, int, int]:
     )
     conn.execute(
         "INSERT INTO node_summary (definition_id, node_id, active_tokens, open_incidents, "
-        f"visits, completed_visits, total_seconds) {RECOUNT_NODES}",
+        f"visits, completed_visits, total_seconds, canceled_visits) {RECOUNT_NODES}",
         RECOUNT_PARAMS,
     )
     conn.execute(

@@ -1,6 +1,8 @@
 """Summary rows stay exact: whatever commands race from several connections, with the fold
 running beside them (two folders at once), the summaries equal a recount of the big tables,
-compared inside one snapshot mid-run and at the end."""
+compared inside one snapshot mid-run and at the end. The commands end visits every way a visit
+ends canceled (cancellation, an interrupting boundary event, a terminate end event, a
+modification), move instances between versions and delete ended ones."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import psycopg
 import pytest
@@ -28,8 +31,10 @@ from engine.core.settings import EngineSettings
 from engine.db.retention import RetentionSettings
 from engine.db.summaries import Folder
 from engine.errors import InterlockError
+from engine.model import TimerDefinition
 from engine.queries import summaries
 from engine.queries.summaries import NodeCounts
+from engine.semantics.modification import CancelToken
 
 WORKER = "summary-worker"
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,6 +57,28 @@ def mixed_model(name: str | None = None) -> Any:
         .chain("split", "ship", "join")
         .chain("split", "charge", "join")
         .chain("join", "end")
+        .build()
+    )
+
+
+def guarded_model(name: str | None = None) -> Any:
+    """start -> split -> hold (user task) -> done | review (user task) -> reviewed; an
+    interrupting one-hour timer on review leads to a terminate end: review's visit and hold's
+    end canceled when it fires."""
+    return (
+        ProcessBuilder("guarded", name)
+        .start_event("start")
+        .parallel_gateway("split")
+        .user_task("hold", "Hold")
+        .end_event("done")
+        .user_task("review", "Review")
+        .end_event("reviewed")
+        .boundary_event("late", "review", timer=TimerDefinition(kind="duration", text="PT1H"))
+        .end_event("stop", terminate=True)
+        .chain("start", "split")
+        .chain("split", "hold", "done")
+        .chain("split", "review", "reviewed")
+        .chain("late", "stop")
         .build()
     )
 
@@ -117,7 +144,7 @@ class Race:
         return None if row is None else row[0]
 
     def start(self) -> None:
-        key = self.random.choice(["mixed", "mixed", "mixed", "quick"])
+        key = self.random.choice(["mixed", "mixed", "mixed", "quick", "guarded", "guarded"])
         self.engine.start_latest(key, {"fail": self.random.random() < 0.4})
 
     def complete_task(self) -> None:
@@ -159,6 +186,30 @@ class Race:
         if instance is not None:
             self.engine.instance(instance).cancel()
 
+    def modify(self) -> None:
+        """Cancel one live token at a user task by a modification."""
+        found = self.pick(
+            "SELECT ARRAY[t.instance_id, t.id]::text[] FROM token t "
+            "JOIN process_instance p ON p.id = t.instance_id "
+            "WHERE p.ended_at IS NULL AND t.state = 'Waiting' "
+            "AND t.node_id IN ('review', 'hold')"
+        )
+        if found is not None:
+            instance, token = found
+            self.engine.modify(instance, CancelToken(UUID(token)))
+
+    def migrate(self) -> None:
+        """Move one running instance of a guarded version to the other version."""
+        found = self.pick(
+            "SELECT ARRAY[p.id::text, p.definition_id, other.id]::text[] "
+            "FROM process_instance p JOIN process_definition d ON d.id = p.definition_id "
+            "JOIN process_definition other ON other.key = d.key AND other.id <> d.id "
+            "WHERE p.ended_at IS NULL AND d.key = 'guarded'"
+        )
+        if found is not None:
+            instance, source, target = found
+            self.engine.migrate(self.engine.migration_plan(source, target), [instance])
+
     def cleanup(self) -> None:
         self.cleaned += self.cleaner.run(CleanupBatch()).instances
 
@@ -171,6 +222,8 @@ class Race:
             (self.incident, 3),
             (self.external_retries, 1),
             (self.cancel, 2),
+            (self.modify, 1),
+            (self.migrate, 1),
             (self.cleanup, 1),
         ]
         action = self.random.choices([a for a, _ in actions], [w for _, w in actions])[0]
@@ -219,10 +272,13 @@ def race_commands(
     checks: int,
     seen: set[str] | None = None,
 ) -> dict[str, int]:
-    """Race the commands; `seen` collects the instance states the mid-run checks counted (the
-    cleanup may have deleted every ended instance by the end)."""
+    """Race the commands; `seen` collects the instance states the mid-run checks counted, and
+    whether they counted open incidents and visits ended canceled (per node), since the cleanup
+    may have deleted every ended instance by the end."""
     engine.deploy(mixed_model())
     engine.deploy(quick_model())
+    engine.deploy(guarded_model())
+    engine.deploy(guarded_model("second version"))
 
     @engine.handler("charge")
     def charge(ctx: TaskContext) -> None:
@@ -263,6 +319,11 @@ def race_commands(
                         seen.update(state for _, state in counted.instances)
                         if any(n.open_incidents for n in counted.nodes.values()):
                             seen.add("open incidents")
+                        seen.update(
+                            f"canceled {node}"
+                            for (_, node), n in counted.nodes.items()
+                            if n.canceled_visits
+                        )
                     checks -= 1
                 time.sleep(0.5)
             for thread in threads:
@@ -290,6 +351,8 @@ def test_racing_commands_of_every_kind_keep_every_summary_exact(
         "incident",
         "external_retries",
         "cancel",
+        "modify",
+        "migrate",
         "cleanup",
     }
     counted = assert_exact(database_url)
@@ -303,6 +366,10 @@ def test_racing_commands_of_every_kind_keep_every_summary_exact(
     assert "open incidents" in seen or any(n.open_incidents for n in counted.nodes.values())
     assert any(n.active_tokens for n in counted.nodes.values())
     assert any(n.completed_visits for n in counted.nodes.values())
+    # Visits ended canceled, by a cancellation or a modification (review, hold) and by the
+    # boundary timer's terminate end (the timer jobs run too).
+    canceled = {f"canceled {node}" for (_, node), n in counted.nodes.items() if n.canceled_visits}
+    assert {"canceled review", "canceled hold"} <= seen | canceled, seen | canceled
     assert any(incidents for _, _, incidents in counted.buckets.values())
     assert no_live_tokens_in_ended_instances(database_url) == 0
 
@@ -388,8 +455,8 @@ def test_data_modifying_ctes_on_one_table_fire_the_triggers_with_every_row(
         )
         conn.commit()
     counted = assert_exact(database_url)
-    assert counted.nodes[(definition, "x")] == NodeCounts(2, 0, 2, 1, Decimal("2.5"))
-    assert counted.nodes[(definition, "y")] == NodeCounts(0, 0, 1, 0, Decimal(0))
+    assert counted.nodes[(definition, "x")] == NodeCounts(2, 0, 2, 1, Decimal("2.5"), 0)
+    assert counted.nodes[(definition, "y")] == NodeCounts(0, 0, 1, 0, Decimal(0), 0)
     assert (definition, "end") not in counted.nodes
 
 

@@ -2,13 +2,12 @@
 type), per activity of one definition (live tokens, failed jobs, open incidents by type) and the
 history per activity (running and ended visits, scope completions, canceled visits, incidents).
 
-Instances, tokens, visits and open incidents per node come from the summary rows
-(engine/queries/summaries.py): exact, and never a scan of the big tables. Failed jobs (retries
-run out), open incidents by type and resolved incidents are counted from partial indexes that
-hold only those rows (ix_job_failed, ix_incident_open_definition,
-ix_incident_resolved_definition), read alone. Visits ended canceled, which the summary rows do
-not keep, are counted from the visits of the definition's instances, only when asked. Every read
-is narrowed to what the request's principal may read, by grant and by tenant."""
+Instances, tokens, visits (running, ended and ended canceled) and open incidents per node come
+from the summary rows (engine/queries/summaries.py): exact, and never a scan of the big tables.
+Failed jobs (retries run out), open incidents by type and resolved incidents are counted from
+partial indexes that hold only those rows (ix_job_failed, ix_incident_open_definition,
+ix_incident_resolved_definition), read alone. Every read is narrowed to what the request's
+principal may read, by grant and by tenant."""
 
 from __future__ import annotations
 
@@ -23,7 +22,7 @@ from engine.queries import Connection, query
 from engine.queries import summaries as summary_reads
 from engine.sql import covers
 from engine.sql.filters import Where, state_literal
-from engine.states import IncidentState, VisitState
+from engine.states import IncidentState
 from engine.store import definitions as definitions_store
 from engine.store.definitions import DefinitionRow
 
@@ -161,15 +160,6 @@ class HistoryCounts:
     resolved_incidents: int = 0
 
 
-# Visits of a definition's instances that ended canceled, per node (the one count the summary
-# rows do not keep: read from the visits of the definition's instances).
-_CANCELED: LiteralString = (
-    "SELECT h.node_id, count(*) FROM history h "
-    "JOIN process_instance r ON r.id = h.instance_id"
-    " LEFT JOIN process_definition d ON d.id = r.definition_id"
-)
-
-
 @query
 def history(
     conn: Connection,
@@ -180,17 +170,12 @@ def history(
     incidents: bool,
 ) -> dict[str, HistoryCounts]:
     """Per node of `definition_id`: visits running and ended (the summary rows), the ended
-    visits of `end_events` as scope completions, with `canceled` the visits ended canceled,
-    with `incidents` the incidents open (the summary rows) and resolved."""
+    visits of `end_events` as scope completions, with `canceled` the visits ended canceled (the
+    summary rows), with `incidents` the incidents open (the summary rows) and resolved."""
     nodes = summary_reads.node_counts(conn, definition_id, history=True)
     ended_canceled: dict[str, int] = {}
     if canceled:
-        where = Where()
-        where.equals("r.definition_id", definition_id)
-        where.equals("h.state", VisitState.TERMINATED.value)
-        where.authorized(covers.history("d.key", "r.id", tenant="r.tenant_id"))
-        statement = sql.SQL(_CANCELED) + where.sql() + sql.SQL(" GROUP BY 1")
-        ended_canceled = {n: int(c) for n, c in conn.execute(statement, where.params())}
+        ended_canceled = {n: c.canceled_visits for n, c in nodes.items() if c.canceled_visits}
     resolved: dict[str, int] = {}
     if incidents:
         where = Where()
