@@ -154,6 +154,8 @@ _INSTANCES = (
     "FROM g JOIN d ON d.idx = g.idx"
 )
 
+# A running instance's last two visits are its waiting tokens' (Active); a Terminated
+# instance's last visit ended Terminated (canceled), every other one Completed.
 _HISTORY = (
     "WITH " + _G + ", "
     "nd AS (SELECT * FROM unnest(%(nd_idx)s::int[], %(nd_pos)s::int[], %(nd_id)s::text[], "
@@ -166,7 +168,8 @@ _HISTORY = (
     "SELECT pg_temp.uid(2, v.n * 64 + v.k), pg_temp.uid(1, v.n), "
     "pg_temp.uid(3, v.n * 4 + CASE v.pos WHEN -1 THEN 1 WHEN -2 THEN 2 ELSE 0 END), "
     "nd.node_id, nd.node_name, nd.node_type, "
-    "CASE WHEN v.pos < 0 THEN %(visit_active)s ELSE %(visit_completed)s END, "
+    "CASE WHEN v.pos < 0 THEN %(visit_active)s "
+    "  WHEN v.n %% 20 = 1 AND v.k = %(h)s THEN %(visit_terminated)s ELSE %(visit_completed)s END, "
     "v.s + v.k * interval '1 second', CASE WHEN v.pos < 0 THEN NULL "
     "  ELSE v.s + (v.k + 1 + (v.n + v.k) %% 30) * interval '1 second' END "
     "FROM v JOIN nd ON nd.idx = v.idx AND nd.pos = v.pos"
@@ -316,6 +319,7 @@ def _parameters(sizes: Sizes, definitions: dict[str, str]) -> dict[str, Any]:
         "completed": InstanceState.COMPLETED.value,
         "visit_active": VisitState.ACTIVE.value,
         "visit_completed": VisitState.COMPLETED.value,
+        "visit_terminated": VisitState.TERMINATED.value,
         "token_completed": TokenState.COMPLETED.value,
         "token_waiting": TokenState.WAITING.value,
         "forward": TokenMode.FORWARD.value,
