@@ -155,7 +155,8 @@ _INSTANCES = (
 )
 
 # A running instance's last two visits are its waiting tokens' (Active); a Terminated
-# instance's last visit ended Terminated (canceled), every other one Completed.
+# instance's last visit, and the third visit of every twentieth PARALLEL instance (as an
+# interrupting boundary event ends it), ended Terminated (canceled); every other one Completed.
 _HISTORY = (
     "WITH " + _G + ", "
     "nd AS (SELECT * FROM unnest(%(nd_idx)s::int[], %(nd_pos)s::int[], %(nd_id)s::text[], "
@@ -169,7 +170,8 @@ _HISTORY = (
     "pg_temp.uid(3, v.n * 4 + CASE v.pos WHEN -1 THEN 1 WHEN -2 THEN 2 ELSE 0 END), "
     "nd.node_id, nd.node_name, nd.node_type, "
     "CASE WHEN v.pos < 0 THEN %(visit_active)s "
-    "  WHEN v.n %% 20 = 1 AND v.k = %(h)s THEN %(visit_terminated)s ELSE %(visit_completed)s END, "
+    "  WHEN (v.n %% 20 = 1 AND v.k = %(h)s) OR (v.n %% 20 = 4 AND v.k = 3) "
+    "  THEN %(visit_terminated)s ELSE %(visit_completed)s END, "
     "v.s + v.k * interval '1 second', CASE WHEN v.pos < 0 THEN NULL "
     "  ELSE v.s + (v.k + 1 + (v.n + v.k) %% 30) * interval '1 second' END "
     "FROM v JOIN nd ON nd.idx = v.idx AND nd.pos = v.pos"
