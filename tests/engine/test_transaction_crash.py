@@ -5,7 +5,6 @@ each handler ran exactly once, then the cancel boundary's flow was taken."""
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import psycopg
@@ -13,7 +12,8 @@ import psycopg
 from engine.api import Engine
 from engine.loops.jobs import JobExecutor
 from tests.engine.test_crash_safety import run_and_kill
-from tests.engine.tx_crash_worker import HANDLERS, LOCK_MS, register
+from tests.engine.tx_crash_worker import HANDLERS, register
+from tests.waiting import wait_until
 
 
 def count(conn: psycopg.Connection[Any], sql: str, *args: Any) -> int:
@@ -91,14 +91,16 @@ def test_sigkill_between_compensation_jobs_then_every_cancelled_transaction_comp
         caught += found.get("compensating-0", 0) + found.get("compensating-1", 0)
     assert caught > 0, found  # some were killed with their compensation under way
     assert found.get("Completed", 0) > 0, found
-    time.sleep(LOCK_MS / 1000 + 0.5)  # the killed process's locks expire
     with Engine(database_url, migrate=False) as engine:
         register(engine)
         executor = JobExecutor(engine, owner="after-restart", lock_seconds=30)
-        deadline = time.monotonic() + 120
-        while engine.instance_counts().get("Active", 0) and time.monotonic() < deadline:
-            if not executor.run_once():
-                time.sleep(0.2)
+
+        def finished() -> bool:
+            # Jobs the killed process still held become acquirable once their locks expire.
+            executor.run_once()
+            return not engine.instance_counts().get("Active", 0)
+
+        wait_until(finished, "every instance to complete after the restart", timeout=120)
         total = sum(v for k, v in found.items() if not k.startswith("compensating"))
         assert engine.instance_counts() == {"Completed": total}
     with psycopg.connect(database_url) as conn:
