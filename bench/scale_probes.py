@@ -165,6 +165,12 @@ def console_probes(s: Sample) -> list[Probe]:
         Probe("console", "/jump", f"/jump?q={s.running}", expect=303),
         Probe("console", "/jump", "/jump?q=order-3", expect=303),
         Probe("console", "/jump", f"/jump?q={s.key}", expect=303),
+        # The short id a list shows, a business key in another case, the start of many keys.
+        Probe("console", "/jump", f"/jump?q={str(s.running)[-8:]}", expect=303),
+        Probe("console", "/jump", "/jump?q=ORDER-3", expect=303),
+        Probe("console", "/jump", "/jump?q=order-1"),
+        # A variable as an export's column, over the first batch of the list.
+        p("/instances/export.{format}", "/instances/export.csv?variables=amount,region"),
         p("/incidents"),
         p("/incidents", "/incidents?fragment=rows"),
         p("/incidents", f"/incidents?fragment=rows&definition={s.key}"),

@@ -218,6 +218,9 @@ class ProcessInstance(SQLModel, table=True):
             "business_key",
             postgresql_where=sa.text("business_key IS NOT NULL"),
         ),
+        # The console's jump box: the short id the lists show (the business key in lower case
+        # is indexed below the class: its operator class needs the column).
+        sa.Index("ix_process_instance_short_id", sa.text("right(id::text, 8)")),
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
         sa.Index("ix_process_instance_started", "started_at", "id"),
         # The running instances (ended_at is set when an instance ends) in start order: small, and
@@ -278,6 +281,16 @@ class ProcessInstance(SQLModel, table=True):
         sa_type=sa.Boolean,
         sa_column_kwargs={**MUTABLE, "server_default": sa.false()},
     )
+
+
+# The console's jump box: a business key in any case, or the start of one, in key order
+# (`text_pattern_ops`: a prefix is a range of the index, read in the order of `~<~`).
+sa.Index(
+    "ix_process_instance_business_key_folded",
+    sa.func.lower(ProcessInstance.__table__.c.business_key).label("folded"),  # type: ignore[attr-defined]
+    postgresql_ops={"folded": "text_pattern_ops"},
+    postgresql_where=sa.text("business_key IS NOT NULL"),
+)
 
 
 class Token(SQLModel, table=True):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,14 +17,18 @@ from app.console.exports import Column, check_format, export
 from app.console.views import saved_views
 from app.params import Query
 from engine.api import Engine
-from engine.errors import InterlockError
+from engine.errors import BadRequest, InterlockError
 from engine.queries import console, lists
 from engine.queries import instances as instance_reads
+from engine.queries import variables as variable_reads
 from engine.queries.instances import InstanceFilter
 from engine.queries.lists import FILTERS, InstanceRow
 from engine.states import ListPage
 
 PAGE_SIZE = 50
+# How many variables an export takes as columns, and how long a name may be.
+MAX_VARIABLE_COLUMNS = 50
+MAX_VARIABLE_NAME = 200
 STATES = ("Active", "Suspended", "Completed", "Terminated")
 YES_NO = {"yes": True, "no": False}
 FILTER_FIELDS = FILTERS[ListPage.INSTANCES]
@@ -126,12 +131,71 @@ async def instances_page(request: Request) -> Response:
     )
 
 
+def variable_names(parameters: Query) -> list[str]:
+    """The variables an export adds as columns (`variables=amount,customer`), each once, in
+    the order given; at most `MAX_VARIABLE_COLUMNS`."""
+    names = list(dict.fromkeys(name.strip() for name in parameters.csv("variables") or []))
+    names = [name for name in names if name]
+    if len(names) > MAX_VARIABLE_COLUMNS:
+        raise BadRequest(
+            f"variables: at most {MAX_VARIABLE_COLUMNS} can be exported as columns",
+            field="variables",
+        )
+    for name in names:
+        if len(name) > MAX_VARIABLE_NAME:
+            raise BadRequest(
+                f"variables: a name must be at most {MAX_VARIABLE_NAME} characters",
+                field="variables",
+            )
+    return names
+
+
+def _cell(value: Any, format: str) -> Any:
+    """A variable's value as a cell: JSON values (objects, lists) as JSON text in CSV."""
+    if format == "csv" and isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return value
+
+
+def _variable_columns(names: list[str], format: str) -> list[Column]:
+    if format == "json":
+        return [("variables", lambda r: {n: r[1][n] for n in names if n in r[1]})]
+    return [(f"variables.{name}", _variable_cell(name, format)) for name in names]
+
+
+def _variable_cell(name: str, format: str) -> Callable[[Any], Any]:
+    return lambda row: _cell(row[1].get(name), format)
+
+
+def _of_instance(read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda row: read(row[0])
+
+
+def _with_variables(
+    engine: Engine, batches: Iterator[list[InstanceRow]], names: list[str]
+) -> Iterator[list[tuple[InstanceRow, dict[str, Any]]]]:
+    """Each batch's rows with the values of `names` (one more statement per batch)."""
+    for batch in batches:
+        values = variable_reads.root_values(engine, [r.info.id for r in batch], names)
+        yield [(r, values.get(r.info.id, {})) for r in batch]
+
+
 async def instances_export(request: Request) -> Response:
-    """Every instance the list's filters match, newest first: CSV or JSON, streamed. A filter
-    that does not read is a 400 naming it."""
+    """Every instance the list's filters match, newest first: CSV or JSON, streamed; with
+    `variables`, the values of those instance variables as more columns (CSV:
+    `variables.NAME`, JSON: a `variables` object of those the instance has). A filter that
+    does not read is a 400 naming it."""
     format = check_format(request.path_params["format"])
-    where = filter_of(Query(request.query_params))
-    return await export("instances", format, COLUMNS, lists.instances(engine_of(request), where))
+    parameters = Query(request.query_params)
+    where = filter_of(parameters)
+    names = variable_names(parameters)
+    batches = lists.instances(engine_of(request), where)
+    if not names:
+        return await export("instances", format, COLUMNS, batches)
+    columns: list[Column] = [(name, _of_instance(read)) for name, read in COLUMNS]
+    columns += _variable_columns(names, format)
+    rows = _with_variables(engine_of(request), batches, names)
+    return await export("instances", format, columns, rows)
 
 
 routes = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl
 from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
@@ -43,7 +44,14 @@ async def saved_views(request: Request, page: ListPage, query: str) -> dict[str,
     views = []
     if keeps:
         views = await read(request, reads.of_owner, engine_of(request), principal.name, page)
-    return {"list_page": page.value, "views": views, "list_query": query, "keeps_views": keeps}
+    return {
+        "list_page": page.value,
+        "views": views,
+        "list_query": query,
+        # The filters again as fields, for the instance export's form (which adds variables).
+        "list_fields": parse_qsl(query),
+        "keeps_views": keeps,
+    }
 
 
 Work = Callable[[Engine, str, FormData], str]

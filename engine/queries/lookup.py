@@ -2,11 +2,14 @@
 one of its incidents, user tasks, external tasks or jobs, or by its business key) or a process
 definition (by key or id).
 
-Every statement is an equality on a primary key or an indexed column, with a LIMIT:
-`process_instance.id`, `incident.id`, `user_task.id`, `external_task.id`, `job.id` (primary
-keys), `process_instance.business_key` (ix_process_instance_business_key) and
-`process_definition.key` (the leading column of the unique (key, version) constraint) or
-`process_definition.id` (primary key).
+Every statement reads an index, with a LIMIT: `process_instance.id`, `incident.id`,
+`user_task.id`, `external_task.id`, `job.id` (primary keys), `process_instance.business_key`
+(ix_process_instance_business_key), the business key in lower case, equal or by prefix, in its
+order (ix_process_instance_business_key_folded, `text_pattern_ops` so that a prefix is a range
+of it), the short id the lists show (the id's last 8 characters, ix_process_instance_short_id)
+and `process_definition.key` (the leading column of the unique (key, version) constraint) or
+`process_definition.id` (primary key); definitions by key prefix read the definitions, a small
+table.
 
 Only what the request's principal may read is found: the one row an id or a definition text
 names is kept if its instance (its definition) is readable; the business key's instances are
@@ -16,12 +19,13 @@ narrowed in the statement.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import LiteralString
+from datetime import datetime
+from typing import Any, LiteralString
 from uuid import UUID
 
 from psycopg import sql
 
-from engine.queries import Connection, fetch_dicts, fetch_one, query
+from engine.queries import Connection, fetch_all, fetch_dicts, fetch_one, query
 from engine.sql import covers
 from engine.sql.filters import Where
 
@@ -30,11 +34,28 @@ __all__ = [
     "BY_ID",
     "DEFINITION",
     "DefinitionMatch",
+    "FOLDED_KEY",
     "IdMatch",
+    "KeyedInstance",
     "by_business_key",
+    "by_folded_business_key",
     "by_id",
+    "by_short_id",
     "definition",
+    "definitions_by_prefix",
+    "folded_statement",
+    "short_statement",
 ]
+
+# The business key as the folded index holds it (the same expression, or it is not used), and
+# the order of that index (its operator class's, `text_pattern_ops`).
+FOLDED_KEY: LiteralString = "lower(business_key)"
+FOLDED_ORDER: LiteralString = FOLDED_KEY + " USING ~<~"
+# The short id the console's lists show of an instance (see app/console/common.py `short_id`).
+SHORT_ID: LiteralString = "right(id::text, 8)"
+KEYED: LiteralString = (
+    "SELECT id, business_key, definition_key, state, started_at FROM process_instance"
+)
 
 # What a row id can name, in the order they are tried.
 BY_ID = (
@@ -69,6 +90,18 @@ class IdMatch:
 class DefinitionMatch:
     key: str
     version: int
+
+
+@dataclass(frozen=True)
+class KeyedInstance:
+    """An instance a business key (or its prefix) or a short id found, as the jump page lists
+    it."""
+
+    id: UUID
+    business_key: str | None
+    definition_key: str
+    state: str
+    started_at: datetime
 
 
 def _readable(found: LiteralString, where: Where) -> sql.Composed:
@@ -114,3 +147,55 @@ def definition(conn: Connection, text: str) -> DefinitionMatch | None:
         + sql.SQL(" ORDER BY f.rank, f.version DESC LIMIT 1")
     )
     return fetch_one(conn, DefinitionMatch, statement, params)
+
+
+def folded_statement(text: str, prefix: bool, limit: int) -> tuple[sql.Composed, dict[str, Any]]:
+    """The statement of `by_folded_business_key` and its parameters."""
+    where = Where()
+    where.fixed("business_key IS NOT NULL")
+    if prefix:
+        where.starts_with(FOLDED_KEY, text.lower())
+    else:
+        where.add(FOLDED_KEY + " = {}", text.lower())
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
+    order = sql.SQL(" ORDER BY " + FOLDED_ORDER + ", id")
+    return sql.SQL(KEYED) + where.sql() + order + where.limit(limit), where.params()
+
+
+def short_statement(text: str, limit: int) -> tuple[sql.Composed, dict[str, Any]]:
+    """The statement of `by_short_id` and its parameters."""
+    where = Where()
+    where.add(SHORT_ID + " = {}", text.lower())
+    where.authorized(covers.instance("definition_key", "id", tenant="tenant_id"))
+    return sql.SQL(KEYED) + where.sql() + where.limit(limit), where.params()
+
+
+@query
+def by_folded_business_key(
+    conn: Connection, text: str, *, prefix: bool = False, limit: int = 2
+) -> list[KeyedInstance]:
+    """Up to `limit` instances whose business key is `text` in any case (`prefix`: starts
+    with it), in the order of their keys in lower case, then of their ids."""
+    return fetch_all(conn, KeyedInstance, *folded_statement(text, prefix, limit))
+
+
+@query
+def by_short_id(conn: Connection, text: str, limit: int = 2) -> list[KeyedInstance]:
+    """Up to `limit` instances whose id ends with the 8 characters `text` (as the lists show)."""
+    return fetch_all(conn, KeyedInstance, *short_statement(text, limit))
+
+
+@query
+def definitions_by_prefix(conn: Connection, text: str, limit: int) -> list[DefinitionMatch]:
+    """The latest version of up to `limit` definition keys that start with `text` in any case,
+    in key order."""
+    where = Where()
+    where.starts_with("lower(d.key)", text.lower())
+    where.authorized(covers.definition("d.key", tenant="d.tenant_id"))
+    statement = (
+        sql.SQL("SELECT DISTINCT ON (d.key) d.key, d.version FROM process_definition d")
+        + where.sql()
+        + sql.SQL(" ORDER BY d.key, d.version DESC")
+        + where.limit(limit)
+    )
+    return fetch_all(conn, DefinitionMatch, statement, where.params())

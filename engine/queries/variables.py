@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any, LiteralString, TypedDict, Unpack
 from uuid import UUID
 
+from psycopg import sql
+
 from engine.language.variables import VariableType
 from engine.queries import Connection, fetch_all, query
 from engine.queries.camunda.common import RUNNING_STATES, CamundaList, CamundaPage
@@ -207,3 +209,31 @@ def binary_variable_keys(conn: Connection, *, history: bool) -> list[VariableKey
     rows = listing.read(conn, CamundaPage(first=0, max=None, sort=()), {}, count=False, where=where)
     assert isinstance(rows, list)
     return rows
+
+
+# -- an export's variable columns -----------------------------------------------------------------
+
+
+@query
+def root_values(
+    conn: Connection, instance_ids: Sequence[UUID], names: Sequence[str]
+) -> dict[UUID, dict[str, Any]]:
+    """The values of the instance-level variables `names` of each of `instance_ids` that the
+    principal may read (one statement, by the primary key); a variable an instance lacks is
+    absent from its dict."""
+    where = Where()
+    where.any_of("v.instance_id", list(instance_ids))
+    where.fixed("v.scope_key = ''")
+    where.any_of("v.name", list(names))
+    where.authorized(covers.instance("p.definition_key", "v.instance_id", tenant="p.tenant_id"))
+    statement = (
+        sql.SQL(
+            "SELECT v.instance_id, v.name, v.value FROM variable v "
+            "JOIN process_instance p ON p.id = v.instance_id"
+        )
+        + where.sql()
+    )
+    values: dict[UUID, dict[str, Any]] = {}
+    for instance_id, name, value in conn.execute(statement, where.params()).fetchall():
+        values.setdefault(instance_id, {})[name] = value
+    return values

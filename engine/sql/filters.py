@@ -178,6 +178,13 @@ class Where:
         if text is not None:
             self.add(column + " LIKE {} " + LIKE_ESCAPE, like_pattern(text))
 
+    def starts_with(self, column: LiteralString, prefix: str | None) -> None:
+        """`column` starts with `prefix` taken literally (no wildcards), unless None: a LIKE
+        a btree index with `text_pattern_ops` on `column` serves."""
+        if prefix is not None:
+            literal = "".join("\\" + c if c in "%_\\" else c for c in prefix)
+            self.add(column + " LIKE {} " + LIKE_ESCAPE, literal + "%")
+
     def at_least(self, column: LiteralString, value: Any) -> None:
         """`column >= value`, unless `value` is None."""
         self.when(value, column + " >= {}")

@@ -115,6 +115,71 @@ def test_instance_export_holds_the_filtered_list_in_its_order(filled: LiveServer
         ]
 
 
+def test_instance_export_takes_variables_as_columns(filled: LiveServer) -> None:
+    """Instance variables named in `variables` are more columns, read batch by batch: the
+    export crosses batches (2,500 rows), so every batch reads its own instances' values."""
+    with filled.engine.connection() as conn, conn.transaction():
+        # amount on every third instance (a number), customer on every seventh (a JSON object),
+        # a formula-like text on order-6; a task-local amount that the export must not take.
+        conn.execute(
+            "INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at) "
+            "SELECT id, '', 'amount', 'integer', to_jsonb(substr(business_key, 7)::int * 10), "
+            "now() FROM process_instance WHERE business_key LIKE 'order-%' "
+            "AND substr(business_key, 7)::int % 3 = 0"
+        )
+        conn.execute(
+            "INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at) "
+            "SELECT id, '', 'customer', 'json', "
+            "jsonb_build_object('name', 'c' || business_key, 'tags', jsonb_build_array(1, 2)), "
+            "now() FROM process_instance WHERE business_key LIKE 'order-%' "
+            "AND substr(business_key, 7)::int % 7 = 0"
+        )
+        conn.execute(
+            "INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at) "
+            "SELECT id, '', 'note', 'string', to_jsonb('=cmd()'::text), now() "
+            "FROM process_instance WHERE business_key = 'order-6'"
+        )
+        conn.execute(
+            "INSERT INTO variable (instance_id, scope_key, name, type, value, updated_at) "
+            "SELECT id, gen_random_uuid()::text, 'amount', 'integer', '1', now() "
+            "FROM process_instance WHERE business_key = 'order-10'"
+        )
+    wanted = {"variables": "amount, customer,note,amount,missing"}
+    with client_as(filled, "viewer") as client:
+        response = client.get("/instances/export.csv", params=wanted)
+        assert response.status_code == 200, response.text
+        rows = csv_rows(response.text)
+        extra = ["variables.amount", "variables.customer", "variables.note", "variables.missing"]
+        assert rows[0] == INSTANCE_HEADER + extra
+        assert len(rows) == 1 + COMPLETED + ACTIVE
+        by_key = {r[3]: dict(zip(rows[0], r, strict=True)) for r in rows[1:]}
+        assert by_key["order-21"]["variables.amount"] == "210"
+        assert json.loads(by_key["order-21"]["variables.customer"]) == {
+            "name": "corder-21",
+            "tags": [1, 2],
+        }
+        assert by_key["order-10"]["variables.amount"] == ""  # only a task-local one
+        assert by_key["order-2499"]["variables.amount"] == "24990"  # the last batch
+        assert by_key["order-6"]["variables.note"] == "'=cmd()"  # defused as any text
+        assert {r["variables.missing"] for r in by_key.values()} == {""}
+
+        records = json.loads(client.get("/instances/export.json", params=wanted).text)
+        assert list(records[0]) == INSTANCE_HEADER + ["variables"]
+        by_json_key = {r["business_key"]: r for r in records}
+        assert by_json_key["order-21"]["variables"] == {
+            "amount": 210,
+            "customer": {"name": "corder-21", "tags": [1, 2]},
+        }
+        assert by_json_key["order-6"]["variables"] == {"amount": 60, "note": "=cmd()"}
+        assert by_json_key["order-11"]["variables"] == {}
+
+        too_many = ",".join(f"v{n}" for n in range(51))
+        refused = client.get("/instances/export.csv", params={"variables": too_many})
+        assert refused.status_code == 400
+        assert refused.json()["detail"]["field"] == "variables"
+        assert "variables" in refused.json()["message"]
+
+
 def check_csv_cells_are_quoted_and_formulas_defused(filled: LiveServer) -> None:
     with client_as(filled, "viewer") as client:
         text = client.get("/instances/export.csv", params={"state": "Completed"}).text

@@ -264,7 +264,8 @@ def test_keyboard_moves_through_lists_and_keeps_its_row_over_live_refreshes(
 def test_jump_to_from_the_header(console: ConsoleServer, login: Login) -> None:
     engine = console.engine
     engine.deploy(parallel_approval())
-    one = engine.start_latest("parallel-approval", business_key="solo")
+    # Typed in lower case below: business keys are found in any case.
+    one = engine.start_latest("parallel-approval", business_key="Solo")
     for _ in range(2):
         engine.start_latest("parallel-approval", business_key="pair")
     page = login("viewer")
@@ -288,6 +289,17 @@ def test_jump_to_from_the_header(console: ConsoleServer, login: Login) -> None:
     box.fill("parallel-approval")
     box.press("Enter")
     expect(page).to_have_url(re.compile(r"/definitions/parallel-approval\?version=1$"))
+
+    # The short id a list shows.
+    live(page, "/instances")
+    short = page.locator(f"#instance-rows tr[data-instance='{one.id}'] td code").first
+    box.fill(short.inner_text())
+    box.press("Enter")
+    expect(page).to_have_url(re.compile(f"/instances/{one.id}$"))
+    # Readable: the whole short id and a key fit the box without the focus.
+    page.locator("main").click()
+    width = page.locator("#jump-q").evaluate("e => e.getBoundingClientRect().width")
+    assert width >= 180
 
     box.fill("nothing-like-this")
     box.press("Enter")
