@@ -106,9 +106,14 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
     dropped = {k: v for k, v in _form(source, target).items() if k != "target:review"}
     report = admin.post("/definitions/page_mig/migrate/validate", data=dropped)
     assert report.status_code == 200, report.text
-    assert 'data-valid="false"' in report.text
-    assert "0 of 2 selected instances can be migrated; 2 cannot" in _text(report.text)
-    assert "'review' is not mapped by the plan" in _text(report.text)
+    assert 'data-valid="false"' in report.text and 'data-count="2"' in report.text
+    assert "2 running instances match now: 0 can be migrated, 2 would be refused" in _text(
+        report.text
+    )
+    refusals = report.text[report.text.index("migration-refusals") :]
+    assert "token at 'review': 'review' is not mapped by the plan" in _text(refusals)
+    assert '<tr data-count="2">' in refusals
+    assert str(chosen.id) in report.text and str(other.id) in report.text  # the sample
 
     none = admin.post(
         "/definitions/page_mig/migrate/validate", data=_form(source, target, incident="yes")
@@ -117,9 +122,15 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
 
     narrowed = _form(source, target, business_key="pick-me", incident="no")
     report = admin.post("/definitions/page_mig/migrate/validate", data=narrowed)
-    assert "1 of 1 selected instance can be migrated" in _text(report.text)
+    assert "1 running instance matches now: 1 can be migrated" in _text(report.text)
+    assert 'data-valid="true"' in report.text
 
-    done = admin.post("/definitions/page_mig/migrate/run", data=narrowed)
+    # The operator confirmed one instance: a selection that matches another number runs nothing.
+    stale = admin.post("/definitions/page_mig/migrate/run", data={**narrowed, "expected": "2"})
+    assert stale.status_code == 400
+    assert "the selection matches 1 instance now, not the 2 confirmed" in _text(stale.text)
+    assert engine.instance(chosen.id).info().definition_id == source
+    done = admin.post("/definitions/page_mig/migrate/run", data={**narrowed, "expected": "1"})
     assert done.status_code == 200, done.text
     assert 'data-migrated="1" data-refused="0"' in done.text
     assert engine.instance(chosen.id).info().definition_id == target
