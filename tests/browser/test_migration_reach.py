@@ -118,6 +118,11 @@ def test_the_latest_versions_link_opens_a_plan_that_migrates(
     for pane in ("diagram-source", "diagram-target"):
         assert _outside(page, pane) == [], pane
         expect(page.locator(f'#{pane} .djs-element[data-element-id="End_label"]')).to_be_visible()
+    source_box = page.locator("#diagram-source").bounding_box()
+    target_box = page.locator("#diagram-target").bounding_box()
+    assert source_box is not None and target_box is not None
+    assert source_box["y"] == target_box["y"]  # side by side, level
+    assert source_box["x"] + source_box["width"] < target_box["x"]
     # Again when the panes change size.
     page.set_viewport_size({"width": 1000, "height": 900})
     for pane in ("diagram-source", "diagram-target"):
