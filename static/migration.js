@@ -189,7 +189,7 @@ function arm(panel) {
   run.textContent = "Migrate " + what;
   run.setAttribute("hx-confirm", "Migrate " + what + " to version " + version + "?");
   const batch = document.getElementById("migration-batch");
-  batch.disabled = !valid || count === 0;
+  batch.disabled = !valid || count === 0 || count > Number(buttons.dataset.maxItems || 0);
   batch.textContent = "Migrate " + what + " as a batch";
   batch.setAttribute("hx-confirm", "Migrate " + what + " to version " + version + " as a batch?");
 }

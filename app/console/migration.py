@@ -170,6 +170,7 @@ def _page(
         "running": sum(counts.get(s, 0) for s in SELECTABLE_STATES),
         "states": SELECTABLE_STATES,
         "max_instances": MAX_INSTANCES,
+        "max_items": MAX_ITEMS,
     }
 
 

@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from html import unescape
+from urllib.parse import quote
 
 import pytest
 
@@ -146,6 +147,37 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
         "/definitions/page_mig/migrate/run", data=_form(source, target, instances="nope")
     )
     assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)
+    bad = admin.post(
+        "/definitions/page_mig/migrate/run", data={**_form(source, target), "expected": "many"}
+    )
+    assert bad.status_code == 400 and "expected must be a number" in _text(bad.text)
+
+
+def test_the_page_of_one_instance_and_the_version_it_offers(
+    clients: Callable[[str], Browser], engine: Engine
+) -> None:
+    source, target = _deploy(engine)
+    admin = clients("admin")
+    # From the latest version with no other version running: the page says so.
+    shown = admin.get(f"/definitions/page_mig/migrate?source={target}")
+    assert shown.status_code == 200 and 'id="migration-none"' in shown.text
+    assert 'id="migrate-none"' in admin.get("/definitions/page_mig?version=2").text
+    instance = engine.start_version("page_mig", 1)
+    shown = admin.get(f"/definitions/page_mig/migrate?source={target}")
+    assert "version 1 to version 2" in _text(shown.text) and "migration-none" not in shown.text
+    link = admin.get("/definitions/page_mig?version=2").text
+    assert f"migrate?source={quote(source)}&amp;target={quote(target)}" in link
+    alone = admin.get(f"/definitions/page_mig/migrate?instance={instance.id}")
+    assert alone.status_code == 200
+    assert f"Migrating one instance: {instance.id}" in _text(alone.text)
+    assert f'name="instance" value="{instance.id}"' in alone.text
+    bad = admin.get("/definitions/page_mig/migrate?instance=nope")
+    assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)
+    other = ProcessBuilder("page_mig_other").start_event("s").user_task("t").end_event("e")
+    engine.deploy(other.chain("s", "t", "e").build())
+    stranger = engine.start_latest("page_mig_other")
+    missing = admin.get(f"/definitions/page_mig/migrate?instance={stranger.id}")
+    assert missing.status_code == 404
 
 
 def _batch_state(engine: Engine, batch_id: str) -> tuple[str, int, int, int, str]:

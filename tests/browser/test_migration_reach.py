@@ -6,6 +6,7 @@ runs, the confirmation says the number, and the inspector migrates one instance 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -141,6 +142,16 @@ def test_the_latest_versions_link_opens_a_plan_that_migrates(
     assert ("ReserveStock", "ReserveStock") in mapped and all(s != "Join" for s, _ in mapped)
     expect(page.locator(".migration-diagrams")).to_have_attribute("data-lines", str(len(mapped)))
     assert sorted((line["source"], line["target"]) for line in _lines(page)) == mapped
+
+    # Pointing at a plan row highlights its node on both diagrams, and their line.
+    page.locator('tr[data-node="ApproveOrder"]').hover()
+    for pane in ("diagram-source", "diagram-target"):
+        expect(page.locator(f'#{pane} .djs-element[data-element-id="ApproveOrder"]')).to_have_class(
+            re.compile(r"\bmapping-hover\b")
+        )
+    expect(page.locator('.mapping-line.hover[data-source="ApproveOrder"]')).to_have_count(1)
+    page.locator("h1").hover()
+    expect(page.locator(".mapping-line.hover")).to_have_count(0)
 
     page.locator("#migration-validate").click()
     expect(page.locator("#impact-count")).to_contain_text(
