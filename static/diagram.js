@@ -48,13 +48,14 @@ async function source(url) {
 // too large to fit at this zoom shows its start (left, and top when too tall) and pans.
 const MIN_SCALE = 0.8;
 
-// Fit the diagram with margins, the bottom one wide enough that nothing covers the watermark.
-function fit(canvas) {
+// Fit the diagram with margins, the bottom one wide enough that nothing covers the watermark;
+// `minScale`: the smallest zoom (a smaller pane shows the diagram's start and pans).
+function fit(canvas, minScale = MIN_SCALE) {
   canvas.zoom("fit-viewport", "auto");
   const { inner, outer } = canvas.viewbox();
   const margin = { x: 28, top: 36, bottom: 60 };
   const scale = Math.max(
-    MIN_SCALE,
+    minScale,
     Math.min(
       1.25,
       (outer.width - 2 * margin.x) / Math.max(inner.width, 1),
@@ -444,14 +445,29 @@ if (host) {
 }
 
 // Diagrams drawn without state ([data-diagram-static]: the migration page's source and target,
-// side by side): the viewer alone, fitted.
+// side by side): the viewer alone, the whole diagram fitted into its pane, again when the pane
+// changes size. The viewer is the container's `interlockViewer`, and the container says
+// `interlock:static-ready` when it is drawn (migration.js adds to it).
 async function drawStatic(container) {
   const { xml } = await source(container.dataset.xml);
   const viewer = new window.BpmnJS({ container });
   await viewer.importXML(xml);
-  fit(viewer.get("canvas"));
+  const canvas = viewer.get("canvas");
+  fit(canvas, 0);
+  let width = container.clientWidth;
+  let height = container.clientHeight;
+  new ResizeObserver(() => {
+    if (container.clientWidth !== width || container.clientHeight !== height) {
+      width = container.clientWidth;
+      height = container.clientHeight;
+      canvas.resized();
+      fit(canvas, 0);
+    }
+  }).observe(container);
   markUnmapped(viewer, container);
+  container.interlockViewer = viewer;
   container.dataset.ready = "true";
+  container.dispatchEvent(new CustomEvent("interlock:static-ready", { bubbles: true }));
   return viewer;
 }
 

@@ -30,7 +30,7 @@ from engine.commands.suspension import ActivateDefinition, SuspendDefinition
 from engine.errors import InterlockError, NotFound
 from engine.language.forms import FormInvalid
 from engine.model import ProcessModel
-from engine.queries import console
+from engine.queries import console, migration_impact
 from engine.queries import definitions as definition_store
 from engine.queries import summaries as summary_reads
 from engine.queries.console import NodeStats
@@ -69,11 +69,25 @@ def _details(
 ) -> dict[str, Any]:
     """The definition page: its versions, its start form, and the per-node table of the view."""
     definition = _definition(engine, key, version)
+    versions = definition_store.list_all(engine, definition.key)
     return {
-        "versions": definition_store.list_all(engine, definition.key),
+        "versions": versions,
         "start_form": start_form(engine, definition),
+        **_migration_link(engine, definition, versions),
         **_view(engine, definition, period),
     }
+
+
+def _migration_link(
+    engine: Engine, definition: DefinitionRow, versions: list[DefinitionRow]
+) -> dict[str, Any]:
+    """Where "Migrate instances" leads: from an older version to the latest; from the latest,
+    from the newest other version with running instances (None: there is none)."""
+    latest = max(versions, key=lambda v: v.version)
+    if definition.id != latest.id:
+        return {"migrate_from": definition, "migrate_to": latest}
+    found = migration_impact.default_source(engine, definition.key, latest.id)
+    return {"migrate_from": found, "migrate_to": latest}
 
 
 def _table(

@@ -78,6 +78,12 @@ class InstanceReads:
         return definition.version
 
     @cached_property
+    def latest_version(self) -> int:
+        """The latest version of the instance's definition key (a migration's default target)."""
+        latest = definitions.latest(self.engine, self.info.definition_key)
+        return latest.version if latest is not None else self.version
+
+    @cached_property
     def model(self) -> ProcessModel:
         info, cache = self.info, self.engine.definition_cache
         return definitions.model(self.engine, cache, info.definition_id, info.definition_key)
@@ -374,6 +380,7 @@ def _page(reads: InstanceReads) -> dict[str, Any]:
         "page": "instances",
         "info": info,
         "version": reads.version,
+        "latest_version": reads.latest_version,
         "nodes": _node_choices(reads.model),
         "panels": panels,
         "counts": _counts(reads),
@@ -395,6 +402,7 @@ def _header(reads: InstanceReads) -> dict[str, Any]:
     return {
         "info": reads.info,
         "version": reads.version,
+        "latest_version": reads.latest_version,
         "counts": _counts(reads),
         "family": reads.family,
         "retrying": reads.retrying,

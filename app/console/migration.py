@@ -29,16 +29,16 @@ from engine.commands.migration import MigrateInstance
 from engine.core import actors, permits
 from engine.core.permits import MIGRATE_INSTANCE
 from engine.errors import BadRequest, InterlockError, NotFound
-from engine.queries import console
+from engine.queries import console, migration_impact
 from engine.queries import definitions as definition_store
 from engine.queries import instances as instance_reads
 from engine.queries import migration as migration_reads
 from engine.queries.definitions import DefinitionRow
-from engine.queries.instances import InstanceFilter
+from engine.queries.instances import InstanceFilter, InstanceInfo
+from engine.queries.migration_impact import Impact, Selection
 from engine.semantics.migration import (
     Instruction,
     MigrationPlan,
-    ValidationReport,
     has_event_trigger,
     holds_instances,
     wait_kind,
@@ -80,9 +80,48 @@ class Row:
     has_trigger: bool
 
 
-def _page(engine: Engine, key: str, source_id: str | None, target_id: str | None) -> dict[str, Any]:
-    source = _version_of(engine, key, source_id, 1)
+def _instance_of(engine: Engine, key: str, text: str | None) -> InstanceInfo | None:
+    """The instance the page migrates alone (`instance=<id>`), of `key`."""
+    if not text:
+        return None
+    try:
+        instance_id = UUID(text)
+    except ValueError as exc:
+        raise BadRequest(f"'{text}' is not an instance id", field="instance") from exc
+    info = instance_reads.instance(engine, instance_id)
+    if info is None or info.definition_key != key:
+        raise NotFound(f"instance {instance_id} is not an instance of '{key}'")
+    return info
+
+
+def _versions(
+    engine: Engine, key: str, source_id: str | None, target_id: str | None, instance: str | None
+) -> tuple[DefinitionRow, DefinitionRow, InstanceInfo | None, bool]:
+    """The source and target versions the page shows, the one instance it migrates (if any),
+    and whether the source was asked for but is the target (the latest) while another version
+    has running instances: then that version is the source instead. Without a source: the
+    instance's version, else the newest version other than the target with running instances,
+    else the one before the target."""
+    alone = _instance_of(engine, key, instance)
     target = _version_of(engine, key, target_id, 0)
+    if alone is not None and not source_id:
+        source_id = alone.definition_id
+    if source_id and (source_id != target.id or target_id):
+        return _version_of(engine, key, source_id, 1), target, alone, False
+    offered = migration_impact.default_source(engine, key, target.id)
+    if offered is not None:
+        return offered, target, alone, False
+    return _version_of(engine, key, None, 1), target, alone, True
+
+
+def _page(
+    engine: Engine,
+    key: str,
+    source_id: str | None,
+    target_id: str | None,
+    instance: str | None = None,
+) -> dict[str, Any]:
+    source, target, alone, none_running = _versions(engine, key, source_id, target_id, instance)
     source_model = reads.model(engine, source.id, source.key)
     target_model = reads.model(engine, target.id, target.key)
     plan = migration_reads.plan(engine, engine.definition_cache, source.id, target.id)
@@ -108,16 +147,30 @@ def _page(engine: Engine, key: str, source_id: str | None, target_id: str | None
         key=lambda t: t[1].lower(),
     )
     counts = console.version_counts(engine, key).get(source.id, {})
+    if alone is not None:
+        tokens = migration_impact.token_counts(
+            engine, Selection(source.id, instance_ids=(alone.id,))
+        )
+    else:
+        tokens = {
+            s.node_id: s.active_tokens
+            for s in console.definition_node_stats(engine, source.id)
+            if s.active_tokens
+        }
     return {
         "key": key,
         "source": source,
         "target": target,
+        "alone": alone,
+        "none_running": none_running,
         "versions": sorted(definition_store.list_all(engine, key), key=lambda v: -v.version),
         "rows": rows,
         "targets": targets,
+        "tokens": tokens,
         "running": sum(counts.get(s, 0) for s in SELECTABLE_STATES),
         "states": SELECTABLE_STATES,
         "max_instances": MAX_INSTANCES,
+        "max_items": MAX_ITEMS,
     }
 
 
@@ -125,7 +178,13 @@ async def migration_page(request: Request) -> Response:
     query = Query(request.query_params)
     key = request.path_params["key"]
     context = await read(
-        request, _page, engine_of(request), key, query.text("source"), query.text("target")
+        request,
+        _page,
+        engine_of(request),
+        key,
+        query.text("source"),
+        query.text("target"),
+        query.text("instance"),
     )
     can_migrate = permits.holds(actors.current(), MIGRATE_INSTANCE, definition=key, target=key)
     return render(
@@ -167,6 +226,28 @@ def _ids(text: str) -> list[UUID]:
     return found
 
 
+def _filters(form: Mapping[str, str]) -> tuple[str | None, str | None, bool | None]:
+    """The state, business key and has-incident filters the form gives (None: any)."""
+    state = form.get("state", "")
+    if state and state not in SELECTABLE_STATES:
+        raise BadRequest(f"state must be one of {', '.join(SELECTABLE_STATES)}", field="state")
+    incident = form.get("incident", "")
+    if incident not in ("", "yes", "no"):
+        raise BadRequest("incident must be yes, no or empty", field="incident")
+    business_key = form.get("business_key", "").strip() or None
+    return state or None, business_key, {"yes": True, "no": False}.get(incident)
+
+
+def selection_of(plan: MigrationPlan, form: Mapping[str, str]) -> Selection:
+    """What the form selects, as the impact reads it: the running instances of the source
+    version that the filters keep, only the typed ids when any are typed."""
+    state, business_key, has_incident = _filters(form)
+    typed = tuple(dict.fromkeys(_ids(form.get("instances", ""))))
+    if typed:
+        return Selection(plan.source_definition_id, instance_ids=typed)
+    return Selection(plan.source_definition_id, state, business_key, has_incident)
+
+
 def selection(
     engine: Engine, plan: MigrationPlan, form: Mapping[str, str], limit: int | None = None
 ) -> list[UUID]:
@@ -177,17 +258,12 @@ def selection(
     typed = _ids(form.get("instances", ""))
     if typed:
         return list(dict.fromkeys(typed))
-    state = form.get("state", "")
-    if state and state not in SELECTABLE_STATES:
-        raise BadRequest(f"state must be one of {', '.join(SELECTABLE_STATES)}", field="state")
-    incident = form.get("incident", "")
-    if incident not in ("", "yes", "no"):
-        raise BadRequest("incident must be yes, no or empty", field="incident")
+    state, business_key, has_incident = _filters(form)
     where = InstanceFilter(
         definition_id=plan.source_definition_id,
-        state=state or None,
-        business_key=form.get("business_key", "").strip() or None,
-        has_incident={"yes": True, "no": False}.get(incident),
+        state=state,
+        business_key=business_key,
+        has_incident=has_incident,
     )
     found: list[UUID] = []
     after = None
@@ -200,8 +276,26 @@ def selection(
     return found
 
 
+def check_expected(engine: Engine, plan: MigrationPlan, form: Mapping[str, str]) -> None:
+    """When the form says how many instances the operator confirmed (`expected`, the impact's
+    count), the selection must still match that many, else nothing runs."""
+    text = form.get("expected", "").strip()
+    if not text:
+        return
+    if not text.isdigit():
+        raise BadRequest("expected must be a number of instances", field="expected")
+    now = migration_impact.count(engine, selection_of(plan, form))
+    if now != int(text):
+        raise BadRequest(
+            f"the selection matches {now} instance{'' if now == 1 else 's'} now, not the "
+            f"{text} confirmed: check the impact again",
+            field="expected",
+        )
+
+
 def request_of(engine: Engine, form: Mapping[str, str]) -> MigrationRequest:
     plan = plan_of(form)
+    check_expected(engine, plan, form)
     ids = selection(engine, plan, form)
     if len(ids) > MAX_INSTANCES:
         raise BadRequest(
@@ -243,22 +337,30 @@ async def _submitted(request: Request) -> tuple[Engine, dict[str, str]]:
     return engine_of(request), {k: v for k, v in form.items() if isinstance(v, str)}
 
 
-def _validate(engine: Engine, form: Mapping[str, str]) -> tuple[MigrationRequest, ValidationReport]:
-    submitted = request_of(engine, form)
-    report = migration_reads.validation(
-        engine, engine.definition_cache, submitted.plan, submitted.instance_ids, engine.clock()
+def _impact(engine: Engine, form: Mapping[str, str]) -> tuple[MigrationPlan, Impact]:
+    plan = plan_of(form)
+    found = migration_impact.impact(
+        engine, engine.definition_cache, plan, selection_of(plan, form), engine.clock()
     )
-    return submitted, report
+    return plan, found
 
 
 async def validate(request: Request) -> Response:
+    """What the migration would touch now: the count, a sample, the refusals by reason."""
     try:
         engine, form = await _submitted(request)
-        submitted, report = await run_in_threadpool(_validate, engine, form)
+        plan, found = await run_in_threadpool(_impact, engine, form)
     except InterlockError as error:
         return flash(request, error=error)
     return render(
-        request, "_migration_report.html", {"report": report, "selected": submitted.instance_ids}
+        request,
+        "_migration_impact.html",
+        {
+            "impact": found,
+            "plan": plan,
+            "max_instances": MAX_INSTANCES,
+            "max_items": MAX_ITEMS,
+        },
     )
 
 
@@ -284,6 +386,7 @@ def _create_batch(engine: Engine, form: Mapping[str, str]) -> str:
     """A migrate batch of every instance the form selects (the batch holds up to MAX_ITEMS):
     the plan is checked once, now, and each instance is migrated in a chunk of its batch."""
     plan = plan_of(form)
+    check_expected(engine, plan, form)
     ids = selection(engine, plan, form, limit=MAX_ITEMS + 1)
     if not ids:
         raise BadRequest("no running instance of the source version is selected", field="instances")

@@ -108,6 +108,12 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
     return found
 
 
+def matching(where: InstanceFilter) -> Where:
+    """The conditions of `where` on `process_instance p`, for a read of its own (a count, a
+    grouping) over the instances the list would show."""
+    return _where(where, None, None)
+
+
 def list_page(
     conn: psycopg.Connection[Any],
     where: InstanceFilter,

@@ -8,6 +8,7 @@ import re
 import time
 from collections.abc import Callable, Iterator
 from html import unescape
+from urllib.parse import quote
 
 import pytest
 
@@ -106,9 +107,14 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
     dropped = {k: v for k, v in _form(source, target).items() if k != "target:review"}
     report = admin.post("/definitions/page_mig/migrate/validate", data=dropped)
     assert report.status_code == 200, report.text
-    assert 'data-valid="false"' in report.text
-    assert "0 of 2 selected instances can be migrated; 2 cannot" in _text(report.text)
-    assert "'review' is not mapped by the plan" in _text(report.text)
+    assert 'data-valid="false"' in report.text and 'data-count="2"' in report.text
+    assert "2 running instances match now: 0 can be migrated, 2 would be refused" in _text(
+        report.text
+    )
+    refusals = report.text[report.text.index("migration-refusals") :]
+    assert "token at 'review': 'review' is not mapped by the plan" in _text(refusals)
+    assert '<tr data-count="2">' in refusals
+    assert str(chosen.id) in report.text and str(other.id) in report.text  # the sample
 
     none = admin.post(
         "/definitions/page_mig/migrate/validate", data=_form(source, target, incident="yes")
@@ -117,9 +123,15 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
 
     narrowed = _form(source, target, business_key="pick-me", incident="no")
     report = admin.post("/definitions/page_mig/migrate/validate", data=narrowed)
-    assert "1 of 1 selected instance can be migrated" in _text(report.text)
+    assert "1 running instance matches now: 1 can be migrated" in _text(report.text)
+    assert 'data-valid="true"' in report.text
 
-    done = admin.post("/definitions/page_mig/migrate/run", data=narrowed)
+    # The operator confirmed one instance: a selection that matches another number runs nothing.
+    stale = admin.post("/definitions/page_mig/migrate/run", data={**narrowed, "expected": "2"})
+    assert stale.status_code == 400
+    assert "the selection matches 1 instance now, not the 2 confirmed" in _text(stale.text)
+    assert engine.instance(chosen.id).info().definition_id == source
+    done = admin.post("/definitions/page_mig/migrate/run", data={**narrowed, "expected": "1"})
     assert done.status_code == 200, done.text
     assert 'data-migrated="1" data-refused="0"' in done.text
     assert engine.instance(chosen.id).info().definition_id == target
@@ -135,6 +147,37 @@ def test_an_admin_validates_then_migrates_the_filtered_instances(
         "/definitions/page_mig/migrate/run", data=_form(source, target, instances="nope")
     )
     assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)
+    bad = admin.post(
+        "/definitions/page_mig/migrate/run", data={**_form(source, target), "expected": "many"}
+    )
+    assert bad.status_code == 400 and "expected must be a number" in _text(bad.text)
+
+
+def test_the_page_of_one_instance_and_the_version_it_offers(
+    clients: Callable[[str], Browser], engine: Engine
+) -> None:
+    source, target = _deploy(engine)
+    admin = clients("admin")
+    # From the latest version with no other version running: the page says so.
+    shown = admin.get(f"/definitions/page_mig/migrate?source={target}")
+    assert shown.status_code == 200 and 'id="migration-none"' in shown.text
+    assert 'id="migrate-none"' in admin.get("/definitions/page_mig?version=2").text
+    instance = engine.start_version("page_mig", 1)
+    shown = admin.get(f"/definitions/page_mig/migrate?source={target}")
+    assert "version 1 to version 2" in _text(shown.text) and "migration-none" not in shown.text
+    link = admin.get("/definitions/page_mig?version=2").text
+    assert f"migrate?source={quote(source)}&amp;target={quote(target)}" in link
+    alone = admin.get(f"/definitions/page_mig/migrate?instance={instance.id}")
+    assert alone.status_code == 200
+    assert f"Migrating one instance: {instance.id}" in _text(alone.text)
+    assert f'name="instance" value="{instance.id}"' in alone.text
+    bad = admin.get("/definitions/page_mig/migrate?instance=nope")
+    assert bad.status_code == 400 and "'nope' is not an instance id" in _text(bad.text)
+    other = ProcessBuilder("page_mig_other").start_event("s").user_task("t").end_event("e")
+    engine.deploy(other.chain("s", "t", "e").build())
+    stranger = engine.start_latest("page_mig_other")
+    missing = admin.get(f"/definitions/page_mig/migrate?instance={stranger.id}")
+    assert missing.status_code == 404
 
 
 def _batch_state(engine: Engine, batch_id: str) -> tuple[str, int, int, int, str]:

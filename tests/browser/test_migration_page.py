@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Dialog, Page, expect
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
@@ -15,6 +15,18 @@ from tests.browser.live import ConsoleServer
 from tests.browser.test_csp import watch
 
 pytestmark = pytest.mark.browser
+
+
+def confirm(page: Page) -> list[str]:
+    """Accept the page's next confirmation; the list it returns gets the question asked."""
+    asked: list[str] = []
+
+    def answer(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.once("dialog", answer)
+    return asked
 
 
 def _two_versions(engine: Engine, key: str) -> None:
@@ -49,18 +61,22 @@ def test_an_admin_validates_and_migrates_from_the_page(
     expect(page.locator('#diagram-source .djs-element[data-element-id="review"]')).to_have_class(
         re.compile(r"\bunmapped\b")
     )
+    expect(page.locator("#migration-run")).to_be_disabled()
     page.locator("#migration-validate").click()
-    expect(page.locator("#migration-result")).to_contain_text("0 of 1 selected instance")
-    expect(page.locator(".migration-failures")).to_contain_text("'review' is not mapped")
+    expect(page.locator("#impact-count")).to_contain_text(
+        "1 running instance matches now: 0 can be migrated, 1 would be refused"
+    )
+    expect(page.locator(".migration-refusals")).to_contain_text("'review' is not mapped")
 
     page.get_by_label("Target of review").select_option("review")
+    expect(page.locator("#migration-run")).to_be_disabled()  # the plan changed: check again
     page.locator("#migration-validate").click()
-    expect(page.locator("#migration-result")).to_contain_text(
-        "1 of 1 selected instance can be migrated"
-    )
-    page.once("dialog", lambda dialog: dialog.accept())
+    expect(page.locator("#impact-count")).to_contain_text("1 can be migrated")
+    expect(page.locator("#migration-run")).to_have_text("Migrate 1 instance")
+    asked = confirm(page)
     page.locator("#migration-run").click()
     expect(page.locator("#migration-result")).to_contain_text("1 instance migrated, 0 refused.")
+    assert asked == ["Migrate 1 instance to version 2?"]
     assert engine.instance(instance.id).info().definition_id == target
     assert violations == []
 
@@ -91,7 +107,10 @@ def test_an_admin_migrates_as_a_batch_and_watches_it_to_the_end(
     violations = watch(page)
     page.goto("/definitions/browser_mig_batch/migrate")
     expect(page.locator("#diagram-target")).to_have_attribute("data-ready", "true")
-    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#migration-validate").click()
+    expect(page.locator("#impact-count")).to_contain_text("60 running instances match now")
+    expect(page.locator(".migration-sample tbody tr")).to_have_count(20)
+    asked = confirm(page)
     page.locator("#migration-batch").click()
     expect(page).to_have_url(re.compile(r"/batches/[0-9a-f-]{36}$"))
     bar = page.locator(".batch-progress progress")
@@ -99,6 +118,7 @@ def test_an_admin_migrates_as_a_batch_and_watches_it_to_the_end(
     expect(page.locator("#batch-body")).to_have_attribute(
         "data-state", "Completed", timeout=2 * TIMEOUT_MS
     )
+    assert asked == ["Migrate 60 instances to version 2 as a batch?"]
     expect(bar).to_have_attribute("value", "60")
     expect(page.locator(".batch-progress [data-progress-text]")).to_have_text("60 done of 60")
     assert {engine.instance(i.id).info().definition_id for i in instances} == {target}
