@@ -30,7 +30,7 @@ from engine.bpmn.layers import (
     split_back_edges,
 )
 
-# Camunda Modeler's sizes.
+# Camunda Modeler's sizes (a task's are the least: a long name widens and heightens it).
 TASK = (100.0, 80.0)
 EVENT = (36.0, 36.0)
 GATEWAY = (50.0, 50.0)
@@ -44,6 +44,16 @@ LABEL_WIDTH = 90.0
 GATEWAY_LABEL_WIDTH = 80.0
 LABEL_LINE = 14.0
 CHAR_WIDTH = 6.5
+# A task's name as bpmn-js draws it inside the shape: wrapped at the task's width less TASK_PAD
+# each side, in lines TASK_LINE apart, centred vertically. The type icon (user, gear, script...)
+# takes the top-left corner down to 24 units, so the first line starts below TASK_ICON_CLEAR and
+# the name stays clear of the icon. A task is widened step by step to wrap its name in two lines.
+TASK_PAD = 5.0
+TASK_LINE = 14.4
+TASK_ICON_CLEAR = 26.0
+TASK_WIDTHS = (100.0, 120.0, 140.0, 160.0)
+# Widths of 12 px Arial's letters, rounded up per class so that a wrap is never under-counted.
+_WIDE, _NARROW = frozenset("MW"), frozenset("iljtfrI.,;:'!| ")
 # The least and the most room between the centres of boundary events on one host.
 BOUNDARY_STEP = 60.0
 BOUNDARY_STEP_MAX = 100.0
@@ -133,6 +143,51 @@ def label_size(text: str, wrap: float = LABEL_WIDTH) -> tuple[float, float]:
     width = len(text) * CHAR_WIDTH
     lines = max(1, math.ceil(width / wrap))
     return min(wrap, width + 4), lines * LABEL_LINE
+
+
+def _text_width(text: str) -> float:
+    def width(char: str) -> float:
+        if char in _WIDE:
+            return 11.5
+        if char in _NARROW:
+            return 4.0
+        if char in "mw":
+            return 10.0
+        return 8.7 if char.isupper() else 6.7
+
+    return sum(width(char) for char in text)
+
+
+def wrapped_lines(text: str, wrap: float) -> int:
+    """How many lines `text` takes wrapped at `wrap` words first (a word too long for a line
+    is broken)."""
+    lines, line = 0, 0.0
+    for word in text.split():
+        size = _text_width(word)
+        space = _text_width(" ") if line else 0.0
+        if line and line + space + size <= wrap:
+            line += space + size
+            continue
+        lines += 1 if line else 0
+        while size > wrap:
+            lines += 1
+            size -= wrap
+        line = size
+    return lines + (1 if line else 0)
+
+
+def task_size(name: str | None) -> tuple[float, float]:
+    """A task's size: the least of TASK_WIDTHS that wraps `name` in two lines at most (the
+    widest when none does), and tall enough for the name's lines to start below the icon."""
+    if not name or not name.strip():
+        return TASK
+    width, lines = TASK_WIDTHS[-1], 1
+    for candidate in TASK_WIDTHS:
+        width, lines = candidate, wrapped_lines(name, candidate - 2 * TASK_PAD)
+        if lines <= 2:
+            break
+    height = math.ceil((2 * TASK_ICON_CLEAR + lines * TASK_LINE) / 10) * 10.0
+    return width, max(TASK[1], height)
 
 
 def layout(scope: Scope) -> Layout:
@@ -234,7 +289,7 @@ def _scope(scope: Scope) -> Layout:
 
 
 def _vertex(item: Item, content: Layout | None, events: list[Item]) -> Vertex:
-    w, h = {Shape.EVENT: EVENT, Shape.GATEWAY: GATEWAY}.get(item.shape, TASK)
+    w, h = {Shape.EVENT: EVENT, Shape.GATEWAY: GATEWAY}.get(item.shape) or task_size(item.name)
     if content is not None:
         box = content.bounds()
         w = max(CONTAINER_MIN[0], box.w + 2 * PAD_X)
