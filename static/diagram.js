@@ -107,9 +107,18 @@ class LiveDiagram {
       document.addEventListener("interlock:resync", () => this.schedule());
     }
     document.addEventListener("interlock:node", (event) => this.select(event.detail || null));
-    document.querySelectorAll("input[name=diagram-mode]").forEach((input) => {
+    // The definition page's mode control (static/modes.js): "now" and "heatmap" switch here.
+    const modes = document.querySelectorAll("#diagram-modes input[name=view]");
+    const modeOf = (view) => (view === "heatmap" ? "heatmap" : "tokens");
+    modes.forEach((input) => {
+      if (input.checked) {
+        this.mode = modeOf(input.value);
+      }
       input.addEventListener("change", () => {
-        this.mode = input.value;
+        if (input.value === "history") {
+          return;
+        }
+        this.mode = modeOf(input.value);
         if (this.state) {
           this.apply(this.state);
         }

@@ -1,7 +1,8 @@
 """The definition page's history view: per node, the visits of a chosen period with their
 average and 95th percentile durations and the incidents created in it, as a heatmap on the
-diagram and a table. The page's URL carries the view and the period (`view=history`,
-`period=hour|day|7d|30d|custom`, `from` and `to` for a custom one)."""
+diagram and a table. The page's URL carries the view (`view=now|heatmap|history`: the tokens and
+open incidents now, the heatmap of every visit, or the history of a period) and the period
+(`period=hour|day|7d|30d|custom`, `from` and `to` for a custom one)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ from engine.model import ProcessModel
 from engine.queries import history
 from engine.queries.history import NodeHistory
 
-VIEWS = ("now", "history")
+VIEWS = ("now", "heatmap", "history")
+# The page's one mode control: (view, label, what it shows).
+MODES = (
+    ("now", "Now", "Tokens and open incidents now"),
+    ("heatmap", "Heatmap", "Visits and average durations of every instance of this version"),
+    ("history", "History", "Visits, durations and incidents of a period"),
+)
 PERIODS: dict[str, timedelta | None] = {
     "hour": timedelta(hours=1),
     "day": timedelta(days=1),
@@ -51,11 +58,16 @@ class Period:
         return urlencode(fields)
 
 
+def view_of(query: Query) -> str:
+    """The view the URL asks for, "now" by default."""
+    return query.one_of("view", VIEWS) or "now"
+
+
 def period_of(query: Query, now: datetime) -> Period | None:
-    """The history period the URL asks for; None: the "now" view."""
-    view = query.one_of("view", VIEWS) or "now"
+    """The history period the URL asks for; None: the "now" or the "heatmap" view."""
+    view = view_of(query)
     name = query.one_of("period", tuple(PERIODS)) or DEFAULT_PERIOD
-    if view == "now":
+    if view != "history":
         return None
     length = PERIODS[name]
     if length is not None:

@@ -16,11 +16,13 @@ from app import reads
 from app.auth import require
 from app.console.common import duration, engine_of, flash, read, render
 from app.console.definition_history import (
+    MODES,
     PERIOD_LABELS,
     Period,
     history_rows,
     history_state,
     period_of,
+    view_of,
 )
 from app.console.forms import FormView, entered_values, start_form, start_form_view
 from app.guard import raw_file_headers
@@ -149,7 +151,12 @@ async def definition_page(request: Request) -> Response:
     key = request.path_params["key"]
     version, period = _version(request), _period(request)
     details = await read(request, _details, engine_of(request), key, version, period)
-    return render(request, "definition.html", {"page": "definitions", **details})
+    view = view_of(Query(request.query_params))
+    return render(
+        request,
+        "definition.html",
+        {"page": "definitions", "view": view, "modes": MODES, **details},
+    )
 
 
 async def definition_stats(request: Request) -> Response:

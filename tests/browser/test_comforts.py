@@ -77,7 +77,7 @@ def test_dark_theme_follows_the_system_and_the_toggle_and_is_remembered(
     # The heatmap keeps its light-paper colours too.
     live(page, "/definitions/parallel-approval")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
-    page.get_by_label("Visit heatmap").check()
+    page.locator("#diagram-modes").get_by_label("Heatmap").check()
     split = page.locator('.djs-element[data-element-id="Split"]')
     expect(split).to_have_class(re.compile(r"\bheat-[1-5]\b"))
     heat = re.search(r"heat-([1-5])", split.get_attribute("class") or "")

@@ -59,9 +59,7 @@ def test_the_executed_path_and_the_history_heatmap(console: ConsoleServer, login
 
     page.goto("/definitions/browser-path")
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
-    page.select_option("#history-switch select[name=view]", "history")
-    page.select_option("#history-switch select[name=period]", "day")
-    page.click("#history-switch button[type=submit]")
+    page.locator("#diagram-modes").get_by_label("History").check()
     expect(page).to_have_url(re.compile(r"view=history&period=day"))
     expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
     heat = page.locator('.djs-overlays[data-container-id="count"] .history-badge')

@@ -128,7 +128,7 @@ def test_definition_counts_and_heatmap(console: ConsoleServer, login: Login) -> 
     engine.complete_task(pack.id)
     expect(page.locator('tr[data-node="Pack"] [data-col="tokens"]')).to_have_text("0")
     expect(page.locator('tr[data-node="Pack"] [data-col="visits"]')).to_have_text("2")
-    page.get_by_label("Visit heatmap").check()
+    page.locator("#diagram-modes").get_by_label("Heatmap").check()
     expect(page.locator('.djs-overlays[data-container-id="Pack"] .heat-badge')).to_contain_text("2")
     expect(page.locator('.djs-overlays[data-container-id="Join"] .heat-badge')).to_contain_text("3")
     expect(page.locator('.djs-element[data-element-id="Join"]')).to_have_class(
