@@ -1,5 +1,8 @@
 // The process diagram of the inspector and the definition page: bpmn-js NavigatedViewer with
-// markers and overlays from the page's state URL, refreshed on every event of the page's stream.
+// markers and badges from the page's state URL, refreshed on every event of the page's stream.
+// Where each badge goes is static/badges.js's business.
+
+import { Badges } from "./badges.js";
 
 const host = document.getElementById("diagram");
 
@@ -95,8 +98,8 @@ class LiveDiagram {
     this.viewer = new window.BpmnJS({ container: this.container });
     await this.viewer.importXML(xml);
     this.canvas = this.viewer.get("canvas");
-    this.overlays = this.viewer.get("overlays");
     this.registry = this.viewer.get("elementRegistry");
+    this.badges = new Badges(this.viewer, this.container, (id) => this.clicked(this.registry.get(id)));
     fit(this.canvas);
     this.viewer.on("element.click", (event) => this.clicked(event.element));
     if (this.container.hasAttribute("data-part")) {
@@ -216,7 +219,7 @@ class LiveDiagram {
   }
 
   clear() {
-    this.overlays.remove({ type: OVERLAY });
+    this.badges.remove(OVERLAY);
     this.markers.forEach((classes, id) => {
       classes.forEach((className) => this.canvas.removeMarker(id, className));
     });
@@ -226,10 +229,10 @@ class LiveDiagram {
     }
   }
 
-  badge(id, position, node) {
-    if (this.registry.get(id)) {
-      this.overlays.add(id, OVERLAY, { position, html: node });
-    }
+  // A badge of `kind` (see static/badges.js) on node `id`; `compact`: its shorter text.
+  badge(id, kind, node, compact) {
+    node.dataset.node = id;
+    return this.badges.add(id, OVERLAY, kind, node, compact);
   }
 
   apply(state) {
@@ -239,6 +242,7 @@ class LiveDiagram {
     } else {
       this.applyDefinition(state);
     }
+    this.badges.place();
   }
 
   applyInstance(state) {
@@ -252,8 +256,7 @@ class LiveDiagram {
         const states = Object.entries(info.states).map(([s, n]) => n + " " + s).join(", ");
         const title = plural(info.count, "token") + ": " + states + (compensating ? ", " + info.compensation + " compensating" : "");
         const badge = el("div", "badge token-badge" + (compensating ? " compensation-badge" : ""), String(info.count), title);
-        badge.dataset.node = id;
-        this.badge(id, { top: -12, right: 10 }, badge);
+        this.badge(id, "token", badge);
       }
     });
     Object.entries(state.joins || {}).forEach(([id, join]) => {
@@ -262,27 +265,23 @@ class LiveDiagram {
       const badge = inclusive
         ? el("div", "badge join-badge", join.arrived + "/?", join.arrived + " arrived, waiting for " + plural(join.upstream, "live upstream token"))
         : el("div", "badge join-badge", join.arrived + "/" + expected, join.arrived + " of " + expected + " branches arrived");
-      badge.dataset.node = id;
       this.mark(id, "join-waiting");
-      this.badge(id, { top: 14, left: -40 }, badge);
+      this.badge(id, "join", badge);
     });
     Object.entries(state.gateway_waits || {}).forEach(([id, events]) => {
       const badge = el("div", "badge wait-badge", plural(events.length, "event"), "waiting for: " + events.join(", "));
-      badge.dataset.node = id;
-      this.badge(id, { top: 14, left: -40 }, badge);
+      this.badge(id, "join", badge, String(events.length));
     });
     Object.entries(state.loops || {}).forEach(([id, loop]) => {
       const total = loop.total === null ? "?" : loop.total;
       const title = loop.completed + " of " + total + " iterations completed, " + loop.active + " active";
       const badge = el("div", "badge loop-badge", loop.completed + "/" + total, title);
-      badge.dataset.node = id;
-      this.badge(id, { bottom: 10, right: 10 }, badge);
+      this.badge(id, "loop", badge);
     });
     Object.entries(state.incidents || {}).forEach(([id, count]) => {
       if (this.mark(id, "has-incident")) {
-        const badge = el("div", "badge incident-badge", plural(count, "incident"));
-        badge.dataset.node = id;
-        this.badge(id, { top: -12, left: -6 }, badge);
+        const badge = el("div", "badge incident-badge", plural(count, "incident"), plural(count, "open incident"));
+        this.badge(id, "incident", badge, String(count));
       }
     });
     Object.entries(state.calls || {}).forEach(([id, call]) => this.applyCall(id, call));
@@ -299,11 +298,7 @@ class LiveDiagram {
     const b = points[Math.floor(points.length / 2)];
     const badge = el("div", "badge flow-count-badge", "\u00d7" + count, "taken " + count + " times");
     badge.dataset.flow = id;
-    // An overlay's position is relative to the connection's bounding box (its waypoints').
-    const left = Math.min(...points.map((p) => p.x));
-    const top = Math.min(...points.map((p) => p.y));
-    const position = { left: (a.x + b.x) / 2 - left - 10, top: (a.y + b.y) / 2 - top - 10 };
-    this.overlays.add(id, OVERLAY, { position, html: badge });
+    this.badges.add(id, OVERLAY, "flow", badge);
   }
 
   // A call activity: a link to the instance it called (to the list of them when it called
@@ -328,7 +323,7 @@ class LiveDiagram {
       link.textContent = plural(instances.length, "called instance");
       link.title = "List the " + instances.length + " instances this call activity called";
     }
-    this.badge(id, { bottom: -6, left: 0 }, link);
+    this.badge(id, "call", link, "called");
     if (call.incidents) {
       this.mark(id, "has-incident");
       const badge = el(
@@ -337,8 +332,7 @@ class LiveDiagram {
         plural(call.incidents, "incident") + " in called",
         plural(call.incidents, "open incident") + " in the called instances",
       );
-      badge.dataset.node = id;
-      this.badge(id, { bottom: -6, right: 0 }, badge);
+      this.badge(id, "called-incident", badge, String(call.incidents));
     }
   }
 
@@ -358,8 +352,7 @@ class LiveDiagram {
         if (this.mark(id, "heat-" + level)) {
           const text = n.visits + (n.average ? " · " + n.average : "");
           const badge = el("div", "badge heat-badge", text, plural(n.visits, "visit") + (n.average ? ", average " + n.average : ""));
-          badge.dataset.node = id;
-          this.badge(id, { top: -14, left: 0 }, badge);
+          this.badge(id, "figure", badge, String(n.visits));
         }
       });
       return;
@@ -367,13 +360,11 @@ class LiveDiagram {
     Object.entries(nodes).forEach(([id, n]) => {
       if (n.active_tokens && this.mark(id, "has-token")) {
         const badge = el("div", "badge token-badge", String(n.active_tokens), plural(n.active_tokens, "active token"));
-        badge.dataset.node = id;
-        this.badge(id, { top: -12, right: 10 }, badge);
+        this.badge(id, "token", badge);
       }
       if (n.open_incidents && this.mark(id, "has-incident")) {
-        const badge = el("div", "badge incident-badge", plural(n.open_incidents, "incident"));
-        badge.dataset.node = id;
-        this.badge(id, { top: -12, left: -6 }, badge);
+        const badge = el("div", "badge incident-badge", plural(n.open_incidents, "incident"), plural(n.open_incidents, "open incident"));
+        this.badge(id, "incident", badge, String(n.open_incidents));
       }
     });
   }
@@ -389,14 +380,12 @@ class LiveDiagram {
           const times = n.average ? " · " + n.average + " · p95 " + n.p95 : "";
           const title = plural(n.visits, "visit") + (n.average ? ", average " + n.average + ", 95th percentile " + n.p95 : "");
           const badge = el("div", "badge heat-badge history-badge", n.visits + times, title);
-          badge.dataset.node = id;
-          this.badge(id, { top: -14, left: 0 }, badge);
+          this.badge(id, "figure", badge, String(n.visits));
         }
       }
       if (n.incidents && this.mark(id, "has-incident")) {
         const badge = el("div", "badge incident-badge", plural(n.incidents, "incident"), plural(n.incidents, "incident") + " in the period");
-        badge.dataset.node = id;
-        this.badge(id, { bottom: -6, left: 0 }, badge);
+        this.badge(id, "incident", badge, String(n.incidents));
       }
     });
   }
@@ -414,17 +403,16 @@ class LiveDiagram {
   // Where the tokens would be after a modification the operator previews (modify.js): a
   // dashed badge per node with its count; null takes them away.
   ghosts(tokens) {
-    if (!this.overlays) {
+    if (!this.badges) {
       return; // not drawn (yet): nothing to show them on
     }
-    this.overlays.remove({ type: GHOST });
+    this.badges.remove(GHOST);
     Object.entries(tokens || {}).forEach(([id, count]) => {
-      if (this.registry.get(id)) {
-        const badge = el("div", "badge ghost-badge", String(count), "after the modification: " + plural(count, "token"));
-        badge.dataset.node = id;
-        this.overlays.add(id, GHOST, { position: { bottom: 10, left: -12 }, html: badge });
-      }
+      const badge = el("div", "badge ghost-badge", String(count), "after the modification: " + plural(count, "token"));
+      badge.dataset.node = id;
+      this.badges.add(id, GHOST, "ghost", badge);
     });
+    this.badges.place();
   }
 
   clicked(element) {
