@@ -53,15 +53,15 @@ def busy_history(engine: Engine) -> str:
     that waits at the join with an incident on its charge."""
     engine.deploy(busy_order())
     handles = [engine.start_latest("busy-order") for _ in range(INSTANCES)]
-    for task in engine.fetch_and_lock(WORKER, {"charge": 60_000}, max_tasks=INSTANCES):
-        engine.fail_external_task(task["id"], WORKER, "card service unreachable", retries=0)
+    for locked in engine.fetch_and_lock(WORKER, {"charge": 60_000}, max_tasks=INSTANCES):
+        engine.fail_external_task(locked["id"], WORKER, "card service unreachable", retries=0)
     incidents = engine.incidents(definition_key="busy-order")
     assert len(incidents) == INSTANCES
     for incident in incidents[: INSTANCES - 5]:
         assert incident.external_task_id is not None
         engine.set_external_task_retries(incident.external_task_id, 1)
-    for task in engine.fetch_and_lock(WORKER, {"charge": 60_000}, max_tasks=INSTANCES):
-        engine.complete_external_task(task["id"], WORKER)
+    for locked in engine.fetch_and_lock(WORKER, {"charge": 60_000}, max_tasks=INSTANCES):
+        engine.complete_external_task(locked["id"], WORKER)
     for handle in handles[: INSTANCES - 3]:
         for task in engine.user_tasks(handle.id):
             if task.node_id == "Approve":
