@@ -59,6 +59,10 @@ class DecisionView:
     literal: LiteralExpression | None
     requirements: tuple[str, ...]
 
+    def rule_numbers(self) -> dict[str, int]:
+        """Each rule's number in the table (from 1, as the table's # column shows), by id."""
+        return {rule.id: rule.number for rule in self.table.rules} if self.table else {}
+
 
 def _hit_policy(table: DecisionTable) -> str:
     if table.aggregation is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from engine.builder import ProcessBuilder
 from tests.browser.conftest import Login
@@ -16,6 +16,17 @@ from tests.browser.test_pages import check
 pytestmark = pytest.mark.browser
 
 DMN = Path(__file__).parents[1] / "data" / "dmn"
+
+
+def check_rule_numbers(refs: Locator, table: Locator) -> None:
+    """Each matched rule named "Rule N" is the rule the table numbers N, its id in the title."""
+    assert refs.count() > 0
+    for index in range(refs.count()):
+        ref = refs.nth(index)
+        rule_id = ref.get_attribute("title")
+        assert rule_id, ref.inner_html()
+        number = table.locator(f'tr[data-rule="{rule_id}"] th[scope="row"]').inner_text()
+        expect(ref).to_have_text(f"Rule {number}")
 
 
 def test_a_decision_page_shows_how_often_each_rule_matched(
@@ -53,9 +64,13 @@ def test_a_decision_page_shows_how_often_each_rule_matched(
     expect(fall.locator("td").first).to_have_text('"Fall"')
     evaluations = page.locator("tr[data-evaluation]")
     expect(evaluations).to_have_count(5)
-    # Newest first: the summer one and nine guests in autumn matched no rule.
+    # Newest first: the summer one and nine guests in autumn matched no rule. Matched rules go
+    # by the number the table gives them, their id on hover.
     matched = evaluations.locator('[data-col="matched"]')
-    expect(matched).to_have_text(["none", "none", "Rule_Winter", "Rule_Fall", "Rule_Fall"])
+    expect(matched).to_have_text(["none", "none", "Rule 2", "Rule 1", "Rule 1"])
+    check_rule_numbers(
+        page.locator("tr[data-evaluation] .rule-ref"), page.locator("table.dmn-table")
+    )
 
     page.get_by_label("Rule matches").select_option("hour")
     page.locator("#period-switch").get_by_role("button", name="Show").click()
@@ -106,6 +121,8 @@ def test_the_inspector_shows_a_business_rule_task_evaluation_as_it_happens(
         "href", "/decisions/dish?version=1"
     )
     expect(evaluation.locator('tr[data-rule="Rule_Fall"]')).to_have_class("rule-matched")
+    expect(evaluation.locator(".dmn-matched")).to_have_text("Matched: Rule 1")
+    check_rule_numbers(evaluation.locator(".dmn-matched .rule-ref"), evaluation.locator("table"))
     expect(evaluation.locator('tr[data-rule="Rule_Winter"]')).not_to_have_class("rule-matched")
     inputs = evaluation.locator(".dmn-inputs")
     expect(inputs.locator("dt")).to_have_text(["Season", "How many guests"])
