@@ -99,7 +99,8 @@ export class Badges {
     this.measure = document.createElement("div");
     this.measure.className = "badge-measure";
     this.measure.setAttribute("aria-hidden", "true");
-    container.append(this.measure);
+    // Beside the overlays, so that badges are measured in the font they are drawn in.
+    this.canvas.getContainer().append(this.measure);
     // After bpmn-js has moved its overlays (priority 1000).
     viewer.on("canvas.viewbox.changed", 500, () => this.place());
     viewer.on("canvas.resized", 500, () => this.place());

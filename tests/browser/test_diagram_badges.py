@@ -12,6 +12,7 @@ from typing import TypedDict
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from app.demo import ORDER_KEY, install_demo
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.model import ProcessModel
@@ -269,6 +270,51 @@ def test_badges_cover_no_badge_label_or_icon_in_any_mode_at_any_zoom(
         page,
         "history",
         {(node, "history-badge") for node in visited} | {("Charge", "incident-badge")},
+    )
+
+
+def test_badges_on_a_modelers_layout_cover_nothing_either(
+    console: ConsoleServer, login: Login
+) -> None:
+    """The demo's order process, drawn from its own layout (the issue's split and join): a
+    failing stock reservation right after the split, approvals, arrivals at the join."""
+    engine = console.engine
+    install_demo(engine, start=False, failure_rate=0.0, seed=7)
+    order = {"customer": "Ada Lovelace", "product": "monitor", "quantity": 2, "amount": 349.0}
+    handles = [engine.start_latest(ORDER_KEY, order) for _ in range(INSTANCES)]
+    for locked in engine.fetch_and_lock(WORKER, {"reserve-stock": 60_000}, max_tasks=INSTANCES):
+        engine.fail_external_task(locked["id"], WORKER, "warehouse unreachable", retries=0)
+    for incident in engine.incidents(definition_key=ORDER_KEY)[: INSTANCES - 5]:
+        assert incident.external_task_id is not None
+        engine.set_external_task_retries(incident.external_task_id, 1)
+    for locked in engine.fetch_and_lock(WORKER, {"reserve-stock": 60_000}, max_tasks=INSTANCES):
+        engine.complete_external_task(locked["id"], WORKER)
+    for handle in handles[: INSTANCES - 3]:
+        for task in engine.user_tasks(handle.id):
+            engine.complete_task(task.id)
+
+    page = login("operator")
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"/definitions/{ORDER_KEY}")
+    wait_placed(page)
+    expect(page.locator("#diagram")).to_have_attribute("data-layout", "model")
+    expect(badge_text(page, "ReserveStock", "incident-badge")).to_have_text("5 incidents")
+    check_every_zoom(
+        page, "demo-now", {("ReserveStock", "incident-badge"), ("ReserveStock", "token-badge")}
+    )
+    visited = {"Start", "CheckOrder", "Split", "ReserveStock", "ApproveOrder", "Join"}
+    page.goto(f"/definitions/{ORDER_KEY}?view=heatmap")
+    wait_placed(page)
+    check_every_zoom(page, "demo-heatmap", {(node, "heat-badge") for node in visited})
+    page.goto(f"/definitions/{ORDER_KEY}?view=history&period=hour")
+    wait_placed(page)
+    expect(badge_text(page, "ReserveStock", "incident-badge")).to_have_text(
+        f"{INSTANCES} incidents"
+    )
+    check_every_zoom(
+        page,
+        "demo-history",
+        {(node, "history-badge") for node in visited} | {("ReserveStock", "incident-badge")},
     )
 
 
