@@ -5,7 +5,8 @@ longest path once loops are set aside, barycenter sweeps against crossings, each
 close to its neighbours' heights as order and spacing allow). Expanded subprocesses are laid out
 first, recursively, and sized to fit their content; event subprocesses go in a row under the
 graph of their scope; boundary events sit on their host's bottom edge and their flows leave
-downwards. Edges are orthogonal polylines.
+downwards. Edges are orthogonal polylines. A task is sized for its name (`task_size`): widened to
+wrap a long one in two lines, heightened so that it starts below the task-type icon.
 
 Pure and deterministic: the same graph always gives the same coordinates (integers).
 """
