@@ -10,7 +10,6 @@ and the polling stops."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from uuid import UUID
@@ -40,9 +39,12 @@ from engine.core import actors, permits
 from engine.core.executor import Command
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Principal
+from engine.queries import batch_impact as impact
 from engine.queries import batches as bq
 from engine.queries import lists
-from engine.states import BatchType, InstanceState
+from engine.queries.instances import InstanceFilter
+from engine.queries.lists import IncidentFilter
+from engine.states import BatchType
 
 # Batches the list shows, newest first.
 LIST_SIZE = 100
@@ -133,18 +135,45 @@ def _ids(batches: Iterable[list[Any]], key: str) -> list[str]:
 
 
 def _incident_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
-    where = incident_page.filter_of(
+    return _ids(lists.incidents(engine, incident_filter(fields)), "id")
+
+
+def instance_filter(fields: Mapping[str, str], *, roots: bool) -> InstanceFilter:
+    """The instance list's filter in `fields`, narrowed to the instances a batch can change:
+    those that have not ended (with `roots`, those nobody called: a called instance ends with
+    its root). The impact preview counts exactly these."""
+    where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
+    return impact.unfinished(where, roots=roots)
+
+
+def incident_filter(fields: Mapping[str, str]) -> IncidentFilter:
+    return incident_page.filter_of(
         {k: v for k, v in fields.items() if k in incident_page.FILTER_FIELDS and v}
     )
-    return _ids(lists.incidents(engine, where), "id")
+
+
+def instance_ids(engine: Engine, fields: Mapping[str, str], *, roots: bool = True) -> list[str]:
+    """The instances the filter matches that the batch can change (`instance_filter`)."""
+    return _ids(lists.instance_infos(engine, instance_filter(fields, roots=roots)), "id")
 
 
 def _instance_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
-    """The instances the filter matches that a cancellation can end: running roots (a called
-    instance ends with its root)."""
-    where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
-    roots = lists.instance_infos(engine, dataclasses.replace(where, root_only=True))
-    return _ids(([i for i in rows if not InstanceState(i.state).is_final] for rows in roots), "id")
+    return instance_ids(engine, fields, roots=True)
+
+
+def confirmed_count(fields: Mapping[str, str]) -> int | None:
+    """The number of items the impact preview showed the operator (its confirm button's
+    `confirmed`), kept with the batch's audit entry; None when the form has none."""
+    given = fields.get("confirmed", "").strip()
+    if not given:
+        return None
+    try:
+        number = int(given)
+    except ValueError:
+        raise BadRequest(f"confirmed must be a whole number, not {given[:20]!r}") from None
+    if number < 0:
+        raise BadRequest("confirmed must not be negative")
+    return number
 
 
 def batch_created(response: Response, batch_id: str | None) -> Response:
@@ -154,19 +183,33 @@ def batch_created(response: Response, batch_id: str | None) -> Response:
     return response
 
 
-async def _create(request: Request, kind: BatchType, find: Any, nothing: str) -> Response:
-    """Create a batch of `kind` over what the form's filter matches now; the browser goes to
-    the batch's page."""
+def _no_payload(fields: Mapping[str, str]) -> dict[str, Any]:
+    return {}
+
+
+async def create_from_filter(
+    request: Request,
+    kind: BatchType,
+    find: Callable[[Engine, Mapping[str, str]], list[str]],
+    nothing: str,
+    payload: Callable[[Mapping[str, str]], Mapping[str, Any]] = _no_payload,
+) -> Response:
+    """Create a batch of `kind` over what the form's filter matches now, with the parameters
+    `payload` reads from the form (checked before the filter's items are read); the browser
+    goes to the batch's page."""
     created: list[str] = []
 
     def create(engine: Engine, who: Principal, fields: Mapping[str, str]) -> str:
         # The permit CreateBatch declares, asked before the filter's items are read (the command
         # asks again): who may not create such a batch learns nothing of what it would match.
         permits.demand(actors.current(), permits.CREATE_BATCH[kind], permits.Facts({}))
+        operations.operation(kind).check(payload(fields))
+        confirmed = confirmed_count(fields)
         items = find(engine, fields)
         if not items:
             raise BadRequest(nothing)
-        created.append(engine.run(CreateBatch(kind, tuple(items))).batch_id)
+        made = CreateBatch(kind, tuple(items), payload(fields), confirmed=confirmed)
+        created.append(engine.run(made).batch_id)
         return "Batch created."
 
     response = await act(request, create)
@@ -174,13 +217,13 @@ async def _create(request: Request, kind: BatchType, find: Any, nothing: str) ->
 
 
 async def retry_incidents(request: Request) -> Response:
-    return await _create(
+    return await create_from_filter(
         request, BatchType.RETRY_INCIDENTS, _incident_ids, "no open incident matches the filter"
     )
 
 
 async def cancel_instances(request: Request) -> Response:
-    return await _create(
+    return await create_from_filter(
         request, BatchType.CANCEL_INSTANCES, _instance_ids, "no instance matches the filter"
     )
 

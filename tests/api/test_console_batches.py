@@ -48,9 +48,18 @@ def test_a_retry_batch_from_the_incident_filter_with_its_buttons(idle: LiveServe
     _incidents(idle, "console-b", 1)
     operator, viewer = _browser(idle, "operator"), _browser(idle, "viewer")
     try:
-        assert 'hx-post="/incidents/batch"' in operator.get("/incidents").text
-        assert 'hx-post="/incidents/batch"' not in viewer.get("/incidents").text
-        created = operator.post("/incidents/batch", data={"definition": "console-a"})
+        assert 'hx-get="/incidents/batch-preview?' in operator.get("/incidents").text
+        assert "batch-preview" not in viewer.get("/incidents").text
+        refused = viewer.get("/incidents/batch-preview?definition=console-a")
+        assert refused.status_code == 403 and "Not allowed" in refused.text
+        assert "data-count" not in refused.text
+        preview = operator.get("/incidents/batch-preview?definition=console-a").text
+        assert 'data-count="2"' in preview and "Retry 2 incidents" in preview
+        assert all(f'data-incident="{i}"' in preview for i in wanted)
+        assert 'name="confirmed" value="2"' in preview
+        created = operator.post(
+            "/incidents/batch", data={"definition": "console-a", "confirmed": "2"}
+        )
         assert created.status_code == 200, created.text
         found = re.fullmatch(r"/batches/([0-9a-f-]{36})", created.headers["HX-Redirect"])
         assert found
