@@ -125,3 +125,86 @@ def test_cancel_every_running_instance_a_filter_matches(idle: LiveServer) -> Non
     finally:
         operator.close()
         viewer.close()
+
+
+def test_the_cancel_preview_counts_what_the_filter_matches_and_says_all_without_one(
+    idle: LiveServer,
+) -> None:
+    b = [idle.engine.start_latest("console-b", business_key=f"b-{n}") for n in range(12)]
+    a = idle.engine.start_latest("console-a")
+    b[0].cancel()  # ended: not counted
+    operator = _browser(idle, "operator")
+    try:
+        page = operator.get("/instances?definition=console-b").text
+        assert 'hx-get="/instances/batch-preview?definition=console-b&amp;action=cancel"' in page
+        narrowed = operator.get("/instances/batch-preview?definition=console-b&action=cancel")
+        assert narrowed.status_code == 200
+        text = narrowed.text
+        assert 'data-count="11"' in text and "The filter matches <strong>11</strong>" in text
+        assert "Cancel 11 instances" in text and 'name="confirmed" value="11"' in text
+        # A sample of ten, newest first, each linked to its inspector.
+        shown = re.findall(r'data-instance="([0-9a-f-]{36})"', text)
+        assert shown == [str(h.id) for h in reversed(b[2:])]
+        assert f'href="/instances/{b[-1].id}"' in text and "b-11" in text
+        everything = operator.get("/instances/batch-preview?action=cancel").text
+        assert "No filter is set: this is <strong>all 12</strong> running root instances" in (
+            everything
+        )
+        assert "Cancel 12 instances" in everything
+        nothing = operator.get("/instances/batch-preview?business_key=none&action=cancel").text
+        assert 'data-count="0"' in nothing and "Nothing matches" in nothing
+        assert 'type="submit"' not in nothing
+
+        created = operator.post(
+            "/instances/batch-cancel", data={"definition": "console-b", "confirmed": "11"}
+        )
+        batch_id = created.headers["HX-Redirect"].rsplit("/", 1)[1]
+        with idle.engine.connection() as conn:
+            row = conn.execute(
+                "SELECT details FROM audit_entry WHERE entity_id = %s AND operation = %s",
+                (batch_id, "CreateBatch"),
+            ).fetchone()
+        assert row is not None and row[0]["confirmed"] == 11 and row[0]["total"] == 11
+        assert a.state is InstanceState.ACTIVE
+    finally:
+        operator.close()
+
+
+def test_set_variables_from_the_instance_filter(idle: LiveServer) -> None:
+    handles = [idle.engine.start_latest("console-a", {"tier": "gold"}) for _ in range(3)]
+    other = idle.engine.start_latest("console-b", {"tier": "gold"})
+    operator, viewer = _browser(idle, "operator"), _browser(idle, "viewer")
+    try:
+        assert "Set variables…" in operator.get("/instances").text
+        assert "Set variables…" not in viewer.get("/instances").text
+        preview = operator.get("/instances/batch-preview?definition=console-a&action=set-variables")
+        assert "Set variables on 3 instances" in preview.text
+        assert 'name="set_type_0"' in preview.text
+        form = {
+            "definition": "console-a",
+            "confirmed": "3",
+            "set_name_0": "limit",
+            "set_type_0": "integer",
+            "set_value_0": "many",
+        }
+        refused = operator.post("/instances/batch-set-variables", data=form)
+        assert refused.status_code == 400
+        assert "variable &#39;limit&#39;" in refused.text and "HX-Redirect" not in refused.headers
+        nothing = operator.post("/instances/batch-set-variables", data={"definition": "console-a"})
+        assert nothing.status_code == 400 and "name a variable" in nothing.text
+        denied = viewer.post("/instances/batch-set-variables", data={**form, "set_value_0": "4"})
+        assert denied.status_code == 403
+        form.update(set_value_0="4000", set_name_1="seen", set_type_1="boolean")
+        form.update(set_value_1="true", remove="tier")
+        created = operator.post("/instances/batch-set-variables", data=form)
+        assert created.status_code == 200, created.text
+        batch_id = created.headers["HX-Redirect"].rsplit("/", 1)[1]
+        assert batch_row(idle.engine, batch_id)[:2] == ("Running", 3)
+        run_to_end(idle.engine, batch_id)
+        assert batch_row(idle.engine, batch_id)[:4] == ("Completed", 3, 3, 0)
+        for handle in handles:
+            assert idle.engine.instance(handle.id).variables() == {"limit": 4000, "seen": True}
+        assert idle.engine.instance(other.id).variables() == {"tier": "gold"}
+    finally:
+        operator.close()
+        viewer.close()
