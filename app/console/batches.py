@@ -11,6 +11,7 @@ and the polling stops."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -39,12 +40,14 @@ from engine.core import actors, permits
 from engine.core.executor import Command
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Principal
+from engine.queries import audit as audit_reads
 from engine.queries import batch_impact as impact
 from engine.queries import batches as bq
 from engine.queries import lists
+from engine.queries.audit import AuditFilter
 from engine.queries.instances import InstanceFilter
 from engine.queries.lists import IncidentFilter
-from engine.states import BatchType
+from engine.states import AuditOperation, BatchType
 
 # Batches the list shows, newest first.
 LIST_SIZE = 100
@@ -72,12 +75,32 @@ def _detail(engine: Engine, batch_id: UUID) -> dict[str, Any]:
         raise NotFound(f"batch {batch_id} does not exist")
     operation = operations.registered().get(BatchType(row.type))
     return {
+        "confirmed": _confirmed(engine, row.id, row.created_at),
         "batch": row,
         "label": operation.label if operation else row.type,
         "item": operation.item if operation else "item",
         "failures": bq.failed_items(engine, batch_id),
         "live": row.state in bq.UNFINISHED,
     }
+
+
+def _confirmed(engine: Engine, batch_id: UUID, created_at: datetime) -> int | None:
+    """The number of items the operator confirmed in the impact preview, kept with the entry
+    that created the batch (written at the batch's creation time: one probe of the entries'
+    time index); None when the batch was not created through a preview."""
+    found = audit_reads.entries(
+        engine,
+        AuditFilter(
+            operations=(AuditOperation.CREATE_BATCH,),
+            entity_id=str(batch_id),
+            since=created_at,
+            until=created_at + timedelta(microseconds=1),
+        ),
+        limit=1,
+    )
+    details = found[0].details if found else None
+    confirmed = details.get("confirmed") if isinstance(details, dict) else None
+    return confirmed if isinstance(confirmed, int) else None
 
 
 async def batch_page(request: Request) -> Response:
