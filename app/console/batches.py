@@ -226,12 +226,13 @@ async def create_from_filter(
         # The permit CreateBatch declares, asked before the filter's items are read (the command
         # asks again): who may not create such a batch learns nothing of what it would match.
         permits.demand(actors.current(), permits.CREATE_BATCH[kind], permits.Facts({}))
-        operations.operation(kind).check(payload(fields))
+        parameters = payload(fields)
+        operations.operation(kind).check(parameters)
         confirmed = confirmed_count(fields)
         items = find(engine, fields)
         if not items:
             raise BadRequest(nothing)
-        made = CreateBatch(kind, tuple(items), payload(fields), confirmed=confirmed)
+        made = CreateBatch(kind, tuple(items), parameters, confirmed=confirmed)
         created.append(engine.run(made).batch_id)
         return "Batch created."
 
