@@ -5,10 +5,11 @@ batch's audit entry keeps the figure the operator confirmed beside the number th
 (the filter is read again when the batch is created: instances may have started or ended
 meanwhile).
 
-The batches offered: cancel every running instance a filter matches, set or remove variables on
-each, retry every open incident. Setting variables takes typed values as the inspector's
-variable editor does (a name, one of its types, the text typed), checked before the batch is
-created: a bad value is refused naming the variable, and nothing is created."""
+The batches offered: cancel every running instance a filter matches, suspend the active ones,
+resume the suspended ones, set or remove variables on each, retry every open incident. Setting
+variables takes typed values as the inspector's variable editor does (a name, one of its types,
+the text typed), checked before the batch is created: a bad value is refused naming the
+variable, and nothing is created."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from engine.api import Engine
 from engine.core import actors, permits
 from engine.errors import BadRequest, InterlockError
 from engine.queries import batch_impact as impact
-from engine.states import BatchType
+from engine.states import BatchType, InstanceState
 
 # How many variables the set-variables dialog offers to set at once.
 VARIABLE_ROWS = 3
@@ -47,6 +48,8 @@ class Action:
     noun: str
     post: str
     roots: bool = False
+    # The one state of the instances it works on (a suspension: Active ones).
+    state: InstanceState | None = None
 
 
 INSTANCE_ACTIONS = {
@@ -57,6 +60,22 @@ INSTANCE_ACTIONS = {
         "running root instance",
         "/instances/batch-cancel",
         roots=True,
+    ),
+    "suspend": Action(
+        BatchType.SUSPEND_INSTANCES,
+        "Suspend instances",
+        "Suspend",
+        "active instance",
+        "/instances/batch-suspend",
+        state=InstanceState.ACTIVE,
+    ),
+    "resume": Action(
+        BatchType.RESUME_INSTANCES,
+        "Resume instances",
+        "Resume",
+        "suspended instance",
+        "/instances/batch-resume",
+        state=InstanceState.SUSPENDED,
     ),
     "set-variables": Action(
         BatchType.SET_VARIABLES,
@@ -78,7 +97,7 @@ def _permitted(kind: BatchType) -> None:
 
 def _instances(engine: Engine, action: Action, fields: Mapping[str, str]) -> dict[str, Any]:
     _permitted(action.kind)
-    where = creating.instance_filter(fields, roots=action.roots)
+    where = creating.instance_filter(fields, roots=action.roots, state=action.state)
     found = impact.instances(engine, where)
     return {"count": found.count, "instances": found.sample}
 
@@ -159,6 +178,29 @@ def _set_variables_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
     return creating.instance_ids(engine, fields, roots=False)
 
 
+def _in_state(action: Action) -> Any:
+    def find(engine: Engine, fields: Mapping[str, str]) -> list[str]:
+        return creating.instance_ids(engine, fields, roots=action.roots, state=action.state)
+
+    return find
+
+
+async def suspend_instances(request: Request) -> Response:
+    """Suspend every active instance the filter matches, as a batch."""
+    action = INSTANCE_ACTIONS["suspend"]
+    return await creating.create_from_filter(
+        request, action.kind, _in_state(action), "no active instance matches the filter"
+    )
+
+
+async def resume_instances(request: Request) -> Response:
+    """Resume every suspended instance the filter matches, as a batch."""
+    action = INSTANCE_ACTIONS["resume"]
+    return await creating.create_from_filter(
+        request, action.kind, _in_state(action), "no suspended instance matches the filter"
+    )
+
+
 async def set_variables(request: Request) -> Response:
     """Set (and remove) variables on every running instance the filter matches, as a batch."""
     return await creating.create_from_filter(
@@ -174,4 +216,6 @@ routes = [
     Route("/instances/batch-preview", instances_preview, methods=["GET"]),
     Route("/incidents/batch-preview", incidents_preview, methods=["GET"]),
     Route("/instances/batch-set-variables", set_variables, methods=["POST"]),
+    Route("/instances/batch-suspend", suspend_instances, methods=["POST"]),
+    Route("/instances/batch-resume", resume_instances, methods=["POST"]),
 ]

@@ -10,6 +10,7 @@ and the polling stops."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -47,7 +48,7 @@ from engine.queries import lists
 from engine.queries.audit import AuditFilter
 from engine.queries.instances import InstanceFilter
 from engine.queries.lists import IncidentFilter
-from engine.states import AuditOperation, BatchType
+from engine.states import AuditOperation, BatchType, InstanceState
 
 # Batches the list shows, newest first.
 LIST_SIZE = 100
@@ -161,11 +162,21 @@ def _incident_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
     return _ids(lists.incidents(engine, incident_filter(fields)), "id")
 
 
-def instance_filter(fields: Mapping[str, str], *, roots: bool) -> InstanceFilter:
+def instance_filter(
+    fields: Mapping[str, str], *, roots: bool, state: InstanceState | None = None
+) -> InstanceFilter:
     """The instance list's filter in `fields`, narrowed to the instances a batch can change:
     those that have not ended (with `roots`, those nobody called: a called instance ends with
-    its root). The impact preview counts exactly these."""
+    its root; with `state`, only those in it: a suspension works on active instances). The
+    impact preview counts exactly these."""
     where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
+    if state is not None:
+        if where.state not in (None, state):
+            raise BadRequest(
+                f"the filter selects {where.state} instances; this batch works on {state} ones",
+                field="state",
+            )
+        where = dataclasses.replace(where, state=state)
     return impact.unfinished(where, roots=roots)
 
 
@@ -175,9 +186,16 @@ def incident_filter(fields: Mapping[str, str]) -> IncidentFilter:
     )
 
 
-def instance_ids(engine: Engine, fields: Mapping[str, str], *, roots: bool = True) -> list[str]:
+def instance_ids(
+    engine: Engine,
+    fields: Mapping[str, str],
+    *,
+    roots: bool = True,
+    state: InstanceState | None = None,
+) -> list[str]:
     """The instances the filter matches that the batch can change (`instance_filter`)."""
-    return _ids(lists.instance_infos(engine, instance_filter(fields, roots=roots)), "id")
+    where = instance_filter(fields, roots=roots, state=state)
+    return _ids(lists.instance_infos(engine, where), "id")
 
 
 def _instance_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:

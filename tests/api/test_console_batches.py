@@ -212,3 +212,39 @@ def test_set_variables_from_the_instance_filter(idle: LiveServer) -> None:
     finally:
         operator.close()
         viewer.close()
+
+
+def test_suspend_and_resume_count_only_the_instances_in_the_state_they_change(
+    idle: LiveServer,
+) -> None:
+    active = [idle.engine.start_latest("console-b") for _ in range(3)]
+    paused = [idle.engine.start_latest("console-b") for _ in range(2)]
+    for handle in paused:
+        handle.suspend()
+    operator = _browser(idle, "operator")
+    try:
+        page = operator.get("/instances").text
+        assert "Suspend all matching…" in page and "Resume all matching…" in page
+        suspend = operator.get("/instances/batch-preview?definition=console-b&action=suspend")
+        assert 'data-count="3"' in suspend.text and "Suspend 3 instances" in suspend.text
+        assert "3</strong> active instances now" in suspend.text
+        resume = operator.get("/instances/batch-preview?definition=console-b&action=resume")
+        assert 'data-count="2"' in resume.text and "Resume 2 instances" in resume.text
+        clash = operator.get("/instances/batch-preview?state=Completed&action=suspend")
+        assert clash.status_code == 400
+        assert "the filter selects Completed instances" in clash.text
+        created = operator.post(
+            "/instances/batch-suspend", data={"definition": "console-b", "confirmed": "3"}
+        )
+        batch_id = created.headers["HX-Redirect"].rsplit("/", 1)[1]
+        assert batch_row(idle.engine, batch_id)[:2] == ("Running", 3)
+        run_to_end(idle.engine, batch_id)
+        assert {idle.engine.instance(h.id).state for h in active} == {InstanceState.SUSPENDED}
+        created = operator.post("/instances/batch-resume", data={"definition": "console-b"})
+        batch_id = created.headers["HX-Redirect"].rsplit("/", 1)[1]
+        assert batch_row(idle.engine, batch_id)[:2] == ("Running", 5)
+        run_to_end(idle.engine, batch_id)
+        states = {idle.engine.instance(h.id).state for h in (*active, *paused)}
+        assert states == {InstanceState.ACTIVE}
+    finally:
+        operator.close()

@@ -202,6 +202,8 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     "/batches/{batch_id:uuid}/retry": _at("/batches/{}/retry", failed_batch),
     "/incidents/batch": lambda e: ("/incidents/batch", {}),
     "/instances/batch-cancel": lambda e: ("/instances/batch-cancel", {}),
+    "/instances/batch-suspend": lambda e: ("/instances/batch-suspend", {}),
+    "/instances/batch-resume": lambda e: ("/instances/batch-resume", {}),
     "/instances/batch-set-variables": lambda e: (
         "/instances/batch-set-variables",
         {"data": {"set_name_0": "note", "set_type_0": "string", "set_value_0": "forged"}},

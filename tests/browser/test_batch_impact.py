@@ -119,6 +119,20 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
     _finished(page)
     assert all(engine.instance(h.id).variables() == {"limit": 4000} for h in a)
 
+    # Suspending and resuming count only the instances in the state they change.
+    page.goto("/instances?definition=impact-a")
+    page.get_by_role("button", name="Suspend all matching…").click()
+    expect(dialog.locator(".batch-impact-count")).to_contain_text(
+        "The filter matches 25 active instances now."
+    )
+    expect(dialog.get_by_role("button", name="Suspend 25 instances")).to_be_visible()
+    dialog.get_by_role("button", name="Back").click()
+    expect(dialog).to_be_hidden()
+    page.get_by_role("button", name="Resume all matching…").click()
+    expect(dialog.locator(".batch-impact-count")).to_have_attribute("data-count", "0")
+    expect(dialog).to_contain_text("Nothing matches: there is nothing to do.")
+    dialog.get_by_role("button", name="Back").click()
+
     # Retrying every incident the filter matches asks first, with the number.
     for _ in range(3):
         engine.start_latest("impact-charge")
