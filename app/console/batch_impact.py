@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -117,7 +116,6 @@ async def _preview(
         "action": action,
         "filters": given,
         "filtered": bool(given),
-        "list_url": request.url.path.rsplit("/", 1)[0] + ("?" + urlencode(given) if given else ""),
         "variable_rows": range(VARIABLE_ROWS),
     }
     status = 200
