@@ -14,12 +14,14 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
 from app import gates
 from app.api.body import Body
 from app.api.http import Op, Param, Reply, call, engine_of, path_id, reply, run
+from app.api.instances import instance_filter
 from app.api.paging import PAGE_PARAMS, created, listed
 from app.api.schemas import (
     ANY,
@@ -38,23 +40,31 @@ from app.auth import principal_of
 from app.params import Query
 from engine import batch as registry
 from engine.commands.batches import (
+    MAX_ITEMS,
     BatchResult,
     CancelBatch,
     CreateBatch,
     RetryBatchItems,
     SuspendBatch,
 )
-from engine.core import actors
+from engine.core import actors, permits
 from engine.core.executor import Command
-from engine.errors import NotFound
+from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Principal
+from engine.queries import batch_impact as impact
 from engine.queries import batches as bq
+from engine.queries import lists as instance_lists
 from engine.states import BatchState, BatchType
 
 NO_BODY = request({})
 CREATE_BODY = request(
-    {"type": STRING, "items": array(STRING), "payload": {"type": "object"}},
-    required=("type", "items"),
+    {
+        "type": STRING,
+        "items": array(STRING),
+        "filter": {"type": "object"},
+        "payload": {"type": "object"},
+    },
+    required=("type",),
 )
 BATCH = record(
     {
@@ -137,15 +147,70 @@ def require_batch_type(request: Request, row: bq.BatchRow) -> Principal:
     return principal
 
 
+def _filter_params(given: dict[str, Any]) -> QueryParams:
+    """The body's `filter`: the query parameters of GET /instances as an object (a list is the
+    parameter repeated)."""
+    pairs: list[tuple[str, str]] = []
+    for key, value in given.items():
+        values = value if isinstance(value, list) else [value]
+        for one in values:
+            if isinstance(one, bool):
+                pairs.append((key, "true" if one else "false"))
+            elif isinstance(one, str | int):
+                pairs.append((key, str(one)))
+            else:
+                raise BadRequest(
+                    f"field 'filter.{key}' must be a string, number, boolean or a list of them",
+                    field=f"filter.{key}",
+                )
+    known = {"definition_key", "definition_id", "version", "state", "business_key"}
+    known |= {"has_incident", "retrying", "started_after", "started_before", "var"}
+    known |= {"root_only", "called_by"}
+    for key, _ in pairs:
+        if key not in known:
+            raise BadRequest(
+                f"unknown field 'filter.{key}'; known: {', '.join(sorted(known))}",
+                field=f"filter.{key}",
+            )
+    return QueryParams(pairs)
+
+
+def _filtered(engine: Any, kind: str, given: dict[str, Any]) -> list[str]:
+    """The instances a batch of `kind` can change that the filter matches now: those that have
+    not ended (for a cancellation, only roots: a called instance ends with its root)."""
+    where = instance_filter(Query(_filter_params(given)))
+    roots = kind == BatchType.CANCEL_INSTANCES
+    found = instance_lists.instance_infos(engine, impact.unfinished(where, roots=roots))
+    ids: list[str] = []
+    for rows in found:
+        ids += [str(i.id) for i in rows]
+        if len(ids) > MAX_ITEMS:
+            raise BadRequest(
+                f"the filter matches more than {MAX_ITEMS} instances: narrow it", field="filter"
+            )
+    return ids
+
+
 async def create_batch(request: Request) -> Response:
     """Operators; a type that needs an administrator (delete-history, migrate) is refused to
-    others."""
+    others. The payload is checked before any instance is read: a bad one is a 400 naming its
+    field (`variables`, `retries`), and nothing is created."""
     body = await Body.read(request, CREATE_BODY)
     kind = body.required_text("type")
-    registry.operation(kind)  # an unknown type is a 400 naming the known ones
+    operation = registry.operation(kind)  # an unknown type is a 400 naming the known ones
     gates.demand_batch_type(actors.current(), kind)
-    items = body.strings("items") or ()
     payload = body.mapping("payload")
+    operation.check(payload)  # refused before any instance is read
+    items = body.strings("items") or ()
+    if body.data.get("filter") is not None:
+        if operation.item != "process instance":
+            raise BadRequest(
+                f"a batch of type {kind} works on {operation.item}s: name them in 'items'",
+                field="filter",
+            )
+        permits.demand(actors.current(), permits.CREATE_BATCH[operation.type], permits.Facts({}))
+        found = await call(_filtered, engine_of(request), kind, body.mapping("filter"))
+        items = (*items, *found)
     result = await run(request, CreateBatch(kind, items, payload))
     return await _answer(request, result, 201)
 
@@ -213,8 +278,10 @@ operations = [
         "POST",
         "/batches",
         create_batch,
-        "Create a batch of `type` over `items` (ids), with the type's `payload` (`retries`; "
-        "`variables`); the job executors run it",
+        "Create a batch of `type` over `items` (ids) and, for the types that work on process "
+        "instances, those not ended that `filter` (GET /instances's query parameters as an "
+        "object) matches now, with the type's `payload` (`retries`; `variables` and `remove` "
+        "for set-variables, checked before anything is created); the job executors run it",
         body=CREATE_BODY,
         body_required=True,
         replies={201: Reply("The batch, running", ref("Batch"))},

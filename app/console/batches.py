@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import Any
 from uuid import UUID
 
@@ -40,9 +41,14 @@ from engine.core import actors, permits
 from engine.core.executor import Command
 from engine.errors import BadRequest, NotFound
 from engine.identity.accounts import Principal
+from engine.queries import audit as audit_reads
+from engine.queries import batch_impact as impact
 from engine.queries import batches as bq
 from engine.queries import lists
-from engine.states import BatchType, InstanceState
+from engine.queries.audit import AuditFilter
+from engine.queries.instances import InstanceFilter
+from engine.queries.lists import IncidentFilter
+from engine.states import AuditOperation, BatchType, InstanceState
 
 # Batches the list shows, newest first.
 LIST_SIZE = 100
@@ -70,12 +76,32 @@ def _detail(engine: Engine, batch_id: UUID) -> dict[str, Any]:
         raise NotFound(f"batch {batch_id} does not exist")
     operation = operations.registered().get(BatchType(row.type))
     return {
+        "confirmed": _confirmed(engine, row.id, row.created_at),
         "batch": row,
         "label": operation.label if operation else row.type,
         "item": operation.item if operation else "item",
         "failures": bq.failed_items(engine, batch_id),
         "live": row.state in bq.UNFINISHED,
     }
+
+
+def _confirmed(engine: Engine, batch_id: UUID, created_at: datetime) -> int | None:
+    """The number of items the operator confirmed in the impact preview, kept with the entry
+    that created the batch (written at the batch's creation time: one probe of the entries'
+    time index); None when the batch was not created through a preview."""
+    found = audit_reads.entries(
+        engine,
+        AuditFilter(
+            operations=(AuditOperation.CREATE_BATCH,),
+            entity_id=str(batch_id),
+            since=created_at,
+            until=created_at + timedelta(microseconds=1),
+        ),
+        limit=1,
+    )
+    details = found[0].details if found else None
+    confirmed = details.get("confirmed") if isinstance(details, dict) else None
+    return confirmed if isinstance(confirmed, int) else None
 
 
 async def batch_page(request: Request) -> Response:
@@ -133,18 +159,62 @@ def _ids(batches: Iterable[list[Any]], key: str) -> list[str]:
 
 
 def _incident_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
-    where = incident_page.filter_of(
+    return _ids(lists.incidents(engine, incident_filter(fields)), "id")
+
+
+def instance_filter(
+    fields: Mapping[str, str], *, roots: bool, state: InstanceState | None = None
+) -> InstanceFilter:
+    """The instance list's filter in `fields`, narrowed to the instances a batch can change:
+    those that have not ended (with `roots`, those nobody called: a called instance ends with
+    its root; with `state`, only those in it: a suspension works on active instances). The
+    impact preview counts exactly these."""
+    where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
+    if state is not None:
+        if where.state not in (None, state):
+            raise BadRequest(
+                f"the filter selects {where.state} instances; this batch works on {state} ones",
+                field="state",
+            )
+        where = dataclasses.replace(where, state=state)
+    return impact.unfinished(where, roots=roots)
+
+
+def incident_filter(fields: Mapping[str, str]) -> IncidentFilter:
+    return incident_page.filter_of(
         {k: v for k, v in fields.items() if k in incident_page.FILTER_FIELDS and v}
     )
-    return _ids(lists.incidents(engine, where), "id")
+
+
+def instance_ids(
+    engine: Engine,
+    fields: Mapping[str, str],
+    *,
+    roots: bool = True,
+    state: InstanceState | None = None,
+) -> list[str]:
+    """The instances the filter matches that the batch can change (`instance_filter`)."""
+    where = instance_filter(fields, roots=roots, state=state)
+    return _ids(lists.instance_infos(engine, where), "id")
 
 
 def _instance_ids(engine: Engine, fields: Mapping[str, str]) -> list[str]:
-    """The instances the filter matches that a cancellation can end: running roots (a called
-    instance ends with its root)."""
-    where = instance_page.filter_of(Query(QueryParams({k: v for k, v in fields.items() if v})))
-    roots = lists.instance_infos(engine, dataclasses.replace(where, root_only=True))
-    return _ids(([i for i in rows if not InstanceState(i.state).is_final] for rows in roots), "id")
+    return instance_ids(engine, fields, roots=True)
+
+
+def confirmed_count(fields: Mapping[str, str]) -> int | None:
+    """The number of items the impact preview showed the operator (its confirm button's
+    `confirmed`), kept with the batch's audit entry; None when the form has none."""
+    given = fields.get("confirmed", "").strip()
+    if not given:
+        return None
+    try:
+        number = int(given)
+    except ValueError:
+        raise BadRequest(f"confirmed must be a whole number, not {given[:20]!r}") from None
+    if number < 0:
+        raise BadRequest("confirmed must not be negative")
+    return number
 
 
 def batch_created(response: Response, batch_id: str | None) -> Response:
@@ -154,19 +224,34 @@ def batch_created(response: Response, batch_id: str | None) -> Response:
     return response
 
 
-async def _create(request: Request, kind: BatchType, find: Any, nothing: str) -> Response:
-    """Create a batch of `kind` over what the form's filter matches now; the browser goes to
-    the batch's page."""
+def _no_payload(fields: Mapping[str, str]) -> dict[str, Any]:
+    return {}
+
+
+async def create_from_filter(
+    request: Request,
+    kind: BatchType,
+    find: Callable[[Engine, Mapping[str, str]], list[str]],
+    nothing: str,
+    payload: Callable[[Mapping[str, str]], Mapping[str, Any]] = _no_payload,
+) -> Response:
+    """Create a batch of `kind` over what the form's filter matches now, with the parameters
+    `payload` reads from the form (checked before the filter's items are read); the browser
+    goes to the batch's page."""
     created: list[str] = []
 
     def create(engine: Engine, who: Principal, fields: Mapping[str, str]) -> str:
         # The permit CreateBatch declares, asked before the filter's items are read (the command
         # asks again): who may not create such a batch learns nothing of what it would match.
         permits.demand(actors.current(), permits.CREATE_BATCH[kind], permits.Facts({}))
+        parameters = payload(fields)
+        operations.operation(kind).check(parameters)
+        confirmed = confirmed_count(fields)
         items = find(engine, fields)
         if not items:
             raise BadRequest(nothing)
-        created.append(engine.run(CreateBatch(kind, tuple(items))).batch_id)
+        made = CreateBatch(kind, tuple(items), parameters, confirmed=confirmed)
+        created.append(engine.run(made).batch_id)
         return "Batch created."
 
     response = await act(request, create)
@@ -174,13 +259,13 @@ async def _create(request: Request, kind: BatchType, find: Any, nothing: str) ->
 
 
 async def retry_incidents(request: Request) -> Response:
-    return await _create(
+    return await create_from_filter(
         request, BatchType.RETRY_INCIDENTS, _incident_ids, "no open incident matches the filter"
     )
 
 
 async def cancel_instances(request: Request) -> Response:
-    return await _create(
+    return await create_from_filter(
         request, BatchType.CANCEL_INSTANCES, _instance_ids, "no instance matches the filter"
     )
 

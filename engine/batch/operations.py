@@ -58,24 +58,52 @@ def _variable(name: str, given: Any) -> TypedValue:
     kind = given.get("type")
     if kind is not None and not isinstance(kind, str):
         raise BadRequest(f"the type of variable {name!r} must be a string", field="variables")
-    return typed(kind, given["value"]) if kind else infer(given["value"])
+    try:
+        return typed(kind, given["value"]) if kind else infer(given["value"])
+    except BadRequest as exc:
+        raise BadRequest(f"variable {name!r}: {exc.message}", field="variables") from exc
+
+
+def _named(name: Any, field: str) -> str:
+    try:
+        check_name(name)
+    except BadRequest as exc:
+        raise BadRequest(exc.message, field=field) from exc
+    return str(name)
 
 
 def _variables(payload: Mapping[str, Any]) -> dict[str, Any]:
-    given = payload.get("variables")
-    if not isinstance(given, Mapping) or not given:
+    """`variables` to set ({name: {"value", "type"?}}) and `remove`, names to delete; at least
+    one of them. Every value is checked against its type now, not item after item."""
+    given = payload.get("variables") or {}
+    removals = payload.get("remove") or []
+    if not isinstance(given, Mapping):
         raise BadRequest("variables must be a non-empty object", field="variables")
+    if not isinstance(removals, list):
+        raise BadRequest("remove must be a list of variable names", field="remove")
+    if not given and not removals:
+        raise BadRequest(
+            "variables must be a non-empty object (or name variables to remove)",
+            field="variables",
+        )
     kept: dict[str, Any] = {}
     for name, value in given.items():
-        check_name(name)
-        checked = _variable(name, value)  # refused now, not item after item
+        _named(name, "variables")
+        checked = _variable(name, value)
         kept[name] = {"value": value["value"], "type": value.get("type") or checked.type}
-    return {"variables": kept}
+    removed = list(dict.fromkeys(_named(name, "remove") for name in removals))
+    for name in removed:
+        if name in kept:
+            raise BadRequest(f"variable {name!r} is both set and removed", field="remove")
+    return {"variables": kept, **({"remove": removed} if removed else {})}
 
 
 def _set_variables(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:
+    """Set and remove the variables in the instance's root scope: one SetVariables, audited
+    with the values before and after."""
     variables = {name: _variable(name, v) for name, v in payload["variables"].items()}
-    SetVariables(UUID(item), variables).execute(tx)
+    removals = tuple(payload.get("remove", ()))
+    SetVariables(UUID(item), variables, removals).execute(tx)
 
 
 def _delete_history(tx: Tx, item: str, payload: Mapping[str, Any]) -> None:

@@ -102,6 +102,9 @@ class CreateBatch:
     type: str
     item_ids: tuple[str, ...]
     payload: Mapping[str, Any] = field(default_factory=dict)
+    # How many items the operator was shown before confirming (the console's impact preview);
+    # kept with the audit entry beside the number the batch holds.
+    confirmed: int | None = None
 
     def execute(self, tx: Tx) -> BatchResult:
         operation = batch.operation(self.type)
@@ -124,7 +127,12 @@ class CreateBatch:
             AuditOperation.CREATE_BATCH,
             AuditEntity.BATCH,
             entity_id=str(batch_id),
-            details={"type": operation.type.value, "total": len(items), "payload": payload},
+            details={
+                "type": operation.type.value,
+                "total": len(items),
+                "payload": payload,
+                **({"confirmed": self.confirmed} if self.confirmed is not None else {}),
+            },
         )
         return BatchResult(str(batch_id), operation.type.value, BatchState.RUNNING, len(items))
 

@@ -16,6 +16,7 @@ from engine.queries import Connection, fetch_all, fetch_dicts, query, retrying
 from engine.queries import summaries as summary_reads
 from engine.sql import covers
 from engine.sql.filters import Where, state_literal
+from engine.sql.filters import count as count_rows
 from engine.states import IncidentState, JobKind, SubscriptionKind, TaskState
 from engine.store.columns import select_list
 from engine.store.incidents import IncidentInfo
@@ -320,6 +321,24 @@ class IncidentRow(IncidentInfo):
 _INCIDENT_COLUMNS = select_list(IncidentRow, [("i", "incident"), ("p", "process_instance")])
 
 
+def _open_incidents_where(
+    definition_key: str | None,
+    incident_type: str | None,
+    node_id: str | None,
+    text: str | None,
+    after: tuple[datetime, UUID] | None = None,
+) -> Where:
+    where = Where()
+    where.state("i.state", IncidentState.OPEN)
+    where.equals("p.definition_key", definition_key)
+    where.equals("i.type", incident_type)
+    where.equals("i.node_id", node_id)
+    where.when(text, "strpos(lower(i.message), lower({})) > 0")
+    where.keyset("(i.created_at, i.id)", after, descending=False)
+    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
+    return where
+
+
 @query
 def open_incidents(
     conn: Connection,
@@ -333,14 +352,7 @@ def open_incidents(
 ) -> list[IncidentRow]:
     """Open incidents matching the filters, oldest first; with `after` (created_at, id), only
     those that come after it (the batches of an export)."""
-    where = Where()
-    where.state("i.state", IncidentState.OPEN)
-    where.equals("p.definition_key", definition_key)
-    where.equals("i.type", incident_type)
-    where.equals("i.node_id", node_id)
-    where.when(text, "strpos(lower(i.message), lower({})) > 0")
-    where.keyset("(i.created_at, i.id)", after, descending=False)
-    where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
+    where = _open_incidents_where(definition_key, incident_type, node_id, text, after)
     statement = (
         sql.SQL(
             f"SELECT {_INCIDENT_COLUMNS} "
@@ -351,6 +363,21 @@ def open_incidents(
         + where.limit(limit)
     )
     return fetch_all(conn, IncidentRow, statement, where.params())
+
+
+@query
+def count_open_incidents(
+    conn: Connection,
+    *,
+    definition_key: str | None = None,
+    incident_type: str | None = None,
+    node_id: str | None = None,
+    text: str | None = None,
+) -> int:
+    """How many open incidents match the filters (the caller may read), by one COUNT."""
+    where = _open_incidents_where(definition_key, incident_type, node_id, text)
+    source = sql.SQL(" FROM incident i JOIN process_instance p ON p.id = i.instance_id")
+    return count_rows(conn, source, where)
 
 
 @query

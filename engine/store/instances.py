@@ -20,8 +20,8 @@ from psycopg.types.json import Jsonb
 from engine.db.paging import Key, Page, keyset
 from engine.errors import BadRequest
 from engine.sql import covers
-from engine.sql.filters import Where
-from engine.states import IncidentState
+from engine.sql.filters import Where, count
+from engine.states import IncidentState, InstanceState
 from engine.store import retrying
 from engine.store.columns import fetch_where
 from engine.store.instance_reads import InstanceInfo
@@ -54,6 +54,8 @@ class InstanceFilter:
     super_instance_id: UUID | None = None
     # A job or external task failed and has retries left (see engine/store/retrying.py).
     retrying: bool | None = None
+    # Only instances that have not ended (what a batch over the list can still change).
+    unfinished: bool = False
 
     def __post_init__(self) -> None:
         if self.version is not None and self.definition_key is None:
@@ -70,6 +72,9 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
         found.equals("p.definition_key", where.definition_key)
     found.equals("p.definition_id", where.definition_id)
     found.equals("p.state", where.state)
+    if where.unfinished:
+        # The states that have not ended, named: the index on (state, started_at, id) serves it.
+        found.any_of("p.state", [s.value for s in InstanceState if not s.is_final])
     found.equals("p.business_key", where.business_key)
     if where.has_incident is not None:
         found.exists(
@@ -136,18 +141,33 @@ def rows_after(
 ) -> list[InstanceInfo]:
     """At most `limit` instances matching `where`, newest first, strictly after `after`: the
     statement of a page, and of each batch of an export of the whole list."""
-    version_id = None
-    if where.definition_key is not None and where.version is not None:
-        row = conn.execute(
-            "SELECT id FROM process_definition WHERE key = %s AND version = %s",
-            (where.definition_key, where.version),
-        ).fetchone()
-        if row is None:
-            return []
-        version_id = row[0]
+    version_id = _version_id(conn, where)
+    if version_id == "":
+        return []
     found = _where(where, after, version_id)
     order = "p.started_at DESC, p.id DESC"
     return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)
+
+
+def _version_id(conn: psycopg.Connection[Any], where: InstanceFilter) -> str | None:
+    """The definition id of `where`'s key and version; None when it names no version, "" when
+    no definition has them (nothing matches)."""
+    if where.definition_key is None or where.version is None:
+        return None
+    row = conn.execute(
+        "SELECT id FROM process_definition WHERE key = %s AND version = %s",
+        (where.definition_key, where.version),
+    ).fetchone()
+    return "" if row is None else str(row[0])
+
+
+def count_matching(conn: psycopg.Connection[Any], where: InstanceFilter) -> int:
+    """How many instances `where` matches (the caller may read), by one COUNT."""
+    version_id = _version_id(conn, where)
+    if version_id == "":
+        return 0
+    found = _where(where, None, version_id)
+    return count(conn, sql.SQL(" FROM process_instance p"), found)
 
 
 def of_definitions_in_state(

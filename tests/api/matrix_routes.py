@@ -554,6 +554,29 @@ def cancel_by_business_key(engine: Engine) -> Target:
     )
 
 
+def set_variables_by_business_key(engine: Engine) -> Target:
+    key = unique("bk")
+    instance(engine, business_key=key)
+    data = {"business_key": key, "set_name_0": "note", "set_type_0": "string", "set_value_0": "x"}
+    return Target("/instances/batch-set-variables", {"data": data}, "*", count_of("batch"))
+
+
+def suspend_by_business_key(engine: Engine) -> Target:
+    key = unique("bk")
+    instance(engine, business_key=key)
+    return Target(
+        "/instances/batch-suspend", {"data": {"business_key": key}}, "*", count_of("batch")
+    )
+
+
+def resume_by_business_key(engine: Engine) -> Target:
+    key = unique("bk")
+    engine.start_latest(WAITING, business_key=key).suspend()
+    return Target(
+        "/instances/batch-resume", {"data": {"business_key": key}}, "*", count_of("batch")
+    )
+
+
 def retry_by_message(engine: Engine) -> Target:
     text = unique("broken")
     incident(engine, text)

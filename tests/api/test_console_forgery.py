@@ -202,6 +202,12 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     "/batches/{batch_id:uuid}/retry": _at("/batches/{}/retry", failed_batch),
     "/incidents/batch": lambda e: ("/incidents/batch", {}),
     "/instances/batch-cancel": lambda e: ("/instances/batch-cancel", {}),
+    "/instances/batch-suspend": lambda e: ("/instances/batch-suspend", {}),
+    "/instances/batch-resume": lambda e: ("/instances/batch-resume", {}),
+    "/instances/batch-set-variables": lambda e: (
+        "/instances/batch-set-variables",
+        {"data": {"set_name_0": "note", "set_type_0": "string", "set_value_0": "forged"}},
+    ),
     "/instances/{instance_id:uuid}/modify": _at(
         "/instances/{}/modify", _waiting, instructions='[{"type": "cancel", "activityId": "wait"}]'
     ),
@@ -298,7 +304,9 @@ def _main(html: str) -> str:
     return found.group(0)
 
 
-CONTROLS = re.compile(r'hx-post=|data-bulk-retry|data-select\b|<form[^>]*method="post"', re.I)
+CONTROLS = re.compile(
+    r'hx-post=|data-bulk-retry|data-batch-action|data-select\b|<form[^>]*method="post"', re.I
+)
 
 
 def test_a_viewer_sees_no_mutation_control(api: LiveServer, browsers: dict[str, Browser]) -> None:

@@ -584,7 +584,7 @@ def test_every_endpoint_is_mounted_in_order_before_the_catch_all() -> None:
     assert len(mounted) == len(plain) == len(ENDPOINTS) + 1
     assert mounted[:-1] == [([endpoint.method], endpoint.path) for endpoint in ENDPOINTS]
     assert mounted[-1] == (sorted(ALL_METHODS), "/{path:path}")
-    assert len(set(ROUTES)) == len(ROUTES) == 281
+    assert len(set(ROUTES)) == len(ROUTES) == 282
 
 
 # Options that only shape the answer; a wrong one must be refused before the request acts.
