@@ -146,7 +146,8 @@
   });
 
   // Look again at `el` when the focus leaves it, a form in it is folded, or a request from it is
-  // answered (a form saved, or completed and gone); `fire` defers it again while still edited.
+  // answered (a form saved, or completed and gone); `fire` (or the guard of the parts that
+  // refresh themselves, below) defers it again while still edited.
   function deferUntilEdited(el) {
     if (deferred.has(el)) {
       return;
@@ -156,10 +157,58 @@
     function again() {
       events.forEach(function (name) { el.removeEventListener(name, again, true); });
       deferred.delete(el);
-      refresh(el);
+      if (el.hasAttribute("data-live")) {
+        refresh(el);
+      } else if (document.body.contains(el)) {
+        htmx.ajax("GET", el.getAttribute("hx-get"), { source: el });
+      }
     }
     events.forEach(function (name) { el.addEventListener(name, again, true); });
   }
+
+  // A part that refreshes itself: its hx-trigger names nothing a user does, only the live
+  // refresh, a poll (`every 3s`) or a change the page announces (`interlock:changed`). Every
+  // request of such a part is a refresh, and is held like a live one while the part is edited.
+  function selfRefreshing(el) {
+    var trigger = el && el.getAttribute ? el.getAttribute("hx-trigger") : null;
+    if (!trigger || !el.hasAttribute("hx-get")) {
+      return false;
+    }
+    return trigger.split(",").every(function (spec) {
+      return /^\s*(every\s|live-refresh\b|interlock:changed\b)/.test(spec);
+    });
+  }
+
+  // A poll or an announced change of a part being edited is not asked for; the part is asked
+  // for once the edit ends (a live refresh never gets here: `fire` held it already).
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    var elt = evt.detail.elt;
+    var config = evt.detail.requestConfig;
+    var cause = config && config.triggeringEvent;
+    if (cause && cause.type === "live-refresh") {
+      return;
+    }
+    if (selfRefreshing(elt) && editing(evt.detail.target || elt)) {
+      evt.preventDefault();
+      deferUntilEdited(elt);
+    }
+  });
+
+  // A part's hx-sync orders its own refreshes. A control inside it (a button, a form) does not
+  // queue behind a refresh: the refresh's answer would replace the control, and its request,
+  // still queued, would never be sent.
+  function ownSync(root) {
+    var found = Array.from(root.querySelectorAll ? root.querySelectorAll("[hx-sync]") : []);
+    if (root.matches && root.matches("[hx-sync]")) {
+      found.push(root);
+    }
+    found.forEach(function (el) {
+      if (selfRefreshing(el) && !el.hasAttribute("hx-disinherit")) {
+        el.setAttribute("hx-disinherit", "hx-sync");
+      }
+    });
+  }
+  htmx.onLoad(ownSync);
 
   // One request per page per burst of events. The first event of a burst asks at once (once the
   // events delivered with it are in); events that arrive while that request runs are gathered
@@ -226,7 +275,8 @@
   // what it shows (its own swap or an out-of-band one) and is asked for again once that ends.
   var liveSwap = false;
   function keepEdited(evt, target) {
-    if (target && target.hasAttribute && target.hasAttribute("data-live") && editing(target)) {
+    var part = target && target.hasAttribute && (target.hasAttribute("data-live") || selfRefreshing(target));
+    if (part && editing(target)) {
       evt.detail.shouldSwap = false;
       deferUntilEdited(target);
     }
@@ -234,7 +284,7 @@
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var config = evt.detail.requestConfig;
     var cause = config && config.triggeringEvent;
-    liveSwap = Boolean(cause && cause.type === "live-refresh");
+    liveSwap = Boolean(cause && cause.type === "live-refresh") || selfRefreshing(evt.detail.elt);
     if (liveSwap) {
       keepEdited(evt, evt.detail.target);
     }

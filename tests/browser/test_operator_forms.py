@@ -1,0 +1,175 @@
+"""What an operator types or does is never undone by a live refresh, at 1440x900 in Chromium: a
+refused task form keeps its errors and values while another instance's commit refreshes the
+inbox; an open variable editor keeps what was typed while the rest of the inspector moves on; a
+button pressed while the list's refresh is on its way still does what it says."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, Route, ViewportSize, expect
+
+from tests.browser.conftest import Login
+from tests.browser.live import ConsoleServer
+from tests.browser.processes import parallel_approval
+from tests.browser.test_forms import LEAVE
+from tests.browser.test_live_refresh import settle
+
+pytestmark = pytest.mark.browser
+
+WIDE: ViewportSize = {"width": 1440, "height": 900}
+
+
+def _open(login: Login, role: str, path: str) -> Page:
+    page = login(role)
+    page.set_viewport_size(WIDE)
+    page.goto(path)
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    return page
+
+
+def _heard(page: Page, instance_id: object) -> None:
+    """The page received an event of `instance_id` (its refresh was asked for)."""
+    page.wait_for_function(
+        "id => window.Interlock.events.some(e => e.instance_id === id)", arg=str(instance_id)
+    )
+
+
+def test_a_refused_task_form_survives_another_instances_commit(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(LEAVE)
+    mine = engine.start_latest(
+        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
+    )
+    (task,) = mine.user_tasks()
+    page = _open(login, "operator", "/tasks")
+    settle(page, console)
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    form = page.locator(f"#task-form-{task.id}")
+    form.get_by_label("Approved days").fill("45")
+    form.get_by_label("Comment").fill("Whole month")
+    form.get_by_label("Decision").select_option("reject")
+    form.get_by_role("button", name="Complete").click()
+    error = page.locator(f"#task-form-{task.id}-3-error")
+    expect(error).to_have_text("must be at most 30")
+
+    # Another instance commits: its task is announced, the inbox wants a refresh.
+    other = engine.start_latest(
+        "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
+    )
+    (other_task,) = other.user_tasks()
+    _heard(page, other.id)
+    settle(page, console)
+    form = page.locator(f"#task-form-{task.id}")
+    expect(form).to_be_visible()
+    expect(form.get_by_label("Approved days")).to_have_value("45")
+    expect(form.get_by_label("Comment")).to_have_value("Whole month")
+    expect(form.get_by_label("Decision")).to_have_value("reject")
+    expect(error).to_have_text("must be at most 30")
+    expect(form.get_by_role("alert")).to_contain_text("Nothing was saved")
+    assert [t.id for t in mine.user_tasks()] == [task.id]
+
+    # Corrected and accepted: the form is done with, and the inbox catches up at once.
+    form.get_by_label("Approved days").fill("20")
+    form.get_by_role("button", name="Complete").click()
+    expect(page.locator(".flash.ok")).to_have_text("Task completed.")
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
+    expect(page.locator(f'tr[data-task="{task.id}"]')).to_have_count(0)
+    assert mine.variables()["approvedDays"] == 20
+
+
+def test_an_open_variable_editor_survives_a_refresh_of_the_inspector(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(parallel_approval())
+    handle = engine.start_latest("parallel-approval", {"amount": 5})
+    page = _open(login, "operator", f"/instances/{handle.id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    settle(page, console)
+
+    row = page.locator('#variables-body tr[data-variable="amount"]')
+    row.locator("summary").click()
+    editor = row.locator("form.edit")
+    editor.get_by_label("Type").select_option("long")
+    editor.get_by_label("Value").fill("five")
+    editor.get_by_role("button", name="Save").click()
+    refused = page.locator("#flash-variables .flash.error")
+    expect(refused).to_be_visible()
+    assert handle.variables()["amount"] == 5
+
+    # Someone else completes a task of the instance: the inspector refreshes (the task leaves
+    # its panel) and the editor stays as it was, with the refusal beside it.
+    invoice = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Invoice")
+    engine.complete_task(invoice.id, {"invoiced": True})
+    expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
+    settle(page, console)
+    expect(editor).to_be_visible()
+    expect(editor.get_by_label("Value")).to_have_value("five")
+    expect(editor.get_by_label("Type")).to_have_value("long")
+    expect(refused).to_be_visible()
+
+    # Corrected and saved, the editor is done with: the panel shows both changes.
+    editor.get_by_label("Value").fill("7")
+    editor.get_by_role("button", name="Save").click()
+    expect(page.locator('#variables-body tr[data-variable="amount"] .value')).to_have_text("7")
+    expect(page.locator('#variables-body tr[data-variable="invoiced"] .value')).to_have_text("true")
+    assert handle.variables()["amount"] == 7
+
+
+def test_a_button_pressed_while_the_list_refreshes_still_acts(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(LEAVE)
+    mine = engine.start_latest(
+        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
+    )
+    (task,) = mine.user_tasks()
+    page = _open(login, "operator", "/tasks")
+    settle(page, console)
+
+    # The inbox's refresh is asked for and held on its way; meanwhile the operator claims.
+    held: list[Route] = []
+
+    def hold_first(route: Route) -> None:
+        if held:
+            route.continue_()
+        else:
+            held.append(route)
+
+    page.route(lambda url: "fragment=rows" in url, hold_first)
+    with page.expect_request(lambda request: "fragment=rows" in request.url):
+        engine.start_latest(
+            "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
+        )
+    with page.expect_request(lambda request: request.url.endswith(f"/tasks/{task.id}/claim")):
+        page.locator(f'tr[data-task="{task.id}"]').get_by_role("button", name="Claim").click()
+    expect(page.locator("#flash-user_tasks .flash.ok")).to_be_visible()
+    held[0].continue_()
+    expect(page.locator(f'tr[data-task="{task.id}"] td').nth(2)).to_have_text("operator")
+    assert mine.user_tasks()[0].assignee == "operator"
+
+
+def test_a_polled_part_holds_a_form_being_filled_in(console: ConsoleServer, login: Login) -> None:
+    page = _open(login, "operator", "/workers")
+    # A form unfolded inside the part the page polls every 3 seconds, and something typed.
+    page.evaluate(
+        """() => {
+          const body = document.getElementById("workers-body");
+          body.insertAdjacentHTML("beforeend",
+            '<details id="typing" open><summary>Note</summary><form><input name="note" ' +
+            'aria-label="Note"></form></details>');
+          window.polls = 0;
+          body.addEventListener("htmx:beforeRequest", () => { window.polls += 1; });
+        }"""
+    )
+    page.get_by_label("Note").fill("half-typed")
+    page.locator("h1").click()
+    page.wait_for_function("() => window.polls >= 2")
+    expect(page.get_by_label("Note")).to_have_value("half-typed")
+
+    # Folded, the form holds nothing: the next poll replaces the part.
+    page.locator("#typing summary").click()
+    expect(page.locator("#typing")).to_have_count(0)
