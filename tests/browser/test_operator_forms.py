@@ -13,6 +13,7 @@ from tests.browser.live import ConsoleServer
 from tests.browser.processes import parallel_approval
 from tests.browser.test_forms import LEAVE
 from tests.browser.test_live_refresh import settle
+from tests.engine.modification_support import forked
 
 pytestmark = pytest.mark.browser
 
@@ -173,3 +174,108 @@ def test_a_polled_part_holds_a_form_being_filled_in(console: ConsoleServer, logi
     # Folded, the form holds nothing: the next poll replaces the part.
     page.locator("#typing summary").click()
     expect(page.locator("#typing")).to_have_count(0)
+
+
+def _inspect(login: Login, instance_id: object) -> Page:
+    page = _open(login, "operator", f"/instances/{instance_id}")
+    expect(page.locator("#diagram")).to_have_attribute("data-ready", "true")
+    return page
+
+
+JOIN_REFUSED = (
+    "A parallel join cannot be started directly; start on one of its incoming flows: "
+    "from a; from b."
+)
+
+
+def test_a_parallel_join_is_refused_before_preview_and_started_on_its_flow(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(forked("forms-fork"))
+    handle = engine.start_latest("forms-fork")
+    [at_b] = [t for t in handle.tokens() if t.node_id == "b"]
+    page = _inspect(login, handle.id)
+    card = page.locator("#modify")
+
+    # The join as a target: refused at once in the operator's words, its incoming flows offered.
+    page.locator('#tokens-body tr.token-live[data-node="b"] td').first.click()
+    expect(page.locator("#modify-token")).to_have_value(str(at_b.token_id))
+    page.locator("#modify-target").select_option("join")
+    expect(page.locator("#modify-refusal")).to_have_text(JOIN_REFUSED)
+    expect(card.get_by_role("button", name="Move token to target")).to_be_disabled()
+    expect(card.get_by_role("button", name="Add token before target")).to_be_disabled()
+    expect(card.get_by_role("button", name="Add token after target")).to_be_enabled()
+    flows = page.locator("#modify-flow option")
+    expect(flows).to_have_text(["from a (Flow_a_join)", "from b (Flow_b_join)"])
+    expect(page.locator("#modify-instructions li")).to_have_count(0)
+    expect(card.get_by_role("button", name="Preview")).to_be_disabled()
+
+    # Sent anyway, the console refuses it before any preview, in the same words.
+    refused = page.evaluate(
+        """async (id) => {
+          const csrf = document.querySelector('meta[name="csrf-token"]').content;
+          const body = new URLSearchParams({instructions: '[{"op": "before", "node": "join"}]'});
+          const answer = await fetch("/instances/" + id + "/modify/preview", {method: "POST",
+            body, headers: {"X-CSRF-Token": csrf, "HX-Request": "true"}});
+          return [answer.status, await answer.text()];
+        }""",
+        str(handle.id),
+    )
+    assert refused[0] == 400
+    assert JOIN_REFUSED in refused[1]
+
+    # Moved onto the flow from b instead: previewed, applied, and the token list follows.
+    page.locator("#modify-flow").select_option("Flow_b_join")
+    card.get_by_role("button", name="Move token onto this flow").click()
+    expect(page.locator("#modify-instructions li")).to_have_count(2)
+    card.get_by_role("button", name="Preview").click()
+    preview = page.locator("#modify-preview-result")
+    expect(preview.locator('li[data-node="join"] .preview-count')).to_have_text("1")
+    expect(preview.locator('li[data-node="a"] .preview-count')).to_have_text("1")
+    expect(preview.locator('li[data-node="b"]')).to_have_count(0)
+    card.get_by_role("button", name="Apply").click()
+    expect(page.locator("#modify-result .flash.ok")).to_contain_text("join (1)")
+    expect(page.locator('#tokens-body tr.token-live[data-node="b"]')).to_have_count(0)
+    expect(page.locator(f'#modify-token option[value="{at_b.token_id}"]')).to_have_count(0)
+    expect(page.locator("#modify-token option")).to_have_count(3)  # the prompt, a and join
+    expect(page.locator("#tokens-body .join-count")).to_have_text("1/2")
+    assert sorted(t.node_id for t in handle.tokens()) == ["a", "join"]
+
+    # The join completes when a's task does: the merged token goes on to "after".
+    (task,) = handle.user_tasks()
+    engine.complete_task(task.id)
+    expect(page.locator('#tokens-body tr.token-live[data-node="after"]')).to_have_count(1)
+
+
+def test_the_modify_card_follows_the_instance_state_live(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(parallel_approval())
+    handle = engine.start_latest("parallel-approval")
+    page = _inspect(login, handle.id)
+    card = page.locator("#modify")
+    expect(card.get_by_role("heading", name="Modify tokens")).to_be_visible()
+
+    # Suspended: nothing can be modified until the instance is resumed.
+    handle.suspend()
+    expect(page.locator("#instance-state")).to_have_text("Suspended")
+    expect(card.get_by_role("button", name="Clear")).to_be_disabled()
+    expect(page.locator("#modify-target")).to_be_disabled()
+    expect(page.locator("#modify-hint")).to_contain_text("suspended")
+    handle.resume()
+    expect(page.locator("#instance-state")).to_have_text("Active")
+    expect(page.locator("#modify-target")).to_be_enabled()
+
+    # Completed while the page is open: the card and the header's actions go.
+    expect(page.get_by_role("button", name="Cancel instance")).to_be_visible()
+    for task in engine.user_tasks(handle.id):
+        engine.complete_task(task.id)
+    (confirm,) = engine.user_tasks(handle.id)
+    engine.complete_task(confirm.id)
+    expect(page.locator("#instance-state")).to_have_text("Completed")
+    expect(card).to_be_hidden()
+    expect(page.get_by_role("heading", name="Modify tokens")).to_have_count(0)
+    expect(page.get_by_role("button", name="Cancel instance")).to_have_count(0)
+    expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
