@@ -55,28 +55,35 @@ def test_a_refused_task_form_survives_another_instances_commit(
     error = page.locator(f"#task-form-{task.id}-3-error")
     expect(error).to_have_text("must be at most 30")
 
-    # Another instance commits: its task is announced, the inbox wants a refresh.
+    # Another instance commits while the operator is in the comment field: the inbox refreshes
+    # (its task appears) around the open form, and the typing goes on where it was.
+    comment = form.get_by_label("Comment")
+    comment.focus()
+    comment.press("End")
     other = engine.start_latest(
         "leave_request", form={"employee": "Bo", "days": "2", "firstDay": "01/03/2027"}
     )
     (other_task,) = other.user_tasks()
     _heard(page, other.id)
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
     settle(page, console)
     form = page.locator(f"#task-form-{task.id}")
+    expect(form.get_by_label("Comment")).to_be_focused()
+    page.keyboard.type(", from Monday")
+    expect(form.get_by_label("Comment")).to_have_value("Whole month, from Monday")
     expect(form).to_be_visible()
     expect(form.get_by_label("Approved days")).to_have_value("45")
-    expect(form.get_by_label("Comment")).to_have_value("Whole month")
     expect(form.get_by_label("Decision")).to_have_value("reject")
     expect(error).to_have_text("must be at most 30")
     expect(form.get_by_role("alert")).to_contain_text("Nothing was saved")
     assert [t.id for t in mine.user_tasks()] == [task.id]
 
-    # Corrected and accepted: the form is done with, and the inbox catches up at once.
+    # Corrected and accepted: the form is done with, and its row leaves the inbox.
     form.get_by_label("Approved days").fill("20")
     form.get_by_role("button", name="Complete").click()
     expect(page.locator(".flash.ok")).to_have_text("Task completed.")
-    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
     expect(page.locator(f'tr[data-task="{task.id}"]')).to_have_count(0)
+    expect(page.locator(f'tr[data-task="{other_task.id}"]')).to_have_count(1)
     assert mine.variables()["approvedDays"] == 20
 
 
@@ -101,10 +108,12 @@ def test_an_open_variable_editor_survives_a_refresh_of_the_inspector(
     assert handle.variables()["amount"] == 5
 
     # Someone else completes a task of the instance: the inspector refreshes (the task leaves
-    # its panel) and the editor stays as it was, with the refusal beside it.
+    # its panel, its variable appears beside the editor) and the editor stays as it was, with
+    # the refusal beside it.
     invoice = next(t for t in engine.user_tasks(handle.id) if t.node_id == "Invoice")
     engine.complete_task(invoice.id, {"invoiced": True})
     expect(page.locator("#user_tasks-body li[data-task]")).to_have_count(1)
+    expect(page.locator('#variables-body tr[data-variable="invoiced"] .value')).to_have_text("true")
     settle(page, console)
     expect(editor).to_be_visible()
     expect(editor.get_by_label("Value")).to_have_value("five")
@@ -279,3 +288,30 @@ def test_the_modify_card_follows_the_instance_state_live(
     expect(page.get_by_role("heading", name="Modify tokens")).to_have_count(0)
     expect(page.get_by_role("button", name="Cancel instance")).to_have_count(0)
     expect(page.get_by_role("button", name="Suspend")).to_have_count(0)
+
+
+def test_a_form_whose_task_went_elsewhere_holds_the_inbox_until_folded(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    engine.deploy(LEAVE)
+    mine = engine.start_latest(
+        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
+    )
+    (task,) = mine.user_tasks()
+    page = _open(login, "operator", "/tasks")
+    settle(page, console)
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    form = page.locator(f"#task-form-{task.id}")
+    form.get_by_label("Comment").fill("Still typing")
+
+    # Someone else completes the task: the refresh no longer draws its form, so the inbox keeps
+    # what it shows, what was typed included.
+    engine.complete_task(task.id, {"approvedDays": 5})
+    _heard(page, mine.id)
+    settle(page, console)
+    expect(form.get_by_label("Comment")).to_have_value("Still typing")
+
+    # Folded, the form holds nothing: the inbox catches up, and the task is gone.
+    page.locator(f'tr[data-task="{task.id}"] summary').click()
+    expect(page.locator(f'tr[data-task="{task.id}"]')).to_have_count(0)
