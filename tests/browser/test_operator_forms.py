@@ -5,6 +5,8 @@ button pressed while the list's refresh is on its way still does what it says.""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, Route, ViewportSize, expect
 
@@ -191,6 +193,16 @@ def _inspect(login: Login, instance_id: object) -> Page:
     return page
 
 
+# Where a flow's first segment has its middle on the page.
+FLOW_MIDDLE = """id => {
+  const diagram = window.InterlockDiagram;
+  const [a, b] = diagram.registry.get(id).waypoints;
+  const box = diagram.canvas.viewbox();
+  const frame = diagram.canvas.getContainer().getBoundingClientRect();
+  return [frame.left + ((a.x + b.x) / 2 - box.x) * box.scale,
+          frame.top + ((a.y + b.y) / 2 - box.y) * box.scale];
+}"""
+
 JOIN_REFUSED = (
     "A parallel join cannot be started directly; start on one of its incoming flows: "
     "from a; from b."
@@ -234,8 +246,17 @@ def test_a_parallel_join_is_refused_before_preview_and_started_on_its_flow(
     assert refused[0] == 400
     assert JOIN_REFUSED in refused[1]
 
-    # Moved onto the flow from b instead: previewed, applied, and the token list follows.
-    page.locator("#modify-flow").select_option("Flow_b_join")
+    # Moved onto the flow from b instead, picked on the diagram (where the join is drawn as
+    # started through its flows): previewed, applied, and the token list follows.
+    page.locator("#modify-pick").check()
+    expect(page.locator('.djs-element[data-element-id="join"]')).to_have_class(
+        re.compile(r"\bmodify-via-flow\b")
+    )
+    page.locator("#diagram").scroll_into_view_if_needed()
+    x, y = page.evaluate(FLOW_MIDDLE, "Flow_b_join")
+    page.mouse.click(x, y)
+    expect(page.locator("#modify-flow")).to_have_value("Flow_b_join")
+    expect(page.locator("#modify-target")).to_have_value("join")
     card.get_by_role("button", name="Move token onto this flow").click()
     expect(page.locator("#modify-instructions li")).to_have_count(2)
     card.get_by_role("button", name="Preview").click()
