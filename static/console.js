@@ -64,29 +64,29 @@
   // A part is being edited while the focus is in one of its fields, or while it shows a form
   // whose submission was refused (drawn with `data-refused`: a task form with the errors next
   // to what was typed), one that holds what was typed, or one the user unfolded to fill in: a
-  // refresh would take them away. Such a form holds its part until it is folded, its fields are
-  // as it was drawn, or an answer draws it accepted.
+  // refresh would take them away. Such a form is kept through refreshes (or, when it cannot be,
+  // holds its part) until it is folded, its fields are as it was drawn, or an answer draws it
+  // accepted.
   function editing(el) {
+    return typing(el) !== null || edited(el).length > 0;
+  }
+
+  // The field the focus is in, if it is in `el` and takes typing (else null).
+  function typing(el) {
     var active = document.activeElement;
-    if (
-      active &&
-      el.contains(active) &&
-      /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName) &&
-      active.type !== "checkbox"
-    ) {
-      return true;
-    }
-    var forms = el.querySelectorAll("form");
-    for (var i = 0; i < forms.length; i++) {
-      if (forms[i].closest("details:not([open])")) {
-        continue;
+    var field = active && el.contains(active) && /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName);
+    return field && active.type !== "checkbox" ? active : null;
+  }
+
+  // The forms in `el` that hold it: refused with their errors, holding what was typed, or
+  // opened by the user to fill in.
+  function edited(el) {
+    return Array.from(el.querySelectorAll("form")).filter(function (form) {
+      if (form.closest("details:not([open])")) {
+        return false;
       }
-      // Refused with its errors, holding what was typed, or opened by the user to fill in.
-      if (forms[i].hasAttribute("data-refused") || changed(forms[i]) || forms[i].closest("details[open]")) {
-        return true;
-      }
-    }
-    return false;
+      return form.hasAttribute("data-refused") || changed(form) || Boolean(form.closest("details[open]"));
+    });
   }
 
   // Whether a form holds something typed or picked that it was not drawn with.
@@ -146,7 +146,8 @@
   });
 
   // Look again at `el` when the focus leaves it, a form in it is folded, or a request from it is
-  // answered (a form saved, or completed and gone); `fire` defers it again while still edited.
+  // answered (a form saved, or completed and gone); `fire` (or the guard of the parts that
+  // refresh themselves, below) defers it again while still edited.
   function deferUntilEdited(el) {
     if (deferred.has(el)) {
       return;
@@ -156,10 +157,65 @@
     function again() {
       events.forEach(function (name) { el.removeEventListener(name, again, true); });
       deferred.delete(el);
-      refresh(el);
+      if (el.hasAttribute("data-live")) {
+        refresh(el);
+      } else if (document.body.contains(el)) {
+        htmx.ajax("GET", el.getAttribute("hx-get"), { source: el });
+      }
     }
     events.forEach(function (name) { el.addEventListener(name, again, true); });
   }
+
+  // A part that refreshes itself: its hx-trigger names nothing a user does, only the live
+  // refresh, a poll (`every 3s`) or a change the page announces (`interlock:changed`). Every
+  // request of such a part is a refresh, and is held like a live one while the part is edited.
+  function selfRefreshing(el) {
+    var trigger = el && el.getAttribute ? el.getAttribute("hx-trigger") : null;
+    if (!trigger || !el.hasAttribute("hx-get")) {
+      return false;
+    }
+    return trigger.split(",").every(function (spec) {
+      return /^\s*(every\s|live-refresh\b|interlock:changed\b)/.test(spec);
+    });
+  }
+
+  // A poll or an announced change of a part being edited is asked for only when its answer may
+  // carry the forms being edited; otherwise the part is asked for once the edit ends (a live
+  // refresh never gets here: `fire` decided already).
+  document.addEventListener("htmx:beforeRequest", function (evt) {
+    var elt = evt.detail.elt;
+    var config = evt.detail.requestConfig;
+    var cause = config && config.triggeringEvent;
+    if (cause && cause.type === "live-refresh") {
+      return;
+    }
+    var part = evt.detail.target || elt;
+    if (!selfRefreshing(elt)) {
+      return;
+    }
+    if (!editing(part)) {
+      uncarried.delete(part);
+    } else if (!carriable(part)) {
+      evt.preventDefault();
+      deferUntilEdited(elt);
+    }
+  });
+
+  // A part's hx-sync orders its own refreshes. A control inside it (a button, a form) does not
+  // queue behind a refresh: the refresh's answer would replace the control, and its request,
+  // still queued, would never be sent.
+  function ownSync(root) {
+    var found = Array.from(root.querySelectorAll ? root.querySelectorAll("[hx-sync]") : []);
+    if (root.matches && root.matches("[hx-sync]")) {
+      found.push(root);
+    }
+    found.forEach(function (el) {
+      if (selfRefreshing(el) && !el.hasAttribute("hx-disinherit")) {
+        el.setAttribute("hx-disinherit", "hx-sync");
+      }
+    });
+  }
+  htmx.onLoad(ownSync);
 
   // One request per page per burst of events. The first event of a burst asks at once (once the
   // events delivered with it are in); events that arrive while that request runs are gathered
@@ -167,9 +223,12 @@
   // A page with a live source ([data-live-source]) asks for every changed part ([data-live] with
   // its `data-part`) in one request, whose answer swaps them out of band; any other [data-live]
   // element asks for itself (the other pages have one each). A part the user is typing in, or
-  // that holds an open form, is left alone until that ends (`deferUntilEdited`).
+  // that holds an open form, is refreshed around that form, kept as it is (`carry`), or when
+  // that cannot be, left alone until the edit ends (`deferUntilEdited`).
   var live = { wanted: new Set(), timer: null, busy: 0, since: 0, last: 0, parts: [] };
   var deferred = new WeakSet();
+  // Parts whose last refresh could not carry the forms edited in them (`carry`).
+  var uncarried = new WeakSet();
   Interlock.live = live;
 
   function liveSource() {
@@ -201,7 +260,10 @@
         return;
       }
       if (!editing(el)) {
+        uncarried.delete(el);
         ready.push(el);
+      } else if (carriable(el)) {
+        ready.push(el);  // its answer carries the forms being edited (`keepEdited`)
       } else {
         deferUntilEdited(el);
       }
@@ -222,19 +284,105 @@
     own.forEach(function (el) { htmx.trigger(el, "live-refresh"); });
   }
 
-  // An answer to a refresh asked for before the user began to edit: a part being edited keeps
-  // what it shows (its own swap or an out-of-band one) and is asked for again once that ends.
+  // The answer to a refresh of a part being edited (its own swap or an out-of-band one). When
+  // every form being edited in the part is drawn again by the answer (the same form: its id, or
+  // its action and hidden fields), the answer is swapped in around them: each one, with what it
+  // holds (what was typed, the focus, its errors) and its unfolded <details>, takes the place of
+  // its new drawing (htmx's hx-preserve). Otherwise (a form the answer no longer draws, a field
+  // typed in outside a form) the part keeps what it shows and is asked for again once the edit
+  // ends.
   var liveSwap = false;
+  var carried = 0;
   function keepEdited(evt, target) {
-    if (target && target.hasAttribute && target.hasAttribute("data-live") && editing(target)) {
-      evt.detail.shouldSwap = false;
-      deferUntilEdited(target);
+    var part = target && target.hasAttribute && (target.hasAttribute("data-live") || selfRefreshing(target));
+    if (!part || !editing(target)) {
+      return;
     }
+    var oob = evt.type === "htmx:oobBeforeSwap";
+    var holder = oob ? null : document.createElement("template");
+    if (holder) {
+      holder.innerHTML = evt.detail.serverResponse;
+    }
+    if (carry(target, oob ? evt.detail.fragment : holder.content)) {
+      if (holder) {
+        evt.detail.serverResponse = holder.innerHTML;
+      }
+      return;
+    }
+    evt.detail.shouldSwap = false;
+    deferUntilEdited(target);
+  }
+
+  function formKey(form) {
+    if (form.id) {
+      return "#" + form.id;
+    }
+    var key = form.getAttribute("hx-post") || form.getAttribute("action") || "";
+    form.querySelectorAll("input[type=hidden]").forEach(function (field) {
+      key += "|" + field.name + "=" + field.value;
+    });
+    return key;
+  }
+
+  // What is kept of an edited form: its unfolded <details> (inside the part), or the form.
+  function keeper(form, part) {
+    var details = form.closest("details");
+    return details && part.contains(details) ? details : form;
+  }
+
+  // The forms a refresh of `part` must keep: those edited and the one typed in; null when the
+  // focus is in a field of no form (nothing could carry it).
+  function kept(part) {
+    var active = typing(part);
+    var forms = edited(part);
+    if (active && !active.form) {
+      return null;
+    }
+    if (active && forms.indexOf(active.form) < 0) {
+      forms.push(active.form);
+    }
+    return forms;
+  }
+
+  // Whether a refresh of the part being edited `el` is worth asking for: its answer can carry the
+  // forms being edited, unless the last one could not (until the edit ends).
+  function carriable(el) {
+    var forms = kept(el);
+    return !uncarried.has(el) && forms !== null && forms.length > 0;
+  }
+
+  function carry(part, fragment) {
+    var forms = kept(part);
+    if (!forms || !forms.length || !fragment) {
+      uncarried.add(part);
+      return false;
+    }
+    var fresh = Array.from(fragment.querySelectorAll("form"));
+    var pairs = [];
+    for (var i = 0; i < forms.length; i++) {
+      var key = formKey(forms[i]);
+      var match = fresh.filter(function (form) { return formKey(form) === key; });
+      if (match.length !== 1) {
+        uncarried.add(part);
+        return false;
+      }
+      var drawn = match[0].closest("details") || match[0];
+      pairs.push([keeper(forms[i], part), drawn]);
+    }
+    pairs.forEach(function (pair) {
+      if (!pair[0].id) {
+        carried += 1;
+        pair[0].id = "kept-" + carried;
+      }
+      pair[1].id = pair[0].id;
+      pair[1].setAttribute("hx-preserve", "true");
+    });
+    return true;
   }
   document.addEventListener("htmx:beforeSwap", function (evt) {
     var config = evt.detail.requestConfig;
     var cause = config && config.triggeringEvent;
-    liveSwap = Boolean(cause && cause.type === "live-refresh");
+    liveSwap = Boolean(cause && cause.type === "live-refresh") || selfRefreshing(evt.detail.elt);
     if (liveSwap) {
       keepEdited(evt, evt.detail.target);
     }

@@ -20,6 +20,7 @@ from app.console.decision_table import evaluation_lines
 from app.console.family import Family, call_badges, family_of
 from app.console.forms import task_forms
 from app.console.loops import loop_badges, loop_lines
+from app.console.modification import choices as modify_choices
 from app.console.path import diagram_path, path_panel
 from app.console.retrying import Retrying, retrying_of
 from app.params import Query
@@ -382,6 +383,7 @@ def _page(reads: InstanceReads) -> dict[str, Any]:
         "version": reads.version,
         "latest_version": reads.latest_version,
         "nodes": _node_choices(reads.model),
+        "modify_choices": modify_choices(reads.model),
         "panels": panels,
         "counts": _counts(reads),
         "family": reads.family,

@@ -1,7 +1,13 @@
 """The inspector's token modification: an operator collects instructions (move, add before or
-after a node, cancel a token), previews where the tokens would be, then applies them. Both are
-POSTs (CSRF-checked by the middleware) that need an operator; the instructions come as one JSON
-form field: [{"op": "cancel", "token": id} | {"op": "before" | "after", "node": id}, ...]."""
+after a node or on a flow, cancel a token), previews where the tokens would be, then applies them.
+Both are POSTs (CSRF-checked by the middleware) that need an operator; the instructions come as
+one JSON form field: [{"op": "cancel", "token": id} | {"op": "before" | "after", "node": id} |
+{"op": "flow", "flow": id}, ...].
+
+What the model can never accept (a parallel join started directly, a start after a node without
+one outgoing flow, ...: `start_refusal`) is offered neither in the inspector (`choices`, which
+offers the flows to start on instead) nor accepted here, and is refused in the operator's words
+before any preview."""
 
 from __future__ import annotations
 
@@ -22,7 +28,16 @@ from engine.core import actors, permits
 from engine.errors import BadRequest, InterlockError, NotFound
 from engine.identity.accounts import Principal
 from engine.language import json_input
-from engine.semantics.modification import CancelToken, Instruction, StartAfter, StartBefore
+from engine.model import Node, ProcessModel
+from engine.semantics.modification import (
+    CancelToken,
+    Instruction,
+    StartAfter,
+    StartBefore,
+    StartOnFlow,
+    StartRefusal,
+    start_refusal,
+)
 
 # The most instructions one console modification carries.
 MAX_INSTRUCTIONS = 100
@@ -39,12 +54,17 @@ def _instruction(entry: Any, index: int) -> Instruction:
             return CancelToken(UUID(str(token)))
         except ValueError:
             raise BadRequest(f"{where}: '{token}' is no token id") from None
+    if op == "flow":
+        flow = entry.get("flow")
+        if not isinstance(flow, str) or not flow:
+            raise BadRequest(f"{where}: choose a flow to start on")
+        return StartOnFlow(flow_id=flow)
     node = entry.get("node")
     if op in ("before", "after"):
         if not isinstance(node, str) or not node:
             raise BadRequest(f"{where}: choose a target node")
         return StartBefore(node_id=node) if op == "before" else StartAfter(node_id=node)
-    raise BadRequest(f"{where}: unknown operation {op!r} (cancel, before or after)")
+    raise BadRequest(f"{where}: unknown operation {op!r} (cancel, before, after or flow)")
 
 
 def instructions(raw: str) -> tuple[Instruction, ...]:
@@ -60,6 +80,82 @@ def instructions(raw: str) -> tuple[Instruction, ...]:
     return tuple(_instruction(entry, index) for index, entry in enumerate(entries))
 
 
+def _flow_text(model: ProcessModel, flow_id: str, *, into: bool) -> str:
+    """A flow as an operator names it: by where it comes from (`into` a node) or leads to."""
+    flow = model.flow(flow_id)
+    end = model.node(flow.source if into else flow.target).label
+    name = f"“{flow.name}” " if flow.name else ""
+    return f"{name}{'from' if into else 'to'} {end}"
+
+
+def _instead(model: ProcessModel, node: Node, refusal: StartRefusal | None) -> list[str]:
+    """The flows a refused start may take instead: a join's incoming flows, the outgoing flows
+    of a node with several."""
+    if refusal is StartRefusal.PARALLEL_JOIN:
+        return list(node.incoming)
+    if refusal is StartRefusal.NOT_ONE_OUTGOING_FLOW and len(node.outgoing) > 1:
+        return list(node.outgoing)
+    return []
+
+
+def refusal_text(model: ProcessModel, node: Node, refusal: StartRefusal) -> str:
+    """Why a start at `node` is refused, in the operator's words, with what to do instead."""
+    label = node.label
+    if refusal is StartRefusal.COMPENSATION_HANDLER:
+        return (
+            f"{label} is a compensation handler: it runs only when its activity is compensated "
+            "and cannot be started by hand."
+        )
+    if refusal is StartRefusal.EVENT_SUBPROCESS_WITHOUT_START:
+        return f"The event subprocess {label} has no start event: it cannot be started by hand."
+    if refusal is StartRefusal.PARALLEL_JOIN:
+        flows = "; ".join(_flow_text(model, f, into=True) for f in node.incoming)
+        return (
+            f"A parallel join cannot be started directly; start on one of its incoming flows: "
+            f"{flows}."
+        )
+    if not node.outgoing:
+        return f"{label} has no outgoing flow: nothing can start after it."
+    flows = "; ".join(_flow_text(model, f, into=False) for f in node.outgoing)
+    return (
+        f"{label} has {len(node.outgoing)} outgoing flows, so “after” says not which; start "
+        f"on one of them: {flows}."
+    )
+
+
+def choices(model: ProcessModel) -> dict[str, dict[str, Any]]:
+    """For each node the inspector offers as a target, what can start there (static/modify.js):
+    `before` and `after` hold the refusal in the operator's words (None: allowed), `flows` the
+    flows offered to start on instead ([id, text]) and `pickable` whether anything can."""
+    found: dict[str, dict[str, Any]] = {}
+    for node in model.nodes:
+        before = start_refusal(model, node, after=False)
+        after = start_refusal(model, node, after=True)
+        instead = _instead(model, node, before) + [
+            f for f in _instead(model, node, after) if f not in node.incoming
+        ]
+        found[node.id] = {
+            "before": refusal_text(model, node, before) if before else None,
+            "after": refusal_text(model, node, after) if after else None,
+            "flows": [[f, _flow_text(model, f, into=f in node.incoming)] for f in instead],
+            "pickable": before is None or after is None or bool(instead),
+        }
+    return found
+
+
+def _refuse_before_preview(model: ProcessModel, found: tuple[Instruction, ...]) -> None:
+    """Refuse, in the operator's words, a start the model can never accept."""
+    for index, instruction in enumerate(found):
+        if not isinstance(instruction, StartBefore | StartAfter):
+            continue
+        if not model.has_node(instruction.node_id):
+            raise BadRequest(f"instruction {index + 1}: there is no node {instruction.node_id!r}")
+        node = model.node(instruction.node_id)
+        refusal = start_refusal(model, node, after=isinstance(instruction, StartAfter))
+        if refusal is not None:
+            raise BadRequest(refusal_text(model, node, refusal))
+
+
 def _described(tokens: Mapping[str, int]) -> str:
     if not tokens:
         return "no token is left"
@@ -68,9 +164,9 @@ def _described(tokens: Mapping[str, int]) -> str:
 
 def _apply(engine: Engine, who: Principal, form: Mapping[str, str], instance_id: UUID) -> str:
     annotation = form.get("annotation", "").strip() or None
-    result = engine.modify(
-        instance_id, *instructions(form.get("instructions", "")), annotation=annotation
-    )
+    found = instructions(form.get("instructions", ""))
+    _refuse_before_preview(_model(engine, instance_id), found)
+    result = engine.modify(instance_id, *found, annotation=annotation)
     return f"Modification applied ({result.state}): tokens at {_described(result.tokens)}."
 
 
@@ -108,21 +204,25 @@ async def preview(request: Request) -> Response:
         await run_in_threadpool(_may_modify, engine, instance_id)
         form = await request.form()
         found = instructions(form_text(form, "instructions"))
+        model = await run_in_threadpool(_model, engine, instance_id)
+        _refuse_before_preview(model, found)
         result = await run_in_threadpool(engine.preview_modification, instance_id, *found)
-        model = await run_in_threadpool(_labels, engine, instance_id)
     except InterlockError as error:
         return flash(request, error=error)
     return render(
         request,
         "_modify_preview.html",
-        {"result": result, "labels": model, "tokens_json": result.tokens},
+        {
+            "result": result,
+            "labels": {node.id: node.label for node in model.nodes},
+            "tokens_json": result.tokens,
+        },
     )
 
 
-def _labels(engine: Engine, instance_id: UUID) -> dict[str, str]:
+def _model(engine: Engine, instance_id: UUID) -> ProcessModel:
     info = reads.instance(engine, instance_id)
-    model = reads.model(engine, info.definition_id, info.definition_key)
-    return {node.id: node.label for node in model.nodes}
+    return reads.model(engine, info.definition_id, info.definition_key)
 
 
 routes = [

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -35,6 +36,7 @@ from engine.model import (
     MultiInstance,
     Node,
     ParallelGateway,
+    ProcessModel,
     SequenceFlow,
     StartEvent,
     SubProcess,
@@ -220,27 +222,57 @@ def check(advance: Advance, instructions: Sequence[Instruction]) -> None:
             raise BadRequest(f"{where}: {problem}", field="activityId", node_id=node_id)
 
 
+class StartRefusal(StrEnum):
+    """Why a modification can never start a token before or after a node, whatever the
+    instance's state: the rule `start_refusal` applies, worded for the engine's callers by
+    `_start_problem` and for operators by the console."""
+
+    COMPENSATION_HANDLER = "compensation handler"
+    # Before a parallel join: a token would arrive by none of its incoming flows.
+    PARALLEL_JOIN = "parallel join"
+    EVENT_SUBPROCESS_WITHOUT_START = "event subprocess without start event"
+    # After a node without exactly one outgoing flow.
+    NOT_ONE_OUTGOING_FLOW = "not one outgoing flow"
+
+
+def start_refusal(model: ProcessModel, node: Node, *, after: bool) -> StartRefusal | None:
+    """Why no token can start before `node` (or, `after`, leave it), None when one can. The
+    flows a refused start could take instead: a parallel join's incoming flows, the outgoing
+    flows of a node with several."""
+    if node.is_for_compensation:
+        return StartRefusal.COMPENSATION_HANDLER
+    if after:
+        return StartRefusal.NOT_ONE_OUTGOING_FLOW if len(node.outgoing) != 1 else None
+    if isinstance(node, ParallelGateway) and node.is_join:
+        return StartRefusal.PARALLEL_JOIN
+    if (
+        isinstance(node, SubProcess)
+        and node.triggered_by_event
+        and _event_start(model, node) is None
+    ):
+        return StartRefusal.EVENT_SUBPROCESS_WITHOUT_START
+    return None
+
+
 def _start_problem(advance: Advance, instruction: Instruction, node: Node) -> str | None:
     """Why the instruction cannot start a token at or after `node` (None: it can)."""
-    if isinstance(instruction, StartBefore | StartAfter) and node.is_for_compensation:
+    if not isinstance(instruction, StartBefore | StartAfter):
+        return None
+    refusal = start_refusal(advance.model, node, after=isinstance(instruction, StartAfter))
+    if refusal is StartRefusal.COMPENSATION_HANDLER:
         return (
             f"activity '{node.id}' is a compensation handler; it runs only when "
             "its activity is compensated"
         )
-    if isinstance(instruction, StartBefore) and isinstance(node, ParallelGateway) and node.is_join:
+    if refusal is StartRefusal.PARALLEL_JOIN:
         return (
             f"parallel gateway '{node.id}' joins {len(node.incoming)} flows; a "
             "token started before it would arrive by none of them: start on one of its "
             "incoming flows (startTransition) or after it"
         )
-    if (
-        isinstance(instruction, StartBefore)
-        and isinstance(node, SubProcess)
-        and node.triggered_by_event
-        and _event_start(advance, node) is None
-    ):
+    if refusal is StartRefusal.EVENT_SUBPROCESS_WITHOUT_START:
         return f"event subprocess '{node.id}' has no start event"
-    if isinstance(instruction, StartAfter) and len(node.outgoing) != 1:
+    if refusal is StartRefusal.NOT_ONE_OUTGOING_FLOW:
         return (
             f"activity '{node.id}' has {len(node.outgoing)} outgoing sequence "
             "flows; starting after it needs exactly one (start on one of them with "
@@ -249,8 +281,8 @@ def _start_problem(advance: Advance, instruction: Instruction, node: Node) -> st
     return None
 
 
-def _event_start(advance: Advance, sub: SubProcess) -> StartEvent | None:
-    starts = [n for n in advance.model.children(sub.id) if isinstance(n, StartEvent)]
+def _event_start(model: ProcessModel, sub: SubProcess) -> StartEvent | None:
+    starts = [n for n in model.children(sub.id) if isinstance(n, StartEvent)]
     return starts[0] if starts else None
 
 
@@ -389,7 +421,7 @@ class Modification:
         scope: Token | None
         if isinstance(node, SubProcess) and node.triggered_by_event:
             # A new run of the event subprocess (StartBefore: StartAfter needs a flow out).
-            start = _event_start(advance, node)
+            start = _event_start(advance.model, node)
             assert start is not None  # see `check`
             scope = self._open_scope(node, self._scope_for(node, instruction.ancestor, where))
             node = start
