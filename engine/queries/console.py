@@ -328,6 +328,7 @@ def open_incidents(
     incident_type: str | None = None,
     node_id: str | None = None,
     text: str | None = None,
+    message: str | None = None,
     limit: int = 500,
     after: tuple[datetime, UUID] | None = None,
 ) -> list[IncidentRow]:
@@ -339,6 +340,7 @@ def open_incidents(
     where.equals("i.type", incident_type)
     where.equals("i.node_id", node_id)
     where.when(text, "strpos(lower(i.message), lower({})) > 0")
+    where.equals("i.message", message)
     where.keyset("(i.created_at, i.id)", after, descending=False)
     where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     statement = (

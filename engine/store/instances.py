@@ -1,23 +1,36 @@
-"""The instance list: filters and keyset pagination, newest first.
+"""The instance list: filters, a sort and keyset pagination (newest first unless sorted).
 
-Rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id) and
-(state, started_at, id) serve directly, and for roots only the partial index on (started_at, id)
-of instances nobody called; a page continues strictly after the cursor's row, so
-pages never repeat or skip a row however many instances start meanwhile.
+By default rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id)
+and (state, started_at, id) serve directly, and for roots only the partial index on (started_at,
+id) of instances nobody called; a page continues strictly after the cursor's row, so pages never
+repeat or skip a row however many instances start meanwhile.
+
+A list sorted by another column (`InstanceSort`: ended, state, business key, definition key),
+ascending or descending, orders by that column and then the id, which breaks ties; its cursor
+names the sort, the last row's value of the column and its id. Empty values (a running
+instance's end, no business key) sort after every value ascending and before them descending, as
+PostgreSQL orders NULLs, so one index on (column, id) serves both directions.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from engine.db.paging import Key, Page, keyset
+from engine.db.paging import Page
+from engine.db.paging import decode as decode_key
+from engine.db.paging import encode as encode_key
 from engine.errors import BadRequest
 from engine.sql import covers
 from engine.sql.filters import Where
@@ -27,6 +40,118 @@ from engine.store.columns import fetch_where
 from engine.store.instance_reads import InstanceInfo
 
 MAX_LIMIT = 500
+
+
+class InstanceSort(StrEnum):
+    """The columns the instance list sorts by (the console's `sort` parameter)."""
+
+    STARTED = "started"
+    ENDED = "ended"
+    STATE = "state"
+    BUSINESS_KEY = "business_key"
+    DEFINITION = "definition"
+
+
+@dataclass(frozen=True)
+class SortColumn:
+    """How one sort reads: its column, whether it may be NULL, and a row's value of it."""
+
+    column: LiteralString
+    nullable: bool
+    value: Callable[[InstanceInfo], Any]
+    # The value as a cursor writes it, and back.
+    timestamp: bool = False
+
+
+SORT_COLUMNS: dict[InstanceSort, SortColumn] = {
+    InstanceSort.STARTED: SortColumn("p.started_at", False, lambda i: i.started_at, True),
+    InstanceSort.ENDED: SortColumn("p.ended_at", True, lambda i: i.ended_at, True),
+    InstanceSort.STATE: SortColumn("p.state", False, lambda i: i.state),
+    InstanceSort.BUSINESS_KEY: SortColumn("p.business_key", True, lambda i: i.business_key),
+    InstanceSort.DEFINITION: SortColumn("p.definition_key", False, lambda i: i.definition_key),
+}
+
+
+@dataclass(frozen=True)
+class Sort:
+    """A sort of the list: by `by`, descending or not. The default: newest first."""
+
+    by: InstanceSort = InstanceSort.STARTED
+    descending: bool = True
+
+    @property
+    def default(self) -> bool:
+        return self == Sort()
+
+    @property
+    def spec(self) -> SortColumn:
+        return SORT_COLUMNS[self.by]
+
+    def key(self, row: InstanceInfo) -> tuple[Any, UUID]:
+        """`row`'s place in this order: its value of the column and its id."""
+        return self.spec.value(row), row.id
+
+    def order(self) -> LiteralString:
+        direction: LiteralString = " DESC" if self.descending else " ASC"
+        return self.spec.column + direction + ", p.id" + direction
+
+    def encode(self, key: tuple[Any, UUID]) -> str:
+        """The opaque cursor after `key`: the sort, the value and the id, base64 without
+        padding (the default sort's cursors are engine/db/paging.py's)."""
+        if self.default:
+            return encode_key(key)
+        value, row_id = key
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        text = json.dumps([self.by.value, self.descending, value, str(row_id)])
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    def decode(self, after: str | None) -> tuple[Any, UUID] | None:
+        """The key a cursor of this sort names; any other text is a 400 naming `after`."""
+        if after is None:
+            return None
+        if self.default:
+            return decode_key(after)
+        try:
+            text = base64.urlsafe_b64decode(after + "=" * (-len(after) % 4)).decode()
+            by, descending, value, row_id = json.loads(text)
+            if by != self.by.value or descending is not self.descending:
+                raise ValueError("a cursor of another sort")
+            if value is not None and self.spec.timestamp:
+                value = datetime.fromisoformat(value)
+            elif value is not None and not isinstance(value, str):
+                raise ValueError("not a value of the column")
+            if value is None and not self.spec.nullable:
+                raise ValueError("no value")
+            return value, UUID(row_id)
+        except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
+            raise BadRequest(f"'{after}' is not a valid page cursor", field="after") from exc
+
+    def after(self, found: Where, key: tuple[Any, UUID] | None) -> None:
+        """Only the rows strictly after `key` in this order. NULLs come last ascending and
+        first descending (PostgreSQL's order, which one index on (column, id) serves both ways)."""
+        if key is None:
+            return
+        column = self.spec.column
+        value, row_id = key
+        if value is None:
+            # Among the NULLs: after the id; descending, every non-NULL row follows too.
+            if self.descending:
+                found.add(
+                    "((" + column + " IS NULL AND p.id < {}) OR " + column + " IS NOT NULL)", row_id
+                )
+            else:
+                found.add(column + " IS NULL AND p.id > {}", row_id)
+            return
+        if self.descending:
+            found.add("(" + column + ", p.id) < ({}, {})", value, row_id)
+        elif self.spec.nullable:
+            found.add(
+                "((" + column + ", p.id) > ({}, {}) OR " + column + " IS NULL)", value, row_id
+            )
+        else:
+            found.add("(" + column + ", p.id) > ({}, {})", value, row_id)
+
 
 _SELECT = (
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
@@ -60,7 +185,7 @@ class InstanceFilter:
             raise BadRequest("filtering by version needs a definition key", field="version")
 
 
-def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> Where:
+def _where(where: InstanceFilter, version_id: str | None) -> Where:
     """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
     the planner sees the value (and how many instances have it) when it picks an index."""
     found = Where()
@@ -103,7 +228,6 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
             name,
             Jsonb(value),
         )
-    found.keyset("(p.started_at, p.id)", after, descending=True)
     found.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     return found
 
@@ -114,22 +238,29 @@ def list_page(
     *,
     limit: int = 50,
     after: str | None = None,
+    sort: Sort | None = None,
 ) -> Page[InstanceInfo]:
-    """One page of instances matching `where`, newest first, after the cursor `after`."""
-    return keyset(
-        lambda n, key: rows_after(conn, where, key, n),
-        lambda i: (i.started_at, i.id),
-        limit=limit,
-        after=after,
-        max_limit=MAX_LIMIT,
-    )
+    """One page of instances matching `where` in the order `sort` (None: newest first), after
+    the cursor `after`."""
+    order = sort or Sort()
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+    rows = rows_after(conn, where, order.decode(after), limit + 1, order)
+    items = rows[:limit]
+    return Page(items, order.encode(order.key(items[-1])) if len(rows) > limit else None)
 
 
 def rows_after(
-    conn: psycopg.Connection[Any], where: InstanceFilter, after: Key | None, limit: int
+    conn: psycopg.Connection[Any],
+    where: InstanceFilter,
+    after: tuple[Any, UUID] | None,
+    limit: int,
+    sort: Sort | None = None,
 ) -> list[InstanceInfo]:
-    """At most `limit` instances matching `where`, newest first, strictly after `after`: the
-    statement of a page, and of each batch of an export of the whole list."""
+    """At most `limit` instances matching `where` in the order `sort` (None: newest first),
+    strictly after the key `after` (the value of the sort's column and the id): the statement
+    of a page, and of each batch of an export of the whole list."""
+    order = sort or Sort()
     version_id = None
     if where.definition_key is not None and where.version is not None:
         row = conn.execute(
@@ -139,9 +270,9 @@ def rows_after(
         if row is None:
             return []
         version_id = row[0]
-    found = _where(where, after, version_id)
-    order = "p.started_at DESC, p.id DESC"
-    return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)
+    found = _where(where, version_id)
+    order.after(found, after)
+    return fetch_where(conn, InstanceInfo, _SELECT, found, order.order(), limit)
 
 
 def of_definitions_in_state(
