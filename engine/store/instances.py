@@ -6,10 +6,13 @@ id) of instances nobody called; a page continues strictly after the cursor's row
 repeat or skip a row however many instances start meanwhile.
 
 A list sorted by another column (`InstanceSort`: ended, state, business key, definition key),
-ascending or descending, orders by that column and then the id, which breaks ties; its cursor
-names the sort, the last row's value of the column and its id. Empty values (a running
-instance's end, no business key) sort after every value ascending and before them descending, as
-PostgreSQL orders NULLs, so one index on (column, id) serves both directions.
+ascending or descending, orders by that column and then the id, which breaks ties (state and
+definition key, of few distinct values, by the start before the id: the indexes on (state,
+started_at, id) and (definition_key, started_at, id) serve them); its cursor names the sort, the
+last row's values of the columns and its id. Empty values (a running instance's end, no business
+key) sort after every value ascending and before them descending, as PostgreSQL orders NULLs, so
+one index on (column, id) serves both directions (migration 0041 adds those of the end and the
+business key).
 """
 
 from __future__ import annotations
@@ -54,22 +57,36 @@ class InstanceSort(StrEnum):
 
 @dataclass(frozen=True)
 class SortColumn:
-    """How one sort reads: its column, whether it may be NULL, and a row's value of it."""
+    """How one sort reads: its columns (the sorted one, then for a column of few distinct
+    values the start, so that an existing index on (column, started_at, id) serves it), whether
+    the first may be NULL, a row's values of them, and which are times (a cursor writes those as
+    ISO text)."""
 
-    column: LiteralString
+    columns: tuple[LiteralString, ...]
     nullable: bool
-    value: Callable[[InstanceInfo], Any]
-    # The value as a cursor writes it, and back.
-    timestamp: bool = False
+    values: Callable[[InstanceInfo], tuple[Any, ...]]
+    times: tuple[bool, ...]
 
 
 SORT_COLUMNS: dict[InstanceSort, SortColumn] = {
-    InstanceSort.STARTED: SortColumn("p.started_at", False, lambda i: i.started_at, True),
-    InstanceSort.ENDED: SortColumn("p.ended_at", True, lambda i: i.ended_at, True),
-    InstanceSort.STATE: SortColumn("p.state", False, lambda i: i.state),
-    InstanceSort.BUSINESS_KEY: SortColumn("p.business_key", True, lambda i: i.business_key),
-    InstanceSort.DEFINITION: SortColumn("p.definition_key", False, lambda i: i.definition_key),
+    InstanceSort.STARTED: SortColumn(("p.started_at",), False, lambda i: (i.started_at,), (True,)),
+    InstanceSort.ENDED: SortColumn(("p.ended_at",), True, lambda i: (i.ended_at,), (True,)),
+    InstanceSort.STATE: SortColumn(
+        ("p.state", "p.started_at"), False, lambda i: (i.state, i.started_at), (False, True)
+    ),
+    InstanceSort.BUSINESS_KEY: SortColumn(
+        ("p.business_key",), True, lambda i: (i.business_key,), (False,)
+    ),
+    InstanceSort.DEFINITION: SortColumn(
+        ("p.definition_key", "p.started_at"),
+        False,
+        lambda i: (i.definition_key, i.started_at),
+        (False, True),
+    ),
 }
+
+# A cursor's key: the values of the sort's columns, then the id.
+SortKey = tuple[Any, ...]
 
 
 @dataclass(frozen=True)
@@ -87,70 +104,71 @@ class Sort:
     def spec(self) -> SortColumn:
         return SORT_COLUMNS[self.by]
 
-    def key(self, row: InstanceInfo) -> tuple[Any, UUID]:
-        """`row`'s place in this order: its value of the column and its id."""
-        return self.spec.value(row), row.id
+    def key(self, row: InstanceInfo) -> SortKey:
+        """`row`'s place in this order: its values of the columns, then its id."""
+        return (*self.spec.values(row), row.id)
 
     def order(self) -> LiteralString:
         direction: LiteralString = " DESC" if self.descending else " ASC"
-        return self.spec.column + direction + ", p.id" + direction
+        return ", ".join(column + direction for column in (*self.spec.columns, "p.id"))
 
-    def encode(self, key: tuple[Any, UUID]) -> str:
-        """The opaque cursor after `key`: the sort, the value and the id, base64 without
+    def encode(self, key: SortKey) -> str:
+        """The opaque cursor after `key`: the sort, the values and the id, base64 without
         padding (the default sort's cursors are engine/db/paging.py's)."""
         if self.default:
-            return encode_key(key)
-        value, row_id = key
-        if isinstance(value, datetime):
-            value = value.isoformat()
-        text = json.dumps([self.by.value, self.descending, value, str(row_id)])
+            return encode_key((key[0], key[1]))
+        values = [v.isoformat() if isinstance(v, datetime) else v for v in key[:-1]]
+        text = json.dumps([self.by.value, self.descending, values, str(key[-1])])
         return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
-    def decode(self, after: str | None) -> tuple[Any, UUID] | None:
+    def decode(self, after: str | None) -> SortKey | None:
         """The key a cursor of this sort names; any other text is a 400 naming `after`."""
         if after is None:
             return None
         if self.default:
             return decode_key(after)
+        spec = self.spec
         try:
             text = base64.urlsafe_b64decode(after + "=" * (-len(after) % 4)).decode()
-            by, descending, value, row_id = json.loads(text)
+            by, descending, values, row_id = json.loads(text)
             if by != self.by.value or descending is not self.descending:
                 raise ValueError("a cursor of another sort")
-            if value is not None and self.spec.timestamp:
-                value = datetime.fromisoformat(value)
-            elif value is not None and not isinstance(value, str):
-                raise ValueError("not a value of the column")
-            if value is None and not self.spec.nullable:
-                raise ValueError("no value")
-            return value, UUID(row_id)
+            if not isinstance(values, list) or len(values) != len(spec.columns):
+                raise ValueError("not the values of the sort's columns")
+            found: list[Any] = []
+            for n, (value, time) in enumerate(zip(values, spec.times, strict=True)):
+                if value is None and not (n == 0 and spec.nullable):
+                    raise ValueError("no value")
+                if value is not None and not isinstance(value, str):
+                    raise ValueError("not a value of the column")
+                found.append(datetime.fromisoformat(value) if time and value else value)
+            return (*found, UUID(row_id))
         except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
             raise BadRequest(f"'{after}' is not a valid page cursor", field="after") from exc
 
-    def after(self, found: Where, key: tuple[Any, UUID] | None) -> None:
+    def after(self, found: Where, key: SortKey | None) -> None:
         """Only the rows strictly after `key` in this order. NULLs come last ascending and
-        first descending (PostgreSQL's order, which one index on (column, id) serves both ways)."""
+        first descending (PostgreSQL's order, which one index on (column, id) serves both
+        ways); only a sort of one column may meet them."""
         if key is None:
             return
-        column = self.spec.column
-        value, row_id = key
-        if value is None:
+        columns = ", ".join((*self.spec.columns, "p.id"))
+        marks = ", ".join("{}" for _ in key)
+        first = self.spec.columns[0]
+        if key[0] is None:
             # Among the NULLs: after the id; descending, every non-NULL row follows too.
             if self.descending:
                 found.add(
-                    "((" + column + " IS NULL AND p.id < {}) OR " + column + " IS NOT NULL)", row_id
+                    "((" + first + " IS NULL AND p.id < {}) OR " + first + " IS NOT NULL)", key[-1]
                 )
             else:
-                found.add(column + " IS NULL AND p.id > {}", row_id)
-            return
-        if self.descending:
-            found.add("(" + column + ", p.id) < ({}, {})", value, row_id)
+                found.add(first + " IS NULL AND p.id > {}", key[-1])
+        elif self.descending:
+            found.add("(" + columns + ") < (" + marks + ")", *key)
         elif self.spec.nullable:
-            found.add(
-                "((" + column + ", p.id) > ({}, {}) OR " + column + " IS NULL)", value, row_id
-            )
+            found.add("((" + columns + ") > (" + marks + ") OR " + first + " IS NULL)", *key)
         else:
-            found.add("(" + column + ", p.id) > ({}, {})", value, row_id)
+            found.add("(" + columns + ") > (" + marks + ")", *key)
 
 
 _SELECT = (
@@ -253,12 +271,12 @@ def list_page(
 def rows_after(
     conn: psycopg.Connection[Any],
     where: InstanceFilter,
-    after: tuple[Any, UUID] | None,
+    after: SortKey | None,
     limit: int,
     sort: Sort | None = None,
 ) -> list[InstanceInfo]:
     """At most `limit` instances matching `where` in the order `sort` (None: newest first),
-    strictly after the key `after` (the value of the sort's column and the id): the statement
+    strictly after the key `after` (the values of the sort's columns and the id): the statement
     of a page, and of each batch of an export of the whole list."""
     order = sort or Sort()
     version_id = None
