@@ -61,9 +61,12 @@ def ready(page: Page, path: str) -> None:
 
 
 def box(locator: Locator) -> dict[str, float]:
-    found = locator.bounding_box()
-    assert found is not None
-    return {"x": found["x"], "y": found["y"], "width": found["width"], "height": found["height"]}
+    # Read in the page in one step: a live refresh may swap the element between two steps.
+    found: dict[str, float] = locator.evaluate(
+        "e => { const r = e.getBoundingClientRect();"
+        " return {x: r.x, y: r.y, width: r.width, height: r.height}; }"
+    )
+    return found
 
 
 def header_is_one_row(page: Page) -> None:
