@@ -64,8 +64,8 @@
   });
 
   // A live refresh draws the groups again, folded: unfold those that were, and load their
-  // incidents again.
-  document.addEventListener("htmx:afterSwap", function (evt) {
+  // incidents again (once settled, when htmx has wired the new buttons).
+  document.addEventListener("htmx:afterSettle", function (evt) {
     if (!evt.target || evt.target.id !== "incident-rows" || !unfolded.size) {
       return;
     }
