@@ -132,6 +132,14 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/instances", f"{rows}&root=true"),
         p("/instances", f"{rows}&called_by={s.running}"),
         p("/instances", f"{rows}&definition={s.key}&state=Active&incident=yes"),
+        # Each sort of the list, both ways, and one continued after a cursor of its sort.
+        *(
+            p("/instances", f"{rows}&sort={by}&order={order}")
+            for by in ("started", "ended", "state", "business_key", "definition")
+            for order in ("asc", "desc")
+        ),
+        p("/instances", f"{rows}&state=Active&sort=business_key&order=asc"),
+        p("/instances", f"{rows}&definition={s.key}&sort=ended&order=desc"),
         p(instance, f"/instances/{s.running}"),
         p(instance, f"/instances/{s.ended}"),
         p(f"{instance}/header", f"/instances/{s.running}/header"),
@@ -177,6 +185,11 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/incidents", "/incidents?fragment=rows&type=failedJob"),
         p("/incidents", "/incidents?fragment=rows&node=check"),
         p("/incidents", "/incidents?fragment=rows&text=unavailable"),
+        # Grouped by node and message; a group's incidents.
+        p("/incidents", "/incidents?group=node"),
+        p("/incidents", "/incidents?fragment=rows&group=node"),
+        p("/incidents", f"/incidents?fragment=rows&group=node&definition={s.key}"),
+        p("/incidents", "/incidents?fragment=group&node=check&message=service+unavailable"),
         p("/tasks"),
         p("/tasks", "/tasks?fragment=rows&show=all"),
         p("/tasks", "/tasks?fragment=rows&show=mine"),

@@ -223,6 +223,9 @@ class ProcessInstance(SQLModel, table=True):
         sa.Index("ix_process_instance_short_id", sa.text("right(id::text, 8)")),
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
         sa.Index("ix_process_instance_started", "started_at", "id"),
+        # The instance list sorted by end or by business key (NULLs in them too), either way.
+        sa.Index("ix_process_instance_ended", "ended_at", "id"),
+        sa.Index("ix_process_instance_business_key_sort", "business_key", "id"),
         # The running instances (ended_at is set when an instance ends) in start order: small, and
         # an instance leaves it when it ends.
         sa.Index(

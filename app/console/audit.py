@@ -7,6 +7,7 @@ no longer see anywhere else (a removed variable's, a changed role's)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
@@ -21,6 +22,7 @@ from app.auth import require
 from app.console.common import act, engine_of, read, render
 from app.gates import Gate
 from app.params import Query
+from app.templating import templates
 from engine.api import Engine
 from engine.commands.audit import AnnotateEntry
 from engine.errors import InterlockError
@@ -79,6 +81,15 @@ async def audit_page(request: Request) -> Response:
         status = 400 if context.get("error") else 200
         return render(request, "_audit_rows.html", context, status_code=status)
     return render(request, "audit.html", {"page": "audit", **context})
+
+
+def audit_value(value: Any, indent: int | None = None) -> str:
+    """A value before or after a change (or its details) as JSON text, as written: no `\\u0026`
+    for `&` nor escapes of other characters (the template escapes the text it shows)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=indent, default=str)
+
+
+templates.env.filters["audit_value"] = audit_value
 
 
 async def annotate(request: Request) -> Response:

@@ -1,4 +1,5 @@
-"""The instance list: filters, keyset pagination (newest first), rows refreshed live."""
+"""The instance list: filters, a sort by column (newest first by default), keyset pagination,
+rows refreshed live."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from engine.errors import BadRequest, InterlockError
 from engine.queries import console, lists
 from engine.queries import instances as instance_reads
 from engine.queries import variables as variable_reads
-from engine.queries.instances import InstanceFilter
+from engine.queries.instances import InstanceFilter, InstanceSort, Sort
 from engine.queries.lists import FILTERS, InstanceRow
 from engine.states import ListPage
 
@@ -74,15 +75,55 @@ def parse_filter(parameters: Query) -> InstanceFilter:
     )
 
 
+# The columns the list sorts by, as its header names them, and the direction a first click asks
+# for: times newest first, text A to Z.
+SORTABLE: dict[str, tuple[InstanceSort, str]] = {
+    "Definition": (InstanceSort.DEFINITION, "asc"),
+    "Business key": (InstanceSort.BUSINESS_KEY, "asc"),
+    "State": (InstanceSort.STATE, "asc"),
+    "Started (UTC)": (InstanceSort.STARTED, "desc"),
+    "Ended (UTC)": (InstanceSort.ENDED, "desc"),
+}
+ORDERS = ("asc", "desc")
+
+
+def sort_of(parameters: Query) -> Sort:
+    """The sort the URL names (`sort`, `order`); none: newest first. Another value is a 400
+    naming the parameter."""
+    by = InstanceSort(parameters.one_of("sort", [s.value for s in InstanceSort]) or "started")
+    order = parameters.one_of("order", ORDERS)
+    default = next(first for column, first in SORTABLE.values() if column is by)
+    return Sort(by, (order or default) == "desc")
+
+
+def sort_links(params: dict[str, str], sort: Sort) -> list[dict[str, Any]]:
+    """The header's sortable columns: each a link to the list sorted by it (the current one in
+    the other direction), and how the list is sorted by it now (None: not)."""
+    filters = {k: v for k, v in params.items() if v and k not in ("sort", "order")}
+    links = []
+    for label, (by, first) in SORTABLE.items():
+        current = by is sort.by
+        order = ("asc" if sort.descending else "desc") if current else first
+        links.append(
+            {
+                "label": label,
+                "key": by.value,
+                "href": "/instances?" + urlencode({**filters, "sort": by.value, "order": order}),
+                "current": ("descending" if sort.descending else "ascending") if current else None,
+            }
+        )
+    return links
+
+
 def filter_of(parameters: Query) -> InstanceFilter:
     """The filter the page's URL names: the page and its export read it this one way."""
     return parse_filter(Query(QueryParams(parameters.fields(FILTER_FIELDS))))
 
 
 def _page(
-    engine: Engine, where: InstanceFilter, after: str | None
+    engine: Engine, where: InstanceFilter, after: str | None, sort: Sort
 ) -> tuple[list[InstanceRow], str | None]:
-    page = instance_reads.page(engine, where, limit=PAGE_SIZE, after=after)
+    page = instance_reads.page(engine, where, limit=PAGE_SIZE, after=after, sort=sort)
     return lists.instance_rows(engine, page.items), page.next
 
 
@@ -98,9 +139,11 @@ async def instances_page(request: Request) -> Response:
     error: str | None = None
     rows: list[InstanceRow] = []
     next_cursor: str | None = None
+    sort = Sort()
     try:
+        sort = sort_of(parameters)
         where = filter_of(parameters)
-        rows, next_cursor = await read(request, _page, engine, where, after)
+        rows, next_cursor = await read(request, _page, engine, where, after, sort)
     except InterlockError as exc:
         error = exc.message
     query = urlencode({k: v for k, v in params.items() if v})
@@ -111,6 +154,7 @@ async def instances_page(request: Request) -> Response:
         "query": query,
         "params": params,
         "error": error,
+        "sort_links": sort_links(params, sort),
         "rows_url": "/instances?"
         + urlencode(
             {
@@ -181,15 +225,15 @@ def _with_variables(
 
 
 async def instances_export(request: Request) -> Response:
-    """Every instance the list's filters match, newest first: CSV or JSON, streamed; with
-    `variables`, the values of those instance variables as more columns (CSV:
+    """Every instance the list's filters match, in the list's sort: CSV or JSON, streamed;
+    with `variables`, the values of those instance variables as more columns (CSV:
     `variables.NAME`, JSON: a `variables` object of those the instance has). A filter that
     does not read is a 400 naming it."""
     format = check_format(request.path_params["format"])
     parameters = Query(request.query_params)
-    where = filter_of(parameters)
+    where, sort = filter_of(parameters), sort_of(parameters)
     names = variable_names(parameters)
-    batches = lists.instances(engine_of(request), where)
+    batches = lists.instances(engine_of(request), where, sort)
     if not names:
         return await export("instances", format, COLUMNS, batches)
     columns: list[Column] = [(name, _of_instance(read)) for name, read in COLUMNS]

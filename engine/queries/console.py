@@ -327,6 +327,7 @@ def _open_incidents_where(
     node_id: str | None,
     text: str | None,
     after: tuple[datetime, UUID] | None = None,
+    message: str | None = None,
 ) -> Where:
     where = Where()
     where.state("i.state", IncidentState.OPEN)
@@ -334,6 +335,7 @@ def _open_incidents_where(
     where.equals("i.type", incident_type)
     where.equals("i.node_id", node_id)
     where.when(text, "strpos(lower(i.message), lower({})) > 0")
+    where.equals("i.message", message)
     where.keyset("(i.created_at, i.id)", after, descending=False)
     where.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     return where
@@ -347,12 +349,13 @@ def open_incidents(
     incident_type: str | None = None,
     node_id: str | None = None,
     text: str | None = None,
+    message: str | None = None,
     limit: int = 500,
     after: tuple[datetime, UUID] | None = None,
 ) -> list[IncidentRow]:
     """Open incidents matching the filters, oldest first; with `after` (created_at, id), only
     those that come after it (the batches of an export)."""
-    where = _open_incidents_where(definition_key, incident_type, node_id, text, after)
+    where = _open_incidents_where(definition_key, incident_type, node_id, text, after, message)
     statement = (
         sql.SQL(
             f"SELECT {_INCIDENT_COLUMNS} "

@@ -1,6 +1,6 @@
 """Reads of one instance as the console, the REST surfaces and the Python API show it: its row,
 state, called instances, tokens, visits and variables; the counts by state and a page of a
-filtered instance list, plus the filter and page size of instance lists."""
+filtered instance list in a sort, plus the filter, sorts and page size of instance lists."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from engine.queries import query
 from engine.store import instance_reads as store
 from engine.store import instances as list_store
 from engine.store.instance_reads import InstanceInfo, TokenRow, VariableRow, VisitRow
-from engine.store.instances import MAX_LIMIT, InstanceFilter
+from engine.store.instances import MAX_LIMIT, InstanceFilter, InstanceSort, Sort
 
 __all__ = [
     "MAX_LIMIT",
     "InstanceFilter",
     "InstanceInfo",
+    "InstanceSort",
+    "Sort",
     "TokenRow",
     "VariableRow",
     "VisitRow",

@@ -6,9 +6,12 @@ order; the pages of incidents and tasks continue by keyset after a cursor, as th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
+
+from psycopg import sql
 
 from engine.db.paging import Key, Page, keyset
-from engine.queries import Connection, batched, query
+from engine.queries import Connection, batched, fetch_all, query
 from engine.queries.console import (
     IncidentRow,
     definition_versions,
@@ -16,21 +19,27 @@ from engine.queries.console import (
     open_incidents,
 )
 from engine.queries.retrying import counts as retrying_counts
-from engine.states import ListPage, TaskState
+from engine.sql import covers
+from engine.sql.filters import Where
+from engine.states import IncidentState, ListPage, TaskState
 from engine.store import instances as instance_store
 from engine.store import tasks as task_store
 from engine.store.instance_reads import InstanceInfo
-from engine.store.instances import InstanceFilter
+from engine.store.instances import InstanceFilter, InstanceSort, Sort
 from engine.store.tasks import TaskRow
 
 __all__ = [
     "FILTERS",
     "IncidentFilter",
+    "IncidentGroup",
     "IncidentRow",
     "InstanceRow",
+    "InstanceSort",
+    "Sort",
     "TaskFilter",
     "TaskRow",
     "PAGE_SIZE",
+    "incident_groups",
     "incident_page",
     "incidents",
     "instance_infos",
@@ -58,8 +67,10 @@ FILTERS: dict[ListPage, tuple[str, ...]] = {
         "var_value",
         "root",
         "called_by",
+        "sort",
+        "order",
     ),
-    ListPage.INCIDENTS: ("definition", "type", "node", "text"),
+    ListPage.INCIDENTS: ("definition", "type", "node", "text", "message", "group"),
     ListPage.TASKS: ("show", "definition"),
 }
 
@@ -93,11 +104,17 @@ def instance_rows(conn: Connection, infos: list[InstanceInfo]) -> list[InstanceR
 
 @batched
 def instances(
-    conn: Connection, after: InstanceRow | None, limit: int, where: InstanceFilter
+    conn: Connection,
+    after: InstanceRow | None,
+    limit: int,
+    where: InstanceFilter,
+    sort: Sort | None = None,
 ) -> list[InstanceRow]:
-    """Every instance matching `where`, newest first, as the list's pages show them."""
-    key = (after.info.started_at, after.info.id) if after else None
-    return instance_rows(conn, instance_store.rows_after(conn, where, key, limit))
+    """Every instance matching `where` in the order `sort` (None: newest first), as the list's
+    pages show them."""
+    order = sort or Sort()
+    key = order.key(after.info) if after else None
+    return instance_rows(conn, instance_store.rows_after(conn, where, key, limit, order))
 
 
 @batched
@@ -115,12 +132,30 @@ def instance_infos(
 @dataclass(frozen=True)
 class IncidentFilter:
     """The incident list's filters; None means "any". `text`: the message contains it (in any
-    case)."""
+    case); `message`: the message is exactly it (a group's incidents)."""
 
     definition_key: str | None = None
     incident_type: str | None = None
     node_id: str | None = None
     text: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class IncidentGroup:
+    """The open incidents of one node of a definition with one message: how many, since when,
+    and one definition version of them (to name the node)."""
+
+    definition_key: str
+    node_id: str
+    message: str
+    count: int
+    oldest: datetime
+    definition_id: str
+
+
+# The most groups the incident page shows (the largest first).
+GROUP_LIMIT = 200
 
 
 def _incidents(
@@ -132,9 +167,41 @@ def _incidents(
         incident_type=where.incident_type,
         node_id=where.node_id,
         text=where.text,
+        message=where.message,
         limit=limit,
         after=after,
     )
+
+
+@query
+def incident_groups(
+    conn: Connection, where: IncidentFilter, limit: int = GROUP_LIMIT
+) -> list[IncidentGroup]:
+    """The open incidents matching `where` grouped by definition key, node and message, the
+    largest group first (then the oldest): at most `limit` groups. One pass over the open
+    incidents (their partial index), narrowed as the list is."""
+    found = Where()
+    found.state("i.state", IncidentState.OPEN)
+    found.equals("p.definition_key", where.definition_key)
+    found.equals("i.type", where.incident_type)
+    found.equals("i.node_id", where.node_id)
+    found.when(where.text, "strpos(lower(i.message), lower({})) > 0")
+    found.equals("i.message", where.message)
+    found.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
+    statement = (
+        sql.SQL(
+            "SELECT p.definition_key, i.node_id, i.message, count(*) AS count, "
+            "min(i.created_at) AS oldest, max(i.definition_id) AS definition_id "
+            "FROM incident i JOIN process_instance p ON p.id = i.instance_id"
+        )
+        + found.sql()
+        + sql.SQL(
+            " GROUP BY p.definition_key, i.node_id, i.message "
+            "ORDER BY count(*) DESC, min(i.created_at), p.definition_key, i.node_id, i.message"
+        )
+        + found.limit(limit)
+    )
+    return fetch_all(conn, IncidentGroup, statement, found.params())
 
 
 @query

@@ -1,23 +1,39 @@
-"""The instance list: filters and keyset pagination, newest first.
+"""The instance list: filters, a sort and keyset pagination (newest first unless sorted).
 
-Rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id) and
-(state, started_at, id) serve directly, and for roots only the partial index on (started_at, id)
-of instances nobody called; a page continues strictly after the cursor's row, so
-pages never repeat or skip a row however many instances start meanwhile.
+By default rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id)
+and (state, started_at, id) serve directly, and for roots only the partial index on (started_at,
+id) of instances nobody called; a page continues strictly after the cursor's row, so pages never
+repeat or skip a row however many instances start meanwhile.
+
+A list sorted by another column (`InstanceSort`: ended, state, business key, definition key),
+ascending or descending, orders by that column and then the id, which breaks ties (state and
+definition key, of few distinct values, by the start before the id: the indexes on (state,
+started_at, id) and (definition_key, started_at, id) serve them); its cursor names the sort, the
+last row's values of the columns and its id. Empty values (a running instance's end, no business
+key) sort after every value ascending and before them descending, as PostgreSQL orders NULLs, so
+one index on (column, id) serves both directions (migration 0041 adds those of the end and the
+business key).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, LiteralString
 from uuid import UUID
 
 import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from engine.db.paging import Key, Page, keyset
+from engine.db.paging import Page
+from engine.db.paging import decode as decode_key
+from engine.db.paging import encode as encode_key
 from engine.errors import BadRequest
 from engine.sql import covers
 from engine.sql.filters import Where, count
@@ -27,6 +43,133 @@ from engine.store.columns import fetch_where
 from engine.store.instance_reads import InstanceInfo
 
 MAX_LIMIT = 500
+
+
+class InstanceSort(StrEnum):
+    """The columns the instance list sorts by (the console's `sort` parameter)."""
+
+    STARTED = "started"
+    ENDED = "ended"
+    STATE = "state"
+    BUSINESS_KEY = "business_key"
+    DEFINITION = "definition"
+
+
+@dataclass(frozen=True)
+class SortColumn:
+    """How one sort reads: its columns (the sorted one, then for a column of few distinct
+    values the start, so that an existing index on (column, started_at, id) serves it), whether
+    the first may be NULL, a row's values of them, and which are times (a cursor writes those as
+    ISO text)."""
+
+    columns: tuple[LiteralString, ...]
+    nullable: bool
+    values: Callable[[InstanceInfo], tuple[Any, ...]]
+    times: tuple[bool, ...]
+
+
+SORT_COLUMNS: dict[InstanceSort, SortColumn] = {
+    InstanceSort.STARTED: SortColumn(("p.started_at",), False, lambda i: (i.started_at,), (True,)),
+    InstanceSort.ENDED: SortColumn(("p.ended_at",), True, lambda i: (i.ended_at,), (True,)),
+    InstanceSort.STATE: SortColumn(
+        ("p.state", "p.started_at"), False, lambda i: (i.state, i.started_at), (False, True)
+    ),
+    InstanceSort.BUSINESS_KEY: SortColumn(
+        ("p.business_key",), True, lambda i: (i.business_key,), (False,)
+    ),
+    InstanceSort.DEFINITION: SortColumn(
+        ("p.definition_key", "p.started_at"),
+        False,
+        lambda i: (i.definition_key, i.started_at),
+        (False, True),
+    ),
+}
+
+# A cursor's key: the values of the sort's columns, then the id.
+SortKey = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Sort:
+    """A sort of the list: by `by`, descending or not. The default: newest first."""
+
+    by: InstanceSort = InstanceSort.STARTED
+    descending: bool = True
+
+    @property
+    def default(self) -> bool:
+        return self == Sort()
+
+    @property
+    def spec(self) -> SortColumn:
+        return SORT_COLUMNS[self.by]
+
+    def key(self, row: InstanceInfo) -> SortKey:
+        """`row`'s place in this order: its values of the columns, then its id."""
+        return (*self.spec.values(row), row.id)
+
+    def order(self) -> LiteralString:
+        direction: LiteralString = " DESC" if self.descending else " ASC"
+        return ", ".join(column + direction for column in (*self.spec.columns, "p.id"))
+
+    def encode(self, key: SortKey) -> str:
+        """The opaque cursor after `key`: the sort, the values and the id, base64 without
+        padding (the default sort's cursors are engine/db/paging.py's)."""
+        if self.default:
+            return encode_key((key[0], key[1]))
+        values = [v.isoformat() if isinstance(v, datetime) else v for v in key[:-1]]
+        text = json.dumps([self.by.value, self.descending, values, str(key[-1])])
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    def decode(self, after: str | None) -> SortKey | None:
+        """The key a cursor of this sort names; any other text is a 400 naming `after`."""
+        if after is None:
+            return None
+        if self.default:
+            return decode_key(after)
+        spec = self.spec
+        try:
+            text = base64.urlsafe_b64decode(after + "=" * (-len(after) % 4)).decode()
+            by, descending, values, row_id = json.loads(text)
+            if by != self.by.value or descending is not self.descending:
+                raise ValueError("a cursor of another sort")
+            if not isinstance(values, list) or len(values) != len(spec.columns):
+                raise ValueError("not the values of the sort's columns")
+            found: list[Any] = []
+            for n, (value, time) in enumerate(zip(values, spec.times, strict=True)):
+                if value is None and not (n == 0 and spec.nullable):
+                    raise ValueError("no value")
+                if value is not None and not isinstance(value, str):
+                    raise ValueError("not a value of the column")
+                found.append(datetime.fromisoformat(value) if time and value else value)
+            return (*found, UUID(row_id))
+        except (binascii.Error, UnicodeDecodeError, ValueError, TypeError) as exc:
+            raise BadRequest(f"'{after}' is not a valid page cursor", field="after") from exc
+
+    def after(self, found: Where, key: SortKey | None) -> None:
+        """Only the rows strictly after `key` in this order. NULLs come last ascending and
+        first descending (PostgreSQL's order, which one index on (column, id) serves both
+        ways); only a sort of one column may meet them."""
+        if key is None:
+            return
+        columns = ", ".join((*self.spec.columns, "p.id"))
+        marks = ", ".join("{}" for _ in key)
+        first = self.spec.columns[0]
+        if key[0] is None:
+            # Among the NULLs: after the id; descending, every non-NULL row follows too.
+            if self.descending:
+                found.add(
+                    "((" + first + " IS NULL AND p.id < {}) OR " + first + " IS NOT NULL)", key[-1]
+                )
+            else:
+                found.add(first + " IS NULL AND p.id > {}", key[-1])
+        elif self.descending:
+            found.add("(" + columns + ") < (" + marks + ")", *key)
+        elif self.spec.nullable:
+            found.add("((" + columns + ") > (" + marks + ") OR " + first + " IS NULL)", *key)
+        else:
+            found.add("(" + columns + ") > (" + marks + ")", *key)
+
 
 _SELECT = (
     "SELECT p.id, p.definition_id, p.definition_key, p.business_key, p.state, p.started_at, "
@@ -62,7 +205,7 @@ class InstanceFilter:
             raise BadRequest("filtering by version needs a definition key", field="version")
 
 
-def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> Where:
+def _where(where: InstanceFilter, version_id: str | None) -> Where:
     """`version_id`: the definition id of `where`'s key and version, looked up beforehand, so
     the planner sees the value (and how many instances have it) when it picks an index."""
     found = Where()
@@ -108,7 +251,6 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
             name,
             Jsonb(value),
         )
-    found.keyset("(p.started_at, p.id)", after, descending=True)
     found.authorized(covers.instance("p.definition_key", "p.id", tenant="p.tenant_id"))
     return found
 
@@ -116,7 +258,7 @@ def _where(where: InstanceFilter, after: Key | None, version_id: str | None) -> 
 def matching(where: InstanceFilter) -> Where:
     """The conditions of `where` on `process_instance p`, for a read of its own (a count, a
     grouping) over the instances the list would show."""
-    return _where(where, None, None)
+    return _where(where, None)
 
 
 def list_page(
@@ -125,28 +267,35 @@ def list_page(
     *,
     limit: int = 50,
     after: str | None = None,
+    sort: Sort | None = None,
 ) -> Page[InstanceInfo]:
-    """One page of instances matching `where`, newest first, after the cursor `after`."""
-    return keyset(
-        lambda n, key: rows_after(conn, where, key, n),
-        lambda i: (i.started_at, i.id),
-        limit=limit,
-        after=after,
-        max_limit=MAX_LIMIT,
-    )
+    """One page of instances matching `where` in the order `sort` (None: newest first), after
+    the cursor `after`."""
+    order = sort or Sort()
+    if not 1 <= limit <= MAX_LIMIT:
+        raise BadRequest(f"limit must be between 1 and {MAX_LIMIT}", field="limit")
+    rows = rows_after(conn, where, order.decode(after), limit + 1, order)
+    items = rows[:limit]
+    return Page(items, order.encode(order.key(items[-1])) if len(rows) > limit else None)
 
 
 def rows_after(
-    conn: psycopg.Connection[Any], where: InstanceFilter, after: Key | None, limit: int
+    conn: psycopg.Connection[Any],
+    where: InstanceFilter,
+    after: SortKey | None,
+    limit: int,
+    sort: Sort | None = None,
 ) -> list[InstanceInfo]:
-    """At most `limit` instances matching `where`, newest first, strictly after `after`: the
-    statement of a page, and of each batch of an export of the whole list."""
+    """At most `limit` instances matching `where` in the order `sort` (None: newest first),
+    strictly after the key `after` (the values of the sort's columns and the id): the statement
+    of a page, and of each batch of an export of the whole list."""
+    order = sort or Sort()
     version_id = _version_id(conn, where)
     if version_id == "":
         return []
-    found = _where(where, after, version_id)
-    order = "p.started_at DESC, p.id DESC"
-    return fetch_where(conn, InstanceInfo, _SELECT, found, order, limit)
+    found = _where(where, version_id)
+    order.after(found, after)
+    return fetch_where(conn, InstanceInfo, _SELECT, found, order.order(), limit)
 
 
 def _version_id(conn: psycopg.Connection[Any], where: InstanceFilter) -> str | None:
@@ -166,7 +315,7 @@ def count_matching(conn: psycopg.Connection[Any], where: InstanceFilter) -> int:
     version_id = _version_id(conn, where)
     if version_id == "":
         return 0
-    found = _where(where, None, version_id)
+    found = _where(where, version_id)
     return count(conn, sql.SQL(" FROM process_instance p"), found)
 
 

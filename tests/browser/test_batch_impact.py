@@ -19,6 +19,14 @@ from tests.browser.live import ConsoleServer
 pytestmark = pytest.mark.browser
 
 
+def batch_action(page: Page, name: str) -> None:
+    """Open the list's Batch menu (unless open) and choose `name` in it."""
+    menu = page.locator("details.batch-menu")
+    if not menu.evaluate("d => d.open"):
+        menu.locator("> summary").click()
+    page.get_by_role("button", name=name).click()
+
+
 def _deploy(console: ConsoleServer) -> None:
     engine = console.engine
     for key in ("impact-a", "impact-b"):
@@ -73,7 +81,7 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
 
     # No filter: all of them, with a sample of ten linked to their inspectors.
     page.goto("/instances")
-    page.get_by_role("button", name="Cancel all matching…").click()
+    batch_action(page, "Cancel all matching…")
     dialog = page.locator("dialog#batch-impact")
     expect(dialog).to_be_visible()
     expect(dialog.locator(".batch-impact-count")).to_have_attribute("data-count", "30")
@@ -90,7 +98,7 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
 
     # A filter: its number, and the batch runs over exactly what it matched.
     page.goto("/instances?definition=impact-b")
-    page.get_by_role("button", name="Cancel all matching…").click()
+    batch_action(page, "Cancel all matching…")
     expect(dialog.locator(".batch-impact-count")).to_contain_text(
         "The filter matches 5 running root instances now."
     )
@@ -103,7 +111,7 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
 
     # Set variables: refused in the dialog naming the variable, then set on all 25.
     page.goto("/instances?definition=impact-a")
-    page.get_by_role("button", name="Set variables…").click()
+    batch_action(page, "Set variables…")
     expect(dialog.locator(".batch-impact-count")).to_contain_text(
         "The filter matches 25 running instances now."
     )
@@ -121,14 +129,14 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
 
     # Suspending and resuming count only the instances in the state they change.
     page.goto("/instances?definition=impact-a")
-    page.get_by_role("button", name="Suspend all matching…").click()
+    batch_action(page, "Suspend all matching…")
     expect(dialog.locator(".batch-impact-count")).to_contain_text(
         "The filter matches 25 active instances now."
     )
     expect(dialog.get_by_role("button", name="Suspend 25 instances")).to_be_visible()
     dialog.get_by_role("button", name="Back").click()
     expect(dialog).to_be_hidden()
-    page.get_by_role("button", name="Resume all matching…").click()
+    batch_action(page, "Resume all matching…")
     expect(dialog.locator(".batch-impact-count")).to_have_attribute("data-count", "0")
     expect(dialog).to_contain_text("Nothing matches: there is nothing to do.")
     dialog.get_by_role("button", name="Back").click()
@@ -139,7 +147,7 @@ def test_every_batch_confirmation_states_how_many_it_will_touch(
     for task in engine.fetch_and_lock("w", {"impact-charge": 60_000}, max_tasks=3):
         engine.fail_external_task(task["id"], "w", "card declined", retries=0)
     page.goto("/incidents?definition=impact-charge")
-    page.get_by_role("button", name="Retry all matching…").click()
+    batch_action(page, "Retry all matching…")
     expect(dialog.locator(".batch-impact-count")).to_contain_text(
         "The filter matches 3 open incidents now."
     )

@@ -51,6 +51,7 @@ def test_export_of_10000_filtered_rows_matches_the_list(
     expect(page.locator("#instance-rows tr[data-instance]")).to_have_count(50)
     first_page = shown_ids(page)
 
+    page.locator("details.views-menu > summary").click()
     with page.expect_download() as started:
         page.get_by_role("button", name="CSV").click()
     download = started.value
@@ -119,6 +120,7 @@ def test_filters_live_in_the_url_and_a_saved_view_restores_them(
     expect(other.get_by_label("State")).to_have_value("Active")
     expect(other.get_by_label("Has incident")).to_have_value("no")
 
+    page.locator("details.views-menu > summary").click()
     page.get_by_label("Save the current filters as").fill("active, no incident")
     page.get_by_role("button", name="Save view").click()
     section = page.locator("#saved-views")
@@ -134,6 +136,7 @@ def test_filters_live_in_the_url_and_a_saved_view_restores_them(
     expect(page.locator("#saved-views")).to_contain_text("No saved views of this page yet.")
 
     page.goto("/instances")
+    page.locator("details.views-menu > summary").click()
     page.locator("#saved-views").get_by_role("link", name="active, no incident").click()
     page.wait_for_url("**/instances?state=Active&incident=no")
     expect(rows).to_have_count(10)
@@ -145,6 +148,7 @@ def test_filters_live_in_the_url_and_a_saved_view_restores_them(
     # The other user has no such view; the owner deletes it.
     other.goto("/instances")
     expect(other.locator("#saved-views")).to_contain_text("No saved views of this page yet.")
+    page.locator("details.views-menu > summary").click()
     page.get_by_role("button", name="Delete view active, no incident").click()
     expect(section).to_contain_text("View deleted.")
     expect(section.get_by_role("link", name="active, no incident")).to_have_count(0)

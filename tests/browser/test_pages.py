@@ -93,6 +93,7 @@ def test_pages_at_1280_with_labels_and_keyboard(console: ConsoleServer, login: L
     assert shown == {str(h.id) for h in handles[:10]}
 
     page.goto("/instances")
+    page.locator("details.more-filters > summary").click()
     page.get_by_label("Variable", exact=True).fill("tier")
     page.get_by_label("equals").fill("gold")
     page.get_by_label("Business key").fill("order-7")
