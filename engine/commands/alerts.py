@@ -5,8 +5,9 @@ A threshold says how long a token may wait at a node (its visit stays open: a us
 receive task, an external task, a timer or message catch, a join waiting, a call or subprocess
 running) or an incident stay open there, before the instance is stuck. It belongs to a
 definition KEY and applies to every version of it; one per key, node and kind. An operator sets
-and removes them (UPDATE on the definition, audited); a model declares them as camunda:properties
-(`interlock.alert.waiting`, `interlock.alert.incident`; engine/language/alerts.py), written when
+and removes them (UPDATE or UPDATE_INSTANCE on the definition, audited); a model declares them
+as camunda:properties (`interlock.alert.waiting`, `interlock.alert.incident`;
+engine/language/alerts.py), written when
 the version is deployed: the latest deployed version's declarations replace the previous
 model-declared ones of the key, and leave a threshold an operator set alone.
 
@@ -28,7 +29,7 @@ from uuid import UUID
 
 from engine.core import audit
 from engine.core.executor import Result, Tx
-from engine.core.permits import ENGINE_WORK, UPDATE_DEFINITION, Permit
+from engine.core.permits import ENGINE_WORK, SET_ALERT, Permit
 from engine.core.permits import check as check_permit
 from engine.errors import BadRequest, NotFound
 from engine.language.alerts import declared_thresholds, threshold_seconds
@@ -63,7 +64,7 @@ class SetAlertThreshold:
     (ISO 8601: PT2H, PT15M, P1D). Replaces the threshold of that node and kind."""
 
     name: ClassVar[str] = "SetAlertThreshold"
-    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION,)
+    permits: ClassVar[tuple[Permit, ...]] = (SET_ALERT,)
     result_type: ClassVar[type[Result]] = ThresholdResult
 
     definition_key: str
@@ -72,7 +73,7 @@ class SetAlertThreshold:
     duration: str
 
     def execute(self, tx: Tx) -> ThresholdResult:
-        check_permit(tx, UPDATE_DEFINITION, definition=self.definition_key)
+        check_permit(tx, SET_ALERT, definition=self.definition_key)
         kind = _kind(self.kind)
         text = self.duration.strip()
         try:
@@ -113,7 +114,7 @@ class RemoveAlertThreshold:
     declaring it is deployed again)."""
 
     name: ClassVar[str] = "RemoveAlertThreshold"
-    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_DEFINITION,)
+    permits: ClassVar[tuple[Permit, ...]] = (SET_ALERT,)
     result_type: ClassVar[type[Result]] = ThresholdResult
 
     threshold_id: UUID
@@ -122,7 +123,7 @@ class RemoveAlertThreshold:
         found = store.find(tx.conn, self.threshold_id)
         if found is None:
             raise NotFound(f"alert threshold {self.threshold_id} does not exist")
-        check_permit(tx, UPDATE_DEFINITION, definition=found.definition_key)
+        check_permit(tx, SET_ALERT, definition=found.definition_key)
         store.delete(tx.conn, found.id)
         audit.record(
             tx,

@@ -112,6 +112,9 @@ def test_a_model_declares_thresholds_and_a_waiting_token_crosses_once(
     assert [(c.definition_key, c.kind, c.alerts) for c in alerts.counts(engine, clock.now)] == [
         ("stuck", "waiting", 1)
     ]
+    assert alerts.total(alerts.counts(engine, clock.now, "stuck")) == 1
+    assert alerts.counts(engine, clock.now, "other") == []
+    assert len(alerts.open_alerts(engine, clock.now, "stuck")) == 1
     assert engine.run(RaiseAlerts()).raised == 1
     # A second tick, and a later one, raise nothing again for the same crossing.
     assert engine.run(RaiseAlerts()).raised == 0
