@@ -64,7 +64,7 @@ async def alerts_body(request: Request) -> Response:
     return render(request, "_alert_rows.html", listing)
 
 
-def _panel(engine: Engine, key: str) -> dict[str, Any]:
+def panel(engine: Engine, key: str) -> dict[str, Any]:
     definition = engine.latest_definition(key)
     model = engine.model(definition.id, definition.key)
     now = engine.clock()
@@ -80,7 +80,7 @@ def _panel(engine: Engine, key: str) -> dict[str, Any]:
 
 
 async def definition_alerts(request: Request) -> Response:
-    details = await read(request, _panel, engine_of(request), request.path_params["key"])
+    details = await read(request, panel, engine_of(request), request.path_params["key"])
     return render(request, "_alert_panel.html", details)
 
 
