@@ -1400,6 +1400,12 @@ class AlertThreshold(SQLModel, table=True):
     duration: str = Field(sa_type=sa.Text)
     seconds: int = Field(sa_type=sa.BigInteger)
     source: str = Field(sa_type=sa.String(16))
+    # Whether a deployed definition of another key may have a node of this id (its file names
+    # the id): then the node's open visits are told apart by their instance's key; else the
+    # count of an unrestricted reader is the range of ix_history_open_node alone.
+    node_shared: bool = Field(
+        default=False, sa_type=sa.Boolean, sa_column_kwargs={"server_default": sa.false()}
+    )
     # Every visit or incident that began before this has had its crossing recorded (or had
     # ended before crossing): the raising tick's cursor, advanced in the transaction that records.
     raised_until: datetime = Field(sa_type=TS)

@@ -156,6 +156,7 @@ def declare_from_model(tx: Tx, key: str, model: ProcessModel) -> None:
             )
             declared.append((node.id, kind))
     store.remove_model_declared(tx.conn, key, declared)
+    store.mark_shared(tx.conn, key, [node.id for node in model.nodes])
 
 
 @dataclass(frozen=True)

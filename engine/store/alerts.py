@@ -78,15 +78,47 @@ def put(
     keep = " WHERE alert_threshold.source <> 'console'" if keep_console else ""
     row = conn.execute(
         "INSERT INTO alert_threshold (id, definition_key, node_id, kind, duration, seconds, "
-        "source, raised_until, created_at, updated_at) "
-        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+        "source, node_shared, raised_until, created_at, updated_at) "
+        "VALUES (%(id)s, %(key)s, %(node)s, %(kind)s, %(duration)s, %(seconds)s, %(source)s, "
+        + _SHARED
+        + ", %(never)s, %(now)s, %(now)s) "
         "ON CONFLICT (definition_key, node_id, kind) DO UPDATE SET duration = EXCLUDED.duration, "
         "seconds = EXCLUDED.seconds, source = EXCLUDED.source, updated_at = EXCLUDED.updated_at, "
+        "node_shared = EXCLUDED.node_shared, "
         "raised_until = CASE WHEN alert_threshold.seconds = EXCLUDED.seconds "
         "THEN alert_threshold.raised_until ELSE EXCLUDED.raised_until END" + keep + " RETURNING id",
-        (new_id(), key, node_id, kind.value, duration, seconds, source.value, NEVER, now, now),
+        {
+            "id": new_id(),
+            "key": key,
+            "node": node_id,
+            "kind": kind.value,
+            "duration": duration,
+            "seconds": seconds,
+            "source": source.value,
+            "never": NEVER,
+            "now": now,
+        },
     ).fetchone()
     return row[0] if row else None
+
+
+# Whether the file of a deployed definition of another key names the node's id (either quote):
+# conservative, so a node id that also names another element there counts as shared too.
+_SHARED = (
+    "EXISTS (SELECT 1 FROM process_definition d WHERE d.key <> %(key)s "
+    "AND (strpos(d.source_xml, 'id=\"' || %(node)s || '\"') > 0 "
+    "OR strpos(d.source_xml, 'id=''' || %(node)s || '''') > 0))"
+)
+
+
+def mark_shared(conn: psycopg.Connection[Any], key: str, node_ids: list[str]) -> None:
+    """A definition of `key` was deployed with `node_ids`: other keys' thresholds at those ids
+    are shared from now on."""
+    conn.execute(
+        "UPDATE alert_threshold SET node_shared = true "
+        "WHERE definition_key <> %s AND node_id = ANY(%s) AND NOT node_shared",
+        (key, node_ids),
+    )
 
 
 def remove_model_declared(

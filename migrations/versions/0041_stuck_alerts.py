@@ -32,6 +32,7 @@ def upgrade() -> None:
         sa.Column("duration", sa.Text(), nullable=False),
         sa.Column("seconds", sa.BigInteger(), nullable=False),
         sa.Column("source", sa.String(length=16), nullable=False),
+        sa.Column("node_shared", sa.Boolean(), server_default=sa.false(), nullable=False),
         sa.Column("raised_until", _TS, nullable=False),
         sa.Column("created_at", _TS, nullable=False),
         sa.Column("updated_at", _TS, nullable=False),

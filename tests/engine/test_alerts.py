@@ -196,3 +196,29 @@ def test_a_model_whose_threshold_is_no_duration_is_refused_naming_file_line_and_
     with pytest.raises(ModelError, match="no alert threshold"):
         bad = stuck_model(key="typo").replace("interlock.alert.waiting", "interlock.alert.wait")
         engine.deploy(Resource("typo.bpmn", bad.encode()))
+
+
+def test_a_node_id_another_key_also_has_is_counted_by_its_instances_key(
+    engine: Engine, clock: ManualClock
+) -> None:
+    engine.deploy(stuck_model(key="first").encode())
+    engine.deploy(stuck_model(key="second", waiting="P2D").encode())
+    with engine.connection() as conn:
+        shared = conn.execute(
+            "SELECT definition_key, kind, node_shared FROM alert_threshold ORDER BY 1, 2"
+        ).fetchall()
+    # Both files have an `approve` and a `charge`: every threshold is told apart by key.
+    assert shared == [
+        ("first", "incident", True),
+        ("first", "waiting", True),
+        ("second", "incident", True),
+        ("second", "waiting", True),
+    ]
+    mine = engine.start_latest("first")
+    engine.start_latest("second")
+    clock.advance(hours=3)
+    assert [(c.definition_key, c.kind, c.alerts) for c in alerts.counts(engine, clock.now)] == [
+        ("first", "waiting", 1)
+    ]
+    [alert] = alerts.open_alerts(engine, clock.now)
+    assert alert.instance_id == mine.id
