@@ -158,33 +158,28 @@ class AlertCount:
     alerts: int
 
 
-# A threshold's count, for a reader narrowed by grants or tenants: each subject's instance is
-# read for them (and for the key).
+# A threshold's count: its subjects `s` (open visits or incidents) at its node past its cut, of
+# its key, that the reader may see. An incident's definition names its key. An open visit's node
+# names it too, unless another key's definition has a node of that id (`node_shared`): then the
+# visit's instance tells them apart. The reader's grants and tenants are asked of the threshold's
+# key and the subject's instance id (its tenant only when the reader's tenants are narrowed), so
+# each count is one range of ix_history_open_node or ix_incident_open_since, read from the index
+# alone.
 _COUNT_WAITING: LiteralString = (
-    "(SELECT count(*) FROM history h JOIN process_instance p ON p.id = h.instance_id "
-    "WHERE h.state = " + _OPEN_VISIT + " AND h.node_id = t.node_id "
-    "AND h.started_at < {now} - make_interval(secs => t.seconds) "
-    "AND p.definition_key = t.definition_key AND {visible})"
+    "CASE WHEN t.node_shared THEN (SELECT count(*) FROM history s "
+    "JOIN process_instance p ON p.id = s.instance_id "
+    "WHERE s.state = " + _OPEN_VISIT + " AND s.node_id = t.node_id "
+    "AND s.started_at < {now} - make_interval(secs => t.seconds) "
+    "AND p.definition_key = t.definition_key AND {visible}) "
+    "ELSE (SELECT count(*) FROM history s "
+    "WHERE s.state = " + _OPEN_VISIT + " AND s.node_id = t.node_id "
+    "AND s.started_at < {now} - make_interval(secs => t.seconds) AND {visible}) END"
 )
 _COUNT_INCIDENT: LiteralString = (
-    "(SELECT count(*) FROM incident i JOIN process_instance p ON p.id = i.instance_id "
-    "WHERE i.state = " + _OPEN_INCIDENT + " AND i.node_id = t.node_id "
-    "AND i.definition_id IN (SELECT d.id FROM process_definition d WHERE d.key = t.definition_key) "
-    "AND i.created_at < {now} - make_interval(secs => t.seconds) AND {visible})"
-)
-# For a reader who sees every instance: one index range each, read from the index alone. An
-# incident's definition names its key; an open visit's node does too unless another key's
-# definition has a node of that id (`node_shared`), where the instance tells them apart.
-_ALL_WAITING: LiteralString = (
-    "CASE WHEN t.node_shared THEN " + _COUNT_WAITING + " ELSE (SELECT count(*) FROM history h "
-    "WHERE h.state = " + _OPEN_VISIT + " AND h.node_id = t.node_id "
-    "AND h.started_at < {now} - make_interval(secs => t.seconds)) END"
-)
-_ALL_INCIDENT: LiteralString = (
-    "(SELECT count(*) FROM incident i WHERE i.state = " + _OPEN_INCIDENT + " "
-    "AND i.node_id = t.node_id "
-    "AND i.definition_id IN (SELECT d.id FROM process_definition d WHERE d.key = t.definition_key) "
-    "AND i.created_at < {now} - make_interval(secs => t.seconds))"
+    "(SELECT count(*) FROM incident s WHERE s.state = " + _OPEN_INCIDENT + " "
+    "AND s.node_id = t.node_id "
+    "AND s.definition_id IN (SELECT d.id FROM process_definition d WHERE d.key = t.definition_key) "
+    "AND s.created_at < {now} - make_interval(secs => t.seconds) AND {visible})"
 )
 
 
@@ -192,16 +187,19 @@ _ALL_INCIDENT: LiteralString = (
 def counts(conn: Connection, now: datetime, definition_key: str | None = None) -> list[AlertCount]:
     """How many instances are past a threshold as of `now`, per definition key and kind (only
     those with any): one count per threshold."""
-    where, visible = _visible()
-    every = visible == sql.SQL("TRUE")
+    where = Where()
+    where.authorized(
+        covers.instance(
+            "t.definition_key", "s.instance_id", tenant=covers.tenant_of("s.instance_id")
+        )
+    )
+    visible = where.conditions()
     at, outer = where.bind(now), _of_key(where, definition_key)
-    waiting = _ALL_WAITING if every else _COUNT_WAITING
-    incident = _ALL_INCIDENT if every else _COUNT_INCIDENT
     # Materialized: each threshold's count runs once, not once per use of the sum.
     statement = sql.SQL(
         "WITH c AS MATERIALIZED (SELECT t.definition_key, t.kind, CASE t.kind WHEN 'waiting' "
-        "THEN " + waiting + " ELSE " + incident + " END AS alerts FROM alert_threshold t "
-        "WHERE {outer}) SELECT definition_key, kind, sum(alerts) FROM c "
+        "THEN " + _COUNT_WAITING + " ELSE " + _COUNT_INCIDENT + " END AS alerts "
+        "FROM alert_threshold t WHERE {outer}) SELECT definition_key, kind, sum(alerts) FROM c "
         "GROUP BY definition_key, kind HAVING sum(alerts) > 0 ORDER BY 1, 2"
     ).format(now=at, visible=visible, outer=outer)
     return [

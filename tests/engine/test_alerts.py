@@ -13,8 +13,13 @@ import pytest
 from engine.api import Engine
 from engine.commands.alerts import RaiseAlerts, RemoveAlertThreshold, SetAlertThreshold
 from engine.commands.deployments import Resource
+from engine.core.actors import Actor, acting
 from engine.errors import BadRequest, ModelError
+from engine.identity.evaluate import Rule
+from engine.identity.grants import grants_of
+from engine.identity.permissions import AuthorizationType, ResourceType, permission_bits
 from engine.queries import alerts
+from engine.states import AuditChannel
 from tests.engine.clock import ManualClock
 
 START = datetime(2031, 5, 6, 8, 0, tzinfo=UTC)
@@ -222,3 +227,40 @@ def test_a_node_id_another_key_also_has_is_counted_by_its_instances_key(
     ]
     [alert] = alerts.open_alerts(engine, clock.now)
     assert alert.instance_id == mine.id
+
+
+def test_a_reader_narrowed_by_grants_sees_only_the_alerts_of_what_they_read(
+    engine: Engine, clock: ManualClock
+) -> None:
+    engine.deploy(stuck_model(key="mine").encode())
+    engine.deploy(stuck_model(key="theirs").encode())
+    one = engine.start_latest("mine")
+    other = engine.start_latest("theirs")
+    another = engine.start_latest("theirs")
+    clock.advance(hours=3)
+    pd, pi = ResourceType.PROCESS_DEFINITION, ResourceType.PROCESS_INSTANCE
+    rules = [
+        Rule(
+            AuthorizationType.GRANT,
+            "ann",
+            None,
+            int(pd),
+            "mine",
+            permission_bits(pd, ["READ", "READ_INSTANCE"]),
+        ),
+        Rule(
+            AuthorizationType.GRANT,
+            "ann",
+            None,
+            int(pi),
+            str(other.id),
+            permission_bits(pi, ["READ"]),
+        ),
+    ]
+    ann = Actor("ann", AuditChannel.CONSOLE, grants=grants_of("ann", set(), rules))
+    with acting(ann):
+        counted = [(c.definition_key, c.alerts) for c in alerts.counts(engine, clock.now)]
+        listed = {a.instance_id for a in alerts.open_alerts(engine, clock.now)}
+    assert counted == [("mine", 1), ("theirs", 1)]
+    assert listed == {one.id, other.id}
+    assert another.id not in listed
