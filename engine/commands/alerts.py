@@ -31,7 +31,7 @@ from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import ENGINE_WORK, SET_ALERT, Permit
 from engine.core.permits import check as check_permit
-from engine.errors import BadRequest, NotFound
+from engine.errors import BadRequest, ModelError, NotFound
 from engine.language.alerts import declared_thresholds, threshold_seconds
 from engine.model import ProcessModel
 from engine.schema import OUTBOX_CHANNEL
@@ -142,7 +142,13 @@ def declare_from_model(tx: Tx, key: str, model: ProcessModel) -> None:
     transaction: they replace the key's model-declared ones (an operator's stay)."""
     declared: list[tuple[str, AlertKind]] = []
     for node in model.nodes:
-        for kind, text, seconds in declared_thresholds(node.properties):
+        try:
+            found = declared_thresholds(node.properties)
+        except ValueError as exc:
+            # The parser checks flow nodes' properties where it reads them (engine/bpmn/alerts.py);
+            # this refuses any other element's the same way.
+            raise ModelError(str(exc), line=node.line, element_id=node.id) from None
+        for kind, text, seconds in found:
             store.put(
                 tx.conn,
                 key,

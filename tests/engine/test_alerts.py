@@ -264,3 +264,32 @@ def test_a_reader_narrowed_by_grants_sees_only_the_alerts_of_what_they_read(
     assert counted == [("mine", 1), ("theirs", 1)]
     assert listed == {one.id, other.id}
     assert another.id not in listed
+
+
+def test_a_subprocess_whose_threshold_is_no_duration_is_refused_naming_it(engine: Engine) -> None:
+    text = """<?xml version="1.0" encoding="UTF-8"?>
+<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
+             xmlns:camunda="http://camunda.org/schema/1.0/bpmn" targetNamespace="x">
+  <process id="nested" isExecutable="true">
+    <startEvent id="start"/>
+    <sequenceFlow id="f1" sourceRef="start" targetRef="inner"/>
+    <subProcess id="inner">
+      <extensionElements>
+        <camunda:properties>
+          <camunda:property name="interlock.alert.waiting" value="soon"/>
+        </camunda:properties>
+      </extensionElements>
+      <startEvent id="inner_start"/>
+      <sequenceFlow id="f2" sourceRef="inner_start" targetRef="inner_end"/>
+      <endEvent id="inner_end"/>
+    </subProcess>
+    <sequenceFlow id="f3" sourceRef="inner" targetRef="end"/>
+    <endEvent id="end"/>
+  </process>
+</definitions>
+"""
+    with pytest.raises(ModelError) as refused:
+        engine.deploy(Resource("nested.bpmn", text.encode()))
+    assert refused.value.element_id == "inner"
+    assert "interlock.alert.waiting" in str(refused.value)
+    assert alerts.thresholds(engine) == []
