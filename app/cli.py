@@ -246,6 +246,7 @@ def _run_jobs(args: argparse.Namespace) -> int:
 
     from engine.api import Engine
     from engine.db.summaries import Folder
+    from engine.loops.alerts import AlertWatch
     from engine.loops.jobs import JobExecutor
     from engine.webhooks.dispatcher import Dispatcher
 
@@ -267,12 +268,16 @@ def _run_jobs(args: argparse.Namespace) -> int:
         # The summary rows' fold runs wherever jobs run (engine/db/summaries.py).
         folder = Folder(engine)
         folder.start()
+        # And the stuck-instance alerts' raising (engine/loops/alerts.py).
+        alert_watch = AlertWatch(engine)
+        alert_watch.start()
         # SIGTERM: no new acquisition; the jobs in hand finish within the grace period (one
         # that does not keeps its lock until it expires, as after a crash).
         try:
             with contextlib.suppress(KeyboardInterrupt, SystemExit):
                 executor.run_forever(stop_timeout=_grace_seconds())
         finally:
+            alert_watch.stop()
             folder.stop()
             dispatcher.stop()
     return 0

@@ -39,6 +39,7 @@ from engine.db.summaries import Folder
 from engine.errors import DatabaseUnavailable, InterlockError
 from engine.identity import accounts
 from engine.identity.accounts import Principal
+from engine.loops.alerts import AlertWatch
 from engine.queries import accounts as account_reads
 
 log = logging.getLogger("interlock")
@@ -104,6 +105,7 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
         executor = None
         dispatcher = None
         folder = None
+        alert_watch = None
         if settings.run_jobs:
             from engine.loops.jobs import JobExecutor
             from engine.webhooks.dispatcher import Dispatcher
@@ -119,6 +121,10 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             folder = Folder(running)
             folder.start()
             shutdown.on_begin(folder.request_stop)
+            # And the stuck-instance alerts' raising (engine/loops/alerts.py).
+            alert_watch = AlertWatch(running)
+            alert_watch.start()
+            shutdown.on_begin(alert_watch.request_stop)
         app.state.dispatcher = dispatcher
         hub = await stream.start_hub(app)
         shutdown.on_begin(hub.close_streams)
@@ -136,6 +142,8 @@ def create_app(settings: Settings, engine: Engine | None = None) -> Starlette:
             await stream.stop_hub(app)
             if folder is not None:
                 await run_in_threadpool(folder.stop)
+            if alert_watch is not None:
+                await run_in_threadpool(alert_watch.stop)
             if dispatcher is not None:
                 await run_in_threadpool(dispatcher.stop)
             if executor is not None:

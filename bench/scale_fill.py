@@ -373,6 +373,17 @@ def fill(url: str, sizes: Sizes, definitions: dict[str, str], *, quiet: bool = F
             "VALUES (%s, %s, 'tasks', 'scale review', '', now(), %s)",
             (FILTER_ID, ADMIN, psycopg.types.json.Jsonb(FILTER_QUERY)),
         )
+        # Stuck-instance alert thresholds on PARALLEL: its running instances' review visits and
+        # their open incidents at check are read against them (the Alerts page, the counts).
+        conn.execute(
+            "INSERT INTO alert_threshold (id, definition_key, node_id, kind, duration, seconds, "
+            "source, raised_until, created_at, updated_at) VALUES "
+            "(gen_random_uuid(), %(key)s, 'review', 'waiting', 'PT1H', 3600, 'console', now(), "
+            "now(), now()), "
+            "(gen_random_uuid(), %(key)s, 'check', 'incident', 'PT15M', 900, 'console', now(), "
+            "now(), now())",
+            {"key": PARALLEL},
+        )
         started = time.perf_counter()
         # VACUUM as autovacuum soon would: index-only scans need the visibility map.
         conn.execute("VACUUM ANALYZE")

@@ -109,6 +109,12 @@ def console_probes(s: Sample) -> list[Probe]:
         p("/definitions/{key}", f"/definitions/{s.key}?view=history&period=30d"),
         p("/definitions/{key}/diagram.json", f"/definitions/{s.key}/diagram.json?view=history"),
         p("/definitions/{key}/migrate", f"/definitions/{s.key}/migrate"),
+        # Stuck-instance alerts: the page, its live fragment (filtered too), a definition's panel.
+        p("/alerts"),
+        p("/alerts/body"),
+        p("/alerts/body", f"/alerts/body?definition={s.key}&kind=waiting"),
+        p("/alerts/body", f"/alerts/body?definition={s.key}&kind=incident"),
+        p("/definitions/{key}/alerts", f"/definitions/{s.key}/alerts"),
         p("/deployments/{id}", f"/deployments/{s.deployment}"),
         p("/deployments/{id}/files/{rid}", f"/deployments/{s.deployment}/files/{s.resource}"),
         p("/decisions"),

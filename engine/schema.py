@@ -18,6 +18,8 @@ from sqlmodel import Field, SQLModel
 from engine.identity.permissions import ANY, AuthorizationType
 from engine.sql.filters import state_literal
 from engine.states import (
+    AlertKind,
+    AlertSource,
     AuditChannel,
     AuditEntity,
     AuditOperation,
@@ -76,6 +78,8 @@ BATCH_TYPES = tuple(BatchType)
 AUTHORIZATION_TYPES = tuple(AuthorizationType)
 WORK_KINDS = tuple(WorkKind)
 WORK_LOG_STATES = tuple(WorkLogState)
+ALERT_KINDS = tuple(AlertKind)
+ALERT_SOURCES = tuple(AlertSource)
 
 # The partial indexes on a state write it with `state_literal`, as the statements that use them
 # do (see engine/sql/filters.py).
@@ -667,6 +671,16 @@ class Incident(SQLModel, table=True):
             postgresql_include=["instance_id", "tenant_id"],
             postgresql_where=sa.text(OPEN_INCIDENT),
         ),
+        # Open incidents at a node by when they were opened: the stuck-instance alerts'
+        # "incident open at NODE longer than DURATION" (engine/queries/alerts.py).
+        sa.Index(
+            "ix_incident_open_since",
+            "definition_id",
+            "node_id",
+            "created_at",
+            postgresql_include=["instance_id", "tenant_id"],
+            postgresql_where=sa.text(OPEN_INCIDENT),
+        ),
         sa.Index(
             "ix_incident_resolved_definition",
             "definition_id",
@@ -704,6 +718,15 @@ class History(SQLModel, table=True):
         _one_of("state", VISIT_STATES),
         _one_of("mode", TOKEN_MODES),
         sa.Index("ix_history_instance_id", "instance_id", "started_at"),
+        # Open visits at a node by when they began: the stuck-instance alerts' "waiting at NODE
+        # longer than DURATION" (engine/queries/alerts.py), one range of this index per threshold.
+        sa.Index(
+            "ix_history_open_node",
+            "node_id",
+            "started_at",
+            postgresql_include=["instance_id"],
+            postgresql_where=sa.text(f"state = {state_literal(VisitState.ACTIVE)}"),
+        ),
     )
 
     id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
@@ -1368,3 +1391,66 @@ batch_item = table_of(BatchItem)
 OUTBOX_CHANNEL = "interlock_outbox"
 JOB_CHANNEL = "interlock_job"
 EXTERNAL_TASK_CHANNEL = "interlock_external_task"
+
+
+# -- stuck-instance alerts (engine/commands/alerts.py) ---------------------------------------------
+
+
+class AlertThreshold(SQLModel, table=True):
+    """How long a token may wait, or an incident stay open, at one node of every version of a
+    process definition key before an alert is raised. One per key, node and kind: set by an
+    operator, or declared in the latest deployed version's model."""
+
+    __tablename__ = "alert_threshold"
+    __table_args__ = (
+        _one_of("kind", ALERT_KINDS),
+        _one_of("source", ALERT_SOURCES),
+        sa.UniqueConstraint("definition_key", "node_id", "kind"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    definition_key: str = Field(sa_type=sa.Text)
+    node_id: str = Field(sa_type=sa.Text)
+    kind: str = Field(sa_type=sa.String(16))
+    # The ISO 8601 duration as given, and its length in seconds.
+    duration: str = Field(sa_type=sa.Text)
+    seconds: int = Field(sa_type=sa.BigInteger)
+    source: str = Field(sa_type=sa.String(16))
+    # Whether a deployed definition of another key may have a node of this id (its file names
+    # the id): then the node's open visits are told apart by their instance's key; else the
+    # count of an unrestricted reader is the range of ix_history_open_node alone.
+    node_shared: bool = Field(
+        default=False, sa_type=sa.Boolean, sa_column_kwargs={"server_default": sa.false()}
+    )
+    # Every visit or incident that began before this has had its crossing recorded (or had
+    # ended before crossing): the raising tick's cursor, advanced in the transaction that records.
+    raised_until: datetime = Field(sa_type=TS)
+    created_at: datetime = Field(sa_type=TS)
+    updated_at: datetime = Field(sa_type=TS)
+
+
+class AlertCrossing(SQLModel, table=True):
+    """One open visit or incident that crossed one threshold: written once, with the
+    `alert.raised` outbox row its webhooks deliver, so that an alert is raised exactly once."""
+
+    __tablename__ = "alert_crossing"
+    __table_args__ = (
+        _one_of("kind", ALERT_KINDS),
+        sa.UniqueConstraint("threshold_id", "subject_id"),
+        sa.Index("ix_alert_crossing_instance_id", "instance_id"),
+    )
+
+    id: UUID = Field(sa_type=sa.Uuid, primary_key=True)
+    threshold_id: UUID = Field(
+        sa_type=sa.Uuid, foreign_key="alert_threshold.id", ondelete="CASCADE"
+    )
+    # The visit (history row) or the incident that crossed it.
+    subject_id: UUID = Field(sa_type=sa.Uuid)
+    instance_id: UUID = Field(sa_type=sa.Uuid)
+    definition_key: str = Field(sa_type=sa.Text)
+    node_id: str = Field(sa_type=sa.Text)
+    kind: str = Field(sa_type=sa.String(16))
+    # When the visit began or the incident was opened, and when the threshold was crossed.
+    since: datetime = Field(sa_type=TS)
+    crossed_at: datetime = Field(sa_type=TS)
+    raised_at: datetime = Field(sa_type=TS)

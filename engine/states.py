@@ -324,6 +324,9 @@ class OutboxEvent(StrEnum):
     # A decision was evaluated (its decision_evaluation row is the history id; a direct
     # evaluation, outside any instance, names that row as its instance id too).
     DECISION_EVALUATED = "decision.evaluated"
+    # A stuck-instance alert was raised: an open visit or incident crossed an alert threshold
+    # (engine/commands/alerts.py; the alert_crossing row is the history id).
+    ALERT_RAISED = "alert.raised"
 
 
 class DeliveryState(StrEnum):
@@ -435,3 +438,20 @@ class AuditOperation(StrEnum):
     CLEAR_ANNOTATION = "ClearAnnotation"
     CREATE_INCIDENT = "CreateIncident"
     SIGNAL = "Signal"  # a waiting execution continued (Camunda's RuntimeService.signal)
+
+
+class AlertKind(StrEnum):
+    """What a stuck-instance alert threshold watches at a node (engine/commands/alerts.py): a
+    token waiting there (its open visit) longer than the threshold, or an incident open there
+    longer than it."""
+
+    WAITING = "waiting"
+    INCIDENT = "incident"
+
+
+class AlertSource(StrEnum):
+    """Where an alert threshold comes from: set by an operator, or declared in the model
+    (`interlock.alert.*` camunda:properties) by the latest deployed version."""
+
+    CONSOLE = "console"
+    MODEL = "model"

@@ -14,6 +14,7 @@ from starlette.routing import Route
 
 from app import reads
 from app.auth import require
+from app.console import alerts
 from app.console.common import duration, engine_of, flash, read, render
 from app.console.definition_history import (
     MODES,
@@ -202,7 +203,7 @@ async def diagram_state(request: Request) -> Response:
 
 
 # What the definition page's live refresh can ask for: the per-node table, the diagram's state.
-LIVE_PARTS = ("stats", "diagram")
+LIVE_PARTS = ("stats", "diagram", "alerts")
 
 
 def _live(
@@ -218,8 +219,12 @@ def _live(
         stats = console.definition_node_stats(engine, definition.id)
         view = _now(engine, definition, stats) if "stats" in parts else {}
         diagram = _node_state(definition.id, stats)
+    # The Alerts panel (app/console/alerts.py), when asked for.
+    panel = alerts.panel(engine, definition.key) if "alerts" in parts else {}
     return {
         **view,
+        **panel,
+        "alerts_part": "alerts" in parts,
         "stats": "stats" in parts,
         "diagram": diagram if "diagram" in parts else None,
     }
@@ -228,7 +233,7 @@ def _live(
 async def live(request: Request) -> Response:
     """The parts of an open definition page that an event burst changed, in one answer: each as
     an out-of-band swap (the diagram's state as JSON in `#diagram-state`). `parts` is a
-    comma-separated list of LIVE_PARTS (default: both)."""
+    comma-separated list of LIVE_PARTS (default: all)."""
     query = Query(request.query_params)
     parts = query.some_of("parts", LIVE_PARTS) or list(LIVE_PARTS)
     key = request.path_params["key"]

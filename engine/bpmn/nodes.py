@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.bpmn.alerts import check_alert_properties
 from engine.bpmn.inputoutput import read_input_output
 from engine.bpmn.loops import parse_loop
 from engine.bpmn.reading import (
@@ -102,6 +103,7 @@ def common_fields(element: Element, ctx: Context) -> dict[str, Any]:
     # of an instance holds the instance's row lock, so its jobs never run at the same time,
     # which is what exclusive="true" asks of Camunda (and stricter than exclusive="false").
     ctx.boolean(element, camunda_tag("exclusive"), default=True)
+    check_alert_properties(element, ctx, node_id)
     return {
         "id": node_id,
         "name": element.get("name"),

@@ -13,6 +13,7 @@ from uuid import UUID
 from engine.bpmn.diagram import diagram_for_deployment
 from engine.bpmn.parser import parse_bpmn_file
 from engine.bpmn.resources import embed_scripts, is_script_resource
+from engine.commands.alerts import declare_from_model as declare_alert_thresholds
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import CREATE_DEPLOYMENT, DELETE_DEPLOYMENT, REDEPLOY, On, Permit
@@ -185,6 +186,7 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
         diagram = diagram_for_deployment(resource.content, resource.name, model.key)
         definitions.insert_definition(tx.conn, row, resource.content.decode("utf-8"), diagram)
         job_definitions.insert(tx.conn, row.id, model)
+        declare_alert_thresholds(tx, row.key, model)
         start_triggers.replace(
             tx.conn,
             model,

@@ -241,6 +241,11 @@ DELETE_FILTER = permit(Need("DELETE", ResourceType.FILTER, On.FILTER))
 # Reading a filter and running its query (no command, the read asks): READ on the filter.
 READ_FILTER = permit(Need("READ", ResourceType.FILTER, On.FILTER))
 ANNOTATE_ENTRY = permit(Need("UPDATE_HISTORY", PD, On.DEFINITION))
+# Setting or removing a stuck-instance alert threshold of a definition key (Camunda has no such
+# thing): UPDATE on the definition, or UPDATE_INSTANCE on it, which operators hold.
+SET_ALERT = permit(
+    any_of(Need("UPDATE", PD, On.DEFINITION), Need("UPDATE_INSTANCE", PD, On.DEFINITION))
+)
 # Camunda's administrators' work (history cleanup, webhooks, accounts, the audit log's notes,
 # summaries): nothing short of ALL on the authorization resource, what only admins hold.
 ADMINISTER = permit(Need("ALL", ResourceType.AUTHORIZATION))

@@ -142,6 +142,8 @@ class _Scraped(Collector):
         self.pools: Mapping[str, Any] = {}
         self.open_incidents: int | None = None
         self.overdue_seconds: float | None = None
+        # Stuck-instance alerts open now: (definition key, kind) -> instances past a threshold.
+        self.open_alerts: Mapping[tuple[str, str], int] | None = None
 
     def describe(self) -> list[Metric]:
         return []
@@ -172,6 +174,16 @@ class _Scraped(Collector):
                 "when scraped: the lag of the job executors of every process.",
                 value=self.overdue_seconds,
             )
+        if self.open_alerts is not None:
+            alerts = GaugeMetricFamily(
+                "interlock_open_alerts",
+                "Instances past a stuck-instance alert threshold, per definition key and kind "
+                "(waiting, incident), read when scraped.",
+                labels=("definition_key", "kind"),
+            )
+            for (key, kind), count in sorted(self.open_alerts.items()):
+                alerts.add_metric((key, kind), count)
+            yield alerts
 
 
 _SCRAPED = _Scraped()
@@ -180,7 +192,10 @@ _SCRAPE_LOCK = threading.Lock()
 
 
 def render(
-    pools: Mapping[str, Any], open_incidents: int | None, overdue_seconds: float | None
+    pools: Mapping[str, Any],
+    open_incidents: int | None,
+    overdue_seconds: float | None,
+    open_alerts: Mapping[tuple[str, str], int] | None = None,
 ) -> bytes:
     """This process's metrics in the Prometheus text format, with `pools` (name -> psycopg_pool
     pool), `open_incidents` and `overdue_seconds` (None: the database did not answer) read for
@@ -188,8 +203,10 @@ def render(
     with _SCRAPE_LOCK:
         _SCRAPED.pools = pools
         _SCRAPED.open_incidents, _SCRAPED.overdue_seconds = open_incidents, overdue_seconds
+        _SCRAPED.open_alerts = open_alerts
         try:
             return generate_latest(REGISTRY)
         finally:
             _SCRAPED.pools = {}
             _SCRAPED.open_incidents = _SCRAPED.overdue_seconds = None
+            _SCRAPED.open_alerts = None

@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.api import Engine
 from tests.api import identity_scenarios
+from tests.api.matrix_alerts import ALERT_ROWS
 from tests.api.matrix_executions import EXECUTIONS_ROWS
 from tests.api.matrix_filters import FILTER_ROWS
 from tests.api.matrix_routes import (
@@ -671,3 +672,4 @@ ROWS += SUSPENSION_ROWS
 ROWS += TASKS_JOBS_ROWS
 ROWS += FILTER_ROWS
 ROWS += EXECUTIONS_ROWS
+ROWS += ALERT_ROWS

@@ -70,6 +70,13 @@ def _entry(engine: Engine) -> str:
     return str(row[0])
 
 
+def _threshold(engine: Engine) -> str:
+    """An alert threshold on a node of the straight process."""
+    from engine.commands.alerts import SetAlertThreshold
+
+    return engine.run(SetAlertThreshold("straight", "start", "incident", "PT5M")).threshold_id
+
+
 def _group(engine: Engine) -> str:
     from engine.commands.identity import CreateGroup
 
@@ -219,6 +226,13 @@ CONSOLE: dict[str, Callable[[Engine], Target]] = {
     "/definitions/{key}/migrate/validate": lambda e: ("/definitions/straight/migrate/validate", {}),
     "/definitions/{key}/migrate/run": lambda e: ("/definitions/straight/migrate/run", {}),
     "/definitions/{key}/migrate/batch": lambda e: ("/definitions/straight/migrate/batch", {}),
+    "/definitions/{key}/alerts": lambda e: (
+        "/definitions/straight/alerts",
+        {"data": {"node_id": "end", "kind": "waiting", "duration": "PT1H"}},
+    ),
+    "/alerts/thresholds/{threshold_id:uuid}/delete": _at(
+        "/alerts/thresholds/{}/delete", _threshold
+    ),
 }
 # Routes only an admin may use; the others need an operator (replaying dead letters included).
 ADMIN_ONLY = {

@@ -382,6 +382,9 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
             "SELECT id FROM webhook_delivery WHERE state = 'dead' ORDER BY id"
         ).fetchall()
         evaluations = conn.execute("SELECT id FROM decision_evaluation ORDER BY id").fetchall()
+        alert_thresholds = conn.execute(
+            "SELECT id, duration FROM alert_threshold ORDER BY id"
+        ).fetchall()
         identity = identity_scenarios.identity_rows(conn)
     path = target[0]
     named = path.split("/")[2] if path.startswith("/instances/") else ""
@@ -403,6 +406,7 @@ def snapshot(engine: Engine, target: Call) -> list[Any]:
         [(b.id, b.state, b.done, b.failed) for b in batch_reads.batches(engine)],
         evaluations,
         identity,
+        alert_thresholds,
     ]
 
 

@@ -102,7 +102,9 @@ def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
 
     definition = get("/definitions/live-parts/live", version="1")
     assert definition.status_code == 200
-    assert swapped(definition.text) == ["definition-stats", "diagram-state"]
+    assert swapped(definition.text) == ["definition-stats", "diagram-state", "definition-alerts"]
+    panel = get("/definitions/live-parts/alerts")
+    assert inner(definition.text, "definition-alerts") == " ".join(panel.text.split())
     stats = get("/definitions/live-parts/stats", version="1")
     assert inner(definition.text, "definition-stats") == " ".join(stats.text.split())
     only = get("/definitions/live-parts/live", version="1", parts="diagram")

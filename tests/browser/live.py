@@ -16,6 +16,7 @@ from app.main import create_app
 from app.settings import Settings
 from engine.api import Engine
 from engine.commands.accounts import CreateUser
+from engine.core.executor import Clock, system_clock
 from engine.identity.accounts import Role
 from tests.server import PASSWORD, free_port
 
@@ -50,10 +51,12 @@ def with_stream(app: Starlette) -> Starlette:
 class ConsoleServer:
     """uvicorn in a thread. Users viewer, operator and admin log in with PASSWORD."""
 
-    def __init__(self, database_url: str, **settings_options: Any) -> None:
+    def __init__(
+        self, database_url: str, *, clock: Clock = system_clock, **settings_options: Any
+    ) -> None:
         self.database_url = database_url
         self.settings_options = settings_options
-        self.engine = Engine(database_url, migrate=False)
+        self.engine = Engine(database_url, migrate=False, clock=clock)
         for role in Role:
             self.engine.run(CreateUser(role.value, role, PASSWORD))
         self.port = free_port()

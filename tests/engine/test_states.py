@@ -24,6 +24,8 @@ from engine.core.runtime import InstanceRow
 from engine.db.ids import new_id
 from engine.errors import InvariantViolation, InvariantViolationKind
 from engine.states import (
+    AlertKind,
+    AlertSource,
     BatchItemState,
     BatchState,
     BatchType,
@@ -222,6 +224,8 @@ def test_every_vocabulary_in_the_order_of_its_check_constraint() -> None:
         "modify",
         "migrate",
     ]
+    assert [s.value for s in AlertKind] == ["waiting", "incident"]
+    assert [s.value for s in AlertSource] == ["console", "model"]
 
 
 def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
@@ -252,6 +256,7 @@ def test_the_outbox_events_that_pages_and_webhooks_choose_from() -> None:
         "external_task.completed",
         "external_task.failed",
         "decision.evaluated",
+        "alert.raised",
     ]
     assert [s.value for s in OutboxEvent] == pinned
     # The console's pages listen on their stream for every one of them.
@@ -324,6 +329,9 @@ def test_the_check_constraints_read_as_they_always_have() -> None:
         ),
         "ck_batch_state_allowed": "state IN ('Running', 'Suspended', 'Completed', 'Cancelled')",
         "ck_batch_item_state_allowed": "state IN ('Pending', 'Done', 'Failed')",
+        "ck_alert_threshold_kind_allowed": "kind IN ('waiting', 'incident')",
+        "ck_alert_threshold_source_allowed": "source IN ('console', 'model')",
+        "ck_alert_crossing_kind_allowed": "kind IN ('waiting', 'incident')",
     }
 
 
