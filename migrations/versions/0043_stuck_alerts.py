@@ -1,7 +1,7 @@
 """stuck-instance alerts
 
-Revision ID: 0041
-Revises: 0040
+Revision ID: 0043
+Revises: 0042
 Create Date: 2026-12-06 16:00:00.000000
 
 Alert thresholds per definition key, node and kind (a token waiting, an incident open), set by an
@@ -14,8 +14,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0041"
-down_revision: str | Sequence[str] | None = "0040"
+revision: str = "0043"
+down_revision: str | Sequence[str] | None = "0042"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
