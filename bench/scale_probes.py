@@ -185,6 +185,10 @@ def console_probes(s: Sample) -> list[Probe]:
         Probe("console", "/jump", "/jump?q=order-1"),
         # A variable as an export's column, over the first batch of the list.
         p("/instances/export.{format}", "/instances/export.csv?variables=amount,region"),
+        # What a batch over a filter would touch: a count and a sample.
+        p("/instances/batch-preview", f"/instances/batch-preview?action=cancel&definition={s.key}"),
+        p("/instances/batch-preview", "/instances/batch-preview?action=cancel"),
+        p("/incidents/batch-preview", f"/incidents/batch-preview?definition={s.key}"),
         p("/incidents"),
         p("/incidents", "/incidents?fragment=rows"),
         p("/incidents", f"/incidents?fragment=rows&definition={s.key}"),

@@ -115,3 +115,32 @@ def test_one_answer_carries_every_part_asked_for(server: LiveServer) -> None:
     wrong = get("/definitions/live-parts/live", parts="tokens")
     assert wrong.status_code == 400 and "parts" in wrong.text
     assert get("/definitions/no-such-key/live").status_code == 404
+
+
+def test_the_live_header_offers_an_admin_to_migrate_an_instance_of_an_older_version(
+    server: LiveServer,
+) -> None:
+    engine = server.engine
+
+    def version(name: str) -> None:
+        engine.deploy(
+            ProcessBuilder("live-migrate", name=name)
+            .start_event("Start")
+            .user_task("Work")
+            .end_event("End")
+            .chain("Start", "Work", "End")
+            .build()
+        )
+
+    version("First")
+    old = engine.start_latest("live-migrate")
+    version("Second")
+    login = console_login(server.url, "admin")
+    cookies = {"interlock_session": login.cookies["interlock_session"]}
+    answer = httpx.get(f"{server.url}/instances/{old.id}/live?parts=header", cookies=cookies)
+    assert answer.status_code == 200, answer.text
+    assert "Migrate this instance" in inner(answer.text, "inspector-header")
+    new = engine.start_latest("live-migrate")
+    latest = httpx.get(f"{server.url}/instances/{new.id}/live?parts=header", cookies=cookies)
+    assert latest.status_code == 200
+    assert "Migrate this instance" not in latest.text
