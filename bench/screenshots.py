@@ -1,5 +1,6 @@
-"""Screenshots of the console in its light and dark themes: the overview, the instance list and an
-instance's inspector, as PNG files in a folder.
+"""Screenshots of the console in its light and dark themes at 1440x900: the overview, the instance
+list, an instance's inspector, the incidents grouped by node and message and the stuck-instance
+alerts, as PNG files in a folder.
 
     python -m bench.screenshots FOLDER [--database-url URL]
 
@@ -24,9 +25,11 @@ from bench import serving
 from bench.scratch import scratch_engine
 from engine.api import Engine
 from engine.builder import ProcessBuilder
+from engine.commands.alerts import SetAlertThreshold
 from engine.identity.accounts import Role
+from engine.states import AlertKind
 
-PAGES = ("overview", "instances", "inspector")
+PAGES = ("overview", "instances", "inspector", "incidents", "alerts")
 THEMES: tuple[Literal["light", "dark"], ...] = ("light", "dark")
 USER = "screenshots"
 PASSWORD = "screenshots-password"
@@ -38,10 +41,16 @@ def capture(
     """PNGs of PAGES in THEMES (`overview-dark.png`...), logged in as `user`; the paths written."""
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
-    paths = {"overview": "/", "instances": "/instances", "inspector": f"/instances/{instance_id}"}
+    paths = {
+        "overview": "/",
+        "instances": "/instances",
+        "inspector": f"/instances/{instance_id}",
+        "incidents": "/incidents?group=node",
+        "alerts": "/alerts",
+    }
     for theme in THEMES:
         context = browser.new_context(
-            viewport={"width": 1280, "height": 900}, base_url=base_url, color_scheme=theme
+            viewport={"width": 1440, "height": 900}, base_url=base_url, color_scheme=theme
         )
         try:
             page = context.new_page()
@@ -86,6 +95,8 @@ def sample_data(engine: Engine) -> str:
         engine.start_latest("order-fulfilment", {"n": n}, business_key=f"order-100{n}")
     [task] = engine.fetch_and_lock("screenshots", {"charge": 60_000}, max_tasks=1)
     engine.fail_external_task(task["id"], "screenshots", "card declined")
+    # Packing that waits longer than a second is an alert by the time the pictures are taken.
+    engine.run(SetAlertThreshold("order-fulfilment", "Pack", AlertKind.WAITING, "PT1S"))
     return str(shown.id)
 
 

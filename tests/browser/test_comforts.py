@@ -112,11 +112,11 @@ def test_dark_theme_follows_the_system_and_the_toggle_and_is_remembered(
     assert luminance(page, "body", "backgroundColor") > 0.8
     assert page.evaluate("localStorage.getItem('interlock-theme')") is None
 
-    # Overview, instances and inspector in both themes, as the screenshot script takes them.
+    # Every page the screenshot script takes, in both themes.
     written = capture(browser, console.url, tmp_path / "shots", str(order.id), "operator", PASSWORD)
     assert sorted(p.name for p in written) == sorted(
         f"{name}-{theme}.png"
-        for name in ("overview", "instances", "inspector")
+        for name in ("overview", "instances", "inspector", "incidents", "alerts")
         for theme in ("light", "dark")
     )
     for path in written:
