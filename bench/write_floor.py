@@ -51,7 +51,8 @@ def record(engine: Any) -> list[tuple[Any, Any]]:
 
 def replay(url: str, engine: Any, sent: list[tuple[Any, Any]], seconds: float) -> float:
     """Instances per second of the recorded transaction replayed with fresh ids."""
-    lookup, write = sent[1], sent[2]
+    lookup = next(item for item in sent if "DISTINCT ON" in repr(item[0]))
+    write = next(item for item in sent if "WITH d AS" in repr(item[0]))
     document = write[1][0]
     body = document.obj if hasattr(document, "obj") else document
     text = body if isinstance(body, bytes) else str(body).encode()
