@@ -1454,3 +1454,7 @@ class AlertCrossing(SQLModel, table=True):
     since: datetime = Field(sa_type=TS)
     crossed_at: datetime = Field(sa_type=TS)
     raised_at: datetime = Field(sa_type=TS)
+
+
+alert_threshold = table_of(AlertThreshold)
+alert_crossing = table_of(AlertCrossing)

@@ -38,8 +38,9 @@ def _dependents() -> tuple[str, ...]:
 
 
 # The instance's audit entries go with it too: they name it without a foreign key (an entry
-# outlives a cancelled instance until the cleanup removes its history).
-DEPENDENTS = (*_dependents(), schema.audit_entry.name)
+# outlives a cancelled instance until the cleanup removes its history); and the alerts it raised
+# (kept, without a foreign key, so that an alert is raised once).
+DEPENDENTS = (*_dependents(), schema.audit_entry.name, schema.alert_crossing.name)
 
 # A family still running: a called instance of root `{root}` has not ended. Its root is never
 # deleted, however long ago it ended.

@@ -20,6 +20,7 @@ from engine.identity.grants import grants_of
 from engine.identity.permissions import AuthorizationType, ResourceType, permission_bits
 from engine.queries import alerts
 from engine.states import AuditChannel
+from engine.store import cleanup as cleanup_store
 from tests.engine.clock import ManualClock
 
 START = datetime(2031, 5, 6, 8, 0, tzinfo=UTC)
@@ -293,3 +294,18 @@ def test_a_subprocess_whose_threshold_is_no_duration_is_refused_naming_it(engine
     assert refused.value.element_id == "inner"
     assert "interlock.alert.waiting" in str(refused.value)
     assert alerts.thresholds(engine) == []
+
+
+def test_the_alerts_an_instance_raised_go_with_its_history(
+    engine: Engine, clock: ManualClock
+) -> None:
+    engine.deploy(stuck_model().encode())
+    kept, deleted = engine.start_latest("stuck"), engine.start_latest("stuck")
+    clock.advance(hours=3)
+    assert engine.run(RaiseAlerts()).raised == 2
+    with engine.connection() as conn, conn.transaction():
+        assert cleanup_store.delete_instances(conn, [deleted.id]) == 1
+        left = conn.execute("SELECT instance_id FROM alert_crossing").fetchall()
+    assert left == [(kept.id,)]
+    # Gone with the instance, it is not raised again (the kept one was raised already).
+    assert engine.run(RaiseAlerts()).raised == 0
