@@ -594,8 +594,10 @@
       });
     }
   });
-  function reselect(evt) {
-    evt.target.querySelectorAll("input[data-select]").forEach(function (b) {
+  // After any swap (an out-of-band one's event target is not the part swapped in), the boxes on
+  // the page show the selection kept across refreshes.
+  function reselect() {
+    document.querySelectorAll("input[data-select]").forEach(function (b) {
       b.checked = selected.has(b.value);
     });
   }
