@@ -165,7 +165,9 @@ def _described(tokens: Mapping[str, int]) -> str:
 def _apply(engine: Engine, who: Principal, form: Mapping[str, str], instance_id: UUID) -> str:
     annotation = form.get("annotation", "").strip() or None
     found = instructions(form.get("instructions", ""))
-    _refuse_before_preview(_model(engine, instance_id), found)
+    model = _model(engine, instance_id)
+    if model is not None:
+        _refuse_before_preview(model, found)
     result = engine.modify(instance_id, *found, annotation=annotation)
     return f"Modification applied ({result.state}): tokens at {_described(result.tokens)}."
 
@@ -205,7 +207,8 @@ async def preview(request: Request) -> Response:
         form = await request.form()
         found = instructions(form_text(form, "instructions"))
         model = await run_in_threadpool(_model, engine, instance_id)
-        _refuse_before_preview(model, found)
+        if model is not None:
+            _refuse_before_preview(model, found)
         result = await run_in_threadpool(engine.preview_modification, instance_id, *found)
     except InterlockError as error:
         return flash(request, error=error)
@@ -214,14 +217,19 @@ async def preview(request: Request) -> Response:
         "_modify_preview.html",
         {
             "result": result,
-            "labels": {node.id: node.label for node in model.nodes},
+            "labels": {node.id: node.label for node in (model.nodes if model else ())},
             "tokens_json": result.tokens,
         },
     )
 
 
-def _model(engine: Engine, instance_id: UUID) -> ProcessModel:
-    info = reads.instance(engine, instance_id)
+def _model(engine: Engine, instance_id: UUID) -> ProcessModel | None:
+    """The instance's model; None for an instance the caller may not read (or none): the
+    command then refuses, or finds none, in its own words."""
+    try:
+        info = reads.instance(engine, instance_id)
+    except NotFound:
+        return None
     return reads.model(engine, info.definition_id, info.definition_key)
 
 

@@ -108,4 +108,4 @@ def test_a_call_activity_that_called_several_links_to_their_list(
     link.click()
     expect(page).to_have_url(f"{console.url}/instances?called_by={batch.id}")
     expect(page.locator("#instance-rows tr[data-instance]")).to_have_count(3)
-    expect(page.locator('input[name="called_by"]')).to_have_value(str(batch.id))
+    expect(page.locator('form.list-bar input[name="called_by"]')).to_have_value(str(batch.id))

@@ -421,3 +421,21 @@ def test_the_audit_log_shows_a_saved_view_query_as_written(
     expect(change).not_to_contain_text("&amp;")
     html: Any = change.inner_html()
     assert "definition=demo-order&amp;state=Active" in html  # still escaped as HTML
+
+
+def test_a_narrower_window_never_scrolls_sideways_for_the_header(
+    console: ConsoleServer, login: Login
+) -> None:
+    page = login("viewer")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("/instances")
+    expect(page.locator("#live-status")).to_have_attribute("data-state", "live")
+    # The stream's badge as it reads before the stream is up (or after it dropped): wider.
+    page.locator("#live-status").evaluate(
+        "e => { e.dataset.state = 'connecting'; e.textContent = 'connecting…'; }"
+    )
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    jump = box(page.locator("header.top form.jump input"))
+    assert jump["width"] >= 144  # still wide enough to read a short id
+    header = box(page.locator("header.top"))
+    assert header["height"] < 64, header
