@@ -37,6 +37,8 @@ def test_an_admin_ends_another_users_session(console: ConsoleServer, login: Logi
     expect(row).to_have_count(1)
     expect(admin.locator("tr[data-session]", has_text="(this session)")).to_have_count(1)
 
+    # End session is an htmx control: it answers once the page's scripts are in place.
+    expect(admin.locator("html")).to_have_attribute("data-console", "ready")
     row.get_by_role("button", name="End session").click()
     expect(admin.locator("#flash-sessions")).to_contain_text("Session ended")
     expect(admin.locator("tr[data-session]", has_text="operator")).to_have_count(0)
