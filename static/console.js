@@ -277,6 +277,9 @@
     var parts = source ? ready.filter(function (el) { return el.hasAttribute("data-part"); }) : [];
     var own = ready.filter(function (el) { return parts.indexOf(el) < 0; });
     live.busy = own.length + (parts.length ? 1 : 0);
+    // A refresh whose request htmx drops (an hx-sync queue keeps only the last) never answers:
+    // look again once it is overdue, so that what was wanted meanwhile is still asked for.
+    window.setTimeout(schedule, 15100);
     if (parts.length) {
       live.parts = parts.map(function (el) { return el.getAttribute("data-part"); });
       htmx.trigger(source, "live-refresh");
