@@ -111,7 +111,8 @@ def test_a_burst_of_commits_costs_one_request(console: ConsoleServer, login: Log
     expect(page.locator('#variables-body tr[data-variable="step"] .value')).to_have_text("7")
     settle(page, console)
     assert len(held) == 1
-    assert len(requests.urls) == 2, requests.urls
+    # One request when every event had arrived before the first was asked for, else two.
+    assert 1 <= len(requests.urls) <= 2, requests.urls
     assert all("/live?" in url for url in requests.urls), requests.urls
     assert requests.most == 1
 
