@@ -17,7 +17,7 @@ from typing import Protocol, TypeVar
 from engine.commands.alerts import RaiseAlerts
 from engine.core.executor import Clock, Command, Idempotency, Result
 from engine.db.outage import is_database_outage
-from engine.loops.threads import Loops
+from engine.loops.threads import Looping, Loops
 
 T = TypeVar("T", bound=Result)
 log = logging.getLogger("engine.alerts")  # the name operators' log settings know
@@ -50,7 +50,10 @@ class AlertingEngine(Protocol):
     def run(self, command: Command[T], idempotency_key: str | Idempotency | None = None) -> T: ...
 
 
-class AlertWatch:
+class AlertWatch(Looping):
+    owner = "in this process"
+    _log = log
+
     def __init__(self, engine: AlertingEngine, tick: float | None = None) -> None:
         self.engine = engine
         self.tick = tick if tick is not None else default_tick_seconds()
@@ -58,16 +61,6 @@ class AlertWatch:
 
     def start(self) -> None:
         self._loops.start(self._loop, 1)
-
-    def request_stop(self) -> None:
-        self._loops.request_stop()
-
-    def stop(self, timeout: float = 5.0) -> bool:
-        return self._loops.stop(timeout)
-
-    @property
-    def running(self) -> bool:
-        return self._loops.running
 
     def run_once(self) -> float:
         """Raise what crossed; the seconds until the next tick."""

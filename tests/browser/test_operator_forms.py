@@ -8,8 +8,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, Route, ViewportSize, expect
+from playwright.sync_api import Locator, Page, Route, ViewportSize, expect
 
+from engine.handle import InstanceHandle
+from engine.store.tasks import TaskRow
 from tests.browser.conftest import Login
 from tests.browser.live import ConsoleServer
 from tests.browser.processes import parallel_approval
@@ -37,19 +39,26 @@ def _heard(page: Page, instance_id: object) -> None:
     )
 
 
-def test_a_refused_task_form_survives_another_instances_commit(
+def _leave_form_open(
     console: ConsoleServer, login: Login
-) -> None:
-    engine = console.engine
-    engine.deploy(LEAVE)
-    mine = engine.start_latest(
+) -> tuple[InstanceHandle, TaskRow, Page, Locator]:
+    """An operator's inbox with the form of a new leave request's task unfolded."""
+    console.engine.deploy(LEAVE)
+    mine = console.engine.start_latest(
         "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
     )
     (task,) = mine.user_tasks()
     page = _open(login, "operator", "/tasks")
     settle(page, console)
     page.locator(f'tr[data-task="{task.id}"] summary').click()
-    form = page.locator(f"#task-form-{task.id}")
+    return mine, task, page, page.locator(f"#task-form-{task.id}")
+
+
+def test_a_refused_task_form_survives_another_instances_commit(
+    console: ConsoleServer, login: Login
+) -> None:
+    engine = console.engine
+    mine, task, page, form = _leave_form_open(console, login)
     form.get_by_label("Approved days").fill("45")
     form.get_by_label("Comment").fill("Whole month")
     form.get_by_label("Decision").select_option("reject")
@@ -315,15 +324,7 @@ def test_a_form_whose_task_went_elsewhere_holds_the_inbox_until_folded(
     console: ConsoleServer, login: Login
 ) -> None:
     engine = console.engine
-    engine.deploy(LEAVE)
-    mine = engine.start_latest(
-        "leave_request", form={"employee": "Ann", "days": "5", "firstDay": "01/02/2027"}
-    )
-    (task,) = mine.user_tasks()
-    page = _open(login, "operator", "/tasks")
-    settle(page, console)
-    page.locator(f'tr[data-task="{task.id}"] summary').click()
-    form = page.locator(f"#task-form-{task.id}")
+    mine, task, page, form = _leave_form_open(console, login)
     form.get_by_label("Comment").fill("Still typing")
 
     # Someone else completes the task: the refresh no longer draws its form, so the inbox keeps

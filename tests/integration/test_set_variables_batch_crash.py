@@ -11,9 +11,7 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from uuid import UUID
@@ -23,6 +21,7 @@ from engine.builder import ProcessBuilder
 from tests.api.test_sessions import Browser
 from tests.engine.batches import batch_row
 from tests.server import live_server
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 COUNT = 5000
@@ -46,13 +45,6 @@ def _kill(worker: subprocess.Popen[bytes]) -> None:
     worker.wait(timeout=10)
     assert worker.stdout is not None
     worker.stdout.close()
-
-
-def _until(check: Callable[[], bool], timeout: float = 300.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "the batch made no progress in time"
-        time.sleep(0.05)
 
 
 def _start(engine: Engine) -> list[UUID]:
@@ -119,13 +111,21 @@ def test_five_thousand_instances_get_their_variables_once_across_a_killed_execut
         assert batch_row(engine, batch_id)[:3] == ("Running", COUNT, 0)
 
         worker = _executor(database_url)
-        _until(lambda: int(batch_row(engine, batch_id)[2]) >= COUNT // 3)
+        wait_until(
+            lambda: int(batch_row(engine, batch_id)[2]) >= COUNT // 3,
+            "a third of the batch done",
+            timeout=300,
+        )
         _kill(worker)
         after_kill = int(batch_row(engine, batch_id)[2])
         assert 0 < after_kill < COUNT, after_kill
         worker = _executor(database_url)  # takes the job over once the killed lock expires
         try:
-            _until(lambda: batch_row(engine, batch_id)[0] == "Completed")
+            wait_until(
+                lambda: batch_row(engine, batch_id)[0] == "Completed",
+                "the batch completed",
+                timeout=300,
+            )
         finally:
             _kill(worker)
 
