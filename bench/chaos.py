@@ -353,13 +353,13 @@ def _count(conn: psycopg.Connection[Any], query: str, *params: object) -> int:
 DOUBLED = {
     "history visits (token, node)": "SELECT count(*) FROM (SELECT 1 FROM history "
     "GROUP BY token_id, node_id HAVING count(*) > 1) AS d",
-    "timers fired": "SELECT count(*) FROM (SELECT 1 FROM outbox WHERE event = 'job.executed' "
+    "timers fired": "SELECT count(*) FROM (SELECT 1 FROM outbox_event WHERE event = 'job.executed' "
     "AND node_id = 'wait' GROUP BY instance_id HAVING count(*) > 1) AS d",
-    "joins left": "SELECT count(*) FROM (SELECT 1 FROM outbox WHERE event = 'token.merged' "
+    "joins left": "SELECT count(*) FROM (SELECT 1 FROM outbox_event WHERE event = 'token.merged' "
     "AND node_id = 'join' GROUP BY instance_id HAVING count(*) > 1) AS d",
-    "external tasks completed": "SELECT count(*) FROM (SELECT 1 FROM outbox "
+    "external tasks completed": "SELECT count(*) FROM (SELECT 1 FROM outbox_event "
     "WHERE event = 'external_task.completed' GROUP BY instance_id HAVING count(*) > 1) AS d",
-    "instances ended": "SELECT count(*) FROM (SELECT 1 FROM outbox "
+    "instances ended": "SELECT count(*) FROM (SELECT 1 FROM outbox_event "
     "WHERE event = 'instance.completed' GROUP BY instance_id HAVING count(*) > 1) AS d",
 }
 
@@ -373,7 +373,7 @@ WITH o AS (
            first_value(txid) OVER w AS first_txid,
            last_value(txid) OVER (w ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
                AS last_txid
-    FROM outbox WINDOW w AS (PARTITION BY instance_id ORDER BY seq)
+    FROM outbox_event WINDOW w AS (PARTITION BY instance_id ORDER BY seq)
 ), broken_runs AS (
     SELECT DISTINCT a.instance_id FROM o a
     JOIN o b ON b.instance_id = a.instance_id AND b.txid = a.txid AND b.seq > a.seq

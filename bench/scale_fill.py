@@ -243,8 +243,9 @@ _VARIABLES = (
 )
 
 _OUTBOX = (
-    "INSERT INTO outbox (event, instance_id, created_at, definition_key) "
-    "SELECT (%(events)s::text[])[1 + i %% cardinality(%(events)s::text[])], o.id, "
+    "INSERT INTO outbox (events, instance_id, created_at, definition_key) "
+    "SELECT jsonb_build_array(jsonb_build_object('event', "
+    "(%(events)s::text[])[1 + i %% cardinality(%(events)s::text[])])), o.id, "
     "now() - (%(outbox)s - i) * (interval '3600 seconds' / greatest(%(outbox)s, 1)), "
     "(SELECT p.definition_key FROM process_instance p WHERE p.id = o.id) "
     "FROM generate_series(1, %(outbox)s::bigint) AS i, "
@@ -364,7 +365,7 @@ def fill(url: str, sizes: Sizes, definitions: dict[str, str], *, quiet: bool = F
         conn.execute(
             "INSERT INTO webhook_subscription (id, name, url, event_types, definition_key, "
             "secret, enabled, fanned_out_seq) VALUES (%s, 'scale', 'http://127.0.0.1:9/hook', "
-            "'[]', NULL, 'secret', false, (SELECT coalesce(max(seq), 0) FROM outbox))",
+            "'[]', NULL, 'secret', false, (SELECT coalesce(max(seq), 0) FROM outbox_event))",
             (WEBHOOK_ID,),
         )
         # One task filter (a saved view of the inbox): its open tasks of PARALLEL, newest first.

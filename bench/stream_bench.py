@@ -193,7 +193,7 @@ def measure(
         proc.join(timeout=30)
 
     with engine.connection() as conn:
-        all_ids = [int(r[0]) for r in conn.execute("SELECT seq FROM outbox ORDER BY seq")]
+        all_ids = [int(r[0]) for r in conn.execute("SELECT seq FROM outbox_event ORDER BY seq")]
     latencies: list[float] = []
     missing = 0
     for arrivals, ids in gathered:

@@ -855,6 +855,14 @@ class WorkLog(SQLModel, table=True):
     error_details: str | None = Field(sa_type=sa.Text)
 
 
+# A row of the outbox holds the events one command wrote for one instance, at most this many
+# (more take further rows). An event's number, the `seq` every consumer sees (stream ids, webhook
+# deliveries, cursors), is its row's seq times this plus its place in the row, counted from 0:
+# numbers grow in commit-safe row order and within a row in the order the command wrote them.
+# The view outbox_event (engine/sql/functions.sql) spells the same rule in SQL.
+OUTBOX_EVENTS_PER_ROW = 1000
+
+
 class Outbox(SQLModel, table=True):
     # No index besides the sequence: tails read by seq, and every index here costs every command.
     __tablename__ = "outbox"
@@ -865,11 +873,10 @@ class Outbox(SQLModel, table=True):
         sa_type=sa.BigInteger,
         sa_column_kwargs={"server_default": sa.text("(pg_current_xact_id())::text::bigint")},
     )
-    event: str = Field(sa_type=sa.String(40))
     instance_id: UUID = Field(sa_type=sa.Uuid)
-    token_id: UUID | None = Field(sa_type=sa.Uuid)
-    node_id: str | None = Field(sa_type=sa.Text)
-    history_id: UUID | None = Field(sa_type=sa.Uuid)
+    # The events, in order: objects with `event` and, where set, `token_id`, `node_id` and
+    # `history_id` (read one per row through the view outbox_event).
+    events: list[dict[str, Any]] = Field(sa_type=JSONB)
     created_at: datetime = Field(sa_type=TS, sa_column_kwargs={"server_default": NOW})
     # The key of the instance's definition (null: a row of no process instance), written with
     # the row, so that reads narrowed by definition key need not look the instance up.

@@ -265,7 +265,8 @@ class IncidentRow:
 
 @dataclass
 class Event:
-    """An outbox row to write: an event type and identifiers only."""
+    """An outbox event to write: an event type and identifiers only (one outbox row holds a
+    command's events of one instance)."""
 
     event: str
     token_id: UUID | None = None

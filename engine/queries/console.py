@@ -35,7 +35,7 @@ _OF_EXTERNAL_TASK = covers.instance("definition_key", "instance_id", tenant="ten
 # whose reads are not narrowed references no column of it, so PostgreSQL leaves the join out).
 _JOB_READABLE = covers.instance("jd.key", "j.instance_id", tenant="j.tenant_id")
 
-# How many of the newest outbox rows the "last hour" activity counts look at.
+# How many of the newest outbox events the "last hour" activity counts look at.
 ACTIVITY_WINDOW = 50_000
 
 
@@ -133,8 +133,8 @@ def activity(conn: Connection, now: datetime) -> Activity:
         for event, count in conn.execute(
             sql.SQL("SELECT event, count(*) FROM (")
             + sql.SQL(
-                "SELECT event, created_at, instance_id, definition_key FROM outbox "
-                "ORDER BY seq DESC LIMIT "
+                "SELECT event, created_at, instance_id, definition_key FROM outbox_event "
+                "ORDER BY row_seq DESC LIMIT "
             )
             + recent.bind(ACTIVITY_WINDOW)
             + sql.SQL(") recent")

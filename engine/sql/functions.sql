@@ -1,14 +1,15 @@
--- The current definition of every SQL function and trigger in Interlock's database.
+-- The current definition of every SQL function, trigger and view in Interlock's database.
 --
 -- The migrations in migrations/versions/ are history: they created and replaced these objects
--- step by step (0001, 0002, 0005, 0007, 0016, 0040) and stay as they were written. This file
--- says what the newest migration leaves behind, in one place. To change a function or trigger,
--- or to add or drop one, change it here and write a new migration that does the same, together
+-- step by step (0001, 0002, 0005, 0007, 0016, 0040, 0046) and stay as they were written. This file
+-- says what the newest migration leaves behind, in one place. To change a function, trigger or
+-- view, or to add or drop one, change it here and write a new migration that does the same, together
 -- (where this file includes a migration's frozen SQL, put the new text here in place of the
 -- include; the migration's file never changes):
 -- tests/integration/test_sql_functions.py creates this file's objects in a scratch schema and
--- fails unless a migrated database holds exactly the same functions and triggers, with the same
--- definitions (pg_get_functiondef, pg_get_triggerdef; whitespace in function bodies aside).
+-- fails unless a migrated database holds exactly the same functions, triggers and views, with the
+-- same definitions (pg_get_functiondef, pg_get_triggerdef, pg_get_viewdef; whitespace in function
+-- bodies aside).
 --
 -- Names are unqualified: the file is run with its target schema first on the search path.
 
@@ -30,6 +31,18 @@ BEGIN
             matched, expected USING ERRCODE = 'IL409';
     END IF;
 END $$;
+
+-- The outbox's events ---------------------------------------------------------------------------
+
+-- One row per event of the outbox (engine/schema.py, class Outbox): its number `seq` (its row's
+-- seq times 1000, OUTBOX_EVENTS_PER_ROW, plus its place in the row from 0) and its row's seq
+-- (`row_seq`, which a read bounds so that it reads the outbox's primary key).
+CREATE VIEW outbox_event AS
+SELECT o.seq * 1000 + e.place - 1 AS seq, o.seq AS row_seq, o.txid, e.event, o.instance_id,
+    e.token_id, e.node_id, e.history_id, o.created_at, o.definition_key
+FROM outbox o,
+    ROWS FROM (jsonb_to_recordset(o.events) AS (event text, token_id uuid, node_id text,
+        history_id uuid)) WITH ORDINALITY AS e(event, token_id, node_id, history_id, place);
 
 -- Notifications --------------------------------------------------------------------------------
 --

@@ -246,8 +246,10 @@ def record(
         "SELECT g.id::uuid, g.threshold_id::uuid, g.subject_id::uuid, g.instance_id::uuid, "
         "%s, %s, %s, g.since::timestamptz, g.crossed_at::timestamptz, %s FROM given g "
         "ON CONFLICT (threshold_id, subject_id) DO NOTHING RETURNING id, subject_id) "
-        "INSERT INTO outbox (event, instance_id, token_id, node_id, history_id, definition_key) "
-        "SELECT %s, g.instance_id::uuid, g.token_id::uuid, %s, n.id, %s "
+        "INSERT INTO outbox (instance_id, events, definition_key) "
+        "SELECT g.instance_id::uuid, jsonb_build_array(jsonb_strip_nulls(jsonb_build_object("
+        "'event', %s::text, 'token_id', g.token_id::uuid, 'node_id', %s::text, 'history_id', "
+        "n.id))), %s "
         "FROM inserted n JOIN given g ON g.subject_id::uuid = n.subject_id RETURNING seq",
         [
             *(value for row in rows for value in row),

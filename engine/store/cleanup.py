@@ -16,7 +16,7 @@ from psycopg import sql
 from engine import schema
 from engine.sql.filters import Where
 from engine.states import CleanupState, InstanceState, JobKind
-from engine.store import work_log
+from engine.store import outbox, work_log
 from engine.store.columns import fetch_one
 
 # The one cleanup job: every executor may run it, one batch at a time (its row is locked).
@@ -216,7 +216,8 @@ def trim_outbox(
     from the lowest seq on, at most `limit`."""
     where = Where()
     where.below("h.created_at", before)
-    where.below("h.seq", floor)
+    # A row is kept while any of its events is at or above the floor.
+    where.below("h.seq", None if floor is None else outbox.row_of(floor))
     oldest = sql.SQL("SELECT seq, created_at FROM outbox ORDER BY seq") + where.limit(limit)
     return _count(
         conn,
@@ -242,7 +243,7 @@ def held_since(conn: psycopg.Connection[Any], floor: int | None) -> datetime | N
     row = conn.execute(
         "SELECT coalesce((SELECT created_at FROM outbox WHERE seq >= %s ORDER BY seq LIMIT 1), "
         "(SELECT created_at FROM outbox ORDER BY seq DESC LIMIT 1), now())",
-        (floor,),
+        (outbox.row_of(floor),),
     ).fetchone()
     assert row is not None
     held: datetime = row[0]

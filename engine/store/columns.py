@@ -25,7 +25,6 @@ from sqlalchemy.dialects.postgresql import JSONB
 
 from engine import schema
 from engine.core.runtime import (
-    Event,
     ExternalTaskRow,
     IncidentRow,
     InstanceRow,
@@ -52,7 +51,6 @@ HELD_BY: Mapping[str, type[Any]] = {
     "event_subscription": Subscription,
     "incident": IncidentRow,
     "history": Visit,
-    "outbox": Event,
 }
 
 T = TypeVar("T")

@@ -148,6 +148,7 @@ def insert_outbox(
     """The outbox row of a direct evaluation: no instance, so the evaluation's row stands for
     it (its id is both the row's instance id and its history id; the node id is the key)."""
     conn.execute(
-        "INSERT INTO outbox (event, instance_id, node_id, history_id) VALUES (%s, %s, %s, %s)",
-        (event, evaluation_id, decision_key, evaluation_id),
+        "INSERT INTO outbox (instance_id, events) VALUES (%s, jsonb_build_array("
+        "jsonb_build_object('event', %s::text, 'node_id', %s::text, 'history_id', %s::uuid)))",
+        (evaluation_id, event, decision_key, evaluation_id),
     )

@@ -1,5 +1,6 @@
 """Outbox reads for the ordered tail (`engine.db.outbox`): the sequence's high-water mark, the
-transactions that may still be writing outbox rows, and committed rows in a range of `seq`."""
+transactions that may still be writing outbox rows, and committed events in a range of their
+numbers (`seq`, see `engine.schema.OUTBOX_EVENTS_PER_ROW`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from engine.errors import InterlockError
+from engine.schema import OUTBOX_EVENTS_PER_ROW
 from engine.sql import covers
 from engine.sql.filters import Where
 
@@ -43,11 +45,18 @@ def table(conn: psycopg.Connection[Any]) -> OutboxTable:
 
 
 def last_seq(conn: psycopg.Connection[Any], outbox: OutboxTable) -> int:
-    """The highest `seq` handed out so far, committed or not (0 before the first)."""
+    """The highest event number a row handed out so far can hold, committed or not (0 before
+    the first row): the last row's seq times OUTBOX_EVENTS_PER_ROW plus the room of a row."""
     row = conn.execute(
         "SELECT coalesce(pg_sequence_last_value(%s::oid::regclass), 0)", (outbox.sequence_oid,)
     ).fetchone()
-    return int(row[0]) if row else 0
+    last = int(row[0]) if row else 0
+    return last * OUTBOX_EVENTS_PER_ROW + OUTBOX_EVENTS_PER_ROW - 1 if last else 0
+
+
+def row_of(seq: int) -> int:
+    """The seq of the outbox row that holds the event numbered `seq`."""
+    return seq // OUTBOX_EVENTS_PER_ROW
 
 
 def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str]:
@@ -63,10 +72,19 @@ def writers(conn: psycopg.Connection[Any], outbox: OutboxTable) -> frozenset[str
     return frozenset(str(row[0]) for row in rows)
 
 
+def numbered(where: Where, after: int, upto: int) -> None:
+    """Keep `where` (over outbox_event as `o`) to the events numbered `after < seq <= upto`:
+    the rows that hold them, by the outbox's primary key, then the events themselves."""
+    where.at_least("o.row_seq", row_of(after))
+    where.at_most("o.row_seq", row_of(upto))
+    where.above("o.seq", after)
+    where.at_most("o.seq", upto)
+
+
 _ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
     "i.definition_key, i.definition_id, i.root_instance_id, i.tenant_id "
-    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
+    "FROM outbox_event o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
 
 # What `rows` may keep to: the column each name of `only` compares.
@@ -89,8 +107,7 @@ def rows(
     names; with `only`, those of one instance, one family of called instances (by its root) or
     one definition (by key or by id): each name of `_ONLY` given a value other than None."""
     where = Where()
-    where.above("o.seq", after)
-    where.at_most("o.seq", upto)
+    numbered(where, after, upto)
     for name, value in (only or {}).items():
         where.equals(_ONLY[name], value)
     # A replay to a client: only the rows of instances its principal may read.

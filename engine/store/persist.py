@@ -27,7 +27,12 @@ import psycopg
 import sqlalchemy as sa
 
 from engine.core.runtime import Event, InstanceRun
-from engine.schema import EXTERNAL_TASK_CHANNEL, JOB_CHANNEL, OUTBOX_CHANNEL
+from engine.schema import (
+    EXTERNAL_TASK_CHANNEL,
+    JOB_CHANNEL,
+    OUTBOX_CHANNEL,
+    OUTBOX_EVENTS_PER_ROW,
+)
 from engine.states import TaskState
 from engine.store import columns, work_log
 
@@ -307,9 +312,10 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
         _update("ended_visits", *held("history"), "h"),
         _insert(
             "outbox",
-            *held("outbox"),
+            tables["outbox"],
+            None,
             name="events",
-            context=("instance_id", "definition_key", "ordinality"),
+            context=("instance_id", "definition_key", "events"),
             extra=(("ordinality", "int"),),
             tail=" ORDER BY r.ordinality",
         ),
@@ -398,16 +404,13 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
     iid = inst.id
     tokens = run.tokens.values()
     joins = run.joins.values()
-    # One outbox row per history row written, then the instance-level and token events.
+    # One event per history row written, then the instance-level and token events: one outbox
+    # row holds them (a further row per OUTBOX_EVENTS_PER_ROW events).
     events = [Event(f"visit.{v.state.lower()}", v.token_id, v.node_id, v.id) for v in run.visits]
     events.extend(run.events)
     if run.changed_variables or run.changed_locals or run.deleted_variables:
         events.append(Event("variables.updated"))
-    outbox = cte["outbox"].rows(
-        events, instance_id=iid, definition_key=inst.definition_key, ordinality=0
-    )
-    for ordinal, row in enumerate(outbox):
-        row["ordinality"] = ordinal
+    outbox = outbox_rows(events, iid, inst.definition_key)
     changes = {
         "new_tokens": cte["new_tokens"].rows(t for t in tokens if t.is_new),
         "changed_tokens": cte["changed_tokens"].rows(t for t in tokens if t.dirty and not t.is_new),
@@ -440,6 +443,23 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
         "changed_instance": cte["changed_instance"].rows([inst] if changed else []),
         **changes,
     }
+
+
+def outbox_rows(
+    events: list[Event], instance_id: Any, definition_key: str | None
+) -> list[dict[str, Any]]:
+    """The outbox rows of one instance's `events`, in order: each holds up to
+    OUTBOX_EVENTS_PER_ROW events, as objects without their unset fields."""
+    found = [{k: v for k, v in vars(event).items() if v is not None} for event in events]
+    return [
+        {
+            "instance_id": instance_id,
+            "definition_key": definition_key,
+            "events": found[start : start + OUTBOX_EVENTS_PER_ROW],
+            "ordinality": ordinal,
+        }
+        for ordinal, start in enumerate(range(0, len(found), OUTBOX_EVENTS_PER_ROW))
+    ]
 
 
 def _variable_rows(run: InstanceRun) -> list[dict[str, Any]]:

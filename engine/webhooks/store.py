@@ -17,6 +17,7 @@ from psycopg.types.json import Jsonb
 from engine.db.outbox import OutboxRow
 from engine.sql.filters import Where
 from engine.states import DeliveryState
+from engine.store import outbox
 
 PENDING, DELIVERED, DEAD = DeliveryState.PENDING, DeliveryState.DELIVERED, DeliveryState.DEAD
 
@@ -186,7 +187,7 @@ def lock_behind(conn: psycopg.Connection[Any], bound: int) -> list[Behind]:
 _OUTBOX_ROWS = sql.SQL(
     "SELECT o.seq, o.event, o.instance_id, o.token_id, o.node_id, o.history_id, o.created_at, "
     "i.definition_key, i.definition_id "
-    "FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id"
+    "FROM outbox_event o LEFT JOIN process_instance i ON i.id = o.instance_id"
 )
 
 
@@ -195,8 +196,7 @@ def matching_rows(
 ) -> list[OutboxRow]:
     """Outbox rows after the subscription's cursor up to `upto` that it wants, in seq order."""
     where = Where()
-    where.above("o.seq", behind.fanned_out_seq)
-    where.add("o.seq <= {}", upto)
+    outbox.numbered(where, behind.fanned_out_seq, upto)
     where.any_of("o.event", behind.event_types or None)
     where.equals("i.definition_key", behind.definition_key)
     statement = _OUTBOX_ROWS + where.sql() + sql.SQL(" ORDER BY o.seq") + where.limit(limit)

@@ -54,7 +54,7 @@ class Requests:
 def settle(page: Page, console: ConsoleServer) -> None:
     """Wait until the page has had every event written so far and asks for nothing more."""
     with console.engine.connection() as conn:
-        row = conn.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
+        row = conn.execute("SELECT coalesce(max(seq), 0) FROM outbox_event").fetchone()
     newest = row[0] if row else 0
     page.wait_for_function("n => window.Interlock.lastSeq >= n", arg=newest)
     page.wait_for_function(SETTLED)

@@ -18,7 +18,7 @@ RECEIVED = "() => window.Interlock.received.filter(([seq, type]) => type !== 're
 def outbox(console: ConsoleServer, instance_id: object, after: int) -> list[list[object]]:
     with console.engine.connection() as conn:
         rows = conn.execute(
-            "SELECT seq, event FROM outbox WHERE instance_id = %s AND seq > %s ORDER BY seq",
+            "SELECT seq, event FROM outbox_event WHERE instance_id = %s AND seq > %s ORDER BY seq",
             (instance_id, after),
         ).fetchall()
     return [[seq, event] for seq, event in rows]

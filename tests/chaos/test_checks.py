@@ -78,8 +78,9 @@ SELECT gen_random_uuid(), instance_id, token_id, node_id, node_name, node_type, 
 FROM history WHERE instance_id = %s AND node_id = 'wait'
 """
 AGAIN = """
-INSERT INTO outbox (event, instance_id, token_id, node_id, history_id)
-SELECT event, instance_id, token_id, node_id, history_id FROM outbox
+INSERT INTO outbox (instance_id, events)
+SELECT instance_id, jsonb_build_array(jsonb_strip_nulls(jsonb_build_object('event', event,
+    'token_id', token_id, 'node_id', node_id, 'history_id', history_id))) FROM outbox_event
 WHERE instance_id = %s AND event = %s AND node_id IS NOT DISTINCT FROM %s
 """
 
@@ -106,8 +107,9 @@ def test_each_planted_fault_is_counted(
         # The start's row moved after the completion: out of order, nothing doubled.
         figures = planted(
             conn,
-            "UPDATE outbox SET seq = (SELECT max(seq) + 1 FROM outbox) "
-            "WHERE instance_id = %s AND event = 'instance.started'",
+            "UPDATE outbox SET seq = (SELECT max(seq) + 1 FROM outbox) WHERE seq = "
+            "(SELECT row_seq FROM outbox_event WHERE instance_id = %s "
+            "AND event = 'instance.started')",
             first.id,
         )
         assert (figures.out_of_order, figures.doubled_total) == (1, 0)

@@ -83,7 +83,7 @@ def test_the_lock_holder_completes_after_the_incident(
     assert (str(resolved.id), resolved.state) == (incident["id"], IncidentState.RESOLVED)
     with server.engine.connection() as conn:
         events = conn.execute(
-            "SELECT event FROM outbox WHERE instance_id = %s AND event LIKE %s ORDER BY seq",
+            "SELECT event FROM outbox_event WHERE instance_id = %s AND event LIKE %s ORDER BY seq",
             (instance["id"], "incident.%"),
         ).fetchall()
     assert events == [("incident.created",), ("incident.resolved",)]

@@ -62,7 +62,7 @@ def rows(engine: Engine, instance_id: UUID) -> dict[str, list[tuple[Any, ...]]]:
         "external_task": "SELECT id, state FROM external_task WHERE instance_id = %s",
         "job": "SELECT id FROM job WHERE instance_id = %s",
         "history": "SELECT id, state FROM history WHERE instance_id = %s",
-        "outbox": "SELECT seq FROM outbox WHERE instance_id = %s",
+        "outbox": "SELECT seq FROM outbox_event WHERE instance_id = %s",
         "audit_entry": "SELECT id FROM audit_entry WHERE instance_id = %s",
     }
     with engine.pool.connection() as conn:

@@ -73,7 +73,7 @@ def raised_rows(engine: Engine) -> list[tuple[Any, ...]]:
     with engine.connection() as conn:
         return conn.execute(
             "SELECT o.event, o.instance_id, o.node_id, c.kind, c.since "
-            "FROM outbox o JOIN alert_crossing c ON c.id = o.history_id "
+            "FROM outbox_event o JOIN alert_crossing c ON c.id = o.history_id "
             "WHERE o.event = 'alert.raised' ORDER BY o.seq"
         ).fetchall()
 

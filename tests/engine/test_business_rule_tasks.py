@@ -96,7 +96,8 @@ def test_a_modeler_file_evaluates_its_decision_in_the_starting_transaction(engin
     # The outbox row of the evaluation: the instance's, naming the token's node and the row.
     assert rows(
         engine,
-        "SELECT instance_id, node_id, history_id FROM outbox WHERE event = 'decision.evaluated'",
+        "SELECT instance_id, node_id, history_id FROM outbox_event "
+        "WHERE event = 'decision.evaluated'",
     ) == [(winter.id, "Task_Dish", evaluation_id)]
 
     # No rule matches: singleEntry maps an empty result to null.

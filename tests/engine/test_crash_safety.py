@@ -70,7 +70,7 @@ def check_consistent(conn: psycopg.Connection[Any]) -> dict[str, int]:
         events = [
             row[0]
             for row in conn.execute(
-                "SELECT event FROM outbox WHERE instance_id = %s ORDER BY seq", (instance_id,)
+                "SELECT event FROM outbox_event WHERE instance_id = %s ORDER BY seq", (instance_id,)
             )
         ]
         if state == "Active":
@@ -92,7 +92,7 @@ def check_consistent(conn: psycopg.Connection[Any]) -> dict[str, int]:
         assert events.count("instance.started") == 1
         assert len([e for e in events if e.startswith("visit.")]) >= len(visits)
     orphans = conn.execute(
-        "SELECT count(*) FROM outbox o WHERE NOT EXISTS "
+        "SELECT count(*) FROM outbox_event o WHERE NOT EXISTS "
         "(SELECT 1 FROM process_instance p WHERE p.id = o.instance_id)"
     ).fetchone()
     assert orphans == (0,)

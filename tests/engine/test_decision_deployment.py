@@ -218,7 +218,7 @@ def test_every_evaluation_writes_its_history_and_outbox_rows_in_its_transaction(
     assert required[6:8] == (["Rule_Summer"], [{"dish": "Light salad"}])
     [outbox] = rows(
         engine,
-        "SELECT event, instance_id, node_id, history_id, txid %% 4294967296 FROM outbox"
+        "SELECT event, instance_id, node_id, history_id, txid %% 4294967296 FROM outbox_event"
         " WHERE event = %s",
         OutboxEvent.DECISION_EVALUATED.value,
     )
@@ -248,4 +248,4 @@ def test_every_evaluation_writes_its_history_and_outbox_rows_in_its_transaction(
             engine.evaluate_decision("dish", variables)
         assert raised.value.message.startswith(f"field '{where}' must "), raised.value.message
     assert count(engine, "decision_evaluation") == 4
-    assert len(rows(engine, "SELECT 1 FROM outbox WHERE event = 'decision.evaluated'")) == 2
+    assert len(rows(engine, "SELECT 1 FROM outbox_event WHERE event = 'decision.evaluated'")) == 2

@@ -28,7 +28,7 @@ def _keys(engine: Engine, instance_id: UUID) -> tuple[set[str | None], set[str |
             "SELECT definition_key FROM external_task WHERE instance_id = %s", (instance_id,)
         ).fetchall()
         events = conn.execute(
-            "SELECT definition_key FROM outbox WHERE instance_id = %s", (instance_id,)
+            "SELECT definition_key FROM outbox_event WHERE instance_id = %s", (instance_id,)
         ).fetchall()
     return {row[0] for row in tasks}, {row[0] for row in events}
 
@@ -51,7 +51,8 @@ def test_new_rows_carry_the_key_and_a_migration_to_another_key_moves_the_tasks(
     # The events written after the migration carry the new key.
     with engine.connection() as conn:
         row = conn.execute(
-            "SELECT definition_key FROM outbox WHERE instance_id = %s ORDER BY seq DESC LIMIT 1",
+            "SELECT definition_key FROM outbox_event WHERE instance_id = %s "
+            "ORDER BY seq DESC LIMIT 1",
             (instance.id,),
         ).fetchone()
     assert row == ("keyed_b",)

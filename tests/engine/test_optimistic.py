@@ -110,7 +110,8 @@ def test_an_optimistic_write_applies_once_or_runs_again_under_the_lock(
     assert _version(database_url, instance.id) == before + len(attempts)
     with psycopg.connect(database_url) as conn:
         updates = conn.execute(
-            "SELECT count(*) FROM outbox WHERE instance_id = %s AND event = 'variables.updated'",
+            "SELECT count(*) FROM outbox_event WHERE instance_id = %s "
+            "AND event = 'variables.updated'",
             (instance.id,),
         ).fetchone()
     assert updates == (1,)

@@ -53,7 +53,7 @@ def replicas(database_url: str, clock: ManualClock) -> Iterator[tuple[Engine, En
 def _events(database_url: str, instance_id: Any, event: str) -> int:
     with psycopg.connect(database_url) as conn:
         row = conn.execute(
-            "SELECT count(*) FROM outbox WHERE instance_id = %s AND event = %s",
+            "SELECT count(*) FROM outbox_event WHERE instance_id = %s AND event = %s",
             (instance_id, event),
         ).fetchone()
     assert row is not None

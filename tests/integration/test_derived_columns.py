@@ -168,7 +168,6 @@ AGREEMENT: list[tuple[type[Any], str, set[str]]] = [
     (Subscription, "event_subscription", {"instance_id", "definition_id"}),
     (IncidentRow, "incident", {"instance_id", "definition_id", "tenant_id"}),
     (Visit, "history", {"instance_id"}),
-    (Event, "outbox", {"seq", "txid", "instance_id", "definition_key", "created_at"}),
 ]
 ENGINE_ONLY = {"is_new", "dirty", "deleted", "loaded_worker_id"}
 
@@ -182,10 +181,28 @@ def test_each_runtime_row_holds_the_columns_of_its_table(
     assert held == {column.name for column in metadata.tables[table].columns} - elsewhere
 
 
+def test_an_outbox_event_holds_what_the_view_reads_of_each_event(database_url: str) -> None:
+    """An event of an outbox row is written from an `Event` (its fields, less the unset ones)
+    and read by the view outbox_event, one row per event with its row's columns."""
+    fields = {field.name for field in dataclasses.fields(Event)}
+    with psycopg.connect(database_url) as conn:
+        columns = {
+            row[0]
+            for row in conn.execute(
+                "SELECT column_name FROM information_schema.columns "
+                "WHERE table_schema = 'public' AND table_name = 'outbox_event'"
+            )
+        }
+    row_columns = {"seq", "row_seq", "txid", "instance_id", "definition_key", "created_at"}
+    assert columns == fields | row_columns
+
+
 CATALOG = {
     "columns": "SELECT table_name, column_name, data_type, character_maximum_length, "
     "is_nullable, column_default, is_identity FROM information_schema.columns "
-    "WHERE table_schema = 'public' AND table_name <> 'alembic_version'",
+    "WHERE table_schema = 'public' AND table_name <> 'alembic_version' "
+    "AND table_name NOT IN (SELECT table_name FROM information_schema.views "
+    "WHERE table_schema = 'public')",
     "constraints": "SELECT conrelid::regclass::text, conname, pg_get_constraintdef(oid) "
     "FROM pg_constraint WHERE connamespace = 'public'::regnamespace "
     "AND conrelid::regclass::text <> 'alembic_version'",

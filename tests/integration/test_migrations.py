@@ -43,7 +43,10 @@ def table_names(url: str) -> set[str]:
 
 
 def insert_outbox_row(conn: psycopg.Connection[Any]) -> None:
-    conn.execute("INSERT INTO outbox (event, instance_id) VALUES ('test', %s)", (uuid.uuid4(),))
+    conn.execute(
+        'INSERT INTO outbox (events, instance_id) VALUES (\'[{"event": "test"}]\', %s)',
+        (uuid.uuid4(),),
+    )
 
 
 def test_upgrade_builds_the_declared_schema(empty_database_url: str) -> None:

@@ -1,11 +1,11 @@
-"""A migrated database holds exactly the functions and triggers `engine/sql/functions.sql`
+"""A migrated database holds exactly the functions, triggers and views `engine/sql/functions.sql`
 defines, with the same definitions.
 
 The file's objects are created in a scratch schema (over empty copies of the public tables) inside
 a transaction that is rolled back, and PostgreSQL's own renderings of both sides are compared:
-`pg_get_functiondef` and `pg_get_triggerdef`, with the schema name taken out. Function bodies are
-stored as written, so they are compared with runs of whitespace folded into one space; everything
-else PostgreSQL renders itself.
+`pg_get_functiondef`, `pg_get_triggerdef` and `pg_get_viewdef`, with the schema name taken out.
+Function bodies are stored as written, so they are compared with runs of whitespace folded into one
+space; everything else PostgreSQL renders itself.
 """
 
 from __future__ import annotations
@@ -43,19 +43,27 @@ JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE n.nspname = %s AND NOT t.tgisinternal
 """
 
+_VIEWS = """
+SELECT c.relname, pg_get_viewdef(c.oid)
+FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %s AND c.relkind = 'v'
+"""
+
 
 def _unqualified(text: str, schema: str) -> str:
     return text.replace(f"{sql.Identifier(schema).as_string()}.", "").replace(f"{schema}.", "")
 
 
 def definitions(conn: Connection, schema: str) -> dict[str, str]:
-    """Every function and trigger of `schema`, by kind and name, as PostgreSQL renders it."""
+    """Every function, trigger and view of `schema`, by kind and name, as PostgreSQL renders it."""
     found: dict[str, str] = {}
     for name, definition, body in conn.execute(_FUNCTIONS, (schema,)).fetchall():
         header = _unqualified(definition.replace(body, "<body>"), schema)
         found[f"function {name}"] = f"{header}\n-- body: {' '.join(body.split())}"
     for name, definition in conn.execute(_TRIGGERS, (schema,)).fetchall():
         found[f"trigger {name}"] = _unqualified(definition, schema)
+    for name, definition in conn.execute(_VIEWS, (schema,)).fetchall():
+        found[f"view {name}"] = _unqualified(definition, schema)
     return found
 
 
@@ -114,6 +122,7 @@ def test_the_file_declares_every_function_and_trigger_the_migrations_ever_kept(
     assert names == {
         "function interlock_rows(items jsonb)",
         "function interlock_expect_rows(matched bigint[], expected jsonb)",
+        "view outbox_event",
         "function interlock_notify_outbox()",
         "function interlock_notify_job()",
         "function interlock_notify_external_task()",

@@ -35,7 +35,8 @@ def failed(engine: Engine, worker: str = "w") -> tuple[Any, dict[str, Any]]:
 def outbox(database_url: str, instance_id: UUID) -> list[tuple[str, str | None]]:
     with psycopg.connect(database_url) as conn:
         rows = conn.execute(
-            "SELECT event, node_id FROM outbox WHERE instance_id = %s ORDER BY seq", (instance_id,)
+            "SELECT event, node_id FROM outbox_event WHERE instance_id = %s ORDER BY seq",
+            (instance_id,),
         ).fetchall()
     return [(event, node) for event, node in rows]
 

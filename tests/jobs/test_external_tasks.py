@@ -81,7 +81,7 @@ def test_four_workers_race_for_200_tasks(database_url: str, real_engine: Engine)
             "WHERE node_id = 'charge' AND state = 'Completed'"
         ).fetchone()
         events = conn.execute(
-            "SELECT count(*) FROM outbox WHERE event = 'external_task.completed'"
+            "SELECT count(*) FROM outbox_event WHERE event = 'external_task.completed'"
         ).fetchone()
     assert rows == (200, 200)
     assert events == (200,)

@@ -321,12 +321,13 @@ def test_idempotency_and_outbox_rows_expire(
             (now,),
         )
         conn.execute(
-            "INSERT INTO outbox (event, instance_id, created_at) "
-            "SELECT 'instance.started', gen_random_uuid(), %s - make_interval(days => 11 - i) "
+            "INSERT INTO outbox (events, instance_id, created_at) "
+            'SELECT \'[{"event": "instance.started"}]\', gen_random_uuid(), '
+            "%s - make_interval(days => 11 - i) "
             "FROM generate_series(1, 10) i",
             (now,),
         )
-        seqs = [row[0] for row in conn.execute("SELECT seq FROM outbox ORDER BY seq")]
+        seqs = [row[0] for row in conn.execute("SELECT seq FROM outbox_event ORDER BY seq")]
     # A webhook subscription that has not passed the second oldest row holds it and everything
     # after.
     subscription = subscription_behind(windowed, database_url, seqs[1])
@@ -339,7 +340,9 @@ def test_idempotency_and_outbox_rows_expire(
     with psycopg.connect(database_url) as conn:
         kept = conn.execute("SELECT key FROM idempotency ORDER BY created_at").fetchall()
         assert [key for (key,) in kept] == [f"k{i}" for i in range(7, 0, -1)]
-        assert [row[0] for row in conn.execute("SELECT seq FROM outbox ORDER BY seq")] == seqs[3:]
+        assert [
+            row[0] for row in conn.execute("SELECT seq FROM outbox_event ORDER BY seq")
+        ] == seqs[3:]
 
 
 def test_families_a_consumer_may_still_need_are_kept(
@@ -349,8 +352,9 @@ def test_families_a_consumer_may_still_need_are_kept(
     insert_instances(database_url, deploy(windowed), n, clock())
     with psycopg.connect(database_url) as conn:
         (held,) = conn.execute(
-            "INSERT INTO outbox (event, instance_id, created_at) "
-            "VALUES ('instance.completed', gen_random_uuid(), %s) RETURNING seq",
+            "INSERT INTO outbox (events, instance_id, created_at) "
+            'VALUES (\'[{"event": "instance.completed"}]\', gen_random_uuid(), %s) '
+            "RETURNING seq * 1000",
             (clock() - timedelta(days=50),),
         ).fetchone() or (None,)
     # A consumer has not passed the row written 50 days ago: only the families that ended

@@ -367,7 +367,7 @@ def check_exactly_once(url: str, keys: list[str], stream_from: int, seqs: list[i
         outbox = [
             row[0]
             for row in conn.execute(
-                "SELECT seq FROM outbox WHERE seq > %s ORDER BY seq", (stream_from,)
+                "SELECT seq FROM outbox_event WHERE seq > %s ORDER BY seq", (stream_from,)
             ).fetchall()
         ]
     started = {key: (count, state) for key, count, state in per_key}

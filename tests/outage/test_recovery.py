@@ -149,7 +149,7 @@ def run_outage(
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         with psycopg.connect(url) as conn:
-            last = conn.execute("SELECT max(seq) FROM outbox").fetchone()
+            last = conn.execute("SELECT max(seq) FROM outbox_event").fetchone()
         if reader.seqs and last is not None and reader.seqs[-1] >= last[0]:
             break
         time.sleep(0.2)

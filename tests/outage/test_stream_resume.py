@@ -60,7 +60,7 @@ def test_the_hub_survives_its_connection_dying_and_loses_nothing(srv: StreamServ
         expected = [
             row[0]
             for row in conn.execute(
-                "SELECT seq FROM outbox WHERE seq > %s ORDER BY seq", (reader.first_ready,)
+                "SELECT seq FROM outbox_event WHERE seq > %s ORDER BY seq", (reader.first_ready,)
             ).fetchall()
         ]
     deadline = time.monotonic() + 10

@@ -40,8 +40,9 @@ class Writer(threading.Thread):
 
     def insert(self, conn: psycopg.Connection[Any], count: int = 1) -> int:
         row = conn.execute(
-            "INSERT INTO outbox (event, instance_id) "
-            "SELECT 'test.event', %s FROM generate_series(1, %s) RETURNING seq",
+            "INSERT INTO outbox (events, instance_id) "
+            'SELECT \'[{"event": "test.event"}]\', %s FROM generate_series(1, %s) '
+            "RETURNING seq * 1000",
             (uuid.uuid4(), count),
         ).fetchone()
         assert row is not None
@@ -65,7 +66,7 @@ class Writer(threading.Thread):
             first = self.insert(conn)
             time.sleep(self.random.uniform(0.02, 0.1))
             self.insert(conn, self.random.randint(1, 3))
-            row = conn.execute("SELECT max(seq) FROM outbox").fetchone()
+            row = conn.execute("SELECT max(seq) FROM outbox_event").fetchone()
             assert row is not None
             if row[0] > first:
                 self.overtaken += 1
@@ -87,7 +88,8 @@ def test_two_thousand_commits_from_four_writers(stream_srv: StreamServer) -> Non
     by_definition.ready_cursor()
     assert reconnecting.ready_cursor() == start
     with psycopg.connect(stream_srv.database_url) as conn:
-        row = conn.execute("SELECT coalesce(max(seq), 0) FROM outbox").fetchone()
+        # The stream starts after every number the last row could hold (1000 a row).
+        row = conn.execute("SELECT coalesce(max(seq) * 1000 + 999, 0) FROM outbox").fetchone()
     assert row is not None and row[0] == start
 
     progress = [0] * WRITERS
@@ -114,17 +116,17 @@ def test_two_thousand_commits_from_four_writers(stream_srv: StreamServer) -> Non
     assert sum(progress) == WRITERS * COMMITS_PER_WRITER
 
     with psycopg.connect(stream_srv.database_url) as conn:
-        expected = [int(r[0]) for r in conn.execute("SELECT seq FROM outbox ORDER BY seq")]
+        expected = [int(r[0]) for r in conn.execute("SELECT seq FROM outbox_event ORDER BY seq")]
         race = [
             int(r[0])
             for r in conn.execute(
-                "SELECT o.seq FROM outbox o JOIN process_instance i ON i.id = o.instance_id "
+                "SELECT o.seq FROM outbox_event o JOIN process_instance i ON i.id = o.instance_id "
                 "WHERE i.definition_key = 'race' ORDER BY o.seq"
             )
         ]
         inversions = conn.execute(
             "SELECT count(*) FROM (SELECT txid, lag(txid) OVER (ORDER BY seq) AS previous "
-            "FROM outbox) t WHERE previous > txid"
+            "FROM outbox_event) t WHERE previous > txid"
         ).fetchone()
         gaps = conn.execute("SELECT max(seq) - count(*) FROM outbox").fetchone()
     clients = (live, late, resumed, by_definition)

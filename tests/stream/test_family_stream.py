@@ -48,7 +48,7 @@ def test_a_family_stream_carries_every_member_and_nothing_else(stream_srv: Strea
     assert not strangers & {e.data.get("instance_id") for e in family.events}
     with psycopg.connect(stream_srv.database_url) as conn:
         (count,) = conn.execute(
-            "SELECT count(*) FROM outbox WHERE instance_id = ANY(%s)",
+            "SELECT count(*) FROM outbox_event WHERE instance_id = ANY(%s)",
             ([other.id, lone.id],),
         ).fetchone() or (0,)
     assert count > 0

@@ -17,22 +17,27 @@ from tests.stream.harness import SilentClient, SSEClient, StreamServer
 def outbox_seqs(server: StreamServer, where: str = "true", params: Any = ()) -> list[int]:
     with psycopg.connect(server.database_url) as conn:
         rows = conn.execute(
-            "SELECT o.seq FROM outbox o LEFT JOIN process_instance i ON i.id = o.instance_id "
+            "SELECT o.seq FROM outbox_event o LEFT JOIN process_instance i ON i.id = o.instance_id "
             f"WHERE {where} ORDER BY o.seq",
             params,
         ).fetchall()
     return [int(row[0]) for row in rows]
 
 
-def insert_rows(server: StreamServer, count: int, per_transaction: int = 1) -> None:
+def insert_rows(server: StreamServer, count: int, per_transaction: int = 1) -> list[int]:
+    """Insert `count` outbox rows of one event each; their events' numbers (row seq x 1000)."""
+    numbers: list[int] = []
     with psycopg.connect(server.database_url) as conn:
         for _ in range(0, count, per_transaction):
-            conn.execute(
-                "INSERT INTO outbox (event, instance_id) "
-                "SELECT 'test.event', gen_random_uuid() FROM generate_series(1, %s)",
+            cur = conn.execute(
+                "INSERT INTO outbox (events, instance_id) "
+                'SELECT \'[{"event": "test.event"}]\', gen_random_uuid() '
+                "FROM generate_series(1, %s) RETURNING seq * 1000",
                 (per_transaction,),
             )
+            numbers.extend(int(row[0]) for row in cur.fetchall())
             conn.commit()
+    return sorted(numbers)
 
 
 def deploy(server: StreamServer, *keys: str) -> None:
@@ -48,11 +53,12 @@ def test_reconnect_with_last_event_id_gets_exactly_what_was_missed(
     cookies = stream_srv.login()
     first = SSEClient(f"{stream_srv.url}/stream", cookies=cookies)
     start = first.ready_cursor()
-    insert_rows(stream_srv, 30)
-    first.wait_seq(start + 30)
+    inserted = insert_rows(stream_srv, 30)
+    assert inserted[0] > start
+    first.wait_seq(inserted[-1])
     first.close()
     seen = first.seqs()
-    assert seen == list(range(start + 1, start + 31))
+    assert seen == inserted
     stream_srv.wait_subscribers(0)
 
     insert_rows(stream_srv, 25, per_transaction=5)
@@ -89,12 +95,13 @@ def test_reconnect_with_last_event_id_gets_exactly_what_was_missed(
         f"{stream_srv.url}/stream", cookies=cookies, headers={"Last-Event-ID": "99999999"}
     )
     now = stranger.ready_cursor()
-    insert_rows(stream_srv, 2)
-    stranger.wait_seq(now + 2)
+    added = insert_rows(stream_srv, 2)
+    assert added[0] > now
+    stranger.wait_seq(added[-1])
     stranger.close()
     assert [e.event for e in stranger.events][:2] == ["resync", "ready"]
     assert stranger.events[0].data == {"after": now, "reason": "unknown-id"}
-    assert stranger.seqs() == [now + 1, now + 2]
+    assert stranger.seqs() == added
 
 
 def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> None:
@@ -111,7 +118,8 @@ def test_streams_per_instance_and_per_definition(stream_srv: StreamServer) -> No
         stream_srv.engine.start_latest("alpha" if n % 2 else "beta")
     with psycopg.connect(stream_srv.database_url) as conn:
         conn.execute(
-            "INSERT INTO outbox (event, node_id, instance_id) VALUES ('test.event', 'n', %s)",
+            "INSERT INTO outbox (events, instance_id) "
+            'VALUES (\'[{"event": "test.event", "node_id": "n"}]\', %s)',
             (first.id,),
         )
         conn.commit()
@@ -259,8 +267,9 @@ def test_api_clients_stream_with_a_token(stream_srv: StreamServer) -> None:
         f"{stream_srv.url}/api/v1/stream?after=0",
         headers={"Authorization": f"Bearer {stream_srv.tokens['viewer']}"},
     )
-    insert_rows(stream_srv, 3)
-    api.wait_seq(3)
+    inserted = insert_rows(stream_srv, 3)
+    assert inserted == [1000, 2000, 3000]
+    api.wait_seq(inserted[-1])
     api.close()
     assert api.status == 200
-    assert api.seqs() == [1, 2, 3]
+    assert api.seqs() == inserted

@@ -51,7 +51,7 @@ def subscribe(engine: Engine, url: str, **options: Any) -> UUID:
 def outbox_after(engine: Engine, seq: int) -> list[tuple[int, UUID, str]]:
     with engine.connection() as conn:
         rows = conn.execute(
-            "SELECT seq, instance_id, event FROM outbox WHERE seq > %s ORDER BY seq", (seq,)
+            "SELECT seq, instance_id, event FROM outbox_event WHERE seq > %s ORDER BY seq", (seq,)
         ).fetchall()
     return [(int(s), i, e) for s, i, e in rows]
 
@@ -224,7 +224,10 @@ def test_an_event_committed_after_a_later_one_is_not_missed(
     subscription_id = subscribe(engine, receiver.url)
     dispatcher = Dispatcher(engine, FAST)
     early, late = uuid4(), uuid4()
-    insert = "INSERT INTO outbox (event, instance_id) VALUES ('instance.started', %s) RETURNING seq"
+    insert = (
+        "INSERT INTO outbox (events, instance_id) "
+        'VALUES (\'[{"event": "instance.started"}]\', %s) RETURNING seq * 1000'
+    )
     with psycopg.connect(database_url) as first, psycopg.connect(database_url) as second:
         row = first.execute(insert, (early,)).fetchone()  # takes the lower seq, commits last
         assert row is not None
