@@ -9,7 +9,8 @@ subscriber whose queue is full is dropped at once and its stream ends with a `re
     GET /stream?definition_id=<id>   one deployed definition version
     GET /api/v1/stream?...           the same, for API clients (Bearer token or Basic)
 
-Each event is `id: <seq>`, `event: <outbox event type>`, `data: <compact JSON of the row>`.
+Each event is `id: <seq>` (the event's number: its outbox row's seq times 1000 plus its place in
+the row; numbers only grow), `event: <outbox event type>`, `data: <compact JSON of the event>`.
 When the server loses its database, and when it has it back, the stream says so with
 `event: database` (no id; data `{"up": false}` or `{"up": true}`); while it is down a new
 stream is refused with 503, and one that was catching up ends (reconnect with Last-Event-ID).
@@ -223,7 +224,7 @@ def _after(request: Request, query: Query) -> int | None:
     try:
         after = int(header)
     except ValueError as exc:
-        problem = f"Last-Event-ID must be an outbox sequence number, got '{header}'"
+        problem = f"Last-Event-ID must be an outbox event number, got '{header}'"
         raise BadRequest(problem, header="Last-Event-ID") from exc
     if not 0 <= after <= INT64_MAX:
         raise BadRequest(f"Last-Event-ID must be from 0 to {INT64_MAX}", header="Last-Event-ID")
