@@ -343,7 +343,7 @@ def settle_and_save(tx: Tx, family: Family) -> None:
     the command touched (nothing when it touched none)."""
     runs = family.settle()
     if runs:
-        tx.announcements |= save_runs(tx.conn, runs)
+        tx.announcements |= save_runs(tx.conn, runs, tx.assumed_latest)
 
 
 def start_run(

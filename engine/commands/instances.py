@@ -11,7 +11,7 @@ from engine.commands.common import advance, persist, require_running
 from engine.commands.deployments import checked_tenant
 from engine.commands.family import start_run
 from engine.commands.loading import load
-from engine.core import audit
+from engine.core import actors, audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import (
     DELETE_INSTANCE,
@@ -102,11 +102,7 @@ class StartInstance:
             if self.tenant_id is not None:
                 what += f" of tenant '{self.tenant_id}'"
         elif self.key is not None:
-            # One statement: the latest of each tenant the key is deployed for; one, or refused.
-            latest = definitions.latest_of_each_tenant(tx.conn, self.key)
-            if len(latest) > 1:
-                raise _ambiguous(self.key)
-            found = latest[0] if latest else None
+            found = _latest_by_key(tx, self.key)
             what = f"process '{self.key}'"
         else:
             raise BadRequest(
@@ -124,6 +120,27 @@ class StartInstance:
         if len(tenants) > 1:
             raise _ambiguous(key)
         return tenants[0] if tenants else None
+
+
+def _latest_by_key(tx: Tx, key: str) -> definitions.DefinitionRow | None:
+    """The definition a start by `key` alone takes: the latest of the one tenant the key is
+    deployed for (among those the caller sees), or refused when there are several. For a caller
+    who sees every tenant, the one remembered from an earlier look-up, on trust that the write
+    statement checks (engine/core/definitions.py)."""
+    every_tenant = actors.tenant_ids() is None
+    if every_tenant:
+        remembered = tx.definitions.latest(key)
+        if remembered is not None:
+            tx.assumed_latest.append(remembered)
+            return remembered
+    # One statement: the latest of each tenant the key is deployed for; one, or refused.
+    latest = definitions.latest_of_each_tenant(tx.conn, key)
+    if len(latest) > 1:
+        raise _ambiguous(key)
+    found = latest[0] if latest else None
+    if found is not None and every_tenant and not found.suspended:
+        tx.definitions.remember_latest(found)
+    return found
 
 
 def _no_default_start(model: ProcessModel) -> str:

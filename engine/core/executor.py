@@ -48,6 +48,7 @@ from engine.errors import (
 from engine.loops.announcer import Announcer
 from engine.observe.instrument import observed
 from engine.store import idempotency as idempotency_store
+from engine.store.definitions import DefinitionRow
 
 Clock = Callable[[], datetime]
 
@@ -135,6 +136,9 @@ class Tx:
     from_snapshot: bool = False
     # The operator the command is done for, or None (engine/core/actors.py, engine/core/audit.py).
     actor: Actor | None = None
+    # Latest definitions the command took from the cache instead of looking them up: the write
+    # statement checks they still are (see engine/core/definitions.py).
+    assumed_latest: list[DefinitionRow] = dataclasses.field(default_factory=list)
 
 
 RETRYABLE = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
@@ -272,6 +276,9 @@ class Executor:
         except BaseException as exc:
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 conn.execute("ROLLBACK")
+            # A latest definition taken on trust may be why: the next attempt looks it up.
+            for assumed in tx.assumed_latest:
+                tx.definitions.forget_latest(assumed.key)
             if isinstance(exc, psycopg.Error) and exc.sqlstate == STALE_WRITE_SQLSTATE:
                 raise InvariantViolation(
                     InvariantViolationKind.STALE_WRITE, exc.diag.message_primary or str(exc)

@@ -33,7 +33,7 @@ from engine.schema import (
     OUTBOX_CHANNEL,
     OUTBOX_EVENTS_PER_ROW,
 )
-from engine.states import TaskState
+from engine.states import DefinitionState, TaskState
 from engine.store import columns, work_log
 
 # What a list of the document is read from: a lone row (the usual case) is read as a record
@@ -323,7 +323,26 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
     return {cte.key: cte for cte in found}
 
 
-_CTES = ctes()
+def _latest_definitions(table: sa.Table) -> _Cte:
+    """The latest definitions a start took on trust (engine/core/definitions.py), each still
+    active and the latest of its key, with no definition of the key of another tenant; returns
+    those that are (a compare-and-swap: one that is not fails the statement)."""
+    record = _record(table, ("id", "key", "tenant_id", "version"))
+    active = DefinitionState.ACTIVE.value
+    return _cte(
+        "latest_definitions",
+        ("id", "key", "tenant_id", "version"),
+        lambda rows: (
+            f"latest_definitions AS (SELECT 1 FROM d, {rows} AS r({record}) WHERE EXISTS ("
+            f"SELECT 1 FROM {table.name} p WHERE p.id = r.id AND p.state = '{active}') "
+            f"AND NOT EXISTS (SELECT 1 FROM {table.name} p WHERE p.key = r.key AND p.id <> r.id "
+            "AND (p.version >= r.version OR p.tenant_id IS DISTINCT FROM r.tenant_id)))"
+        ),
+        checked=True,
+    )
+
+
+_CTES = {**ctes(), "latest_definitions": _latest_definitions(columns.TABLES["process_definition"])}
 
 # The compare-and-swap updates and how many rows each must match; a shortfall means another
 # transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
@@ -349,14 +368,21 @@ def expected_rows(doc: dict[str, Any]) -> list[int]:
     return [len(doc[key]) for key in _CTES if key in _CHECKED and doc[key]]
 
 
-def save_runs(conn: psycopg.Connection[Any], runs: list[InstanceRun]) -> set[str]:
+def save_runs(
+    conn: psycopg.Connection[Any], runs: list[InstanceRun], assumed: Iterable[Any] = ()
+) -> set[str]:
     """Queue the one statement that writes the changes of the command's instances; the channels
-    to announce after the commit (see engine/loops/announcer.py).
+    to announce after the commit (see engine/loops/announcer.py). `assumed`: the latest
+    definitions the command took on trust (DefinitionRow), which the statement checks.
 
     Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
     must (another transaction changed what the command loaded), it fails with
     STALE_WRITE_SQLSTATE and the transaction cannot commit."""
     doc = document(runs[0]) if len(runs) == 1 else merged([document(run) for run in runs])
+    doc["latest_definitions"] = [
+        {"id": row.id, "key": row.key, "tenant_id": row.tenant_id, "version": row.version}
+        for row in assumed
+    ]
     doc["expected"] = expected_rows(doc)
     conn.execute(save_statement(doc), (encode(doc),), prepare=True)
     return announcements(doc)
@@ -442,6 +468,7 @@ def document(run: InstanceRun, ctes: Mapping[str, _Cte] | None = None) -> dict[s
         "new_instance": cte["new_instance"].rows([inst] if inst.is_new else []),
         "changed_instance": cte["changed_instance"].rows([inst] if changed else []),
         **changes,
+        "latest_definitions": [],
     }
 
 
