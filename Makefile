@@ -13,6 +13,10 @@ OIDC_STAMP := $(OIDC_DIR)/node_modules/.installed
 # apt-get needs root: use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_INSTALL := $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y
+# The test suite runs in this many pytest-xdist workers, each with its own embedded PostgreSQL,
+# browser and OpenID provider; a test file stays on one worker (its module fixtures with it).
+# Most tests wait on servers, browsers and subprocesses, so more workers than cores pays.
+TEST_WORKERS ?= 3
 
 .PHONY: help venv run test lint bench chromium node migration clean distclean
 
@@ -80,7 +84,7 @@ test: venv chromium $(OIDC_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy engine app tests bench
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile
 
 bench: venv
 	$(BIN)/python -m bench

@@ -31,7 +31,10 @@ from engine.scripting import hosts
 from engine.scripting.hosts import HostPool
 from tests.oidc_provider import oidc_provider as oidc_provider  # the OpenID provider fixture
 
-TEMPLATE_DATABASE = "interlock_template"
+# The template's name is the session's own (and, under pytest-xdist, the worker's own): two
+# sessions, or two workers, given one `DATABASE_URL` server must not migrate, copy or drop each
+# other's template.
+TEMPLATE_DATABASE = f"interlock_template_{uuid.uuid4().hex[:12]}"
 
 # The history cleanup's daily window follows the wall clock: left at its default, servers and
 # executors the suite starts would schedule (and, inside the window, run) a cleanup job beside

@@ -65,10 +65,10 @@ def live_server(
 ) -> Iterator[LiveServer]:
     """Serve the app over `database_url` until the block ends. Users `viewer`, `operator` and
     `admin` (password PASSWORD) and one API token per role exist. `settings_options` are more
-    fields of the server's `Settings`; `port` one picked beforehand (`free_port`)."""
+    fields of the server's `Settings`; `port` one picked beforehand (`free_port`), else the
+    server listens on one the system gives it (no other process can take it in between)."""
     engine = Engine(database_url, migrate=False, **engine_options)
     tokens = role_credentials(engine)
-    port = port or free_port()
     settings = Settings(
         database_url=database_url,
         auth=auth,
@@ -78,7 +78,7 @@ def live_server(
     )
     server = uvicorn.Server(
         uvicorn.Config(
-            create_app(settings, engine), host="127.0.0.1", port=port, log_level="warning"
+            create_app(settings, engine), host="127.0.0.1", port=port or 0, log_level="warning"
         )
     )
     thread = threading.Thread(target=server.run, daemon=True)
@@ -88,6 +88,7 @@ def live_server(
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("the test server did not start")
         time.sleep(0.02)
+    port = port or server.servers[0].sockets[0].getsockname()[1]
     try:
         yield LiveServer(f"http://127.0.0.1:{port}", engine, tokens)
     finally:

@@ -66,6 +66,13 @@ def terminate(proc: subprocess.Popen[str], timeout: float = 20) -> tuple[int | N
     return proc.returncode, stderr
 
 
+def read_until(proc: subprocess.Popen[str], text: str) -> None:
+    """Read `proc`'s stderr up to the first line that contains `text`."""
+    assert proc.stderr is not None
+    while text not in (line := proc.stderr.readline()):
+        assert line, f"the process ended before it logged {text!r}"
+
+
 @contextmanager
 def serving(env: dict[str, str], *options: str) -> Iterator[tuple[subprocess.Popen[str], str]]:
     port = free_port()
@@ -324,7 +331,8 @@ def test_worker_finishes_the_task_in_hand_and_ends_a_long_poll(
     # An idle worker is in a 20 s long poll: SIGTERM ends it at once, and a second SIGTERM
     # while it stops changes nothing.
     proc = spawn(env, "worker", "tests.chaos.slow_worker")
-    time.sleep(2.0)
+    # It logs the topics it handles once its signal handlers are in place.
+    read_until(proc, " handles slow")
     signalled = time.monotonic()
     proc.send_signal(signal.SIGTERM)
     time.sleep(0.2)
