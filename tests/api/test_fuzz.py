@@ -191,6 +191,9 @@ def fuzz_case(
 @settings(DEFAULT, max_examples=6)
 @schema.parametrize()
 @schema.given(which=st.sampled_from(CREDENTIALS), pick=st.none() | st.integers(0, 50))
+# CPU-bound: under a busy machine it runs past the suite's default timeout, which guards
+# against hangs, not against slowness.
+@pytest.mark.timeout(1200)
 def test_every_operation_from_the_document(
     case: OpenApiCase, which: str, pick: int | None, fuzzed: FuzzApp, tables: Tables
 ) -> None:
@@ -285,6 +288,9 @@ def send_hostile(fuzzed: FuzzApp, tables: Tables, request: dict[str, Any]) -> No
     check_refusal_wrote_nothing(tables, before, response.status_code, what)
 
 
+# CPU-bound: under a busy machine it runs past the suite's default timeout, which guards
+# against hangs, not against slowness.
+@pytest.mark.timeout(1200)
 def test_hostile_raw_requests(fuzzed: FuzzApp, tables: Tables) -> None:
     @settings(DEFAULT, max_examples=250)
     @given(request=hostile_requests(fuzzed.seeded.all_ids()))

@@ -546,6 +546,9 @@ def tables(fuzzed: FuzzApp) -> Iterator[Tables]:
     watched.close()
 
 
+# CPU-bound: under a busy machine it runs past the suite's default timeout, which guards
+# against hangs, not against slowness.
+@pytest.mark.timeout(1200)
 def test_every_route_refuses_hostile_input_cleanly(fuzzed: FuzzApp, tables: Tables) -> None:
     @settings(DEFAULT, max_examples=150)
     @given(request=requests(fuzzed.seeded))
@@ -555,6 +558,9 @@ def test_every_route_refuses_hostile_input_cleanly(fuzzed: FuzzApp, tables: Tabl
     run()
 
 
+# CPU-bound: under a busy machine it runs past the suite's default timeout, which guards
+# against hangs, not against slowness.
+@pytest.mark.timeout(1200)
 def test_each_route_once_with_hostile_input(
     fuzzed: FuzzApp, tables: Tables, subtests: pytest.Subtests
 ) -> None:
