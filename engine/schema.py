@@ -209,25 +209,26 @@ class ProcessInstance(SQLModel, table=True):
         sa.Index("ix_process_instance_definition_started", "definition_id", "started_at", "id"),
         sa.Index("ix_process_instance_key_started", "definition_key", "started_at", "id"),
         # A definition's instances that ended in a period or after it (the running ones are in
-        # ix_process_instance_unfinished): the history heatmap reads their visits. Partial, so
-        # that lists by definition keep reading ix_process_instance_definition_started.
+        # ix_process_instance_unfinished): the history heatmap reads their visits, and the
+        # history cleanup each definition's ended roots, oldest first (the few called instances
+        # skipped by a filter). Partial, so that lists by definition keep reading
+        # ix_process_instance_definition_started.
         sa.Index(
             "ix_process_instance_definition_ended",
             "definition_id",
             "ended_at",
             postgresql_where=sa.text("ended_at IS NOT NULL"),
         ),
-        sa.Index(
-            "ix_process_instance_business_key",
-            "business_key",
-            postgresql_where=sa.text("business_key IS NOT NULL"),
-        ),
         # The console's jump box: the short id the lists show (the business key in lower case
         # is indexed below the class: its operator class needs the column).
         sa.Index("ix_process_instance_short_id", sa.text("right(id::text, 8)")),
+        # The instance list in a state, and sorted by state (a rare state such as Suspended is a
+        # short range here, and no other index gives the (state, started_at) order).
         sa.Index("ix_process_instance_state_started", "state", "started_at", "id"),
+        # The instance list newest first; "roots only" too, skipping the few called instances.
         sa.Index("ix_process_instance_started", "started_at", "id"),
-        # The instance list sorted by end or by business key (NULLs in them too), either way.
+        # The instance list sorted by end or by business key (NULLs in them too), either way;
+        # the latter also finds the instances of one business key (the jump box, the filter).
         sa.Index("ix_process_instance_ended", "ended_at", "id"),
         sa.Index("ix_process_instance_business_key_sort", "business_key", "id"),
         # The running instances (ended_at is set when an instance ends) in start order: small, and
@@ -247,20 +248,6 @@ class ProcessInstance(SQLModel, table=True):
             "ix_process_instance_root_instance_id",
             "root_instance_id",
             postgresql_where=sa.text("super_instance_id IS NOT NULL"),
-        ),
-        # The instance list's "roots only", newest first.
-        sa.Index(
-            "ix_process_instance_roots_started",
-            "started_at",
-            "id",
-            postgresql_where=sa.text("super_instance_id IS NULL"),
-        ),
-        # The history cleanup: each definition's ended roots, oldest first.
-        sa.Index(
-            "ix_process_instance_roots_ended",
-            "definition_id",
-            "ended_at",
-            postgresql_where=sa.text("super_instance_id IS NULL AND ended_at IS NOT NULL"),
         ),
     )
 

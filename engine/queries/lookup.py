@@ -4,7 +4,7 @@ definition (by key or id).
 
 Every statement reads an index, with a LIMIT: `process_instance.id`, `incident.id`,
 `user_task.id`, `external_task.id`, `job.id` (primary keys), `process_instance.business_key`
-(ix_process_instance_business_key), the business key in lower case, equal or by prefix, in its
+(ix_process_instance_business_key_sort), the business key in lower case, equal or by prefix, in its
 order (ix_process_instance_business_key_folded, `text_pattern_ops` so that a prefix is a range
 of it), the short id the lists show (the id's last 8 characters, ix_process_instance_short_id)
 and `process_definition.key` (the leading column of the unique (key, version) constraint) or

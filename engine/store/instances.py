@@ -1,9 +1,9 @@
 """The instance list: filters, a sort and keyset pagination (newest first unless sorted).
 
 By default rows come ordered by (started_at DESC, id DESC), which the indexes on (started_at, id)
-and (state, started_at, id) serve directly, and for roots only the partial index on (started_at,
-id) of instances nobody called; a page continues strictly after the cursor's row, so pages never
-repeat or skip a row however many instances start meanwhile.
+and (state, started_at, id) serve directly (roots only: the first, skipping the few called
+instances); a page continues strictly after the cursor's row, so pages never repeat or skip a
+row however many instances start meanwhile.
 
 A list sorted by another column (`InstanceSort`: ended, state, business key, definition key),
 ascending or descending, orders by that column and then the id, which breaks ties (state and
@@ -239,7 +239,7 @@ def _where(where: InstanceFilter, version_id: str | None) -> Where:
             + retrying.TASK_RETRYING
             + ")"
         )
-    # Roots: served by the partial index on (started_at, id) of instances nobody called.
+    # Roots: the index on (started_at, id), skipping the called instances.
     found.is_null("p.super_instance_id", where.root_only)
     found.equals("p.super_instance_id", where.super_instance_id)
     found.at_least("p.started_at", where.started_after)

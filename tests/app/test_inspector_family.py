@@ -201,7 +201,7 @@ def test_root_and_called_filters_use_their_indexes(server: LiveServer) -> None:
             ).fetchone()
             assert plan is not None
             plans[name] = str(plan[0])
-    assert "ix_process_instance_roots_started" in plans["roots"]
+    assert "ix_process_instance_started" in plans["roots"]
     assert "ix_process_instance_super_instance_id" in plans["called"]
 
 

@@ -171,9 +171,9 @@ def cases(definitions: dict[str, str]) -> dict[str, tuple[Callable[[Any], Any], 
         "instances in a state": (instances(state="Active"), "ix_process_instance_state_started"),
         "instances by business key": (
             instances(business_key="order-3"),
-            "ix_process_instance_business_key",
+            "ix_process_instance_business_key_sort",
         ),
-        "root instances": (instances(root_only=True), "ix_process_instance_roots_started"),
+        "root instances": (instances(root_only=True), "ix_process_instance_started"),
         "instances retrying, by their failed jobs": (instances(retrying=True), "ix_job_retrying"),
         "instances retrying, by their failed external tasks": (
             instances(retrying=True),
