@@ -16,8 +16,6 @@ serve as well:
 - ix_process_instance_roots_ended (definition_id, ended_at where a root ended): the history
   cleanup reads ix_process_instance_definition_ended (the same columns, ended ones) and skips
   the called instances by a filter.
-
-Revises 0043 here; renumbered onto 0044 when both land.
 """
 
 from collections.abc import Sequence

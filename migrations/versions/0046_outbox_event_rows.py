@@ -1,7 +1,7 @@
 """outbox rows hold a command's events
 
 Revision ID: 0046
-Revises: 0043
+Revises: 0045
 Create Date: 2026-12-06 20:10:00.000000
 
 One outbox row per command and instance, its events in a jsonb list (`events`), instead of one
@@ -18,7 +18,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0046"
-down_revision: str | Sequence[str] | None = "0043"
+down_revision: str | Sequence[str] | None = "0045"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
