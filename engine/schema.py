@@ -1192,30 +1192,31 @@ class ActivityBucket(SQLModel, table=True):
 
 
 class SummaryDelta(SQLModel, table=True):
-    """One statement's net change to summary rows, appended by the triggers and folded away.
-    Exactly one of state (an instance_summary row), node_id (a node_summary row) and bucket (an
-    activity_bucket row) is set; the other rows' counts stay 0."""
+    """One trigger statement's net change to the summary rows of one definition, appended by the
+    triggers and folded away: at most one row per definition and statement (per bucket, when the
+    statement's instances or incidents fall into several). `state` and `instances` change an
+    instance_summary row; `bucket` and its counts an activity_bucket row; `nodes` changes
+    node_summary rows, one entry per node: {node_id: [active_tokens, open_incidents, visits,
+    completed_visits, total_seconds, canceled_visits]}."""
 
     __tablename__ = "summary_delta"
     __table_args__ = (
-        sa.CheckConstraint("num_nonnulls(state, node_id, bucket) = 1", name="one_kind"),
+        sa.CheckConstraint(
+            "num_nonnulls(state, bucket, nodes) >= 1 AND (state IS NOT NULL OR instances = 0) "
+            "AND (bucket IS NOT NULL OR (started, completed, incidents) = (0, 0, 0))",
+            name="some_kind",
+        ),
     )
 
     seq: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
     definition_id: str = Field(sa_type=sa.Text)
     state: str | None = Field(default=None, sa_type=sa.String(16))
-    node_id: str | None = Field(default=None, sa_type=sa.Text)
-    bucket: datetime | None = Field(default=None, sa_type=TS)
     instances: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    active_tokens: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    open_incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    completed_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    total_seconds: float = Field(sa_type=sa.Numeric, sa_column_kwargs=COUNT)
+    bucket: datetime | None = Field(default=None, sa_type=TS)
     started: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
     completed: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
     incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    canceled_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    nodes: Any = Field(default=None, sa_type=JSONB, nullable=True)
 
 
 class SavedView(SQLModel, table=True):

@@ -19,6 +19,7 @@ from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import InstanceState
 from engine.store.summaries import (
+    DELTA_NODES,
     RECOUNT_BUCKETS,
     RECOUNT_INSTANCES,
     RECOUNT_NODES,
@@ -43,8 +44,8 @@ LIVE_INSTANCES = (
 )
 LIVE_NODES = (
     f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary "
-    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta "
-    "WHERE node_id IS NOT NULL)"
+    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta d "
+    f"CROSS JOIN LATERAL ({DELTA_NODES.format(rows='d')}) n)"
 )
 LIVE_BUCKETS = (
     "(SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket "

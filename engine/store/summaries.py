@@ -78,7 +78,15 @@ GROUP BY bucket, definition_id
 
 # -- the fold -------------------------------------------------------------------------------------
 
-FOLD = """
+# The node counts of the summary_delta row named `rows` (its `nodes`: an entry per node), as rows.
+DELTA_NODES = (
+    "SELECT n.key AS node_id, (n.value->>0)::bigint AS active_tokens, "
+    "(n.value->>1)::bigint AS open_incidents, (n.value->>2)::bigint AS visits, "
+    "(n.value->>3)::bigint AS completed_visits, (n.value->>4)::numeric AS total_seconds, "
+    "(n.value->>5)::bigint AS canceled_visits FROM jsonb_each({rows}.nodes) n"
+)
+
+FOLD = f"""
 WITH gone AS (DELETE FROM summary_delta RETURNING *),
 instances AS (
     INSERT INTO instance_summary AS b (definition_id, state, instances)
@@ -92,7 +100,8 @@ nodes AS (
         completed_visits, total_seconds, canceled_visits)
     SELECT definition_id, node_id, sum(active_tokens), sum(open_incidents), sum(visits),
         sum(completed_visits), sum(total_seconds), sum(canceled_visits)
-    FROM gone WHERE node_id IS NOT NULL GROUP BY definition_id, node_id
+    FROM gone CROSS JOIN LATERAL ({DELTA_NODES.format(rows="gone")}) n
+    GROUP BY definition_id, node_id
     ON CONFLICT (definition_id, node_id) DO UPDATE SET
         active_tokens = b.active_tokens + excluded.active_tokens,
         open_incidents = b.open_incidents + excluded.open_incidents,
