@@ -1148,8 +1148,6 @@ class WebhookDelivery(SQLModel, table=True):
 # locked, so writers never queue on a hot counter), and the fold moves the deltas into the base
 # rows below. A read sums the base rows and the deltas not folded yet, in one statement.
 
-COUNT = {"server_default": "0"}
-
 
 class InstanceSummary(SQLModel, table=True):
     """Instances per definition and state."""
@@ -1193,30 +1191,32 @@ class ActivityBucket(SQLModel, table=True):
 
 class SummaryDelta(SQLModel, table=True):
     """One trigger statement's net change to the summary rows of one definition, appended by the
-    triggers and folded away: at most one row per definition and statement (per bucket, when the
-    statement's instances or incidents fall into several). `state` and `instances` change an
-    instance_summary row; `bucket` and its counts an activity_bucket row; `nodes` changes
-    node_summary rows, one entry per node: {node_id: [active_tokens, open_incidents, visits,
-    completed_visits, total_seconds, canceled_visits]}."""
+    triggers and folded away: at most one row per definition and statement. Its counts are
+    arrays aligned with their key array: `states` and `instances` change instance_summary rows;
+    `buckets` with `started`, `completed` and `incidents` change activity_bucket rows; `node_ids`
+    with the node counts change node_summary rows. A count array is null when the statement
+    changed none of its counts (zeros)."""
 
     __tablename__ = "summary_delta"
     __table_args__ = (
-        sa.CheckConstraint(
-            "num_nonnulls(state, bucket, nodes) >= 1 AND (state IS NOT NULL OR instances = 0) "
-            "AND (bucket IS NOT NULL OR (started, completed, incidents) = (0, 0, 0))",
-            name="some_kind",
-        ),
+        sa.CheckConstraint("num_nonnulls(states, buckets, node_ids) >= 1", name="some_kind"),
     )
 
     seq: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
     definition_id: str = Field(sa_type=sa.Text)
-    state: str | None = Field(default=None, sa_type=sa.String(16))
-    instances: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    bucket: datetime | None = Field(default=None, sa_type=TS)
-    started: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    completed: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    nodes: Any = Field(default=None, sa_type=JSONB, nullable=True)
+    states: list[str] | None = Field(default=None, sa_type=sa.ARRAY(sa.Text))
+    instances: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    buckets: list[datetime] | None = Field(default=None, sa_type=sa.ARRAY(TS))
+    started: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    completed: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    incidents: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    node_ids: list[str] | None = Field(default=None, sa_type=sa.ARRAY(sa.Text))
+    active_tokens: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    open_incidents: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    completed_visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    total_seconds: list[float] | None = Field(default=None, sa_type=sa.ARRAY(sa.Numeric))
+    canceled_visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
 
 
 class SavedView(SQLModel, table=True):

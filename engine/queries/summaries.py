@@ -19,11 +19,14 @@ from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import InstanceState
 from engine.store.summaries import (
-    DELTA_NODES,
+    NODE_COUNTS,
     RECOUNT_BUCKETS,
     RECOUNT_INSTANCES,
     RECOUNT_NODES,
     RECOUNT_PARAMS,
+    delta_buckets,
+    delta_instances,
+    delta_nodes,
 )
 
 # The five-minute bucket of a timestamp, as the triggers compute it.
@@ -31,26 +34,19 @@ BUCKET_SECONDS = 300
 
 # -- the summaries as they are now: base rows plus unfolded deltas, in one statement --------------
 
-_NODE_COUNTS = (
-    "active_tokens, open_incidents, visits, completed_visits, total_seconds, canceled_visits"
-)
+_NODE_COUNTS = ", ".join(NODE_COUNTS)
 
 # Each summary as it is now, as a FROM item: its base rows and its unfolded deltas. A query
 # filters and sums it (PostgreSQL pushes the filters down into both arms).
 LIVE_INSTANCES = (
-    "(SELECT definition_id, state, instances FROM instance_summary "
-    "UNION ALL SELECT definition_id, state, instances FROM summary_delta "
-    "WHERE state IS NOT NULL)"
+    f"(SELECT definition_id, state, instances FROM instance_summary UNION ALL {delta_instances()})"
 )
 LIVE_NODES = (
-    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary "
-    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta d "
-    f"CROSS JOIN LATERAL ({DELTA_NODES.format(rows='d')}) n)"
+    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary UNION ALL {delta_nodes()})"
 )
 LIVE_BUCKETS = (
-    "(SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket "
-    "UNION ALL SELECT bucket, definition_id, started, completed, incidents FROM summary_delta "
-    "WHERE bucket IS NOT NULL)"
+    "(SELECT definition_id, bucket, started, completed, incidents FROM activity_bucket "
+    f"UNION ALL {delta_buckets()})"
 )
 
 

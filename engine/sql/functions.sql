@@ -111,13 +111,12 @@ EXECUTE FUNCTION interlock_notify_external_task();
 --
 -- Each statement that writes process_instance, token, incident or history appends its net change
 -- to the console's counts as rows of summary_delta, one INSERT per trigger, one row per definition
--- (per bucket when its rows fall into several), and nothing when the change nets out. Token,
--- incident and visit rows count under the definition their instance has when the trigger runs
--- (the end of the statement).
+-- with its counts in arrays, and nothing when the change nets out. Token, incident and visit rows
+-- count under the definition their instance has when the trigger runs (the end of the statement).
 
 -- The functions of all four tables, as migration 0044 replaced them (one delta row per definition
--- and statement, the nodes' counts together in `nodes`): its frozen text is their definition
--- (psql's \ir, which engine/sql/functions_sql() expands too).
+-- and statement, the counts in arrays aligned with their keys): its frozen text is their
+-- definition (psql's \ir, which engine/sql/functions_sql() expands too).
 \ir ../../migrations/versions/0044_summary_delta_rows.sql
 
 -- The triggers: created by migration 0016 and unchanged since (0016_summaries.sql holds them as

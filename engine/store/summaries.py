@@ -78,19 +78,54 @@ GROUP BY bucket, definition_id
 
 # -- the fold -------------------------------------------------------------------------------------
 
-# The node counts of the summary_delta row named `rows` (its `nodes`: an entry per node), as rows.
-DELTA_NODES = (
-    "SELECT n.key AS node_id, (n.value->>0)::bigint AS active_tokens, "
-    "(n.value->>1)::bigint AS open_incidents, (n.value->>2)::bigint AS visits, "
-    "(n.value->>3)::bigint AS completed_visits, (n.value->>4)::numeric AS total_seconds, "
-    "(n.value->>5)::bigint AS canceled_visits FROM jsonb_each({rows}.nodes) n"
+# The counts of each summary, as its base table and summary_delta's arrays name them.
+NODE_COUNTS = (
+    "active_tokens",
+    "open_incidents",
+    "visits",
+    "completed_visits",
+    "total_seconds",
+    "canceled_visits",
 )
+BUCKET_COUNTS = ("started", "completed", "incidents")
+
+
+def _unnested(source: str, keys: str, key: str, counts: tuple[str, ...]) -> str:
+    """The deltas of the summary_delta rows of `source` for one summary, a row per element of
+    their `keys` array: definition_id, `key` and `counts` (a count array that is null: zeros)."""
+    values = ", ".join(f"coalesce(u.{count}, 0) AS {count}" for count in counts)
+    arrays = ", ".join(f"d.{count}" for count in counts)
+    return (
+        f"SELECT d.definition_id, u.{key}, {values} FROM {source} d "
+        f"CROSS JOIN LATERAL unnest(d.{keys}, {arrays}) u({key}, {', '.join(counts)}) "
+        f"WHERE d.{keys} IS NOT NULL"
+    )
+
+
+def delta_instances(source: str = "summary_delta") -> str:
+    """Unfolded instance counts: definition_id, state, instances."""
+    return (
+        f"SELECT d.definition_id, u.state, u.instances FROM {source} d "
+        "CROSS JOIN LATERAL unnest(d.states, d.instances) u(state, instances) "
+        "WHERE d.states IS NOT NULL"
+    )
+
+
+def delta_nodes(source: str = "summary_delta") -> str:
+    """Unfolded node counts: definition_id, node_id and the `NODE_COUNTS`."""
+    return _unnested(source, "node_ids", "node_id", NODE_COUNTS)
+
+
+def delta_buckets(source: str = "summary_delta") -> str:
+    """Unfolded bucket counts: definition_id, bucket and the `BUCKET_COUNTS`."""
+    return _unnested(source, "buckets", "bucket", BUCKET_COUNTS)
+
 
 FOLD = f"""
 WITH gone AS (DELETE FROM summary_delta RETURNING *),
 instances AS (
     INSERT INTO instance_summary AS b (definition_id, state, instances)
-    SELECT definition_id, state, sum(instances) FROM gone WHERE state IS NOT NULL
+    SELECT definition_id, state, sum(instances) FROM ({delta_instances("gone")}) g
     GROUP BY definition_id, state
     ON CONFLICT (definition_id, state) DO UPDATE SET instances = b.instances + excluded.instances
     RETURNING b.definition_id, b.state, b.instances = 0 AS empty
@@ -100,7 +135,7 @@ nodes AS (
         completed_visits, total_seconds, canceled_visits)
     SELECT definition_id, node_id, sum(active_tokens), sum(open_incidents), sum(visits),
         sum(completed_visits), sum(total_seconds), sum(canceled_visits)
-    FROM gone CROSS JOIN LATERAL ({DELTA_NODES.format(rows="gone")}) n
+    FROM ({delta_nodes("gone")}) g
     GROUP BY definition_id, node_id
     ON CONFLICT (definition_id, node_id) DO UPDATE SET
         active_tokens = b.active_tokens + excluded.active_tokens,
@@ -116,7 +151,7 @@ nodes AS (
 buckets AS (
     INSERT INTO activity_bucket AS b (bucket, definition_id, started, completed, incidents)
     SELECT bucket, definition_id, sum(started), sum(completed), sum(incidents)
-    FROM gone WHERE bucket IS NOT NULL GROUP BY bucket, definition_id
+    FROM ({delta_buckets("gone")}) g GROUP BY bucket, definition_id
     ON CONFLICT (bucket, definition_id) DO UPDATE SET
         started = b.started + excluded.started,
         completed = b.completed + excluded.completed,

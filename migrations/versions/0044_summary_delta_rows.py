@@ -6,20 +6,18 @@ Create Date: 2026-12-06 19:45:00.000000
 
 The summary triggers wrote one summary_delta row per node they changed, and an instance's state
 and its five-minute bucket in two more: a straight-through instance of five nodes left seven
-rows. Now each trigger statement writes at most one row per definition (per bucket, when its rows
-fall into several): the node counts travel together in `nodes` ({node_id: [active_tokens,
-open_incidents, visits, completed_visits, total_seconds, canceled_visits]}), and a state change
-shares its row with a bucket change. Unfolded node rows are rewritten in the new form.
+rows. Now each trigger statement writes at most one row per definition, its counts in arrays
+aligned with their keys (`states`, `buckets`, `node_ids`; see 0044_summary_delta_rows.sql), and
+a statement that changes nothing counted returns after one look at its rows. Unfolded deltas
+are rewritten in the new form (a row of one element each).
 """
 
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 
-import sqlalchemy as sa
 import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
 from alembic import op
-from sqlalchemy.dialects.postgresql import JSONB
 
 revision: str = "0044"
 down_revision: str | Sequence[str] | None = "0043"
@@ -31,21 +29,28 @@ depends_on: str | Sequence[str] | None = None
 # current definition. A migration is history, so the file must never change: its digest is
 # checked before the text runs.
 FUNCTIONS_FILE = Path(__file__).with_name("0044_summary_delta_rows.sql")
-FUNCTIONS_SHA256 = "2d9bfba936fe23c73f9d7596bc44a3f39c31624a19e1179706330771bb97250b"
+FUNCTIONS_SHA256 = "8f8e222801feaa4b942095d8ae3c35c3884a3fbe610d01220df2888359739e93"
 
-NODE_COLUMNS = (
-    "active_tokens",
-    "open_incidents",
-    "visits",
-    "completed_visits",
-    "total_seconds",
-    "canceled_visits",
-)
+# The count columns of each kind of old row (its key column), which become arrays.
+COUNTS = {
+    "state": ("instances",),
+    "bucket": ("started", "completed", "incidents"),
+    "node_id": (
+        "active_tokens",
+        "open_incidents",
+        "visits",
+        "completed_visits",
+        "total_seconds",
+        "canceled_visits",
+    ),
+}
+# The array holding each kind's keys.
+KEYS = {"state": "states", "bucket": "buckets", "node_id": "node_ids"}
+KEY_TYPES = {"state": "text", "bucket": "timestamptz", "node_id": "text"}
 
-NEW_CHECK = (
-    "num_nonnulls(state, bucket, nodes) >= 1 AND (state IS NOT NULL OR instances = 0) "
-    "AND (bucket IS NOT NULL OR (started, completed, incidents) = (0, 0, 0))"
-)
+
+def _type(column: str) -> str:
+    return "numeric" if column == "total_seconds" else "bigint"
 
 
 def _functions() -> str:
@@ -55,23 +60,47 @@ def _functions() -> str:
     return text.decode("utf-8")
 
 
-def upgrade() -> None:
+def _lock() -> None:
     # Every writer of the summarised tables waits until this commits: no trigger writes a delta
     # of either form while the deltas are rewritten.
     op.execute(
         "LOCK TABLE process_instance, token, incident, history, summary_delta "
         "IN SHARE ROW EXCLUSIVE MODE"
     )
-    op.add_column("summary_delta", sa.Column("nodes", JSONB(), nullable=True))
+
+
+def upgrade() -> None:
+    _lock()
     op.drop_constraint(op.f("ck_summary_delta_one_kind"), "summary_delta", type_="check")
-    array = ", ".join(NODE_COLUMNS)
+    # A row of the old form counts one kind: its key becomes a one-element array, and so do the
+    # counts of that kind (those of the other kinds become null).
     op.execute(
-        f"UPDATE summary_delta SET nodes = jsonb_build_object(node_id, jsonb_build_array({array})) "
-        "WHERE node_id IS NOT NULL"
+        "ALTER TABLE summary_delta "
+        + ", ".join(f"ADD COLUMN {KEYS[key]} {KEY_TYPES[key]}[]" for key in COUNTS)
     )
-    for column in ("node_id", *NODE_COLUMNS):
-        op.drop_column("summary_delta", column)
-    op.create_check_constraint(op.f("ck_summary_delta_some_kind"), "summary_delta", NEW_CHECK)
+    op.execute(
+        "UPDATE summary_delta SET "
+        + ", ".join(
+            f"{KEYS[key]} = CASE WHEN {key} IS NOT NULL THEN ARRAY[{key}] END" for key in COUNTS
+        )
+    )
+    for key, counts in COUNTS.items():
+        for column in counts:
+            op.execute(
+                f"ALTER TABLE summary_delta ALTER COLUMN {column} DROP DEFAULT, "
+                f"ALTER COLUMN {column} DROP NOT NULL"
+            )
+            op.execute(
+                f"ALTER TABLE summary_delta ALTER COLUMN {column} TYPE {_type(column)}[] "
+                f"USING CASE WHEN {key} IS NOT NULL THEN ARRAY[{column}] END"
+            )
+    for key in COUNTS:
+        op.drop_column("summary_delta", key)
+    op.create_check_constraint(
+        op.f("ck_summary_delta_some_kind"),
+        "summary_delta",
+        "num_nonnulls(states, buckets, node_ids) >= 1",
+    )
     op.execute(_functions())
 
 
@@ -89,38 +118,36 @@ def _earlier_functions() -> str:
 
 
 def downgrade() -> None:
-    op.execute(
-        "LOCK TABLE process_instance, token, incident, history, summary_delta "
-        "IN SHARE ROW EXCLUSIVE MODE"
-    )
+    _lock()
     op.drop_constraint(op.f("ck_summary_delta_some_kind"), "summary_delta", type_="check")
-    op.add_column("summary_delta", sa.Column("node_id", sa.Text(), nullable=True))
-    for column in NODE_COLUMNS:
-        kind = sa.Numeric() if column == "total_seconds" else sa.BigInteger()
-        op.add_column("summary_delta", sa.Column(column, kind, server_default="0", nullable=False))
-    # A row of the new form becomes one row per kind: its state, its bucket, each of its nodes.
-    values = ", ".join(
-        f"(n.value->>{i})::{'numeric' if column == 'total_seconds' else 'bigint'}"
-        for i, column in enumerate(NODE_COLUMNS)
-    )
     op.execute(
-        f"INSERT INTO summary_delta (definition_id, node_id, {', '.join(NODE_COLUMNS)}) "
-        f"SELECT d.definition_id, n.key, {values} "
-        "FROM summary_delta d CROSS JOIN LATERAL jsonb_each(d.nodes) n"
+        "ALTER TABLE summary_delta ADD COLUMN state varchar(16), ADD COLUMN bucket timestamptz, "
+        "ADD COLUMN node_id text"
     )
-    op.execute(
-        "INSERT INTO summary_delta (definition_id, bucket, started, completed, incidents) "
-        "SELECT definition_id, bucket, started, completed, incidents FROM summary_delta "
-        "WHERE state IS NOT NULL AND bucket IS NOT NULL"
-    )
-    op.execute(
-        "UPDATE summary_delta SET bucket = NULL, started = 0, completed = 0, incidents = 0 "
-        "WHERE state IS NOT NULL AND bucket IS NOT NULL"
-    )
-    op.execute(
-        "DELETE FROM summary_delta WHERE nodes IS NOT NULL AND state IS NULL AND bucket IS NULL"
-    )
-    op.drop_column("summary_delta", "nodes")
+    # A row of the new form becomes one row per element of each of its key arrays, its counts
+    # one-element arrays still (a null count array: zeros), then the counts become plain again.
+    for key, counts in COUNTS.items():
+        arrays = ", ".join(counts)
+        values = ", ".join(f"ARRAY[coalesce(u.{column}, 0)]" for column in counts)
+        op.execute(
+            f"INSERT INTO summary_delta (definition_id, {key}, {arrays}) "
+            f"SELECT d.definition_id, u.{key}, {values} FROM summary_delta d "
+            f"CROSS JOIN LATERAL unnest(d.{KEYS[key]}, {', '.join('d.' + c for c in counts)}) "
+            f"u({key}, {arrays}) WHERE d.{KEYS[key]} IS NOT NULL"
+        )
+    op.execute("DELETE FROM summary_delta WHERE num_nonnulls(state, bucket, node_id) = 0")
+    for counts in COUNTS.values():
+        for column in counts:
+            op.execute(
+                f"ALTER TABLE summary_delta ALTER COLUMN {column} TYPE {_type(column)} "
+                f"USING coalesce({column}[1], 0)"
+            )
+            op.execute(
+                f"ALTER TABLE summary_delta ALTER COLUMN {column} SET DEFAULT 0, "
+                f"ALTER COLUMN {column} SET NOT NULL"
+            )
+    for key in COUNTS:
+        op.drop_column("summary_delta", KEYS[key])
     op.create_check_constraint(
         op.f("ck_summary_delta_one_kind"),
         "summary_delta",
