@@ -92,21 +92,20 @@ BUCKET_COUNTS = ("started", "completed", "incidents")
 
 def _unnested(source: str, keys: str, key: str, counts: tuple[str, ...]) -> str:
     """The deltas of the summary_delta rows of `source` for one summary, a row per element of
-    their `keys` array: definition_id, `key` and `counts` (a count array that is null: zeros)."""
-    values = ", ".join(f"coalesce(u.{count}, 0) AS {count}" for count in counts)
-    arrays = ", ".join(f"d.{count}" for count in counts)
+    their `keys` array: definition_id, `key` and `counts` (a count array that is null: zeros).
+    One subscript per element (cheaper to read than unnesting each array)."""
+    values = ", ".join(f"coalesce(d.{count}[i], 0) AS {count}" for count in counts)
     return (
-        f"SELECT d.definition_id, u.{key}, {values} FROM {source} d "
-        f"CROSS JOIN LATERAL unnest(d.{keys}, {arrays}) u({key}, {', '.join(counts)}) "
-        f"WHERE d.{keys} IS NOT NULL"
+        f"SELECT d.definition_id, d.{keys}[i] AS {key}, {values} FROM {source} d "
+        f"CROSS JOIN LATERAL generate_subscripts(d.{keys}, 1) i WHERE d.{keys} IS NOT NULL"
     )
 
 
 def delta_instances(source: str = "summary_delta") -> str:
     """Unfolded instance counts: definition_id, state, instances."""
     return (
-        f"SELECT d.definition_id, u.state, u.instances FROM {source} d "
-        "CROSS JOIN LATERAL unnest(d.states, d.instances) u(state, instances) "
+        f"SELECT d.definition_id, d.states[i] AS state, d.instances[i] AS instances "
+        f"FROM {source} d CROSS JOIN LATERAL generate_subscripts(d.states, 1) i "
         "WHERE d.states IS NOT NULL"
     )
 
@@ -114,6 +113,16 @@ def delta_instances(source: str = "summary_delta") -> str:
 def delta_nodes(source: str = "summary_delta") -> str:
     """Unfolded node counts: definition_id, node_id and the `NODE_COUNTS`."""
     return _unnested(source, "node_ids", "node_id", NODE_COUNTS)
+
+
+def delta_open_incidents(source: str = "summary_delta") -> str:
+    """Unfolded open incident counts: definition_id, node_id, open_incidents, of the rows that
+    change any (most rows change none, and are passed over without a look at their elements)."""
+    return (
+        f"SELECT d.definition_id, d.node_ids[i] AS node_id, d.open_incidents[i] AS open_incidents "
+        f"FROM {source} d CROSS JOIN LATERAL generate_subscripts(d.open_incidents, 1) i "
+        "WHERE d.open_incidents IS NOT NULL"
+    )
 
 
 def delta_buckets(source: str = "summary_delta") -> str:
