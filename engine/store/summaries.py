@@ -93,19 +93,22 @@ BUCKET_COUNTS = ("started", "completed", "incidents")
 def _unnested(source: str, keys: str, key: str, counts: tuple[str, ...]) -> str:
     """The deltas of the summary_delta rows of `source` for one summary, a row per element of
     their `keys` array: definition_id, `key` and `counts` (a count array that is null: zeros).
-    One subscript per element (cheaper to read than unnesting each array)."""
-    values = ", ".join(f"coalesce(d.{count}[i], 0) AS {count}" for count in counts)
+    The key array is unnested with its positions, the counts taken by subscript (cheaper than
+    unnesting every array; unnest, unlike generate_subscripts, tells the planner how many
+    elements to expect, so a read of a few deltas is not planned as a parallel scan of many)."""
+    values = ", ".join(f"coalesce(d.{count}[u.i], 0) AS {count}" for count in counts)
     return (
-        f"SELECT d.definition_id, d.{keys}[i] AS {key}, {values} FROM {source} d "
-        f"CROSS JOIN LATERAL generate_subscripts(d.{keys}, 1) i WHERE d.{keys} IS NOT NULL"
+        f"SELECT d.definition_id, u.{key}, {values} FROM {source} d "
+        f"CROSS JOIN LATERAL unnest(d.{keys}) WITH ORDINALITY u({key}, i) "
+        f"WHERE d.{keys} IS NOT NULL"
     )
 
 
 def delta_instances(source: str = "summary_delta") -> str:
     """Unfolded instance counts: definition_id, state, instances."""
     return (
-        f"SELECT d.definition_id, d.states[i] AS state, d.instances[i] AS instances "
-        f"FROM {source} d CROSS JOIN LATERAL generate_subscripts(d.states, 1) i "
+        f"SELECT d.definition_id, u.state, d.instances[u.i] AS instances FROM {source} d "
+        "CROSS JOIN LATERAL unnest(d.states) WITH ORDINALITY u(state, i) "
         "WHERE d.states IS NOT NULL"
     )
 
@@ -119,8 +122,8 @@ def delta_open_incidents(source: str = "summary_delta") -> str:
     """Unfolded open incident counts: definition_id, node_id, open_incidents, of the rows that
     change any (most rows change none, and are passed over without a look at their elements)."""
     return (
-        f"SELECT d.definition_id, d.node_ids[i] AS node_id, d.open_incidents[i] AS open_incidents "
-        f"FROM {source} d CROSS JOIN LATERAL generate_subscripts(d.open_incidents, 1) i "
+        f"SELECT d.definition_id, d.node_ids[u.i] AS node_id, u.open_incidents FROM {source} d "
+        "CROSS JOIN LATERAL unnest(d.open_incidents) WITH ORDINALITY u(open_incidents, i) "
         "WHERE d.open_incidents IS NOT NULL"
     )
 
