@@ -1142,8 +1142,6 @@ class WebhookDelivery(SQLModel, table=True):
 # locked, so writers never queue on a hot counter), and the fold moves the deltas into the base
 # rows below. A read sums the base rows and the deltas not folded yet, in one statement.
 
-COUNT = {"server_default": "0"}
-
 
 class InstanceSummary(SQLModel, table=True):
     """Instances per definition and state."""
@@ -1186,30 +1184,33 @@ class ActivityBucket(SQLModel, table=True):
 
 
 class SummaryDelta(SQLModel, table=True):
-    """One statement's net change to summary rows, appended by the triggers and folded away.
-    Exactly one of state (an instance_summary row), node_id (a node_summary row) and bucket (an
-    activity_bucket row) is set; the other rows' counts stay 0."""
+    """One trigger statement's net change to the summary rows of one definition, appended by the
+    triggers and folded away: at most one row per definition and statement. Its counts are
+    arrays aligned with their key array: `states` and `instances` change instance_summary rows;
+    `buckets` with `started`, `completed` and `incidents` change activity_bucket rows; `node_ids`
+    with the node counts change node_summary rows. A count array is null when the statement
+    changed none of its counts (zeros)."""
 
     __tablename__ = "summary_delta"
     __table_args__ = (
-        sa.CheckConstraint("num_nonnulls(state, node_id, bucket) = 1", name="one_kind"),
+        sa.CheckConstraint("num_nonnulls(states, buckets, node_ids) >= 1", name="some_kind"),
     )
 
     seq: int = Field(sa_type=sa.BigInteger, sa_column_args=[sa.Identity()], primary_key=True)
     definition_id: str = Field(sa_type=sa.Text)
-    state: str | None = Field(default=None, sa_type=sa.String(16))
-    node_id: str | None = Field(default=None, sa_type=sa.Text)
-    bucket: datetime | None = Field(default=None, sa_type=TS)
-    instances: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    active_tokens: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    open_incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    completed_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    total_seconds: float = Field(sa_type=sa.Numeric, sa_column_kwargs=COUNT)
-    started: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    completed: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    incidents: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
-    canceled_visits: int = Field(sa_type=sa.BigInteger, sa_column_kwargs=COUNT)
+    states: list[str] | None = Field(default=None, sa_type=sa.ARRAY(sa.Text))
+    instances: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    buckets: list[datetime] | None = Field(default=None, sa_type=sa.ARRAY(TS))
+    started: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    completed: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    incidents: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    node_ids: list[str] | None = Field(default=None, sa_type=sa.ARRAY(sa.Text))
+    active_tokens: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    open_incidents: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    completed_visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
+    total_seconds: list[float] | None = Field(default=None, sa_type=sa.ARRAY(sa.Numeric))
+    canceled_visits: list[int] | None = Field(default=None, sa_type=sa.ARRAY(sa.BigInteger))
 
 
 class SavedView(SQLModel, table=True):

@@ -2,7 +2,9 @@
 scanning the big tables.
 
 Statement-level triggers on process_instance, token, incident and history (engine/sql/
-functions.sql) append each statement's net change to `summary_delta`, in the writing transaction:
+functions.sql) append each statement's net change to `summary_delta`, in the writing transaction
+(one row per definition, its counts in arrays aligned with their keys; none for a statement
+that changes no count):
 nothing is locked, so concurrent commands never queue on a hot counter, and any write path (the
 engine's one-statement persist, the history cleanup, a statement typed into psql) is counted. The
 fold moves the deltas into the base rows (`instance_summary`, `node_summary`, `activity_bucket`)

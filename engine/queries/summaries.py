@@ -19,10 +19,15 @@ from engine.sql import covers
 from engine.sql.filters import Where
 from engine.states import InstanceState
 from engine.store.summaries import (
+    NODE_COUNTS,
     RECOUNT_BUCKETS,
     RECOUNT_INSTANCES,
     RECOUNT_NODES,
     RECOUNT_PARAMS,
+    delta_buckets,
+    delta_instances,
+    delta_nodes,
+    delta_open_incidents,
 )
 
 # The five-minute bucket of a timestamp, as the triggers compute it.
@@ -30,26 +35,24 @@ BUCKET_SECONDS = 300
 
 # -- the summaries as they are now: base rows plus unfolded deltas, in one statement --------------
 
-_NODE_COUNTS = (
-    "active_tokens, open_incidents, visits, completed_visits, total_seconds, canceled_visits"
-)
+_NODE_COUNTS = ", ".join(NODE_COUNTS)
 
 # Each summary as it is now, as a FROM item: its base rows and its unfolded deltas. A query
 # filters and sums it (PostgreSQL pushes the filters down into both arms).
 LIVE_INSTANCES = (
-    "(SELECT definition_id, state, instances FROM instance_summary "
-    "UNION ALL SELECT definition_id, state, instances FROM summary_delta "
-    "WHERE state IS NOT NULL)"
+    f"(SELECT definition_id, state, instances FROM instance_summary UNION ALL {delta_instances()})"
 )
 LIVE_NODES = (
-    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary "
-    f"UNION ALL SELECT definition_id, node_id, {_NODE_COUNTS} FROM summary_delta "
-    "WHERE node_id IS NOT NULL)"
+    f"(SELECT definition_id, node_id, {_NODE_COUNTS} FROM node_summary UNION ALL {delta_nodes()})"
+)
+# The open incidents alone: what the overview counts, without reading every node's deltas.
+LIVE_OPEN_INCIDENTS = (
+    "(SELECT definition_id, node_id, open_incidents FROM node_summary WHERE open_incidents <> 0 "
+    f"UNION ALL {delta_open_incidents()})"
 )
 LIVE_BUCKETS = (
-    "(SELECT bucket, definition_id, started, completed, incidents FROM activity_bucket "
-    "UNION ALL SELECT bucket, definition_id, started, completed, incidents FROM summary_delta "
-    "WHERE bucket IS NOT NULL)"
+    "(SELECT definition_id, bucket, started, completed, incidents FROM activity_bucket "
+    f"UNION ALL {delta_buckets()})"
 )
 
 
@@ -199,7 +202,7 @@ def key_counts(conn: Connection) -> tuple[dict[str, dict[str, int]], dict[str, i
     where.fixed("s.open_incidents <> 0")
     statement = (
         sql.SQL(
-            f"SELECT d.key, sum(s.open_incidents) FROM {LIVE_NODES} s "
+            f"SELECT d.key, sum(s.open_incidents) FROM {LIVE_OPEN_INCIDENTS} s "
             "JOIN process_definition d ON d.id = s.definition_id"
         )
         + where.sql()
@@ -240,7 +243,9 @@ def open_incident_count(conn: Connection) -> int:
     where = Where()
     where.fixed("open_incidents <> 0")
     _readable(where)
-    statement = sql.SQL(f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_NODES} s{_DEFINED}")
+    statement = sql.SQL(
+        f"SELECT coalesce(sum(open_incidents), 0) FROM {LIVE_OPEN_INCIDENTS} s{_DEFINED}"
+    )
     row = conn.execute(statement + where.sql(), where.params()).fetchone()
     assert row is not None
     return int(row[0])

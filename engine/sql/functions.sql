@@ -1,9 +1,10 @@
 -- The current definition of every SQL function, trigger and view in Interlock's database.
 --
 -- The migrations in migrations/versions/ are history: they created and replaced these objects
--- step by step (0001, 0002, 0005, 0007, 0016, 0040, 0046) and stay as they were written. This file
--- says what the newest migration leaves behind, in one place. To change a function, trigger or
--- view, or to add or drop one, change it here and write a new migration that does the same, together
+-- step by step (0001, 0002, 0005, 0007, 0016, 0040, 0044, 0046) and stay as they were written. This
+-- file says what the newest migration leaves behind, in one place. To change a function, trigger
+-- or view, or to add or drop one, change it here and write a new migration that does the same,
+-- together
 -- (where this file includes a migration's frozen SQL, put the new text here in place of the
 -- include; the migration's file never changes):
 -- tests/integration/test_sql_functions.py creates this file's objects in a scratch schema and
@@ -123,17 +124,17 @@ EXECUTE FUNCTION interlock_notify_external_task();
 -- Summary rows (engine/db/summaries.py) -------------------------------------------------------------
 --
 -- Each statement that writes process_instance, token, incident or history appends its net change
--- to the console's counts as rows of summary_delta, one INSERT per trigger, grouped by what they
--- count, and nothing when the change nets out. Token, incident and visit rows count under the
--- definition their instance has when the trigger runs (the end of the statement).
+-- to the console's counts as rows of summary_delta, one INSERT per trigger, one row per definition
+-- with its counts in arrays, and nothing when the change nets out. Token, incident and visit rows
+-- count under the definition their instance has when the trigger runs (the end of the statement).
 
--- The functions of process_instance and history, as migration 0040 replaced them (they count the
--- visits ended canceled too): its frozen text is their definition (psql's \ir, which
--- engine/sql/functions_sql() expands too).
-\ir ../../migrations/versions/0040_canceled_visits.sql
+-- The functions of all four tables, as migration 0044 replaced them (one delta row per definition
+-- and statement, the counts in arrays aligned with their keys): its frozen text is their
+-- definition (psql's \ir, which engine/sql/functions_sql() expands too).
+\ir ../../migrations/versions/0044_summary_delta_rows.sql
 
--- The triggers, and the functions of token and incident: created by migration 0016 and unchanged
--- since (0016_summaries.sql holds them as that revision ran them).
+-- The triggers: created by migration 0016 and unchanged since (0016_summaries.sql holds them as
+-- that revision ran them).
 
 CREATE TRIGGER process_instance_summarise_insert
 AFTER INSERT ON process_instance
@@ -153,39 +154,6 @@ REFERENCING OLD TABLE AS old_rows
 FOR EACH STATEMENT
 EXECUTE FUNCTION interlock_summarise_process_instance();
 
-CREATE FUNCTION interlock_summarise_token() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT 1 AS sign, instance_id, node_id, state FROM new_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT -1 AS sign, instance_id, node_id, state FROM old_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    ELSE
-        INSERT INTO summary_delta (definition_id, node_id, active_tokens)
-        SELECT p.definition_id, c.node_id, sum(c.sign)
-        FROM (SELECT 1 AS sign, instance_id, node_id, state FROM new_rows
-            UNION ALL SELECT -1 AS sign, instance_id, node_id, state FROM old_rows) c
-        JOIN process_instance p ON p.id = c.instance_id
-        WHERE c.state NOT IN ('Completed', 'Terminated')
-        GROUP BY p.definition_id, c.node_id
-        HAVING sum(c.sign) <> 0;
-    END IF;
-    RETURN NULL;
-END
-$$;
-
 CREATE TRIGGER token_summarise_insert
 AFTER INSERT ON token
 REFERENCING NEW TABLE AS new_rows
@@ -203,51 +171,6 @@ AFTER DELETE ON token
 REFERENCING OLD TABLE AS old_rows
 FOR EACH STATEMENT
 EXECUTE FUNCTION interlock_summarise_token();
-
-CREATE FUNCTION interlock_summarise_incident() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' THEN
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT 1 AS sign, instance_id, node_id, state, created_at FROM new_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    ELSIF TG_OP = 'DELETE' THEN
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT -1 AS sign, instance_id, node_id, state, created_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    ELSE
-        WITH c AS (
-            SELECT c.sign, p.definition_id, c.node_id, c.state, c.created_at
-            FROM (SELECT 1 AS sign, instance_id, node_id, state, created_at FROM new_rows
-            UNION ALL SELECT -1 AS sign, instance_id, node_id, state, created_at FROM old_rows) c
-            JOIN process_instance p ON p.id = c.instance_id
-        )
-        INSERT INTO summary_delta (definition_id, node_id, bucket, open_incidents, incidents)
-        SELECT definition_id, node_id, NULL::timestamptz, sum(sign), 0 FROM c
-        WHERE state = 'Open' GROUP BY definition_id, node_id HAVING sum(sign) <> 0
-        UNION ALL
-        SELECT definition_id, NULL::text, date_bin('5 minutes', created_at, TIMESTAMPTZ '2000-01-01 00:00:00+00'), 0, sum(sign)
-        FROM c GROUP BY 1, 3 HAVING sum(sign) <> 0;
-    END IF;
-    RETURN NULL;
-END
-$$;
 
 CREATE TRIGGER incident_summarise_insert
 AFTER INSERT ON incident

@@ -78,11 +78,66 @@ GROUP BY bucket, definition_id
 
 # -- the fold -------------------------------------------------------------------------------------
 
-FOLD = """
+# The counts of each summary, as its base table and summary_delta's arrays name them.
+NODE_COUNTS = (
+    "active_tokens",
+    "open_incidents",
+    "visits",
+    "completed_visits",
+    "total_seconds",
+    "canceled_visits",
+)
+BUCKET_COUNTS = ("started", "completed", "incidents")
+
+
+def _unnested(source: str, keys: str, key: str, counts: tuple[str, ...]) -> str:
+    """The deltas of the summary_delta rows of `source` for one summary, a row per element of
+    their `keys` array: definition_id, `key` and `counts` (a count array that is null: zeros).
+    The key array is unnested with its positions, the counts taken by subscript (cheaper than
+    unnesting every array; unnest, unlike generate_subscripts, tells the planner how many
+    elements to expect, so a read of a few deltas is not planned as a parallel scan of many)."""
+    values = ", ".join(f"coalesce(d.{count}[u.i], 0) AS {count}" for count in counts)
+    return (
+        f"SELECT d.definition_id, u.{key}, {values} FROM {source} d "
+        f"CROSS JOIN LATERAL unnest(d.{keys}) WITH ORDINALITY u({key}, i) "
+        f"WHERE d.{keys} IS NOT NULL"
+    )
+
+
+def delta_instances(source: str = "summary_delta") -> str:
+    """Unfolded instance counts: definition_id, state, instances."""
+    return (
+        f"SELECT d.definition_id, u.state, d.instances[u.i] AS instances FROM {source} d "
+        "CROSS JOIN LATERAL unnest(d.states) WITH ORDINALITY u(state, i) "
+        "WHERE d.states IS NOT NULL"
+    )
+
+
+def delta_nodes(source: str = "summary_delta") -> str:
+    """Unfolded node counts: definition_id, node_id and the `NODE_COUNTS`."""
+    return _unnested(source, "node_ids", "node_id", NODE_COUNTS)
+
+
+def delta_open_incidents(source: str = "summary_delta") -> str:
+    """Unfolded open incident counts: definition_id, node_id, open_incidents, of the rows that
+    change any (most rows change none, and are passed over without a look at their elements)."""
+    return (
+        f"SELECT d.definition_id, d.node_ids[u.i] AS node_id, u.open_incidents FROM {source} d "
+        "CROSS JOIN LATERAL unnest(d.open_incidents) WITH ORDINALITY u(open_incidents, i) "
+        "WHERE d.open_incidents IS NOT NULL"
+    )
+
+
+def delta_buckets(source: str = "summary_delta") -> str:
+    """Unfolded bucket counts: definition_id, bucket and the `BUCKET_COUNTS`."""
+    return _unnested(source, "buckets", "bucket", BUCKET_COUNTS)
+
+
+FOLD = f"""
 WITH gone AS (DELETE FROM summary_delta RETURNING *),
 instances AS (
     INSERT INTO instance_summary AS b (definition_id, state, instances)
-    SELECT definition_id, state, sum(instances) FROM gone WHERE state IS NOT NULL
+    SELECT definition_id, state, sum(instances) FROM ({delta_instances("gone")}) g
     GROUP BY definition_id, state
     ON CONFLICT (definition_id, state) DO UPDATE SET instances = b.instances + excluded.instances
     RETURNING b.definition_id, b.state, b.instances = 0 AS empty
@@ -92,7 +147,8 @@ nodes AS (
         completed_visits, total_seconds, canceled_visits)
     SELECT definition_id, node_id, sum(active_tokens), sum(open_incidents), sum(visits),
         sum(completed_visits), sum(total_seconds), sum(canceled_visits)
-    FROM gone WHERE node_id IS NOT NULL GROUP BY definition_id, node_id
+    FROM ({delta_nodes("gone")}) g
+    GROUP BY definition_id, node_id
     ON CONFLICT (definition_id, node_id) DO UPDATE SET
         active_tokens = b.active_tokens + excluded.active_tokens,
         open_incidents = b.open_incidents + excluded.open_incidents,
@@ -107,7 +163,7 @@ nodes AS (
 buckets AS (
     INSERT INTO activity_bucket AS b (bucket, definition_id, started, completed, incidents)
     SELECT bucket, definition_id, sum(started), sum(completed), sum(incidents)
-    FROM gone WHERE bucket IS NOT NULL GROUP BY bucket, definition_id
+    FROM ({delta_buckets("gone")}) g GROUP BY bucket, definition_id
     ON CONFLICT (bucket, definition_id) DO UPDATE SET
         started = b.started + excluded.started,
         completed = b.completed + excluded.completed,

@@ -1,7 +1,7 @@
 """drop process_instance indexes another index serves
 
 Revision ID: 0045
-Revises: 0043
+Revises: 0044
 Create Date: 2026-12-06 20:00:00.000000
 
 Every index of process_instance costs each started instance an entry (a straight-through
@@ -25,7 +25,7 @@ import sqlmodel  # noqa: F401  (autogenerate renders sqlmodel types)
 from alembic import op
 
 revision: str = "0045"
-down_revision: str | Sequence[str] | None = "0043"
+down_revision: str | Sequence[str] | None = "0044"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
