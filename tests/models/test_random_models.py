@@ -1,0 +1,117 @@
+"""Random models under concurrency: every generated model deploys, and random schedules from
+several threads at once keep every invariant of the committed rows after every round."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import strategies as st
+
+from engine.api import Engine
+from engine.core.settings import EngineSettings
+from tests.engine.clock import ManualClock
+from tests.models.driver import Driver, register
+from tests.models.invariants import Checker
+from tests.models.strategies import Spec, specs
+
+# The engine's connection pools draw from the `random` module on their own threads (reconnection
+# jitter) while a strategy draws, which Hypothesis takes for the strategy's own use.
+pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
+
+SUPPRESSED = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
+# INTERLOCK_MODEL_SHRINK=0 reports the first failure as drawn, unshrunk.
+PHASES = (
+    tuple(Phase)
+    if os.environ.get("INTERLOCK_MODEL_SHRINK", "1") == "1"
+    else (Phase.explicit, Phase.reuse, Phase.generate)
+)
+SHORT = settings(
+    max_examples=30,
+    phases=PHASES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=SUPPRESSED,
+    print_blob=True,
+)
+SLOW = settings(
+    max_examples=int(os.environ.get("INTERLOCK_MODEL_EXAMPLES", "2000")),
+    phases=PHASES,
+    derandomize=False,
+    database=None,
+    deadline=None,
+    suppress_health_check=SUPPRESSED,
+    print_blob=True,
+)
+
+
+@dataclass
+class Bench:
+    engine: Engine
+    clock: ManualClock
+    url: str
+    models: int = 0
+    steps: int = 0
+    snapshots: int = 0
+
+
+@pytest.fixture(scope="module")
+def bench(module_database_url: str) -> Iterator[Bench]:
+    clock = ManualClock()
+    with Engine(
+        module_database_url,
+        migrate=False,
+        pool_size=8,
+        clock=clock,
+        settings=EngineSettings(default_retries=1),
+    ) as engine:
+        register(engine)
+        made = Bench(engine, clock, module_database_url)
+        started = time.monotonic()
+        yield made
+        print(
+            f"\nrandom models: {made.models} models, {made.steps} steps, "
+            f"{made.snapshots} snapshots checked in {time.monotonic() - started:.1f}s"
+        )
+
+
+def drive(bench: Bench, spec: Spec, seed: int, rounds: int) -> Driver:
+    note(f"model {spec.describe()}\nseed {seed}")
+    bench.engine.deploy(spec.model)
+    driver = Driver(bench.engine, bench.clock, spec, seed, checker=Checker(bench.url))
+    try:
+        driver.run(rounds)
+    finally:
+        bench.models += 1
+        bench.steps += driver.steps
+        bench.snapshots += driver.checker.snapshots if driver.checker else 0
+        for instance in driver.instances:  # leave no work behind for the next model
+            if bench.engine.instance(instance).info().ended_at is None:
+                bench.engine.instance(instance).cancel()
+    return driver
+
+
+@settings(SHORT, max_examples=60)
+@given(spec=specs())
+def test_every_generated_model_deploys(bench: Bench, spec: Spec) -> None:
+    note(spec.describe())
+    [definition] = bench.engine.deploy(spec.model).definitions
+    assert definition["key"] == spec.key
+
+
+@SHORT
+@given(spec=specs(), seed=st.integers(0, 2**32 - 1))
+def test_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, seed: int) -> None:
+    drive(bench, spec, seed, rounds=6)
+
+
+@pytest.mark.slow
+@SLOW
+@given(spec=specs(), seed=st.integers(0, 2**32 - 1))
+def test_many_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, seed: int) -> None:
+    drive(bench, spec, seed, rounds=12)
