@@ -266,10 +266,11 @@ class Driver:
             )
             if not open_:
                 return
-            before = len(self.decisions)
             for (instance,) in open_:
                 with contextlib.suppress(InterlockError):
                     self.engine.instance(instance).set_variables({"flaky": False})
+                    self._record("set_variables", instance, None, {"flaky": False})
+            before = len(self.decisions)
             for action in (
                 self.retry_incident,
                 self.complete_task,
