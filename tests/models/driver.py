@@ -63,6 +63,10 @@ class Driver:
     steps: int = 0
     modified: set[UUID] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # With `ordered`, one action at a time (each thread still on its own connections), so that
+    # the decisions are recorded in the order they committed: what a sequential replay needs.
+    ordered: bool = False
+    order: threading.Lock = field(default_factory=threading.Lock)
 
     # -- reading the rows -------------------------------------------------------------------------
 
@@ -228,7 +232,8 @@ class Driver:
         name = rng.choices(names, [w for _, w in self.ACTIONS])[0]
         action: Callable[[random.Random], None] = getattr(self, name)
         # A refusal is a lost race: already done, locked by another, no longer there.
-        with contextlib.suppress(InterlockError):
+        ordering = self.order if self.ordered else contextlib.nullcontext()
+        with ordering, contextlib.suppress(InterlockError):
             action(rng)
         with self.lock:
             self.steps += 1
@@ -271,6 +276,12 @@ class Driver:
                     self.engine.instance(instance).set_variables({"flaky": False})
                     self._record("set_variables", instance, None, {"flaky": False})
             before = len(self.decisions)
+            due = self.rows(
+                "SELECT min(due_at) FROM job WHERE instance_id = ANY(%s) AND retries > 0"
+            )[0][0]
+            with self.lock:
+                if due is not None and due > self.clock.now:
+                    self.clock.now = due  # the next timer is due
             for action in (
                 self.retry_incident,
                 self.complete_task,

@@ -77,12 +77,19 @@ class EventChoice:
 
 
 @dataclass(frozen=True)
+class Link:
+    """A link throw event and the catch event it leads to."""
+
+
+@dataclass(frozen=True)
 class Sub:
     body: Block
     boundaries: tuple[Boundary, ...] = ()
+    # An event subprocess inside: started by its message, interrupting or not; a user task.
+    event_sub: bool | None = None
 
 
-Block = Task | Catch | Seq | Split | EventChoice | Sub
+Block = Task | Catch | Seq | Split | EventChoice | Sub | Link
 
 
 @dataclass
@@ -146,6 +153,7 @@ def tasks(draw: st.DrawFn) -> Task:
 
 leaves: st.SearchStrategy[Block] = st.one_of(
     tasks(),
+    st.just(Link()),
     st.builds(Catch, st.sampled_from(["timer", "message", "signal"])),
     st.builds(
         EventChoice,
@@ -174,6 +182,7 @@ def _extend(children: st.SearchStrategy[Block]) -> st.SearchStrategy[Block]:
                 st.builds(Boundary, st.sampled_from(["timer", "message", "signal"]), st.booleans()),
                 max_size=1,
             ).map(tuple),
+            st.one_of(st.none(), st.booleans()),
         ),
     )
 
@@ -232,6 +241,12 @@ class _Builder:
             return gate, join
         if isinstance(block, Split):
             return self.split(block, parent)
+        if isinstance(block, Link):
+            throw, catch = self.new("Lt"), self.new("Lc")
+            name = f"link_{throw}"
+            b.intermediate_throw_event(throw, link=name, **where)
+            b.intermediate_catch_event(catch, link=name, **where)
+            return throw, catch
         sub = self.new("S")
         b.sub_process(sub, **where)
         start, end = self.new("Ss"), self.new("Se")
@@ -239,6 +254,19 @@ class _Builder:
         first, last = self.block(block.body, sub)
         b.end_event(end, parent=sub)
         b.flow(start, first).flow(last, end)
+        if block.event_sub is not None:
+            handler, handler_start = self.new("Es"), self.new("Ess")
+            task, handler_end = self.new("T"), self.new("Ese")
+            b.sub_process(handler, triggered_by_event=True, parent=sub)
+            b.start_event(
+                handler_start,
+                parent=handler,
+                message=f"msg_{handler_start}",
+                interrupting=block.event_sub,
+            )
+            b.user_task(task, parent=handler)
+            b.end_event(handler_end, parent=handler)
+            b.chain(handler_start, task, handler_end)
         return sub, self.boundaries(sub, block.boundaries, parent)
 
     def catch(self, node: str, kind: CatchKind, parent: str | None) -> None:
