@@ -120,6 +120,7 @@ def test_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, seed: i
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(7200)
 @SLOW
 @given(spec=specs(), seed=st.integers(0, 2**32 - 1))
 def test_many_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, seed: int) -> None:
