@@ -58,7 +58,7 @@ def outbox_events(
     """The instance's outbox events as (seq, event, token_id, node_id, history_id), in order.
     The one place the outbox's row format is read."""
     rows = conn.execute(
-        "SELECT seq, event, token_id, node_id, history_id FROM outbox "
+        "SELECT seq, event, token_id, node_id, history_id FROM outbox_event "
         "WHERE instance_id = %s ORDER BY seq",
         (instance_id,),
     ).fetchall()
@@ -68,7 +68,7 @@ def outbox_events(
 def outbox_commits(conn: Conn, instance_id: UUID) -> list[int]:
     """The writing transaction of each of the instance's events, in `outbox_events`' order."""
     rows = conn.execute(
-        "SELECT txid FROM outbox WHERE instance_id = %s ORDER BY seq", (instance_id,)
+        "SELECT txid FROM outbox_event WHERE instance_id = %s ORDER BY seq", (instance_id,)
     ).fetchall()
     return [int(t) for (t,) in rows]
 
