@@ -197,6 +197,7 @@ def deploy(tx: Tx, command: Deploy) -> DeploymentResult:
         )
         tx.announcements.add(JOB_CHANNEL)
         tx.definitions.put(row.id, model)
+        tx.definitions.forget_latest(row.key)
     for row, rule in created_rules:
         source = rule.resource.content.decode("utf-8")
         definitions.insert_definition(tx.conn, row, source, table=DECISIONS)

@@ -152,6 +152,11 @@ GENERIC_PLANS = "-c {}={}".format(*PLAN_CACHE_MODE)
 T = TypeVar("T", bound=Result)
 
 
+class _AssumedLatest(Exception):
+    """An attempt that took a latest definition on trust failed: run it again with a look-up
+    (engine/core/definitions.py)."""
+
+
 class Executor:
     def __init__(
         self,
@@ -193,6 +198,9 @@ class Executor:
         for attempt in range(1, self.max_attempts + 1):
             try:
                 return self._run_once(command, idempotency_key)
+            except _AssumedLatest as exc:
+                if attempt == self.max_attempts and exc.__cause__ is not None:
+                    raise exc.__cause__ from None
             except RETRYABLE:
                 if attempt == self.max_attempts:
                     raise
@@ -276,9 +284,12 @@ class Executor:
         except BaseException as exc:
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 conn.execute("ROLLBACK")
-            # A latest definition taken on trust may be why: the next attempt looks it up.
-            for assumed in tx.assumed_latest:
-                tx.definitions.forget_latest(assumed.key)
+            if tx.assumed_latest and isinstance(exc, Exception):
+                # A latest definition taken on trust may be why (a newer version refuses what
+                # the old one ran into): forgotten, the command runs again with a look-up.
+                for assumed in tx.assumed_latest:
+                    tx.definitions.forget_latest(assumed.key)
+                raise _AssumedLatest() from exc
             if isinstance(exc, psycopg.Error) and exc.sqlstate == STALE_WRITE_SQLSTATE:
                 raise InvariantViolation(
                     InvariantViolationKind.STALE_WRITE, exc.diag.message_primary or str(exc)

@@ -16,7 +16,7 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.commands.deployments import DeleteDeployment
 from engine.commands.suspension import ActivateDefinition, SuspendDefinition
-from engine.errors import BadRequest, Suspended
+from engine.errors import BadRequest, ExpressionError, Suspended
 from engine.model import ProcessModel
 
 
@@ -122,3 +122,27 @@ def test_the_key_deployed_for_a_tenant_too_makes_a_start_by_key_ambiguous(
     # Named tenants still start their own.
     started = engine.start_latest("cached", tenant_id="tenant-one")
     assert definition_of(engine, started.id) != ""
+
+
+def test_a_start_that_fails_on_a_remembered_definition_is_run_again_with_a_look_up(
+    engine: Engine, other: Engine
+) -> None:
+    """The remembered version fails before its write is reached (its condition reads a variable
+    nobody set); the newer one deployed elsewhere meanwhile would not: the start takes it."""
+    other.deploy(
+        ProcessBuilder("cached")
+        .start_event("start")
+        .exclusive_gateway("split")
+        .user_task("first")
+        .end_event("end")
+        .flow("start", "split")
+        .flow("split", "first", condition="${missing > 1}")
+        .chain("first", "end")
+        .build()
+    )
+    with pytest.raises(ExpressionError):
+        engine.start_latest("cached")
+    assert engine.start_latest("cached", {"missing": 2}) is not None  # remembered now
+    newest = other.deploy(model("second")).definitions[0]["id"]
+    started, sent = statements(engine)
+    assert started == newest and looked_up(sent)
