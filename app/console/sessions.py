@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 from uuid import UUID
 
 from starlette.concurrency import run_in_threadpool
@@ -30,10 +31,27 @@ def _context(request: Request) -> Mapping[str, Any]:
     return {"current_id": current.id if current else None}
 
 
+async def _rows(request: Request) -> dict[str, Any]:
+    idle = float(request.app.state.authenticator.settings.session_idle_seconds)
+    return {**await read(request, _sessions, engine_of(request), idle), **_context(request)}
+
+
+async def _ended(request: Request, message: str) -> Response:
+    """The flash of an ended session; on the sessions page with the list as it now is, swapped
+    in out of band, so the page that ended a session shows it gone without waiting for a
+    refresh."""
+    shown = urlsplit(request.headers.get("HX-Current-URL", "")).path
+    if shown != "/sessions":
+        return flash(request, message=message)
+    context = {"ok": True, "message": message, **await _rows(request)}
+    return render(
+        request, "_session_ended.html", context, headers={"HX-Trigger": "interlock:changed"}
+    )
+
+
 async def sessions_page(request: Request) -> Response:
     require(request, Gate.ADMINISTER)
-    idle = float(request.app.state.authenticator.settings.session_idle_seconds)
-    context = {**await read(request, _sessions, engine_of(request), idle), **_context(request)}
+    context = await _rows(request)
     if Query(request.query_params).text("fragment"):
         return render(request, "_session_rows.html", context)
     return render(request, "sessions.html", {"page": "sessions", **context})
@@ -46,7 +64,7 @@ async def end_one(request: Request) -> Response:
         await run_in_threadpool(end_session, engine_of(request), session_id)
     except InterlockError as error:
         return flash(request, error=error)
-    return flash(request, message="Session ended: its cookie no longer works.")
+    return await _ended(request, "Session ended: its cookie no longer works.")
 
 
 async def end_others(request: Request) -> Response:
@@ -57,7 +75,7 @@ async def end_others(request: Request) -> Response:
         ended = await run_in_threadpool(end_sessions_of, engine_of(request), principal.name, keep)
     except InterlockError as error:
         return flash(request, error=error)
-    return flash(request, message=f"Ended {ended} other session{'s' if ended != 1 else ''}.")
+    return await _ended(request, f"Ended {ended} other session{'s' if ended != 1 else ''}.")
 
 
 routes = [
