@@ -35,6 +35,7 @@ from engine.schema import (
 )
 from engine.states import DefinitionState, TaskState
 from engine.store import columns, work_log
+from engine.store.definitions import DefinitionRow
 
 # What a list of the document is read from: a lone row (the usual case) is read as a record
 # straight from the document, without a call of the set-returning function.
@@ -251,6 +252,25 @@ _PRIORITY = (
 )
 
 
+def _latest_definitions(table: sa.Table) -> _Cte:
+    """The latest definitions a start took on trust (engine/core/definitions.py), each still
+    active and the latest of its key, with no definition of the key of another tenant; returns
+    those that are (a compare-and-swap: one that is not fails the statement)."""
+    record = _record(table, ("id", "key", "tenant_id", "version"))
+    active = DefinitionState.ACTIVE.value
+    return _cte(
+        "latest_definitions",
+        ("id", "key", "tenant_id", "version"),
+        lambda rows: (
+            f"latest_definitions AS (SELECT 1 FROM d, {rows} AS r({record}) WHERE EXISTS ("
+            f"SELECT 1 FROM {table.name} p WHERE p.id = r.id AND p.state = '{active}') "
+            f"AND NOT EXISTS (SELECT 1 FROM {table.name} p WHERE p.key = r.key AND p.id <> r.id "
+            "AND (p.version >= r.version OR p.tenant_id IS DISTINCT FROM r.tenant_id)))"
+        ),
+        checked=True,
+    )
+
+
 def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
     """One data-modifying CTE per kind of change, keyed by its list in the document, derived
     from the tables. A statement holds only the CTEs whose lists are not empty: an empty INSERT
@@ -319,30 +339,12 @@ def ctes(tables: Mapping[str, sa.Table] = columns.TABLES) -> dict[str, _Cte]:
             extra=(("ordinality", "int"),),
             tail=" ORDER BY r.ordinality",
         ),
+        _latest_definitions(tables["process_definition"]),
     ]
     return {cte.key: cte for cte in found}
 
 
-def _latest_definitions(table: sa.Table) -> _Cte:
-    """The latest definitions a start took on trust (engine/core/definitions.py), each still
-    active and the latest of its key, with no definition of the key of another tenant; returns
-    those that are (a compare-and-swap: one that is not fails the statement)."""
-    record = _record(table, ("id", "key", "tenant_id", "version"))
-    active = DefinitionState.ACTIVE.value
-    return _cte(
-        "latest_definitions",
-        ("id", "key", "tenant_id", "version"),
-        lambda rows: (
-            f"latest_definitions AS (SELECT 1 FROM d, {rows} AS r({record}) WHERE EXISTS ("
-            f"SELECT 1 FROM {table.name} p WHERE p.id = r.id AND p.state = '{active}') "
-            f"AND NOT EXISTS (SELECT 1 FROM {table.name} p WHERE p.key = r.key AND p.id <> r.id "
-            "AND (p.version >= r.version OR p.tenant_id IS DISTINCT FROM r.tenant_id)))"
-        ),
-        checked=True,
-    )
-
-
-_CTES = {**ctes(), "latest_definitions": _latest_definitions(columns.TABLES["process_definition"])}
+_CTES = ctes()
 
 # The compare-and-swap updates and how many rows each must match; a shortfall means another
 # transaction changed the rows the command loaded, and interlock_expect_rows() aborts the statement.
@@ -369,11 +371,13 @@ def expected_rows(doc: dict[str, Any]) -> list[int]:
 
 
 def save_runs(
-    conn: psycopg.Connection[Any], runs: list[InstanceRun], assumed: Iterable[Any] = ()
+    conn: psycopg.Connection[Any],
+    runs: list[InstanceRun],
+    assumed: Iterable[DefinitionRow] = (),
 ) -> set[str]:
     """Queue the one statement that writes the changes of the command's instances; the channels
     to announce after the commit (see engine/loops/announcer.py). `assumed`: the latest
-    definitions the command took on trust (DefinitionRow), which the statement checks.
+    definitions the command took on trust, which the statement checks.
 
     Nothing waits for the statement: when a compare-and-swap update matches fewer rows than it
     must (another transaction changed what the command loaded), it fails with

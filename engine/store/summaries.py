@@ -106,11 +106,7 @@ def _unnested(source: str, keys: str, key: str, counts: tuple[str, ...]) -> str:
 
 def delta_instances(source: str = "summary_delta") -> str:
     """Unfolded instance counts: definition_id, state, instances."""
-    return (
-        f"SELECT d.definition_id, u.state, d.instances[u.i] AS instances FROM {source} d "
-        "CROSS JOIN LATERAL unnest(d.states) WITH ORDINALITY u(state, i) "
-        "WHERE d.states IS NOT NULL"
-    )
+    return _unnested(source, "states", "state", ("instances",))
 
 
 def delta_nodes(source: str = "summary_delta") -> str:

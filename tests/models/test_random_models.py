@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from engine.api import Engine
 from engine.core.settings import EngineSettings
 from tests.engine.clock import ManualClock
+from tests.fuzz_support import DEFAULT
+from tests.fuzz_support import SLOW as SLOW_FUZZ
 from tests.models.driver import Driver, register
 from tests.models.invariants import Checker
 from tests.models.replay import final_state, replay, replay_mismatches
@@ -31,23 +33,13 @@ PHASES = (
     if os.environ.get("INTERLOCK_MODEL_SHRINK", "1") == "1"
     else (Phase.explicit, Phase.reuse, Phase.generate)
 )
-SHORT = settings(
-    max_examples=30,
-    phases=PHASES,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=SUPPRESSED,
-    print_blob=True,
-)
+# The fuzz tests' settings (always the same examples, or random ones), with this module's phases.
+SHORT = settings(DEFAULT, max_examples=30, phases=PHASES, suppress_health_check=SUPPRESSED)
 SLOW = settings(
+    SLOW_FUZZ,
     max_examples=int(os.environ.get("INTERLOCK_MODEL_EXAMPLES", "2000")),
     phases=PHASES,
-    derandomize=False,
-    database=None,
-    deadline=None,
     suppress_health_check=SUPPRESSED,
-    print_blob=True,
 )
 
 
