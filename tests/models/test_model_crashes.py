@@ -89,7 +89,7 @@ def test_killed_engine_processes_leave_every_invariant(
     note(f"model {spec.describe()}\nseed {seed}")
     engine.deploy(spec.model)
     checker = Checker(url)
-    checker.parallel_joins[spec.key] = {}
+    checker.pin(spec.key, spec.model)
     rng = random.Random(seed)
     for incarnation in range(3):
         rounds = rng.randint(0, 6)
