@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 
 import pytest
@@ -9,6 +10,9 @@ import pytest
 from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.model import TimerDefinition
+from tests.engine.clock import ManualClock
+from tests.models.driver import Driver, register
+from tests.models.strategies import Spec, Sub, Task
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
 
@@ -57,3 +61,29 @@ def test_a_boundary_timer_goes_when_its_external_task_completes_before_an_async_
     live = {t[0] for t in tokens if t[2] not in ("Completed", "Terminated")}
     assert [job for job in jobs if job[2] not in live] == [], (tokens, jobs)
     assert [(node, kind) for node, kind, _ in jobs] == [("T", "async-after")]
+
+
+def test_the_drain_ends_a_subprocess_whose_non_interrupting_event_subprocess_ran(
+    database_url: str,
+) -> None:
+    """A finding of the slow run (seed 914): an instance with a non-interrupting event
+    subprocess never ended in the drain. The drain served one message a pass, and each message
+    to the event subprocess's start started one more run of it (its start listens while its
+    scope lasts, as in BPMN), beside the one task a pass completes: the scope never ran out of
+    runs. The drain now leaves such starts alone, and the instance ends once its tasks are
+    done."""
+    spec = Spec("found-non-interrupting", Sub(Task("user"), event_sub=False))
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, pool_size=4, clock=clock) as engine:
+        register(engine)
+        engine.deploy(spec.model)
+        driver = Driver(engine, clock, spec, seed=914)
+        driver.start(random.Random(914))
+        [instance] = driver.instances
+        [start] = [n.id for n in spec.model.nodes if n.id.startswith("Ess")]
+        engine.correlate_message(f"msg_{start}", instance_id=instance)
+        driver.drain(random.Random(914))
+        info = engine.instance(instance).info()
+        assert (info.state, info.ended_at is not None) == ("Completed", True)
+        served = [(d.action, d.node) for d in driver.decisions if d.action != "set_variables"]
+        assert sorted(served) == [("complete_task", "T4"), ("complete_task", "T7"), ("start", None)]
