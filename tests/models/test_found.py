@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,9 @@ from engine.builder import ProcessBuilder
 from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
 from engine.model import ProcessModel, TimerDefinition
+from tests.engine.clock import ManualClock
+from tests.models.driver import Driver, register
+from tests.models.strategies import Spec, Sub, Task
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
 
@@ -131,3 +135,29 @@ def test_an_uncaught_bpmn_error_ends_its_token_with_the_boundary_events_it_liste
     engine.complete_task(str(user_task[0]))
     assert engine.instance(instance.id).info().state == "Completed"
     assert rows(engine, "SELECT id FROM job WHERE instance_id = %s", instance.id) == []
+
+
+def test_the_drain_ends_a_subprocess_whose_non_interrupting_event_subprocess_ran(
+    database_url: str,
+) -> None:
+    """A finding of the slow run (seed 914): an instance with a non-interrupting event
+    subprocess never ended in the drain. The drain served one message a pass, and each message
+    to the event subprocess's start started one more run of it (its start listens while its
+    scope lasts, as in BPMN), beside the one task a pass completes: the scope never ran out of
+    runs. The drain now leaves such starts alone, and the instance ends once its tasks are
+    done."""
+    spec = Spec("found-non-interrupting", Sub(Task("user"), event_sub=False))
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, pool_size=4, clock=clock) as engine:
+        register(engine)
+        engine.deploy(spec.model)
+        driver = Driver(engine, clock, spec, seed=914)
+        driver.start(random.Random(914))
+        [instance] = driver.instances
+        [start] = [n.id for n in spec.model.nodes if n.id.startswith("Ess")]
+        engine.correlate_message(f"msg_{start}", instance_id=instance)
+        driver.drain(random.Random(914))
+        info = engine.instance(instance).info()
+        assert (info.state, info.ended_at is not None) == ("Completed", True)
+        served = [(d.action, d.node) for d in driver.decisions if d.action != "set_variables"]
+        assert sorted(served) == [("complete_task", "T4"), ("complete_task", "T7"), ("start", None)]

@@ -119,18 +119,8 @@ def test_many_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, se
     drive(bench, spec, seed, rounds=12)
 
 
-def _has_event_subprocess(spec: Spec) -> bool:
-    """Models with an event subprocess are left out of the replay for now: one of them (an
-    interrupting event subprocess in a subprocess of parallel branches) replayed to an Active
-    instance where the threaded run completed, not yet explained."""
-    return any(node.id.startswith("Es") for node in spec.model.nodes)
-
-
 @settings(SHORT, max_examples=15)
-@given(
-    spec=specs().filter(lambda spec: not _has_event_subprocess(spec)),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(spec=specs(), seed=st.integers(0, 2**32 - 1))
 def test_replay_equals_live(bench: Bench, spec: Spec, seed: int) -> None:
     """History and the outbox rebuild where every token ended and the instance's state; the
     same decisions applied one at a time, on one connection, end in the same state as the
