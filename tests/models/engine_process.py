@@ -127,6 +127,8 @@ class EngineProcess:
         self.failure: BaseException | None = None
         self.killing = False
         self.replies_left: int | None = None
+        self.requests_left: int | None = None
+        self.request_delay = 0.0
         self.timer: threading.Timer | None = None
 
     # -- the Engine's face ------------------------------------------------------------------------
@@ -194,6 +196,12 @@ class EngineProcess:
                 # If it died, its reader resolves the call by its key.
                 with contextlib.suppress(OSError):
                     send(child.stdin, message)
+                if self.requests_left is not None:
+                    self.requests_left -= 1
+                    if self.requests_left <= 0:
+                        self.requests_left = None
+                        self.timer = threading.Timer(self.request_delay, self.kill)
+                        self.timer.start()
                 return pending.reply
 
     # -- the process ------------------------------------------------------------------------------
@@ -327,24 +335,40 @@ class EngineProcess:
             if child is None or self.killing:
                 return
             self.killing = True
-            self.replies_left = None
+            self.replies_left = self.requests_left = None
+            timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()  # a plan fires once
         os.kill(child.process.pid, signal.SIGKILL)
 
     def kill_after_replies(self, count: int) -> None:
         with self.lock:
             self.replies_left = count
 
+    def kill_after_request(self, count: int, seconds: float) -> None:
+        """Kill `seconds` after the `count`th call from now is sent."""
+        with self.lock:
+            self.requests_left, self.request_delay = count, seconds
+
     def kill_after(self, seconds: float) -> None:
-        self.timer = threading.Timer(seconds, self.kill)
-        self.timer.start()
+        with self.lock:
+            self.timer = threading.Timer(seconds, self.kill)
+            self.timer.start()
+
+    def armed(self) -> bool:
+        """Whether a kill is planned that has not fired yet."""
+        with self.lock:
+            if self.replies_left is not None or self.requests_left is not None:
+                return True
+            return self.timer is not None and self.timer.is_alive()
 
     def disarm(self) -> None:
         """No kill planned any more; one under way is waited out (the next process is up)."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
         with self.lock:
-            self.replies_left = None
+            self.replies_left = self.requests_left = None
+            timer, self.timer = self.timer, None
+        if timer is not None:
+            timer.cancel()
         self.settle()
 
     def settle(self) -> None:

@@ -16,26 +16,37 @@ import os
 import random
 import threading
 import time
+import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 from uuid import UUID
 
+import psycopg
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, settings
 from hypothesis import strategies as st
 
 from engine.api import Engine
+from engine.builder import ProcessBuilder
+from engine.core.executor import fingerprint
 from engine.core.settings import EngineSettings
 from engine.model import ParallelGateway
 from tests.engine.clock import ManualClock
 from tests.models.driver import register
-from tests.models.engine_process import CrashDriver, EngineProcess, commit_order
+from tests.models.engine_process import (
+    CrashDriver,
+    EngineProcess,
+    NotCommitted,
+    RemoteHandle,
+    commit_order,
+)
 from tests.models.invariants import Checker
 from tests.models.replay import final_state, replay, replay_mismatches
 from tests.models.strategies import Spec, specs
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.filterwarnings("ignore:Do not use the `random` module inside strategies")
 
@@ -48,7 +59,7 @@ CRASHES = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     print_blob=True,
 )
-ROUNDS = 8
+ROUNDS = 6
 
 
 @dataclass
@@ -83,7 +94,7 @@ def rig(module_database_url: str) -> Iterator[Rig]:
             yield made
         finally:
             made.process.close()
-            counts = made.counts + made.process.stats
+            counts = made.counts
             print(
                 f"\ncrashes: {counts['models']} models, {counts['rounds']} rounds, "
                 f"{counts['decisions']} decisions, {counts['kills']} kills, "
@@ -95,11 +106,13 @@ def rig(module_database_url: str) -> Iterator[Rig]:
 
 
 def plan_kill(process: EngineProcess, rng: random.Random) -> str:
-    """Arm a kill for this round: after a number of its replies, or some time into it, or
-    (returned "between") once it is over."""
-    how = rng.choice(["between", "replies", "replies", "delay"])
+    """Arm a kill for this round: after a number of its replies, or a moment after one of its
+    calls is sent, or some time into it, or (returned "between") once it is over."""
+    how = rng.choice(["between", "replies", "request", "request", "delay"])
     if how == "replies":
         process.kill_after_replies(rng.randint(1, 2))
+    elif how == "request":
+        process.kill_after_request(rng.randint(1, 2), rng.uniform(0.0, 0.01))
     elif how == "delay":
         process.kill_after(rng.uniform(0.0, 0.03))
     return how
@@ -123,13 +136,21 @@ def drive_with_kills(rig: Rig, driver: CrashDriver, seed: int) -> None:
     sources = [random.Random(master.random()) for _ in range(driver.threads)]
     with ThreadPoolExecutor(driver.threads) as pool:
         for round_ in range(ROUNDS):
-            how = plan_kill(process, plans) if round_ in killed else None
+            # A plan that does not fire in its round (a round may send no call) stays armed
+            # until the next plan's round, or the last round, which fire it at their start.
+            how = None
+            if round_ in killed:
+                if process.armed():
+                    process.kill()
+                    process.settle()
+                how = plan_kill(process, plans)
             for future in [pool.submit(driver.step, rng) for rng in sources]:
                 future.result()
-            if how is not None:
-                process.kill()  # now, if the plan did not fire during the round
-            process.disarm()
+            if how == "between" or (round_ == ROUNDS - 1 and process.armed()):
+                process.kill()
+            process.settle()
             rig.check()
+    process.disarm()
     rig.counts["rounds"] += ROUNDS
     driver.drain(master)
 
@@ -147,8 +168,10 @@ def test_killed_engine_processes_keep_every_invariant_and_the_final_state(
         cast(Engine, rig.process), rig.clock, spec, seed, threads=2, checker=rig.checker
     )
     replayed: list[UUID] = []
+    stats = Counter(rig.process.stats)
     try:
         drive_with_kills(rig, driver, seed)
+        rig.counts.update(rig.process.stats - stats)
         rig.counts["models"] += 1
         rig.counts["decisions"] += len(driver.decisions)
         assert replay_mismatches(rig.url, driver.instances) == []
@@ -174,3 +197,114 @@ def cancel_left(engine: Engine, instances: list[UUID]) -> None:
     for instance in instances:
         if engine.instance(instance).info().ended_at is None:
             engine.instance(instance).cancel()
+
+
+# -- the call killed in flight, made to happen ----------------------------------------------------
+
+INFLIGHT = "crash-inflight"
+
+
+def _deploy_inflight(rig: Rig) -> None:
+    model = (
+        ProcessBuilder(INFLIGHT)
+        .start_event("Start")
+        .user_task("T")
+        .end_event("End")
+        .chain("Start", "T", "End")
+        .build()
+    )
+    rig.local.deploy(model)
+
+
+def _started(rig: Rig) -> int:
+    with rig.local.connection() as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM process_instance WHERE definition_key = %s", (INFLIGHT,)
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _kill_while_blocked(rig: Rig, blocker: psycopg.Connection[Any], call: Callable[[], Any]) -> Any:
+    """Run `call` on a thread; once the engine process's session waits for the lock `blocker`
+    holds, kill the process, and release the lock only once it is dead. What `call` returned or
+    raised."""
+    process = rig.process
+    assert process is not None and process.current is not None
+    child = process.current
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = call()
+        except Exception as error:
+            outcome["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+
+    def waiting() -> bool:
+        with rig.local.connection() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                "AND wait_event_type = 'Lock'",
+                (child.name,),
+            ).fetchone()
+        return bool(row and row[0])
+
+    wait_until(waiting, "the call to wait for the lock")
+    process.kill()
+    wait_until(lambda: child.process.poll() is not None, "the engine process to die")
+    blocker.rollback()
+    thread.join(120)
+    process.settle()
+    return outcome.get("error", outcome.get("value"))
+
+
+def test_a_call_killed_after_sending_its_commit_counts_as_committed(rig: Rig) -> None:
+    """The start's transaction waits to write its idempotency row behind an uncommitted row of
+    the same key, its COMMIT already sent in the same pipeline; the process is killed there. Once
+    the other row is gone, the orphaned session commits the start: the call is found committed,
+    sent again and answered from its key's row, and the instance started once."""
+    _deploy_inflight(rig)
+    process = rig.process
+    assert process is not None
+    before, committed = _started(rig), process.stats["in flight, committed"]
+    key = f"inflight-{uuid.uuid4().hex}"
+    with psycopg.connect(rig.url) as blocker:
+        blocker.execute(
+            "INSERT INTO idempotency (principal, key, command, fingerprint, result) "
+            "VALUES ('', %s, 'StartInstance', '', '{}')",
+            (key,),
+        )
+        handle = _kill_while_blocked(
+            rig,
+            blocker,
+            lambda: process.start_latest(INFLIGHT, {"pick": 0}, idempotency_key=key),
+        )
+    assert isinstance(handle, RemoteHandle), handle
+    assert process.stats["in flight, committed"] == committed + 1
+    assert _started(rig) == before + 1
+    assert [t.node_id for t in rig.local.instance(handle.id).user_tasks()] == ["T"]
+    handle.cancel()
+
+
+def test_a_call_killed_before_sending_its_commit_counts_as_not_committed(rig: Rig) -> None:
+    """The start waits for its key's advisory lock, which is taken before anything is written;
+    the process is killed there: the orphaned session never commits, and the call raises
+    NotCommitted, which a driver passes over as a refusal."""
+    _deploy_inflight(rig)
+    process = rig.process
+    assert process is not None
+    before, lost = _started(rig), process.stats["in flight, not committed"]
+    key = f"inflight-{uuid.uuid4().hex}"
+    lock = int.from_bytes(bytes.fromhex(fingerprint("", key))[:8], "big") - 2**63
+    with psycopg.connect(rig.url) as blocker:
+        blocker.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+        error = _kill_while_blocked(
+            rig,
+            blocker,
+            lambda: process.start_latest(INFLIGHT, {"pick": 0}, idempotency_key=key),
+        )
+    assert isinstance(error, NotCommitted), error
+    assert process.stats["in flight, not committed"] == lost + 1
+    assert _started(rig) == before
