@@ -136,13 +136,19 @@ class Driver:
             outcome = self.engine.run_job(found[0]).outcome
             self._record("run_job", found[1], found[2], outcome)
 
-    def message(self, rng: random.Random, every: bool | None = None) -> None:
+    def message(
+        self, rng: random.Random, every: bool | None = None, event_starts: bool = True
+    ) -> None:
         """Correlate a waiting message to its instance; to all its subscriptions there when
-        `every` (by chance when None: one alone is refused where several wait)."""
+        `every` (by chance when None: one alone is refused where several wait). Without
+        `event_starts`, never to the start event of an event subprocess (named `Ess...`): a
+        non-interrupting one waits again each time it starts, so a drain serving it never ends."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'message'",
+            "WHERE instance_id = ANY(%s) AND kind = 'message' "
+            "AND (%s OR node_id NOT LIKE 'Ess%%')",
+            event_starts,
         )
         if found is not None:
             every = rng.random() < 0.5 if every is None else every
@@ -287,7 +293,7 @@ class Driver:
             for action in (
                 self.retry_incident,
                 self.complete_task,
-                lambda rng: self.message(rng, every=True),
+                lambda rng: self.message(rng, every=True, event_starts=False),
                 self.signal,
                 self.timers,
             ):
