@@ -173,7 +173,7 @@ class EngineProcess:
                     raise error
                 raise AssertionError(f"{method} failed in the engine process:\n{text}")
             if status == "failed":
-                raise AssertionError("the engine process failed") from value
+                raise AssertionError("the engine process or a kill's aftermath failed") from value
             if not value:  # killed in flight, not committed
                 raise NotCommitted(f"{method} was in flight when its process was killed")
             # Killed in flight after its commit: the next process answers from its key's row.
@@ -185,7 +185,9 @@ class EngineProcess:
                 raise AssertionError("the engine process never came back")
             with self.lock:
                 if self.failure is not None:
-                    raise AssertionError("the engine process failed") from self.failure
+                    raise AssertionError(
+                        "the engine process or a kill's aftermath failed"
+                    ) from self.failure
                 if not self.alive.is_set():
                     continue
                 request = next(self.requests)
@@ -375,7 +377,9 @@ class EngineProcess:
         """Wait until no kill is under way."""
         wait_until(lambda: self.failure is not None or not self.killing, "the restart")
         if self.failure is not None:
-            raise AssertionError("the engine process failed") from self.failure
+            raise AssertionError(
+                "the engine process or a kill's aftermath failed"
+            ) from self.failure
 
 
 def _unpickle(data: bytes | None) -> object:
@@ -410,13 +414,15 @@ class CrashDriver(Driver):
 def commit_order(
     url: str, decisions: list[Decision], keys: list[str | None], instances: list[UUID]
 ) -> tuple[list[Decision], list[UUID], list[str]]:
-    """The decisions in the order their commands committed, the instances renumbered in the
-    order of their starts there, and the problems found on the way.
+    """The decisions that changed anything, in the order their commands committed; the
+    instances renumbered in the order of their starts there; the problems found on the way.
 
     Commands on one instance commit one at a time under its lock, and each writes its outbox rows
     after taking its locks, so the first outbox row of a command's transaction orders it after
-    every command it waited for, on every instance it wrote. A decision whose command wrote no
-    outbox row (it found nothing to do) keeps its place after the one recorded before it."""
+    every command it waited for, on every instance it wrote. A command that committed without an
+    outbox row changed no instance (a signal nobody waited for any more, a modification of a
+    token already gone): its decision is left out, for no place in the order would replay it as
+    the nothing it did."""
     wanted = [k for k in keys if k is not None]
     with psycopg.connect(url) as conn:
         rows = conn.execute(
@@ -427,21 +433,17 @@ def commit_order(
         ).fetchall()
     first = {str(key): seq for key, seq in rows}
     problems = []
-    order: list[tuple[float, int, int]] = []
-    carried = -1.0
+    order: list[tuple[int, int, int]] = []
     for index, (decision, key) in enumerate(zip(decisions, keys, strict=True)):
         if key is None or key not in first:
             problems.append(f"decision {decision} has no committed key {key}")
-            order.append((carried, index, index))
             continue
         seq = first[key]
         if seq is None:
             if decision.action in ("start", "complete_task", "complete_external", "cancel"):
                 problems.append(f"decision {decision} committed without an outbox row")
-            order.append((carried, index, index))
-        else:
-            carried = float(seq)
-            order.append((carried, index, index))
+            continue
+        order.append((int(seq), index, index))
     ordered = [decisions[i] for _, _, i in sorted(order)]
     starts = [d.instance for d in ordered if d.action == "start"]
     renumber = {old: new for new, old in enumerate(starts)}
