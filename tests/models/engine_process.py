@@ -36,6 +36,7 @@ import psycopg
 
 from engine.api import Engine
 from engine.errors import InterlockError
+from engine.semantics.modification import CancelToken
 from tests.engine.clock import ManualClock
 from tests.models.driver import Decision, Driver
 from tests.models.wire import InstanceRef, receive, send
@@ -155,13 +156,19 @@ class EngineProcess:
         key: str | None = getattr(self.last, "key", None)
         return key
 
+    def last_cancelled(self) -> UUID | None:
+        """The token the last call this thread made cancelled, if it was a CancelToken."""
+        args = getattr(self.last, "args", ())
+        found = [a.id for a in args if isinstance(a, CancelToken)]
+        return found[0] if found else None
+
     def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         given = kwargs.get("idempotency_key")
         if method == "run" and len(args) > 1:
             given = args[1]
         given = getattr(given, "key", given)
         key = str(given) if given is not None else f"crash-{uuid.uuid4().hex}"
-        self.last.key = key
+        self.last.key, self.last.args = key, args
         while True:
             status, value = self._send(method, args, kwargs, key).wait()
             if status == "ok":
@@ -392,11 +399,14 @@ class CrashDriver(Driver):
     that took effect, so that the decisions can be put in the order they committed."""
 
     keys: list[str | None] = field(default_factory=list)
+    # The token a cancel_token decision's command cancelled, by the decision's place.
+    cancelled: dict[int, UUID] = field(default_factory=dict)
     recording: threading.Lock = field(default_factory=threading.Lock)
 
     def _record(self, *args: Any, **kwargs: Any) -> None:
         engine: Any = self.engine
         key = engine.last_key() if isinstance(engine, EngineProcess) else None
+        token = engine.last_cancelled() if isinstance(engine, EngineProcess) else None
         with self.recording:
             before = len(self.decisions)
             super()._record(*args, **kwargs)
@@ -408,11 +418,17 @@ class CrashDriver(Driver):
                 with self.lock:
                     self.decisions.pop()
                 return
+            if decision.action == "cancel_token" and token is not None:
+                self.cancelled[len(self.keys)] = token
             self.keys.append(key)
 
 
 def commit_order(
-    url: str, decisions: list[Decision], keys: list[str | None], instances: list[UUID]
+    url: str,
+    decisions: list[Decision],
+    keys: list[str | None],
+    instances: list[UUID],
+    cancelled: dict[int, UUID] | None = None,
 ) -> tuple[list[Decision], list[UUID], list[str]]:
     """The decisions that changed anything, in the order their commands committed; the
     instances renumbered in the order of their starts there; the problems found on the way.
@@ -422,7 +438,12 @@ def commit_order(
     every command it waited for, on every instance it wrote. A command that committed without an
     outbox row changed no instance (a signal nobody waited for any more, a modification of a
     token already gone): its decision is left out, for no place in the order would replay it as
-    the nothing it did."""
+    the nothing it did.
+
+    A token is cancelled by its id, and may have moved on between the driver's read and the
+    cancel's commit: the decision names the node the token was cancelled at (its terminated
+    visit), not the node the driver read."""
+    cancelled = cancelled or {}
     wanted = [k for k in keys if k is not None]
     with psycopg.connect(url) as conn:
         rows = conn.execute(
@@ -431,6 +452,13 @@ def commit_order(
             "WHERE i.principal = '' AND i.key = ANY(%s) GROUP BY i.key",
             (wanted,),
         ).fetchall()
+        ended: dict[UUID, str] = dict(
+            conn.execute(
+                "SELECT token_id, node_id FROM history WHERE token_id = ANY(%s) "
+                "AND state = 'Terminated'",
+                (list(cancelled.values()),),
+            ).fetchall()
+        )
     first = {str(key): seq for key, seq in rows}
     problems = []
     order: list[tuple[int, int, int]] = []
@@ -444,7 +472,13 @@ def commit_order(
                 problems.append(f"decision {decision} committed without an outbox row")
             continue
         order.append((int(seq), index, index))
-    ordered = [decisions[i] for _, _, i in sorted(order)]
+    placed = list(decisions)
+    for index, token in cancelled.items():
+        if token in ended:
+            placed[index] = replace(placed[index], node=str(ended[token]))
+        else:
+            problems.append(f"decision {decisions[index]} cancelled no token visit")
+    ordered = [placed[i] for _, _, i in sorted(order)]
     starts = [d.instance for d in ordered if d.action == "start"]
     renumber = {old: new for new, old in enumerate(starts)}
     renumbered = [replace(d, instance=renumber[d.instance]) for d in ordered]

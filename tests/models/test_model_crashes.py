@@ -176,7 +176,7 @@ def test_killed_engine_processes_keep_every_invariant_and_the_final_state(
         rig.counts["decisions"] += len(driver.decisions)
         assert replay_mismatches(rig.url, driver.instances) == []
         decisions, instances, problems = commit_order(
-            rig.url, driver.decisions, driver.keys, driver.instances
+            rig.url, driver.decisions, driver.keys, driver.instances, driver.cancelled
         )
         assert problems == []
         crashed = final_state(rig.url, instances)
