@@ -26,7 +26,6 @@ from engine.states import (
     DelegationState,
     InstanceState,
     OutboxEvent,
-    TaskState,
 )
 from engine.store import tasks
 
@@ -234,9 +233,6 @@ class ThrowFromUserTask:
             flow.throw_escalation(token, self.code)
         else:
             flow.throw_error(token, self.code, self.message)
-        if task.state == TaskState.OPEN and not token.is_live:
-            # Nothing caught it and the token ended (the instance with it): the task goes too.
-            run.retire_work(token)
         persist_audited(
             tx,
             run,

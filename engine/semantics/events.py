@@ -209,9 +209,12 @@ class EventMoves(ScopeMoves):
         if self.unhandled_error == "incident":
             self.fail(token, "unhandledBpmnError", f"BPMN error '{code}' was not caught: {message}")
             return
-        # As in Camunda 7 by default: an uncaught BPMN error ends the execution that threw it.
+        # As in Camunda 7 by default: an uncaught BPMN error ends the execution that threw it,
+        # and with it the activity's work: its open task, its boundary events' jobs and
+        # subscriptions.
         self._close_visit(token, VisitState.COMPLETED)
         token.move_to(TokenState.COMPLETED, self.run.now)
+        self.run.retire_work(token)
         self._ended(token)
 
     def _catcher(

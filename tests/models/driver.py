@@ -23,7 +23,6 @@ from uuid import UUID
 from engine.api import Engine
 from engine.core.handlers import TaskContext
 from engine.errors import InterlockError
-from engine.model import ParallelGateway
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.engine.clock import ManualClock
 from tests.models.invariants import Checker
@@ -250,11 +249,7 @@ class Driver:
 
     def run(self, rounds: int) -> None:
         if self.checker is not None:
-            self.checker.parallel_joins[self.spec.key] = {
-                node.id: len(node.incoming)
-                for node in self.spec.model.nodes
-                if isinstance(node, ParallelGateway) and len(node.incoming) > 1
-            }
+            self.checker.pin(self.spec.key, self.spec.model)
         master = random.Random(self.seed)
         for _ in range(self.starts):
             self.start(master)

@@ -14,7 +14,9 @@ from uuid import UUID
 
 import psycopg
 
+from engine.model import ProcessModel
 from engine.queries import summaries
+from tests.models import firings
 
 # -- pinned tables ---------------------------------------------------------------------------------
 
@@ -81,8 +83,12 @@ class Checker:
     instances: set[UUID] = field(default_factory=set)
     token_seen: dict[UUID, tuple[str, str]] = field(default_factory=dict)
     visit_closed: dict[UUID, tuple[str, Any]] = field(default_factory=dict)
-    parallel_joins: dict[str, dict[str, int]] = field(default_factory=dict)  # key -> join -> in
+    pinned: dict[str, firings.Pins] = field(default_factory=dict)  # key -> its joins and loops
     snapshots: int = 0
+
+    def pin(self, key: str, model: ProcessModel) -> None:
+        """Check the instances of `key` against what `model` says of its joins and loops."""
+        self.pinned[key] = firings.pins(model)
 
     def check(self) -> None:
         with psycopg.connect(self.url) as conn:
@@ -185,19 +191,9 @@ class Checker:
             if state == "Failed" and token not in failed:
                 problems.append(f"token {token} failed at {node} without an open incident")
 
-        # Joins: each parallel join fired with its whole arrival set.
-        merged: dict[tuple[UUID, str], int] = defaultdict(int)
-        for _, node, _, _, into in tokens.values():
-            if into is not None:
-                merged[(into, node)] += 1
-        for (survivor, node), count in merged.items():
-            key = instance_key = instances[tokens[survivor][0]][2]
-            incoming = self.parallel_joins.get(key, {}).get(node)
-            if incoming is not None and count != incoming - 1:
-                problems.append(
-                    f"{instance_key}: parallel join {node} merged {count + 1} of {incoming} "
-                    f"arrivals into {survivor}"
-                )
+        # Joins fire once per arrival set; loops run the iterations they are asked for.
+        keys = {instance: key for instance, (_, _, key) in instances.items()}
+        problems.extend(firings.check(conn, keys, self.pinned))
 
         # History visits open once and close once.
         visits = {

@@ -11,7 +11,9 @@ shrink towards a single none task.
 Every wait is named by its node id, so a driver finds what to do from the rows alone:
 user tasks, external tasks on `TOPIC`, handler tasks calling `HANDLER` (it fails while the
 variable `flaky` is true), messages `msg_<node>` and signals `sig_<node>`, timers of one hour.
-Conditions read the variable `pick` (an integer 0..3).
+Conditions read the variable `pick` (an integer 0..3): an exclusive split takes the branch it
+names (else its first, the default), an inclusive split every branch from the second up to it (its
+first, the default, when none; of two branches, the first always).
 """
 
 from __future__ import annotations
@@ -365,7 +367,9 @@ class _Builder:
             elif block.kind == "exclusive":
                 b.exclusive_gateway(node, default=default if node == fork else None, **where)
             else:
-                b.inclusive_gateway(node, default=default if node == fork else None, **where)
+                # Two branches: the first is always taken (no default), so that both can be.
+                chosen = default if node == fork and len(ends) > 2 else None
+                b.inclusive_gateway(node, default=chosen, **where)
         for index, (first, last) in enumerate(ends):
             condition = None
             if block.kind == "exclusive" and index > 0:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from engine.api import Engine
 from engine.builder import ProcessBuilder
-from engine.model import TimerDefinition
+from engine.core.handlers import TaskContext
+from engine.errors import BpmnError
+from engine.model import ProcessModel, TimerDefinition
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
 
@@ -57,3 +60,74 @@ def test_a_boundary_timer_goes_when_its_external_task_completes_before_an_async_
     live = {t[0] for t in tokens if t[2] not in ("Completed", "Terminated")}
     assert [job for job in jobs if job[2] not in live] == [], (tokens, jobs)
     assert [(node, kind) for node, kind, _ in jobs] == [("T", "async-after")]
+
+
+def _thrower(key: str, task: str) -> ProcessModel:
+    """A task (an external one, or one whose handler throws) with an interrupting boundary timer
+    and a non-interrupting boundary message, beside a user task in a parallel branch that keeps
+    the instance running; no boundary catches the BPMN error E1."""
+    builder = ProcessBuilder(key).start_event("Start").parallel_gateway("Split")
+    if task == "external":
+        builder.service_task("T", topic="fuzz")
+    else:
+        builder.service_task("T", handler="throwE1", async_before=True)
+    return (
+        builder.boundary_event("Bt", "T", timer=HOUR)
+        .boundary_event("Bm", "T", message="msg_Bm", cancel_activity=False)
+        .user_task("U")
+        .end_event("End")
+        .end_event("Late")
+        .end_event("Noted")
+        .end_event("Other")
+        .chain("Start", "Split", "T", "End")
+        .chain("Split", "U", "Other")
+        .flow("Bt", "Late")
+        .flow("Bm", "Noted")
+        .build()
+    )
+
+
+def _throw_e1(ctx: TaskContext) -> dict[str, Any]:
+    raise BpmnError("E1", "thrown by the handler")
+
+
+@pytest.mark.parametrize("task", ["external", "handler"])
+def test_an_uncaught_bpmn_error_ends_its_token_with_the_boundary_events_it_listened_to(
+    engine: Engine, task: str
+) -> None:
+    """A finding of the random models, the cause of the one above (a concurrent run on a model
+    with an external task with an interrupting boundary timer in a parallel branch): a worker
+    reported a BPMN error that no boundary catches, and the job of the task's boundary timer
+    was left waiting on the Completed token that threw it (due, it could only fail, its token
+    gone from what a command loads, until no retries were left). An uncaught BPMN error ends
+    the execution that threw it (Camunda 7's default), and with it what that activity listened
+    to: its boundary timers' jobs and its boundary messages' subscriptions, whether a worker
+    reported the error or a handler threw it."""
+    engine.register_handler("throwE1", _throw_e1)
+    engine.deploy(_thrower("uncaught", task))
+    instance = engine.start_latest("uncaught")
+    if task == "external":
+        [fetched] = engine.fetch_and_lock("w", {"fuzz": 60_000})
+        engine.external_task_bpmn_error(fetched["id"], "w", "E1")
+    else:
+        [job] = [job for job in engine.jobs(instance.id) if job.node_id == "T"]
+        engine.run_job(job.id)
+    [thrower] = rows(
+        engine, "SELECT id, state FROM token WHERE instance_id = %s AND node_id = 'T'", instance.id
+    )
+    assert thrower[1] == "Completed"
+    left = rows(
+        engine,
+        "WITH t AS (SELECT %s::uuid AS id) "
+        "SELECT 'job', node_id FROM job, t WHERE token_id = t.id UNION ALL "
+        "SELECT 'subscription', node_id FROM event_subscription, t WHERE token_id = t.id",
+        thrower[0],
+    )
+    assert left == []
+    assert engine.instance(instance.id).info().ended_at is None  # the other branch waits
+    [user_task] = rows(
+        engine, "SELECT id FROM user_task WHERE instance_id = %s AND state = 'Open'", instance.id
+    )
+    engine.complete_task(str(user_task[0]))
+    assert engine.instance(instance.id).info().state == "Completed"
+    assert rows(engine, "SELECT id FROM job WHERE instance_id = %s", instance.id) == []

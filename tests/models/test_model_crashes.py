@@ -33,7 +33,6 @@ from engine.api import Engine
 from engine.builder import ProcessBuilder
 from engine.core.executor import fingerprint
 from engine.core.settings import EngineSettings
-from engine.model import ParallelGateway
 from tests.engine.clock import ManualClock
 from tests.models.driver import register
 from tests.models.engine_process import (
@@ -122,11 +121,7 @@ def drive_with_kills(rig: Rig, driver: CrashDriver, seed: int) -> None:
     """`Driver.run` with kills: starts, rounds of one step per thread, kills, the drain."""
     process = rig.process
     assert process is not None and driver.checker is not None
-    driver.checker.parallel_joins[driver.spec.key] = {
-        node.id: len(node.incoming)
-        for node in driver.spec.model.nodes
-        if isinstance(node, ParallelGateway) and len(node.incoming) > 1
-    }
+    driver.checker.pin(driver.spec.key, driver.spec.model)
     master = random.Random(seed)
     plans = random.Random(seed ^ 0x5EED)
     killed = set(plans.sample(range(ROUNDS), plans.randint(2, 3)))
