@@ -176,6 +176,8 @@ class Driver:
         )
         if found is not None:
             self.engine.instance(found[1]).set_variables({"flaky": False})
+            # A decision of its own: it took effect even when the retry is refused.
+            self._record("set_variables", found[1], None, {"flaky": False})
             self.engine.retry_incident(found[0])
             self._record("retry_incident", found[1], found[2])
 
