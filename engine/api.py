@@ -17,6 +17,7 @@ from engine.bpmn.writer import write_bpmn
 from engine.commands.conditions import ConditionResult, EvaluateStartConditions
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
 from engine.commands.deployments import Deploy, DeploymentResult, DuplicateFiltering, Resource
+from engine.commands.executions import TriggerExecutionSignal
 from engine.commands.external_tasks import (
     CompleteExternalTask,
     ExtendLock,
@@ -62,7 +63,7 @@ from engine.db.connections import connect_kwargs
 from engine.db.database import Database
 from engine.db.outage import Availability, PoolCheck
 from engine.db.paging import Page
-from engine.errors import NotFound
+from engine.errors import BadRequest, NotFound
 from engine.handle import InstanceHandle
 from engine.language.forms import Form
 from engine.language.variables import infer
@@ -489,8 +490,19 @@ class Engine:
         *,
         tenant_id: str | None = None,
         without_tenant: bool = False,
+        execution_id: UUID | str | None = None,
+        idempotency_key: str | None = None,
     ) -> DeliveryResult:
-        return self.run(BroadcastSignal(signal_name, _dict(variables), tenant_id, without_tenant))
+        """To every subscription waiting for the signal and every signal start event; with
+        `execution_id` (Camunda's signalEventReceived), to that execution's own subscription."""
+        if execution_id is None:
+            command = BroadcastSignal(signal_name, _dict(variables), tenant_id, without_tenant)
+            return self.run(command, idempotency_key)
+        if tenant_id is not None or without_tenant:
+            raise BadRequest("a signal to one execution takes no tenant", field="tenantId")
+        one = TriggerExecutionSignal(_uuid(execution_id), signal_name, _dict(variables))
+        result = self.run(one, idempotency_key)
+        return DeliveryResult([{"kind": "instance", "instance_id": result.instance_id}])
 
     def evaluate_conditions(
         self,

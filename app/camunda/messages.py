@@ -112,8 +112,8 @@ def signal(call: Call) -> Response:
     name = call.body_text("name")
     if not name:
         raise invalid_request("No signal name given")
-    if call.field("executionId"):
-        raise invalid_request("executionId is not supported: a signal reaches every subscription")
+    # Camunda: "Optionally specifies a single execution which is notified by the signal".
+    execution_id = call.body_text("executionId")
     variables = to_typed_map(call.field("variables"))
     tenant_id = call.body_text("tenantId")
     without_tenant = call.body_flag("withoutTenantId")
@@ -121,6 +121,18 @@ def signal(call: Call) -> Response:
         raise invalid_request(
             "Parameter 'tenantId' cannot be used together with the parameter 'withoutTenantId'."
         )
+    if execution_id is not None:
+        if tenant_id is not None or without_tenant:
+            what = "tenantId" if tenant_id is not None else "withoutTenantId"
+            raise invalid_request(
+                f"Parameter '{what}' cannot be used together with the parameter 'executionId'."
+            )
+        try:
+            call.engine.signal(name, variables, execution_id=as_uuid(execution_id))
+        except NotFound as exc:
+            message = f"Cannot deliver signal '{name}' to execution {execution_id}: {exc.message}"
+            raise invalid_request(message, 404) from exc
+        return no_content()
     try:
         call.engine.signal(name, variables, tenant_id=tenant_id, without_tenant=without_tenant)
     except InterlockError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 from uuid import UUID
 
 from engine.commands.common import advance, persist, persist_audited, require_running
@@ -157,6 +157,53 @@ class TriggerExecutionMessage:
             entity_id=str(run.instance.id),
             property="messageName",
             after=self.message_name,
+            details={"execution": str(self.execution_id), "variables": sorted(self.variables)},
+        )
+        return _result(run, self.execution_id)
+
+
+@dataclass(frozen=True)
+class TriggerExecutionSignal:
+    """Camunda's RuntimeService.signalEventReceived(signalName, executionId): the signal
+    `signal_name` reaches the execution's own subscription to it, and no other (a broadcast
+    reaches every subscription; engine/commands/messages.py)."""
+
+    name: ClassVar[str] = "TriggerExecutionSignal"
+    result_type: ClassVar[type[Result]] = ExecutionResult
+    permits: ClassVar[tuple[Permit, ...]] = (UPDATE_INSTANCE,)
+
+    execution_id: UUID
+    signal_name: str
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    def execute(self, tx: Tx) -> ExecutionResult:
+        run = load_execution(tx, self.execution_id, UPDATE_INSTANCE)
+        require_running(run)
+        found = [
+            s
+            for s in run.subscriptions.values()
+            if s.kind == SubscriptionKind.SIGNAL
+            and s.name == self.signal_name
+            and not s.deleted
+            and (s.token_id or run.instance.id) == self.execution_id
+        ]
+        if not found:
+            raise NotFound(
+                f"execution {self.execution_id} has no subscription to the signal "
+                f"'{self.signal_name}'",
+                execution_id=str(self.execution_id),
+                signal_name=self.signal_name,
+            )
+        # As a broadcast delivers it: the variables go with the signal.
+        advance(tx, run).deliver(found[0], self.variables)
+        persist_audited(
+            tx,
+            run,
+            AuditOperation.CORRELATE_MESSAGE,
+            AuditEntity.PROCESS_INSTANCE,
+            entity_id=str(run.instance.id),
+            property="signalName",
+            after=self.signal_name,
             details={"execution": str(self.execution_id), "variables": sorted(self.variables)},
         )
         return _result(run, self.execution_id)

@@ -1,7 +1,8 @@
 """The authorization matrix's rows for /engine-rest's incidents and executions
 (tests/api/matrix_table.py adds them to its table), from Camunda 7's rules: annotating an
-incident, resolving a custom one, opening one on an execution, signalling an execution and
-triggering its message subscription are checkUpdateProcessInstance (UPDATE on the instance, or
+incident, resolving a custom one, opening one on an execution, signalling an execution,
+sending a signal to one execution (POST /signal with executionId) and triggering its message
+subscription are checkUpdateProcessInstance (UPDATE on the instance, or
 UPDATE_INSTANCE on its definition); an execution's local variables are
 checkUpdateProcessInstanceVariables (UPDATE_VARIABLE or UPDATE on the instance,
 UPDATE_INSTANCE_VARIABLE or UPDATE_INSTANCE on its definition).
@@ -60,6 +61,19 @@ def on_execution(path: str, key_grant: bool, own: bool = False, **request: Any) 
         return Target(path.format(execution_id), request, named, instance_rows(instance_id))
 
     return make
+
+
+def signal_at_go(engine: Engine) -> Target:
+    """POST /signal to one execution: a fresh waiting instance's at the signal catch `go`;
+    the grant names the instance (a broadcast's rows name the key)."""
+    instance_id = instance(engine)
+    token = scalar(
+        engine,
+        "SELECT id FROM token WHERE instance_id = %s AND node_id = 'go'",
+        uuid.UUID(instance_id),
+    )
+    body = {"name": "go", "executionId": str(token)}
+    return Target("/signal", {"json": body}, instance_id, instance_rows(instance_id))
 
 
 def on_custom_incident(path: str, key_grant: bool, **request: Any) -> Make:
@@ -129,6 +143,7 @@ EXECUTIONS_ROWS: list[Row] = [
     _row(PI, "UPDATE", "POST", TRIGGER,
          on_execution("/execution/{}/messageSubscriptions/order-paid/trigger", False, json=PAID),
          204),
+    _row(PI, "UPDATE", "POST", "/signal", signal_at_go, 204),
     _row(PD, "UPDATE_INSTANCE", "POST", "/execution/{id}/create-incident",
          on_execution("/execution/{}/create-incident", True, json=INCIDENT), 200),
     _row(PI, "UPDATE", "POST", "/execution/{id}/create-incident",

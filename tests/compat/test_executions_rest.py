@@ -342,3 +342,50 @@ def test_local_variables_are_the_executions_own_scope(rest: httpx.Client) -> Non
     _refused(rest.get(f"/execution/{gone}/localVariables"), 404, "InvalidRequestException")
     wrong = rest.put(f"/execution/{go}/localVariables/n", json={"value": "a", "type": "Integer"})
     assert "'n'" in _refused(wrong, 400, "InvalidRequestException")
+
+
+def test_a_signal_to_one_execution_reaches_its_subscription_alone(rest: httpx.Client) -> None:
+    """POST /signal with `executionId`: only that execution's own subscription to the signal
+    receives it (and its variables); a malformed, unknown or unsubscribed execution is a 404,
+    a tenant beside it a 400, never a 500."""
+    deploy(rest, ("parcel.bpmn", PARCEL))
+    first, second = start(rest, "parcel")["id"], start(rest, "parcel")["id"]
+    go = _at(rest, first, "Go")
+    body = {
+        "name": "go-signal",
+        "executionId": go,
+        "variables": {"goAt": {"value": "dawn", "type": "String"}},
+    }
+    answer = rest.post("/signal", json=body)
+    assert answer.status_code == 204, answer.text
+    assert _executions(rest, processInstanceId=first, activityId="Go") == []
+    assert len(_executions(rest, processInstanceId=second, activityId="Go")) == 1
+    assert rest.get(f"/process-instance/{first}/variables/goAt").json()["value"] == "dawn"
+    assert rest.get(f"/process-instance/{second}/variables").json() == {}
+    # Delivered once: the subscription is gone.
+    again = rest.post("/signal", json={"name": "go-signal", "executionId": go})
+    assert "has no subscription to the signal 'go-signal'" in _refused(
+        again, 404, "InvalidRequestException"
+    )
+    # The execution at Paid waits for a message, not for this signal.
+    paid = _at(rest, second, "Paid")
+    wrong = rest.post("/signal", json={"name": "go-signal", "executionId": paid})
+    _refused(wrong, 404, "InvalidRequestException")
+    unknown = "00000000-0000-7000-8000-000000000000"
+    for execution_id in ("not-an-id", unknown, ""):
+        answer = rest.post("/signal", json={"name": "go-signal", "executionId": execution_id})
+        _refused(answer, 404, "InvalidRequestException")
+    _refused(
+        rest.post("/signal", json={"name": "go-signal", "executionId": 7}),
+        400,
+        "InvalidRequestException",
+    )
+    for tenant in ({"tenantId": "t1"}, {"withoutTenantId": True}):
+        answer = rest.post("/signal", json={"name": "go-signal", "executionId": paid, **tenant})
+        assert "cannot be used together with the parameter 'executionId'" in _refused(
+            answer, 400, "InvalidRequestException"
+        )
+    # The other instance still waits at Go, and a broadcast still reaches it.
+    assert len(_executions(rest, processInstanceId=second, activityId="Go")) == 1
+    assert rest.post("/signal", json={"name": "go-signal"}).status_code == 204
+    assert _executions(rest, processInstanceId=second, activityId="Go") == []

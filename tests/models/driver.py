@@ -6,7 +6,10 @@ once (complete a user task, fetch and complete, fail or throw from an external t
 injected clock and run the due jobs, correlate a message, broadcast a signal, set a variable,
 retry an incident, modify or cancel an instance); after every round the invariants are checked
 on the committed rows. Every action that took effect is recorded as a decision (what it did to
-which node of which instance), so that a run can be repeated sequentially on one connection. A
+which node of which instance), so that a run can be repeated sequentially on one connection.
+Each action's command runs under an idempotency key of its own, recorded with its decision: the
+key's entry is written in the command's transaction, which tells the outbox rows of that
+transaction, and so the order the overlapping actions committed in (tests/models/replay.py). A
 final drain serves every wait left until each instance ends."""
 
 from __future__ import annotations
@@ -14,16 +17,26 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 from engine.api import Engine
+from engine.commands.external_tasks import (
+    CompleteExternalTask,
+    ExternalTaskBpmnError,
+    FailExternalTask,
+)
+from engine.commands.incidents import RetryIncident
+from engine.commands.instances import CancelInstance, SetVariables
+from engine.commands.modification import ModifyInstance
 from engine.core.handlers import TaskContext
 from engine.errors import InterlockError
-from engine.model import StartEvent
+from engine.language.variables import infer
+from engine.model import BoundaryEvent, StartEvent
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.engine.clock import ManualClock
 from tests.models.invariants import Checker
@@ -41,12 +54,14 @@ def flaky_handler(ctx: TaskContext) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Decision:
-    """One action that took effect: its name, the index of its instance and the node acted on."""
+    """One action that took effect: its name, the index of its instance and the node acted on;
+    `key`, the idempotency key its command ran under (None: the drain's own, one at a time)."""
 
     action: str
     instance: int
     node: str | None
     value: Any = None
+    key: str | None = None
 
 
 @dataclass
@@ -63,10 +78,6 @@ class Driver:
     steps: int = 0
     modified: set[UUID] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # With `ordered`, one action at a time (each thread still on its own connections), so that
-    # the decisions are recorded in the order they committed: what a sequential replay needs.
-    ordered: bool = False
-    order: threading.Lock = field(default_factory=threading.Lock)
 
     # -- reading the rows -------------------------------------------------------------------------
 
@@ -78,20 +89,34 @@ class Driver:
         found = sorted(self.rows(statement, *params), key=str)
         return rng.choice(found) if found else None
 
-    def _record(self, action: str, instance: UUID, node: str | None, value: Any = None) -> None:
+    def _record(
+        self,
+        action: str,
+        instance: UUID,
+        node: str | None,
+        value: Any = None,
+        key: str | None = None,
+    ) -> None:
         with self.lock:
-            self.decisions.append(Decision(action, self.instances.index(instance), node, value))
+            index = self.instances.index(instance)
+            self.decisions.append(Decision(action, index, node, value, key))
+
+    def _key(self) -> str:
+        """A fresh idempotency key for one command."""
+        return f"model-{uuid4()}"
 
     # -- actions ----------------------------------------------------------------------------------
 
     def start(self, rng: random.Random) -> None:
         pick = rng.choice(PICKS)
-        handle = self.engine.start_latest(self.spec.key, {"pick": pick, "flaky": False})
+        key = self._key()
+        variables = {"pick": pick, "flaky": False}
+        handle = self.engine.start_latest(self.spec.key, variables, idempotency_key=key)
         with self.lock:
             self.instances.append(handle.id)
             if self.checker is not None:
                 self.checker.instances.add(handle.id)
-        self._record("start", handle.id, None, pick)
+        self._record("start", handle.id, None, pick, key)
 
     def complete_task(self, rng: random.Random) -> None:
         found = self._pick(
@@ -100,25 +125,39 @@ class Driver:
             "WHERE instance_id = ANY(%s) AND state = 'Open'",
         )
         if found is not None:
-            self.engine.complete_task(found[0])
-            self._record("complete_task", found[1], found[2])
+            key = self._key()
+            self.engine.complete_task(found[0], idempotency_key=key)
+            self._record("complete_task", found[1], found[2], key=key)
 
     def external(self, rng: random.Random) -> None:
         for task in self.engine.fetch_and_lock(WORKER, {TOPIC: 600_000}, max_tasks=1):
             roll = rng.random()
             instance = UUID(str(task["instance_id"]))
             node = str(task["node_id"])
+            task_id, key = UUID(str(task["id"])), self._key()
             if instance not in self.instances:
                 self.engine.unlock_external_task(task["id"])
             elif roll < 0.6:
-                self.engine.complete_external_task(task["id"], WORKER)
-                self._record("complete_external", instance, node)
+                self.engine.run(CompleteExternalTask(task_id, WORKER), key)
+                self._record("complete_external", instance, node, key=key)
             elif roll < 0.8:
-                self.engine.fail_external_task(task["id"], WORKER, "down", retries=0)
-                self._record("fail_external", instance, node)
+                self.engine.run(FailExternalTask(task_id, WORKER, "down", retries=0), key)
+                self._record("fail_external", instance, node, key=key)
             else:
-                self.engine.external_task_bpmn_error(task["id"], WORKER, ERROR_CODE)
-                self._record("bpmn_error", instance, node)
+                self.engine.run(ExternalTaskBpmnError(task_id, WORKER, ERROR_CODE), key)
+                if not self._caught(node):
+                    # Uncaught, the error ends its token's path there (as Camunda's): a
+                    # parallel join after it waits for good, like after a cancelled token.
+                    with self.lock:
+                        self.modified.add(instance)
+                self._record("bpmn_error", instance, node, key=key)
+
+    def _caught(self, node: str) -> bool:
+        """Whether an error boundary event of the node catches the BPMN error thrown there."""
+        return any(
+            isinstance(n, BoundaryEvent) and n.attached_to == node and n.is_error
+            for n in self.spec.model.nodes
+        )
 
     def timers(self, rng: random.Random) -> None:
         """Move the clock past the next due job, then run one due job."""
@@ -133,8 +172,9 @@ class Driver:
             now,
         )
         if found is not None:
-            outcome = self.engine.run_job(found[0]).outcome
-            self._record("run_job", found[1], found[2], outcome)
+            key = self._key()
+            outcome = self.engine.run_job(found[0], idempotency_key=key).outcome
+            self._record("run_job", found[1], found[2], outcome, key)
 
     def message(self, rng: random.Random, every: bool | None = None) -> None:
         """Correlate a waiting message to its instance; to all its subscriptions there when
@@ -146,18 +186,33 @@ class Driver:
         )
         if found is not None:
             every = rng.random() < 0.5 if every is None else every
-            self.engine.correlate_message(found[0], instance_id=found[1], all=every)
-            self._record("message", found[1], found[2], every)
+            key = self._key()
+            self.engine.correlate_message(
+                found[0], instance_id=found[1], all=every, idempotency_key=key
+            )
+            self._record("message", found[1], found[2], every, key)
 
     def signal(self, rng: random.Random) -> None:
+        """Broadcast a signal some instance waits for. It is recorded once for each instance it
+        reached, with the signal's name and how many of that instance's subscriptions it
+        reached: the broadcast reads the subscriptions before it locks their instances, so it
+        may miss one that an overlapping command creates, which a replay must miss too."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
             "WHERE instance_id = ANY(%s) AND kind = 'signal'",
         )
         if found is not None:
-            self.engine.signal(found[0])
-            self._record("signal", found[1], found[2])
+            key = self._key()
+            reached = Counter(
+                UUID(d["instance_id"])
+                for d in self.engine.signal(found[0], idempotency_key=key).deliveries
+                if d["kind"] == "instance" and UUID(d["instance_id"]) in self.instances
+            )  # (another run's instances waiting for a signal of the same name are not ours)
+            for instance, count in sorted(
+                reached.items(), key=lambda i: self.instances.index(i[0])
+            ):
+                self._record("signal", instance, found[2], (found[0], count), key)
 
     def set_variable(self, rng: random.Random) -> None:
         found = self._pick(
@@ -165,8 +220,7 @@ class Driver:
         )
         if found is not None:
             values = {"pick": rng.choice(PICKS), "flaky": rng.random() < 0.3}
-            self.engine.instance(found[0]).set_variables(values)
-            self._record("set_variables", found[0], None, values)
+            self._set_variables(found[0], values)
 
     def retry_incident(self, rng: random.Random) -> None:
         found = self._pick(
@@ -175,11 +229,16 @@ class Driver:
             "WHERE instance_id = ANY(%s) AND state = 'Open'",
         )
         if found is not None:
-            self.engine.instance(found[1]).set_variables({"flaky": False})
-            # A decision of its own: it took effect even when the retry is refused.
-            self._record("set_variables", found[1], None, {"flaky": False})
-            self.engine.retry_incident(found[0])
-            self._record("retry_incident", found[1], found[2])
+            self._set_variables(found[1], {"flaky": False})
+            key = self._key()
+            self.engine.run(RetryIncident(found[0]), key)
+            self._record("retry_incident", found[1], found[2], key=key)
+
+    def _set_variables(self, instance: UUID, values: dict[str, Any]) -> None:
+        key = self._key()
+        typed = {name: infer(value) for name, value in values.items()}
+        self.engine.run(SetVariables(instance, typed), key)
+        self._record("set_variables", instance, None, values, key)
 
     def modify(self, rng: random.Random) -> None:
         """Cancel a waiting token, or start a token before a top-level task."""
@@ -190,10 +249,11 @@ class Driver:
                 "AND state = 'Waiting'",
             )
             if found is not None:
-                self.engine.modify(found[1], CancelToken(found[0]))
+                key = self._key()
+                self.engine.run(ModifyInstance(found[1], (CancelToken(found[0]),)), key)
                 with self.lock:
                     self.modified.add(found[1])
-                self._record("cancel_token", found[1], found[2])
+                self._record("cancel_token", found[1], found[2], key=key)
             return
         tasks = sorted(
             n.id for n in self.spec.model.nodes if n.parent is None and n.id.startswith("T")
@@ -203,18 +263,20 @@ class Driver:
         )
         if tasks and found is not None:
             node = rng.choice(tasks)
-            self.engine.modify(found[0], StartBefore(node_id=node))
+            key = self._key()
+            self.engine.run(ModifyInstance(found[0], (StartBefore(node_id=node),)), key)
             with self.lock:
                 self.modified.add(found[0])
-            self._record("start_before", found[0], node)
+            self._record("start_before", found[0], node, key=key)
 
     def cancel(self, rng: random.Random) -> None:
         found = self._pick(
             rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
         )
         if found is not None:
-            self.engine.instance(found[0]).cancel()
-            self._record("cancel", found[0], None)
+            key = self._key()
+            self.engine.run(CancelInstance(found[0]), key)
+            self._record("cancel", found[0], None, key=key)
 
     ACTIONS: tuple[tuple[str, int], ...] = (
         ("start", 1),
@@ -234,8 +296,7 @@ class Driver:
         name = rng.choices(names, [w for _, w in self.ACTIONS])[0]
         action: Callable[[random.Random], None] = getattr(self, name)
         # A refusal is a lost race: already done, locked by another, no longer there.
-        ordering = self.order if self.ordered else contextlib.nullcontext()
-        with ordering, contextlib.suppress(InterlockError):
+        with contextlib.suppress(InterlockError):
             action(rng)
         with self.lock:
             self.steps += 1

@@ -4,24 +4,40 @@
 ended (the node of its last visit, the visits ordered by their first outbox event) and what state
 the instance is in (its last instance event); `live` reads the same from the live rows.
 
-`replay` drives the same model by the same decisions sequentially, on one thread and one
-connection at a time, in a database of its own, and `final_state` is what both runs are compared
-by: the instance states, the variable values and where the tokens ended (ids differ between
-runs, so tokens are compared as a multiset of (node, state))."""
+`commit_order` puts the decisions of an overlapping run in an order their commits had: every
+command on an instance locks the instance's row first and writes its outbox rows before it
+commits, so the outbox's numbers order the commands of one instance; each decision's command ran
+under an idempotency key whose entry was written in its transaction (the entry's xmin is that
+transaction, the outbox rows' txid its 64-bit id), which tells its outbox rows. The orders of
+the instances are merged into one (a topological order; the locks make them consistent), ties
+going to the order the decisions were recorded in.
+
+`replay` drives the same model by the same decisions sequentially, on one thread, with whatever
+engine it is given (the test gives it one connection: an Engine with a pool of one, its reads
+too on that pool's connection), in new instances, and `final_state` is what both runs are
+compared by: the instance states, the variable values and where the tokens ended (ids differ
+between runs, so tokens are compared as a multiset of (node, state)). A broadcast signal is
+replayed to the instances it reached, to as many of each one's subscriptions to it, oldest
+first: another instance's overlapping command may have created a subscription the broadcast
+never saw, which a broadcast replayed in commit order would reach."""
 
 from __future__ import annotations
 
-from collections import Counter
+import contextlib
+import heapq
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from uuid import UUID
 
 import psycopg
 
 from engine.api import Engine
-from engine.errors import InterlockError
+from engine.errors import InterlockError, NotFound
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.models.driver import WORKER, Decision
-from tests.models.invariants import outbox_events
+from tests.models.invariants import outbox_commits, outbox_events
 from tests.models.strategies import ERROR_CODE, TOPIC, Spec
 
 Conn = psycopg.Connection[tuple[Any, ...]]
@@ -111,8 +127,73 @@ def final_state(url: str, instances: list[UUID]) -> list[tuple[str, dict[str, An
     return found
 
 
+XID_MODULUS = 2**32  # an xmin is the low 32 bits of the 64-bit transaction id
+
+
+def commit_order(
+    url: str, instances: list[UUID], decisions: list[Decision]
+) -> tuple[list[Decision], list[Decision]]:
+    """The decisions in an order their commits had, and those whose command wrote no outbox row
+    (it changed no instance: a job another thread had already run)."""
+    keys = sorted({d.key for d in decisions if d.key is not None})
+    groups: dict[str, list[int]] = defaultdict(list)  # a transaction: its decisions
+    for index, decision in enumerate(decisions):
+        groups[decision.key or f"#{index}"].append(index)
+    with psycopg.connect(url) as conn:
+        by_xmin = {
+            int(xmin): key
+            for key, xmin in conn.execute(
+                "SELECT key, xmin::text::bigint FROM idempotency "
+                "WHERE principal = '' AND key = ANY(%s)",
+                (keys,),
+            )
+        }
+        assert len(by_xmin) == len(keys), "a decision's command left no idempotency entry"
+        # Each instance's transactions, in the order of their outbox rows.
+        chains = []
+        for instance in instances:
+            events = outbox_events(conn, instance)
+            commits = outbox_commits(conn, instance)
+            chain: list[str] = []
+            for _, txid in sorted(zip((e[0] for e in events), commits, strict=True)):
+                key = by_xmin.get(txid % XID_MODULUS)
+                if key is not None and (not chain or chain[-1] != key):
+                    chain.append(key)
+            assert len(chain) == len(set(chain)), f"instance {instance}: {chain}"
+            chains.append(chain)
+    after: dict[str, set[str]] = defaultdict(set)
+    waits: Counter[str] = Counter()
+    for chain in chains:
+        for before, then in zip(chain, chain[1:], strict=False):
+            if then not in after[before]:
+                after[before].add(then)
+                waits[then] += 1
+    written = {key for chain in chains for key in chain}
+    ready = [(min(indices), group) for group, indices in groups.items() if not waits[group]]
+    heapq.heapify(ready)
+    ordered: list[Decision] = []
+    without_rows: list[Decision] = []
+    while ready:
+        _, group = heapq.heappop(ready)
+        found = [decisions[i] for i in groups[group]]
+        (ordered if group in written or group.startswith("#") else without_rows).extend(found)
+        for then in after[group]:
+            waits[then] -= 1
+            if not waits[then]:
+                heapq.heappush(ready, (min(groups[then]), then))
+    assert len(ordered) + len(without_rows) == len(decisions), "the commit orders form a cycle"
+    return ordered, without_rows
+
+
+@contextmanager
+def _connection(engine: Engine) -> Iterator[psycopg.Connection[Any]]:
+    """The connection the engine's commands run on (with a command pool of one, its only one)."""
+    with engine.command_pool.connection() as conn:
+        yield conn
+
+
 def _first(engine: Engine, statement: str, *params: Any) -> tuple[Any, ...] | None:
-    with engine.connection() as conn:
+    with _connection(engine) as conn:
         return conn.execute(statement + " ORDER BY created_at, id LIMIT 1", params).fetchone()
 
 
@@ -172,21 +253,27 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
         )
         if row is not None:
             engine.run_job(row[0])
-    elif action in ("message", "signal"):
+    elif action == "message":
         row = _first(
             engine,
             "SELECT name FROM event_subscription WHERE instance_id = %s AND node_id = %s "
-            "AND kind = %s",
+            "AND kind = 'message'",
             instance,
             node,
-            action,
         )
-        if row is None:
-            return
-        if action == "message":
+        if row is not None:
             engine.correlate_message(row[0], instance_id=instance, all=bool(decision.value))
-        else:
-            engine.signal(row[0])
+    elif action == "signal":
+        name, count = decision.value
+        with _connection(engine) as conn:
+            executions = conn.execute(
+                "SELECT coalesce(token_id, instance_id) FROM event_subscription "
+                "WHERE instance_id = %s AND kind = 'signal' AND name = %s ORDER BY id LIMIT %s",
+                (instance, name, count),
+            ).fetchall()
+        for (execution,) in executions:
+            with contextlib.suppress(NotFound):  # gone with a delivery before it
+                engine.signal(name, execution_id=execution)
     elif action == "set_variables":
         engine.instance(instance).set_variables(decision.value)
     elif action == "retry_incident":
@@ -196,8 +283,7 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
             instance,
             node,
         )
-        if row is not None:
-            engine.instance(instance).set_variables({"flaky": False})
+        if row is not None:  # the flag was cleared by a decision of its own before
             engine.retry_incident(row[0])
     elif action == "cancel_token":
         row = _first(
