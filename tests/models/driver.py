@@ -18,7 +18,7 @@ import contextlib
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -138,13 +138,17 @@ class Driver:
             if instance not in self.instances:
                 self.engine.unlock_external_task(task["id"])
             elif roll < 0.6:
-                self.engine.run(CompleteExternalTask(task_id, WORKER), key)
+                self.engine.run(CompleteExternalTask(task_id, WORKER), idempotency_key=key)
                 self._record("complete_external", instance, node, key=key)
             elif roll < 0.8:
-                self.engine.run(FailExternalTask(task_id, WORKER, "down", retries=0), key)
+                self.engine.run(
+                    FailExternalTask(task_id, WORKER, "down", retries=0), idempotency_key=key
+                )
                 self._record("fail_external", instance, node, key=key)
             else:
-                self.engine.run(ExternalTaskBpmnError(task_id, WORKER, ERROR_CODE), key)
+                self.engine.run(
+                    ExternalTaskBpmnError(task_id, WORKER, ERROR_CODE), idempotency_key=key
+                )
                 if not self._caught(node):
                     # Uncaught, the error ends its token's path there (as Camunda's): a
                     # parallel join after it waits for good, like after a cancelled token.
@@ -176,13 +180,17 @@ class Driver:
             outcome = self.engine.run_job(found[0], idempotency_key=key).outcome
             self._record("run_job", found[1], found[2], outcome, key)
 
-    def message(self, rng: random.Random, every: bool | None = None) -> None:
+    def message(
+        self, rng: random.Random, every: bool | None = None, skip: Sequence[str] = ()
+    ) -> None:
         """Correlate a waiting message to its instance; to all its subscriptions there when
-        `every` (by chance when None: one alone is refused where several wait)."""
+        `every` (by chance when None: one alone is refused where several wait). Never to a
+        subscription at one of the nodes `skip` names."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'message'",
+            "WHERE instance_id = ANY(%s) AND kind = 'message' AND node_id <> ALL(%s)",
+            list(skip),
         )
         if found is not None:
             every = rng.random() < 0.5 if every is None else every
@@ -192,15 +200,17 @@ class Driver:
             )
             self._record("message", found[1], found[2], every, key)
 
-    def signal(self, rng: random.Random) -> None:
-        """Broadcast a signal some instance waits for. It is recorded once for each instance it
-        reached, with the signal's name and how many of that instance's subscriptions it
-        reached: the broadcast reads the subscriptions before it locks their instances, so it
-        may miss one that an overlapping command creates, which a replay must miss too."""
+    def signal(self, rng: random.Random, skip: Sequence[str] = ()) -> None:
+        """Broadcast a signal some instance waits for (at a node `skip` does not name). It is
+        recorded once for each instance it reached, with the signal's name and how many of that
+        instance's subscriptions it reached: the broadcast reads the subscriptions before it
+        locks their instances, so it may miss one that an overlapping command creates, which a
+        replay must miss too."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'signal'",
+            "WHERE instance_id = ANY(%s) AND kind = 'signal' AND node_id <> ALL(%s)",
+            list(skip),
         )
         if found is not None:
             key = self._key()
@@ -231,13 +241,13 @@ class Driver:
         if found is not None:
             self._set_variables(found[1], {"flaky": False})
             key = self._key()
-            self.engine.run(RetryIncident(found[0]), key)
+            self.engine.run(RetryIncident(found[0]), idempotency_key=key)
             self._record("retry_incident", found[1], found[2], key=key)
 
     def _set_variables(self, instance: UUID, values: dict[str, Any]) -> None:
         key = self._key()
         typed = {name: infer(value) for name, value in values.items()}
-        self.engine.run(SetVariables(instance, typed), key)
+        self.engine.run(SetVariables(instance, typed), idempotency_key=key)
         self._record("set_variables", instance, None, values, key)
 
     def modify(self, rng: random.Random) -> None:
@@ -250,7 +260,9 @@ class Driver:
             )
             if found is not None:
                 key = self._key()
-                self.engine.run(ModifyInstance(found[1], (CancelToken(found[0]),)), key)
+                self.engine.run(
+                    ModifyInstance(found[1], (CancelToken(found[0]),)), idempotency_key=key
+                )
                 with self.lock:
                     self.modified.add(found[1])
                 self._record("cancel_token", found[1], found[2], key=key)
@@ -264,7 +276,9 @@ class Driver:
         if tasks and found is not None:
             node = rng.choice(tasks)
             key = self._key()
-            self.engine.run(ModifyInstance(found[0], (StartBefore(node_id=node),)), key)
+            self.engine.run(
+                ModifyInstance(found[0], (StartBefore(node_id=node),)), idempotency_key=key
+            )
             with self.lock:
                 self.modified.add(found[0])
             self._record("start_before", found[0], node, key=key)
@@ -275,7 +289,7 @@ class Driver:
         )
         if found is not None:
             key = self._key()
-            self.engine.run(CancelInstance(found[0]), key)
+            self.engine.run(CancelInstance(found[0]), idempotency_key=key)
             self._record("cancel", found[0], None, key=key)
 
     ACTIONS: tuple[tuple[str, int], ...] = (
@@ -333,26 +347,6 @@ class Driver:
             if isinstance(node, StartEvent) and not node.interrupting
         ]
 
-        def event(kind: str) -> Callable[[random.Random], None]:
-            def serve(rng: random.Random) -> None:
-                found = self._pick(
-                    rng,
-                    "SELECT name, instance_id, node_id FROM event_subscription "
-                    "WHERE instance_id = ANY(%s) AND kind = %s AND node_id <> ALL(%s)",
-                    kind,
-                    spawning,
-                )
-                if found is None:
-                    return
-                if kind == "message":
-                    self.engine.correlate_message(found[0], instance_id=found[1], all=True)
-                    self._record("message", found[1], found[2], True)
-                else:
-                    self.engine.signal(found[0])
-                    self._record("signal", found[1], found[2])
-
-            return serve
-
         for _ in range(limit):
             open_ = self.rows(
                 "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
@@ -373,8 +367,8 @@ class Driver:
             for action in (
                 self.retry_incident,
                 self.complete_task,
-                event("message"),
-                event("signal"),
+                lambda rng: self.message(rng, every=True, skip=spawning),
+                lambda rng: self.signal(rng, skip=spawning),
                 self.timers,
             ):
                 with contextlib.suppress(InterlockError):
