@@ -26,9 +26,15 @@ from engine.errors import InterlockError
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.engine.clock import ManualClock
 from tests.models.invariants import Checker
-from tests.models.strategies import ERROR_CODE, HANDLER, PICKS, TOPIC, Spec
+from tests.models.strategies import ERROR_CODE, EVENT_START, HANDLER, PICKS, TOPIC, Spec
 
 WORKER = "fuzz-worker"
+# The roots still running: the instances a modification or a cancellation acts on (the model's
+# nodes are the root's; a called instance ends with its call activity).
+ROOTS_OPEN = (
+    "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL "
+    "AND super_instance_id IS NULL"
+)
 
 
 def flaky_handler(ctx: TaskContext) -> dict[str, Any]:
@@ -70,16 +76,37 @@ class Driver:
     # -- reading the rows -------------------------------------------------------------------------
 
     def rows(self, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+        """The rows of `statement`, whose first parameter is the ids of every instance of the
+        roots' families (the roots and the instances their call activities started)."""
         with self.engine.connection() as conn:
-            return conn.execute(statement, (self.instances, *params)).fetchall()
+            family = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT id FROM process_instance WHERE root_instance_id = ANY(%s)",
+                    (self.instances,),
+                )
+            ]
+            return conn.execute(statement, (family, *params)).fetchall()
+
+    def root(self, instance: UUID) -> UUID:
+        """The root of `instance`'s family."""
+        if instance in self.instances:
+            return instance
+        with self.engine.connection() as conn:
+            row = conn.execute(
+                "SELECT root_instance_id FROM process_instance WHERE id = %s", (instance,)
+            ).fetchone()
+        assert row is not None
+        return UUID(str(row[0]))
 
     def _pick(self, rng: random.Random, statement: str, *params: Any) -> tuple[Any, ...] | None:
         found = sorted(self.rows(statement, *params), key=str)
         return rng.choice(found) if found else None
 
     def _record(self, action: str, instance: UUID, node: str | None, value: Any = None) -> None:
+        root = self.root(instance)  # a called instance's decision names its family's root
         with self.lock:
-            self.decisions.append(Decision(action, self.instances.index(instance), node, value))
+            self.decisions.append(Decision(action, self.instances.index(root), node, value))
 
     # -- actions ----------------------------------------------------------------------------------
 
@@ -107,8 +134,12 @@ class Driver:
             roll = rng.random()
             instance = UUID(str(task["instance_id"]))
             node = str(task["node_id"])
-            if instance not in self.instances:
+            mine = self.rows(
+                "SELECT 1 FROM process_instance WHERE id = ANY(%s) AND id = %s", instance
+            )
+            if not mine:
                 self.engine.unlock_external_task(task["id"])
+
             elif roll < 0.6:
                 self.engine.complete_external_task(task["id"], WORKER)
                 self._record("complete_external", instance, node)
@@ -135,24 +166,29 @@ class Driver:
             outcome = self.engine.run_job(found[0]).outcome
             self._record("run_job", found[1], found[2], outcome)
 
-    def message(self, rng: random.Random, every: bool | None = None) -> None:
+    def message(self, rng: random.Random, every: bool | None = None, starts: bool = True) -> None:
         """Correlate a waiting message to its instance; to all its subscriptions there when
-        `every` (by chance when None: one alone is refused where several wait)."""
+        `every` (by chance when None: one alone is refused where several wait); to an event
+        subprocess's start too when `starts`."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'message'",
+            "WHERE instance_id = ANY(%s) AND kind = 'message' AND (%s OR node_id NOT LIKE %s)",
+            starts,
+            f"{EVENT_START}%",
         )
         if found is not None:
             every = rng.random() < 0.5 if every is None else every
             self.engine.correlate_message(found[0], instance_id=found[1], all=every)
             self._record("message", found[1], found[2], every)
 
-    def signal(self, rng: random.Random) -> None:
+    def signal(self, rng: random.Random, starts: bool = True) -> None:
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'signal'",
+            "WHERE instance_id = ANY(%s) AND kind = 'signal' AND (%s OR node_id NOT LIKE %s)",
+            starts,
+            f"{EVENT_START}%",
         )
         if found is not None:
             self.engine.signal(found[0])
@@ -195,9 +231,7 @@ class Driver:
         tasks = sorted(
             n.id for n in self.spec.model.nodes if n.parent is None and n.id.startswith("T")
         )
-        found = self._pick(
-            rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
-        )
+        found = self._pick(rng, ROOTS_OPEN)
         if tasks and found is not None:
             node = rng.choice(tasks)
             self.engine.modify(found[0], StartBefore(node_id=node))
@@ -206,9 +240,7 @@ class Driver:
             self._record("start_before", found[0], node)
 
     def cancel(self, rng: random.Random) -> None:
-        found = self._pick(
-            rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
-        )
+        found = self._pick(rng, ROOTS_OPEN)
         if found is not None:
             self.engine.instance(found[0]).cancel()
             self._record("cancel", found[0], None)
@@ -241,7 +273,8 @@ class Driver:
 
     def run(self, rounds: int) -> None:
         if self.checker is not None:
-            self.checker.pin(self.spec.key, self.spec.model)
+            for model in (self.spec.model, *self.spec.callees):
+                self.checker.pin(model.key, model)
         master = random.Random(self.seed)
         for _ in range(self.starts):
             self.start(master)
@@ -266,11 +299,15 @@ class Driver:
             )
             if not open_:
                 return
+            before = len(self.decisions)
+            # Handlers succeed, and every conditional event's `${pick >= k}` holds.
+            settled = {"flaky": False, "pick": PICKS[-1]}
             for (instance,) in open_:
                 with contextlib.suppress(InterlockError):
-                    self.engine.instance(instance).set_variables({"flaky": False})
-                    self._record("set_variables", instance, None, {"flaky": False})
-            before = len(self.decisions)
+                    handle = self.engine.instance(instance)
+                    if {k: handle.variables().get(k) for k in settled} != settled:
+                        handle.set_variables(settled)
+                        self._record("set_variables", instance, None, settled)
             due = self.rows(
                 "SELECT min(due_at) FROM job WHERE instance_id = ANY(%s) AND retries > 0"
             )[0][0]
@@ -280,8 +317,10 @@ class Driver:
             for action in (
                 self.retry_incident,
                 self.complete_task,
-                lambda rng: self.message(rng, every=True),
-                self.signal,
+                # Not an event subprocess's start: a non-interrupting one would start again on
+                # every pass, and no instance waits for one to end.
+                lambda rng: self.message(rng, every=True, starts=False),
+                lambda rng: self.signal(rng, starts=False),
                 self.timers,
             ):
                 with contextlib.suppress(InterlockError):
@@ -303,8 +342,12 @@ class Driver:
             if len(self.decisions) == before:
                 # Nothing left to serve: what still runs waits for what no action gives.
                 break
-        open_ = self.rows("SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL")
-        stuck = [i for (i,) in open_ if i not in self.modified]
+        open_ = self.rows(
+            "SELECT id, root_instance_id FROM process_instance WHERE id = ANY(%s) "
+            "AND ended_at IS NULL"
+        )
+        excused = {self.root(i) for i in self.modified}  # a modified instance's whole family
+        stuck = [i for i, root in open_ if root not in excused]
         assert not stuck, f"instances {stuck} never ended:\n" + self.describe(stuck)
 
     def describe(self, instances: list[UUID]) -> str:

@@ -12,6 +12,7 @@ from engine.builder import ProcessBuilder
 from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
 from engine.model import ProcessModel, TimerDefinition
+from tests.engine.clock import ManualClock
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
 
@@ -131,3 +132,38 @@ def test_an_uncaught_bpmn_error_ends_its_token_with_the_boundary_events_it_liste
     engine.complete_task(str(user_task[0]))
     assert engine.instance(instance.id).info().state == "Completed"
     assert rows(engine, "SELECT id FROM job WHERE instance_id = %s", instance.id) == []
+
+
+def test_an_interrupting_event_subprocess_of_the_process_ends_its_waiting_joins(
+    database_url: str,
+) -> None:
+    """A finding of the random models: an interrupting event subprocess at the process level
+    ended every token, the one waiting at a parallel join too, but left the join's row holding
+    that token's arrival, after the instance had completed."""
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, pool_size=2, clock=clock) as engine:
+        model = (
+            ProcessBuilder("interrupted-join")
+            .start_event("Start")
+            .parallel_gateway("Fork")
+            .user_task("Slow")
+            .task("Quick")
+            .parallel_gateway("Join")
+            .end_event("End")
+            .chain("Start", "Fork", "Slow", "Join", "End")
+            .chain("Fork", "Quick", "Join")
+            .sub_process("Handler", triggered_by_event=True)
+            .start_event("Timeout", parent="Handler", timer=HOUR, interrupting=True)
+            .end_event("TimedOut", parent="Handler")
+            .chain("Timeout", "TimedOut")
+            .build()
+        )
+        engine.deploy(model)
+        instance = engine.start_latest("interrupted-join")
+        query = "SELECT gateway_id FROM join_state WHERE instance_id = %s"
+        assert rows(engine, query, instance.id) == [("Join",)]
+        [job] = engine.jobs(instance.id)
+        clock.advance(hours=1, seconds=1)
+        engine.run_job(job.id)
+        assert instance.info().state == "Completed"
+        assert rows(engine, query, instance.id) == []

@@ -87,7 +87,7 @@ def test_killed_engine_processes_leave_every_invariant(
 ) -> None:
     engine, clock, url = crash_engine
     note(f"model {spec.describe()}\nseed {seed}")
-    engine.deploy(spec.model)
+    spec.deploy(engine)
     checker = Checker(url)
     checker.pin(spec.key, spec.model)
     rng = random.Random(seed)
