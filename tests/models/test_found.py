@@ -12,6 +12,7 @@ from engine.builder import ProcessBuilder
 from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
 from engine.model import ProcessModel, TimerDefinition
+from engine.semantics.modification import CancelToken
 from tests.engine.clock import ManualClock
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
@@ -167,3 +168,34 @@ def test_an_interrupting_event_subprocess_of_the_process_ends_its_waiting_joins(
         engine.run_job(job.id)
         assert instance.info().state == "Completed"
         assert rows(engine, query, instance.id) == []
+
+
+def test_cancelling_the_last_compensation_handler_cancels_the_throw_waiting_for_it(
+    engine: Engine,
+) -> None:
+    """A finding of the random models: a modification cancelled the only handler a waiting
+    compensation throw event had started, and the throw event's token went on waiting for
+    nothing. As Camunda cancels an activity instance a cancellation leaves without children,
+    the throw event is cancelled with its last handler (here the instance with it)."""
+    model = (
+        ProcessBuilder("cancelled-handler")
+        .start_event("Start")
+        .task("Book")
+        .user_task("Unbook")
+        .compensation_boundary("Booked", "Book", "Unbook")
+        .compensation_throw("Undo")
+        .end_event("End")
+        .chain("Start", "Book", "Undo", "End")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cancelled-handler")
+    query = "SELECT id, node_id, state FROM token WHERE instance_id = %s ORDER BY node_id"
+    live = [t for t in rows(engine, query, instance.id) if t[2] == "Waiting"]
+    assert [t[1] for t in live] == ["Unbook", "Undo"]
+    engine.modify(instance.id, CancelToken(live[0][0]))
+    assert [t[1:] for t in rows(engine, query, instance.id) if t[1] in ("Undo", "Unbook")] == [
+        ("Unbook", "Terminated"),
+        ("Undo", "Terminated"),
+    ]
+    assert instance.info().state == "Terminated"
