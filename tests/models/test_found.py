@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -193,7 +194,7 @@ def test_cancelling_the_last_compensation_handler_cancels_the_throw_waiting_for_
     query = "SELECT id, node_id, state FROM token WHERE instance_id = %s ORDER BY node_id"
     live = [t for t in rows(engine, query, instance.id) if t[2] == "Waiting"]
     assert [t[1] for t in live] == ["Unbook", "Undo"]
-    engine.modify(instance.id, CancelToken(live[0][0]))
+    engine.modify(instance.id, CancelToken(UUID(str(live[0][0]))))
     assert [t[1:] for t in rows(engine, query, instance.id) if t[1] in ("Undo", "Unbook")] == [
         ("Unbook", "Terminated"),
         ("Undo", "Terminated"),
