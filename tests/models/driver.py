@@ -139,7 +139,6 @@ class Driver:
             )
             if not mine:
                 self.engine.unlock_external_task(task["id"])
-
             elif roll < 0.6:
                 self.engine.complete_external_task(task["id"], WORKER)
                 self._record("complete_external", instance, node)
