@@ -32,7 +32,9 @@ from engine.errors import BadRequest, Conflict
 from engine.language.variables import TypedValue, infer, typed
 from engine.model import (
     MULTI_INSTANCE_BODY,
+    EndEvent,
     InclusiveGateway,
+    IntermediateThrowEvent,
     MultiInstance,
     Node,
     ParallelGateway,
@@ -44,7 +46,7 @@ from engine.model import (
 from engine.semantics import conditions
 from engine.semantics.loops import ACTIVE, INSTANCES
 from engine.semantics.mappings import map_inputs
-from engine.states import InstanceState, TokenState, VisitState
+from engine.states import InstanceState, TokenMode, TokenState, VisitState
 
 if TYPE_CHECKING:
     from engine.semantics import Advance
@@ -352,7 +354,9 @@ class Modification:
         return token
 
     def cancel(self, token: Token) -> None:
-        """End `token` early with its work; a scope it leaves empty is cancelled too."""
+        """End `token` early with its work; a scope it leaves empty is cancelled too, and so is
+        a compensation throw event left waiting for no handler (as Camunda cancels an activity
+        instance left without children: the handlers' is the throw event's)."""
         advance = self.advance
         if not token.is_live:
             return  # ended by an earlier cancellation of this modification
@@ -361,12 +365,30 @@ class Modification:
         self._forget_arrival(token)
         if host is not None and host.is_live:
             self._leave_body(host)
+        thrower = self._thrower_left_waiting(token)
+        if thrower is not None:
+            self.cancel(thrower)
         scope_id = token.scope_id
         if scope_id is None or self.run.has_live_in_scope(scope_id):
             return
         scope = self.run.tokens.get(scope_id)
         if scope is not None and scope.is_live:
             self.cancel(scope)
+
+    def _thrower_left_waiting(self, handler: Token) -> Token | None:
+        """The compensation throw event waiting for the handler `handler`, when no handler it
+        started is live any more."""
+        if handler.mode != TokenMode.COMPENSATION or handler.parent_id is None:
+            return None
+        thrower = self.run.tokens.get(handler.parent_id)
+        if thrower is None or thrower.state is not TokenState.WAITING:
+            return None
+        node = self.advance.model.node(thrower.node_id)
+        if not isinstance(node, IntermediateThrowEvent | EndEvent) or node.compensation is None:
+            return None
+        if any(t.parent_id == thrower.id and t.is_live for t in self.run.tokens.values()):
+            return None
+        return thrower
 
     def _leave_body(self, host: Token) -> None:
         """An iteration of the parallel multi-instance body `host` was cancelled: the body runs

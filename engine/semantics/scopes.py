@@ -70,6 +70,8 @@ class ScopeMoves(Moves):
         if start.interrupting and scope_id is None:
             for live in self.run.live_tokens():
                 self._kill(live)
+            for key in self.run.joins_in_scope(""):  # the process's joins go with its tokens
+                self._delete_join(key)
         elif start.interrupting:
             self._kill_scope(scope_id)
         scope_token = self.run.new_token(sub.id, scope_id=scope_id)

@@ -18,7 +18,7 @@ import contextlib
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,13 +36,19 @@ from engine.commands.modification import ModifyInstance
 from engine.core.handlers import TaskContext
 from engine.errors import InterlockError
 from engine.language.variables import infer
-from engine.model import BoundaryEvent, StartEvent
+from engine.model import BoundaryEvent
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.engine.clock import ManualClock
 from tests.models.invariants import Checker
-from tests.models.strategies import ERROR_CODE, HANDLER, PICKS, TOPIC, Spec
+from tests.models.strategies import ERROR_CODE, EVENT_START, HANDLER, PICKS, TOPIC, Spec
 
 WORKER = "fuzz-worker"
+# The roots still running: the instances a modification or a cancellation acts on (the model's
+# nodes are the root's; a called instance ends with its call activity).
+ROOTS_OPEN = (
+    "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL "
+    "AND super_instance_id IS NULL"
+)
 
 
 def flaky_handler(ctx: TaskContext) -> dict[str, Any]:
@@ -82,8 +88,28 @@ class Driver:
     # -- reading the rows -------------------------------------------------------------------------
 
     def rows(self, statement: str, *params: Any) -> list[tuple[Any, ...]]:
+        """The rows of `statement`, whose first parameter is the ids of every instance of the
+        roots' families (the roots and the instances their call activities started)."""
         with self.engine.connection() as conn:
-            return conn.execute(statement, (self.instances, *params)).fetchall()
+            family = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT id FROM process_instance WHERE root_instance_id = ANY(%s)",
+                    (self.instances,),
+                )
+            ]
+            return conn.execute(statement, (family, *params)).fetchall()
+
+    def root(self, instance: UUID) -> UUID:
+        """The root of `instance`'s family."""
+        if instance in self.instances:
+            return instance
+        with self.engine.connection() as conn:
+            row = conn.execute(
+                "SELECT root_instance_id FROM process_instance WHERE id = %s", (instance,)
+            ).fetchone()
+        assert row is not None
+        return UUID(str(row[0]))
 
     def _pick(self, rng: random.Random, statement: str, *params: Any) -> tuple[Any, ...] | None:
         found = sorted(self.rows(statement, *params), key=str)
@@ -97,9 +123,9 @@ class Driver:
         value: Any = None,
         key: str | None = None,
     ) -> None:
+        root = self.root(instance)  # a called instance's decision names its family's root
         with self.lock:
-            index = self.instances.index(instance)
-            self.decisions.append(Decision(action, index, node, value, key))
+            self.decisions.append(Decision(action, self.instances.index(root), node, value, key))
 
     def _key(self) -> str:
         """A fresh idempotency key for one command."""
@@ -135,7 +161,10 @@ class Driver:
             instance = UUID(str(task["instance_id"]))
             node = str(task["node_id"])
             task_id, key = UUID(str(task["id"])), self._key()
-            if instance not in self.instances:
+            mine = self.rows(
+                "SELECT 1 FROM process_instance WHERE id = ANY(%s) AND id = %s", instance
+            )
+            if not mine:
                 self.engine.unlock_external_task(task["id"])
             elif roll < 0.6:
                 self.engine.run(CompleteExternalTask(task_id, WORKER), idempotency_key=key)
@@ -180,17 +209,16 @@ class Driver:
             outcome = self.engine.run_job(found[0], idempotency_key=key).outcome
             self._record("run_job", found[1], found[2], outcome, key)
 
-    def message(
-        self, rng: random.Random, every: bool | None = None, skip: Sequence[str] = ()
-    ) -> None:
+    def message(self, rng: random.Random, every: bool | None = None, starts: bool = True) -> None:
         """Correlate a waiting message to its instance; to all its subscriptions there when
-        `every` (by chance when None: one alone is refused where several wait). Never to a
-        subscription at one of the nodes `skip` names."""
+        `every` (by chance when None: one alone is refused where several wait); to an event
+        subprocess's start too when `starts`."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'message' AND node_id <> ALL(%s)",
-            list(skip),
+            "WHERE instance_id = ANY(%s) AND kind = 'message' AND (%s OR node_id NOT LIKE %s)",
+            starts,
+            f"{EVENT_START}%",
         )
         if found is not None:
             every = rng.random() < 0.5 if every is None else every
@@ -200,17 +228,18 @@ class Driver:
             )
             self._record("message", found[1], found[2], every, key)
 
-    def signal(self, rng: random.Random, skip: Sequence[str] = ()) -> None:
-        """Broadcast a signal some instance waits for (at a node `skip` does not name). It is
-        recorded once for each instance it reached, with the signal's name and how many of that
-        instance's subscriptions it reached: the broadcast reads the subscriptions before it
-        locks their instances, so it may miss one that an overlapping command creates, which a
-        replay must miss too."""
+    def signal(self, rng: random.Random, starts: bool = True) -> None:
+        """Broadcast a signal some instance waits for (to an event subprocess's start too when
+        `starts`). It is recorded once for each instance it reached, with the signal's name and
+        how many of that instance's subscriptions it reached: the broadcast reads the
+        subscriptions before it locks their instances, so it may miss one that an overlapping
+        command creates, which a replay must miss too."""
         found = self._pick(
             rng,
             "SELECT name, instance_id, node_id FROM event_subscription "
-            "WHERE instance_id = ANY(%s) AND kind = 'signal' AND node_id <> ALL(%s)",
-            list(skip),
+            "WHERE instance_id = ANY(%s) AND kind = 'signal' AND (%s OR node_id NOT LIKE %s)",
+            starts,
+            f"{EVENT_START}%",
         )
         if found is not None:
             key = self._key()
@@ -270,9 +299,7 @@ class Driver:
         tasks = sorted(
             n.id for n in self.spec.model.nodes if n.parent is None and n.id.startswith("T")
         )
-        found = self._pick(
-            rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
-        )
+        found = self._pick(rng, ROOTS_OPEN)
         if tasks and found is not None:
             node = rng.choice(tasks)
             key = self._key()
@@ -284,9 +311,7 @@ class Driver:
             self._record("start_before", found[0], node, key=key)
 
     def cancel(self, rng: random.Random) -> None:
-        found = self._pick(
-            rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
-        )
+        found = self._pick(rng, ROOTS_OPEN)
         if found is not None:
             key = self._key()
             self.engine.run(CancelInstance(found[0]), idempotency_key=key)
@@ -319,7 +344,8 @@ class Driver:
 
     def run(self, rounds: int) -> None:
         if self.checker is not None:
-            self.checker.pin(self.spec.key, self.spec.model)
+            for model in (self.spec.model, *self.spec.callees):
+                self.checker.pin(model.key, model)
         master = random.Random(self.seed)
         for _ in range(self.starts):
             self.start(master)
@@ -338,26 +364,30 @@ class Driver:
 
     def drain(self, rng: random.Random, limit: int = 200) -> None:
         """Serve every wait, one action at a time, until every instance has ended. The start
-        event of a non-interrupting event subprocess is left alone: its scope ends without it,
-        and each message or signal to it starts one more run, so that serving it in every pass
-        (beside one task completed a pass) would keep its scope open for good."""
-        spawning = [
-            node.id
-            for node in self.spec.model.nodes
-            if isinstance(node, StartEvent) and not node.interrupting
-        ]
-
+        events of event subprocesses are left alone: a scope ends without them, and each message
+        or signal to a non-interrupting one starts one more run, so that serving it in every
+        pass (beside one task completed a pass) would keep its scope open for good."""
         for _ in range(limit):
             open_ = self.rows(
                 "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
             )
             if not open_:
                 return
-            for (instance,) in open_:
-                with contextlib.suppress(InterlockError):
-                    self.engine.instance(instance).set_variables({"flaky": False})
-                    self._record("set_variables", instance, None, {"flaky": False})
             before = len(self.decisions)
+            # Handlers succeed, and every conditional event's `${pick >= k}` holds.
+            settled = {"flaky": False, "pick": PICKS[-1]}
+            for (instance,) in open_:
+                with self.engine.connection() as conn:
+                    current = dict(
+                        conn.execute(
+                            "SELECT name, value FROM variable WHERE instance_id = %s "
+                            "AND scope_key = '' AND name = ANY(%s)",
+                            (instance, list(settled)),
+                        ).fetchall()
+                    )
+                if current != settled:
+                    with contextlib.suppress(InterlockError):
+                        self._set_variables(instance, settled)
             due = self.rows(
                 "SELECT min(due_at) FROM job WHERE instance_id = ANY(%s) AND retries > 0"
             )[0][0]
@@ -367,8 +397,10 @@ class Driver:
             for action in (
                 self.retry_incident,
                 self.complete_task,
-                lambda rng: self.message(rng, every=True, skip=spawning),
-                lambda rng: self.signal(rng, skip=spawning),
+                # Not an event subprocess's start: a non-interrupting one would start again on
+                # every pass, and no instance waits for one to end.
+                lambda rng: self.message(rng, every=True, starts=False),
+                lambda rng: self.signal(rng, starts=False),
                 self.timers,
             ):
                 with contextlib.suppress(InterlockError):
@@ -390,8 +422,12 @@ class Driver:
             if len(self.decisions) == before:
                 # Nothing left to serve: what still runs waits for what no action gives.
                 break
-        open_ = self.rows("SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL")
-        stuck = [i for (i,) in open_ if i not in self.modified]
+        open_ = self.rows(
+            "SELECT id, root_instance_id FROM process_instance WHERE id = ANY(%s) "
+            "AND ended_at IS NULL"
+        )
+        excused = {self.root(i) for i in self.modified}  # a modified instance's whole family
+        stuck = [i for i, root in open_ if root not in excused]
         assert not stuck, f"instances {stuck} never ended:\n" + self.describe(stuck)
 
     def describe(self, instances: list[UUID]) -> str:

@@ -77,7 +77,8 @@ def outbox_commits(conn: Conn, instance_id: UUID) -> list[int]:
 
 @dataclass
 class Checker:
-    """Checks the invariants of the instances in `instances` (their ids) snapshot by snapshot."""
+    """Checks the invariants of the instances in `instances` (the ids of roots) and of the
+    instances they called, snapshot by snapshot."""
 
     url: str
     instances: set[UUID] = field(default_factory=set)
@@ -103,7 +104,14 @@ class Checker:
         assert not problems, "\n".join(problems)
 
     def _check(self, conn: Conn) -> list[str]:
-        ids = list(self.instances)
+        # Every instance of the families of `instances`: their called instances too.
+        ids = [
+            i
+            for (i,) in conn.execute(
+                "SELECT id FROM process_instance WHERE root_instance_id = ANY(%s)",
+                (list(self.instances),),
+            )
+        ]
         problems: list[str] = []
         instances = {
             i: (s, e, k)
@@ -158,6 +166,24 @@ class Checker:
                 if token not in live:
                     state = tokens[token][2] if token in tokens else "missing"
                     problems.append(f"{what} at {node} waits on a {state} token {token}")
+        for token, called in conn.execute(
+            "SELECT super_token_id, id FROM process_instance "
+            "WHERE super_instance_id = ANY(%s) AND ended_at IS NULL",
+            (ids,),
+        ):
+            waits[token].append("called instance")
+            if token not in live:
+                state = tokens[token][2] if token in tokens else "missing"
+                problems.append(f"running instance {called} was called by a {state} token {token}")
+        # A compensation throw event waits for the handlers it started: Compensation-mode
+        # tokens whose parent it is (BPMN's waitForCompletion).
+        for (token,) in conn.execute(
+            "SELECT parent_id FROM token WHERE mode = 'Compensation' AND parent_id IS NOT NULL "
+            "AND state IN ('Created', 'Ready', 'Executing', 'Waiting', 'Failed') "
+            "AND instance_id = ANY(%s)",
+            (ids,),
+        ):
+            waits[token].append("compensation")
         for _, _, arrivals in conn.execute(
             "SELECT gateway_id, scope_key, arrivals FROM join_state WHERE instance_id = ANY(%s)",
             (ids,),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -13,9 +14,10 @@ from engine.builder import ProcessBuilder
 from engine.core.handlers import TaskContext
 from engine.errors import BpmnError
 from engine.model import ProcessModel, TimerDefinition
+from engine.semantics.modification import CancelToken
 from tests.engine.clock import ManualClock
 from tests.models.driver import Driver, register
-from tests.models.strategies import Spec, Sub, Task
+from tests.models.strategies import EventSub, Spec, Sub, Task
 
 HOUR = TimerDefinition(kind="duration", text="PT1H")
 
@@ -146,7 +148,7 @@ def test_the_drain_ends_a_subprocess_whose_non_interrupting_event_subprocess_ran
     scope lasts, as in BPMN), beside the one task a pass completes: the scope never ran out of
     runs. The drain now leaves such starts alone, and the instance ends once its tasks are
     done."""
-    spec = Spec("found-non-interrupting", Sub(Task("user"), event_sub=False))
+    spec = Spec("found-non-interrupting", Sub(Task("user"), event_sub=EventSub("message", False)))
     clock = ManualClock()
     with Engine(database_url, migrate=False, pool_size=4, clock=clock) as engine:
         register(engine)
@@ -161,3 +163,69 @@ def test_the_drain_ends_a_subprocess_whose_non_interrupting_event_subprocess_ran
         assert (info.state, info.ended_at is not None) == ("Completed", True)
         served = [(d.action, d.node) for d in driver.decisions if d.action != "set_variables"]
         assert sorted(served) == [("complete_task", "T4"), ("complete_task", "T7"), ("start", None)]
+
+
+def test_an_interrupting_event_subprocess_of_the_process_ends_its_waiting_joins(
+    database_url: str,
+) -> None:
+    """A finding of the random models: an interrupting event subprocess at the process level
+    ended every token, the one waiting at a parallel join too, but left the join's row holding
+    that token's arrival, after the instance had completed."""
+    clock = ManualClock()
+    with Engine(database_url, migrate=False, pool_size=2, clock=clock) as engine:
+        model = (
+            ProcessBuilder("interrupted-join")
+            .start_event("Start")
+            .parallel_gateway("Fork")
+            .user_task("Slow")
+            .task("Quick")
+            .parallel_gateway("Join")
+            .end_event("End")
+            .chain("Start", "Fork", "Slow", "Join", "End")
+            .chain("Fork", "Quick", "Join")
+            .sub_process("Handler", triggered_by_event=True)
+            .start_event("Timeout", parent="Handler", timer=HOUR, interrupting=True)
+            .end_event("TimedOut", parent="Handler")
+            .chain("Timeout", "TimedOut")
+            .build()
+        )
+        engine.deploy(model)
+        instance = engine.start_latest("interrupted-join")
+        query = "SELECT gateway_id FROM join_state WHERE instance_id = %s"
+        assert rows(engine, query, instance.id) == [("Join",)]
+        [job] = engine.jobs(instance.id)
+        clock.advance(hours=1, seconds=1)
+        engine.run_job(job.id)
+        assert instance.info().state == "Completed"
+        assert rows(engine, query, instance.id) == []
+
+
+def test_cancelling_the_last_compensation_handler_cancels_the_throw_waiting_for_it(
+    engine: Engine,
+) -> None:
+    """A finding of the random models: a modification cancelled the only handler a waiting
+    compensation throw event had started, and the throw event's token went on waiting for
+    nothing. As Camunda cancels an activity instance a cancellation leaves without children,
+    the throw event is cancelled with its last handler (here the instance with it)."""
+    model = (
+        ProcessBuilder("cancelled-handler")
+        .start_event("Start")
+        .task("Book")
+        .user_task("Unbook")
+        .compensation_boundary("Booked", "Book", "Unbook")
+        .compensation_throw("Undo")
+        .end_event("End")
+        .chain("Start", "Book", "Undo", "End")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cancelled-handler")
+    query = "SELECT id, node_id, state FROM token WHERE instance_id = %s ORDER BY node_id"
+    live = [t for t in rows(engine, query, instance.id) if t[2] == "Waiting"]
+    assert [t[1] for t in live] == ["Unbook", "Undo"]
+    engine.modify(instance.id, CancelToken(UUID(str(live[0][0]))))
+    assert [t[1:] for t in rows(engine, query, instance.id) if t[1] in ("Undo", "Unbook")] == [
+        ("Unbook", "Terminated"),
+        ("Undo", "Terminated"),
+    ]
+    assert instance.info().state == "Terminated"

@@ -157,7 +157,7 @@ def test_killed_engine_processes_keep_every_invariant_and_the_final_state(
 ) -> None:
     note(f"model {spec.describe()}\nseed {seed}")
     assert rig.process is not None
-    rig.local.deploy(spec.model)
+    spec.deploy(rig.local)
     rig.checker = Checker(rig.url)
     driver = CrashDriver(
         cast(Engine, rig.process), rig.clock, spec, seed, threads=2, checker=rig.checker
