@@ -15,7 +15,7 @@ from engine.commands.loading import load
 from engine.core import audit
 from engine.core.executor import Result, Tx
 from engine.core.permits import UPDATE_INSTANCE, UPDATE_INSTANCE_VARIABLES, Permit, check
-from engine.core.runtime import IncidentRow, InstanceRun, Token
+from engine.core.runtime import IncidentRow, InstanceRun, Subscription, Token
 from engine.db.ids import new_id
 from engine.errors import BadRequest, Conflict, NotFound
 from engine.language.json_input import text_problem
@@ -129,22 +129,9 @@ class TriggerExecutionMessage:
     def execute(self, tx: Tx) -> ExecutionResult:
         run = load_execution(tx, self.execution_id, UPDATE_INSTANCE)
         require_running(run)
-        found = [
-            s
-            for s in run.subscriptions.values()
-            if s.kind == SubscriptionKind.MESSAGE
-            and s.name == self.message_name
-            and not s.deleted
-            and (s.token_id or run.instance.id) == self.execution_id
-        ]
-        if not found:
-            raise NotFound(
-                f"execution {self.execution_id} has no subscription to the message "
-                f"'{self.message_name}'",
-                execution_id=str(self.execution_id),
-                message_name=self.message_name,
-            )
-        subscription = found[0]
+        subscription = _own_subscription(
+            run, self.execution_id, SubscriptionKind.MESSAGE, self.message_name
+        )
         token = run.tokens.get(subscription.token_id) if subscription.token_id else None
         for name, value in self.variables.items():
             run.set_visible(token, name, value)
@@ -179,23 +166,11 @@ class TriggerExecutionSignal:
     def execute(self, tx: Tx) -> ExecutionResult:
         run = load_execution(tx, self.execution_id, UPDATE_INSTANCE)
         require_running(run)
-        found = [
-            s
-            for s in run.subscriptions.values()
-            if s.kind == SubscriptionKind.SIGNAL
-            and s.name == self.signal_name
-            and not s.deleted
-            and (s.token_id or run.instance.id) == self.execution_id
-        ]
-        if not found:
-            raise NotFound(
-                f"execution {self.execution_id} has no subscription to the signal "
-                f"'{self.signal_name}'",
-                execution_id=str(self.execution_id),
-                signal_name=self.signal_name,
-            )
+        subscription = _own_subscription(
+            run, self.execution_id, SubscriptionKind.SIGNAL, self.signal_name
+        )
         # As a broadcast delivers it: the variables go with the signal.
-        advance(tx, run).deliver(found[0], self.variables)
+        advance(tx, run).deliver(subscription, self.variables)
         persist_audited(
             tx,
             run,
@@ -207,6 +182,25 @@ class TriggerExecutionSignal:
             details={"execution": str(self.execution_id), "variables": sorted(self.variables)},
         )
         return _result(run, self.execution_id)
+
+
+def _own_subscription(
+    run: InstanceRun, execution_id: UUID, kind: SubscriptionKind, name: str
+) -> Subscription:
+    """The execution's own live subscription of `kind` to `name`; NotFound naming both."""
+    for s in run.subscriptions.values():
+        if (
+            s.kind == kind
+            and s.name == name
+            and not s.deleted
+            and (s.token_id or run.instance.id) == execution_id
+        ):
+            return s
+    raise NotFound(
+        f"execution {execution_id} has no subscription to the {kind.value} '{name}'",
+        execution_id=str(execution_id),
+        **{f"{kind.value}_name": name},
+    )
 
 
 @dataclass(frozen=True)
