@@ -243,20 +243,20 @@ class Driver:
         )
         if found is not None:
             key = self._key()
+            delivered = self.engine.signal(found[0], idempotency_key=key).deliveries
+            family = {UUID(str(i)) for (i,) in self.rows("SELECT unnest(%s::uuid[])")}
             reached = Counter(
-                UUID(d["instance_id"])
-                for d in self.engine.signal(found[0], idempotency_key=key).deliveries
-                if d["kind"] == "instance" and UUID(d["instance_id"]) in self.instances
-            )  # (another run's instances waiting for a signal of the same name are not ours)
+                self.root(UUID(d["instance_id"]))
+                for d in delivered
+                if d["kind"] == "instance" and UUID(d["instance_id"]) in family
+            )  # (by family root; another run's instances waiting for it are not ours)
             for instance, count in sorted(
                 reached.items(), key=lambda i: self.instances.index(i[0])
             ):
                 self._record("signal", instance, found[2], (found[0], count), key)
 
     def set_variable(self, rng: random.Random) -> None:
-        found = self._pick(
-            rng, "SELECT id FROM process_instance WHERE id = ANY(%s) AND ended_at IS NULL"
-        )
+        found = self._pick(rng, ROOTS_OPEN)  # (a called instance's are set by the drain)
         if found is not None:
             values = {"pick": rng.choice(PICKS), "flaky": rng.random() < 0.3}
             self._set_variables(found[0], values)
@@ -277,7 +277,20 @@ class Driver:
         key = self._key()
         typed = {name: infer(value) for name, value in values.items()}
         self.engine.run(SetVariables(instance, typed), idempotency_key=key)
-        self._record("set_variables", instance, None, values, key)
+        self._record("set_variables", instance, self.calling_node(instance), values, key)
+
+    def calling_node(self, instance: UUID) -> str | None:
+        """The call activity that called `instance` (None: a root). Node ids are unique across
+        a family, so the node names where in it a decision set variables."""
+        if instance in self.instances:
+            return None
+        with self.engine.connection() as conn:
+            row = conn.execute(
+                "SELECT t.node_id FROM process_instance p JOIN token t ON t.id = p.super_token_id "
+                "WHERE p.id = %s",
+                (instance,),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def modify(self, rng: random.Random) -> None:
         """Cancel a waiting token, or start a token before a top-level task."""

@@ -75,6 +75,17 @@ def outbox_commits(conn: Conn, instance_id: UUID) -> list[int]:
     return [int(t) for (t,) in rows]
 
 
+def family_commits(conn: Conn, root: UUID) -> list[int]:
+    """The writing transaction of each event of `root`'s family (it and the instances it
+    called), in outbox order."""
+    rows = conn.execute(
+        "SELECT txid FROM outbox_event WHERE instance_id IN "
+        "(SELECT id FROM process_instance WHERE root_instance_id = %s) ORDER BY seq",
+        (root,),
+    ).fetchall()
+    return [int(t) for (t,) in rows]
+
+
 @dataclass
 class Checker:
     """Checks the invariants of the instances in `instances` (the ids of roots) and of the

@@ -32,15 +32,21 @@ from typing import Any
 from uuid import UUID
 
 import psycopg
+from psycopg.types.json import Jsonb
 
 from engine.api import Engine
 from engine.errors import InterlockError, NotFound
 from engine.semantics.modification import CancelToken, StartBefore
 from tests.models.driver import WORKER, Decision
-from tests.models.invariants import outbox_commits, outbox_events
+from tests.models.invariants import family_commits, outbox_events
 from tests.models.strategies import ERROR_CODE, TOPIC, Spec
 
 Conn = psycopg.Connection[tuple[Any, ...]]
+
+# The rows of an instance's family (it and the instances it called): node ids are unique
+# across a family, so a node names its work wherever in the family it is.
+IN_FAMILY = "instance_id IN (SELECT id FROM process_instance WHERE root_instance_id = %s)"
+
 
 # The instance events and the state each leaves the instance in (pinned).
 INSTANCE_EVENTS = {
@@ -102,8 +108,11 @@ def replay_mismatches(url: str, instances: list[UUID]) -> list[str]:
     return problems
 
 
-def final_state(url: str, instances: list[UUID]) -> list[tuple[str, dict[str, Any], Counter[Any]]]:
-    """Each instance's state, variables and tokens' (node, state), in start order."""
+def final_state(
+    url: str, instances: list[UUID]
+) -> list[tuple[str, dict[str, Any], Counter[Any], Counter[Any]]]:
+    """Each instance's state, variables and its family's tokens' (node, state), with its called
+    instances' (process, state), in start order (node ids are unique across a family)."""
     found = []
     with psycopg.connect(url) as conn:
         for instance in instances:
@@ -120,10 +129,17 @@ def final_state(url: str, instances: list[UUID]) -> list[tuple[str, dict[str, An
             )
             tokens = Counter(
                 conn.execute(
-                    "SELECT node_id, state FROM token WHERE instance_id = %s", (instance,)
+                    "SELECT node_id, state FROM token WHERE " + IN_FAMILY, (instance,)
                 ).fetchall()
             )
-            found.append((str(state), variables, tokens))
+            called = Counter(
+                conn.execute(
+                    "SELECT definition_key, state FROM process_instance "
+                    "WHERE root_instance_id = %s AND id <> %s",
+                    (instance, instance),
+                ).fetchall()
+            )
+            found.append((str(state), variables, tokens, called))
     return found
 
 
@@ -149,13 +165,12 @@ def commit_order(
             )
         }
         assert len(by_xmin) == len(keys), "a decision's command left no idempotency entry"
-        # Each instance's transactions, in the order of their outbox rows.
+        # Each family's transactions, in the order of their outbox rows (every command on a
+        # family locks its root first: seq order is their commit order).
         chains = []
         for instance in instances:
-            events = outbox_events(conn, instance)
-            commits = outbox_commits(conn, instance)
             chain: list[str] = []
-            for _, txid in sorted(zip((e[0] for e in events), commits, strict=True)):
+            for txid in family_commits(conn, instance):
                 key = by_xmin.get(txid % XID_MODULUS)
                 if key is not None and (not chain or chain[-1] != key):
                     chain.append(key)
@@ -223,15 +238,22 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
     if action == "complete_task":
         row = _first(
             engine,
-            "SELECT id FROM user_task WHERE instance_id = %s AND node_id = %s AND state = 'Open'",
+            "SELECT id FROM user_task WHERE " + IN_FAMILY + " AND node_id = %s AND state = 'Open'",
             instance,
             node,
         )
         if row is not None:
             engine.complete_task(row[0])
     elif action in ("complete_external", "fail_external", "bpmn_error"):
+        with _connection(engine) as conn:
+            family = {
+                str(i)
+                for (i,) in conn.execute(
+                    "SELECT id FROM process_instance WHERE root_instance_id = %s", (instance,)
+                )
+            }
         locked = engine.fetch_and_lock(WORKER, {TOPIC: 600_000}, max_tasks=100)
-        mine = [t for t in locked if t["instance_id"] == str(instance) and t["node_id"] == node]
+        mine = [t for t in locked if t["instance_id"] in family and t["node_id"] == node]
         for other in locked:
             if other is not (mine[0] if mine else None):
                 engine.unlock_external_task(other["id"])
@@ -247,7 +269,7 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
     elif action == "run_job":
         row = _first(
             engine,
-            "SELECT id FROM job WHERE instance_id = %s AND node_id = %s AND retries > 0",
+            "SELECT id FROM job WHERE " + IN_FAMILY + " AND node_id = %s AND retries > 0",
             instance,
             node,
         )
@@ -256,30 +278,47 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
     elif action == "message":
         row = _first(
             engine,
-            "SELECT name FROM event_subscription WHERE instance_id = %s AND node_id = %s "
-            "AND kind = 'message'",
+            "SELECT name, instance_id FROM event_subscription WHERE "
+            + IN_FAMILY
+            + " AND node_id = %s AND kind = 'message'",
             instance,
             node,
         )
         if row is not None:
-            engine.correlate_message(row[0], instance_id=instance, all=bool(decision.value))
+            engine.correlate_message(row[0], instance_id=row[1], all=bool(decision.value))
     elif action == "signal":
         name, count = decision.value
         with _connection(engine) as conn:
             executions = conn.execute(
-                "SELECT coalesce(token_id, instance_id) FROM event_subscription "
-                "WHERE instance_id = %s AND kind = 'signal' AND name = %s ORDER BY id LIMIT %s",
+                "SELECT coalesce(token_id, instance_id) FROM event_subscription WHERE "
+                + IN_FAMILY
+                + " AND kind = 'signal' AND name = %s ORDER BY id LIMIT %s",
                 (instance, name, count),
             ).fetchall()
         for (execution,) in executions:
             with contextlib.suppress(NotFound):  # gone with a delivery before it
                 engine.signal(name, execution_id=execution)
     elif action == "set_variables":
-        engine.instance(instance).set_variables(decision.value)
+        if node is None:
+            engine.instance(instance).set_variables(decision.value)
+            return
+        # Set in a called instance: those called at the node `node` whose variables differ.
+        with _connection(engine) as conn:
+            called = conn.execute(
+                "SELECT p.id FROM process_instance p JOIN token t ON t.id = p.super_token_id "
+                "WHERE p.root_instance_id = %s AND t.node_id = %s AND p.ended_at IS NULL "
+                "AND EXISTS (SELECT 1 FROM jsonb_each(%s::jsonb) AS w(name, value) WHERE "
+                "w.value IS DISTINCT FROM (SELECT v.value FROM variable v WHERE "
+                "v.instance_id = p.id AND v.scope_key = '' AND v.name = w.name)) "
+                "ORDER BY p.started_at, p.id",
+                (instance, node, Jsonb(decision.value)),
+            ).fetchall()
+        for (child,) in called:
+            engine.instance(child).set_variables(decision.value)
     elif action == "retry_incident":
         row = _first(
             engine,
-            "SELECT id FROM incident WHERE instance_id = %s AND node_id = %s AND state = 'Open'",
+            "SELECT id FROM incident WHERE " + IN_FAMILY + " AND node_id = %s AND state = 'Open'",
             instance,
             node,
         )
@@ -288,12 +327,14 @@ def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:
     elif action == "cancel_token":
         row = _first(
             engine,
-            "SELECT id FROM token WHERE instance_id = %s AND node_id = %s AND state = 'Waiting'",
+            "SELECT id, instance_id FROM token WHERE "
+            + IN_FAMILY
+            + " AND node_id = %s AND state = 'Waiting'",
             instance,
             node,
         )
         if row is not None:
-            engine.modify(instance, CancelToken(row[0]))
+            engine.modify(row[1], CancelToken(row[0]))
     elif action == "start_before":
         engine.modify(instance, StartBefore(node_id=str(node)))
     elif action == "cancel":

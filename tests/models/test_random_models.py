@@ -124,15 +124,8 @@ def test_many_random_schedules_keep_every_invariant(bench: Bench, spec: Spec, se
     drive(bench, spec, seed, rounds=12)
 
 
-def _calls(spec: Spec) -> bool:
-    """Models with a call activity are left out of the replay for now: a decision on a called
-    instance names its family's root (`Decision.instance`) and the node acted on (node ids are
-    unique across the family), but `replay` looks for the node's work in the root alone."""
-    return bool(spec.callees)
-
-
 @settings(SHORT, max_examples=15)
-@given(spec=specs().filter(lambda spec: not _calls(spec)), seed=st.integers(0, 2**32 - 1))
+@given(spec=specs(), seed=st.integers(0, 2**32 - 1))
 def test_replay_equals_live(bench: Bench, spec: Spec, seed: int) -> None:
     """History and the outbox rebuild where every token ended and the instance's state; the
     same decisions applied one at a time, in the order they committed (`commit_order`), on one
