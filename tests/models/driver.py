@@ -307,7 +307,12 @@ class Driver:
                 )
                 with self.lock:
                     self.modified.add(found[1])
-                self._record("cancel_token", found[1], found[2], key=key)
+                # The node it was cancelled at: it may have moved on since it was read.
+                with self.engine.connection() as conn:
+                    row = conn.execute(
+                        "SELECT node_id FROM token WHERE id = %s", (found[0],)
+                    ).fetchone()
+                self._record("cancel_token", found[1], found[2] if row is None else row[0], key=key)
             return
         tasks = sorted(
             n.id for n in self.spec.model.nodes if n.parent is None and n.id.startswith("T")

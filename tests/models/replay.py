@@ -218,19 +218,21 @@ def replay(
     """Apply `decisions` in order, one at a time; the instances started, in start order. A
     decision whose target is gone is skipped, as the live run's lost races were."""
     engine.deploy(spec.model)
-    instances: list[UUID] = []
+    # By the live run's numbering: two starts that overlapped may have committed in the other
+    # order than they were numbered in.
+    started: dict[int, UUID] = {}
     for decision in decisions:
         if decision.action == "start":
             handle = engine.start_latest(spec.key, {"pick": decision.value, "flaky": False})
-            instances.append(handle.id)
+            started[decision.instance] = handle.id
             continue
-        instance = instances[decision.instance]
+        instance = started[decision.instance]
         try:
             _apply(engine, instance, decision)
         except InterlockError as error:
             if refused is not None:
                 refused.append(f"{decision}: {error}")
-    return instances
+    return [started[index] for index in sorted(started)]
 
 
 def _apply(engine: Engine, instance: UUID, decision: Decision) -> None:

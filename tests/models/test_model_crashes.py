@@ -151,8 +151,7 @@ def drive_with_kills(rig: Rig, driver: CrashDriver, seed: int) -> None:
 
 
 @CRASHES
-# Without call activities, as the replay test: a replay looks for a decision's work in the root.
-@given(spec=specs().filter(lambda spec: not spec.callees), seed=st.integers(0, 2**16))
+@given(spec=specs(), seed=st.integers(0, 2**16))
 def test_killed_engine_processes_keep_every_invariant_and_the_final_state(
     rig: Rig, spec: Spec, seed: int
 ) -> None:
