@@ -376,15 +376,18 @@ class Modification:
             self.cancel(scope)
 
     def _thrower_left_waiting(self, handler: Token) -> Token | None:
-        """The compensation throw event waiting for the handler `handler`, when no handler it
-        started is live any more."""
+        """The compensation throw event (or cancel end event) waiting for the handler `handler`,
+        when no handler it started is live any more."""
         if handler.mode != TokenMode.COMPENSATION or handler.parent_id is None:
             return None
         thrower = self.run.tokens.get(handler.parent_id)
         if thrower is None or thrower.state is not TokenState.WAITING:
             return None
         node = self.advance.model.node(thrower.node_id)
-        if not isinstance(node, IntermediateThrowEvent | EndEvent) or node.compensation is None:
+        if not isinstance(node, IntermediateThrowEvent | EndEvent):
+            return None
+        # A compensation throw, or a cancel end event (it compensates its transaction first).
+        if node.compensation is None and not (isinstance(node, EndEvent) and node.cancel):
             return None
         if any(t.parent_id == thrower.id and t.is_live for t in self.run.tokens.values()):
             return None

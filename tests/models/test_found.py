@@ -229,3 +229,42 @@ def test_cancelling_the_last_compensation_handler_cancels_the_throw_waiting_for_
         ("Undo", "Terminated"),
     ]
     assert instance.info().state == "Terminated"
+
+
+def test_cancelling_the_last_handler_a_cancel_end_event_waits_for_cancels_it(
+    engine: Engine,
+) -> None:
+    """A finding of the slow run (seed 463): in a transaction, a cancel end event compensates
+    the transaction's work and waits for the handlers; a modification cancelled the only one,
+    and the cancel end event's token went on waiting for nothing. As a compensation throw
+    event's (above), it is cancelled with its last handler, and the transaction and the
+    instance with it."""
+    model = (
+        ProcessBuilder("cancelled-cancel")
+        .start_event("Start")
+        .transaction("Tx")
+        .start_event("TxStart", parent="Tx")
+        .task("Book", parent="Tx")
+        .user_task("Unbook", parent="Tx")
+        .compensation_boundary("Booked", "Book", "Unbook")
+        .end_event("Abort", parent="Tx", cancel=True)
+        .chain("TxStart", "Book", "Abort")
+        .cancel_boundary("Cancelled", "Tx")
+        .end_event("End")
+        .end_event("Aborted")
+        .chain("Start", "Tx", "End")
+        .flow("Cancelled", "Aborted")
+        .build()
+    )
+    engine.deploy(model)
+    instance = engine.start_latest("cancelled-cancel")
+    query = "SELECT id, node_id, state FROM token WHERE instance_id = %s ORDER BY node_id"
+    live = [t for t in rows(engine, query, instance.id) if t[2] == "Waiting"]
+    assert [t[1] for t in live] == ["Abort", "Tx", "Unbook"]
+    engine.modify(instance.id, CancelToken(UUID(str(live[2][0]))))
+    assert [t[1:] for t in rows(engine, query, instance.id) if t[2] != "Completed"] == [
+        ("Abort", "Terminated"),
+        ("Tx", "Terminated"),
+        ("Unbook", "Terminated"),
+    ]
+    assert instance.info().state == "Terminated"
