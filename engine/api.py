@@ -13,10 +13,10 @@ from uuid import UUID
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from engine.bpmn.writer import write_bpmn
+from engine.api_arguments import Source, as_uuid, found, optional_uuid, own_dict, resource
 from engine.commands.conditions import ConditionResult, EvaluateStartConditions
 from engine.commands.decisions import DecisionEvaluated, EvaluateDecision
-from engine.commands.deployments import Deploy, DeploymentResult, DuplicateFiltering, Resource
+from engine.commands.deployments import Deploy, DeploymentResult, DuplicateFiltering
 from engine.commands.executions import TriggerExecutionSignal
 from engine.commands.external_tasks import (
     CompleteExternalTask,
@@ -97,7 +97,6 @@ __all__ = [
 
 T = TypeVar("T", bound=Result)
 R = TypeVar("R")
-Source = str | bytes | Path | ProcessModel | Resource
 
 
 UserTaskView = work.TaskRow
@@ -222,7 +221,7 @@ class Engine:
     ) -> DeploymentResult:
         """Deploy BPMN and DMN files, XML text, named resources or built models in one
         deployment, for tenant `tenant_id` (None: for no tenant)."""
-        resources = tuple(_resource(source, index) for index, source in enumerate(sources))
+        resources = tuple(resource(source, index) for index, source in enumerate(sources))
         filtering = DuplicateFiltering.KEYS if duplicate_filtering else DuplicateFiltering.NONE
         command = Deploy(resources, name, "python", filtering, tenant_id=tenant_id)
         return self.run(command, idempotency_key)
@@ -297,7 +296,7 @@ class Engine:
         self, idempotency_key: str | None, variables: Mapping[str, Any] | None, **fields: Any
     ) -> InstanceHandle:
         """Run StartInstance with `fields` (which definition, how it starts) over `variables`."""
-        command = StartInstance(variables=_dict(variables), **fields)
+        command = StartInstance(variables=own_dict(variables), **fields)
         result: InstanceResult = self.run(command, idempotency_key)
         return InstanceHandle(self, UUID(result.instance_id))
 
@@ -312,7 +311,7 @@ class Engine:
         """Complete the task with `variables`; `form` holds the submitted values of its generated
         form, typed and checked in the same transaction (FormInvalid names each field at fault,
         and nothing is written)."""
-        command = CompleteUserTask(_uuid(task_id), _dict(variables), form)
+        command = CompleteUserTask(as_uuid(task_id), own_dict(variables), form)
         return self.run(command, idempotency_key)
 
     def execute_token(
@@ -320,7 +319,7 @@ class Engine:
     ) -> TokenResult:
         """Run a token parked Ready before an asynchronous continuation. The claim is a
         compare-and-swap: with `expected_version`, against the version the caller read."""
-        return self.run(ExecuteToken(_uuid(token_id), expected_version))
+        return self.run(ExecuteToken(as_uuid(token_id), expected_version))
 
     def modify_task_variables(
         self,
@@ -333,17 +332,17 @@ class Engine:
         """Set and delete variables of an open user task, in one transaction: its own
         activity instance's (`local`), or where Camunda's setVariable from the task puts them."""
         values = {name: infer(value) for name, value in (modifications or {}).items()}
-        command = ModifyTaskVariables(_uuid(task_id), values, tuple(deletions), local)
+        command = ModifyTaskVariables(as_uuid(task_id), values, tuple(deletions), local)
         return self.run(command)
 
     def claim_task(self, task_id: UUID | str, user_id: str) -> TaskResult:
-        return self.run(AssignUserTask(_uuid(task_id), user_id))
+        return self.run(AssignUserTask(as_uuid(task_id), user_id))
 
     def unclaim_task(self, task_id: UUID | str) -> TaskResult:
-        return self.run(AssignUserTask(_uuid(task_id), None, force=True))
+        return self.run(AssignUserTask(as_uuid(task_id), None, force=True))
 
     def set_assignee(self, task_id: UUID | str, user_id: str | None) -> TaskResult:
-        return self.run(AssignUserTask(_uuid(task_id), user_id, force=True))
+        return self.run(AssignUserTask(as_uuid(task_id), user_id, force=True))
 
     # -- external tasks ---------------------------------------------------------------------------
 
@@ -383,7 +382,7 @@ class Engine:
         """`variables` are set as Camunda's setVariable does from the task; `local_variables`
         become locals of the task's activity instance."""
         command = CompleteExternalTask(
-            _uuid(task_id), worker_id, _dict(variables), _dict(local_variables)
+            as_uuid(task_id), worker_id, own_dict(variables), own_dict(local_variables)
         )
         return self.run(command)
 
@@ -398,7 +397,7 @@ class Engine:
         retry_timeout_ms: int = 0,
     ) -> ExternalTaskResult:
         command = FailExternalTask(
-            _uuid(task_id), worker_id, message, details, retries, retry_timeout_ms
+            as_uuid(task_id), worker_id, message, details, retries, retry_timeout_ms
         )
         return self.run(command)
 
@@ -411,20 +410,20 @@ class Engine:
         variables: Mapping[str, Any] | None = None,
     ) -> ExternalTaskResult:
         command = ExternalTaskBpmnError(
-            _uuid(task_id), worker_id, error_code, error_message, _dict(variables)
+            as_uuid(task_id), worker_id, error_code, error_message, own_dict(variables)
         )
         return self.run(command)
 
     def extend_lock(
         self, task_id: UUID | str, worker_id: str, new_duration_ms: int
     ) -> ExternalTaskResult:
-        return self.run(ExtendLock(_uuid(task_id), worker_id, new_duration_ms))
+        return self.run(ExtendLock(as_uuid(task_id), worker_id, new_duration_ms))
 
     def unlock_external_task(self, task_id: UUID | str) -> ExternalTaskResult:
-        return self.run(UnlockExternalTask(_uuid(task_id)))
+        return self.run(UnlockExternalTask(as_uuid(task_id)))
 
     def set_external_task_retries(self, task_id: UUID | str, retries: int) -> ExternalTaskResult:
-        return self.run(SetExternalTaskRetries(_uuid(task_id), retries))
+        return self.run(SetExternalTaskRetries(as_uuid(task_id), retries))
 
     def external_tasks(
         self,
@@ -440,7 +439,7 @@ class Engine:
         return work.external_tasks(
             self,
             topic=topic,
-            instance_id=_optional_uuid(instance_id),
+            instance_id=optional_uuid(instance_id),
             worker_id=worker_id,
             locked=locked,
             now=self.clock(),
@@ -472,14 +471,14 @@ class Engine:
         command = CorrelateMessage(
             message_name,
             business_key,
-            _optional_uuid(instance_id),
-            _dict(correlation_keys),
-            _dict(variables),
+            optional_uuid(instance_id),
+            own_dict(correlation_keys),
+            own_dict(variables),
             all,
-            _dict(local_variables),
+            own_dict(local_variables),
             tenant_id,
             without_tenant,
-            _dict(local_correlation_keys),
+            own_dict(local_correlation_keys),
         )
         return self.run(command, idempotency_key)
 
@@ -496,11 +495,11 @@ class Engine:
         """To every subscription waiting for the signal and every signal start event; with
         `execution_id` (Camunda's signalEventReceived), to that execution's own subscription."""
         if execution_id is None:
-            command = BroadcastSignal(signal_name, _dict(variables), tenant_id, without_tenant)
+            command = BroadcastSignal(signal_name, own_dict(variables), tenant_id, without_tenant)
             return self.run(command, idempotency_key)
         if tenant_id is not None or without_tenant:
             raise BadRequest("a signal to one execution takes no tenant", field="tenantId")
-        one = TriggerExecutionSignal(_uuid(execution_id), signal_name, _dict(variables))
+        one = TriggerExecutionSignal(as_uuid(execution_id), signal_name, own_dict(variables))
         result = self.run(one, idempotency_key)
         return DeliveryResult([{"kind": "instance", "instance_id": result.instance_id}])
 
@@ -528,7 +527,7 @@ class Engine:
         """Evaluate the latest version of the decision `key` (or `version`, or the latest with
         `version_tag`, or the definition `definition_id`) over `variables`, in one transaction
         that writes its evaluations' history rows; `.result` is its list of result entries."""
-        command = EvaluateDecision(_dict(variables), key, definition_id, version, version_tag)
+        command = EvaluateDecision(own_dict(variables), key, definition_id, version, version_tag)
         return self.run(command)
 
     def modify(
@@ -543,7 +542,7 @@ class Engine:
         apply in order in one transaction, or none does."""
         return self.run(
             ModifyInstance(
-                _uuid(instance_id),
+                as_uuid(instance_id),
                 instructions,
                 skip_custom_listeners,
                 skip_io_mappings,
@@ -561,15 +560,15 @@ class Engine:
         """Where `modify` would leave the tokens, with nothing written."""
         return self.run(
             PreviewModification(
-                _uuid(instance_id), instructions, skip_custom_listeners, skip_io_mappings
+                as_uuid(instance_id), instructions, skip_custom_listeners, skip_io_mappings
             )
         )
 
     def retry_incident(self, incident_id: UUID | str) -> IncidentResult:
-        return self.run(RetryIncident(_uuid(incident_id)))
+        return self.run(RetryIncident(as_uuid(incident_id)))
 
     def resolve_incident(self, incident_id: UUID | str) -> IncidentResult:
-        return self.run(ResolveIncident(_uuid(incident_id)))
+        return self.run(ResolveIncident(as_uuid(incident_id)))
 
     def incidents(
         self,
@@ -586,7 +585,7 @@ class Engine:
         """Incidents, oldest first; `after` (created_at, id): only those after it."""
         return work.incidents(
             self,
-            instance_id=_optional_uuid(instance_id),
+            instance_id=optional_uuid(instance_id),
             definition_key=definition_key,
             definition_id=definition_id,
             incident_type=incident_type,
@@ -607,14 +606,14 @@ class Engine:
         """Jobs, earliest due first; `after` (due_at, id): only those after it."""
         return work.jobs(
             self,
-            instance_id=_optional_uuid(instance_id),
+            instance_id=optional_uuid(instance_id),
             with_retries_left=with_retries_left,
             limit=limit,
             after=after,
         )
 
     def set_job_retries(self, job_id: UUID | str, retries: int) -> None:
-        self.run(SetJobRetries(_uuid(job_id), retries))
+        self.run(SetJobRetries(as_uuid(job_id), retries))
 
     def execute_job(self, job_id: UUID | str) -> str:
         """Run one job now, whether due or not, as an executor would (failures count down); the
@@ -627,7 +626,7 @@ class Engine:
         """Run one job now, whether due or not, the way the job executor runs it: a failure of
         the job counts its retries down, and the outcome is "failed". A repeated idempotency key
         replays the first outcome, a failure included."""
-        return run_job(self.run, _uuid(job_id), None, idempotency_key)
+        return run_job(self.run, as_uuid(job_id), None, idempotency_key)
 
     # -- version migration -----------------------------------------------------------------------
 
@@ -643,7 +642,7 @@ class Engine:
     ) -> ValidationReport:
         """The plan's instruction failures and what of each instance cannot follow it; nothing
         is written."""
-        ids = [_uuid(i) for i in instance_ids]
+        ids = [as_uuid(i) for i in instance_ids]
         return migration_reads.validation(self, self.definition_cache, plan, ids, self.clock())
 
     def migrate(
@@ -663,7 +662,7 @@ class Engine:
                 instructions=[r.to_json() for r in report.instructions],
                 instances=[r.to_json() for r in report.instances if r.failures],
             )
-        return [self.run(MigrateInstance(_uuid(i), plan)) for i in instance_ids]
+        return [self.run(MigrateInstance(as_uuid(i), plan)) for i in instance_ids]
 
     # -- reads ------------------------------------------------------------------------------------
 
@@ -682,7 +681,7 @@ class Engine:
     def instance(self, instance_id: UUID | str) -> InstanceHandle:
         """A handle to run commands on the instance (NotFound: there is none). Its reads show
         what the bound actor may read; its commands check what the actor may do."""
-        handle = InstanceHandle(self, _uuid(instance_id))
+        handle = InstanceHandle(self, as_uuid(instance_id))
         if not instance_reads.exists(self, handle.id):
             raise NotFound(f"process instance {handle.id} does not exist")
         return handle
@@ -705,7 +704,7 @@ class Engine:
         """User tasks, oldest first; `after` (created_at, id): only those after it."""
         return work.user_tasks(
             self,
-            instance_id=_optional_uuid(instance_id),
+            instance_id=optional_uuid(instance_id),
             state=state,
             definition_key=definition_key,
             assignee=assignee,
@@ -726,11 +725,11 @@ class Engine:
         return instance_reads.page(self, where or InstanceFilter(), limit=limit, after=after)
 
     def definition(self, definition_id: str) -> DefinitionRow:
-        found = definition_reads.by_id(self, definition_id)
-        return _found(found, f"process definition '{definition_id}' does not exist")
+        row = definition_reads.by_id(self, definition_id)
+        return found(row, f"process definition '{definition_id}' does not exist")
 
     def latest_definition(self, key: str) -> DefinitionRow:
-        return _found(definition_reads.latest(self, key), f"process '{key}' is not deployed")
+        return found(definition_reads.latest(self, key), f"process '{key}' is not deployed")
 
     def model(self, definition_id: str, key: str) -> ProcessModel:
         """The parsed process `key` of a deployed definition (cached once parsed)."""
@@ -738,8 +737,8 @@ class Engine:
 
     def definition_xml(self, definition_id: str) -> tuple[str, str]:
         """(resource name, BPMN XML) of a definition as it was deployed."""
-        found = definition_reads.source_xml(self, definition_id)
-        return _found(found, f"process definition '{definition_id}' does not exist")
+        source = definition_reads.source_xml(self, definition_id)
+        return found(source, f"process definition '{definition_id}' does not exist")
 
     def user_task(self, task_id: UUID | str) -> UserTaskView:
         return self._by_id(work.user_task, task_id, "user task")
@@ -767,42 +766,4 @@ class Engine:
 
     def _by_id(self, read: Callable[[Engine, UUID], R | None], row_id: UUID | str, what: str) -> R:
         """The row `read` finds by its id; NotFound naming `what` when there is none."""
-        return _found(read(self, _uuid(row_id)), f"{what} {row_id} does not exist")
-
-
-def _resource(source: Source, index: int) -> Resource:
-    if isinstance(source, Resource):
-        return source
-    if isinstance(source, ProcessModel):
-        return Resource(f"{source.key}.bpmn", write_bpmn([source]).encode("utf-8"))
-    if isinstance(source, Path):
-        return Resource(source.name, source.read_bytes())
-    content = source if isinstance(source, bytes) else source.encode("utf-8")
-    # Text names no file: a document in a DMN namespace is a DMN file, anything else BPMN.
-    suffix = ".dmn" if b"omg.org/spec/DMN/" in content[:4096] else ".bpmn"
-    return Resource(f"resource-{index + 1}{suffix}", content)
-
-
-def _uuid(value: UUID | str) -> UUID:
-    if isinstance(value, UUID):
-        return value
-    try:
-        return UUID(value)
-    except ValueError as exc:
-        raise NotFound(f"'{value}' is not a valid id") from exc
-
-
-def _optional_uuid(value: UUID | str | None) -> UUID | None:
-    return _uuid(value) if value else None
-
-
-def _dict(values: Mapping[str, Any] | None) -> dict[str, Any]:
-    """A caller's optional mapping as a dict of its own."""
-    return dict(values or {})
-
-
-def _found(found: R | None, missing: str) -> R:
-    """What a read found; NotFound saying `missing` when it found nothing."""
-    if found is None:
-        raise NotFound(missing)
-    return found
+        return found(read(self, as_uuid(row_id)), f"{what} {row_id} does not exist")
